@@ -1,0 +1,142 @@
+/*
+ * tb_config.h - configuration definitions as data.
+ *
+ * A table of tb_config_def_t describes every key a component accepts: its
+ * type, default, importance, documentation, group and checks. The same table
+ * drives parsing (raw strings -> typed JSON values), validation with every
+ * error collected, Connect's ConfigInfos and ConfigKeyInfo JSON, redaction of
+ * PASSWORD values, and the generated reference in docs/configuration.md.
+ *
+ * Raw configs are JSON objects of strings, as Connect's REST API carries
+ * them. Parsed values are typed: BOOLEAN -> true/false, INT/SHORT/LONG ->
+ * integer, DOUBLE -> real, LIST -> array of strings, others -> string; a key
+ * with a null default and no value parses to null.
+ */
+#ifndef TB_CONFIG_H
+#define TB_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+typedef enum {
+    TB_CONFIG_BOOLEAN = 0,
+    TB_CONFIG_STRING,
+    TB_CONFIG_INT,
+    TB_CONFIG_SHORT,
+    TB_CONFIG_LONG,
+    TB_CONFIG_DOUBLE,
+    TB_CONFIG_LIST,
+    TB_CONFIG_CLASS,
+    TB_CONFIG_PASSWORD,
+} tb_config_type_t;
+
+typedef enum {
+    TB_IMPORTANCE_HIGH = 0,
+    TB_IMPORTANCE_MEDIUM,
+    TB_IMPORTANCE_LOW,
+} tb_importance_t;
+
+typedef enum {
+    TB_WIDTH_NONE = 0,
+    TB_WIDTH_SHORT,
+    TB_WIDTH_MEDIUM,
+    TB_WIDTH_LONG,
+} tb_width_t;
+
+/* An extra check of a parsed value. Returns 0 when valid, or -1 with the
+ * reason (without the key name) written to reason. */
+typedef int (*tb_config_check_fn)(const json_t *value, char *reason, size_t reason_size);
+
+/* Inclusive bounds of a number. */
+typedef struct {
+    bool has_min;
+    bool has_max;
+    double min;
+    double max;
+} tb_config_range_t;
+
+typedef struct {
+    const char *name;
+    tb_config_type_t type;
+    /* The default as Connect prints it; NULL is a null default, unless
+     * required is set, in which case the key has no default at all. */
+    const char *default_value;
+    bool required;
+    tb_importance_t importance;
+    const char *documentation;
+    const char *group;
+    int order;
+    tb_width_t width;
+    const char *display_name;
+    /* Allowed values of a STRING (case-insensitive), NULL-terminated. */
+    const char *const *one_of;
+    const tb_config_range_t *range;
+    tb_config_check_fn check;
+} tb_config_def_t;
+
+/* One component's keys: the worker's, the connector framework's, or a
+ * plugin's. */
+typedef struct {
+    const char *name;
+    const tb_config_def_t *defs;
+    size_t count;
+} tb_config_table_t;
+
+#define TB_CONFIG_TABLE(table_name, array)                                               \
+    {                                                                                    \
+        .name = (table_name), .defs = (array),                                           \
+        .count = sizeof(array) / sizeof((array)[0])                                      \
+    }
+
+/* The definition of name in tables, or NULL. */
+const tb_config_def_t *tb_config_find(const tb_config_table_t *const *tables,
+                                      size_t ntables, const char *name);
+
+/*
+ * Parses raw against tables. Returns a new object holding a typed value for
+ * every defined key (defaults applied). errors (a JSON object, borrowed) gets
+ * name -> array of messages for each invalid key; keys not in tables are
+ * ignored. Messages follow Connect's texts, e.g.
+ * "Invalid value x for configuration tasks.max: Not a number of type INT".
+ */
+json_t *tb_config_parse(const tb_config_table_t *const *tables, size_t ntables,
+                        const json_t *raw, json_t *errors);
+
+/* Total number of messages in an errors object from tb_config_parse. */
+size_t tb_config_error_count(const json_t *errors);
+
+/* Adds one message for key to an errors object. */
+void tb_config_error_add(json_t *errors, const char *key, const char *message);
+
+/* Connect's ConfigInfos for a validation: {"name","error_count","groups",
+ * "configs":[{"definition","value"}]}. extra_errors holds errors for keys
+ * without definitions (listed with a null definition). New reference. */
+json_t *tb_config_infos(const char *name, const tb_config_table_t *const *tables,
+                        size_t ntables, const json_t *raw, const json_t *errors);
+
+/* The ConfigKeyInfo array of tables, in table order. New reference. */
+json_t *tb_config_keys_json(const tb_config_table_t *const *tables, size_t ntables);
+
+/* A copy of raw with every PASSWORD value replaced by "[hidden]". */
+json_t *tb_config_redact(const tb_config_table_t *const *tables, size_t ntables,
+                         const json_t *raw);
+
+/* Typed accessors of a parsed object; the key must be defined with a
+ * matching type (a programming error otherwise, caught by unit tests). */
+long long tb_config_int(const json_t *values, const char *name);
+bool tb_config_bool(const json_t *values, const char *name);
+double tb_config_double(const json_t *values, const char *name);
+/* NULL for a null value. Borrowed from values. */
+const char *tb_config_string(const json_t *values, const char *name);
+/* Array of strings, borrowed from values. */
+const json_t *tb_config_list(const json_t *values, const char *name);
+
+/* Appends the Markdown reference of one table to out (a growing string
+ * owned by the caller, freed with free()). Returns 0, or -1 on no memory. */
+int tb_config_doc_markdown(const tb_config_table_t *table, char **out);
+
+const char *tb_config_type_name(tb_config_type_t type);
+
+#endif

@@ -1,0 +1,262 @@
+#include "core/tb_props.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A growing byte buffer for one key or value. */
+typedef struct {
+    char *data;
+    size_t len;
+    size_t cap;
+} buf_t;
+
+static int buf_put(buf_t *b, char c)
+{
+    if (b->len + 2 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 64;
+        char *data = realloc(b->data, cap);
+        if (data == NULL) {
+            return -1;
+        }
+        b->data = data;
+        b->cap = cap;
+    }
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+/* Empties b, leaving a valid empty string in it. */
+static int buf_reset(buf_t *b)
+{
+    b->len = 0;
+    if (buf_put(b, '\0') != 0) {
+        return -1;
+    }
+    b->len = 0;
+    return 0;
+}
+
+static int buf_put_utf8(buf_t *b, unsigned cp)
+{
+    if (cp < 0x80) {
+        return buf_put(b, (char)cp);
+    }
+    if (cp < 0x800) {
+        return buf_put(b, (char)(0xC0 | (cp >> 6))) ||
+               buf_put(b, (char)(0x80 | (cp & 0x3F)));
+    }
+    if (cp < 0x10000) {
+        return buf_put(b, (char)(0xE0 | (cp >> 12))) ||
+               buf_put(b, (char)(0x80 | ((cp >> 6) & 0x3F))) ||
+               buf_put(b, (char)(0x80 | (cp & 0x3F)));
+    }
+    return buf_put(b, (char)(0xF0 | (cp >> 18))) ||
+           buf_put(b, (char)(0x80 | ((cp >> 12) & 0x3F))) ||
+           buf_put(b, (char)(0x80 | ((cp >> 6) & 0x3F))) ||
+           buf_put(b, (char)(0x80 | (cp & 0x3F)));
+}
+
+/* Reads the input one logical character at a time, joining continued
+ * lines, as Properties.LineReader does. */
+typedef struct {
+    const char *p;
+    const char *end;
+    int line;
+} reader_t;
+
+static bool at_eol(const reader_t *r)
+{
+    return r->p >= r->end || *r->p == '\n' || *r->p == '\r';
+}
+
+static void skip_eol(reader_t *r)
+{
+    if (r->p < r->end && *r->p == '\r') {
+        r->p++;
+    }
+    if (r->p < r->end && *r->p == '\n') {
+        r->p++;
+    }
+    r->line++;
+}
+
+static void skip_blanks(reader_t *r)
+{
+    while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\f')) {
+        r->p++;
+    }
+}
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
+/* Reads one escaped unit after a backslash into b. A backslash at the end
+ * of a line continues the logical line. Returns -1 on a bad \u escape. */
+static int read_escape(reader_t *r, buf_t *b)
+{
+    if (at_eol(r)) {
+        skip_eol(r);
+        skip_blanks(r);
+        return 0;
+    }
+    char c = *r->p++;
+    switch (c) {
+    case 't':
+        return buf_put(b, '\t');
+    case 'n':
+        return buf_put(b, '\n');
+    case 'r':
+        return buf_put(b, '\r');
+    case 'f':
+        return buf_put(b, '\f');
+    case 'u': {
+        unsigned cp = 0;
+        for (int i = 0; i < 4; i++) {
+            int v = r->p < r->end ? hex_value(*r->p) : -1;
+            if (v < 0) {
+                return -1;
+            }
+            cp = cp * 16 + (unsigned)v;
+            r->p++;
+        }
+        return buf_put_utf8(b, cp);
+    }
+    default:
+        return buf_put(b, c);
+    }
+}
+
+static bool is_key_end(char c)
+{
+    return c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f';
+}
+
+json_t *tb_props_parse(const char *text, size_t len, char *errstr, size_t errstr_size)
+{
+    reader_t r = {text, text + len, 1};
+    json_t *props = json_object();
+    buf_t key = {0}, value = {0};
+    int line = 0;
+
+    while (r.p < r.end) {
+        skip_blanks(&r);
+        if (at_eol(&r)) {
+            skip_eol(&r);
+            continue;
+        }
+        if (*r.p == '#' || *r.p == '!') {
+            while (!at_eol(&r)) {
+                r.p++;
+            }
+            continue;
+        }
+        line = r.line;
+        if (buf_reset(&key) != 0 || buf_reset(&value) != 0) {
+            goto no_memory;
+        }
+        while (!at_eol(&r) && !is_key_end(*r.p)) {
+            char c = *r.p++;
+            if ((c == '\\' ? read_escape(&r, &key) : buf_put(&key, c)) != 0) {
+                goto bad_escape;
+            }
+        }
+        skip_blanks(&r);
+        if (!at_eol(&r) && (*r.p == '=' || *r.p == ':')) {
+            r.p++;
+            skip_blanks(&r);
+        }
+        while (!at_eol(&r)) {
+            char c = *r.p++;
+            if ((c == '\\' ? read_escape(&r, &value) : buf_put(&value, c)) != 0) {
+                goto bad_escape;
+            }
+        }
+        json_object_set_new(props, key.data, json_stringn(value.data, value.len));
+    }
+    free(key.data);
+    free(value.data);
+    return props;
+
+bad_escape:
+    snprintf(errstr, errstr_size, "line %d: malformed \\uXXXX escape", line);
+    goto fail;
+no_memory:
+    snprintf(errstr, errstr_size, "out of memory");
+fail:
+    free(key.data);
+    free(value.data);
+    json_decref(props);
+    return NULL;
+}
+
+char *tb_file_read_all(const char *path, size_t *len, char *errstr, size_t errstr_size)
+{
+    FILE *f = fopen(path, "rb");
+    char *data = NULL;
+    size_t cap = 0, used = 0;
+
+    if (f == NULL) {
+        snprintf(errstr, errstr_size, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    for (;;) {
+        if (used + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            char *grown = realloc(data, cap);
+            if (grown == NULL) {
+                snprintf(errstr, errstr_size, "%s: out of memory", path);
+                goto fail;
+            }
+            data = grown;
+        }
+        size_t n = fread(data + used, 1, cap - used - 1, f);
+        used += n;
+        if (n == 0) {
+            break;
+        }
+    }
+    if (ferror(f)) {
+        snprintf(errstr, errstr_size, "%s: read error", path);
+        goto fail;
+    }
+    fclose(f);
+    data[used] = '\0';
+    *len = used;
+    return data;
+
+fail:
+    fclose(f);
+    free(data);
+    return NULL;
+}
+
+json_t *tb_props_load_file(const char *path, char *errstr, size_t errstr_size)
+{
+    size_t len;
+    char reason[256];
+    char *text = tb_file_read_all(path, &len, errstr, errstr_size);
+    if (text == NULL) {
+        return NULL;
+    }
+    json_t *props = tb_props_parse(text, len, reason, sizeof(reason));
+    if (props == NULL) {
+        snprintf(errstr, errstr_size, "%s: %s", path, reason);
+    }
+    free(text);
+    return props;
+}

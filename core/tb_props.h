@@ -1,0 +1,27 @@
+/*
+ * tb_props.h - Java .properties files, as connect-standalone reads them.
+ *
+ * Follows java.util.Properties.load: '#' and '!' comments, '=' ':' or
+ * whitespace between key and value, backslash line continuation, and the
+ * escapes \t \n \r \f \uXXXX (written out as UTF-8). A repeated key keeps its
+ * last value, as Java does.
+ */
+#ifndef TB_PROPS_H
+#define TB_PROPS_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+/* Parses text into a new JSON object of strings. Returns NULL and fills
+ * errstr when the text is not valid (a malformed \u escape). */
+json_t *tb_props_parse(const char *text, size_t len, char *errstr, size_t errstr_size);
+
+/* Reads and parses a whole file; errors name the file. */
+json_t *tb_props_load_file(const char *path, char *errstr, size_t errstr_size);
+
+/* Reads a whole file into a new NUL-terminated buffer (free() it), with its
+ * length in *len. Returns NULL and fills errstr (naming path) on failure. */
+char *tb_file_read_all(const char *path, size_t *len, char *errstr, size_t errstr_size);
+
+#endif

@@ -1,0 +1,157 @@
+#include "tb_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tb_config.h"
+
+static const char *const modes[] = {"none", "all", NULL};
+static const tb_config_range_t positive = {.has_min = true, .min = 1};
+
+static const tb_config_def_t defs[] = {
+    {.name = "name",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .group = "Common",
+     .documentation = "The name."},
+    {.name = "tasks.max",
+     .type = TB_CONFIG_INT,
+     .default_value = "1",
+     .range = &positive,
+     .group = "Common"},
+    {.name = "enabled",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .group = "Common"},
+    {.name = "topics", .type = TB_CONFIG_LIST, .default_value = "", .group = "Sink"},
+    {.name = "mode",
+     .type = TB_CONFIG_STRING,
+     .default_value = "none",
+     .one_of = modes,
+     .group = "Sink"},
+    {.name = "secret", .type = TB_CONFIG_PASSWORD, .group = "Sink"},
+    {.name = "ratio", .type = TB_CONFIG_DOUBLE, .default_value = "0.5"},
+};
+static const tb_config_table_t table = TB_CONFIG_TABLE("Test", defs);
+static const tb_config_table_t *const tables[] = {&table};
+
+static json_t *parse_ok(const char *raw_text, json_t **errors_out)
+{
+    json_t *raw = json_loads(raw_text, 0, NULL);
+    json_t *errors = json_object();
+    json_t *values = tb_config_parse(tables, 1, raw, errors);
+    json_decref(raw);
+    *errors_out = errors;
+    return values;
+}
+
+static const char *first_error(json_t *errors, const char *key)
+{
+    return json_string_value(json_array_get(json_object_get(errors, key), 0));
+}
+
+static void test_defaults_and_types(void **state)
+{
+    (void)state;
+    json_t *errors;
+    json_t *v =
+        parse_ok("{\"name\":\"c\",\"topics\":\" a, b \",\"enabled\":\"TRUE\"}", &errors);
+    assert_int_equal(tb_config_error_count(errors), 0);
+    assert_string_equal(tb_config_string(v, "name"), "c");
+    assert_int_equal(tb_config_int(v, "tasks.max"), 1);
+    assert_true(tb_config_bool(v, "enabled"));
+    assert_int_equal(json_array_size(tb_config_list(v, "topics")), 2);
+    assert_string_equal(json_string_value(json_array_get(tb_config_list(v, "topics"), 1)),
+                        "b");
+    assert_null(tb_config_string(v, "secret"));
+    assert_true(tb_config_double(v, "ratio") == 0.5);
+    json_decref(v);
+    json_decref(errors);
+}
+
+static void test_every_error_is_collected_with_connect_texts(void **state)
+{
+    (void)state;
+    json_t *errors;
+    json_t *v = parse_ok("{\"tasks.max\":\"0\",\"enabled\":\"yes\",\"mode\":\"some\","
+                         "\"ratio\":\"x\"}",
+                         &errors);
+    assert_int_equal(tb_config_error_count(errors), 5);
+    assert_string_equal(first_error(errors, "name"),
+                        "Missing required configuration \"name\" which has no "
+                        "default value.");
+    assert_string_equal(first_error(errors, "tasks.max"),
+                        "Invalid value 0 for configuration tasks.max: Value must "
+                        "be at least 1");
+    assert_string_equal(first_error(errors, "enabled"),
+                        "Invalid value yes for configuration enabled: Expected "
+                        "value to be either true or false");
+    assert_string_equal(first_error(errors, "mode"),
+                        "Invalid value some for configuration mode: String must "
+                        "be one of: none, all");
+    assert_string_equal(first_error(errors, "ratio"),
+                        "Invalid value x for configuration ratio: Not a number of "
+                        "type DOUBLE");
+    json_decref(v);
+    json_decref(errors);
+}
+
+static void test_infos_hide_passwords_and_list_groups(void **state)
+{
+    (void)state;
+    json_t *raw =
+        json_loads("{\"name\":\"c\",\"secret\":\"s3cr3t\",\"tasks.max\":\"x\"}", 0, NULL);
+    json_t *errors = json_object();
+    json_decref(tb_config_parse(tables, 1, raw, errors));
+    json_t *infos = tb_config_infos("Test", tables, 1, raw, errors);
+    char *text = json_dumps(infos, 0);
+    assert_null(strstr(text, "s3cr3t"));
+    assert_int_equal(json_integer_value(json_object_get(infos, "error_count")), 1);
+    json_t *groups = json_object_get(infos, "groups");
+    assert_int_equal(json_array_size(groups), 2);
+    assert_string_equal(json_string_value(json_array_get(groups, 0)), "Common");
+    json_t *configs = json_object_get(infos, "configs");
+    assert_int_equal(json_array_size(configs), 7);
+    json_t *secret = json_array_get(configs, 5);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(secret, "value"), "value")),
+        "[hidden]");
+    json_t *name_def = json_object_get(json_array_get(configs, 0), "definition");
+    assert_true(json_is_true(json_object_get(name_def, "required")));
+    assert_true(json_is_null(json_object_get(name_def, "default_value")));
+    free(text);
+    json_t *redacted = tb_config_redact(tables, 1, raw);
+    assert_string_equal(json_string_value(json_object_get(redacted, "secret")),
+                        "[hidden]");
+    assert_string_equal(json_string_value(json_object_get(redacted, "name")), "c");
+    json_decref(redacted);
+    json_decref(infos);
+    json_decref(errors);
+    json_decref(raw);
+}
+
+static void test_markdown_lists_every_key(void **state)
+{
+    (void)state;
+    char *doc = NULL;
+    assert_int_equal(tb_config_doc_markdown(&table, &doc), 0);
+    for (size_t i = 0; i < table.count; i++) {
+        char needle[64];
+        snprintf(needle, sizeof(needle), "| `%s` |", defs[i].name);
+        assert_non_null(strstr(doc, needle));
+    }
+    assert_non_null(strstr(doc, "`none`, `all`"));
+    free(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_and_types),
+        cmocka_unit_test(test_every_error_is_collected_with_connect_texts),
+        cmocka_unit_test(test_infos_hide_passwords_and_list_groups),
+        cmocka_unit_test(test_markdown_lists_every_key),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,67 @@
+#include "tb_test.h"
+
+#include <string.h>
+
+#include "core/tb_props.h"
+
+static json_t *parse(const char *text)
+{
+    char errstr[256];
+    json_t *props = tb_props_parse(text, strlen(text), errstr, sizeof(errstr));
+    assert_non_null(props);
+    return props;
+}
+
+static void test_separators_and_comments(void **state)
+{
+    (void)state;
+    json_t *p = parse("# comment\n! also\n  a=1\nb : 2\nc 3\nd=\n e\t=  x y \n");
+    assert_string_equal(json_string_value(json_object_get(p, "a")), "1");
+    assert_string_equal(json_string_value(json_object_get(p, "b")), "2");
+    assert_string_equal(json_string_value(json_object_get(p, "c")), "3");
+    assert_string_equal(json_string_value(json_object_get(p, "d")), "");
+    assert_string_equal(json_string_value(json_object_get(p, "e")), "x y ");
+    assert_int_equal(json_object_size(p), 5);
+    json_decref(p);
+}
+
+static void test_continuation_escapes_and_repeats(void **state)
+{
+    (void)state;
+    json_t *p =
+        parse("list=a,\\\n    b,\\\r\n  c\nk\\=ey=v\\tw\nu=\\u00e9\\u20ac\nr=1\nr=2");
+    assert_string_equal(json_string_value(json_object_get(p, "list")), "a,b,c");
+    assert_string_equal(json_string_value(json_object_get(p, "k=ey")), "v\tw");
+    assert_string_equal(json_string_value(json_object_get(p, "u")),
+                        "\xc3\xa9\xe2\x82\xac");
+    assert_string_equal(json_string_value(json_object_get(p, "r")), "2");
+    json_decref(p);
+}
+
+static void test_bad_unicode_escape_names_the_line(void **state)
+{
+    (void)state;
+    char errstr[256];
+    const char *text = "a=1\nb=\\u12x4\n";
+    assert_null(tb_props_parse(text, strlen(text), errstr, sizeof(errstr)));
+    assert_string_equal(errstr, "line 2: malformed \\uXXXX escape");
+}
+
+static void test_missing_file_names_the_path(void **state)
+{
+    (void)state;
+    char errstr[256];
+    assert_null(tb_props_load_file("/nonexistent/w.properties", errstr, sizeof(errstr)));
+    assert_non_null(strstr(errstr, "/nonexistent/w.properties"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_separators_and_comments),
+        cmocka_unit_test(test_continuation_escapes_and_repeats),
+        cmocka_unit_test(test_bad_unicode_escape_names_the_line),
+        cmocka_unit_test(test_missing_file_names_the_path),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
