@@ -1,0 +1,101 @@
+/*
+ * tb_store.h - the durable store of a worker: connector configs, target
+ * states, task configs, connector and task status, and offsets.
+ *
+ * The interface says nothing about how data is kept; the standalone worker
+ * keeps it in one SQLite file (tb_store_sqlite.c). A distributed store built
+ * on Kafka topics can implement the same functions later.
+ *
+ * Values cross the interface as jansson objects. Unless a comment says
+ * otherwise, functions borrow their json_t arguments (the caller keeps its
+ * reference) and return new references that the caller must json_decref().
+ *
+ * Every function that can fail returns 0 on success and -1 on failure with
+ * a message in errstr. The store is safe to call from several threads: each
+ * call is serialised internally and each write is one transaction, durable
+ * against a process crash (SIGKILL) once the call returns.
+ */
+#ifndef TB_STORE_H
+#define TB_STORE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "core/tb_state.h"
+
+typedef struct tb_store tb_store_t;
+
+/* Opens (creating if needed) the store at path and applies pending schema
+ * migrations. Returns NULL and fills errstr on failure. */
+tb_store_t *tb_store_open(const char *path, char *errstr, size_t errstr_size);
+
+/* Closes the store. NULL is a no-op. */
+void tb_store_close(tb_store_t *store);
+
+/* Creates or replaces a connector's config (a JSON object of strings) and
+ * target state. Replacing keeps its task configs, status and offsets. */
+int tb_store_connector_put(tb_store_t *store, const char *name, const json_t *config,
+                           tb_target_state_t target, char *errstr, size_t errstr_size);
+
+/* Deletes a connector with its task configs and status. Its offsets are
+ * kept, as Connect keeps them, so a connector re-created under the same
+ * name resumes. Deleting an unknown connector succeeds. */
+int tb_store_connector_delete(tb_store_t *store, const char *name, char *errstr,
+                              size_t errstr_size);
+
+/* Sets the target state of an existing connector. */
+int tb_store_target_state_put(tb_store_t *store, const char *name,
+                              tb_target_state_t target, char *errstr, size_t errstr_size);
+
+/* Replaces the task configs of a connector: a JSON array whose element i
+ * is the config object of task i (an empty array clears them). */
+int tb_store_task_configs_put(tb_store_t *store, const char *name,
+                              const json_t *task_configs, char *errstr,
+                              size_t errstr_size);
+
+/* One connector as loaded at start. Borrowed by the callback only for the
+ * duration of the call: json_incref() what you keep. */
+typedef struct {
+    const char *name;
+    const json_t *config; /* object of strings */
+    tb_target_state_t target;
+    const json_t *task_configs; /* array of objects, possibly empty */
+} tb_store_connector_t;
+
+/* Calls cb once per stored connector, ordered by name. A non-zero return
+ * from cb stops the walk and is returned. */
+int tb_store_connectors_load(tb_store_t *store,
+                             int (*cb)(const tb_store_connector_t *c, void *opaque),
+                             void *opaque, char *errstr, size_t errstr_size);
+
+/* Records the observed state of the connector (task_id -1) or of one task,
+ * with a trace (NULL when none). */
+int tb_store_status_put(tb_store_t *store, const char *name, int task_id,
+                        tb_state_t state, const char *trace, char *errstr,
+                        size_t errstr_size);
+
+/* Returns the recorded status as {"connector":{"state","trace"?},
+ * "tasks":{"0":{"state","trace"?},...}}, or NULL with errstr set when the
+ * connector has no status. */
+json_t *tb_store_status_get(tb_store_t *store, const char *name, char *errstr,
+                            size_t errstr_size);
+
+/* Writes offsets of a connector in one transaction. offsets is an array of
+ * {"partition":{...},"offset":{...}|null}; a null offset deletes that
+ * partition's entry. Partitions are compared by their canonical JSON text
+ * (keys sorted, compact). */
+int tb_store_offsets_put(tb_store_t *store, const char *connector, const json_t *offsets,
+                         char *errstr, size_t errstr_size);
+
+/* Returns every stored offset of a connector as an array of
+ * {"partition":{...},"offset":{...}}, ordered by partition text; an empty
+ * array when there are none. NULL with errstr on failure. */
+json_t *tb_store_offsets_get(tb_store_t *store, const char *connector, char *errstr,
+                             size_t errstr_size);
+
+/* Deletes every stored offset of a connector. */
+int tb_store_offsets_delete(tb_store_t *store, const char *connector, char *errstr,
+                            size_t errstr_size);
+
+#endif

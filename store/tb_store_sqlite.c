@@ -1,0 +1,950 @@
+/*
+ * tb_store_sqlite.c - the store of a standalone worker, kept in one SQLite
+ * file (see tb_store.h for the contract).
+ *
+ * Schema (version 1):
+ *   connectors (name PK, config JSON object, target_state name,
+ *               task_configs JSON array, updated_at)
+ *   status     (connector, task_id with -1 for the connector itself,
+ *               state name, trace or NULL, updated_at), PK (connector, task_id)
+ *   offsets    (connector, partition_key, offset_value, updated_at),
+ *               PK (connector, partition_key)
+ * Task configs live in one JSON array column of their connector: they are
+ * only ever replaced as a whole and read with the connector, and deleting
+ * the connector row deletes them with it. partition_key is the canonical
+ * JSON text of the partition (keys sorted, compact), so the same partition
+ * written with its keys in another order is the same row. Offsets are not
+ * tied to a connector row: they outlive the connector, as in Connect.
+ *
+ * Concurrency: the connection is opened SQLITE_OPEN_NOMUTEX and every call
+ * holds the store's own mutex instead. SQLite's FULLMUTEX serialises single
+ * API calls only, but one store call is a sequence of them (BEGIN, bind,
+ * step, reset, COMMIT on cached statements), and another thread must not
+ * slip its statements into that sequence or into our transaction.
+ */
+#include "store/tb_store.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <sqlite3.h>
+
+#include "core/tb_state.h"
+
+#define TB_WHY_SIZE 256
+#define TB_BUSY_TIMEOUT_MS 5000
+#define TB_JSON_CANONICAL (JSON_COMPACT | JSON_SORT_KEYS)
+#define TB_NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+
+/* Schema migrations: step i takes a file from user_version i to i + 1, in
+ * one transaction. Append new steps; never edit one that has shipped. */
+static const char *const tb_migrations[] = {
+    "CREATE TABLE connectors ("
+    " name TEXT PRIMARY KEY NOT NULL,"
+    " config TEXT NOT NULL,"
+    " target_state TEXT NOT NULL,"
+    " task_configs TEXT NOT NULL DEFAULT '[]',"
+    " updated_at TEXT NOT NULL);"
+    "CREATE TABLE status ("
+    " connector TEXT NOT NULL,"
+    " task_id INTEGER NOT NULL CHECK (task_id >= -1),"
+    " state TEXT NOT NULL,"
+    " trace TEXT,"
+    " updated_at TEXT NOT NULL,"
+    " PRIMARY KEY (connector, task_id)) WITHOUT ROWID;"
+    "CREATE TABLE offsets ("
+    " connector TEXT NOT NULL,"
+    " partition_key TEXT NOT NULL,"
+    " offset_value TEXT NOT NULL,"
+    " updated_at TEXT NOT NULL,"
+    " PRIMARY KEY (connector, partition_key)) WITHOUT ROWID;",
+};
+
+#define TB_SCHEMA_VERSION ((int)(sizeof(tb_migrations) / sizeof(tb_migrations[0])))
+
+/* The statements every call uses, prepared once at open. */
+typedef enum {
+    TB_SQL_CONNECTOR_UPSERT = 0,
+    TB_SQL_CONNECTOR_DELETE,
+    TB_SQL_TARGET_UPDATE,
+    TB_SQL_TASKS_UPDATE,
+    TB_SQL_CONNECTORS_SELECT,
+    TB_SQL_STATUS_UPSERT,
+    TB_SQL_STATUS_DELETE,
+    TB_SQL_STATUS_SELECT,
+    TB_SQL_OFFSET_UPSERT,
+    TB_SQL_OFFSET_DELETE,
+    TB_SQL_OFFSETS_SELECT,
+    TB_SQL_OFFSETS_DELETE,
+    TB_SQL__COUNT,
+} tb_sql_t;
+
+static const char *const tb_sql[TB_SQL__COUNT] = {
+    [TB_SQL_CONNECTOR_UPSERT] =
+        "INSERT INTO connectors (name, config, target_state, updated_at)"
+        " VALUES (?1, ?2, ?3, " TB_NOW ") ON CONFLICT (name) DO UPDATE SET"
+        " config = excluded.config, target_state = excluded.target_state,"
+        " updated_at = excluded.updated_at",
+    [TB_SQL_CONNECTOR_DELETE] = "DELETE FROM connectors WHERE name = ?1",
+    [TB_SQL_TARGET_UPDATE] =
+        "UPDATE connectors SET target_state = ?2, updated_at = " TB_NOW
+        " WHERE name = ?1",
+    [TB_SQL_TASKS_UPDATE] =
+        "UPDATE connectors SET task_configs = ?2, updated_at = " TB_NOW
+        " WHERE name = ?1",
+    [TB_SQL_CONNECTORS_SELECT] =
+        "SELECT name, config, target_state, task_configs FROM connectors"
+        " ORDER BY name",
+    [TB_SQL_STATUS_UPSERT] =
+        "INSERT INTO status (connector, task_id, state, trace, updated_at)"
+        " VALUES (?1, ?2, ?3, ?4, " TB_NOW ")"
+        " ON CONFLICT (connector, task_id) DO UPDATE SET"
+        " state = excluded.state, trace = excluded.trace,"
+        " updated_at = excluded.updated_at",
+    [TB_SQL_STATUS_DELETE] = "DELETE FROM status WHERE connector = ?1",
+    [TB_SQL_STATUS_SELECT] =
+        "SELECT task_id, state, trace FROM status WHERE connector = ?1"
+        " ORDER BY task_id",
+    [TB_SQL_OFFSET_UPSERT] =
+        "INSERT INTO offsets (connector, partition_key, offset_value,"
+        " updated_at) VALUES (?1, ?2, ?3, " TB_NOW ")"
+        " ON CONFLICT (connector, partition_key) DO UPDATE SET"
+        " offset_value = excluded.offset_value,"
+        " updated_at = excluded.updated_at",
+    [TB_SQL_OFFSET_DELETE] =
+        "DELETE FROM offsets WHERE connector = ?1 AND partition_key = ?2",
+    [TB_SQL_OFFSETS_SELECT] = "SELECT partition_key, offset_value FROM offsets"
+                              " WHERE connector = ?1 ORDER BY partition_key",
+    [TB_SQL_OFFSETS_DELETE] = "DELETE FROM offsets WHERE connector = ?1",
+};
+
+struct tb_store {
+    pthread_mutex_t lock; /* held for the whole of every call */
+    sqlite3 *db;
+    sqlite3_stmt *stmts[TB_SQL__COUNT];
+};
+
+/* The body of one store call, run by tb_store_run under the lock. Fills
+ * why and returns -1 on failure. */
+typedef int (*tb_store_fn)(tb_store_t *store, void *arg, char *why, size_t why_size);
+
+static void tb_store_err(char *errstr, size_t errstr_size, const char *op,
+                         const char *name, const char *why)
+{
+    if (name == NULL) {
+        snprintf(errstr, errstr_size, "store: %s: %s", op, why);
+    } else {
+        snprintf(errstr, errstr_size, "store: %s '%s': %s", op, name, why);
+    }
+}
+
+static int tb_why_db(const tb_store_t *store, char *why, size_t why_size)
+{
+    snprintf(why, why_size, "%s", sqlite3_errmsg(store->db));
+    return -1;
+}
+
+static int tb_exec(tb_store_t *store, const char *sql, char *why, size_t why_size)
+{
+    if (sqlite3_exec(store->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+        return tb_why_db(store, why, why_size);
+    }
+    return 0;
+}
+
+static void tb_rollback(tb_store_t *store)
+{
+    if (!sqlite3_get_autocommit(store->db)) {
+        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+}
+
+/* Binds text that outlives the statement's next step. */
+static int tb_bind_text(sqlite3_stmt *stmt, int index, const char *text)
+{
+    return sqlite3_bind_text(stmt, index, text, -1, SQLITE_STATIC) == SQLITE_OK ? 0 : -1;
+}
+
+/* Steps a statement that returns no row and resets it for the next call. */
+static int tb_step_done(sqlite3_stmt *stmt)
+{
+    int rc = sqlite3_step(stmt);
+
+    sqlite3_reset(stmt);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Runs fn under the lock, inside BEGIN IMMEDIATE ... COMMIT when write is
+ * set (rolled back when anything fails), and reports a failure as
+ * "store: <op> '<name>': <why>". */
+static int tb_store_run(tb_store_t *store, const char *op, const char *name, int write,
+                        tb_store_fn fn, void *arg, char *errstr, size_t errstr_size)
+{
+    char why[TB_WHY_SIZE] = "";
+
+    pthread_mutex_lock(&store->lock);
+    if (write && tb_exec(store, "BEGIN IMMEDIATE", why, sizeof(why)) != 0) {
+        goto fail;
+    }
+    if (fn(store, arg, why, sizeof(why)) != 0) {
+        goto fail;
+    }
+    if (write && tb_exec(store, "COMMIT", why, sizeof(why)) != 0) {
+        goto fail;
+    }
+    pthread_mutex_unlock(&store->lock);
+    return 0;
+fail:
+    tb_rollback(store);
+    pthread_mutex_unlock(&store->lock);
+    tb_store_err(errstr, errstr_size, op, name, why);
+    return -1;
+}
+
+/* Runs a query returning one value and copies it, as text, into out. */
+static int tb_query_text(tb_store_t *store, const char *sql, char *out, size_t out_size,
+                         char *why, size_t why_size)
+{
+    sqlite3_stmt *stmt = NULL;
+    int rc = -1;
+
+    if (sqlite3_prepare_v2(store->db, sql, -1, &stmt, NULL) != SQLITE_OK ||
+        sqlite3_step(stmt) != SQLITE_ROW) {
+        tb_why_db(store, why, why_size);
+        goto fail;
+    }
+    snprintf(out, out_size, "%s", (const char *)sqlite3_column_text(stmt, 0));
+    rc = 0;
+fail:
+    sqlite3_finalize(stmt);
+    return rc;
+}
+
+/* Applies the next pending migration in its own transaction and sets
+ * *version to the schema version the file is left at. The version is read
+ * under the write lock, so two processes opening one file cannot both
+ * apply a step. */
+static int tb_migrate_step(tb_store_t *store, int *version, char *why, size_t why_size)
+{
+    char text[32];
+    char sql[64];
+
+    if (tb_exec(store, "BEGIN IMMEDIATE", why, why_size) != 0) {
+        goto fail;
+    }
+    if (tb_query_text(store, "PRAGMA user_version", text, sizeof(text), why, why_size) !=
+        0) {
+        goto fail;
+    }
+    *version = atoi(text);
+    if (*version > TB_SCHEMA_VERSION) {
+        snprintf(why, why_size,
+                 "store schema version %d is newer than this build "
+                 "supports (%d)",
+                 *version, TB_SCHEMA_VERSION);
+        goto fail;
+    }
+    if (*version < TB_SCHEMA_VERSION) {
+        snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", *version + 1);
+        if (tb_exec(store, tb_migrations[*version], why, why_size) != 0 ||
+            tb_exec(store, sql, why, why_size) != 0) {
+            goto fail;
+        }
+        *version += 1;
+    }
+    if (tb_exec(store, "COMMIT", why, why_size) != 0) {
+        goto fail;
+    }
+    return 0;
+fail:
+    tb_rollback(store);
+    return -1;
+}
+
+static int tb_migrate(tb_store_t *store, char *why, size_t why_size)
+{
+    int version = 0;
+
+    do {
+        if (tb_migrate_step(store, &version, why, why_size) != 0) {
+            return -1;
+        }
+    } while (version < TB_SCHEMA_VERSION);
+    return 0;
+}
+
+/* WAL lets readers run beside the writer and makes a commit one append to
+ * the log. synchronous=NORMAL then syncs the log at checkpoints only: a
+ * committed transaction is in the WAL file (in the OS page cache) when
+ * the call returns, so it survives a crash or SIGKILL of the process, which
+ * is the guarantee tb_store.h makes. FULL would add an fsync to every commit
+ * (every offset flush) to also survive power loss or an OS crash, and even
+ * then NORMAL never corrupts the file, it can only lose the last commits.
+ * Foreign keys are off by default in SQLite; turning them on keeps any
+ * reference a later migration declares enforced. */
+static int tb_configure(tb_store_t *store, char *why, size_t why_size)
+{
+    char mode[16];
+
+    sqlite3_busy_timeout(store->db, TB_BUSY_TIMEOUT_MS);
+    if (tb_query_text(store, "PRAGMA journal_mode = WAL", mode, sizeof(mode), why,
+                      why_size) != 0) {
+        return -1;
+    }
+    if (sqlite3_stricmp(mode, "wal") != 0) {
+        snprintf(why, why_size, "cannot use WAL journal mode (got %s)", mode);
+        return -1;
+    }
+    return tb_exec(store, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", why,
+                   why_size);
+}
+
+static int tb_prepare_all(tb_store_t *store, char *why, size_t why_size)
+{
+    for (int i = 0; i < TB_SQL__COUNT; i++) {
+        if (sqlite3_prepare_v3(store->db, tb_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+                               &store->stmts[i], NULL) != SQLITE_OK) {
+            return tb_why_db(store, why, why_size);
+        }
+    }
+    return 0;
+}
+
+static int tb_store_setup(tb_store_t *store, const char *path, char *why, size_t why_size)
+{
+    if (sqlite3_open_v2(path, &store->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
+        return tb_why_db(store, why, why_size);
+    }
+    if (tb_configure(store, why, why_size) != 0 ||
+        tb_migrate(store, why, why_size) != 0) {
+        return -1;
+    }
+    return tb_prepare_all(store, why, why_size);
+}
+
+tb_store_t *tb_store_open(const char *path, char *errstr, size_t errstr_size)
+{
+    char why[TB_WHY_SIZE] = "";
+    tb_store_t *store = calloc(1, sizeof(*store));
+
+    if (store == NULL || pthread_mutex_init(&store->lock, NULL) != 0) {
+        free(store);
+        tb_store_err(errstr, errstr_size, "open", path, "out of memory");
+        return NULL;
+    }
+    if (tb_store_setup(store, path, why, sizeof(why)) != 0) {
+        tb_store_close(store);
+        tb_store_err(errstr, errstr_size, "open", path, why);
+        return NULL;
+    }
+    return store;
+}
+
+void tb_store_close(tb_store_t *store)
+{
+    if (store == NULL) {
+        return;
+    }
+    for (int i = 0; i < TB_SQL__COUNT; i++) {
+        sqlite3_finalize(store->stmts[i]);
+    }
+    sqlite3_close(store->db);
+    pthread_mutex_destroy(&store->lock);
+    free(store);
+}
+
+/* ---- connectors ---- */
+
+/* Fills why when config is not an object of strings. */
+static int tb_check_config(const json_t *config, char *why, size_t why_size)
+{
+    json_t *object = (json_t *)config;
+
+    if (!json_is_object(config)) {
+        snprintf(why, why_size, "config must be a JSON object");
+        return -1;
+    }
+    for (void *it = json_object_iter(object); it != NULL;
+         it = json_object_iter_next(object, it)) {
+        if (!json_is_string(json_object_iter_value(it))) {
+            snprintf(why, why_size, "config value of '%s' is not a string",
+                     json_object_iter_key(it));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int tb_check_target(tb_target_state_t target, char *why, size_t why_size)
+{
+    if ((unsigned)target > TB_TARGET_STOPPED) {
+        snprintf(why, why_size, "invalid target state %d", (int)target);
+        return -1;
+    }
+    return 0;
+}
+
+/* One row written with up to two text parameters after the name. */
+typedef struct {
+    tb_sql_t sql;
+    const char *name;
+    const char *text2;
+    const char *text3;
+} tb_row_arg_t;
+
+static int tb_connector_put_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+{
+    const tb_row_arg_t *a = arg;
+    sqlite3_stmt *stmt = store->stmts[a->sql];
+
+    if (tb_bind_text(stmt, 1, a->name) != 0 || tb_bind_text(stmt, 2, a->text2) != 0 ||
+        tb_bind_text(stmt, 3, a->text3) != 0 || tb_step_done(stmt) != 0) {
+        return tb_why_db(store, why, why_size);
+    }
+    return 0;
+}
+
+int tb_store_connector_put(tb_store_t *store, const char *name, const json_t *config,
+                           tb_target_state_t target, char *errstr, size_t errstr_size)
+{
+    char why[TB_WHY_SIZE] = "";
+    tb_row_arg_t arg = {TB_SQL_CONNECTOR_UPSERT, name, NULL, NULL};
+    int rc;
+
+    if (tb_check_config(config, why, sizeof(why)) != 0 ||
+        tb_check_target(target, why, sizeof(why)) != 0) {
+        tb_store_err(errstr, errstr_size, "put connector", name, why);
+        return -1;
+    }
+    arg.text2 = json_dumps(config, TB_JSON_CANONICAL);
+    arg.text3 = tb_target_state_name(target);
+    if (arg.text2 == NULL) {
+        tb_store_err(errstr, errstr_size, "put connector", name, "out of memory");
+        return -1;
+    }
+    rc = tb_store_run(store, "put connector", name, 1, tb_connector_put_fn, &arg, errstr,
+                      errstr_size);
+    free((char *)arg.text2);
+    return rc;
+}
+
+static int tb_connector_delete_fn(tb_store_t *store, void *arg, char *why,
+                                  size_t why_size)
+{
+    const char *name = arg;
+    sqlite3_stmt *config = store->stmts[TB_SQL_CONNECTOR_DELETE];
+    sqlite3_stmt *status = store->stmts[TB_SQL_STATUS_DELETE];
+
+    if (tb_bind_text(config, 1, name) != 0 || tb_step_done(config) != 0 ||
+        tb_bind_text(status, 1, name) != 0 || tb_step_done(status) != 0) {
+        return tb_why_db(store, why, why_size);
+    }
+    return 0;
+}
+
+int tb_store_connector_delete(tb_store_t *store, const char *name, char *errstr,
+                              size_t errstr_size)
+{
+    return tb_store_run(store, "delete connector", name, 1, tb_connector_delete_fn,
+                        (void *)name, errstr, errstr_size);
+}
+
+/* Updates one column of an existing connector row. */
+static int tb_connector_update_fn(tb_store_t *store, void *arg, char *why,
+                                  size_t why_size)
+{
+    const tb_row_arg_t *a = arg;
+    sqlite3_stmt *stmt = store->stmts[a->sql];
+
+    if (tb_bind_text(stmt, 1, a->name) != 0 || tb_bind_text(stmt, 2, a->text2) != 0 ||
+        tb_step_done(stmt) != 0) {
+        return tb_why_db(store, why, why_size);
+    }
+    if (sqlite3_changes(store->db) == 0) {
+        snprintf(why, why_size, "no such connector");
+        return -1;
+    }
+    return 0;
+}
+
+int tb_store_target_state_put(tb_store_t *store, const char *name,
+                              tb_target_state_t target, char *errstr, size_t errstr_size)
+{
+    char why[TB_WHY_SIZE] = "";
+    tb_row_arg_t arg = {TB_SQL_TARGET_UPDATE, name, NULL, NULL};
+
+    if (tb_check_target(target, why, sizeof(why)) != 0) {
+        tb_store_err(errstr, errstr_size, "put target state", name, why);
+        return -1;
+    }
+    arg.text2 = tb_target_state_name(target);
+    return tb_store_run(store, "put target state", name, 1, tb_connector_update_fn, &arg,
+                        errstr, errstr_size);
+}
+
+static int tb_check_task_configs(const json_t *task_configs, char *why, size_t why_size)
+{
+    if (!json_is_array(task_configs)) {
+        snprintf(why, why_size, "task configs must be a JSON array");
+        return -1;
+    }
+    for (size_t i = 0; i < json_array_size(task_configs); i++) {
+        if (!json_is_object(json_array_get(task_configs, i))) {
+            snprintf(why, why_size, "task config %zu is not an object", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int tb_store_task_configs_put(tb_store_t *store, const char *name,
+                              const json_t *task_configs, char *errstr,
+                              size_t errstr_size)
+{
+    char why[TB_WHY_SIZE] = "";
+    tb_row_arg_t arg = {TB_SQL_TASKS_UPDATE, name, NULL, NULL};
+    int rc;
+
+    if (tb_check_task_configs(task_configs, why, sizeof(why)) != 0) {
+        tb_store_err(errstr, errstr_size, "put task configs", name, why);
+        return -1;
+    }
+    arg.text2 = json_dumps(task_configs, TB_JSON_CANONICAL);
+    if (arg.text2 == NULL) {
+        tb_store_err(errstr, errstr_size, "put task configs", name, "out of memory");
+        return -1;
+    }
+    rc = tb_store_run(store, "put task configs", name, 1, tb_connector_update_fn, &arg,
+                      errstr, errstr_size);
+    free((char *)arg.text2);
+    return rc;
+}
+
+/* Appends the connector of the current row to list as
+ * {"name","config","target","task_configs"}. */
+static int tb_load_row(sqlite3_stmt *stmt, json_t *list, char *why, size_t why_size)
+{
+    const char *name = (const char *)sqlite3_column_text(stmt, 0);
+    const char *target_name = (const char *)sqlite3_column_text(stmt, 2);
+    json_t *config = json_loads((const char *)sqlite3_column_text(stmt, 1), 0, NULL);
+    json_t *tasks = json_loads((const char *)sqlite3_column_text(stmt, 3), 0, NULL);
+    tb_target_state_t target;
+    int rc = -1;
+
+    if (tb_target_state_parse(target_name, &target) != 0) {
+        snprintf(why, why_size, "connector '%s' has unknown target state '%s'", name,
+                 target_name);
+        goto fail;
+    }
+    if (!json_is_object(config) || !json_is_array(tasks)) {
+        snprintf(why, why_size, "connector '%s' has a corrupt config", name);
+        goto fail;
+    }
+    if (json_array_append_new(list, json_pack("{s:s, s:O, s:i, s:O}", "name", name,
+                                              "config", config, "target", (int)target,
+                                              "task_configs", tasks)) != 0) {
+        snprintf(why, why_size, "out of memory");
+        goto fail;
+    }
+    rc = 0;
+fail:
+    json_decref(config);
+    json_decref(tasks);
+    return rc;
+}
+
+static int tb_connectors_load_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+{
+    json_t *list = arg;
+    sqlite3_stmt *stmt = store->stmts[TB_SQL_CONNECTORS_SELECT];
+    int rc;
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        if (tb_load_row(stmt, list, why, why_size) != 0) {
+            goto fail;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        tb_why_db(store, why, why_size);
+        goto fail;
+    }
+    sqlite3_reset(stmt);
+    return 0;
+fail:
+    sqlite3_reset(stmt);
+    return -1;
+}
+
+static int tb_connectors_walk(const json_t *list,
+                              int (*cb)(const tb_store_connector_t *c, void *opaque),
+                              void *opaque)
+{
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const json_t *row = json_array_get(list, i);
+        tb_store_connector_t c = {
+            .name = json_string_value(json_object_get(row, "name")),
+            .config = json_object_get(row, "config"),
+            .target =
+                (tb_target_state_t)json_integer_value(json_object_get(row, "target")),
+            .task_configs = json_object_get(row, "task_configs"),
+        };
+        int rc = cb(&c, opaque);
+
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* Rows are read into memory under the lock and cb runs after it is
+ * released, so cb may call the store. */
+int tb_store_connectors_load(tb_store_t *store,
+                             int (*cb)(const tb_store_connector_t *c, void *opaque),
+                             void *opaque, char *errstr, size_t errstr_size)
+{
+    json_t *list = json_array();
+    int rc;
+
+    if (list == NULL) {
+        tb_store_err(errstr, errstr_size, "load connectors", NULL, "out of memory");
+        return -1;
+    }
+    rc = tb_store_run(store, "load connectors", NULL, 0, tb_connectors_load_fn, list,
+                      errstr, errstr_size);
+    if (rc == 0) {
+        rc = tb_connectors_walk(list, cb, opaque);
+    }
+    json_decref(list);
+    return rc;
+}
+
+/* ---- status ---- */
+
+typedef struct {
+    const char *name;
+    int task_id;
+    const char *state;
+    const char *trace;
+} tb_status_arg_t;
+
+static int tb_status_put_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+{
+    const tb_status_arg_t *a = arg;
+    sqlite3_stmt *stmt = store->stmts[TB_SQL_STATUS_UPSERT];
+
+    /* A NULL trace binds SQL NULL. */
+    if (tb_bind_text(stmt, 1, a->name) != 0 ||
+        sqlite3_bind_int(stmt, 2, a->task_id) != SQLITE_OK ||
+        tb_bind_text(stmt, 3, a->state) != 0 || tb_bind_text(stmt, 4, a->trace) != 0 ||
+        tb_step_done(stmt) != 0) {
+        return tb_why_db(store, why, why_size);
+    }
+    return 0;
+}
+
+/* A trace that is not valid UTF-8 is refused here rather than failing
+ * every later read of the status. */
+static int tb_check_status(int task_id, tb_state_t state, const char *trace, char *why,
+                           size_t why_size)
+{
+    json_t *trace_json = trace == NULL ? NULL : json_string(trace);
+    int bad_trace = trace != NULL && trace_json == NULL;
+
+    json_decref(trace_json);
+    if (task_id < -1 || (unsigned)state > TB_STATE_RESTARTING || bad_trace) {
+        snprintf(why, why_size, "invalid %s",
+                 bad_trace ? "trace (not UTF-8)" : "task id or state");
+        return -1;
+    }
+    return 0;
+}
+
+int tb_store_status_put(tb_store_t *store, const char *name, int task_id,
+                        tb_state_t state, const char *trace, char *errstr,
+                        size_t errstr_size)
+{
+    char why[TB_WHY_SIZE] = "";
+    tb_status_arg_t arg = {name, task_id, NULL, trace};
+
+    if (tb_check_status(task_id, state, trace, why, sizeof(why)) != 0) {
+        tb_store_err(errstr, errstr_size, "put status", name, why);
+        return -1;
+    }
+    arg.state = tb_state_name(state);
+    return tb_store_run(store, "put status", name, 1, tb_status_put_fn, &arg, errstr,
+                        errstr_size);
+}
+
+/* {"state", "trace" when not NULL} of the current row. */
+static json_t *tb_status_entry(sqlite3_stmt *stmt)
+{
+    const char *trace = (const char *)sqlite3_column_text(stmt, 2);
+    json_t *entry =
+        json_pack("{s:s}", "state", (const char *)sqlite3_column_text(stmt, 1));
+
+    if (entry != NULL && trace != NULL &&
+        json_object_set_new(entry, "trace", json_string(trace)) != 0) {
+        json_decref(entry);
+        return NULL;
+    }
+    return entry;
+}
+
+/* Files the current row as status["connector"] (task -1) or as
+ * status["tasks"]["<id>"]. */
+static int tb_status_row(sqlite3_stmt *stmt, json_t *status)
+{
+    int task_id = sqlite3_column_int(stmt, 0);
+    json_t *entry = tb_status_entry(stmt);
+    char key[16];
+
+    if (entry == NULL) {
+        return -1;
+    }
+    if (task_id < 0) {
+        return json_object_set_new(status, "connector", entry);
+    }
+    snprintf(key, sizeof(key), "%d", task_id);
+    return json_object_set_new(json_object_get(status, "tasks"), key, entry);
+}
+
+typedef struct {
+    const char *name;
+    json_t *status; /* {"tasks":{}} on the way in */
+} tb_status_get_arg_t;
+
+static int tb_status_get_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+{
+    tb_status_get_arg_t *a = arg;
+    sqlite3_stmt *stmt = store->stmts[TB_SQL_STATUS_SELECT];
+    int rc;
+
+    if (tb_bind_text(stmt, 1, a->name) != 0) {
+        tb_why_db(store, why, why_size);
+        goto fail;
+    }
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        if (tb_status_row(stmt, a->status) != 0) {
+            snprintf(why, why_size, "cannot decode a stored status");
+            goto fail;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        tb_why_db(store, why, why_size);
+        goto fail;
+    }
+    sqlite3_reset(stmt);
+    return 0;
+fail:
+    sqlite3_reset(stmt);
+    return -1;
+}
+
+/* A connector with task rows but no row of its own has no status. */
+json_t *tb_store_status_get(tb_store_t *store, const char *name, char *errstr,
+                            size_t errstr_size)
+{
+    tb_status_get_arg_t arg = {name, json_pack("{s:{}}", "tasks")};
+
+    if (arg.status == NULL) {
+        tb_store_err(errstr, errstr_size, "get status", name, "out of memory");
+        return NULL;
+    }
+    if (tb_store_run(store, "get status", name, 0, tb_status_get_fn, &arg, errstr,
+                     errstr_size) != 0) {
+        goto fail;
+    }
+    if (json_object_get(arg.status, "connector") == NULL) {
+        snprintf(errstr, errstr_size, "no status for connector %s", name);
+        goto fail;
+    }
+    return arg.status;
+fail:
+    json_decref(arg.status);
+    return NULL;
+}
+
+/* ---- offsets ---- */
+
+static const char *tb_offset_problem(const json_t *item)
+{
+    const json_t *offset = json_object_get(item, "offset");
+
+    if (!json_is_object(item)) {
+        return "not an object";
+    }
+    if (!json_is_object(json_object_get(item, "partition"))) {
+        return "\"partition\" must be an object";
+    }
+    if (!json_is_object(offset) && !json_is_null(offset)) {
+        return "\"offset\" must be an object or null";
+    }
+    return NULL;
+}
+
+/* Fills why, naming the first bad element, when offsets is not an array of
+ * {"partition":{...},"offset":{...}|null}. */
+static int tb_check_offsets(const json_t *offsets, char *why, size_t why_size)
+{
+    if (!json_is_array(offsets)) {
+        snprintf(why, why_size, "offsets must be a JSON array");
+        return -1;
+    }
+    for (size_t i = 0; i < json_array_size(offsets); i++) {
+        const char *problem = tb_offset_problem(json_array_get(offsets, i));
+
+        if (problem != NULL) {
+            snprintf(why, why_size, "element %zu: %s", i, problem);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Upserts one checked element, or deletes its row when its offset is
+ * null. */
+static int tb_offset_write(tb_store_t *store, const char *connector, const json_t *item,
+                           char *why, size_t why_size)
+{
+    const json_t *offset = json_object_get(item, "offset");
+    int tombstone = json_is_null(offset);
+    char *partition_text =
+        json_dumps(json_object_get(item, "partition"), TB_JSON_CANONICAL);
+    char *offset_text = tombstone ? NULL : json_dumps(offset, TB_JSON_CANONICAL);
+    sqlite3_stmt *stmt =
+        store->stmts[tombstone ? TB_SQL_OFFSET_DELETE : TB_SQL_OFFSET_UPSERT];
+    int rc = -1;
+
+    if (partition_text == NULL || (!tombstone && offset_text == NULL)) {
+        snprintf(why, why_size, "out of memory");
+        goto fail;
+    }
+    if (tb_bind_text(stmt, 1, connector) != 0 ||
+        tb_bind_text(stmt, 2, partition_text) != 0 ||
+        (!tombstone && tb_bind_text(stmt, 3, offset_text) != 0) ||
+        tb_step_done(stmt) != 0) {
+        tb_why_db(store, why, why_size);
+        goto fail;
+    }
+    rc = 0;
+fail:
+    free(partition_text);
+    free(offset_text);
+    return rc;
+}
+
+typedef struct {
+    const char *connector;
+    const json_t *in; /* put: the checked array */
+    json_t *out;      /* get: the array to fill */
+} tb_offsets_arg_t;
+
+static int tb_offsets_put_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+{
+    const tb_offsets_arg_t *a = arg;
+
+    for (size_t i = 0; i < json_array_size(a->in); i++) {
+        if (tb_offset_write(store, a->connector, json_array_get(a->in, i), why,
+                            why_size) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int tb_store_offsets_put(tb_store_t *store, const char *connector, const json_t *offsets,
+                         char *errstr, size_t errstr_size)
+{
+    char why[TB_WHY_SIZE] = "";
+    tb_offsets_arg_t arg = {connector, offsets, NULL};
+
+    if (tb_check_offsets(offsets, why, sizeof(why)) != 0) {
+        tb_store_err(errstr, errstr_size, "put offsets", connector, why);
+        return -1;
+    }
+    return tb_store_run(store, "put offsets", connector, 1, tb_offsets_put_fn, &arg,
+                        errstr, errstr_size);
+}
+
+/* Appends the current row to list as {"partition","offset"}. */
+static int tb_offset_row(sqlite3_stmt *stmt, json_t *list)
+{
+    json_t *entry = json_object();
+
+    if (json_object_set_new(
+            entry, "partition",
+            json_loads((const char *)sqlite3_column_text(stmt, 0), 0, NULL)) != 0 ||
+        json_object_set_new(
+            entry, "offset",
+            json_loads((const char *)sqlite3_column_text(stmt, 1), 0, NULL)) != 0) {
+        json_decref(entry);
+        return -1;
+    }
+    return json_array_append_new(list, entry);
+}
+
+static int tb_offsets_get_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+{
+    tb_offsets_arg_t *a = arg;
+    sqlite3_stmt *stmt = store->stmts[TB_SQL_OFFSETS_SELECT];
+    int rc;
+
+    if (tb_bind_text(stmt, 1, a->connector) != 0) {
+        tb_why_db(store, why, why_size);
+        goto fail;
+    }
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        if (tb_offset_row(stmt, a->out) != 0) {
+            snprintf(why, why_size, "cannot decode a stored offset");
+            goto fail;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        tb_why_db(store, why, why_size);
+        goto fail;
+    }
+    sqlite3_reset(stmt);
+    return 0;
+fail:
+    sqlite3_reset(stmt);
+    return -1;
+}
+
+json_t *tb_store_offsets_get(tb_store_t *store, const char *connector, char *errstr,
+                             size_t errstr_size)
+{
+    json_t *offsets = json_array();
+    tb_offsets_arg_t arg = {connector, NULL, offsets};
+
+    if (offsets == NULL) {
+        tb_store_err(errstr, errstr_size, "get offsets", connector, "out of memory");
+        return NULL;
+    }
+    if (tb_store_run(store, "get offsets", connector, 0, tb_offsets_get_fn, &arg, errstr,
+                     errstr_size) != 0) {
+        json_decref(offsets);
+        return NULL;
+    }
+    return offsets;
+}
+
+static int tb_offsets_delete_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+{
+    sqlite3_stmt *stmt = store->stmts[TB_SQL_OFFSETS_DELETE];
+
+    if (tb_bind_text(stmt, 1, arg) != 0 || tb_step_done(stmt) != 0) {
+        return tb_why_db(store, why, why_size);
+    }
+    return 0;
+}
+
+int tb_store_offsets_delete(tb_store_t *store, const char *connector, char *errstr,
+                            size_t errstr_size)
+{
+    return tb_store_run(store, "delete offsets", connector, 1, tb_offsets_delete_fn,
+                        (void *)connector, errstr, errstr_size);
+}

@@ -1,0 +1,805 @@
+/*
+ * test_store.c - the SQLite store: every function of store/tb_store.h, the
+ * schema version guard and durability across close/open and SIGKILL.
+ * Each test works in its own temporary directory.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "core/tb_state.h"
+#include "store/tb_store.h"
+
+typedef struct {
+    char dir[64];
+    char path[128];
+    char err[512];
+    tb_store_t *store;
+} fixture_t;
+
+static int setup(void **state)
+{
+    fixture_t *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    snprintf(f->dir, sizeof(f->dir), "/tmp/tb_store_test_XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->path, sizeof(f->path), "%s/store.db", f->dir);
+    f->store = tb_store_open(f->path, f->err, sizeof(f->err));
+    assert_non_null(f->store);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *f = *state;
+    DIR *dir;
+    struct dirent *entry;
+    char file[512];
+
+    tb_store_close(f->store);
+    dir = opendir(f->dir);
+    assert_non_null(dir);
+    while ((entry = readdir(dir)) != NULL) {
+        if (strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0) {
+            snprintf(file, sizeof(file), "%s/%s", f->dir, entry->d_name);
+            assert_int_equal(unlink(file), 0);
+        }
+    }
+    closedir(dir);
+    assert_int_equal(rmdir(f->dir), 0);
+    free(f);
+    return 0;
+}
+
+static void reopen(fixture_t *f)
+{
+    tb_store_close(f->store);
+    f->store = tb_store_open(f->path, f->err, sizeof(f->err));
+    assert_non_null(f->store);
+}
+
+/* Asserts that json equals the JSON text expected. */
+static void assert_json(const json_t *json, const char *expected)
+{
+    json_t *want = json_loads(expected, 0, NULL);
+    char *got = json_dumps(json, JSON_COMPACT | JSON_SORT_KEYS);
+
+    assert_non_null(want);
+    assert_non_null(got);
+    if (!json_equal((json_t *)json, want)) {
+        fail_msg("got %s, expected %s", got, expected);
+    }
+    free(got);
+    json_decref(want);
+}
+
+/* Runs one SQL query on the file directly; returns its first value as a
+ * malloc'd string. */
+static char *raw_query(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *stmt = NULL;
+    char *value;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &stmt, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
+    value = strdup((const char *)sqlite3_column_text(stmt, 0));
+    sqlite3_finalize(stmt);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    return value;
+}
+
+static void put_connector(fixture_t *f, const char *name, const char *config,
+                          tb_target_state_t target)
+{
+    json_t *json = json_loads(config, 0, NULL);
+
+    assert_non_null(json);
+    assert_int_equal(
+        tb_store_connector_put(f->store, name, json, target, f->err, sizeof(f->err)), 0);
+    json_decref(json);
+}
+
+static int put_task_configs(fixture_t *f, const char *name, const char *text)
+{
+    json_t *json = json_loads(text, JSON_DECODE_ANY, NULL);
+    int rc;
+
+    assert_non_null(json);
+    rc = tb_store_task_configs_put(f->store, name, json, f->err, sizeof(f->err));
+    json_decref(json);
+    return rc;
+}
+
+static int put_offsets(fixture_t *f, const char *connector, const char *text)
+{
+    json_t *json = json_loads(text, JSON_DECODE_ANY, NULL);
+    int rc;
+
+    assert_non_null(json);
+    rc = tb_store_offsets_put(f->store, connector, json, f->err, sizeof(f->err));
+    json_decref(json);
+    return rc;
+}
+
+static void assert_offsets(fixture_t *f, const char *connector, const char *expected)
+{
+    json_t *offsets = tb_store_offsets_get(f->store, connector, f->err, sizeof(f->err));
+
+    assert_non_null(offsets);
+    assert_json(offsets, expected);
+    json_decref(offsets);
+}
+
+static void assert_status(fixture_t *f, const char *name, const char *expected)
+{
+    json_t *status = tb_store_status_get(f->store, name, f->err, sizeof(f->err));
+
+    assert_non_null(status);
+    assert_json(status, expected);
+    json_decref(status);
+}
+
+/* Collects what tb_store_connectors_load reports as one JSON array of
+ * {"name","config","target","tasks"}. */
+static int collect_cb(const tb_store_connector_t *c, void *opaque)
+{
+    json_t *list = opaque;
+
+    json_array_append_new(list,
+                          json_pack("{s:s, s:O, s:s, s:O}", "name", c->name, "config",
+                                    c->config, "target", tb_target_state_name(c->target),
+                                    "tasks", c->task_configs));
+    return 0;
+}
+
+static void assert_loaded(fixture_t *f, const char *expected)
+{
+    json_t *list = json_array();
+
+    assert_int_equal(
+        tb_store_connectors_load(f->store, collect_cb, list, f->err, sizeof(f->err)), 0);
+    assert_json(list, expected);
+    json_decref(list);
+}
+
+/* ---- open and close ---- */
+
+static void test_close_null_is_noop(void **state)
+{
+    (void)state;
+    tb_store_close(NULL);
+}
+
+static void test_open_unwritable_path_fails(void **state)
+{
+    char err[256] = "";
+
+    (void)state;
+    assert_null(tb_store_open("/nonexistent-dir/sub/store.db", err, sizeof(err)));
+    assert_string_equal(err, "store: open '/nonexistent-dir/sub/store.db': "
+                             "unable to open database file");
+}
+
+static void test_open_sets_schema_and_wal(void **state)
+{
+    fixture_t *f = *state;
+    char *version = raw_query(f->path, "PRAGMA user_version");
+    char *mode = raw_query(f->path, "PRAGMA journal_mode");
+
+    assert_string_equal(version, "1");
+    assert_string_equal(mode, "wal");
+    free(version);
+    free(mode);
+}
+
+static void test_future_schema_version_refused(void **state)
+{
+    fixture_t *f = *state;
+    sqlite3 *db = NULL;
+    char expected[512];
+
+    tb_store_close(f->store);
+    f->store = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+
+    assert_null(tb_store_open(f->path, f->err, sizeof(f->err)));
+    snprintf(expected, sizeof(expected),
+             "store: open '%s': store schema version 99 is newer than this "
+             "build supports (1)",
+             f->path);
+    assert_string_equal(f->err, expected);
+}
+
+/* ---- connectors ---- */
+
+static void test_connector_create_and_load_in_name_order(void **state)
+{
+    fixture_t *f = *state;
+
+    put_connector(f, "zeta", "{\"connector.class\":\"Z\"}", TB_TARGET_STARTED);
+    put_connector(f, "alpha", "{\"connector.class\":\"A\",\"tasks.max\":\"2\"}",
+                  TB_TARGET_STOPPED);
+    assert_loaded(f, "[{\"name\":\"alpha\",\"config\":{\"connector.class\":"
+                     "\"A\",\"tasks.max\":\"2\"},\"target\":\"STOPPED\","
+                     "\"tasks\":[]},"
+                     "{\"name\":\"zeta\",\"config\":{\"connector.class\":"
+                     "\"Z\"},\"target\":\"STARTED\",\"tasks\":[]}]");
+}
+
+static void test_load_empty_store(void **state)
+{
+    fixture_t *f = *state;
+
+    assert_loaded(f, "[]");
+}
+
+static int stop_after_first_cb(const tb_store_connector_t *c, void *opaque)
+{
+    int *calls = opaque;
+
+    assert_string_equal(c->name, "a");
+    (*calls)++;
+    return 7;
+}
+
+static void test_load_stops_on_callback_value(void **state)
+{
+    fixture_t *f = *state;
+    int calls = 0;
+
+    put_connector(f, "a", "{}", TB_TARGET_STARTED);
+    put_connector(f, "b", "{}", TB_TARGET_STARTED);
+    assert_int_equal(tb_store_connectors_load(f->store, stop_after_first_cb, &calls,
+                                              f->err, sizeof(f->err)),
+                     7);
+    assert_int_equal(calls, 1);
+}
+
+/* The callback may call the store: load holds no lock while it runs. */
+static int status_from_cb(const tb_store_connector_t *c, void *opaque)
+{
+    fixture_t *f = opaque;
+
+    return tb_store_status_put(f->store, c->name, -1, TB_STATE_UNASSIGNED, NULL, f->err,
+                               sizeof(f->err));
+}
+
+static void test_load_callback_may_call_store(void **state)
+{
+    fixture_t *f = *state;
+
+    put_connector(f, "a", "{}", TB_TARGET_STARTED);
+    assert_int_equal(
+        tb_store_connectors_load(f->store, status_from_cb, f, f->err, sizeof(f->err)), 0);
+    assert_status(f, "a",
+                  "{\"connector\":{\"state\":\"UNASSIGNED\"},"
+                  "\"tasks\":{}}");
+}
+
+static void test_connector_replace_keeps_tasks_status_offsets(void **state)
+{
+    fixture_t *f = *state;
+
+    put_connector(f, "c", "{\"k\":\"v1\"}", TB_TARGET_STARTED);
+    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"0\"}]"), 0);
+    assert_int_equal(tb_store_status_put(f->store, "c", -1, TB_STATE_RUNNING, NULL,
+                                         f->err, sizeof(f->err)),
+                     0);
+    assert_int_equal(
+        put_offsets(f, "c", "[{\"partition\":{\"p\":1},\"offset\":{\"o\":5}}]"), 0);
+
+    put_connector(f, "c", "{\"k\":\"v2\",\"extra\":\"x\"}", TB_TARGET_PAUSED);
+
+    assert_loaded(f, "[{\"name\":\"c\",\"config\":{\"k\":\"v2\",\"extra\":"
+                     "\"x\"},\"target\":\"PAUSED\",\"tasks\":[{\"t\":\"0\"}]}]");
+    assert_status(f, "c",
+                  "{\"connector\":{\"state\":\"RUNNING\"},"
+                  "\"tasks\":{}}");
+    assert_offsets(f, "c", "[{\"partition\":{\"p\":1},\"offset\":{\"o\":5}}]");
+}
+
+static void test_connector_put_rejects_bad_input(void **state)
+{
+    fixture_t *f = *state;
+    json_t *not_strings = json_pack("{s:i}", "tasks.max", 2);
+    json_t *array = json_array();
+    json_t *empty = json_object();
+
+    assert_int_equal(tb_store_connector_put(f->store, "c", not_strings, TB_TARGET_STARTED,
+                                            f->err, sizeof(f->err)),
+                     -1);
+    assert_string_equal(f->err, "store: put connector 'c': config value of "
+                                "'tasks.max' is not a string");
+    assert_int_equal(tb_store_connector_put(f->store, "c", array, TB_TARGET_STARTED,
+                                            f->err, sizeof(f->err)),
+                     -1);
+    assert_string_equal(f->err, "store: put connector 'c': config must be a JSON "
+                                "object");
+    assert_int_equal(tb_store_connector_put(f->store, "c", empty, (tb_target_state_t)42,
+                                            f->err, sizeof(f->err)),
+                     -1);
+    assert_string_equal(f->err, "store: put connector 'c': invalid target state 42");
+    assert_loaded(f, "[]");
+    json_decref(not_strings);
+    json_decref(array);
+    json_decref(empty);
+}
+
+static void test_target_state_change(void **state)
+{
+    fixture_t *f = *state;
+
+    put_connector(f, "c", "{\"k\":\"v\"}", TB_TARGET_STARTED);
+    assert_int_equal(tb_store_target_state_put(f->store, "c", TB_TARGET_PAUSED, f->err,
+                                               sizeof(f->err)),
+                     0);
+    assert_loaded(f, "[{\"name\":\"c\",\"config\":{\"k\":\"v\"},"
+                     "\"target\":\"PAUSED\",\"tasks\":[]}]");
+    assert_int_equal(tb_store_target_state_put(f->store, "c", TB_TARGET_STOPPED, f->err,
+                                               sizeof(f->err)),
+                     0);
+    assert_loaded(f, "[{\"name\":\"c\",\"config\":{\"k\":\"v\"},"
+                     "\"target\":\"STOPPED\",\"tasks\":[]}]");
+}
+
+static void test_target_state_unknown_connector_fails(void **state)
+{
+    fixture_t *f = *state;
+
+    assert_int_equal(tb_store_target_state_put(f->store, "ghost", TB_TARGET_PAUSED,
+                                               f->err, sizeof(f->err)),
+                     -1);
+    assert_string_equal(f->err, "store: put target state 'ghost': no such connector");
+    assert_loaded(f, "[]");
+}
+
+static void test_task_configs_replace_and_clear(void **state)
+{
+    fixture_t *f = *state;
+
+    put_connector(f, "c", "{}", TB_TARGET_STARTED);
+    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"0\"},{\"t\":\"1\"}]"), 0);
+    assert_loaded(f, "[{\"name\":\"c\",\"config\":{},\"target\":\"STARTED\","
+                     "\"tasks\":[{\"t\":\"0\"},{\"t\":\"1\"}]}]");
+    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"new\"}]"), 0);
+    assert_loaded(f, "[{\"name\":\"c\",\"config\":{},\"target\":\"STARTED\","
+                     "\"tasks\":[{\"t\":\"new\"}]}]");
+    assert_int_equal(put_task_configs(f, "c", "[]"), 0);
+    assert_loaded(f, "[{\"name\":\"c\",\"config\":{},\"target\":\"STARTED\","
+                     "\"tasks\":[]}]");
+}
+
+static void test_task_configs_bad_input_refused(void **state)
+{
+    fixture_t *f = *state;
+
+    put_connector(f, "c", "{}", TB_TARGET_STARTED);
+    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"0\"}]"), 0);
+    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"0\"},\"x\"]"), -1);
+    assert_string_equal(f->err, "store: put task configs 'c': task config 1 "
+                                "is not an object");
+    assert_int_equal(put_task_configs(f, "c", "{}"), -1);
+    assert_string_equal(f->err, "store: put task configs 'c': task configs "
+                                "must be a JSON array");
+    assert_int_equal(put_task_configs(f, "ghost", "[]"), -1);
+    assert_string_equal(f->err, "store: put task configs 'ghost': no such connector");
+    assert_loaded(f, "[{\"name\":\"c\",\"config\":{},\"target\":\"STARTED\","
+                     "\"tasks\":[{\"t\":\"0\"}]}]");
+}
+
+static void test_delete_connector_keeps_offsets(void **state)
+{
+    fixture_t *f = *state;
+
+    put_connector(f, "c", "{\"k\":\"v\"}", TB_TARGET_STARTED);
+    put_connector(f, "other", "{}", TB_TARGET_STARTED);
+    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"0\"}]"), 0);
+    assert_int_equal(tb_store_status_put(f->store, "c", -1, TB_STATE_RUNNING, NULL,
+                                         f->err, sizeof(f->err)),
+                     0);
+    assert_int_equal(tb_store_status_put(f->store, "c", 0, TB_STATE_RUNNING, NULL, f->err,
+                                         sizeof(f->err)),
+                     0);
+    assert_int_equal(
+        put_offsets(f, "c", "[{\"partition\":{\"p\":1},\"offset\":{\"o\":9}}]"), 0);
+
+    assert_int_equal(tb_store_connector_delete(f->store, "c", f->err, sizeof(f->err)), 0);
+
+    assert_loaded(f, "[{\"name\":\"other\",\"config\":{},\"target\":"
+                     "\"STARTED\",\"tasks\":[]}]");
+    assert_null(tb_store_status_get(f->store, "c", f->err, sizeof(f->err)));
+    assert_string_equal(f->err, "no status for connector c");
+    assert_offsets(f, "c", "[{\"partition\":{\"p\":1},\"offset\":{\"o\":9}}]");
+
+    /* Re-created under the same name: no old task configs, same offsets. */
+    put_connector(f, "c", "{\"k\":\"v2\"}", TB_TARGET_STARTED);
+    assert_loaded(f, "[{\"name\":\"c\",\"config\":{\"k\":\"v2\"},\"target\":"
+                     "\"STARTED\",\"tasks\":[]},"
+                     "{\"name\":\"other\",\"config\":{},\"target\":"
+                     "\"STARTED\",\"tasks\":[]}]");
+    assert_offsets(f, "c", "[{\"partition\":{\"p\":1},\"offset\":{\"o\":9}}]");
+}
+
+static void test_delete_unknown_connector_succeeds(void **state)
+{
+    fixture_t *f = *state;
+
+    assert_int_equal(tb_store_connector_delete(f->store, "ghost", f->err, sizeof(f->err)),
+                     0);
+}
+
+/* ---- status ---- */
+
+static void test_status_put_get_with_and_without_trace(void **state)
+{
+    fixture_t *f = *state;
+
+    assert_int_equal(tb_store_status_put(f->store, "c", -1, TB_STATE_RUNNING, NULL,
+                                         f->err, sizeof(f->err)),
+                     0);
+    assert_int_equal(tb_store_status_put(f->store, "c", 0, TB_STATE_FAILED,
+                                         "java.lang.Boom\n\tat x", f->err,
+                                         sizeof(f->err)),
+                     0);
+    assert_int_equal(tb_store_status_put(f->store, "c", 10, TB_STATE_PAUSED, NULL, f->err,
+                                         sizeof(f->err)),
+                     0);
+    assert_int_equal(tb_store_status_put(f->store, "c", 2, TB_STATE_RUNNING, NULL, f->err,
+                                         sizeof(f->err)),
+                     0);
+    assert_status(f, "c",
+                  "{\"connector\":{\"state\":\"RUNNING\"},\"tasks\":{"
+                  "\"0\":{\"state\":\"FAILED\",\"trace\":"
+                  "\"java.lang.Boom\\n\\tat x\"},"
+                  "\"2\":{\"state\":\"RUNNING\"},"
+                  "\"10\":{\"state\":\"PAUSED\"}}}");
+
+    /* Upsert: the task recovers and its trace goes away. */
+    assert_int_equal(tb_store_status_put(f->store, "c", 0, TB_STATE_RUNNING, NULL, f->err,
+                                         sizeof(f->err)),
+                     0);
+    assert_int_equal(tb_store_status_put(f->store, "c", -1, TB_STATE_FAILED,
+                                         "connector died", f->err, sizeof(f->err)),
+                     0);
+    assert_status(f, "c",
+                  "{\"connector\":{\"state\":\"FAILED\",\"trace\":"
+                  "\"connector died\"},\"tasks\":{"
+                  "\"0\":{\"state\":\"RUNNING\"},"
+                  "\"2\":{\"state\":\"RUNNING\"},"
+                  "\"10\":{\"state\":\"PAUSED\"}}}");
+}
+
+static void test_status_unknown_connector(void **state)
+{
+    fixture_t *f = *state;
+
+    assert_null(tb_store_status_get(f->store, "nope", f->err, sizeof(f->err)));
+    assert_string_equal(f->err, "no status for connector nope");
+
+    /* Task rows alone are not a connector status. */
+    assert_int_equal(tb_store_status_put(f->store, "half", 0, TB_STATE_RUNNING, NULL,
+                                         f->err, sizeof(f->err)),
+                     0);
+    assert_null(tb_store_status_get(f->store, "half", f->err, sizeof(f->err)));
+    assert_string_equal(f->err, "no status for connector half");
+}
+
+static void test_status_put_rejects_bad_input(void **state)
+{
+    fixture_t *f = *state;
+
+    assert_int_equal(tb_store_status_put(f->store, "c", -2, TB_STATE_RUNNING, NULL,
+                                         f->err, sizeof(f->err)),
+                     -1);
+    assert_string_equal(f->err, "store: put status 'c': invalid task id or state");
+    assert_int_equal(tb_store_status_put(f->store, "c", -1, (tb_state_t)99, NULL, f->err,
+                                         sizeof(f->err)),
+                     -1);
+    assert_string_equal(f->err, "store: put status 'c': invalid task id or state");
+    assert_int_equal(tb_store_status_put(f->store, "c", -1, TB_STATE_FAILED, "bad \xff",
+                                         f->err, sizeof(f->err)),
+                     -1);
+    assert_string_equal(f->err, "store: put status 'c': invalid trace (not UTF-8)");
+    assert_null(tb_store_status_get(f->store, "c", f->err, sizeof(f->err)));
+}
+
+/* ---- offsets ---- */
+
+static void test_offsets_put_get_tombstone_delete(void **state)
+{
+    fixture_t *f = *state;
+
+    assert_offsets(f, "src", "[]");
+    assert_int_equal(
+        put_offsets(f, "src",
+                    "[{\"partition\":{\"file\":\"b\"},\"offset\":{\"pos\":2}},"
+                    "{\"partition\":{\"file\":\"a\"},\"offset\":{\"pos\":1}}]"),
+        0);
+    assert_int_equal(
+        put_offsets(f, "other",
+                    "[{\"partition\":{\"file\":\"a\"},\"offset\":{\"pos\":7}}]"),
+        0);
+    /* Ordered by partition text. */
+    assert_offsets(f, "src",
+                   "[{\"partition\":{\"file\":\"a\"},\"offset\":{\"pos\":1}},"
+                   "{\"partition\":{\"file\":\"b\"},\"offset\":{\"pos\":2}}]");
+
+    /* An update and a tombstone in one call. */
+    assert_int_equal(
+        put_offsets(f, "src",
+                    "[{\"partition\":{\"file\":\"a\"},\"offset\":{\"pos\":3}},"
+                    "{\"partition\":{\"file\":\"b\"},\"offset\":null}]"),
+        0);
+    assert_offsets(f, "src", "[{\"partition\":{\"file\":\"a\"},\"offset\":{\"pos\":3}}]");
+
+    /* A tombstone for an unknown partition is fine. */
+    assert_int_equal(
+        put_offsets(f, "src", "[{\"partition\":{\"file\":\"zz\"},\"offset\":null}]"), 0);
+    assert_int_equal(put_offsets(f, "src", "[]"), 0);
+    assert_offsets(f, "src", "[{\"partition\":{\"file\":\"a\"},\"offset\":{\"pos\":3}}]");
+
+    assert_int_equal(tb_store_offsets_delete(f->store, "src", f->err, sizeof(f->err)), 0);
+    assert_offsets(f, "src", "[]");
+    assert_offsets(f, "other",
+                   "[{\"partition\":{\"file\":\"a\"},\"offset\":{\"pos\":7}}]");
+}
+
+static void test_offsets_partition_key_is_canonical(void **state)
+{
+    fixture_t *f = *state;
+    char *key;
+    char *count;
+
+    assert_int_equal(put_offsets(f, "src",
+                                 "[{\"partition\":{\"topic\":\"t\",\"part\":1,\"nested\":"
+                                 "{\"z\":1,\"a\":2}},\"offset\":{\"o\":1}}]"),
+                     0);
+    assert_int_equal(put_offsets(f, "src",
+                                 "[{\"partition\":{\"nested\":{\"a\":2,\"z\":1},"
+                                 "\"part\":1,\"topic\":\"t\"},\"offset\":{\"o\":2}}]"),
+                     0);
+    assert_offsets(f, "src",
+                   "[{\"partition\":{\"nested\":{\"a\":2,\"z\":1},\"part\":1,"
+                   "\"topic\":\"t\"},\"offset\":{\"o\":2}}]");
+
+    count = raw_query(f->path, "SELECT count(*) FROM offsets");
+    key = raw_query(f->path, "SELECT partition_key FROM offsets");
+    assert_string_equal(count, "1");
+    assert_string_equal(key, "{\"nested\":{\"a\":2,\"z\":1},\"part\":1,\"topic\":"
+                             "\"t\"}");
+    free(count);
+    free(key);
+
+    /* A tombstone with the keys in a third order deletes the row. */
+    assert_int_equal(put_offsets(f, "src",
+                                 "[{\"partition\":{\"part\":1,\"topic\":\"t\",\"nested\":"
+                                 "{\"z\":1,\"a\":2}},\"offset\":null}]"),
+                     0);
+    assert_offsets(f, "src", "[]");
+}
+
+static void assert_offsets_refused(fixture_t *f, const char *offsets,
+                                   const char *expected_err)
+{
+    assert_int_equal(put_offsets(f, "src", offsets), -1);
+    assert_string_equal(f->err, expected_err);
+    assert_offsets(f, "src", "[{\"partition\":{\"p\":0},\"offset\":{\"o\":0}}]");
+}
+
+static void test_offsets_invalid_refused_nothing_written(void **state)
+{
+    fixture_t *f = *state;
+
+    assert_int_equal(
+        put_offsets(f, "src", "[{\"partition\":{\"p\":0},\"offset\":{\"o\":0}}]"), 0);
+    assert_offsets_refused(
+        f,
+        "[{\"partition\":{\"p\":0},\"offset\":null},"
+        "{\"partition\":{\"p\":1},\"offset\":{\"o\":1}},"
+        "{\"partition\":\"p2\",\"offset\":{\"o\":2}}]",
+        "store: put offsets 'src': element 2: \"partition\" must be an "
+        "object");
+    assert_offsets_refused(
+        f,
+        "[{\"partition\":{\"p\":1},\"offset\":{\"o\":1}},"
+        "{\"partition\":{\"p\":2}}]",
+        "store: put offsets 'src': element 1: \"offset\" must be an object "
+        "or null");
+    assert_offsets_refused(f, "[{\"partition\":{\"p\":1},\"offset\":5}]",
+                           "store: put offsets 'src': element 0: \"offset\" "
+                           "must be an object or null");
+    assert_offsets_refused(f, "[{\"partition\":{\"p\":1},\"offset\":{}},3]",
+                           "store: put offsets 'src': element 1: not an "
+                           "object");
+    assert_offsets_refused(f, "{\"partition\":{},\"offset\":{}}",
+                           "store: put offsets 'src': offsets must be a JSON "
+                           "array");
+}
+
+/* ---- durability ---- */
+
+static void test_reopen_keeps_everything(void **state)
+{
+    fixture_t *f = *state;
+
+    put_connector(f, "c", "{\"k\":\"v\"}", TB_TARGET_PAUSED);
+    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"0\"}]"), 0);
+    assert_int_equal(tb_store_status_put(f->store, "c", -1, TB_STATE_PAUSED, NULL, f->err,
+                                         sizeof(f->err)),
+                     0);
+    assert_int_equal(tb_store_status_put(f->store, "c", 0, TB_STATE_FAILED, "trace",
+                                         f->err, sizeof(f->err)),
+                     0);
+    assert_int_equal(
+        put_offsets(f, "c", "[{\"partition\":{\"p\":1},\"offset\":{\"o\":4}}]"), 0);
+
+    reopen(f);
+    reopen(f);
+
+    assert_loaded(f, "[{\"name\":\"c\",\"config\":{\"k\":\"v\"},\"target\":"
+                     "\"PAUSED\",\"tasks\":[{\"t\":\"0\"}]}]");
+    assert_status(f, "c",
+                  "{\"connector\":{\"state\":\"PAUSED\"},\"tasks\":{\"0\":"
+                  "{\"state\":\"FAILED\",\"trace\":\"trace\"}}}");
+    assert_offsets(f, "c", "[{\"partition\":{\"p\":1},\"offset\":{\"o\":4}}]");
+}
+
+/* A write that returned survives SIGKILL of the process right after it. */
+static void test_write_survives_sigkill(void **state)
+{
+    fixture_t *f = *state;
+    pid_t child;
+    int status = 0;
+
+    tb_store_close(f->store);
+    f->store = NULL;
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        char err[256];
+        tb_store_t *store = tb_store_open(f->path, err, sizeof(err));
+        json_t *config = json_pack("{s:s}", "k", "killed");
+        json_t *offsets =
+            json_pack("[{s:{s:i}, s:{s:i}}]", "partition", "p", 1, "offset", "o", 42);
+
+        if (store == NULL ||
+            tb_store_connector_put(store, "c", config, TB_TARGET_STARTED, err,
+                                   sizeof(err)) != 0 ||
+            tb_store_offsets_put(store, "c", offsets, err, sizeof(err)) != 0) {
+            _exit(1);
+        }
+        kill(getpid(), SIGKILL);
+        _exit(2);
+    }
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+
+    f->store = tb_store_open(f->path, f->err, sizeof(f->err));
+    assert_non_null(f->store);
+    assert_loaded(f, "[{\"name\":\"c\",\"config\":{\"k\":\"killed\"},"
+                     "\"target\":\"STARTED\",\"tasks\":[]}]");
+    assert_offsets(f, "c", "[{\"partition\":{\"p\":1},\"offset\":{\"o\":42}}]");
+}
+
+/* ---- threads ---- */
+
+#define THREADS 4
+#define WRITES 50
+
+typedef struct {
+    tb_store_t *store;
+    int id;
+    int failures;
+} worker_t;
+
+static void *worker_main(void *opaque)
+{
+    worker_t *w = opaque;
+    char err[256];
+
+    for (int i = 0; i < WRITES; i++) {
+        json_t *offsets = json_pack("[{s:{s:i}, s:{s:i}}]", "partition", "worker", w->id,
+                                    "offset", "n", i);
+
+        if (tb_store_status_put(w->store, "c", w->id, TB_STATE_RUNNING, NULL, err,
+                                sizeof(err)) != 0 ||
+            tb_store_offsets_put(w->store, "c", offsets, err, sizeof(err)) != 0) {
+            w->failures++;
+        }
+        json_decref(offsets);
+    }
+    return NULL;
+}
+
+static void test_concurrent_writers(void **state)
+{
+    fixture_t *f = *state;
+    pthread_t threads[THREADS];
+    worker_t workers[THREADS];
+    json_t *offsets;
+
+    for (int t = 0; t < THREADS; t++) {
+        workers[t] = (worker_t){f->store, t, 0};
+        assert_int_equal(pthread_create(&threads[t], NULL, worker_main, &workers[t]), 0);
+    }
+    for (int t = 0; t < THREADS; t++) {
+        assert_int_equal(pthread_join(threads[t], NULL), 0);
+        assert_int_equal(workers[t].failures, 0);
+    }
+    offsets = tb_store_offsets_get(f->store, "c", f->err, sizeof(f->err));
+    assert_non_null(offsets);
+    assert_int_equal(json_array_size(offsets), THREADS);
+    /* Ordered by partition text: {"worker":0} ... {"worker":3}. */
+    for (size_t i = 0; i < json_array_size(offsets); i++) {
+        json_t *partition = json_object_get(json_array_get(offsets, i), "partition");
+        json_t *offset = json_object_get(json_array_get(offsets, i), "offset");
+
+        assert_int_equal(json_integer_value(json_object_get(partition, "worker")), i);
+        assert_int_equal(json_integer_value(json_object_get(offset, "n")), WRITES - 1);
+    }
+    assert_int_equal(tb_store_status_put(f->store, "c", -1, TB_STATE_RUNNING, NULL,
+                                         f->err, sizeof(f->err)),
+                     0);
+    assert_status(f, "c",
+                  "{\"connector\":{\"state\":\"RUNNING\"},\"tasks\":{"
+                  "\"0\":{\"state\":\"RUNNING\"},\"1\":{\"state\":\"RUNNING\"},"
+                  "\"2\":{\"state\":\"RUNNING\"},\"3\":{\"state\":\"RUNNING\"}}}");
+    json_decref(offsets);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_close_null_is_noop),
+        cmocka_unit_test(test_open_unwritable_path_fails),
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+        T(test_open_sets_schema_and_wal),
+        T(test_future_schema_version_refused),
+        T(test_connector_create_and_load_in_name_order),
+        T(test_load_empty_store),
+        T(test_load_stops_on_callback_value),
+        T(test_load_callback_may_call_store),
+        T(test_connector_replace_keeps_tasks_status_offsets),
+        T(test_connector_put_rejects_bad_input),
+        T(test_target_state_change),
+        T(test_target_state_unknown_connector_fails),
+        T(test_task_configs_replace_and_clear),
+        T(test_task_configs_bad_input_refused),
+        T(test_delete_connector_keeps_offsets),
+        T(test_delete_unknown_connector_succeeds),
+        T(test_status_put_get_with_and_without_trace),
+        T(test_status_unknown_connector),
+        T(test_status_put_rejects_bad_input),
+        T(test_offsets_put_get_tombstone_delete),
+        T(test_offsets_partition_key_is_canonical),
+        T(test_offsets_invalid_refused_nothing_written),
+        T(test_reopen_keeps_everything),
+        T(test_write_survives_sigkill),
+        T(test_concurrent_writers),
+#undef T
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
