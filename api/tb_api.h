@@ -1,0 +1,84 @@
+/*
+ * tb_api.h - the REST resources, independent of the HTTP library.
+ *
+ * server/ parses an HTTP request into a tb_api_request_t, finds the route
+ * whose method and path template match, calls its handler, and writes the
+ * tb_api_response_t back. Each api/ file holds one resource and exports its
+ * routes; tb_api_routes() lists them all. Handlers translate HTTP to runtime
+ * calls and nothing else.
+ */
+#ifndef TB_API_H
+#define TB_API_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "core/tb_error.h"
+
+typedef struct tb_herder tb_herder_t;
+
+/* What every handler can reach. Owned by the server; handlers borrow it. */
+typedef struct {
+    tb_herder_t *herder;
+    const char *worker_id; /* host:port, as Connect's worker_id */
+} tb_api_context_t;
+
+#define TB_API_MAX_PARAMS 4
+
+typedef struct {
+    const char *method;
+    const char *path;
+    /* Decoded path segments captured by the template's "{}" parts. */
+    const char *params[TB_API_MAX_PARAMS];
+    /* Query arguments: name -> array of values (repeatable keys). */
+    const json_t *query;
+    /* The request body, NUL-terminated, or NULL when empty. */
+    const char *body;
+    size_t body_len;
+    /* The scheme://host:port this request reached, for Location headers. */
+    const char *base_url;
+    const tb_api_context_t *ctx;
+} tb_api_request_t;
+
+typedef struct {
+    unsigned status;
+    json_t *body;             /* owned; NULL for an empty body */
+    char *text;               /* owned; a non-JSON body, used when body is NULL */
+    const char *content_type; /* static; defaults to application/json */
+    char *location;           /* owned; a Location header, or NULL */
+} tb_api_response_t;
+
+typedef void (*tb_api_handler_fn)(const tb_api_request_t *req, tb_api_response_t *res);
+
+/* A path template is matched segment by segment; "{}" matches any one
+ * non-empty segment and captures it into params. */
+typedef struct {
+    const char *method;
+    const char *template;
+    tb_api_handler_fn handler;
+    /* An admin route (/admin/...), served where admin.listeners says. */
+    int admin;
+} tb_api_route_t;
+
+/* Every route of the API, terminated by a zeroed entry. */
+const tb_api_route_t *tb_api_routes(void);
+
+/* Sets a JSON reply (steals body). */
+void tb_api_reply(tb_api_response_t *res, unsigned status, json_t *body);
+
+/* Sets Connect's error reply {"error_code":status,"message":...} for err. */
+void tb_api_reply_error(tb_api_response_t *res, tb_err_t err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The first value of a query argument, or NULL. */
+const char *tb_api_query(const tb_api_request_t *req, const char *name);
+
+/* Parses the request body as JSON. Replies 400 naming the problem and
+ * returns NULL when it is missing or malformed. New reference. */
+json_t *tb_api_body_json(const tb_api_request_t *req, tb_api_response_t *res);
+
+/* The routes of each resource, terminated by a zeroed entry. */
+extern const tb_api_route_t tb_api_root_routes[];
+
+#endif

@@ -1,0 +1,84 @@
+#include "tb_test.h"
+
+#include <string.h>
+
+#include "server/tb_http.h"
+#include "server/tb_worker_config.h"
+
+static void test_env_names_map_to_keys(void **state)
+{
+    (void)state;
+    char key[128];
+    assert_int_equal(
+        tb_worker_config_env_key("TRIBUTARY_BOOTSTRAP_SERVERS", key, sizeof(key)), 0);
+    assert_string_equal(key, "bootstrap.servers");
+    assert_int_equal(tb_worker_config_env_key("TRIBUTARY_A__B___C_D", key, sizeof(key)),
+                     0);
+    assert_string_equal(key, "a_b-c.d");
+    assert_int_equal(tb_worker_config_env_key("PATH", key, sizeof(key)), -1);
+}
+
+static void test_env_overrides_file_values(void **state)
+{
+    (void)state;
+    char *env[] = {"TRIBUTARY_LISTENERS=http://127.0.0.1:9", "HOME=/root", NULL};
+    json_t *raw = json_pack("{s:s}", "listeners", "http://127.0.0.1:1");
+    tb_worker_config_apply_env(raw, env);
+    assert_string_equal(json_string_value(json_object_get(raw, "listeners")),
+                        "http://127.0.0.1:9");
+    assert_int_equal(json_object_size(raw), 1);
+    json_decref(raw);
+}
+
+static void test_kafka_props_take_client_keys_only(void **state)
+{
+    (void)state;
+    json_t *raw =
+        json_pack("{s:s, s:s, s:s, s:s}", "bootstrap.servers", "b:1", "security.protocol",
+                  "SASL_SSL", "sasl.mechanism", "PLAIN", "listeners", "http://x:1");
+    json_t *props = tb_worker_config_kafka_props(raw);
+    assert_int_equal(json_object_size(props), 3);
+    assert_null(json_object_get(props, "listeners"));
+    json_decref(props);
+    json_decref(raw);
+}
+
+static void test_listener_urls(void **state)
+{
+    (void)state;
+    char scheme[16], host[64], err[256];
+    unsigned port;
+    assert_int_equal(tb_http_listener_parse("http://127.0.0.1:8083", scheme,
+                                            sizeof(scheme), host, sizeof(host), &port,
+                                            err, sizeof(err)),
+                     0);
+    assert_string_equal(scheme, "http");
+    assert_string_equal(host, "127.0.0.1");
+    assert_int_equal(port, 8083);
+    assert_int_equal(tb_http_listener_parse("https://[::1]:443", scheme, sizeof(scheme),
+                                            host, sizeof(host), &port, err, sizeof(err)),
+                     0);
+    assert_string_equal(host, "::1");
+    assert_int_equal(tb_http_listener_parse("http://:8083", scheme, sizeof(scheme), host,
+                                            sizeof(host), &port, err, sizeof(err)),
+                     0);
+    assert_string_equal(host, "");
+    assert_int_equal(tb_http_listener_parse("ftp://x:1", scheme, sizeof(scheme), host,
+                                            sizeof(host), &port, err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "configuration listeners"));
+    assert_int_equal(tb_http_listener_parse("http://x:99999", scheme, sizeof(scheme),
+                                            host, sizeof(host), &port, err, sizeof(err)),
+                     -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_env_names_map_to_keys),
+        cmocka_unit_test(test_env_overrides_file_values),
+        cmocka_unit_test(test_kafka_props_take_client_keys_only),
+        cmocka_unit_test(test_listener_urls),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
