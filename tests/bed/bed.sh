@@ -1,0 +1,325 @@
+#!/usr/bin/env bash
+# Kafka test bed for tributary: one Kafka 3.9 KRaft node (broker + controller) on loopback,
+# run from the Maven Central jars that pom.xml resolves. See README.md beside this file.
+#
+#   bed.sh fetch                      resolve the jars into the cache (once)
+#   bed.sh start DIR                  fresh broker: TLS, SCRAM users, ports; writes DIR/bed.env, DIR/bed.json
+#   bed.sh stop DIR                   stop it (idempotent)
+#   bed.sh tool DIR NAME [ARGS...]    run a Kafka CLI tool (topics, consumer-groups, console-consumer,
+#                                     console-producer, get-offsets); pass --bootstrap-server yourself
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SELF=$HERE/$(basename "${BASH_SOURCE[0]}")
+POM=$HERE/pom.xml
+CACHE=${TRIBUTARY_CACHE:-$HOME/.cache/tributary}
+# pom.xml is the one place that names the Kafka version.
+KAFKA_VERSION=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM")
+KAFKA_HOME=$CACHE/kafka-$KAFKA_VERSION
+READY_TIMEOUT=${BED_READY_TIMEOUT:-90}   # seconds from launch to a served request
+STOP_TIMEOUT=${BED_STOP_TIMEOUT:-30}     # seconds of SIGTERM grace before SIGKILL
+# Tools are short-lived JVMs: a small heap, serial GC and C1 only start them faster on 2 cores.
+TOOL_JAVA_OPTS=${BED_TOOL_JAVA_OPTS:--Xmx256M -XX:+UseSerialGC -XX:TieredStopAtLevel=1}
+
+log() { echo "bed.sh: $*" >&2; }
+die() { log "$*"; exit 1; }
+usage() { sed -n '5,9s/^# \{0,1\}//p' "$SELF" >&2; exit 2; }
+
+# ---------------------------------------------------------------------------------------- fetch
+cmd_fetch() {
+  # The marker holds the pom's hash, so an edited pom (new version, new jar) re-resolves.
+  local stamp tmp
+  stamp=$(sha256sum "$POM" | cut -d' ' -f1)
+  if [[ -f $KAFKA_HOME/.complete && $(<"$KAFKA_HOME/.complete") == "$stamp" ]]; then
+    return 0
+  fi
+  log "resolving Kafka $KAFKA_VERSION jars into $KAFKA_HOME"
+  # Resolve into a temporary dir and rename at the end: an interrupted fetch leaves no half cache.
+  tmp=$KAFKA_HOME.tmp.$$
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  # mvn -q prints only errors; keep stdout clean for callers.
+  mvn -q -B -f "$POM" -P libs dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$tmp/libs" >&2
+  mvn -q -B -f "$POM" -P plugins dependency:copy-dependencies \
+    -DexcludeTransitive=true -DoutputDirectory="$tmp/plugins" >&2
+  echo "$stamp" >"$tmp/.complete"
+  rm -rf "$KAFKA_HOME"
+  mv "$tmp" "$KAFKA_HOME"
+}
+
+# ---------------------------------------------------------------------------------------- helpers
+# N distinct free loopback ports: bind them all at once so they differ, then release them.
+free_ports() {
+  python3 -c '
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))' "$1"
+}
+
+# A Kafka cluster id: 16 random bytes, URL-safe base64 without padding (like Uuid.toString).
+# One starting with "-" would be read as an option by StorageTool, so Kafka avoids it too.
+random_cluster_id() {
+  python3 -c '
+import base64, os
+while True:
+    s = base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
+    if not s.startswith("-"):
+        print(s)
+        break'
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# True when PID is alive and is a Kafka broker (a reused pid or a zombie has another cmdline).
+is_broker() {
+  [[ -n $1 && -r /proc/$1/cmdline ]] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -q 'kafka\.Kafka '
+}
+
+broker_pid() { cat "$1/kafka.pid" 2>/dev/null || true; }
+
+# Lib dir of a bed: the one it was started with, else this checkout's cache.
+libs_of() {
+  if [[ -f $1/bed.env ]]; then
+    # shellcheck disable=SC1091 # written by cmd_start
+    (source "$1/bed.env" && echo "$BED_KAFKA_LIBS")
+  else
+    echo "$KAFKA_HOME/libs"
+  fi
+}
+
+# Tools log only warnings, to stderr, so their stdout stays parseable.
+write_tools_log4j() {
+  cat >"$1" <<'EOF'
+log4j.rootLogger=WARN, stderr
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
+EOF
+}
+
+show_logs() {
+  local f
+  for f in "$1/logs/server.log" "$1/logs/kafka.out"; do
+    [[ -s $f ]] && { echo "---- tail of $f" >&2; tail -n 40 "$f" >&2; }
+  done
+  return 0
+}
+
+# CA and broker certificate, made fresh by openssl at every start (nothing secret is kept in git).
+make_tls() {
+  local t=$1
+  openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=tributary test CA" \
+    -keyout "$t/ca.key" -out "$t/ca.pem" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+  # genpkey writes an unencrypted PKCS#8 key ("BEGIN PRIVATE KEY"), the form Kafka's PEM store reads.
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$t/broker.key" 2>/dev/null
+  openssl req -new -key "$t/broker.key" -subj "/CN=localhost" -out "$t/broker.csr"
+  # Clients connect to 127.0.0.1 and verify the host name (librdkafka does by default): SAN has both.
+  printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=critical,digitalSignature,keyEncipherment' \
+    'extendedKeyUsage=serverAuth' 'subjectAltName=DNS:localhost,IP:127.0.0.1' >"$t/broker.ext"
+  openssl x509 -req -in "$t/broker.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" -days 30 \
+    -set_serial "0x$(openssl rand -hex 16)" -extfile "$t/broker.ext" -out "$t/broker.pem" 2>/dev/null
+  # Kafka's PEM keystore (KIP-651): private key plus certificate chain in one file.
+  cat "$t/broker.key" "$t/broker.pem" "$t/ca.pem" >"$t/broker-keystore.pem"
+}
+
+# ---------------------------------------------------------------------------------------- start
+cmd_start() {
+  local dir=$1 pid plain sasl ctrl cid libs
+  cmd_fetch
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+  pid=$(broker_pid "$dir")
+  is_broker "$pid" && die "a broker is already running for $dir (pid $pid); run: bed.sh stop $dir"
+  # Every start is fresh (certificates, passwords, ports, cluster id, data): bed.env tells the
+  # new facts. Only the names this script writes are removed, never DIR itself.
+  rm -rf "$dir/tls" "$dir/data" "$dir/logs" "$dir/bed.env" "$dir/bed.json" "$dir/kafka.pid" \
+    "$dir/server.properties" "$dir/log4j.properties" "$dir/tools-log4j.properties"
+  umask 077 # key, passwords: owner only
+  mkdir -p "$dir/tls" "$dir/data" "$dir/logs"
+  libs=$KAFKA_HOME/libs
+
+  make_tls "$dir/tls"
+  local user256=tributary256 user512=tributary512 pass256 pass512
+  # Hex passwords: StorageTool's --add-scram syntax has no escaping for "," "]" or "=".
+  pass256=$(openssl rand -hex 24)
+  pass512=$(openssl rand -hex 24)
+  read -r plain sasl ctrl < <(free_ports 3)
+  cid=$(random_cluster_id)
+
+  cat >"$dir/server.properties" <<EOF
+# Written by tests/bed/bed.sh: single-node KRaft test broker on loopback.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$ctrl
+listeners=PLAINTEXT://127.0.0.1:$plain,SASL_SSL://127.0.0.1:$sasl,CONTROLLER://127.0.0.1:$ctrl
+advertised.listeners=PLAINTEXT://127.0.0.1:$plain,SASL_SSL://127.0.0.1:$sasl
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+log.dirs=$dir/data
+
+# SASL_SSL: SCRAM users are created at format time (KIP-900); the server-side login module
+# needs no credentials of its own, the inter-broker listener being PLAINTEXT.
+sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+# PEM stores (KIP-651): no keystore password; the PKCS#8 key is unencrypted (owner-only file).
+ssl.keystore.type=PEM
+ssl.keystore.location=$dir/tls/broker-keystore.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$dir/tls/ca.pem
+ssl.client.auth=none
+
+# One node: the internal topics' defaults (replication 3, min ISR 2) would make groups and
+# transactions hang. Fewer internal partitions make the first group or transaction quicker.
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=4
+default.replication.factor=1
+min.insync.replicas=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=true
+num.partitions=1
+EOF
+
+  # Broker logs go to files under DIR/logs; only errors reach kafka.out.
+  cat >"$dir/log4j.properties" <<EOF
+log4j.rootLogger=INFO, file, stderr
+log4j.appender.file=org.apache.log4j.FileAppender
+log4j.appender.file.File=$dir/logs/server.log
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.Threshold=ERROR
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
+EOF
+  write_tools_log4j "$dir/tools-log4j.properties"
+
+  # shellcheck disable=SC2086 # TOOL_JAVA_OPTS is a list of options
+  if ! java $TOOL_JAVA_OPTS -Dlog4j.configuration="file:$dir/tools-log4j.properties" -cp "$libs/*" \
+    kafka.tools.StorageTool format -t "$cid" -c "$dir/server.properties" \
+    --add-scram "SCRAM-SHA-256=[name=$user256,password=$pass256]" \
+    --add-scram "SCRAM-SHA-512=[name=$user512,password=$pass512]" >"$dir/logs/format.out" 2>&1; then
+    cat "$dir/logs/format.out" >&2
+    die "formatting the storage failed"
+  fi
+
+  # setsid: the broker outlives this script and its terminal; only `bed.sh stop` ends it.
+  nohup setsid java -Xmx1G -Xms256M -XX:+UseG1GC -Djava.awt.headless=true \
+    -Dlog4j.configuration="file:$dir/log4j.properties" -cp "$libs/*" \
+    kafka.Kafka "$dir/server.properties" >"$dir/logs/kafka.out" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$dir/kafka.pid"
+
+  # Ready means a real request is served: the topic list over the PLAINTEXT listener.
+  local deadline=$((SECONDS + READY_TIMEOUT))
+  until port_open "$plain" && port_open "$sasl" &&
+    timeout "$((deadline - SECONDS > 1 ? deadline - SECONDS : 1))" \
+      "$SELF" tool "$dir" topics --bootstrap-server "127.0.0.1:$plain" --list >/dev/null 2>&1; do
+    if ! is_broker "$pid"; then
+      show_logs "$dir"
+      die "the broker exited during start-up"
+    fi
+    if ((SECONDS >= deadline)); then
+      show_logs "$dir"
+      cmd_stop "$dir"
+      die "the broker was not ready after ${READY_TIMEOUT}s"
+    fi
+    sleep 0.5
+  done
+
+  # The facts, for shell (sourceable; values are shell-quoted) and for Python (JSON).
+  local -a facts=(
+    "BED_DIR=$dir"
+    "BED_BOOTSTRAP=127.0.0.1:$plain"
+    "BED_SASL_BOOTSTRAP=127.0.0.1:$sasl"
+    "BED_CA=$dir/tls/ca.pem"
+    "BED_SCRAM256_USER=$user256"
+    "BED_SCRAM256_PASSWORD=$pass256"
+    "BED_SCRAM512_USER=$user512"
+    "BED_SCRAM512_PASSWORD=$pass512"
+    "BED_CLUSTER_ID=$cid"
+    "BED_KAFKA_VERSION=$KAFKA_VERSION"
+    "BED_KAFKA_LIBS=$libs"
+    "BED_CONNECT_PLUGINS=$KAFKA_HOME/plugins"
+    "BED_PID=$pid"
+  )
+  local f
+  for f in "${facts[@]}"; do printf '%s=%q\n' "${f%%=*}" "${f#*=}"; done >"$dir/bed.env"
+  python3 -c '
+import json, sys
+facts = dict(a.split("=", 1) for a in sys.argv[1:])
+facts["BED_PID"] = int(facts["BED_PID"])
+print(json.dumps(facts, indent=2))' "${facts[@]}" >"$dir/bed.json"
+  chmod 600 "$dir/bed.env" "$dir/bed.json"
+  log "Kafka $KAFKA_VERSION ready in ${SECONDS}s: PLAINTEXT 127.0.0.1:$plain, SASL_SSL 127.0.0.1:$sasl (pid $pid); facts in $dir/bed.env"
+}
+
+# ---------------------------------------------------------------------------------------- stop
+cmd_stop() {
+  local dir=$1 pid i
+  pid=$(broker_pid "$dir")
+  if is_broker "$pid"; then
+    # SIGTERM lets the broker shut down cleanly; SIGKILL only if that hangs.
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
+      is_broker "$pid" || break
+      sleep 0.1
+    done
+    if is_broker "$pid"; then
+      log "broker $pid still alive after ${STOP_TIMEOUT}s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      for ((i = 0; i < 50; i++)); do
+        is_broker "$pid" || break
+        sleep 0.1
+      done
+    fi
+  fi
+  rm -f "$dir/kafka.pid"
+}
+
+# ---------------------------------------------------------------------------------------- tool
+cmd_tool() {
+  local dir=$1 name=$2 main libs conf
+  shift 2
+  # Main classes in Kafka 3.9 (checked against the jars): most tools moved to kafka-tools,
+  # ConsoleProducer is still in the Scala core.
+  case $name in
+  topics) main=org.apache.kafka.tools.TopicCommand ;;
+  consumer-groups) main=org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
+  console-consumer) main=org.apache.kafka.tools.consumer.ConsoleConsumer ;;
+  console-producer) main=kafka.tools.ConsoleProducer ;;
+  get-offsets) main=org.apache.kafka.tools.GetOffsetShell ;;
+  *) die "unknown tool '$name' (topics, consumer-groups, console-consumer, console-producer, get-offsets)" ;;
+  esac
+  libs=$(libs_of "$dir")
+  [[ -d $libs ]] || die "no Kafka jars in $libs; run: bed.sh fetch"
+  conf=$dir/tools-log4j.properties
+  if [[ ! -f $conf ]]; then
+    mkdir -p "$dir"
+    write_tools_log4j "$conf"
+  fi
+  # shellcheck disable=SC2086 # TOOL_JAVA_OPTS is a list of options
+  exec java $TOOL_JAVA_OPTS -Dlog4j.configuration="file:$conf" -cp "$libs/*" "$main" "$@"
+}
+
+# ---------------------------------------------------------------------------------------- main
+[[ $# -ge 1 ]] || usage
+cmd=$1
+shift
+case $cmd in
+fetch) [[ $# -eq 0 ]] || usage; cmd_fetch ;;
+start) [[ $# -eq 1 ]] || usage; cmd_start "$1" ;;
+stop) [[ $# -eq 1 ]] || usage; cmd_stop "$1" ;;
+tool) [[ $# -ge 2 ]] || usage; cmd_tool "$@" ;;
+*) usage ;;
+esac

@@ -1,0 +1,112 @@
+"""Smoke tests of the Kafka test bed itself: each listener and SCRAM mechanism carries a
+record, bad credentials are refused, and Kafka's own tools see what clients did."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, Producer
+
+pytestmark = pytest.mark.integration
+
+DEADLINE_S = 30  # bound on every wait below; a healthy bed answers in well under a second
+
+
+def produce_one(conf: dict, topic: str, key: bytes, value: bytes) -> None:
+    delivered = []
+    producer = Producer({**conf, "message.timeout.ms": DEADLINE_S * 1000})
+    producer.produce(
+        topic, key=key, value=value, on_delivery=lambda err, msg: delivered.append(err)
+    )
+    assert producer.flush(DEADLINE_S + 5) == 0, "record not delivered in time"
+    assert delivered == [None], f"delivery failed: {delivered}"
+
+
+def consume_one(conf: dict, topic: str, group: str):
+    """First record of `topic` for a new group; its offset is committed before returning."""
+    consumer = Consumer(
+        {
+            **conf,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None:
+                continue
+            assert msg.error() is None, f"consumer error: {msg.error()}"
+            consumer.commit(message=msg, asynchronous=False)
+            return msg
+        pytest.fail(f"no record from {topic} within {DEADLINE_S}s")
+    finally:
+        consumer.close()
+
+
+def roundtrip(conf: dict, topic: str) -> None:
+    key, value = b"k-" + topic.encode(), b"v-" + topic.encode()
+    produce_one(conf, topic, key, value)
+    msg = consume_one(conf, topic, f"{topic}-group")
+    assert msg.topic() == topic
+    assert msg.key() == key
+    assert msg.value() == value
+
+
+def test_plaintext_roundtrip(bed):
+    roundtrip(bed.client_config(), bed.unique_topic("smoke-plain"))
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_sasl_ssl_roundtrip(bed, mechanism):
+    # Host name verification stays on (librdkafka's default): the certificate's SAN must
+    # cover the advertised 127.0.0.1.
+    conf = {**bed.client_config(mechanism), "ssl.endpoint.identification.algorithm": "https"}
+    roundtrip(conf, bed.unique_topic("smoke-" + mechanism.lower()))
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_wrong_scram_password_is_refused(bed, mechanism):
+    errors = []
+    conf = {
+        **bed.client_config(mechanism),
+        "sasl.password": "not-the-password",
+        "error_cb": errors.append,
+    }
+    producer = Producer(conf)
+    producer.produce(bed.unique_topic("smoke-badauth"), value=b"x")
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline and not any(
+        e.code() == KafkaError._AUTHENTICATION for e in errors
+    ):
+        producer.poll(0.2)
+    auth = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
+    assert auth, f"no authentication error within {DEADLINE_S}s; errors seen: {errors}"
+    assert "authentication" in auth[0].str().lower()
+    producer.purge()  # drop the undeliverable record instead of waiting for its timeout
+
+
+def test_consumer_groups_tool_sees_committed_group(bed):
+    topic = bed.unique_topic("smoke-groups")
+    group = f"{topic}-group"
+    conf = bed.client_config()
+    produce_one(conf, topic, b"k", b"v")
+    consume_one(conf, topic, group)  # commits offset 1
+
+    listed = bed.tool("consumer-groups", "--bootstrap-server", bed.bootstrap, "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert group in listed.stdout.split()
+
+    described = bed.tool(
+        "consumer-groups", "--bootstrap-server", bed.bootstrap, "--describe", "--group", group
+    )
+    assert described.returncode == 0, described.stderr
+    # Row: GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
+    rows = [line.split() for line in described.stdout.splitlines()]
+    row = next((r for r in rows if len(r) >= 6 and r[0] == group and r[1] == topic), None)
+    assert row is not None, described.stdout
+    assert row[2:5] == ["0", "1", "1"], described.stdout
