@@ -1,0 +1,34 @@
+# tributary: build on Debian bookworm, run on bookworm-slim as a non-root user.
+# The build stage mirrors scripts/install-deps (build) and scripts/run.
+
+FROM debian:bookworm AS build
+RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends gcc cmake make pkg-config git ca-certificates \
+        librdkafka-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev \
+        libsqlite3-dev libssl-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTB_TESTS=OFF \
+    && cmake --build build -j "$(nproc)"
+
+FROM debian:bookworm-slim
+RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends librdkafka1 libmicrohttpd12 libjansson4 libcurl4 \
+        libsqlite3-0 libssl3 ca-certificates curl \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --home-dir /var/lib/tributary --create-home tributary
+COPY --from=build /src/build/tributary /usr/local/bin/tributary
+USER tributary
+WORKDIR /var/lib/tributary
+VOLUME /var/lib/tributary
+# Configuration comes from TRIBUTARY_* variables (TRIBUTARY_BOOTSTRAP_SERVERS
+# means bootstrap.servers); the container listens on every interface.
+ENV TRIBUTARY_LISTENERS=http://0.0.0.0:8083 \
+    TRIBUTARY_OFFSET_STORAGE_FILE_FILENAME=/var/lib/tributary/tributary.db
+EXPOSE 8083
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s \
+    CMD curl -fsS http://127.0.0.1:8083/health || exit 1
+# tributary handles SIGTERM as a graceful shutdown.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/usr/local/bin/tributary"]
