@@ -1,0 +1,13 @@
+/* tb_time.h - clocks. */
+#ifndef TB_TIME_H
+#define TB_TIME_H
+
+#include <stdint.h>
+
+/* Milliseconds of a monotonic clock, for intervals and deadlines. */
+int64_t tb_monotonic_ms(void);
+
+/* Milliseconds since the Unix epoch, for timestamps people read. */
+int64_t tb_wall_ms(void);
+
+#endif
