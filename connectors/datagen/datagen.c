@@ -1,0 +1,261 @@
+/*
+ * datagen - a source that generates JSON records: deterministic for a seed,
+ * numbered so that loss and duplication can be checked downstream, at a
+ * bounded rate or as fast as Kafka takes them.
+ *
+ * Each task numbers its records 0, 1, 2, ...; its source partition is
+ * {"task":N} and its offset {"sequence":next}, so a restarted task goes on
+ * from the next unacknowledged number.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "connectors/runtime/tb_plugin.h"
+
+static const char *const shapes[] = {"orders", "users", "pageviews", NULL};
+static const tb_config_range_t non_negative = {.has_min = true, .min = 0};
+static const tb_config_range_t count_range = {.has_min = true, .min = -1};
+
+static const tb_config_def_t datagen_keys[] = {
+    {.name = "topic",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Datagen",
+     .order = 1,
+     .documentation = "Topic the records are written to."},
+    {.name = "records.per.second",
+     .type = TB_CONFIG_DOUBLE,
+     .default_value = "10",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Datagen",
+     .order = 2,
+     .range = &non_negative,
+     .documentation = "Records per second, per task; 0 means as fast as Kafka "
+                      "takes them."},
+    {.name = "count",
+     .type = TB_CONFIG_LONG,
+     .default_value = "-1",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Datagen",
+     .order = 3,
+     .range = &count_range,
+     .documentation = "Records to generate in all (spread over the tasks); -1 "
+                      "means endless."},
+    {.name = "shape",
+     .type = TB_CONFIG_STRING,
+     .default_value = "orders",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Datagen",
+     .order = 4,
+     .one_of = shapes,
+     .documentation = "The kind of record: orders, users or pageviews."},
+    {.name = "seed",
+     .type = TB_CONFIG_LONG,
+     .default_value = "42",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Datagen",
+     .order = 5,
+     .documentation = "Seed of the generator: the same seed gives the same keys "
+                      "and values."},
+};
+
+static const tb_config_table_t datagen_table = TB_CONFIG_TABLE("datagen", datagen_keys);
+
+#define TASK_ID_KEY "datagen.task.id"
+#define TASK_COUNT_KEY "datagen.task.count"
+
+typedef struct {
+    int task;
+    char *topic;
+    double rate;
+    long long limit; /* records this task generates; -1 endless */
+    unsigned long long seed;
+    const char *shape;
+    long long next;      /* sequence number of the next record */
+    long long generated; /* since start, for the rate */
+    struct timespec started;
+} datagen_task_t;
+
+/* splitmix64: a small, well-mixed generator of deterministic values. */
+static unsigned long long mix(unsigned long long x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static json_t *task_configs(const json_t *config, int max_tasks)
+{
+    json_t *list = json_array();
+    for (int i = 0; i < max_tasks; i++) {
+        json_t *task = json_deep_copy(config);
+        char text[16];
+        snprintf(text, sizeof(text), "%d", i);
+        json_object_set_new(task, TASK_ID_KEY, json_string(text));
+        snprintf(text, sizeof(text), "%d", max_tasks);
+        json_object_set_new(task, TASK_COUNT_KEY, json_string(text));
+        json_array_append_new(list, task);
+    }
+    return list;
+}
+
+static long long share_of(long long total, int task, int tasks)
+{
+    if (total < 0) {
+        return -1;
+    }
+    return total / tasks + (task < total % tasks ? 1 : 0);
+}
+
+/* An integer the runtime put into the task config. */
+static int int_of(const json_t *config, const char *key, int fallback)
+{
+    const char *text = json_string_value(json_object_get(config, key));
+    return text != NULL ? atoi(text) : fallback;
+}
+
+static int task_start(const tb_task_context_t *ctx, const json_t *config, void **out,
+                      char *errstr, size_t errstr_size)
+{
+    const tb_config_table_t *tables[] = {&datagen_table};
+    json_t *errors = json_object();
+    json_t *values = tb_config_parse(tables, 1, config, errors);
+    datagen_task_t *task = NULL;
+    int tasks = int_of(config, TASK_COUNT_KEY, 1);
+
+    if (tb_config_error_count(errors) > 0) {
+        snprintf(errstr, errstr_size, "invalid datagen task config");
+        goto done;
+    }
+    task = calloc(1, sizeof(*task));
+    task->task = int_of(config, TASK_ID_KEY, 0);
+    task->topic = strdup(tb_config_string(values, "topic"));
+    task->rate = tb_config_double(values, "records.per.second");
+    task->limit =
+        share_of(tb_config_int(values, "count"), task->task, tasks > 0 ? tasks : 1);
+    task->seed = (unsigned long long)tb_config_int(values, "seed");
+    for (size_t i = 0; shapes[i] != NULL; i++) {
+        if (strcmp(shapes[i], tb_config_string(values, "shape")) == 0) {
+            task->shape = shapes[i];
+        }
+    }
+    json_t *partition = json_pack("{s:i}", "task", task->task);
+    json_t *offset = ctx->offset_for(ctx->runtime, partition);
+    json_t *sequence = json_object_get(offset, "sequence");
+    task->next = json_is_integer(sequence) ? json_integer_value(sequence) : 0;
+    json_decref(offset);
+    json_decref(partition);
+    clock_gettime(CLOCK_MONOTONIC, &task->started);
+    *out = task;
+
+done:
+    json_decref(values);
+    json_decref(errors);
+    return task != NULL ? 0 : -1;
+}
+
+/* How many records the rate allows now; *wake_ms says when the next is due. */
+static long long allowed_now(datagen_task_t *task, int64_t *wake_ms)
+{
+    struct timespec now;
+    if (task->rate <= 0) {
+        return -1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double elapsed = (double)(now.tv_sec - task->started.tv_sec) +
+                     (double)(now.tv_nsec - task->started.tv_nsec) / 1e9;
+    long long due = (long long)(elapsed * task->rate) + 1 - task->generated;
+    if (due <= 0) {
+        double next_at = (double)(task->generated) / task->rate;
+        *wake_ms = (int64_t)((next_at - elapsed) * 1000.0) + 1;
+        return 0;
+    }
+    return due;
+}
+
+static char *make_value(const datagen_task_t *task, unsigned long long r, size_t *len)
+{
+    char *text = NULL;
+    int n;
+    if (strcmp(task->shape, "users") == 0) {
+        n = asprintf(&text,
+                     "{\"seq\":%lld,\"task\":%d,\"user_id\":\"user_%llu\","
+                     "\"region\":\"region_%llu\",\"score\":%llu}",
+                     task->next, task->task, r % 1000, (r >> 10) % 10, (r >> 20) % 100);
+    } else if (strcmp(task->shape, "pageviews") == 0) {
+        n = asprintf(&text,
+                     "{\"seq\":%lld,\"task\":%d,\"user_id\":\"user_%llu\","
+                     "\"page\":\"/page/%llu\",\"duration_ms\":%llu}",
+                     task->next, task->task, r % 1000, (r >> 10) % 50, (r >> 20) % 60000);
+    } else {
+        n = asprintf(&text,
+                     "{\"seq\":%lld,\"task\":%d,\"order_id\":%lld,"
+                     "\"customer\":\"customer_%llu\",\"item\":\"item_%llu\","
+                     "\"quantity\":%llu,\"price_cents\":%llu}",
+                     task->next, task->task, task->next, r % 500, (r >> 10) % 100,
+                     (r >> 20) % 10 + 1, (r >> 30) % 100000);
+    }
+    *len = n > 0 ? (size_t)n : 0;
+    return n > 0 ? text : NULL;
+}
+
+static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count,
+                int64_t *wake_ms, char *errstr, size_t errstr_size)
+{
+    datagen_task_t *task = opaque;
+    long long allowed = allowed_now(task, wake_ms);
+    *count = 0;
+    (void)errstr;
+    (void)errstr_size;
+    if (allowed == 0) {
+        return 0;
+    }
+    if (task->limit >= 0 && task->next >= task->limit) {
+        *wake_ms = -1; /* done: nothing more, ever */
+        return 0;
+    }
+    while (*count < max && (allowed < 0 || (long long)*count < allowed) &&
+           (task->limit < 0 || task->next < task->limit)) {
+        unsigned long long r = mix(task->seed ^ ((unsigned long long)task->task << 40) ^
+                                   (unsigned long long)task->next);
+        tb_source_record_t *record = &out[(*count)++];
+        memset(record, 0, sizeof(*record));
+        record->topic = task->topic;
+        record->partition = -1;
+        record->key_len = (size_t)asprintf((char **)&record->key, "%llu", r % 1000);
+        record->value = make_value(task, r, &record->value_len);
+        record->source_partition = json_pack("{s:i}", "task", task->task);
+        record->source_offset =
+            json_pack("{s:I}", "sequence", (json_int_t)task->next + 1);
+        task->next++;
+        task->generated++;
+    }
+    return 0;
+}
+
+static void task_stop(void *opaque)
+{
+    datagen_task_t *task = opaque;
+    if (task != NULL) {
+        free(task->topic);
+        free(task);
+    }
+}
+
+static const char *const datagen_aliases[] = {"datagen", "DatagenConnector", NULL};
+
+const tb_plugin_t tb_datagen_plugin = {
+    .class_name = "io.tributary.connect.datagen.DatagenConnector",
+    .aliases = datagen_aliases,
+    .kind = TB_PLUGIN_SOURCE,
+    .version = "0.1.0",
+    .config = &datagen_table,
+    .task_configs = task_configs,
+    .task_start = task_start,
+    .poll = poll,
+    .task_stop = task_stop,
+};

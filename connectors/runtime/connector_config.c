@@ -1,0 +1,346 @@
+#include "connectors/runtime/tb_connector_config.h"
+
+#include <regex.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const tolerances[] = {"none", "all", NULL};
+static const char *const reload_actions[] = {"none", "restart", NULL};
+static const char *const eos_support[] = {"requested", "required", NULL};
+static const char *const boundaries[] = {"poll", "interval", "connector", NULL};
+static const tb_config_range_t at_least_one = {.has_min = true, .min = 1};
+static const tb_config_range_t retry_timeout = {.has_min = true, .min = -1};
+static const tb_config_range_t non_negative = {.has_min = true, .min = 0};
+
+/* A connector name: non-empty, without ISO control characters. */
+static int check_name(const json_t *value, char *reason, size_t size)
+{
+    const char *name = json_string_value(value);
+    if (name[0] == '\0') {
+        snprintf(reason, size, "String may not be empty");
+        return -1;
+    }
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
+        if (*c < 0x20 || *c == 0x7f) {
+            snprintf(reason, size, "String may not contain control sequences");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int check_regex(const json_t *value, char *reason, size_t size)
+{
+    regex_t re;
+    const char *text = json_string_value(value);
+    if (text[0] == '\0') {
+        return 0;
+    }
+    int rc = regcomp(&re, text, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        regerror(rc, &re, reason, size);
+        return -1;
+    }
+    regfree(&re);
+    return 0;
+}
+
+#define COMMON "Common"
+#define ERRORS "Error Handling"
+
+static const tb_config_def_t common_keys[] = {
+    {.name = "name",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = COMMON,
+     .order = 1,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Connector name",
+     .check = check_name,
+     .documentation = "Globally unique name to use for this connector."},
+    {.name = "connector.class",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = COMMON,
+     .order = 2,
+     .width = TB_WIDTH_LONG,
+     .display_name = "Connector class",
+     .documentation = "Name or alias of the connector class, e.g. "
+                      "org.apache.kafka.connect.file.FileStreamSinkConnector, "
+                      "FileStreamSink or FileStreamSinkConnector."},
+    {.name = "tasks.max",
+     .type = TB_CONFIG_INT,
+     .default_value = "1",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = COMMON,
+     .order = 3,
+     .width = TB_WIDTH_SHORT,
+     .display_name = "Tasks max",
+     .range = &at_least_one,
+     .documentation = "Maximum number of tasks to use for this connector."},
+    {.name = "key.converter",
+     .type = TB_CONFIG_CLASS,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = COMMON,
+     .order = 5,
+     .width = TB_WIDTH_SHORT,
+     .display_name = "Key converter class",
+     .documentation = "Converter of record keys; null means the worker's "
+                      "key.converter."},
+    {.name = "value.converter",
+     .type = TB_CONFIG_CLASS,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = COMMON,
+     .order = 6,
+     .width = TB_WIDTH_SHORT,
+     .display_name = "Value converter class",
+     .documentation = "Converter of record values; null means the worker's "
+                      "value.converter."},
+    {.name = "header.converter",
+     .type = TB_CONFIG_CLASS,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = COMMON,
+     .order = 7,
+     .width = TB_WIDTH_SHORT,
+     .display_name = "Header converter class",
+     .documentation = "Converter of record headers; null means the worker's."},
+    {.name = "config.action.reload",
+     .type = TB_CONFIG_STRING,
+     .default_value = "restart",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = COMMON,
+     .order = 8,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Reload Action",
+     .one_of = reload_actions,
+     .documentation = "What to do when a referenced secret changes: none or "
+                      "restart."},
+    {.name = "errors.retry.timeout",
+     .type = TB_CONFIG_LONG,
+     .default_value = "0",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = ERRORS,
+     .order = 1,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Retry Timeout for Errors",
+     .range = &retry_timeout,
+     .documentation = "How long a failed operation is retried, in ms; 0 means "
+                      "no retries, -1 retries forever."},
+    {.name = "errors.retry.delay.max.ms",
+     .type = TB_CONFIG_LONG,
+     .default_value = "60000",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = ERRORS,
+     .order = 2,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Maximum Delay Between Retries for Errors",
+     .range = &non_negative,
+     .documentation = "The longest wait between two retries, in ms."},
+    {.name = "errors.tolerance",
+     .type = TB_CONFIG_STRING,
+     .default_value = "none",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = ERRORS,
+     .order = 3,
+     .width = TB_WIDTH_SHORT,
+     .display_name = "Error Tolerance",
+     .one_of = tolerances,
+     .documentation = "none: an error fails the task. all: the record is "
+                      "skipped, counted, logged, and sent to the dead letter "
+                      "queue when one is configured."},
+    {.name = "errors.log.enable",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = ERRORS,
+     .order = 4,
+     .width = TB_WIDTH_SHORT,
+     .display_name = "Log Errors",
+     .documentation = "Log each tolerated error with its context."},
+    {.name = "errors.log.include.messages",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = ERRORS,
+     .order = 5,
+     .width = TB_WIDTH_SHORT,
+     .display_name = "Log Error Details",
+     .documentation = "Include the record's key and value in those log lines."},
+};
+
+static const tb_config_def_t sink_keys[] = {
+    {.name = "topics",
+     .type = TB_CONFIG_LIST,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = COMMON,
+     .order = 4,
+     .width = TB_WIDTH_LONG,
+     .display_name = "Topics",
+     .documentation = "Topics to consume; exactly one of topics and "
+                      "topics.regex must be set."},
+    {.name = "topics.regex",
+     .type = TB_CONFIG_STRING,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = COMMON,
+     .order = 4,
+     .width = TB_WIDTH_LONG,
+     .display_name = "Topics regex",
+     .check = check_regex,
+     .documentation = "POSIX extended regular expression of topics to consume."},
+    {.name = "errors.deadletterqueue.topic.name",
+     .type = TB_CONFIG_STRING,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = ERRORS,
+     .order = 6,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Dead Letter Queue Topic Name",
+     .documentation = "Topic that receives records that failed, with "
+                      "errors.tolerance=all. Empty: no dead letter queue."},
+    {.name = "errors.deadletterqueue.topic.replication.factor",
+     .type = TB_CONFIG_SHORT,
+     .default_value = "3",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = ERRORS,
+     .order = 7,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Dead Letter Queue Topic Replication Factor",
+     .documentation = "Replication factor of the dead letter queue topic when "
+                      "it is created."},
+    {.name = "errors.deadletterqueue.context.headers.enable",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = ERRORS,
+     .order = 8,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Enable Error Context Headers",
+     .documentation = "Add the __connect.errors.* headers to dead letter "
+                      "queue records."},
+};
+
+static const tb_config_def_t source_keys[] = {
+    {.name = "exactly.once.support",
+     .type = TB_CONFIG_STRING,
+     .default_value = "requested",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Exactly Once Support",
+     .order = 1,
+     .width = TB_WIDTH_SHORT,
+     .one_of = eos_support,
+     .documentation = "required: the connector runs only with exactly-once "
+                      "delivery."},
+    {.name = "transaction.boundary",
+     .type = TB_CONFIG_STRING,
+     .default_value = "poll",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Exactly Once Support",
+     .order = 2,
+     .width = TB_WIDTH_SHORT,
+     .one_of = boundaries,
+     .documentation = "Where exactly-once transactions end: poll, interval or "
+                      "connector."},
+    {.name = "transaction.boundary.interval.ms",
+     .type = TB_CONFIG_LONG,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Exactly Once Support",
+     .order = 3,
+     .width = TB_WIDTH_SHORT,
+     .range = &non_negative,
+     .documentation = "Transaction length with transaction.boundary=interval; "
+                      "null means offset.flush.interval.ms."},
+};
+
+const tb_config_table_t tb_connector_common_table =
+    TB_CONFIG_TABLE("Connector (all)", common_keys);
+const tb_config_table_t tb_connector_sink_table =
+    TB_CONFIG_TABLE("Connector (sink)", sink_keys);
+const tb_config_table_t tb_connector_source_table =
+    TB_CONFIG_TABLE("Connector (source)", source_keys);
+
+size_t tb_connector_config_tables(const tb_plugin_t *plugin,
+                                  const tb_config_table_t *tables[3])
+{
+    tables[0] = &tb_connector_common_table;
+    tables[1] = plugin->kind == TB_PLUGIN_SINK ? &tb_connector_sink_table
+                                               : &tb_connector_source_table;
+    tables[2] = plugin->config;
+    return 3;
+}
+
+json_t *tb_connector_config_keys(const tb_plugin_t *plugin)
+{
+    const tb_config_table_t *framework[3];
+    tb_connector_config_tables(plugin, framework);
+    const tb_config_table_t *tables[] = {plugin->config, framework[0], framework[1]};
+    return tb_config_keys_json(tables, 3);
+}
+
+/* Sinks read topics or topics.regex: exactly one of them. */
+static void check_sink_topics(const json_t *values, json_t *errors)
+{
+    bool has_list = json_array_size(tb_config_list(values, "topics")) > 0;
+    const char *regex = tb_config_string(values, "topics.regex");
+    bool has_regex = regex != NULL && regex[0] != '\0';
+    const char *dlq = tb_config_string(values, "errors.deadletterqueue.topic.name");
+    size_t i;
+    json_t *topic;
+
+    if (has_list && has_regex) {
+        const char *m = "topics and topics.regex are mutually exclusive options, "
+                        "but both are set.";
+        tb_config_error_add(errors, "topics", m);
+        tb_config_error_add(errors, "topics.regex", m);
+    } else if (!has_list && !has_regex) {
+        const char *m = "Must configure one of topics or topics.regex";
+        tb_config_error_add(errors, "topics", m);
+        tb_config_error_add(errors, "topics.regex", m);
+    }
+    json_array_foreach (tb_config_list(values, "topics"), i, topic) {
+        if (dlq != NULL && strcmp(dlq, json_string_value(topic)) == 0) {
+            char m[512];
+            snprintf(m, sizeof(m),
+                     "The DLQ topic '%s' may not be included in the list of "
+                     "topics ('topics=%s') consumed by the connector",
+                     dlq, dlq);
+            tb_config_error_add(errors, "errors.deadletterqueue.topic.name", m);
+        }
+    }
+}
+
+json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *raw,
+                                     json_t *errors)
+{
+    const tb_config_table_t *tables[3];
+    size_t n = tb_connector_config_tables(plugin, tables);
+    json_t *values = tb_config_parse(tables, n, raw, errors);
+    if (plugin->kind == TB_PLUGIN_SINK) {
+        check_sink_topics(values, errors);
+    }
+    if (plugin->validate != NULL) {
+        plugin->validate(values, errors);
+    }
+    return values;
+}
+
+json_t *tb_connector_config_infos(const tb_plugin_t *plugin, const json_t *raw)
+{
+    const tb_config_table_t *tables[3];
+    size_t n = tb_connector_config_tables(plugin, tables);
+    json_t *errors = json_object();
+    json_decref(tb_connector_config_validate(plugin, raw, errors));
+    json_t *infos = tb_config_infos(plugin->class_name, tables, n, raw, errors);
+    json_decref(errors);
+    return infos;
+}
+
+json_t *tb_connector_config_redact(const tb_plugin_t *plugin, const json_t *raw)
+{
+    const tb_config_table_t *tables[3];
+    size_t n = tb_connector_config_tables(plugin, tables);
+    return tb_config_redact(tables, n, raw);
+}

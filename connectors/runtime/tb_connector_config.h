@@ -1,0 +1,41 @@
+/*
+ * tb_connector_config.h - the keys Kafka Connect defines for every
+ * connector (name, connector.class, tasks.max, converters, errors.*, and the
+ * sink or source specific ones), and validation of a whole connector config
+ * against them and its plugin's own table.
+ */
+#ifndef TB_CONNECTOR_CONFIG_H
+#define TB_CONNECTOR_CONFIG_H
+
+#include <jansson.h>
+
+#include "connectors/runtime/tb_plugin.h"
+
+/* Framework keys of every connector, of sinks, and of sources. */
+extern const tb_config_table_t tb_connector_common_table;
+extern const tb_config_table_t tb_connector_sink_table;
+extern const tb_config_table_t tb_connector_source_table;
+
+/* The tables that define a connector of plugin, in Connect's order for
+ * ConfigInfos: the framework's keys (common, then sink or source), then the
+ * plugin's own. Returns their count (3). */
+size_t tb_connector_config_tables(const tb_plugin_t *plugin,
+                                  const tb_config_table_t *tables[3]);
+
+/* Validates raw (an object of strings) for plugin. Returns the parsed values
+ * (new reference) and fills errors (name -> array of messages) with every
+ * problem, including the checks across keys (topics vs topics.regex). */
+json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *raw,
+                                     json_t *errors);
+
+/* Connect's ConfigInfos for raw (new reference). */
+json_t *tb_connector_config_infos(const tb_plugin_t *plugin, const json_t *raw);
+
+/* The ConfigKeyInfo array of /connector-plugins/{p}/config: the plugin's
+ * own keys, then the framework's, as Connect lists them (new reference). */
+json_t *tb_connector_config_keys(const tb_plugin_t *plugin);
+
+/* A copy of raw with PASSWORD values of every table shown as "[hidden]". */
+json_t *tb_connector_config_redact(const tb_plugin_t *plugin, const json_t *raw);
+
+#endif

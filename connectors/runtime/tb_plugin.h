@@ -1,0 +1,126 @@
+/*
+ * tb_plugin.h - what a connector plugin is.
+ *
+ * A plugin is one static const tb_plugin_t: its names, kind, config table
+ * and callbacks. It only moves records to or from its external system; the
+ * runtime owns threads, retries, offsets, metrics, converters and Kafka.
+ * Plugins are listed in connectors/plugins.c.
+ *
+ * Callbacks that can fail return 0 on success, TB_PLUGIN_RETRY for a
+ * retriable failure (the runtime retries per errors.retry.*), or -1 for a
+ * fatal one, with the reason in errstr.
+ */
+#ifndef TB_PLUGIN_H
+#define TB_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/tb_config.h"
+
+#define TB_PLUGIN_RETRY 1
+
+typedef enum {
+    TB_PLUGIN_SOURCE = 0,
+    TB_PLUGIN_SINK,
+} tb_plugin_kind_t;
+
+/* A record header: a name and bytes (value NULL for a null header). */
+typedef struct {
+    const char *name;
+    const void *value;
+    size_t value_len;
+} tb_header_t;
+
+/* A record read from Kafka, after the key and value converters: bytes in the
+ * converters' text form (a string, raw bytes, or JSON text). Borrowed for the
+ * duration of put(). A NULL key or value is a null. */
+typedef struct {
+    const char *topic;
+    int32_t partition;
+    int64_t offset;
+    int64_t timestamp; /* ms since the epoch, -1 when none */
+    const void *key;
+    size_t key_len;
+    const void *value;
+    size_t value_len;
+    const tb_header_t *headers;
+    size_t header_count;
+} tb_sink_record_t;
+
+/* A record a source task hands to the runtime. The runtime takes ownership
+ * of key, value (free()) and the source partition and offset (json_decref);
+ * topic stays the task's and must live until task_stop. */
+typedef struct {
+    const char *topic;
+    int32_t partition; /* -1: let the partitioner choose */
+    void *key;         /* NULL: null key */
+    size_t key_len;
+    void *value; /* NULL: null value (a tombstone) */
+    size_t value_len;
+    json_t *source_partition; /* where in the source this came from */
+    json_t *source_offset;    /* and how far that source has been read */
+} tb_source_record_t;
+
+/* Context the runtime gives a task. Borrowed for the task's life. */
+typedef struct {
+    const char *connector; /* connector name */
+    int task;              /* task id */
+    /* The stored source offset for a source partition (new reference), or
+     * NULL when none is stored. */
+    json_t *(*offset_for)(void *runtime, const json_t *source_partition);
+    void *runtime;
+} tb_task_context_t;
+
+typedef struct tb_plugin {
+    const char *class_name;     /* Connect's class name, or tributary's */
+    const char *const *aliases; /* other accepted names, NULL-terminated */
+    tb_plugin_kind_t kind;
+    const char *version;
+    const tb_config_table_t *config; /* the plugin's own keys */
+
+    /* Checks across keys beyond the table; adds messages to errors
+     * (name -> array). values are the parsed plugin and framework keys.
+     * Optional. */
+    void (*validate)(const json_t *values, json_t *errors);
+
+    /* Splits a validated connector config into at most max_tasks task
+     * configs: returns a new JSON array of objects of strings. */
+    json_t *(*task_configs)(const json_t *config, int max_tasks);
+
+    /* Starts a task from its config; *task receives the plugin's state. */
+    int (*task_start)(const tb_task_context_t *ctx, const json_t *config, void **task,
+                      char *errstr, size_t errstr_size);
+
+    /* Source: appends up to max records to out and sets *count. Returns 0
+     * with *count 0 when nothing is ready; *wake_ms then says when to ask
+     * again (-1: only when the runtime is woken). */
+    int (*poll)(void *task, tb_source_record_t *out, size_t max, size_t *count,
+                int64_t *wake_ms, char *errstr, size_t errstr_size);
+
+    /* Sink: writes records (may buffer them until flush). */
+    int (*put)(void *task, const tb_sink_record_t *records, size_t count, char *errstr,
+               size_t errstr_size);
+
+    /* Sink: makes everything put so far durable; the runtime records offsets
+     * only after this returns 0. Optional for sources. */
+    int (*flush)(void *task, char *errstr, size_t errstr_size);
+
+    /* Releases the task. Never fails. */
+    void (*task_stop)(void *task);
+} tb_plugin_t;
+
+/* Every plugin built in, NULL-terminated (connectors/plugins.c). */
+extern const tb_plugin_t *const tb_plugins[];
+
+/* The plugin whose class name or alias is name; Connect's rules apply: a
+ * class name may be given without its package or without its "Connector"
+ * suffix. NULL when none. */
+const tb_plugin_t *tb_plugin_find(const char *name);
+
+/* "source" or "sink". */
+const char *tb_plugin_kind_name(tb_plugin_kind_t kind);
+
+#endif
