@@ -1,0 +1,56 @@
+/*
+ * tb_task_engine.h - what moves records for a task: the source engine
+ * (plugin -> Kafka) or the sink engine (Kafka -> plugin). Internal to the
+ * runtime: tb_task.c drives an engine through these calls from the pool.
+ */
+#ifndef TB_TASK_ENGINE_H
+#define TB_TASK_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "connectors/runtime/tb_plugin.h"
+#include "connectors/runtime/tb_pool.h"
+#include "store/tb_store.h"
+
+/* What an engine needs to know about its task. Owned by the task; valid
+ * for the engine's whole life. */
+typedef struct {
+    const char *connector;
+    int id;
+    const tb_plugin_t *plugin;
+    json_t *config;           /* the task config */
+    json_t *connector_config; /* the connector config (framework keys) */
+    json_t *kafka_props;      /* librdkafka properties for its client */
+    tb_store_t *store;
+    /* Makes the task run soon; safe from any thread, including librdkafka's,
+     * until the engine's stop returns. */
+    void (*wake)(void *task);
+    void *task;
+    /* Topic tracking: called once per topic the engine reads or writes. */
+    void (*topic_used)(void *opaque, const char *connector, const char *topic);
+    void *topic_opaque;
+    long long offset_flush_interval_ms;
+    long long shutdown_timeout_ms;
+} tb_task_env_t;
+
+typedef struct {
+    /* Starts the plugin task and the Kafka client. */
+    int (*start)(const tb_task_env_t *env, void **engine, char *errstr,
+                 size_t errstr_size);
+    /* One bounded step. Returns what a pool job returns (TB_POOL_PARK,
+     * TB_POOL_RUN_AGAIN or a delay in ms), or -2 on a failure described in
+     * errstr. */
+    int64_t (*step)(void *engine, bool paused, char *errstr, size_t errstr_size);
+    /* Stops gracefully within env->shutdown_timeout_ms and frees. */
+    void (*stop)(void *engine);
+} tb_task_engine_t;
+
+#define TB_TASK_STEP_FAILED (-2)
+
+extern const tb_task_engine_t tb_source_engine;
+
+#endif
