@@ -105,6 +105,24 @@ static const tb_config_def_t worker_keys[] = {
      .group = "Tasks",
      .range = &non_negative,
      .documentation = "How long shutdown waits for tasks to flush and stop."},
+    {.name = "task.restart.backoff.initial.ms",
+     .type = TB_CONFIG_LONG,
+     .default_value = "1000",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Tasks",
+     .range = &non_negative,
+     .documentation = "A failed task restarts by itself after this delay, doubled "
+                      "after each failure up to task.restart.backoff.max.ms; 0 "
+                      "turns automatic restarts off (as in Kafka Connect)."},
+    {.name = "task.restart.backoff.max.ms",
+     .type = TB_CONFIG_LONG,
+     .default_value = "60000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Tasks",
+     .range = &at_least_one,
+     .documentation = "The longest delay between automatic restarts of a task; a "
+                      "task that ran this long without failing starts its backoff "
+                      "afresh."},
     {.name = "offset.flush.interval.ms",
      .type = TB_CONFIG_LONG,
      .default_value = "60000",

@@ -1,24 +1,244 @@
 #include "connectors/runtime/tb_herder.h"
 
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "connectors/kafka/tb_kafka_cluster.h"
+#include "connectors/runtime/tb_connector_config.h"
+#include "connectors/runtime/tb_plugin.h"
+#include "connectors/runtime/tb_pool.h"
+#include "connectors/runtime/tb_task.h"
 #include "core/tb_log.h"
 #include "store/tb_store.h"
 
+typedef struct connector {
+    char *name;
+    json_t *config; /* as given: an object of strings */
+    const tb_plugin_t *plugin;
+    tb_target_state_t target;
+    tb_state_t state;     /* of the connector instance */
+    char *trace;          /* why it FAILED, or NULL */
+    json_t *task_configs; /* array of objects */
+    tb_task_t **tasks;
+    size_t task_count;
+    struct connector *next;
+} connector_t;
+
 struct tb_herder {
+    tb_herder_options_t options;
+    char *worker_id;
+    json_t *kafka_props; /* the worker's, with the bootstrap tasks use */
     tb_store_t *store;
     tb_kafka_cluster_t *cluster;
-    char *worker_id;
+    tb_pool_t *pool;
+    pthread_mutex_t lock; /* guards the connector list and every connector */
+    connector_t *connectors;
+    /* Topic tracking has a lock of its own: tasks report topics from their
+     * threads while the herder, holding its lock, may wait for them. */
+    pthread_mutex_t topics_lock;
+    json_t *topics; /* connector -> {topic: true}, since the last reset */
 };
+
+__attribute__((format(printf, 4, 5))) static tb_err_t
+fail(tb_err_t err, char *msg, size_t msg_size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, msg_size, fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+static connector_t *find(tb_herder_t *herder, const char *name)
+{
+    for (connector_t *c = herder->connectors; c != NULL; c = c->next) {
+        if (strcmp(c->name, name) == 0) {
+            return c;
+        }
+    }
+    return NULL;
+}
+
+static void record_connector_state(tb_herder_t *herder, connector_t *c, tb_state_t state,
+                                   const char *trace)
+{
+    char errstr[256];
+    c->state = state;
+    free(c->trace);
+    c->trace = trace != NULL ? strdup(trace) : NULL;
+    if (tb_store_status_put(herder->store, c->name, -1, state, trace, errstr,
+                            sizeof(errstr)) != 0) {
+        TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", c->name, -1,
+                    "cannot record state %s: %s", tb_state_name(state), errstr);
+    }
+}
+
+/* Stops and frees every task of c (each stops gracefully, recording its
+ * offsets). Call with the lock held. */
+static void stop_tasks(connector_t *c)
+{
+    for (size_t i = 0; i < c->task_count; i++) {
+        tb_task_destroy(c->tasks[i]);
+    }
+    free(c->tasks);
+    c->tasks = NULL;
+    c->task_count = 0;
+}
+
+static void topic_used(void *opaque, const char *connector, const char *topic)
+{
+    tb_herder_t *herder = opaque;
+    pthread_mutex_lock(&herder->topics_lock);
+    json_t *topics = json_object_get(herder->topics, connector);
+    if (topics == NULL) {
+        topics = json_object();
+        json_object_set_new(herder->topics, connector, topics);
+    }
+    json_object_set_new(topics, topic, json_true());
+    pthread_mutex_unlock(&herder->topics_lock);
+}
+
+static void forget_topics(tb_herder_t *herder, const char *connector)
+{
+    pthread_mutex_lock(&herder->topics_lock);
+    json_object_del(herder->topics, connector);
+    pthread_mutex_unlock(&herder->topics_lock);
+}
+
+/* Starts a task per task config; c has no running task. Call with the lock
+ * held. */
+static void start_tasks(tb_herder_t *herder, connector_t *c)
+{
+    size_t n = json_array_size(c->task_configs);
+    if (n == 0) {
+        return;
+    }
+    c->tasks = calloc(n, sizeof(*c->tasks));
+    for (size_t i = 0; i < n; i++) {
+        tb_task_options_t options = {
+            .connector = c->name,
+            .id = (int)i,
+            .plugin = c->plugin,
+            .config = json_array_get(c->task_configs, i),
+            .connector_config = c->config,
+            .kafka_props = herder->kafka_props,
+            .target = c->target,
+            .pool = herder->pool,
+            .store = herder->store,
+            .offset_flush_interval_ms = herder->options.offset_flush_interval_ms,
+            .shutdown_timeout_ms = herder->options.shutdown_timeout_ms,
+            .restart_backoff_initial_ms = herder->options.restart_backoff_initial_ms,
+            .restart_backoff_max_ms = herder->options.restart_backoff_max_ms,
+            .topic_used = topic_used,
+            .topic_opaque = herder,
+        };
+        c->tasks[i] = tb_task_create(&options);
+    }
+    c->task_count = n;
+}
+
+/* Brings c's instance and tasks to its target state, generating task
+ * configs when it starts from none. Call with the lock held. */
+static void apply_target(tb_herder_t *herder, connector_t *c)
+{
+    char errstr[512];
+    if (c->target == TB_TARGET_STOPPED) {
+        stop_tasks(c);
+        json_array_clear(c->task_configs);
+        if (tb_store_task_configs_put(herder->store, c->name, c->task_configs, errstr,
+                                      sizeof(errstr)) != 0) {
+            TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", c->name, -1, "%s", errstr);
+        }
+        record_connector_state(herder, c, TB_STATE_STOPPED, NULL);
+        return;
+    }
+    if (c->task_count > 0) {
+        for (size_t i = 0; i < c->task_count; i++) {
+            tb_task_set_target(c->tasks[i], c->target);
+        }
+    } else {
+        if (json_array_size(c->task_configs) == 0 && c->target == TB_TARGET_STARTED) {
+            json_t *errors = json_object();
+            json_t *values = tb_connector_config_validate(c->plugin, c->config, errors);
+            int max_tasks = (int)tb_config_int(values, "tasks.max");
+            json_decref(c->task_configs);
+            c->task_configs = c->plugin->task_configs(c->config, max_tasks);
+            json_decref(values);
+            json_decref(errors);
+            if (tb_store_task_configs_put(herder->store, c->name, c->task_configs, errstr,
+                                          sizeof(errstr)) != 0) {
+                record_connector_state(herder, c, TB_STATE_FAILED, errstr);
+                return;
+            }
+        }
+        start_tasks(herder, c);
+    }
+    record_connector_state(
+        herder, c, c->target == TB_TARGET_PAUSED ? TB_STATE_PAUSED : TB_STATE_RUNNING,
+        NULL);
+}
+
+static connector_t *connector_new(const char *name, const json_t *config,
+                                  const tb_plugin_t *plugin, tb_target_state_t target,
+                                  const json_t *task_configs)
+{
+    connector_t *c = calloc(1, sizeof(*c));
+    c->name = strdup(name);
+    c->config = json_deep_copy(config);
+    c->plugin = plugin;
+    c->target = target;
+    c->state = TB_STATE_UNASSIGNED;
+    c->task_configs = task_configs ? json_deep_copy(task_configs) : json_array();
+    return c;
+}
+
+static void connector_free(connector_t *c)
+{
+    stop_tasks(c);
+    json_decref(c->config);
+    json_decref(c->task_configs);
+    free(c->trace);
+    free(c->name);
+    free(c);
+}
+
+static int load_one(const tb_store_connector_t *stored, void *opaque)
+{
+    tb_herder_t *herder = opaque;
+    const char *class_name =
+        json_string_value(json_object_get(stored->config, "connector.class"));
+    const tb_plugin_t *plugin = tb_plugin_find(class_name);
+    if (plugin == NULL) {
+        TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", stored->name, -1,
+                    "stored connector names class %s, which this build does not "
+                    "have; it is not started",
+                    class_name ? class_name : "(none)");
+        return 0;
+    }
+    connector_t *c = connector_new(stored->name, stored->config, plugin, stored->target,
+                                   stored->task_configs);
+    c->next = herder->connectors;
+    herder->connectors = c;
+    apply_target(herder, c);
+    TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1,
+                "loaded from the store: %s with %zu task(s)",
+                tb_target_state_name(c->target), c->task_count);
+    return 0;
+}
 
 tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
                               size_t errstr_size)
 {
     tb_herder_t *herder = calloc(1, sizeof(*herder));
+    herder->options = *options;
     herder->worker_id = strdup(options->worker_id);
+    herder->options.worker_id = herder->worker_id;
+    pthread_mutex_init(&herder->lock, NULL);
+    pthread_mutex_init(&herder->topics_lock, NULL);
+    herder->topics = json_object();
     herder->store = tb_store_open(options->store_path, errstr, errstr_size);
     if (herder->store == NULL) {
         goto fail;
@@ -26,6 +246,23 @@ tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
     herder->cluster =
         tb_kafka_cluster_create(options->kafka_props, options->dev, errstr, errstr_size);
     if (herder->cluster == NULL) {
+        goto fail;
+    }
+    herder->kafka_props = json_deep_copy(options->kafka_props);
+    herder->options.kafka_props = NULL;
+    json_object_set_new(herder->kafka_props, "bootstrap.servers",
+                        json_string(tb_kafka_cluster_bootstrap(herder->cluster)));
+    herder->pool = tb_pool_create(options->task_threads);
+    if (herder->pool == NULL) {
+        snprintf(errstr, errstr_size, "cannot start %d task threads",
+                 options->task_threads);
+        goto fail;
+    }
+    pthread_mutex_lock(&herder->lock);
+    int rc =
+        tb_store_connectors_load(herder->store, load_one, herder, errstr, errstr_size);
+    pthread_mutex_unlock(&herder->lock);
+    if (rc != 0) {
         goto fail;
     }
     return herder;
@@ -40,8 +277,18 @@ void tb_herder_destroy(tb_herder_t *herder)
     if (herder == NULL) {
         return;
     }
+    while (herder->connectors != NULL) {
+        connector_t *c = herder->connectors;
+        herder->connectors = c->next;
+        connector_free(c);
+    }
+    tb_pool_destroy(herder->pool);
     tb_kafka_cluster_destroy(herder->cluster);
     tb_store_close(herder->store);
+    json_decref(herder->kafka_props);
+    pthread_mutex_destroy(&herder->lock);
+    pthread_mutex_destroy(&herder->topics_lock);
+    json_decref(herder->topics);
     free(herder->worker_id);
     free(herder);
 }
@@ -69,4 +316,573 @@ bool tb_herder_cluster_id(tb_herder_t *herder, char *buf, size_t size)
 const char *tb_herder_bootstrap(const tb_herder_t *herder)
 {
     return tb_kafka_cluster_bootstrap(herder->cluster);
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+    return strcmp(json_string_value(*(json_t *const *)a),
+                  json_string_value(*(json_t *const *)b));
+}
+
+json_t *tb_herder_connectors(tb_herder_t *herder)
+{
+    json_t *names = json_array();
+    pthread_mutex_lock(&herder->lock);
+    for (connector_t *c = herder->connectors; c != NULL; c = c->next) {
+        json_array_append_new(names, json_string(c->name));
+    }
+    pthread_mutex_unlock(&herder->lock);
+    size_t n = json_array_size(names);
+    json_t **items = calloc(n ? n : 1, sizeof(*items));
+    for (size_t i = 0; i < n; i++) {
+        items[i] = json_incref(json_array_get(names, i));
+    }
+    qsort(items, n, sizeof(*items), compare_strings);
+    json_array_clear(names);
+    for (size_t i = 0; i < n; i++) {
+        json_array_append_new(names, items[i]);
+    }
+    free(items);
+    return names;
+}
+
+/* ConnectorInfo of c. Call with the lock held. */
+static json_t *info_of(const tb_herder_t *herder, const connector_t *c)
+{
+    (void)herder;
+    json_t *tasks = json_array();
+    for (size_t i = 0; i < json_array_size(c->task_configs); i++) {
+        json_array_append_new(
+            tasks, json_pack("{s:s, s:i}", "connector", c->name, "task", (int)i));
+    }
+    return json_pack("{s:s, s:o, s:o, s:s}", "name", c->name, "config",
+                     tb_connector_config_redact(c->plugin, c->config), "tasks", tasks,
+                     "type", tb_plugin_kind_name(c->plugin->kind));
+}
+
+/* The list of a config's errors as Connect words it for a 400. */
+static tb_err_t invalid_config(const json_t *errors, char *msg, size_t msg_size)
+{
+    size_t used = (size_t)snprintf(msg, msg_size,
+                                   "Connector configuration is invalid and contains "
+                                   "the following %zu error(s):",
+                                   tb_config_error_count(errors));
+    const char *key;
+    json_t *list;
+    json_object_foreach ((json_t *)errors, key, list) {
+        size_t i;
+        json_t *message;
+        json_array_foreach (list, i, message) {
+            if (used < msg_size) {
+                used += (size_t)snprintf(msg + used, msg_size - used, "\n%s",
+                                         json_string_value(message));
+            }
+        }
+    }
+    if (used < msg_size) {
+        snprintf(msg + used, msg_size - used,
+                 "\nYou can also find the above list of errors at the endpoint "
+                 "`/connector-plugins/{connectorType}/config/validate`");
+    }
+    return TB_ERR_BAD_REQUEST;
+}
+
+/* Checks a config before it is stored; finds its plugin. */
+static tb_err_t check_config(const char *name, const json_t *config,
+                             const tb_plugin_t **plugin, char *msg, size_t msg_size)
+{
+    const char *config_name = json_string_value(json_object_get(config, "name"));
+    if (config_name != NULL && strcmp(config_name, name) != 0) {
+        return fail(TB_ERR_BAD_REQUEST, msg, msg_size,
+                    "Connector name configuration (%s) doesn't match connector name "
+                    "in the URL (%s)",
+                    config_name, name);
+    }
+    const char *class_name =
+        json_string_value(json_object_get(config, "connector.class"));
+    if (class_name == NULL) {
+        char *text = json_dumps(config, JSON_COMPACT);
+        tb_err_t err = fail(TB_ERR_BAD_REQUEST, msg, msg_size,
+                            "Connector config %s contains no connector type", text);
+        free(text);
+        return err;
+    }
+    *plugin = tb_plugin_find(class_name);
+    if (*plugin == NULL) {
+        size_t used = (size_t)snprintf(
+            msg, msg_size,
+            "Failed to find any class that implements Connector and which name "
+            "matches %s, available connectors are: ",
+            class_name);
+        for (size_t i = 0; tb_plugins[i] != NULL && used < msg_size; i++) {
+            used += (size_t)snprintf(msg + used, msg_size - used, "%s%s", i ? ", " : "",
+                                     tb_plugins[i]->class_name);
+        }
+        /* Connect answers 500; an unknown class is the client's mistake */
+        return TB_ERR_BAD_REQUEST;
+    }
+    json_t *full = json_deep_copy(config);
+    json_object_set_new(full, "name", json_string(name));
+    json_t *errors = json_object();
+    json_decref(tb_connector_config_validate(*plugin, full, errors));
+    tb_err_t err = TB_OK;
+    if (tb_config_error_count(errors) > 0) {
+        err = invalid_config(errors, msg, msg_size);
+    }
+    json_decref(errors);
+    json_decref(full);
+    return err;
+}
+
+tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
+                                 const json_t *config, tb_target_state_t initial_state,
+                                 bool replace, bool *created, json_t **out, char *msg,
+                                 size_t msg_size)
+{
+    const tb_plugin_t *plugin = NULL;
+    tb_err_t err = check_config(name, config, &plugin, msg, msg_size);
+    if (err != TB_OK) {
+        return err;
+    }
+    json_t *stored = json_deep_copy(config);
+    json_object_set_new(stored, "name", json_string(name));
+    pthread_mutex_lock(&herder->lock);
+    connector_t *c = find(herder, name);
+    if (c != NULL && !replace) {
+        err = fail(TB_ERR_CONFLICT, msg, msg_size, "Connector %s already exists", name);
+        goto done;
+    }
+    tb_target_state_t target = c != NULL ? c->target : initial_state;
+    if (tb_store_connector_put(herder->store, name, stored, target, msg, msg_size) != 0) {
+        err = TB_ERR_INTERNAL;
+        goto done;
+    }
+    *created = c == NULL;
+    if (c == NULL) {
+        c = connector_new(name, stored, plugin, target, NULL);
+        c->next = herder->connectors;
+        herder->connectors = c;
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1, "created (%s, %s)",
+                    plugin->class_name, tb_target_state_name(target));
+    } else {
+        /* a new config restarts every task with freshly split configs */
+        stop_tasks(c);
+        json_decref(c->config);
+        c->config = json_incref(stored);
+        c->plugin = plugin;
+        json_array_clear(c->task_configs);
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1,
+                    "config replaced; restarting its tasks");
+    }
+    apply_target(herder, c);
+    *out = info_of(herder, c);
+
+done:
+    pthread_mutex_unlock(&herder->lock);
+    json_decref(stored);
+    return err;
+}
+
+tb_err_t tb_herder_connector_patch(tb_herder_t *herder, const char *name,
+                                   const json_t *patch, json_t **out, char *msg,
+                                   size_t msg_size)
+{
+    pthread_mutex_lock(&herder->lock);
+    connector_t *c = find(herder, name);
+    json_t *merged = c != NULL ? json_deep_copy(c->config) : NULL;
+    pthread_mutex_unlock(&herder->lock);
+    if (merged == NULL) {
+        return fail(TB_ERR_NOT_FOUND, msg, msg_size, "Connector %s not found", name);
+    }
+    const char *key;
+    json_t *value;
+    json_object_foreach ((json_t *)patch, key, value) {
+        if (json_is_null(value)) {
+            json_object_del(merged, key);
+        } else {
+            json_object_set(merged, key, value);
+        }
+    }
+    bool created;
+    tb_err_t err = tb_herder_connector_put(herder, name, merged, TB_TARGET_STARTED, true,
+                                           &created, out, msg, msg_size);
+    json_decref(merged);
+    return err;
+}
+
+/* Finds connector name and returns it with the lock held; or returns NULL,
+ * unlocked, with msg set from not_found (a format taking the name). */
+static connector_t *lock_connector(tb_herder_t *herder, const char *name,
+                                   const char *not_found, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&herder->lock);
+    connector_t *c = find(herder, name);
+    if (c == NULL) {
+        pthread_mutex_unlock(&herder->lock);
+        snprintf(msg, msg_size, not_found, name);
+    }
+    return c;
+}
+
+tb_err_t tb_herder_connector_info(tb_herder_t *herder, const char *name, json_t **out,
+                                  char *msg, size_t msg_size)
+{
+    connector_t *c =
+        lock_connector(herder, name, "Connector %s not found", msg, msg_size);
+    if (c == NULL) {
+        return TB_ERR_NOT_FOUND;
+    }
+    *out = info_of(herder, c);
+    pthread_mutex_unlock(&herder->lock);
+    return TB_OK;
+}
+
+tb_err_t tb_herder_connector_config(tb_herder_t *herder, const char *name, json_t **out,
+                                    char *msg, size_t msg_size)
+{
+    connector_t *c =
+        lock_connector(herder, name, "Connector %s not found", msg, msg_size);
+    if (c == NULL) {
+        return TB_ERR_NOT_FOUND;
+    }
+    *out = tb_connector_config_redact(c->plugin, c->config);
+    pthread_mutex_unlock(&herder->lock);
+    return TB_OK;
+}
+
+/* {"id","state","worker_id","trace"?} of task i of c. */
+static json_t *task_state_of(const tb_herder_t *herder, connector_t *c, size_t i,
+                             bool restarting)
+{
+    char *trace = NULL;
+    tb_state_t state =
+        i < c->task_count ? tb_task_state(c->tasks[i], &trace) : TB_STATE_UNASSIGNED;
+    json_t *out = json_pack("{s:i, s:s, s:s}", "id", (int)i, "state",
+                            tb_state_name(restarting ? TB_STATE_RESTARTING : state),
+                            "worker_id", herder->worker_id);
+    if (trace != NULL && !restarting) {
+        json_object_set_new(out, "trace", json_string(trace));
+    }
+    /* beyond Connect: how often the task was restarted, shown once it was */
+    int restarts = i < c->task_count ? tb_task_restarts(c->tasks[i]) : 0;
+    if (restarts > 0) {
+        json_object_set_new(out, "restarts", json_integer(restarts));
+    }
+    free(trace);
+    return out;
+}
+
+/* ConnectorStateInfo; restarting marks instances shown as RESTARTING
+ * (bit 0: the connector, bit i+1: task i). Call with the lock held. */
+static json_t *status_of(const tb_herder_t *herder, connector_t *c,
+                         const bool *restarting_tasks, bool restarting_connector)
+{
+    json_t *connector =
+        json_pack("{s:s, s:s}", "state",
+                  tb_state_name(restarting_connector ? TB_STATE_RESTARTING : c->state),
+                  "worker_id", herder->worker_id);
+    if (c->trace != NULL && !restarting_connector) {
+        json_object_set_new(connector, "trace", json_string(c->trace));
+    }
+    json_t *tasks = json_array();
+    for (size_t i = 0; i < json_array_size(c->task_configs); i++) {
+        json_array_append_new(
+            tasks, task_state_of(herder, c, i, restarting_tasks && restarting_tasks[i]));
+    }
+    return json_pack("{s:s, s:o, s:o, s:s}", "name", c->name, "connector", connector,
+                     "tasks", tasks, "type", tb_plugin_kind_name(c->plugin->kind));
+}
+
+tb_err_t tb_herder_connector_status(tb_herder_t *herder, const char *name, json_t **out,
+                                    char *msg, size_t msg_size)
+{
+    connector_t *c =
+        lock_connector(herder, name, "No status found for connector %s", msg, msg_size);
+    if (c == NULL) {
+        return TB_ERR_NOT_FOUND;
+    }
+    *out = status_of(herder, c, NULL, false);
+    pthread_mutex_unlock(&herder->lock);
+    return TB_OK;
+}
+
+tb_err_t tb_herder_task_status(tb_herder_t *herder, const char *name, int task,
+                               json_t **out, char *msg, size_t msg_size)
+{
+    connector_t *c =
+        lock_connector(herder, name, "No status found for task %s", msg, msg_size);
+    if (c == NULL) {
+        snprintf(msg, msg_size, "No status found for task %s-%d", name, task);
+        return TB_ERR_NOT_FOUND;
+    }
+    tb_err_t err = TB_OK;
+    if (task < 0 || (size_t)task >= json_array_size(c->task_configs)) {
+        err = fail(TB_ERR_NOT_FOUND, msg, msg_size, "No status found for task %s-%d",
+                   name, task);
+    } else {
+        *out = task_state_of(herder, c, (size_t)task, false);
+    }
+    pthread_mutex_unlock(&herder->lock);
+    return err;
+}
+
+tb_err_t tb_herder_tasks(tb_herder_t *herder, const char *name, json_t **out, char *msg,
+                         size_t msg_size)
+{
+    connector_t *c =
+        lock_connector(herder, name, "Connector %s not found", msg, msg_size);
+    if (c == NULL) {
+        return TB_ERR_NOT_FOUND;
+    }
+    *out = json_array();
+    for (size_t i = 0; i < json_array_size(c->task_configs); i++) {
+        json_array_append_new(
+            *out, json_pack("{s:{s:s, s:i}, s:o}", "id", "connector", c->name, "task",
+                            (int)i, "config",
+                            tb_connector_config_redact(
+                                c->plugin, json_array_get(c->task_configs, i))));
+    }
+    pthread_mutex_unlock(&herder->lock);
+    return TB_OK;
+}
+
+tb_err_t tb_herder_tasks_config(tb_herder_t *herder, const char *name, json_t **out,
+                                char *msg, size_t msg_size)
+{
+    connector_t *c =
+        lock_connector(herder, name, "Connector %s not found", msg, msg_size);
+    if (c == NULL) {
+        return TB_ERR_NOT_FOUND;
+    }
+    *out = json_object();
+    for (size_t i = 0; i < json_array_size(c->task_configs); i++) {
+        char id[300];
+        snprintf(id, sizeof(id), "%s-%zu", c->name, i);
+        json_object_set_new(
+            *out, id,
+            tb_connector_config_redact(c->plugin, json_array_get(c->task_configs, i)));
+    }
+    pthread_mutex_unlock(&herder->lock);
+    return TB_OK;
+}
+
+tb_err_t tb_herder_connector_restart(tb_herder_t *herder, const char *name,
+                                     bool include_tasks, bool only_failed, json_t **out,
+                                     char *msg, size_t msg_size)
+{
+    connector_t *c = lock_connector(herder, name, "Unknown connector: %s", msg, msg_size);
+    if (c == NULL) {
+        return TB_ERR_NOT_FOUND;
+    }
+    bool restart_connector = !only_failed || c->state == TB_STATE_FAILED;
+    bool *restart_tasks = calloc(c->task_count + 1, sizeof(bool));
+    for (size_t i = 0; include_tasks && i < c->task_count; i++) {
+        char *trace = NULL;
+        restart_tasks[i] =
+            !only_failed || tb_task_state(c->tasks[i], &trace) == TB_STATE_FAILED;
+        free(trace);
+    }
+    *out = include_tasks || only_failed
+               ? status_of(herder, c, restart_tasks, restart_connector)
+               : NULL;
+    if (restart_connector) {
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1, "restarting");
+        record_connector_state(
+            herder, c, c->state == TB_STATE_FAILED ? TB_STATE_RUNNING : c->state, NULL);
+        apply_target(herder, c);
+    }
+    for (size_t i = 0; i < c->task_count; i++) {
+        if (restart_tasks[i]) {
+            tb_task_restart(c->tasks[i]);
+        }
+    }
+    free(restart_tasks);
+    pthread_mutex_unlock(&herder->lock);
+    return TB_OK;
+}
+
+tb_err_t tb_herder_task_restart(tb_herder_t *herder, const char *name, int task,
+                                char *msg, size_t msg_size)
+{
+    connector_t *c = lock_connector(herder, name, "Unknown connector: %s", msg, msg_size);
+    if (c == NULL) {
+        return TB_ERR_NOT_FOUND;
+    }
+    tb_err_t err = TB_OK;
+    if (task < 0 || (size_t)task >= c->task_count) {
+        err = fail(TB_ERR_NOT_FOUND, msg, msg_size, "Task %s-%d not found", name, task);
+    } else {
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, task, "restart requested");
+        tb_task_restart(c->tasks[task]);
+    }
+    pthread_mutex_unlock(&herder->lock);
+    return err;
+}
+
+tb_err_t tb_herder_target_state_set(tb_herder_t *herder, const char *name,
+                                    tb_target_state_t target, char *msg, size_t msg_size)
+{
+    connector_t *c = lock_connector(herder, name, "Unknown connector %s", msg, msg_size);
+    if (c == NULL) {
+        return TB_ERR_NOT_FOUND;
+    }
+    tb_err_t err = TB_OK;
+    if (c->target != target) {
+        if (tb_store_target_state_put(herder->store, name, target, msg, msg_size) != 0) {
+            err = TB_ERR_INTERNAL;
+        } else {
+            TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1, "target state %s",
+                        tb_target_state_name(target));
+            c->target = target;
+            apply_target(herder, c);
+        }
+    }
+    pthread_mutex_unlock(&herder->lock);
+    return err;
+}
+
+tb_err_t tb_herder_connector_delete(tb_herder_t *herder, const char *name, char *msg,
+                                    size_t msg_size)
+{
+    connector_t *c =
+        lock_connector(herder, name, "Connector %s not found", msg, msg_size);
+    if (c == NULL) {
+        return TB_ERR_NOT_FOUND;
+    }
+    tb_err_t err = TB_OK;
+    if (tb_store_connector_delete(herder->store, name, msg, msg_size) != 0) {
+        err = TB_ERR_INTERNAL;
+    } else {
+        for (connector_t **link = &herder->connectors; *link != NULL;
+             link = &(*link)->next) {
+            if (*link == c) {
+                *link = c->next;
+                break;
+            }
+        }
+        connector_free(c);
+        forget_topics(herder, name);
+        TB_LOG(TB_LOG_INFO, "tributary.herder", "connector %s deleted", name);
+    }
+    pthread_mutex_unlock(&herder->lock);
+    return err;
+}
+
+tb_err_t tb_herder_offsets_get(tb_herder_t *herder, const char *name, json_t **out,
+                               char *msg, size_t msg_size)
+{
+    connector_t *c =
+        lock_connector(herder, name, "Connector %s not found", msg, msg_size);
+    if (c == NULL) {
+        return TB_ERR_NOT_FOUND;
+    }
+    json_t *offsets = tb_store_offsets_get(herder->store, name, msg, msg_size);
+    pthread_mutex_unlock(&herder->lock);
+    if (offsets == NULL) {
+        return TB_ERR_INTERNAL;
+    }
+    *out = json_pack("{s:o}", "offsets", offsets);
+    return TB_OK;
+}
+
+/* Connect's rule for source offsets: partition and offset are maps of
+ * primitive values. Returns -1 with msg naming the problem. */
+static int check_source_offsets(const json_t *offsets, char *msg, size_t msg_size)
+{
+    size_t i;
+    json_t *entry;
+    json_array_foreach ((json_t *)offsets, i, entry) {
+        json_t *maps[] = {json_object_get(entry, "partition"),
+                          json_object_get(entry, "offset")};
+        if (!json_is_object(maps[0])) {
+            snprintf(msg, msg_size,
+                     "Source connector offsets must include a partition map for "
+                     "every entry; entry %zu has none",
+                     i);
+            return -1;
+        }
+        for (size_t m = 0; m < 2; m++) {
+            const char *key;
+            json_t *value;
+            if (maps[m] != NULL && !json_is_null(maps[m]) && !json_is_object(maps[m])) {
+                snprintf(msg, msg_size, "The offset of entry %zu must be a map or null",
+                         i);
+                return -1;
+            }
+            json_object_foreach (maps[m], key, value) {
+                if (json_is_object(value) || json_is_array(value)) {
+                    snprintf(msg, msg_size,
+                             "Offsets may only contain primitive types as values, but "
+                             "field '%s' of entry %zu is not",
+                             key, i);
+                    return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
+                                 const json_t *offsets, json_t **out, char *msg,
+                                 size_t msg_size)
+{
+    connector_t *c =
+        lock_connector(herder, name, "Connector %s not found", msg, msg_size);
+    if (c == NULL) {
+        return TB_ERR_NOT_FOUND;
+    }
+    tb_err_t err = TB_OK;
+    const char *verb = offsets != NULL ? "altered" : "reset";
+    if (c->target != TB_TARGET_STOPPED || c->task_count > 0) {
+        err = fail(TB_ERR_BAD_REQUEST, msg, msg_size,
+                   "Connectors must be in the STOPPED state before their offsets can be "
+                   "modified. This can be done for the specified connector by issuing a "
+                   "'PUT' request to the '/connectors/%s/stop' endpoint",
+                   name);
+    } else if (offsets != NULL && check_source_offsets(offsets, msg, msg_size) != 0) {
+        err = TB_ERR_BAD_REQUEST;
+    } else if (offsets != NULL
+                   ? tb_store_offsets_put(herder->store, name, offsets, msg, msg_size)
+                   : tb_store_offsets_delete(herder->store, name, msg, msg_size)) {
+        err = TB_ERR_INTERNAL;
+    } else {
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1, "offsets %s", verb);
+        char text[512];
+        snprintf(text, sizeof(text),
+                 "The Connect framework-managed offsets for this connector have been "
+                 "%s successfully. However, if this connector manages offsets "
+                 "externally, they will need to be manually %s in the system that the "
+                 "connector uses.",
+                 verb, verb);
+        *out = json_pack("{s:s}", "message", text);
+    }
+    pthread_mutex_unlock(&herder->lock);
+    return err;
+}
+
+json_t *tb_herder_topics(tb_herder_t *herder, const char *name)
+{
+    json_t *topics = json_array();
+    const char *topic;
+    json_t *value;
+    pthread_mutex_lock(&herder->topics_lock);
+    json_object_foreach (json_object_get(herder->topics, name), topic, value) {
+        json_array_append_new(topics, json_string(topic));
+    }
+    pthread_mutex_unlock(&herder->topics_lock);
+    return json_pack("{s:{s:o}}", name, "topics", topics);
+}
+
+tb_err_t tb_herder_topics_reset(tb_herder_t *herder, const char *name, char *msg,
+                                size_t msg_size)
+{
+    connector_t *c =
+        lock_connector(herder, name, "Connector %s not found", msg, msg_size);
+    if (c == NULL) {
+        return TB_ERR_NOT_FOUND;
+    }
+    pthread_mutex_unlock(&herder->lock);
+    forget_topics(herder, name);
+    return TB_OK;
 }

@@ -5,6 +5,10 @@
  * their configs and target states in the store, starts and stops tasks on
  * the task pool, and answers status. The REST layer calls it and translates
  * the result; nothing here knows about HTTP.
+ *
+ * Operations return TB_OK, or an error code with Connect's message for it in
+ * msg. JSON results are new references in *out, only on TB_OK. Every config
+ * that leaves the herder has its PASSWORD values shown as "[hidden]".
  */
 #ifndef TB_HERDER_H
 #define TB_HERDER_H
@@ -15,6 +19,7 @@
 #include <jansson.h>
 
 #include "core/tb_error.h"
+#include "core/tb_state.h"
 
 typedef struct tb_herder tb_herder_t;
 
@@ -23,6 +28,11 @@ typedef struct {
     const json_t *kafka_props; /* worker-level librdkafka properties */
     bool dev;                  /* run an in-process mock Kafka cluster */
     const char *worker_id;     /* host:port shown in status */
+    int task_threads;          /* size of the task pool */
+    long long offset_flush_interval_ms;
+    long long shutdown_timeout_ms;
+    long long restart_backoff_initial_ms; /* 0: failed tasks stay FAILED */
+    long long restart_backoff_max_ms;
 } tb_herder_options_t;
 
 /* Opens the store, connects to Kafka (in the background), loads every
@@ -49,5 +59,82 @@ bool tb_herder_cluster_id(tb_herder_t *herder, char *buf, size_t size);
 
 /* The bootstrap servers tasks use (the mock cluster's in dev mode). */
 const char *tb_herder_bootstrap(const tb_herder_t *herder);
+
+/* Names of every connector, sorted. */
+json_t *tb_herder_connectors(tb_herder_t *herder);
+
+/*
+ * Creates a connector, or with replace set replaces its config (PUT
+ * .../config). *created tells which happened. initial_state applies only to
+ * a new connector. *out is its ConnectorInfo.
+ */
+tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
+                                 const json_t *config, tb_target_state_t initial_state,
+                                 bool replace, bool *created, json_t **out, char *msg,
+                                 size_t msg_size);
+
+/* Merges patch into the config (a null value deletes the key). */
+tb_err_t tb_herder_connector_patch(tb_herder_t *herder, const char *name,
+                                   const json_t *patch, json_t **out, char *msg,
+                                   size_t msg_size);
+
+/* ConnectorInfo: {name, config, tasks:[{connector,task}], type}. */
+tb_err_t tb_herder_connector_info(tb_herder_t *herder, const char *name, json_t **out,
+                                  char *msg, size_t msg_size);
+
+/* The connector's config as given (secrets hidden). */
+tb_err_t tb_herder_connector_config(tb_herder_t *herder, const char *name, json_t **out,
+                                    char *msg, size_t msg_size);
+
+/* ConnectorStateInfo. */
+tb_err_t tb_herder_connector_status(tb_herder_t *herder, const char *name, json_t **out,
+                                    char *msg, size_t msg_size);
+
+/* {"id","state","worker_id","trace"?} of one task. */
+tb_err_t tb_herder_task_status(tb_herder_t *herder, const char *name, int task,
+                               json_t **out, char *msg, size_t msg_size);
+
+/* [{"id":{connector,task},"config":{...}}]. */
+tb_err_t tb_herder_tasks(tb_herder_t *herder, const char *name, json_t **out, char *msg,
+                         size_t msg_size);
+
+/* {"<name>-<n>":{...}}. */
+tb_err_t tb_herder_tasks_config(tb_herder_t *herder, const char *name, json_t **out,
+                                char *msg, size_t msg_size);
+
+/* Restarts the connector and, per the flags, its tasks. *out is NULL when
+ * both flags are false (Connect answers 204), else the ConnectorStateInfo
+ * with the restarted instances shown as RESTARTING. */
+tb_err_t tb_herder_connector_restart(tb_herder_t *herder, const char *name,
+                                     bool include_tasks, bool only_failed, json_t **out,
+                                     char *msg, size_t msg_size);
+
+tb_err_t tb_herder_task_restart(tb_herder_t *herder, const char *name, int task,
+                                char *msg, size_t msg_size);
+
+/* Pause (PAUSED), resume (STARTED) or stop (STOPPED: tasks released, task
+ * configs emptied). */
+tb_err_t tb_herder_target_state_set(tb_herder_t *herder, const char *name,
+                                    tb_target_state_t target, char *msg, size_t msg_size);
+
+tb_err_t tb_herder_connector_delete(tb_herder_t *herder, const char *name, char *msg,
+                                    size_t msg_size);
+
+/* ConnectorOffsets {"offsets":[{partition, offset}]}. */
+tb_err_t tb_herder_offsets_get(tb_herder_t *herder, const char *name, json_t **out,
+                               char *msg, size_t msg_size);
+
+/* Alters (offsets given) or resets (offsets NULL) a STOPPED connector's
+ * offsets. *out is Connect's {"message":...}. */
+tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
+                                 const json_t *offsets, json_t **out, char *msg,
+                                 size_t msg_size);
+
+/* {"<name>":{"topics":[...]}}: the topics the connector used since its
+ * topics were last reset. */
+json_t *tb_herder_topics(tb_herder_t *herder, const char *name);
+
+tb_err_t tb_herder_topics_reset(tb_herder_t *herder, const char *name, char *msg,
+                                size_t msg_size);
 
 #endif
