@@ -80,5 +80,9 @@ json_t *tb_api_body_json(const tb_api_request_t *req, tb_api_response_t *res);
 
 /* The routes of each resource, terminated by a zeroed entry. */
 extern const tb_api_route_t tb_api_root_routes[];
+extern const tb_api_route_t tb_api_connectors_routes[];
+extern const tb_api_route_t tb_api_offsets_routes[];
+extern const tb_api_route_t tb_api_plugins_routes[];
+extern const tb_api_route_t tb_api_loggers_routes[];
 
 #endif
