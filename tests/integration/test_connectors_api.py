@@ -1,0 +1,245 @@
+"""Kafka Connect's REST API on connectors: every endpoint's success and error
+cases, with Connect's shapes, codes and messages."""
+import pytest
+
+from worker import wait_for
+
+pytestmark = pytest.mark.integration
+
+DATAGEN = "io.tributary.connect.datagen.DatagenConnector"
+
+
+def datagen(bed, **extra):
+    config = {"connector.class": "datagen", "topic": bed.unique_topic("gen"),
+              "records.per.second": "50"}
+    config.update(extra)
+    return config
+
+
+def create(w, name, config, **body):
+    return w.post("/connectors", json={"name": name, "config": config, **body})
+
+
+def wait_state(w, name, connector_state, task_state=None, tasks=None):
+    def reached():
+        status = w.get(f"/connectors/{name}/status").json()
+        states = [t["state"] for t in status["tasks"]]
+        ok = status["connector"]["state"] == connector_state
+        if task_state is not None:
+            ok = ok and states and all(s == task_state for s in states)
+        if tasks is not None:
+            ok = ok and len(states) == tasks
+        return status if ok else None
+    return wait_for(reached, what=f"{name} to be {connector_state}/{task_state}")
+
+
+def test_create_returns_201_location_and_info(worker, bed):
+    config = datagen(bed, **{"tasks.max": "2"})
+    reply = create(worker, "c1", config)
+    assert reply.status_code == 201
+    assert reply.headers["Location"] == f"{worker.url}/connectors/c1"
+    info = reply.json()
+    assert info["name"] == "c1"
+    assert info["type"] == "source"
+    assert info["config"] == {**config, "name": "c1"}
+    assert info["tasks"] == [{"connector": "c1", "task": 0},
+                             {"connector": "c1", "task": 1}]
+    status = wait_state(worker, "c1", "RUNNING", "RUNNING", tasks=2)
+    assert status == {
+        "name": "c1", "type": "source",
+        "connector": {"state": "RUNNING", "worker_id": f"127.0.0.1:{worker.port}"},
+        "tasks": [{"id": i, "state": "RUNNING",
+                   "worker_id": f"127.0.0.1:{worker.port}"} for i in range(2)]}
+
+
+def test_create_conflict_and_bad_bodies(worker, bed):
+    assert create(worker, "dup", datagen(bed)).status_code == 201
+    reply = create(worker, "dup", datagen(bed))
+    assert reply.status_code == 409
+    assert reply.json() == {"error_code": 409, "message": "Connector dup already exists"}
+
+    reply = worker.post("/connectors", data="{not json", headers={
+        "Content-Type": "application/json"})
+    assert reply.status_code == 400
+    assert reply.json()["error_code"] == 400
+    assert "Malformed JSON" in reply.json()["message"]
+
+    reply = create(worker, "x", {"topic": "t"})
+    assert reply.status_code == 400
+    assert "contains no connector type" in reply.json()["message"]
+
+    reply = create(worker, "x", {"connector.class": "NoSuchConnector"})
+    assert reply.status_code == 400  # Connect answers 500; see the README
+    assert reply.json()["message"].startswith(
+        "Failed to find any class that implements Connector and which name matches "
+        "NoSuchConnector, available connectors are: ")
+
+    reply = create(worker, "x", {**datagen(bed), "name": "y"})
+    assert reply.status_code == 400
+    assert reply.json()["message"] == (
+        "Connector name configuration (y) doesn't match connector name in the URL (x)")
+
+    reply = create(worker, "x", {"connector.class": "datagen", "tasks.max": "0"})
+    assert reply.status_code == 400
+    message = reply.json()["message"]
+    assert message.startswith("Connector configuration is invalid and contains the "
+                              "following 2 error(s):\n")
+    assert 'Missing required configuration "topic" which has no default value.' in message
+    assert "Invalid value 0 for configuration tasks.max: Value must be at least 1" in message
+    assert message.endswith("You can also find the above list of errors at the endpoint "
+                            "`/connector-plugins/{connectorType}/config/validate`")
+
+    reply = create(worker, "x", {"connector.class": "datagen", "topic": 5})
+    assert reply.status_code == 400
+    assert "'topic'" in reply.json()["message"]
+
+    reply = create(worker, "x", datagen(bed), initial_state="SLEEPING")
+    assert reply.status_code == 400
+    assert "initial_state" in reply.json()["message"]
+    assert worker.get("/connectors").json() == ["dup"]
+
+
+def test_list_and_expand(worker, bed):
+    create(worker, "b", datagen(bed))
+    create(worker, "a", datagen(bed))
+    assert worker.get("/connectors").json() == ["a", "b"]
+    wait_state(worker, "a", "RUNNING", "RUNNING")
+    expanded = worker.get("/connectors?expand=status&expand=info").json()
+    assert set(expanded) == {"a", "b"}
+    assert set(expanded["a"]) == {"status", "info"}
+    assert expanded["a"]["info"]["name"] == "a"
+    assert expanded["a"]["status"]["connector"]["state"] == "RUNNING"
+    only_info = worker.get("/connectors?expand=info").json()
+    assert set(only_info["b"]) == {"info"}
+    # Connect does not split on commas: an unknown expansion gives empty entries
+    assert worker.get("/connectors?expand=status,info").json() == {"a": {}, "b": {}}
+
+
+def test_initial_states(worker, bed):
+    create(worker, "paused", datagen(bed), initial_state="paused")
+    create(worker, "stopped", datagen(bed), initial_state="STOPPED")
+    # as in Connect, tasks are generated only once a connector is started
+    wait_state(worker, "paused", "PAUSED", tasks=0)
+    assert worker.get("/connectors/stopped").json()["tasks"] == []
+    wait_state(worker, "stopped", "STOPPED", tasks=0)
+    assert worker.put("/connectors/paused/resume").status_code == 202
+    wait_state(worker, "paused", "RUNNING", "RUNNING", tasks=1)
+
+
+def test_get_connector_config_tasks_and_404s(worker, bed):
+    config = datagen(bed)
+    create(worker, "c", config)
+    assert worker.get("/connectors/c").json()["name"] == "c"
+    assert worker.get("/connectors/c/config").json() == {**config, "name": "c"}
+    tasks = worker.get("/connectors/c/tasks").json()
+    assert tasks[0]["id"] == {"connector": "c", "task": 0}
+    assert tasks[0]["config"]["topic"] == config["topic"]
+    tasks_config = worker.get("/connectors/c/tasks-config").json()
+    assert list(tasks_config) == ["c-0"]
+    wait_state(worker, "c", "RUNNING", "RUNNING")
+    assert worker.get("/connectors/c/tasks/0/status").json() == {
+        "id": 0, "state": "RUNNING", "worker_id": f"127.0.0.1:{worker.port}"}
+
+    for path, message in [
+            ("/connectors/nope", "Connector nope not found"),
+            ("/connectors/nope/config", "Connector nope not found"),
+            ("/connectors/nope/status", "No status found for connector nope"),
+            ("/connectors/nope/tasks", "Connector nope not found"),
+            ("/connectors/c/tasks/7/status", "No status found for task c-7"),
+            ("/connectors/nope/offsets", "Connector nope not found")]:
+        reply = worker.get(path)
+        assert reply.status_code == 404, path
+        assert reply.json() == {"error_code": 404, "message": message}
+    assert worker.delete("/connectors/nope").status_code == 404
+    assert worker.put("/connectors/nope/pause").json() == {
+        "error_code": 404, "message": "Unknown connector nope"}
+    assert worker.post("/connectors/c/tasks/9/restart").json() == {
+        "error_code": 404, "message": "Task c-9 not found"}
+
+
+def test_put_config_creates_then_replaces(worker, bed):
+    config = datagen(bed)
+    reply = worker.put("/connectors/p/config", json=config)
+    assert reply.status_code == 201
+    assert reply.headers["Location"].endswith("/connectors/p")
+    changed = {**config, "records.per.second": "5"}
+    reply = worker.put("/connectors/p/config", json=changed)
+    assert reply.status_code == 200
+    assert reply.json()["config"]["records.per.second"] == "5"
+    reply = worker.put("/connectors/p/config", json={**config, "tasks.max": "x"})
+    assert reply.status_code == 400
+    assert worker.get("/connectors/p/config").json()["records.per.second"] == "5"
+
+
+def test_patch_config_merges_and_deletes_keys(worker, bed):
+    create(worker, "m", datagen(bed, shape="users"))
+    reply = worker.patch("/connectors/m/config",
+                         json={"records.per.second": "7", "shape": None})
+    assert reply.status_code == 200
+    config = reply.json()["config"]
+    assert config["records.per.second"] == "7"
+    assert "shape" not in config
+    assert worker.patch("/connectors/none/config", json={}).status_code == 404
+    assert worker.patch("/connectors/m/config", json={"tasks.max": "0"}).status_code == 400
+
+
+def test_pause_resume_stop_delete(worker, bed):
+    create(worker, "life", datagen(bed, **{"tasks.max": "2"}))
+    wait_state(worker, "life", "RUNNING", "RUNNING", tasks=2)
+    reply = worker.put("/connectors/life/pause")
+    assert reply.status_code == 202 and reply.content == b""
+    wait_state(worker, "life", "PAUSED", "PAUSED")
+    assert worker.put("/connectors/life/pause").status_code == 202  # idempotent
+    assert worker.put("/connectors/life/resume").status_code == 202
+    wait_state(worker, "life", "RUNNING", "RUNNING")
+    reply = worker.put("/connectors/life/stop")
+    assert reply.status_code == 204
+    wait_state(worker, "life", "STOPPED", tasks=0)
+    assert worker.get("/connectors/life/tasks").json() == []
+    assert worker.put("/connectors/life/resume").status_code == 202
+    wait_state(worker, "life", "RUNNING", "RUNNING", tasks=2)
+    assert worker.delete("/connectors/life").status_code == 204
+    assert worker.get("/connectors").json() == []
+
+
+def test_restart_variants(worker, bed):
+    create(worker, "r", datagen(bed, **{"tasks.max": "2"}))
+    wait_state(worker, "r", "RUNNING", "RUNNING", tasks=2)
+    reply = worker.post("/connectors/r/restart")
+    assert reply.status_code == 204 and reply.content == b""
+    reply = worker.post("/connectors/r/restart?includeTasks=true")
+    assert reply.status_code == 202
+    body = reply.json()
+    assert body["connector"]["state"] == "RESTARTING"
+    assert [t["state"] for t in body["tasks"]] == ["RESTARTING", "RESTARTING"]
+    wait_state(worker, "r", "RUNNING", "RUNNING", tasks=2)
+    reply = worker.post("/connectors/r/restart?includeTasks=true&onlyFailed=true")
+    assert reply.status_code == 202
+    body = reply.json()
+    assert body["connector"]["state"] == "RUNNING"
+    assert [t["state"] for t in body["tasks"]] == ["RUNNING", "RUNNING"]
+    assert worker.post("/connectors/r/tasks/1/restart").status_code == 204
+    wait_state(worker, "r", "RUNNING", "RUNNING", tasks=2)
+    assert worker.post("/connectors/nope/restart").status_code == 404
+
+
+def test_topics_endpoints(worker, bed):
+    config = datagen(bed)
+    create(worker, "t", config)
+    wait_for(lambda: worker.get("/connectors/t/topics").json() == {
+        "t": {"topics": [config["topic"]]}}, what="the topic to be tracked")
+    assert worker.get("/connectors/unknown/topics").json() == {
+        "unknown": {"topics": []}}
+    reply = worker.put("/connectors/t/topics/reset")
+    assert reply.status_code == 202
+    assert worker.get("/connectors/t/topics").json() == {"t": {"topics": []}}
+    assert worker.put("/connectors/none/topics/reset").status_code == 404
+
+
+def test_body_limit_gives_413(start_worker, bed):
+    w = start_worker({"rest.request.body.max.bytes": "1000"})
+    reply = w.post("/connectors", json={"name": "big", "config": {
+        "connector.class": "datagen", "topic": "x" * 2000}})
+    assert reply.status_code == 413
+    assert reply.json()["error_code"] == 413
+    assert "rest.request.body.max.bytes" in reply.json()["message"]

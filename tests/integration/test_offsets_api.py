@@ -1,0 +1,59 @@
+"""/connectors/{c}/offsets for a source connector: read in any state; alter
+and reset only when STOPPED; the connector resumes from what was set."""
+import pytest
+
+from kafka_io import read_values, sequences
+from worker import wait_for
+
+pytestmark = pytest.mark.integration
+
+STOP_FIRST = ("Connectors must be in the STOPPED state before their offsets can be "
+              "modified. This can be done for the specified connector by issuing a "
+              "'PUT' request to the '/connectors/{}/stop' endpoint")
+
+
+def stored_sequence(w, name):
+    offsets = w.get(f"/connectors/{name}/offsets").json()["offsets"]
+    return offsets[0]["offset"]["sequence"] if offsets else None
+
+
+def test_source_offsets_lifecycle(start_worker, bed):
+    w = start_worker({"offset.flush.interval.ms": "100"})
+    topic = bed.unique_topic("offsets")
+    config = {"connector.class": "datagen", "topic": topic, "records.per.second": "200"}
+    assert w.post("/connectors", json={"name": "o", "config": config}).status_code == 201
+    wait_for(lambda: (stored_sequence(w, "o") or 0) >= 20, what="offsets to be stored")
+    assert w.get("/connectors/o/offsets").json()["offsets"][0]["partition"] == {"task": 0}
+
+    new = {"offsets": [{"partition": {"task": 0}, "offset": {"sequence": 100000}}]}
+    reply = w.patch("/connectors/o/offsets", json=new)
+    assert reply.status_code == 400
+    assert reply.json()["message"] == STOP_FIRST.format("o")
+    assert w.delete("/connectors/o/offsets").json()["message"] == STOP_FIRST.format("o")
+
+    assert w.put("/connectors/o/stop").status_code == 204
+    reply = w.patch("/connectors/o/offsets", json={"offsets": []})
+    assert reply.status_code == 400
+    assert reply.json()["message"] == (
+        "Partitions / offsets need to be provided for an alter offsets request")
+    bad = {"offsets": [{"partition": {"task": 0}, "offset": {"sequence": [1]}}]}
+    assert w.patch("/connectors/o/offsets", json=bad).status_code == 400
+    reply = w.patch("/connectors/o/offsets", json=new)
+    assert reply.status_code == 200
+    assert reply.json() == {"message": (
+        "The Connect framework-managed offsets for this connector have been altered "
+        "successfully. However, if this connector manages offsets externally, they "
+        "will need to be manually altered in the system that the connector uses.")}
+    assert stored_sequence(w, "o") == 100000
+
+    assert w.put("/connectors/o/resume").status_code == 202
+    values = read_values(bed.bootstrap, topic,
+                         lambda vs: any(s >= 100000 for s in sequences(vs)))
+    assert 100000 in sequences(values), "the task resumed from the altered offset"
+
+    assert w.put("/connectors/o/stop").status_code == 204
+    reply = w.delete("/connectors/o/offsets")
+    assert reply.status_code == 200
+    assert "have been reset successfully" in reply.json()["message"]
+    assert w.get("/connectors/o/offsets").json() == {"offsets": []}
+    assert w.patch("/connectors/none/offsets", json=new).status_code == 404

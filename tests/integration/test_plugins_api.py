@@ -1,0 +1,76 @@
+"""/connector-plugins: the list, each plugin's keys, and validation."""
+import pytest
+
+pytestmark = pytest.mark.integration
+
+DATAGEN = "io.tributary.connect.datagen.DatagenConnector"
+
+
+def test_list_plugins(worker):
+    plugins = worker.get("/connector-plugins").json()
+    assert {"class": DATAGEN, "type": "source", "version": "0.1.0"} in plugins
+    kinds = [p["type"] for p in plugins]
+    assert kinds == sorted(kinds, key=lambda k: k != "sink"), "sinks come first"
+    assert worker.get("/connector-plugins?connectorsOnly=true").json() == plugins
+
+
+@pytest.mark.parametrize("name", [DATAGEN, "datagen", "DatagenConnector", "Datagen"])
+def test_plugin_config_by_any_name(worker, name):
+    reply = worker.get(f"/connector-plugins/{name}/config")
+    assert reply.status_code == 200
+    keys = reply.json()
+    names = [k["name"] for k in keys]
+    assert names[:5] == ["topic", "records.per.second", "count", "shape", "seed"]
+    assert {"name", "connector.class", "tasks.max", "errors.tolerance",
+            "exactly.once.support"} <= set(names)
+    topic = keys[0]
+    assert topic == {
+        "name": "topic", "type": "STRING", "required": True, "default_value": None,
+        "importance": "HIGH", "documentation": "Topic the records are written to.",
+        "group": "Datagen", "width": "NONE", "display_name": "topic",
+        "dependents": [], "order": 1}
+    tasks_max = next(k for k in keys if k["name"] == "tasks.max")
+    assert tasks_max["default_value"] == "1" and tasks_max["required"] is False
+
+
+def test_unknown_plugin_is_404(worker):
+    reply = worker.get("/connector-plugins/Nope/config")
+    assert reply.status_code == 404
+    assert reply.json() == {"error_code": 404, "message": "Unknown plugin Nope."}
+
+
+def test_validate_reports_every_error_with_200(worker):
+    reply = worker.put(f"/connector-plugins/datagen/config/validate",
+                       json={"connector.class": "datagen", "tasks.max": "0",
+                             "shape": "cubes"})
+    assert reply.status_code == 200
+    infos = reply.json()
+    assert infos["name"] == DATAGEN
+    assert infos["error_count"] == 4  # name, topic, tasks.max, shape
+    assert infos["groups"][:2] == ["Common", "Error Handling"]
+    by_name = {c["value"]["name"]: c for c in infos["configs"]}
+    assert by_name["tasks.max"]["value"]["errors"] == [
+        "Invalid value 0 for configuration tasks.max: Value must be at least 1"]
+    assert by_name["shape"]["value"]["errors"] == [
+        "Invalid value cubes for configuration shape: String must be one of: "
+        "orders, users, pageviews"]
+    assert by_name["topic"]["value"]["errors"] == [
+        'Missing required configuration "topic" which has no default value.']
+    assert by_name["seed"]["value"] == {
+        "name": "seed", "value": "42", "recommended_values": [], "errors": [],
+        "visible": True}
+
+
+def test_validate_valid_config_and_mismatches(worker):
+    ok = worker.put("/connector-plugins/DatagenConnector/config/validate",
+                    json={"connector.class": "datagen", "name": "g", "topic": "t"})
+    assert ok.status_code == 200 and ok.json()["error_count"] == 0
+    reply = worker.put("/connector-plugins/Datagen/config/validate",
+                       json={"connector.class": "Nope", "name": "g"})
+    assert reply.status_code == 400  # Connect: 500
+    reply = worker.put("/connector-plugins/datagen/config/validate", json={"name": "g"})
+    assert reply.status_code == 400  # Connect: 500
+    assert "contains no connector type" in reply.json()["message"]
+    reply = worker.put("/connector-plugins/datagen/config/validate", data="[1,",
+                       headers={"Content-Type": "application/json"})
+    assert reply.status_code == 400
