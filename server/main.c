@@ -2,6 +2,8 @@
  * tributary - a Kafka Connect-compatible connector service.
  *
  *   tributary [--dev] [worker.properties [connector files...]]
+ *     as connect-standalone: each connector file (properties, a JSON map, or
+ *     {name,config,initial_state}) creates or updates its connector
  *   tributary --config-reference   prints docs/configuration.md
  *   tributary --routes             prints every REST route, one per line
  *   tributary --version
@@ -23,6 +25,7 @@
 #include "connectors/runtime/tb_plugin.h"
 #include "core/tb_log.h"
 #include "core/tb_props.h"
+#include "server/tb_connector_file.h"
 #include "server/tb_http.h"
 #include "server/tb_worker_config.h"
 #include "tb_version.h"
@@ -31,6 +34,8 @@ extern char **environ;
 
 typedef struct {
     const char *worker_file;
+    char **connector_files;
+    int connector_file_count;
     int dev;
 } cli_t;
 
@@ -174,6 +179,42 @@ static char *joined_listeners(const json_t *values)
     return out != NULL ? out : strdup("");
 }
 
+/* Creates or updates the connectors of the files on the command line, as
+ * connect-standalone does. Returns -1 (logged) at the first that fails. */
+static int put_connector_files(tb_herder_t *herder, const cli_t *cli)
+{
+    for (int i = 0; i < cli->connector_file_count; i++) {
+        const char *path = cli->connector_files[i];
+        char msg[4096];
+        json_t *info = NULL;
+        bool created;
+        tb_target_state_t initial;
+        json_t *file = tb_connector_file_load(path, msg, sizeof(msg));
+        if (file == NULL) {
+            TB_LOG(TB_LOG_FATAL, "tributary.worker", "connector file %s", msg);
+            return -1;
+        }
+        const char *name = json_string_value(json_object_get(file, "name"));
+        const char *state = json_string_value(json_object_get(file, "initial_state"));
+        tb_err_t err = TB_ERR_BAD_REQUEST;
+        if (tb_initial_state_parse(state, &initial) != 0) {
+            snprintf(msg, sizeof(msg),
+                     "initial_state %s is not RUNNING, PAUSED or STOPPED", state);
+        } else {
+            err =
+                tb_herder_connector_put(herder, name, json_object_get(file, "config"),
+                                        initial, true, &created, &info, msg, sizeof(msg));
+        }
+        json_decref(info);
+        json_decref(file);
+        if (err != TB_OK) {
+            TB_LOG(TB_LOG_FATAL, "tributary.worker", "connector file %s: %s", path, msg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int run(const cli_t *cli)
 {
     json_t *raw = NULL;
@@ -223,6 +264,9 @@ static int run(const cli_t *cli)
     herder = tb_herder_create(&herder_options, errstr, sizeof(errstr));
     if (herder == NULL) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start: %s", errstr);
+        goto done;
+    }
+    if (put_connector_files(herder, cli) != 0) {
         goto done;
     }
     if (dev) {
@@ -296,6 +340,11 @@ int main(int argc, char **argv)
             return 2;
         } else if (positional++ == 0) {
             cli.worker_file = argv[i];
+        } else {
+            if (cli.connector_files == NULL) {
+                cli.connector_files = &argv[i];
+            }
+            cli.connector_file_count++;
         }
     }
     /* Every thread inherits this mask, so only sigwait() sees the signals. */

@@ -108,16 +108,20 @@ static void forget_topics(tb_herder_t *herder, const char *connector)
     pthread_mutex_unlock(&herder->topics_lock);
 }
 
-/* Starts a task per task config; c has no running task. Call with the lock
- * held. */
+/* Starts a task for every task config that has none running. Call with the
+ * lock held. */
 static void start_tasks(tb_herder_t *herder, connector_t *c)
 {
     size_t n = json_array_size(c->task_configs);
-    if (n == 0) {
+    if (n <= c->task_count) {
         return;
     }
-    c->tasks = calloc(n, sizeof(*c->tasks));
-    for (size_t i = 0; i < n; i++) {
+    tb_task_t **tasks = realloc(c->tasks, n * sizeof(*tasks));
+    if (tasks == NULL) {
+        return;
+    }
+    c->tasks = tasks;
+    for (size_t i = c->task_count; i < n; i++) {
         tb_task_options_t options = {
             .connector = c->name,
             .id = (int)i,
@@ -140,42 +144,52 @@ static void start_tasks(tb_herder_t *herder, connector_t *c)
     c->task_count = n;
 }
 
+/* The plugin's split of c's config into task configs (new reference). */
+static json_t *split_into_tasks(const connector_t *c)
+{
+    json_t *errors = json_object();
+    json_t *values = tb_connector_config_validate(c->plugin, c->config, errors);
+    json_t *task_configs =
+        c->plugin->task_configs(c->config, (int)tb_config_int(values, "tasks.max"));
+    json_decref(values);
+    json_decref(errors);
+    return task_configs;
+}
+
+/* Replaces c's task configs, in memory and in the store (steals configs). */
+static int set_task_configs(tb_herder_t *herder, connector_t *c, json_t *configs)
+{
+    char errstr[512];
+    json_decref(c->task_configs);
+    c->task_configs = configs;
+    if (tb_store_task_configs_put(herder->store, c->name, configs, errstr,
+                                  sizeof(errstr)) != 0) {
+        record_connector_state(herder, c, TB_STATE_FAILED, errstr);
+        return -1;
+    }
+    return 0;
+}
+
 /* Brings c's instance and tasks to its target state, generating task
  * configs when it starts from none. Call with the lock held. */
 static void apply_target(tb_herder_t *herder, connector_t *c)
 {
-    char errstr[512];
     if (c->target == TB_TARGET_STOPPED) {
         stop_tasks(c);
-        json_array_clear(c->task_configs);
-        if (tb_store_task_configs_put(herder->store, c->name, c->task_configs, errstr,
-                                      sizeof(errstr)) != 0) {
-            TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", c->name, -1, "%s", errstr);
+        if (set_task_configs(herder, c, json_array()) == 0) {
+            record_connector_state(herder, c, TB_STATE_STOPPED, NULL);
         }
-        record_connector_state(herder, c, TB_STATE_STOPPED, NULL);
         return;
     }
-    if (c->task_count > 0) {
-        for (size_t i = 0; i < c->task_count; i++) {
-            tb_task_set_target(c->tasks[i], c->target);
-        }
-    } else {
-        if (json_array_size(c->task_configs) == 0 && c->target == TB_TARGET_STARTED) {
-            json_t *errors = json_object();
-            json_t *values = tb_connector_config_validate(c->plugin, c->config, errors);
-            int max_tasks = (int)tb_config_int(values, "tasks.max");
-            json_decref(c->task_configs);
-            c->task_configs = c->plugin->task_configs(c->config, max_tasks);
-            json_decref(values);
-            json_decref(errors);
-            if (tb_store_task_configs_put(herder->store, c->name, c->task_configs, errstr,
-                                          sizeof(errstr)) != 0) {
-                record_connector_state(herder, c, TB_STATE_FAILED, errstr);
-                return;
-            }
-        }
-        start_tasks(herder, c);
+    for (size_t i = 0; i < c->task_count; i++) {
+        tb_task_set_target(c->tasks[i], c->target);
     }
+    /* as in Connect, tasks are generated only for a started connector */
+    if (json_array_size(c->task_configs) == 0 && c->target == TB_TARGET_STARTED &&
+        set_task_configs(herder, c, split_into_tasks(c)) != 0) {
+        return;
+    }
+    start_tasks(herder, c);
     record_connector_state(
         herder, c, c->target == TB_TARGET_PAUSED ? TB_STATE_PAUSED : TB_STATE_RUNNING,
         NULL);
@@ -387,6 +401,32 @@ static tb_err_t invalid_config(const json_t *errors, char *msg, size_t msg_size)
     return TB_ERR_BAD_REQUEST;
 }
 
+/* Connect accepts keys it does not know, and so do we; each is named once,
+ * when the config is stored, in case it is a typo. Prefixed keys belong to
+ * clients, converters and transforms and are checked by them. */
+static void log_unused_keys(const char *name, const tb_plugin_t *plugin,
+                            const json_t *config)
+{
+    static const char *const owned_prefixes[] = {
+        "producer.override.", "consumer.override.", "admin.override.",
+        "key.converter.",     "value.converter.",   "header.converter.",
+        "transforms.",        "predicates.",        NULL};
+    const tb_config_table_t *tables[3];
+    size_t n = tb_connector_config_tables(plugin, tables);
+    const char *key;
+    json_t *value;
+    json_object_foreach ((json_t *)config, key, value) {
+        bool owned = tb_config_find(tables, n, key) != NULL;
+        for (size_t i = 0; !owned && owned_prefixes[i] != NULL; i++) {
+            owned = strncmp(key, owned_prefixes[i], strlen(owned_prefixes[i])) == 0;
+        }
+        if (!owned) {
+            TB_LOG_TASK(TB_LOG_WARN, "tributary.config", name, -1,
+                        "config key '%s' is not used by %s", key, plugin->class_name);
+        }
+    }
+}
+
 /* Checks a config before it is stored; finds its plugin. */
 static tb_err_t check_config(const char *name, const json_t *config,
                              const tb_plugin_t **plugin, char *msg, size_t msg_size)
@@ -434,6 +474,54 @@ static tb_err_t check_config(const char *name, const json_t *config,
     return err;
 }
 
+/* The keys of config that the runtime reads for every task (all but the
+ * plugin's own). New reference. */
+static json_t *framework_keys(const tb_plugin_t *plugin, const json_t *config)
+{
+    json_t *copy = json_deep_copy(config);
+    for (size_t i = 0; i < plugin->config->count; i++) {
+        json_object_del(copy, plugin->config->defs[i].name);
+    }
+    return copy;
+}
+
+/* Replaces c's config. A started connector keeps running every task whose
+ * task config and framework keys are unchanged, and restarts exactly the
+ * others; any other connector just drops its tasks. Call with the lock
+ * held; apply_target() then starts what is missing. */
+static void reconfigure(tb_herder_t *herder, connector_t *c, json_t *config,
+                        const tb_plugin_t *plugin)
+{
+    json_t *old_framework = framework_keys(c->plugin, c->config);
+    json_t *new_framework = framework_keys(plugin, config);
+    bool same_framework = plugin == c->plugin && json_equal(old_framework, new_framework);
+    json_decref(old_framework);
+    json_decref(new_framework);
+    json_decref(c->config);
+    c->config = json_incref(config);
+    c->plugin = plugin;
+    if (c->target != TB_TARGET_STARTED || c->task_count == 0) {
+        stop_tasks(c);
+        set_task_configs(herder, c, json_array());
+        return;
+    }
+    json_t *fresh = split_into_tasks(c);
+    size_t keep = 0;
+    while (
+        keep < c->task_count && keep < json_array_size(fresh) && same_framework &&
+        json_equal(json_array_get(fresh, keep), json_array_get(c->task_configs, keep))) {
+        keep++;
+    }
+    for (size_t i = keep; i < c->task_count; i++) {
+        tb_task_destroy(c->tasks[i]);
+    }
+    c->task_count = keep;
+    TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1,
+                "config replaced; %zu task(s) unchanged, %zu (re)started", keep,
+                json_array_size(fresh) - keep);
+    set_task_configs(herder, c, fresh);
+}
+
 tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
                                  const json_t *config, tb_target_state_t initial_state,
                                  bool replace, bool *created, json_t **out, char *msg,
@@ -457,6 +545,7 @@ tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
         err = TB_ERR_INTERNAL;
         goto done;
     }
+    log_unused_keys(name, plugin, stored);
     *created = c == NULL;
     if (c == NULL) {
         c = connector_new(name, stored, plugin, target, NULL);
@@ -465,14 +554,7 @@ tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
         TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1, "created (%s, %s)",
                     plugin->class_name, tb_target_state_name(target));
     } else {
-        /* a new config restarts every task with freshly split configs */
-        stop_tasks(c);
-        json_decref(c->config);
-        c->config = json_incref(stored);
-        c->plugin = plugin;
-        json_array_clear(c->task_configs);
-        TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1,
-                    "config replaced; restarting its tasks");
+        reconfigure(herder, c, stored, plugin);
     }
     apply_target(herder, c);
     *out = info_of(herder, c);
@@ -785,42 +867,47 @@ tb_err_t tb_herder_offsets_get(tb_herder_t *herder, const char *name, json_t **o
     return TB_OK;
 }
 
-/* Connect's rule for source offsets: partition and offset are maps of
- * primitive values. Returns -1 with msg naming the problem. */
-static int check_source_offsets(const json_t *offsets, char *msg, size_t msg_size)
+/* Checks source offsets by Connect's rules (partition and offset are maps
+ * of primitive values; a missing offset is null) and returns them in the
+ * store's shape, or NULL with msg naming the problem. New reference. */
+static json_t *source_offsets_of(const json_t *offsets, char *msg, size_t msg_size)
 {
+    json_t *out = json_array();
     size_t i;
     json_t *entry;
     json_array_foreach ((json_t *)offsets, i, entry) {
-        json_t *maps[] = {json_object_get(entry, "partition"),
-                          json_object_get(entry, "offset")};
-        if (!json_is_object(maps[0])) {
-            snprintf(msg, msg_size,
-                     "Source connector offsets must include a partition map for "
-                     "every entry; entry %zu has none",
-                     i);
-            return -1;
+        json_t *partition = json_object_get(entry, "partition");
+        json_t *offset = json_object_get(entry, "offset");
+        json_t *maps[] = {partition, offset};
+        if (!json_is_object(partition)) {
+            snprintf(msg, msg_size, "The partition of entry %zu must be a map", i);
+            goto fail;
+        }
+        if (offset != NULL && !json_is_null(offset) && !json_is_object(offset)) {
+            snprintf(msg, msg_size, "The offset of entry %zu must be a map or null", i);
+            goto fail;
         }
         for (size_t m = 0; m < 2; m++) {
             const char *key;
             json_t *value;
-            if (maps[m] != NULL && !json_is_null(maps[m]) && !json_is_object(maps[m])) {
-                snprintf(msg, msg_size, "The offset of entry %zu must be a map or null",
-                         i);
-                return -1;
-            }
             json_object_foreach (maps[m], key, value) {
                 if (json_is_object(value) || json_is_array(value)) {
                     snprintf(msg, msg_size,
                              "Offsets may only contain primitive types as values, but "
                              "field '%s' of entry %zu is not",
                              key, i);
-                    return -1;
+                    goto fail;
                 }
             }
         }
+        json_array_append_new(out, json_pack("{s:O, s:O}", "partition", partition,
+                                             "offset", offset ? offset : json_null()));
     }
-    return 0;
+    return out;
+
+fail:
+    json_decref(out);
+    return NULL;
 }
 
 tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
@@ -834,16 +921,18 @@ tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
     }
     tb_err_t err = TB_OK;
     const char *verb = offsets != NULL ? "altered" : "reset";
+    json_t *checked = NULL;
     if (c->target != TB_TARGET_STOPPED || c->task_count > 0) {
         err = fail(TB_ERR_BAD_REQUEST, msg, msg_size,
                    "Connectors must be in the STOPPED state before their offsets can be "
                    "modified. This can be done for the specified connector by issuing a "
                    "'PUT' request to the '/connectors/%s/stop' endpoint",
                    name);
-    } else if (offsets != NULL && check_source_offsets(offsets, msg, msg_size) != 0) {
+    } else if (offsets != NULL &&
+               (checked = source_offsets_of(offsets, msg, msg_size)) == NULL) {
         err = TB_ERR_BAD_REQUEST;
     } else if (offsets != NULL
-                   ? tb_store_offsets_put(herder->store, name, offsets, msg, msg_size)
+                   ? tb_store_offsets_put(herder->store, name, checked, msg, msg_size)
                    : tb_store_offsets_delete(herder->store, name, msg, msg_size)) {
         err = TB_ERR_INTERNAL;
     } else {
@@ -858,6 +947,7 @@ tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
         *out = json_pack("{s:s}", "message", text);
     }
     pthread_mutex_unlock(&herder->lock);
+    json_decref(checked);
     return err;
 }
 
@@ -874,15 +964,7 @@ json_t *tb_herder_topics(tb_herder_t *herder, const char *name)
     return json_pack("{s:{s:o}}", name, "topics", topics);
 }
 
-tb_err_t tb_herder_topics_reset(tb_herder_t *herder, const char *name, char *msg,
-                                size_t msg_size)
+void tb_herder_topics_reset(tb_herder_t *herder, const char *name)
 {
-    connector_t *c =
-        lock_connector(herder, name, "Connector %s not found", msg, msg_size);
-    if (c == NULL) {
-        return TB_ERR_NOT_FOUND;
-    }
-    pthread_mutex_unlock(&herder->lock);
     forget_topics(herder, name);
-    return TB_OK;
 }

@@ -134,7 +134,7 @@ tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
  * topics were last reset. */
 json_t *tb_herder_topics(tb_herder_t *herder, const char *name);
 
-tb_err_t tb_herder_topics_reset(tb_herder_t *herder, const char *name, char *msg,
-                                size_t msg_size);
+/* Forgets the topics a connector used; like Connect, for any name. */
+void tb_herder_topics_reset(tb_herder_t *herder, const char *name);
 
 #endif
