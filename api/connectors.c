@@ -113,6 +113,37 @@ static void list_connectors(const tb_api_request_t *req, tb_api_response_t *res)
     tb_api_reply(res, 200, expanded);
 }
 
+/* Connect trims the name of a new connector. malloc'd; NULL for NULL. */
+static char *trimmed_name(const char *name)
+{
+    if (name == NULL) {
+        return NULL;
+    }
+    while (*name == ' ' || *name == '\t' || *name == '\n' || *name == '\r') {
+        name++;
+    }
+    size_t n = strlen(name);
+    while (n > 0 && strchr(" \t\n\r", name[n - 1]) != NULL) {
+        n--;
+    }
+    return strndup(name, n);
+}
+
+/* The first key of a create request that is not name, config or
+ * initial_state, or NULL. */
+static const char *unknown_field(const json_t *body)
+{
+    const char *key;
+    json_t *value;
+    json_object_foreach ((json_t *)body, key, value) {
+        if (strcmp(key, "name") != 0 && strcmp(key, "config") != 0 &&
+            strcmp(key, "initial_state") != 0) {
+            return key;
+        }
+    }
+    return NULL;
+}
+
 static void create_connector(const tb_api_request_t *req, tb_api_response_t *res)
 {
     json_t *body = tb_api_body_json(req, res);
@@ -125,13 +156,19 @@ static void create_connector(const tb_api_request_t *req, tb_api_response_t *res
     if (body == NULL) {
         return;
     }
-    const char *name = json_string_value(json_object_get(body, "name"));
+    char *name = trimmed_name(json_string_value(json_object_get(body, "name")));
     json_t *config = json_object_get(body, "config");
     json_t *initial_state = json_object_get(body, "initial_state");
+    const char *unknown = unknown_field(body);
     if (!json_is_object(body) || name == NULL) {
         tb_api_reply_error(res, TB_ERR_BAD_REQUEST,
                            "The request body must be a JSON object with a string "
                            "'name' and a 'config' object");
+    } else if (unknown != NULL) {
+        tb_api_reply_error(res, TB_ERR_BAD_REQUEST,
+                           "Unrecognized field \"%s\": a connector is created from "
+                           "name, config and initial_state",
+                           unknown);
     } else if (!is_string_map(config, false, &bad)) {
         reply_not_string_map(res, "connector config", bad);
     } else if (initial_state != NULL && !json_is_null(initial_state) &&
@@ -147,6 +184,7 @@ static void create_connector(const tb_api_request_t *req, tb_api_response_t *res
             set_location(req, res, name);
         }
     }
+    free(name);
     json_decref(body);
 }
 
@@ -314,10 +352,8 @@ static void get_topics(const tb_api_request_t *req, tb_api_response_t *res)
 
 static void reset_topics(const tb_api_request_t *req, tb_api_response_t *res)
 {
-    char msg[MSG_SIZE];
-    tb_err_t err =
-        tb_herder_topics_reset(req->ctx->herder, req->params[0], msg, sizeof(msg));
-    reply_result(res, err, 202, NULL, msg);
+    tb_herder_topics_reset(req->ctx->herder, req->params[0]);
+    tb_api_reply(res, 202, NULL);
 }
 
 const tb_api_route_t tb_api_connectors_routes[] = {
