@@ -15,7 +15,7 @@ CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,"
           "response_headers_conformance,response_schema_conformance")
 
 
-def test_generated_requests_conform_to_the_spec(worker, bed):
+def test_generated_requests_conform_to_the_spec(worker, bed, tmp_path):
     config = {"connector.class": "datagen", "topic": bed.unique_topic("st")}
     assert worker.post("/connectors", json={"name": "st-demo",
                                             "config": config}).status_code == 201
@@ -25,7 +25,7 @@ def test_generated_requests_conform_to_the_spec(worker, bed):
          str(HERE.parents[1] / "openapi.yaml"), "--url", worker.url,
          "--max-examples", "15", "--generation-deterministic", "--checks", CHECKS,
          "--request-timeout", "10"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
         env={**os.environ, "NO_COLOR": "1"})
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
     assert " passed" in result.stdout
