@@ -68,9 +68,19 @@ typedef struct {
 typedef struct {
     const char *connector; /* connector name */
     int task;              /* task id */
-    /* The stored source offset for a source partition (new reference), or
-     * NULL when none is stored. */
+    /* Source: the stored source offset for a source partition (new
+     * reference), or NULL when none is stored. */
     json_t *(*offset_for)(void *runtime, const json_t *source_partition);
+    /* Sink: reports that one record of the current put() or flush() cannot
+     * be written, ever, with the reason (e.g. the target answered 400).
+     * The runtime applies errors.tolerance: the task fails naming the
+     * record, or the record is counted, logged and sent to the dead letter
+     * queue. The plugin then treats the record as done. record is what
+     * put() received or the plugin's own copy of it (records are borrowed
+     * only for the duration of put(), so a plugin that buffers copies
+     * them); the runtime copies what it keeps before returning. */
+    void (*record_failed)(void *runtime, const tb_sink_record_t *record,
+                          const char *reason);
     void *runtime;
 } tb_task_context_t;
 
