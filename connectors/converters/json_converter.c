@@ -1,0 +1,558 @@
+/*
+ * JsonConverter - Connect's JSON, with or without the schema envelope.
+ *
+ * Sink side: the message is parsed (jansson) to check it; with
+ * schemas.enable it must be exactly {"schema":S,"payload":P}. The plugin
+ * gets the text of P (or of the whole message) with the whitespace outside
+ * strings removed, cut from the message itself: numbers keep their spelling
+ * and size, and a message that is already compact is handed over without a
+ * copy. A string (bytes included: their base64 text) is handed over as its
+ * text, unquoted, as Connect's FileStreamSink writes a string value.
+ *
+ * Source side: a string becomes a JSON string, bytes a base64 string, and
+ * JSON text is checked and compacted. With schemas.enable the value goes in
+ * an envelope whose schema is string, bytes, or inferred from the JSON:
+ * object -> struct (fields in key order), string -> string, integer ->
+ * int64, real -> double, true/false -> boolean, array -> array of its first
+ * element's schema (an optional string when empty), null -> optional string.
+ * Inference needs integers that fit in 64 bits; without schemas any size is
+ * fine. JSON text "null" is a JSON value (a null payload), not a tombstone:
+ * only data == NULL is a null record.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "connectors/converters/tb_converter_class.h"
+
+#define ENVELOPE_ERROR                                                                   \
+    "JsonConverter with schemas.enable requires \"schema\" and \"payload\" fields and "  \
+    "may not contain additional fields. If you are trying to deserialize plain JSON "    \
+    "data, set schemas.enable=false in your converter configuration."
+#define TO_CONNECT_ERROR                                                                 \
+    "Converting byte[] to Kafka Connect data failed due to serialization error: "
+#define FROM_CONNECT_ERROR                                                               \
+    "Converting Kafka Connect data to byte[] failed due to serialization error: "
+
+/* Any value at the top level, and \u0000 inside strings, as Jackson allows. */
+#define PARSE_FLAGS (JSON_DECODE_ANY | JSON_ALLOW_NUL)
+
+#define STRING_SCHEMA "{\"type\":\"string\",\"optional\":false}"
+#define BYTES_SCHEMA "{\"type\":\"bytes\",\"optional\":false}"
+
+typedef struct {
+    bool schemas_enable;
+} tb_json_converter_t;
+
+static const char *const decimal_formats[] = {"BASE64", "NUMERIC", NULL};
+
+static const tb_config_def_t json_keys[] = {
+    {.name = "schemas.enable",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Schemas",
+     .order = 1,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Enable Schemas",
+     .documentation = "Whether each message is an envelope {\"schema\",\"payload\"}. "
+                      "Sink plugins get the payload; source data gets a schema "
+                      "inferred from its JSON."},
+    {.name = "schemas.cache.size",
+     .type = TB_CONFIG_INT,
+     .default_value = "1000",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Schemas",
+     .order = 2,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Schema Cache Size",
+     .documentation = "Accepted for compatibility: tributary keeps no schema cache, "
+                      "as it hands plugins JSON text instead of Connect data."},
+    {.name = "decimal.format",
+     .type = TB_CONFIG_STRING,
+     .default_value = "BASE64",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Serialization",
+     .order = 3,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Decimal Format",
+     .one_of = decimal_formats,
+     .documentation = "How Decimal values are written (case-insensitive). Accepted "
+                      "for compatibility: tributary infers no Decimal schemas, and "
+                      "payloads reach sink plugins as written."},
+    {.name = "replace.null.with.default",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Serialization",
+     .order = 4,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Replace null with default",
+     .documentation = "Accepted for compatibility: payloads reach sink plugins as "
+                      "written, so a null stays null."},
+};
+
+static const tb_config_table_t json_table =
+    TB_CONFIG_TABLE("org.apache.kafka.connect.json.JsonConverter", json_keys);
+
+/* Connect's schema types. */
+static const char *const schema_types[] = {
+    "boolean", "int8",  "int16",  "int32", "int64", "float",
+    "double",  "bytes", "string", "array", "map",   "struct",
+};
+
+/*
+ * Scanning JSON text that jansson has already accepted, so that output can
+ * be cut from the input itself.
+ */
+
+typedef struct {
+    bool in_string;
+    bool escaped;
+} tb_json_lexer_t;
+
+/* Feeds ch to lx; true when ch belongs to a string, its quotes included. */
+static bool lex_string(tb_json_lexer_t *lx, char ch)
+{
+    if (!lx->in_string) {
+        lx->in_string = ch == '"';
+        return lx->in_string;
+    }
+    if (lx->escaped) {
+        lx->escaped = false;
+    } else if (ch == '\\') {
+        lx->escaped = true;
+    } else if (ch == '"') {
+        lx->in_string = false;
+    }
+    return true;
+}
+
+static bool is_space(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/* Copies s without the whitespace outside strings to dst (when not NULL).
+ * Returns the compacted length. */
+static size_t compact(char *dst, const char *s, size_t n)
+{
+    tb_json_lexer_t lx = {0};
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!lex_string(&lx, s[i]) && is_space(s[i])) {
+            continue;
+        }
+        if (dst != NULL) {
+            dst[used] = s[i];
+        }
+        used++;
+    }
+    return used;
+}
+
+static size_t skip_space(const char *s, size_t i, size_t n)
+{
+    while (i < n && is_space(s[i])) {
+        i++;
+    }
+    return i;
+}
+
+/* The end of the value that starts at s[i]. */
+static size_t value_end(const char *s, size_t i, size_t n)
+{
+    tb_json_lexer_t lx = {0};
+    size_t depth = 0;
+    for (; i < n; i++) {
+        char ch = s[i];
+        if (lex_string(&lx, ch)) {
+            if (!lx.in_string && depth == 0) {
+                return i + 1;
+            }
+        } else if (ch == '{' || ch == '[') {
+            depth++;
+        } else if (ch == '}' || ch == ']') {
+            if (depth == 0) {
+                return i; /* the end of a number or literal */
+            }
+            if (--depth == 0) {
+                return i + 1;
+            }
+        } else if (depth == 0 && (ch == ',' || is_space(ch))) {
+            return i;
+        }
+    }
+    return n;
+}
+
+/* Whether the string literal s (quotes included) spells "payload". */
+static bool key_is_payload(const char *s, size_t n)
+{
+    json_t *key = json_loadb(s, n, JSON_DECODE_ANY, NULL);
+    bool is_payload =
+        json_string_length(key) == 7 && memcmp(json_string_value(key), "payload", 7) == 0;
+    json_decref(key);
+    return is_payload;
+}
+
+/* Where the payload's value is in a checked envelope: the last member named
+ * "payload", as jansson and Jackson keep the last of repeated keys. */
+static void payload_span(const char *s, size_t n, size_t *start, size_t *end)
+{
+    size_t i = skip_space(s, 0, n) + 1; /* past '{' */
+    while (i < n) {
+        size_t key = skip_space(s, i, n);
+        size_t key_end = value_end(s, key, n);
+        size_t value = skip_space(s, skip_space(s, key_end, n) + 1, n); /* past ':' */
+        i = value_end(s, value, n);
+        if (key_is_payload(s + key, key_end - key)) {
+            *start = value;
+            *end = i;
+        }
+        i = skip_space(s, i, n);
+        if (i >= n || s[i] != ',') {
+            return;
+        }
+        i++;
+    }
+}
+
+/*
+ * Sink side.
+ */
+
+static json_t *parse(const void *data, size_t len, size_t flags, const char *prefix,
+                     char *errstr, size_t errstr_size)
+{
+    json_error_t error;
+    json_t *value = json_loadb(data, len, flags, &error);
+    if (value == NULL) {
+        snprintf(errstr, errstr_size, "%s%s (line %d, column %d)", prefix, error.text,
+                 error.line, error.column);
+    }
+    return value;
+}
+
+/* Checks that message is exactly {"schema","payload"} with a null schema or
+ * one of a known type. */
+static int check_envelope(const json_t *message, char *errstr, size_t errstr_size)
+{
+    const json_t *schema = json_object_get(message, "schema");
+    const char *type;
+
+    if (json_object_size(message) != 2 || schema == NULL ||
+        json_object_get(message, "payload") == NULL) {
+        snprintf(errstr, errstr_size, "%s", ENVELOPE_ERROR);
+        return -1;
+    }
+    if (json_is_null(schema)) {
+        return 0;
+    }
+    type = json_string_value(json_object_get(schema, "type"));
+    if (type == NULL) {
+        snprintf(errstr, errstr_size, "Schema must contain 'type' field");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof(schema_types) / sizeof(schema_types[0]); i++) {
+        if (strcmp(type, schema_types[i]) == 0) {
+            return 0;
+        }
+    }
+    snprintf(errstr, errstr_size, "Unknown schema type: %s", type);
+    return -1;
+}
+
+/* Sets *out to the compacted s: s itself when nothing is to be dropped,
+ * else a malloc'd copy. */
+static int compact_view(const char *s, size_t n, const void **out, size_t *out_len,
+                        bool *owned, char *errstr, size_t errstr_size)
+{
+    size_t used = compact(NULL, s, n);
+    char *copy;
+
+    if (used == n) {
+        *out = s;
+        *out_len = n;
+        return 0;
+    }
+    copy = malloc(used);
+    if (copy == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    compact(copy, s, n);
+    *out = copy;
+    *out_len = used;
+    *owned = true;
+    return 0;
+}
+
+/* A string value reaches the plugin as its text, unquoted, as Connect's
+ * FileStreamSink writes a string: its UTF-8 bytes in a malloc'd copy. */
+static int string_content(const json_t *value, const void **out, size_t *out_len,
+                          bool *owned, char *errstr, size_t errstr_size)
+{
+    size_t n = json_string_length(value);
+    char *copy = malloc(n ? n : 1);
+    if (copy == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    memcpy(copy, json_string_value(value), n);
+    *out = copy;
+    *out_len = n;
+    *owned = true;
+    return 0;
+}
+
+static int json_to_plugin(void *state, const void *data, size_t len, const void **out,
+                          size_t *out_len, bool *owned, char *errstr, size_t errstr_size)
+{
+    const tb_json_converter_t *jc = state;
+    size_t start = 0;
+    size_t end = len;
+    /* Numbers are only checked, so integers of any size are fine. */
+    json_t *message = parse(data, len, PARSE_FLAGS | JSON_DECODE_INT_AS_REAL,
+                            TO_CONNECT_ERROR, errstr, errstr_size);
+
+    if (message == NULL) {
+        goto fail;
+    }
+    if (jc->schemas_enable) {
+        if (check_envelope(message, errstr, errstr_size) != 0) {
+            goto fail;
+        }
+        if (json_is_null(json_object_get(message, "payload"))) {
+            json_decref(message);
+            return 0; /* a null payload is a null */
+        }
+        payload_span(data, len, &start, &end);
+    }
+    json_t *value = jc->schemas_enable ? json_object_get(message, "payload") : message;
+    if (json_is_string(value)) {
+        int rc = string_content(value, out, out_len, owned, errstr, errstr_size);
+        json_decref(message);
+        return rc;
+    }
+    json_decref(message);
+    return compact_view((const char *)data + start, end - start, out, out_len, owned,
+                        errstr, errstr_size);
+
+fail:
+    json_decref(message);
+    return -1;
+}
+
+/*
+ * Source side.
+ */
+
+static void append(char *buf, size_t *used, const char *s, size_t n)
+{
+    memcpy(buf + *used, s, n);
+    *used += n;
+}
+
+/* Writes {"schema":<schema>,"payload":<payload compacted>} to a new buffer,
+ * or the compacted payload alone when schema is NULL. */
+static int write_output(const char *schema, const char *payload, size_t payload_len,
+                        void **out, size_t *out_len, char *errstr, size_t errstr_size)
+{
+    static const char head[] = "{\"schema\":";
+    static const char middle[] = ",\"payload\":";
+    size_t body = compact(NULL, payload, payload_len);
+    size_t wrap = schema != NULL ? strlen(head) + strlen(schema) + strlen(middle) + 1 : 0;
+    size_t used = 0;
+    char *buf = malloc(body + wrap);
+
+    if (buf == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    if (schema != NULL) {
+        append(buf, &used, head, strlen(head));
+        append(buf, &used, schema, strlen(schema));
+        append(buf, &used, middle, strlen(middle));
+    }
+    used += compact(buf + used, payload, payload_len);
+    if (schema != NULL) {
+        append(buf, &used, "}", 1);
+    }
+    *out = buf;
+    *out_len = used;
+    return 0;
+}
+
+static int from_string(const tb_json_converter_t *jc, const void *data, size_t len,
+                       void **out, size_t *out_len, char *errstr, size_t errstr_size)
+{
+    json_t *string = json_stringn(data, len);
+    char *literal;
+    int rc;
+
+    if (string == NULL) {
+        snprintf(errstr, errstr_size, "%sthe string is not valid UTF-8",
+                 FROM_CONNECT_ERROR);
+        return -1;
+    }
+    literal = json_dumps(string, JSON_ENCODE_ANY | JSON_COMPACT);
+    json_decref(string);
+    if (literal == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    rc = write_output(jc->schemas_enable ? STRING_SCHEMA : NULL, literal, strlen(literal),
+                      out, out_len, errstr, errstr_size);
+    free(literal);
+    return rc;
+}
+
+static int from_bytes(const tb_json_converter_t *jc, const void *data, size_t len,
+                      void **out, size_t *out_len, char *errstr, size_t errstr_size)
+{
+    size_t encoded = 4 * ((len + 2) / 3);
+    char *literal;
+    int rc;
+
+    if (len > INT_MAX) {
+        snprintf(errstr, errstr_size, "%s%zu bytes are too many to encode",
+                 FROM_CONNECT_ERROR, len);
+        return -1;
+    }
+    literal = malloc(encoded + 3); /* quotes, and the NUL EVP_EncodeBlock adds */
+    if (literal == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    literal[0] = '"';
+    EVP_EncodeBlock((unsigned char *)literal + 1, data, (int)len);
+    literal[encoded + 1] = '"';
+    rc = write_output(jc->schemas_enable ? BYTES_SCHEMA : NULL, literal, encoded + 2, out,
+                      out_len, errstr, errstr_size);
+    free(literal);
+    return rc;
+}
+
+static json_t *infer_schema(const json_t *value);
+
+static json_t *primitive_schema(const char *type, bool optional)
+{
+    return json_pack("{s:s, s:b}", "type", type, "optional", optional);
+}
+
+static json_t *struct_schema(const json_t *object)
+{
+    json_t *fields = json_array();
+    const char *key;
+    json_t *member;
+
+    json_object_foreach ((json_t *)object, key, member) {
+        json_t *field = infer_schema(member);
+        json_object_set_new(field, "field", json_string(key));
+        json_array_append_new(fields, field);
+    }
+    return json_pack("{s:s, s:o, s:b}", "type", "struct", "fields", fields, "optional",
+                     false);
+}
+
+static json_t *array_schema(const json_t *array)
+{
+    json_t *items = json_array_size(array) > 0 ? infer_schema(json_array_get(array, 0))
+                                               : primitive_schema("string", true);
+    return json_pack("{s:s, s:o, s:b}", "type", "array", "items", items, "optional",
+                     false);
+}
+
+/* The Connect schema of a JSON value. New reference. */
+static json_t *infer_schema(const json_t *value)
+{
+    switch (json_typeof(value)) {
+    case JSON_OBJECT:
+        return struct_schema(value);
+    case JSON_ARRAY:
+        return array_schema(value);
+    case JSON_STRING:
+        return primitive_schema("string", false);
+    case JSON_INTEGER:
+        return primitive_schema("int64", false);
+    case JSON_REAL:
+        return primitive_schema("double", false);
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return primitive_schema("boolean", false);
+    case JSON_NULL:
+        break;
+    }
+    return primitive_schema("string", true);
+}
+
+static int from_json(const tb_json_converter_t *jc, const void *data, size_t len,
+                     void **out, size_t *out_len, char *errstr, size_t errstr_size)
+{
+    /* A schema tells integers from reals; plain JSON only checks its
+     * numbers, so integers of any size are fine there. */
+    size_t flags = PARSE_FLAGS | (jc->schemas_enable ? 0 : JSON_DECODE_INT_AS_REAL);
+    json_t *value = parse(data, len, flags, FROM_CONNECT_ERROR, errstr, errstr_size);
+    char *schema = NULL;
+    int rc = -1;
+
+    if (value == NULL) {
+        goto done;
+    }
+    if (jc->schemas_enable) {
+        json_t *inferred = infer_schema(value);
+        schema = json_dumps(inferred, JSON_COMPACT);
+        json_decref(inferred);
+        if (schema == NULL) {
+            snprintf(errstr, errstr_size, "out of memory");
+            goto done;
+        }
+    }
+    rc = write_output(schema, data, len, out, out_len, errstr, errstr_size);
+
+done:
+    free(schema);
+    json_decref(value);
+    return rc;
+}
+
+static int json_from_plugin(void *state, tb_data_kind_t kind, const void *data,
+                            size_t len, void **out, size_t *out_len, char *errstr,
+                            size_t errstr_size)
+{
+    const tb_json_converter_t *jc = state;
+    if (kind == TB_DATA_BYTES) {
+        return from_bytes(jc, data, len, out, out_len, errstr, errstr_size);
+    }
+    if (kind == TB_DATA_STRING) {
+        return from_string(jc, data, len, out, out_len, errstr, errstr_size);
+    }
+    return from_json(jc, data, len, out, out_len, errstr, errstr_size);
+}
+
+static void *json_create(const json_t *values, bool for_key, char *errstr,
+                         size_t errstr_size)
+{
+    tb_json_converter_t *jc = malloc(sizeof(*jc));
+    (void)for_key; /* keys and values are converted alike */
+    if (jc == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return NULL;
+    }
+    jc->schemas_enable = tb_config_bool(values, "schemas.enable");
+    return jc;
+}
+
+const tb_converter_class_t tb_json_converter = {
+    .name = "org.apache.kafka.connect.json.JsonConverter",
+    .alias = "JsonConverter",
+    .config = &json_table,
+    .create = json_create,
+    .destroy = free,
+    .to_plugin = json_to_plugin,
+    .from_plugin = json_from_plugin,
+};

@@ -1,0 +1,80 @@
+/*
+ * tb_converter.h - record converters: Kafka bytes <-> a plugin's text form.
+ *
+ * A sink task hands its plugin each key and value in a "text form" (a
+ * string, raw bytes, or JSON text); a source task turns what its plugin
+ * produced into Kafka bytes. Kafka Connect's converter class names select
+ * the behaviour (key.converter / value.converter); the settings under
+ * key.converter.* / value.converter.* reach a converter with the prefix
+ * removed.
+ *
+ *   StringConverter, ByteArrayConverter: bytes pass through both ways.
+ *   JsonConverter: with schemas.enable (the default) Kafka bytes are the
+ *   envelope {"schema":S,"payload":P}; a plugin gets P alone, as compact
+ *   JSON text, except that a string (or the base64 text of bytes) arrives
+ *   as its text, unquoted, as Connect's FileStreamSink writes a string
+ *   value. Numbers keep the spelling they had in the message.
+ *
+ * A null (data NULL) is a null out, in both directions. A converter is used
+ * by one task thread at a time.
+ */
+#ifndef TB_CONVERTER_H
+#define TB_CONVERTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "core/tb_config.h"
+
+/* What a source plugin produced: raw bytes, UTF-8 text, or JSON text. */
+typedef enum { TB_DATA_BYTES = 0, TB_DATA_STRING, TB_DATA_JSON } tb_data_kind_t;
+
+typedef struct tb_converter tb_converter_t;
+
+/* Connect's class name for name (a class name or a short alias such as
+ * "JsonConverter"), or NULL when name is no converter. Static storage. */
+const char *tb_converter_canonical_name(const char *name);
+
+/*
+ * Creates a converter for keys (for_key) or values. settings is an object of
+ * strings (borrowed; NULL = none). Returns NULL with errstr filled when name is unknown
+ * ("Class X could not be found.") or a setting is invalid (Connect's text,
+ * naming the setting). Free with tb_converter_destroy().
+ */
+tb_converter_t *tb_converter_create(const char *name, const json_t *settings,
+                                    bool for_key, char *errstr, size_t errstr_size);
+
+/* NULL is a no-op. */
+void tb_converter_destroy(tb_converter_t *c);
+
+/* True when tb_converter_to_plugin() returns its input unchanged, so a hot
+ * path may skip the call. */
+bool tb_converter_passthrough(const tb_converter_t *c);
+
+/*
+ * Sink side: Kafka bytes (data NULL = null) -> what a sink plugin gets. On
+ * success returns 0 and sets *out, *out_len and *owned: *out points into
+ * data (owned false, valid as long as data) or to a new malloc'd buffer
+ * (owned true, the caller frees it). A null gives *out NULL. Returns -1 with
+ * the reason in errstr when the bytes cannot be converted.
+ */
+int tb_converter_to_plugin(tb_converter_t *c, const void *data, size_t len,
+                           const void **out, size_t *out_len, bool *owned, char *errstr,
+                           size_t errstr_size);
+
+/*
+ * Source side: plugin data of the given kind (data NULL = null) -> Kafka
+ * bytes in a new malloc'd buffer the caller frees (*out NULL for a null).
+ * Returns 0, or -1 with the reason in errstr (e.g. invalid JSON text).
+ */
+int tb_converter_from_plugin(tb_converter_t *c, tb_data_kind_t kind, const void *data,
+                             size_t len, void **out, size_t *out_len, char *errstr,
+                             size_t errstr_size);
+
+/* The settings table of the converter called name (class name or alias;
+ * may have no keys), or NULL when name is no converter. Static storage. */
+const tb_config_table_t *tb_converter_config(const char *name);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * tb_converter_class.h - what a converter class is; for the converters in
+ * this folder only (the runtime uses tb_converter.h).
+ *
+ * A class is one static const tb_converter_class_t, listed in converters.c.
+ * The registry handles nulls, so no callback ever sees data == NULL, and it
+ * parses the settings against the class's config table before create().
+ */
+#ifndef TB_CONVERTER_CLASS_H
+#define TB_CONVERTER_CLASS_H
+
+#include "connectors/converters/tb_converter.h"
+
+typedef struct {
+    const char *name;  /* Connect's class name */
+    const char *alias; /* its simple name */
+    const tb_config_table_t *config;
+    /* Optional: the converter's state from its parsed settings (borrowed),
+     * or NULL with errstr filled. Without it the state is NULL. */
+    void *(*create)(const json_t *values, bool for_key, char *errstr, size_t errstr_size);
+    /* Frees what create() returned; required with create. */
+    void (*destroy)(void *state);
+    /* As tb_converter_to_plugin(); NULL: the bytes pass through unchanged. */
+    int (*to_plugin)(void *state, const void *data, size_t len, const void **out,
+                     size_t *out_len, bool *owned, char *errstr, size_t errstr_size);
+    /* As tb_converter_from_plugin(); NULL: a copy of the bytes. */
+    int (*from_plugin)(void *state, tb_data_kind_t kind, const void *data, size_t len,
+                       void **out, size_t *out_len, char *errstr, size_t errstr_size);
+} tb_converter_class_t;
+
+extern const tb_converter_class_t tb_string_converter;
+extern const tb_converter_class_t tb_byte_array_converter;
+extern const tb_converter_class_t tb_json_converter;
+
+#endif
