@@ -1,0 +1,80 @@
+#include "connectors/runtime/tb_sink_start.h"
+
+#include <stdio.h>
+
+const char *tb_start_origin_name(tb_start_origin_t origin)
+{
+    static const char *const names[] = {"stored", "group", "reset", "stopped"};
+    return names[origin];
+}
+
+static tb_start_t stopped(const char *fmt, int64_t a, int64_t b)
+{
+    tb_start_t start = {.offset = TB_OFFSET_NONE, .origin = TB_START_STOPPED};
+    snprintf(start.reason, sizeof(start.reason), fmt, (long long)a, (long long)b);
+    return start;
+}
+
+/* Retention may have deleted records at the start: continue at the low
+ * watermark and say how many were lost. */
+static tb_start_t clamp_to_low(tb_start_t start, int64_t low)
+{
+    if (start.offset < low) {
+        start.skipped = low - start.offset;
+        snprintf(start.reason, sizeof(start.reason),
+                 "offsets %lld to %lld were deleted by retention before they were "
+                 "read; continuing at %lld",
+                 (long long)start.offset, (long long)(low - 1), (long long)low);
+        start.offset = low;
+    }
+    return start;
+}
+
+tb_start_t tb_sink_start_resolve(const tb_start_inputs_t *in)
+{
+    tb_start_t start = {0};
+
+    if (in->stored != TB_OFFSET_NONE && in->stored > in->high) {
+        return stopped("the partition ends at %lld, below the offset %lld already "
+                       "read: the topic was recreated or truncated; reset the "
+                       "connector's offsets to read it again",
+                       in->high, in->stored);
+    }
+    if (in->committed != TB_OFFSET_NONE && in->committed > in->high &&
+        (in->stored == TB_OFFSET_NONE || in->committed > in->stored)) {
+        return stopped("the group's committed offset %lld is past the end of the "
+                       "partition (%lld); reset the group's offsets",
+                       in->committed, in->high);
+    }
+    if (in->stored != TB_OFFSET_NONE) {
+        start.offset = in->stored;
+        start.origin = TB_START_STORED;
+        if (in->committed != TB_OFFSET_NONE && in->committed > in->stored) {
+            start.offset = in->committed;
+            start.origin = TB_START_GROUP;
+            start.skipped = in->committed - in->stored;
+            snprintf(start.reason, sizeof(start.reason),
+                     "adopted the group's offset %lld, ahead of the stored %lld: "
+                     "%lld records skipped",
+                     (long long)in->committed, (long long)in->stored,
+                     (long long)start.skipped);
+            return clamp_to_low(start, in->low);
+        }
+        start.group_ignored =
+            in->committed != TB_OFFSET_NONE && in->committed < in->stored;
+        return clamp_to_low(start, in->low);
+    }
+    if (in->committed != TB_OFFSET_NONE) {
+        start.offset = in->committed;
+        start.origin = TB_START_GROUP;
+        return clamp_to_low(start, in->low);
+    }
+    if (in->reset == TB_RESET_NONE) {
+        return stopped("no stored or committed offset and auto.offset.reset=none "
+                       "(end %lld, start %lld)",
+                       in->high, in->low);
+    }
+    start.origin = TB_START_RESET;
+    start.offset = in->reset == TB_RESET_EARLIEST ? in->low : in->high;
+    return start;
+}

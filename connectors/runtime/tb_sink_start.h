@@ -1,0 +1,55 @@
+/*
+ * tb_sink_start.h - where a sink task starts reading an assigned partition.
+ *
+ * The store is the authority; the group's committed offset may move a
+ * partition forward (an operator's reset while the connector was stopped);
+ * auto.offset.reset decides only when neither exists. The answer is always a
+ * concrete offset, resolved before assign(), or a reason to stop the
+ * partition. Pure logic, no I/O: the engine gathers the inputs.
+ */
+#ifndef TB_SINK_START_H
+#define TB_SINK_START_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TB_OFFSET_NONE (-1) /* no stored or committed offset */
+
+typedef enum {
+    TB_RESET_EARLIEST = 0,
+    TB_RESET_LATEST,
+    TB_RESET_NONE,
+} tb_reset_policy_t;
+
+typedef enum {
+    TB_START_STORED = 0, /* the store's offset */
+    TB_START_GROUP,      /* the group's committed offset */
+    TB_START_RESET,      /* auto.offset.reset through the watermarks */
+    TB_START_STOPPED,    /* the partition must not be read; see reason */
+} tb_start_origin_t;
+
+typedef struct {
+    int64_t stored;    /* TB_OFFSET_NONE when the store has none */
+    int64_t committed; /* TB_OFFSET_NONE when the group has none */
+    int64_t low;       /* the partition's low watermark */
+    int64_t high;      /* its high watermark (the end offset) */
+    tb_reset_policy_t reset;
+} tb_start_inputs_t;
+
+typedef struct {
+    int64_t offset; /* where to start (meaningless when stopped) */
+    tb_start_origin_t origin;
+    int64_t skipped;    /* records skipped: retention or an adopted group
+                           offset moved past them */
+    bool group_ignored; /* a group offset behind the stored one */
+    char reason[256];   /* why the partition stopped, or what was skipped */
+} tb_start_t;
+
+/* Decides the start of one partition. */
+tb_start_t tb_sink_start_resolve(const tb_start_inputs_t *in);
+
+/* "stored", "group", "reset", "stopped". */
+const char *tb_start_origin_name(tb_start_origin_t origin);
+
+#endif

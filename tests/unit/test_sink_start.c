@@ -1,0 +1,96 @@
+#include "tb_test.h"
+
+#include <string.h>
+
+#include "connectors/runtime/tb_sink_start.h"
+
+static tb_start_t resolve(int64_t stored, int64_t committed, int64_t low, int64_t high,
+                          tb_reset_policy_t reset)
+{
+    tb_start_inputs_t in = {stored, committed, low, high, reset};
+    return tb_sink_start_resolve(&in);
+}
+
+static void test_stored_wins_over_reset(void **state)
+{
+    (void)state;
+    tb_start_t s = resolve(40, TB_OFFSET_NONE, 0, 100, TB_RESET_LATEST);
+    assert_int_equal(s.origin, TB_START_STORED);
+    assert_int_equal(s.offset, 40);
+}
+
+static void test_group_ahead_is_adopted_and_counted(void **state)
+{
+    (void)state;
+    tb_start_t s = resolve(40, 90, 0, 100, TB_RESET_EARLIEST);
+    assert_int_equal(s.origin, TB_START_GROUP);
+    assert_int_equal(s.offset, 90);
+    assert_int_equal(s.skipped, 50);
+    assert_non_null(strstr(s.reason, "adopted"));
+}
+
+static void test_group_behind_is_ignored(void **state)
+{
+    (void)state;
+    tb_start_t s = resolve(40, 10, 0, 100, TB_RESET_EARLIEST);
+    assert_int_equal(s.origin, TB_START_STORED);
+    assert_int_equal(s.offset, 40);
+    assert_true(s.group_ignored);
+}
+
+static void test_group_past_end_stops(void **state)
+{
+    (void)state;
+    tb_start_t s = resolve(40, 500, 0, 100, TB_RESET_EARLIEST);
+    assert_int_equal(s.origin, TB_START_STOPPED);
+    assert_non_null(strstr(s.reason, "past the end"));
+    s = resolve(TB_OFFSET_NONE, 500, 0, 100, TB_RESET_EARLIEST);
+    assert_int_equal(s.origin, TB_START_STOPPED);
+}
+
+static void test_recreated_topic_stops(void **state)
+{
+    (void)state;
+    tb_start_t s = resolve(40, TB_OFFSET_NONE, 0, 3, TB_RESET_EARLIEST);
+    assert_int_equal(s.origin, TB_START_STOPPED);
+    assert_non_null(strstr(s.reason, "recreated or truncated"));
+}
+
+static void test_retention_gap_continues_at_low(void **state)
+{
+    (void)state;
+    tb_start_t s = resolve(40, TB_OFFSET_NONE, 70, 100, TB_RESET_EARLIEST);
+    assert_int_equal(s.origin, TB_START_STORED);
+    assert_int_equal(s.offset, 70);
+    assert_int_equal(s.skipped, 30);
+    assert_non_null(strstr(s.reason, "deleted by retention"));
+}
+
+static void test_reset_policies(void **state)
+{
+    (void)state;
+    assert_int_equal(
+        resolve(TB_OFFSET_NONE, TB_OFFSET_NONE, 5, 9, TB_RESET_EARLIEST).offset, 5);
+    tb_start_t latest = resolve(TB_OFFSET_NONE, TB_OFFSET_NONE, 5, 9, TB_RESET_LATEST);
+    assert_int_equal(latest.offset, 9);
+    assert_int_equal(latest.origin, TB_START_RESET);
+    assert_int_equal(resolve(TB_OFFSET_NONE, TB_OFFSET_NONE, 5, 9, TB_RESET_NONE).origin,
+                     TB_START_STOPPED);
+    tb_start_t group = resolve(TB_OFFSET_NONE, 7, 5, 9, TB_RESET_NONE);
+    assert_int_equal(group.origin, TB_START_GROUP);
+    assert_int_equal(group.offset, 7);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stored_wins_over_reset),
+        cmocka_unit_test(test_group_ahead_is_adopted_and_counted),
+        cmocka_unit_test(test_group_behind_is_ignored),
+        cmocka_unit_test(test_group_past_end_stops),
+        cmocka_unit_test(test_recreated_topic_stops),
+        cmocka_unit_test(test_retention_gap_continues_at_low),
+        cmocka_unit_test(test_reset_policies),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
