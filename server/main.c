@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <curl/curl.h>
 #include <librdkafka/rdkafka.h>
 
 #include "connectors/runtime/tb_connector_config.h"
@@ -222,6 +223,7 @@ static int run(const cli_t *cli)
     tb_herder_t *herder = NULL;
     tb_http_server_t *http = NULL;
     json_t *kafka_props = NULL;
+    json_t *converters = NULL;
     char *listeners = NULL;
     char errstr[1024];
     char worker_id[300];
@@ -249,9 +251,11 @@ static int run(const cli_t *cli)
     }
     worker_id_of(values, worker_id, sizeof(worker_id));
     kafka_props = tb_worker_config_kafka_props(raw);
+    converters = tb_worker_config_converters(raw, values);
     tb_herder_options_t herder_options = {
         .store_path = store_path,
         .kafka_props = kafka_props,
+        .converter_config = converters,
         .dev = dev,
         .worker_id = worker_id,
         .task_threads = (int)tb_config_int(values, "task.threads"),
@@ -305,6 +309,7 @@ done:
     tb_herder_destroy(herder);
     free(listeners);
     json_decref(kafka_props);
+    json_decref(converters);
     json_decref(values);
     json_decref(raw);
     if (rc == 0) {
@@ -353,5 +358,9 @@ int main(int argc, char **argv)
     sigaddset(&signals, SIGINT);
     pthread_sigmask(SIG_BLOCK, &signals, NULL);
     signal(SIGPIPE, SIG_IGN);
-    return run(&cli);
+    /* once, before any thread: libcurl's global state (the HTTP sink) */
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    int rc = run(&cli);
+    curl_global_cleanup();
+    return rc;
 }

@@ -28,4 +28,9 @@ int tb_worker_config_env_key(const char *name, char *key, size_t key_size);
  * reference. */
 json_t *tb_worker_config_kafka_props(const json_t *raw);
 
+/* The worker's converter settings: key.converter and value.converter (from
+ * values, defaults applied) and every key.converter.* / value.converter.*
+ * key of raw. New reference. */
+json_t *tb_worker_config_converters(const json_t *raw, const json_t *values);
+
 #endif

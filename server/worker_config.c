@@ -207,3 +207,22 @@ json_t *tb_worker_config_kafka_props(const json_t *raw)
     }
     return props;
 }
+
+json_t *tb_worker_config_converters(const json_t *raw, const json_t *values)
+{
+    static const char *const prefixes[] = {"key.converter.", "value.converter.",
+                                           "header.converter.", NULL};
+    json_t *out = json_pack("{s:s, s:s}", "key.converter",
+                            tb_config_string(values, "key.converter"), "value.converter",
+                            tb_config_string(values, "value.converter"));
+    const char *key;
+    json_t *value;
+    json_object_foreach ((json_t *)raw, key, value) {
+        for (size_t i = 0; prefixes[i] != NULL; i++) {
+            if (strncmp(key, prefixes[i], strlen(prefixes[i])) == 0) {
+                json_object_set(out, key, value);
+            }
+        }
+    }
+    return out;
+}

@@ -227,7 +227,9 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         record->topic = task->topic;
         record->partition = -1;
         record->key_len = (size_t)asprintf((char **)&record->key, "%llu", r % 1000);
+        record->key_kind = TB_DATA_STRING;
         record->value = make_value(task, r, &record->value_len);
+        record->value_kind = TB_DATA_JSON;
         record->source_partition = json_pack("{s:i}", "task", task->task);
         record->source_offset =
             json_pack("{s:I}", "sequence", (json_int_t)task->next + 1);

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "connectors/converters/tb_converter.h"
+
 static const char *const tolerances[] = {"none", "all", NULL};
 static const char *const reload_actions[] = {"none", "restart", NULL};
 static const char *const eos_support[] = {"requested", "required", NULL};
@@ -42,6 +44,17 @@ static int check_regex(const json_t *value, char *reason, size_t size)
         return -1;
     }
     regfree(&re);
+    return 0;
+}
+
+/* A converter class tributary has (Connect's class name or alias). */
+static int check_converter(const json_t *value, char *reason, size_t size)
+{
+    const char *name = json_string_value(value);
+    if (name[0] != '\0' && tb_converter_canonical_name(name) == NULL) {
+        snprintf(reason, size, "Class %s could not be found.", name);
+        return -1;
+    }
     return 0;
 }
 
@@ -87,6 +100,7 @@ static const tb_config_def_t common_keys[] = {
      .order = 5,
      .width = TB_WIDTH_SHORT,
      .display_name = "Key converter class",
+     .check = check_converter,
      .documentation = "Converter of record keys; null means the worker's "
                       "key.converter."},
     {.name = "value.converter",
@@ -96,6 +110,7 @@ static const tb_config_def_t common_keys[] = {
      .order = 6,
      .width = TB_WIDTH_SHORT,
      .display_name = "Value converter class",
+     .check = check_converter,
      .documentation = "Converter of record values; null means the worker's "
                       "value.converter."},
     {.name = "header.converter",
@@ -343,4 +358,17 @@ json_t *tb_connector_config_redact(const tb_plugin_t *plugin, const json_t *raw)
     const tb_config_table_t *tables[3];
     size_t n = tb_connector_config_tables(plugin, tables);
     return tb_config_redact(tables, n, raw);
+}
+
+const char *tb_connector_sink_group(const char *name, const json_t *config, char *buf,
+                                    size_t size)
+{
+    const char *group =
+        json_string_value(json_object_get(config, "consumer.override.group.id"));
+    if (group != NULL) {
+        snprintf(buf, size, "%s", group);
+    } else {
+        snprintf(buf, size, "connect-%s", name);
+    }
+    return buf;
 }

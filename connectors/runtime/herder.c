@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connectors/kafka/tb_group_offsets.h"
 #include "connectors/kafka/tb_kafka_cluster.h"
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_plugin.h"
@@ -31,6 +32,7 @@ struct tb_herder {
     tb_herder_options_t options;
     char *worker_id;
     json_t *kafka_props; /* the worker's, with the bootstrap tasks use */
+    json_t *converter_config;
     tb_store_t *store;
     tb_kafka_cluster_t *cluster;
     tb_pool_t *pool;
@@ -129,6 +131,7 @@ static void start_tasks(tb_herder_t *herder, connector_t *c)
             .config = json_array_get(c->task_configs, i),
             .connector_config = c->config,
             .kafka_props = herder->kafka_props,
+            .worker_config = herder->converter_config,
             .target = c->target,
             .pool = herder->pool,
             .store = herder->store,
@@ -264,6 +267,8 @@ tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
     }
     herder->kafka_props = json_deep_copy(options->kafka_props);
     herder->options.kafka_props = NULL;
+    herder->converter_config = json_deep_copy(options->converter_config);
+    herder->options.converter_config = NULL;
     json_object_set_new(herder->kafka_props, "bootstrap.servers",
                         json_string(tb_kafka_cluster_bootstrap(herder->cluster)));
     herder->pool = tb_pool_create(options->task_threads);
@@ -300,6 +305,7 @@ void tb_herder_destroy(tb_herder_t *herder)
     tb_kafka_cluster_destroy(herder->cluster);
     tb_store_close(herder->store);
     json_decref(herder->kafka_props);
+    json_decref(herder->converter_config);
     pthread_mutex_destroy(&herder->lock);
     pthread_mutex_destroy(&herder->topics_lock);
     json_decref(herder->topics);
@@ -910,6 +916,89 @@ fail:
     return NULL;
 }
 
+/* A partition number as Connect takes it: an integer or a numeric string. */
+static bool integer_of(const json_t *value, json_int_t *out)
+{
+    char *end;
+    if (json_is_integer(value)) {
+        *out = json_integer_value(value);
+        return true;
+    }
+    const char *text = json_string_value(value);
+    if (text == NULL || *text == '\0') {
+        return false;
+    }
+    *out = strtoll(text, &end, 10);
+    return *end == '\0';
+}
+
+/* Checks sink offsets by Connect's rules and returns them in the store's
+ * shape; *group_ops gets the matching {"topic","partition","offset"} (offset
+ * -1 deletes). NULL with msg on a bad shape. New references. */
+static json_t *sink_offsets_of(const json_t *offsets, json_t **group_ops, char *msg,
+                               size_t msg_size)
+{
+    json_t *out = json_array();
+    *group_ops = json_array();
+    size_t i;
+    json_t *entry;
+    json_array_foreach ((json_t *)offsets, i, entry) {
+        json_t *partition = json_object_get(entry, "partition");
+        json_t *offset = json_object_get(entry, "offset");
+        const char *topic = json_string_value(json_object_get(partition, "kafka_topic"));
+        json_int_t number, position = -1;
+        if (topic == NULL ||
+            !integer_of(json_object_get(partition, "kafka_partition"), &number)) {
+            snprintf(msg, msg_size,
+                     "The partition for a sink connector offset must contain the keys "
+                     "'kafka_topic' and 'kafka_partition'");
+            goto fail;
+        }
+        if (offset != NULL && !json_is_null(offset) &&
+            (!integer_of(json_object_get(offset, "kafka_offset"), &position) ||
+             position < 0)) {
+            snprintf(msg, msg_size,
+                     "The offset for a sink connector should either be null or contain "
+                     "the key 'kafka_offset' with a non-negative number");
+            goto fail;
+        }
+        json_array_append_new(
+            out, json_pack("{s:{s:s, s:I}, s:o}", "partition", "kafka_topic", topic,
+                           "kafka_partition", number, "offset",
+                           position >= 0 ? json_pack("{s:I}", "kafka_offset", position)
+                                         : json_null()));
+        json_array_append_new(*group_ops,
+                              json_pack("{s:s, s:I, s:I}", "topic", topic, "partition",
+                                        number, "offset", position));
+    }
+    return out;
+
+fail:
+    json_decref(out);
+    json_decref(*group_ops);
+    *group_ops = NULL;
+    return NULL;
+}
+
+/* Resets every stored offset of a sink connector: the group's too. */
+static json_t *sink_reset_ops(tb_herder_t *herder, const connector_t *c, char *msg,
+                              size_t msg_size)
+{
+    json_t *stored = tb_store_offsets_get(herder->store, c->name, msg, msg_size);
+    json_t *ops = stored != NULL ? json_array() : NULL;
+    size_t i;
+    json_t *entry;
+    json_array_foreach (stored, i, entry) {
+        json_t *partition = json_object_get(entry, "partition");
+        json_array_append_new(
+            ops, json_pack("{s:O, s:O, s:i}", "topic",
+                           json_object_get(partition, "kafka_topic"), "partition",
+                           json_object_get(partition, "kafka_partition"), "offset", -1));
+    }
+    json_decref(stored);
+    return ops;
+}
+
 tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
                                  const json_t *offsets, json_t **out, char *msg,
                                  size_t msg_size)
@@ -922,15 +1011,29 @@ tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
     tb_err_t err = TB_OK;
     const char *verb = offsets != NULL ? "altered" : "reset";
     json_t *checked = NULL;
+    json_t *group_ops = NULL;
+    char group[300];
     if (c->target != TB_TARGET_STOPPED || c->task_count > 0) {
         err = fail(TB_ERR_BAD_REQUEST, msg, msg_size,
                    "Connectors must be in the STOPPED state before their offsets can be "
                    "modified. This can be done for the specified connector by issuing a "
                    "'PUT' request to the '/connectors/%s/stop' endpoint",
                    name);
-    } else if (offsets != NULL &&
+    } else if (offsets != NULL && c->plugin->kind == TB_PLUGIN_SOURCE &&
                (checked = source_offsets_of(offsets, msg, msg_size)) == NULL) {
         err = TB_ERR_BAD_REQUEST;
+    } else if (offsets != NULL && c->plugin->kind == TB_PLUGIN_SINK &&
+               (checked = sink_offsets_of(offsets, &group_ops, msg, msg_size)) == NULL) {
+        err = TB_ERR_BAD_REQUEST;
+    } else if (c->plugin->kind == TB_PLUGIN_SINK && group_ops == NULL &&
+               (group_ops = sink_reset_ops(herder, c, msg, msg_size)) == NULL) {
+        err = TB_ERR_INTERNAL;
+    } else if (group_ops != NULL &&
+               tb_group_offsets_alter(
+                   herder->kafka_props,
+                   tb_connector_sink_group(c->name, c->config, group, sizeof(group)),
+                   group_ops, msg, msg_size) != 0) {
+        err = TB_ERR_INTERNAL;
     } else if (offsets != NULL
                    ? tb_store_offsets_put(herder->store, name, checked, msg, msg_size)
                    : tb_store_offsets_delete(herder->store, name, msg, msg_size)) {
@@ -948,6 +1051,7 @@ tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
     }
     pthread_mutex_unlock(&herder->lock);
     json_decref(checked);
+    json_decref(group_ops);
     return err;
 }
 

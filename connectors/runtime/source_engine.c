@@ -31,8 +31,11 @@ typedef struct {
 
 typedef struct {
     const tb_task_env_t *env;
+    tb_task_context_t ctx; /* the plugin may keep a pointer to it */
     void *plugin_task;
     rd_kafka_t *rk;
+    tb_converter_t *key_converter;
+    tb_converter_t *value_converter;
     bool tolerate_errors;
     in_flight_t *ring;
     uint64_t next_seq;   /* number of the next record produced */
@@ -40,10 +43,11 @@ typedef struct {
     json_t *committable; /* canonical partition text -> {partition, offset} */
     json_t *topics;      /* topics written to: name -> true */
     tb_source_record_t batch[POLL_BATCH];
+    bool unconvertible[POLL_BATCH]; /* batch[i] failed its converters */
     size_t batch_len;
     size_t batch_pos;
     int64_t last_flush_ms;
-    char failure[512]; /* a delivery failure that fails the task */
+    char failure[1024]; /* a failure that fails the task */
 } source_engine_t;
 
 static void free_record(tb_source_record_t *record)
@@ -157,13 +161,13 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     json_t *props = json_deep_copy(env->kafka_props);
     const char *tolerance =
         json_string_value(json_object_get(env->connector_config, "errors.tolerance"));
-    tb_task_context_t ctx = {.connector = env->connector,
-                             .task = env->id,
-                             .offset_for = stored_offset,
-                             .runtime = (void *)env};
     char client_id[300];
 
     engine->env = env;
+    engine->ctx = (tb_task_context_t){.connector = env->connector,
+                                      .task = env->id,
+                                      .offset_for = stored_offset,
+                                      .runtime = (void *)env};
     engine->tolerate_errors = tolerance != NULL && strcmp(tolerance, "all") == 0;
     engine->ring = calloc(RING_SIZE, sizeof(*engine->ring));
     engine->committable = json_object();
@@ -174,6 +178,14 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     json_object_set_new(props, "client.id", json_string(client_id));
     if (json_object_get(props, "enable.idempotence") == NULL) {
         json_object_set_new(props, "enable.idempotence", json_string("true"));
+    }
+    engine->key_converter = tb_task_converter_create(env, "key", errstr, errstr_size);
+    engine->value_converter =
+        engine->key_converter != NULL
+            ? tb_task_converter_create(env, "value", errstr, errstr_size)
+            : NULL;
+    if (engine->value_converter == NULL) {
+        goto fail;
     }
     conf = tb_kafka_conf_new(props, errstr, errstr_size);
     if (conf == NULL) {
@@ -189,7 +201,7 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     rd_kafka_queue_t *main_queue = rd_kafka_queue_get_main(engine->rk);
     rd_kafka_queue_cb_event_enable(main_queue, on_queue_event, (void *)env);
     rd_kafka_queue_destroy(main_queue);
-    if (env->plugin->task_start(&ctx, env->config, &engine->plugin_task, errstr,
+    if (env->plugin->task_start(&engine->ctx, env->config, &engine->plugin_task, errstr,
                                 errstr_size) != 0) {
         goto fail;
     }
@@ -204,6 +216,57 @@ fail:
     return -1;
 }
 
+/* Replaces *data by what converter makes of it (nothing to do for a
+ * pass-through converter). Returns -1 with errstr on failure. */
+static int convert(tb_converter_t *converter, tb_data_kind_t kind, void **data,
+                   size_t *len, char *errstr, size_t errstr_size)
+{
+    void *out = NULL;
+    size_t out_len = 0;
+    if (tb_converter_passthrough(converter)) {
+        return 0;
+    }
+    if (tb_converter_from_plugin(converter, kind, *data, *len, &out, &out_len, errstr,
+                                 errstr_size) != 0) {
+        return -1;
+    }
+    free(*data);
+    *data = out;
+    *len = out_len;
+    return 0;
+}
+
+/* Converts a polled record's key and value. A record that cannot be
+ * converted fails the task, or with errors.tolerance=all is skipped and
+ * logged (its source offset still advances once earlier records are
+ * acknowledged). Returns false when the record must not be produced. */
+static bool convert_record(source_engine_t *engine, tb_source_record_t *record)
+{
+    char reason[512];
+    const char *stage = NULL;
+    if (convert(engine->key_converter, record->key_kind, &record->key, &record->key_len,
+                reason, sizeof(reason)) != 0) {
+        stage = "KEY_CONVERTER";
+    } else if (convert(engine->value_converter, record->value_kind, &record->value,
+                       &record->value_len, reason, sizeof(reason)) != 0) {
+        stage = "VALUE_CONVERTER";
+    }
+    if (stage == NULL) {
+        return true;
+    }
+    if (engine->tolerate_errors) {
+        TB_LOG_TASK(
+            TB_LOG_WARN, "tributary.task", engine->env->connector, engine->env->id,
+            "a record for topic %s skipped in stage %s (errors.tolerance=all): %s",
+            record->topic, stage, reason);
+    } else if (engine->failure[0] == '\0') {
+        snprintf(engine->failure, sizeof(engine->failure),
+                 "a record of task %s-%d for topic %s failed in stage %s: %s",
+                 engine->env->connector, engine->env->id, record->topic, stage, reason);
+    }
+    return false;
+}
+
 /* Produces the polled records not yet handed to librdkafka. Returns false
  * when librdkafka's queue or the ring is full. */
 static bool produce_batch(source_engine_t *engine)
@@ -214,6 +277,19 @@ static bool produce_batch(source_engine_t *engine)
             return false;
         }
         uint64_t seq = engine->next_seq;
+        if (engine->unconvertible[engine->batch_pos]) {
+            /* skipped, or the task fails at its next step: it keeps its place
+             * in the ring so that offsets stay in order */
+            in_flight_t *skipped = &engine->ring[seq % RING_SIZE];
+            skipped->partition = record->source_partition;
+            skipped->offset = record->source_offset;
+            skipped->delivered = engine->tolerate_errors;
+            record->source_partition = record->source_offset = NULL;
+            free_record(record);
+            engine->next_seq++;
+            engine->batch_pos++;
+            continue;
+        }
         if (json_object_get(engine->topics, record->topic) == NULL) {
             json_object_set_new(engine->topics, record->topic, json_true());
             engine->env->topic_used(engine->env->topic_opaque, engine->env->connector,
@@ -294,6 +370,9 @@ static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errst
         }
     }
     if (engine->batch_len > 0) {
+        for (size_t i = 0; i < engine->batch_len; i++) {
+            engine->unconvertible[i] = !convert_record(engine, &engine->batch[i]);
+        }
         produce_batch(engine);
         return TB_POOL_RUN_AGAIN;
     }
@@ -340,6 +419,8 @@ static void source_stop(void *opaque)
         json_decref(engine->ring[seq % RING_SIZE].offset);
     }
     free(engine->ring);
+    tb_converter_destroy(engine->key_converter);
+    tb_converter_destroy(engine->value_converter);
     json_decref(engine->committable);
     json_decref(engine->topics);
     free(engine);

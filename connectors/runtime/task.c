@@ -164,7 +164,8 @@ tb_task_t *tb_task_create(const tb_task_options_t *options)
     tb_task_t *task = calloc(1, sizeof(*task));
     pthread_mutex_init(&task->lock, NULL);
     task->connector = strdup(options->connector);
-    task->engine = &tb_source_engine;
+    task->engine =
+        options->plugin->kind == TB_PLUGIN_SINK ? &tb_sink_engine : &tb_source_engine;
     task->state = TB_STATE_UNASSIGNED;
     task->target = options->target;
     task->backoff_initial_ms = options->restart_backoff_initial_ms;
@@ -176,6 +177,7 @@ tb_task_t *tb_task_create(const tb_task_options_t *options)
         .config = json_deep_copy(options->config),
         .connector_config = json_deep_copy(options->connector_config),
         .kafka_props = json_deep_copy(options->kafka_props),
+        .worker_config = json_deep_copy(options->worker_config),
         .store = options->store,
         .offset_flush_interval_ms = options->offset_flush_interval_ms,
         .shutdown_timeout_ms = options->shutdown_timeout_ms,
@@ -238,6 +240,7 @@ void tb_task_destroy(tb_task_t *task)
     json_decref(task->env.config);
     json_decref(task->env.connector_config);
     json_decref(task->env.kafka_props);
+    json_decref(task->env.worker_config);
     pthread_mutex_destroy(&task->lock);
     free(task->trace);
     free(task->connector);

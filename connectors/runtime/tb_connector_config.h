@@ -38,4 +38,9 @@ json_t *tb_connector_config_keys(const tb_plugin_t *plugin);
 /* A copy of raw with PASSWORD values of every table shown as "[hidden]". */
 json_t *tb_connector_config_redact(const tb_plugin_t *plugin, const json_t *raw);
 
+/* The consumer group of sink connector name: consumer.override.group.id,
+ * else connect-<name>. Written into buf, which is returned. */
+const char *tb_connector_sink_group(const char *name, const json_t *config, char *buf,
+                                    size_t size);
+
 #endif

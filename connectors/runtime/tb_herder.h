@@ -24,11 +24,13 @@
 typedef struct tb_herder tb_herder_t;
 
 typedef struct {
-    const char *store_path;    /* the store file */
-    const json_t *kafka_props; /* worker-level librdkafka properties */
-    bool dev;                  /* run an in-process mock Kafka cluster */
-    const char *worker_id;     /* host:port shown in status */
-    int task_threads;          /* size of the task pool */
+    const char *store_path;         /* the store file */
+    const json_t *kafka_props;      /* worker-level librdkafka properties */
+    const json_t *converter_config; /* worker key.converter, value.converter and
+                                       their settings, defaults applied */
+    bool dev;                       /* run an in-process mock Kafka cluster */
+    const char *worker_id;          /* host:port shown in status */
+    int task_threads;               /* size of the task pool */
     long long offset_flush_interval_ms;
     long long shutdown_timeout_ms;
     long long restart_backoff_initial_ms; /* 0: failed tasks stay FAILED */

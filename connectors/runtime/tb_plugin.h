@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "connectors/converters/tb_converter.h"
 #include "core/tb_config.h"
 
 #define TB_PLUGIN_RETRY 1
@@ -58,8 +59,10 @@ typedef struct {
     int32_t partition; /* -1: let the partitioner choose */
     void *key;         /* NULL: null key */
     size_t key_len;
-    void *value; /* NULL: null value (a tombstone) */
+    tb_data_kind_t key_kind; /* what the key holds, for the converter */
+    void *value;             /* NULL: null value (a tombstone) */
     size_t value_len;
+    tb_data_kind_t value_kind;
     json_t *source_partition; /* where in the source this came from */
     json_t *source_offset;    /* and how far that source has been read */
 } tb_source_record_t;

@@ -27,6 +27,7 @@ typedef struct {
     const json_t *config;           /* the task config (borrowed, copied) */
     const json_t *connector_config; /* its connector's (borrowed, copied) */
     const json_t *kafka_props;      /* librdkafka properties (borrowed, copied) */
+    const json_t *worker_config;    /* the worker's converter keys (borrowed, copied) */
     tb_target_state_t target;       /* STARTED or PAUSED */
     tb_pool_t *pool;
     tb_store_t *store;

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "connectors/converters/tb_converter.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "connectors/runtime/tb_pool.h"
 #include "store/tb_store.h"
@@ -25,6 +26,7 @@ typedef struct {
     json_t *config;           /* the task config */
     json_t *connector_config; /* the connector config (framework keys) */
     json_t *kafka_props;      /* librdkafka properties for its client */
+    json_t *worker_config;    /* the worker's converter keys (defaults) */
     tb_store_t *store;
     /* Makes the task run soon; safe from any thread, including librdkafka's,
      * until the engine's stop returns. */
@@ -51,6 +53,13 @@ typedef struct {
 
 #define TB_TASK_STEP_FAILED (-2)
 
+/* The converter of a task's keys (which = "key") or values ("value"): the
+ * connector's key.converter / value.converter and their settings, else the
+ * worker's. NULL with errstr when it cannot be created. */
+tb_converter_t *tb_task_converter_create(const tb_task_env_t *env, const char *which,
+                                         char *errstr, size_t errstr_size);
+
 extern const tb_task_engine_t tb_source_engine;
+extern const tb_task_engine_t tb_sink_engine;
 
 #endif

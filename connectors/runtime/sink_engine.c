@@ -1,0 +1,857 @@
+/*
+ * The sink engine: reads the connector's topics in its consumer group, hands
+ * batches to the plugin, and records offsets once the plugin has flushed.
+ *
+ * The store is the authority for where to resume; the group is committed
+ * after the store, best effort, so that Kafka's tools see the job. Start
+ * offsets are resolved to concrete numbers before assign (tb_sink_start.h).
+ * What is committed is the consumer's position when every record fetched
+ * from a partition was written, so that commit markers and aborted records
+ * of transactional topics do not show as lag.
+ *
+ * librdkafka 2.0.2's batch consume can hand out stale messages after a seek,
+ * pause or rebalance: every partition keeps the next offset it expects, and
+ * anything below it is dropped.
+ */
+#include <librdkafka/rdkafka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connectors/converters/tb_converter.h"
+#include "connectors/kafka/tb_dlq.h"
+#include "connectors/kafka/tb_kafka_conf.h"
+#include "connectors/runtime/tb_connector_config.h"
+#include "connectors/runtime/tb_sink_start.h"
+#include "connectors/runtime/tb_task_engine.h"
+#include "core/tb_log.h"
+#include "core/tb_time.h"
+
+#define BATCH_MAX 1024
+#define QUERY_TIMEOUT_MS 10000
+
+typedef struct {
+    char *topic;
+    int32_t partition;
+    int64_t start;        /* where reading started */
+    int64_t expected;     /* the next offset accepted; lower ones are stale */
+    int64_t written_next; /* after the last record the plugin took; NONE */
+    int64_t committed;    /* what was last recorded; NONE */
+    bool stopped;         /* not read: see the log line that said why */
+} partition_t;
+
+typedef struct {
+    const tb_task_env_t *env;
+    tb_task_context_t ctx; /* the plugin keeps a pointer to it */
+    void *plugin_task;
+    rd_kafka_t *rk;
+    rd_kafka_queue_t *queue;
+    tb_converter_t *key_converter;
+    tb_converter_t *value_converter;
+    tb_dlq_t *dlq;
+    partition_t *parts;
+    size_t part_count;
+    tb_reset_policy_t reset;
+    bool tolerate_errors;
+    bool log_errors;
+    bool paused;
+    long long batch_wait_ms;
+    long long retry_timeout_ms; /* errors.retry.timeout: 0 none, -1 forever */
+    long long retry_delay_max_ms;
+    /* a batch the plugin has not taken yet (retriable failure) */
+    rd_kafka_message_t *batch[BATCH_MAX];
+    tb_sink_record_t records[BATCH_MAX];
+    size_t batch_len;
+    int64_t retry_since_ms;
+    long long retry_delay_ms;
+    int64_t last_flush_ms;
+    char failure[1024]; /* a record that failed with errors.tolerance=none */
+    long long dropped;  /* records skipped under errors.tolerance=all */
+} sink_engine_t;
+
+/* -------------------------------------------------------------------------
+ * Partitions
+ */
+
+static partition_t *find_part(sink_engine_t *e, const char *topic, int32_t partition)
+{
+    for (size_t i = 0; i < e->part_count; i++) {
+        if (e->parts[i].partition == partition && strcmp(e->parts[i].topic, topic) == 0) {
+            return &e->parts[i];
+        }
+    }
+    return NULL;
+}
+
+static partition_t *add_part(sink_engine_t *e, const char *topic, int32_t partition)
+{
+    partition_t *grown = realloc(e->parts, (e->part_count + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        return NULL;
+    }
+    e->parts = grown;
+    partition_t *p = &e->parts[e->part_count++];
+    *p = (partition_t){.topic = strdup(topic),
+                       .partition = partition,
+                       .written_next = TB_OFFSET_NONE,
+                       .committed = TB_OFFSET_NONE};
+    return p;
+}
+
+static void remove_part(sink_engine_t *e, partition_t *p)
+{
+    free(p->topic);
+    *p = e->parts[--e->part_count];
+}
+
+/* The stored offset of a partition, or TB_OFFSET_NONE. */
+static int64_t stored_offset(const json_t *stored, const char *topic, int32_t partition)
+{
+    size_t i;
+    json_t *entry;
+    json_array_foreach ((json_t *)stored, i, entry) {
+        json_t *key = json_object_get(entry, "partition");
+        json_t *offset =
+            json_object_get(json_object_get(entry, "offset"), "kafka_offset");
+        const char *stored_topic = json_string_value(json_object_get(key, "kafka_topic"));
+        if (json_is_integer(offset) && stored_topic != NULL &&
+            strcmp(stored_topic, topic) == 0 &&
+            json_integer_value(json_object_get(key, "kafka_partition")) == partition) {
+            return json_integer_value(offset);
+        }
+    }
+    return TB_OFFSET_NONE;
+}
+
+/* -------------------------------------------------------------------------
+ * Offsets: flush the plugin, record in the store, commit to the group
+ */
+
+/* What to record for p: the consumer position when every record fetched
+ * from it was written (a pending batch is not), else last written + 1. */
+static int64_t commit_offset_of(const sink_engine_t *e, const partition_t *p,
+                                int64_t position)
+{
+    int64_t offset = p->written_next != TB_OFFSET_NONE ? p->written_next : p->start;
+    bool pending = false;
+    for (size_t i = 0; i < e->batch_len && !pending; i++) {
+        pending = e->records[i].partition == p->partition &&
+                  strcmp(e->records[i].topic, p->topic) == 0;
+    }
+    if (!pending && position > offset) {
+        offset = position;
+    }
+    return offset;
+}
+
+static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                      rd_kafka_topic_partition_list_t *offsets, void *opaque)
+{
+    sink_engine_t *e = opaque;
+    (void)rk;
+    (void)offsets;
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                    "committing offsets to the group failed (they are in the store; "
+                    "the next commit retries): %s",
+                    rd_kafka_err2str(err));
+    }
+}
+
+/* Flushes the plugin and the dead letter queue, then records the offsets
+ * of every partition whose offset moved. sync commits the group at once
+ * (revocation, stop). Returns 0, TB_PLUGIN_RETRY, or -1 with errstr. */
+static int flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size)
+{
+    e->last_flush_ms = tb_monotonic_ms();
+    if (e->part_count == 0) {
+        return 0;
+    }
+    if (e->env->plugin->flush != NULL) {
+        int rc = e->env->plugin->flush(e->plugin_task, errstr, errstr_size);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    if (e->failure[0] != '\0') {
+        snprintf(errstr, errstr_size, "%s", e->failure);
+        return -1;
+    }
+    if (e->dlq != NULL && tb_dlq_flush(e->dlq, (int)e->env->shutdown_timeout_ms, errstr,
+                                       errstr_size) != 0) {
+        return -1;
+    }
+    rd_kafka_topic_partition_list_t *positions =
+        rd_kafka_topic_partition_list_new((int)e->part_count);
+    for (size_t i = 0; i < e->part_count; i++) {
+        rd_kafka_topic_partition_list_add(positions, e->parts[i].topic,
+                                          e->parts[i].partition);
+    }
+    rd_kafka_position(e->rk, positions);
+    json_t *offsets = json_array();
+    rd_kafka_topic_partition_list_t *commits =
+        rd_kafka_topic_partition_list_new((int)e->part_count);
+    for (size_t i = 0; i < e->part_count; i++) {
+        partition_t *p = &e->parts[i];
+        int64_t offset = commit_offset_of(e, p, positions->elems[i].offset);
+        if (p->stopped || offset == p->committed || offset < 0) {
+            continue;
+        }
+        json_array_append_new(
+            offsets, json_pack("{s:{s:s, s:i}, s:{s:I}}", "partition", "kafka_topic",
+                               p->topic, "kafka_partition", (int)p->partition, "offset",
+                               "kafka_offset", (json_int_t)offset));
+        rd_kafka_topic_partition_list_add(commits, p->topic, p->partition)->offset =
+            offset;
+    }
+    int rc = 0;
+    if (json_array_size(offsets) > 0) {
+        rc = tb_store_offsets_put(e->env->store, e->env->connector, offsets, errstr,
+                                  errstr_size);
+    }
+    if (rc == 0 && commits->cnt > 0) {
+        for (int i = 0; i < commits->cnt; i++) {
+            find_part(e, commits->elems[i].topic, commits->elems[i].partition)
+                ->committed = commits->elems[i].offset;
+        }
+        rd_kafka_resp_err_t err = rd_kafka_commit(e->rk, commits, sync ? 0 : 1);
+        if (sync && err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            on_commit(e->rk, err, commits, e);
+        }
+    }
+    rd_kafka_topic_partition_list_destroy(commits);
+    rd_kafka_topic_partition_list_destroy(positions);
+    json_decref(offsets);
+    return rc;
+}
+
+/* -------------------------------------------------------------------------
+ * Rebalances
+ */
+
+static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *list)
+{
+    char errstr[256];
+    json_t *stored =
+        tb_store_offsets_get(e->env->store, e->env->connector, errstr, sizeof(errstr));
+    rd_kafka_topic_partition_list_t *committed = rd_kafka_topic_partition_list_copy(list);
+    if (rd_kafka_committed(e->rk, committed, QUERY_TIMEOUT_MS) !=
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
+        for (int i = 0; i < committed->cnt; i++) {
+            committed->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
+        }
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                    "the group's committed offsets could not be read; using the "
+                    "store's");
+    }
+    for (int i = 0; i < list->cnt; i++) {
+        rd_kafka_topic_partition_t *tp = &list->elems[i];
+        int64_t low = 0, high = 0;
+        rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+            e->rk, tp->topic, tp->partition, &low, &high, QUERY_TIMEOUT_MS);
+        int64_t group = committed->elems[i].offset;
+        tb_start_inputs_t in = {
+            .stored = stored_offset(stored, tp->topic, tp->partition),
+            .committed = group >= 0 ? group : TB_OFFSET_NONE,
+            .low = low,
+            .high = high,
+            .reset = e->reset,
+        };
+        tb_start_t start = tb_sink_start_resolve(&in);
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            start.origin = TB_START_STOPPED;
+            snprintf(start.reason, sizeof(start.reason),
+                     "its watermarks could not be read: %s", rd_kafka_err2str(err));
+        }
+        partition_t *p = find_part(e, tp->topic, tp->partition);
+        if (p == NULL) {
+            p = add_part(e, tp->topic, tp->partition);
+        }
+        p->stopped = start.origin == TB_START_STOPPED;
+        p->start = p->expected = start.offset;
+        p->written_next = TB_OFFSET_NONE;
+        p->committed = in.stored;
+        tp->offset = p->stopped ? RD_KAFKA_OFFSET_END : start.offset;
+        if (p->stopped) {
+            TB_LOG_TASK(TB_LOG_ERROR, "tributary.task", e->env->connector, e->env->id,
+                        "partition %s-%d stopped: %s", tp->topic, (int)tp->partition,
+                        start.reason);
+        } else {
+            TB_LOG_TASK(TB_LOG_INFO, "tributary.task", e->env->connector, e->env->id,
+                        "partition %s-%d starts at offset %lld (%s)%s%s", tp->topic,
+                        (int)tp->partition, (long long)start.offset,
+                        tb_start_origin_name(start.origin), start.reason[0] ? ": " : "",
+                        start.reason);
+        }
+        if (start.group_ignored) {
+            TB_LOG_TASK(TB_LOG_INFO, "tributary.task", e->env->connector, e->env->id,
+                        "partition %s-%d: the group's offset %lld is behind the stored "
+                        "one and was ignored",
+                        tp->topic, (int)tp->partition, (long long)in.committed);
+        }
+    }
+    rd_kafka_topic_partition_list_destroy(committed);
+    json_decref(stored);
+}
+
+/* Stopped partitions stay assigned (the group keeps them here) but paused. */
+static void pause_stopped(sink_engine_t *e)
+{
+    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
+    for (size_t i = 0; i < e->part_count; i++) {
+        if (e->parts[i].stopped || e->paused) {
+            rd_kafka_topic_partition_list_add(list, e->parts[i].topic,
+                                              e->parts[i].partition);
+        }
+    }
+    if (list->cnt > 0) {
+        rd_kafka_pause_partitions(e->rk, list);
+    }
+    rd_kafka_topic_partition_list_destroy(list);
+}
+
+static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                         rd_kafka_topic_partition_list_t *list, void *opaque)
+{
+    sink_engine_t *e = opaque;
+    char errstr[512];
+    bool cooperative = strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        resolve_starts(e, list);
+        rd_kafka_error_t *error =
+            cooperative ? rd_kafka_incremental_assign(rk, list) : NULL;
+        if (!cooperative) {
+            rd_kafka_assign(rk, list);
+        }
+        if (error != NULL) {
+            TB_LOG_TASK(TB_LOG_ERROR, "tributary.task", e->env->connector, e->env->id,
+                        "assign failed: %s", rd_kafka_error_string(error));
+            rd_kafka_error_destroy(error);
+        }
+        pause_stopped(e);
+        return;
+    }
+    /* revoked or lost: record what was written before letting go */
+    if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS && !rd_kafka_assignment_lost(rk) &&
+        flush_offsets(e, true, errstr, sizeof(errstr)) != 0) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                    "offsets not recorded at revocation (records will be read "
+                    "again): %s",
+                    errstr);
+    }
+    for (int i = 0; i < list->cnt; i++) {
+        partition_t *p = find_part(e, list->elems[i].topic, list->elems[i].partition);
+        if (p != NULL) {
+            remove_part(e, p);
+        }
+    }
+    if (cooperative) {
+        rd_kafka_error_t *error = rd_kafka_incremental_unassign(rk, list);
+        if (error != NULL) {
+            rd_kafka_error_destroy(error);
+        }
+    } else {
+        rd_kafka_assign(rk, NULL);
+    }
+}
+
+/* -------------------------------------------------------------------------
+ * Failed records
+ */
+
+static void record_failed(void *runtime, const tb_sink_record_t *record,
+                          const char *reason);
+
+/* Applies errors.tolerance to a record that cannot be written: with none,
+ * the task fails naming it; with all, it is counted, logged and sent to the
+ * dead letter queue. */
+static void handle_failed(sink_engine_t *e, const tb_sink_record_t *record,
+                          const char *stage, const char *class_name, const char *reason)
+{
+    char errstr[512];
+    if (!e->tolerate_errors) {
+        if (e->failure[0] == '\0') {
+            snprintf(e->failure, sizeof(e->failure),
+                     "record %s-%d at offset %lld failed in stage %s: %s", record->topic,
+                     (int)record->partition, (long long)record->offset, stage, reason);
+        }
+        return;
+    }
+    e->dropped++;
+    if (e->log_errors) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                    "record %s-%d at offset %lld skipped in stage %s "
+                    "(errors.tolerance=all): %s",
+                    record->topic, (int)record->partition, (long long)record->offset,
+                    stage, reason);
+    }
+    tb_dlq_context_t context = {.connector = e->env->connector,
+                                .task = e->env->id,
+                                .stage = stage,
+                                .class_name = class_name,
+                                .reason = reason};
+    if (e->dlq != NULL &&
+        tb_dlq_send(e->dlq, record, &context, errstr, sizeof(errstr)) != 0 &&
+        e->failure[0] == '\0') {
+        snprintf(e->failure, sizeof(e->failure), "%s", errstr);
+    }
+}
+
+static void record_failed(void *runtime, const tb_sink_record_t *record,
+                          const char *reason)
+{
+    sink_engine_t *e = runtime;
+    handle_failed(e, record, "TASK_PUT", e->env->plugin->class_name, reason);
+}
+
+/* -------------------------------------------------------------------------
+ * Batches
+ */
+
+static void release_batch(sink_engine_t *e)
+{
+    for (size_t i = 0; i < e->batch_len; i++) {
+        free((void *)e->records[i].headers);
+        if (e->records[i].key != e->batch[i]->key) {
+            free((void *)e->records[i].key);
+        }
+        if (e->records[i].value != e->batch[i]->payload) {
+            free((void *)e->records[i].value);
+        }
+        rd_kafka_message_destroy(e->batch[i]);
+    }
+    e->batch_len = 0;
+}
+
+/* Reads the headers of msg into a new array (names and values point into
+ * msg). */
+static tb_header_t *headers_of(rd_kafka_message_t *msg, size_t *count)
+{
+    rd_kafka_headers_t *headers = NULL;
+    *count = 0;
+    if (rd_kafka_message_headers(msg, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return NULL;
+    }
+    size_t n = rd_kafka_header_cnt(headers);
+    tb_header_t *out = calloc(n ? n : 1, sizeof(*out));
+    for (size_t i = 0; i < n; i++) {
+        rd_kafka_header_get_all(headers, i, &out[i].name, &out[i].value,
+                                &out[i].value_len);
+    }
+    *count = n;
+    return out;
+}
+
+/* Fills records[i] from batch[i] through the converters. A record that
+ * cannot be converted goes to the error path and out of the batch. */
+static void convert_batch(sink_engine_t *e)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < e->batch_len; i++) {
+        rd_kafka_message_t *msg = e->batch[i];
+        tb_sink_record_t *r = &e->records[kept];
+        char reason[512];
+        bool owned = false;
+        rd_kafka_timestamp_type_t ts_type;
+        *r = (tb_sink_record_t){.topic = rd_kafka_topic_name(msg->rkt),
+                                .partition = msg->partition,
+                                .offset = msg->offset,
+                                .timestamp = rd_kafka_message_timestamp(msg, &ts_type),
+                                .key = msg->key,
+                                .key_len = msg->key_len,
+                                .value = msg->payload,
+                                .value_len = msg->len};
+        r->headers = headers_of(msg, &r->header_count);
+        const char *stage = NULL;
+        if (!tb_converter_passthrough(e->key_converter) &&
+            tb_converter_to_plugin(e->key_converter, msg->key, msg->key_len, &r->key,
+                                   &r->key_len, &owned, reason, sizeof(reason)) != 0) {
+            stage = "KEY_CONVERTER";
+        } else if (!tb_converter_passthrough(e->value_converter) &&
+                   tb_converter_to_plugin(e->value_converter, msg->payload, msg->len,
+                                          &r->value, &r->value_len, &owned, reason,
+                                          sizeof(reason)) != 0) {
+            stage = "VALUE_CONVERTER";
+        }
+        if (stage != NULL) {
+            tb_sink_record_t raw = *r;
+            raw.key = msg->key;
+            raw.key_len = msg->key_len;
+            raw.value = msg->payload;
+            raw.value_len = msg->len;
+            handle_failed(e, &raw, stage, "converter", reason);
+            if (r->key != msg->key) {
+                free((void *)r->key);
+            }
+            free((void *)r->headers);
+            rd_kafka_message_destroy(msg);
+            continue;
+        }
+        e->batch[kept++] = msg;
+    }
+    e->batch_len = kept;
+}
+
+/* Hands the pending batch to the plugin. Returns 0 when it was taken (or
+ * is empty), TB_PLUGIN_RETRY, or -1 with errstr. */
+static int put_batch(sink_engine_t *e, char *errstr, size_t errstr_size)
+{
+    if (e->batch_len == 0) {
+        return 0;
+    }
+    int rc = e->env->plugin->put(e->plugin_task, e->records, e->batch_len, errstr,
+                                 errstr_size);
+    if (rc == -1) {
+        size_t n = (size_t)snprintf(NULL, 0, "%s", errstr);
+        snprintf(errstr + (n < errstr_size ? n : errstr_size - 1),
+                 errstr_size - (n < errstr_size ? n : errstr_size - 1),
+                 " (writing records of %s-%d from offset %lld)", e->records[0].topic,
+                 (int)e->records[0].partition, (long long)e->records[0].offset);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    for (size_t i = 0; i < e->batch_len; i++) {
+        partition_t *p = find_part(e, e->records[i].topic, e->records[i].partition);
+        if (p != NULL) {
+            p->written_next = e->records[i].offset + 1;
+        }
+    }
+    release_batch(e);
+    return 0;
+}
+
+/* Collects up to BATCH_MAX fresh messages into the pending batch: waits at
+ * most batch.max.wait.ms once the first has arrived. */
+static void consume(sink_engine_t *e)
+{
+    rd_kafka_message_t *msgs[BATCH_MAX];
+    ssize_t n = rd_kafka_consume_batch_queue(e->queue, 0, msgs, BATCH_MAX);
+    if (n > 0 && n < BATCH_MAX && e->batch_wait_ms > 0) {
+        ssize_t more = rd_kafka_consume_batch_queue(e->queue, (int)e->batch_wait_ms,
+                                                    msgs + n, (size_t)(BATCH_MAX - n));
+        n += more > 0 ? more : 0;
+    }
+    for (ssize_t i = 0; i < n; i++) {
+        rd_kafka_message_t *msg = msgs[i];
+        partition_t *p =
+            msg->err ? NULL : find_part(e, rd_kafka_topic_name(msg->rkt), msg->partition);
+        if (msg->err && msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+            TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                        "consumer: %s", rd_kafka_message_errstr(msg));
+        }
+        /* paused: dropped, read again after the seek on resume */
+        if (p == NULL || p->stopped || e->paused || msg->offset < p->expected) {
+            rd_kafka_message_destroy(msg);
+            continue;
+        }
+        p->expected = msg->offset + 1;
+        e->batch[e->batch_len++] = msg;
+    }
+    convert_batch(e);
+}
+
+/* Pauses every partition, or seeks each back to what it expects and
+ * resumes them. */
+static void set_paused(sink_engine_t *e, bool paused)
+{
+    rd_kafka_topic_partition_list_t *list =
+        rd_kafka_topic_partition_list_new((int)e->part_count + 1);
+    e->paused = paused;
+    for (size_t i = 0; i < e->part_count; i++) {
+        partition_t *p = &e->parts[i];
+        if (!p->stopped) {
+            rd_kafka_topic_partition_list_add(list, p->topic, p->partition)->offset =
+                p->expected;
+        }
+    }
+    if (paused) {
+        rd_kafka_pause_partitions(e->rk, list);
+    } else if (list->cnt > 0) {
+        rd_kafka_error_t *error = rd_kafka_seek_partitions(e->rk, list, QUERY_TIMEOUT_MS);
+        if (error != NULL) {
+            rd_kafka_error_destroy(error);
+        }
+        rd_kafka_resume_partitions(e->rk, list);
+    }
+    rd_kafka_topic_partition_list_destroy(list);
+    TB_LOG_TASK(TB_LOG_INFO, "tributary.task", e->env->connector, e->env->id, "%s",
+                paused ? "paused" : "resumed");
+}
+
+/* -------------------------------------------------------------------------
+ * The engine
+ */
+
+static void on_queue_event(rd_kafka_t *rk, void *opaque)
+{
+    const tb_task_env_t *env = opaque;
+    (void)rk;
+    env->wake(env->task);
+}
+
+static const char *config_string(const json_t *config, const char *key,
+                                 const char *fallback)
+{
+    const char *value = json_string_value(json_object_get(config, key));
+    return value != NULL ? value : fallback;
+}
+
+static long long config_long(const json_t *config, const char *key, long long fallback)
+{
+    const char *value = json_string_value(json_object_get(config, key));
+    return value != NULL ? atoll(value) : fallback;
+}
+
+/* The consumer's properties: the worker's, the connector's
+ * consumer.override.* keys, then what the runtime manages. */
+static json_t *consumer_props(const tb_task_env_t *env, char *group, size_t group_size)
+{
+    static const char override_prefix[] = "consumer.override.";
+    json_t *props = json_deep_copy(env->kafka_props);
+    const char *key;
+    json_t *value;
+    char client_id[300];
+    json_object_set_new(props, "isolation.level", json_string("read_uncommitted"));
+    json_object_foreach (env->connector_config, key, value) {
+        if (strncmp(key, override_prefix, sizeof(override_prefix) - 1) == 0) {
+            json_object_set(props, key + sizeof(override_prefix) - 1, value);
+        }
+    }
+    tb_connector_sink_group(env->connector, env->connector_config, group, group_size);
+    snprintf(client_id, sizeof(client_id), "connector-consumer-%s-%d", env->connector,
+             env->id);
+    json_object_set_new(props, "group.id", json_string(group));
+    json_object_set_new(props, "client.id", json_string(client_id));
+    json_object_set_new(props, "enable.auto.commit", json_string("false"));
+    json_object_set_new(props, "enable.auto.offset.store", json_string("false"));
+    json_object_set_new(props, "enable.partition.eof", json_string("false"));
+    /* Not cooperative-sticky: librdkafka 2.0.2 aborts when a member that
+     * never received an assignment (tasks.max above the partition count)
+     * is closed (rd_kafka_sticky_assignor_state_destroy, librdkafka #4312,
+     * fixed in 2.3.0). The engine handles both protocols. */
+    json_object_set_new(props, "partition.assignment.strategy",
+                        json_string("roundrobin"));
+    /* start offsets are resolved by the engine; this only covers an offset
+     * that falls out of range later (retention): continue at the earliest */
+    json_object_set_new(props, "auto.offset.reset", json_string("earliest"));
+    return props;
+}
+
+static int subscribe(sink_engine_t *e, char *errstr, size_t errstr_size)
+{
+    const json_t *config = e->env->connector_config;
+    const char *regex = config_string(config, "topics.regex", "");
+    rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new(1);
+    if (regex[0] != '\0') {
+        char anchored[1024];
+        /* librdkafka treats a topic starting with ^ as a regex */
+        snprintf(anchored, sizeof(anchored), "%s%s", regex[0] == '^' ? "" : "^", regex);
+        rd_kafka_topic_partition_list_add(topics, anchored, RD_KAFKA_PARTITION_UA);
+    } else {
+        char *list = strdup(config_string(config, "topics", ""));
+        char *save = NULL;
+        for (char *t = strtok_r(list, ",", &save); t != NULL;
+             t = strtok_r(NULL, ",", &save)) {
+            while (*t == ' ') {
+                t++;
+            }
+            rd_kafka_topic_partition_list_add(topics, t, RD_KAFKA_PARTITION_UA);
+            e->env->topic_used(e->env->topic_opaque, e->env->connector, t);
+        }
+        free(list);
+    }
+    rd_kafka_resp_err_t err = rd_kafka_subscribe(e->rk, topics);
+    rd_kafka_topic_partition_list_destroy(topics);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        snprintf(errstr, errstr_size, "subscribing failed: %s", rd_kafka_err2str(err));
+        return -1;
+    }
+    return 0;
+}
+
+static void sink_stop(void *opaque);
+
+static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
+                      size_t errstr_size)
+{
+    sink_engine_t *e = calloc(1, sizeof(*e));
+    char group[256];
+    const json_t *config = env->connector_config;
+    const char *reset =
+        config_string(config, "consumer.override.auto.offset.reset",
+                      config_string(env->kafka_props, "auto.offset.reset", "earliest"));
+    const char *dlq_topic =
+        config_string(config, "errors.deadletterqueue.topic.name", "");
+
+    e->env = env;
+    e->ctx = (tb_task_context_t){.connector = env->connector,
+                                 .task = env->id,
+                                 .record_failed = record_failed,
+                                 .runtime = e};
+    e->reset = strcmp(reset, "latest") == 0 ? TB_RESET_LATEST
+               : strcmp(reset, "none") == 0 ? TB_RESET_NONE
+                                            : TB_RESET_EARLIEST;
+    e->tolerate_errors =
+        strcmp(config_string(config, "errors.tolerance", "none"), "all") == 0;
+    e->log_errors =
+        strcmp(config_string(config, "errors.log.enable", "false"), "true") == 0;
+    e->batch_wait_ms = config_long(config, "batch.max.wait.ms", 5);
+    e->retry_timeout_ms = config_long(config, "errors.retry.timeout", 0);
+    e->retry_delay_max_ms = config_long(config, "errors.retry.delay.max.ms", 60000);
+    e->last_flush_ms = tb_monotonic_ms();
+    e->key_converter = tb_task_converter_create(env, "key", errstr, errstr_size);
+    e->value_converter = e->key_converter != NULL
+                             ? tb_task_converter_create(env, "value", errstr, errstr_size)
+                             : NULL;
+    if (e->value_converter == NULL) {
+        goto fail;
+    }
+    if (e->tolerate_errors && dlq_topic[0] != '\0') {
+        e->dlq = tb_dlq_create(
+            env->kafka_props, dlq_topic,
+            strcmp(config_string(config, "errors.deadletterqueue.context.headers.enable",
+                                 "false"),
+                   "true") == 0,
+            errstr, errstr_size);
+        if (e->dlq == NULL) {
+            goto fail;
+        }
+    }
+    json_t *props = consumer_props(env, group, sizeof(group));
+    rd_kafka_conf_t *conf = tb_kafka_conf_new(props, errstr, errstr_size);
+    json_decref(props);
+    if (conf == NULL) {
+        goto fail;
+    }
+    rd_kafka_conf_set_opaque(conf, e);
+    rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
+    rd_kafka_conf_set_offset_commit_cb(conf, on_commit);
+    e->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, errstr_size);
+    if (e->rk == NULL) {
+        rd_kafka_conf_destroy(conf);
+        goto fail;
+    }
+    rd_kafka_poll_set_consumer(e->rk);
+    e->queue = rd_kafka_queue_get_consumer(e->rk);
+    rd_kafka_queue_cb_event_enable(e->queue, on_queue_event, (void *)env);
+    if (env->plugin->task_start(&e->ctx, env->config, &e->plugin_task, errstr,
+                                errstr_size) != 0) {
+        e->plugin_task = NULL;
+        goto fail;
+    }
+    if (subscribe(e, errstr, errstr_size) != 0) {
+        goto fail;
+    }
+    TB_LOG_TASK(TB_LOG_INFO, "tributary.task", env->connector, env->id,
+                "consuming in group %s", group);
+    *out = e;
+    return 0;
+
+fail:
+    sink_stop(e);
+    return -1;
+}
+
+/* A retriable failure: how long to wait before trying again, or -1 when
+ * errors.retry.timeout is spent. */
+static int64_t retry_delay(sink_engine_t *e)
+{
+    int64_t now = tb_monotonic_ms();
+    if (e->retry_since_ms == 0) {
+        e->retry_since_ms = now;
+        e->retry_delay_ms = 100;
+    } else if (e->retry_delay_ms * 2 <= e->retry_delay_max_ms) {
+        e->retry_delay_ms *= 2;
+    }
+    if (e->retry_timeout_ms >= 0 && now - e->retry_since_ms >= e->retry_timeout_ms) {
+        return -1;
+    }
+    return e->retry_delay_ms;
+}
+
+static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_size)
+{
+    sink_engine_t *e = opaque;
+    int rc = 0;
+
+    if (paused != e->paused) {
+        set_paused(e, paused);
+    }
+    if (e->batch_len == 0) {
+        consume(e);
+    }
+    size_t taken = e->batch_len;
+    rc = put_batch(e, errstr, errstr_size);
+    if (rc == 0 &&
+        tb_monotonic_ms() - e->last_flush_ms >= e->env->offset_flush_interval_ms) {
+        rc = flush_offsets(e, false, errstr, errstr_size);
+    }
+    if (rc == 0 && e->failure[0] != '\0') {
+        snprintf(errstr, errstr_size, "%s", e->failure);
+        rc = -1;
+    }
+    if (rc == TB_PLUGIN_RETRY) {
+        int64_t delay = retry_delay(e);
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                    "retriable failure%s: %s",
+                    delay < 0 ? ", errors.retry.timeout spent" : "", errstr);
+        return delay < 0 ? TB_TASK_STEP_FAILED : delay;
+    }
+    if (rc != 0) {
+        return TB_TASK_STEP_FAILED;
+    }
+    e->retry_since_ms = 0;
+    if (taken == BATCH_MAX) {
+        return TB_POOL_RUN_AGAIN;
+    }
+    /* idle: woken by the queue; the timer keeps flushing and polling */
+    int64_t until_flush =
+        e->last_flush_ms + e->env->offset_flush_interval_ms - tb_monotonic_ms() + 1;
+    return until_flush < 1000 ? (until_flush > 0 ? until_flush : 1) : 1000;
+}
+
+static void sink_stop(void *opaque)
+{
+    sink_engine_t *e = opaque;
+    char errstr[512];
+    if (e == NULL) {
+        return;
+    }
+    if (e->rk != NULL && e->plugin_task != NULL) {
+        if (flush_offsets(e, true, errstr, sizeof(errstr)) != 0) {
+            TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                        "offsets not recorded at stop (records will be read again): %s",
+                        errstr);
+        }
+        /* recorded: the revocation at close has nothing left to do */
+        while (e->part_count > 0) {
+            remove_part(e, &e->parts[0]);
+        }
+    }
+    release_batch(e);
+    if (e->rk != NULL) {
+        rd_kafka_queue_cb_event_enable(e->queue, NULL, NULL);
+        rd_kafka_consumer_close(e->rk);
+        rd_kafka_queue_destroy(e->queue);
+        rd_kafka_destroy(e->rk);
+    }
+    if (e->plugin_task != NULL) {
+        e->env->plugin->task_stop(e->plugin_task);
+    }
+    tb_dlq_destroy(e->dlq, (int)e->env->shutdown_timeout_ms);
+    tb_converter_destroy(e->key_converter);
+    tb_converter_destroy(e->value_converter);
+    for (size_t i = 0; i < e->part_count; i++) {
+        free(e->parts[i].topic);
+    }
+    free(e->parts);
+    free(e);
+}
+
+const tb_task_engine_t tb_sink_engine = {
+    .start = sink_start,
+    .step = sink_step,
+    .stop = sink_stop,
+};
