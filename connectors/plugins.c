@@ -5,9 +5,15 @@
 #include "connectors/runtime/tb_plugin.h"
 
 extern const tb_plugin_t tb_datagen_plugin;
+extern const tb_plugin_t tb_file_sink_plugin;
+extern const tb_plugin_t tb_file_source_plugin;
+extern const tb_plugin_t tb_http_sink_plugin;
 
 const tb_plugin_t *const tb_plugins[] = {
     &tb_datagen_plugin,
+    &tb_file_sink_plugin,
+    &tb_file_source_plugin,
+    &tb_http_sink_plugin,
     NULL,
 };
 

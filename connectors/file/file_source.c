@@ -1,0 +1,254 @@
+/*
+ * FileStreamSource - one record per line of a file, as Kafka Connect's
+ * FileStreamSourceConnector does. The source partition is {"filename":F} and
+ * the offset {"position":N}, the byte offset after the line, so a restarted
+ * task goes on where the last acknowledged line ended. It follows a growing
+ * file; a file that shrinks below that position was truncated or replaced,
+ * and is read again from the start.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "connectors/runtime/tb_plugin.h"
+#include "core/tb_log.h"
+
+#define READ_CHUNK 65536
+#define FOLLOW_MS 200 /* how often a file at its end is checked again */
+#define MISSING_RETRY_MS 1000
+
+static const tb_config_range_t positive = {.has_min = true, .min = 1};
+
+static const tb_config_def_t file_source_keys[] = {
+    {.name = "file",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "File",
+     .order = 1,
+     .documentation = "Source file; null reads standard input (without offsets)."},
+    {.name = "topic",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "File",
+     .order = 2,
+     .documentation = "The topic to publish data to."},
+    {.name = "batch.size",
+     .type = TB_CONFIG_INT,
+     .default_value = "2000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "File",
+     .order = 3,
+     .range = &positive,
+     .documentation = "The maximum number of records the task returns per poll."},
+};
+
+static const tb_config_table_t file_source_table =
+    TB_CONFIG_TABLE("FileStreamSource", file_source_keys);
+
+typedef struct {
+    char *connector;
+    char *path; /* NULL: standard input */
+    char *topic;
+    size_t batch_size;
+    FILE *in;
+    long long position; /* byte offset of buf[0] in the file */
+    char *buf;          /* read but not yet returned */
+    size_t len;
+    size_t cap;
+    bool missing_logged;
+    json_t *partition;
+} file_source_t;
+
+/* Like Connect's, the file source runs one task whatever tasks.max says. */
+static json_t *task_configs(const json_t *config, int max_tasks)
+{
+    (void)max_tasks;
+    return json_pack("[O]", config);
+}
+
+static int task_start(const tb_task_context_t *ctx, const json_t *config, void **out,
+                      char *errstr, size_t errstr_size)
+{
+    const tb_config_table_t *tables[] = {&file_source_table};
+    json_t *errors = json_object();
+    json_t *values = tb_config_parse(tables, 1, config, errors);
+    file_source_t *source = NULL;
+    if (tb_config_error_count(errors) > 0) {
+        snprintf(errstr, errstr_size, "invalid FileStreamSource task config");
+        goto done;
+    }
+    source = calloc(1, sizeof(*source));
+    source->connector = strdup(ctx->connector);
+    source->topic = strdup(tb_config_string(values, "topic"));
+    source->batch_size = (size_t)tb_config_int(values, "batch.size");
+    const char *path = tb_config_string(values, "file");
+    if (path != NULL) {
+        source->path = strdup(path);
+        source->partition = json_pack("{s:s}", "filename", path);
+        json_t *offset = ctx->offset_for(ctx->runtime, source->partition);
+        json_t *position = json_object_get(offset, "position");
+        source->position = json_is_integer(position) ? json_integer_value(position) : 0;
+        json_decref(offset);
+    } else {
+        source->in = stdin;
+    }
+    *out = source;
+
+done:
+    json_decref(values);
+    json_decref(errors);
+    return source != NULL ? 0 : -1;
+}
+
+/* Opens the file at the recorded position, or says when to try again. */
+static bool open_file(file_source_t *s)
+{
+    s->in = fopen(s->path, "rb");
+    if (s->in == NULL) {
+        if (!s->missing_logged) {
+            TB_LOG_TASK(TB_LOG_WARN, "tributary.task", s->connector, 0,
+                        "cannot open %s (%s); retrying every second", s->path,
+                        strerror(errno));
+            s->missing_logged = true;
+        }
+        return false;
+    }
+    s->missing_logged = false;
+    if (fseeko(s->in, s->position, SEEK_SET) != 0) {
+        s->position = 0;
+    }
+    return true;
+}
+
+/* A file shorter than what was read was truncated or replaced. */
+static void check_truncation(file_source_t *s)
+{
+    struct stat st;
+    if (s->path != NULL && fstat(fileno(s->in), &st) == 0 &&
+        st.st_size < s->position + (long long)s->len) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", s->connector, 0,
+                    "%s shrank below position %lld: it was truncated or replaced; "
+                    "reading it again from the start",
+                    s->path, s->position + (long long)s->len);
+        s->position = 0;
+        s->len = 0;
+        rewind(s->in);
+    }
+}
+
+/* Reads what the file has beyond buf. Returns false at its end. */
+static bool read_more(file_source_t *s)
+{
+    if (s->cap - s->len < READ_CHUNK) {
+        size_t cap = s->cap + READ_CHUNK;
+        char *grown = realloc(s->buf, cap);
+        if (grown == NULL) {
+            return false;
+        }
+        s->buf = grown;
+        s->cap = cap;
+    }
+    size_t n = fread(s->buf + s->len, 1, s->cap - s->len, s->in);
+    s->len += n;
+    if (n == 0) {
+        clearerr(s->in); /* the file may grow: EOF is not final */
+    }
+    return n > 0;
+}
+
+/* The length of the first line in buf and of its terminator (\n, \r\n or
+ * \r); false when buf holds no complete line. A \r at the very end waits
+ * for the next byte unless the file is at its end. */
+static bool next_line(const file_source_t *s, size_t start, bool at_end, size_t *line,
+                      size_t *terminator)
+{
+    for (size_t i = start; i < s->len; i++) {
+        if (s->buf[i] == '\n') {
+            *line = i - start;
+            *terminator = 1;
+            return true;
+        }
+        if (s->buf[i] == '\r') {
+            if (i + 1 == s->len && !at_end) {
+                return false;
+            }
+            *line = i - start;
+            *terminator = i + 1 < s->len && s->buf[i + 1] == '\n' ? 2 : 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count,
+                int64_t *wake_ms, char *errstr, size_t errstr_size)
+{
+    file_source_t *s = opaque;
+    size_t used = 0, line, terminator;
+    (void)errstr;
+    (void)errstr_size;
+    *count = 0;
+    if (s->in == NULL && !open_file(s)) {
+        *wake_ms = MISSING_RETRY_MS;
+        return 0;
+    }
+    check_truncation(s);
+    bool at_end = !read_more(s);
+    if (max > s->batch_size) {
+        max = s->batch_size;
+    }
+    while (*count < max && next_line(s, used, at_end, &line, &terminator)) {
+        tb_source_record_t *r = &out[(*count)++];
+        memset(r, 0, sizeof(*r));
+        r->topic = s->topic;
+        r->partition = -1;
+        r->value = strndup(s->buf + used, line);
+        r->value_len = line;
+        r->value_kind = TB_DATA_STRING;
+        used += line + terminator;
+        if (s->partition != NULL) {
+            r->source_partition = json_incref(s->partition);
+            r->source_offset = json_pack("{s:I}", "position",
+                                         (json_int_t)(s->position + (long long)used));
+        }
+    }
+    memmove(s->buf, s->buf + used, s->len - used);
+    s->len -= used;
+    s->position += (long long)used;
+    if (*count == 0) {
+        *wake_ms = FOLLOW_MS;
+    }
+    return 0;
+}
+
+static void task_stop(void *opaque)
+{
+    file_source_t *s = opaque;
+    if (s->in != NULL && s->in != stdin) {
+        fclose(s->in);
+    }
+    json_decref(s->partition);
+    free(s->buf);
+    free(s->path);
+    free(s->topic);
+    free(s->connector);
+    free(s);
+}
+
+static const char *const file_source_aliases[] = {"FileStreamSource",
+                                                  "FileStreamSourceConnector", NULL};
+
+const tb_plugin_t tb_file_source_plugin = {
+    .class_name = "org.apache.kafka.connect.file.FileStreamSourceConnector",
+    .aliases = file_source_aliases,
+    .kind = TB_PLUGIN_SOURCE,
+    .version = "3.9.0",
+    .config = &file_source_table,
+    .task_configs = task_configs,
+    .task_start = task_start,
+    .poll = poll,
+    .task_stop = task_stop,
+};
