@@ -6,6 +6,50 @@ import uuid
 from confluent_kafka import Consumer
 
 
+def unwrap(value):
+    """The payload of a JsonConverter envelope, or the value itself."""
+    if isinstance(value, dict) and set(value) == {"schema", "payload"}:
+        return value["payload"]
+    return value
+
+
+def create_topic(bed, topic, partitions):
+    result = bed.tool("topics", "--bootstrap-server", bed.bootstrap, "--create",
+                      "--topic", topic, "--partitions", str(partitions))
+    assert result.returncode == 0, result.stderr
+
+
+def produce(bootstrap, topic, records, transactional_id=None, abort=False):
+    """Produces (partition, key, value) records; with transactional_id, in one
+    transaction that is committed, or aborted when abort is set."""
+    from confluent_kafka import Producer
+    config = {"bootstrap.servers": bootstrap}
+    if transactional_id:
+        config["transactional.id"] = transactional_id
+    producer = Producer(config)
+    if transactional_id:
+        producer.init_transactions(30)
+        producer.begin_transaction()
+    for partition, key, value in records:
+        producer.produce(topic, value=value, key=key, partition=partition)
+    if transactional_id:
+        (producer.abort_transaction if abort else producer.commit_transaction)(30)
+    assert producer.flush(30) == 0
+
+
+def group_lag(bed, group):
+    """{(topic, partition): lag} as kafka-consumer-groups reports it."""
+    result = bed.tool("consumer-groups", "--bootstrap-server", bed.bootstrap,
+                      "--describe", "--group", group)
+    lags = {}
+    for line in result.stdout.splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[0] == group:
+            lag = fields[5]
+            lags[(fields[1], int(fields[2]))] = None if lag == "-" else int(lag)
+    return lags
+
+
 def read_values(bootstrap, topic, until, timeout=60.0, isolation="read_uncommitted"):
     """Reads topic from the beginning, decoding JSON values, until until(values)
     is true or the deadline passes; returns the values read."""
@@ -21,7 +65,7 @@ def read_values(bootstrap, topic, until, timeout=60.0, isolation="read_uncommitt
             message = consumer.poll(0.5)
             if message is None or message.error():
                 continue
-            values.append(json.loads(message.value()))
+            values.append(unwrap(json.loads(message.value())))
     finally:
         consumer.close()
     return values
