@@ -84,5 +84,6 @@ extern const tb_api_route_t tb_api_connectors_routes[];
 extern const tb_api_route_t tb_api_offsets_routes[];
 extern const tb_api_route_t tb_api_plugins_routes[];
 extern const tb_api_route_t tb_api_loggers_routes[];
+extern const tb_api_route_t tb_api_metrics_routes[];
 
 #endif

@@ -1,0 +1,657 @@
+/*
+ * metrics.c - the registry of metric series and its Prometheus text page.
+ *
+ * Values. A counter's or gauge's value, and a histogram's sum, is a double
+ * kept as its 64-bit pattern in an _Atomic uint64_t: set is one atomic
+ * store, add a compare-exchange loop on the pattern. Doubles rather than
+ * scaled integers because values come in every unit and magnitude (bytes,
+ * seconds, ratios): a fixed scale would round small fractions away or
+ * overflow large totals, while a double stays exact for integer counts up
+ * to 2^53. A histogram counts observations per bucket (not cumulated) in
+ * atomic integers; its _count is the total of its buckets, added up while
+ * rendering, so the +Inf bucket and _count always agree even while
+ * observations race with the render. Relaxed ordering suffices: each value
+ * stands alone, and a series is published to its updaters through the
+ * registry mutex.
+ *
+ * The registry. Families form a list sorted by name, each holding its
+ * series sorted by label values, behind one mutex that tb_metrics_series(),
+ * tb_series_release() and rendering take - updaters never do. The reference
+ * count of a series changes under that mutex; the last release unlinks and
+ * frees the series, and its family when it was the family's last. Rendering
+ * holds the mutex while it walks and formats, so it can never read a freed
+ * series. The price is that creating or releasing a series waits for a
+ * render in progress (some 7 ms for a thousand series, half of them
+ * histograms); that happens when tasks start and stop, never per record. A
+ * retire list would avoid the wait but needs epochs or hazard pointers to
+ * know when a retired series is no longer read: not worth it for this.
+ */
+#include "core/tb_metrics.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tb_version.h"
+
+typedef struct family {
+    const tb_metric_def_t *def; /* the first definition seen of this name */
+    size_t label_count;
+    size_t bound_count;  /* a histogram's finite bucket bounds */
+    tb_series_t *series; /* sorted by label values; never empty when linked */
+    struct family *next;
+} family_t;
+
+struct tb_series {
+    family_t *family;
+    tb_series_t *next;
+    size_t refs;   /* under registry_lock */
+    char **values; /* label_count copies */
+    /* A counter's or gauge's value, a histogram's sum: a double's bits. */
+    _Atomic uint64_t value;
+    /* A histogram's observations per finite bound, then over the last. */
+    _Atomic uint64_t counts[];
+};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static family_t *families; /* sorted by name */
+
+static const char *const type_names[] = {
+    [TB_METRIC_COUNTER] = "counter",
+    [TB_METRIC_GAUGE] = "gauge",
+    [TB_METRIC_HISTOGRAM] = "histogram",
+};
+
+/* ---- values ---- */
+
+static uint64_t double_bits(double value)
+{
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof(bits));
+    return bits;
+}
+
+static double bits_double(uint64_t bits)
+{
+    double value;
+    memcpy(&value, &bits, sizeof(value));
+    return value;
+}
+
+static double atomic_double_load(_Atomic uint64_t *cell)
+{
+    return bits_double(atomic_load_explicit(cell, memory_order_relaxed));
+}
+
+static void atomic_double_add(_Atomic uint64_t *cell, double amount)
+{
+    uint64_t seen = atomic_load_explicit(cell, memory_order_relaxed);
+    /* On failure seen is reloaded, and the sum recomputed from it. */
+    while (!atomic_compare_exchange_weak_explicit(
+        cell, &seen, double_bits(bits_double(seen) + amount), memory_order_relaxed,
+        memory_order_relaxed)) {
+    }
+}
+
+void tb_series_add(tb_series_t *series, double amount)
+{
+    if (series == NULL) {
+        return;
+    }
+    tb_metric_type_t type = series->family->def->type;
+    /* A counter never goes down; !(amount >= 0) also refuses NaN. */
+    if (type == TB_METRIC_HISTOGRAM || (type == TB_METRIC_COUNTER && !(amount >= 0))) {
+        return;
+    }
+    atomic_double_add(&series->value, amount);
+}
+
+void tb_series_set(tb_series_t *series, double value)
+{
+    if (series == NULL || series->family->def->type == TB_METRIC_HISTOGRAM) {
+        return;
+    }
+    atomic_store_explicit(&series->value, double_bits(value), memory_order_relaxed);
+}
+
+void tb_series_observe(tb_series_t *series, double value)
+{
+    if (series == NULL || series->family->def->type != TB_METRIC_HISTOGRAM) {
+        return;
+    }
+    const family_t *family = series->family;
+    size_t bucket = 0;
+    /* Upper bounds are inclusive; NaN lands in the +Inf bucket. */
+    while (bucket < family->bound_count && !(value <= family->def->buckets[bucket])) {
+        bucket++;
+    }
+    atomic_fetch_add_explicit(&series->counts[bucket], 1, memory_order_relaxed);
+    atomic_double_add(&series->value, value);
+}
+
+/* ---- the registry ---- */
+
+static size_t count_labels(const tb_metric_def_t *def)
+{
+    size_t n = 0;
+    while (def->labels != NULL && def->labels[n] != NULL) {
+        n++;
+    }
+    return n;
+}
+
+/* A histogram's bounds without a trailing +Inf: that bucket always exists. */
+static size_t finite_bounds(const tb_metric_def_t *def)
+{
+    size_t n = def->type == TB_METRIC_HISTOGRAM ? def->bucket_count : 0;
+    if (n > 0 && isinf(def->buckets[n - 1])) {
+        n--;
+    }
+    return n;
+}
+
+/* The link that holds, or would hold, the family called name. Call locked. */
+static family_t **family_link(const char *name)
+{
+    family_t **link = &families;
+    while (*link != NULL && strcmp((*link)->def->name, name) < 0) {
+        link = &(*link)->next;
+    }
+    return link;
+}
+
+static int compare_values(char *const *stored, const char *const *values, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int order = strcmp(stored[i], values[i]);
+        if (order != 0) {
+            return order;
+        }
+    }
+    return 0;
+}
+
+/* The link that holds, or would hold, the series of family with values.
+ * Call locked. */
+static tb_series_t **series_link(family_t *family, const char *const *values)
+{
+    tb_series_t **link = &family->series;
+    while (*link != NULL &&
+           compare_values((*link)->values, values, family->label_count) < 0) {
+        link = &(*link)->next;
+    }
+    return link;
+}
+
+/* Frees an unlinked series, also one series_create() left half built. */
+static void series_free(tb_series_t *series)
+{
+    for (size_t i = 0; series->values != NULL && i < series->family->label_count; i++) {
+        free(series->values[i]);
+    }
+    free(series->values);
+    free(series);
+}
+
+static tb_series_t *series_create(family_t *family, const char *const *values)
+{
+    size_t slots = family->def->type == TB_METRIC_HISTOGRAM ? family->bound_count + 1 : 0;
+    tb_series_t *series = calloc(1, sizeof(*series) + slots * sizeof(series->counts[0]));
+    if (series == NULL) {
+        return NULL;
+    }
+    series->family = family;
+    series->refs = 1;
+    atomic_init(&series->value, double_bits(0.0));
+    for (size_t i = 0; i < slots; i++) {
+        atomic_init(&series->counts[i], 0);
+    }
+    /* One more slot than labels, so that no labels is not calloc(0). */
+    series->values = calloc(family->label_count + 1, sizeof(series->values[0]));
+    if (series->values == NULL) {
+        goto fail;
+    }
+    for (size_t i = 0; i < family->label_count; i++) {
+        series->values[i] = strdup(values[i]);
+        if (series->values[i] == NULL) {
+            goto fail;
+        }
+    }
+    return series;
+
+fail:
+    series_free(series);
+    return NULL;
+}
+
+/* The family of def's name, linked in, created if needed; NULL on no
+ * memory. Call locked. */
+static family_t *family_acquire(const tb_metric_def_t *def)
+{
+    family_t **link = family_link(def->name);
+    if (*link != NULL && strcmp((*link)->def->name, def->name) == 0) {
+        return *link;
+    }
+    family_t *family = calloc(1, sizeof(*family));
+    if (family == NULL) {
+        return NULL;
+    }
+    family->def = def;
+    family->label_count = count_labels(def);
+    family->bound_count = finite_bounds(def);
+    family->next = *link;
+    *link = family;
+    return family;
+}
+
+/* Unlinks and frees a family that has no series left. Call locked. */
+static void family_remove(family_t *family)
+{
+    *family_link(family->def->name) = family->next;
+    free(family);
+}
+
+/* The series of family with values, with one more reference, linked in
+ * and created if needed; NULL on no memory. Call locked. */
+static tb_series_t *series_acquire(family_t *family, const char *const *values)
+{
+    tb_series_t **link = series_link(family, values);
+    if (*link != NULL &&
+        compare_values((*link)->values, values, family->label_count) == 0) {
+        (*link)->refs++;
+        return *link;
+    }
+    tb_series_t *series = series_create(family, values);
+    if (series != NULL) {
+        series->next = *link;
+        *link = series;
+    }
+    return series;
+}
+
+tb_series_t *tb_metrics_series(const tb_metric_def_t *def, const char *const *values)
+{
+    tb_series_t *series = NULL;
+    pthread_mutex_lock(&registry_lock);
+    family_t *family = family_acquire(def);
+    if (family != NULL) {
+        series = series_acquire(family, values);
+        /* A family made for a series that could not be made. */
+        if (family->series == NULL) {
+            family_remove(family);
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return series;
+}
+
+void tb_series_release(tb_series_t *series)
+{
+    if (series == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&registry_lock);
+    if (--series->refs == 0) {
+        family_t *family = series->family;
+        *series_link(family, (const char *const *)series->values) = series->next;
+        series_free(series);
+        if (family->series == NULL) {
+            family_remove(family);
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void tb_metrics_reset(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    while (families != NULL) {
+        family_t *family = families;
+        while (family->series != NULL) {
+            tb_series_t *series = family->series;
+            family->series = series->next;
+            series_free(series);
+        }
+        families = family->next;
+        free(family);
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+/* ---- the process's own metrics ---- */
+
+/* Rendered among the registry's families in name order, so keep them
+ * sorted by name. */
+typedef enum {
+    BUILTIN_CPU_SECONDS = 0,
+    BUILTIN_MAX_FDS,
+    BUILTIN_OPEN_FDS,
+    BUILTIN_RESIDENT_BYTES,
+    BUILTIN_START_TIME,
+    BUILTIN_VIRTUAL_BYTES,
+    BUILTIN_BUILD_INFO,
+    BUILTIN_UPTIME,
+    BUILTIN_COUNT,
+} builtin_t;
+
+typedef struct {
+    const char *name;
+    tb_metric_type_t type;
+    const char *help;
+    const char *labels; /* written out whole; "" for none */
+} builtin_def_t;
+
+/* TB_VERSION and TB_GIT_COMMIT hold digits, dots, letters: nothing to escape. */
+static const builtin_def_t builtin_defs[BUILTIN_COUNT] = {
+    [BUILTIN_CPU_SECONDS] = {"process_cpu_seconds_total", TB_METRIC_COUNTER,
+                             "Total user and system CPU time spent in seconds.", ""},
+    [BUILTIN_MAX_FDS] = {"process_max_fds", TB_METRIC_GAUGE,
+                         "Maximum number of open file descriptors.", ""},
+    [BUILTIN_OPEN_FDS] = {"process_open_fds", TB_METRIC_GAUGE,
+                          "Number of open file descriptors.", ""},
+    [BUILTIN_RESIDENT_BYTES] = {"process_resident_memory_bytes", TB_METRIC_GAUGE,
+                                "Resident memory size in bytes.", ""},
+    [BUILTIN_START_TIME] = {"process_start_time_seconds", TB_METRIC_GAUGE,
+                            "Start time of the process since unix epoch in seconds.", ""},
+    [BUILTIN_VIRTUAL_BYTES] = {"process_virtual_memory_bytes", TB_METRIC_GAUGE,
+                               "Virtual memory size in bytes.", ""},
+    [BUILTIN_BUILD_INFO] = {"tributary_build_info", TB_METRIC_GAUGE,
+                            "The version and git commit tributary was built from; "
+                            "always 1.",
+                            "{version=\"" TB_VERSION "\",commit=\"" TB_GIT_COMMIT "\"}"},
+    [BUILTIN_UPTIME] = {"tributary_uptime_seconds", TB_METRIC_GAUGE,
+                        "Seconds since the process started.", ""},
+};
+
+/* What one render found out; a value not known (no /proc) is left out. */
+typedef struct {
+    double value[BUILTIN_COUNT];
+    bool known[BUILTIN_COUNT];
+} readings_t;
+
+static void reading_set(readings_t *readings, builtin_t which, double value)
+{
+    readings->value[which] = value;
+    readings->known[which] = true;
+}
+
+/* Reads a small file whole into buf, NUL-terminated. Returns 0 or -1. */
+static int read_small_file(const char *path, char *buf, size_t size)
+{
+    FILE *file = fopen(path, "r");
+    if (file == NULL) {
+        return -1;
+    }
+    size_t n = fread(buf, 1, size - 1, file);
+    fclose(file);
+    buf[n] = '\0';
+    return n > 0 ? 0 : -1;
+}
+
+/* The boot time, in seconds since the epoch, from /proc/stat's btime. */
+static int read_boot_time(double *boot_time)
+{
+    FILE *file = fopen("/proc/stat", "r");
+    if (file == NULL) {
+        return -1;
+    }
+    char *line = NULL;
+    size_t size = 0;
+    long long seconds;
+    int found = -1;
+    while (found != 0 && getline(&line, &size, file) != -1) {
+        if (sscanf(line, "btime %lld", &seconds) == 1) {
+            *boot_time = (double)seconds;
+            found = 0;
+        }
+    }
+    free(line);
+    fclose(file);
+    return found;
+}
+
+/* CPU time, memory sizes, start time and uptime from /proc/self/stat. */
+static void read_process_stat(readings_t *readings)
+{
+    char stat[4096];
+    unsigned long user_ticks, system_ticks, virtual_bytes;
+    unsigned long long start_ticks;
+    long resident_pages;
+    struct timespec now;
+    double boot_time;
+
+    if (read_small_file("/proc/self/stat", stat, sizeof(stat)) != 0) {
+        return;
+    }
+    /* Fields 14, 15 and 22 to 24 (proc(5)), counted after the command
+     * name, which is in parentheses and may itself hold spaces. */
+    const char *after_name = strrchr(stat, ')');
+    if (after_name == NULL ||
+        sscanf(after_name + 1,
+               " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu"
+               " %*d %*d %*d %*d %*d %*d %llu %lu %ld",
+               &user_ticks, &system_ticks, &start_ticks, &virtual_bytes,
+               &resident_pages) != 5) {
+        return;
+    }
+    double ticks_per_second = (double)sysconf(_SC_CLK_TCK);
+    double started_after_boot = (double)start_ticks / ticks_per_second;
+    reading_set(readings, BUILTIN_CPU_SECONDS,
+                (double)(user_ticks + system_ticks) / ticks_per_second);
+    reading_set(readings, BUILTIN_VIRTUAL_BYTES, (double)virtual_bytes);
+    reading_set(readings, BUILTIN_RESIDENT_BYTES,
+                (double)resident_pages * (double)sysconf(_SC_PAGESIZE));
+    if (read_boot_time(&boot_time) == 0) {
+        reading_set(readings, BUILTIN_START_TIME, boot_time + started_after_boot);
+    }
+    /* CLOCK_BOOTTIME counts from boot, as start_ticks does. */
+    if (clock_gettime(CLOCK_BOOTTIME, &now) == 0) {
+        reading_set(readings, BUILTIN_UPTIME,
+                    (double)now.tv_sec + (double)now.tv_nsec / 1e9 - started_after_boot);
+    }
+}
+
+static void read_fds(readings_t *readings)
+{
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+        reading_set(readings, BUILTIN_MAX_FDS,
+                    limit.rlim_cur == RLIM_INFINITY ? INFINITY : (double)limit.rlim_cur);
+    }
+    DIR *dir = opendir("/proc/self/fd");
+    if (dir == NULL) {
+        return;
+    }
+    double open_fds = 0;
+    for (struct dirent *entry = readdir(dir); entry != NULL; entry = readdir(dir)) {
+        if (entry->d_name[0] != '.') {
+            open_fds++;
+        }
+    }
+    closedir(dir);
+    /* Not counting the descriptor that listed them. */
+    reading_set(readings, BUILTIN_OPEN_FDS, open_fds - 1);
+}
+
+static void read_builtins(readings_t *readings)
+{
+    memset(readings, 0, sizeof(*readings));
+    reading_set(readings, BUILTIN_BUILD_INFO, 1);
+    read_process_stat(readings);
+    read_fds(readings);
+}
+
+/* ---- the text format ---- */
+
+/* Room for "-1.2345678901234567e-308" and its NUL. */
+#define NUMBER_SIZE 32
+
+/* Prometheus' spelling of value: the shortest of 15, 16 or 17 significant
+ * digits that reads back as the same double, or +Inf, -Inf, NaN. */
+static void format_number(double value, char *text, size_t size)
+{
+    if (isnan(value)) {
+        snprintf(text, size, "NaN");
+        return;
+    }
+    if (isinf(value)) {
+        snprintf(text, size, "%s", value > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    int digits = 15;
+    snprintf(text, size, "%.*g", digits, value);
+    while (digits < 17 && strtod(text, NULL) != value) {
+        digits++;
+        snprintf(text, size, "%.*g", digits, value);
+    }
+}
+
+static void put_number(FILE *out, double value)
+{
+    char text[NUMBER_SIZE];
+    format_number(value, text, sizeof(text));
+    fputs(text, out);
+}
+
+/* Writes text with backslash and newline escaped, and double quotes too
+ * when quoted (a label value; HELP text keeps its quotes). */
+static void put_escaped(FILE *out, const char *text, bool quoted)
+{
+    for (const char *c = text; *c != '\0'; c++) {
+        if (*c == '\\') {
+            fputs("\\\\", out);
+        } else if (*c == '\n') {
+            fputs("\\n", out);
+        } else if (*c == '"' && quoted) {
+            fputs("\\\"", out);
+        } else {
+            fputc(*c, out);
+        }
+    }
+}
+
+static void put_header(FILE *out, const char *name, tb_metric_type_t type,
+                       const char *help)
+{
+    fprintf(out, "# HELP %s ", name);
+    put_escaped(out, help != NULL ? help : "", false);
+    fprintf(out, "\n# TYPE %s %s\n", name, type_names[type]);
+}
+
+/* One sample line: the family's name and suffix, the series' labels and
+ * le when it is not NULL, and value. */
+static void put_sample(FILE *out, const tb_series_t *series, const char *suffix,
+                       const char *le, double value)
+{
+    const family_t *family = series->family;
+    bool braces = family->label_count > 0 || le != NULL;
+    fprintf(out, "%s%s%s", family->def->name, suffix, braces ? "{" : "");
+    for (size_t i = 0; i < family->label_count; i++) {
+        fprintf(out, "%s%s=\"", i > 0 ? "," : "", family->def->labels[i]);
+        put_escaped(out, series->values[i], true);
+        fputc('"', out);
+    }
+    if (le != NULL) {
+        fprintf(out, "%sle=\"%s\"", family->label_count > 0 ? "," : "", le);
+    }
+    fputs(braces ? "} " : " ", out);
+    put_number(out, value);
+    fputc('\n', out);
+}
+
+static void put_histogram(FILE *out, tb_series_t *series)
+{
+    const family_t *family = series->family;
+    char le[NUMBER_SIZE];
+    uint64_t total = 0;
+    for (size_t i = 0; i < family->bound_count; i++) {
+        total += atomic_load_explicit(&series->counts[i], memory_order_relaxed);
+        format_number(family->def->buckets[i], le, sizeof(le));
+        put_sample(out, series, "_bucket", le, (double)total);
+    }
+    total +=
+        atomic_load_explicit(&series->counts[family->bound_count], memory_order_relaxed);
+    put_sample(out, series, "_bucket", "+Inf", (double)total);
+    put_sample(out, series, "_sum", NULL, atomic_double_load(&series->value));
+    put_sample(out, series, "_count", NULL, (double)total);
+}
+
+static void put_family(FILE *out, const family_t *family)
+{
+    put_header(out, family->def->name, family->def->type, family->def->help);
+    for (tb_series_t *series = family->series; series != NULL; series = series->next) {
+        if (family->def->type == TB_METRIC_HISTOGRAM) {
+            put_histogram(out, series);
+        } else {
+            put_sample(out, series, "", NULL, atomic_double_load(&series->value));
+        }
+    }
+}
+
+static void put_builtin(FILE *out, const readings_t *readings, builtin_t which)
+{
+    const builtin_def_t *def = &builtin_defs[which];
+    if (!readings->known[which]) {
+        return;
+    }
+    put_header(out, def->name, def->type, def->help);
+    fprintf(out, "%s%s ", def->name, def->labels);
+    put_number(out, readings->value[which]);
+    fputc('\n', out);
+}
+
+/* Every family and every known builtin, merged in name order. */
+static void put_page(FILE *out, const readings_t *readings)
+{
+    builtin_t next = 0;
+    pthread_mutex_lock(&registry_lock);
+    for (const family_t *family = families; family != NULL; family = family->next) {
+        while (next < BUILTIN_COUNT &&
+               strcmp(builtin_defs[next].name, family->def->name) < 0) {
+            put_builtin(out, readings, next++);
+        }
+        put_family(out, family);
+    }
+    pthread_mutex_unlock(&registry_lock);
+    while (next < BUILTIN_COUNT) {
+        put_builtin(out, readings, next++);
+    }
+}
+
+static char *render(const readings_t *readings)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    if (out == NULL) {
+        return NULL;
+    }
+    put_page(out, readings);
+    bool failed = ferror(out) != 0;
+    if (fclose(out) != 0 || failed) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+char *tb_metrics_render(void)
+{
+    readings_t readings;
+    read_builtins(&readings);
+    return render(&readings);
+}
+
+char *tb_metrics_render_series(void)
+{
+    readings_t none = {0};
+    return render(&none);
+}

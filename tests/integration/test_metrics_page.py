@@ -1,0 +1,84 @@
+"""GET /metrics: the Prometheus text page, checked by Prometheus' own promtool."""
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from worker import wait_for
+
+pytestmark = pytest.mark.integration
+
+PROMTOOL = "/usr/bin/promtool"
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def samples(page):
+    """{"name{labels}": value} of every sample line of page."""
+    found = {}
+    for line in page.splitlines():
+        if line and not line.startswith("#"):
+            series, value = line.rsplit(" ", 1)
+            found[series] = float(value)
+    return found
+
+
+def test_metrics_answers_200_in_prometheus_text_format(worker):
+    reply = worker.get("/metrics")
+    assert reply.status_code == 200
+    assert reply.headers["Content-Type"] == CONTENT_TYPE
+    assert reply.text.endswith("\n")
+
+
+def test_promtool_accepts_the_page(worker):
+    # Missing promtool is an error, not a skip: a skipped check looks green.
+    assert os.access(PROMTOOL, os.X_OK), (
+        f"{PROMTOOL} not found: scripts/install-deps test (Debian package prometheus)")
+    page = worker.get("/metrics").text
+    check = subprocess.run([PROMTOOL, "check", "metrics"], input=page,
+                           capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, f"{check.stdout}{check.stderr}\n--- page:\n{page}"
+
+
+def test_families_are_sorted_and_described_once(worker):
+    page = worker.get("/metrics").text
+    helps = [line.split(" ")[2] for line in page.splitlines()
+             if line.startswith("# HELP ")]
+    types = [line.split(" ")[2] for line in page.splitlines()
+             if line.startswith("# TYPE ")]
+    assert helps == sorted(set(helps))
+    assert types == helps
+
+
+def test_build_info_names_the_version_and_commit(worker):
+    commit = worker.get("/").json()["commit"]
+    page = worker.get("/metrics").text
+    info = [s for s in samples(page) if s.startswith("tributary_build_info{")]
+    assert len(info) == 1, page
+    assert re.fullmatch(r'tributary_build_info\{version="\d+\.\d+\.\d+",commit="'
+                        + re.escape(commit) + r'"\}', info[0])
+    assert samples(page)[info[0]] == 1
+
+
+def test_process_metrics_describe_this_process(worker):
+    values = samples(worker.get("/metrics").text)
+    assert values["process_resident_memory_bytes"] > 0
+    assert values["process_virtual_memory_bytes"] >= values["process_resident_memory_bytes"]
+    assert values["process_cpu_seconds_total"] >= 0
+    assert 0 < values["process_open_fds"] <= values["process_max_fds"]
+    # The worker started within the last few minutes, and has been up since then.
+    assert time.time() - 600 < values["process_start_time_seconds"] <= time.time() + 1
+    assert 0 <= values["tributary_uptime_seconds"] < 600
+
+
+def test_uptime_grows_and_start_time_holds(worker):
+    first = samples(worker.get("/metrics").text)
+
+    def later():
+        now = samples(worker.get("/metrics").text)
+        grew = now["tributary_uptime_seconds"] > first["tributary_uptime_seconds"]
+        return now if grew else None
+
+    second = wait_for(later, timeout=10, what="tributary_uptime_seconds to grow")
+    assert second["process_start_time_seconds"] == first["process_start_time_seconds"]

@@ -1,0 +1,426 @@
+#include "tb_test.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tb_metrics.h"
+
+static const char *const connector_task[] = {"connector", "task", NULL};
+static const char *const route_label[] = {"route", NULL};
+static const double latency_buckets[] = {0.25, 1, 2.5};
+
+static const tb_metric_def_t records_def = {
+    .name = "tb_test_records_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Records moved.",
+    .labels = connector_task,
+};
+
+static const tb_metric_def_t depth_def = {
+    .name = "tb_test_queue_depth",
+    .type = TB_METRIC_GAUGE,
+    .help = "Records waiting.",
+};
+
+static const tb_metric_def_t latency_def = {
+    .name = "tb_test_latency_seconds",
+    .type = TB_METRIC_HISTOGRAM,
+    .help = "Time to answer.",
+    .labels = route_label,
+    .buckets = latency_buckets,
+    .bucket_count = 3,
+};
+
+static int reset(void **state)
+{
+    (void)state;
+    tb_metrics_reset();
+    return 0;
+}
+
+/* Asserts that the series page is exactly expected. */
+static void assert_page(const char *expected)
+{
+    char *page = tb_metrics_render_series();
+    assert_non_null(page);
+    assert_string_equal(page, expected);
+    free(page);
+}
+
+static tb_series_t *records(const char *connector, const char *task)
+{
+    const char *values[] = {connector, task};
+    return tb_metrics_series(&records_def, values);
+}
+
+static tb_series_t *latency(const char *route)
+{
+    const char *values[] = {route};
+    return tb_metrics_series(&latency_def, values);
+}
+
+static void test_empty_registry_renders_nothing(void **state)
+{
+    (void)state;
+    assert_page("");
+}
+
+static void test_counter_gauge_histogram_render_exactly(void **state)
+{
+    (void)state;
+    tb_series_t *b = records("b", "0");
+    tb_series_t *a1 = records("a", "1");
+    tb_series_t *a0 = records("a", "0");
+    tb_series_t *depth = tb_metrics_series(&depth_def, NULL);
+    tb_series_t *root = latency("/");
+    tb_series_t *connectors = latency("/connectors");
+    tb_series_add(b, 3);
+    tb_series_add(a0, 2.5);
+    tb_series_add(a0, 4);
+    tb_series_set(depth, 7);
+    tb_series_add(depth, -2);
+    tb_series_observe(root, 0.125);
+    tb_series_observe(root, 0.25); /* bounds are inclusive */
+    tb_series_observe(root, 2);
+    tb_series_observe(root, 4);
+    assert_page("# HELP tb_test_latency_seconds Time to answer.\n"
+                "# TYPE tb_test_latency_seconds histogram\n"
+                "tb_test_latency_seconds_bucket{route=\"/\",le=\"0.25\"} 2\n"
+                "tb_test_latency_seconds_bucket{route=\"/\",le=\"1\"} 2\n"
+                "tb_test_latency_seconds_bucket{route=\"/\",le=\"2.5\"} 3\n"
+                "tb_test_latency_seconds_bucket{route=\"/\",le=\"+Inf\"} 4\n"
+                "tb_test_latency_seconds_sum{route=\"/\"} 6.375\n"
+                "tb_test_latency_seconds_count{route=\"/\"} 4\n"
+                "tb_test_latency_seconds_bucket{route=\"/connectors\",le=\"0.25\"} 0\n"
+                "tb_test_latency_seconds_bucket{route=\"/connectors\",le=\"1\"} 0\n"
+                "tb_test_latency_seconds_bucket{route=\"/connectors\",le=\"2.5\"} 0\n"
+                "tb_test_latency_seconds_bucket{route=\"/connectors\",le=\"+Inf\"} 0\n"
+                "tb_test_latency_seconds_sum{route=\"/connectors\"} 0\n"
+                "tb_test_latency_seconds_count{route=\"/connectors\"} 0\n"
+                "# HELP tb_test_queue_depth Records waiting.\n"
+                "# TYPE tb_test_queue_depth gauge\n"
+                "tb_test_queue_depth 5\n"
+                "# HELP tb_test_records_total Records moved.\n"
+                "# TYPE tb_test_records_total counter\n"
+                "tb_test_records_total{connector=\"a\",task=\"0\"} 6.5\n"
+                "tb_test_records_total{connector=\"a\",task=\"1\"} 0\n"
+                "tb_test_records_total{connector=\"b\",task=\"0\"} 3\n");
+    tb_series_release(a0);
+    tb_series_release(a1);
+    tb_series_release(b);
+    tb_series_release(depth);
+    tb_series_release(root);
+    tb_series_release(connectors);
+    assert_page("");
+}
+
+static void test_label_values_and_help_are_escaped(void **state)
+{
+    (void)state;
+    static const tb_metric_def_t def = {
+        .name = "tb_test_escaped",
+        .type = TB_METRIC_GAUGE,
+        .help = "A \"quoted\" back\\slash\nand a new line.",
+        .labels = route_label,
+    };
+    const char *values[] = {"a\"b\\c\nd"};
+    tb_series_t *series = tb_metrics_series(&def, values);
+    assert_page("# HELP tb_test_escaped A \"quoted\" back\\\\slash\\nand a new line.\n"
+                "# TYPE tb_test_escaped gauge\n"
+                "tb_test_escaped{route=\"a\\\"b\\\\c\\nd\"} 0\n");
+    tb_series_release(series);
+}
+
+static void test_numbers_are_spelled_the_prometheus_way(void **state)
+{
+    (void)state;
+    static const char *const value_label[] = {"v", NULL};
+    static const tb_metric_def_t def = {
+        .name = "tb_test_number",
+        .type = TB_METRIC_GAUGE,
+        .help = "Numbers.",
+        .labels = value_label,
+    };
+    const struct {
+        const char *label;
+        double value;
+    } cases[] = {
+        {"a", 0.1},       {"b", 1e21}, {"c", -0.5},    {"d", INFINITY},
+        {"e", -INFINITY}, {"f", NAN},  {"g", 1.0 / 3}, {"h", 123456789},
+    };
+    tb_series_t *series[sizeof(cases) / sizeof(cases[0])];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *values[] = {cases[i].label};
+        series[i] = tb_metrics_series(&def, values);
+        tb_series_set(series[i], cases[i].value);
+    }
+    assert_page("# HELP tb_test_number Numbers.\n"
+                "# TYPE tb_test_number gauge\n"
+                "tb_test_number{v=\"a\"} 0.1\n"
+                "tb_test_number{v=\"b\"} 1e+21\n"
+                "tb_test_number{v=\"c\"} -0.5\n"
+                "tb_test_number{v=\"d\"} +Inf\n"
+                "tb_test_number{v=\"e\"} -Inf\n"
+                "tb_test_number{v=\"f\"} NaN\n"
+                "tb_test_number{v=\"g\"} 0.3333333333333333\n"
+                "tb_test_number{v=\"h\"} 123456789\n");
+    for (size_t i = 0; i < sizeof(series) / sizeof(series[0]); i++) {
+        tb_series_release(series[i]);
+    }
+}
+
+static void test_same_key_gives_same_handle(void **state)
+{
+    (void)state;
+    tb_series_t *first = records("a", "0");
+    tb_series_t *again = records("a", "0");
+    tb_series_t *other = records("a", "1");
+    assert_non_null(first);
+    assert_ptr_equal(first, again);
+    assert_ptr_not_equal(first, other);
+    tb_series_release(other);
+    tb_series_release(again);
+    /* first still holds a reference */
+    tb_series_add(first, 1);
+    assert_page("# HELP tb_test_records_total Records moved.\n"
+                "# TYPE tb_test_records_total counter\n"
+                "tb_test_records_total{connector=\"a\",task=\"0\"} 1\n");
+    tb_series_release(first);
+    assert_page("");
+}
+
+static void test_release_removes_the_series_then_the_family(void **state)
+{
+    (void)state;
+    tb_series_t *a = records("a", "0");
+    tb_series_t *b = records("b", "0");
+    tb_series_add(b, 2);
+    tb_series_release(a);
+    assert_page("# HELP tb_test_records_total Records moved.\n"
+                "# TYPE tb_test_records_total counter\n"
+                "tb_test_records_total{connector=\"b\",task=\"0\"} 2\n");
+    tb_series_release(b);
+    assert_page("");
+    /* a new series of the same key starts from zero */
+    b = records("b", "0");
+    assert_page("# HELP tb_test_records_total Records moved.\n"
+                "# TYPE tb_test_records_total counter\n"
+                "tb_test_records_total{connector=\"b\",task=\"0\"} 0\n");
+    tb_series_release(b);
+    tb_series_release(NULL);
+}
+
+static void test_calls_that_do_not_fit_the_type_are_ignored(void **state)
+{
+    (void)state;
+    static const double with_inf[] = {1, INFINITY};
+    static const tb_metric_def_t explicit_inf = {
+        .name = "tb_test_explicit_inf",
+        .type = TB_METRIC_HISTOGRAM,
+        .help = "Lists +Inf itself.",
+        .buckets = with_inf,
+        .bucket_count = 2,
+    };
+    tb_series_t *counter = records("a", "0");
+    tb_series_t *histogram = tb_metrics_series(&explicit_inf, NULL);
+    tb_series_add(counter, 2);
+    tb_series_add(counter, -1);
+    tb_series_add(counter, NAN);
+    tb_series_observe(counter, 5);
+    tb_series_add(histogram, 5);
+    tb_series_set(histogram, 5);
+    tb_series_observe(histogram, 3);
+    tb_series_add(NULL, 1);
+    tb_series_set(NULL, 1);
+    tb_series_observe(NULL, 1);
+    assert_page("# HELP tb_test_explicit_inf Lists +Inf itself.\n"
+                "# TYPE tb_test_explicit_inf histogram\n"
+                "tb_test_explicit_inf_bucket{le=\"1\"} 0\n"
+                "tb_test_explicit_inf_bucket{le=\"+Inf\"} 1\n"
+                "tb_test_explicit_inf_sum 3\n"
+                "tb_test_explicit_inf_count 1\n"
+                "# HELP tb_test_records_total Records moved.\n"
+                "# TYPE tb_test_records_total counter\n"
+                "tb_test_records_total{connector=\"a\",task=\"0\"} 2\n");
+    tb_series_release(counter);
+    tb_series_release(histogram);
+}
+
+/* Counts the lines of page that start with prefix. */
+static size_t count_lines(const char *page, const char *prefix)
+{
+    size_t n = 0;
+    size_t len = strlen(prefix);
+    for (const char *line = page; *line != '\0'; line = strchr(line, '\n') + 1) {
+        if (strncmp(line, prefix, len) == 0) {
+            n++;
+        }
+    }
+    return n;
+}
+
+static void test_full_page_adds_process_and_build_metrics_in_name_order(void **state)
+{
+    (void)state;
+    static const tb_metric_def_t early = {
+        .name = "a_first",
+        .type = TB_METRIC_GAUGE,
+        .help = "Sorts first.",
+    };
+    tb_series_t *first = tb_metrics_series(&early, NULL);
+    tb_series_t *last = records("a", "0");
+    char *page = tb_metrics_render();
+    assert_non_null(page);
+    const char *names[] = {
+        "# HELP a_first ",
+        "# HELP process_cpu_seconds_total ",
+        "# HELP process_max_fds ",
+        "# HELP process_open_fds ",
+        "# HELP process_resident_memory_bytes ",
+        "# HELP process_start_time_seconds ",
+        "# HELP process_virtual_memory_bytes ",
+        "# HELP tb_test_records_total ",
+        "# HELP tributary_build_info ",
+        "# HELP tributary_uptime_seconds ",
+    };
+    const char *at = page;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const char *found = strstr(at, names[i]);
+        assert_non_null(found);
+        at = found;
+        assert_int_equal(count_lines(page, names[i]), 1);
+    }
+    assert_int_equal(count_lines(page, "# TYPE tributary_build_info gauge\n"), 1);
+    assert_int_equal(count_lines(page, "tributary_build_info{version=\""), 1);
+    double resident = 0;
+    const char *sample = strstr(page, "\nprocess_resident_memory_bytes ");
+    assert_non_null(sample);
+    assert_int_equal(sscanf(sample, " process_resident_memory_bytes %lf", &resident), 1);
+    assert_true(resident > 0);
+    free(page);
+    tb_series_release(first);
+    tb_series_release(last);
+}
+
+#define THREADS 4
+#define ADDS 100000
+
+static void *add_many(void *arg)
+{
+    (void)arg;
+    tb_series_t *counter = records("shared", "0");
+    tb_series_t *histogram = latency("/shared");
+    for (int i = 0; i < ADDS; i++) {
+        tb_series_add(counter, 1);
+        tb_series_observe(histogram, (double)(i % 4));
+    }
+    tb_series_release(counter);
+    tb_series_release(histogram);
+    return NULL;
+}
+
+static void test_concurrent_updates_sum_exactly(void **state)
+{
+    (void)state;
+    pthread_t threads[THREADS];
+    /* held here so the series outlive every thread's own reference */
+    tb_series_t *counter = records("shared", "0");
+    tb_series_t *histogram = latency("/shared");
+    for (int i = 0; i < THREADS; i++) {
+        assert_int_equal(pthread_create(&threads[i], NULL, add_many, NULL), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(threads[i], NULL);
+    }
+    /* each thread observed 0, 1, 2, 3 ADDS / 4 times each: 6 * ADDS / 4 */
+    assert_page("# HELP tb_test_latency_seconds Time to answer.\n"
+                "# TYPE tb_test_latency_seconds histogram\n"
+                "tb_test_latency_seconds_bucket{route=\"/shared\",le=\"0.25\"} 100000\n"
+                "tb_test_latency_seconds_bucket{route=\"/shared\",le=\"1\"} 200000\n"
+                "tb_test_latency_seconds_bucket{route=\"/shared\",le=\"2.5\"} 300000\n"
+                "tb_test_latency_seconds_bucket{route=\"/shared\",le=\"+Inf\"} 400000\n"
+                "tb_test_latency_seconds_sum{route=\"/shared\"} 600000\n"
+                "tb_test_latency_seconds_count{route=\"/shared\"} 400000\n"
+                "# HELP tb_test_records_total Records moved.\n"
+                "# TYPE tb_test_records_total counter\n"
+                "tb_test_records_total{connector=\"shared\",task=\"0\"} 400000\n");
+    tb_series_release(counter);
+    tb_series_release(histogram);
+}
+
+#define CHURN_ROUNDS 2000
+#define CHURN_KEYS 8
+
+/* Thread bodies count their failures: cmocka's asserts belong to the main
+ * thread. */
+static void *churn(void *arg)
+{
+    int *seed_then_failures = arg;
+    int seed = *seed_then_failures;
+    char task[16];
+    *seed_then_failures = 0;
+    for (int i = 0; i < CHURN_ROUNDS; i++) {
+        snprintf(task, sizeof(task), "%d", (seed + i) % CHURN_KEYS);
+        tb_series_t *counter = records("churn", task);
+        tb_series_t *histogram = latency(task);
+        *seed_then_failures += counter == NULL || histogram == NULL;
+        tb_series_add(counter, 1);
+        tb_series_observe(histogram, i % 3);
+        tb_series_release(counter);
+        tb_series_release(histogram);
+    }
+    return NULL;
+}
+
+static void *render_many(void *arg)
+{
+    int *failures = arg;
+    for (int i = 0; i < CHURN_ROUNDS / 10; i++) {
+        char *page = i % 2 == 0 ? tb_metrics_render() : tb_metrics_render_series();
+        *failures += page == NULL;
+        free(page);
+    }
+    return NULL;
+}
+
+static void test_create_release_render_concurrently(void **state)
+{
+    (void)state;
+    pthread_t churners[THREADS];
+    pthread_t renderer;
+    int seeds[THREADS];
+    int render_failures = 0;
+    assert_int_equal(pthread_create(&renderer, NULL, render_many, &render_failures), 0);
+    for (int i = 0; i < THREADS; i++) {
+        seeds[i] = i;
+        assert_int_equal(pthread_create(&churners[i], NULL, churn, &seeds[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(churners[i], NULL);
+        assert_int_equal(seeds[i], 0);
+    }
+    pthread_join(renderer, NULL);
+    assert_int_equal(render_failures, 0);
+    assert_page("");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_empty_registry_renders_nothing, reset),
+        cmocka_unit_test_setup(test_counter_gauge_histogram_render_exactly, reset),
+        cmocka_unit_test_setup(test_label_values_and_help_are_escaped, reset),
+        cmocka_unit_test_setup(test_numbers_are_spelled_the_prometheus_way, reset),
+        cmocka_unit_test_setup(test_same_key_gives_same_handle, reset),
+        cmocka_unit_test_setup(test_release_removes_the_series_then_the_family, reset),
+        cmocka_unit_test_setup(test_calls_that_do_not_fit_the_type_are_ignored, reset),
+        cmocka_unit_test_setup(
+            test_full_page_adds_process_and_build_metrics_in_name_order, reset),
+        cmocka_unit_test_setup(test_concurrent_updates_sum_exactly, reset),
+        cmocka_unit_test_setup(test_create_release_render_concurrently, reset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
