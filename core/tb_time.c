@@ -14,6 +14,13 @@ int64_t tb_monotonic_ms(void)
     return ms_of(CLOCK_MONOTONIC);
 }
 
+int64_t tb_monotonic_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int64_t tb_wall_ms(void)
 {
     return ms_of(CLOCK_REALTIME);

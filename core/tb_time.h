@@ -7,6 +7,9 @@
 /* Milliseconds of a monotonic clock, for intervals and deadlines. */
 int64_t tb_monotonic_ms(void);
 
+/* Microseconds of the same clock, for timing short calls. */
+int64_t tb_monotonic_us(void);
+
 /* Milliseconds since the Unix epoch, for timestamps people read. */
 int64_t tb_wall_ms(void);
 

@@ -12,6 +12,7 @@
 #include "connectors/runtime/tb_plugin.h"
 #include "connectors/runtime/tb_pool.h"
 #include "connectors/runtime/tb_task.h"
+#include "connectors/runtime/tb_task_metrics.h"
 #include "core/tb_log.h"
 #include "store/tb_store.h"
 
@@ -23,6 +24,7 @@ typedef struct connector {
     tb_state_t state;     /* of the connector instance */
     char *trace;          /* why it FAILED, or NULL */
     json_t *task_configs; /* array of objects */
+    tb_state_metrics_t state_metrics;
     tb_task_t **tasks;
     size_t task_count;
     struct connector *next;
@@ -71,6 +73,7 @@ static void record_connector_state(tb_herder_t *herder, connector_t *c, tb_state
     c->state = state;
     free(c->trace);
     c->trace = trace != NULL ? strdup(trace) : NULL;
+    tb_state_metrics_set(&c->state_metrics, state, 0);
     if (tb_store_status_put(herder->store, c->name, -1, state, trace, errstr,
                             sizeof(errstr)) != 0) {
         TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", c->name, -1,
@@ -209,6 +212,7 @@ static connector_t *connector_new(const char *name, const json_t *config,
     c->target = target;
     c->state = TB_STATE_UNASSIGNED;
     c->task_configs = task_configs ? json_deep_copy(task_configs) : json_array();
+    tb_state_metrics_take(&c->state_metrics, name, -1);
     return c;
 }
 
@@ -217,6 +221,7 @@ static void connector_free(connector_t *c)
     stop_tasks(c);
     json_decref(c->config);
     json_decref(c->task_configs);
+    tb_state_metrics_release(&c->state_metrics);
     free(c->trace);
     free(c->name);
     free(c);

@@ -23,6 +23,7 @@
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_sink_start.h"
+#include "connectors/runtime/tb_task_metrics.h"
 #include "connectors/runtime/tb_task_engine.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
@@ -37,7 +38,9 @@ typedef struct {
     int64_t expected;     /* the next offset accepted; lower ones are stale */
     int64_t written_next; /* after the last record the plugin took; NONE */
     int64_t committed;    /* what was last recorded; NONE */
+    int64_t acked;        /* what the broker acknowledged; NONE */
     bool stopped;         /* not read: see the log line that said why */
+    tb_partition_metrics_t metrics;
 } partition_t;
 
 typedef struct {
@@ -61,13 +64,18 @@ typedef struct {
     /* a batch the plugin has not taken yet (retriable failure) */
     rd_kafka_message_t *batch[BATCH_MAX];
     tb_sink_record_t records[BATCH_MAX];
+    bool key_owned[BATCH_MAX]; /* records[i].key was made by a converter */
+    bool value_owned[BATCH_MAX];
     size_t batch_len;
     int64_t retry_since_ms;
     long long retry_delay_ms;
     int64_t last_flush_ms;
+    int64_t last_metrics_ms;
     char failure[1024]; /* a record that failed with errors.tolerance=none */
-    long long dropped;  /* records skipped under errors.tolerance=all */
+    tb_task_metrics_t metrics;
 } sink_engine_t;
+
+#define METRICS_INTERVAL_MS 1000
 
 /* -------------------------------------------------------------------------
  * Partitions
@@ -100,6 +108,7 @@ static partition_t *add_part(sink_engine_t *e, const char *topic, int32_t partit
 
 static void remove_part(sink_engine_t *e, partition_t *p)
 {
+    tb_partition_metrics_release(&p->metrics);
     free(p->topic);
     *p = e->parts[--e->part_count];
 }
@@ -149,7 +158,15 @@ static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 {
     sink_engine_t *e = opaque;
     (void)rk;
-    (void)offsets;
+    for (int i = 0;
+         err == RD_KAFKA_RESP_ERR_NO_ERROR && offsets != NULL && i < offsets->cnt; i++) {
+        partition_t *p =
+            find_part(e, offsets->elems[i].topic, offsets->elems[i].partition);
+        if (p != NULL && offsets->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            p->acked = offsets->elems[i].offset;
+            tb_series_set(p->metrics.committed, (double)p->acked);
+        }
+    }
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                     "committing offsets to the group failed (they are in the store; "
@@ -225,6 +242,40 @@ static int flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errst
     return rc;
 }
 
+/* Refreshes each partition's position, end offset and lag gauges. The end
+ * offsets are librdkafka's cached high watermarks (no request). */
+static void update_partition_metrics(sink_engine_t *e)
+{
+    e->last_metrics_ms = tb_monotonic_ms();
+    if (e->part_count == 0) {
+        return;
+    }
+    rd_kafka_topic_partition_list_t *positions =
+        rd_kafka_topic_partition_list_new((int)e->part_count);
+    for (size_t i = 0; i < e->part_count; i++) {
+        rd_kafka_topic_partition_list_add(positions, e->parts[i].topic,
+                                          e->parts[i].partition);
+    }
+    rd_kafka_position(e->rk, positions);
+    for (size_t i = 0; i < e->part_count; i++) {
+        partition_t *p = &e->parts[i];
+        int64_t low = 0, high = -1;
+        if (positions->elems[i].offset >= 0) {
+            tb_series_set(p->metrics.position, (double)positions->elems[i].offset);
+        }
+        if (rd_kafka_get_watermark_offsets(e->rk, p->topic, p->partition, &low, &high) ==
+                RD_KAFKA_RESP_ERR_NO_ERROR &&
+            high >= 0) {
+            tb_series_set(p->metrics.end, (double)high);
+            if (p->acked >= 0) {
+                tb_series_set(p->metrics.lag,
+                              (double)(high > p->acked ? high - p->acked : 0));
+            }
+        }
+    }
+    rd_kafka_topic_partition_list_destroy(positions);
+}
+
 /* -------------------------------------------------------------------------
  * Rebalances
  */
@@ -260,6 +311,7 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
         tb_start_t start = tb_sink_start_resolve(&in);
         if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
             start.origin = TB_START_STOPPED;
+            start.cause = "watermarks unavailable";
             snprintf(start.reason, sizeof(start.reason),
                      "its watermarks could not be read: %s", rd_kafka_err2str(err));
         }
@@ -276,6 +328,8 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
             TB_LOG_TASK(TB_LOG_ERROR, "tributary.task", e->env->connector, e->env->id,
                         "partition %s-%d stopped: %s", tp->topic, (int)tp->partition,
                         start.reason);
+            tb_partition_metrics_stop(&p->metrics, e->env->connector, tp->topic,
+                                      tp->partition, start.cause);
         } else {
             TB_LOG_TASK(TB_LOG_INFO, "tributary.task", e->env->connector, e->env->id,
                         "partition %s-%d starts at offset %lld (%s)%s%s", tp->topic,
@@ -378,7 +432,7 @@ static void handle_failed(sink_engine_t *e, const tb_sink_record_t *record,
         }
         return;
     }
-    e->dropped++;
+    tb_series_add(e->metrics.records_dropped, 1);
     if (e->log_errors) {
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                     "record %s-%d at offset %lld skipped in stage %s "
@@ -391,9 +445,12 @@ static void handle_failed(sink_engine_t *e, const tb_sink_record_t *record,
                                 .stage = stage,
                                 .class_name = class_name,
                                 .reason = reason};
-    if (e->dlq != NULL &&
-        tb_dlq_send(e->dlq, record, &context, errstr, sizeof(errstr)) != 0 &&
-        e->failure[0] == '\0') {
+    if (e->dlq == NULL) {
+        return;
+    }
+    if (tb_dlq_send(e->dlq, record, &context, errstr, sizeof(errstr)) == 0) {
+        tb_series_add(e->metrics.records_dlq, 1);
+    } else if (e->failure[0] == '\0') {
         snprintf(e->failure, sizeof(e->failure), "%s", errstr);
     }
 }
@@ -409,16 +466,21 @@ static void record_failed(void *runtime, const tb_sink_record_t *record,
  * Batches
  */
 
+static void release_record(sink_engine_t *e, size_t i)
+{
+    free((void *)e->records[i].headers);
+    if (e->key_owned[i]) {
+        free((void *)e->records[i].key);
+    }
+    if (e->value_owned[i]) {
+        free((void *)e->records[i].value);
+    }
+}
+
 static void release_batch(sink_engine_t *e)
 {
     for (size_t i = 0; i < e->batch_len; i++) {
-        free((void *)e->records[i].headers);
-        if (e->records[i].key != e->batch[i]->key) {
-            free((void *)e->records[i].key);
-        }
-        if (e->records[i].value != e->batch[i]->payload) {
-            free((void *)e->records[i].value);
-        }
+        release_record(e, i);
         rd_kafka_message_destroy(e->batch[i]);
     }
     e->batch_len = 0;
@@ -443,6 +505,22 @@ static tb_header_t *headers_of(rd_kafka_message_t *msg, size_t *count)
     return out;
 }
 
+/* Converts data with converter into *out (a pass-through converter hands
+ * data over as it is). */
+static int convert(tb_converter_t *converter, const void *data, size_t len,
+                   const void **out, size_t *out_len, bool *owned, char *reason,
+                   size_t reason_size)
+{
+    *out = data;
+    *out_len = len;
+    *owned = false;
+    if (tb_converter_passthrough(converter)) {
+        return 0;
+    }
+    return tb_converter_to_plugin(converter, data, len, out, out_len, owned, reason,
+                                  reason_size);
+}
+
 /* Fills records[i] from batch[i] through the converters. A record that
  * cannot be converted goes to the error path and out of the batch. */
 static void convert_batch(sink_engine_t *e)
@@ -452,27 +530,23 @@ static void convert_batch(sink_engine_t *e)
         rd_kafka_message_t *msg = e->batch[i];
         tb_sink_record_t *r = &e->records[kept];
         char reason[512];
-        bool owned = false;
         rd_kafka_timestamp_type_t ts_type;
         *r = (tb_sink_record_t){.topic = rd_kafka_topic_name(msg->rkt),
                                 .partition = msg->partition,
                                 .offset = msg->offset,
-                                .timestamp = rd_kafka_message_timestamp(msg, &ts_type),
-                                .key = msg->key,
-                                .key_len = msg->key_len,
-                                .value = msg->payload,
-                                .value_len = msg->len};
+                                .timestamp = rd_kafka_message_timestamp(msg, &ts_type)};
         r->headers = headers_of(msg, &r->header_count);
+        e->key_owned[kept] = e->value_owned[kept] = false;
         const char *stage = NULL;
-        if (!tb_converter_passthrough(e->key_converter) &&
-            tb_converter_to_plugin(e->key_converter, msg->key, msg->key_len, &r->key,
-                                   &r->key_len, &owned, reason, sizeof(reason)) != 0) {
+        if (convert(e->key_converter, msg->key, msg->key_len, &r->key, &r->key_len,
+                    &e->key_owned[kept], reason, sizeof(reason)) != 0) {
             stage = "KEY_CONVERTER";
-        } else if (!tb_converter_passthrough(e->value_converter) &&
-                   tb_converter_to_plugin(e->value_converter, msg->payload, msg->len,
-                                          &r->value, &r->value_len, &owned, reason,
-                                          sizeof(reason)) != 0) {
+            tb_series_add(e->metrics.key_conversion_errors, 1);
+        } else if (convert(e->value_converter, msg->payload, msg->len, &r->value,
+                           &r->value_len, &e->value_owned[kept], reason,
+                           sizeof(reason)) != 0) {
             stage = "VALUE_CONVERTER";
+            tb_series_add(e->metrics.value_conversion_errors, 1);
         }
         if (stage != NULL) {
             tb_sink_record_t raw = *r;
@@ -481,10 +555,7 @@ static void convert_batch(sink_engine_t *e)
             raw.value = msg->payload;
             raw.value_len = msg->len;
             handle_failed(e, &raw, stage, "converter", reason);
-            if (r->key != msg->key) {
-                free((void *)r->key);
-            }
-            free((void *)r->headers);
+            release_record(e, kept);
             rd_kafka_message_destroy(msg);
             continue;
         }
@@ -500,8 +571,11 @@ static int put_batch(sink_engine_t *e, char *errstr, size_t errstr_size)
     if (e->batch_len == 0) {
         return 0;
     }
+    int64_t started = tb_monotonic_us();
     int rc = e->env->plugin->put(e->plugin_task, e->records, e->batch_len, errstr,
                                  errstr_size);
+    tb_series_observe(e->metrics.batch_seconds,
+                      (double)(tb_monotonic_us() - started) / 1e6);
     if (rc == -1) {
         size_t n = (size_t)snprintf(NULL, 0, "%s", errstr);
         snprintf(errstr + (n < errstr_size ? n : errstr_size - 1),
@@ -518,6 +592,8 @@ static int put_batch(sink_engine_t *e, char *errstr, size_t errstr_size)
             p->written_next = e->records[i].offset + 1;
         }
     }
+    tb_series_add(e->metrics.batches, 1);
+    tb_series_add(e->metrics.records_written, (double)e->batch_len);
     release_batch(e);
     return 0;
 }
@@ -548,6 +624,8 @@ static void consume(sink_engine_t *e)
         }
         p->expected = msg->offset + 1;
         e->batch[e->batch_len++] = msg;
+        tb_series_add(e->metrics.records_read, 1);
+        tb_series_add(e->metrics.bytes, (double)(msg->len + msg->key_len));
     }
     convert_batch(e);
 }
@@ -701,6 +779,7 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     e->retry_timeout_ms = config_long(config, "errors.retry.timeout", 0);
     e->retry_delay_max_ms = config_long(config, "errors.retry.delay.max.ms", 60000);
     e->last_flush_ms = tb_monotonic_ms();
+    tb_task_metrics_take(&e->metrics, env->connector, env->id, 1);
     e->key_converter = tb_task_converter_create(env, "key", errstr, errstr_size);
     e->value_converter = e->key_converter != NULL
                              ? tb_task_converter_create(env, "value", errstr, errstr_size)
@@ -803,6 +882,9 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
         return TB_TASK_STEP_FAILED;
     }
     e->retry_since_ms = 0;
+    if (tb_monotonic_ms() - e->last_metrics_ms >= METRICS_INTERVAL_MS) {
+        update_partition_metrics(e);
+    }
     if (taken == BATCH_MAX) {
         return TB_POOL_RUN_AGAIN;
     }
@@ -843,9 +925,10 @@ static void sink_stop(void *opaque)
     tb_dlq_destroy(e->dlq, (int)e->env->shutdown_timeout_ms);
     tb_converter_destroy(e->key_converter);
     tb_converter_destroy(e->value_converter);
-    for (size_t i = 0; i < e->part_count; i++) {
-        free(e->parts[i].topic);
+    while (e->part_count > 0) {
+        remove_part(e, &e->parts[0]);
     }
+    tb_task_metrics_release(&e->metrics);
     free(e->parts);
     free(e);
 }

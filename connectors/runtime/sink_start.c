@@ -8,9 +8,10 @@ const char *tb_start_origin_name(tb_start_origin_t origin)
     return names[origin];
 }
 
-static tb_start_t stopped(const char *fmt, int64_t a, int64_t b)
+static tb_start_t stopped(const char *cause, const char *fmt, int64_t a, int64_t b)
 {
-    tb_start_t start = {.offset = TB_OFFSET_NONE, .origin = TB_START_STOPPED};
+    tb_start_t start = {
+        .offset = TB_OFFSET_NONE, .origin = TB_START_STOPPED, .cause = cause};
     snprintf(start.reason, sizeof(start.reason), fmt, (long long)a, (long long)b);
     return start;
 }
@@ -35,14 +36,16 @@ tb_start_t tb_sink_start_resolve(const tb_start_inputs_t *in)
     tb_start_t start = {0};
 
     if (in->stored != TB_OFFSET_NONE && in->stored > in->high) {
-        return stopped("the partition ends at %lld, below the offset %lld already "
+        return stopped("topic recreated",
+                       "the partition ends at %lld, below the offset %lld already "
                        "read: the topic was recreated or truncated; reset the "
                        "connector's offsets to read it again",
                        in->high, in->stored);
     }
     if (in->committed != TB_OFFSET_NONE && in->committed > in->high &&
         (in->stored == TB_OFFSET_NONE || in->committed > in->stored)) {
-        return stopped("the group's committed offset %lld is past the end of the "
+        return stopped("group offset past end",
+                       "the group's committed offset %lld is past the end of the "
                        "partition (%lld); reset the group's offsets",
                        in->committed, in->high);
     }
@@ -70,7 +73,8 @@ tb_start_t tb_sink_start_resolve(const tb_start_inputs_t *in)
         return clamp_to_low(start, in->low);
     }
     if (in->reset == TB_RESET_NONE) {
-        return stopped("no stored or committed offset and auto.offset.reset=none "
+        return stopped("no offset to start from",
+                       "no stored or committed offset and auto.offset.reset=none "
                        "(end %lld, start %lld)",
                        in->high, in->low);
     }

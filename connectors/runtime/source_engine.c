@@ -17,6 +17,7 @@
 
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "connectors/runtime/tb_task_engine.h"
+#include "connectors/runtime/tb_task_metrics.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
 
@@ -26,6 +27,7 @@
 typedef struct {
     json_t *partition;
     json_t *offset;
+    int64_t produced_us; /* when it went to librdkafka, for the latency */
     bool delivered;
 } in_flight_t;
 
@@ -48,6 +50,9 @@ typedef struct {
     size_t batch_pos;
     int64_t last_flush_ms;
     char failure[1024]; /* a failure that fails the task */
+    tb_task_metrics_t metrics;
+    tb_source_metrics_t source_metrics;
+    json_t *error_series; /* delivery error name -> its counter (a pointer) */
 } source_engine_t;
 
 static void free_record(tb_source_record_t *record)
@@ -59,11 +64,37 @@ static void free_record(tb_source_record_t *record)
     memset(record, 0, sizeof(*record));
 }
 
+/* Counts a delivery error under its librdkafka name; the counter of each
+ * name met is held until the task stops. */
+static void count_delivery_error(source_engine_t *engine, rd_kafka_resp_err_t err)
+{
+    const char *name = rd_kafka_err2name(err);
+    json_t *held = json_object_get(engine->error_series, name);
+    tb_series_t *series;
+    if (held == NULL) {
+        series = tb_source_metrics_delivery_errors(engine->env->connector,
+                                                   engine->env->id, name);
+        json_object_set_new(engine->error_series, name,
+                            json_integer((json_int_t)(intptr_t)series));
+    } else {
+        series = (tb_series_t *)(intptr_t)json_integer_value(held);
+    }
+    tb_series_add(series, 1);
+}
+
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque)
 {
     source_engine_t *engine = opaque;
     uint64_t seq = (uint64_t)(uintptr_t)msg->_private;
+    in_flight_t *entry = &engine->ring[seq % RING_SIZE];
     (void)rk;
+    tb_series_observe(engine->source_metrics.produce_seconds,
+                      (double)(tb_monotonic_us() - entry->produced_us) / 1e6);
+    if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        tb_series_add(engine->metrics.records_written, 1);
+    } else {
+        count_delivery_error(engine, msg->err);
+    }
     if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         const char *topic = rd_kafka_topic_name(msg->rkt);
         if (!engine->tolerate_errors && engine->failure[0] == '\0') {
@@ -79,7 +110,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opa
                         topic, rd_kafka_err2str(msg->err));
         }
     }
-    engine->ring[seq % RING_SIZE].delivered = true;
+    entry->delivered = true;
 }
 
 /* librdkafka calls this when its queue goes from empty to non-empty: a
@@ -172,6 +203,9 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     engine->ring = calloc(RING_SIZE, sizeof(*engine->ring));
     engine->committable = json_object();
     engine->topics = json_object();
+    engine->error_series = json_object();
+    tb_task_metrics_take(&engine->metrics, env->connector, env->id, 0);
+    tb_source_metrics_take(&engine->source_metrics, env->connector, env->id);
     engine->last_flush_ms = tb_monotonic_ms();
     snprintf(client_id, sizeof(client_id), "connector-producer-%s-%d", env->connector,
              env->id);
@@ -267,6 +301,17 @@ static bool convert_record(source_engine_t *engine, tb_source_record_t *record)
     return false;
 }
 
+static void count_polled(source_engine_t *engine)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < engine->batch_len; i++) {
+        bytes += engine->batch[i].key_len + engine->batch[i].value_len;
+    }
+    tb_series_add(engine->metrics.batches, 1);
+    tb_series_add(engine->metrics.records_read, (double)engine->batch_len);
+    tb_series_add(engine->metrics.bytes, (double)bytes);
+}
+
 /* Produces the polled records not yet handed to librdkafka. Returns false
  * when librdkafka's queue or the ring is full. */
 static bool produce_batch(source_engine_t *engine)
@@ -306,6 +351,7 @@ static bool produce_batch(source_engine_t *engine)
             return false;
         }
         in_flight_t *entry = &engine->ring[seq % RING_SIZE];
+        entry->produced_us = tb_monotonic_us();
         entry->partition = record->source_partition;
         entry->offset = record->source_offset;
         record->source_partition = NULL;
@@ -363,13 +409,19 @@ static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errst
     size_t room = RING_SIZE - (size_t)(engine->next_seq - engine->head_seq);
     size_t max = room < POLL_BATCH ? room : POLL_BATCH;
     if (engine->env->plugin->poll != NULL && max > 0) {
+        int64_t started = tb_monotonic_us();
         if (engine->env->plugin->poll(engine->plugin_task, engine->batch, max,
                                       &engine->batch_len, &wake_ms, errstr,
                                       errstr_size) != 0) {
             return TB_TASK_STEP_FAILED;
         }
+        tb_series_observe(engine->metrics.batch_seconds,
+                          (double)(tb_monotonic_us() - started) / 1e6);
     }
+    tb_series_set(engine->source_metrics.in_flight,
+                  (double)(engine->next_seq - engine->head_seq));
     if (engine->batch_len > 0) {
+        count_polled(engine);
         for (size_t i = 0; i < engine->batch_len; i++) {
             engine->unconvertible[i] = !convert_record(engine, &engine->batch[i]);
         }
@@ -423,6 +475,14 @@ static void source_stop(void *opaque)
     tb_converter_destroy(engine->value_converter);
     json_decref(engine->committable);
     json_decref(engine->topics);
+    const char *name;
+    json_t *held;
+    json_object_foreach (engine->error_series, name, held) {
+        tb_series_release((tb_series_t *)(intptr_t)json_integer_value(held));
+    }
+    json_decref(engine->error_series);
+    tb_task_metrics_release(&engine->metrics);
+    tb_source_metrics_release(&engine->source_metrics);
     free(engine);
 }
 

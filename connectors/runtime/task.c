@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "connectors/runtime/tb_task_engine.h"
+#include "connectors/runtime/tb_task_metrics.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
 
@@ -16,6 +17,7 @@ struct tb_task {
     const tb_task_engine_t *engine;
     void *engine_state; /* touched only by the pool job, or after it ends */
     pthread_mutex_t lock;
+    tb_state_metrics_t state_metrics;
     /* guarded by lock */
     tb_state_t state;
     char *trace;
@@ -38,6 +40,7 @@ static void set_state(tb_task_t *task, tb_state_t state, const char *trace)
     task->state = state;
     free(task->trace);
     task->trace = trace != NULL ? strdup(trace) : NULL;
+    tb_state_metrics_set(&task->state_metrics, state, task->restarts);
     pthread_mutex_unlock(&task->lock);
     if (changed || trace != NULL) {
         if (tb_store_status_put(task->env.store, task->connector, task->env.id, state,
@@ -186,6 +189,7 @@ tb_task_t *tb_task_create(const tb_task_options_t *options)
         .topic_used = options->topic_used,
         .topic_opaque = options->topic_opaque,
     };
+    tb_state_metrics_take(&task->state_metrics, task->connector, options->id);
     task->job = tb_pool_job_create(options->pool, run, task);
     set_state(task, TB_STATE_UNASSIGNED, NULL);
     wake(task);
@@ -241,6 +245,7 @@ void tb_task_destroy(tb_task_t *task)
     json_decref(task->env.connector_config);
     json_decref(task->env.kafka_props);
     json_decref(task->env.worker_config);
+    tb_state_metrics_release(&task->state_metrics);
     pthread_mutex_destroy(&task->lock);
     free(task->trace);
     free(task->connector);

@@ -44,6 +44,7 @@ typedef struct {
                            offset moved past them */
     bool group_ignored; /* a group offset behind the stored one */
     char reason[256];   /* why the partition stopped, or what was skipped */
+    const char *cause;  /* when stopped: a short static label for metrics */
 } tb_start_t;
 
 /* Decides the start of one partition. */

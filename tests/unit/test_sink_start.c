@@ -44,6 +44,7 @@ static void test_group_past_end_stops(void **state)
     tb_start_t s = resolve(40, 500, 0, 100, TB_RESET_EARLIEST);
     assert_int_equal(s.origin, TB_START_STOPPED);
     assert_non_null(strstr(s.reason, "past the end"));
+    assert_string_equal(s.cause, "group offset past end");
     s = resolve(TB_OFFSET_NONE, 500, 0, 100, TB_RESET_EARLIEST);
     assert_int_equal(s.origin, TB_START_STOPPED);
 }
@@ -54,6 +55,7 @@ static void test_recreated_topic_stops(void **state)
     tb_start_t s = resolve(40, TB_OFFSET_NONE, 0, 3, TB_RESET_EARLIEST);
     assert_int_equal(s.origin, TB_START_STOPPED);
     assert_non_null(strstr(s.reason, "recreated or truncated"));
+    assert_string_equal(s.cause, "topic recreated");
 }
 
 static void test_retention_gap_continues_at_low(void **state)

@@ -1,0 +1,227 @@
+#include "connectors/runtime/tb_task_metrics.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const task_labels[] = {"connector", "task", NULL};
+static const char *const stage_labels[] = {"connector", "task", "stage", NULL};
+static const char *const partition_labels[] = {"connector", "topic", "partition", NULL};
+static const char *const stopped_labels[] = {"connector", "topic", "partition", "reason",
+                                             NULL};
+static const char *const state_labels[] = {"connector", "task", "state", NULL};
+static const char *const error_labels[] = {"connector", "task", "error", NULL};
+
+static const double batch_buckets[] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05,
+                                       0.1,    0.5,    1,     5,     30};
+
+#define COUNTER(var, metric, text)                                                       \
+    static const tb_metric_def_t var = {                                                 \
+        .name = metric, .type = TB_METRIC_COUNTER, .help = text, .labels = task_labels}
+#define PARTITION_GAUGE(var, metric, text)                                               \
+    static const tb_metric_def_t var = {.name = metric,                                  \
+                                        .type = TB_METRIC_GAUGE,                         \
+                                        .help = text,                                    \
+                                        .labels = partition_labels}
+
+COUNTER(
+    records_read, "tributary_task_records_read_total",
+    "Records read: consumed from Kafka by a sink, polled from its plugin by a source.");
+COUNTER(records_written, "tributary_task_records_written_total",
+        "Records written: taken by a sink plugin, acknowledged by Kafka for a source.");
+COUNTER(records_dropped, "tributary_task_records_dropped_total",
+        "Records skipped under errors.tolerance=all.");
+COUNTER(records_dlq, "tributary_task_records_dlq_total",
+        "Records sent to the dead letter queue.");
+COUNTER(bytes_read, "tributary_task_bytes_total", "Key and value bytes read.");
+COUNTER(batches, "tributary_task_batches_total",
+        "Batches handed to or taken from plugins.");
+COUNTER(restarts, "tributary_task_restarts_total",
+        "Restarts of a task, automatic or asked for.");
+
+static const tb_metric_def_t batch_seconds = {
+    .name = "tributary_task_batch_seconds",
+    .type = TB_METRIC_HISTOGRAM,
+    .help = "Time of one plugin call: put() for sinks, poll() for sources.",
+    .labels = task_labels,
+    .buckets = batch_buckets,
+    .bucket_count = sizeof(batch_buckets) / sizeof(batch_buckets[0])};
+static const tb_metric_def_t conversion_errors = {
+    .name = "tributary_task_conversion_errors_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Records a converter could not convert, by stage.",
+    .labels = stage_labels};
+
+PARTITION_GAUGE(committed, "tributary_sink_partition_committed_offset",
+                "The offset the broker acknowledged for the connector's group.");
+PARTITION_GAUGE(position, "tributary_sink_partition_position",
+                "The consumer's position in the partition.");
+PARTITION_GAUGE(end_offset, "tributary_sink_partition_end_offset",
+                "The partition's end offset (high watermark) as last fetched.");
+PARTITION_GAUGE(lag, "tributary_sink_partition_lag",
+                "End offset minus committed offset: 0 when caught up, also on "
+                "transactional topics.");
+static const tb_metric_def_t stopped = {
+    .name = "tributary_sink_partition_stopped",
+    .type = TB_METRIC_GAUGE,
+    .help = "1 while a partition is stopped by an error; the reason label says why.",
+    .labels = stopped_labels};
+
+static const tb_metric_def_t state = {
+    .name = "tributary_state",
+    .type = TB_METRIC_GAUGE,
+    .help = "1 for the current state of a connector (task=connector) or of a task.",
+    .labels = state_labels};
+
+static const tb_metric_def_t in_flight = {
+    .name = "tributary_source_in_flight_records",
+    .type = TB_METRIC_GAUGE,
+    .help = "Records produced and not yet acknowledged.",
+    .labels = task_labels};
+static const double produce_buckets[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                         0.25,  0.5,   1,    2.5,   5,    10};
+static const tb_metric_def_t produce_seconds = {
+    .name = "tributary_source_produce_latency_seconds",
+    .type = TB_METRIC_HISTOGRAM,
+    .help = "From handing a record to librdkafka to its acknowledgement.",
+    .labels = task_labels,
+    .buckets = produce_buckets,
+    .bucket_count = sizeof(produce_buckets) / sizeof(produce_buckets[0])};
+static const tb_metric_def_t delivery_errors = {
+    .name = "tributary_source_delivery_errors_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Records Kafka did not acknowledge, by librdkafka's error name.",
+    .labels = error_labels};
+
+static const char *task_text(int task, char *buf, size_t size)
+{
+    if (task < 0) {
+        return "connector";
+    }
+    snprintf(buf, size, "%d", task);
+    return buf;
+}
+
+void tb_task_metrics_take(tb_task_metrics_t *m, const char *connector, int task, int sink)
+{
+    char id[16];
+    const char *values[] = {connector, task_text(task, id, sizeof(id)), NULL};
+    const char *key_stage[] = {connector, id, "KEY_CONVERTER", NULL};
+    const char *value_stage[] = {connector, id, "VALUE_CONVERTER", NULL};
+    (void)sink;
+    m->records_read = tb_metrics_series(&records_read, values);
+    m->records_written = tb_metrics_series(&records_written, values);
+    m->records_dropped = tb_metrics_series(&records_dropped, values);
+    m->records_dlq = tb_metrics_series(&records_dlq, values);
+    m->bytes = tb_metrics_series(&bytes_read, values);
+    m->batches = tb_metrics_series(&batches, values);
+    m->batch_seconds = tb_metrics_series(&batch_seconds, values);
+    m->key_conversion_errors = tb_metrics_series(&conversion_errors, key_stage);
+    m->value_conversion_errors = tb_metrics_series(&conversion_errors, value_stage);
+}
+
+void tb_task_metrics_release(tb_task_metrics_t *m)
+{
+    tb_series_t **all[] = {&m->records_read,
+                           &m->records_written,
+                           &m->records_dropped,
+                           &m->records_dlq,
+                           &m->bytes,
+                           &m->batches,
+                           &m->batch_seconds,
+                           &m->key_conversion_errors,
+                           &m->value_conversion_errors};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        tb_series_release(*all[i]);
+        *all[i] = NULL;
+    }
+}
+
+void tb_partition_metrics_take(tb_partition_metrics_t *m, const char *connector,
+                               const char *topic, int32_t partition)
+{
+    char number[16];
+    snprintf(number, sizeof(number), "%d", (int)partition);
+    const char *values[] = {connector, topic, number, NULL};
+    m->committed = tb_metrics_series(&committed, values);
+    m->position = tb_metrics_series(&position, values);
+    m->end = tb_metrics_series(&end_offset, values);
+    m->lag = tb_metrics_series(&lag, values);
+    m->stopped = NULL;
+}
+
+void tb_partition_metrics_stop(tb_partition_metrics_t *m, const char *connector,
+                               const char *topic, int32_t partition, const char *reason)
+{
+    char number[16];
+    snprintf(number, sizeof(number), "%d", (int)partition);
+    const char *values[] = {connector, topic, number, reason, NULL};
+    tb_series_release(m->stopped);
+    m->stopped = tb_metrics_series(&stopped, values);
+    tb_series_set(m->stopped, 1);
+}
+
+void tb_partition_metrics_release(tb_partition_metrics_t *m)
+{
+    tb_series_t **all[] = {&m->committed, &m->position, &m->end, &m->lag, &m->stopped};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        tb_series_release(*all[i]);
+        *all[i] = NULL;
+    }
+}
+
+static const tb_state_t shown_states[] = {TB_STATE_UNASSIGNED, TB_STATE_RUNNING,
+                                          TB_STATE_PAUSED,     TB_STATE_STOPPED,
+                                          TB_STATE_FAILED,     TB_STATE_RESTARTING};
+
+void tb_state_metrics_take(tb_state_metrics_t *m, const char *connector, int task)
+{
+    char id[16];
+    const char *who = task_text(task, id, sizeof(id));
+    for (size_t i = 0; i < sizeof(shown_states) / sizeof(shown_states[0]); i++) {
+        const char *values[] = {connector, who, tb_state_name(shown_states[i]), NULL};
+        m->states[i] = tb_metrics_series(&state, values);
+    }
+    const char *values[] = {connector, who, NULL};
+    m->restarts = task >= 0 ? tb_metrics_series(&restarts, values) : NULL;
+}
+
+void tb_state_metrics_set(tb_state_metrics_t *m, tb_state_t current, int restart_count)
+{
+    for (size_t i = 0; i < sizeof(shown_states) / sizeof(shown_states[0]); i++) {
+        tb_series_set(m->states[i], shown_states[i] == current ? 1 : 0);
+    }
+    tb_series_set(m->restarts, restart_count);
+}
+
+void tb_state_metrics_release(tb_state_metrics_t *m)
+{
+    for (size_t i = 0; i < sizeof(shown_states) / sizeof(shown_states[0]); i++) {
+        tb_series_release(m->states[i]);
+        m->states[i] = NULL;
+    }
+    tb_series_release(m->restarts);
+    m->restarts = NULL;
+}
+
+void tb_source_metrics_take(tb_source_metrics_t *m, const char *connector, int task)
+{
+    char id[16];
+    const char *values[] = {connector, task_text(task, id, sizeof(id)), NULL};
+    m->in_flight = tb_metrics_series(&in_flight, values);
+    m->produce_seconds = tb_metrics_series(&produce_seconds, values);
+}
+
+void tb_source_metrics_release(tb_source_metrics_t *m)
+{
+    tb_series_release(m->in_flight);
+    tb_series_release(m->produce_seconds);
+    m->in_flight = m->produce_seconds = NULL;
+}
+
+tb_series_t *tb_source_metrics_delivery_errors(const char *connector, int task,
+                                               const char *error_name)
+{
+    char id[16];
+    const char *values[] = {connector, task_text(task, id, sizeof(id)), error_name, NULL};
+    return tb_metrics_series(&delivery_errors, values);
+}
