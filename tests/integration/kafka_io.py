@@ -7,8 +7,10 @@ from confluent_kafka import Consumer
 
 
 def unwrap(value):
-    """The payload of a JsonConverter envelope, or the value itself."""
+    """The payload of a JsonConverter envelope (whose schema must be a
+    struct), or the value itself."""
     if isinstance(value, dict) and set(value) == {"schema", "payload"}:
+        assert value["schema"]["type"] == "struct", value["schema"]
         return value["payload"]
     return value
 
@@ -32,9 +34,10 @@ def produce(bootstrap, topic, records, transactional_id=None, abort=False):
         producer.begin_transaction()
     for partition, key, value in records:
         producer.produce(topic, value=value, key=key, partition=partition)
+    # written to the log first: an abort would otherwise just drop them
+    assert producer.flush(30) == 0
     if transactional_id:
         (producer.abort_transaction if abort else producer.commit_transaction)(30)
-    assert producer.flush(30) == 0
 
 
 def group_lag(bed, group):

@@ -57,3 +57,42 @@ def test_source_offsets_lifecycle(start_worker, bed):
     assert "have been reset successfully" in reply.json()["message"]
     assert w.get("/connectors/o/offsets").json() == {"offsets": []}
     assert w.patch("/connectors/none/offsets", json=new).status_code == 404
+
+
+def test_sink_offsets_alter_and_reset_move_the_group(start_worker, bed, tmp_path):
+    from kafka_io import create_topic, group_lag, produce
+    w = start_worker({"offset.flush.interval.ms": "100",
+                      "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    topic = bed.unique_topic("sinkoff")
+    create_topic(bed, topic, 1)
+    produce(bed.bootstrap, topic, [(0, None, f"v{i}".encode()) for i in range(10)])
+    out = tmp_path / "out.txt"
+    config = {"connector.class": "FileStreamSink", "topics": topic, "file": str(out)}
+    assert w.post("/connectors", json={"name": "so", "config": config}).status_code == 201
+    wait_for(lambda: w.get("/connectors/so/offsets").json()["offsets"][:1] == [
+        {"partition": {"kafka_partition": 0, "kafka_topic": topic},
+         "offset": {"kafka_offset": 10}}], what="offset 10")
+    assert w.put("/connectors/so/stop").status_code == 204
+
+    bad = {"offsets": [{"partition": {"topic": topic}, "offset": {"kafka_offset": 1}}]}
+    reply = w.patch("/connectors/so/offsets", json=bad)
+    assert reply.status_code == 400
+    assert reply.json()["message"] == ("The partition for a sink connector offset must "
+                                       "contain the keys 'kafka_topic' and "
+                                       "'kafka_partition'")
+    # numeric strings are accepted, as Connect accepts them
+    back = {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": "0"},
+                         "offset": {"kafka_offset": "4"}}]}
+    reply = w.patch("/connectors/so/offsets", json=back)
+    assert reply.status_code == 200, reply.text
+    assert group_lag(bed, "connect-so")[(topic, 0)] == 6, "the group moved back too"
+    assert w.put("/connectors/so/resume").status_code == 202
+    wait_for(lambda: out.exists() and len(out.read_text().splitlines()) == 16,
+             what="records 4..9 written again")
+    assert out.read_text().splitlines()[10:] == [f"v{i}" for i in range(4, 10)]
+
+    assert w.put("/connectors/so/stop").status_code == 204
+    assert w.delete("/connectors/so/offsets").status_code == 200
+    assert w.get("/connectors/so/offsets").json() == {"offsets": []}
+    assert (topic, 0) not in group_lag(bed, "connect-so") or \
+        group_lag(bed, "connect-so")[(topic, 0)] is None, "the group's offset is gone"
