@@ -1,6 +1,8 @@
 #include "server/tb_http.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -8,24 +10,58 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+
+#include <gnutls/gnutls.h>
+#include <openssl/crypto.h>
 
 #include "core/tb_log.h"
 
 #define MAX_LISTENERS 8
 #define MAX_SEGMENTS 16
+#define PEM_MAX_BYTES (1024 * 1024)
+/* Jetty's CrossOriginFilter defaults, which Connect uses, plus
+ * Authorization for rest.auth. */
+#define CORS_DEFAULT_METHODS "GET,POST,HEAD"
+#define CORS_ALLOW_HEADERS "X-Requested-With,Content-Type,Accept,Origin,Authorization"
+#define CORS_MAX_AGE "1800"
 
 typedef struct {
     struct MHD_Daemon *daemon;
     char base_url[300];
-    const tb_http_options_t *options; /* the server's, borrowed */
+    bool tls;
+    bool admin_only;                /* an admin.listeners entry */
+    bool serves_admin;              /* admin routes are served here */
+    const tb_http_server_t *server; /* borrowed */
 } listener_t;
 
 struct tb_http_server {
     tb_http_options_t options;
+    tb_auth_t *auth; /* NULL when rest.auth is none */
+    /* PEM files of the https listeners, read at start; the key is wiped
+     * when freed. */
+    char *tls_cert;
+    char *tls_key;
+    size_t tls_key_len;
+    char *tls_ca;
     listener_t listeners[MAX_LISTENERS];
     size_t count;
 };
+
+typedef enum {
+    CERT_UNCHECKED = 0,
+    CERT_ABSENT,
+    CERT_VALID,
+    CERT_INVALID,
+} cert_state_t;
+
+/* Per-connection state (libmicrohttpd's socket context), from accept to
+ * close: what was verified once need not be verified per request. */
+typedef struct {
+    tb_auth_cache_t auth;
+    cert_state_t cert;
+} connection_state_t;
 
 /* Per-request state, freed in the request-completed callback. */
 typedef struct {
@@ -79,6 +115,107 @@ bad:
              "http://host:port",
              listener);
     return -1;
+}
+
+int tb_http_client_auth_parse(const char *text, tb_http_client_auth_t *out)
+{
+    static const char *const names[] = {[TB_HTTP_CLIENT_AUTH_NONE] = "none",
+                                        [TB_HTTP_CLIENT_AUTH_REQUESTED] = "requested",
+                                        [TB_HTTP_CLIENT_AUTH_REQUIRED] = "required"};
+    for (size_t i = 0; text != NULL && i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcasecmp(text, names[i]) == 0) {
+            *out = (tb_http_client_auth_t)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+bool tb_http_host_is_loopback(const char *host)
+{
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (strcasecmp(host, "localhost") == 0) {
+        return true;
+    }
+    if (inet_pton(AF_INET, host, &v4) == 1) {
+        return (ntohl(v4.s_addr) >> 24) == 127;
+    }
+    if (inet_pton(AF_INET6, host, &v6) == 1) {
+        return IN6_IS_ADDR_LOOPBACK(&v6) ||
+               (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+    }
+    return false;
+}
+
+static bool is_set(const char *s)
+{
+    return s != NULL && s[0] != '\0';
+}
+
+typedef int (*url_fn)(void *arg, const char *url, char *errstr, size_t errstr_size);
+
+/* Calls fn for each URL of a comma-separated list until one fails. */
+static int for_each_url(const char *list, url_fn fn, void *arg, char *errstr,
+                        size_t errstr_size)
+{
+    char *urls = strdup(list);
+    char *save = NULL;
+    int rc = 0;
+    if (urls == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    for (char *url = strtok_r(urls, ",", &save); rc == 0 && url != NULL;
+         url = strtok_r(NULL, ",", &save)) {
+        while (*url == ' ') {
+            url++;
+        }
+        rc = fn(arg, url, errstr, errstr_size);
+    }
+    free(urls);
+    return rc;
+}
+
+static int check_url_exposure(void *arg, const char *url, char *errstr,
+                              size_t errstr_size)
+{
+    const tb_http_options_t *options = arg;
+    char scheme[16], host[256];
+    unsigned port;
+    if (tb_http_listener_parse(url, scheme, sizeof(scheme), host, sizeof(host), &port,
+                               errstr, errstr_size) != 0) {
+        return -1;
+    }
+    bool authenticated = options->auth != TB_AUTH_NONE ||
+                         (strcmp(scheme, "https") == 0 &&
+                          options->ssl_client_auth == TB_HTTP_CLIENT_AUTH_REQUIRED);
+    if (authenticated || options->allow_unauthenticated_remote ||
+        tb_http_host_is_loopback(host)) {
+        return 0;
+    }
+    snprintf(errstr, errstr_size,
+             "listener %s binds %s, not a loopback address, while rest.auth is "
+             "none: set rest.auth to basic or bearer (with "
+             "rest.auth.credentials.file), or set "
+             "rest.allow.unauthenticated.remote=true to serve the REST API "
+             "unauthenticated to other hosts",
+             url, host[0] ? host : "every interface");
+    return -1;
+}
+
+int tb_http_check_exposure(const tb_http_options_t *options, char *errstr,
+                           size_t errstr_size)
+{
+    if (for_each_url(options->listeners, check_url_exposure, (void *)options, errstr,
+                     errstr_size) != 0) {
+        return -1;
+    }
+    if (is_set(options->admin_listeners)) {
+        return for_each_url(options->admin_listeners, check_url_exposure, (void *)options,
+                            errstr, errstr_size);
+    }
+    return 0;
 }
 
 /* Decodes %XX escapes and '+' (in query strings) in place. */
@@ -185,7 +322,15 @@ static bool template_matches(const char *template, char *const *segments, int co
     return true;
 }
 
-static void dispatch(tb_api_request_t *req, tb_api_response_t *res)
+/* Admin routes only where admin.listeners puts them; admin listeners serve
+ * nothing else. A route not served here does not exist here (404). */
+static bool route_served(const listener_t *listener, const tb_api_route_t *route)
+{
+    return route->admin ? listener->serves_admin : !listener->admin_only;
+}
+
+static void dispatch(const listener_t *listener, tb_api_request_t *req,
+                     tb_api_response_t *res)
 {
     char buf[4096];
     char *segments[MAX_SEGMENTS];
@@ -195,7 +340,8 @@ static void dispatch(tb_api_request_t *req, tb_api_response_t *res)
     for (const tb_api_route_t *route = tb_api_routes();
          count >= 0 && route->method != NULL; route++) {
         const char *params[TB_API_MAX_PARAMS] = {0};
-        if (!template_matches(route->template, segments, count, params)) {
+        if (!route_served(listener, route) ||
+            !template_matches(route->template, segments, count, params)) {
             continue;
         }
         path_known = true;
@@ -212,13 +358,157 @@ static void dispatch(tb_api_request_t *req, tb_api_response_t *res)
     }
 }
 
-static enum MHD_Result send_response(struct MHD_Connection *connection,
-                                     tb_api_response_t *res)
+/* The Access-Control-Allow-Origin of a reply: "*" or the request's Origin
+ * when access.control.allow.origin allows it; NULL when CORS is off, the
+ * request has no Origin or the origin is not allowed. */
+static const char *cors_origin(const tb_http_server_t *server,
+                               struct MHD_Connection *connection)
 {
+    const char *allowed = server->options.cors_allow_origin;
+    const char *origin =
+        MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ORIGIN);
+    if (!is_set(allowed) || !is_set(origin)) {
+        return NULL;
+    }
+    size_t origin_len = strlen(origin);
+    for (const char *p = allowed; *p != '\0'; p += *p == ',') {
+        while (*p == ' ') {
+            p++;
+        }
+        size_t len = strcspn(p, ",");
+        size_t item_len = len;
+        while (item_len > 0 && p[item_len - 1] == ' ') {
+            item_len--;
+        }
+        if (item_len == 1 && *p == '*') {
+            return "*";
+        }
+        if (item_len == origin_len && strncasecmp(p, origin, origin_len) == 0) {
+            return origin;
+        }
+        p += len;
+    }
+    return NULL;
+}
+
+/* The connection's state, or NULL when it could not be allocated. */
+static connection_state_t *connection_state(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info != NULL ? info->socket_context : NULL;
+}
+
+static void connection_notify(void *cls, struct MHD_Connection *connection,
+                              void **socket_context,
+                              enum MHD_ConnectionNotificationCode code)
+{
+    (void)cls;
+    (void)connection;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = calloc(1, sizeof(connection_state_t));
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context != NULL) {
+        OPENSSL_cleanse(*socket_context, sizeof(connection_state_t));
+        free(*socket_context);
+        *socket_context = NULL;
+    }
+}
+
+/* Verifies the TLS client certificate against the CA, once per
+ * connection. */
+static cert_state_t client_cert(struct MHD_Connection *connection,
+                                connection_state_t *conn)
+{
+    cert_state_t cert = CERT_INVALID;
+    unsigned count = 0, status = 0;
+    if (conn != NULL && conn->cert != CERT_UNCHECKED) {
+        return conn->cert;
+    }
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (info != NULL && info->tls_session != NULL) {
+        gnutls_session_t session = info->tls_session;
+        if (gnutls_certificate_get_peers(session, &count) == NULL || count == 0) {
+            cert = CERT_ABSENT;
+        } else if (gnutls_certificate_verify_peers2(session, &status) == 0 &&
+                   status == 0) {
+            cert = CERT_VALID;
+        }
+    }
+    if (conn != NULL) {
+        conn->cert = cert;
+    }
+    return cert;
+}
+
+/* Decides from the headers alone whether a request is answered before its
+ * body is read: a 401 (client certificate or rest.auth) or a CORS
+ * preflight (204). Returns true with res, and *challenge for a 401 of
+ * rest.auth, filled when it is. */
+static bool screen(const listener_t *listener, struct MHD_Connection *connection,
+                   const char *method, tb_api_response_t *res, const char **challenge)
+{
+    const tb_http_server_t *server = listener->server;
+    tb_http_client_auth_t client_auth = server->options.ssl_client_auth;
+    connection_state_t *conn = connection_state(connection);
+
+    if (listener->tls && client_auth != TB_HTTP_CLIENT_AUTH_NONE) {
+        cert_state_t cert = client_cert(connection, conn);
+        if (cert == CERT_INVALID) {
+            tb_api_reply_error(res, TB_ERR_UNAUTHORIZED,
+                               "The client certificate does not verify against "
+                               "listeners.https.ssl.ca.location");
+            return true;
+        }
+        if (cert == CERT_ABSENT && client_auth == TB_HTTP_CLIENT_AUTH_REQUIRED) {
+            tb_api_reply_error(res, TB_ERR_UNAUTHORIZED,
+                               "A client certificate is required "
+                               "(listeners.https.ssl.client.auth=required)");
+            return true;
+        }
+    }
+    if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0 &&
+        MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                    MHD_HTTP_HEADER_ACCESS_CONTROL_REQUEST_METHOD) !=
+            NULL &&
+        cors_origin(server, connection) != NULL) {
+        res->status = MHD_HTTP_NO_CONTENT;
+        return true;
+    }
+    if (server->auth != NULL) {
+        const char *header = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                                         MHD_HTTP_HEADER_AUTHORIZATION);
+        tb_auth_result_t result =
+            tb_auth_check(server->auth, header, conn != NULL ? &conn->auth : NULL);
+        if (result != TB_AUTH_OK) {
+            *challenge = tb_auth_challenge(server->auth);
+            tb_api_reply_error(res, TB_ERR_UNAUTHORIZED,
+                               result == TB_AUTH_MISSING
+                                   ? "Authentication required: send %s credentials "
+                                     "in the Authorization header"
+                                   : "Invalid %s credentials",
+                               server->options.auth == TB_AUTH_BEARER ? "Bearer"
+                                                                      : "Basic");
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Queues res (freeing its parts) with the CORS headers the request's
+ * origin gets and, for a 401 of rest.auth, WWW-Authenticate. */
+static enum MHD_Result send_response(const listener_t *listener,
+                                     struct MHD_Connection *connection,
+                                     const char *method, const char *url,
+                                     tb_api_response_t *res, const char *challenge)
+{
+    const tb_http_options_t *options = &listener->server->options;
     char *text = NULL;
     size_t len = 0;
     const char *type = res->content_type ? res->content_type : "application/json";
+    const char *origin = cors_origin(listener->server, connection);
 
+    TB_LOG(TB_LOG_DEBUG, "tributary.http", "%s %s -> %u", method, url, res->status);
     if (res->body != NULL) {
         text = json_dumps(res->body, JSON_COMPACT | JSON_ENCODE_ANY);
         len = text ? strlen(text) : 0;
@@ -236,8 +526,37 @@ static enum MHD_Result send_response(struct MHD_Connection *connection,
     if (res->location != NULL) {
         MHD_add_response_header(response, MHD_HTTP_HEADER_LOCATION, res->location);
     }
+    if (challenge != NULL) {
+        MHD_add_response_header(response, MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge);
+    }
+    if (origin != NULL) {
+        /* A listed origin may send credentials; "*" may not (browsers
+         * refuse credentials with a wildcard anyway). */
+        MHD_add_response_header(response, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN,
+                                origin);
+        if (strcmp(origin, "*") != 0) {
+            MHD_add_response_header(response, MHD_HTTP_HEADER_VARY,
+                                    MHD_HTTP_HEADER_ORIGIN);
+            MHD_add_response_header(
+                response, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_CREDENTIALS, "true");
+        }
+    }
+    if (origin != NULL && res->status == MHD_HTTP_NO_CONTENT &&
+        strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0) {
+        MHD_add_response_header(response, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_METHODS,
+                                is_set(options->cors_allow_methods)
+                                    ? options->cors_allow_methods
+                                    : CORS_DEFAULT_METHODS);
+        MHD_add_response_header(response, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_HEADERS,
+                                CORS_ALLOW_HEADERS);
+        MHD_add_response_header(response, MHD_HTTP_HEADER_ACCESS_CONTROL_MAX_AGE,
+                                CORS_MAX_AGE);
+    }
     enum MHD_Result result = MHD_queue_response(connection, res->status, response);
     MHD_destroy_response(response);
+    json_decref(res->body);
+    free(res->text);
+    free(res->location);
     return result;
 }
 
@@ -247,13 +566,21 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
                                       size_t *upload_size, void **con_cls)
 {
     const listener_t *listener = cls;
-    const tb_http_options_t *options = listener->options;
+    const tb_http_options_t *options = &listener->server->options;
     request_state_t *state = *con_cls;
+    tb_api_response_t res = {0};
     (void)version;
 
     if (state == NULL) {
+        const char *challenge = NULL;
         *con_cls = calloc(1, sizeof(request_state_t));
-        return *con_cls != NULL ? MHD_YES : MHD_NO;
+        if (*con_cls == NULL) {
+            return MHD_NO;
+        }
+        if (!screen(listener, connection, method, &res, &challenge)) {
+            return MHD_YES;
+        }
+        return send_response(listener, connection, method, url, &res, challenge);
     }
     if (*upload_size > 0) {
         if (!state->too_large && state->len + *upload_size <= options->body_max_bytes) {
@@ -282,7 +609,6 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
         .base_url = listener->base_url,
         .ctx = options->ctx,
     };
-    tb_api_response_t res = {0};
     MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, collect_query, query);
     if (state->too_large) {
         tb_api_reply_error(&res, TB_ERR_TOO_LARGE,
@@ -290,13 +616,9 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
                            "(rest.request.body.max.bytes)",
                            options->body_max_bytes);
     } else {
-        dispatch(&req, &res);
+        dispatch(listener, &req, &res);
     }
-    TB_LOG(TB_LOG_DEBUG, "tributary.http", "%s %s -> %u", method, url, res.status);
-    enum MHD_Result result = send_response(connection, &res);
-    json_decref(res.body);
-    free(res.text);
-    free(res.location);
+    enum MHD_Result result = send_response(listener, connection, method, url, &res, NULL);
     json_decref(query);
     return result;
 }
@@ -324,9 +646,97 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     TB_LOG(TB_LOG_WARN, "tributary.http", "%s", message);
 }
 
-/* Binds one listener URL. */
+/* Reads a PEM file of at most PEM_MAX_BYTES into *out (NUL-terminated).
+ * key names the configuration key in errors. */
+static int read_pem(const char *path, const char *key, char **out, size_t *out_len,
+                    char *errstr, size_t errstr_size)
+{
+    FILE *file = fopen(path, "r");
+    char *buf = NULL;
+    size_t len = 0;
+    if (file == NULL) {
+        snprintf(errstr, errstr_size, "%s %s: %s", key, path, strerror(errno));
+        goto fail;
+    }
+    buf = malloc(PEM_MAX_BYTES + 1);
+    if (buf == NULL) {
+        snprintf(errstr, errstr_size, "%s %s: out of memory", key, path);
+        goto fail;
+    }
+    len = fread(buf, 1, PEM_MAX_BYTES + 1, file);
+    if (ferror(file) || len == 0 || len > PEM_MAX_BYTES) {
+        snprintf(errstr, errstr_size, "%s %s: %s", key, path,
+                 ferror(file) ? strerror(errno)
+                 : len == 0   ? "the file is empty"
+                              : "the file is larger than 1 MiB");
+        goto fail;
+    }
+    buf[len] = '\0';
+    fclose(file);
+    *out = buf;
+    *out_len = len;
+    return 0;
+
+fail:
+    if (buf != NULL) {
+        OPENSSL_cleanse(buf, len);
+        free(buf);
+    }
+    if (file != NULL) {
+        fclose(file);
+    }
+    return -1;
+}
+
+/* For an https URL, reads the certificate, key and CA of the https
+ * listeners (once). */
+static int tls_load(void *arg, const char *url, char *errstr, size_t errstr_size)
+{
+    tb_http_server_t *server = arg;
+    const tb_http_options_t *options = &server->options;
+    char scheme[16], host[256];
+    unsigned port;
+    size_t len;
+    if (tb_http_listener_parse(url, scheme, sizeof(scheme), host, sizeof(host), &port,
+                               errstr, errstr_size) != 0) {
+        return -1;
+    }
+    if (strcmp(scheme, "https") != 0 || server->tls_cert != NULL) {
+        return 0;
+    }
+    if (!is_set(options->ssl_certificate_location) ||
+        !is_set(options->ssl_key_location)) {
+        snprintf(errstr, errstr_size,
+                 "listener %s: an https listener needs "
+                 "listeners.https.ssl.certificate.location and "
+                 "listeners.https.ssl.key.location",
+                 url);
+        return -1;
+    }
+    if (options->ssl_client_auth != TB_HTTP_CLIENT_AUTH_NONE &&
+        !is_set(options->ssl_ca_location)) {
+        snprintf(errstr, errstr_size,
+                 "listener %s: listeners.https.ssl.client.auth needs "
+                 "listeners.https.ssl.ca.location",
+                 url);
+        return -1;
+    }
+    if (read_pem(options->ssl_key_location, "listeners.https.ssl.key.location",
+                 &server->tls_key, &server->tls_key_len, errstr, errstr_size) != 0 ||
+        (options->ssl_client_auth != TB_HTTP_CLIENT_AUTH_NONE &&
+         read_pem(options->ssl_ca_location, "listeners.https.ssl.ca.location",
+                  &server->tls_ca, &len, errstr, errstr_size) != 0) ||
+        read_pem(options->ssl_certificate_location,
+                 "listeners.https.ssl.certificate.location", &server->tls_cert, &len,
+                 errstr, errstr_size) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Binds one listener URL; admin_only for an admin.listeners entry. */
 static int listener_start(tb_http_server_t *server, listener_t *listener, const char *url,
-                          char *errstr, size_t errstr_size)
+                          bool admin_only, char *errstr, size_t errstr_size)
 {
     char scheme[16], host[256], port_text[8];
     unsigned port;
@@ -334,78 +744,185 @@ static int listener_start(tb_http_server_t *server, listener_t *listener, const 
                              .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     struct addrinfo *addr = NULL;
+    struct MHD_OptionItem tls_options[5];
+    size_t n = 0;
 
     if (tb_http_listener_parse(url, scheme, sizeof(scheme), host, sizeof(host), &port,
                                errstr, errstr_size) != 0) {
         return -1;
     }
-    if (strcmp(scheme, "http") != 0) {
-        snprintf(errstr, errstr_size,
-                 "listener %s: only http:// listeners are supported so far", url);
-        return -1;
+    listener->tls = strcmp(scheme, "https") == 0;
+    if (listener->tls) {
+        tls_options[n++] =
+            (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, server->tls_cert};
+        tls_options[n++] =
+            (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, server->tls_key};
+        if (is_set(server->options.ssl_key_password)) {
+            tls_options[n++] =
+                (struct MHD_OptionItem){MHD_OPTION_HTTPS_KEY_PASSWORD, 0,
+                                        (void *)server->options.ssl_key_password};
+        }
+        if (server->tls_ca != NULL) {
+            /* libmicrohttpd then asks every client for a certificate
+             * (GnuTLS's "request" mode); screen() decides what a missing
+             * one means. */
+            tls_options[n++] =
+                (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, server->tls_ca};
+        }
+    } else if (server->auth != NULL && !tb_http_host_is_loopback(host)) {
+        TB_LOG(TB_LOG_WARN, "tributary.http",
+               "listener %s is not https: rest.auth credentials cross the network "
+               "in clear text",
+               url);
     }
+    tls_options[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     snprintf(port_text, sizeof(port_text), "%u", port);
     int rc = getaddrinfo(host[0] ? host : NULL, port_text, &hints, &addr);
     if (rc != 0) {
         snprintf(errstr, errstr_size, "listener %s: %s", url, gai_strerror(rc));
         return -1;
     }
-    listener->options = &server->options;
+    listener->server = server;
+    listener->admin_only = admin_only;
+    listener->serves_admin = admin_only || server->options.admin_listeners == NULL;
     snprintf(listener->base_url, sizeof(listener->base_url), "%s://%s%s%s:%u", scheme,
              strchr(host, ':') ? "[" : "", host[0] ? host : "localhost",
              strchr(host, ':') ? "]" : "", port);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
-                     (addr->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+                     (addr->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
+                     (listener->tls ? MHD_USE_TLS : 0);
     listener->daemon = MHD_start_daemon(
         flags, (uint16_t)port, NULL, NULL, handle_request, listener,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR, addr->ai_addr,
         MHD_OPTION_THREAD_POOL_SIZE, server->options.threads,
         MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped,
-        NULL, MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL, MHD_OPTION_END);
+        NULL, MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
+        MHD_OPTION_NOTIFY_CONNECTION, connection_notify, NULL, MHD_OPTION_ARRAY,
+        tls_options, MHD_OPTION_END);
     freeaddrinfo(addr);
     if (listener->daemon == NULL) {
         snprintf(errstr, errstr_size,
-                 "listener %s: cannot bind (address in use or not permitted)", url);
+                 listener->tls ? "listener %s: cannot start (address in use or not "
+                                 "permitted, or the certificate, key or key password "
+                                 "rejected: see the line before)"
+                               : "listener %s: cannot bind (address in use or not "
+                                 "permitted)",
+                 url);
         return -1;
     }
-    TB_LOG(TB_LOG_INFO, "tributary.http", "REST API listening on %s", url);
+    TB_LOG(TB_LOG_INFO, "tributary.http", "REST API listening on %s%s", url,
+           admin_only ? " (admin endpoints only)" : "");
     return 0;
+}
+
+typedef struct {
+    tb_http_server_t *server;
+    bool admin_only;
+} start_arg_t;
+
+static int start_url(void *arg, const char *url, char *errstr, size_t errstr_size)
+{
+    start_arg_t *start = arg;
+    tb_http_server_t *server = start->server;
+    if (server->count == MAX_LISTENERS) {
+        snprintf(errstr, errstr_size,
+                 "listeners: at most %d are supported (admin.listeners included)",
+                 MAX_LISTENERS);
+        return -1;
+    }
+    if (listener_start(server, &server->listeners[server->count], url, start->admin_only,
+                       errstr, errstr_size) != 0) {
+        return -1;
+    }
+    server->count++;
+    return 0;
+}
+
+/* Everything but binding: the exposure rule, the credentials file and the
+ * TLS files, into server. */
+static int server_prepare(tb_http_server_t *server, char *errstr, size_t errstr_size)
+{
+    const tb_http_options_t *options = &server->options;
+    char reason[512];
+
+    if (tb_http_check_exposure(options, errstr, errstr_size) != 0) {
+        return -1;
+    }
+    if (options->auth != TB_AUTH_NONE && !is_set(options->auth_credentials_file)) {
+        snprintf(errstr, errstr_size, "rest.auth=%s needs rest.auth.credentials.file",
+                 options->auth == TB_AUTH_BEARER ? "bearer" : "basic");
+        return -1;
+    }
+    if (options->auth != TB_AUTH_NONE) {
+        server->auth = tb_auth_create(options->auth, options->auth_credentials_file,
+                                      reason, sizeof(reason));
+        if (server->auth == NULL) {
+            snprintf(errstr, errstr_size, "rest.auth.credentials.file %s", reason);
+            return -1;
+        }
+    }
+    if (for_each_url(options->listeners, tls_load, server, errstr, errstr_size) != 0) {
+        return -1;
+    }
+    if (is_set(options->admin_listeners)) {
+        return for_each_url(options->admin_listeners, tls_load, server, errstr,
+                            errstr_size);
+    }
+    return 0;
+}
+
+int tb_http_check(const tb_http_options_t *options, char *errstr, size_t errstr_size)
+{
+    tb_http_server_t *server = calloc(1, sizeof(*server));
+    if (server == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    server->options = *options;
+    int rc = server_prepare(server, errstr, errstr_size);
+    tb_http_stop(server);
+    return rc;
 }
 
 tb_http_server_t *tb_http_start(const tb_http_options_t *options, char *errstr,
                                 size_t errstr_size)
 {
     tb_http_server_t *server = calloc(1, sizeof(*server));
-    char *urls = strdup(options->listeners);
-    char *save = NULL;
+    start_arg_t main_listeners = {.server = server, .admin_only = false};
+    start_arg_t admin_listeners = {.server = server, .admin_only = true};
 
+    if (server == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return NULL;
+    }
     server->options = *options;
     tb_api_routes(); /* build the route list before any request thread */
-    for (char *url = strtok_r(urls, ",", &save); url != NULL;
-         url = strtok_r(NULL, ",", &save)) {
-        while (*url == ' ') {
-            url++;
-        }
-        if (server->count == MAX_LISTENERS) {
-            snprintf(errstr, errstr_size, "listeners: at most %d are supported",
-                     MAX_LISTENERS);
-            goto fail;
-        }
-        if (listener_start(server, &server->listeners[server->count], url, errstr,
-                           errstr_size) != 0) {
-            goto fail;
-        }
-        server->count++;
+    if (server_prepare(server, errstr, errstr_size) != 0 ||
+        for_each_url(options->listeners, start_url, &main_listeners, errstr,
+                     errstr_size) != 0) {
+        goto fail;
     }
     if (server->count == 0) {
         snprintf(errstr, errstr_size, "listeners: no listener configured");
         goto fail;
     }
-    free(urls);
+    if (is_set(options->admin_listeners) &&
+        for_each_url(options->admin_listeners, start_url, &admin_listeners, errstr,
+                     errstr_size) != 0) {
+        goto fail;
+    }
+    TB_LOG(TB_LOG_INFO, "tributary.http",
+           "REST API authentication: %s; admin endpoints: %s; CORS: %s",
+           options->auth == TB_AUTH_BASIC    ? "basic"
+           : options->auth == TB_AUTH_BEARER ? "bearer"
+                                             : "none",
+           options->admin_listeners == NULL   ? "on the listeners"
+           : is_set(options->admin_listeners) ? "on admin.listeners only"
+                                              : "disabled",
+           is_set(options->cors_allow_origin) ? options->cors_allow_origin : "off");
     return server;
 
 fail:
-    free(urls);
     tb_http_stop(server);
     return NULL;
 }
@@ -418,5 +935,12 @@ void tb_http_stop(tb_http_server_t *server)
     for (size_t i = 0; i < server->count; i++) {
         MHD_stop_daemon(server->listeners[i].daemon);
     }
+    tb_auth_destroy(server->auth);
+    if (server->tls_key != NULL) {
+        OPENSSL_cleanse(server->tls_key, server->tls_key_len);
+    }
+    free(server->tls_key);
+    free(server->tls_cert);
+    free(server->tls_ca);
     free(server);
 }

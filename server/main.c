@@ -6,6 +6,8 @@
  *     {name,config,initial_state}) creates or updates its connector
  *   tributary --config-reference   prints docs/configuration.md
  *   tributary --routes             prints every REST route, one per line
+ *   tributary --hash-password      reads a password or token secret on stdin,
+ *                                  prints its hash for rest.auth.credentials.file
  *   tributary --version
  */
 #include <errno.h>
@@ -16,16 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <librdkafka/rdkafka.h>
+#include <openssl/crypto.h>
 
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_herder.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "core/tb_log.h"
 #include "core/tb_props.h"
+#include "server/tb_auth.h"
 #include "server/tb_connector_file.h"
 #include "server/tb_http.h"
 #include "server/tb_worker_config.h"
@@ -45,6 +51,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: tributary [--dev] [worker.properties [connector ...]]\n"
                  "       tributary --config-reference\n"
                  "       tributary --routes\n"
+                 "       tributary --hash-password < secret\n"
                  "       tributary --version\n");
 }
 
@@ -80,6 +87,43 @@ static int print_routes(void)
         printf("%s %s\n", route->method, route->template);
     }
     return 0;
+}
+
+/* Reads one line (a password or token secret) from stdin, without echo on
+ * a terminal, and prints its hash for rest.auth.credentials.file. */
+static int hash_password(void)
+{
+    char secret[1025];
+    char hash[TB_AUTH_HASH_MAX];
+    struct termios saved, quiet;
+    bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+    int rc = 1;
+
+    if (tty) {
+        fprintf(stderr, "Password: ");
+        quiet = saved;
+        quiet.c_lflag &= ~(tcflag_t)ECHO;
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+    }
+    bool read_ok = fgets(secret, sizeof(secret), stdin) != NULL;
+    if (tty) {
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
+        fprintf(stderr, "\n");
+    }
+    size_t len = read_ok ? strcspn(secret, "\r\n") : 0;
+    if (read_ok && secret[len] == '\0' && len == sizeof(secret) - 1) {
+        fprintf(stderr, "tributary: the secret is longer than %zu bytes\n", len);
+    } else if (len == 0) {
+        fprintf(stderr, "tributary: no secret on stdin\n");
+    } else if (tb_auth_hash(secret, len, TB_AUTH_DEFAULT_ITERATIONS, hash,
+                            sizeof(hash)) != 0) {
+        fprintf(stderr, "tributary: cannot hash the secret (OpenSSL failed)\n");
+    } else {
+        printf("%s\n", hash);
+        rc = 0;
+    }
+    OPENSSL_cleanse(secret, sizeof(secret));
+    return rc;
 }
 
 /* Reads the worker file and the environment; parses and validates. Prints
@@ -161,13 +205,17 @@ static void worker_id_of(const json_t *values, char *buf, size_t size)
                                               : (long long)port);
 }
 
-static char *joined_listeners(const json_t *values)
+/* The comma-joined items of a LIST key; NULL when it is null (unset). */
+static char *joined_list(const json_t *values, const char *key)
 {
-    const json_t *list = tb_config_list(values, "listeners");
+    const json_t *list = tb_config_list(values, key);
     size_t i;
     json_t *item;
     char *out = NULL;
     size_t len = 0;
+    if (json_is_null(list)) {
+        return NULL;
+    }
     json_array_foreach (list, i, item) {
         const char *s = json_string_value(item);
         char *grown = realloc(out, len + strlen(s) + 2);
@@ -225,6 +273,9 @@ static int run(const cli_t *cli)
     json_t *kafka_props = NULL;
     json_t *converters = NULL;
     char *listeners = NULL;
+    char *admin_listeners = NULL;
+    tb_api_context_t ctx = {0};
+    tb_http_options_t http_options = {0};
     char errstr[1024];
     char worker_id[300];
     int rc = 1;
@@ -249,6 +300,32 @@ static int run(const cli_t *cli)
                store_path, strerror(errno));
         goto done;
     }
+    listeners = joined_list(values, "listeners");
+    admin_listeners = joined_list(values, "admin.listeners");
+    http_options = (tb_http_options_t){
+        .listeners = listeners != NULL ? listeners : "",
+        .admin_listeners = admin_listeners,
+        .body_max_bytes = (size_t)tb_config_int(values, "rest.request.body.max.bytes"),
+        .threads = (unsigned)tb_config_int(values, "rest.threads"),
+        .auth_credentials_file = tb_config_string(values, "rest.auth.credentials.file"),
+        .allow_unauthenticated_remote =
+            tb_config_bool(values, "rest.allow.unauthenticated.remote"),
+        .ssl_certificate_location =
+            tb_config_string(values, "listeners.https.ssl.certificate.location"),
+        .ssl_key_location = tb_config_string(values, "listeners.https.ssl.key.location"),
+        .ssl_key_password = tb_config_string(values, "listeners.https.ssl.key.password"),
+        .ssl_ca_location = tb_config_string(values, "listeners.https.ssl.ca.location"),
+        .cors_allow_origin = tb_config_string(values, "access.control.allow.origin"),
+        .cors_allow_methods = tb_config_string(values, "access.control.allow.methods"),
+        .ctx = &ctx,
+    };
+    tb_auth_mode_parse(tb_config_string(values, "rest.auth"), &http_options.auth);
+    tb_http_client_auth_parse(tb_config_string(values, "listeners.https.ssl.client.auth"),
+                              &http_options.ssl_client_auth);
+    if (tb_http_check(&http_options, errstr, sizeof(errstr)) != 0) {
+        TB_LOG(TB_LOG_FATAL, "tributary.worker", "refusing to start: %s", errstr);
+        goto done;
+    }
     worker_id_of(values, worker_id, sizeof(worker_id));
     kafka_props = tb_worker_config_kafka_props(raw);
     converters = tb_worker_config_converters(raw, values);
@@ -264,6 +341,9 @@ static int run(const cli_t *cli)
         .restart_backoff_initial_ms =
             tb_config_int(values, "task.restart.backoff.initial.ms"),
         .restart_backoff_max_ms = tb_config_int(values, "task.restart.backoff.max.ms"),
+        .exactly_once_source =
+            strcmp(tb_config_string(values, "exactly.once.source.support"), "enabled") ==
+            0,
     };
     herder = tb_herder_create(&herder_options, errstr, sizeof(errstr));
     if (herder == NULL) {
@@ -279,14 +359,7 @@ static int run(const cli_t *cli)
                "development only, its data is lost when tributary stops",
                tb_herder_bootstrap(herder));
     }
-    tb_api_context_t ctx = {.herder = herder, .worker_id = worker_id};
-    listeners = joined_listeners(values);
-    tb_http_options_t http_options = {
-        .listeners = listeners,
-        .body_max_bytes = (size_t)tb_config_int(values, "rest.request.body.max.bytes"),
-        .threads = (unsigned)tb_config_int(values, "rest.threads"),
-        .ctx = &ctx,
-    };
+    ctx = (tb_api_context_t){.herder = herder, .worker_id = worker_id};
     http = tb_http_start(&http_options, errstr, sizeof(errstr));
     if (http == NULL) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start the REST API: %s", errstr);
@@ -308,6 +381,7 @@ done:
     tb_http_stop(http);
     tb_herder_destroy(herder);
     free(listeners);
+    free(admin_listeners);
     json_decref(kafka_props);
     json_decref(converters);
     json_decref(values);
@@ -336,6 +410,8 @@ int main(int argc, char **argv)
             return print_config_reference();
         } else if (strcmp(argv[i], "--routes") == 0) {
             return print_routes();
+        } else if (strcmp(argv[i], "--hash-password") == 0) {
+            return hash_password();
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;

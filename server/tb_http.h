@@ -1,29 +1,93 @@
 /*
  * tb_http.h - the REST listeners, over libmicrohttpd.
  *
- * Parses `listeners` (Connect's syntax: comma-separated http://host:port),
+ * Parses `listeners` (Connect's syntax: comma-separated http(s)://host:port),
  * accepts requests, enforces the body limit, matches routes from
  * tb_api_routes() and writes replies. One libmicrohttpd daemon per listener,
  * each with a small thread pool of its own.
+ *
+ * Security, in the order a request meets it:
+ * - https:// listeners use libmicrohttpd's TLS (GnuTLS) with the PEM
+ *   certificate and key read into memory at start. With a CA and client
+ *   authentication "requested", a client certificate is asked for and, when
+ *   one is presented, must verify against the CA; "required" also refuses a
+ *   request without one. Either refusal is a 401 (the TLS handshake itself
+ *   completes: libmicrohttpd only offers GnuTLS's "request" mode).
+ * - CORS (off unless access.control.allow.origin is set): a preflight
+ *   OPTIONS from an allowed origin is answered 204 without authentication;
+ *   every reply to an allowed origin carries Access-Control-Allow-Origin.
+ * - rest.auth: a request without valid credentials gets 401 with
+ *   WWW-Authenticate, before its body is read. A verified Authorization
+ *   header is remembered per connection (as an HMAC), so a keep-alive client
+ *   pays for PBKDF2 once per connection, not once per request.
+ * - admin.listeners: admin routes are served on the main listeners, on
+ *   their own listeners only (404 elsewhere), or nowhere (404).
  */
 #ifndef TB_HTTP_H
 #define TB_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "api/tb_api.h"
+#include "server/tb_auth.h"
 
 typedef struct tb_http_server tb_http_server_t;
 
+typedef enum {
+    TB_HTTP_CLIENT_AUTH_NONE = 0,
+    TB_HTTP_CLIENT_AUTH_REQUESTED,
+    TB_HTTP_CLIENT_AUTH_REQUIRED,
+} tb_http_client_auth_t;
+
+/* Every string is borrowed and must outlive the server; NULL means unset. */
 typedef struct {
-    const char *listeners;       /* e.g. "http://127.0.0.1:8083" */
-    size_t body_max_bytes;       /* larger bodies get 413 */
-    unsigned threads;            /* per listener */
-    const tb_api_context_t *ctx; /* borrowed; must outlive the server */
+    const char *listeners; /* e.g. "http://127.0.0.1:8083" */
+    /* NULL: admin routes on the listeners; "": admin routes off; otherwise
+     * listeners serving the admin routes only. */
+    const char *admin_listeners;
+    size_t body_max_bytes; /* larger bodies get 413 */
+    unsigned threads;      /* per listener */
+    tb_auth_mode_t auth;   /* rest.auth */
+    const char *auth_credentials_file;
+    bool allow_unauthenticated_remote;
+    /* PEM files of every https:// listener. */
+    const char *ssl_certificate_location;
+    const char *ssl_key_location;
+    const char *ssl_key_password; /* a secret: never logged */
+    const char *ssl_ca_location;
+    tb_http_client_auth_t ssl_client_auth;
+    /* CORS: "" or NULL is off, "*" any origin, else a comma-separated list. */
+    const char *cors_allow_origin;
+    const char *cors_allow_methods; /* "" or NULL: GET,POST,HEAD */
+    const tb_api_context_t *ctx;    /* borrowed; must outlive the server */
 } tb_http_options_t;
 
-/* Binds every listener and starts serving. Returns NULL and fills errstr
- * (naming the listener) on failure. */
+/* Parses "none", "requested" or "required" (any case); -1 when unknown. */
+int tb_http_client_auth_parse(const char *text, tb_http_client_auth_t *out);
+
+/* Is host (as tb_http_listener_parse returns it) a loopback address:
+ * 127.0.0.0/8, ::1 or localhost? "" (every interface) is not. */
+bool tb_http_host_is_loopback(const char *host);
+
+/* Refuses options that would serve the API to other hosts unauthenticated:
+ * a listener or admin listener on a non-loopback address while rest.auth is
+ * none, unless allow_unauthenticated_remote is set (an https listener with
+ * client authentication required counts as authenticated). Returns -1 and
+ * fills errstr, naming rest.auth and rest.allow.unauthenticated.remote;
+ * also -1 when a listener does not parse. Starts nothing. */
+int tb_http_check_exposure(const tb_http_options_t *options, char *errstr,
+                           size_t errstr_size);
+
+/* Checks what can be checked without binding: exposure (as
+ * tb_http_check_exposure), the credentials file, and the presence and
+ * readability of the TLS files (a key password is only tried at start).
+ * Returns -1 and fills errstr, naming the key, on the first problem. */
+int tb_http_check(const tb_http_options_t *options, char *errstr, size_t errstr_size);
+
+/* Checks as tb_http_check, binds every listener and admin listener and
+ * starts serving. Returns NULL and fills errstr (naming the listener or the
+ * key) on failure. */
 tb_http_server_t *tb_http_start(const tb_http_options_t *options, char *errstr,
                                 size_t errstr_size);
 

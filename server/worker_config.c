@@ -7,7 +7,10 @@
 
 #define ENV_PREFIX "TRIBUTARY_"
 
+static const char *const eos_support_values[] = {"disabled", "enabled", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
+static const char *const rest_auth_modes[] = {"none", "basic", "bearer", NULL};
+static const char *const client_auth_modes[] = {"none", "requested", "required", NULL};
 static const char *const log_levels[] = {"OFF",  "FATAL", "ERROR", "WARN",
                                          "INFO", "DEBUG", "TRACE", NULL};
 static const tb_config_range_t at_least_one = {.has_min = true, .min = 1};
@@ -66,6 +69,109 @@ static const tb_config_def_t worker_keys[] = {
      .group = "REST",
      .range = &at_least_one,
      .documentation = "Threads serving REST requests, per listener."},
+    {.name = "rest.auth",
+     .type = TB_CONFIG_STRING,
+     .default_value = "none",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "REST security",
+     .one_of = rest_auth_modes,
+     .documentation = "Authentication of every REST request: none, basic (HTTP "
+                      "Basic, user names and passwords) or bearer (Authorization: "
+                      "Bearer <token-name>.<secret>), checked against "
+                      "rest.auth.credentials.file. A request without valid "
+                      "credentials gets 401 with WWW-Authenticate. A verified "
+                      "header is remembered for the rest of its connection, so "
+                      "clients that keep connections alive pay for the slow hash "
+                      "once."},
+    {.name = "rest.auth.credentials.file",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "REST security",
+     .documentation = "File of credentials for rest.auth, read at start: one "
+                      "<name>:<hash> a line (a user name for basic, a token name "
+                      "of letters, digits and -_~+/= for bearer); blank lines and "
+                      "lines starting with # are ignored. Each hash is "
+                      "pbkdf2-sha256$<iterations>$<salt>$<hash> as printed by "
+                      "`tributary --hash-password` (password or token secret on "
+                      "stdin)."},
+    {.name = "rest.allow.unauthenticated.remote",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "REST security",
+     .documentation = "tributary refuses to start when a listener binds an "
+                      "address other than loopback (127.0.0.0/8, ::1, "
+                      "localhost) while rest.auth is none, unless this is true. "
+                      "An https listener with "
+                      "listeners.https.ssl.client.auth=required counts as "
+                      "authenticated."},
+    {.name = "admin.listeners",
+     .type = TB_CONFIG_LIST,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "REST security",
+     .documentation = "Where the admin endpoints (/admin/...) are served. Unset: "
+                      "on the listeners. A list of http(s)://host:port: on those "
+                      "listeners only, which serve nothing else (404 for admin "
+                      "paths on the listeners). Empty: nowhere (404). https admin "
+                      "listeners use the listeners.https.ssl.* settings."},
+    {.name = "access.control.allow.origin",
+     .type = TB_CONFIG_STRING,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "REST security",
+     .documentation = "CORS: origins allowed to call the REST API from a "
+                      "browser, comma-separated, or * for any; empty turns CORS "
+                      "off. Replies to an allowed origin carry "
+                      "Access-Control-Allow-Origin (a listed origin also "
+                      "Access-Control-Allow-Credentials), and its preflight "
+                      "OPTIONS requests are answered 204 without "
+                      "authentication."},
+    {.name = "access.control.allow.methods",
+     .type = TB_CONFIG_STRING,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "REST security",
+     .documentation = "CORS: the Access-Control-Allow-Methods of preflight "
+                      "replies, comma-separated; empty means GET,POST,HEAD (as "
+                      "in Kafka Connect)."},
+    {.name = "listeners.https.ssl.certificate.location",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "REST security",
+     .documentation = "PEM file of the certificate (chain) of the https:// "
+                      "listeners and admin listeners, read at start."},
+    {.name = "listeners.https.ssl.key.location",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "REST security",
+     .documentation = "PEM file of the private key of "
+                      "listeners.https.ssl.certificate.location, read at start."},
+    {.name = "listeners.https.ssl.key.password",
+     .type = TB_CONFIG_PASSWORD,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "REST security",
+     .documentation = "Password of an encrypted listeners.https.ssl.key.location "
+                      "(PKCS#8)."},
+    {.name = "listeners.https.ssl.ca.location",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "REST security",
+     .documentation = "PEM file of the CA certificates that client certificates "
+                      "must verify against; needed by "
+                      "listeners.https.ssl.client.auth. Connect's truststore, as "
+                      "PEM."},
+    {.name = "listeners.https.ssl.client.auth",
+     .type = TB_CONFIG_STRING,
+     .default_value = "none",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "REST security",
+     .one_of = client_auth_modes,
+     .documentation = "TLS client certificates on https listeners: none; "
+                      "requested (asked for; a presented one must verify against "
+                      "listeners.https.ssl.ca.location, else 401); or required "
+                      "(a request without a verified one gets 401). Connect's "
+                      "ssl.client.auth, under the listener prefix because "
+                      "tributary's ssl.* keys configure the Kafka clients."},
     {.name = "offset.storage.file.filename",
      .type = TB_CONFIG_STRING,
      .default_value = "data/tributary.db",
@@ -123,6 +229,15 @@ static const tb_config_def_t worker_keys[] = {
      .documentation = "The longest delay between automatic restarts of a task; a "
                       "task that ran this long without failing starts its backoff "
                       "afresh."},
+    {.name = "exactly.once.source.support",
+     .type = TB_CONFIG_STRING,
+     .default_value = "disabled",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Tasks",
+     .one_of = eos_support_values,
+     .documentation = "enabled lets source connectors ask for exactly-once delivery "
+                      "(exactly.once.support=required): Kafka transactions with a "
+                      "progress marker. Not available in dev mode."},
     {.name = "offset.flush.interval.ms",
      .type = TB_CONFIG_LONG,
      .default_value = "60000",

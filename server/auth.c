@@ -1,0 +1,501 @@
+/* REST API authentication: PBKDF2 hashes, the credentials file and the
+ * Authorization header. See tb_auth.h. */
+#include "server/tb_auth.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#define HASH_PREFIX "pbkdf2-sha256$"
+#define SALT_LEN 16
+#define SALT_MIN 8
+#define SALT_MAX 64
+#define HASH_LEN 32
+#define NAME_MAX_LEN 256
+#define PASSWORD_MAX_LEN 1024
+#define HEADER_B64_MAX 4096
+#define CACHE_KEY_LEN 32
+
+typedef struct {
+    unsigned iterations;
+    unsigned char salt[SALT_MAX];
+    size_t salt_len;
+    unsigned char hash[HASH_LEN];
+} hash_t;
+
+typedef struct {
+    char *name;
+    hash_t hash;
+} entry_t;
+
+struct tb_auth {
+    tb_auth_mode_t mode;
+    entry_t *entries;
+    size_t count;
+    /* Keys the per-connection cache's HMAC, so that what stays in memory is
+     * no fast unsalted hash of a credential. */
+    unsigned char cache_key[CACHE_KEY_LEN];
+};
+
+int tb_auth_mode_parse(const char *text, tb_auth_mode_t *mode)
+{
+    static const char *const names[] = {
+        [TB_AUTH_NONE] = "none", [TB_AUTH_BASIC] = "basic", [TB_AUTH_BEARER] = "bearer"};
+    for (size_t i = 0; text != NULL && i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcasecmp(text, names[i]) == 0) {
+            *mode = (tb_auth_mode_t)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int b64_value(char c)
+{
+    if (c >= 'A' && c <= 'Z') {
+        return c - 'A';
+    }
+    if (c >= 'a' && c <= 'z') {
+        return c - 'a' + 26;
+    }
+    if (c >= '0' && c <= '9') {
+        return c - '0' + 52;
+    }
+    if (c == '+') {
+        return 62;
+    }
+    if (c == '/') {
+        return 63;
+    }
+    return -1;
+}
+
+/* Decodes padded base64 without whitespace (len characters of in). Returns
+ * the decoded length, or -1 when in is not such base64 or out is too small. */
+static long b64_decode(const char *in, size_t len, unsigned char *out, size_t out_size)
+{
+    if (len == 0 || len % 4 != 0) {
+        return -1;
+    }
+    size_t pad = (in[len - 1] == '=') + (in[len - 1] == '=' && in[len - 2] == '=');
+    size_t out_len = len / 4 * 3 - pad;
+    if (out_len > out_size) {
+        return -1;
+    }
+    for (size_t i = 0, o = 0; i < len; i += 4) {
+        uint32_t group = 0;
+        for (size_t j = 0; j < 4; j++) {
+            int v = i + 4 == len && j >= 4 - pad ? 0 : b64_value(in[i + j]);
+            if (v < 0) {
+                return -1;
+            }
+            group = group << 6 | (uint32_t)v;
+        }
+        for (int shift = 16; shift >= 0 && o < out_len; shift -= 8) {
+            out[o++] = (unsigned char)(group >> shift);
+        }
+    }
+    return (long)out_len;
+}
+
+static int derive(const char *secret, size_t len, const hash_t *params,
+                  unsigned char out[HASH_LEN])
+{
+    return PKCS5_PBKDF2_HMAC(secret, (int)len, params->salt, (int)params->salt_len,
+                             (int)params->iterations, EVP_sha256(), HASH_LEN, out) == 1
+               ? 0
+               : -1;
+}
+
+int tb_auth_hash(const char *secret, size_t len, unsigned iterations, char *out,
+                 size_t out_size)
+{
+    hash_t params = {.iterations = iterations, .salt_len = SALT_LEN};
+    unsigned char hash[HASH_LEN];
+    char salt_b64[4 * ((SALT_LEN + 2) / 3) + 1];
+    char hash_b64[4 * ((HASH_LEN + 2) / 3) + 1];
+    int rc = -1;
+
+    if (iterations < TB_AUTH_MIN_ITERATIONS || iterations > TB_AUTH_MAX_ITERATIONS ||
+        len > PASSWORD_MAX_LEN || RAND_bytes(params.salt, SALT_LEN) != 1 ||
+        derive(secret, len, &params, hash) != 0) {
+        goto done;
+    }
+    EVP_EncodeBlock((unsigned char *)salt_b64, params.salt, SALT_LEN);
+    EVP_EncodeBlock((unsigned char *)hash_b64, hash, HASH_LEN);
+    int n =
+        snprintf(out, out_size, HASH_PREFIX "%u$%s$%s", iterations, salt_b64, hash_b64);
+    rc = n > 0 && (size_t)n < out_size ? 0 : -1;
+
+done:
+    OPENSSL_cleanse(hash, sizeof(hash));
+    return rc;
+}
+
+/* Parses an encoded hash. Returns -1 when it is not one this module writes
+ * (within the iteration bounds). */
+static int hash_decode(const char *encoded, hash_t *out)
+{
+    char *end;
+    if (strncmp(encoded, HASH_PREFIX, strlen(HASH_PREFIX)) != 0) {
+        return -1;
+    }
+    const char *p = encoded + strlen(HASH_PREFIX);
+    if (*p < '1' || *p > '9') {
+        return -1;
+    }
+    errno = 0;
+    unsigned long iterations = strtoul(p, &end, 10);
+    if (errno != 0 || *end != '$' || iterations < TB_AUTH_MIN_ITERATIONS ||
+        iterations > TB_AUTH_MAX_ITERATIONS) {
+        return -1;
+    }
+    const char *salt = end + 1;
+    const char *sep = strchr(salt, '$');
+    if (sep == NULL) {
+        return -1;
+    }
+    long salt_len = b64_decode(salt, (size_t)(sep - salt), out->salt, SALT_MAX);
+    unsigned char hash[HASH_LEN + 3];
+    long hash_len = b64_decode(sep + 1, strlen(sep + 1), hash, sizeof(hash));
+    if (salt_len < SALT_MIN || hash_len != HASH_LEN) {
+        return -1;
+    }
+    out->iterations = (unsigned)iterations;
+    out->salt_len = (size_t)salt_len;
+    memcpy(out->hash, hash, HASH_LEN);
+    return 0;
+}
+
+/* 1 when secret matches params, 0 when not (or when PBKDF2 fails). */
+static int hash_matches(const char *secret, size_t len, const hash_t *params)
+{
+    unsigned char computed[HASH_LEN];
+    int match = len <= PASSWORD_MAX_LEN && derive(secret, len, params, computed) == 0 &&
+                CRYPTO_memcmp(computed, params->hash, HASH_LEN) == 0;
+    OPENSSL_cleanse(computed, sizeof(computed));
+    return match;
+}
+
+int tb_auth_hash_verify(const char *secret, size_t len, const char *encoded)
+{
+    hash_t params;
+    if (hash_decode(encoded, &params) != 0) {
+        return -1;
+    }
+    return hash_matches(secret, len, &params);
+}
+
+/* Is c in RFC 6750's b64token alphabet? */
+static bool is_token_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           (c != '\0' && strchr("-._~+/=", c) != NULL);
+}
+
+/* Is name acceptable in a credentials file for mode? A user name holds no
+ * space or control character; a token name only b64token characters but
+ * '.', which separates it from the secret. */
+static bool name_valid(const char *name, size_t len, tb_auth_mode_t mode)
+{
+    if (len == 0 || len > NAME_MAX_LEN) {
+        return false;
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        bool ok = mode == TB_AUTH_BEARER ? is_token_char(name[i]) && c != '.'
+                                         : c > ' ' && c != 0x7f;
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static const entry_t *entry_find(const tb_auth_t *auth, const char *name, size_t len)
+{
+    for (size_t i = 0; i < auth->count; i++) {
+        if (strlen(auth->entries[i].name) == len &&
+            memcmp(auth->entries[i].name, name, len) == 0) {
+            return &auth->entries[i];
+        }
+    }
+    return NULL;
+}
+
+/* Parses one non-blank, non-comment line into a new entry. */
+static int parse_line(tb_auth_t *auth, char *line, const char *path, unsigned number,
+                      char *errstr, size_t errstr_size)
+{
+    char *colon = strchr(line, ':');
+    hash_t hash;
+    if (colon == NULL) {
+        snprintf(errstr, errstr_size,
+                 "%s line %u: expected <name>:pbkdf2-sha256$<iterations>$<salt>$<hash> "
+                 "(made with tributary --hash-password)",
+                 path, number);
+        return -1;
+    }
+    size_t name_len = (size_t)(colon - line);
+    if (!name_valid(line, name_len, auth->mode)) {
+        snprintf(errstr, errstr_size,
+                 "%s line %u: the name is empty, longer than %d bytes, or holds %s", path,
+                 number, NAME_MAX_LEN,
+                 auth->mode == TB_AUTH_BEARER
+                     ? "a character other than letters, digits and -_~+/="
+                     : "a space or control character");
+        return -1;
+    }
+    if (hash_decode(colon + 1, &hash) != 0) {
+        snprintf(errstr, errstr_size,
+                 "%s line %u: the hash is not pbkdf2-sha256$<iterations>$<salt "
+                 "base64>$<32-byte hash base64> with %u to %u iterations (made with "
+                 "tributary --hash-password)",
+                 path, number, TB_AUTH_MIN_ITERATIONS, TB_AUTH_MAX_ITERATIONS);
+        return -1;
+    }
+    if (entry_find(auth, line, name_len) != NULL) {
+        snprintf(errstr, errstr_size, "%s line %u: %.*s is listed twice", path, number,
+                 (int)name_len, line);
+        return -1;
+    }
+    entry_t *grown = realloc(auth->entries, (auth->count + 1) * sizeof(entry_t));
+    if (grown == NULL) {
+        snprintf(errstr, errstr_size, "%s: out of memory", path);
+        return -1;
+    }
+    auth->entries = grown;
+    auth->entries[auth->count] = (entry_t){.name = strndup(line, name_len), .hash = hash};
+    if (auth->entries[auth->count].name == NULL) {
+        snprintf(errstr, errstr_size, "%s: out of memory", path);
+        return -1;
+    }
+    auth->count++;
+    return 0;
+}
+
+tb_auth_t *tb_auth_create(tb_auth_mode_t mode, const char *path, char *errstr,
+                          size_t errstr_size)
+{
+    tb_auth_t *auth = calloc(1, sizeof(*auth));
+    FILE *file = NULL;
+    char *line = NULL;
+    size_t line_size = 0;
+    unsigned number = 0;
+
+    if (auth == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        goto fail;
+    }
+    auth->mode = mode;
+    if (RAND_bytes(auth->cache_key, CACHE_KEY_LEN) != 1) {
+        snprintf(errstr, errstr_size, "no random bytes for a cache key");
+        goto fail;
+    }
+    file = fopen(path, "r");
+    if (file == NULL) {
+        snprintf(errstr, errstr_size, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    while (getline(&line, &line_size, file) >= 0) {
+        size_t len = strlen(line);
+        char *start = line;
+        number++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
+                           line[len - 1] == ' ' || line[len - 1] == '\t')) {
+            line[--len] = '\0';
+        }
+        while (*start == ' ' || *start == '\t') {
+            start++;
+        }
+        if (*start == '\0' || *start == '#') {
+            continue;
+        }
+        if (parse_line(auth, start, path, number, errstr, errstr_size) != 0) {
+            goto fail;
+        }
+    }
+    if (ferror(file)) {
+        snprintf(errstr, errstr_size, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (auth->count == 0) {
+        snprintf(errstr, errstr_size, "%s: no credentials in the file", path);
+        goto fail;
+    }
+    free(line);
+    fclose(file);
+    return auth;
+
+fail:
+    free(line);
+    if (file != NULL) {
+        fclose(file);
+    }
+    tb_auth_destroy(auth);
+    return NULL;
+}
+
+void tb_auth_destroy(tb_auth_t *auth)
+{
+    if (auth == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < auth->count; i++) {
+        free(auth->entries[i].name);
+    }
+    OPENSSL_cleanse(auth->entries, auth->count * sizeof(entry_t));
+    free(auth->entries);
+    OPENSSL_cleanse(auth, sizeof(*auth));
+    free(auth);
+}
+
+const char *tb_auth_challenge(const tb_auth_t *auth)
+{
+    return auth->mode == TB_AUTH_BEARER ? "Bearer realm=\"tributary\""
+                                        : "Basic realm=\"tributary\"";
+}
+
+/* The credentials after `<scheme> ` (scheme in any case, then one or more
+ * spaces), without trailing spaces, or NULL when header is of another
+ * scheme. *len gets their length. */
+static const char *credentials_of(const char *header, const char *scheme, size_t *len)
+{
+    size_t n = strlen(scheme);
+    if (strncasecmp(header, scheme, n) != 0 || (header[n] != ' ' && header[n] != '\t')) {
+        return NULL;
+    }
+    const char *start = header + n;
+    while (*start == ' ' || *start == '\t') {
+        start++;
+    }
+    *len = strlen(start);
+    while (*len > 0 && (start[*len - 1] == ' ' || start[*len - 1] == '\t')) {
+        (*len)--;
+    }
+    return start;
+}
+
+int tb_auth_basic_parse(const char *header, char *user, size_t user_size, char *password,
+                        size_t password_size)
+{
+    unsigned char decoded[HEADER_B64_MAX / 4 * 3 + 1];
+    size_t len = 0;
+    long decoded_len = -1;
+    int rc = -1;
+    const char *b64 = credentials_of(header, "Basic", &len);
+
+    if (b64 == NULL || len > HEADER_B64_MAX) {
+        goto done;
+    }
+    decoded_len = b64_decode(b64, len, decoded, sizeof(decoded) - 1);
+    if (decoded_len < 0) {
+        goto done;
+    }
+    for (long i = 0; i < decoded_len; i++) {
+        if (decoded[i] < ' ' || decoded[i] == 0x7f) {
+            goto done;
+        }
+    }
+    decoded[decoded_len] = '\0';
+    char *colon = strchr((char *)decoded, ':');
+    if (colon == NULL || colon == (char *)decoded) {
+        goto done;
+    }
+    size_t user_len = (size_t)(colon - (char *)decoded);
+    size_t password_len = strlen(colon + 1);
+    if (user_len >= user_size || password_len >= password_size) {
+        goto done;
+    }
+    memcpy(user, decoded, user_len);
+    user[user_len] = '\0';
+    memcpy(password, colon + 1, password_len + 1);
+    rc = 0;
+
+done:
+    OPENSSL_cleanse(decoded, sizeof(decoded));
+    return rc;
+}
+
+/* Checks name and secret against the file; an unknown name costs the same
+ * hash computation as a known one. */
+static tb_auth_result_t check_pair(const tb_auth_t *auth, const char *name,
+                                   size_t name_len, const char *secret, size_t secret_len)
+{
+    const entry_t *entry = entry_find(auth, name, name_len);
+    if (entry == NULL) {
+        (void)hash_matches(secret, secret_len, &auth->entries[0].hash);
+        return TB_AUTH_INVALID;
+    }
+    return hash_matches(secret, secret_len, &entry->hash) ? TB_AUTH_OK : TB_AUTH_INVALID;
+}
+
+static tb_auth_result_t check_basic(const tb_auth_t *auth, const char *header)
+{
+    char user[NAME_MAX_LEN + 1];
+    char password[PASSWORD_MAX_LEN + 1];
+    tb_auth_result_t result = TB_AUTH_INVALID;
+    if (tb_auth_basic_parse(header, user, sizeof(user), password, sizeof(password)) ==
+        0) {
+        result = check_pair(auth, user, strlen(user), password, strlen(password));
+    }
+    OPENSSL_cleanse(password, sizeof(password));
+    return result;
+}
+
+/* `Bearer <name>.<secret>`, the token in RFC 6750's b64token alphabet. */
+static tb_auth_result_t check_bearer(const tb_auth_t *auth, const char *header)
+{
+    size_t len = 0;
+    const char *token = credentials_of(header, "Bearer", &len);
+    const char *dot = token != NULL ? memchr(token, '.', len) : NULL;
+    if (dot == NULL || dot == token || dot + 1 == token + len ||
+        len > PASSWORD_MAX_LEN + NAME_MAX_LEN) {
+        return TB_AUTH_INVALID;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (!is_token_char(token[i])) {
+            return TB_AUTH_INVALID;
+        }
+    }
+    return check_pair(auth, token, (size_t)(dot - token), dot + 1,
+                      len - (size_t)(dot + 1 - token));
+}
+
+tb_auth_result_t tb_auth_check(const tb_auth_t *auth, const char *authorization,
+                               tb_auth_cache_t *cache)
+{
+    unsigned char digest[32];
+    unsigned digest_len = 0;
+    size_t len = 0;
+    const char *scheme = auth->mode == TB_AUTH_BEARER ? "Bearer" : "Basic";
+
+    if (authorization == NULL || credentials_of(authorization, scheme, &len) == NULL) {
+        return TB_AUTH_MISSING;
+    }
+    if (cache != NULL && HMAC(EVP_sha256(), auth->cache_key, CACHE_KEY_LEN,
+                              (const unsigned char *)authorization, strlen(authorization),
+                              digest, &digest_len) == NULL) {
+        cache = NULL;
+    }
+    if (cache != NULL && cache->valid &&
+        CRYPTO_memcmp(cache->digest, digest, sizeof(digest)) == 0) {
+        return TB_AUTH_OK;
+    }
+    tb_auth_result_t result = auth->mode == TB_AUTH_BEARER
+                                  ? check_bearer(auth, authorization)
+                                  : check_basic(auth, authorization);
+    if (cache != NULL && result == TB_AUTH_OK) {
+        memcpy(cache->digest, digest, sizeof(digest));
+        cache->valid = true;
+    }
+    return result;
+}
