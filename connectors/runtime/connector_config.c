@@ -1,6 +1,10 @@
 #include "connectors/runtime/tb_connector_config.h"
 
+#include <errno.h>
+#include <librdkafka/rdkafka.h>
 #include <regex.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +17,8 @@ static const char *const boundaries[] = {"poll", "interval", "connector", NULL};
 static const tb_config_range_t at_least_one = {.has_min = true, .min = 1};
 static const tb_config_range_t retry_timeout = {.has_min = true, .min = -1};
 static const tb_config_range_t non_negative = {.has_min = true, .min = 0};
+static const tb_config_range_t transaction_records = {
+    .has_min = true, .min = 1, .has_max = true, .max = 512};
 
 /* A connector name: non-empty, without ISO control characters. */
 static int check_name(const json_t *value, char *reason, size_t size)
@@ -238,7 +244,39 @@ static const tb_config_def_t sink_keys[] = {
                       "queue records."},
 };
 
+static const char *const write_modes[] = {"append", "upsert", NULL};
+
 static const tb_config_def_t source_keys[] = {
+    {.name = "write.mode",
+     .type = TB_CONFIG_STRING,
+     .default_value = "append",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Records",
+     .order = 1,
+     .one_of = write_modes,
+     .documentation = "append writes records as the plugin makes them. upsert needs "
+                      "JSON object values: the primary.key fields become the key, "
+                      "__row_kind=delete writes a tombstone, update_before writes "
+                      "nothing, insert and update_after write the row without "
+                      "__row_kind (tributary)."},
+    {.name = "primary.key",
+     .type = TB_CONFIG_LIST,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Records",
+     .order = 2,
+     .documentation = "Fields of the value that make the record key in upsert mode "
+                      "(tributary)."},
+    {.name = "message.id.header",
+     .type = TB_CONFIG_STRING,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Records",
+     .order = 3,
+     .documentation = "When set, each record carries a header of this name whose value "
+                      "depends only on the record's source partition and offset, so a "
+                      "record written again after a crash keeps its id and consumers "
+                      "can drop the duplicate (tributary)."},
     {.name = "exactly.once.support",
      .type = TB_CONFIG_STRING,
      .default_value = "requested",
@@ -268,6 +306,32 @@ static const tb_config_def_t source_keys[] = {
      .range = &non_negative,
      .documentation = "Transaction length with transaction.boundary=interval; "
                       "null means offset.flush.interval.ms."},
+    {.name = "exactly.once.transaction.max.records",
+     .type = TB_CONFIG_INT,
+     .default_value = "512",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Exactly Once Support",
+     .order = 4,
+     .range = &transaction_records,
+     .documentation = "Most records in one transaction (tributary)."},
+    {.name = "exactly.once.transaction.max.bytes",
+     .type = TB_CONFIG_LONG,
+     .default_value = "1048576",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Exactly Once Support",
+     .order = 5,
+     .range = &at_least_one,
+     .documentation = "Most key and value bytes in one transaction; a larger record "
+                      "goes alone (tributary)."},
+    {.name = "exactly.once.allow.missing.marker",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Exactly Once Support",
+     .order = 6,
+     .documentation = "Start a task whose progress marker is gone (its consumer group "
+                      "expired or was deleted) from the stored offsets. Records written "
+                      "after those offsets may then be written twice (tributary)."},
 };
 
 const tb_config_table_t tb_connector_common_table =
@@ -327,6 +391,152 @@ static void check_sink_topics(const json_t *values, json_t *errors)
     }
 }
 
+/* Keys the runtime sets itself; an override would break a guarantee. */
+static const struct {
+    const char *key;
+    const char *reason;
+} managed_keys[] = {
+    {"consumer.override.enable.auto.commit",
+     "offsets are committed after the plugin has flushed, never automatically"},
+    {"consumer.override.enable.auto.offset.store",
+     "the runtime decides which offsets are safe to commit"},
+    {"consumer.override.enable.partition.eof", "the sink engine relies on it being off"},
+    {"consumer.override.partition.assignment.strategy",
+     "the runtime chooses the assignor (see docs/ARCHITECTURE.md)"},
+    {"producer.override.transactional.id",
+     "exactly-once tasks derive it from the connector and task"},
+    {"consumer.override.sasl.jaas.config",
+     "Java-only: use sasl.mechanism, sasl.username and sasl.password"},
+    {"producer.override.sasl.jaas.config",
+     "Java-only: use sasl.mechanism, sasl.username and sasl.password"},
+};
+
+static const char *const acks_values[] = {"all", "-1", "0", "1", NULL};
+static const char *const compression_values[] = {"none", "gzip", "snappy",
+                                                 "lz4",  "zstd", NULL};
+
+static bool one_of(const char *value, const char *const *allowed)
+{
+    for (size_t i = 0; allowed[i] != NULL; i++) {
+        if (strcmp(value, allowed[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool non_negative_integer(const char *value)
+{
+    char *end;
+    errno = 0;
+    long long n = strtoll(value, &end, 10);
+    return *value != '\0' && *end == '\0' && errno == 0 && n >= 0 && n <= INT32_MAX;
+}
+
+/* The producer settings whose meaning the runtime depends on, checked with
+ * Kafka's names and values. Returns a reason, or NULL when fine. */
+static const char *producer_setting_problem(const char *key, const char *value)
+{
+    if (strcmp(key, "acks") == 0 && !one_of(value, acks_values)) {
+        return "String must be one of: all, -1, 0, 1";
+    }
+    if (strcmp(key, "compression.type") == 0 && !one_of(value, compression_values)) {
+        return "String must be one of: none, gzip, snappy, lz4, zstd";
+    }
+    if (strcmp(key, "linger.ms") == 0 && !non_negative_integer(value)) {
+        return "Value must be a non-negative integer";
+    }
+    return NULL;
+}
+
+/* producer.override.*, consumer.override.* and admin.override.* keys: the
+ * managed ones are refused with the reason, the producer settings Kafka
+ * Connect users rely on are checked by name, and every other one is handed
+ * to librdkafka, whose message is returned when it refuses it. */
+static void check_client_overrides(const json_t *raw, json_t *errors)
+{
+    static const char *const prefixes[] = {"producer.override.", "consumer.override.",
+                                           "admin.override.", NULL};
+    rd_kafka_conf_t *scratch = rd_kafka_conf_new();
+    const char *key;
+    json_t *value;
+    json_object_foreach ((json_t *)raw, key, value) {
+        const char *text = json_string_value(value);
+        char message[1024];
+        size_t p = 0;
+        while (prefixes[p] != NULL &&
+               strncmp(key, prefixes[p], strlen(prefixes[p])) != 0) {
+            p++;
+        }
+        if (prefixes[p] == NULL || text == NULL) {
+            continue;
+        }
+        const char *name = key + strlen(prefixes[p]);
+        const char *problem = NULL;
+        for (size_t m = 0; m < sizeof(managed_keys) / sizeof(managed_keys[0]); m++) {
+            if (strcmp(managed_keys[m].key, key) == 0) {
+                snprintf(message, sizeof(message), "%s is managed by tributary: %s", key,
+                         managed_keys[m].reason);
+                problem = message;
+            }
+        }
+        if (problem == NULL && p == 0) {
+            const char *reason = producer_setting_problem(name, text);
+            if (reason != NULL) {
+                snprintf(message, sizeof(message),
+                         "Invalid value %s for configuration %s: %s", text, key, reason);
+                problem = message;
+            }
+        }
+        char reason[512];
+        if (problem == NULL && rd_kafka_conf_set(scratch, name, text, reason,
+                                                 sizeof(reason)) != RD_KAFKA_CONF_OK) {
+            snprintf(message, sizeof(message), "Invalid value for configuration %s: %s",
+                     key, reason);
+            problem = message;
+        }
+        if (problem != NULL) {
+            tb_config_error_add(errors, key, problem);
+        }
+    }
+    rd_kafka_conf_destroy(scratch);
+}
+
+/* Upsert mode needs to know which fields make the key. */
+static void check_write_mode(const json_t *values, json_t *errors)
+{
+    const char *mode = tb_config_string(values, "write.mode");
+    if (mode != NULL && strcmp(mode, "upsert") == 0 &&
+        json_array_size(tb_config_list(values, "primary.key")) == 0) {
+        tb_config_error_add(
+            errors, "primary.key",
+            "Missing primary.key: write.mode=upsert needs the fields that "
+            "make the record key");
+    }
+}
+
+/* Exactly-once runs one transaction per poll (transaction.boundary=poll)
+ * and keeps its progress marker on the connector's topic. */
+static void check_exactly_once(const json_t *values, const json_t *raw, json_t *errors)
+{
+    const char *support = tb_config_string(values, "exactly.once.support");
+    const char *boundary = tb_config_string(values, "transaction.boundary");
+    if (support == NULL || strcmp(support, "required") != 0) {
+        return;
+    }
+    if (boundary != NULL && strcmp(boundary, "poll") != 0) {
+        tb_config_error_add(errors, "transaction.boundary",
+                            "Invalid value for configuration transaction.boundary: "
+                            "tributary supports poll only");
+    }
+    if (json_string_value(json_object_get(raw, "topic")) == NULL) {
+        tb_config_error_add(errors, "exactly.once.support",
+                            "exactly.once.support=required needs a connector that writes "
+                            "to one topic, named by its 'topic' key: the progress marker "
+                            "lives there");
+    }
+}
+
 json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *raw,
                                      json_t *errors)
 {
@@ -336,6 +546,11 @@ json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *ra
     if (plugin->kind == TB_PLUGIN_SINK) {
         check_sink_topics(values, errors);
     }
+    if (plugin->kind == TB_PLUGIN_SOURCE) {
+        check_exactly_once(values, raw, errors);
+        check_write_mode(values, errors);
+    }
+    check_client_overrides(raw, errors);
     if (plugin->validate != NULL) {
         plugin->validate(values, errors);
     }

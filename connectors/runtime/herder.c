@@ -438,9 +438,33 @@ static void log_unused_keys(const char *name, const tb_plugin_t *plugin,
     }
 }
 
+/* What the worker must allow for a connector: exactly-once sources need
+ * exactly.once.source.support=enabled, and a real Kafka cluster (librdkafka's
+ * mock cluster stores no transactional offsets, so no progress marker). */
+static void check_worker_support(const tb_herder_t *herder, const json_t *config,
+                                 json_t *errors)
+{
+    const char *support =
+        json_string_value(json_object_get(config, "exactly.once.support"));
+    if (support == NULL || strcmp(support, "required") != 0) {
+        return;
+    }
+    if (!herder->options.exactly_once_source) {
+        tb_config_error_add(errors, "exactly.once.support",
+                            "exactly.once.support=required needs the worker's "
+                            "exactly.once.source.support=enabled");
+    } else if (herder->options.dev) {
+        tb_config_error_add(errors, "exactly.once.support",
+                            "exactly-once is not available in dev mode: the in-process "
+                            "cluster does not keep transactional offsets, so the "
+                            "progress marker cannot work");
+    }
+}
+
 /* Checks a config before it is stored; finds its plugin. */
-static tb_err_t check_config(const char *name, const json_t *config,
-                             const tb_plugin_t **plugin, char *msg, size_t msg_size)
+static tb_err_t check_config(const tb_herder_t *herder, const char *name,
+                             const json_t *config, const tb_plugin_t **plugin, char *msg,
+                             size_t msg_size)
 {
     const char *config_name = json_string_value(json_object_get(config, "name"));
     if (config_name != NULL && strcmp(config_name, name) != 0) {
@@ -476,6 +500,7 @@ static tb_err_t check_config(const char *name, const json_t *config,
     json_object_set_new(full, "name", json_string(name));
     json_t *errors = json_object();
     json_decref(tb_connector_config_validate(*plugin, full, errors));
+    check_worker_support(herder, full, errors);
     tb_err_t err = TB_OK;
     if (tb_config_error_count(errors) > 0) {
         err = invalid_config(errors, msg, msg_size);
@@ -539,7 +564,7 @@ tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
                                  size_t msg_size)
 {
     const tb_plugin_t *plugin = NULL;
-    tb_err_t err = check_config(name, config, &plugin, msg, msg_size);
+    tb_err_t err = check_config(herder, name, config, &plugin, msg, msg_size);
     if (err != TB_OK) {
         return err;
     }

@@ -8,6 +8,12 @@
  * by that number until their delivery reports arrive. The ring's head moves
  * over acknowledged records in order and folds their offsets into the set to
  * record at the next flush.
+ *
+ * With exactly.once.support=required, each polled batch instead goes to
+ * Kafka in one transaction together with the task's progress marker
+ * (tb_progress_marker.h): the records and the source offsets they reach are
+ * committed atomically, and a restarted task fences its predecessor
+ * (init_transactions) and resumes exactly after the last committed batch.
  */
 #include <librdkafka/rdkafka.h>
 #include <stdint.h>
@@ -16,13 +22,19 @@
 #include <string.h>
 
 #include "connectors/kafka/tb_kafka_conf.h"
+#include "connectors/kafka/tb_progress_marker.h"
+#include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_task_engine.h"
 #include "connectors/runtime/tb_task_metrics.h"
+#include "connectors/runtime/tb_upsert.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
 
 #define RING_SIZE 65536 /* records in flight per task */
 #define POLL_BATCH 512  /* records asked of the plugin per step */
+#define TXN_TIMEOUT_MS 30000
+#define TXN_RETRIES 5 /* retriable errors of one call, retried in place */
+#define TXN_ABORTS 10 /* aborted attempts in a row before the task fails */
 
 typedef struct {
     json_t *partition;
@@ -30,6 +42,14 @@ typedef struct {
     int64_t produced_us; /* when it went to librdkafka, for the latency */
     bool delivered;
 } in_flight_t;
+
+/* What becomes of a polled record. Only a record that failed without
+ * errors.tolerance=all holds its source offset back. */
+typedef enum {
+    PRODUCE = 0,
+    SKIP,   /* not written by design (an update_before row) or tolerated */
+    FAILED, /* failed: the task fails before its offset is recorded */
+} disposition_t;
 
 typedef struct {
     const tb_task_env_t *env;
@@ -45,14 +65,28 @@ typedef struct {
     json_t *committable; /* canonical partition text -> {partition, offset} */
     json_t *topics;      /* topics written to: name -> true */
     tb_source_record_t batch[POLL_BATCH];
-    bool unconvertible[POLL_BATCH]; /* batch[i] failed its converters */
+    disposition_t disposition[POLL_BATCH]; /* what becomes of batch[i] */
     size_t batch_len;
     size_t batch_pos;
     int64_t last_flush_ms;
     char failure[1024]; /* a failure that fails the task */
     tb_task_metrics_t metrics;
     tb_source_metrics_t source_metrics;
-    json_t *error_series; /* delivery error name -> its counter (a pointer) */
+    json_t *error_series;          /* delivery error name -> its counter (a pointer) */
+    json_t *settings;              /* the connector's parsed framework keys */
+    const json_t *primary_key;     /* write.mode=upsert: its fields; else NULL */
+    const char *message_id_header; /* or NULL */
+    /* exactly-once only */
+    bool transactional;
+    char txn_id[300]; /* the transactional id, also the marker's group */
+    const char *marker_topic;
+    int64_t marker_sequence; /* transactions committed so far */
+    json_t *marker;          /* canonical partition -> {partition, offset} */
+    size_t txn_max_records;
+    size_t txn_max_bytes;
+    size_t txn_size; /* records in the next attempt (halved on aborts) */
+    int aborts;      /* attempts aborted in a row */
+    bool txn_delivery_failed;
 } source_engine_t;
 
 static void free_record(tb_source_record_t *record)
@@ -85,9 +119,17 @@ static void count_delivery_error(source_engine_t *engine, rd_kafka_resp_err_t er
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque)
 {
     source_engine_t *engine = opaque;
+    (void)rk;
+    if (engine->transactional) {
+        /* the transaction's commit acknowledges its records, or fails */
+        if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            count_delivery_error(engine, msg->err);
+            engine->txn_delivery_failed = true;
+        }
+        return;
+    }
     uint64_t seq = (uint64_t)(uintptr_t)msg->_private;
     in_flight_t *entry = &engine->ring[seq % RING_SIZE];
-    (void)rk;
     tb_series_observe(engine->source_metrics.produce_seconds,
                       (double)(tb_monotonic_us() - entry->produced_us) / 1e6);
     if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -184,6 +226,76 @@ static json_t *stored_offset(void *runtime, const json_t *partition)
     return found;
 }
 
+/* Exactly-once start: fences the task's predecessors, then makes the store
+ * agree with the progress marker, so that the plugin resumes right after
+ * the last committed transaction. A marker that is gone while the store
+ * shows earlier transactions cannot be trusted: records may be in Kafka past
+ * the stored offsets. */
+static int start_transactions(source_engine_t *engine, char *errstr, size_t errstr_size)
+{
+    const tb_task_env_t *env = engine->env;
+    json_t *offsets = NULL;
+    rd_kafka_error_t *error = rd_kafka_init_transactions(engine->rk, TXN_TIMEOUT_MS);
+    if (error != NULL) {
+        snprintf(errstr, errstr_size, "initialising transactions of %s failed: %s",
+                 engine->txn_id, rd_kafka_error_string(error));
+        rd_kafka_error_destroy(error);
+        return -1;
+    }
+    int found =
+        tb_progress_marker_read(env->kafka_props, engine->txn_id, engine->marker_topic,
+                                &engine->marker_sequence, &offsets, errstr, errstr_size);
+    if (found < 0) {
+        return -1;
+    }
+    if (found == 1) {
+        size_t i;
+        json_t *entry;
+        json_array_foreach (offsets, i, entry) {
+            char *key = json_dumps(json_object_get(entry, "partition"),
+                                   JSON_COMPACT | JSON_SORT_KEYS);
+            json_object_set(engine->marker, key, entry);
+            free(key);
+        }
+        int rc = tb_store_offsets_put(env->store, env->connector, offsets, errstr,
+                                      errstr_size);
+        json_decref(offsets);
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.task", env->connector, env->id,
+                    "resuming after transaction %lld of %s (progress marker)",
+                    (long long)engine->marker_sequence, engine->txn_id);
+        return rc;
+    }
+    json_t *stored =
+        tb_store_offsets_get(env->store, env->connector, errstr, errstr_size);
+    bool history = json_array_size(stored) > 0;
+    json_decref(stored);
+    const char *allow = json_string_value(
+        json_object_get(env->connector_config, "exactly.once.allow.missing.marker"));
+    if (history && (allow == NULL || strcmp(allow, "true") != 0)) {
+        snprintf(errstr, errstr_size,
+                 "the progress marker of %s (consumer group %s) is missing, so it cannot "
+                 "be trusted: records may be in Kafka past the stored offsets. Set "
+                 "exactly.once.allow.missing.marker=true to start from the stored "
+                 "offsets anyway (records may then be written twice)",
+                 engine->txn_id, engine->txn_id);
+        return -1;
+    }
+    if (history) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", env->connector, env->id,
+                    "progress marker of %s missing; starting from the stored offsets "
+                    "(exactly.once.allow.missing.marker=true): records may repeat",
+                    engine->txn_id);
+    }
+    return 0;
+}
+
+static size_t size_setting(const json_t *config, const char *key, size_t fallback)
+{
+    const char *text = json_string_value(json_object_get(config, key));
+    long long value = text != NULL ? atoll(text) : 0;
+    return value > 0 ? (size_t)value : fallback;
+}
+
 static int source_start(const tb_task_env_t *env, void **out, char *errstr,
                         size_t errstr_size)
 {
@@ -213,6 +325,35 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     if (json_object_get(props, "enable.idempotence") == NULL) {
         json_object_set_new(props, "enable.idempotence", json_string("true"));
     }
+    json_t *errors = json_object();
+    engine->settings =
+        tb_connector_config_validate(env->plugin, env->connector_config, errors);
+    json_decref(errors);
+    if (strcmp(tb_config_string(engine->settings, "write.mode"), "upsert") == 0) {
+        engine->primary_key = tb_config_list(engine->settings, "primary.key");
+    }
+    const char *header = tb_config_string(engine->settings, "message.id.header");
+    engine->message_id_header = header != NULL && header[0] != '\0' ? header : NULL;
+    const char *support =
+        json_string_value(json_object_get(env->connector_config, "exactly.once.support"));
+    engine->transactional = support != NULL && strcmp(support, "required") == 0;
+    engine->marker = json_object();
+    if (engine->transactional) {
+        snprintf(engine->txn_id, sizeof(engine->txn_id), "connect-%s-%d", env->connector,
+                 env->id);
+        engine->marker_topic =
+            json_string_value(json_object_get(env->connector_config, "topic"));
+        engine->txn_max_records = size_setting(
+            env->connector_config, "exactly.once.transaction.max.records", POLL_BATCH);
+        if (engine->txn_max_records > POLL_BATCH) {
+            engine->txn_max_records = POLL_BATCH;
+        }
+        engine->txn_max_bytes = size_setting(
+            env->connector_config, "exactly.once.transaction.max.bytes", 1048576);
+        engine->txn_size = engine->txn_max_records;
+        json_object_set_new(props, "transactional.id", json_string(engine->txn_id));
+        json_object_set_new(props, "enable.idempotence", json_string("true"));
+    }
     engine->key_converter = tb_task_converter_create(env, "key", errstr, errstr_size);
     engine->value_converter =
         engine->key_converter != NULL
@@ -235,6 +376,9 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     rd_kafka_queue_t *main_queue = rd_kafka_queue_get_main(engine->rk);
     rd_kafka_queue_cb_event_enable(main_queue, on_queue_event, (void *)env);
     rd_kafka_queue_destroy(main_queue);
+    if (engine->transactional && start_transactions(engine, errstr, errstr_size) != 0) {
+        goto fail;
+    }
     if (env->plugin->task_start(&engine->ctx, env->config, &engine->plugin_task, errstr,
                                 errstr_size) != 0) {
         goto fail;
@@ -270,37 +414,6 @@ static int convert(tb_converter_t *converter, tb_data_kind_t kind, void **data,
     return 0;
 }
 
-/* Converts a polled record's key and value. A record that cannot be
- * converted fails the task, or with errors.tolerance=all is skipped and
- * logged (its source offset still advances once earlier records are
- * acknowledged). Returns false when the record must not be produced. */
-static bool convert_record(source_engine_t *engine, tb_source_record_t *record)
-{
-    char reason[512];
-    const char *stage = NULL;
-    if (convert(engine->key_converter, record->key_kind, &record->key, &record->key_len,
-                reason, sizeof(reason)) != 0) {
-        stage = "KEY_CONVERTER";
-    } else if (convert(engine->value_converter, record->value_kind, &record->value,
-                       &record->value_len, reason, sizeof(reason)) != 0) {
-        stage = "VALUE_CONVERTER";
-    }
-    if (stage == NULL) {
-        return true;
-    }
-    if (engine->tolerate_errors) {
-        TB_LOG_TASK(
-            TB_LOG_WARN, "tributary.task", engine->env->connector, engine->env->id,
-            "a record for topic %s skipped in stage %s (errors.tolerance=all): %s",
-            record->topic, stage, reason);
-    } else if (engine->failure[0] == '\0') {
-        snprintf(engine->failure, sizeof(engine->failure),
-                 "a record of task %s-%d for topic %s failed in stage %s: %s",
-                 engine->env->connector, engine->env->id, record->topic, stage, reason);
-    }
-    return false;
-}
-
 static void count_polled(source_engine_t *engine)
 {
     size_t bytes = 0;
@@ -310,6 +423,85 @@ static void count_polled(source_engine_t *engine)
     tb_series_add(engine->metrics.batches, 1);
     tb_series_add(engine->metrics.records_read, (double)engine->batch_len);
     tb_series_add(engine->metrics.bytes, (double)bytes);
+}
+
+/* Reshapes (upsert) and converts a polled record's key and value. A record
+ * that cannot be fails the task, or with errors.tolerance=all is skipped and
+ * logged (its source offset still advances once earlier records are
+ * acknowledged). */
+static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t *record)
+{
+    char reason[512];
+    const char *stage = NULL;
+    if (engine->primary_key != NULL) {
+        tb_upsert_result_t result =
+            tb_upsert_apply(engine->primary_key, record, reason, sizeof(reason));
+        if (result == TB_UPSERT_SKIP) {
+            return SKIP;
+        }
+        if (result == TB_UPSERT_INVALID) {
+            stage = "TRANSFORMATION";
+        }
+    }
+    if (stage == NULL && convert(engine->key_converter, record->key_kind, &record->key,
+                                 &record->key_len, reason, sizeof(reason)) != 0) {
+        stage = "KEY_CONVERTER";
+    } else if (stage == NULL &&
+               convert(engine->value_converter, record->value_kind, &record->value,
+                       &record->value_len, reason, sizeof(reason)) != 0) {
+        stage = "VALUE_CONVERTER";
+    }
+    if (stage == NULL) {
+        return PRODUCE;
+    }
+    tb_series_add(engine->metrics.records_dropped, engine->tolerate_errors ? 1 : 0);
+    if (engine->tolerate_errors) {
+        TB_LOG_TASK(
+            TB_LOG_WARN, "tributary.task", engine->env->connector, engine->env->id,
+            "a record for topic %s skipped in stage %s (errors.tolerance=all): %s",
+            record->topic, stage, reason);
+        return SKIP;
+    }
+    if (engine->failure[0] == '\0') {
+        snprintf(engine->failure, sizeof(engine->failure),
+                 "a record of task %s-%d for topic %s failed in stage %s: %s",
+                 engine->env->connector, engine->env->id, record->topic, stage, reason);
+    }
+    return FAILED;
+}
+
+static void prepare_batch(source_engine_t *engine)
+{
+    count_polled(engine);
+    for (size_t i = 0; i < engine->batch_len; i++) {
+        engine->disposition[i] = prepare_record(engine, &engine->batch[i]);
+    }
+}
+
+/* Hands one record to librdkafka (flags: F_FREE or F_COPY), with its
+ * message id header when message.id.header is set. */
+static rd_kafka_resp_err_t produce_record(source_engine_t *engine,
+                                          tb_source_record_t *record, int flags,
+                                          void *opaque)
+{
+    rd_kafka_headers_t *headers = NULL;
+    if (engine->message_id_header != NULL) {
+        char id[65];
+        tb_message_id(engine->env->connector, record->source_partition,
+                      record->source_offset, id);
+        headers = rd_kafka_headers_new(1);
+        rd_kafka_header_add(headers, engine->message_id_header, -1, id, 64);
+    }
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        engine->rk, RD_KAFKA_V_TOPIC(record->topic),
+        RD_KAFKA_V_PARTITION(record->partition),
+        RD_KAFKA_V_KEY(record->key, record->key_len),
+        RD_KAFKA_V_VALUE(record->value, record->value_len), RD_KAFKA_V_MSGFLAGS(flags),
+        RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR && headers != NULL) {
+        rd_kafka_headers_destroy(headers); /* not taken on failure */
+    }
+    return err;
 }
 
 /* Produces the polled records not yet handed to librdkafka. Returns false
@@ -322,13 +514,13 @@ static bool produce_batch(source_engine_t *engine)
             return false;
         }
         uint64_t seq = engine->next_seq;
-        if (engine->unconvertible[engine->batch_pos]) {
-            /* skipped, or the task fails at its next step: it keeps its place
-             * in the ring so that offsets stay in order */
+        if (engine->disposition[engine->batch_pos] != PRODUCE) {
+            /* not written: it keeps its place in the ring so that offsets
+             * stay in order; a failed one holds them back */
             in_flight_t *skipped = &engine->ring[seq % RING_SIZE];
             skipped->partition = record->source_partition;
             skipped->offset = record->source_offset;
-            skipped->delivered = engine->tolerate_errors;
+            skipped->delivered = engine->disposition[engine->batch_pos] == SKIP;
             record->source_partition = record->source_offset = NULL;
             free_record(record);
             engine->next_seq++;
@@ -341,12 +533,7 @@ static bool produce_batch(source_engine_t *engine)
                                     record->topic);
         }
         rd_kafka_resp_err_t err =
-            rd_kafka_producev(engine->rk, RD_KAFKA_V_TOPIC(record->topic),
-                              RD_KAFKA_V_PARTITION(record->partition),
-                              RD_KAFKA_V_KEY(record->key, record->key_len),
-                              RD_KAFKA_V_VALUE(record->value, record->value_len),
-                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_FREE),
-                              RD_KAFKA_V_OPAQUE((void *)(uintptr_t)seq), RD_KAFKA_V_END);
+            produce_record(engine, record, RD_KAFKA_MSG_F_FREE, (void *)(uintptr_t)seq);
         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
             return false;
         }
@@ -382,12 +569,206 @@ static bool produce_batch(source_engine_t *engine)
     return true;
 }
 
+/* -------------------------------------------------------------------------
+ * Exactly-once: one transaction per batch, with the progress marker
+ */
+
+typedef enum {
+    TXN_COMMITTED = 0,
+    TXN_ABORTED, /* the attempt was rolled back; it may be tried again */
+    TXN_FATAL,   /* the producer cannot go on (fenced, or a fatal error) */
+} txn_outcome_t;
+
+/* Retries a transactional call that failed with a retriable error, in
+ * place, a bounded number of times. Returns the last error or NULL. */
+#define RETRYING(error, call)                                                            \
+    do {                                                                                 \
+        (error) = (call);                                                                \
+        for (int try_ = 0; (error) != NULL && rd_kafka_error_is_retriable(error) &&      \
+                           try_ < TXN_RETRIES;                                           \
+             try_++) {                                                                   \
+            rd_kafka_error_destroy(error);                                               \
+            (error) = (call);                                                            \
+        }                                                                                \
+    } while (0)
+
+/* Classifies an error of a transactional call, aborting when it asks for
+ * it. Consumes error. */
+static txn_outcome_t outcome_of(source_engine_t *engine, rd_kafka_error_t *error,
+                                char *errstr, size_t errstr_size)
+{
+    if (error == NULL) {
+        return TXN_COMMITTED;
+    }
+    snprintf(errstr, errstr_size, "transaction of %s: %s", engine->txn_id,
+             rd_kafka_error_string(error));
+    bool abortable = rd_kafka_error_txn_requires_abort(error);
+    rd_kafka_error_destroy(error);
+    if (!abortable) {
+        return TXN_FATAL;
+    }
+    rd_kafka_error_t *aborted;
+    RETRYING(aborted, rd_kafka_abort_transaction(engine->rk, TXN_TIMEOUT_MS));
+    if (aborted != NULL) {
+        rd_kafka_error_destroy(aborted);
+        return TXN_FATAL;
+    }
+    return TXN_ABORTED;
+}
+
+/* The marker after batch[first, first + count) is committed. New ref. */
+static json_t *marker_after(const source_engine_t *engine, size_t first, size_t count)
+{
+    json_t *marker = json_deep_copy(engine->marker);
+    for (size_t i = first; i < first + count; i++) {
+        const tb_source_record_t *r = &engine->batch[i];
+        if (r->source_partition != NULL) {
+            char *key = json_dumps(r->source_partition, JSON_COMPACT | JSON_SORT_KEYS);
+            json_object_set_new(marker, key,
+                                json_pack("{s:O, s:O}", "partition", r->source_partition,
+                                          "offset", r->source_offset));
+            free(key);
+        }
+    }
+    return marker;
+}
+
+static json_t *marker_values(const json_t *marker)
+{
+    json_t *values = json_array();
+    const char *key;
+    json_t *entry;
+    json_object_foreach ((json_t *)marker, key, entry) {
+        json_array_append(values, entry);
+    }
+    return values;
+}
+
+/* Produces batch[first, first + count) and the marker in one transaction. */
+static txn_outcome_t commit_chunk(source_engine_t *engine, size_t first, size_t count,
+                                  const json_t *marker, char *errstr, size_t errstr_size)
+{
+    rd_kafka_error_t *error = rd_kafka_begin_transaction(engine->rk);
+    if (error != NULL) {
+        return outcome_of(engine, error, errstr, errstr_size);
+    }
+    engine->txn_delivery_failed = false;
+    for (size_t i = first; i < first + count; i++) {
+        tb_source_record_t *r = &engine->batch[i];
+        if (engine->disposition[i] != PRODUCE) {
+            continue;
+        }
+        rd_kafka_resp_err_t err = produce_record(engine, r, RD_KAFKA_MSG_F_COPY, NULL);
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            snprintf(errstr, errstr_size, "producing to %s in transaction %s failed: %s",
+                     r->topic, engine->txn_id, rd_kafka_err2str(err));
+            return outcome_of(engine, rd_kafka_error_new(err, "%s", errstr), errstr,
+                              errstr_size);
+        }
+    }
+    json_t *values = marker_values(marker);
+    rd_kafka_topic_partition_list_t *offsets = tb_progress_marker_make(
+        engine->marker_topic, engine->marker_sequence + 1, values, errstr, errstr_size);
+    json_decref(values);
+    if (offsets == NULL) {
+        rd_kafka_error_destroy(rd_kafka_abort_transaction(engine->rk, TXN_TIMEOUT_MS));
+        return TXN_FATAL;
+    }
+    rd_kafka_consumer_group_metadata_t *group =
+        rd_kafka_consumer_group_metadata_new(engine->txn_id);
+    RETRYING(error, rd_kafka_send_offsets_to_transaction(engine->rk, offsets, group,
+                                                         TXN_TIMEOUT_MS));
+    if (error == NULL) {
+        RETRYING(error, rd_kafka_commit_transaction(engine->rk, TXN_TIMEOUT_MS));
+    }
+    rd_kafka_consumer_group_metadata_destroy(group);
+    rd_kafka_topic_partition_list_destroy(offsets);
+    return outcome_of(engine, error, errstr, errstr_size);
+}
+
+/* How many records from batch_pos go into the next transaction: at most
+ * txn_size, and no more than txn_max_bytes (a larger record goes alone). */
+static size_t chunk_size(const source_engine_t *engine)
+{
+    size_t count = 0, bytes = 0;
+    while (engine->batch_pos + count < engine->batch_len && count < engine->txn_size) {
+        const tb_source_record_t *r = &engine->batch[engine->batch_pos + count];
+        size_t size = r->key_len + r->value_len;
+        if (count > 0 && bytes + size > engine->txn_max_bytes) {
+            break;
+        }
+        bytes += size;
+        count++;
+    }
+    return count;
+}
+
+static int64_t transactional_step(source_engine_t *engine, bool paused, char *errstr,
+                                  size_t errstr_size)
+{
+    int64_t wake_ms = -1;
+    rd_kafka_poll(engine->rk, 0);
+    if (engine->batch_len == 0) {
+        if (paused) {
+            return 1000;
+        }
+        if (engine->env->plugin->poll(engine->plugin_task, engine->batch,
+                                      engine->txn_max_records, &engine->batch_len,
+                                      &wake_ms, errstr, errstr_size) != 0) {
+            return TB_TASK_STEP_FAILED;
+        }
+        if (engine->batch_len == 0) {
+            return wake_ms > 0 ? wake_ms : 1000;
+        }
+        prepare_batch(engine);
+        if (engine->failure[0] != '\0') {
+            snprintf(errstr, errstr_size, "%s", engine->failure);
+            return TB_TASK_STEP_FAILED;
+        }
+        engine->batch_pos = 0;
+    }
+    size_t count = chunk_size(engine);
+    json_t *marker = marker_after(engine, engine->batch_pos, count);
+    txn_outcome_t outcome =
+        commit_chunk(engine, engine->batch_pos, count, marker, errstr, errstr_size);
+    if (outcome == TXN_COMMITTED) {
+        json_t *values = marker_values(marker);
+        int rc = tb_store_offsets_put(engine->env->store, engine->env->connector, values,
+                                      errstr, errstr_size);
+        json_decref(values);
+        json_decref(engine->marker);
+        engine->marker = marker;
+        engine->marker_sequence++;
+        engine->aborts = 0;
+        tb_series_add(engine->metrics.records_written, (double)count);
+        for (size_t i = engine->batch_pos; i < engine->batch_pos + count; i++) {
+            free_record(&engine->batch[i]);
+        }
+        engine->batch_pos += count;
+        if (engine->batch_pos == engine->batch_len) {
+            engine->batch_len = engine->batch_pos = 0;
+        }
+        return rc == 0 ? TB_POOL_RUN_AGAIN : TB_TASK_STEP_FAILED;
+    }
+    json_decref(marker);
+    if (outcome == TXN_FATAL || ++engine->aborts > TXN_ABORTS) {
+        return TB_TASK_STEP_FAILED;
+    }
+    engine->txn_size = count > 1 ? count / 2 : 1;
+    TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector, engine->env->id,
+                "%s; aborted, trying again with %zu record(s)", errstr, engine->txn_size);
+    return 100;
+}
+
 static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errstr_size)
 {
     source_engine_t *engine = opaque;
     int64_t flush_due = engine->last_flush_ms + engine->env->offset_flush_interval_ms;
     int64_t wake_ms = -1;
 
+    if (engine->transactional) {
+        return transactional_step(engine, paused, errstr, errstr_size);
+    }
     rd_kafka_poll(engine->rk, 0);
     if (engine->failure[0] != '\0') {
         snprintf(errstr, errstr_size, "%s", engine->failure);
@@ -421,10 +802,7 @@ static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errst
     tb_series_set(engine->source_metrics.in_flight,
                   (double)(engine->next_seq - engine->head_seq));
     if (engine->batch_len > 0) {
-        count_polled(engine);
-        for (size_t i = 0; i < engine->batch_len; i++) {
-            engine->unconvertible[i] = !convert_record(engine, &engine->batch[i]);
-        }
+        prepare_batch(engine);
         produce_batch(engine);
         return TB_POOL_RUN_AGAIN;
     }
@@ -475,6 +853,8 @@ static void source_stop(void *opaque)
     tb_converter_destroy(engine->value_converter);
     json_decref(engine->committable);
     json_decref(engine->topics);
+    json_decref(engine->marker);
+    json_decref(engine->settings);
     const char *name;
     json_t *held;
     json_object_foreach (engine->error_series, name, held) {

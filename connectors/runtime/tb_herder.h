@@ -29,6 +29,7 @@ typedef struct {
     const json_t *converter_config; /* worker key.converter, value.converter and
                                        their settings, defaults applied */
     bool dev;                       /* run an in-process mock Kafka cluster */
+    bool exactly_once_source;       /* exactly.once.source.support=enabled */
     const char *worker_id;          /* host:port shown in status */
     int task_threads;               /* size of the task pool */
     long long offset_flush_interval_ms;
