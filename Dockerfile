@@ -19,16 +19,22 @@ RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --home-dir /var/lib/tributary --create-home tributary
 COPY --from=build /src/build/tributary /usr/local/bin/tributary
+COPY scripts/healthcheck /usr/local/bin/tributary-healthcheck
 USER tributary
 WORKDIR /var/lib/tributary
 VOLUME /var/lib/tributary
 # Configuration comes from TRIBUTARY_* variables (TRIBUTARY_BOOTSTRAP_SERVERS
-# means bootstrap.servers); the container listens on every interface.
+# means bootstrap.servers). The container listens on every interface, which
+# tributary refuses without REST auth unless told otherwise: this image says
+# so, as Kafka Connect's images run without auth. Set TRIBUTARY_REST_AUTH and
+# TRIBUTARY_REST_AUTH_CREDENTIALS_FILE (and TRIBUTARY_HEALTHCHECK_AUTH for the
+# health check) to protect it.
 ENV TRIBUTARY_LISTENERS=http://0.0.0.0:8083 \
+    TRIBUTARY_REST_ALLOW_UNAUTHENTICATED_REMOTE=true \
     TRIBUTARY_OFFSET_STORAGE_FILE_FILENAME=/var/lib/tributary/tributary.db
 EXPOSE 8083
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s \
-    CMD curl -fsS http://127.0.0.1:8083/health || exit 1
+    CMD ["/usr/local/bin/tributary-healthcheck"]
 # tributary handles SIGTERM as a graceful shutdown.
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/tributary"]
