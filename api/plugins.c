@@ -6,6 +6,7 @@
 
 #include "api/tb_api.h"
 #include "connectors/runtime/tb_connector_config.h"
+#include "connectors/runtime/tb_herder.h"
 #include "connectors/runtime/tb_plugin.h"
 
 /* Connect lists sinks first, then sources, each sorted by class. */
@@ -86,7 +87,7 @@ static void validate_config(const tb_api_request_t *req, tb_api_response_t *res)
                            "Included connector type %s does not match request type %s",
                            class_name, req->params[0]);
     } else {
-        tb_api_reply(res, 200, tb_connector_config_infos(plugin, config));
+        tb_api_reply(res, 200, tb_herder_validate(req->ctx->herder, plugin, config));
     }
     json_decref(config);
 }

@@ -1,6 +1,8 @@
 #include "core/tb_props.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,4 +261,84 @@ json_t *tb_props_load_file(const char *path, char *errstr, size_t errstr_size)
     }
     free(text);
     return props;
+}
+
+/* Writes s escaped for a properties file: every separator and comment
+ * character of a key, and a value's leading blank, are escaped. */
+static void write_escaped(FILE *f, const char *s, bool key)
+{
+    for (const char *c = s; *c != '\0'; c++) {
+        switch (*c) {
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        case '\f':
+            fputs("\\f", f);
+            break;
+        case '=':
+        case ':':
+        case '#':
+        case '!':
+        case ' ':
+            if (key || (*c == ' ' && c == s)) {
+                fputc('\\', f);
+            }
+            fputc(*c, f);
+            break;
+        default:
+            fputc(*c, f);
+        }
+    }
+}
+
+int tb_props_file_set(const char *path, const char *key, const char *value, char *errstr,
+                      size_t errstr_size)
+{
+    char reason[512];
+    char tmp[4096];
+    json_t *props = access(path, F_OK) == 0
+                        ? tb_props_load_file(path, reason, sizeof(reason))
+                        : json_object();
+    if (props == NULL) {
+        snprintf(errstr, errstr_size, "%s", reason);
+        return -1;
+    }
+    json_object_set_new(props, key, json_string(value));
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f == NULL) {
+        snprintf(errstr, errstr_size, "%s: %s", tmp, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+        }
+        json_decref(props);
+        return -1;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach (props, k, v) {
+        write_escaped(f, k, true);
+        fputc('=', f);
+        write_escaped(f, json_string_value(v), false);
+        fputc('\n', f);
+    }
+    json_decref(props);
+    bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        snprintf(errstr, errstr_size, "%s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
 }

@@ -20,6 +20,12 @@ json_t *tb_props_parse(const char *text, size_t len, char *errstr, size_t errstr
 /* Reads and parses a whole file; errors name the file. */
 json_t *tb_props_load_file(const char *path, char *errstr, size_t errstr_size);
 
+/* Sets key to value in the properties file at path (created, readable by
+ * its owner only, when missing), replacing the file atomically. Returns -1
+ * with errstr naming the path on failure; never puts value in errstr. */
+int tb_props_file_set(const char *path, const char *key, const char *value, char *errstr,
+                      size_t errstr_size);
+
 /* Reads a whole file into a new NUL-terminated buffer (free() it), with its
  * length in *len. Returns NULL and fills errstr (naming path) on failure. */
 char *tb_file_read_all(const char *path, size_t *len, char *errstr, size_t errstr_size);

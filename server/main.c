@@ -341,6 +341,12 @@ static int run(const cli_t *cli)
         .restart_backoff_initial_ms =
             tb_config_int(values, "task.restart.backoff.initial.ms"),
         .restart_backoff_max_ms = tb_config_int(values, "task.restart.backoff.max.ms"),
+        .overrides_allowed =
+            strcmp(tb_config_string(values, "connector.client.config.override.policy"),
+                   "All") == 0,
+        .override_allowlist =
+            tb_config_list(values, "connector.client.config.override.allowlist"),
+        .literal_secrets = tb_config_bool(values, "secrets.literal.allowed"),
         .exactly_once_source =
             strcmp(tb_config_string(values, "exactly.once.source.support"), "enabled") ==
             0,

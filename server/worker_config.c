@@ -8,6 +8,7 @@
 #define ENV_PREFIX "TRIBUTARY_"
 
 static const char *const eos_support_values[] = {"disabled", "enabled", NULL};
+static const char *const override_policies[] = {"All", "None", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const rest_auth_modes[] = {"none", "basic", "bearer", NULL};
 static const char *const client_auth_modes[] = {"none", "requested", "required", NULL};
@@ -229,6 +230,33 @@ static const tb_config_def_t worker_keys[] = {
      .documentation = "The longest delay between automatic restarts of a task; a "
                       "task that ran this long without failing starts its backoff "
                       "afresh."},
+    {.name = "connector.client.config.override.policy",
+     .type = TB_CONFIG_STRING,
+     .default_value = "All",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Kafka",
+     .one_of = override_policies,
+     .documentation = "Whether connectors may override their Kafka clients' "
+                      "properties with producer.override.*, consumer.override.* and "
+                      "admin.override.* keys: All or None (Connect's Principal policy "
+                      "is not offered)."},
+    {.name = "connector.client.config.override.allowlist",
+     .type = TB_CONFIG_LIST,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Kafka",
+     .documentation = "With the All policy, the only client properties connectors may "
+                      "override (e.g. acks,linger.ms); empty allows any (tributary)."},
+    {.name = "secrets.literal.allowed",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Kafka",
+     .documentation = "Accept secrets (PASSWORD keys, sasl.password, ssl.key.password, "
+                      "...) written literally instead of as ${env:NAME} or "
+                      "${file:/path:key} references. Literal secrets are never shown "
+                      "in responses or logs, but the store holds them as given "
+                      "(tributary)."},
     {.name = "exactly.once.source.support",
      .type = TB_CONFIG_STRING,
      .default_value = "disabled",
@@ -306,8 +334,8 @@ void tb_worker_config_apply_env(json_t *raw, char *const *envp)
 
 json_t *tb_worker_config_kafka_props(const json_t *raw)
 {
-    static const char *const client_prefixes[] = {"security.protocol", "sasl.", "ssl.",
-                                                  NULL};
+    static const char *const client_prefixes[] = {
+        "security.protocol", "sasl.", "ssl.", "producer.", "consumer.", "admin.", NULL};
     json_t *props = json_object();
     const char *key;
     json_t *value;
@@ -316,7 +344,12 @@ json_t *tb_worker_config_kafka_props(const json_t *raw)
         for (size_t i = 0; !take && client_prefixes[i] != NULL; i++) {
             take = strncmp(key, client_prefixes[i], strlen(client_prefixes[i])) == 0;
         }
-        if (take && json_is_string(value)) {
+        /* the worker's own keys (admin.listeners, ...) are not client keys,
+         * except the one both share */
+        const tb_config_table_t *tables[] = {&tb_worker_config_table};
+        bool worker_key = tb_config_find(tables, 1, key) != NULL &&
+                          strcmp(key, "bootstrap.servers") != 0;
+        if (take && json_is_string(value) && !worker_key) {
             json_object_set(props, key, value);
         }
     }

@@ -18,6 +18,8 @@
 #include <strings.h>
 
 #include "connectors/http/tb_http_sink.h"
+#include "core/tb_log.h"
+#include "core/tb_secret.h"
 
 #define RESPONSE_KEEP 4096 /* bytes of a response body kept for messages */
 #define EXCERPT_MAX 200    /* bytes of it shown */
@@ -271,16 +273,24 @@ static int add_header(void *arg, const char *name, const char *value)
 {
     tb_http_sink_client_t *client = arg;
     char *line = NULL;
-
-    /* curl drops "Name:" but sends "Name;" as an empty header */
-    if (asprintf(&line, "%s%s%s", name, value[0] ? ": " : ";", value) < 0) {
+    char reason[512];
+    /* a value may be a secret reference, resolved only now */
+    char *resolved = tb_secret_resolve(value, reason, sizeof(reason));
+    if (resolved == NULL) {
+        TB_LOG(TB_LOG_ERROR, "tributary.task", "http.headers: %s", reason);
         return -1;
     }
-    int rc = append_line(client, line);
+    /* curl drops "Name:" but sends "Name;" as an empty header */
+    int rc = asprintf(&line, "%s%s%s", name, resolved[0] ? ": " : ";", resolved) < 0
+                 ? -1
+                 : append_line(client, line);
     free(line);
-    if (rc == 0 && value[0] != '\0' && is_secret_name(name, strlen(name))) {
-        rc = keep_secret(client, value);
+    if (rc == 0 && resolved[0] != '\0' &&
+        (is_secret_name(name, strlen(name)) || strcmp(resolved, value) != 0)) {
+        rc = keep_secret(client, resolved);
     }
+    memset(resolved, 0, strlen(resolved));
+    free(resolved);
     return rc;
 }
 

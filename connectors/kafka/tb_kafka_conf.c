@@ -44,3 +44,9 @@ rd_kafka_conf_t *tb_kafka_conf_new(const json_t *props, char *errstr, size_t err
     rd_kafka_conf_set_log_cb(conf, log_bridge);
     return conf;
 }
+
+bool tb_kafka_error_is_final(int err)
+{
+    return err == RD_KAFKA_RESP_ERR__AUTHENTICATION || err == RD_KAFKA_RESP_ERR__FATAL ||
+           err == RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED;
+}

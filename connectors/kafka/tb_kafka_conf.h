@@ -8,6 +8,7 @@
 #ifndef TB_KAFKA_CONF_H
 #define TB_KAFKA_CONF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -19,5 +20,10 @@
  * caller owns the result (rd_kafka_conf_destroy, or pass it to
  * rd_kafka_new which takes it). */
 rd_kafka_conf_t *tb_kafka_conf_new(const json_t *props, char *errstr, size_t errstr_size);
+
+/* True for a librdkafka error a client does not recover from by itself:
+ * failed authentication (a wrong password is not going to become right)
+ * and fatal errors. */
+bool tb_kafka_error_is_final(int err);
 
 #endif

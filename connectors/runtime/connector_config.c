@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "connectors/converters/tb_converter.h"
+#include "connectors/kafka/tb_client_props.h"
+#include "core/tb_secret.h"
 
 static const char *const tolerances[] = {"none", "all", NULL};
 static const char *const reload_actions[] = {"none", "restart", NULL};
@@ -405,10 +407,6 @@ static const struct {
      "the runtime chooses the assignor (see docs/ARCHITECTURE.md)"},
     {"producer.override.transactional.id",
      "exactly-once tasks derive it from the connector and task"},
-    {"consumer.override.sasl.jaas.config",
-     "Java-only: use sasl.mechanism, sasl.username and sasl.password"},
-    {"producer.override.sasl.jaas.config",
-     "Java-only: use sasl.mechanism, sasl.username and sasl.password"},
 };
 
 static const char *const acks_values[] = {"all", "-1", "0", "1", NULL};
@@ -557,22 +555,51 @@ json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *ra
     return values;
 }
 
-json_t *tb_connector_config_infos(const tb_plugin_t *plugin, const json_t *raw)
+json_t *tb_connector_config_infos(const tb_plugin_t *plugin, const json_t *raw,
+                                  const json_t *errors)
 {
     const tb_config_table_t *tables[3];
     size_t n = tb_connector_config_tables(plugin, tables);
-    json_t *errors = json_object();
-    json_decref(tb_connector_config_validate(plugin, raw, errors));
-    json_t *infos = tb_config_infos(plugin->class_name, tables, n, raw, errors);
-    json_decref(errors);
-    return infos;
+    return tb_config_infos(plugin->class_name, tables, n, raw, errors);
 }
 
 json_t *tb_connector_config_redact(const tb_plugin_t *plugin, const json_t *raw)
 {
     const tb_config_table_t *tables[3];
     size_t n = tb_connector_config_tables(plugin, tables);
-    return tb_config_redact(tables, n, raw);
+    json_t *redacted = tb_config_redact(tables, n, raw);
+    const char *key;
+    json_t *value;
+    json_object_foreach (redacted, key, value) {
+        /* client secrets too; a reference says nothing secret and stays */
+        if (tb_client_secret_key(key) && json_is_string(value) &&
+            !tb_secret_is_reference(json_string_value(value))) {
+            json_object_set_new(redacted, key, json_string("[hidden]"));
+        }
+    }
+    return redacted;
+}
+
+json_t *tb_connector_config_resolve(const tb_plugin_t *plugin, const json_t *config,
+                                    char *errstr, size_t errstr_size)
+{
+    json_t *resolved = json_deep_copy(config);
+    for (size_t i = 0; i < plugin->config->count; i++) {
+        const tb_config_def_t *def = &plugin->config->defs[i];
+        const char *value = json_string_value(json_object_get(resolved, def->name));
+        if (def->type != TB_CONFIG_PASSWORD || value == NULL) {
+            continue;
+        }
+        char *secret = tb_secret_resolve(value, errstr, errstr_size);
+        if (secret == NULL) {
+            json_decref(resolved);
+            return NULL;
+        }
+        json_object_set_new(resolved, def->name, json_string(secret));
+        memset(secret, 0, strlen(secret));
+        free(secret);
+    }
+    return resolved;
 }
 
 const char *tb_connector_sink_group(const char *name, const json_t *config, char *buf,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connectors/kafka/tb_client_props.h"
 #include "connectors/kafka/tb_group_offsets.h"
 #include "connectors/kafka/tb_kafka_cluster.h"
 #include "connectors/runtime/tb_connector_config.h"
@@ -14,6 +15,8 @@
 #include "connectors/runtime/tb_task.h"
 #include "connectors/runtime/tb_task_metrics.h"
 #include "core/tb_log.h"
+#include "core/tb_props.h"
+#include "core/tb_secret.h"
 #include "store/tb_store.h"
 
 typedef struct connector {
@@ -33,7 +36,9 @@ typedef struct connector {
 struct tb_herder {
     tb_herder_options_t options;
     char *worker_id;
-    json_t *kafka_props; /* the worker's, with the bootstrap tasks use */
+    json_t *kafka_props; /* the worker's client keys, with the bootstrap tasks use */
+    json_t *allowlist;
+    tb_client_settings_t client; /* borrows kafka_props and allowlist */
     json_t *converter_config;
     tb_store_t *store;
     tb_kafka_cluster_t *cluster;
@@ -133,7 +138,7 @@ static void start_tasks(tb_herder_t *herder, connector_t *c)
             .plugin = c->plugin,
             .config = json_array_get(c->task_configs, i),
             .connector_config = c->config,
-            .kafka_props = herder->kafka_props,
+            .client = &herder->client,
             .worker_config = herder->converter_config,
             .target = c->target,
             .pool = herder->pool,
@@ -251,6 +256,62 @@ static int load_one(const tb_store_connector_t *stored, void *opaque)
     return 0;
 }
 
+/* Every message of an errors object, one per line. */
+static void join_errors(const json_t *errors, char *buf, size_t size)
+{
+    size_t used = 0;
+    const char *key;
+    json_t *list;
+    buf[0] = '\0';
+    json_object_foreach ((json_t *)errors, key, list) {
+        size_t i;
+        json_t *message;
+        json_array_foreach (list, i, message) {
+            if (used < size) {
+                used += (size_t)snprintf(buf + used, size - used, "%s%s",
+                                         used ? "\n" : "", json_string_value(message));
+            }
+        }
+    }
+}
+
+/* Connects the worker's own client (its admin properties, secrets
+ * resolved) and keeps the settings every connector's clients start from,
+ * with the bootstrap servers tasks must use (the mock cluster's in dev
+ * mode). */
+static int connect_cluster(tb_herder_t *herder, char *errstr, size_t errstr_size)
+{
+    const tb_herder_options_t *options = &herder->options;
+    json_t *errors = json_object();
+    herder->kafka_props = json_deep_copy(options->kafka_props);
+    herder->allowlist = json_deep_copy(options->override_allowlist);
+    herder->client = (tb_client_settings_t){
+        .worker_props = herder->kafka_props,
+        .overrides_allowed = options->overrides_allowed,
+        .allowlist = herder->allowlist,
+        .literal_secrets = options->literal_secrets,
+    };
+    herder->options.kafka_props = herder->options.override_allowlist = NULL;
+    json_t *empty = json_object();
+    json_t *admin =
+        tb_client_props(&herder->client, TB_CLIENT_ADMIN, empty, true, errors);
+    json_decref(empty);
+    if (admin == NULL) {
+        join_errors(errors, errstr, errstr_size);
+        json_decref(errors);
+        return -1;
+    }
+    herder->cluster = tb_kafka_cluster_create(admin, options->dev, errstr, errstr_size);
+    json_decref(admin);
+    json_decref(errors);
+    if (herder->cluster == NULL) {
+        return -1;
+    }
+    json_object_set_new(herder->kafka_props, "bootstrap.servers",
+                        json_string(tb_kafka_cluster_bootstrap(herder->cluster)));
+    return 0;
+}
+
 tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
                               size_t errstr_size)
 {
@@ -265,17 +326,12 @@ tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
     if (herder->store == NULL) {
         goto fail;
     }
-    herder->cluster =
-        tb_kafka_cluster_create(options->kafka_props, options->dev, errstr, errstr_size);
-    if (herder->cluster == NULL) {
+    if (connect_cluster(herder, errstr, errstr_size) != 0) {
         goto fail;
     }
-    herder->kafka_props = json_deep_copy(options->kafka_props);
-    herder->options.kafka_props = NULL;
     herder->converter_config = json_deep_copy(options->converter_config);
     herder->options.converter_config = NULL;
-    json_object_set_new(herder->kafka_props, "bootstrap.servers",
-                        json_string(tb_kafka_cluster_bootstrap(herder->cluster)));
+
     herder->pool = tb_pool_create(options->task_threads);
     if (herder->pool == NULL) {
         snprintf(errstr, errstr_size, "cannot start %d task threads",
@@ -310,6 +366,7 @@ void tb_herder_destroy(tb_herder_t *herder)
     tb_kafka_cluster_destroy(herder->cluster);
     tb_store_close(herder->store);
     json_decref(herder->kafka_props);
+    json_decref(herder->allowlist);
     json_decref(herder->converter_config);
     pthread_mutex_destroy(&herder->lock);
     pthread_mutex_destroy(&herder->topics_lock);
@@ -441,6 +498,41 @@ static void log_unused_keys(const char *name, const tb_plugin_t *plugin,
 /* What the worker must allow for a connector: exactly-once sources need
  * exactly.once.source.support=enabled, and a real Kafka cluster (librdkafka's
  * mock cluster stores no transactional offsets, so no progress marker). */
+/* The connector's Kafka clients (secrets unresolved) and its PASSWORD keys:
+ * literal secrets refused unless the worker allows them, weak transports
+ * and forbidden overrides refused. */
+static void check_secrets_and_clients(const tb_herder_t *herder,
+                                      const tb_plugin_t *plugin, const json_t *config,
+                                      json_t *errors)
+{
+    const char *dlq =
+        json_string_value(json_object_get(config, "errors.deadletterqueue.topic.name"));
+    bool producer = plugin->kind == TB_PLUGIN_SOURCE || (dlq != NULL && dlq[0] != '\0');
+    tb_client_role_t roles[] = {plugin->kind == TB_PLUGIN_SINK ? TB_CLIENT_CONSUMER
+                                                               : TB_CLIENT_PRODUCER,
+                                TB_CLIENT_PRODUCER, TB_CLIENT_ADMIN};
+    for (size_t r = 0; r < 3; r++) {
+        if (r == 1 && (!producer || plugin->kind == TB_PLUGIN_SOURCE)) {
+            continue;
+        }
+        json_decref(tb_client_props(&herder->client, roles[r], config, false, errors));
+    }
+    for (size_t i = 0; i < plugin->config->count; i++) {
+        const tb_config_def_t *def = &plugin->config->defs[i];
+        const char *value = json_string_value(json_object_get(config, def->name));
+        if (def->type == TB_CONFIG_PASSWORD && value != NULL &&
+            !tb_secret_is_reference(value) && !herder->client.literal_secrets) {
+            char message[512];
+            snprintf(
+                message, sizeof(message),
+                "%s holds a literal secret, which is refused: use ${env:NAME} or "
+                "${file:/path:key} (or set the worker's secrets.literal.allowed=true)",
+                def->name);
+            tb_config_error_add(errors, def->name, message);
+        }
+    }
+}
+
 static void check_worker_support(const tb_herder_t *herder, const json_t *config,
                                  json_t *errors)
 {
@@ -459,6 +551,18 @@ static void check_worker_support(const tb_herder_t *herder, const json_t *config
                             "cluster does not keep transactional offsets, so the "
                             "progress marker cannot work");
     }
+}
+
+/* Every problem of a connector config: its own keys, and what this worker
+ * allows (exactly-once, secrets, client settings). New reference. */
+static json_t *config_errors(const tb_herder_t *herder, const tb_plugin_t *plugin,
+                             const json_t *config)
+{
+    json_t *errors = json_object();
+    json_decref(tb_connector_config_validate(plugin, config, errors));
+    check_worker_support(herder, config, errors);
+    check_secrets_and_clients(herder, plugin, config, errors);
+    return errors;
 }
 
 /* Checks a config before it is stored; finds its plugin. */
@@ -498,9 +602,7 @@ static tb_err_t check_config(const tb_herder_t *herder, const char *name,
     }
     json_t *full = json_deep_copy(config);
     json_object_set_new(full, "name", json_string(name));
-    json_t *errors = json_object();
-    json_decref(tb_connector_config_validate(*plugin, full, errors));
-    check_worker_support(herder, full, errors);
+    json_t *errors = config_errors(herder, *plugin, full);
     tb_err_t err = TB_OK;
     if (tb_config_error_count(errors) > 0) {
         err = invalid_config(errors, msg, msg_size);
@@ -519,6 +621,35 @@ static json_t *framework_keys(const tb_plugin_t *plugin, const json_t *config)
         json_object_del(copy, plugin->config->defs[i].name);
     }
     return copy;
+}
+
+/* Literal secrets (allowed by secrets.literal.allowed) never reach the
+ * store: each goes to a properties file beside it, readable by the worker's
+ * user only, and the config keeps a ${file:...} reference in its place. */
+static int externalize_secrets(const tb_herder_t *herder, const char *name,
+                               const tb_plugin_t *plugin, json_t *config, char *msg,
+                               size_t msg_size)
+{
+    char path[4096], secret_key[1024], reference[5200];
+    const char *key;
+    json_t *value;
+    snprintf(path, sizeof(path), "%s.secrets", herder->options.store_path);
+    json_object_foreach (config, key, value) {
+        const char *text = json_string_value(value);
+        const tb_config_def_t *def = tb_config_find(&plugin->config, 1, key);
+        bool secret =
+            tb_client_secret_key(key) || (def != NULL && def->type == TB_CONFIG_PASSWORD);
+        if (!secret || text == NULL || tb_secret_is_reference(text)) {
+            continue;
+        }
+        snprintf(secret_key, sizeof(secret_key), "%s.%s", name, key);
+        if (tb_props_file_set(path, secret_key, text, msg, msg_size) != 0) {
+            return -1;
+        }
+        snprintf(reference, sizeof(reference), "${file:%s:%s}", path, secret_key);
+        json_object_set_new(config, key, json_string(reference));
+    }
+    return 0;
 }
 
 /* Replaces c's config. A started connector keeps running every task whose
@@ -558,6 +689,15 @@ static void reconfigure(tb_herder_t *herder, connector_t *c, json_t *config,
     set_task_configs(herder, c, fresh);
 }
 
+json_t *tb_herder_validate(tb_herder_t *herder, const tb_plugin_t *plugin,
+                           const json_t *config)
+{
+    json_t *errors = config_errors(herder, plugin, config);
+    json_t *infos = tb_connector_config_infos(plugin, config, errors);
+    json_decref(errors);
+    return infos;
+}
+
 tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
                                  const json_t *config, tb_target_state_t initial_state,
                                  bool replace, bool *created, json_t **out, char *msg,
@@ -577,7 +717,8 @@ tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
         goto done;
     }
     tb_target_state_t target = c != NULL ? c->target : initial_state;
-    if (tb_store_connector_put(herder->store, name, stored, target, msg, msg_size) != 0) {
+    if (externalize_secrets(herder, name, plugin, stored, msg, msg_size) != 0 ||
+        tb_store_connector_put(herder->store, name, stored, target, msg, msg_size) != 0) {
         err = TB_ERR_INTERNAL;
         goto done;
     }
@@ -1029,6 +1170,28 @@ static json_t *sink_reset_ops(tb_herder_t *herder, const connector_t *c, char *m
     return ops;
 }
 
+/* Applies group_ops to the sink connector's consumer group with an admin
+ * client made from its settings. */
+static int alter_group(tb_herder_t *herder, const connector_t *c, const json_t *group_ops,
+                       char *msg, size_t msg_size)
+{
+    char group[300];
+    json_t *errors = json_object();
+    json_t *props =
+        tb_client_props(&herder->client, TB_CLIENT_ADMIN, c->config, true, errors);
+    int rc = -1;
+    if (props == NULL) {
+        join_errors(errors, msg, msg_size);
+    } else {
+        rc = tb_group_offsets_alter(
+            props, tb_connector_sink_group(c->name, c->config, group, sizeof(group)),
+            group_ops, msg, msg_size);
+    }
+    json_decref(props);
+    json_decref(errors);
+    return rc;
+}
+
 tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
                                  const json_t *offsets, json_t **out, char *msg,
                                  size_t msg_size)
@@ -1042,7 +1205,6 @@ tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
     const char *verb = offsets != NULL ? "altered" : "reset";
     json_t *checked = NULL;
     json_t *group_ops = NULL;
-    char group[300];
     if (c->target != TB_TARGET_STOPPED || c->task_count > 0) {
         err = fail(TB_ERR_BAD_REQUEST, msg, msg_size,
                    "Connectors must be in the STOPPED state before their offsets can be "
@@ -1059,10 +1221,7 @@ tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
                (group_ops = sink_reset_ops(herder, c, msg, msg_size)) == NULL) {
         err = TB_ERR_INTERNAL;
     } else if (group_ops != NULL &&
-               tb_group_offsets_alter(
-                   herder->kafka_props,
-                   tb_connector_sink_group(c->name, c->config, group, sizeof(group)),
-                   group_ops, msg, msg_size) != 0) {
+               alter_group(herder, c, group_ops, msg, msg_size) != 0) {
         err = TB_ERR_INTERNAL;
     } else if (offsets != NULL
                    ? tb_store_offsets_put(herder->store, name, checked, msg, msg_size)

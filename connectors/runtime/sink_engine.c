@@ -682,20 +682,20 @@ static long long config_long(const json_t *config, const char *key, long long fa
     return value != NULL ? atoll(value) : fallback;
 }
 
-/* The consumer's properties: the worker's, the connector's
- * consumer.override.* keys, then what the runtime manages. */
-static json_t *consumer_props(const tb_task_env_t *env, char *group, size_t group_size)
+/* The consumer's properties: the worker's and the connector's overrides
+ * (tb_client_props.h), Connect's read_uncommitted default, then what the
+ * runtime manages. NULL with errstr when they are refused. */
+static json_t *consumer_props(const tb_task_env_t *env, char *group, size_t group_size,
+                              char *errstr, size_t errstr_size)
 {
-    static const char override_prefix[] = "consumer.override.";
-    json_t *props = json_deep_copy(env->kafka_props);
-    const char *key;
-    json_t *value;
     char client_id[300];
-    json_object_set_new(props, "isolation.level", json_string("read_uncommitted"));
-    json_object_foreach (env->connector_config, key, value) {
-        if (strncmp(key, override_prefix, sizeof(override_prefix) - 1) == 0) {
-            json_object_set(props, key + sizeof(override_prefix) - 1, value);
-        }
+    json_t *props = tb_client_props_resolved(env->client, TB_CLIENT_CONSUMER,
+                                             env->connector_config, errstr, errstr_size);
+    if (props == NULL) {
+        return NULL;
+    }
+    if (json_object_get(props, "isolation.level") == NULL) {
+        json_object_set_new(props, "isolation.level", json_string("read_uncommitted"));
     }
     tb_connector_sink_group(env->connector, env->connector_config, group, group_size);
     snprintf(client_id, sizeof(client_id), "connector-consumer-%s-%d", env->connector,
@@ -711,9 +711,6 @@ static json_t *consumer_props(const tb_task_env_t *env, char *group, size_t grou
      * fixed in 2.3.0). The engine handles both protocols. */
     json_object_set_new(props, "partition.assignment.strategy",
                         json_string("roundrobin"));
-    /* start offsets are resolved by the engine; this only covers an offset
-     * that falls out of range later (retention): continue at the earliest */
-    json_object_set_new(props, "auto.offset.reset", json_string("earliest"));
     return props;
 }
 
@@ -751,15 +748,40 @@ static int subscribe(sink_engine_t *e, char *errstr, size_t errstr_size)
 
 static void sink_stop(void *opaque);
 
+/* librdkafka's errors are mostly transient and retried by itself; failed
+ * authentication and fatal errors are not, and fail the task. */
+static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+    sink_engine_t *e = opaque;
+    (void)rk;
+    if (tb_kafka_error_is_final(err) && e->failure[0] == '\0') {
+        snprintf(e->failure, sizeof(e->failure), "Kafka: %s", reason);
+    }
+}
+
+/* The dead letter queue's producer, with the connector's producer settings. */
+static tb_dlq_t *create_dlq(const tb_task_env_t *env, const char *topic, char *errstr,
+                            size_t errstr_size)
+{
+    json_t *props = tb_client_props_resolved(env->client, TB_CLIENT_PRODUCER,
+                                             env->connector_config, errstr, errstr_size);
+    if (props == NULL) {
+        return NULL;
+    }
+    const char *headers = config_string(
+        env->connector_config, "errors.deadletterqueue.context.headers.enable", "false");
+    tb_dlq_t *dlq =
+        tb_dlq_create(props, topic, strcmp(headers, "true") == 0, errstr, errstr_size);
+    json_decref(props);
+    return dlq;
+}
+
 static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
                       size_t errstr_size)
 {
     sink_engine_t *e = calloc(1, sizeof(*e));
     char group[256];
     const json_t *config = env->connector_config;
-    const char *reset =
-        config_string(config, "consumer.override.auto.offset.reset",
-                      config_string(env->kafka_props, "auto.offset.reset", "earliest"));
     const char *dlq_topic =
         config_string(config, "errors.deadletterqueue.topic.name", "");
 
@@ -768,9 +790,7 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
                                  .task = env->id,
                                  .record_failed = record_failed,
                                  .runtime = e};
-    e->reset = strcmp(reset, "latest") == 0 ? TB_RESET_LATEST
-               : strcmp(reset, "none") == 0 ? TB_RESET_NONE
-                                            : TB_RESET_EARLIEST;
+
     e->tolerate_errors =
         strcmp(config_string(config, "errors.tolerance", "none"), "all") == 0;
     e->log_errors =
@@ -787,18 +807,22 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     if (e->value_converter == NULL) {
         goto fail;
     }
-    if (e->tolerate_errors && dlq_topic[0] != '\0') {
-        e->dlq = tb_dlq_create(
-            env->kafka_props, dlq_topic,
-            strcmp(config_string(config, "errors.deadletterqueue.context.headers.enable",
-                                 "false"),
-                   "true") == 0,
-            errstr, errstr_size);
-        if (e->dlq == NULL) {
-            goto fail;
-        }
+    if (e->tolerate_errors && dlq_topic[0] != '\0' &&
+        (e->dlq = create_dlq(env, dlq_topic, errstr, errstr_size)) == NULL) {
+        goto fail;
     }
-    json_t *props = consumer_props(env, group, sizeof(group));
+    json_t *props = consumer_props(env, group, sizeof(group), errstr, errstr_size);
+    if (props == NULL) {
+        goto fail;
+    }
+    const char *reset = config_string(props, "auto.offset.reset", "earliest");
+    e->reset = strcmp(reset, "latest") == 0 ? TB_RESET_LATEST
+               : strcmp(reset, "none") == 0 ? TB_RESET_NONE
+                                            : TB_RESET_EARLIEST;
+    /* start offsets are resolved by the engine with that policy; librdkafka's
+     * only covers an offset that falls out of range later (retention):
+     * continue at the earliest */
+    json_object_set_new(props, "auto.offset.reset", json_string("earliest"));
     rd_kafka_conf_t *conf = tb_kafka_conf_new(props, errstr, errstr_size);
     json_decref(props);
     if (conf == NULL) {
@@ -806,6 +830,7 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     }
     rd_kafka_conf_set_opaque(conf, e);
     rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
+    rd_kafka_conf_set_error_cb(conf, on_error);
     rd_kafka_conf_set_offset_commit_cb(conf, on_commit);
     e->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, errstr_size);
     if (e->rk == NULL) {
@@ -815,8 +840,7 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     rd_kafka_poll_set_consumer(e->rk);
     e->queue = rd_kafka_queue_get_consumer(e->rk);
     rd_kafka_queue_cb_event_enable(e->queue, on_queue_event, (void *)env);
-    if (env->plugin->task_start(&e->ctx, env->config, &e->plugin_task, errstr,
-                                errstr_size) != 0) {
+    if (tb_task_start_plugin(env, &e->ctx, &e->plugin_task, errstr, errstr_size) != 0) {
         e->plugin_task = NULL;
         goto fail;
     }
@@ -857,6 +881,11 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
 
     if (paused != e->paused) {
         set_paused(e, paused);
+    }
+    if (e->failure[0] != '\0') {
+        rd_kafka_poll(e->rk, 0);
+        snprintf(errstr, errstr_size, "%s", e->failure);
+        return TB_TASK_STEP_FAILED;
     }
     if (e->batch_len == 0) {
         consume(e);

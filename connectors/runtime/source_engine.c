@@ -155,6 +155,17 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opa
     entry->delivered = true;
 }
 
+/* librdkafka's errors are mostly transient and retried by itself; failed
+ * authentication and fatal errors are not, and fail the task. */
+static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+    source_engine_t *engine = opaque;
+    (void)rk;
+    if (tb_kafka_error_is_final(err) && engine->failure[0] == '\0') {
+        snprintf(engine->failure, sizeof(engine->failure), "Kafka: %s", reason);
+    }
+}
+
 /* librdkafka calls this when its queue goes from empty to non-empty: a
  * delivery report waits, so the task has work. */
 static void on_queue_event(rd_kafka_t *rk, void *opaque)
@@ -242,9 +253,15 @@ static int start_transactions(source_engine_t *engine, char *errstr, size_t errs
         rd_kafka_error_destroy(error);
         return -1;
     }
+    json_t *marker_props = tb_client_props_resolved(
+        env->client, TB_CLIENT_CONSUMER, env->connector_config, errstr, errstr_size);
+    if (marker_props == NULL) {
+        return -1;
+    }
     int found =
-        tb_progress_marker_read(env->kafka_props, engine->txn_id, engine->marker_topic,
+        tb_progress_marker_read(marker_props, engine->txn_id, engine->marker_topic,
                                 &engine->marker_sequence, &offsets, errstr, errstr_size);
+    json_decref(marker_props);
     if (found < 0) {
         return -1;
     }
@@ -301,12 +318,17 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
 {
     source_engine_t *engine = calloc(1, sizeof(*engine));
     rd_kafka_conf_t *conf = NULL;
-    json_t *props = json_deep_copy(env->kafka_props);
+    json_t *props = tb_client_props_resolved(env->client, TB_CLIENT_PRODUCER,
+                                             env->connector_config, errstr, errstr_size);
     const char *tolerance =
         json_string_value(json_object_get(env->connector_config, "errors.tolerance"));
     char client_id[300];
 
     engine->env = env;
+    if (props == NULL) {
+        free(engine);
+        return -1;
+    }
     engine->ctx = (tb_task_context_t){.connector = env->connector,
                                       .task = env->id,
                                       .offset_for = stored_offset,
@@ -368,6 +390,7 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     }
     rd_kafka_conf_set_opaque(conf, engine);
     rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+    rd_kafka_conf_set_error_cb(conf, on_error);
     engine->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, errstr_size);
     if (engine->rk == NULL) {
         rd_kafka_conf_destroy(conf);
@@ -379,8 +402,8 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     if (engine->transactional && start_transactions(engine, errstr, errstr_size) != 0) {
         goto fail;
     }
-    if (env->plugin->task_start(&engine->ctx, env->config, &engine->plugin_task, errstr,
-                                errstr_size) != 0) {
+    if (tb_task_start_plugin(env, &engine->ctx, &engine->plugin_task, errstr,
+                             errstr_size) != 0) {
         goto fail;
     }
     json_decref(props);
@@ -708,6 +731,10 @@ static int64_t transactional_step(source_engine_t *engine, bool paused, char *er
 {
     int64_t wake_ms = -1;
     rd_kafka_poll(engine->rk, 0);
+    if (engine->failure[0] != '\0') {
+        snprintf(errstr, errstr_size, "%s", engine->failure);
+        return TB_TASK_STEP_FAILED;
+    }
     if (engine->batch_len == 0) {
         if (paused) {
             return 1000;

@@ -179,7 +179,7 @@ tb_task_t *tb_task_create(const tb_task_options_t *options)
         .plugin = options->plugin,
         .config = json_deep_copy(options->config),
         .connector_config = json_deep_copy(options->connector_config),
-        .kafka_props = json_deep_copy(options->kafka_props),
+        .client = options->client,
         .worker_config = json_deep_copy(options->worker_config),
         .store = options->store,
         .offset_flush_interval_ms = options->offset_flush_interval_ms,
@@ -243,7 +243,7 @@ void tb_task_destroy(tb_task_t *task)
     stop_engine(task); /* librdkafka may still call wake() until this returns */
     json_decref(task->env.config);
     json_decref(task->env.connector_config);
-    json_decref(task->env.kafka_props);
+
     json_decref(task->env.worker_config);
     tb_state_metrics_release(&task->state_metrics);
     pthread_mutex_destroy(&task->lock);

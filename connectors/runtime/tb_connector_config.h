@@ -28,15 +28,24 @@ size_t tb_connector_config_tables(const tb_plugin_t *plugin,
 json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *raw,
                                      json_t *errors);
 
-/* Connect's ConfigInfos for raw (new reference). */
-json_t *tb_connector_config_infos(const tb_plugin_t *plugin, const json_t *raw);
+/* Connect's ConfigInfos for raw with the errors found by validating it
+ * (borrowed). New reference. */
+json_t *tb_connector_config_infos(const tb_plugin_t *plugin, const json_t *raw,
+                                  const json_t *errors);
 
 /* The ConfigKeyInfo array of /connector-plugins/{p}/config: the plugin's
  * own keys, then the framework's, as Connect lists them (new reference). */
 json_t *tb_connector_config_keys(const tb_plugin_t *plugin);
 
-/* A copy of raw with PASSWORD values of every table shown as "[hidden]". */
+/* A copy of raw with PASSWORD values of every table, and literal client
+ * secrets (sasl.password, ...), shown as "[hidden]". */
 json_t *tb_connector_config_redact(const tb_plugin_t *plugin, const json_t *raw);
+
+/* A copy of a task config with the plugin's PASSWORD values resolved
+ * (tb_secret.h), for the plugin's task_start only: never store or log it.
+ * NULL with errstr naming the reference when one cannot be resolved. */
+json_t *tb_connector_config_resolve(const tb_plugin_t *plugin, const json_t *config,
+                                    char *errstr, size_t errstr_size);
 
 /* The consumer group of sink connector name: consumer.override.group.id,
  * else connect-<name>. Written into buf, which is returned. */

@@ -24,8 +24,12 @@
 typedef struct tb_herder tb_herder_t;
 
 typedef struct {
-    const char *store_path;         /* the store file */
-    const json_t *kafka_props;      /* worker-level librdkafka properties */
+    const char *store_path;    /* the store file */
+    const json_t *kafka_props; /* the worker's client keys: common ones, and
+                              producer./consumer./admin. ones */
+    bool overrides_allowed;    /* connector.client.config.override.policy */
+    const json_t *override_allowlist;
+    bool literal_secrets;           /* secrets.literal.allowed */
     const json_t *converter_config; /* worker key.converter, value.converter and
                                        their settings, defaults applied */
     bool dev;                       /* run an in-process mock Kafka cluster */
@@ -75,6 +79,13 @@ tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
                                  const json_t *config, tb_target_state_t initial_state,
                                  bool replace, bool *created, json_t **out, char *msg,
                                  size_t msg_size);
+
+/* Connect's ConfigInfos for a config of plugin (a tb_plugin_t), with what
+ * this worker refuses (secrets, client settings, exactly-once) among the
+ * errors. New reference. */
+struct tb_plugin;
+json_t *tb_herder_validate(tb_herder_t *herder, const struct tb_plugin *plugin,
+                           const json_t *config);
 
 /* Merges patch into the config (a null value deletes the key). */
 tb_err_t tb_herder_connector_patch(tb_herder_t *herder, const char *name,

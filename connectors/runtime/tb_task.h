@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "connectors/kafka/tb_client_props.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "connectors/runtime/tb_pool.h"
 #include "core/tb_state.h"
@@ -24,11 +25,11 @@ typedef struct {
     const char *connector;
     int id;
     const tb_plugin_t *plugin;
-    const json_t *config;           /* the task config (borrowed, copied) */
-    const json_t *connector_config; /* its connector's (borrowed, copied) */
-    const json_t *kafka_props;      /* librdkafka properties (borrowed, copied) */
-    const json_t *worker_config;    /* the worker's converter keys (borrowed, copied) */
-    tb_target_state_t target;       /* STARTED or PAUSED */
+    const json_t *config;               /* the task config (borrowed, copied) */
+    const json_t *connector_config;     /* its connector's (borrowed, copied) */
+    const tb_client_settings_t *client; /* the worker's client settings (borrowed) */
+    const json_t *worker_config; /* the worker's converter keys (borrowed, copied) */
+    tb_target_state_t target;    /* STARTED or PAUSED */
     tb_pool_t *pool;
     tb_store_t *store;
     long long offset_flush_interval_ms;

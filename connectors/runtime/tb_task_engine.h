@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "connectors/converters/tb_converter.h"
+#include "connectors/kafka/tb_client_props.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "connectors/runtime/tb_pool.h"
 #include "store/tb_store.h"
@@ -23,10 +24,10 @@ typedef struct {
     const char *connector;
     int id;
     const tb_plugin_t *plugin;
-    json_t *config;           /* the task config */
-    json_t *connector_config; /* the connector config (framework keys) */
-    json_t *kafka_props;      /* librdkafka properties for its client */
-    json_t *worker_config;    /* the worker's converter keys (defaults) */
+    json_t *config;                     /* the task config */
+    json_t *connector_config;           /* the connector config (framework keys) */
+    const tb_client_settings_t *client; /* the worker's side of its Kafka clients */
+    json_t *worker_config;              /* the worker's converter keys (defaults) */
     tb_store_t *store;
     /* Makes the task run soon; safe from any thread, including librdkafka's,
      * until the engine's stop returns. */
@@ -52,6 +53,11 @@ typedef struct {
 } tb_task_engine_t;
 
 #define TB_TASK_STEP_FAILED (-2)
+
+/* Starts the plugin's task with its config's secrets resolved. Returns
+ * what task_start returns; *plugin_task is NULL on failure. */
+int tb_task_start_plugin(const tb_task_env_t *env, const tb_task_context_t *ctx,
+                         void **plugin_task, char *errstr, size_t errstr_size);
 
 /* The converter of a task's keys (which = "key") or values ("value"): the
  * connector's key.converter / value.converter and their settings, else the

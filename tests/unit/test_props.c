@@ -1,6 +1,10 @@
 #include "tb_test.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/tb_props.h"
 
@@ -55,6 +59,30 @@ static void test_missing_file_names_the_path(void **state)
     assert_non_null(strstr(errstr, "/nonexistent/w.properties"));
 }
 
+static void test_file_set_round_trips_and_is_private(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tb-props-XXXXXX";
+    char path[64], errstr[256];
+    struct stat st;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/secrets.properties", dir);
+    assert_int_equal(tb_props_file_set(path, "c.sasl.password", " a=b:c\\d#\n", errstr,
+                                       sizeof(errstr)),
+                     0);
+    assert_int_equal(
+        tb_props_file_set(path, "key with:sep", "second", errstr, sizeof(errstr)), 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    json_t *p = tb_props_load_file(path, errstr, sizeof(errstr));
+    assert_string_equal(json_string_value(json_object_get(p, "c.sasl.password")),
+                        " a=b:c\\d#\n");
+    assert_string_equal(json_string_value(json_object_get(p, "key with:sep")), "second");
+    json_decref(p);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -62,6 +90,7 @@ int main(void)
         cmocka_unit_test(test_continuation_escapes_and_repeats),
         cmocka_unit_test(test_bad_unicode_escape_names_the_line),
         cmocka_unit_test(test_missing_file_names_the_path),
+        cmocka_unit_test(test_file_set_round_trips_and_is_private),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,250 @@
+#include "connectors/kafka/tb_client_props.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/tb_config.h"
+#include "core/tb_secret.h"
+
+static const char *const role_names[] = {"producer", "consumer", "admin"};
+
+/* librdkafka properties that hold secrets. */
+static const char *const secret_keys[] = {"sasl.password", "ssl.key.password",
+                                          "ssl.keystore.password",
+                                          "sasl.oauthbearer.client.secret", NULL};
+
+static bool is_secret(const char *key)
+{
+    for (size_t i = 0; secret_keys[i] != NULL; i++) {
+        if (strcmp(key, secret_keys[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool tb_client_secret_key(const char *config_key)
+{
+    static const char *const prefixes[] = {"producer.override.",
+                                           "consumer.override.",
+                                           "admin.override.",
+                                           "producer.",
+                                           "consumer.",
+                                           "admin.",
+                                           "",
+                                           NULL};
+    for (size_t i = 0; prefixes[i] != NULL; i++) {
+        if (has_prefix(config_key, prefixes[i]) &&
+            is_secret(config_key + strlen(prefixes[i]))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Is key one of the worker's role-prefixed keys? */
+static bool is_role_key(const char *key)
+{
+    for (size_t r = 0; r < 3; r++) {
+        size_t n = strlen(role_names[r]);
+        if (strncmp(key, role_names[r], n) == 0 && key[n] == '.') {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Java's sasl.jaas.config for PLAIN or SCRAM, turned into librdkafka's
+ * sasl.username and sasl.password. Returns false when it is another login
+ * module or cannot be read. */
+static bool translate_jaas(const char *jaas, json_t *props)
+{
+    char user[256], pass[256];
+    const char *u = strstr(jaas, "username=\"");
+    const char *p = strstr(jaas, "password=\"");
+    if ((strstr(jaas, "PlainLoginModule") == NULL &&
+         strstr(jaas, "ScramLoginModule") == NULL) ||
+        u == NULL || p == NULL || sscanf(u, "username=\"%255[^\"]\"", user) != 1 ||
+        sscanf(p, "password=\"%255[^\"]\"", pass) != 1) {
+        return false;
+    }
+    json_object_set_new(props, "sasl.username", json_string(user));
+    json_object_set_new(props, "sasl.password", json_string(pass));
+    json_object_del(props, "sasl.jaas.config");
+    return true;
+}
+
+/* Adds one key to props, applying the secret rules. source is the config
+ * key it came from, named in errors. */
+static void put_key(const tb_client_settings_t *s, json_t *props, const char *key,
+                    const char *value, const char *source, bool resolve, json_t *errors)
+{
+    char message[1024];
+    if (is_secret(key) && !tb_secret_is_reference(value) && !s->literal_secrets) {
+        snprintf(message, sizeof(message),
+                 "%s holds a literal secret, which is refused: use ${env:NAME} or "
+                 "${file:/path:key} (or set the worker's secrets.literal.allowed=true)",
+                 source);
+        tb_config_error_add(errors, source, message);
+        return;
+    }
+    if (!resolve || !tb_secret_is_reference(value)) {
+        json_object_set_new(props, key, json_string(value));
+        return;
+    }
+    char *secret = tb_secret_resolve(value, message, sizeof(message));
+    if (secret == NULL) {
+        tb_config_error_add(errors, source, message);
+        return;
+    }
+    json_object_set_new(props, key, json_string(secret));
+    memset(secret, 0, strlen(secret));
+    free(secret);
+}
+
+static bool sasl_protocol(const char *protocol)
+{
+    return protocol != NULL && (strcasecmp(protocol, "SASL_SSL") == 0 ||
+                                strcasecmp(protocol, "SASL_PLAINTEXT") == 0);
+}
+
+static bool tls_protocol(const char *protocol)
+{
+    return protocol != NULL &&
+           (strcasecmp(protocol, "SSL") == 0 || strcasecmp(protocol, "SASL_SSL") == 0);
+}
+
+/* A configuration silently weaker than it looks is refused, naming the
+ * option that fixes it (fix_key). */
+static void check_transport(const json_t *props, const char *fix_key, json_t *errors)
+{
+    static const char *const tls_files[] = {"ssl.ca.location", "ssl.certificate.location",
+                                            "ssl.key.location", NULL};
+    const char *protocol = json_string_value(json_object_get(props, "security.protocol"));
+    const char *shown = protocol != NULL ? protocol : "PLAINTEXT (the default)";
+    char message[512];
+    if (!sasl_protocol(protocol) && (json_object_get(props, "sasl.username") != NULL ||
+                                     json_object_get(props, "sasl.password") != NULL)) {
+        snprintf(message, sizeof(message),
+                 "SASL credentials are set but security.protocol is %s, so they would "
+                 "never be used: set %s to SASL_SSL (or SASL_PLAINTEXT)",
+                 shown, fix_key);
+        tb_config_error_add(errors, fix_key, message);
+    }
+    if (!sasl_protocol(protocol) && (json_object_get(props, "sasl.mechanism") != NULL ||
+                                     json_object_get(props, "sasl.mechanisms") != NULL)) {
+        snprintf(message, sizeof(message),
+                 "a SASL mechanism is set but security.protocol is %s: set %s to "
+                 "SASL_SSL (or SASL_PLAINTEXT)",
+                 shown, fix_key);
+        tb_config_error_add(errors, fix_key, message);
+    }
+    for (size_t i = 0; tls_files[i] != NULL; i++) {
+        if (!tls_protocol(protocol) && json_object_get(props, tls_files[i]) != NULL) {
+            snprintf(message, sizeof(message),
+                     "%s is set but security.protocol is %s, which sends everything in "
+                     "plain text: set %s to SSL or SASL_SSL",
+                     tls_files[i], shown, fix_key);
+            tb_config_error_add(errors, fix_key, message);
+        }
+    }
+}
+
+static bool override_allowed(const tb_client_settings_t *s, const char *key)
+{
+    if (!s->overrides_allowed) {
+        return false;
+    }
+    if (json_array_size(s->allowlist) == 0) {
+        return true;
+    }
+    size_t i;
+    json_t *allowed;
+    json_array_foreach ((json_t *)s->allowlist, i, allowed) {
+        if (strcmp(json_string_value(allowed), key) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+json_t *tb_client_props(const tb_client_settings_t *s, tb_client_role_t role,
+                        const json_t *connector_config, bool resolve, json_t *errors)
+{
+    char worker_prefix[32], override_prefix[48], fix_key[96], message[512];
+    size_t before = tb_config_error_count(errors);
+    json_t *props = json_object();
+    const char *key;
+    json_t *value;
+
+    snprintf(worker_prefix, sizeof(worker_prefix), "%s.", role_names[role]);
+    snprintf(override_prefix, sizeof(override_prefix), "%s.override.", role_names[role]);
+    snprintf(fix_key, sizeof(fix_key), "%ssecurity.protocol", override_prefix);
+    json_object_foreach ((json_t *)s->worker_props, key, value) {
+        if (!is_role_key(key)) {
+            put_key(s, props, key, json_string_value(value), key, resolve, errors);
+        } else if (has_prefix(key, worker_prefix)) {
+            put_key(s, props, key + strlen(worker_prefix), json_string_value(value), key,
+                    resolve, errors);
+        }
+    }
+    json_object_foreach ((json_t *)connector_config, key, value) {
+        const char *name = key + strlen(override_prefix);
+        if (!has_prefix(key, override_prefix) || !json_is_string(value)) {
+            continue;
+        }
+        if (!override_allowed(s, name)) {
+            snprintf(message, sizeof(message),
+                     "%s is not allowed by the worker's "
+                     "connector.client.config.override.policy",
+                     key);
+            tb_config_error_add(errors, key, message);
+            continue;
+        }
+        put_key(s, props, name, json_string_value(value), key, resolve, errors);
+    }
+    const char *jaas = json_string_value(json_object_get(props, "sasl.jaas.config"));
+    if (jaas != NULL && !translate_jaas(jaas, props)) {
+        tb_config_error_add(errors, "sasl.jaas.config",
+                            "sasl.jaas.config is Java's; only PlainLoginModule and "
+                            "ScramLoginModule with username and password can be "
+                            "translated: use sasl.mechanism, sasl.username and "
+                            "sasl.password");
+    }
+    check_transport(props, fix_key, errors);
+    if (tb_config_error_count(errors) > before) {
+        json_decref(props);
+        return NULL;
+    }
+    return props;
+}
+
+json_t *tb_client_props_resolved(const tb_client_settings_t *settings,
+                                 tb_client_role_t role, const json_t *connector_config,
+                                 char *errstr, size_t errstr_size)
+{
+    json_t *errors = json_object();
+    json_t *props = tb_client_props(settings, role, connector_config, true, errors);
+    size_t used = 0;
+    const char *key;
+    json_t *list;
+    json_object_foreach (errors, key, list) {
+        size_t i;
+        json_t *message;
+        json_array_foreach (list, i, message) {
+            if (used < errstr_size) {
+                used += (size_t)snprintf(errstr + used, errstr_size - used, "%s%s",
+                                         used ? "; " : "", json_string_value(message));
+            }
+        }
+    }
+    json_decref(errors);
+    return props;
+}
