@@ -45,6 +45,14 @@ typedef enum {
     TB_WIDTH_LONG,
 } tb_width_t;
 
+/* What a key's value points at, for the worker's limits on what connectors
+ * may reach (file.allowed.dirs, http.sink.allowed.hosts). */
+typedef enum {
+    TB_CONFIG_ROLE_NONE = 0,
+    TB_CONFIG_ROLE_PATH, /* a file the connector reads or writes */
+    TB_CONFIG_ROLE_URL,  /* a URL the connector sends to */
+} tb_config_role_t;
+
 /* An extra check of a parsed value. Returns 0 when valid, or -1 with the
  * reason (without the key name) written to reason. */
 typedef int (*tb_config_check_fn)(const json_t *value, char *reason, size_t reason_size);
@@ -74,6 +82,7 @@ typedef struct {
     const char *const *one_of;
     const tb_config_range_t *range;
     tb_config_check_fn check;
+    tb_config_role_t role;
 } tb_config_def_t;
 
 /* One component's keys: the worker's, the connector framework's, or a

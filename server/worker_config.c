@@ -257,6 +257,21 @@ static const tb_config_def_t worker_keys[] = {
                       "${file:/path:key} references. Literal secrets are never shown "
                       "in responses or logs, but the store holds them as given "
                       "(tributary)."},
+    {.name = "file.allowed.dirs",
+     .type = TB_CONFIG_LIST,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Connectors",
+     .documentation = "Directories the file connectors may read and write under "
+                      "(symbolic links resolved, so none leads out); empty allows "
+                      "any path, as Kafka Connect does (tributary)."},
+    {.name = "http.sink.allowed.hosts",
+     .type = TB_CONFIG_LIST,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Connectors",
+     .documentation = "Hosts the HTTP sink may send to; empty allows any "
+                      "(tributary)."},
     {.name = "exactly.once.source.support",
      .type = TB_CONFIG_STRING,
      .default_value = "disabled",

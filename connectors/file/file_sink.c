@@ -13,6 +13,7 @@
 
 static const tb_config_def_t file_sink_keys[] = {
     {.name = "file",
+     .role = TB_CONFIG_ROLE_PATH,
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_HIGH,
      .group = "File",

@@ -23,6 +23,7 @@ static const tb_config_range_t positive = {.has_min = true, .min = 1};
 
 static const tb_config_def_t file_source_keys[] = {
     {.name = "file",
+     .role = TB_CONFIG_ROLE_PATH,
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_HIGH,
      .group = "File",

@@ -68,6 +68,7 @@ static const tb_config_range_t timeout_range = {
 
 static const tb_config_def_t http_sink_keys[] = {
     {.name = KEY_URL,
+     .role = TB_CONFIG_ROLE_URL,
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,

@@ -139,6 +139,7 @@ static void start_tasks(tb_herder_t *herder, connector_t *c)
             .config = json_array_get(c->task_configs, i),
             .connector_config = c->config,
             .client = &herder->client,
+            .limits = &herder->options.limits,
             .worker_config = herder->converter_config,
             .target = c->target,
             .pool = herder->pool,
@@ -560,6 +561,7 @@ static json_t *config_errors(const tb_herder_t *herder, const tb_plugin_t *plugi
 {
     json_t *errors = json_object();
     json_decref(tb_connector_config_validate(plugin, config, errors));
+    tb_limits_check(&herder->options.limits, plugin->config, config, errors);
     check_worker_support(herder, config, errors);
     check_secrets_and_clients(herder, plugin, config, errors);
     return errors;

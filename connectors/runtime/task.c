@@ -180,6 +180,7 @@ tb_task_t *tb_task_create(const tb_task_options_t *options)
         .config = json_deep_copy(options->config),
         .connector_config = json_deep_copy(options->connector_config),
         .client = options->client,
+        .limits = options->limits,
         .worker_config = json_deep_copy(options->worker_config),
         .store = options->store,
         .offset_flush_interval_ms = options->offset_flush_interval_ms,

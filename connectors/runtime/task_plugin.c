@@ -1,5 +1,6 @@
 /* Starting a task's plugin: its secrets are resolved only now, handed over,
  * and the resolved copy is dropped at once. */
+#include <stdio.h>
 #include <string.h>
 
 #include "connectors/runtime/tb_connector_config.h"
@@ -8,6 +9,19 @@
 int tb_task_start_plugin(const tb_task_env_t *env, const tb_task_context_t *ctx,
                          void **plugin_task, char *errstr, size_t errstr_size)
 {
+    /* checked again now: a symbolic link may have changed since creation */
+    json_t *errors = json_object();
+    tb_limits_check(env->limits, env->plugin->config, env->config, errors);
+    const char *key;
+    json_t *list;
+    json_object_foreach (errors, key, list) {
+        snprintf(errstr, errstr_size, "%s", json_string_value(json_array_get(list, 0)));
+    }
+    size_t problems = json_object_size(errors);
+    json_decref(errors);
+    if (problems > 0) {
+        return -1;
+    }
     json_t *config =
         tb_connector_config_resolve(env->plugin, env->config, errstr, errstr_size);
     if (config == NULL) {

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "connectors/runtime/tb_limits.h"
 #include "core/tb_error.h"
 #include "core/tb_state.h"
 
@@ -30,6 +31,7 @@ typedef struct {
     bool overrides_allowed;    /* connector.client.config.override.policy */
     const json_t *override_allowlist;
     bool literal_secrets;           /* secrets.literal.allowed */
+    tb_limits_t limits;             /* file.allowed.dirs, http.sink.allowed.hosts */
     const json_t *converter_config; /* worker key.converter, value.converter and
                                        their settings, defaults applied */
     bool dev;                       /* run an in-process mock Kafka cluster */

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "connectors/kafka/tb_client_props.h"
+#include "connectors/runtime/tb_limits.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "connectors/runtime/tb_pool.h"
 #include "core/tb_state.h"
@@ -28,6 +29,7 @@ typedef struct {
     const json_t *config;               /* the task config (borrowed, copied) */
     const json_t *connector_config;     /* its connector's (borrowed, copied) */
     const tb_client_settings_t *client; /* the worker's client settings (borrowed) */
+    const tb_limits_t *limits;          /* what connectors may reach (borrowed) */
     const json_t *worker_config; /* the worker's converter keys (borrowed, copied) */
     tb_target_state_t target;    /* STARTED or PAUSED */
     tb_pool_t *pool;

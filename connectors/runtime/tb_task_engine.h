@@ -14,6 +14,7 @@
 
 #include "connectors/converters/tb_converter.h"
 #include "connectors/kafka/tb_client_props.h"
+#include "connectors/runtime/tb_limits.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "connectors/runtime/tb_pool.h"
 #include "store/tb_store.h"
@@ -27,6 +28,7 @@ typedef struct {
     json_t *config;                     /* the task config */
     json_t *connector_config;           /* the connector config (framework keys) */
     const tb_client_settings_t *client; /* the worker's side of its Kafka clients */
+    const tb_limits_t *limits;          /* what the plugin may reach */
     json_t *worker_config;              /* the worker's converter keys (defaults) */
     tb_store_t *store;
     /* Makes the task run soon; safe from any thread, including librdkafka's,
