@@ -246,6 +246,16 @@ static int load_one(const tb_store_connector_t *stored, void *opaque)
                     class_name ? class_name : "(none)");
         return 0;
     }
+    char errstr[256];
+    if (herder->options.dev && plugin->kind == TB_PLUGIN_SINK &&
+        tb_store_offsets_delete(herder->store, stored->name, errstr, sizeof(errstr)) ==
+            0) {
+        /* the in-memory cluster starts empty: offsets of the last run point
+         * past the end of its topics and would stop every partition */
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.herder", stored->name, -1,
+                    "dev mode: the sink's offsets from the last run were dropped, "
+                    "since the in-memory cluster starts empty");
+    }
     connector_t *c = connector_new(stored->name, stored->config, plugin, stored->target,
                                    stored->task_configs);
     c->next = herder->connectors;
