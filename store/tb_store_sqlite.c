@@ -27,9 +27,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
+#include "core/tb_metrics.h"
 #include "core/tb_state.h"
 
 #define TB_WHY_SIZE 256
@@ -119,10 +121,49 @@ static const char *const tb_sql[TB_SQL__COUNT] = {
     [TB_SQL_OFFSETS_DELETE] = "DELETE FROM offsets WHERE connector = ?1",
 };
 
+/* The write transactions, timed by tributary_store_write_seconds under
+ * their operation label. TB_WRITE_NONE is a read (no transaction). */
+typedef enum {
+    TB_WRITE_NONE = 0,
+    TB_WRITE_CONNECTOR_PUT,
+    TB_WRITE_CONNECTOR_DELETE,
+    TB_WRITE_TARGET_STATE_PUT,
+    TB_WRITE_TASK_CONFIGS_PUT,
+    TB_WRITE_STATUS_PUT,
+    TB_WRITE_OFFSETS_PUT,
+    TB_WRITE_OFFSETS_DELETE,
+    TB_WRITE__COUNT,
+} tb_write_t;
+
+static const char *const tb_write_names[TB_WRITE__COUNT] = {
+    [TB_WRITE_CONNECTOR_PUT] = "connector_put",
+    [TB_WRITE_CONNECTOR_DELETE] = "connector_delete",
+    [TB_WRITE_TARGET_STATE_PUT] = "target_state_put",
+    [TB_WRITE_TASK_CONFIGS_PUT] = "task_configs_put",
+    [TB_WRITE_STATUS_PUT] = "status_put",
+    [TB_WRITE_OFFSETS_PUT] = "offsets_put",
+    [TB_WRITE_OFFSETS_DELETE] = "offsets_delete",
+};
+
+static const char *const tb_write_labels[] = {"operation", NULL};
+static const double tb_write_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+                                          0.005,  0.01,    0.025,  0.05,  0.1,
+                                          0.25,   0.5,     1,      5};
+static const tb_metric_def_t tb_write_seconds = {
+    .name = "tributary_store_write_seconds",
+    .type = TB_METRIC_HISTOGRAM,
+    .help = "One store write transaction, BEGIN IMMEDIATE to COMMIT (or rollback), "
+            "by operation.",
+    .labels = tb_write_labels,
+    .buckets = tb_write_buckets,
+    .bucket_count = sizeof(tb_write_buckets) / sizeof(tb_write_buckets[0])};
+
 struct tb_store {
     pthread_mutex_t lock; /* held for the whole of every call */
     sqlite3 *db;
     sqlite3_stmt *stmts[TB_SQL__COUNT];
+    /* Taken at open, released at close; [TB_WRITE_NONE] stays NULL. */
+    tb_series_t *write_seconds[TB_WRITE__COUNT];
 };
 
 /* The body of one store call, run by tb_store_run under the lock. Fills
@@ -175,15 +216,29 @@ static int tb_step_done(sqlite3_stmt *stmt)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+static double tb_seconds_since(const struct timespec *start)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) +
+           (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
 /* Runs fn under the lock, inside BEGIN IMMEDIATE ... COMMIT when write is
- * set (rolled back when anything fails), and reports a failure as
- * "store: <op> '<name>': <why>". */
-static int tb_store_run(tb_store_t *store, const char *op, const char *name, int write,
-                        tb_store_fn fn, void *arg, char *errstr, size_t errstr_size)
+ * not TB_WRITE_NONE (rolled back when anything fails), and reports a
+ * failure as "store: <op> '<name>': <why>". A write transaction is timed
+ * from BEGIN to its COMMIT or rollback, failed ones too; waiting for the
+ * lock is not part of it. */
+static int tb_store_run(tb_store_t *store, const char *op, const char *name,
+                        tb_write_t write, tb_store_fn fn, void *arg, char *errstr,
+                        size_t errstr_size)
 {
     char why[TB_WHY_SIZE] = "";
+    struct timespec start;
 
     pthread_mutex_lock(&store->lock);
+    clock_gettime(CLOCK_MONOTONIC, &start);
     if (write && tb_exec(store, "BEGIN IMMEDIATE", why, sizeof(why)) != 0) {
         goto fail;
     }
@@ -193,10 +248,12 @@ static int tb_store_run(tb_store_t *store, const char *op, const char *name, int
     if (write && tb_exec(store, "COMMIT", why, sizeof(why)) != 0) {
         goto fail;
     }
+    tb_series_observe(store->write_seconds[write], tb_seconds_since(&start));
     pthread_mutex_unlock(&store->lock);
     return 0;
 fail:
     tb_rollback(store);
+    tb_series_observe(store->write_seconds[write], tb_seconds_since(&start));
     pthread_mutex_unlock(&store->lock);
     tb_store_err(errstr, errstr_size, op, name, why);
     return -1;
@@ -335,6 +392,10 @@ tb_store_t *tb_store_open(const char *path, char *errstr, size_t errstr_size)
         tb_store_err(errstr, errstr_size, "open", path, "out of memory");
         return NULL;
     }
+    for (int i = TB_WRITE_NONE + 1; i < TB_WRITE__COUNT; i++) {
+        const char *values[] = {tb_write_names[i], NULL};
+        store->write_seconds[i] = tb_metrics_series(&tb_write_seconds, values);
+    }
     if (tb_store_setup(store, path, why, sizeof(why)) != 0) {
         tb_store_close(store);
         tb_store_err(errstr, errstr_size, "open", path, why);
@@ -352,6 +413,9 @@ void tb_store_close(tb_store_t *store)
         sqlite3_finalize(store->stmts[i]);
     }
     sqlite3_close(store->db);
+    for (int i = 0; i < TB_WRITE__COUNT; i++) {
+        tb_series_release(store->write_seconds[i]);
+    }
     pthread_mutex_destroy(&store->lock);
     free(store);
 }
@@ -425,8 +489,8 @@ int tb_store_connector_put(tb_store_t *store, const char *name, const json_t *co
         tb_store_err(errstr, errstr_size, "put connector", name, "out of memory");
         return -1;
     }
-    rc = tb_store_run(store, "put connector", name, 1, tb_connector_put_fn, &arg, errstr,
-                      errstr_size);
+    rc = tb_store_run(store, "put connector", name, TB_WRITE_CONNECTOR_PUT,
+                      tb_connector_put_fn, &arg, errstr, errstr_size);
     free((char *)arg.text2);
     return rc;
 }
@@ -448,8 +512,8 @@ static int tb_connector_delete_fn(tb_store_t *store, void *arg, char *why,
 int tb_store_connector_delete(tb_store_t *store, const char *name, char *errstr,
                               size_t errstr_size)
 {
-    return tb_store_run(store, "delete connector", name, 1, tb_connector_delete_fn,
-                        (void *)name, errstr, errstr_size);
+    return tb_store_run(store, "delete connector", name, TB_WRITE_CONNECTOR_DELETE,
+                        tb_connector_delete_fn, (void *)name, errstr, errstr_size);
 }
 
 /* Updates one column of an existing connector row. */
@@ -481,8 +545,8 @@ int tb_store_target_state_put(tb_store_t *store, const char *name,
         return -1;
     }
     arg.text2 = tb_target_state_name(target);
-    return tb_store_run(store, "put target state", name, 1, tb_connector_update_fn, &arg,
-                        errstr, errstr_size);
+    return tb_store_run(store, "put target state", name, TB_WRITE_TARGET_STATE_PUT,
+                        tb_connector_update_fn, &arg, errstr, errstr_size);
 }
 
 static int tb_check_task_configs(const json_t *task_configs, char *why, size_t why_size)
@@ -517,8 +581,8 @@ int tb_store_task_configs_put(tb_store_t *store, const char *name,
         tb_store_err(errstr, errstr_size, "put task configs", name, "out of memory");
         return -1;
     }
-    rc = tb_store_run(store, "put task configs", name, 1, tb_connector_update_fn, &arg,
-                      errstr, errstr_size);
+    rc = tb_store_run(store, "put task configs", name, TB_WRITE_TASK_CONFIGS_PUT,
+                      tb_connector_update_fn, &arg, errstr, errstr_size);
     free((char *)arg.text2);
     return rc;
 }
@@ -613,8 +677,8 @@ int tb_store_connectors_load(tb_store_t *store,
         tb_store_err(errstr, errstr_size, "load connectors", NULL, "out of memory");
         return -1;
     }
-    rc = tb_store_run(store, "load connectors", NULL, 0, tb_connectors_load_fn, list,
-                      errstr, errstr_size);
+    rc = tb_store_run(store, "load connectors", NULL, TB_WRITE_NONE,
+                      tb_connectors_load_fn, list, errstr, errstr_size);
     if (rc == 0) {
         rc = tb_connectors_walk(list, cb, opaque);
     }
@@ -675,8 +739,8 @@ int tb_store_status_put(tb_store_t *store, const char *name, int task_id,
         return -1;
     }
     arg.state = tb_state_name(state);
-    return tb_store_run(store, "put status", name, 1, tb_status_put_fn, &arg, errstr,
-                        errstr_size);
+    return tb_store_run(store, "put status", name, TB_WRITE_STATUS_PUT, tb_status_put_fn,
+                        &arg, errstr, errstr_size);
 }
 
 /* {"state", "trace" when not NULL} of the current row. */
@@ -754,8 +818,8 @@ json_t *tb_store_status_get(tb_store_t *store, const char *name, char *errstr,
         tb_store_err(errstr, errstr_size, "get status", name, "out of memory");
         return NULL;
     }
-    if (tb_store_run(store, "get status", name, 0, tb_status_get_fn, &arg, errstr,
-                     errstr_size) != 0) {
+    if (tb_store_run(store, "get status", name, TB_WRITE_NONE, tb_status_get_fn, &arg,
+                     errstr, errstr_size) != 0) {
         goto fail;
     }
     if (json_object_get(arg.status, "connector") == NULL) {
@@ -866,8 +930,8 @@ int tb_store_offsets_put(tb_store_t *store, const char *connector, const json_t 
         tb_store_err(errstr, errstr_size, "put offsets", connector, why);
         return -1;
     }
-    return tb_store_run(store, "put offsets", connector, 1, tb_offsets_put_fn, &arg,
-                        errstr, errstr_size);
+    return tb_store_run(store, "put offsets", connector, TB_WRITE_OFFSETS_PUT,
+                        tb_offsets_put_fn, &arg, errstr, errstr_size);
 }
 
 /* Appends the current row to list as {"partition","offset"}. */
@@ -924,8 +988,8 @@ json_t *tb_store_offsets_get(tb_store_t *store, const char *connector, char *err
         tb_store_err(errstr, errstr_size, "get offsets", connector, "out of memory");
         return NULL;
     }
-    if (tb_store_run(store, "get offsets", connector, 0, tb_offsets_get_fn, &arg, errstr,
-                     errstr_size) != 0) {
+    if (tb_store_run(store, "get offsets", connector, TB_WRITE_NONE, tb_offsets_get_fn,
+                     &arg, errstr, errstr_size) != 0) {
         json_decref(offsets);
         return NULL;
     }
@@ -945,6 +1009,6 @@ static int tb_offsets_delete_fn(tb_store_t *store, void *arg, char *why, size_t 
 int tb_store_offsets_delete(tb_store_t *store, const char *connector, char *errstr,
                             size_t errstr_size)
 {
-    return tb_store_run(store, "delete offsets", connector, 1, tb_offsets_delete_fn,
-                        (void *)connector, errstr, errstr_size);
+    return tb_store_run(store, "delete offsets", connector, TB_WRITE_OFFSETS_DELETE,
+                        tb_offsets_delete_fn, (void *)connector, errstr, errstr_size);
 }

@@ -4,6 +4,12 @@
  * One librdkafka handle per worker, used to learn the cluster id (GET /
  * reports it) and, in dev mode, to host librdkafka's in-process mock
  * cluster that every task then connects to. Task clients are separate.
+ *
+ * The handle keeps a connection to every broker of the cluster and reports
+ * them as tributary_kafka_broker_up{broker}: 1 while the connection to a
+ * broker is in state UP, else 0, from librdkafka's statistics
+ * (statistics.interval.ms, 5000 unless the worker's properties set it). A
+ * background thread polls the handle to have them delivered until destroy.
  */
 #ifndef TB_KAFKA_CLUSTER_H
 #define TB_KAFKA_CLUSTER_H

@@ -102,7 +102,9 @@ static partition_t *add_part(sink_engine_t *e, const char *topic, int32_t partit
     *p = (partition_t){.topic = strdup(topic),
                        .partition = partition,
                        .written_next = TB_OFFSET_NONE,
-                       .committed = TB_OFFSET_NONE};
+                       .committed = TB_OFFSET_NONE,
+                       .acked = TB_OFFSET_NONE};
+    tb_partition_metrics_take(&p->metrics, e->env->connector, topic, partition);
     return p;
 }
 

@@ -1,0 +1,343 @@
+"""Observability: the /metrics page checked by promtool and scraped by a real
+Prometheus server, HTTP request metrics by route template, lag equal to what
+Kafka's kafka-consumer-groups reports on transactional topics, and JSON logs
+whose levels change at run time."""
+import contextlib
+import json
+import os
+import re
+import subprocess
+from urllib.parse import quote
+
+import pytest
+import requests
+
+from kafka_io import create_topic, group_lag, produce
+from worker import free_port, wait_for
+
+pytestmark = pytest.mark.integration
+
+PROMTOOL = "/usr/bin/promtool"
+PROMETHEUS = "/usr/bin/prometheus"
+STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+           "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+           "offset.flush.interval.ms": "200"}
+# The route templates of the REST API, as the http metrics label them.
+ROUTES = {
+    "/", "/health", "/metrics", "/connectors", "/connectors/{connector}",
+    "/connectors/{connector}/config", "/connectors/{connector}/status",
+    "/connectors/{connector}/tasks", "/connectors/{connector}/tasks-config",
+    "/connectors/{connector}/tasks/{task}/status",
+    "/connectors/{connector}/tasks/{task}/restart", "/connectors/{connector}/restart",
+    "/connectors/{connector}/pause", "/connectors/{connector}/resume",
+    "/connectors/{connector}/stop", "/connectors/{connector}/topics",
+    "/connectors/{connector}/topics/reset", "/connectors/{connector}/offsets",
+    "/connector-plugins", "/connector-plugins/{plugin}/config",
+    "/connector-plugins/{plugin}/config/validate", "/admin/loggers",
+    "/admin/loggers/{logger}", "unmatched",
+}
+
+SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$")
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def unescape(value):
+    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), value)
+
+
+def parse(page):
+    """[(name, {label: value}, value)] of every sample line of page."""
+    found = []
+    for line in page.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        match = SAMPLE.match(line)
+        assert match, f"not a sample line: {line!r}"
+        name, labels, value = match.groups()
+        found.append((name, {k: unescape(v) for k, v in LABEL.findall(labels or "")},
+                      float(value)))
+    return found
+
+
+def series(page, name, **labels):
+    """Values of the samples of name whose labels include labels."""
+    return [value for n, have, value in parse(page)
+            if n == name and all(have.get(k) == v for k, v in labels.items())]
+
+
+def promtool_check(page):
+    assert os.access(PROMTOOL, os.X_OK), (
+        f"{PROMTOOL} not found: scripts/install-deps test (Debian package prometheus)")
+    check = subprocess.run([PROMTOOL, "check", "metrics"], input=page,
+                           capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, f"{check.stdout}{check.stderr}\n--- page:\n{page}"
+
+
+def file_sink(topic, out, **extra):
+    return {"connector.class": "FileStreamSink", "topics": topic, "file": str(out),
+            **extra}
+
+
+def datagen(topic, count):
+    return {"connector.class": "datagen", "topic": topic, "count": str(count),
+            "records.per.second": "0"}
+
+
+def wait_until(condition, what, timeout, interval):
+    """wait_for(condition), whose timeout error also shows what condition
+    last saw (condition stores it in condition.last)."""
+    condition.last = None
+    try:
+        return wait_for(condition, timeout=timeout, interval=interval, what=what)
+    except AssertionError as error:
+        raise AssertionError(f"{error}; last seen: {condition.last!r}") from None
+
+
+def create(w, name, config):
+    reply = w.post("/connectors", json={"name": name, "config": config})
+    assert reply.status_code == 201, reply.text
+
+
+def test_page_with_sink_and_source_passes_promtool_and_labels_route_templates(
+        start_worker, bed, tmp_path):
+    w = start_worker(STRINGS)
+    topic = bed.unique_topic("obs")
+    create_topic(bed, topic, 2)
+    produce(bed.bootstrap, topic, [(i % 2, None, f"r{i}".encode()) for i in range(20)])
+    out = tmp_path / "out.txt"
+    sink = bed.unique_topic("sink")  # so is its group, connect-<name>
+    create(w, sink, file_sink(topic, out))
+    create(w, "gen", datagen(bed.unique_topic("gen"), 200))
+    weird = 'wëird name/with?x=1&"quote"'
+    create(w, weird, datagen(bed.unique_topic("weird"), 10))
+    wait_for(lambda: out.exists() and len(out.read_text().splitlines()) == 20,
+             what="the sink to write every record")
+    quoted = quote(weird, safe="")
+    for path in (f"/connectors/{quoted}/status", f"/connectors/{quoted}/config",
+                 f"/connectors/{quoted}/tasks/0/status", f"/connectors/{sink}/status",
+                 f"/connectors/{quoted}/no/such/thing"):
+        w.get(path)
+    assert w.get(f"/connectors/{quoted}/status").status_code == 200
+    assert w.get("/connectors/nope/status").status_code == 404
+    assert w.delete("/health").status_code == 405
+    assert w.get("/connector-plugins/FileStreamSink/config").status_code == 200
+
+    def caught_up():
+        page = w.get("/metrics").text
+        written = series(page, "tributary_task_records_written_total",
+                         connector="gen", task="0")
+        return written == [200] and page
+    page = wait_for(caught_up, timeout=60, what="datagen's 200 records acknowledged")
+    promtool_check(page)
+
+    routes = {labels["route"] for name, labels, _ in parse(page)
+              if name.startswith("tributary_http_request")}
+    assert routes <= ROUTES, routes - ROUTES
+    assert not any("wëird" in route or "nope" in route or sink in route
+                   for route in routes)
+    assert "unmatched" in routes
+
+    def count(route, method, status):
+        return series(page, "tributary_http_requests_total", route=route,
+                      method=method, status=status)
+    assert count("/connectors/{connector}/status", "GET", "200") == [3]
+    assert count("/connectors/{connector}/status", "GET", "404") == [1]
+    assert sum(series(page, "tributary_http_requests_total",
+                      route="/connectors/{connector}/tasks/{task}/status")) == 1
+    assert count("/connectors", "POST", "201") == [3]
+    assert count("/health", "DELETE", "405") == [1]
+    assert count("/connector-plugins/{plugin}/config", "GET", "200") == [1]
+    assert count("unmatched", "GET", "404") == [1]
+    timed = series(page, "tributary_http_request_seconds_count",
+                   route="/connectors/{connector}/status", method="GET")
+    assert timed == [4]
+    # the store's write transactions are timed, by operation
+    assert series(page, "tributary_store_write_seconds_count",
+                  operation="connector_put") == [3]
+
+    def offsets_stored():
+        return series(w.get("/metrics").text, "tributary_store_write_seconds_count",
+                      operation="offsets_put")[0] >= 1
+    wait_for(offsets_stored, what="an offsets_put transaction")
+
+    # the worker's own client reports the bed's broker as up (every 5 s)
+    def broker_up():
+        return series(w.get("/metrics").text, "tributary_kafka_broker_up")
+    assert wait_for(broker_up, timeout=30, what="tributary_kafka_broker_up") == [1]
+
+
+@contextlib.contextmanager
+def prometheus(tmp_path, target):
+    """A Prometheus server scraping target every second, on a free loopback
+    port; yields its base URL, and stops it at the end."""
+    assert os.access(PROMETHEUS, os.X_OK), (
+        f"{PROMETHEUS} not found: scripts/install-deps test (Debian package prometheus)")
+    port = free_port()
+    config = tmp_path / "prometheus.yml"
+    config.write_text(
+        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+        "scrape_configs:\n  - job_name: tributary\n    static_configs:\n"
+        f"      - targets: ['{target}']\n")
+    (tmp_path / "tsdb").mkdir()
+    log = open(tmp_path / "prometheus.log", "w")
+    proc = subprocess.Popen(
+        [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+         f"--web.listen-address=127.0.0.1:{port}"],
+        stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        log.close()
+
+
+def query(base, promql):
+    """The instant vector of promql as {frozenset(labels): value}, or None
+    while Prometheus does not answer."""
+    try:
+        reply = requests.get(f"{base}/api/v1/query", params={"query": promql}, timeout=5)
+    except requests.ConnectionError:
+        return None
+    if reply.status_code != 200:
+        return None
+    body = reply.json()
+    assert body["status"] == "success", body
+    return {frozenset(r["metric"].items()): float(r["value"][1])
+            for r in body["data"]["result"]}
+
+
+def test_prometheus_scrapes_lag_and_delivered(start_worker, bed, tmp_path):
+    w = start_worker(STRINGS)
+    topic = bed.unique_topic("scraped")
+    create_topic(bed, topic, 1)
+    produce(bed.bootstrap, topic, [(0, None, f"r{i}".encode()) for i in range(30)])
+    out = tmp_path / "out.txt"
+    sink = bed.unique_topic("sink")
+    create(w, sink, file_sink(topic, out))
+    create(w, "gen", datagen(bed.unique_topic("gen"), 200))
+    with prometheus(tmp_path, f"127.0.0.1:{w.port}") as base:
+        lag_query = (f'tributary_sink_partition_lag{{connector="{sink}",topic="{topic}",'
+                     f'partition="0"}}')
+
+        def lag_zero():
+            found = lag_zero.last = query(base, lag_query)
+            return found is not None and list(found.values()) == [0] and found
+        wait_until(lag_zero, "Prometheus to see lag 0", timeout=90, interval=0.5)
+
+        written_query = 'tributary_task_records_written_total{connector="gen",task="0"}'
+
+        def delivered():
+            found = delivered.last = query(base, written_query)
+            return found is not None and list(found.values()) == [200] and found
+        found = wait_until(delivered, "Prometheus to see the 200 delivered records",
+                           timeout=90, interval=0.5)
+        labels = dict(next(iter(found)))
+        assert labels["job"] == "tributary"
+        assert labels["instance"] == f"127.0.0.1:{w.port}"
+        # and the scrape itself stays healthy
+        assert list(query(base, 'up{job="tributary"}').values()) == [1]
+    assert len(out.read_text().splitlines()) == 30
+
+
+def consumer_group(bed, group):
+    """{(topic, partition): (current offset or None, lag or None)} as
+    kafka-consumer-groups --describe reports them."""
+    result = bed.tool("consumer-groups", "--bootstrap-server", bed.bootstrap,
+                      "--describe", "--group", group)
+    rows = {}
+    for line in result.stdout.splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[0] == group:
+            current, lag = fields[3], fields[5]
+            rows[(fields[1], int(fields[2]))] = (
+                None if current == "-" else int(current), None if lag == "-" else int(lag))
+    return rows
+
+
+def test_lag_on_a_transactional_topic_equals_kafka_consumer_groups(
+        start_worker, bed, tmp_path):
+    w = start_worker(STRINGS)
+    topic = bed.unique_topic("txnlag")
+    create_topic(bed, topic, 3)
+    # partition 0: one committed transaction; partition 1: an aborted one;
+    # partition 2: nothing at all
+    produce(bed.bootstrap, topic, [(0, None, b"committed")], transactional_id=f"{topic}-a")
+    produce(bed.bootstrap, topic, [(1, None, b"aborted-1"), (1, None, b"aborted-2")],
+            transactional_id=f"{topic}-b", abort=True)
+    out = tmp_path / "out.txt"
+    name = topic  # its group, connect-<topic>, is this test's own
+    create(w, name, file_sink(topic, out,
+                               **{"consumer.override.isolation.level": "read_committed"}))
+    wait_for(lambda: out.exists() and out.read_text() == "committed\n",
+             what="the committed record")
+
+    def agree():
+        kafka = {p: row for (t, p), row in consumer_group(bed, f"connect-{name}").items()
+                 if t == topic}
+        page = w.get("/metrics").text
+        ours = {}
+        for p in range(3):
+            lag = series(page, "tributary_sink_partition_lag", connector=name,
+                         topic=topic, partition=str(p))
+            committed = series(page, "tributary_sink_partition_committed_offset",
+                               connector=name, topic=topic, partition=str(p))
+            ours[p] = (committed[0] if committed else None, lag[0] if lag else None)
+        agree.last = {"kafka-consumer-groups": kafka, "tributary": ours}
+        if len(kafka) == 3 and all(row[1] == 0 for row in kafka.values()) and \
+                ours == kafka:
+            return ours
+        return None
+    agreed = wait_until(agree, "tributary's committed offsets and lag to equal Kafka's",
+                        timeout=90, interval=1)
+    # past the commit marker, past the aborted records and their marker, and 0
+    assert agreed == {0: (2, 0), 1: (3, 0), 2: (0, 0)}
+    assert group_lag(bed, f"connect-{name}") == {(topic, 0): 0, (topic, 1): 0,
+                                                (topic, 2): 0}
+
+
+def json_lines(w):
+    lines = []
+    for line in w.logs().splitlines():
+        if line.strip():
+            entry = json.loads(line)  # every line is one JSON object
+            assert isinstance(entry, dict), line
+            lines.append(entry)
+    return lines
+
+
+def test_json_logs_and_runtime_levels(start_worker, bed, tmp_path):
+    w = start_worker({**STRINGS, "log.format": "json"})
+    topic = bed.unique_topic("logs")
+    create_topic(bed, topic, 1)
+    create(w, topic, file_sink(topic, tmp_path / "out.txt"))
+
+    def task_lines():  # a sink task logs its group and where each partition starts
+        return [e for e in json_lines(w) if e.get("connector") == topic and "task" in e]
+    found = wait_for(task_lines, what="a JSON line of the sink task")
+    assert all(e["task"] == 0 for e in found)
+    for entry in json_lines(w):
+        assert {"time", "level", "logger", "message"} <= set(entry), entry
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", entry["time"])
+        assert entry["level"] in {"FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"}
+        assert entry["logger"].startswith("tributary.")
+    assert any(e.get("connector") == topic and "task" not in e for e in json_lines(w)), \
+        "connector lines name the connector without a task"
+
+    w.get("/connectors")
+    assert not any(e["level"] == "DEBUG" and e["logger"] == "tributary.http"
+                   for e in json_lines(w)), "no DEBUG line at the default level"
+    reply = w.put("/admin/loggers/tributary.http", json={"level": "DEBUG"})
+    assert reply.status_code == 200, reply.text
+    assert "tributary.http" in reply.json()
+    w.get("/connectors")
+
+    def debug_lines():
+        return [e for e in json_lines(w)
+                if e["level"] == "DEBUG" and e["logger"] == "tributary.http"]
+    lines = wait_for(debug_lines, timeout=10, what="a DEBUG line of tributary.http")
+    assert any("GET /connectors -> 200" in e["message"] for e in lines), lines
