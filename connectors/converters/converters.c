@@ -14,9 +14,8 @@ struct tb_converter {
 };
 
 static const tb_converter_class_t *const classes[] = {
-    &tb_string_converter,
-    &tb_byte_array_converter,
-    &tb_json_converter,
+    &tb_string_converter, &tb_byte_array_converter,  &tb_json_converter,
+    &tb_avro_converter,   &tb_json_schema_converter,
 };
 
 static const tb_converter_class_t *find_class(const char *name)
@@ -139,10 +138,23 @@ int tb_converter_from_plugin(tb_converter_t *c, tb_data_kind_t kind, const void 
                              size_t len, void **out, size_t *out_len, char *errstr,
                              size_t errstr_size)
 {
+    return tb_converter_from_plugin_topic(c, NULL, kind, data, len, out, out_len, errstr,
+                                          errstr_size);
+}
+
+int tb_converter_from_plugin_topic(tb_converter_t *c, const char *topic,
+                                   tb_data_kind_t kind, const void *data, size_t len,
+                                   void **out, size_t *out_len, char *errstr,
+                                   size_t errstr_size)
+{
     *out = NULL;
     *out_len = 0;
     if (data == NULL) {
         return 0;
+    }
+    if (c->cls->from_plugin_topic != NULL) {
+        return c->cls->from_plugin_topic(c->state, topic, kind, data, len, out, out_len,
+                                         errstr, errstr_size);
     }
     if (c->cls->from_plugin != NULL) {
         return c->cls->from_plugin(c->state, kind, data, len, out, out_len, errstr,

@@ -33,6 +33,15 @@ typedef enum { TB_DATA_BYTES = 0, TB_DATA_STRING, TB_DATA_JSON } tb_data_kind_t;
 
 typedef struct tb_converter tb_converter_t;
 
+/*
+ * What tb_converter_to_plugin() and tb_converter_from_plugin() return
+ * besides 0 (converted) and -1 (the record cannot be converted: it follows
+ * errors.tolerance): the converter could not tell, because a service it
+ * needs (a schema registry) did not answer. The record is not bad: the
+ * caller keeps it and tries again later (errstr says why).
+ */
+#define TB_CONVERTER_RETRY 1
+
 /* Connect's class name for name (a class name or a short alias such as
  * "JsonConverter"), or NULL when name is no converter. Static storage. */
 const char *tb_converter_canonical_name(const char *name);
@@ -58,7 +67,8 @@ bool tb_converter_passthrough(const tb_converter_t *c);
  * success returns 0 and sets *out, *out_len and *owned: *out points into
  * data (owned false, valid as long as data) or to a new malloc'd buffer
  * (owned true, the caller frees it). A null gives *out NULL. Returns -1 with
- * the reason in errstr when the bytes cannot be converted.
+ * the reason in errstr when the bytes cannot be converted, or
+ * TB_CONVERTER_RETRY.
  */
 int tb_converter_to_plugin(tb_converter_t *c, const void *data, size_t len,
                            const void **out, size_t *out_len, bool *owned, char *errstr,
@@ -67,11 +77,20 @@ int tb_converter_to_plugin(tb_converter_t *c, const void *data, size_t len,
 /*
  * Source side: plugin data of the given kind (data NULL = null) -> Kafka
  * bytes in a new malloc'd buffer the caller frees (*out NULL for a null).
- * Returns 0, or -1 with the reason in errstr (e.g. invalid JSON text).
+ * Returns 0, or -1 with the reason in errstr (e.g. invalid JSON text), or
+ * TB_CONVERTER_RETRY. Converters that name a subject after the topic (the
+ * schema registry ones) fail here: use tb_converter_from_plugin_topic().
  */
 int tb_converter_from_plugin(tb_converter_t *c, tb_data_kind_t kind, const void *data,
                              size_t len, void **out, size_t *out_len, char *errstr,
                              size_t errstr_size);
+
+/* As tb_converter_from_plugin(), for a record bound for topic (borrowed;
+ * NULL when unknown). */
+int tb_converter_from_plugin_topic(tb_converter_t *c, const char *topic,
+                                   tb_data_kind_t kind, const void *data, size_t len,
+                                   void **out, size_t *out_len, char *errstr,
+                                   size_t errstr_size);
 
 /* The settings table of the converter called name (class name or alias;
  * may have no keys), or NULL when name is no converter. Static storage. */

@@ -26,10 +26,17 @@ typedef struct {
     /* As tb_converter_from_plugin(); NULL: a copy of the bytes. */
     int (*from_plugin)(void *state, tb_data_kind_t kind, const void *data, size_t len,
                        void **out, size_t *out_len, char *errstr, size_t errstr_size);
+    /* Optional, instead of from_plugin for a converter that needs the topic
+     * (topic may be NULL when the caller does not know it). */
+    int (*from_plugin_topic)(void *state, const char *topic, tb_data_kind_t kind,
+                             const void *data, size_t len, void **out, size_t *out_len,
+                             char *errstr, size_t errstr_size);
 } tb_converter_class_t;
 
 extern const tb_converter_class_t tb_string_converter;
 extern const tb_converter_class_t tb_byte_array_converter;
 extern const tb_converter_class_t tb_json_converter;
+extern const tb_converter_class_t tb_avro_converter;
+extern const tb_converter_class_t tb_json_schema_converter;
 
 #endif

@@ -540,17 +540,33 @@ static void convert_batch(sink_engine_t *e)
         r->headers = headers_of(msg, &r->header_count);
         e->key_owned[kept] = e->value_owned[kept] = false;
         const char *stage = NULL;
-        if (convert(e->key_converter, msg->key, msg->key_len, &r->key, &r->key_len,
-                    &e->key_owned[kept], reason, sizeof(reason)) != 0) {
+        int rc;
+        if ((rc = convert(e->key_converter, msg->key, msg->key_len, &r->key, &r->key_len,
+                          &e->key_owned[kept], reason, sizeof(reason))) != 0) {
             stage = "KEY_CONVERTER";
-            tb_series_add(e->metrics.key_conversion_errors, 1);
-        } else if (convert(e->value_converter, msg->payload, msg->len, &r->value,
-                           &r->value_len, &e->value_owned[kept], reason,
-                           sizeof(reason)) != 0) {
+        } else if ((rc = convert(e->value_converter, msg->payload, msg->len, &r->value,
+                                 &r->value_len, &e->value_owned[kept], reason,
+                                 sizeof(reason))) != 0) {
             stage = "VALUE_CONVERTER";
-            tb_series_add(e->metrics.value_conversion_errors, 1);
+        }
+        if (rc == TB_CONVERTER_RETRY) {
+            /* not the record's fault (the schema registry did not answer):
+             * this and the later records wait for the task's restart */
+            snprintf(e->failure, sizeof(e->failure),
+                     "stage %s cannot convert now, the record is not at fault: %s", stage,
+                     reason);
+            for (size_t j = i; j < e->batch_len; j++) {
+                if (j == i) {
+                    release_record(e, kept);
+                }
+                rd_kafka_message_destroy(e->batch[j]);
+            }
+            break;
         }
         if (stage != NULL) {
+            tb_series_add(stage[0] == 'K' ? e->metrics.key_conversion_errors
+                                          : e->metrics.value_conversion_errors,
+                          1);
             tb_sink_record_t raw = *r;
             raw.key = msg->key;
             raw.key_len = msg->key_len;

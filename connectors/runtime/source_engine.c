@@ -419,17 +419,18 @@ fail:
 
 /* Replaces *data by what converter makes of it (nothing to do for a
  * pass-through converter). Returns -1 with errstr on failure. */
-static int convert(tb_converter_t *converter, tb_data_kind_t kind, void **data,
-                   size_t *len, char *errstr, size_t errstr_size)
+static int convert(tb_converter_t *converter, const char *topic, tb_data_kind_t kind,
+                   void **data, size_t *len, char *errstr, size_t errstr_size)
 {
     void *out = NULL;
     size_t out_len = 0;
     if (tb_converter_passthrough(converter)) {
         return 0;
     }
-    if (tb_converter_from_plugin(converter, kind, *data, *len, &out, &out_len, errstr,
-                                 errstr_size) != 0) {
-        return -1;
+    int rc = tb_converter_from_plugin_topic(converter, topic, kind, *data, *len, &out,
+                                            &out_len, errstr, errstr_size);
+    if (rc != 0) {
+        return rc;
     }
     free(*data);
     *data = out;
@@ -466,16 +467,28 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
             stage = "TRANSFORMATION";
         }
     }
-    if (stage == NULL && convert(engine->key_converter, record->key_kind, &record->key,
-                                 &record->key_len, reason, sizeof(reason)) != 0) {
+    int rc = 0;
+    if (stage == NULL &&
+        (rc = convert(engine->key_converter, record->topic, record->key_kind,
+                      &record->key, &record->key_len, reason, sizeof(reason))) != 0) {
         stage = "KEY_CONVERTER";
     } else if (stage == NULL &&
-               convert(engine->value_converter, record->value_kind, &record->value,
-                       &record->value_len, reason, sizeof(reason)) != 0) {
+               (rc = convert(engine->value_converter, record->topic, record->value_kind,
+                             &record->value, &record->value_len, reason,
+                             sizeof(reason))) != 0) {
         stage = "VALUE_CONVERTER";
     }
     if (stage == NULL) {
         return PRODUCE;
+    }
+    if (rc == TB_CONVERTER_RETRY) {
+        /* not the record's fault: the task fails and its restart tries again */
+        if (engine->failure[0] == '\0') {
+            snprintf(engine->failure, sizeof(engine->failure),
+                     "stage %s cannot convert now, the record is not at fault: %s", stage,
+                     reason);
+        }
+        return FAILED;
     }
     tb_series_add(engine->metrics.records_dropped, engine->tolerate_errors ? 1 : 0);
     if (engine->tolerate_errors) {

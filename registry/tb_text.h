@@ -1,0 +1,41 @@
+/*
+ * tb_text.h - text helpers the registry formats share: UTF-8 checks,
+ * base64, decimals as big-endian two's complement, dates and timestamps.
+ */
+#ifndef TB_TEXT_H
+#define TB_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "registry/tb_buf.h"
+
+/* Whether s[0..n) is well-formed UTF-8. */
+bool tb_text_utf8_valid(const uint8_t *s, size_t n);
+
+/* Decodes base64 text s[0..n) (padding optional) into out, which holds at
+ * least n / 4 * 3 + 3 bytes. Returns the byte count, or -1 when s is not
+ * base64. */
+int tb_text_base64_decode(const char *s, size_t n, uint8_t *out);
+
+/* Appends the decimal number whose unscaled value is the big-endian two's
+ * complement data[0..n), with scale digits after the point. */
+void tb_text_decimal(tb_buf_t *out, const uint8_t *data, size_t n, int scale);
+
+/* The unscaled two's complement of the decimal text (digits, an optional
+ * sign and point; at most scale decimals) into out[0..*n); with size > 0,
+ * sign-extended to exactly size bytes. Returns 0, or -1 when the text is no
+ * such number or does not fit. */
+int tb_text_decimal_parse(const char *text, int scale, uint8_t *out, size_t out_size,
+                          size_t *n, size_t size);
+
+/* Days since 1970-01-01 of "YYYY-MM-DD". Returns 0 or -1. */
+int tb_text_parse_date(const char *text, int64_t *days);
+
+/* units (1000: milliseconds, 1000000: microseconds) since the epoch of an
+ * RFC 3339 timestamp ("2024-01-02T03:04:05.678Z", an offset, or none as
+ * UTC). Returns 0 or -1. */
+int tb_text_parse_timestamp(const char *text, int64_t units, int64_t *v);
+
+#endif

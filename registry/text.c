@@ -1,0 +1,265 @@
+/* text.c - the helpers of tb_text.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "registry/tb_text.h"
+
+bool tb_text_utf8_valid(const uint8_t *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        size_t extra;
+        uint32_t cp;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if (c >= 0xc2 && c <= 0xdf) {
+            extra = 1;
+            cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            extra = 2;
+            cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            extra = 3;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (n - i <= extra) {
+            return false;
+        }
+        for (size_t k = 1; k <= extra; k++) {
+            if ((s[i + k] & 0xc0) != 0x80) {
+                return false;
+            }
+            cp = (cp << 6) | (s[i + k] & 0x3f);
+        }
+        if ((extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+            (extra == 3 && (cp < 0x10000 || cp > 0x10ffff))) {
+            return false;
+        }
+        i += extra + 1;
+    }
+    return true;
+}
+
+static int sextet(char ch)
+{
+    if (ch >= 'A' && ch <= 'Z') {
+        return ch - 'A';
+    }
+    if (ch >= 'a' && ch <= 'z') {
+        return ch - 'a' + 26;
+    }
+    if (ch >= '0' && ch <= '9') {
+        return ch - '0' + 52;
+    }
+    return ch == '+' ? 62 : ch == '/' ? 63 : -1;
+}
+
+int tb_text_base64_decode(const char *s, size_t n, uint8_t *out)
+{
+    uint32_t acc = 0;
+    int bits = 0;
+    int used = 0;
+    while (n > 0 && s[n - 1] == '=') {
+        n--;
+    }
+    if (n % 4 == 1) {
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int v = sextet(s[i]);
+        if (v < 0) {
+            return -1;
+        }
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[used++] = (uint8_t)(acc >> bits);
+        }
+    }
+    return used;
+}
+
+void tb_text_decimal(tb_buf_t *out, const uint8_t *data, size_t n, int scale)
+{
+    bool negative = n > 0 && (data[0] & 0x80) != 0;
+    uint8_t *mag = malloc(n > 0 ? n : 1);
+    /* 8 bits make at most 3 digits; zeros pad up to the scale */
+    char *digits = malloc(n * 3 + (size_t)(scale > 0 ? scale : 0) + 2);
+    size_t count = 0;
+
+    if (mag == NULL || digits == NULL) {
+        out->failed = true;
+        goto done;
+    }
+    /* the magnitude: two's complement negated when negative */
+    int carry = 1;
+    for (size_t i = n; i-- > 0;) {
+        int byte = negative ? (uint8_t)~data[i] + carry : data[i];
+        carry = negative && byte > 0xff;
+        mag[i] = (uint8_t)byte;
+    }
+    /* repeated division by ten, least significant digit first */
+    for (bool nonzero = true; nonzero;) {
+        unsigned rem = 0;
+        nonzero = false;
+        for (size_t i = 0; i < n; i++) {
+            unsigned cur = (rem << 8) | mag[i];
+            mag[i] = (uint8_t)(cur / 10);
+            rem = cur % 10;
+            nonzero = nonzero || mag[i] != 0;
+        }
+        digits[count++] = (char)('0' + rem);
+    }
+    while ((int)count <= scale) {
+        digits[count++] = '0';
+    }
+    if (negative) {
+        tb_buf_putc(out, '-');
+    }
+    for (size_t i = count; i-- > 0;) {
+        tb_buf_putc(out, digits[i]);
+        if (scale > 0 && i == (size_t)scale) {
+            tb_buf_putc(out, '.');
+        }
+    }
+
+done:
+    free(mag);
+    free(digits);
+}
+
+/* out[0..size) *= 10 and += digit, big-endian. Returns -1 on overflow. */
+static int mul_add(uint8_t *out, size_t size, int digit)
+{
+    unsigned carry = (unsigned)digit;
+    for (size_t i = size; i-- > 0;) {
+        unsigned cur = out[i] * 10u + carry;
+        out[i] = (uint8_t)cur;
+        carry = cur >> 8;
+    }
+    return carry == 0 ? 0 : -1;
+}
+
+int tb_text_decimal_parse(const char *text, int scale, uint8_t *out, size_t out_size,
+                          size_t *n, size_t size)
+{
+    bool negative = *text == '-';
+    int decimals = -1; /* -1: no point seen */
+    size_t digits = 0;
+
+    if (size > out_size) {
+        return -1;
+    }
+    text += (*text == '-' || *text == '+');
+    memset(out, 0, out_size);
+    for (; *text != '\0'; text++) {
+        if (*text == '.' && decimals < 0) {
+            decimals = 0;
+            continue;
+        }
+        if (*text < '0' || *text > '9' || mul_add(out, out_size, *text - '0') != 0) {
+            return -1;
+        }
+        digits++;
+        decimals += decimals >= 0;
+    }
+    if (digits == 0 || decimals > scale) {
+        return -1;
+    }
+    for (int i = decimals < 0 ? 0 : decimals; i < scale; i++) {
+        if (mul_add(out, out_size, 0) != 0) {
+            return -1;
+        }
+    }
+    if (negative) {
+        int carry = 1;
+        for (size_t i = out_size; i-- > 0;) {
+            int byte = (uint8_t)~out[i] + carry;
+            carry = byte > 0xff;
+            out[i] = (uint8_t)byte;
+        }
+    }
+    /* drop leading bytes that only repeat the sign */
+    size_t start = 0;
+    while (start + 1 < out_size &&
+           ((out[start] == 0x00 && (out[start + 1] & 0x80) == 0) ||
+            (out[start] == 0xff && (out[start + 1] & 0x80) != 0))) {
+        start++;
+    }
+    size_t len = out_size - start;
+    if (size > 0) {
+        if (len > size) {
+            return -1;
+        }
+        start = out_size - size;
+        len = size;
+    }
+    memmove(out, out + start, len);
+    *n = len;
+    return 0;
+}
+
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+int tb_text_parse_date(const char *text, int64_t *days)
+{
+    int y, m, d, used = 0;
+    if (sscanf(text, "%4d-%2d-%2d%n", &y, &m, &d, &used) != 3 || text[used] != '\0' ||
+        m < 1 || m > 12 || d < 1 || d > 31) {
+        return -1;
+    }
+    *days = days_from_civil(y, m, d);
+    return 0;
+}
+
+int tb_text_parse_timestamp(const char *text, int64_t units, int64_t *v)
+{
+    int y, mo, d, h, mi, s, used = 0;
+    int64_t fraction = 0;
+    int64_t scale = units;
+    int offset = 0;
+
+    if (sscanf(text, "%4d-%2d-%2d%*1[Tt ]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s,
+               &used) != 6 ||
+        mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) {
+        return -1;
+    }
+    text += used;
+    if (*text == '.') {
+        for (text++; *text >= '0' && *text <= '9'; text++) {
+            if (scale > 1) {
+                scale /= 10;
+                fraction += (*text - '0') * scale;
+            }
+        }
+    }
+    if (*text == '+' || *text == '-') {
+        int oh, om;
+        if (sscanf(text + 1, "%2d:%2d%n", &oh, &om, &used) != 2 ||
+            text[1 + used] != '\0') {
+            return -1;
+        }
+        offset = (*text == '-' ? -1 : 1) * (oh * 60 + om) * 60;
+    } else if (!((*text == 'Z' || *text == 'z') && text[1] == '\0') && *text != '\0') {
+        return -1;
+    }
+    int64_t seconds = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - offset;
+    *v = seconds * units + fraction;
+    return 0;
+}
