@@ -85,5 +85,6 @@ extern const tb_api_route_t tb_api_offsets_routes[];
 extern const tb_api_route_t tb_api_plugins_routes[];
 extern const tb_api_route_t tb_api_loggers_routes[];
 extern const tb_api_route_t tb_api_metrics_routes[];
+extern const tb_api_route_t tb_api_ui_routes[];
 
 #endif

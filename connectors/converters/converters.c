@@ -15,7 +15,7 @@ struct tb_converter {
 
 static const tb_converter_class_t *const classes[] = {
     &tb_string_converter, &tb_byte_array_converter,  &tb_json_converter,
-    &tb_avro_converter,   &tb_json_schema_converter,
+    &tb_avro_converter,   &tb_json_schema_converter, &tb_protobuf_converter,
 };
 
 static const tb_converter_class_t *find_class(const char *name)

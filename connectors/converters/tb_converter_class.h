@@ -38,5 +38,6 @@ extern const tb_converter_class_t tb_byte_array_converter;
 extern const tb_converter_class_t tb_json_converter;
 extern const tb_converter_class_t tb_avro_converter;
 extern const tb_converter_class_t tb_json_schema_converter;
+extern const tb_converter_class_t tb_protobuf_converter;
 
 #endif

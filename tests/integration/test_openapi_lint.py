@@ -101,7 +101,7 @@ def test_empty_responses_have_no_content(spec):
 
 
 def test_path_parameters_use_the_agreed_names(spec):
-    agreed = {"connector", "task", "plugin", "logger"}
+    agreed = {"connector", "task", "plugin", "logger", "path"}
     for path in spec["paths"]:
         names = {part[1:-1] for part in path.split("/") if part.startswith("{")}
         assert names <= agreed, f"{path} uses {names - agreed}"

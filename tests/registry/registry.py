@@ -18,12 +18,12 @@ the same paths, bodies, status codes and error codes:
 Errors are {"error_code", "message"}: 40401 subject not found, 40402 version not
 found, 40403 schema not found, 42201 invalid schema, 401 unauthorized. A schema
 has one id however many subjects hold it; AVRO and JSON schemas are compared
-after parsing (key order and spacing do not matter), PROTOBUF ones by text.
-
-Not yet faithful for PROTOBUF: the real registry stores a base64
-FileDescriptorProto (what confluent-kafka's ProtobufSerializer sends) as .proto
-text and answers ``format=serialized``; this double stores PROTOBUF schemas as
-given. Compatibility is not checked: every new schema is accepted.
+after parsing (key order and spacing do not matter). PROTOBUF schemas, given as
+.proto text or as a base64 FileDescriptorProto (what confluent-kafka's
+ProtobufSerializer sends), are stored as .proto text in one canonical form and
+compared in it; ``?format=serialized`` answers the base64 FileDescriptorProto
+(protobuf_schemas.py; needs protoc and the protobuf package). Compatibility is
+not checked: every new schema is accepted.
 
 Test controls: ``down`` makes every request answer 503 (an outage),
 ``requests`` counts requests by path, ``auth`` = ("basic", "user:pw") or
@@ -38,6 +38,8 @@ import re
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import protobuf_schemas
 
 
 
@@ -81,16 +83,36 @@ class Store:
             self.version(ref["subject"], str(ref["version"]))  # must exist
         return schema_type, body["schema"], refs
 
+    def _imports(self, refs, into=None):
+        """Import path -> .proto text of refs, and of what they reference."""
+        into = {} if into is None else into
+        for ref in refs:
+            stored = self.schemas[self.version(ref["subject"], str(ref["version"]))["id"]]
+            if ref["name"] not in into:
+                into[ref["name"]] = stored["schema"]
+                self._imports(stored["references"], into)
+        return into
+
+    def _protobuf(self, text, refs):
+        """(canonical .proto text, base64 FileDescriptorProto) of a PROTOBUF schema."""
+        try:
+            return protobuf_schemas.canonical(text, self._imports(refs))
+        except protobuf_schemas.InvalidSchema as e:
+            raise RegistryError(422, 42201, f"Invalid schema: {e}")
+
     def register(self, subject, body):
         with self.lock:
             schema_type, text, refs = self._normalised(body)
+            serialized = None
+            if schema_type == "PROTOBUF":
+                text, serialized = self._protobuf(text, refs)
             identity = self._identity(schema_type, text, refs)
             schema_id = self.ids.get(identity)
             if schema_id is None:
                 schema_id = len(self.schemas) + 1
                 self.ids[identity] = schema_id
                 self.schemas[schema_id] = {"schema": text, "schemaType": schema_type,
-                                           "references": refs}
+                                           "references": refs, "serialized": serialized}
             versions = self.subjects.setdefault(subject, [])
             if schema_id not in versions:
                 versions.append(schema_id)
@@ -101,35 +123,41 @@ class Store:
             if subject not in self.subjects:
                 raise RegistryError(404, 40401, f"Subject '{subject}' not found.")
             schema_type, text, refs = self._normalised(body)
+            if schema_type == "PROTOBUF":
+                text = self._protobuf(text, refs)[0]
             schema_id = self.ids.get(self._identity(schema_type, text, refs))
             versions = self.subjects[subject]
             if schema_id not in versions:
                 raise RegistryError(404, 40403, "Schema not found")
             return self._answer(subject, versions.index(schema_id) + 1, schema_id)
 
-    def _answer(self, subject, version, schema_id):
+    def _answer(self, subject, version, schema_id, fmt=None):
         return {"subject": subject, "version": version, "id": schema_id,
-                **self.by_id(schema_id)}
+                **self.by_id(schema_id, fmt)}
 
-    def by_id(self, schema_id):
+    def by_id(self, schema_id, fmt=None):
+        """The schema of schema_id; fmt "serialized": a PROTOBUF one as a base64
+        FileDescriptorProto."""
         stored = self.schemas.get(schema_id)
         if stored is None:
             raise RegistryError(404, 40403, "Schema not found")
         answer = {"schema": stored["schema"]}
+        if fmt == "serialized" and stored.get("serialized"):
+            answer["schema"] = stored["serialized"]
         if stored["schemaType"] != "AVRO":
             answer["schemaType"] = stored["schemaType"]
         if stored["references"]:
             answer["references"] = stored["references"]
         return answer
 
-    def version(self, subject, version):
+    def version(self, subject, version, fmt=None):
         versions = self.subjects.get(subject)
         if not versions:
             raise RegistryError(404, 40401, f"Subject '{subject}' not found.")
         number = len(versions) if version in ("latest", "-1") else int(version)
         if not 1 <= number <= len(versions):
             raise RegistryError(404, 40402, f"Version {version} not found.")
-        return self._answer(subject, number, versions[number - 1])
+        return self._answer(subject, number, versions[number - 1], fmt)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -177,16 +205,17 @@ class Handler(BaseHTTPRequestHandler):
         if not self._authorised():
             self._reply(401, {"error_code": 401, "message": "Unauthorized"})
             return
+        fmt = urllib.parse.parse_qs(url.query).get("format", [None])[0]
         try:
-            self._reply(200, self._route(method, parts))
+            self._reply(200, self._route(method, parts, fmt))
         except RegistryError as e:
             self._reply(e.status, {"error_code": e.code, "message": e.message})
 
-    def _route(self, method, parts):
+    def _route(self, method, parts, fmt=None):
         store = self.registry.store
         match (method, parts):
             case ("GET", ["schemas", "ids", schema_id]) if schema_id.isdigit():
-                return store.by_id(int(schema_id))
+                return store.by_id(int(schema_id), fmt)
             case ("GET", ["schemas", "types"]):
                 return ["AVRO", "PROTOBUF", "JSON"]
             case ("GET", ["subjects"]):
@@ -195,7 +224,7 @@ class Handler(BaseHTTPRequestHandler):
                 store.version(subject, "latest")
                 return list(range(1, len(store.subjects[subject]) + 1))
             case ("GET", ["subjects", subject, "versions", version]):
-                return store.version(subject, version)
+                return store.version(subject, version, fmt)
             case ("POST", ["subjects", subject, "versions"]):
                 return store.register(subject, self._body())
             case ("POST", ["subjects", subject]):

@@ -136,8 +136,9 @@ static void test_canonical_names_and_aliases(void **state)
     assert_string_equal(tb_converter_canonical_name("JsonConverter"), JSON_CLASS);
     assert_null(tb_converter_canonical_name("jsonconverter"));
     assert_null(tb_converter_canonical_name("Json"));
-    assert_null(
-        tb_converter_canonical_name("io.confluent.connect.protobuf.ProtobufConverter"));
+    assert_string_equal(
+        tb_converter_canonical_name("io.confluent.connect.protobuf.ProtobufConverter"),
+        "io.confluent.connect.protobuf.ProtobufConverter");
     assert_null(tb_converter_canonical_name(""));
     assert_null(tb_converter_canonical_name(NULL));
 }

@@ -1,0 +1,223 @@
+"""ProtobufConverter against the real Kafka bed and the test registry (tests/registry/):
+records written by confluent-kafka's ProtobufSerializer are decoded by a
+FileStreamSink (keys too: their message index is [2], not [0]); records written by
+tributary's FileStreamSource under the subject's latest schema are decoded by
+confluent-kafka's ProtobufDeserializer; the subject name strategies; malformed frames
+under errors.tolerance.
+
+The message classes are built at test time: protoc (Debian's protobuf-compiler)
+compiles ORDER_PROTO to a descriptor set that goes into the protobuf package's
+default pool; no generated code is kept in the tree."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from confluent_kafka.schema_registry import record_subject_name_strategy
+from confluent_kafka.schema_registry import topic_record_subject_name_strategy
+from confluent_kafka.schema_registry.protobuf import (ProtobufDeserializer,
+                                                      ProtobufSerializer)
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import timestamp_pb2  # noqa: F401 (puts Timestamp in the pool)
+
+from kafka_io import create_topic
+from worker import wait_for
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "registry"))
+from fixtures import (PROTOBUF, client, consume, context,  # noqa: E402
+                      converters, create, dlq_headers, file_sink, json_lines, lines,
+                      produce, registry, task_state)
+
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(shutil.which("protoc") is None,
+                                 reason="needs protoc: apt-get install protobuf-compiler")]
+__all__ = ["registry"]  # the fixture, imported for pytest
+
+FAST = {"offset.flush.interval.ms": "200"}
+
+# The key is the file's third message: its frames carry the message index [2].
+ORDER_PROTO = """syntax = "proto3";
+package tbtest.shop;
+import "google/protobuf/timestamp.proto";
+
+enum Kind { KIND_UNKNOWN = 0; A = 1; B = 2; }
+message Order {
+  int64 id = 1;
+  string item = 2;
+  Kind kind = 3;
+  repeated string tags = 4;
+  map<string, int32> counts = 5;
+  Address address = 6;
+  google.protobuf.Timestamp at = 7;
+  double price = 8;
+  message Line { string sku = 1; int32 qty = 2; }
+  repeated Line lines = 9;
+}
+message Address { string city = 1; }
+message OrderKey { int64 id = 1; }
+"""
+
+_classes = {}
+
+
+def classes():
+    """The Order and OrderKey message classes, built once from ORDER_PROTO."""
+    if not _classes:
+        tmp = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"tbproto-{os.getpid()}")
+        os.makedirs(tmp, exist_ok=True)
+        with open(os.path.join(tmp, "tbtest_shop.proto"), "w") as f:
+            f.write(ORDER_PROTO)
+        out = os.path.join(tmp, "shop.pb")
+        subprocess.run(["protoc", f"-I{tmp}", "-I/usr/include", f"--descriptor_set_out={out}",
+                        "tbtest_shop.proto"], check=True, cwd=tmp)
+        files = descriptor_pb2.FileDescriptorSet()
+        with open(out, "rb") as f:
+            files.ParseFromString(f.read())
+        pool = descriptor_pool.Default()
+        pool.Add(files.file[0])
+        for name in ("Order", "OrderKey"):
+            _classes[name] = message_factory.GetMessageClass(
+                pool.FindMessageTypeByName(f"tbtest.shop.{name}"))
+    return _classes["Order"], _classes["OrderKey"]
+
+
+def order(i):
+    Order, _ = classes()
+    message = Order(id=i, item=f"item-{i}", kind=1 + i % 2, tags=["x"] * i,
+                    counts={"n": i}, price=i + 0.25)
+    message.address.city = f"c{i}"
+    message.at.FromJsonString("2024-01-02T03:04:05.678Z")
+    message.lines.add(sku=f"s{i}", qty=i)
+    return message
+
+
+def expected(i):
+    """What tributary's sink writes for order(i) (registry/tb_protobuf.h)."""
+    return {"id": i, "item": f"item-{i}", "kind": "AB"[i % 2], "tags": ["x"] * i,
+            "counts": {"n": i}, "address": {"city": f"c{i}"},
+            "at": "2024-01-02T03:04:05.678Z", "price": i + 0.25,
+            "lines": [{"sku": f"s{i}", "qty": i}]}
+
+
+def serialized(registry, topic, count, strategy=None):
+    Order, OrderKey = classes()
+    conf = {"use.deprecated.format": False}
+    if strategy:
+        conf["subject.name.strategy"] = strategy
+    values = ProtobufSerializer(Order, client(registry), conf=conf)
+    keys = ProtobufSerializer(OrderKey, client(registry), conf=conf)
+    return [(keys(OrderKey(id=i), context(topic, True)), values(order(i), context(topic)))
+            for i in range(count)]
+
+
+@pytest.mark.parametrize("strategy", [None, record_subject_name_strategy,
+                                      topic_record_subject_name_strategy])
+def test_sink_decodes_confluent_protobuf(start_worker, bed, registry, tmp_path, strategy):
+    w = start_worker(FAST)
+    topic = bed.unique_topic("pb-in")
+    create_topic(bed, topic, 1)
+    records = serialized(registry, topic, 5, strategy)
+    assert records[0][0][5:7] == b"\x02\x04"  # the key's message index: [2]
+    assert records[0][1][5:6] == b"\x00"  # the value's: [0]
+    produce(bed, topic, records)
+    out = tmp_path / "out.txt"
+    file_sink(w, "sink", topic, out, **converters(PROTOBUF, registry))
+    assert json_lines(out, 5) == [expected(i) for i in range(5)]
+    subjects = client(registry).get_subjects()
+    if strategy is None:
+        assert sorted(subjects) == [f"{topic}-key", f"{topic}-value"]
+    elif strategy is record_subject_name_strategy:
+        assert sorted(subjects) == ["tbtest.shop.Order", "tbtest.shop.OrderKey"]
+    else:
+        assert sorted(subjects) == [f"{topic}-tbtest.shop.Order",
+                                    f"{topic}-tbtest.shop.OrderKey"]
+
+
+def test_file_source_encodes_json_lines_under_the_latest_schema(start_worker, bed,
+                                                                 registry, tmp_path):
+    w = start_worker(FAST)
+    topic = bed.unique_topic("pb-lines")
+    registry.register(f"{topic}-value", ORDER_PROTO, "PROTOBUF")
+    source = tmp_path / "in.jsonl"
+    rows = [expected(i) for i in range(3)]
+    rows[1] = {"id": "1", "item": "item-1", "kind": 2, "tags": ["x"],  # Protobuf JSON
+               "counts": {"n": 1}, "address": {"city": "c1"},
+               "at": "2024-01-02T03:04:05.678Z", "price": 1.25,
+               "lines": [{"sku": "s1", "qty": 1}]}
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = {"connector.class": "FileStreamSource", "topic": topic, "file": str(source),
+              "value.converter": PROTOBUF,
+              "value.converter.schema.registry.url": registry.url,
+              "value.converter.use.latest.version": "true",
+              "value.converter.auto.register.schemas": "false"}
+    create(w, "lines", config)
+    messages = consume(bed, topic, 3)
+    Order, _ = classes()
+    values = ProtobufDeserializer(Order, {"use.deprecated.format": False}, client(registry))
+    got = [values(m.value(), context(topic)) for m in messages]
+    assert [m.value()[5] for m in messages] == [0, 0, 0]  # message index [0]
+    assert got == [order(i) for i in range(3)]
+
+
+def test_file_source_without_a_schema_says_what_to_do(start_worker, bed, registry,
+                                                      tmp_path):
+    w = start_worker(FAST)
+    topic = bed.unique_topic("pb-noschema")
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": 1}\n')
+    create(w, "lines", {"connector.class": "FileStreamSource", "topic": topic,
+                        "file": str(source), "value.converter": PROTOBUF,
+                        "value.converter.schema.registry.url": registry.url})
+    wait_for(lambda: task_state(w, "lines").get("state") == "FAILED", timeout=60,
+             what="the task to fail")
+    trace = task_state(w, "lines")["trace"]
+    assert "use.latest.version" in trace and ".proto" in trace, trace
+
+
+def frames(registry, topic):
+    """One good record, then the malformed frames of the test, by name."""
+    good = serialized(registry, topic, 2)[1]
+    key, value = good
+    schema_id = value[1:5]
+    string_id = registry.register("other", '"string"')  # an AVRO schema
+    return [
+        ("good", key, value),
+        ("wrong magic", key, b"\x01" + value[1:]),
+        ("unknown id", key, b"\x00\x00\x00\x7f\xff" + value[5:]),
+        ("truncated", key, value[:11]),  # inside the item string
+        ("bad message index", key, b"\x00" + schema_id + b"\x02\x0a" + value[6:]),
+        ("schema mismatch", key, b"\x00" + string_id.to_bytes(4, "big") + b"\x00\x08"),
+        ("bad key", b"\x00" + schema_id + b"\x02\x04\x08\x80", value),
+        ("good again", key, value),
+    ]
+
+
+def test_malformed_frames_go_to_the_dlq(start_worker, bed, registry, tmp_path):
+    w = start_worker(FAST)
+    topic, dlq = bed.unique_topic("pb-bad"), bed.unique_topic("pb-dlq")
+    create_topic(bed, topic, 1)
+    cases = frames(registry, topic)
+    produce(bed, topic, [(k, v) for _, k, v in cases])
+    out = tmp_path / "out.txt"
+    file_sink(w, "sink", topic, out, **converters(PROTOBUF, registry), **{
+        "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.context.headers.enable": "true"})
+    assert json_lines(out, 2) == [expected(1), expected(1)]
+    dead = consume(bed, dlq, 6)
+    headers = [dlq_headers(m) for m in dead]
+    assert [h["__connect.errors.stage"] for h in headers] == \
+        ["VALUE_CONVERTER"] * 5 + ["KEY_CONVERTER"]
+    assert [int(h["__connect.errors.offset"]) for h in headers] == [1, 2, 3, 4, 5, 6]
+    reasons = [h["__connect.errors.exception.message"] for h in headers]
+    assert "magic byte" in reasons[0]
+    assert "32767" in reasons[1]
+    assert "not a valid tbtest.shop.Order" in reasons[2]
+    assert "message index [5]" in reasons[3]
+    assert "AVRO" in reasons[4]
+    assert "not a valid tbtest.shop.OrderKey" in reasons[5]
+    assert [m.value() for m in dead] == [v for _, _, v in cases[1:7]]
+    assert task_state(w, "sink")["state"] == "RUNNING"
+    assert len(lines(out)) == 2
+
