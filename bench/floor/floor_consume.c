@@ -1,0 +1,298 @@
+/*
+ * floor_consume - the librdkafka floor of the sink side: reads a whole topic
+ * from the beginning with a fresh consumer group, through librdkafka's batched
+ * consume (rd_kafka_consume_batch_queue on the consumer queue), and only
+ * counts records and bytes.
+ *
+ *   floor_consume -b BOOTSTRAP -t TOPIC -n N [-T TIMEOUT_S] [-g GROUP] [-X key=value]...
+ *
+ * Prints one JSON line: records, bytes, seconds (start of the program to the
+ * N-th record), cpu_seconds (utime + stime of this process over that span, from
+ * /proc/self/stat), hwm_kb (VmHWM). Exits 0 once N records were read, 1 at
+ * the timeout.
+ *
+ *   floor_consume --end-offsets -b BOOTSTRAP -t TOPIC -n N [-T TIMEOUT_S]
+ *                 [-i INTERVAL_MS] [-c PARTITIONS]
+ *
+ * Watches the topic instead: asks for the end offsets of all its partitions
+ * every INTERVAL_MS (default 20) until their sum reaches N. With -c, first
+ * creates the topic with PARTITIONS partitions (Admin API; an existing topic
+ * is kept). Prints "ready P" once the topic's partitions are known, then a JSON
+ * line {"end_offsets":S,"seconds":T}. Exits 0 when the sum reached N, 1 at the
+ * timeout. The harness uses it to see when a source has written N records.
+ */
+#include <librdkafka/rdkafka.h>
+#include <stdbool.h>
+
+#include "floor_common.h"
+
+static void usage(void)
+{
+    fprintf(
+        stderr,
+        "usage: floor_consume -b BOOTSTRAP -t TOPIC -n N [-T TIMEOUT_S] [-g GROUP] "
+        "[-X key=value]...\n"
+        "       floor_consume --end-offsets -b BOOTSTRAP -t TOPIC -n N [-T TIMEOUT_S] "
+        "[-i INTERVAL_MS] [-c PARTITIONS]\n");
+    exit(2);
+}
+
+static void set(rd_kafka_conf_t *conf, const char *key, const char *value)
+{
+    char errstr[512];
+    if (rd_kafka_conf_set(conf, key, value, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) {
+        fprintf(stderr, "floor_consume: %s\n", errstr);
+        exit(2);
+    }
+}
+
+/* Partition count of topic, or -1 while the cluster does not know it. */
+static int partitions_of(rd_kafka_t *rk, const char *topic)
+{
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+    const struct rd_kafka_metadata *md = NULL;
+    int count = -1;
+    if (rd_kafka_metadata(rk, 0, rkt, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        if (md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+            md->topics[0].partition_cnt > 0) {
+            count = md->topics[0].partition_cnt;
+        }
+        rd_kafka_metadata_destroy(md);
+    }
+    rd_kafka_topic_destroy(rkt);
+    return count;
+}
+
+/* Creates topic with `partitions` partitions (replication 1); true when it
+ * was created or already exists. */
+static bool create_topic(rd_kafka_t *rk, const char *topic, int partitions)
+{
+    char errstr[512];
+    bool ok = false;
+    rd_kafka_NewTopic_t *nt =
+        rd_kafka_NewTopic_new(topic, partitions, 1, errstr, sizeof(errstr));
+    if (nt == NULL) {
+        fprintf(stderr, "floor_consume: %s\n", errstr);
+        return false;
+    }
+    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+    rd_kafka_AdminOptions_t *options =
+        rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+    rd_kafka_AdminOptions_set_request_timeout(options, 30000, errstr, sizeof(errstr));
+    rd_kafka_CreateTopics(rk, &nt, 1, options, q);
+    rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 40000);
+    if (ev == NULL) {
+        fprintf(stderr, "floor_consume: creating %s timed out\n", topic);
+    } else if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        fprintf(stderr, "floor_consume: creating %s: %s\n", topic,
+                rd_kafka_event_error_string(ev));
+    } else {
+        size_t cnt = 0;
+        const rd_kafka_topic_result_t **results = rd_kafka_CreateTopics_result_topics(
+            rd_kafka_event_CreateTopics_result(ev), &cnt);
+        rd_kafka_resp_err_t err =
+            cnt == 1 ? rd_kafka_topic_result_error(results[0]) : RD_KAFKA_RESP_ERR__FAIL;
+        ok = err == RD_KAFKA_RESP_ERR_NO_ERROR ||
+             err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS;
+        if (!ok) {
+            fprintf(stderr, "floor_consume: creating %s: %s\n", topic,
+                    rd_kafka_err2str(err));
+        }
+    }
+    if (ev != NULL) {
+        rd_kafka_event_destroy(ev);
+    }
+    rd_kafka_AdminOptions_destroy(options);
+    rd_kafka_queue_destroy(q);
+    rd_kafka_NewTopic_destroy(nt);
+    return ok;
+}
+
+static int watch_end_offsets(rd_kafka_conf_t *conf, const char *topic, long long n,
+                             double timeout, int interval_ms, int create)
+{
+    char errstr[512];
+    double start = floor_now(), deadline = start + timeout;
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    if (rk == NULL) {
+        fprintf(stderr, "floor_consume: %s\n", errstr);
+        return 2;
+    }
+    if (create > 0 && !create_topic(rk, topic, create)) {
+        rd_kafka_destroy(rk);
+        return 1;
+    }
+    int partitions = -1;
+    while ((partitions = partitions_of(rk, topic)) < 0 && floor_now() < deadline) {
+        usleep(100000);
+    }
+    if (partitions < 0) {
+        fprintf(stderr, "floor_consume: topic %s not found\n", topic);
+        rd_kafka_destroy(rk);
+        return 1;
+    }
+    printf("ready %d\n", partitions);
+    fflush(stdout);
+    long long sum = 0;
+    int rc = 1;
+    while (floor_now() < deadline) {
+        rd_kafka_topic_partition_list_t *list =
+            rd_kafka_topic_partition_list_new(partitions);
+        for (int p = 0; p < partitions; p++) {
+            /* offsets_for_times with the timestamp -1 (LATEST) answers end offsets,
+             * one request per leader */
+            rd_kafka_topic_partition_list_add(list, topic, p)->offset =
+                RD_KAFKA_OFFSET_END;
+        }
+        if (rd_kafka_offsets_for_times(rk, list, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            long long s = 0;
+            for (int i = 0; i < list->cnt; i++) {
+                if (list->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+                    list->elems[i].offset > 0) {
+                    s += list->elems[i].offset;
+                }
+            }
+            sum = s;
+        }
+        rd_kafka_topic_partition_list_destroy(list);
+        if (sum >= n) {
+            rc = 0;
+            break;
+        }
+        usleep((useconds_t)interval_ms * 1000);
+    }
+    printf("{\"end_offsets\":%lld,\"seconds\":%.6f}\n", sum, floor_now() - start);
+    fflush(stdout);
+    rd_kafka_destroy(rk);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    double start = floor_now();
+    double cpu_start = floor_cpu_seconds();
+    const char *bootstrap = NULL, *topic = NULL, *group = NULL;
+    long long n = -1;
+    double timeout = 300;
+    int interval_ms = 20, create = 0;
+    bool end_offsets = false;
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    char errstr[512];
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--end-offsets") == 0) {
+            end_offsets = true;
+        } else if (i + 1 < argc && argv[i][0] == '-' && strlen(argv[i]) == 2) {
+            const char *v = argv[++i];
+            switch (argv[i - 1][1]) {
+            case 'b':
+                bootstrap = v;
+                break;
+            case 't':
+                topic = v;
+                break;
+            case 'n':
+                n = atoll(v);
+                break;
+            case 'T':
+                timeout = atof(v);
+                break;
+            case 'g':
+                group = v;
+                break;
+            case 'i':
+                interval_ms = atoi(v);
+                break;
+            case 'c':
+                create = atoi(v);
+                break;
+            case 'X': {
+                char key[256];
+                const char *eq = strchr(v, '=');
+                if (eq == NULL || (size_t)(eq - v) >= sizeof(key)) {
+                    usage();
+                }
+                memcpy(key, v, (size_t)(eq - v));
+                key[eq - v] = '\0';
+                set(conf, key, eq + 1);
+                break;
+            }
+            default:
+                usage();
+            }
+        } else {
+            usage();
+        }
+    }
+    if (bootstrap == NULL || topic == NULL || n < 0 || interval_ms < 1) {
+        usage();
+    }
+    set(conf, "bootstrap.servers", bootstrap);
+    if (end_offsets) {
+        return watch_end_offsets(conf, topic, n, timeout, interval_ms, create);
+    }
+
+    char fresh[128];
+    if (group == NULL) {
+        snprintf(fresh, sizeof(fresh), "floor-%ld-%ld", (long)getpid(), (long)time(NULL));
+        group = fresh;
+    }
+    set(conf, "group.id", group);
+    set(conf, "auto.offset.reset", "earliest");
+    set(conf, "enable.auto.commit", "false");
+    set(conf, "enable.partition.eof", "false");
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+    if (rk == NULL) {
+        fprintf(stderr, "floor_consume: %s\n", errstr);
+        return 2;
+    }
+    rd_kafka_poll_set_consumer(rk);
+    rd_kafka_topic_partition_list_t *subscription = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(subscription, topic, RD_KAFKA_PARTITION_UA);
+    rd_kafka_resp_err_t err = rd_kafka_subscribe(rk, subscription);
+    rd_kafka_topic_partition_list_destroy(subscription);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        fprintf(stderr, "floor_consume: subscribe: %s\n", rd_kafka_err2str(err));
+        return 2;
+    }
+    rd_kafka_queue_t *queue = rd_kafka_queue_get_consumer(rk);
+    enum { BATCH = 4096 };
+    static rd_kafka_message_t *batch[BATCH];
+    long long records = 0, bytes = 0, errors = 0;
+    double deadline = start + timeout, seconds = 0, cpu = 0;
+
+    /* Bounded by the deadline. A call returns with a full batch or after 10 ms, so the
+     * last, partial batch is seen at most 10 ms late. */
+    while (records < n && floor_now() < deadline) {
+        ssize_t got = rd_kafka_consume_batch_queue(queue, 10, batch, BATCH);
+        for (ssize_t i = 0; i < got; i++) {
+            if (batch[i]->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+                records++;
+                bytes += (long long)batch[i]->len;
+            } else if (errors++ == 0) {
+                fprintf(stderr, "floor_consume: %s\n", rd_kafka_message_errstr(batch[i]));
+            }
+            rd_kafka_message_destroy(batch[i]);
+        }
+        if (records >= n) {
+            seconds = floor_now() - start;
+            cpu = floor_cpu_seconds() - cpu_start;
+        }
+    }
+    if (records < n) {
+        seconds = floor_now() - start;
+        cpu = floor_cpu_seconds() - cpu_start;
+    }
+    printf("{\"records\":%lld,\"errors\":%lld,\"bytes\":%lld,\"seconds\":%.6f,"
+           "\"cpu_seconds\":%.3f,\"hwm_kb\":%ld}\n",
+           records, errors, bytes, seconds, cpu, floor_hwm_kb());
+    fflush(stdout);
+    if (records < n) {
+        fprintf(stderr, "floor_consume: %lld of %lld records before the timeout\n",
+                records, n);
+    }
+    rd_kafka_queue_destroy(queue);
+    rd_kafka_consumer_close(rk);
+    rd_kafka_destroy(rk);
+    return records >= n ? 0 : 1;
+}

@@ -1,0 +1,1068 @@
+#!/usr/bin/env python3
+"""The scenarios of bench/run: tributary side by side with Apache Kafka Connect 3.9
+standalone and the librdkafka floor programs, against a running test bed.
+
+bench/run builds everything, starts the bed and calls this script; see bench/README.md.
+Standard library only. Every wait is a bounded poll; every process started here is
+stopped here (also on SIGTERM/SIGINT).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import select
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+PARTITIONS = 4
+# Kafka's own scripts (kafka-run-class.sh, connect-standalone.sh) start Connect with these.
+CONNECT_JVM = ["-Xms256M", "-Xmx2G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+               "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+               "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true"]
+CONNECT_MAIN = "org.apache.kafka.connect.cli.ConnectStandalone"
+# Loopback only: never through a proxy from the environment.
+HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+class BenchError(Exception):
+    pass
+
+
+STARTED = time.monotonic()
+LOAD_AT_START = Path("/proc/loadavg").read_text().split()[:3]
+
+
+def log(message: str) -> None:
+    print(f"bench: [{time.monotonic() - STARTED:6.1f} s] {message}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------ /proc readings
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of every thread of pid, in seconds (/proc/<pid>/stat fields 14, 15)."""
+    with open(f"/proc/{pid}/stat") as f:
+        data = f.read()
+    fields = data[data.rindex(")") + 2:].split()  # fields[0] is field 3, the state
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def status_kb(pid: int, key: str) -> int:
+    """A kB figure of /proc/<pid>/status: VmRSS (now) or VmHWM (peak)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise BenchError(f"no {key} in /proc/{pid}/status")
+
+
+def busy_seconds() -> float:
+    """CPU time the whole machine spent busy (every core), from /proc/stat."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / CLK_TCK
+
+
+def own_seconds(extra_pids) -> float:
+    """CPU time of the benchmark itself: this process with its reaped children (cutime,
+    cstime), every live descendant, and extra_pids (the broker)."""
+    parents, stats = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                data = f.read()
+        except OSError:
+            continue
+        fields = data[data.rindex(")") + 2:].split()
+        parents[int(entry)] = int(fields[1])
+        stats[int(entry)] = [int(x) for x in fields[11:15]]  # utime stime cutime cstime
+
+    def ours(pid):
+        for _ in range(64):  # bounded walk up the tree
+            if pid == os.getpid() or pid in extra_pids:
+                return True
+            if pid not in parents or pid <= 1:
+                return False
+            pid = parents[pid]
+        return False
+    total = 0
+    for pid, (utime, stime, cutime, cstime) in stats.items():
+        if ours(pid):
+            total += utime + stime + cutime + cstime
+    return total / CLK_TCK
+
+
+class Background:
+    """How many cores processes outside the benchmark kept busy during a measurement: the
+    machine's busy time minus the benchmark's own (harness, its children, the broker), per
+    second. About 0 on a quiet machine; other jobs on a shared machine show here."""
+
+    def __init__(self, ctx: "Context"):
+        self.pids = {ctx.broker_pid} if ctx.broker_pid else set()
+        self.t0, self.busy0, self.own0 = time.monotonic(), busy_seconds(), own_seconds(self.pids)
+
+    def cores(self) -> float:
+        elapsed = time.monotonic() - self.t0
+        foreign = (busy_seconds() - self.busy0) - (own_seconds(self.pids) - self.own0)
+        return max(0.0, foreign / elapsed) if elapsed > 0 else 0.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+# ------------------------------------------------------------------------ processes
+CHILDREN: list[subprocess.Popen] = []
+
+
+def spawn(argv, log_path: Path, stdout=None, cwd=None) -> subprocess.Popen:
+    out = open(log_path, "ab")
+    proc = subprocess.Popen([str(a) for a in argv], stdin=subprocess.DEVNULL,
+                            stdout=stdout if stdout is not None else out, stderr=out,
+                            cwd=cwd)
+    out.close()
+    CHILDREN.append(proc)
+    return proc
+
+
+def stop(proc: subprocess.Popen, grace: float = 30) -> int | None:
+    """SIGTERM, up to `grace` seconds, then SIGKILL."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    if proc in CHILDREN:
+        CHILDREN.remove(proc)
+    return proc.returncode
+
+
+def stop_all() -> None:
+    for proc in list(reversed(CHILDREN)):
+        stop(proc, 10)
+
+
+def http(method: str, url: str, body=None, timeout: float = 60):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers={
+        "Content-Type": "application/json", "Accept": "application/json"})
+    try:
+        with HTTP.open(request, timeout=timeout) as reply:
+            return reply.status, reply.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def probe(port: int, path: str) -> int:
+    """Status code of GET path, 0 when nothing answers yet. Raw socket: cheap enough to
+    poll every millisecond."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+            s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                      "Connection: close\r\n\r\n".encode())
+            head = b""
+            while b"\r\n" not in head and len(head) < 256:
+                chunk = s.recv(256)
+                if not chunk:
+                    break
+                head += chunk
+        parts = head.split()
+        return int(parts[1]) if head.startswith(b"HTTP/") and len(parts) > 1 else 0
+    except (OSError, ValueError):
+        return 0
+
+
+# ------------------------------------------------------------------------ the systems
+class Worker:
+    """A tributary or Kafka Connect standalone worker in a fresh directory."""
+
+    kind = ""
+    ready_path = ""
+
+    def __init__(self, ctx: "Context", label: str):
+        self.ctx = ctx
+        self.dir = ctx.work / f"{self.kind}-{label}"
+        if self.dir.exists():
+            shutil.rmtree(self.dir)
+        self.dir.mkdir(parents=True)
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+        self.spawned_at = 0.0
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def common_properties(self) -> list[str]:
+        return [f"bootstrap.servers={self.ctx.bootstrap}",
+                f"listeners=http://127.0.0.1:{self.port}",
+                f"key.converter={STRING}",
+                f"value.converter={STRING}",
+                f"offset.flush.interval.ms={self.ctx.flush_ms}"]
+
+    def argv(self) -> list:
+        raise NotImplementedError
+
+    def start(self) -> "Worker":
+        argv = self.argv()
+        self.spawned_at = time.monotonic()
+        self.proc = spawn(argv, self.log_path)
+        return self
+
+    def check_alive(self) -> None:
+        if self.proc.poll() is not None:
+            raise BenchError(f"{self.kind} exited with {self.proc.returncode}:\n"
+                             f"{tail(self.log_path)}")
+
+    def wait_ready(self, timeout: float = 180) -> float:
+        """Polls ready_path every millisecond; returns seconds from spawn to the first 200."""
+        deadline = self.spawned_at + timeout
+        while True:
+            if probe(self.port, self.ready_path) == 200:
+                return time.monotonic() - self.spawned_at
+            self.check_alive()
+            if time.monotonic() > deadline:
+                raise BenchError(f"{self.kind} not ready after {timeout} s:\n{tail(self.log_path)}")
+            time.sleep(0.001)
+
+    def create(self, name: str, config: dict) -> None:
+        code, body = http("POST", f"{self.base}/connectors", {"name": name, "config": config})
+        if code != 201:
+            raise BenchError(f"{self.kind}: creating {name} answered {code}: {body[:500]!r}")
+
+    def running(self, name: str) -> bool:
+        code, body = http("GET", f"{self.base}/connectors/{name}/status", timeout=30)
+        if code != 200:
+            return False
+        status = json.loads(body)
+        tasks = status.get("tasks", [])
+        failed = [t for t in tasks if t.get("state") == "FAILED"]
+        if failed or status.get("connector", {}).get("state") == "FAILED":
+            raise BenchError(f"{self.kind}: {name} failed: {json.dumps(status)[:2000]}")
+        return (status.get("connector", {}).get("state") == "RUNNING" and bool(tasks)
+                and all(t.get("state") == "RUNNING" for t in tasks))
+
+    def wait_running(self, names: list[str], timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        pending = list(names)
+        while pending:
+            pending = [n for n in pending if not self.running(n)]
+            if not pending:
+                return
+            self.check_alive()
+            if time.monotonic() > deadline:
+                raise BenchError(f"{self.kind}: not RUNNING after {timeout} s: {pending[:5]}")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            code = stop(self.proc, 30)
+            if code not in (0, 143, -15):
+                log(f"{self.kind} in {self.dir} exited with {code}")
+
+
+class Tributary(Worker):
+    kind = "tributary"
+    ready_path = "/health"
+
+    def argv(self) -> list:
+        props = self.dir / "worker.properties"
+        props.write_text("\n".join(self.common_properties() + [
+            f"offset.storage.file.filename={self.dir / 'store' / 'tributary.db'}"]) + "\n")
+        self.log_path = self.dir / "tributary.log"
+        return [self.ctx.tributary, props]
+
+
+class Connect(Worker):
+    kind = "connect"
+    ready_path = "/"
+
+    def argv(self) -> list:
+        props = self.dir / "worker.properties"
+        props.write_text("\n".join(self.common_properties() + [
+            f"offset.storage.file.filename={self.dir / 'connect.offsets'}",
+            f"plugin.path={self.ctx.plugins}",
+            # What Connect's own start-up warning recommends when every plugin has a
+            # ServiceLoader manifest: skips the reflective scan, about 2.5 s less start-up
+            # here. The faster setting, so the comparison does not flatter tributary.
+            "plugin.discovery=service_load"]) + "\n")
+        # What Kafka's config/connect-log4j.properties does, into a file instead of stdout.
+        log4j = self.dir / "log4j.properties"
+        log4j.write_text("\n".join([
+            "log4j.rootLogger=INFO, file",
+            "log4j.appender.file=org.apache.log4j.FileAppender",
+            f"log4j.appender.file.File={self.dir / 'connect.log'}",
+            "log4j.appender.file.layout=org.apache.log4j.PatternLayout",
+            "log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c:%L)%n",
+            "log4j.logger.org.reflections=ERROR",
+            "log4j.logger.org.apache.zookeeper=ERROR",
+            "log4j.logger.org.I0Itec.zkclient=ERROR"]) + "\n")
+        self.log_path = self.dir / "connect.out"
+        return ["java", *CONNECT_JVM, f"-Dlog4j.configuration=file:{log4j}",
+                "-cp", f"{self.ctx.libs}/*", CONNECT_MAIN, props]
+
+    def check_alive(self) -> None:
+        if self.proc.poll() is not None:
+            raise BenchError(f"connect exited with {self.proc.returncode}:\n"
+                             f"{tail(self.log_path)}\n{tail(self.dir / 'connect.log')}")
+
+
+WORKERS = {"tributary": Tributary, "connect": Connect}
+
+
+# ------------------------------------------------------------------------ context
+class Context:
+    def __init__(self, args):
+        self.args = args
+        self.smoke = args.smoke
+        self.n = args.records
+        self.size = args.value_size
+        self.bootstrap = args.bootstrap
+        self.libs = args.libs
+        self.plugins = args.plugins
+        self.tributary = args.tributary
+        self.floor_dir = Path(args.floor)
+        self.work = Path(args.work)
+        self.flush_ms = args.flush_ms
+        self.broker_pid = args.broker_pid
+        self.run_id = f"{int(time.time()) % 1000000}"
+        self.topic = f"bench-in-{self.run_id}"
+        self.input_file = self.work / "source-input.txt"
+        self.expected_sink_bytes = 0
+        # generous but bounded: a minute, or 5000 records/s (ten times slower than the
+        # slowest system measured so far)
+        self.run_timeout = max(60.0, self.n / 5000.0)
+        self.rows: list[dict] = []
+        self.notes: list[str] = []
+
+    def floor(self, name: str) -> str:
+        return str(self.floor_dir / name)
+
+
+def run_floor(ctx: Context, argv: list, label: str) -> dict:
+    log_path = ctx.work / f"{label}.log"
+    proc = spawn(argv, log_path, stdout=subprocess.PIPE)
+    try:
+        out, _ = proc.communicate(timeout=ctx.run_timeout + 60)
+    except subprocess.TimeoutExpired:
+        stop(proc, 5)
+        raise BenchError(f"{label} did not finish:\n{tail(log_path)}")
+    CHILDREN.remove(proc)
+    lines = [ln for ln in out.decode().splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise BenchError(f"{label} failed ({proc.returncode}): {out.decode()[-500:]}\n"
+                         f"{tail(log_path)}")
+    return json.loads(lines[-1])
+
+
+class Watcher:
+    """floor_consume --end-offsets: creates the topic with 4 partitions and waits until its
+    end offsets add up to N."""
+
+    def __init__(self, ctx: Context, topic: str, label: str):
+        self.ctx = ctx
+        self.log_path = ctx.work / f"{label}-watch.log"
+        self.proc = spawn([ctx.floor("floor_consume"), "--end-offsets", "-c", PARTITIONS,
+                           "-b", ctx.bootstrap, "-t", topic, "-n", ctx.n,
+                           "-T", int(ctx.run_timeout), "-i", 20],
+                          self.log_path, stdout=subprocess.PIPE)
+        line = self._line(60)
+        if not line.startswith("ready"):
+            stop(self.proc, 5)
+            raise BenchError(f"watcher for {topic}: {line!r}\n{tail(self.log_path)}")
+
+    def _line(self, timeout: float) -> str:
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        return self.proc.stdout.readline().decode().strip() if ready else ""
+
+    def wait(self, worker: Worker | None = None) -> float:
+        """Waits for the N-th record; returns the monotonic time it was seen."""
+        deadline = time.monotonic() + self.ctx.run_timeout + 30
+        while self.proc.poll() is None:
+            if worker is not None:
+                worker.check_alive()
+            if time.monotonic() > deadline:
+                stop(self.proc, 5)
+                raise BenchError("the watcher did not finish")
+            ready, _, _ = select.select([self.proc.stdout], [], [], 0.01)
+            if ready:
+                break
+        done = time.monotonic()
+        out = self.proc.stdout.read().decode()
+        self.proc.wait(30)
+        CHILDREN.remove(self.proc)
+        if self.proc.returncode != 0:
+            raise BenchError(f"the topic did not reach {self.ctx.n} records: {out.strip()}")
+        return done
+
+
+def row(ctx, scenario, system, **figures) -> dict:
+    entry = {"scenario": scenario, "system": system, **figures}
+    ctx.rows.append(entry)
+    log(f"{scenario} {system}: " + ", ".join(f"{k}={v:.6g}" if isinstance(v, float)
+                                           else f"{k}={v}" for k, v in figures.items()))
+    return entry
+
+
+class Fixed:
+    """A Background reading taken earlier."""
+
+    def __init__(self, cores: float):
+        self.value = cores
+
+    def cores(self) -> float:
+        return self.value
+
+
+def throughput_row(ctx, scenario, system, seconds, cpu, hwm_kb, background):
+    return row(ctx, scenario, system, records=ctx.n, seconds=seconds,
+               rps=ctx.n / seconds if seconds > 0 else 0.0,
+               cpu_per_m=cpu / ctx.n * 1e6, cores=cpu / seconds if seconds > 0 else 0.0,
+               rss_mb=hwm_kb / 1024, background=background.cores())
+
+
+# ------------------------------------------------------------------------ data
+def preload(ctx: Context) -> None:
+    log(f"preloading {ctx.n} records of {ctx.size} bytes into {ctx.topic} "
+        f"({PARTITIONS} partitions)")
+    watcher = Watcher(ctx, ctx.topic, "preload")
+    result = run_floor(ctx, [ctx.floor("floor_produce"), "-b", ctx.bootstrap, "-t", ctx.topic,
+                             "-n", ctx.n, "-s", ctx.size, "-T", int(ctx.run_timeout)],
+                       "preload")
+    watcher.wait()
+    ctx.expected_sink_bytes = result["bytes"] + ctx.n  # each value and a newline
+    # The bed's first consumer group creates __consumer_offsets (and its coordinator answers
+    # COORDINATOR_NOT_AVAILABLE meanwhile): let a throwaway group pay that, not a system.
+    run_floor(ctx, [ctx.floor("floor_consume"), "-b", ctx.bootstrap, "-t", ctx.topic, "-n", 1,
+                    "-T", 60], "preload-group")
+    ctx.notes.append(f"Preload: {ctx.n} records ({result['bytes'] / 1e6:.1f} MB of values) "
+                     f"in {result['seconds']:.1f} s.")
+    subprocess.run([ctx.floor("floor_produce"), "-o", ctx.input_file, "-n", str(ctx.n),
+                    "-s", str(ctx.size)], check=True, timeout=ctx.run_timeout)
+
+
+# ------------------------------------------------------------------------ scenarios
+def sink(ctx: Context) -> None:
+    log("scenario sink: Kafka -> file")
+    background = Background(ctx)
+    result = run_floor(ctx, [ctx.floor("floor_consume"), "-b", ctx.bootstrap, "-t", ctx.topic,
+                             "-n", ctx.n, "-T", int(ctx.run_timeout)], "sink-floor")
+    throughput_row(ctx, "sink", "floor", result["seconds"], result["cpu_seconds"],
+                   result["hwm_kb"], background)
+    for kind in ("tributary", "connect"):
+        worker = WORKERS[kind](ctx, "sink").start()
+        try:
+            worker.wait_ready()
+            out = worker.dir / "sink.txt"
+            name = f"bench-sink-{kind}-{ctx.run_id}"
+            background = Background(ctx)
+            cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
+            worker.create(name, {"connector.class": "FileStreamSink", "topics": ctx.topic,
+                                 "file": str(out), "key.converter": STRING,
+                                 "value.converter": STRING})
+            deadline = t0 + ctx.run_timeout
+            # The file's size tells when every line is there (each value has the same
+            # length): a stat every 20 ms, cheaper than counting lines.
+            while (out.stat().st_size if out.exists() else 0) < ctx.expected_sink_bytes:
+                worker.check_alive()
+                if time.monotonic() > deadline:
+                    size = out.stat().st_size if out.exists() else 0
+                    raise BenchError(f"{kind} sink: {size} of {ctx.expected_sink_bytes} bytes "
+                                     f"after {ctx.run_timeout} s")
+                time.sleep(0.02)
+            t1, cpu1 = time.monotonic(), cpu_seconds(worker.pid)
+            hwm = status_kb(worker.pid, "VmHWM")
+            busy = background.cores()
+            with open(out, "rb") as f:
+                lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+            if lines != ctx.n:
+                raise BenchError(f"{kind} sink wrote {lines} lines, not {ctx.n}")
+            throughput_row(ctx, "sink", kind, t1 - t0, cpu1 - cpu0, hwm, Fixed(busy))
+        finally:
+            worker.stop()
+            (worker.dir / "sink.txt").unlink(missing_ok=True)
+
+
+def source_like(ctx: Context, scenario: str, systems: list[str], config_of) -> None:
+    for kind in systems:
+        topic = f"bench-{scenario}-{kind}-{ctx.run_id}"
+        if kind == "floor":
+            watcher = Watcher(ctx, topic, f"{scenario}-floor")
+            background = Background(ctx)
+            result = run_floor(ctx, [ctx.floor("floor_produce"), "-b", ctx.bootstrap,
+                                     "-t", topic, "-n", ctx.n, "-s", ctx.size,
+                                     "-T", int(ctx.run_timeout)], f"{scenario}-floor")
+            watcher.wait()
+            throughput_row(ctx, scenario, "floor", result["seconds"], result["cpu_seconds"],
+                           result["hwm_kb"], Fixed(background.cores()))
+            continue
+        worker = WORKERS[kind](ctx, scenario).start()
+        try:
+            worker.wait_ready()
+            watcher = Watcher(ctx, topic, f"{scenario}-{kind}")
+            background = Background(ctx)
+            cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
+            worker.create(f"bench-{scenario}-{kind}-{ctx.run_id}", config_of(topic))
+            t1 = watcher.wait(worker)
+            cpu1, hwm = cpu_seconds(worker.pid), status_kb(worker.pid, "VmHWM")
+            throughput_row(ctx, scenario, kind, t1 - t0, cpu1 - cpu0, hwm,
+                           Fixed(background.cores()))
+        finally:
+            worker.stop()
+
+
+def source(ctx: Context) -> None:
+    log("scenario source: file -> Kafka")
+    source_like(ctx, "source", ["floor", "tributary", "connect"], lambda topic: {
+        "connector.class": "FileStreamSource", "file": str(ctx.input_file), "topic": topic,
+        "key.converter": STRING, "value.converter": STRING})
+
+
+def datagen(ctx: Context) -> None:
+    log("scenario datagen: generated records -> Kafka")
+    source_like(ctx, "datagen", ["floor", "tributary"], lambda topic: {
+        "connector.class": "datagen", "topic": topic, "records.per.second": "0",
+        "count": str(ctx.n), "key.converter": STRING, "value.converter": STRING})
+
+
+def wrk(ctx: Context, url: str, seconds: float) -> dict:
+    argv = ["wrk", f"-t{ctx.args.wrk_threads}", f"-c{ctx.args.wrk_connections}",
+            f"-d{max(1, int(seconds))}s", "--latency", url]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 60)
+    if done.returncode != 0:
+        raise BenchError(f"wrk failed: {done.stdout}{done.stderr}")
+    text = done.stdout
+
+    def duration_ms(value: str, unit: str) -> float:
+        return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3}[unit]
+
+    latency = {m.group(1): duration_ms(m.group(2), m.group(3)) for m in
+               re.finditer(r"^\s+(50|75|90|99)%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.M)}
+    rps = re.search(r"^Requests/sec:\s+([\d.]+)", text, re.M)
+    total = re.search(r"^\s+(\d+) requests in", text, re.M)
+    errors = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
+    socket_errors = re.search(r"Socket errors:(.*)$", text, re.M)
+    if rps is None or "50" not in latency or "99" not in latency or total is None:
+        raise BenchError(f"cannot read wrk's output:\n{text}")
+    return {"rps": float(rps.group(1)), "p50_ms": latency["50"], "p99_ms": latency["99"],
+            "requests": int(total.group(1)),
+            "non_2xx": int(errors.group(1)) if errors else 0,
+            "socket_errors": socket_errors.group(1).strip() if socket_errors else ""}
+
+
+def service(ctx: Context) -> None:
+    """Start-up, resident memory and REST, on the same worker per system: start-up trials,
+    then the last trial's worker idle, with 1 connector, with many; then wrk against
+    GET /connectors/{name}/status with those connectors in place."""
+    many = ctx.args.connectors
+    for kind in ("tributary", "connect"):
+        trials = ctx.args.startup_trials if kind == "tributary" else ctx.args.connect_trials
+        log(f"scenario start-up, memory, REST: {kind} ({trials} start-up trials)")
+        times = []
+        worker = None
+        try:
+            background = Background(ctx)
+            for trial in range(trials):
+                worker = WORKERS[kind](ctx, f"service{trial}").start()
+                times.append(worker.wait_ready() * 1000)
+                if trial < trials - 1:
+                    worker.stop()
+                    shutil.rmtree(worker.dir, ignore_errors=True)
+            row(ctx, "startup", kind, median_ms=statistics.median(times), min_ms=min(times),
+                max_ms=max(times), trials=trials, background=background.cores())
+
+            time.sleep(ctx.args.settle)
+            idle = status_kb(worker.pid, "VmRSS")
+            empty = worker.dir / "empty.txt"
+            empty.write_text("")
+            topic = f"bench-mem-{kind}-{ctx.run_id}"
+
+            def config(i):
+                return {"connector.class": "FileStreamSource", "file": str(empty),
+                        "topic": topic, "key.converter": STRING, "value.converter": STRING}
+            names = [f"mem-{i}" for i in range(many)]
+            worker.create(names[0], config(0))
+            worker.wait_running(names[:1])
+            time.sleep(ctx.args.settle)
+            one = status_kb(worker.pid, "VmRSS")
+            for i, name in enumerate(names[1:], start=1):
+                worker.create(name, config(i))
+            worker.wait_running(names, timeout=300)
+            time.sleep(ctx.args.settle)
+            full = status_kb(worker.pid, "VmRSS")
+            row(ctx, "memory", kind, idle_mb=idle / 1024, one_mb=one / 1024,
+                many_mb=full / 1024, connectors=many,
+                hwm_mb=status_kb(worker.pid, "VmHWM") / 1024)
+
+            url = f"{worker.base}/connectors/{names[0]}/status"
+            if ctx.args.wrk_warmup > 0:
+                wrk(ctx, url, ctx.args.wrk_warmup)
+            background = Background(ctx)
+            cpu0 = cpu_seconds(worker.pid)
+            result = wrk(ctx, url, ctx.args.wrk_seconds)
+            cpu1 = cpu_seconds(worker.pid)
+            row(ctx, "rest", kind, rps=result["rps"], p50_ms=result["p50_ms"],
+                p99_ms=result["p99_ms"],
+                cpu_per_m=(cpu1 - cpu0) / max(1, result["requests"]) * 1e6,
+                requests=result["requests"], non_2xx=result["non_2xx"],
+                rss_mb=status_kb(worker.pid, "VmHWM") / 1024, background=background.cores())
+            if result["non_2xx"] or result["socket_errors"]:
+                ctx.notes.append(f"REST {kind}: {result['non_2xx']} non-2xx answers, "
+                                 f"socket errors: {result['socket_errors'] or 'none'}.")
+        finally:
+            if worker is not None:
+                worker.stop()
+
+
+# ------------------------------------------------------------------------ profile
+def profile_config(ctx: Context, scenario: str, worker: Worker) -> dict:
+    if scenario == "sink":
+        config = {"connector.class": "FileStreamSink", "topics": ctx.topic,
+                  "file": str(worker.dir / "sink.txt")}
+    elif scenario == "source":
+        config = {"connector.class": "FileStreamSource", "file": str(ctx.input_file),
+                  "topic": f"bench-profile-{scenario}-{ctx.run_id}"}
+    else:
+        config = {"connector.class": "datagen", "topic": f"bench-profile-{scenario}-{ctx.run_id}",
+                  "records.per.second": "0", "count": str(ctx.n)}
+    config.update({"key.converter": STRING, "value.converter": STRING})
+    return config
+
+
+def keep(lines: list[str], limit: int = 25) -> list[str]:
+    """Report lines without headers, blanks, and frames that have no symbol (bare addresses
+    inside libraries without debug information)."""
+    return [ln.rstrip() for ln in lines if ln.strip() and not ln.startswith("#")
+            and not re.match(r"^-+$", ln.strip())
+            and not re.search(r"[\s:]0x[0-9a-f]+(\s*$|\s+\[)", ln)][:limit]
+
+
+def perf_profile(ctx: Context, scenario: str, perf: str) -> list[str] | None:
+    seconds = ctx.args.profile_seconds
+    worker = Tributary(ctx, f"profile-{scenario}").start()
+    data = worker.dir / "perf.data"
+    try:
+        worker.wait_ready()
+        recorder = spawn([perf, "record", "-q", "-F", "199", "--call-graph", "dwarf",
+                          "-p", worker.pid, "-o", data, "--", "sleep", seconds],
+                         worker.dir / "perf.log")
+        worker.create(f"bench-profile-{scenario}", profile_config(ctx, scenario, worker))
+        try:
+            recorder.wait(seconds + 60)
+        finally:
+            stop(recorder, 5)
+        if recorder.returncode != 0 or not data.exists():
+            log(f"perf could not record: {tail(worker.dir / 'perf.log', 3)}")
+            return None
+        worker.stop()
+
+        def report(*extra):
+            done = subprocess.run([perf, "report", "-i", data, "--stdio", "-g", "none",
+                                   "--percent-limit", "1.5", *extra],
+                                  capture_output=True, text=True, timeout=600)
+            return keep(done.stdout.splitlines())
+        children = report("--children", "--sort", "sym")
+        self_time = report("--no-children", "--sort", "dso,sym")
+        if not children and not self_time:
+            return [f"### {scenario}", "", f"No samples in {seconds} s: the worker was done "
+                    "before perf attached (N too small).", ""]
+        return [f"### {scenario}: {seconds} s of `perf record -F 199 --call-graph dwarf` "
+                "on a fresh worker from the connector's creation", "",
+                "Inclusive time (children): the path from the pool thread down.", "",
+                "```", *children, "```", "",
+                "Self time by library and function:", "",
+                "```", *self_time, "```", ""]
+    finally:
+        worker.stop()
+        (worker.dir / "sink.txt").unlink(missing_ok=True)
+        data.unlink(missing_ok=True)
+
+
+class CallgrindTributary(Tributary):
+    def argv(self) -> list:
+        return ["valgrind", "--tool=callgrind", "--quiet",
+                f"--callgrind-out-file={self.dir / 'callgrind.out'}", *super().argv()]
+
+
+def callgrind_profile(ctx: Context, scenario: str) -> list[str] | None:
+    """The fallback: tributary under callgrind (about 50 times slower) for three times the
+    profile window, then callgrind_annotate."""
+    seconds = ctx.args.profile_seconds * 3
+    worker = CallgrindTributary(ctx, f"callgrind-{scenario}").start()
+    output = worker.dir / "callgrind.out"
+    try:
+        worker.wait_ready(timeout=300)
+        worker.create(f"bench-profile-{scenario}", profile_config(ctx, scenario, worker))
+        time.sleep(seconds)
+        stop(worker.proc, 120)  # callgrind writes its file at exit
+        if not output.exists():
+            return None
+
+        def annotate(*extra):
+            done = subprocess.run(["callgrind_annotate", *extra, output],
+                                  capture_output=True, text=True, timeout=600)
+            lines = done.stdout.splitlines()
+            start = next((i for i, ln in enumerate(lines) if "file:function" in ln), 0)
+            return keep(lines[start + 1:])
+        return [f"### {scenario}: {seconds} s of tributary under `valgrind --tool=callgrind`", "",
+                "Inclusive instructions:", "", "```", *annotate("--inclusive=yes"), "```", "",
+                "Self instructions:", "", "```", *annotate(), "```", ""]
+    finally:
+        worker.stop()
+        (worker.dir / "sink.txt").unlink(missing_ok=True)
+        output.unlink(missing_ok=True)
+
+
+def profile(ctx: Context, scenarios: list[str]) -> list[str]:
+    """A profile of tributary in each scenario that missed a goal: perf (cpu-clock, DWARF
+    call graphs), or callgrind when perf cannot record here. Returns Markdown lines."""
+    out = ["## Profile of tributary's hottest paths", ""]
+    perf, valgrind = shutil.which("perf"), shutil.which("valgrind")
+    for scenario in scenarios:
+        log(f"profiling tributary: {scenario}")
+        section = perf_profile(ctx, scenario, perf) if perf else None
+        if section is None and valgrind:
+            section = callgrind_profile(ctx, scenario)
+        out += section or [f"### {scenario}", "", "Neither perf nor valgrind could profile "
+                           "here.", ""]
+    return out
+
+
+# ------------------------------------------------------------------------ report
+def find(ctx, scenario, system):
+    for entry in ctx.rows:
+        if entry["scenario"] == scenario and entry["system"] == system:
+            return entry
+    return None
+
+
+def fmt(value, digits=3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, int):
+        return f"{value:,}".replace(",", " ")
+    if abs(value) >= 1000:
+        return f"{value:,.0f}".replace(",", " ")
+    return f"{value:.{digits}g}"
+
+
+def ratio(a, b):
+    return a / b if a is not None and b not in (None, 0) else None
+
+
+def ratio_text(value) -> str:
+    return "–" if value is None else f"{value:.2f}×"
+
+
+def evaluate(ctx) -> list[dict]:
+    goals = []
+
+    def at_least(name, target, measured, detail, unit="×"):
+        goals.append({"goal": name, "target": f"≥ {target:g}{unit}", "measured": measured,
+                      "met": measured is not None and measured >= target,
+                      "shortfall": None if measured is None or measured >= target else
+                      f"{(1 - measured / target) * 100:.0f}% short: {target / measured:.2f}× "
+                      f"more needed" if measured else "nothing measured",
+                      "unit": unit, "detail": detail})
+
+    def at_most(name, target, measured, detail, unit="×"):
+        goals.append({"goal": name, "target": f"≤ {target:g}{unit}", "measured": measured,
+                      "met": measured is not None and measured <= target,
+                      "shortfall": None if measured is None or measured <= target else
+                      f"{(measured / target - 1) * 100:.0f}% over: {measured / target:.2f}× "
+                      "the limit",
+                      "unit": unit, "detail": detail})
+
+    def get(s, k, field):
+        entry = find(ctx, s, k)
+        return entry.get(field) if entry else None
+
+    for scenario in ("sink", "source"):
+        t, c = get(scenario, "tributary", "rps"), get(scenario, "connect", "rps")
+        at_least(f"{scenario} throughput vs Connect", 3, ratio(t, c),
+                 f"{fmt(t)} vs {fmt(c)} records/s")
+    for scenario in ("sink", "source", "datagen"):
+        t, f = get(scenario, "tributary", "cpu_per_m"), get(scenario, "floor", "cpu_per_m")
+        at_most(f"{scenario} CPU per record vs floor", 1.3, ratio(t, f),
+                f"{fmt(t)} vs {fmt(f)} CPU s per M records")
+    t, c = get("rest", "tributary", "rps"), get("rest", "connect", "rps")
+    at_least("REST requests/s vs Connect", 5, ratio(t, c), f"{fmt(t)} vs {fmt(c)} requests/s")
+    t, c = get("rest", "tributary", "p99_ms"), get("rest", "connect", "p99_ms")
+    at_most("REST p99 below Connect's", 1, ratio(t, c), f"{fmt(t)} vs {fmt(c)} ms")
+    if goals[-1]["met"] and t == c:
+        goals[-1]["met"] = False
+    idle = get("memory", "tributary", "idle_mb")
+    at_most("idle RSS", 20, idle, f"{fmt(idle)} MB", unit=" MB")
+    start = get("startup", "tributary", "median_ms")
+    at_most("start-up to healthy", 200, start, f"median {fmt(start)} ms", unit=" ms")
+    return goals
+
+
+def machine(ctx) -> list[str]:
+    def first_line(argv):
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+            return (done.stdout + done.stderr).strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.SubprocessError):
+            return "unknown"
+
+    def proc_value(path, key):
+        try:
+            for line in Path(path).read_text().splitlines():
+                if line.startswith(key):
+                    return line.split(":", 1)[1].strip()
+        except OSError:
+            pass
+        return "unknown"
+
+    os_name = "unknown"
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                os_name = line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    root = Path(ctx.args.src)
+    if ctx.args.src_label:
+        source = ctx.args.src_label
+    elif (root / ".git").exists():
+        commit = first_line(["git", "-C", root, "rev-parse", "--short=12", "HEAD"])
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain"],
+                               capture_output=True, text=True).stdout.strip()
+        source = f"commit {commit}{' with uncommitted changes' if dirty else ''}"
+    else:
+        source = f"source tree {root} (not a git checkout)"
+
+    mem_kb = int(proc_value("/proc/meminfo", "MemTotal").split()[0])
+    load = Path("/proc/loadavg").read_text().split()[:3]
+    return [
+        "| | |", "|---|---|",
+        f"| date | {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')} |",
+        f"| host | {socket.gethostname()} |",
+        f"| CPU | {proc_value('/proc/cpuinfo', 'model name')}, nproc {os.cpu_count()} |",
+        f"| memory | {mem_kb / 1024 / 1024:.1f} GiB |",
+        f"| kernel | {platform.release()} ({platform.machine()}) |",
+        f"| OS | {os_name} |",
+        f"| load average (1, 5, 15 min) | at the start {' '.join(LOAD_AT_START)}; at the end "
+        f"{' '.join(load)} |",
+        f"| tributary | {first_line([ctx.tributary, '--version'])}; {source}; Release build |",
+        f"| librdkafka | {first_line(['pkg-config', '--modversion', 'rdkafka'])} |",
+        f"| Kafka / Connect | {ctx.args.kafka_version} (broker and Connect standalone from the "
+        "Maven Central jars) |",
+        f"| Java | {first_line(['java', '-version'])} |",
+        f"| C compiler | {first_line(['gcc', '--version'])} |",
+        f"| wrk | {first_line(['wrk', '-v'])} |",
+        f"| Python | {platform.python_version()} |",
+    ]
+
+
+def render(ctx, goals, profile_lines, wall) -> str:
+    a = ctx.args
+    many = a.connectors
+    L = [f"# tributary benchmark{' (smoke)' if ctx.smoke else ''}", "",
+         "Written by `bench/run`; bench/README.md says how each figure is measured.", "",
+         "## Machine", "", *machine(ctx), "",
+         "## Parameters", "",
+         f"- {ctx.n:,} records".replace(",", " ") + f" of {ctx.size}-byte JSON values, "
+         f"null keys, in a {PARTITIONS}-partition topic; the same records for every system.",
+         f"- Both workers: StringConverter for keys and values, "
+         f"offset.flush.interval.ms={ctx.flush_ms}, tasks.max=1; Connect with "
+         f"`{' '.join(CONNECT_JVM[:2])}` and the rest of Kafka's script options, "
+         "`plugin.discovery=service_load`, INFO logs "
+         "to a file; tributary at its default INFO level.",
+         f"- REST: `wrk -t{a.wrk_threads} -c{a.wrk_connections} -d{a.wrk_seconds}s --latency` "
+         f"after a {a.wrk_warmup} s warm-up, against `GET /connectors/mem-0/status` with "
+         f"{many} connectors in place.",
+         f"- Start-up: {a.startup_trials} trials for tributary, {a.connect_trials} for Connect "
+         "(median), each from an empty store.",
+         f"- Whole run: {wall / 60:.1f} minutes.", *[f"- {n}" for n in ctx.notes], ""]
+
+    L += ["## Throughput", "",
+          "| scenario | system | records | seconds | records/s | CPU s per M records "
+          "| cores used | peak RSS MB | background cores |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for scenario in ("sink", "source", "datagen"):
+        for system in ("floor", "tributary", "connect"):
+            e = find(ctx, scenario, system)
+            if e:
+                L.append(f"| {scenario} | {system} | {fmt(e['records'])} | "
+                         f"{fmt(e['seconds'])} | {fmt(e['rps'])} | {fmt(e['cpu_per_m'])} | "
+                         f"{e['cores']:.2f} | {fmt(e['rss_mb'])} | {e['background']:.2f} |")
+    L += ["", "cores used: the measured process's CPU seconds per second of the run (well "
+          "below 1 means it waited rather than computed).", "",
+          "background cores: CPU time of processes outside the benchmark during the "
+          "measurement, per second (0 on a quiet machine, 2 when other jobs keep both cores "
+          "busy); a row with more than about 0.2 was measured on a shared, busy machine.",
+          "", "sink: Kafka → file (floor: floor_consume, only counting). source: file → Kafka "
+          "(floor: floor_produce, generating). datagen: tributary's datagen connector → Kafka "
+          "(floor: floor_produce). Connect has no datagen connector.", ""]
+
+    L += ["## REST", "",
+          "| scenario | system | requests/s | p50 ms | p99 ms | CPU s per M requests "
+          "| peak RSS MB | background cores |",
+          "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for system in ("tributary", "connect"):
+        e = find(ctx, "rest", system)
+        if e:
+            L.append(f"| rest | {system} | {fmt(e['rps'])} | {fmt(e['p50_ms'])} | "
+                     f"{fmt(e['p99_ms'])} | {fmt(e['cpu_per_m'])} | {fmt(e['rss_mb'])} | "
+                     f"{e['background']:.2f} |")
+    L += ["", "## Start-up to the first 200", "",
+          "| scenario | system | median ms | min ms | max ms | trials | background cores |",
+          "|---|---|---:|---:|---:|---:|---:|"]
+    for system in ("tributary", "connect"):
+        e = find(ctx, "startup", system)
+        if e:
+            L.append(f"| startup | {system} | {fmt(e['median_ms'])} | {fmt(e['min_ms'])} | "
+                     f"{fmt(e['max_ms'])} | {e['trials']} | {e['background']:.2f} |")
+    L += ["", "tributary: `GET /health`; Connect: `GET /`.", "",
+          "## Resident memory (VmRSS)", "",
+          f"| scenario | system | idle MB | 1 connector MB | {many} connectors MB "
+          "| peak RSS MB |",
+          "|---|---|---:|---:|---:|---:|"]
+    for system in ("tributary", "connect"):
+        e = find(ctx, "memory", system)
+        if e:
+            L.append(f"| memory | {system} | {fmt(e['idle_mb'])} | {fmt(e['one_mb'])} | "
+                     f"{fmt(e['many_mb'])} | {fmt(e['hwm_mb'])} |")
+    L += ["", "Each connector: FileStreamSource on an empty file, RUNNING (one task and its "
+          "producer), on both systems.", ""]
+
+    def r(s, k1, k2, field):
+        a_, b_ = find(ctx, s, k1), find(ctx, s, k2)
+        return ratio(a_ and a_.get(field), b_ and b_.get(field))
+
+    L += ["## Ratios", "",
+          "| scenario | figure | tributary/Connect | tributary/floor |", "|---|---|---:|---:|"]
+    for scenario in ("sink", "source", "datagen"):
+        for field, label in (("rps", "records/s"), ("cpu_per_m", "CPU per record"),
+                             ("rss_mb", "peak RSS")):
+            L.append(f"| {scenario} | {label} | "
+                     f"{ratio_text(r(scenario, 'tributary', 'connect', field))} | "
+                     f"{ratio_text(r(scenario, 'tributary', 'floor', field))} |")
+    for field, label in (("rps", "requests/s"), ("p50_ms", "p50 latency"),
+                         ("p99_ms", "p99 latency"), ("cpu_per_m", "CPU per request")):
+        L.append(f"| rest | {label} | {ratio_text(r('rest', 'tributary', 'connect', field))} "
+                 "| – |")
+    L.append(f"| startup | median | "
+             f"{ratio_text(r('startup', 'tributary', 'connect', 'median_ms'))} | – |")
+    for field, label in (("idle_mb", "idle RSS"), ("one_mb", "RSS, 1 connector"),
+                         ("many_mb", f"RSS, {many} connectors")):
+        L.append(f"| memory | {label} | "
+                 f"{ratio_text(r('memory', 'tributary', 'connect', field))} | – |")
+
+    L += ["", "## Goals (issue 9)", "",
+          "| goal | target | measured | | shortfall | figures |", "|---|---|---:|---|---|---|"]
+    for g in goals:
+        if g["measured"] is None:
+            measured, verdict = "–", "not measured"
+        else:
+            measured = (f"{g['measured']:.2f}×" if g["unit"] == "×"
+                        else f"{fmt(g['measured'])}{g['unit']}")
+            verdict = "met" if g["met"] else "**not met**"
+        L.append(f"| {g['goal']} | {g['target']} | {measured} | {verdict} | "
+                 f"{g['shortfall'] or '–'} | {g['detail']} |")
+    L.append("")
+    if profile_lines:
+        L += profile_lines
+    return "\n".join(L) + "\n"
+
+
+# ------------------------------------------------------------------------ main
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--smoke", action="store_true")
+    p.add_argument("--records", type=int, required=True)
+    p.add_argument("--value-size", type=int, default=100)
+    p.add_argument("--bootstrap", required=True)
+    p.add_argument("--libs", required=True)
+    p.add_argument("--plugins", required=True)
+    p.add_argument("--kafka-version", default="3.9")
+    p.add_argument("--broker-pid", type=int, default=0, help="counted as the benchmark's own")
+    p.add_argument("--tributary", required=True)
+    p.add_argument("--src", default=str(Path(__file__).resolve().parents[1]),
+                   help="the source tree tributary was built from")
+    p.add_argument("--src-label", default="", help="how to name that tree in the results")
+    p.add_argument("--floor", required=True, help="directory of the floor programs")
+    p.add_argument("--work", required=True)
+    p.add_argument("--results", required=True)
+    p.add_argument("--flush-ms", type=int, default=500)
+    p.add_argument("--wrk-seconds", type=float, default=10)
+    p.add_argument("--wrk-warmup", type=float, default=3)
+    p.add_argument("--wrk-threads", type=int, default=2)
+    p.add_argument("--wrk-connections", type=int, default=16)
+    p.add_argument("--startup-trials", type=int, default=5)
+    p.add_argument("--connect-trials", type=int, default=3)
+    p.add_argument("--connectors", type=int, default=50)
+    p.add_argument("--settle", type=float, default=5)
+    p.add_argument("--profile", action="store_true", help="profile the missed goals")
+    p.add_argument("--profile-seconds", type=int, default=10)
+    p.add_argument("--only", default="", help="comma-separated scenarios (for development)")
+    args = p.parse_args()
+
+    def on_signal(signum, _frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    ctx = Context(args)
+    ctx.work.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    wanted = set(filter(None, args.only.split(","))) or {"service", "sink", "source", "datagen"}
+    try:
+        preload(ctx)
+        for name, scenario in (("service", service), ("sink", sink), ("source", source),
+                               ("datagen", datagen)):
+            if name in wanted:
+                scenario(ctx)
+        goals = evaluate(ctx)
+        profile_lines = []
+        if args.profile:
+            missed = [s for s in ("sink", "source", "datagen") if any(
+                g["measured"] is not None and not g["met"] and g["goal"].startswith(s)
+                for g in goals)]
+            if missed:
+                profile_lines = profile(ctx, missed)
+        text = render(ctx, goals, profile_lines, time.monotonic() - started)
+    except BenchError as e:
+        log(f"failed: {e}")
+        return 1
+    finally:
+        stop_all()
+    results = Path(args.results)
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(text)
+    print(text)
+    log(f"results written to {results}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

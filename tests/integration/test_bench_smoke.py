@@ -1,0 +1,66 @@
+"""bench/run --smoke: the benchmark harness end to end with tiny figures, so that it cannot
+rot. It starts its own Kafka test bed (not the suite's), builds tributary in Release and
+the floor programs, and runs every scenario against tributary, Kafka Connect and the floor.
+"""
+import os
+import re
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 600  # seconds; the smoke run takes well under a minute once built
+
+# (scenario, system) rows the printed table must have, each with numeric figures
+EXPECTED = [("sink", "floor"), ("sink", "tributary"), ("sink", "connect"),
+            ("source", "floor"), ("source", "tributary"), ("source", "connect"),
+            ("datagen", "floor"), ("datagen", "tributary"),
+            ("rest", "tributary"), ("rest", "connect"),
+            ("startup", "tributary"), ("startup", "connect"),
+            ("memory", "tributary"), ("memory", "connect")]
+NUMBER = re.compile(r"^-?\d[\d ]*(\.\d+)?(e[+-]?\d+)?$")
+
+
+def run_smoke():
+    # Its own session, so that at the timeout the whole group gets SIGTERM first: bench/run
+    # then stops its workers and its test bed, and only then is anything killed.
+    proc = subprocess.Popen([str(ROOT / "bench" / "run"), "--smoke"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+        pytest.fail(f"bench/run --smoke took more than {TIMEOUT} s:\n{err[-4000:]}")
+    return proc.returncode, out, err
+
+
+def test_smoke_run_prints_every_scenario():
+    code, out, err = run_smoke()
+    assert code == 0, f"exit {code}\n--- stdout\n{out[-3000:]}\n--- stderr\n{err[-5000:]}"
+
+    rows = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) >= 3 and (cells[0], cells[1]) in EXPECTED:
+            rows[(cells[0], cells[1])] = cells[2:]
+    missing = [key for key in EXPECTED if key not in rows]
+    assert not missing, f"no row for {missing} in:\n{out}"
+    for key, figures in rows.items():
+        assert all(NUMBER.match(f) for f in figures), f"{key}: not all numeric: {figures}"
+
+    assert "## Goals" in out and "## Machine" in out
+    written = re.search(r"results written to (\S+)", err)
+    assert written, err[-2000:]
+    results = Path(written.group(1))
+    assert results.is_file()
+    assert ROOT / "bench" / "results" not in results.parents, "smoke results leaked"
