@@ -197,7 +197,9 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         return 0;
     }
     check_truncation(s);
-    bool at_end = !read_more(s);
+    /* read only while less than a chunk waits: the buffer stays small, and
+     * what is moved down after each poll too */
+    bool at_end = s->len < READ_CHUNK && !read_more(s);
     if (max > s->batch_size) {
         max = s->batch_size;
     }

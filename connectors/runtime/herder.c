@@ -1,6 +1,7 @@
 #include "connectors/runtime/tb_herder.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "core/tb_log.h"
 #include "core/tb_props.h"
 #include "core/tb_secret.h"
+#include "core/tb_time.h"
 #include "store/tb_store.h"
 
 typedef struct connector {
@@ -49,7 +51,21 @@ struct tb_herder {
      * threads while the herder, holding its lock, may wait for them. */
     pthread_mutex_t topics_lock;
     json_t *topics; /* connector -> {topic: true}, since the last reset */
+    /* Liveness: a pool job beats every HEARTBEAT_MS; /health reports the
+     * worker unhealthy when the pool stops running it. */
+    tb_pool_job_t *heartbeat;
+    atomic_llong last_beat_ms;
 };
+
+#define HEARTBEAT_MS 1000
+#define HEARTBEAT_STALE_MS 15000
+
+static int64_t beat(void *opaque)
+{
+    tb_herder_t *herder = opaque;
+    atomic_store(&herder->last_beat_ms, tb_monotonic_ms());
+    return HEARTBEAT_MS;
+}
 
 __attribute__((format(printf, 4, 5))) static tb_err_t
 fail(tb_err_t err, char *msg, size_t msg_size, const char *fmt, ...)
@@ -349,6 +365,9 @@ tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
                  options->task_threads);
         goto fail;
     }
+    atomic_store(&herder->last_beat_ms, tb_monotonic_ms());
+    herder->heartbeat = tb_pool_job_create(herder->pool, beat, herder);
+    tb_pool_job_wake(herder->heartbeat);
     pthread_mutex_lock(&herder->lock);
     int rc =
         tb_store_connectors_load(herder->store, load_one, herder, errstr, errstr_size);
@@ -373,6 +392,7 @@ void tb_herder_destroy(tb_herder_t *herder)
         herder->connectors = c->next;
         connector_free(c);
     }
+    tb_pool_job_destroy(herder->heartbeat);
     tb_pool_destroy(herder->pool);
     tb_kafka_cluster_destroy(herder->cluster);
     tb_store_close(herder->store);
@@ -395,6 +415,14 @@ tb_health_t tb_herder_health(tb_herder_t *herder, char *message, size_t message_
                  "at %s to answer.",
                  tb_kafka_cluster_bootstrap(herder->cluster));
         return TB_HEALTH_STARTING;
+    }
+    int64_t silent = tb_monotonic_ms() - atomic_load(&herder->last_beat_ms);
+    if (silent > HEARTBEAT_STALE_MS) {
+        snprintf(message, message_size,
+                 "Worker was unable to handle this request and may be unable to handle "
+                 "other requests. The task pool has run nothing for %lld s.",
+                 (long long)(silent / 1000));
+        return TB_HEALTH_UNHEALTHY;
     }
     snprintf(message, message_size,
              "Worker has completed startup and is ready to handle requests.");

@@ -21,6 +21,7 @@
 #include "connectors/converters/tb_converter.h"
 #include "connectors/kafka/tb_dlq.h"
 #include "connectors/kafka/tb_kafka_conf.h"
+#include "connectors/kafka/tb_kafka_stats.h"
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_sink_start.h"
 #include "connectors/runtime/tb_task_metrics.h"
@@ -39,6 +40,7 @@ typedef struct {
     int64_t written_next; /* after the last record the plugin took; NONE */
     int64_t committed;    /* what was last recorded; NONE */
     int64_t acked;        /* what the broker acknowledged; NONE */
+    int64_t idle_since;   /* since when librdkafka has not been fetching it; 0 */
     bool stopped;         /* not read: see the log line that said why */
     tb_partition_metrics_t metrics;
 } partition_t;
@@ -58,7 +60,6 @@ typedef struct {
     bool tolerate_errors;
     bool log_errors;
     bool paused;
-    long long batch_wait_ms;
     long long retry_timeout_ms; /* errors.retry.timeout: 0 none, -1 forever */
     long long retry_delay_max_ms;
     /* a batch the plugin has not taken yet (retriable failure) */
@@ -76,6 +77,11 @@ typedef struct {
 } sink_engine_t;
 
 #define METRICS_INTERVAL_MS 1000
+#define STATS_INTERVAL "5000"
+/* A partition librdkafka has not been fetching for this long is stuck (in
+ * librdkafka 2.0.2, a NOT_COORDINATOR on an offset fetch can leave it so
+ * forever): the task fails, and its restart makes a new consumer. */
+#define STUCK_MS 60000
 
 /* -------------------------------------------------------------------------
  * Partitions
@@ -494,11 +500,13 @@ static tb_header_t *headers_of(rd_kafka_message_t *msg, size_t *count)
 {
     rd_kafka_headers_t *headers = NULL;
     *count = 0;
-    if (rd_kafka_message_headers(msg, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    /* most records have none: no allocation then */
+    if (rd_kafka_message_headers(msg, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+        rd_kafka_header_cnt(headers) == 0) {
         return NULL;
     }
     size_t n = rd_kafka_header_cnt(headers);
-    tb_header_t *out = calloc(n ? n : 1, sizeof(*out));
+    tb_header_t *out = calloc(n, sizeof(*out));
     for (size_t i = 0; i < n; i++) {
         rd_kafka_header_get_all(headers, i, &out[i].name, &out[i].value,
                                 &out[i].value_len);
@@ -616,17 +624,14 @@ static int put_batch(sink_engine_t *e, char *errstr, size_t errstr_size)
     return 0;
 }
 
-/* Collects up to BATCH_MAX fresh messages into the pending batch: waits at
- * most batch.max.wait.ms once the first has arrived. */
+/* Collects up to BATCH_MAX messages already waiting into the pending batch,
+ * without waiting for more: the task runs again at once while messages
+ * keep coming (sink_step), so a batch takes no time to form. */
 static void consume(sink_engine_t *e)
 {
+    size_t bytes = 0;
     rd_kafka_message_t *msgs[BATCH_MAX];
     ssize_t n = rd_kafka_consume_batch_queue(e->queue, 0, msgs, BATCH_MAX);
-    if (n > 0 && n < BATCH_MAX && e->batch_wait_ms > 0) {
-        ssize_t more = rd_kafka_consume_batch_queue(e->queue, (int)e->batch_wait_ms,
-                                                    msgs + n, (size_t)(BATCH_MAX - n));
-        n += more > 0 ? more : 0;
-    }
     for (ssize_t i = 0; i < n; i++) {
         rd_kafka_message_t *msg = msgs[i];
         partition_t *p =
@@ -642,9 +647,10 @@ static void consume(sink_engine_t *e)
         }
         p->expected = msg->offset + 1;
         e->batch[e->batch_len++] = msg;
-        tb_series_add(e->metrics.records_read, 1);
-        tb_series_add(e->metrics.bytes, (double)(msg->len + msg->key_len));
+        bytes += msg->len + msg->key_len;
     }
+    tb_series_add(e->metrics.records_read, (double)e->batch_len);
+    tb_series_add(e->metrics.bytes, (double)bytes);
     convert_batch(e);
 }
 
@@ -723,6 +729,9 @@ static json_t *consumer_props(const tb_task_env_t *env, char *group, size_t grou
     json_object_set_new(props, "enable.auto.commit", json_string("false"));
     json_object_set_new(props, "enable.auto.offset.store", json_string("false"));
     json_object_set_new(props, "enable.partition.eof", json_string("false"));
+    if (json_object_get(props, "statistics.interval.ms") == NULL) {
+        json_object_set_new(props, "statistics.interval.ms", json_string(STATS_INTERVAL));
+    }
     /* Not cooperative-sticky: librdkafka 2.0.2 aborts when a member that
      * never received an assignment (tasks.max above the partition count)
      * is closed (rd_kafka_sticky_assignor_state_destroy, librdkafka #4312,
@@ -765,6 +774,33 @@ static int subscribe(sink_engine_t *e, char *errstr, size_t errstr_size)
 }
 
 static void sink_stop(void *opaque);
+
+/* librdkafka's statistics: watches that every partition that should be
+ * fetching is. Called on the task's thread (the consumer queue). */
+static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
+{
+    sink_engine_t *e = opaque;
+    json_t *stats = json_loadb(json, len, 0, NULL);
+    int64_t now = tb_monotonic_ms();
+    (void)rk;
+    for (size_t i = 0; stats != NULL && i < e->part_count; i++) {
+        partition_t *p = &e->parts[i];
+        const char *state = tb_kafka_stats_fetch_state(stats, p->topic, p->partition);
+        if (p->stopped || e->paused || state == NULL || strcmp(state, "active") == 0) {
+            p->idle_since = 0;
+        } else if (p->idle_since == 0) {
+            p->idle_since = now;
+        } else if (now - p->idle_since > STUCK_MS && e->failure[0] == '\0') {
+            snprintf(e->failure, sizeof(e->failure),
+                     "partition %s-%d has not been fetched for %lld s (librdkafka fetch "
+                     "state %s): restarting the task with a new consumer",
+                     p->topic, (int)p->partition,
+                     (long long)((now - p->idle_since) / 1000), state);
+        }
+    }
+    json_decref(stats);
+    return 0; /* librdkafka frees json */
+}
 
 /* librdkafka's errors are mostly transient and retried by itself; failed
  * authentication and fatal errors are not, and fail the task. */
@@ -813,7 +849,6 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
         strcmp(config_string(config, "errors.tolerance", "none"), "all") == 0;
     e->log_errors =
         strcmp(config_string(config, "errors.log.enable", "false"), "true") == 0;
-    e->batch_wait_ms = config_long(config, "batch.max.wait.ms", 5);
     e->retry_timeout_ms = config_long(config, "errors.retry.timeout", 0);
     e->retry_delay_max_ms = config_long(config, "errors.retry.delay.max.ms", 60000);
     e->last_flush_ms = tb_monotonic_ms();
@@ -849,6 +884,7 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     rd_kafka_conf_set_opaque(conf, e);
     rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
     rd_kafka_conf_set_error_cb(conf, on_error);
+    rd_kafka_conf_set_stats_cb(conf, on_stats);
     rd_kafka_conf_set_offset_commit_cb(conf, on_commit);
     e->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, errstr_size);
     if (e->rk == NULL) {
@@ -932,7 +968,9 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
     if (tb_monotonic_ms() - e->last_metrics_ms >= METRICS_INTERVAL_MS) {
         update_partition_metrics(e);
     }
-    if (taken == BATCH_MAX) {
+    /* More may have arrived meanwhile without a new queue event (it fires on
+     * empty to non-empty only): look again until a consume finds nothing. */
+    if (taken > 0) {
         return TB_POOL_RUN_AGAIN;
     }
     /* idle: woken by the queue; the timer keeps flushing and polling */

@@ -60,10 +60,12 @@ typedef struct {
     tb_converter_t *value_converter;
     bool tolerate_errors;
     in_flight_t *ring;
-    uint64_t next_seq;   /* number of the next record produced */
-    uint64_t head_seq;   /* oldest record not yet folded into committable */
-    json_t *committable; /* canonical partition text -> {partition, offset} */
-    json_t *topics;      /* topics written to: name -> true */
+    uint64_t next_seq;      /* number of the next record produced */
+    uint64_t head_seq;      /* oldest record not yet folded into committable */
+    json_t *committable;    /* canonical partition text -> {partition, offset} */
+    json_t *topics;         /* topics written to: name -> true */
+    json_t *last_partition; /* the source partition last folded, and its key */
+    char *last_key;
     tb_source_record_t batch[POLL_BATCH];
     disposition_t disposition[POLL_BATCH]; /* what becomes of batch[i] */
     size_t batch_len;
@@ -175,6 +177,27 @@ static void on_queue_event(rd_kafka_t *rk, void *opaque)
     env->wake(env->task);
 }
 
+/* Makes offset (stolen) the latest of partition (stolen) in the set to
+ * record. Records come in runs from one source partition: its canonical key
+ * is computed once per run, not once per record. */
+static void fold_offset(source_engine_t *engine, json_t *partition, json_t *offset)
+{
+    if (engine->last_partition == NULL ||
+        !json_equal(partition, engine->last_partition)) {
+        free(engine->last_key);
+        json_decref(engine->last_partition);
+        engine->last_key = json_dumps(partition, JSON_COMPACT | JSON_SORT_KEYS);
+        engine->last_partition = json_incref(partition);
+    }
+    json_t *slot = json_object_get(engine->committable, engine->last_key);
+    if (slot == NULL) {
+        slot = json_pack("{s:O}", "partition", partition);
+        json_object_set_new(engine->committable, engine->last_key, slot);
+    }
+    json_object_set_new(slot, "offset", offset);
+    json_decref(partition);
+}
+
 /* Folds acknowledged records, oldest first, into the offsets to record. */
 static void advance_head(source_engine_t *engine)
 {
@@ -184,11 +207,7 @@ static void advance_head(source_engine_t *engine)
             break;
         }
         if (entry->partition != NULL) {
-            char *key = json_dumps(entry->partition, JSON_COMPACT | JSON_SORT_KEYS);
-            json_object_set_new(engine->committable, key,
-                                json_pack("{s:o, s:o}", "partition", entry->partition,
-                                          "offset", entry->offset));
-            free(key);
+            fold_offset(engine, entry->partition, entry->offset);
         } else {
             json_decref(entry->offset);
         }
@@ -780,6 +799,7 @@ static int64_t transactional_step(source_engine_t *engine, bool paused, char *er
         engine->marker = marker;
         engine->marker_sequence++;
         engine->aborts = 0;
+        tb_series_add(engine->source_metrics.txn_commits, 1);
         tb_series_add(engine->metrics.records_written, (double)count);
         for (size_t i = engine->batch_pos; i < engine->batch_pos + count; i++) {
             free_record(&engine->batch[i]);
@@ -791,6 +811,9 @@ static int64_t transactional_step(source_engine_t *engine, bool paused, char *er
         return rc == 0 ? TB_POOL_RUN_AGAIN : TB_TASK_STEP_FAILED;
     }
     json_decref(marker);
+    if (outcome == TXN_ABORTED) {
+        tb_series_add(engine->source_metrics.txn_aborts, 1);
+    }
     if (outcome == TXN_FATAL || ++engine->aborts > TXN_ABORTS) {
         return TB_TASK_STEP_FAILED;
     }
@@ -895,6 +918,8 @@ static void source_stop(void *opaque)
     json_decref(engine->topics);
     json_decref(engine->marker);
     json_decref(engine->settings);
+    json_decref(engine->last_partition);
+    free(engine->last_key);
     const char *name;
     json_t *held;
     json_object_foreach (engine->error_series, name, held) {

@@ -86,6 +86,16 @@ static const tb_metric_def_t produce_seconds = {
     .labels = task_labels,
     .buckets = produce_buckets,
     .bucket_count = sizeof(produce_buckets) / sizeof(produce_buckets[0])};
+static const tb_metric_def_t txn_commits = {
+    .name = "tributary_source_transactions_committed_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Exactly-once transactions committed.",
+    .labels = task_labels};
+static const tb_metric_def_t txn_aborts = {
+    .name = "tributary_source_transactions_aborted_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Exactly-once transactions aborted (and tried again with fewer records).",
+    .labels = task_labels};
 static const tb_metric_def_t delivery_errors = {
     .name = "tributary_source_delivery_errors_total",
     .type = TB_METRIC_COUNTER,
@@ -209,13 +219,17 @@ void tb_source_metrics_take(tb_source_metrics_t *m, const char *connector, int t
     const char *values[] = {connector, task_text(task, id, sizeof(id)), NULL};
     m->in_flight = tb_metrics_series(&in_flight, values);
     m->produce_seconds = tb_metrics_series(&produce_seconds, values);
+    m->txn_commits = tb_metrics_series(&txn_commits, values);
+    m->txn_aborts = tb_metrics_series(&txn_aborts, values);
 }
 
 void tb_source_metrics_release(tb_source_metrics_t *m)
 {
     tb_series_release(m->in_flight);
     tb_series_release(m->produce_seconds);
-    m->in_flight = m->produce_seconds = NULL;
+    tb_series_release(m->txn_commits);
+    tb_series_release(m->txn_aborts);
+    m->in_flight = m->produce_seconds = m->txn_commits = m->txn_aborts = NULL;
 }
 
 tb_series_t *tb_source_metrics_delivery_errors(const char *connector, int task,

@@ -65,6 +65,8 @@ void tb_state_metrics_release(tb_state_metrics_t *m);
 typedef struct {
     tb_series_t *in_flight;
     tb_series_t *produce_seconds; /* produce -> acknowledgement */
+    tb_series_t *txn_commits;     /* exactly-once transactions committed */
+    tb_series_t *txn_aborts;      /* and aborted */
 } tb_source_metrics_t;
 
 void tb_source_metrics_take(tb_source_metrics_t *m, const char *connector, int task);
