@@ -48,6 +48,29 @@ void tb_config_error_add(json_t *errors, const char *key, const char *message)
     json_array_append_new(list, json_string(message));
 }
 
+size_t tb_config_errors_join(const json_t *errors, const char *separator, char *buf,
+                             size_t size)
+{
+    size_t used = 0;
+    const char *key;
+    json_t *list;
+    if (size > 0) {
+        buf[0] = '\0';
+    }
+    json_object_foreach ((json_t *)errors, key, list) {
+        size_t i;
+        json_t *message;
+        json_array_foreach (list, i, message) {
+            if (used < size) {
+                used +=
+                    (size_t)snprintf(buf + used, size - used, "%s%s",
+                                     used ? separator : "", json_string_value(message));
+            }
+        }
+    }
+    return used < size ? used : (size > 0 ? size - 1 : 0);
+}
+
 size_t tb_config_error_count(const json_t *errors)
 {
     const char *key;

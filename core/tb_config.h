@@ -116,6 +116,11 @@ json_t *tb_config_parse(const tb_config_table_t *const *tables, size_t ntables,
 /* Total number of messages in an errors object from tb_config_parse. */
 size_t tb_config_error_count(const json_t *errors);
 
+/* Writes every message of an errors object into buf, separated by
+ * separator (truncated to size). Returns the length written. */
+size_t tb_config_errors_join(const json_t *errors, const char *separator, char *buf,
+                             size_t size);
+
 /* Adds one message for key to an errors object. */
 void tb_config_error_add(json_t *errors, const char *key, const char *message);
 

@@ -232,19 +232,7 @@ json_t *tb_client_props_resolved(const tb_client_settings_t *settings,
 {
     json_t *errors = json_object();
     json_t *props = tb_client_props(settings, role, connector_config, true, errors);
-    size_t used = 0;
-    const char *key;
-    json_t *list;
-    json_object_foreach (errors, key, list) {
-        size_t i;
-        json_t *message;
-        json_array_foreach (list, i, message) {
-            if (used < errstr_size) {
-                used += (size_t)snprintf(errstr + used, errstr_size - used, "%s%s",
-                                         used ? "; " : "", json_string_value(message));
-            }
-        }
-    }
+    tb_config_errors_join(errors, "; ", errstr, errstr_size);
     json_decref(errors);
     return props;
 }

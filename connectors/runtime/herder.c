@@ -283,25 +283,6 @@ static int load_one(const tb_store_connector_t *stored, void *opaque)
     return 0;
 }
 
-/* Every message of an errors object, one per line. */
-static void join_errors(const json_t *errors, char *buf, size_t size)
-{
-    size_t used = 0;
-    const char *key;
-    json_t *list;
-    buf[0] = '\0';
-    json_object_foreach ((json_t *)errors, key, list) {
-        size_t i;
-        json_t *message;
-        json_array_foreach (list, i, message) {
-            if (used < size) {
-                used += (size_t)snprintf(buf + used, size - used, "%s%s",
-                                         used ? "\n" : "", json_string_value(message));
-            }
-        }
-    }
-}
-
 /* Connects the worker's own client (its admin properties, secrets
  * resolved) and keeps the settings every connector's clients start from,
  * with the bootstrap servers tasks must use (the mock cluster's in dev
@@ -324,7 +305,7 @@ static int connect_cluster(tb_herder_t *herder, char *errstr, size_t errstr_size
         tb_client_props(&herder->client, TB_CLIENT_ADMIN, empty, true, errors);
     json_decref(empty);
     if (admin == NULL) {
-        join_errors(errors, errstr, errstr_size);
+        tb_config_errors_join(errors, "\n", errstr, errstr_size);
         json_decref(errors);
         return -1;
     }
@@ -486,19 +467,10 @@ static tb_err_t invalid_config(const json_t *errors, char *msg, size_t msg_size)
 {
     size_t used = (size_t)snprintf(msg, msg_size,
                                    "Connector configuration is invalid and contains "
-                                   "the following %zu error(s):",
+                                   "the following %zu error(s):\n",
                                    tb_config_error_count(errors));
-    const char *key;
-    json_t *list;
-    json_object_foreach ((json_t *)errors, key, list) {
-        size_t i;
-        json_t *message;
-        json_array_foreach (list, i, message) {
-            if (used < msg_size) {
-                used += (size_t)snprintf(msg + used, msg_size - used, "\n%s",
-                                         json_string_value(message));
-            }
-        }
+    if (used < msg_size) {
+        used += tb_config_errors_join(errors, "\n", msg + used, msg_size - used);
     }
     if (used < msg_size) {
         snprintf(msg + used, msg_size - used,
@@ -1221,7 +1193,7 @@ static int alter_group(tb_herder_t *herder, const connector_t *c, const json_t *
         tb_client_props(&herder->client, TB_CLIENT_ADMIN, c->config, true, errors);
     int rc = -1;
     if (props == NULL) {
-        join_errors(errors, msg, msg_size);
+        tb_config_errors_join(errors, "\n", msg, msg_size);
     } else {
         rc = tb_group_offsets_alter(
             props, tb_connector_sink_group(c->name, c->config, group, sizeof(group)),

@@ -12,11 +12,7 @@ int tb_task_start_plugin(const tb_task_env_t *env, const tb_task_context_t *ctx,
     /* checked again now: a symbolic link may have changed since creation */
     json_t *errors = json_object();
     tb_limits_check(env->limits, env->plugin->config, env->config, errors);
-    const char *key;
-    json_t *list;
-    json_object_foreach (errors, key, list) {
-        snprintf(errstr, errstr_size, "%s", json_string_value(json_array_get(list, 0)));
-    }
+    tb_config_errors_join(errors, "; ", errstr, errstr_size);
     size_t problems = json_object_size(errors);
     json_decref(errors);
     if (problems > 0) {

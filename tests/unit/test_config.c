@@ -145,6 +145,25 @@ static void test_markdown_lists_every_key(void **state)
     free(doc);
 }
 
+static void test_errors_join(void **state)
+{
+    (void)state;
+    json_t *errors = json_object();
+    char buf[64];
+    assert_int_equal(tb_config_errors_join(errors, "; ", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "");
+    tb_config_error_add(errors, "a", "first");
+    tb_config_error_add(errors, "a", "second");
+    tb_config_error_add(errors, "b", "third");
+    assert_int_equal(tb_config_errors_join(errors, "; ", buf, sizeof(buf)),
+                     strlen("first; second; third"));
+    assert_string_equal(buf, "first; second; third");
+    char small[8];
+    assert_int_equal(tb_config_errors_join(errors, "; ", small, sizeof(small)), 7);
+    assert_string_equal(small, "first; ");
+    json_decref(errors);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +171,7 @@ int main(void)
         cmocka_unit_test(test_every_error_is_collected_with_connect_texts),
         cmocka_unit_test(test_infos_hide_passwords_and_list_groups),
         cmocka_unit_test(test_markdown_lists_every_key),
+        cmocka_unit_test(test_errors_join),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
