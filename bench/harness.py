@@ -21,6 +21,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -469,6 +470,26 @@ def preload(ctx: Context) -> None:
 
 
 # ------------------------------------------------------------------------ scenarios
+class Scraper:
+    """GET /metrics once a second in a thread, until stopped; counts scrapes."""
+
+    def __init__(self, port: int):
+        self.port = port
+        self.scrapes = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        while not self.done.wait(1.0):
+            if probe(self.port, "/metrics") == 200:
+                self.scrapes += 1
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join(timeout=10)
+
+
 def sink(ctx: Context) -> None:
     log("scenario sink: Kafka -> file")
     background = Background(ctx)
@@ -476,12 +497,18 @@ def sink(ctx: Context) -> None:
                              "-n", ctx.n, "-T", int(ctx.run_timeout)], "sink-floor")
     throughput_row(ctx, "sink", "floor", result["seconds"], result["cpu_seconds"],
                    result["hwm_kb"], background)
-    for kind in ("tributary", "connect"):
+    # tributary again with /metrics scraped every second, as Prometheus would:
+    # the scrape must not slow the pipeline measurably
+    for kind, scraped in (("tributary", False), ("connect", False), ("tributary", True)):
+        system = "tributary-scraped" if scraped else kind
         worker = WORKERS[kind](ctx, "sink").start()
+        scraper = None
         try:
             worker.wait_ready()
             out = worker.dir / "sink.txt"
-            name = f"bench-sink-{kind}-{ctx.run_id}"
+            name = f"bench-sink-{system}-{ctx.run_id}"
+            if scraped:
+                scraper = Scraper(worker.port)
             background = Background(ctx)
             cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
             worker.create(name, {"connector.class": "FileStreamSink", "topics": ctx.topic,
@@ -504,8 +531,10 @@ def sink(ctx: Context) -> None:
                 lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
             if lines != ctx.n:
                 raise BenchError(f"{kind} sink wrote {lines} lines, not {ctx.n}")
-            throughput_row(ctx, "sink", kind, t1 - t0, cpu1 - cpu0, hwm, Fixed(busy))
+            throughput_row(ctx, "sink", system, t1 - t0, cpu1 - cpu0, hwm, Fixed(busy))
         finally:
+            if scraper is not None:
+                scraper.stop()
             worker.stop()
             (worker.dir / "sink.txt").unlink(missing_ok=True)
 
@@ -977,6 +1006,12 @@ def render(ctx, goals, profile_lines, wall) -> str:
                          ("many_mb", f"RSS, {many} connectors")):
         L.append(f"| memory | {label} | "
                  f"{ratio_text(r('memory', 'tributary', 'connect', field))} | – |")
+
+    L += ["", "## Scraping /metrics while the sink runs", "",
+          "| figure | tributary scraped every second / not scraped |", "|---|---:|"]
+    for field, label in (("rps", "records/s"), ("cpu_per_m", "CPU per record")):
+        L.append(f"| {label} | "
+                 f"{ratio_text(r('sink', 'tributary-scraped', 'tributary', field))} |")
 
     L += ["", "## Goals (issue 9)", "",
           "| goal | target | measured | | shortfall | figures |", "|---|---|---:|---|---|---|"]
