@@ -202,7 +202,7 @@ def test_registry_outage_never_hangs_the_api(start_worker, bed, registry, tmp_pa
         "max.retries": "1", "retries.wait.ms": "200",
         "schema.registry.request.timeout.ms": "2000"}))
     wait_for(lambda: registry.count("GET /schemas/ids/") >= 2, what="the retries")
-        for _ in range(10):  # the REST API answers all along (no time asserted)
+    for _ in range(10):  # the REST API answers all along (no time asserted)
         assert w.get("/connectors/sink/status").status_code == 200
         time.sleep(0.2)
     assert lines(out) == []
