@@ -1,9 +1,9 @@
 /*
  * tb_error.h - the one error vocabulary of tributary.
  *
- * Each code has a name, the HTTP status the REST API answers with, and a
- * default text. Functions below the API return a tb_err_t and fill a message
- * buffer; the API turns both into {"error_code","message"} in one place.
+ * Each code maps to the HTTP status the REST API answers with. Functions
+ * below the API return a tb_err_t and fill a message buffer; the API turns
+ * both into {"error_code","message"} in one place (tb_api_reply_error).
  */
 #ifndef TB_ERROR_H
 #define TB_ERROR_H
@@ -22,13 +22,7 @@ typedef enum {
     TB_ERR__COUNT,
 } tb_err_t;
 
-/* "BAD_REQUEST", ... */
-const char *tb_err_name(tb_err_t err);
-
 /* The HTTP status the REST API answers with. */
 unsigned tb_err_http_status(tb_err_t err);
-
-/* A default text when nothing more specific is known. */
-const char *tb_err_text(tb_err_t err);
 
 #endif

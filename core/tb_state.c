@@ -61,13 +61,3 @@ const char *tb_state_name(tb_state_t state)
 {
     return state_names[state];
 }
-
-int tb_state_parse(const char *name, tb_state_t *out)
-{
-    int i = lookup(state_names, COUNT(state_names), name);
-    if (i < 0) {
-        return -1;
-    }
-    *out = (tb_state_t)i;
-    return 0;
-}

@@ -39,7 +39,4 @@ int tb_initial_state_parse(const char *name, tb_target_state_t *out);
 /* "UNASSIGNED", "RUNNING", ... */
 const char *tb_state_name(tb_state_t state);
 
-/* Parses an observed state name; returns -1 when unknown. */
-int tb_state_parse(const char *name, tb_state_t *out);
-
 #endif
