@@ -78,6 +78,15 @@ is_broker() {
   [[ -n $1 && -r /proc/$1/cmdline ]] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -q 'kafka\.Kafka '
 }
 
+# True while PID, a child of this script, has not exited: until nohup, setsid and java have
+# exec'd, its cmdline is still this script's, so is_broker cannot tell yet.
+is_running() {
+  local state
+  [[ -r /proc/$1/stat ]] || return 1
+  state=$(sed 's/^.*) //' "/proc/$1/stat" | cut -d' ' -f1)
+  [[ $state != Z && $state != X ]]
+}
+
 broker_pid() { cat "$1/kafka.pid" 2>/dev/null || true; }
 
 # Lib dir of a bed: the one it was started with, else this checkout's cache.
@@ -225,7 +234,7 @@ EOF
   until port_open "$plain" && port_open "$sasl" &&
     timeout "$((deadline - SECONDS > 1 ? deadline - SECONDS : 1))" \
       "$SELF" tool "$dir" topics --bootstrap-server "127.0.0.1:$plain" --list >/dev/null 2>&1; do
-    if ! is_broker "$pid"; then
+    if ! is_running "$pid"; then
       show_logs "$dir"
       die "the broker exited during start-up"
     fi
