@@ -35,6 +35,11 @@ CONNECT_JVM = ["-Xms256M", "-Xmx2G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseM
                "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
                "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true"]
 CONNECT_MAIN = "org.apache.kafka.connect.cli.ConnectStandalone"
+# Records per encode and per decode loop of the formats scenario (at most N): a million
+# take tributary's slowest loop about ten seconds; Python's serializers are slower.
+FORMAT_RECORDS = 1_000_000
+FORMAT_PEER_RECORDS = 100_000
+FORMATS = ("json", "avro", "protobuf", "json_schema")
 # Loopback only: never through a proxy from the environment.
 HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -581,6 +586,30 @@ def datagen(ctx: Context) -> None:
         "count": str(ctx.n), "key.converter": STRING, "value.converter": STRING})
 
 
+def formats(ctx: Context) -> None:
+    """Encode and decode loops of the registry formats (bench/formats/formats.py, in the
+    test venv): tributary's converters, then confluent-kafka's serializers."""
+    log("scenario formats: JSON <-> Avro, Protobuf, JSON Schema")
+    records = min(ctx.n, FORMAT_RECORDS)
+    peer_records = min(ctx.n, FORMAT_PEER_RECORDS)
+    script = Path(__file__).resolve().parent / "formats" / "formats.py"
+    argv = [ctx.args.venv_python, str(script), "--bench-formats", ctx.args.bench_formats,
+            "--input", str(ctx.input_file), "--records", str(records),
+            "--peer-records", str(peer_records)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        raise BenchError(f"formats failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    for line in done.stdout.splitlines():
+        entry = json.loads(line)
+        n = entry["records"]
+        row(ctx, f"format-{entry['format']}", entry["system"], records=n,
+            encode_rps=n / entry["encode_seconds"], decode_rps=n / entry["decode_seconds"],
+            encode_cpu_us=entry["encode_cpu_seconds"] / n * 1e6,
+            decode_cpu_us=entry["decode_cpu_seconds"] / n * 1e6,
+            value_bytes=entry["value_bytes"], encoded_bytes=entry["encoded_bytes"],
+            registry_requests=entry["registry_requests"])
+
+
 def wrk(ctx: Context, url: str, seconds: float) -> dict:
     argv = ["wrk", f"-t{ctx.args.wrk_threads}", f"-c{ctx.args.wrk_connections}",
             f"-d{max(1, int(seconds))}s", "--latency", url]
@@ -1013,6 +1042,37 @@ def render(ctx, goals, profile_lines, wall) -> str:
         L.append(f"| {label} | "
                  f"{ratio_text(r('sink', 'tributary-scraped', 'tributary', field))} |")
 
+    L += ["", "## Formats: encode and decode per record", "",
+          "| format | system | records per loop | encodes/s | decodes/s | encode CPU µs "
+          "| decode CPU µs | value bytes | encoded bytes | registry requests |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for fmt_name in FORMATS:
+        for system in ("tributary", "confluent-kafka"):
+            e = find(ctx, f"format-{fmt_name}", system)
+            if e:
+                L.append(f"| {fmt_name} | {system} | {fmt(e['records'])} | "
+                         f"{fmt(e['encode_rps'])} | {fmt(e['decode_rps'])} | "
+                         f"{fmt(e['encode_cpu_us'])} | {fmt(e['decode_cpu_us'])} | "
+                         f"{fmt(e['value_bytes'])} | {fmt(e['encoded_bytes'])} | "
+                         f"{e['registry_requests']} |")
+    L += ["", "| format | figure | tributary/confluent-kafka | tributary/tributary json |",
+          "|---|---|---:|---:|"]
+    for fmt_name in FORMATS[1:]:
+        scenario = f"format-{fmt_name}"
+        for field, label in (("encode_rps", "encodes/s"), ("decode_rps", "decodes/s")):
+            vs_peer = r(scenario, "tributary", "confluent-kafka", field)
+            mine, json_only = find(ctx, scenario, "tributary"), find(ctx, "format-json",
+                                                                     "tributary")
+            vs_json = ratio(mine and mine[field], json_only and json_only[field])
+            L.append(f"| {fmt_name} | {label} | {ratio_text(vs_peer)} | "
+                     f"{ratio_text(vs_json)} |")
+    L += ["", "JSON text in, framed bytes out, and back, in one thread, against a registry "
+          "that already holds the schema (the first call of each loop fills the caches). "
+          "tributary: the converter a task calls (bench/formats/bench_formats.c); "
+          "confluent-kafka: its Python serializers with the same settings, "
+          "plus json.loads/json.dumps (Protobuf: json_format). json: tributary's "
+          "JsonConverter with schemas.enable=false, the cost of JSON alone."]
+
     L += ["", "## Goals (issue 9)", "",
           "| goal | target | measured | | shortfall | figures |", "|---|---|---:|---|---|---|"]
     for g in goals:
@@ -1046,6 +1106,9 @@ def main() -> int:
                    help="the source tree tributary was built from")
     p.add_argument("--src-label", default="", help="how to name that tree in the results")
     p.add_argument("--floor", required=True, help="directory of the floor programs")
+    p.add_argument("--bench-formats", required=True, help="the bench_formats program")
+    p.add_argument("--venv-python", required=True,
+                   help="the test venv's Python (confluent-kafka), for the formats")
     p.add_argument("--work", required=True)
     p.add_argument("--results", required=True)
     p.add_argument("--flush-ms", type=int, default=500)
@@ -1070,11 +1133,12 @@ def main() -> int:
     ctx = Context(args)
     ctx.work.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    wanted = set(filter(None, args.only.split(","))) or {"service", "sink", "source", "datagen"}
+    wanted = set(filter(None, args.only.split(","))) or {"service", "sink", "source", "datagen",
+                                                         "formats"}
     try:
         preload(ctx)
         for name, scenario in (("service", service), ("sink", sink), ("source", source),
-                               ("datagen", datagen)):
+                               ("datagen", datagen), ("formats", formats)):
             if name in wanted:
                 scenario(ctx)
         goals = evaluate(ctx)

@@ -1,6 +1,7 @@
 """bench/run --smoke: the benchmark harness end to end with tiny figures, so that it cannot
 rot. It starts its own Kafka test bed (not the suite's), builds tributary in Release and
-the floor programs, and runs every scenario against tributary, Kafka Connect and the floor.
+the floor programs, and runs every scenario against tributary, Kafka Connect and the floor,
+and the formats' encode and decode loops against confluent-kafka's serializers.
 """
 import os
 import re
@@ -21,7 +22,11 @@ EXPECTED = [("sink", "floor"), ("sink", "tributary"), ("sink", "connect"),
             ("datagen", "floor"), ("datagen", "tributary"),
             ("rest", "tributary"), ("rest", "connect"),
             ("startup", "tributary"), ("startup", "connect"),
-            ("memory", "tributary"), ("memory", "connect")]
+            ("memory", "tributary"), ("memory", "connect"),
+            ("json", "tributary"),
+            ("avro", "tributary"), ("avro", "confluent-kafka"),
+            ("protobuf", "tributary"), ("protobuf", "confluent-kafka"),
+            ("json_schema", "tributary"), ("json_schema", "confluent-kafka")]
 NUMBER = re.compile(r"^-?\d[\d ]*(\.\d+)?(e[+-]?\d+)?$")
 
 
