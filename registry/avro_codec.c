@@ -69,19 +69,14 @@ static int read_length(decoder_t *d, size_t *n)
     return 0;
 }
 
-static void put_number(tb_buf_t *out, double v, int digits)
+static void put_number(tb_buf_t *out, double v, bool single)
 {
     if (isnan(v)) {
         tb_buf_puts(out, "\"NaN\"");
     } else if (isinf(v)) {
         tb_buf_puts(out, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
     } else {
-        char text[40];
-        snprintf(text, sizeof(text), "%.*g", digits, v);
-        tb_buf_puts(out, text);
-        if (strspn(text, "-0123456789") == strlen(text)) {
-            tb_buf_puts(out, ".0"); /* keeps a real a real */
-        }
+        tb_text_json_real(out, v, single);
     }
 }
 
@@ -101,11 +96,11 @@ static int decode_float(decoder_t *d, size_t width)
         uint32_t b32 = (uint32_t)bits;
         float f;
         memcpy(&f, &b32, 4);
-        put_number(d->out, f, 9);
+        put_number(d->out, f, true);
     } else {
         double v;
         memcpy(&v, &bits, 8);
-        put_number(d->out, v, 17);
+        put_number(d->out, v, false);
     }
     return 0;
 }

@@ -278,25 +278,16 @@ void put_base64(tb_buf_t *out, const std::string &bytes)
     tb_buf_putc(out, '"');
 }
 
-/* The shortest spelling that reads back as v (digits from min to max). */
-template <typename T> void put_real(tb_buf_t *out, T v, int min, int max)
+/* The shortest spelling that reads back as v; NaN and the infinities as text. */
+void put_real(tb_buf_t *out, double v, bool single)
 {
     if (std::isnan(v)) {
         tb_buf_puts(out, "\"NaN\"");
-        return;
-    }
-    if (std::isinf(v)) {
+    } else if (std::isinf(v)) {
         tb_buf_puts(out, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
-        return;
+    } else {
+        tb_text_real(out, v, single);
     }
-    char text[40];
-    for (int digits = min; digits <= max; digits++) {
-        snprintf(text, sizeof(text), "%.*g", digits, static_cast<double>(v));
-        if (static_cast<T>(strtod(text, nullptr)) == v) {
-            break;
-        }
-    }
-    tb_buf_puts(out, text);
 }
 
 class Writer
@@ -444,11 +435,10 @@ class Writer
                               rep ? r->GetRepeatedUInt64(m, f, i) : r->GetUInt64(m, f)));
             return true;
         case pb::FieldDescriptor::CPPTYPE_DOUBLE:
-            put_real(out_, rep ? r->GetRepeatedDouble(m, f, i) : r->GetDouble(m, f), 15,
-                     17);
+            put_real(out_, rep ? r->GetRepeatedDouble(m, f, i) : r->GetDouble(m, f), false);
             return true;
         case pb::FieldDescriptor::CPPTYPE_FLOAT:
-            put_real(out_, rep ? r->GetRepeatedFloat(m, f, i) : r->GetFloat(m, f), 6, 9);
+            put_real(out_, rep ? r->GetRepeatedFloat(m, f, i) : r->GetFloat(m, f), true);
             return true;
         case pb::FieldDescriptor::CPPTYPE_BOOL:
             tb_buf_puts(out_, (rep ? r->GetRepeatedBool(m, f, i) : r->GetBool(m, f))

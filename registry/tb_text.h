@@ -1,6 +1,7 @@
 /*
  * tb_text.h - text helpers the registry formats share: UTF-8 checks,
- * base64, decimals as big-endian two's complement, dates and timestamps.
+ * base64, decimals as big-endian two's complement, reals and JSON in their
+ * shortest spelling, dates and timestamps.
  */
 #ifndef TB_TEXT_H
 #define TB_TEXT_H
@@ -8,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "registry/tb_buf.h"
 
@@ -29,6 +32,19 @@ void tb_text_decimal(tb_buf_t *out, const uint8_t *data, size_t n, int scale);
  * such number or does not fit. */
 int tb_text_decimal_parse(const char *text, int scale, uint8_t *out, size_t out_size,
                           size_t *n, size_t size);
+
+/* Appends the shortest decimal spelling of the finite v that reads back as
+ * the same double (single: the same float), e.g. 0.1 and not
+ * 0.10000000000000001 as "%.17g" writes it. */
+void tb_text_real(tb_buf_t *out, double v, bool single);
+
+/* As tb_text_real(), with ".0" after a spelling that would read as an
+ * integer, so that a JSON reader keeps a real a real. */
+void tb_text_json_real(tb_buf_t *out, double v, bool single);
+
+/* Appends value as compact JSON, as json_dumps(JSON_COMPACT | JSON_ENCODE_ANY)
+ * writes it except that each real takes tb_text_json_real()'s spelling. */
+void tb_text_json(tb_buf_t *out, const json_t *value);
 
 /* Days since 1970-01-01 of "YYYY-MM-DD". Returns 0 or -1. */
 int tb_text_parse_date(const char *text, int64_t *days);

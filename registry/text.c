@@ -217,6 +217,90 @@ static int64_t days_from_civil(int64_t y, int m, int d)
     return era * 146097 + doe - 719468;
 }
 
+void tb_text_real(tb_buf_t *out, double v, bool single)
+{
+    /* %.15g (float: %.6g) is exact for every shorter decimal, so the first
+     * precision that reads back is the shortest spelling. */
+    int max = single ? 9 : 17;
+    char text[40];
+    for (int digits = single ? 6 : 15; digits <= max; digits++) {
+        snprintf(text, sizeof(text), "%.*g", digits, v);
+        double back = strtod(text, NULL);
+        if (single ? (float)back == (float)v : back == v) {
+            break;
+        }
+    }
+    tb_buf_puts(out, text);
+}
+
+void tb_text_json_real(tb_buf_t *out, double v, bool single)
+{
+    size_t start = out->len;
+    tb_text_real(out, v, single);
+    if (out->failed) {
+        return;
+    }
+    for (size_t i = start; i < out->len; i++) {
+        if (out->data[i] != '-' && (out->data[i] < '0' || out->data[i] > '9')) {
+            return; /* a point, an exponent, or "inf"/"nan" */
+        }
+    }
+    tb_buf_puts(out, ".0");
+}
+
+void tb_text_json(tb_buf_t *out, const json_t *value)
+{
+    const char *key;
+    size_t key_len;
+    json_t *member;
+    bool first = true;
+
+    switch (json_typeof(value)) {
+    case JSON_OBJECT:
+        tb_buf_putc(out, '{');
+        json_object_keylen_foreach((json_t *)value, key, key_len, member)
+        {
+            if (!first) {
+                tb_buf_putc(out, ',');
+            }
+            first = false;
+            tb_buf_json_string(out, key, key_len);
+            tb_buf_putc(out, ':');
+            tb_text_json(out, member);
+        }
+        tb_buf_putc(out, '}');
+        break;
+    case JSON_ARRAY:
+        tb_buf_putc(out, '[');
+        for (size_t i = 0; i < json_array_size(value); i++) {
+            if (i > 0) {
+                tb_buf_putc(out, ',');
+            }
+            tb_text_json(out, json_array_get(value, i));
+        }
+        tb_buf_putc(out, ']');
+        break;
+    case JSON_STRING:
+        tb_buf_json_string(out, json_string_value(value), json_string_length(value));
+        break;
+    case JSON_INTEGER:
+        tb_buf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(value));
+        break;
+    case JSON_REAL:
+        tb_text_json_real(out, json_real_value(value), false);
+        break;
+    case JSON_TRUE:
+        tb_buf_puts(out, "true");
+        break;
+    case JSON_FALSE:
+        tb_buf_puts(out, "false");
+        break;
+    case JSON_NULL:
+        tb_buf_puts(out, "null");
+        break;
+    }
+}
+
 int tb_text_parse_date(const char *text, int64_t *days)
 {
     int y, m, d, used = 0;

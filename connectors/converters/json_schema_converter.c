@@ -3,15 +3,16 @@
  * in Confluent's wire format under a JSON Schema from the registry. Values
  * are validated against the schema before they are encoded
  * (registry/tb_json_schema.h lists the keywords); decoding checks that the
- * payload is JSON and hands it over compacted.
+ * payload is JSON and hands it over compacted. Both write each real in its
+ * shortest spelling (registry/tb_text.h).
  */
 #include <stdio.h>
 
 #include "connectors/converters/tb_registry_converter.h"
 #include "registry/tb_json_schema.h"
+#include "registry/tb_text.h"
 
 #define PARSE_FLAGS (JSON_DECODE_ANY | JSON_ALLOW_NUL)
-#define DUMP_FLAGS (JSON_COMPACT | JSON_ENCODE_ANY)
 
 static void *js_compile(const char *text, const json_t *references, char *errstr,
                         size_t errstr_size)
@@ -34,12 +35,6 @@ static bool js_takes_text(const void *compiled)
     return tb_json_schema_takes_text(compiled) != 0;
 }
 
-static int dump_to(const char *buffer, size_t size, void *data)
-{
-    tb_buf_append(data, buffer, size);
-    return 0;
-}
-
 static int js_decode(const void *compiled, const uint8_t *payload, size_t len,
                      tb_buf_t *out, char *errstr, size_t errstr_size)
 {
@@ -50,9 +45,9 @@ static int js_decode(const void *compiled, const uint8_t *payload, size_t len,
         snprintf(errstr, errstr_size, "the payload is not JSON: %s", error.text);
         return -1;
     }
-    int rc = json_dump_callback(value, dump_to, out, DUMP_FLAGS);
+    tb_text_json(out, value);
     json_decref(value);
-    if (rc != 0 || out->failed) {
+    if (out->failed) {
         snprintf(errstr, errstr_size, "out of memory");
         return -1;
     }
@@ -65,7 +60,8 @@ static int js_encode(const void *compiled, const json_t *value, tb_buf_t *out,
     if (tb_json_schema_validate(compiled, value, errstr, errstr_size) != 0) {
         return -1;
     }
-    if (json_dump_callback(value, dump_to, out, DUMP_FLAGS) != 0 || out->failed) {
+    tb_text_json(out, value);
+    if (out->failed) {
         snprintf(errstr, errstr_size, "out of memory");
         return -1;
     }

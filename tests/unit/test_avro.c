@@ -108,6 +108,33 @@ static void test_decimal_spellings(void **state)
     tb_avro_schema_destroy(schema);
 }
 
+/* Reals read back as written by people: the shortest exact spelling, not
+ * "%.17g"'s 0.10000000000000001; a whole real keeps its ".0". */
+static void test_reals_in_their_shortest_spelling(void **state)
+{
+    (void)state;
+    const char *cases[][3] = {
+        /* schema, written, read back */
+        {"\"double\"", "0.1", "0.1"},
+        {"\"double\"", "4729.01", "4729.01"},
+        {"\"double\"", "3", "3.0"},
+        {"\"double\"", "-2.5e-300", "-2.5e-300"},
+        {"\"double\"", "1.7976931348623157e308", "1.7976931348623157e+308"},
+        {"\"double\"", "0.30000000000000004", "0.30000000000000004"},
+        {"\"float\"", "0.1", "0.1"},
+        {"\"float\"", "4729.01", "4729.01"},
+        {"\"float\"", "16777216", "16777216.0"},
+        {"\"float\"", "0.30000000000000004", "0.3"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tb_avro_schema_t *schema = compile(cases[i][0]);
+        char *text = round_trip(schema, cases[i][1]);
+        assert_string_equal(text, cases[i][2]);
+        free(text);
+        tb_avro_schema_destroy(schema);
+    }
+}
+
 /* Regression (found by fuzz_avro): a scale longer than the digits of a
  * short unscaled value overflowed the digit buffer. */
 static void test_decimal_scale_beyond_the_digits(void **state)
@@ -216,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_record_round_trip),
         cmocka_unit_test(test_union_branches),
         cmocka_unit_test(test_decimal_spellings),
+        cmocka_unit_test(test_reals_in_their_shortest_spelling),
         cmocka_unit_test(test_decimal_scale_beyond_the_digits),
         cmocka_unit_test(test_mismatch_names_the_field),
         cmocka_unit_test(test_malformed_data_is_refused),

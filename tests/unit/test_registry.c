@@ -8,6 +8,7 @@
 
 #include "core/tb_time.h"
 #include "registry/tb_json_schema.h"
+#include "registry/tb_text.h"
 #include "registry/tb_registry.h"
 #include "registry/tb_registry_cache.h"
 #include "registry/tb_wire.h"
@@ -175,6 +176,33 @@ static void test_json_schema_keywords(void **state)
                      0);
 }
 
+/* Compact JSON as jansson writes it, but reals in their shortest spelling. */
+static void test_json_text_keeps_short_reals(void **state)
+{
+    (void)state;
+    const char *cases[][2] = {
+        {"{ \"a\" : [1, 2.50, 0.1, -0.0, 1e300, 3.0], \"b\":null }",
+         "{\"a\":[1,2.5,0.1,-0.0,1e+300,3.0],\"b\":null}"},
+        {"{\"q\\\"\\n\":\"\\u0001\u00e9\",\"t\":true,\"f\":false}",
+         "{\"q\\\"\\n\":\"\\u0001\u00e9\",\"t\":true,\"f\":false}"},
+        {"4729.01", "4729.01"},
+        {"-9223372036854775808", "-9223372036854775808"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *value = json_loads(cases[i][0], JSON_DECODE_ANY, NULL);
+        tb_buf_t out = {0};
+        size_t n;
+        assert_non_null(value);
+        tb_text_json(&out, value);
+        char *text = tb_buf_take(&out, &n);
+        assert_non_null(text);
+        assert_int_equal(n, strlen(cases[i][1]));
+        assert_memory_equal(text, cases[i][1], n);
+        free(text);
+        json_decref(value);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -183,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_cache_keeps_the_most_recently_used),
         cmocka_unit_test(test_wire_frames_and_indexes),
         cmocka_unit_test(test_json_schema_keywords),
+        cmocka_unit_test(test_json_text_keeps_short_reals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
