@@ -616,6 +616,7 @@ const tb_plugin_t tb_http_sink_plugin = {
     .validate = http_sink_validate,
     .task_configs = http_sink_task_configs,
     .task_start = http_sink_task_start,
+    .reads_headers = true,
     .put = http_sink_put,
     .flush = http_sink_flush,
     .task_stop = http_sink_task_stop,

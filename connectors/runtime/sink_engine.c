@@ -545,7 +545,9 @@ static void convert_batch(sink_engine_t *e)
                                 .partition = msg->partition,
                                 .offset = msg->offset,
                                 .timestamp = rd_kafka_message_timestamp(msg, &ts_type)};
-        r->headers = headers_of(msg, &r->header_count);
+        if (e->env->plugin->reads_headers || e->dlq != NULL) {
+            r->headers = headers_of(msg, &r->header_count);
+        }
         e->key_owned[kept] = e->value_owned[kept] = false;
         const char *stage = NULL;
         int rc;

@@ -13,6 +13,7 @@
 #ifndef TB_PLUGIN_H
 #define TB_PLUGIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,6 +72,12 @@ typedef struct {
 typedef struct {
     const char *connector; /* connector name */
     int task;              /* task id */
+    /* Source: whether every record must carry its source partition and
+     * offset (message ids and exactly-once need them). When false, a plugin
+     * may set them only on the last record of each source partition in a
+     * poll: a record without them does not move the offsets, and the ones
+     * recorded still cover every record acknowledged before them. */
+    bool offset_every_record;
     /* Source: the stored source offset for a source partition (new
      * reference), or NULL when none is stored. */
     json_t *(*offset_for)(void *runtime, const json_t *source_partition);
@@ -112,6 +119,11 @@ typedef struct tb_plugin {
      * again (-1: only when the runtime is woken). */
     int (*poll)(void *task, tb_source_record_t *out, size_t max, size_t *count,
                 int64_t *wake_ms, char *errstr, size_t errstr_size);
+
+    /* Sink: whether put() reads record headers. When false (and no dead
+     * letter queue needs them) records come with none: reading them costs
+     * librdkafka an allocation per record. */
+    bool reads_headers;
 
     /* Sink: writes records (may buffer them until flush). */
     int (*put)(void *task, const tb_sink_record_t *records, size_t count, char *errstr,
