@@ -65,6 +65,7 @@ static const tb_config_def_t datagen_keys[] = {
 static const tb_config_table_t datagen_table = TB_CONFIG_TABLE("datagen", datagen_keys);
 
 #define TASK_ID_KEY "datagen.task.id"
+#define VALUE_MAX 256 /* bytes: the longest shape's value is well below */
 #define TASK_COUNT_KEY "datagen.task.count"
 
 typedef struct {
@@ -77,6 +78,8 @@ typedef struct {
     long long next;      /* sequence number of the next record */
     long long generated; /* since start, for the rate */
     struct timespec started;
+    json_t *partition;        /* {"task": task}, shared by the task's records */
+    bool offset_every_record; /* else only the last record of a poll has one */
 } datagen_task_t;
 
 /* splitmix64: a small, well-mixed generator of deterministic values. */
@@ -143,12 +146,12 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
             task->shape = shapes[i];
         }
     }
-    json_t *partition = json_pack("{s:i}", "task", task->task);
-    json_t *offset = ctx->offset_for(ctx->runtime, partition);
+    task->partition = json_pack("{s:i}", "task", task->task);
+    task->offset_every_record = ctx->offset_every_record;
+    json_t *offset = ctx->offset_for(ctx->runtime, task->partition);
     json_t *sequence = json_object_get(offset, "sequence");
     task->next = json_is_integer(sequence) ? json_integer_value(sequence) : 0;
     json_decref(offset);
-    json_decref(partition);
     clock_gettime(CLOCK_MONOTONIC, &task->started);
     *out = task;
 
@@ -177,30 +180,51 @@ static long long allowed_now(datagen_task_t *task, int64_t *wake_ms)
     return due;
 }
 
+/* A malloc'd copy of what snprintf wrote into text (size bytes) when it
+ * returned n; NULL when it failed or did not fit. */
+static char *copy_of(const char *text, size_t size, int n, size_t *len)
+{
+    char *copy = n >= 0 && (size_t)n < size ? malloc((size_t)n + 1) : NULL;
+    if (copy != NULL) {
+        memcpy(copy, text, (size_t)n + 1);
+    }
+    *len = copy != NULL ? (size_t)n : 0;
+    return copy;
+}
+
 static char *make_value(const datagen_task_t *task, unsigned long long r, size_t *len)
 {
-    char *text = NULL;
+    char text[VALUE_MAX];
     int n;
     if (strcmp(task->shape, "users") == 0) {
-        n = asprintf(&text,
+        n = snprintf(text, sizeof(text),
                      "{\"seq\":%lld,\"task\":%d,\"user_id\":\"user_%llu\","
                      "\"region\":\"region_%llu\",\"score\":%llu}",
                      task->next, task->task, r % 1000, (r >> 10) % 10, (r >> 20) % 100);
     } else if (strcmp(task->shape, "pageviews") == 0) {
-        n = asprintf(&text,
+        n = snprintf(text, sizeof(text),
                      "{\"seq\":%lld,\"task\":%d,\"user_id\":\"user_%llu\","
                      "\"page\":\"/page/%llu\",\"duration_ms\":%llu}",
                      task->next, task->task, r % 1000, (r >> 10) % 50, (r >> 20) % 60000);
     } else {
-        n = asprintf(&text,
+        n = snprintf(text, sizeof(text),
                      "{\"seq\":%lld,\"task\":%d,\"order_id\":%lld,"
                      "\"customer\":\"customer_%llu\",\"item\":\"item_%llu\","
                      "\"quantity\":%llu,\"price_cents\":%llu}",
                      task->next, task->task, task->next, r % 500, (r >> 10) % 100,
                      (r >> 20) % 10 + 1, (r >> 30) % 100000);
     }
-    *len = n > 0 ? (size_t)n : 0;
-    return n > 0 ? text : NULL;
+    return copy_of(text, sizeof(text), n, len);
+}
+
+/* Marks record as the task's progress up to sequence number sequence. */
+static void set_offset(const datagen_task_t *task, tb_source_record_t *record,
+                       long long sequence)
+{
+    record->source_partition = json_incref(task->partition);
+    record->source_offset = json_object();
+    json_object_set_new(record->source_offset, "sequence",
+                        json_integer((json_int_t)sequence));
 }
 
 static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count,
@@ -226,15 +250,20 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         memset(record, 0, sizeof(*record));
         record->topic = task->topic;
         record->partition = -1;
-        record->key_len = (size_t)asprintf((char **)&record->key, "%llu", r % 1000);
+        char key[24];
+        int n = snprintf(key, sizeof(key), "%llu", r % 1000);
+        record->key = copy_of(key, sizeof(key), n, &record->key_len);
         record->key_kind = TB_DATA_STRING;
         record->value = make_value(task, r, &record->value_len);
         record->value_kind = TB_DATA_JSON;
-        record->source_partition = json_pack("{s:i}", "task", task->task);
-        record->source_offset =
-            json_pack("{s:I}", "sequence", (json_int_t)task->next + 1);
         task->next++;
         task->generated++;
+        if (task->offset_every_record) {
+            set_offset(task, record, task->next);
+        }
+    }
+    if (*count > 0 && !task->offset_every_record) {
+        set_offset(task, &out[*count - 1], task->next);
     }
     return 0;
 }
@@ -243,6 +272,7 @@ static void task_stop(void *opaque)
 {
     datagen_task_t *task = opaque;
     if (task != NULL) {
+        json_decref(task->partition);
         free(task->topic);
         free(task);
     }

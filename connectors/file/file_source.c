@@ -61,6 +61,7 @@ typedef struct {
     size_t cap;
     bool missing_logged;
     json_t *partition;
+    bool offset_every_record; /* else only the last record of a poll has one */
 } file_source_t;
 
 /* Like Connect's, the file source runs one task whatever tasks.max says. */
@@ -85,6 +86,7 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
     source->connector = strdup(ctx->connector);
     source->topic = strdup(tb_config_string(values, "topic"));
     source->batch_size = (size_t)tb_config_int(values, "batch.size");
+    source->offset_every_record = ctx->offset_every_record;
     const char *path = tb_config_string(values, "file");
     if (path != NULL) {
         source->path = strdup(path);
@@ -184,6 +186,18 @@ static bool next_line(const file_source_t *s, size_t start, bool at_end, size_t 
     return false;
 }
 
+/* Marks r as read up to used bytes past buf[0] (a file only: standard
+ * input has no offsets). */
+static void set_offset(const file_source_t *s, tb_source_record_t *r, size_t used)
+{
+    if (s->partition != NULL) {
+        r->source_partition = json_incref(s->partition);
+        r->source_offset = json_object();
+        json_object_set_new(r->source_offset, "position",
+                            json_integer((json_int_t)(s->position + (long long)used)));
+    }
+}
+
 static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count,
                 int64_t *wake_ms, char *errstr, size_t errstr_size)
 {
@@ -212,11 +226,12 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         r->value_len = line;
         r->value_kind = TB_DATA_STRING;
         used += line + terminator;
-        if (s->partition != NULL) {
-            r->source_partition = json_incref(s->partition);
-            r->source_offset = json_pack("{s:I}", "position",
-                                         (json_int_t)(s->position + (long long)used));
+        if (s->offset_every_record) {
+            set_offset(s, r, used);
         }
+    }
+    if (*count > 0 && !s->offset_every_record) {
+        set_offset(s, &out[*count - 1], used);
     }
     memmove(s->buf, s->buf + used, s->len - used);
     s->len -= used;

@@ -64,6 +64,8 @@ typedef struct {
     uint64_t head_seq;      /* oldest record not yet folded into committable */
     json_t *committable;    /* canonical partition text -> {partition, offset} */
     json_t *topics;         /* topics written to: name -> true */
+    const char *last_topic; /* the topic of the last record produced (in topics) */
+    int64_t served_us;      /* when librdkafka last served delivery reports */
     json_t *last_partition; /* the source partition last folded, and its key */
     char *last_key;
     tb_source_record_t batch[POLL_BATCH];
@@ -133,7 +135,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opa
     uint64_t seq = (uint64_t)(uintptr_t)msg->_private;
     in_flight_t *entry = &engine->ring[seq % RING_SIZE];
     tb_series_observe(engine->source_metrics.produce_seconds,
-                      (double)(tb_monotonic_us() - entry->produced_us) / 1e6);
+                      (double)(engine->served_us - entry->produced_us) / 1e6);
     if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
         tb_series_add(engine->metrics.records_written, 1);
     } else {
@@ -378,6 +380,8 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     const char *support =
         json_string_value(json_object_get(env->connector_config, "exactly.once.support"));
     engine->transactional = support != NULL && strcmp(support, "required") == 0;
+    engine->ctx.offset_every_record =
+        engine->message_id_header != NULL || engine->transactional;
     engine->marker = json_object();
     if (engine->transactional) {
         snprintf(engine->txn_id, sizeof(engine->txn_id), "connect-%s-%d", env->connector,
@@ -563,6 +567,7 @@ static rd_kafka_resp_err_t produce_record(source_engine_t *engine,
  * when librdkafka's queue or the ring is full. */
 static bool produce_batch(source_engine_t *engine)
 {
+    int64_t now_us = tb_monotonic_us(); /* a batch is produced within microseconds */
     while (engine->batch_pos < engine->batch_len) {
         tb_source_record_t *record = &engine->batch[engine->batch_pos];
         if (engine->next_seq - engine->head_seq >= RING_SIZE) {
@@ -582,18 +587,20 @@ static bool produce_batch(source_engine_t *engine)
             engine->batch_pos++;
             continue;
         }
-        if (json_object_get(engine->topics, record->topic) == NULL) {
+        if (record->topic != engine->last_topic &&
+            json_object_get(engine->topics, record->topic) == NULL) {
             json_object_set_new(engine->topics, record->topic, json_true());
             engine->env->topic_used(engine->env->topic_opaque, engine->env->connector,
                                     record->topic);
         }
+        engine->last_topic = record->topic;
         rd_kafka_resp_err_t err =
             produce_record(engine, record, RD_KAFKA_MSG_F_FREE, (void *)(uintptr_t)seq);
         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
             return false;
         }
         in_flight_t *entry = &engine->ring[seq % RING_SIZE];
-        entry->produced_us = tb_monotonic_us();
+        entry->produced_us = now_us;
         entry->partition = record->source_partition;
         entry->offset = record->source_offset;
         record->source_partition = NULL;
@@ -832,6 +839,7 @@ static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errst
     if (engine->transactional) {
         return transactional_step(engine, paused, errstr, errstr_size);
     }
+    engine->served_us = tb_monotonic_us();
     rd_kafka_poll(engine->rk, 0);
     if (engine->failure[0] != '\0') {
         snprintf(errstr, errstr_size, "%s", engine->failure);
@@ -883,6 +891,8 @@ static void source_stop(void *opaque)
         return;
     }
     if (engine->rk != NULL) {
+        engine->served_us =
+            tb_monotonic_us(); /* the flush's reports: timed at its start */
         rd_kafka_flush(engine->rk, (int)engine->env->shutdown_timeout_ms);
         advance_head(engine);
         if (flush_offsets(engine, errstr, sizeof(errstr)) != 0) {
