@@ -10,6 +10,7 @@
 
 #include "connectors/converters/tb_converter.h"
 #include "connectors/kafka/tb_client_props.h"
+#include "connectors/runtime/tb_sink_start.h"
 #include "core/tb_secret.h"
 
 static const char *const tolerances[] = {"none", "all", NULL};
@@ -447,6 +448,14 @@ static const char *producer_setting_problem(const char *key, const char *value)
     return NULL;
 }
 
+static const char *reset_policy_problem(const char *value)
+{
+    tb_reset_policy_t policy;
+    return tb_reset_policy_parse(value, &policy) != 0
+               ? "String must be one of: latest, earliest, none"
+               : NULL;
+}
+
 /* producer.override.*, consumer.override.* and admin.override.* keys: the
  * managed ones are refused with the reason, the producer settings Kafka
  * Connect users rely on are checked by name, and every other one is handed
@@ -478,8 +487,12 @@ static void check_client_overrides(const json_t *raw, json_t *errors)
                 problem = message;
             }
         }
-        if (problem == NULL && p == 0) {
-            const char *reason = producer_setting_problem(name, text);
+        /* the sink engine applies auto.offset.reset itself, with Kafka's
+         * values, and gives librdkafka its own */
+        bool applied_by_runtime = p == 1 && strcmp(name, "auto.offset.reset") == 0;
+        if (problem == NULL && (p == 0 || applied_by_runtime)) {
+            const char *reason = p == 0 ? producer_setting_problem(name, text)
+                                        : reset_policy_problem(text);
             if (reason != NULL) {
                 snprintf(message, sizeof(message),
                          "Invalid value %s for configuration %s: %s", text, key, reason);
@@ -487,8 +500,9 @@ static void check_client_overrides(const json_t *raw, json_t *errors)
             }
         }
         char reason[512];
-        if (problem == NULL && rd_kafka_conf_set(scratch, name, text, reason,
-                                                 sizeof(reason)) != RD_KAFKA_CONF_OK) {
+        if (problem == NULL && !applied_by_runtime &&
+            rd_kafka_conf_set(scratch, name, text, reason, sizeof(reason)) !=
+                RD_KAFKA_CONF_OK) {
             snprintf(message, sizeof(message), "Invalid value for configuration %s: %s",
                      key, reason);
             problem = message;

@@ -111,6 +111,8 @@ static partition_t *add_part(sink_engine_t *e, const char *topic, int32_t partit
                        .committed = TB_OFFSET_NONE,
                        .acked = TB_OFFSET_NONE};
     tb_partition_metrics_take(&p->metrics, e->env->connector, topic, partition);
+    /* a topics.regex connector's topics become known here */
+    e->env->topic_used(e->env->topic_opaque, e->env->connector, topic);
     return p;
 }
 
@@ -749,9 +751,15 @@ static int subscribe(sink_engine_t *e, char *errstr, size_t errstr_size)
     const char *regex = config_string(config, "topics.regex", "");
     rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new(1);
     if (regex[0] != '\0') {
+        /* librdkafka takes a topic starting with ^ as a regex and finds it
+         * anywhere after that; Kafka's consumer matches the whole name */
+        size_t len = strlen(regex);
+        size_t skip = regex[0] == '^';
+        if (len > skip && regex[len - 1] == '$' && (len < 2 || regex[len - 2] != '\\')) {
+            len--;
+        }
         char anchored[1024];
-        /* librdkafka treats a topic starting with ^ as a regex */
-        snprintf(anchored, sizeof(anchored), "%s%s", regex[0] == '^' ? "" : "^", regex);
+        snprintf(anchored, sizeof(anchored), "^(%.*s)$", (int)(len - skip), regex + skip);
         rd_kafka_topic_partition_list_add(topics, anchored, RD_KAFKA_PARTITION_UA);
     } else {
         char *list = strdup(config_string(config, "topics", ""));
@@ -870,10 +878,10 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     if (props == NULL) {
         goto fail;
     }
-    const char *reset = config_string(props, "auto.offset.reset", "earliest");
-    e->reset = strcmp(reset, "latest") == 0 ? TB_RESET_LATEST
-               : strcmp(reset, "none") == 0 ? TB_RESET_NONE
-                                            : TB_RESET_EARLIEST;
+    if (tb_reset_policy_parse(config_string(props, "auto.offset.reset", "earliest"),
+                              &e->reset) != 0) {
+        e->reset = TB_RESET_EARLIEST; /* validation refused anything else */
+    }
     /* start offsets are resolved by the engine with that policy; librdkafka's
      * only covers an offset that falls out of range later (retention):
      * continue at the earliest */

@@ -1,11 +1,30 @@
 #include "connectors/runtime/tb_sink_start.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const char *tb_start_origin_name(tb_start_origin_t origin)
 {
     static const char *const names[] = {"stored", "group", "reset", "stopped"};
     return names[origin];
+}
+
+int tb_reset_policy_parse(const char *text, tb_reset_policy_t *policy)
+{
+    static const struct {
+        const char *name;
+        tb_reset_policy_t policy;
+    } names[] = {{"earliest", TB_RESET_EARLIEST},  {"smallest", TB_RESET_EARLIEST},
+                 {"beginning", TB_RESET_EARLIEST}, {"latest", TB_RESET_LATEST},
+                 {"largest", TB_RESET_LATEST},     {"end", TB_RESET_LATEST},
+                 {"none", TB_RESET_NONE},          {"error", TB_RESET_NONE}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(text, names[i].name) == 0) {
+            *policy = names[i].policy;
+            return 0;
+        }
+    }
+    return -1;
 }
 
 static tb_start_t stopped(const char *cause, const char *fmt, int64_t a, int64_t b)

@@ -53,4 +53,9 @@ tb_start_t tb_sink_start_resolve(const tb_start_inputs_t *in);
 /* "stored", "group", "reset", "stopped". */
 const char *tb_start_origin_name(tb_start_origin_t origin);
 
+/* The policy auto.offset.reset names: Kafka's earliest, latest and none, or
+ * librdkafka's aliases (smallest, beginning; largest, end; error). Returns 0,
+ * or -1 when text is none of them. */
+int tb_reset_policy_parse(const char *text, tb_reset_policy_t *policy);
+
 #endif

@@ -83,6 +83,27 @@ static void test_reset_policies(void **state)
     assert_int_equal(group.offset, 7);
 }
 
+/* Kafka's names and librdkafka's aliases; nothing else. */
+static void test_reset_policy_names(void **state)
+{
+    (void)state;
+    const struct {
+        const char *text;
+        tb_reset_policy_t policy;
+    } known[] = {{"earliest", TB_RESET_EARLIEST},  {"smallest", TB_RESET_EARLIEST},
+                 {"beginning", TB_RESET_EARLIEST}, {"latest", TB_RESET_LATEST},
+                 {"largest", TB_RESET_LATEST},     {"end", TB_RESET_LATEST},
+                 {"none", TB_RESET_NONE},          {"error", TB_RESET_NONE}};
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+        tb_reset_policy_t policy = TB_RESET_EARLIEST;
+        assert_int_equal(tb_reset_policy_parse(known[i].text, &policy), 0);
+        assert_int_equal(policy, known[i].policy);
+    }
+    tb_reset_policy_t policy;
+    assert_int_equal(tb_reset_policy_parse("Latest", &policy), -1);
+    assert_int_equal(tb_reset_policy_parse("", &policy), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -93,6 +114,7 @@ int main(void)
         cmocka_unit_test(test_recreated_topic_stops),
         cmocka_unit_test(test_retention_gap_continues_at_low),
         cmocka_unit_test(test_reset_policies),
+        cmocka_unit_test(test_reset_policy_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
