@@ -308,7 +308,8 @@ cmd_tool() {
   console-consumer) main=org.apache.kafka.tools.consumer.ConsoleConsumer ;;
   console-producer) main=kafka.tools.ConsoleProducer ;;
   get-offsets) main=org.apache.kafka.tools.GetOffsetShell ;;
-  *) die "unknown tool '$name' (topics, consumer-groups, console-consumer, console-producer, get-offsets)" ;;
+  delete-records) main=org.apache.kafka.tools.DeleteRecordsCommand ;;
+  *) die "unknown tool '$name' (topics, consumer-groups, console-consumer, console-producer, get-offsets, delete-records)" ;;
   esac
   libs=$(libs_of "$dir")
   [[ -d $libs ]] || die "no Kafka jars in $libs; run: bed.sh fetch"

@@ -5,7 +5,6 @@ start, auto.offset.reset=none stops a partition with nothing to start from, and 
 deleted at the start of a partition while the connector was stopped are
 skipped once, logged, without failing the task."""
 import json
-import subprocess
 
 import pytest
 from confluent_kafka.admin import AdminClient
@@ -82,20 +81,14 @@ def partition_count(bed, topic):
 
 
 def delete_records(bed, folder, topic, partition, before):
-    """Deletes the records of topic-partition below offset `before` with
-    Kafka's kafka-delete-records (DeleteRecordsCommand and an offset JSON
-    file written in folder), run as `bed.sh tool` runs the tools it names:
-    bed.tool() cannot run it, bed.sh knows only topics, consumer-groups,
-    console-consumer, console-producer and get-offsets."""
+    """Deletes the records of topic-partition below offset `before` with Kafka's
+    kafka-delete-records and an offset JSON file written in folder."""
     spec = folder / f"delete-{topic}-{partition}.json"
     with open(spec, "w") as f:
         json.dump({"version": 1, "partitions": [
             {"topic": topic, "partition": partition, "offset": before}]}, f)
-    result = subprocess.run(
-        ["java", f"-Dlog4j.configuration=file:{bed.dir}/tools-log4j.properties",
-         "-cp", f"{bed.libs}/*", "org.apache.kafka.tools.DeleteRecordsCommand",
-         "--bootstrap-server", bed.bootstrap, "--offset-json-file", str(spec)],
-        capture_output=True, text=True, timeout=60, check=False)
+    result = bed.tool("delete-records", "--bootstrap-server", bed.bootstrap,
+                      "--offset-json-file", spec)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"partition: {topic}-{partition}\tlow_watermark: {before}" in result.stdout, (
         result.stdout + result.stderr)
