@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+import secret_scan
+
 BED_SH = Path(__file__).resolve().parents[1] / "bed" / "bed.sh"
 
 
@@ -88,6 +90,12 @@ def load_bed(bed_dir: str) -> Bed:
     )
 
 
+def remember_bed_secrets(bed: Bed) -> None:
+    """The bed's passwords must never appear in plain text (secret_scan.py)."""
+    secret_scan.remember(bed.scram256.password)
+    secret_scan.remember(bed.scram512.password)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "integration: needs the Kafka test bed (TRIBUTARY_BED_DIR)")
 
@@ -104,10 +112,12 @@ def bed() -> Bed:
             pytrace=False,
         )
     try:
-        return load_bed(bed_dir)
+        found = load_bed(bed_dir)
     except (OSError, ValueError, KeyError) as e:
         pytest.fail(
             f"cannot read the Kafka test bed from {bed_dir}/bed.json ({e!r}): "
             f"was `tests/bed/bed.sh start {bed_dir}` run and did it succeed?",
             pytrace=False,
         )
+    remember_bed_secrets(found)
+    return found

@@ -1,8 +1,49 @@
-import pytest
+import os
 
+import pytest
+import requests
+
+import secret_scan
 from worker import Worker
 
 pytest_plugins = ["bedfixture"]
+
+
+def _scan_response(response, *args, **kwargs):
+    """requests' response hook: the body of every response any test receives."""
+    if not kwargs.get("stream"):
+        secret_scan.check_text(f"the response to {response.request.method} "
+                               f"{response.url}", response.text)
+
+
+_session_init = requests.Session.__init__
+
+
+def _session_with_scan(self, *args, **kwargs):
+    _session_init(self, *args, **kwargs)
+    self.hooks["response"].append(_scan_response)
+
+
+# requests.get() and the like make a Session per call: every one gets the hook
+requests.Session.__init__ = _session_with_scan
+
+
+@pytest.fixture(scope="session", autouse=True)
+def secret_scan_at_the_end():
+    """Fails the run when a secret the tests made appears in plain text in a
+    response, a worker's log or a worker's store (secret_scan.py). The bed's
+    passwords are known from the start, also to tests that do not use the bed."""
+    from bedfixture import load_bed, remember_bed_secrets  # a plugin: imported by then
+    bed_dir = os.environ.get("TRIBUTARY_BED_DIR")
+    if bed_dir:
+        try:
+            remember_bed_secrets(load_bed(bed_dir))
+        except (OSError, ValueError, KeyError):
+            pass  # the bed fixture reports it to the tests that need the bed
+    yield
+    secret_scan.SUITE.scan_files()
+    found = secret_scan.SUITE.findings()
+    assert not found, "secrets in plain text:\n" + "\n".join(found)
 
 
 @pytest.fixture
@@ -20,6 +61,8 @@ def start_worker(tmp_path, bed):
         worker = Worker(str(folder), merged, env=env, args=args)
         worker.expect_exit = expect_exit
         workers.append(worker)
+        store = worker.settings["offset.storage.file.filename"]
+        secret_scan.keep_files("the worker files", worker.log_path, store, f"{store}-wal")
         return worker.start(wait_healthy=wait_healthy)
 
     yield start

@@ -14,6 +14,7 @@ import subprocess
 import pytest
 import requests
 
+import secret_scan
 from worker import free_port, wait_for
 
 pytestmark = pytest.mark.integration
@@ -76,11 +77,13 @@ def credentials(tmp_path):
     """Starts auth'd workers: returns start(mode) -> (worker, good auth,
     wrong auth, password)."""
     def make(mode):
-        secret = secrets.token_urlsafe(18)
+        secret, other = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
+        secret_scan.remember(secret)
+        secret_scan.remember(other)
         name = "alice" if mode == "basic" else "ci-bot"
         path = tmp_path / f"{mode}.credentials"
         path.write_text(f"# made by the test\n{name}:{hash_secret(secret)}\n"
-                        f"other:{hash_secret(secrets.token_urlsafe(18))}\n")
+                        f"other:{hash_secret(other)}\n")
         if mode == "basic":
             return path, (name, secret), (name, secret + "x"), secret
         return (path, BearerAuth(f"{name}.{secret}"),
@@ -197,6 +200,7 @@ def pki(tmp_path):
     leaf("client", "ca", "extendedKeyUsage=clientAuth\n")
     leaf("rogue", "rogue-ca", "extendedKeyUsage=clientAuth\n")
     password = secrets.token_urlsafe(12)
+    secret_scan.remember(password)
     ssl("pkcs8", "-topk8", "-in", "server.key", "-out", "server.enc.key", "-v2",
         "aes-256-cbc", "-passout", f"pass:{password}")
     files = {name: str(d / name) for name in os.listdir(d)}
@@ -211,8 +215,10 @@ def https_settings(pki, port, **extra):
 
 
 def curl(*args):
-    return subprocess.run(["curl", "-sS", *args], capture_output=True, text=True,
+    done = subprocess.run(["curl", "-sS", *args], capture_output=True, text=True,
                           timeout=30)
+    secret_scan.check_text(f"the output of curl {' '.join(args)}", done.stdout)
+    return done
 
 
 def test_https_listener_with_curl_cacert(start_worker, pki, bed):
