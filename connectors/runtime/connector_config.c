@@ -214,7 +214,10 @@ static const tb_config_def_t sink_keys[] = {
      .width = TB_WIDTH_LONG,
      .display_name = "Topics regex",
      .check = check_regex,
-     .documentation = "POSIX extended regular expression of topics to consume."},
+     .documentation = "POSIX extended regular expression of topics to consume: a "
+                      "topic is read when its whole name matches, as in Kafka; "
+                      "topics created later are picked up at the consumer's "
+                      "metadata refresh (topic.metadata.refresh.interval.ms)."},
     {.name = "errors.deadletterqueue.topic.name",
      .type = TB_CONFIG_STRING,
      .default_value = "",
