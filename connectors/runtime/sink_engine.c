@@ -290,6 +290,37 @@ static void update_partition_metrics(sink_engine_t *e)
  * Rebalances
  */
 
+/* tb_sink_start_resolve(), or a stop when the watermarks could not be read
+ * (err). */
+static tb_start_t resolve_start(const tb_start_inputs_t *in, rd_kafka_resp_err_t err)
+{
+    tb_start_t start = tb_sink_start_resolve(in);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        start.origin = TB_START_STOPPED;
+        start.cause = "watermarks unavailable";
+        snprintf(start.reason, sizeof(start.reason),
+                 "its watermarks could not be read: %s", rd_kafka_err2str(err));
+    }
+    return start;
+}
+
+/* Makes p read from start, or stops it (logged, and its gauge set). Returns
+ * the offset to fetch from. */
+static int64_t take_start(sink_engine_t *e, partition_t *p, const tb_start_t *start)
+{
+    p->stopped = start->origin == TB_START_STOPPED;
+    p->expected = start->offset;
+    if (!p->stopped) {
+        return start->offset;
+    }
+    TB_LOG_TASK(TB_LOG_ERROR, "tributary.task", e->env->connector, e->env->id,
+                "partition %s-%d stopped: %s", p->topic, (int)p->partition,
+                start->reason);
+    tb_partition_metrics_stop(&p->metrics, e->env->connector, p->topic, p->partition,
+                              start->cause);
+    return RD_KAFKA_OFFSET_END;
+}
+
 static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *list)
 {
     char errstr[256];
@@ -318,29 +349,16 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
             .high = high,
             .reset = e->reset,
         };
-        tb_start_t start = tb_sink_start_resolve(&in);
-        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-            start.origin = TB_START_STOPPED;
-            start.cause = "watermarks unavailable";
-            snprintf(start.reason, sizeof(start.reason),
-                     "its watermarks could not be read: %s", rd_kafka_err2str(err));
-        }
+        tb_start_t start = resolve_start(&in, err);
         partition_t *p = find_part(e, tp->topic, tp->partition);
         if (p == NULL) {
             p = add_part(e, tp->topic, tp->partition);
         }
-        p->stopped = start.origin == TB_START_STOPPED;
-        p->start = p->expected = start.offset;
+        p->start = start.offset;
         p->written_next = TB_OFFSET_NONE;
         p->committed = in.stored;
-        tp->offset = p->stopped ? RD_KAFKA_OFFSET_END : start.offset;
-        if (p->stopped) {
-            TB_LOG_TASK(TB_LOG_ERROR, "tributary.task", e->env->connector, e->env->id,
-                        "partition %s-%d stopped: %s", tp->topic, (int)tp->partition,
-                        start.reason);
-            tb_partition_metrics_stop(&p->metrics, e->env->connector, tp->topic,
-                                      tp->partition, start.cause);
-        } else {
+        tp->offset = take_start(e, p, &start);
+        if (!p->stopped) {
             TB_LOG_TASK(TB_LOG_INFO, "tributary.task", e->env->connector, e->env->id,
                         "partition %s-%d starts at offset %lld (%s)%s%s", tp->topic,
                         (int)tp->partition, (long long)start.offset,
@@ -628,6 +646,74 @@ static int put_batch(sink_engine_t *e, char *errstr, size_t errstr_size)
     return 0;
 }
 
+/* Assigns p again, from the offset it expects (a stopped one from the end,
+ * paused): once librdkafka 2.0.2 has reported a partition's offset out of
+ * range it stops fetching it and refuses to seek it. Eagerly assigned
+ * partitions are assigned again all together, each from its own offset. */
+static void assign_again(sink_engine_t *e, const partition_t *p)
+{
+    bool cooperative = strcmp(rd_kafka_rebalance_protocol(e->rk), "COOPERATIVE") == 0;
+    rd_kafka_topic_partition_list_t *list =
+        rd_kafka_topic_partition_list_new((int)e->part_count);
+    rd_kafka_error_t *error = NULL;
+    for (size_t i = 0; i < e->part_count; i++) {
+        const partition_t *q = &e->parts[i];
+        if (!cooperative || q == p) {
+            rd_kafka_topic_partition_list_add(list, q->topic, q->partition)->offset =
+                q->stopped ? RD_KAFKA_OFFSET_END : q->expected;
+        }
+    }
+    const char *failure = NULL;
+    if (cooperative) {
+        error = rd_kafka_incremental_unassign(e->rk, list);
+        error = error != NULL ? error : rd_kafka_incremental_assign(e->rk, list);
+        failure = error != NULL ? rd_kafka_error_string(error) : NULL;
+    } else {
+        rd_kafka_resp_err_t err = rd_kafka_assign(e->rk, list);
+        failure = err != RD_KAFKA_RESP_ERR_NO_ERROR ? rd_kafka_err2str(err) : NULL;
+    }
+    if (failure != NULL) {
+        TB_LOG_TASK(TB_LOG_ERROR, "tributary.task", e->env->connector, e->env->id,
+                    "partition %s-%d could not be assigned again: %s", p->topic,
+                    (int)p->partition, failure);
+    }
+    if (error != NULL) {
+        rd_kafka_error_destroy(error);
+    }
+    rd_kafka_topic_partition_list_destroy(list);
+    pause_stopped(e);
+}
+
+/* librdkafka found a partition's next offset out of range (its own
+ * auto.offset.reset is "error", see sink_start): the records were deleted
+ * before they were read (retention, kafka-delete-records), or the partition
+ * was truncated or recreated. Decided as at start, from the offset expected
+ * and the watermarks, and logged once; the partition then fetches again. */
+static void handle_out_of_range(sink_engine_t *e, const char *topic, int32_t partition)
+{
+    partition_t *p = find_part(e, topic, partition);
+    if (p == NULL || p->stopped) {
+        return;
+    }
+    int64_t low = 0, high = 0;
+    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+        e->rk, topic, partition, &low, &high, QUERY_TIMEOUT_MS);
+    tb_start_inputs_t in = {.stored = p->expected,
+                            .committed = TB_OFFSET_NONE,
+                            .low = low,
+                            .high = high,
+                            .reset = e->reset};
+    tb_start_t start = resolve_start(&in, err);
+    take_start(e, p, &start);
+    if (!p->stopped) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                    "partition %s-%d: %s", topic, (int)partition,
+                    start.reason[0] != '\0' ? start.reason
+                                            : "its offset was out of range; reading on");
+    }
+    assign_again(e, p);
+}
+
 /* Collects up to BATCH_MAX messages already waiting into the pending batch,
  * without waiting for more: the task runs again at once while messages
  * keep coming (sink_step), so a batch takes no time to form. */
@@ -640,7 +726,9 @@ static void consume(sink_engine_t *e)
         rd_kafka_message_t *msg = msgs[i];
         partition_t *p =
             msg->err ? NULL : find_part(e, rd_kafka_topic_name(msg->rkt), msg->partition);
-        if (msg->err && msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        if (msg->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET && msg->rkt != NULL) {
+            handle_out_of_range(e, rd_kafka_topic_name(msg->rkt), msg->partition);
+        } else if (msg->err && msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
             TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                         "consumer: %s", rd_kafka_message_errstr(msg));
         }
@@ -883,9 +971,9 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
         e->reset = TB_RESET_EARLIEST; /* validation refused anything else */
     }
     /* start offsets are resolved by the engine with that policy; librdkafka's
-     * only covers an offset that falls out of range later (retention):
-     * continue at the earliest */
-    json_object_set_new(props, "auto.offset.reset", json_string("earliest"));
+     * would only apply to an offset that falls out of range later: it reports
+     * it instead (handle_out_of_range) */
+    json_object_set_new(props, "auto.offset.reset", json_string("error"));
     rd_kafka_conf_t *conf = tb_kafka_conf_new(props, errstr, errstr_size);
     json_decref(props);
     if (conf == NULL) {

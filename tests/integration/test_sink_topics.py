@@ -2,8 +2,8 @@
 change under it. topics.regex picks up existing and newly created topics whose
 whole name matches, new partitions of a subscribed topic are read from their
 start, auto.offset.reset=none stops a partition with nothing to start from, and records
-deleted at the start of a partition while the connector was stopped are
-skipped once, logged, without failing the task."""
+deleted at the start of a partition before they were read (while the connector
+was stopped, or paused) are skipped once, logged, without failing the task."""
 import json
 
 import pytest
@@ -245,6 +245,40 @@ def test_records_deleted_while_stopped_are_skipped_once(start_worker, bed, tmp_p
              what="records 13 and 14")
     assert_running(w, "gap")
     assert w.logs().count("deleted by retention") == 1
+
+
+def test_records_deleted_while_paused_are_skipped_once(start_worker, bed, tmp_path):
+    """The task keeps running: librdkafka reports the offset out of range on resume,
+    and the engine decides as at start, logs the range once and reads on."""
+    w = start_worker(STRINGS)
+    topic = bed.unique_topic("gaprun")
+    create_topic(bed, topic, 1)
+    out = tmp_path / "out.txt"
+    file_sink(w, "gaprun", out, topics=topic)
+    produce(bed.bootstrap, topic, records("r", 0, 0, 5))
+    wait_for(lambda: by_partition(out) == {("r", 0): list(range(5))}, timeout=60,
+             interval=0.2, what="the first 5 records")
+    assert w.put("/connectors/gaprun/pause").status_code == 202
+    wait_for(lambda: w.get("/connectors/gaprun/status").json()["tasks"][0]["state"]
+             == "PAUSED", timeout=30, what="the task to pause")
+
+    produce(bed.bootstrap, topic, records("r", 0, 5, 5))
+    delete_records(bed, tmp_path, topic, 0, 8)
+    assert w.put("/connectors/gaprun/resume").status_code == 202
+    expected = {("r", 0): list(range(5)) + [8, 9]}
+    wait_for(lambda: by_partition(out) == expected, timeout=60, interval=0.2,
+             what="records 8 and 9, the ones still in the log")
+    skipped = (f"partition {topic}-0: offsets 5 to 7 were deleted by retention before "
+               "they were read; continuing at 8")
+    wait_for(lambda: skipped in w.logs(), timeout=30, what="the skipped range logged")
+    produce(bed.bootstrap, topic, records("r", 0, 10, 2))
+    expected[("r", 0)] += [10, 11]
+    wait_for(lambda: by_partition(out) == expected, timeout=60, interval=0.2,
+             what="records 10 and 11")
+    wait_for(lambda: stored_offsets(w, "gaprun") == {(topic, 0): 12}, timeout=30,
+             what="offset 12 recorded")
+    assert w.logs().count("deleted by retention") == 1
+    assert_running(w, "gaprun")
 
 
 def test_reset_none_stops_a_partition_with_no_offset(start_worker, bed, tmp_path):
