@@ -10,15 +10,13 @@ import socket
 import pytest
 
 from kafka_io import create_topic, produce
-from worker import wait_for
+from worker import output_lines, wait_for
 
 pytestmark = pytest.mark.integration
 
 STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
            "offset.flush.interval.ms": "200"}
-def lines(path):
-    return path.read_text().splitlines() if path.exists() else []
 
 
 @pytest.fixture
@@ -43,7 +41,7 @@ def test_worker_and_tasks_over_sasl_ssl_scram_256_from_env(start_worker, bed, tm
     sink = {"connector.class": "FileStreamSink", "topics": topic, "file": str(out)}
     assert w.post("/connectors", json={"name": "src", "config": source}).status_code == 201
     assert w.post("/connectors", json={"name": "snk", "config": sink}).status_code == 201
-    wait_for(lambda: len(lines(out)) >= 30, what="30 records through SASL_SSL")
+    wait_for(lambda: len(output_lines(out)) >= 30, what="30 records through SASL_SSL")
     w.get("/connectors?expand=info&expand=status")
 
 
@@ -63,7 +61,7 @@ def test_connector_overrides_over_scram_512_from_file(start_worker, bed, tmp_pat
     reply = w.post("/connectors", json={"name": "s512", "config": sink})
     assert reply.status_code == 201, reply.text
     assert reply.json()["config"]["consumer.override.sasl.password"].startswith("${file:")
-    wait_for(lambda: len(lines(out)) >= 10, what="10 records over SCRAM-SHA-512")
+    wait_for(lambda: len(output_lines(out)) >= 10, what="10 records over SCRAM-SHA-512")
 
 
 def test_wrong_password_fails_the_task_naming_authentication(start_worker, bed, tmp_path):
@@ -186,7 +184,7 @@ def test_allowed_literal_secrets_stay_out_of_the_store(start_worker, bed, tmp_pa
     assert reply.status_code == 201, reply.text
     shown = reply.json()["config"]["consumer.override.sasl.password"]
     assert shown.startswith("${file:") and shown.endswith(":lit.consumer.override.sasl.password}")
-    wait_for(lambda: lines(out) == ["one", "two"], what="the records over SASL_SSL")
+    wait_for(lambda: output_lines(out) == ["one", "two"], what="the records over SASL_SSL")
     store = pathlib.Path(w.settings["offset.storage.file.filename"])
     secrets_file = pathlib.Path(f"{store}.secrets")
     assert oct(secrets_file.stat().st_mode & 0o777) == "0o600"

@@ -16,11 +16,11 @@ from confluent_kafka.schema_registry import topic_record_subject_name_strategy
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 
 from kafka_io import create_topic
-from worker import wait_for
+from worker import output_lines, wait_for
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "registry"))
 from fixtures import (AVRO, STRATEGY, client, consume, context, converters,  # noqa: E402
-                      create, dlq_headers, file_sink, json_lines, lines, produce,
+                      create, dlq_headers, file_sink, json_lines, produce,
                       registry, task_state)
 
 pytestmark = pytest.mark.integration
@@ -187,7 +187,7 @@ def test_malformed_frame_fails_the_task_naming_the_record(start_worker, bed, reg
              what="the task to fail")
     trace = task_state(w, "sink")["trace"]
     assert f"{topic}-0 at offset 1" in trace and "VALUE_CONVERTER" in trace, trace
-    assert len(lines(out)) <= 1
+    assert len(output_lines(out)) <= 1
 
 
 def test_registry_outage_never_hangs_the_api(start_worker, bed, registry, tmp_path):
@@ -205,7 +205,7 @@ def test_registry_outage_never_hangs_the_api(start_worker, bed, registry, tmp_pa
     for _ in range(10):  # the REST API answers all along (no time asserted)
         assert w.get("/connectors/sink/status").status_code == 200
         time.sleep(0.2)
-    assert lines(out) == []
+    assert output_lines(out) == []
     registry.down = False
     if task_state(w, "sink").get("state") == "FAILED":  # failed visibly: restart it
         assert "schema registry unavailable" in task_state(w, "sink")["trace"]

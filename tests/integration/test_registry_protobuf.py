@@ -23,11 +23,11 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf import timestamp_pb2  # noqa: F401 (puts Timestamp in the pool)
 
 from kafka_io import create_topic
-from worker import wait_for
+from worker import output_lines, wait_for
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "registry"))
 from fixtures import (PROTOBUF, client, consume, context,  # noqa: E402
-                      converters, create, dlq_headers, file_sink, json_lines, lines,
+                      converters, create, dlq_headers, file_sink, json_lines,
                       produce, registry, task_state)
 
 pytestmark = [pytest.mark.integration,
@@ -219,5 +219,5 @@ def test_malformed_frames_go_to_the_dlq(start_worker, bed, registry, tmp_path):
     assert "not a valid tbtest.shop.OrderKey" in reasons[5]
     assert [m.value() for m in dead] == [v for _, _, v in cases[1:7]]
     assert task_state(w, "sink")["state"] == "RUNNING"
-    assert len(lines(out)) == 2
+    assert len(output_lines(out)) == 2
 

@@ -5,7 +5,7 @@ import signal
 import pytest
 
 from kafka_io import create_topic, produce
-from worker import wait_for
+from worker import output_lines, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -14,12 +14,6 @@ STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
            "offset.flush.interval.ms": "200"}
 
 
-def lines(path):
-    try:
-        with open(path) as f:
-            return f.read().splitlines()
-    except FileNotFoundError:
-        return []
 
 
 def file_sink(w, name, topic, path, **extra):
@@ -42,8 +36,8 @@ def test_records_arrive_in_partition_order(start_worker, bed, tmp_path):
     produce(bed.bootstrap, topic, records)
     out = tmp_path / "out.txt"
     file_sink(w, "order", topic, out, **{"tasks.max": "2"})
-    wait_for(lambda: len(lines(out)) >= 600, timeout=60, what="600 lines")
-    got = lines(out)
+    wait_for(lambda: len(output_lines(out)) >= 600, timeout=60, what="600 lines")
+    got = output_lines(out)
     assert len(got) == 600
     for p in range(3):
         mine = [int(v.split("-")[1]) for v in got if v.startswith(f"p{p}-")]
@@ -62,7 +56,7 @@ def test_group_offset_moves_while_stopped(start_worker, bed, tmp_path):
     produce(bed.bootstrap, topic, [(0, None, f"a{i}".encode()) for i in range(10)])
     out = tmp_path / "out.txt"
     file_sink(w, "moves", topic, out)
-    wait_for(lambda: len(lines(out)) == 10, what="the first 10 lines")
+    wait_for(lambda: len(output_lines(out)) == 10, what="the first 10 lines")
     wait_for(lambda: w.get("/connectors/moves/offsets").json()["offsets"][0]["offset"]
              == {"kafka_offset": 10}, what="offset 10 recorded")
     assert w.put("/connectors/moves/stop").status_code == 204
@@ -75,8 +69,8 @@ def test_group_offset_moves_while_stopped(start_worker, bed, tmp_path):
     assert reset.returncode == 0, reset.stderr
     produce(bed.bootstrap, topic, [(0, None, f"c{i}".encode()) for i in range(3)])
     assert w.put("/connectors/moves/resume").status_code == 202
-    wait_for(lambda: len(lines(out)) == 13, what="the records after the reset")
-    assert lines(out)[10:] == ["c0", "c1", "c2"], "the b records were skipped"
+    wait_for(lambda: len(output_lines(out)) == 13, what="the records after the reset")
+    assert output_lines(out)[10:] == ["c0", "c1", "c2"], "the b records were skipped"
     assert "adopted the group's offset 15, ahead of the stored 10" in w.logs()
 
     # moving it back is ignored
@@ -89,8 +83,8 @@ def test_group_offset_moves_while_stopped(start_worker, bed, tmp_path):
     wait_for(lambda: "is behind the stored one and was ignored" in w.logs(),
              what="the backward move to be ignored")
     produce(bed.bootstrap, topic, [(0, None, b"d0")])
-    wait_for(lambda: lines(out)[-1:] == ["d0"], what="d0")
-    assert len(lines(out)) == 14
+    wait_for(lambda: output_lines(out)[-1:] == ["d0"], what="d0")
+    assert len(output_lines(out)) == 14
 
 
 def test_recreated_topic_stops_the_partition_until_reset(start_worker, bed, tmp_path):
@@ -115,12 +109,12 @@ def test_recreated_topic_stops_the_partition_until_reset(start_worker, bed, tmp_
     produce(bed.bootstrap, topic, [(0, None, b"new0"), (0, None, b"new1")])
     assert w.put("/connectors/re/resume").status_code == 202
     wait_for(lambda: "recreated or truncated" in w.logs(), what="the partition to stop")
-    assert "new0" not in lines(out)
+    assert "new0" not in output_lines(out)
 
     assert w.put("/connectors/re/stop").status_code == 204
     assert w.delete("/connectors/re/offsets").status_code == 200
     assert w.put("/connectors/re/resume").status_code == 202
-    wait_for(lambda: lines(out)[-2:] == ["new0", "new1"], what="the new topic's records")
+    wait_for(lambda: output_lines(out)[-2:] == ["new0", "new1"], what="the new topic's records")
 
 
 def test_sigkill_loses_no_record(start_worker, bed, tmp_path):
@@ -132,13 +126,13 @@ def test_sigkill_loses_no_record(start_worker, bed, tmp_path):
     produce(bed.bootstrap, topic, [(i % 2, None, f"{i}".encode()) for i in range(total // 2)])
     out = tmp_path / "out.txt"
     file_sink(w, "k", topic, out)
-    wait_for(lambda: len(lines(out)) >= 100, what="some lines")
+    wait_for(lambda: len(output_lines(out)) >= 100, what="some lines")
     w.stop(signal.SIGKILL)
     produce(bed.bootstrap, topic,
             [(i % 2, None, f"{i}".encode()) for i in range(total // 2, total)])
     start_worker(STRINGS, directory=folder)
-    wait_for(lambda: len(set(lines(out))) >= total, timeout=90, what="every record")
-    got = lines(out)
+    wait_for(lambda: len(set(output_lines(out))) >= total, timeout=90, what="every record")
+    got = output_lines(out)
     assert set(got) == {str(i) for i in range(total)}, "nothing missing"
     # duplicates come only from the unflushed tail at the kill
     assert len(got) - total <= total // 2
@@ -157,8 +151,8 @@ def test_default_json_converters_round_trip(start_worker, bed, tmp_path):
     assert w.post("/connectors", json={"name": "g", "config": source}).status_code == 201
     out = tmp_path / "out.txt"
     file_sink(w, "s", topic, out)
-    wait_for(lambda: len(lines(out)) >= 50, what="50 lines")
-    written = [json.loads(line) for line in lines(out)]
+    wait_for(lambda: len(output_lines(out)) >= 50, what="50 lines")
+    written = [json.loads(line) for line in output_lines(out)]
     assert sorted(v["seq"] for v in written) == list(range(50))
     raw = read_values(bed.bootstrap, topic, lambda vs: len(vs) >= 1)
     assert raw[0]["seq"] == 0  # read_values unwraps {"schema","payload"}

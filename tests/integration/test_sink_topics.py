@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka.admin import AdminClient
 
 from kafka_io import create_topic, produce
-from worker import wait_for
+from worker import output_lines, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -30,12 +30,6 @@ FAST_METADATA = {"consumer.override.topic.metadata.refresh.interval.ms": "1000"}
 DISCOVERY_TIMEOUT = 90
 
 
-def lines(path):
-    try:
-        with open(path) as f:
-            return f.read().splitlines()
-    except FileNotFoundError:
-        return []
 
 
 def records(tag, partition, first, count):
@@ -47,7 +41,7 @@ def records(tag, partition, first, count):
 def by_partition(path):
     """{(tag, partition): [n, ...]} in file order."""
     seen = {}
-    for line in lines(path):
+    for line in output_lines(path):
         tag, partition, n = line.rsplit(":", 2)
         seen.setdefault((tag, int(partition)), []).append(int(n))
     return seen
@@ -297,7 +291,7 @@ def test_reset_none_stops_a_partition_with_no_offset(start_worker, bed, tmp_path
     metrics = w.get("/metrics").text
     assert (f'tributary_sink_partition_stopped{{connector="none",topic="{topic}",'
             f'partition="0",reason="no offset to start from"}} 1') in metrics
-    assert lines(out) == []
+    assert output_lines(out) == []
     bad = w.put("/connector-plugins/FileStreamSink/config/validate", json={
         "connector.class": "FileStreamSink", "topics": topic, "file": str(out),
         "consumer.override.auto.offset.reset": "sometimes"}).json()

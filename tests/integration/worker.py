@@ -31,6 +31,15 @@ def wait_for(condition, timeout=30.0, interval=0.05, what="condition"):
         time.sleep(interval)
 
 
+def output_lines(path):
+    """The lines of a file a connector writes; none while it does not exist."""
+    try:
+        with open(path) as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
 class Worker:
     def __init__(self, directory, settings, env=None, args=()):
         self.dir = directory

@@ -11,7 +11,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from registry import TestRegistry
-from worker import wait_for
+from worker import output_lines, wait_for
 
 AVRO = "io.confluent.connect.avro.AvroConverter"
 PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
@@ -62,17 +62,11 @@ def consume(bed, topic, count, timeout=60):
     return got
 
 
-def lines(path):
-    try:
-        with open(path) as f:
-            return f.read().splitlines()
-    except FileNotFoundError:
-        return []
 
 
 def json_lines(path, count, timeout=60):
-    wait_for(lambda: len(lines(path)) >= count, timeout=timeout, what=f"{count} lines")
-    return [json.loads(line) for line in lines(path)]
+    wait_for(lambda: len(output_lines(path)) >= count, timeout=timeout, what=f"{count} lines")
+    return [json.loads(line) for line in output_lines(path)]
 
 
 def converters(cls, registry, **settings):
