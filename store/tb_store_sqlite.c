@@ -589,6 +589,36 @@ int tb_store_task_configs_put(tb_store_t *store, const char *name,
 
 /* Appends the connector of the current row to list as
  * {"name","config","target","task_configs"}. */
+/* Decodes the current row of a SELECT into into; -1 with why when it cannot. */
+typedef int (*tb_row_fn)(sqlite3_stmt *stmt, json_t *into, char *why, size_t why_size);
+
+/* Steps stmt, with its parameter 1 bound to key unless key is NULL, and
+ * decodes each row with row(); resets stmt. Returns 0, or -1 with why. */
+static int tb_select_each(tb_store_t *store, sqlite3_stmt *stmt, const char *key,
+                          tb_row_fn row, json_t *into, char *why, size_t why_size)
+{
+    int result = -1;
+    int rc;
+
+    if (key != NULL && tb_bind_text(stmt, 1, key) != 0) {
+        tb_why_db(store, why, why_size);
+        goto done;
+    }
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        if (row(stmt, into, why, why_size) != 0) {
+            goto done;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        tb_why_db(store, why, why_size);
+        goto done;
+    }
+    result = 0;
+done:
+    sqlite3_reset(stmt);
+    return result;
+}
+
 static int tb_load_row(sqlite3_stmt *stmt, json_t *list, char *why, size_t why_size)
 {
     const char *name = (const char *)sqlite3_column_text(stmt, 0);
@@ -622,24 +652,8 @@ fail:
 
 static int tb_connectors_load_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
 {
-    json_t *list = arg;
-    sqlite3_stmt *stmt = store->stmts[TB_SQL_CONNECTORS_SELECT];
-    int rc;
-
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (tb_load_row(stmt, list, why, why_size) != 0) {
-            goto fail;
-        }
-    }
-    if (rc != SQLITE_DONE) {
-        tb_why_db(store, why, why_size);
-        goto fail;
-    }
-    sqlite3_reset(stmt);
-    return 0;
-fail:
-    sqlite3_reset(stmt);
-    return -1;
+    return tb_select_each(store, store->stmts[TB_SQL_CONNECTORS_SELECT], NULL,
+                          tb_load_row, arg, why, why_size);
 }
 
 static int tb_connectors_walk(const json_t *list,
@@ -760,13 +774,14 @@ static json_t *tb_status_entry(sqlite3_stmt *stmt)
 
 /* Files the current row as status["connector"] (task -1) or as
  * status["tasks"]["<id>"]. */
-static int tb_status_row(sqlite3_stmt *stmt, json_t *status)
+static int tb_status_row(sqlite3_stmt *stmt, json_t *status, char *why, size_t why_size)
 {
     int task_id = sqlite3_column_int(stmt, 0);
     json_t *entry = tb_status_entry(stmt);
     char key[16];
 
     if (entry == NULL) {
+        snprintf(why, why_size, "cannot decode a stored status");
         return -1;
     }
     if (task_id < 0) {
@@ -784,28 +799,8 @@ typedef struct {
 static int tb_status_get_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
 {
     tb_status_get_arg_t *a = arg;
-    sqlite3_stmt *stmt = store->stmts[TB_SQL_STATUS_SELECT];
-    int rc;
-
-    if (tb_bind_text(stmt, 1, a->name) != 0) {
-        tb_why_db(store, why, why_size);
-        goto fail;
-    }
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (tb_status_row(stmt, a->status) != 0) {
-            snprintf(why, why_size, "cannot decode a stored status");
-            goto fail;
-        }
-    }
-    if (rc != SQLITE_DONE) {
-        tb_why_db(store, why, why_size);
-        goto fail;
-    }
-    sqlite3_reset(stmt);
-    return 0;
-fail:
-    sqlite3_reset(stmt);
-    return -1;
+    return tb_select_each(store, store->stmts[TB_SQL_STATUS_SELECT], a->name,
+                          tb_status_row, a->status, why, why_size);
 }
 
 /* A connector with task rows but no row of its own has no status. */
@@ -935,7 +930,7 @@ int tb_store_offsets_put(tb_store_t *store, const char *connector, const json_t 
 }
 
 /* Appends the current row to list as {"partition","offset"}. */
-static int tb_offset_row(sqlite3_stmt *stmt, json_t *list)
+static int tb_offset_row(sqlite3_stmt *stmt, json_t *list, char *why, size_t why_size)
 {
     json_t *entry = json_object();
 
@@ -946,6 +941,7 @@ static int tb_offset_row(sqlite3_stmt *stmt, json_t *list)
             entry, "offset",
             json_loads((const char *)sqlite3_column_text(stmt, 1), 0, NULL)) != 0) {
         json_decref(entry);
+        snprintf(why, why_size, "cannot decode a stored offset");
         return -1;
     }
     return json_array_append_new(list, entry);
@@ -954,28 +950,8 @@ static int tb_offset_row(sqlite3_stmt *stmt, json_t *list)
 static int tb_offsets_get_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
 {
     tb_offsets_arg_t *a = arg;
-    sqlite3_stmt *stmt = store->stmts[TB_SQL_OFFSETS_SELECT];
-    int rc;
-
-    if (tb_bind_text(stmt, 1, a->connector) != 0) {
-        tb_why_db(store, why, why_size);
-        goto fail;
-    }
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (tb_offset_row(stmt, a->out) != 0) {
-            snprintf(why, why_size, "cannot decode a stored offset");
-            goto fail;
-        }
-    }
-    if (rc != SQLITE_DONE) {
-        tb_why_db(store, why, why_size);
-        goto fail;
-    }
-    sqlite3_reset(stmt);
-    return 0;
-fail:
-    sqlite3_reset(stmt);
-    return -1;
+    return tb_select_each(store, store->stmts[TB_SQL_OFFSETS_SELECT], a->connector,
+                          tb_offset_row, a->out, why, why_size);
 }
 
 json_t *tb_store_offsets_get(tb_store_t *store, const char *connector, char *errstr,
