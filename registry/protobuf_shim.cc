@@ -596,6 +596,26 @@ int encode(const tb_protobuf_schema_t *schema, const json_t *value, tb_buf_t *ou
     return 0;
 }
 
+/* Runs body(&error): 0, or -1 with errstr set from error or from whatever
+ * libprotobuf threw. */
+template <typename Body> int guarded(char *errstr, size_t errstr_size, Body body)
+{
+    try {
+        std::string error;
+        if (body(&error) == 0) {
+            return 0;
+        }
+        set_error(errstr, errstr_size, error);
+    } catch (const std::bad_alloc &) {
+        set_error(errstr, errstr_size, "out of memory");
+    } catch (const std::exception &e) {
+        set_error(errstr, errstr_size, std::string("libprotobuf: ") + e.what());
+    } catch (...) {
+        set_error(errstr, errstr_size, "libprotobuf failed");
+    }
+    return -1;
+}
+
 } // namespace
 
 /* ---------------------------------------------------------------------------
@@ -607,22 +627,13 @@ extern "C" tb_protobuf_schema_t *tb_protobuf_schema_create(const char *text,
                                                            char *errstr,
                                                            size_t errstr_size)
 {
-    std::string error;
-    try {
+    tb_protobuf_schema_t *schema = nullptr;
+    guarded(errstr, errstr_size, [&](std::string *error) {
         silence_protobuf_log();
-        tb_protobuf_schema_t *schema = compile(text, references, &error);
-        if (schema == nullptr) {
-            set_error(errstr, errstr_size, error);
-        }
-        return schema;
-    } catch (const std::bad_alloc &) {
-        set_error(errstr, errstr_size, "out of memory");
-    } catch (const std::exception &e) {
-        set_error(errstr, errstr_size, std::string("libprotobuf: ") + e.what());
-    } catch (...) {
-        set_error(errstr, errstr_size, "libprotobuf failed");
-    }
-    return nullptr;
+        schema = compile(text, references, error);
+        return schema != nullptr ? 0 : -1;
+    });
+    return schema;
 }
 
 extern "C" void tb_protobuf_schema_destroy(tb_protobuf_schema_t *schema)
@@ -639,39 +650,14 @@ extern "C" int tb_protobuf_decode(const tb_protobuf_schema_t *schema,
                                   const uint8_t *payload, size_t len, tb_buf_t *out,
                                   char *errstr, size_t errstr_size)
 {
-    try {
-        std::string error;
-        if (decode(schema, payload, len, out, &error) != 0) {
-            set_error(errstr, errstr_size, error);
-            return -1;
-        }
-        return 0;
-    } catch (const std::bad_alloc &) {
-        set_error(errstr, errstr_size, "out of memory");
-    } catch (const std::exception &e) {
-        set_error(errstr, errstr_size, std::string("libprotobuf: ") + e.what());
-    } catch (...) {
-        set_error(errstr, errstr_size, "libprotobuf failed");
-    }
-    return -1;
+    return guarded(errstr, errstr_size, [&](std::string *error) {
+        return decode(schema, payload, len, out, error);
+    });
 }
 
 extern "C" int tb_protobuf_encode(const tb_protobuf_schema_t *schema, const json_t *value,
                                   tb_buf_t *out, char *errstr, size_t errstr_size)
 {
-    try {
-        std::string error;
-        if (encode(schema, value, out, &error) != 0) {
-            set_error(errstr, errstr_size, error);
-            return -1;
-        }
-        return 0;
-    } catch (const std::bad_alloc &) {
-        set_error(errstr, errstr_size, "out of memory");
-    } catch (const std::exception &e) {
-        set_error(errstr, errstr_size, std::string("libprotobuf: ") + e.what());
-    } catch (...) {
-        set_error(errstr, errstr_size, "libprotobuf failed");
-    }
-    return -1;
+    return guarded(errstr, errstr_size,
+                   [&](std::string *error) { return encode(schema, value, out, error); });
 }
