@@ -21,6 +21,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -367,6 +368,21 @@ class Context:
         self.run_timeout = max(60.0, self.n / 5000.0)
         self.rows: list[dict] = []
         self.notes: list[str] = []
+        self.sink_dir = self._sink_dir()
+
+    def _sink_dir(self) -> Path:
+        """Where the sinks write: tmpfs when it has room for two outputs, so that the
+        disk's writeback (and the throttling of writers while the previous system's
+        half-gigabyte is still being written back) does not decide the figures."""
+        needed = 2 * self.n * (self.size + 1)
+        shm = Path("/dev/shm")
+        if shm.is_dir() and shutil.disk_usage(shm).free > needed:
+            self.notes.append("The sinks write to tmpfs (/dev/shm), the same for every "
+                              "system: the figures measure the pipelines, not the disk.")
+            return Path(tempfile.mkdtemp(prefix="tributary-bench-", dir=shm))
+        self.notes.append("The sinks write to the work directory on disk (/dev/shm has no "
+                          "room): its writeback shows in the sink figures.")
+        return self.work
 
     def floor(self, name: str) -> str:
         return str(self.floor_dir / name)
@@ -510,7 +526,7 @@ def sink(ctx: Context) -> None:
         scraper = None
         try:
             worker.wait_ready()
-            out = worker.dir / "sink.txt"
+            out = ctx.sink_dir / f"sink-{system}.txt"
             name = f"bench-sink-{system}-{ctx.run_id}"
             if scraped:
                 scraper = Scraper(worker.port)
@@ -541,7 +557,7 @@ def sink(ctx: Context) -> None:
             if scraper is not None:
                 scraper.stop()
             worker.stop()
-            (worker.dir / "sink.txt").unlink(missing_ok=True)
+            (ctx.sink_dir / f"sink-{system}.txt").unlink(missing_ok=True)
 
 
 def source_like(ctx: Context, scenario: str, systems: list[str], config_of) -> None:
@@ -700,10 +716,14 @@ def service(ctx: Context) -> None:
 
 
 # ------------------------------------------------------------------------ profile
+def profile_sink_file(ctx: Context) -> Path:
+    return ctx.sink_dir / "sink-profile.txt"
+
+
 def profile_config(ctx: Context, scenario: str, worker: Worker) -> dict:
     if scenario == "sink":
         config = {"connector.class": "FileStreamSink", "topics": ctx.topic,
-                  "file": str(worker.dir / "sink.txt")}
+                  "file": str(profile_sink_file(ctx))}
     elif scenario == "source":
         config = {"connector.class": "FileStreamSource", "file": str(ctx.input_file),
                   "topic": f"bench-profile-{scenario}-{ctx.run_id}"}
@@ -759,7 +779,7 @@ def perf_profile(ctx: Context, scenario: str, perf: str) -> list[str] | None:
                 "```", *self_time, "```", ""]
     finally:
         worker.stop()
-        (worker.dir / "sink.txt").unlink(missing_ok=True)
+        profile_sink_file(ctx).unlink(missing_ok=True)
         data.unlink(missing_ok=True)
 
 
@@ -794,7 +814,7 @@ def callgrind_profile(ctx: Context, scenario: str) -> list[str] | None:
                 "Self instructions:", "", "```", *annotate(), "```", ""]
     finally:
         worker.stop()
-        (worker.dir / "sink.txt").unlink(missing_ok=True)
+        profile_sink_file(ctx).unlink(missing_ok=True)
         output.unlink(missing_ok=True)
 
 
@@ -1155,6 +1175,8 @@ def main() -> int:
         return 1
     finally:
         stop_all()
+        if ctx.sink_dir != ctx.work:
+            shutil.rmtree(ctx.sink_dir, ignore_errors=True)
     results = Path(args.results)
     results.parent.mkdir(parents=True, exist_ok=True)
     results.write_text(text)
