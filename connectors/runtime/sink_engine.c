@@ -846,9 +846,14 @@ static int subscribe(sink_engine_t *e, char *errstr, size_t errstr_size)
         if (len > skip && regex[len - 1] == '$' && (len < 2 || regex[len - 2] != '\\')) {
             len--;
         }
-        char anchored[1024];
-        snprintf(anchored, sizeof(anchored), "^(%.*s)$", (int)(len - skip), regex + skip);
+        char *anchored = NULL;
+        if (asprintf(&anchored, "^(%.*s)$", (int)(len - skip), regex + skip) < 0) {
+            snprintf(errstr, errstr_size, "out of memory");
+            rd_kafka_topic_partition_list_destroy(topics);
+            return -1;
+        }
         rd_kafka_topic_partition_list_add(topics, anchored, RD_KAFKA_PARTITION_UA);
+        free(anchored);
     } else {
         char *list = strdup(config_string(config, "topics", ""));
         char *save = NULL;
