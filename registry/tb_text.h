@@ -17,7 +17,8 @@
 /* Whether s[0..n) is well-formed UTF-8. */
 bool tb_text_utf8_valid(const uint8_t *s, size_t n);
 
-/* Decodes base64 text s[0..n) (padding optional) into out, which holds at
+/* Decodes base64 text s[0..n) (standard or URL-safe alphabet, padding
+ * optional) into out, which holds at
  * least n / 4 * 3 + 3 bytes. Returns the byte count, or -1 when s is not
  * base64. */
 int tb_text_base64_decode(const char *s, size_t n, uint8_t *out);

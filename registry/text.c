@@ -57,7 +57,8 @@ static int sextet(char ch)
     if (ch >= '0' && ch <= '9') {
         return ch - '0' + 52;
     }
-    return ch == '+' ? 62 : ch == '/' ? 63 : -1;
+    /* the standard alphabet, or the URL-safe one */
+    return ch == '+' || ch == '-' ? 62 : ch == '/' || ch == '_' ? 63 : -1;
 }
 
 int tb_text_base64_decode(const char *s, size_t n, uint8_t *out)

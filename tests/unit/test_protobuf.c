@@ -174,6 +174,48 @@ static void test_encoding_refuses_what_does_not_fit(void **state)
     tb_protobuf_schema_destroy(schema);
 }
 
+/* The JSON mapping's corners, read by reflection (registry/tb_protobuf.h). */
+static void test_encoding_reads_the_json_mapping_corners(void **state)
+{
+    (void)state;
+    tb_protobuf_schema_t *schema = compile(ORDER_PROTO);
+    const char *good[][2] = {
+        /* written, read back (a fragment of the decoded form) */
+        {"{\"big\":\"18446744073709551615\"}", "\"big\":18446744073709551615"},
+        {"{\"id\":3.0}", "\"id\":3,"},
+        {"{\"kind\":7}", "\"kind\":7"},            /* proto3 enums are open */
+        {"{\"raw\":\"-_8\"}", "\"raw\":\"+/8=\""}, /* URL-safe base64 */
+        {"{\"f\":\"-Infinity\"}", "\"f\":\"-Infinity\""},
+        {"{\"lines\":[{\"sku\":\"a\"},{\"qty\":\"4\"}]}",
+         "\"lines\":[{\"sku\":\"a\",\"qty\":0},{\"sku\":\"\",\"qty\":4}]"},
+    };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        char *text = round_trip(schema, good[i][0]);
+        if (strstr(text, good[i][1]) == NULL) {
+            fail_msg("%s read back as %s", good[i][0], text);
+        }
+        free(text);
+    }
+    const char *bad[] = {"{\"id\":1.5}",           "{\"big\":-1}",
+                         "{\"maybe\":3000000000}", "{\"f\":1e300}",
+                         "{\"tags\":[null]}",      "{\"card\":\"c\",\"cash\":1}",
+                         "{\"raw\":\"*\"}",        "{\"counts\":{\"a\":\"x\"}}",
+                         "{\"address\":[1]}",      "{\"item\":5}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char errstr[256] = "";
+        tb_buf_t bin = {0};
+        json_t *value = json_loads(bad[i], 0, NULL);
+        assert_non_null(value);
+        if (tb_protobuf_encode(schema, value, &bin, errstr, sizeof(errstr)) != -1) {
+            fail_msg("%s was encoded", bad[i]);
+        }
+        assert_non_null(strstr(errstr, "the value does not fit shop.Order: "));
+        json_decref(value);
+        tb_buf_release(&bin);
+    }
+    tb_protobuf_schema_destroy(schema);
+}
+
 static void test_message_indexes(void **state)
 {
     (void)state;
@@ -319,7 +361,7 @@ static void test_proto2_required_and_defaults(void **state)
     tb_buf_t bin = {0};
     json_t *value = json_pack("{s:s}", "b", "x");
     assert_int_equal(tb_protobuf_encode(schema, value, &bin, errstr, sizeof(errstr)), -1);
-    assert_non_null(strstr(errstr, "missing field a"));
+    assert_non_null(strstr(errstr, "M lacks required fields: a"));
     json_decref(value);
     tb_buf_release(&bin);
     assert_non_null(strstr(decode_fails(schema, "\x00\x12\x01x", 4), "required"));
@@ -336,6 +378,7 @@ int main(void)
         cmocka_unit_test(test_unset_fields_take_defaults_or_null),
         cmocka_unit_test(test_encoding_reads_protobuf_json),
         cmocka_unit_test(test_encoding_refuses_what_does_not_fit),
+        cmocka_unit_test(test_encoding_reads_the_json_mapping_corners),
         cmocka_unit_test(test_message_indexes),
         cmocka_unit_test(test_malformed_payloads),
         cmocka_unit_test(test_schemas_with_imports_and_errors),
