@@ -1,8 +1,9 @@
 /*
- * libFuzzer target: the Protobuf decoder (registry/tb_protobuf.h) on
+ * libFuzzer target: the Protobuf codec (registry/tb_protobuf.h) on
  * arbitrary bytes, under a schema with every field kind, nested and
- * recursive messages, maps and well-known types; first as a framed record
- * (wire header, message indexes, message), then as a bare payload.
+ * recursive messages, maps and well-known types: the decoder, first on a
+ * framed record (wire header, message indexes, message), then on a bare
+ * payload; and the encoder, when the bytes are JSON, as a plugin's value.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,5 +59,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tb_buf_release(&out);
     (void)tb_protobuf_decode(schema, data, size, &out, errstr, sizeof(errstr));
     tb_buf_release(&out);
+    json_t *value = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
+    if (value != NULL) {
+        (void)tb_protobuf_encode(schema, value, &out, errstr, sizeof(errstr));
+        tb_buf_release(&out);
+        json_decref(value);
+    }
     return 0;
 }
