@@ -32,10 +32,14 @@
  *   well-known types (google.protobuf.*): Protobuf's JSON mapping, e.g.
  *     Timestamp "2024-01-02T03:04:05.678Z", Duration "1.5s", a wrapper its
  *     value, Struct an object
- * Encoding reads Protobuf's JSON mapping (libprotobuf's JsonStringToMessage):
- * field names as in the .proto or lowerCamelCase, 64-bit integers as numbers
- * or strings, enums by name or number, null for unset; a field the message
- * does not have is refused.
+ * Encoding reads Protobuf's JSON mapping, by reflection (the well-known
+ * types through libprotobuf's JsonStringToMessage): field names as in the
+ * .proto or lowerCamelCase, integers as numbers (an integral real too) or
+ * decimal text, floats also as "NaN", "Infinity", "-Infinity", bytes as
+ * base64 (standard or URL-safe), enums by name or number (any number for a
+ * proto3 enum), map keys as text, null for unset; a field the message does
+ * not have, two members of one oneof, or a null inside a repeated field is
+ * refused.
  */
 #ifndef TB_PROTOBUF_H
 #define TB_PROTOBUF_H
