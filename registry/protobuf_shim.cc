@@ -713,7 +713,9 @@ class Reader
             v = json_integer_value(value);
         } else if (json_is_real(value)) {
             double d = json_real_value(value);
-            if (d != std::floor(d) || d < -9.3e18 || d > 9.3e18) {
+            /* [-2^63, 2^63): where the conversion is defined */
+            if (d != std::floor(d) || d < -9223372036854775808.0 ||
+                d >= 9223372036854775808.0) {
                 return fail("not an integer");
             }
             v = static_cast<long long>(d);

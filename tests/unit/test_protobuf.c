@@ -196,11 +196,17 @@ static void test_encoding_reads_the_json_mapping_corners(void **state)
         }
         free(text);
     }
-    const char *bad[] = {"{\"id\":1.5}",           "{\"big\":-1}",
-                         "{\"maybe\":3000000000}", "{\"f\":1e300}",
-                         "{\"tags\":[null]}",      "{\"card\":\"c\",\"cash\":1}",
-                         "{\"raw\":\"*\"}",        "{\"counts\":{\"a\":\"x\"}}",
-                         "{\"address\":[1]}",      "{\"item\":5}"};
+    const char *bad[] = {"{\"id\":1.5}",
+                         "{\"id\":9.25e18}",
+                         "{\"big\":-1}",
+                         "{\"maybe\":3000000000}",
+                         "{\"f\":1e300}",
+                         "{\"tags\":[null]}",
+                         "{\"card\":\"c\",\"cash\":1}",
+                         "{\"raw\":\"*\"}",
+                         "{\"counts\":{\"a\":\"x\"}}",
+                         "{\"address\":[1]}",
+                         "{\"item\":5}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char errstr[256] = "";
         tb_buf_t bin = {0};
