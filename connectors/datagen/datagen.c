@@ -14,6 +14,8 @@
 
 #include "connectors/runtime/tb_plugin.h"
 
+/* Indexes of shapes[]: the task resolves its shape's name once, at start. */
+typedef enum { SHAPE_ORDERS = 0, SHAPE_USERS, SHAPE_PAGEVIEWS } shape_t;
 static const char *const shapes[] = {"orders", "users", "pageviews", NULL};
 static const tb_config_range_t non_negative = {.has_min = true, .min = 0};
 static const tb_config_range_t count_range = {.has_min = true, .min = -1};
@@ -73,7 +75,7 @@ typedef struct {
     double rate;
     long long limit; /* records this task generates; -1 endless */
     unsigned long long seed;
-    const char *shape;
+    shape_t shape;
     long long next;      /* sequence number of the next record */
     long long generated; /* since start, for the rate */
     struct timespec started;
@@ -142,7 +144,7 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
     task->seed = (unsigned long long)tb_config_int(values, "seed");
     for (size_t i = 0; shapes[i] != NULL; i++) {
         if (strcmp(shapes[i], tb_config_string(values, "shape")) == 0) {
-            task->shape = shapes[i];
+            task->shape = (shape_t)i;
         }
     }
     task->partition = json_pack("{s:i}", "task", task->task);
@@ -229,7 +231,7 @@ static size_t shape_fields(const datagen_task_t *task, unsigned long long r,
 {
     unsigned long long seq = (unsigned long long)task->next;
     unsigned long long id = (unsigned long long)task->task;
-    if (strcmp(task->shape, "users") == 0) {
+    if (task->shape == SHAPE_USERS) {
         field_t users[] = {{"seq", NULL, seq},
                            {"task", NULL, id},
                            {"user_id", "user_", r % 1000},
@@ -238,7 +240,7 @@ static size_t shape_fields(const datagen_task_t *task, unsigned long long r,
         memcpy(fields, users, sizeof(users));
         return sizeof(users) / sizeof(users[0]);
     }
-    if (strcmp(task->shape, "pageviews") == 0) {
+    if (task->shape == SHAPE_PAGEVIEWS) {
         field_t pageviews[] = {{"seq", NULL, seq},
                                {"task", NULL, id},
                                {"user_id", "user_", r % 1000},

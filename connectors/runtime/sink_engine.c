@@ -59,6 +59,7 @@ typedef struct {
     tb_reset_policy_t reset;
     bool tolerate_errors;
     bool log_errors;
+    bool read_headers; /* the plugin reads them, or the DLQ copies them */
     bool paused;
     long long retry_timeout_ms; /* errors.retry.timeout: 0 none, -1 forever */
     long long retry_delay_max_ms;
@@ -565,7 +566,7 @@ static void convert_batch(sink_engine_t *e)
                                 .partition = msg->partition,
                                 .offset = msg->offset,
                                 .timestamp = rd_kafka_message_timestamp(msg, &ts_type)};
-        if (e->env->plugin->reads_headers || e->dlq != NULL) {
+        if (e->read_headers) {
             r->headers = headers_of(msg, &r->header_count);
         }
         e->key_owned[kept] = e->value_owned[kept] = false;
@@ -967,6 +968,7 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
         (e->dlq = create_dlq(env, dlq_topic, errstr, errstr_size)) == NULL) {
         goto fail;
     }
+    e->read_headers = env->plugin->reads_headers || e->dlq != NULL;
     json_t *props = consumer_props(env, group, sizeof(group), errstr, errstr_size);
     if (props == NULL) {
         goto fail;
