@@ -19,25 +19,41 @@ def free_port():
         return s.getsockname()[1]
 
 
+# What a condition may raise while the state it waits for is not there yet: a
+# response without the field, a file half written, a metric not yet served, a
+# worker not yet listening. Anything else (an AssertionError above all) is a
+# real failure and ends the wait at once.
+NOT_YET = (LookupError, ValueError, TypeError, OSError, requests.RequestException)
+
+
 def wait_for(condition, timeout=30.0, interval=0.05, what="condition"):
-    """Polls condition() until it returns a truthy value; returns it."""
+    """Polls condition() until it returns a truthy value; returns it. A
+    condition that raises one of NOT_YET counts as false; on timeout the last
+    such error is named."""
     deadline = time.monotonic() + timeout
+    last_error = None
     while True:
-        value = condition()
+        try:
+            value = condition()
+        except NOT_YET as e:
+            value, last_error = None, e
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            detail = f" (last: {last_error!r})" if last_error is not None else ""
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}{detail}")
         time.sleep(interval)
 
 
 def output_lines(path):
-    """The lines of a file a connector writes; none while it does not exist."""
+    """The complete lines of a file a connector writes: none while it does not
+    exist, and not the last one while it is still being written."""
     try:
         with open(path) as f:
-            return f.read().splitlines()
+            text = f.read()
     except FileNotFoundError:
         return []
+    return text[:text.rfind("\n") + 1].splitlines()
 
 
 class Worker:
