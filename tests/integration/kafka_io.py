@@ -41,9 +41,14 @@ def produce(bootstrap, topic, records, transactional_id=None, abort=False):
 
 
 def group_lag(bed, group):
-    """{(topic, partition): lag} as kafka-consumer-groups reports it."""
+    """{(topic, partition): lag} as kafka-consumer-groups reports it; {} for a
+    group that does not exist. Any other failure of the tool fails the test."""
     result = bed.tool("consumer-groups", "--bootstrap-server", bed.bootstrap,
                       "--describe", "--group", group)
+    output = result.stdout + result.stderr
+    if f"Consumer group '{group}' does not exist." in output:
+        return {}
+    assert result.returncode == 0, f"kafka-consumer-groups failed: {output}"
     lags = {}
     for line in result.stdout.splitlines():
         fields = line.split()
@@ -53,9 +58,11 @@ def group_lag(bed, group):
     return lags
 
 
-def read_values(bootstrap, topic, until, timeout=60.0, isolation="read_uncommitted"):
-    """Reads topic from the beginning, decoding JSON values, until until(values)
-    is true or the deadline passes; returns the values read."""
+def read_raw(bootstrap, topic, until, timeout=60.0, isolation="read_uncommitted",
+             decode=bytes):
+    """Reads topic from the beginning, decode(value) for each record, until
+    until(values) is true or the deadline passes; returns the values read
+    (check them: on timeout they are what had arrived)."""
     consumer = Consumer({
         "bootstrap.servers": bootstrap, "group.id": f"reader-{uuid.uuid4().hex}",
         "auto.offset.reset": "earliest", "enable.auto.commit": False,
@@ -68,10 +75,16 @@ def read_values(bootstrap, topic, until, timeout=60.0, isolation="read_uncommitt
             message = consumer.poll(0.5)
             if message is None or message.error():
                 continue
-            values.append(unwrap(json.loads(message.value())))
+            values.append(decode(message.value()))
     finally:
         consumer.close()
     return values
+
+
+def read_values(bootstrap, topic, until, timeout=60.0, isolation="read_uncommitted"):
+    """read_raw, decoding JSON values (JsonConverter envelopes unwrapped)."""
+    return read_raw(bootstrap, topic, until, timeout, isolation,
+                    decode=lambda value: unwrap(json.loads(value)))
 
 
 def sequences(values, task=0):

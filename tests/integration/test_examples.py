@@ -1,10 +1,15 @@
 """Every example under examples/ runs against a real worker, so none can
 rot."""
+import json
 import os
 import pathlib
 import subprocess
 
 import pytest
+
+import secret_scan
+from kafka_io import read_raw, read_values
+from worker import output_lines, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -16,6 +21,7 @@ def test_lifecycle_script(worker, bed):
         [str(EXAMPLES / "lifecycle.sh")], capture_output=True, text=True, timeout=120,
         env={**os.environ, "TRIBUTARY_URL": worker.url,
              "TOPIC": bed.unique_topic("lifecycle")})
+    secret_scan.check_text("the lifecycle example's output", result.stdout + result.stderr)
     assert result.returncode == 0, result.stderr + result.stdout
     for step in ["> POST /connectors", "> PUT /connectors/lifecycle-demo/pause",
                  "> DELETE /connectors/lifecycle-demo"]:
@@ -23,14 +29,30 @@ def test_lifecycle_script(worker, bed):
     assert result.stdout.strip().endswith("[]"), "the connector was deleted"
 
 
+def example_files(folder):
+    """The connector examples, copied into folder with their /tmp paths moved
+    there, so that two runs on one machine never share a file."""
+    copies = []
+    for path in sorted(EXAMPLES.iterdir()):
+        if path.suffix in (".json", ".properties") and path.stem != "worker":
+            copy = folder / path.name
+            copy.write_text(path.read_text().replace("/tmp/tributary-example-",
+                                                     f"{folder}/"))
+            copies.append(copy)
+    return copies
+
+
+def example_name(path):
+    if path.suffix == ".json":
+        return json.loads(path.read_text())["name"]
+    return next(line.split("=", 1)[1] for line in path.read_text().splitlines()
+                if line.startswith("name="))
+
+
 def test_every_connector_example_starts(start_worker, bed, tmp_path):
     """The worker file's keys apply (with the test bed's Kafka), and every
-    connector example is accepted on the command line and runs."""
-    import json
-
-    from kafka_io import read_values
-    from worker import wait_for
-    (tmp_path / "input").write_text("")
+    connector example is accepted on the command line and moves records."""
+    (tmp_path / "input.txt").write_text("first line\nsecond line\n")
     settings = {}
     for line in (EXAMPLES / "worker.properties").read_text().splitlines():
         if line and not line.startswith("#"):
@@ -40,19 +62,22 @@ def test_every_connector_example_starts(start_worker, bed, tmp_path):
     for key in ("listeners", "offset.storage.file.filename"):
         settings.pop(key)
     settings.update({"bootstrap.servers": bed.bootstrap, "offset.flush.interval.ms": "200"})
-    files = sorted(str(p) for p in EXAMPLES.iterdir()
-                   if p.suffix in (".json", ".properties") and p.stem != "worker")
-    w = start_worker(settings, args=files, env={"EXAMPLE_HTTP_TOKEN": "Bearer x"})
-    names = [json.loads(p.read_text())["name"] if p.suffix == ".json" else
-             next(l.split("=", 1)[1] for l in p.read_text().splitlines()
-                  if l.startswith("name="))
-             for p in map(pathlib.Path, files)]
+    files = example_files(tmp_path)
+    token = "Bearer " + secret_scan.new_secret("example-token")
+    w = start_worker(settings, args=[str(f) for f in files],
+                     env={"EXAMPLE_HTTP_TOKEN": token})
+    names = [example_name(f) for f in files]
     assert w.get("/connectors").json() == sorted(names)
     assert w.get("/connectors/http-sink/status").json()["connector"]["state"] == "PAUSED"
     for name in names:
         if name != "http-sink":
-            wait_for(lambda: all(t["state"] == "RUNNING" for t in w.get(
-                f"/connectors/{name}/status").json()["tasks"]) and w.get(
-                f"/connectors/{name}/status").json()["tasks"], what=f"{name} running")
+            wait_for(lambda: [t["state"] for t in w.get(
+                f"/connectors/{name}/status").json()["tasks"]] == ["RUNNING"],
+                what=f"{name} running")
     values = read_values(bed.bootstrap, "example-orders", lambda vs: len(vs) >= 3)
+    assert len(values) >= 3, "datagen-orders wrote too little"
     assert all("seq" in v for v in values)
+    wait_for(lambda: len(output_lines(tmp_path / "orders.txt")) >= 3,
+             what="file-sink to write the orders")
+    lines = read_raw(bed.bootstrap, "example-lines", lambda vs: len(vs) >= 2)
+    assert lines == [b"first line", b"second line"]
