@@ -63,6 +63,13 @@ def call(url, method, path, **kw):
     return requests.request(method, url + path, json=body, timeout=30, **kw)
 
 
+def answer(reply):
+    """What a reply says, for comparing two workers: its status, and its JSON
+    body, or the type of any other body (/metrics values differ)."""
+    kind = reply.headers.get("Content-Type", "")
+    return reply.status_code, reply.json() if kind.startswith("application/json") else kind
+
+
 class BearerAuth(requests.auth.AuthBase):
     def __init__(self, token):
         self.token = token
@@ -84,6 +91,9 @@ def credentials(tmp_path):
         path = tmp_path / f"{mode}.credentials"
         path.write_text(f"# made by the test\n{name}:{hash_secret(secret)}\n"
                         f"other:{hash_secret(other)}\n")
+        # the wrong passwords are secrets too: a log line must not show them
+        secret_scan.remember(secret + "x")
+        secret_scan.remember(secret[:-1])
         if mode == "basic":
             return path, (name, secret), (name, secret + "x"), secret
         return (path, BearerAuth(f"{name}.{secret}"),
@@ -96,6 +106,7 @@ def test_every_route_needs_credentials(start_worker, credentials, mode):
     path, good, wrong, secret = credentials(mode)
     w = start_worker({"rest.auth": mode, "rest.auth.credentials.file": str(path),
                       "log.level": "DEBUG"}, wait_healthy=False)
+    open_worker = start_worker({"log.level": "DEBUG"})  # the same routes, no auth
     wait_up(w, auth=good)
     challenge = f'{mode.capitalize()} realm="tributary"'
 
@@ -116,11 +127,15 @@ def test_every_route_needs_credentials(start_worker, credentials, mode):
         assert root.status_code == 200 and root.json()["version"]
         listed = session.get(w.url + "/connectors", timeout=30)
         assert listed.status_code == 200 and listed.json() == []
+        # with credentials, every route answers what it answers with no auth
+        # configured at all (a 404 for the missing connector, a 400 for the
+        # empty body, ...): the credentials were taken, not just not refused
         for method, route in routes():
             reply = session.request(method, w.url + route, timeout=30,
                                     json={} if method in ("POST", "PUT", "PATCH")
                                     else None)
-            assert reply.status_code != 401, (method, route, reply.text)
+            unguarded = call(open_worker.url, method, route)
+            assert answer(reply) == answer(unguarded), (method, route, reply.text)
 
     w.stop()
     assert secret not in w.logs()
@@ -303,12 +318,34 @@ def test_non_loopback_bind_without_auth_is_refused(start_worker):
     assert "rest.allow.unauthenticated.remote" in admin.logs()
 
 
+def listening_addresses(port):
+    """The local addresses of every listening TCP socket on port, read from
+    the kernel (/proc/net/tcp and tcp6), as "a.b.c.d" or IPv6 hex."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                address, hex_port = fields[1].split(":")
+                if fields[3] == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                    if len(address) == 8:  # IPv4, little-endian
+                        found.add(".".join(str(b) for b in bytes.fromhex(address)[::-1]))
+                    else:
+                        found.add(address)
+    return found
+
+
+def test_default_listener_is_loopback_only(worker):
+    assert listening_addresses(int(worker.url.rsplit(":", 1)[1])) == {"127.0.0.1"}
+
+
 def test_non_loopback_bind_allowed_explicitly(start_worker):
     port = free_port()
     w = start_worker({"listeners": f"http://0.0.0.0:{port}",
                       "rest.allow.unauthenticated.remote": "true"}, wait_healthy=False)
     w.url = f"http://127.0.0.1:{port}"
     wait_up(w)
+    assert listening_addresses(port) == {"0.0.0.0"}, "it must listen on every interface"
 
 
 def test_admin_endpoints_on_the_listeners_by_default(worker):
