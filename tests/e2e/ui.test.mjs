@@ -10,7 +10,10 @@
  * RUNNING, see the sink's lag, pause it and see PAUSED, filter the overview,
  * edit, reset the offsets of the stopped sink after the preview, delete.
  * Screenshots go to tests/artifacts/e2e/. Every request the browser makes is
- * recorded; the last test checks that none left the worker's origin.
+ * recorded; the last test checks that none left the worker's origin. Every
+ * answer the browser and the tests receive, and the worker's log and store,
+ * are scanned for the run's secrets (the bed's passwords and the value of
+ * the secret the HTTP sink references) when the worker has stopped.
  */
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
@@ -42,6 +45,8 @@ describe('web UI', {timeout: 600000}, () => {
     const topic = `e2e-${run}`;
     const requests = [];
     const pageErrors = [];
+    const answers = []; /* promises of the bodies of every answer the browser got */
+    const secret = `e2e-secret-${crypto.randomBytes(12).toString('hex')}`;
     let workDir;
     let profileDir;
     let worker;
@@ -53,6 +58,31 @@ describe('web UI', {timeout: 600000}, () => {
     async function numberIn(locator) {
         const text = (await locator.textContent()).trim();
         return text === '—' ? NaN : Number(text.replace(/,/g, ''));
+    }
+
+    /* Fails when a secret of the run shows in plain text in any answer the
+     * browser or worker.api received, or in the worker's log or store. */
+    async function scanForSecrets(logs) {
+        const bed = readBed();
+        const known = [secret, bed.BED_SCRAM256_PASSWORD, bed.BED_SCRAM512_PASSWORD];
+        const texts = {
+            'the answers to the browser': (await Promise.all(answers)).join('\n'),
+            'the answers to worker.api': worker.answers.join('\n'),
+            'the worker log': logs,
+        };
+        for (const file of ['store.db', 'store.db-wal']) {
+            const where = path.join(workDir, file);
+            if (fs.existsSync(where)) {
+                texts[where] = fs.readFileSync(where, 'latin1');
+            }
+        }
+        assert.ok(answers.length > 20, `only ${answers.length} answers scanned`);
+        const found = [];
+        for (const [where, text] of Object.entries(texts)) {
+            known.filter((s) => text.includes(s)).forEach((s) =>
+                found.push(`${where}: a secret starting ${s.slice(0, 2)}`));
+        }
+        assert.deepEqual(found, []);
     }
 
     async function shot(name) {
@@ -92,6 +122,7 @@ describe('web UI', {timeout: 600000}, () => {
         /* lag is the end offset minus what the group committed, and a sink
          * commits at each flush: with the source writing hundreds of records
          * a second, a running sink shows lag between two flushes */
+        process.env.E2E_SECRET_VALUE = secret; /* the worker inherits it */
         worker = await new Worker(workDir, {
             'bootstrap.servers': bed.BED_BOOTSTRAP,
             'offset.flush.interval.ms': '3000',
@@ -104,6 +135,7 @@ describe('web UI', {timeout: 600000}, () => {
             viewport: {width: 1280, height: 900},
         });
         context.on('request', (request) => requests.push(request.url()));
+        context.on('response', (response) => answers.push(response.text().catch(() => '')));
         page = context.pages()[0] || await context.newPage();
         page.on('pageerror', (err) => pageErrors.push(err.message));
         page.on('console', (message) => {
@@ -123,6 +155,7 @@ describe('web UI', {timeout: 600000}, () => {
             const logs = worker.logs();
             assert.ok(!logs.includes('Sanitizer'), logs);
             assert.deepEqual(exit, {code: 0, signal: null}, logs.slice(-4000));
+            await scanForSecrets(logs);
         }
         for (const dir of [profileDir, workDir]) {
             if (dir) {

@@ -51,6 +51,7 @@ export class Worker {
         this.logPath = path.join(dir, 'tributary.log');
         this.proc = null;
         this.exit = null;
+        this.answers = []; /* the body of every answer api() received */
     }
 
     async start() {
@@ -127,6 +128,7 @@ export class Worker {
             body: body === undefined ? undefined : JSON.stringify(body),
         });
         const text = await res.text();
+        this.answers.push(text);
         return {status: res.status, body: text ? JSON.parse(text) : null};
     }
 }

@@ -13,6 +13,7 @@ Not scanned: the files the tests themselves write (worker.properties, secret fil
 and the owner-only `<store>.secrets` file, where tributary keeps literal secrets by
 design (secrets.literal.allowed).
 """
+import secrets
 import threading
 from pathlib import Path
 
@@ -69,5 +70,14 @@ class Scan:
 
 SUITE = Scan()  # the session's scan
 remember = SUITE.remember
+
+
+def new_secret(what):
+    """A fresh random secret named what (a wrong password, a literal one, a
+    token), registered before any request can carry it."""
+    secret = f"{what}-{secrets.token_urlsafe(12)}"
+    remember(secret)
+    return secret
+
 check_text = SUITE.check_text
 keep_files = SUITE.keep_files

@@ -8,6 +8,8 @@ import time
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer
 
+import secret_scan
+
 pytestmark = pytest.mark.integration
 
 DEADLINE_S = 30  # bound on every wait below; a healthy bed answers in well under a second
@@ -74,7 +76,7 @@ def test_wrong_scram_password_is_refused(bed, mechanism):
     errors = []
     conf = {
         **bed.client_config(mechanism),
-        "sasl.password": "not-the-password",
+        "sasl.password": secret_scan.new_secret("wrong"),
         "error_cb": errors.append,
     }
     producer = Producer(conf)

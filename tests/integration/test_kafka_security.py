@@ -9,6 +9,7 @@ import socket
 
 import pytest
 
+import secret_scan
 from kafka_io import create_topic, produce
 from worker import output_lines, wait_for
 
@@ -66,7 +67,7 @@ def test_connector_overrides_over_scram_512_from_file(start_worker, bed, tmp_pat
 
 def test_wrong_password_fails_the_task_naming_authentication(start_worker, bed, tmp_path):
     w = start_worker({**STRINGS, "task.restart.backoff.initial.ms": "0"},
-                     env={"TB_TEST_WRONG": "not-the-password"})
+                     env={"TB_TEST_WRONG": secret_scan.new_secret("wrong")})
     secure = {"bootstrap.servers": bed.sasl_bootstrap, "security.protocol": "SASL_SSL",
               "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": bed.scram256.user,
               "sasl.password": "${env:TB_TEST_WRONG}", "ssl.ca.location": bed.ca}
@@ -100,6 +101,8 @@ def untouched_socket():
         server.close()
 
 
+LITERAL_SECRET = secret_scan.new_secret("literal")  # refused, and scanned for
+
 REFUSALS = [
     ("credentials without SASL",
      {"sasl.username": "u", "sasl.password": "${env:HOME}"},
@@ -117,7 +120,7 @@ REFUSALS = [
      "a SASL mechanism is set but security.protocol is PLAINTEXT"),
     ("literal secret",
      {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.username": "u",
-      "sasl.password": "hunter2"},
+      "sasl.password": LITERAL_SECRET},
      "consumer.override.sasl.password holds a literal secret"),
 ]
 
@@ -149,7 +152,8 @@ def test_no_override_can_weaken_the_workers_transport(start_worker, bed, untouch
     reply = w.post("/connectors", json={"name": "weak", "config": config})
     assert reply.status_code == 400
     assert "consumer.override.security.protocol" in reply.json()["message"]
-    # plaintext stays possible when said explicitly and nothing contradicts it
+    # an explicit PLAINTEXT override without a mechanism is refused all the
+    # same: the worker's SASL credentials would still go with it, in clear
     plain = {"connector.class": "FileStreamSink", "topics": "t", "file": "/tmp/plain",
              "consumer.override.bootstrap.servers": bed.bootstrap,
              "consumer.override.security.protocol": "PLAINTEXT",

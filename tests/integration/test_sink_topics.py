@@ -191,8 +191,8 @@ def test_new_partitions_of_a_subscribed_topic_are_read(start_worker, bed, tmp_pa
 # auto.offset.reset says; that setting only decides for a partition with no
 # offset at all. (Kafka Connect hands the out-of-range offset to its
 # consumer: latest would jump to the end and lose records 8 to 12, none
-# would fail the task; tributary refuses consumer.override.auto.offset.reset
-# =none at validation, librdkafka's configuration not knowing "none".)
+# would fail the task. tributary accepts =none, which stops only a partition
+# with no offset at all: test_reset_none_stops_a_partition_with_no_offset.)
 @pytest.mark.parametrize("reset", [None, "latest"])
 def test_records_deleted_while_stopped_are_skipped_once(start_worker, bed, tmp_path,
                                                         reset):
