@@ -11,6 +11,7 @@
 #include "connectors/converters/tb_converter.h"
 #include "connectors/kafka/tb_client_props.h"
 #include "connectors/runtime/tb_sink_start.h"
+#include "connectors/runtime/tb_transforms.h"
 #include "core/tb_secret.h"
 
 static const char *const tolerances[] = {"none", "all", NULL};
@@ -141,6 +142,29 @@ static const tb_config_def_t common_keys[] = {
      .one_of = reload_actions,
      .documentation = "What to do when a referenced secret changes: none or "
                       "restart."},
+    {.name = "transforms",
+     .type = TB_CONFIG_LIST,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Transforms",
+     .order = 1,
+     .width = TB_WIDTH_LONG,
+     .display_name = "Transforms",
+     .documentation = "Aliases of the single message transforms applied to each "
+                      "record, in order; transforms.<alias>.type names each one's "
+                      "class. tributary has no transform classes yet, so a chain is "
+                      "refused naming the class it cannot find."},
+    {.name = "predicates",
+     .type = TB_CONFIG_LIST,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Predicates",
+     .order = 1,
+     .width = TB_WIDTH_LONG,
+     .display_name = "Predicates",
+     .documentation = "Aliases of the predicates that transforms may be made "
+                      "conditional on; predicates.<alias>.type names each one's "
+                      "class (none exists in tributary yet)."},
     {.name = "errors.retry.timeout",
      .type = TB_CONFIG_LONG,
      .default_value = "0",
@@ -566,6 +590,7 @@ json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *ra
         check_write_mode(values, errors);
     }
     check_client_overrides(raw, errors);
+    tb_transforms_validate(values, raw, errors);
     if (plugin->validate != NULL) {
         plugin->validate(values, errors);
     }

@@ -47,7 +47,7 @@ def test_validate_reports_every_error_with_200(worker):
     infos = reply.json()
     assert infos["name"] == DATAGEN
     assert infos["error_count"] == 4  # name, topic, tasks.max, shape
-    assert infos["groups"][:2] == ["Common", "Error Handling"]
+    assert infos["groups"][:4] == ["Common", "Transforms", "Predicates", "Error Handling"]
     by_name = {c["value"]["name"]: c for c in infos["configs"]}
     assert by_name["tasks.max"]["value"]["errors"] == [
         "Invalid value 0 for configuration tasks.max: Value must be at least 1"]
@@ -74,3 +74,40 @@ def test_validate_valid_config_and_mismatches(worker):
     reply = worker.put("/connector-plugins/datagen/config/validate", data="[1,",
                        headers={"Content-Type": "application/json"})
     assert reply.status_code == 400
+
+
+def test_transforms_and_predicates_are_listed_and_refused_by_class(worker, bed):
+    """tributary has no transforms yet: a chain is refused naming the class,
+    with Connect's messages, never run without its transforms."""
+    keys = {k["name"]: k for k in worker.get(
+        "/connector-plugins/FileStreamSink/config").json()}
+    assert keys["transforms"]["type"] == "LIST" and keys["transforms"]["group"] == "Transforms"
+    assert keys["predicates"]["type"] == "LIST" and keys["predicates"]["group"] == "Predicates"
+    route = "org.apache.kafka.connect.transforms.RegexRouter"
+    config = {"connector.class": "FileStreamSink", "topics": bed.unique_topic("smt"),
+              "file": "out.txt", "transforms": "route, hoist",
+              "transforms.route.type": route, "transforms.route.regex": "(.*)",
+              "transforms.route.replacement": "$1-copy",
+              "predicates": "tomb", "predicates.tomb.type": ""}
+    reply = worker.post("/connectors", json={"name": "smt", "config": config})
+    assert reply.status_code == 400
+    for message in (
+            f"Invalid value {route} for configuration transforms.route.type: "
+            f"Class {route} could not be found.",
+            'Missing required configuration "transforms.hoist.type" which has no '
+            "default value.",
+            'Missing required configuration "predicates.tomb.type" which has no '
+            "default value."):
+        assert message in reply.json()["message"]
+    assert worker.get("/connectors").json() == []
+    infos = worker.put("/connector-plugins/FileStreamSink/config/validate",
+                       json={**config, "name": "smt"}).json()
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in infos["configs"]}
+    assert errors["transforms.route.type"] == [
+        f"Invalid value {route} for configuration transforms.route.type: "
+        f"Class {route} could not be found."]
+    duplicate = worker.put("/connector-plugins/FileStreamSink/config/validate", json={
+        **config, "name": "smt", "transforms": "route,route"}).json()
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in duplicate["configs"]}
+    assert errors["transforms"] == [
+        "Invalid value route,route for configuration transforms: Duplicate alias provided."]

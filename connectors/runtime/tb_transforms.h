@@ -1,0 +1,21 @@
+/*
+ * tb_transforms.h - the single message transform and predicate chains of a
+ * connector config (`transforms`, `predicates` and their `<alias>.*` keys),
+ * validated as Kafka Connect validates them.
+ *
+ * tributary has no transformation or predicate classes yet, so every chain
+ * that names one is refused with Connect's message for a class it cannot
+ * find: a config with transforms never runs without them.
+ */
+#ifndef TB_TRANSFORMS_H
+#define TB_TRANSFORMS_H
+
+#include <jansson.h>
+
+/* Checks the chains of a connector: values are the parsed framework keys
+ * (`transforms` and `predicates` lists), raw the config as written (for
+ * the per-alias keys). Adds each problem to errors under the key the user
+ * wrote; borrows everything. */
+void tb_transforms_validate(const json_t *values, const json_t *raw, json_t *errors);
+
+#endif
