@@ -46,6 +46,11 @@ struct tb_herder {
     tb_kafka_cluster_t *cluster;
     tb_pool_t *pool;
     pthread_mutex_t lock; /* guards the connector list and every connector */
+    /* Serializes the operations that write a connector's config (create,
+     * PUT, PATCH, delete) from their read of the current config to their
+     * write, so that none is lost to another; taken before lock, never by
+     * reads. */
+    pthread_mutex_t config_writes;
     connector_t *connectors;
     /* Topic tracking has a lock of its own: tasks report topics from their
      * threads while the herder, holding its lock, may wait for them. */
@@ -328,6 +333,7 @@ tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
     herder->worker_id = strdup(options->worker_id);
     herder->options.worker_id = herder->worker_id;
     pthread_mutex_init(&herder->lock, NULL);
+    pthread_mutex_init(&herder->config_writes, NULL);
     pthread_mutex_init(&herder->topics_lock, NULL);
     herder->topics = json_object();
     herder->store = tb_store_open(options->store_path, errstr, errstr_size);
@@ -381,6 +387,7 @@ void tb_herder_destroy(tb_herder_t *herder)
     json_decref(herder->allowlist);
     json_decref(herder->converter_config);
     pthread_mutex_destroy(&herder->lock);
+    pthread_mutex_destroy(&herder->config_writes);
     pthread_mutex_destroy(&herder->topics_lock);
     json_decref(herder->topics);
     free(herder->worker_id);
@@ -710,10 +717,10 @@ json_t *tb_herder_validate(tb_herder_t *herder, const tb_plugin_t *plugin,
     return infos;
 }
 
-tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
-                                 const json_t *config, tb_target_state_t initial_state,
-                                 bool replace, bool *created, json_t **out, char *msg,
-                                 size_t msg_size)
+/* tb_herder_connector_put with config_writes held. */
+static tb_err_t put_config(tb_herder_t *herder, const char *name, const json_t *config,
+                           tb_target_state_t initial_state, bool replace, bool *created,
+                           json_t **out, char *msg, size_t msg_size)
 {
     const tb_plugin_t *plugin = NULL;
     tb_err_t err = check_config(herder, name, config, &plugin, msg, msg_size);
@@ -754,15 +761,29 @@ done:
     return err;
 }
 
+tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
+                                 const json_t *config, tb_target_state_t initial_state,
+                                 bool replace, bool *created, json_t **out, char *msg,
+                                 size_t msg_size)
+{
+    pthread_mutex_lock(&herder->config_writes);
+    tb_err_t err = put_config(herder, name, config, initial_state, replace, created, out,
+                              msg, msg_size);
+    pthread_mutex_unlock(&herder->config_writes);
+    return err;
+}
+
 tb_err_t tb_herder_connector_patch(tb_herder_t *herder, const char *name,
                                    const json_t *patch, json_t **out, char *msg,
                                    size_t msg_size)
 {
+    pthread_mutex_lock(&herder->config_writes);
     pthread_mutex_lock(&herder->lock);
     connector_t *c = find(herder, name);
     json_t *merged = c != NULL ? json_deep_copy(c->config) : NULL;
     pthread_mutex_unlock(&herder->lock);
     if (merged == NULL) {
+        pthread_mutex_unlock(&herder->config_writes);
         return fail(TB_ERR_NOT_FOUND, msg, msg_size, "Connector %s not found", name);
     }
     const char *key;
@@ -775,8 +796,9 @@ tb_err_t tb_herder_connector_patch(tb_herder_t *herder, const char *name,
         }
     }
     bool created;
-    tb_err_t err = tb_herder_connector_put(herder, name, merged, TB_TARGET_STARTED, true,
-                                           &created, out, msg, msg_size);
+    tb_err_t err = put_config(herder, name, merged, TB_TARGET_STARTED, true, &created,
+                              out, msg, msg_size);
+    pthread_mutex_unlock(&herder->config_writes);
     json_decref(merged);
     return err;
 }
@@ -1015,9 +1037,11 @@ tb_err_t tb_herder_target_state_set(tb_herder_t *herder, const char *name,
 tb_err_t tb_herder_connector_delete(tb_herder_t *herder, const char *name, char *msg,
                                     size_t msg_size)
 {
+    pthread_mutex_lock(&herder->config_writes);
     connector_t *c =
         lock_connector(herder, name, "Connector %s not found", msg, msg_size);
     if (c == NULL) {
+        pthread_mutex_unlock(&herder->config_writes);
         return TB_ERR_NOT_FOUND;
     }
     tb_err_t err = TB_OK;
@@ -1036,6 +1060,7 @@ tb_err_t tb_herder_connector_delete(tb_herder_t *herder, const char *name, char 
         TB_LOG(TB_LOG_INFO, "tributary.herder", "connector %s deleted", name);
     }
     pthread_mutex_unlock(&herder->lock);
+    pthread_mutex_unlock(&herder->config_writes);
     return err;
 }
 

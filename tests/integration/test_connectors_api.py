@@ -274,3 +274,16 @@ def test_body_limit_gives_413(start_worker, bed):
     assert reply.status_code == 413
     assert reply.json()["error_code"] == 413
     assert "rest.request.body.max.bytes" in reply.json()["message"]
+
+
+def test_concurrent_patches_of_different_keys_all_land(worker, bed):
+    """PATCH reads, merges and writes: two at once must not lose either's key."""
+    from concurrent.futures import ThreadPoolExecutor
+    assert create(worker, "cp", datagen(bed), initial_state="STOPPED").status_code == 201
+    keys = [f"patched.key.{i}" for i in range(96)]
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        replies = list(pool.map(
+            lambda key: worker.patch("/connectors/cp/config", json={key: "set"}), keys))
+    assert [r.status_code for r in replies] == [200] * len(keys), replies[0].text
+    config = worker.get("/connectors/cp/config").json()
+    assert [key for key in keys if config.get(key) != "set"] == []
