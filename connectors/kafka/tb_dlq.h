@@ -37,7 +37,9 @@ int tb_dlq_send(tb_dlq_t *dlq, const tb_sink_record_t *record,
 
 /* Waits up to timeout_ms until every queued record is acknowledged.
  * Returns -1 with errstr when one failed or the time ran out: the caller
- * must not record offsets past those records then. */
+ * must not record offsets past those records then. A failed record fails
+ * every later flush of this queue too (it is not queued again): the caller
+ * fails its task, whose restart reads the record again. */
 int tb_dlq_flush(tb_dlq_t *dlq, int timeout_ms, char *errstr, size_t errstr_size);
 
 /* Flushes for up to timeout_ms and frees. NULL is a no-op. */
