@@ -1,7 +1,8 @@
 /*
- * tb_dlq.h - the dead letter queue of a sink connector: records that failed
- * with errors.tolerance=all are produced to a topic, raw as they were read,
- * with Kafka Connect's __connect.errors.* headers when asked for.
+ * tb_dlq.h - the dead letter queue of a connector: records that failed
+ * with errors.tolerance=all are produced to a topic, raw as a sink read them
+ * or as a source was to write them (offset -1), with Kafka Connect's
+ * __connect.errors.* headers when asked for.
  */
 #ifndef TB_DLQ_H
 #define TB_DLQ_H
