@@ -4,10 +4,13 @@ its offset, or with errors.tolerance=all lets it go through the dead letter
 queue or a counted log line; a sink whose dead letter queue refuses a record
 records no offset past it. After the cause is fixed and the task restarted,
 the record arrives."""
-import pytest
-from confluent_kafka import Consumer
+import json
 
-from worker import wait_for
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from kafka_io import create_topic, produce
+from worker import output_lines, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -150,7 +153,8 @@ def test_refused_source_record_goes_to_the_source_dlq(start_worker, bed, tmp_pat
     assert REASON in headers["__connect.errors.exception.message"]
     # every line is in the topic or in the dead letter queue
     in_dlq = set(values(dead))
-    written = values(read_messages(bed, topic, lambda ms: set(values(ms)) | in_dlq >= set(lines)))
+    written = values(read_messages(
+        bed, topic, lambda ms: set(values(ms)) | in_dlq >= set(lines)))
     assert set(written) | in_dlq >= set(lines)
     assert task_status(w, "fsd")["state"] == "RUNNING"
 
@@ -176,7 +180,6 @@ def test_refused_source_record_without_dlq_is_counted_and_logged(
 # Sinks: the dead letter queue refuses the record that failed
 
 def test_sink_dlq_refusal_records_no_offset_past_the_record(start_worker, bed, tmp_path):
-    from kafka_io import create_topic, produce
     settings = {**SETTINGS,
                 "value.converter": "org.apache.kafka.connect.json.JsonConverter",
                 "value.converter.schemas.enable": "false"}
@@ -190,22 +193,24 @@ def test_sink_dlq_refusal_records_no_offset_past_the_record(start_worker, bed, t
     out = tmp_path / "out.txt"
     config = {"connector.class": "FileStreamSink", "topics": topic, "file": str(out),
               "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq}
-    assert w.post("/connectors", json={"name": "fk", "config": config}).status_code == 201
+    name = f"fk-{topic}"  # its group, connect-<name>, is this test's alone
+    assert w.post("/connectors", json={"name": name, "config": config}).status_code == 201
 
     def stored():
-        offsets = w.get("/connectors/fk/offsets").json()["offsets"]
+        offsets = w.get(f"/connectors/{name}/offsets").json()["offsets"]
         return offsets[0]["offset"]["kafka_offset"] if offsets else 0
-    trace = wait_failed(w, "fk")["trace"]
+    trace = wait_failed(w, name)["trace"]
     assert dlq in trace and REASON in trace, trace
     assert stored() <= 10
-    group = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": "connect-fk"})
-    from confluent_kafka import TopicPartition
+    group = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": f"connect-{name}"})
     committed = group.committed([TopicPartition(topic, 0)], timeout=10)[0].offset
     group.close()
     assert committed <= 10
 
     raise_limit(bed, dlq)
-    assert w.post("/connectors/fk/tasks/0/restart").status_code == 204
+    assert w.post(f"/connectors/{name}/tasks/0/restart").status_code == 204
     wait_for(lambda: stored() == 21, timeout=60, what="every record written")
     dead = read_messages(bed, dlq, lambda ms: any(m.value() == bad for m in ms))
     assert [m.value() for m in dead].count(bad) >= 1
+    written = {json.loads(line)["n"] for line in output_lines(out)}
+    assert written == set(range(21)) - {10}
