@@ -11,7 +11,7 @@ struct tb_dlq {
     rd_kafka_t *rk;
     char *topic;
     bool context_headers;
-    char failure[512]; /* the first delivery that failed since the last flush */
+    char failure[512]; /* the first delivery that failed; kept for good */
 };
 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque)
@@ -109,7 +109,6 @@ int tb_dlq_flush(tb_dlq_t *dlq, int timeout_ms, char *errstr, size_t errstr_size
     rd_kafka_resp_err_t err = rd_kafka_flush(dlq->rk, timeout_ms);
     if (dlq->failure[0] != '\0') {
         snprintf(errstr, errstr_size, "%s", dlq->failure);
-        dlq->failure[0] = '\0';
         return -1;
     }
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {

@@ -1,7 +1,8 @@
 /*
- * tb_dlq.h - the dead letter queue of a sink connector: records that failed
- * with errors.tolerance=all are produced to a topic, raw as they were read,
- * with Kafka Connect's __connect.errors.* headers when asked for.
+ * tb_dlq.h - the dead letter queue of a connector: records that failed
+ * with errors.tolerance=all are produced to a topic, raw as a sink read them
+ * or as a source was to write them (offset -1), with Kafka Connect's
+ * __connect.errors.* headers when asked for.
  */
 #ifndef TB_DLQ_H
 #define TB_DLQ_H
@@ -37,7 +38,9 @@ int tb_dlq_send(tb_dlq_t *dlq, const tb_sink_record_t *record,
 
 /* Waits up to timeout_ms until every queued record is acknowledged.
  * Returns -1 with errstr when one failed or the time ran out: the caller
- * must not record offsets past those records then. */
+ * must not record offsets past those records then. A failed record fails
+ * every later flush of this queue too (it is not queued again): the caller
+ * fails its task, whose restart reads the record again. */
 int tb_dlq_flush(tb_dlq_t *dlq, int timeout_ms, char *errstr, size_t errstr_size);
 
 /* Flushes for up to timeout_ms and frees. NULL is a no-op. */

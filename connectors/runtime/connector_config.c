@@ -216,6 +216,39 @@ static const tb_config_def_t common_keys[] = {
      .width = TB_WIDTH_SHORT,
      .display_name = "Log Error Details",
      .documentation = "Include the record's key and value in those log lines."},
+    {.name = "errors.deadletterqueue.topic.name",
+     .type = TB_CONFIG_STRING,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = ERRORS,
+     .order = 6,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Dead Letter Queue Topic Name",
+     .documentation = "Topic that receives records that failed, with "
+                      "errors.tolerance=all: a sink's as they were read, a "
+                      "source's as Kafka refused them (stage KAFKA_PRODUCE; "
+                      "Connect has no source dead letter queue). Empty: no dead "
+                      "letter queue."},
+    {.name = "errors.deadletterqueue.topic.replication.factor",
+     .type = TB_CONFIG_SHORT,
+     .default_value = "3",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = ERRORS,
+     .order = 7,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Dead Letter Queue Topic Replication Factor",
+     .documentation = "Replication factor of the dead letter queue topic when "
+                      "it is created."},
+    {.name = "errors.deadletterqueue.context.headers.enable",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = ERRORS,
+     .order = 8,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Enable Error Context Headers",
+     .documentation = "Add the __connect.errors.* headers to dead letter "
+                      "queue records."},
 };
 
 static const tb_config_def_t sink_keys[] = {
@@ -242,36 +275,6 @@ static const tb_config_def_t sink_keys[] = {
                       "topic is read when its whole name matches, as in Kafka; "
                       "topics created later are picked up at the consumer's "
                       "metadata refresh (topic.metadata.refresh.interval.ms)."},
-    {.name = "errors.deadletterqueue.topic.name",
-     .type = TB_CONFIG_STRING,
-     .default_value = "",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = ERRORS,
-     .order = 6,
-     .width = TB_WIDTH_MEDIUM,
-     .display_name = "Dead Letter Queue Topic Name",
-     .documentation = "Topic that receives records that failed, with "
-                      "errors.tolerance=all. Empty: no dead letter queue."},
-    {.name = "errors.deadletterqueue.topic.replication.factor",
-     .type = TB_CONFIG_SHORT,
-     .default_value = "3",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = ERRORS,
-     .order = 7,
-     .width = TB_WIDTH_MEDIUM,
-     .display_name = "Dead Letter Queue Topic Replication Factor",
-     .documentation = "Replication factor of the dead letter queue topic when "
-                      "it is created."},
-    {.name = "errors.deadletterqueue.context.headers.enable",
-     .type = TB_CONFIG_BOOLEAN,
-     .default_value = "false",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = ERRORS,
-     .order = 8,
-     .width = TB_WIDTH_MEDIUM,
-     .display_name = "Enable Error Context Headers",
-     .documentation = "Add the __connect.errors.* headers to dead letter "
-                      "queue records."},
 };
 
 static const char *const write_modes[] = {"append", "upsert", NULL};

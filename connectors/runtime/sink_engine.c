@@ -917,31 +917,12 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
     }
 }
 
-/* The dead letter queue's producer, with the connector's producer settings. */
-static tb_dlq_t *create_dlq(const tb_task_env_t *env, const char *topic, char *errstr,
-                            size_t errstr_size)
-{
-    json_t *props = tb_client_props_resolved(env->client, TB_CLIENT_PRODUCER,
-                                             env->connector_config, errstr, errstr_size);
-    if (props == NULL) {
-        return NULL;
-    }
-    const char *headers = config_string(
-        env->connector_config, "errors.deadletterqueue.context.headers.enable", "false");
-    tb_dlq_t *dlq =
-        tb_dlq_create(props, topic, strcmp(headers, "true") == 0, errstr, errstr_size);
-    json_decref(props);
-    return dlq;
-}
-
 static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
                       size_t errstr_size)
 {
     sink_engine_t *e = calloc(1, sizeof(*e));
     char group[256];
     const json_t *config = env->connector_config;
-    const char *dlq_topic =
-        config_string(config, "errors.deadletterqueue.topic.name", "");
 
     e->env = env;
     e->ctx = (tb_task_context_t){.connector = env->connector,
@@ -964,8 +945,7 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     if (e->value_converter == NULL) {
         goto fail;
     }
-    if (e->tolerate_errors && dlq_topic[0] != '\0' &&
-        (e->dlq = create_dlq(env, dlq_topic, errstr, errstr_size)) == NULL) {
+    if (tb_task_dlq_create(env, &e->dlq, errstr, errstr_size) != 0) {
         goto fail;
     }
     e->read_headers = env->plugin->reads_headers || e->dlq != NULL;

@@ -7,7 +7,10 @@
  * Produced records are numbered; their source offsets wait in a ring indexed
  * by that number until their delivery reports arrive. The ring's head moves
  * over acknowledged records in order and folds their offsets into the set to
- * record at the next flush.
+ * record at the next flush. A record Kafka refused stops the head for good
+ * unless errors.tolerance=all lets it go (counted, logged, and sent to the
+ * dead letter queue when one is configured): the task fails, and its
+ * restart sends the record again.
  *
  * With exactly.once.support=required, each polled batch instead goes to
  * Kafka in one transaction together with the task's progress marker
@@ -40,8 +43,11 @@ typedef struct {
     json_t *partition;
     json_t *offset;
     int64_t produced_us; /* when it went to librdkafka, for the latency */
-    bool delivered;
+    bool delivered;      /* done with: acknowledged, or let go by errors.tolerance */
 } in_flight_t;
+
+/* The headers a produced record can carry: its message id at most. */
+#define RECORD_HEADERS 1
 
 /* What becomes of a polled record. Only a record that failed without
  * errors.tolerance=all holds its source offset back. */
@@ -59,6 +65,7 @@ typedef struct {
     tb_converter_t *key_converter;
     tb_converter_t *value_converter;
     bool tolerate_errors;
+    tb_dlq_t *dlq; /* records Kafka refused, with errors.tolerance=all; or NULL */
     in_flight_t *ring;
     uint64_t next_seq;      /* number of the next record produced */
     uint64_t head_seq;      /* oldest record not yet folded into committable */
@@ -120,6 +127,88 @@ static void count_delivery_error(source_engine_t *engine, rd_kafka_resp_err_t er
     tb_series_add(series, 1);
 }
 
+/* A record Kafka refused, or that librdkafka would not queue (record is
+ * borrowed; its offset is -1: it was never written). With
+ * errors.tolerance=none the task fails naming it. With all it is counted,
+ * logged, and sent to the dead letter queue when one is configured.
+ * Returns whether the record is done with, so that its offset and the ones
+ * after it may be recorded. */
+static bool let_go_refused(source_engine_t *engine, uint64_t seq,
+                           const tb_sink_record_t *record, rd_kafka_resp_err_t err)
+{
+    const tb_task_env_t *env = engine->env;
+    const char *reason = rd_kafka_err2str(err);
+    char errstr[512];
+    if (!engine->tolerate_errors) {
+        if (engine->failure[0] == '\0') {
+            snprintf(engine->failure, sizeof(engine->failure),
+                     "Kafka refused record %llu of task %s-%d (%zu bytes of key and "
+                     "value) for topic %s partition %d: %s; it is not skipped "
+                     "(errors.tolerance=none): its source offset is not recorded and "
+                     "the task's restart sends it again",
+                     (unsigned long long)seq, env->connector, env->id,
+                     record->key_len + record->value_len, record->topic,
+                     (int)record->partition, reason);
+        }
+        return false;
+    }
+    tb_series_add(engine->metrics.records_dropped, 1);
+    tb_dlq_context_t context = {.connector = env->connector,
+                                .task = env->id,
+                                .stage = "KAFKA_PRODUCE",
+                                .class_name = env->plugin->class_name,
+                                .reason = reason};
+    if (engine->dlq != NULL &&
+        tb_dlq_send(engine->dlq, record, &context, errstr, sizeof(errstr)) != 0) {
+        if (engine->failure[0] == '\0') {
+            snprintf(engine->failure, sizeof(engine->failure),
+                     "Kafka refused record %llu of task %s-%d for topic %s (%s), and "
+                     "the %s",
+                     (unsigned long long)seq, env->connector, env->id, record->topic,
+                     reason, errstr);
+        }
+        return false;
+    }
+    if (engine->dlq != NULL) {
+        tb_series_add(engine->metrics.records_dlq, 1);
+    }
+    TB_LOG_TASK(TB_LOG_WARN, "tributary.task", env->connector, env->id,
+                "Kafka refused record %llu (%zu bytes of key and value) for topic %s "
+                "partition %d: %s; skipped (errors.tolerance=all), %s",
+                (unsigned long long)seq, record->key_len + record->value_len,
+                record->topic, (int)record->partition, reason,
+                engine->dlq != NULL ? "sent to the dead letter queue"
+                                    : "no dead letter queue is configured");
+    return true;
+}
+
+/* The record of a failed delivery report, for let_go_refused(). headers
+ * receives up to RECORD_HEADERS of its headers. */
+static tb_sink_record_t refused_record(const rd_kafka_message_t *msg,
+                                       tb_header_t headers[RECORD_HEADERS])
+{
+    rd_kafka_headers_t *hdrs = NULL;
+    size_t count = 0;
+    if (rd_kafka_message_headers(msg, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        while (count < RECORD_HEADERS &&
+               rd_kafka_header_get_all(
+                   hdrs, count, &headers[count].name, &headers[count].value,
+                   &headers[count].value_len) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            count++;
+        }
+    }
+    return (tb_sink_record_t){.topic = rd_kafka_topic_name(msg->rkt),
+                              .partition = msg->partition,
+                              .offset = -1,
+                              .timestamp = rd_kafka_message_timestamp(msg, NULL),
+                              .key = msg->key,
+                              .key_len = msg->key_len,
+                              .value = msg->payload,
+                              .value_len = msg->len,
+                              .headers = headers,
+                              .header_count = count};
+}
+
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque)
 {
     source_engine_t *engine = opaque;
@@ -138,25 +227,13 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opa
                       (double)(engine->served_us - entry->produced_us) / 1e6);
     if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
         tb_series_add(engine->metrics.records_written, 1);
-    } else {
-        count_delivery_error(engine, msg->err);
+        entry->delivered = true;
+        return;
     }
-    if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        const char *topic = rd_kafka_topic_name(msg->rkt);
-        if (!engine->tolerate_errors && engine->failure[0] == '\0') {
-            snprintf(engine->failure, sizeof(engine->failure),
-                     "delivery of record %llu of task %s-%d to topic %s failed: %s",
-                     (unsigned long long)seq, engine->env->connector, engine->env->id,
-                     topic, rd_kafka_err2str(msg->err));
-        } else {
-            TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector,
-                        engine->env->id,
-                        "delivery of a record to topic %s failed: %s; skipped "
-                        "(errors.tolerance=all)",
-                        topic, rd_kafka_err2str(msg->err));
-        }
-    }
-    entry->delivered = true;
+    count_delivery_error(engine, msg->err);
+    tb_header_t headers[RECORD_HEADERS];
+    tb_sink_record_t record = refused_record(msg, headers);
+    entry->delivered = let_go_refused(engine, seq, &record, msg->err);
 }
 
 /* librdkafka's errors are mostly transient and retried by itself; failed
@@ -218,11 +295,18 @@ static void advance_head(source_engine_t *engine)
     }
 }
 
+/* Records the offsets folded so far, once the dead letter queue has every
+ * record let go before them. */
 static int flush_offsets(source_engine_t *engine, char *errstr, size_t errstr_size)
 {
     const char *key;
     json_t *entry;
     engine->last_flush_ms = tb_monotonic_ms();
+    if (engine->dlq != NULL &&
+        tb_dlq_flush(engine->dlq, (int)engine->env->shutdown_timeout_ms, errstr,
+                     errstr_size) != 0) {
+        return -1;
+    }
     if (json_object_size(engine->committable) == 0) {
         return 0;
     }
@@ -404,7 +488,8 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
         engine->key_converter != NULL
             ? tb_task_converter_create(env, "value", errstr, errstr_size)
             : NULL;
-    if (engine->value_converter == NULL) {
+    if (engine->value_converter == NULL ||
+        tb_task_dlq_create(env, &engine->dlq, errstr, errstr_size) != 0) {
         goto fail;
     }
     conf = tb_kafka_conf_new(props, errstr, errstr_size);
@@ -607,19 +692,16 @@ static bool produce_batch(source_engine_t *engine)
         record->source_offset = NULL;
         if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
             /* not queued: librdkafka did not take the value */
-            entry->delivered = engine->tolerate_errors;
-            if (engine->tolerate_errors) {
-                TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector,
-                            engine->env->id,
-                            "producing a record to topic %s failed: %s; skipped "
-                            "(errors.tolerance=all)",
-                            record->topic, rd_kafka_err2str(err));
-            } else {
-                snprintf(engine->failure, sizeof(engine->failure),
-                         "producing a record of task %s-%d to topic %s failed: %s",
-                         engine->env->connector, engine->env->id, record->topic,
-                         rd_kafka_err2str(err));
-            }
+            count_delivery_error(engine, err);
+            tb_sink_record_t refused = {.topic = record->topic,
+                                        .partition = record->partition,
+                                        .offset = -1,
+                                        .timestamp = -1,
+                                        .key = record->key,
+                                        .key_len = record->key_len,
+                                        .value = record->value,
+                                        .value_len = record->value_len};
+            entry->delivered = let_go_refused(engine, seq, &refused, err);
             free(record->value);
         }
         record->value = NULL;
@@ -902,8 +984,9 @@ static void source_stop(void *opaque)
         if (engine->next_seq > engine->head_seq) {
             TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector,
                         engine->env->id,
-                        "%llu records were not acknowledged within "
-                        "task.shutdown.graceful.timeout.ms; they will be sent again",
+                        "the offsets of the last %llu records are not recorded (one "
+                        "was refused, or not acknowledged within "
+                        "task.shutdown.graceful.timeout.ms); they will be sent again",
                         (unsigned long long)(engine->next_seq - engine->head_seq));
         }
     }
@@ -916,6 +999,7 @@ static void source_stop(void *opaque)
     if (engine->rk != NULL) {
         rd_kafka_destroy(engine->rk);
     }
+    tb_dlq_destroy(engine->dlq, (int)engine->env->shutdown_timeout_ms);
     for (uint64_t seq = engine->head_seq; engine->ring != NULL && seq < engine->next_seq;
          seq++) {
         json_decref(engine->ring[seq % RING_SIZE].partition);

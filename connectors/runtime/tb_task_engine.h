@@ -14,6 +14,7 @@
 
 #include "connectors/converters/tb_converter.h"
 #include "connectors/kafka/tb_client_props.h"
+#include "connectors/kafka/tb_dlq.h"
 #include "connectors/runtime/tb_limits.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "connectors/runtime/tb_pool.h"
@@ -66,6 +67,13 @@ int tb_task_start_plugin(const tb_task_env_t *env, const tb_task_context_t *ctx,
  * worker's. NULL with errstr when it cannot be created. */
 tb_converter_t *tb_task_converter_create(const tb_task_env_t *env, const char *which,
                                          char *errstr, size_t errstr_size);
+
+/* The task's dead letter queue: errors.deadletterqueue.topic.name with
+ * errors.tolerance=all, through a producer with the connector's settings.
+ * Returns 0 with *dlq NULL when the connector has none, -1 with errstr when
+ * its producer cannot be made. The caller owns *dlq (tb_dlq_destroy). */
+int tb_task_dlq_create(const tb_task_env_t *env, tb_dlq_t **dlq, char *errstr,
+                       size_t errstr_size);
 
 extern const tb_task_engine_t tb_source_engine;
 extern const tb_task_engine_t tb_sink_engine;

@@ -5,8 +5,9 @@
 #   bed.sh fetch                      resolve the jars into the cache (once)
 #   bed.sh start DIR                  fresh broker: TLS, SCRAM users, ports; writes DIR/bed.env, DIR/bed.json
 #   bed.sh stop DIR                   stop it (idempotent)
-#   bed.sh tool DIR NAME [ARGS...]    run a Kafka CLI tool (topics, consumer-groups, console-consumer,
-#                                     console-producer, get-offsets); pass --bootstrap-server yourself
+#   bed.sh tool DIR NAME [ARGS...]    run a Kafka CLI tool (topics, configs, consumer-groups,
+#                                     console-consumer, console-producer, get-offsets, delete-records);
+#                                     pass --bootstrap-server yourself
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -301,15 +302,16 @@ cmd_tool() {
   local dir=$1 name=$2 main libs conf
   shift 2
   # Main classes in Kafka 3.9 (checked against the jars): most tools moved to kafka-tools,
-  # ConsoleProducer is still in the Scala core.
+  # ConsoleProducer and ConfigCommand are still in the Scala core.
   case $name in
   topics) main=org.apache.kafka.tools.TopicCommand ;;
+  configs) main=kafka.admin.ConfigCommand ;;
   consumer-groups) main=org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
   console-consumer) main=org.apache.kafka.tools.consumer.ConsoleConsumer ;;
   console-producer) main=kafka.tools.ConsoleProducer ;;
   get-offsets) main=org.apache.kafka.tools.GetOffsetShell ;;
   delete-records) main=org.apache.kafka.tools.DeleteRecordsCommand ;;
-  *) die "unknown tool '$name' (topics, consumer-groups, console-consumer, console-producer, get-offsets, delete-records)" ;;
+  *) die "unknown tool '$name' (topics, configs, consumer-groups, console-consumer, console-producer, get-offsets, delete-records)" ;;
   esac
   libs=$(libs_of "$dir")
   [[ -d $libs ]] || die "no Kafka jars in $libs; run: bed.sh fetch"
