@@ -123,6 +123,19 @@ static json_t *parse_integer(const char *text, long long min, long long max)
     return json_integer(v);
 }
 
+/* The spelling def's one_of lists for text, matched case-insensitively as
+ * Connect matches enums; text itself when def has no list or does not list
+ * it (check_value refuses it then). */
+static const char *listed_spelling(const tb_config_def_t *def, const char *text)
+{
+    for (size_t i = 0; def->one_of != NULL && def->one_of[i] != NULL; i++) {
+        if (strcasecmp(text, def->one_of[i]) == 0) {
+            return def->one_of[i];
+        }
+    }
+    return text;
+}
+
 /* Parses text as def's type. Returns NULL with reason filled on failure. */
 static json_t *parse_value(const tb_config_def_t *def, const char *text, char *reason,
                            size_t reason_size)
@@ -164,7 +177,7 @@ static json_t *parse_value(const tb_config_def_t *def, const char *text, char *r
         break;
     case TB_CONFIG_STRING:
     case TB_CONFIG_CLASS:
-        value = json_string(clean);
+        value = json_string(listed_spelling(def, clean));
         break;
     }
     if (value == NULL && reason[0] == '\0') {
@@ -202,7 +215,7 @@ static int check_value(const tb_config_def_t *def, const json_t *value, char *re
         bool found = false;
         size_t used = (size_t)snprintf(reason, reason_size, "String must be one of:");
         for (size_t i = 0; def->one_of[i] != NULL; i++) {
-            found = found || strcasecmp(s, def->one_of[i]) == 0;
+            found = found || strcmp(s, def->one_of[i]) == 0;
             if (used < reason_size) {
                 used += (size_t)snprintf(reason + used, reason_size - used, "%s %s",
                                          i ? "," : "", def->one_of[i]);

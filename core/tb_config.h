@@ -10,7 +10,9 @@
  * Raw configs are JSON objects of strings, as Connect's REST API carries
  * them. Parsed values are typed: BOOLEAN -> true/false, INT/SHORT/LONG ->
  * integer, DOUBLE -> real, LIST -> array of strings, others -> string; a key
- * with a null default and no value parses to null.
+ * with a null default and no value parses to null. Booleans and enum values
+ * (one_of) are read in any case, as Connect reads them, and parse to one
+ * spelling: true/false, and the value as its one_of list spells it.
  */
 #ifndef TB_CONFIG_H
 #define TB_CONFIG_H
@@ -78,7 +80,8 @@ typedef struct {
     int order;
     tb_width_t width;
     const char *display_name;
-    /* Allowed values of a STRING (case-insensitive), NULL-terminated. */
+    /* Allowed values of a STRING, NULL-terminated. A value matches one
+     * case-insensitively and parses to the spelling listed here. */
     const char *const *one_of;
     const tb_config_range_t *range;
     tb_config_check_fn check;

@@ -318,8 +318,10 @@ static const tb_config_def_t source_keys[] = {
      .order = 1,
      .width = TB_WIDTH_SHORT,
      .one_of = eos_support,
-     .documentation = "required: the connector runs only with exactly-once "
-                      "delivery."},
+     .documentation = "requested: the tasks run in Kafka transactions when the "
+                      "worker has exactly.once.source.support=enabled (and a real "
+                      "cluster, not dev mode), else at-least-once. required: the "
+                      "connector is refused where they cannot."},
     {.name = "transaction.boundary",
      .type = TB_CONFIG_STRING,
      .default_value = "poll",
@@ -557,25 +559,34 @@ static void check_write_mode(const json_t *values, json_t *errors)
     }
 }
 
-/* Exactly-once runs one transaction per poll (transaction.boundary=poll)
- * and keeps its progress marker on the connector's topic. */
-static void check_exactly_once(const json_t *values, const json_t *raw, json_t *errors)
+bool tb_connector_config_transactional(const json_t *values, bool worker_exactly_once)
+{
+    const char *support = tb_config_string(values, "exactly.once.support");
+    if (support == NULL) {
+        return false; /* a sink */
+    }
+    return strcmp(support, "required") == 0 ||
+           (strcmp(support, "requested") == 0 && worker_exactly_once);
+}
+
+void tb_connector_config_check_transactions(const json_t *values, json_t *errors)
 {
     const char *support = tb_config_string(values, "exactly.once.support");
     const char *boundary = tb_config_string(values, "transaction.boundary");
-    if (support == NULL || strcmp(support, "required") != 0) {
-        return;
-    }
+    const char *topic = tb_config_string(values, "topic");
+    char message[512];
     if (boundary != NULL && strcmp(boundary, "poll") != 0) {
         tb_config_error_add(errors, "transaction.boundary",
                             "Invalid value for configuration transaction.boundary: "
                             "tributary supports poll only");
     }
-    if (json_string_value(json_object_get(raw, "topic")) == NULL) {
-        tb_config_error_add(errors, "exactly.once.support",
-                            "exactly.once.support=required needs a connector that writes "
-                            "to one topic, named by its 'topic' key: the progress marker "
-                            "lives there");
+    if (topic == NULL || topic[0] == '\0') {
+        snprintf(message, sizeof(message),
+                 "exactly.once.support=%s runs this connector in transactions, which "
+                 "needs a connector that writes to one topic, named by its 'topic' "
+                 "key: the progress marker lives there",
+                 support);
+        tb_config_error_add(errors, "exactly.once.support", message);
     }
 }
 
@@ -589,7 +600,6 @@ json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *ra
         check_sink_topics(values, errors);
     }
     if (plugin->kind == TB_PLUGIN_SOURCE) {
-        check_exactly_once(values, raw, errors);
         check_write_mode(values, errors);
     }
     check_client_overrides(raw, errors);

@@ -139,6 +139,14 @@ static void forget_topics(tb_herder_t *herder, const char *connector)
     pthread_mutex_unlock(&herder->topics_lock);
 }
 
+/* Whether this worker can run sources in transactions: it has
+ * exactly.once.source.support=enabled and a real Kafka cluster (librdkafka's
+ * mock cluster stores no transactional offsets, so no progress marker). */
+static bool exactly_once_available(const tb_herder_t *herder)
+{
+    return herder->options.exactly_once_source && !herder->options.dev;
+}
+
 /* Starts a task for every task config that has none running. Call with the
  * lock held. */
 static void start_tasks(tb_herder_t *herder, connector_t *c)
@@ -162,6 +170,7 @@ static void start_tasks(tb_herder_t *herder, connector_t *c)
             .client = &herder->client,
             .limits = &herder->options.limits,
             .worker_config = herder->converter_config,
+            .exactly_once_available = exactly_once_available(herder),
             .target = c->target,
             .pool = herder->pool,
             .store = herder->store,
@@ -513,18 +522,14 @@ static void log_unused_keys(const char *name, const tb_plugin_t *plugin,
     }
 }
 
-/* What the worker must allow for a connector: exactly-once sources need
- * exactly.once.source.support=enabled, and a real Kafka cluster (librdkafka's
- * mock cluster stores no transactional offsets, so no progress marker). */
 /* The connector's Kafka clients (secrets unresolved) and its PASSWORD keys:
  * literal secrets refused unless the worker allows them, weak transports
  * and forbidden overrides refused. */
 static void check_secrets_and_clients(const tb_herder_t *herder,
                                       const tb_plugin_t *plugin, const json_t *config,
-                                      json_t *errors)
+                                      const json_t *values, json_t *errors)
 {
-    const char *dlq =
-        json_string_value(json_object_get(config, "errors.deadletterqueue.topic.name"));
+    const char *dlq = tb_config_string(values, "errors.deadletterqueue.topic.name");
     bool producer = plugin->kind == TB_PLUGIN_SOURCE || (dlq != NULL && dlq[0] != '\0');
     tb_client_role_t roles[] = {plugin->kind == TB_PLUGIN_SINK ? TB_CLIENT_CONSUMER
                                                                : TB_CLIENT_PRODUCER,
@@ -551,14 +556,15 @@ static void check_secrets_and_clients(const tb_herder_t *herder,
     }
 }
 
-static void check_worker_support(const tb_herder_t *herder, const json_t *config,
+/* What a source that runs in transactions needs, of its config and of this
+ * worker; exactly.once.support=required where the worker cannot is refused. */
+static void check_worker_support(const tb_herder_t *herder, const json_t *values,
                                  json_t *errors)
 {
-    const char *support =
-        json_string_value(json_object_get(config, "exactly.once.support"));
-    if (support == NULL || strcmp(support, "required") != 0) {
+    if (!tb_connector_config_transactional(values, exactly_once_available(herder))) {
         return;
     }
+    tb_connector_config_check_transactions(values, errors);
     if (!herder->options.exactly_once_source) {
         tb_config_error_add(errors, "exactly.once.support",
                             "exactly.once.support=required needs the worker's "
@@ -577,10 +583,11 @@ static json_t *config_errors(const tb_herder_t *herder, const tb_plugin_t *plugi
                              const json_t *config)
 {
     json_t *errors = json_object();
-    json_decref(tb_connector_config_validate(plugin, config, errors));
+    json_t *values = tb_connector_config_validate(plugin, config, errors);
     tb_limits_check(&herder->options.limits, plugin->config, config, errors);
-    check_worker_support(herder, config, errors);
-    check_secrets_and_clients(herder, plugin, config, errors);
+    check_worker_support(herder, values, errors);
+    check_secrets_and_clients(herder, plugin, config, values, errors);
+    json_decref(values);
     return errors;
 }
 

@@ -786,19 +786,6 @@ static void on_queue_event(rd_kafka_t *rk, void *opaque)
     env->wake(env->task);
 }
 
-static const char *config_string(const json_t *config, const char *key,
-                                 const char *fallback)
-{
-    const char *value = json_string_value(json_object_get(config, key));
-    return value != NULL ? value : fallback;
-}
-
-static long long config_long(const json_t *config, const char *key, long long fallback)
-{
-    const char *value = json_string_value(json_object_get(config, key));
-    return value != NULL ? atoll(value) : fallback;
-}
-
 /* The consumer's properties: the worker's and the connector's overrides
  * (tb_client_props.h), Connect's read_uncommitted default, then what the
  * runtime manages. NULL with errstr when they are refused. */
@@ -836,8 +823,8 @@ static json_t *consumer_props(const tb_task_env_t *env, char *group, size_t grou
 
 static int subscribe(sink_engine_t *e, char *errstr, size_t errstr_size)
 {
-    const json_t *config = e->env->connector_config;
-    const char *regex = config_string(config, "topics.regex", "");
+    const json_t *settings = e->env->settings;
+    const char *regex = tb_config_string(settings, "topics.regex");
     rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new(1);
     if (regex[0] != '\0') {
         /* librdkafka takes a topic starting with ^ as a regex and finds it
@@ -856,17 +843,13 @@ static int subscribe(sink_engine_t *e, char *errstr, size_t errstr_size)
         rd_kafka_topic_partition_list_add(topics, anchored, RD_KAFKA_PARTITION_UA);
         free(anchored);
     } else {
-        char *list = strdup(config_string(config, "topics", ""));
-        char *save = NULL;
-        for (char *t = strtok_r(list, ",", &save); t != NULL;
-             t = strtok_r(NULL, ",", &save)) {
-            while (*t == ' ') {
-                t++;
-            }
-            rd_kafka_topic_partition_list_add(topics, t, RD_KAFKA_PARTITION_UA);
-            e->env->topic_used(e->env->topic_opaque, e->env->connector, t);
+        size_t i;
+        json_t *topic;
+        json_array_foreach (tb_config_list(settings, "topics"), i, topic) {
+            const char *name = json_string_value(topic);
+            rd_kafka_topic_partition_list_add(topics, name, RD_KAFKA_PARTITION_UA);
+            e->env->topic_used(e->env->topic_opaque, e->env->connector, name);
         }
-        free(list);
     }
     rd_kafka_resp_err_t err = rd_kafka_subscribe(e->rk, topics);
     rd_kafka_topic_partition_list_destroy(topics);
@@ -922,7 +905,7 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
 {
     sink_engine_t *e = calloc(1, sizeof(*e));
     char group[256];
-    const json_t *config = env->connector_config;
+    const json_t *settings = env->settings;
 
     e->env = env;
     e->ctx = (tb_task_context_t){.connector = env->connector,
@@ -931,11 +914,10 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
                                  .runtime = e};
 
     e->tolerate_errors =
-        strcmp(config_string(config, "errors.tolerance", "none"), "all") == 0;
-    e->log_errors =
-        strcmp(config_string(config, "errors.log.enable", "false"), "true") == 0;
-    e->retry_timeout_ms = config_long(config, "errors.retry.timeout", 0);
-    e->retry_delay_max_ms = config_long(config, "errors.retry.delay.max.ms", 60000);
+        strcmp(tb_config_string(settings, "errors.tolerance"), "all") == 0;
+    e->log_errors = tb_config_bool(settings, "errors.log.enable");
+    e->retry_timeout_ms = tb_config_int(settings, "errors.retry.timeout");
+    e->retry_delay_max_ms = tb_config_int(settings, "errors.retry.delay.max.ms");
     e->last_flush_ms = tb_monotonic_ms();
     tb_task_metrics_take(&e->metrics, env->connector, env->id, 1);
     e->key_converter = tb_task_converter_create(env, "key", errstr, errstr_size);
@@ -953,8 +935,8 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     if (props == NULL) {
         goto fail;
     }
-    if (tb_reset_policy_parse(config_string(props, "auto.offset.reset", "earliest"),
-                              &e->reset) != 0) {
+    const char *reset = json_string_value(json_object_get(props, "auto.offset.reset"));
+    if (tb_reset_policy_parse(reset != NULL ? reset : "earliest", &e->reset) != 0) {
         e->reset = TB_RESET_EARLIEST; /* validation refused anything else */
     }
     /* start offsets are resolved by the engine with that policy; librdkafka's

@@ -12,7 +12,8 @@
  * dead letter queue when one is configured): the task fails, and its
  * restart sends the record again.
  *
- * With exactly.once.support=required, each polled batch instead goes to
+ * In transactions (exactly.once.support=required, or requested on a worker
+ * with exactly.once.source.support=enabled), each polled batch instead goes to
  * Kafka in one transaction together with the task's progress marker
  * (tb_progress_marker.h): the records and the source offsets they reach are
  * committed atomically, and a restarted task fences its predecessor
@@ -84,7 +85,6 @@ typedef struct {
     tb_task_metrics_t metrics;
     tb_source_metrics_t source_metrics;
     json_t *error_series;          /* delivery error name -> its counter (a pointer) */
-    json_t *settings;              /* the connector's parsed framework keys */
     const json_t *primary_key;     /* write.mode=upsert: its fields; else NULL */
     const char *message_id_header; /* or NULL */
     /* exactly-once only */
@@ -391,9 +391,8 @@ static int start_transactions(source_engine_t *engine, char *errstr, size_t errs
         tb_store_offsets_get(env->store, env->connector, errstr, errstr_size);
     bool history = json_array_size(stored) > 0;
     json_decref(stored);
-    const char *allow = json_string_value(
-        json_object_get(env->connector_config, "exactly.once.allow.missing.marker"));
-    if (history && (allow == NULL || strcmp(allow, "true") != 0)) {
+    bool allowed = tb_config_bool(env->settings, "exactly.once.allow.missing.marker");
+    if (history && !allowed) {
         snprintf(errstr, errstr_size,
                  "the progress marker of %s (consumer group %s) is missing, so it cannot "
                  "be trusted: records may be in Kafka past the stored offsets. Set "
@@ -411,11 +410,17 @@ static int start_transactions(source_engine_t *engine, char *errstr, size_t errs
     return 0;
 }
 
-static size_t size_setting(const json_t *config, const char *key, size_t fallback)
+/* Whether settings keep a task from running in transactions: a connector
+ * stored before its worker enabled them may have a transaction.boundary they
+ * cannot honour. errstr says why. */
+static bool transactions_refused(const json_t *settings, char *errstr, size_t errstr_size)
 {
-    const char *text = json_string_value(json_object_get(config, key));
-    long long value = text != NULL ? atoll(text) : 0;
-    return value > 0 ? (size_t)value : fallback;
+    json_t *errors = json_object();
+    tb_connector_config_check_transactions(settings, errors);
+    bool refused = tb_config_error_count(errors) > 0;
+    tb_config_errors_join(errors, "; ", errstr, errstr_size);
+    json_decref(errors);
+    return refused;
 }
 
 static int source_start(const tb_task_env_t *env, void **out, char *errstr,
@@ -425,8 +430,7 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     rd_kafka_conf_t *conf = NULL;
     json_t *props = tb_client_props_resolved(env->client, TB_CLIENT_PRODUCER,
                                              env->connector_config, errstr, errstr_size);
-    const char *tolerance =
-        json_string_value(json_object_get(env->connector_config, "errors.tolerance"));
+    const json_t *settings = env->settings;
     char client_id[300];
 
     engine->env = env;
@@ -438,7 +442,8 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
                                       .task = env->id,
                                       .offset_for = stored_offset,
                                       .runtime = (void *)env};
-    engine->tolerate_errors = tolerance != NULL && strcmp(tolerance, "all") == 0;
+    engine->tolerate_errors =
+        strcmp(tb_config_string(settings, "errors.tolerance"), "all") == 0;
     engine->ring = calloc(RING_SIZE, sizeof(*engine->ring));
     engine->committable = json_object();
     engine->topics = json_object();
@@ -452,33 +457,28 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     if (json_object_get(props, "enable.idempotence") == NULL) {
         json_object_set_new(props, "enable.idempotence", json_string("true"));
     }
-    json_t *errors = json_object();
-    engine->settings =
-        tb_connector_config_validate(env->plugin, env->connector_config, errors);
-    json_decref(errors);
-    if (strcmp(tb_config_string(engine->settings, "write.mode"), "upsert") == 0) {
-        engine->primary_key = tb_config_list(engine->settings, "primary.key");
+    if (strcmp(tb_config_string(settings, "write.mode"), "upsert") == 0) {
+        engine->primary_key = tb_config_list(settings, "primary.key");
     }
-    const char *header = tb_config_string(engine->settings, "message.id.header");
+    const char *header = tb_config_string(settings, "message.id.header");
     engine->message_id_header = header != NULL && header[0] != '\0' ? header : NULL;
-    const char *support =
-        json_string_value(json_object_get(env->connector_config, "exactly.once.support"));
-    engine->transactional = support != NULL && strcmp(support, "required") == 0;
+    engine->transactional =
+        tb_connector_config_transactional(settings, env->exactly_once_available);
     engine->ctx.offset_every_record =
         engine->message_id_header != NULL || engine->transactional;
     engine->marker = json_object();
     if (engine->transactional) {
+        if (transactions_refused(settings, errstr, errstr_size)) {
+            goto fail;
+        }
         snprintf(engine->txn_id, sizeof(engine->txn_id), "connect-%s-%d", env->connector,
                  env->id);
-        engine->marker_topic =
-            json_string_value(json_object_get(env->connector_config, "topic"));
-        engine->txn_max_records = size_setting(
-            env->connector_config, "exactly.once.transaction.max.records", POLL_BATCH);
-        if (engine->txn_max_records > POLL_BATCH) {
-            engine->txn_max_records = POLL_BATCH;
-        }
-        engine->txn_max_bytes = size_setting(
-            env->connector_config, "exactly.once.transaction.max.bytes", 1048576);
+        engine->marker_topic = tb_config_string(settings, "topic");
+        /* at most POLL_BATCH: the key's range */
+        engine->txn_max_records =
+            (size_t)tb_config_int(settings, "exactly.once.transaction.max.records");
+        engine->txn_max_bytes =
+            (size_t)tb_config_int(settings, "exactly.once.transaction.max.bytes");
         engine->txn_size = engine->txn_max_records;
         json_object_set_new(props, "transactional.id", json_string(engine->txn_id));
         json_object_set_new(props, "enable.idempotence", json_string("true"));
@@ -1011,7 +1011,6 @@ static void source_stop(void *opaque)
     json_decref(engine->committable);
     json_decref(engine->topics);
     json_decref(engine->marker);
-    json_decref(engine->settings);
     json_decref(engine->last_partition);
     free(engine->last_key);
     const char *name;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_task_engine.h"
 #include "connectors/runtime/tb_task_metrics.h"
 #include "core/tb_log.h"
@@ -15,7 +16,9 @@ struct tb_task {
     tb_pool_job_t *job; /* guarded by lock; NULL once the task is stopping */
     char *connector;
     const tb_task_engine_t *engine;
-    void *engine_state; /* touched only by the pool job, or after it ends */
+    void *engine_state;   /* touched only by the pool job, or after it ends */
+    char *invalid_config; /* set at creation: why the connector config does not
+                             validate, or NULL */
     pthread_mutex_t lock;
     tb_state_metrics_t state_metrics;
     /* guarded by lock */
@@ -108,6 +111,9 @@ static int64_t ensure_started(tb_task_t *task, bool restart_requested)
         pthread_mutex_unlock(&task->lock);
     }
     task->started_ms = tb_monotonic_ms();
+    if (task->invalid_config != NULL) {
+        return fail(task, task->invalid_config);
+    }
     if (task->engine->start(&task->env, &task->engine_state, errstr, sizeof(errstr)) !=
         0) {
         task->engine_state = NULL;
@@ -162,6 +168,25 @@ static void wake(void *opaque)
     pthread_mutex_unlock(&task->lock);
 }
 
+/* Parses the task's connector config into env.settings. The herder
+ * validated it before storing it; a config stored by a build that accepted
+ * what this one refuses is kept in invalid_config, and the task fails with
+ * it instead of running on defaults. */
+static void parse_settings(tb_task_t *task)
+{
+    char problems[1024];
+    json_t *named = json_deep_copy(task->env.connector_config);
+    json_t *errors = json_object();
+    json_object_set_new(named, "name", json_string(task->connector));
+    task->env.settings = tb_connector_config_validate(task->env.plugin, named, errors);
+    if (tb_config_error_count(errors) > 0) {
+        tb_config_errors_join(errors, "; ", problems, sizeof(problems));
+        task->invalid_config = strdup(problems);
+    }
+    json_decref(errors);
+    json_decref(named);
+}
+
 tb_task_t *tb_task_create(const tb_task_options_t *options)
 {
     tb_task_t *task = calloc(1, sizeof(*task));
@@ -179,6 +204,7 @@ tb_task_t *tb_task_create(const tb_task_options_t *options)
         .plugin = options->plugin,
         .config = json_deep_copy(options->config),
         .connector_config = json_deep_copy(options->connector_config),
+        .exactly_once_available = options->exactly_once_available,
         .client = options->client,
         .limits = options->limits,
         .worker_config = json_deep_copy(options->worker_config),
@@ -190,6 +216,7 @@ tb_task_t *tb_task_create(const tb_task_options_t *options)
         .topic_used = options->topic_used,
         .topic_opaque = options->topic_opaque,
     };
+    parse_settings(task);
     tb_state_metrics_take(&task->state_metrics, task->connector, options->id);
     task->job = tb_pool_job_create(options->pool, run, task);
     set_state(task, TB_STATE_UNASSIGNED, NULL);
@@ -244,11 +271,12 @@ void tb_task_destroy(tb_task_t *task)
     stop_engine(task); /* librdkafka may still call wake() until this returns */
     json_decref(task->env.config);
     json_decref(task->env.connector_config);
-
+    json_decref(task->env.settings);
     json_decref(task->env.worker_config);
     tb_state_metrics_release(&task->state_metrics);
     pthread_mutex_destroy(&task->lock);
     free(task->trace);
+    free(task->invalid_config);
     free(task->connector);
     free(task);
 }

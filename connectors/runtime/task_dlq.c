@@ -2,7 +2,7 @@
  * producer settings: the same for sinks and sources. */
 #include <string.h>
 
-#include "connectors/runtime/tb_connector_config.h"
+#include "core/tb_config.h"
 #include "connectors/runtime/tb_task_engine.h"
 
 static tb_dlq_t *open_dlq(const tb_task_env_t *env, const char *topic,
@@ -21,21 +21,16 @@ static tb_dlq_t *open_dlq(const tb_task_env_t *env, const char *topic,
 int tb_task_dlq_create(const tb_task_env_t *env, tb_dlq_t **dlq, char *errstr,
                        size_t errstr_size)
 {
-    json_t *errors = json_object(); /* reported when the config was stored */
-    json_t *values =
-        tb_connector_config_validate(env->plugin, env->connector_config, errors);
-    json_decref(errors);
-    const char *topic = tb_config_string(values, "errors.deadletterqueue.topic.name");
-    const char *tolerance = tb_config_string(values, "errors.tolerance");
-    int rc = 0;
+    const char *topic =
+        tb_config_string(env->settings, "errors.deadletterqueue.topic.name");
     *dlq = NULL;
-    if (strcmp(tolerance, "all") == 0 && topic != NULL && topic[0] != '\0') {
-        *dlq = open_dlq(
-            env, topic,
-            tb_config_bool(values, "errors.deadletterqueue.context.headers.enable"),
-            errstr, errstr_size);
-        rc = *dlq != NULL ? 0 : -1;
+    if (strcmp(tb_config_string(env->settings, "errors.tolerance"), "all") != 0 ||
+        topic == NULL || topic[0] == '\0') {
+        return 0;
     }
-    json_decref(values);
-    return rc;
+    *dlq = open_dlq(
+        env, topic,
+        tb_config_bool(env->settings, "errors.deadletterqueue.context.headers.enable"),
+        errstr, errstr_size);
+    return *dlq != NULL ? 0 : -1;
 }

@@ -7,6 +7,8 @@
 #ifndef TB_CONNECTOR_CONFIG_H
 #define TB_CONNECTOR_CONFIG_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 #include "connectors/runtime/tb_plugin.h"
@@ -27,6 +29,18 @@ size_t tb_connector_config_tables(const tb_plugin_t *plugin,
  * problem, including the checks across keys (topics vs topics.regex). */
 json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *raw,
                                      json_t *errors);
+
+/* Whether a source connector with these parsed values runs its tasks in
+ * Kafka transactions, as in Connect: with exactly.once.support=required
+ * always (the herder refuses it where the worker cannot), with requested
+ * when worker_exactly_once (exactly.once.source.support=enabled on a real
+ * cluster). False for a sink. */
+bool tb_connector_config_transactional(const json_t *values, bool worker_exactly_once);
+
+/* Adds to errors what keeps a source connector with these parsed values from
+ * running in transactions: a transaction.boundary other than poll, or no
+ * 'topic' key to hold its progress marker. */
+void tb_connector_config_check_transactions(const json_t *values, json_t *errors);
 
 /* Connect's ConfigInfos for raw with the errors found by validating it
  * (borrowed). New reference. */

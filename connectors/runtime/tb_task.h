@@ -31,7 +31,10 @@ typedef struct {
     const tb_client_settings_t *client; /* the worker's client settings (borrowed) */
     const tb_limits_t *limits;          /* what connectors may reach (borrowed) */
     const json_t *worker_config; /* the worker's converter keys (borrowed, copied) */
-    tb_target_state_t target;    /* STARTED or PAUSED */
+    /* exactly.once.source.support=enabled on a real Kafka cluster: sources
+     * with exactly.once.support=requested run in transactions too */
+    bool exactly_once_available;
+    tb_target_state_t target; /* STARTED or PAUSED */
     tb_pool_t *pool;
     tb_store_t *store;
     long long offset_flush_interval_ms;

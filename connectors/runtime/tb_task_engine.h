@@ -26,8 +26,13 @@ typedef struct {
     const char *connector;
     int id;
     const tb_plugin_t *plugin;
-    json_t *config;                     /* the task config */
-    json_t *connector_config;           /* the connector config (framework keys) */
+    json_t *config;           /* the task config */
+    json_t *connector_config; /* the connector config (framework keys) */
+    /* connector_config parsed by its tables (framework and plugin keys,
+     * defaults applied, enum values in their listed spelling): what the
+     * engine reads its settings from, with tb_config_string() and friends */
+    json_t *settings;
+    bool exactly_once_available;        /* the worker runs sources in transactions */
     const tb_client_settings_t *client; /* the worker's side of its Kafka clients */
     const tb_limits_t *limits;          /* what the plugin may reach */
     json_t *worker_config;              /* the worker's converter keys (defaults) */

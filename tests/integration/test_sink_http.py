@@ -55,15 +55,18 @@ def one_bad_record(bed, topic):
              for i in range(20)])
 
 
-def test_bad_record_goes_to_the_dlq_with_context(start_worker, bed, receiver):
+# Connect reads enum and boolean values in any case; so does every engine.
+@pytest.mark.parametrize("tolerance,enable", [("all", "true"), ("ALL", "True")])
+def test_bad_record_goes_to_the_dlq_with_context(start_worker, bed, receiver, tolerance,
+                                                 enable):
     w = start_worker(SETTINGS)
     topic, dlq = bed.unique_topic("http400"), bed.unique_topic("dlq")
     one_bad_record(bed, topic)
     r = receiver(lambda body: 400 if '"bad"' in body else 200)
     http_sink(w, "h400", topic, r.url, **{
-        "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
-        "errors.deadletterqueue.context.headers.enable": "true",
-        "errors.log.enable": "true"})
+        "errors.tolerance": tolerance, "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.context.headers.enable": enable,
+        "errors.log.enable": enable})
     wait_for(lambda: len(r.values()) >= 19, what="the 19 good records")
     assert [v["n"] for v in r.values()] == [i for i in range(20) if i != 7]
 

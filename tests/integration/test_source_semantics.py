@@ -4,8 +4,9 @@ import json
 import signal
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
+from kafka_io import group_lag
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -130,12 +131,76 @@ def test_missing_marker_refuses_then_the_allow_option_starts(start_worker, bed):
              what="the task to start")
 
 
-def test_exactly_once_needs_the_worker_setting(worker, bed):
+@pytest.mark.parametrize("support", ["required", "REQUIRED"])
+def test_exactly_once_needs_the_worker_setting(worker, bed, support):
     config = {"connector.class": "datagen", "topic": bed.unique_topic("e"),
-              "exactly.once.support": "required"}
+              "exactly.once.support": support}
     reply = worker.post("/connectors", json={"name": "e", "config": config})
     assert reply.status_code == 400
     assert "exactly.once.source.support=enabled" in reply.json()["message"]
+
+
+def end_offset(bed, topic):
+    consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": f"end-{topic}"})
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)[1]
+    finally:
+        consumer.close()
+
+
+# As in Connect, a worker with exactly.once.source.support=enabled runs its
+# sources in transactions unless they opt out; required is read in any case.
+@pytest.mark.parametrize("support,worker_eos,transactional", [
+    ("REQUIRED", True, True), ("requested", True, True), ("Requested", False, False)])
+def test_exactly_once_support_as_the_worker_allows(start_worker, bed, support, worker_eos,
+                                                   transactional):
+    topic, count = bed.unique_topic("eosmode"), 40
+    config = {"connector.class": "datagen", "topic": topic, "count": str(count),
+              "records.per.second": "1000", "exactly.once.support": support,
+              "exactly.once.transaction.max.records": "10"}
+    w = start_worker(EOS if worker_eos else {"offset.flush.interval.ms": "100"})
+    name = topic  # the marker's group is named after it, in a bed other tests share
+    reply = w.post("/connectors", json={"name": name, "config": config})
+    assert reply.status_code == 201, reply.text
+    messages = read_committed(bed, topic, lambda vs: len(vs) >= count)
+    assert sorted(seqs(messages)) == list(range(count))
+    marker = group_lag(bed, f"connect-{name}-0")  # the progress marker's group
+    if transactional:  # commit markers take offsets; the marker was committed
+        assert end_offset(bed, topic) > count
+        assert (topic, 0) in marker, marker
+    else:
+        assert end_offset(bed, topic) == count
+        assert marker == {}
+
+
+@pytest.mark.parametrize("worker_eos,status", [(True, 400), (False, 201)])
+def test_requested_is_refused_where_transactions_cannot_honour_it(start_worker, bed,
+                                                                   worker_eos, status):
+    w = start_worker(EOS if worker_eos else {})
+    config = {"connector.class": "datagen", "topic": bed.unique_topic("b"),
+              "transaction.boundary": "interval"}  # exactly.once.support=requested
+    reply = w.post("/connectors", json={"name": "b", "config": config})
+    assert reply.status_code == status, reply.text
+    if worker_eos:
+        assert "transaction.boundary: tributary supports poll only" in \
+            reply.json()["message"]
+
+
+def test_stored_source_the_enabled_worker_cannot_honour_fails_naming_why(
+        start_worker, bed, tmp_path):
+    folder = tmp_path / "w"
+    w = start_worker({}, directory=folder)
+    config = {"connector.class": "datagen", "topic": bed.unique_topic("s"),
+              "records.per.second": "10", "transaction.boundary": "interval"}
+    assert w.post("/connectors", json={"name": "s", "config": config}).status_code == 201
+    w.stop()
+    w = start_worker({**EOS, "task.restart.backoff.initial.ms": "0"}, directory=folder)
+
+    def failed():
+        tasks = w.get("/connectors/s/status").json()["tasks"]
+        return tasks and tasks[0]["state"] == "FAILED" and tasks[0]
+    task = wait_for(failed, what="the task to refuse transactions it cannot honour")
+    assert "transaction.boundary: tributary supports poll only" in task["trace"]
 
 
 def read_all(bed, topic, count):
