@@ -264,6 +264,27 @@ static int put_connector_files(tb_herder_t *herder, const cli_t *cli)
     return 0;
 }
 
+/* Says which Kafka the worker uses: the mock cluster, or bootstrap.servers
+ * and whether that is the default. */
+static void log_kafka_link(const tb_herder_t *herder, bool dev, const json_t *raw)
+{
+    if (dev) {
+        TB_LOG(TB_LOG_WARN, "tributary.worker",
+               "DEV MODE: in-process, in-memory Kafka cluster at %s - for "
+               "development only, its data is lost when tributary stops",
+               tb_herder_bootstrap(herder));
+    } else if (json_object_get(raw, "bootstrap.servers") == NULL) {
+        TB_LOG(TB_LOG_INFO, "tributary.worker",
+               "Kafka bootstrap.servers %s (the default: set bootstrap.servers or "
+               "TRIBUTARY_BOOTSTRAP_SERVERS to name your brokers, or run with --dev "
+               "for an in-memory development cluster)",
+               tb_herder_bootstrap(herder));
+    } else {
+        TB_LOG(TB_LOG_INFO, "tributary.worker", "Kafka bootstrap.servers %s",
+               tb_herder_bootstrap(herder));
+    }
+}
+
 static int run(const cli_t *cli)
 {
     json_t *raw = NULL;
@@ -291,8 +312,7 @@ static int run(const cli_t *cli)
                           ? TB_LOG_FORMAT_JSON
                           : TB_LOG_FORMAT_TEXT);
 
-    bool dev = tb_config_bool(values, "dev") ||
-               json_array_size(tb_config_list(values, "bootstrap.servers")) == 0;
+    bool dev = tb_config_bool(values, "dev");
     const char *store_path = tb_config_string(values, "offset.storage.file.filename");
     if (make_parent_dir(store_path) != 0) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker",
@@ -361,12 +381,7 @@ static int run(const cli_t *cli)
     if (put_connector_files(herder, cli) != 0) {
         goto done;
     }
-    if (dev) {
-        TB_LOG(TB_LOG_WARN, "tributary.worker",
-               "DEV MODE: in-process, in-memory Kafka cluster at %s - for "
-               "development only, its data is lost when tributary stops",
-               tb_herder_bootstrap(herder));
-    }
+    log_kafka_link(herder, dev, raw);
     ctx = (tb_api_context_t){.herder = herder, .worker_id = worker_id};
     http = tb_http_start(&http_options, errstr, sizeof(errstr));
     if (http == NULL) {

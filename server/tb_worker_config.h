@@ -13,6 +13,9 @@
 
 #include "core/tb_config.h"
 
+/* bootstrap.servers when the worker sets none, as in Connect. */
+#define TB_WORKER_DEFAULT_BOOTSTRAP "localhost:9092"
+
 /* The table of worker keys. */
 extern const tb_config_table_t tb_worker_config_table;
 
@@ -24,8 +27,8 @@ void tb_worker_config_apply_env(json_t *raw, char *const *envp);
 int tb_worker_config_env_key(const char *name, char *key, size_t key_size);
 
 /* The librdkafka properties every Kafka client of this worker starts from:
- * bootstrap.servers and the client security keys given in raw. New
- * reference. */
+ * bootstrap.servers (TB_WORKER_DEFAULT_BOOTSTRAP when raw has none) and the
+ * client security keys given in raw. New reference. */
 json_t *tb_worker_config_kafka_props(const json_t *raw);
 
 /* The worker's converter settings: key.converter and value.converter (from

@@ -19,22 +19,39 @@ static const tb_config_range_t non_negative = {.has_min = true, .min = 0};
 static const tb_config_range_t port_range = {
     .has_min = true, .min = 0, .has_max = true, .max = 65535};
 
+/* An empty list would leave the worker with no broker at all. */
+static int check_bootstrap_servers(const json_t *value, char *reason, size_t reason_size)
+{
+    if (json_array_size(value) > 0) {
+        return 0;
+    }
+    snprintf(reason, reason_size,
+             "The list is empty: name at least one broker as host:port, or leave "
+             "bootstrap.servers out for " TB_WORKER_DEFAULT_BOOTSTRAP);
+    return -1;
+}
+
 static const tb_config_def_t worker_keys[] = {
     {.name = "bootstrap.servers",
      .type = TB_CONFIG_LIST,
+     .default_value = TB_WORKER_DEFAULT_BOOTSTRAP,
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Kafka",
-     .documentation = "Kafka brokers to connect to (host:port,...). When unset, "
-                      "tributary runs in dev mode with an in-process, in-memory "
-                      "Kafka cluster (librdkafka's mock cluster)."},
+     .check = check_bootstrap_servers,
+     .documentation = "Kafka brokers to connect to (host:port,...), as in Connect. "
+                      "Ignored in dev mode (see dev)."},
     {.name = "dev",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Kafka",
-     .documentation = "Run against an in-process, in-memory Kafka cluster even "
-                      "if bootstrap.servers is set. For development only: "
-                      "nothing survives a restart."},
+     .documentation = "Dev mode: run against an in-process, in-memory Kafka cluster "
+                      "(librdkafka's mock cluster) instead of bootstrap.servers; "
+                      "the --dev option sets it. For development only: the "
+                      "cluster's data is lost when tributary stops. A store used "
+                      "in dev mode is marked so, and only dev mode opens it; dev "
+                      "mode refuses a store that a worker connected to Kafka "
+                      "wrote."},
     {.name = "listeners",
      .type = TB_CONFIG_LIST,
      .default_value = "http://127.0.0.1:8083",
@@ -367,6 +384,10 @@ json_t *tb_worker_config_kafka_props(const json_t *raw)
         if (take && json_is_string(value) && !worker_key) {
             json_object_set(props, key, value);
         }
+    }
+    if (json_object_get(props, "bootstrap.servers") == NULL) {
+        json_object_set_new(props, "bootstrap.servers",
+                            json_string(TB_WORKER_DEFAULT_BOOTSTRAP));
     }
     return props;
 }

@@ -98,4 +98,21 @@ json_t *tb_store_offsets_get(tb_store_t *store, const char *connector, char *err
 int tb_store_offsets_delete(tb_store_t *store, const char *connector, char *errstr,
                             size_t errstr_size);
 
+/* What a store's offsets and statuses refer to: a real Kafka cluster, or
+ * the in-memory cluster of dev mode, whose data is gone when the worker
+ * stops. A store keeps the one mode it is bound to for its whole life. */
+typedef enum {
+    TB_STORE_MODE_KAFKA = 0,
+    TB_STORE_MODE_DEV,
+} tb_store_mode_t;
+
+/* Binds the store to a mode, once, and sets *bound to the mode it is bound
+ * to. A store not bound yet takes mode when it is empty (no connector,
+ * status or offset); one with content (written before stores recorded a
+ * mode) is bound to TB_STORE_MODE_KAFKA. A store already bound keeps its
+ * mode. *bound != mode is no failure of the call: the caller decides
+ * whether it can use such a store. */
+int tb_store_mode_bind(tb_store_t *store, tb_store_mode_t mode, tb_store_mode_t *bound,
+                       char *errstr, size_t errstr_size);
+
 #endif

@@ -2,13 +2,15 @@
  * tb_store_sqlite.c - the store of a standalone worker, kept in one SQLite
  * file (see tb_store.h for the contract).
  *
- * Schema (version 1):
+ * Schema (version 2):
  *   connectors (name PK, config JSON object, target_state name,
  *               task_configs JSON array, updated_at)
  *   status     (connector, task_id with -1 for the connector itself,
  *               state name, trace or NULL, updated_at), PK (connector, task_id)
  *   offsets    (connector, partition_key, offset_value, updated_at),
  *               PK (connector, partition_key)
+ *   meta       (key PK, value): facts about the store itself; "mode" is
+ *               "kafka" or "dev" (tb_store_mode_bind), absent until bound
  * Task configs live in one JSON array column of their connector: they are
  * only ever replaced as a whole and read with the connector, and deleting
  * the connector row deletes them with it. partition_key is the canonical
@@ -25,8 +27,10 @@
 #include "store/tb_store.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <sqlite3.h>
@@ -61,6 +65,9 @@ static const char *const tb_migrations[] = {
     " offset_value TEXT NOT NULL,"
     " updated_at TEXT NOT NULL,"
     " PRIMARY KEY (connector, partition_key)) WITHOUT ROWID;",
+    "CREATE TABLE meta ("
+    " key TEXT PRIMARY KEY NOT NULL,"
+    " value TEXT NOT NULL) WITHOUT ROWID;",
 };
 
 #define TB_SCHEMA_VERSION ((int)(sizeof(tb_migrations) / sizeof(tb_migrations[0])))
@@ -79,6 +86,9 @@ typedef enum {
     TB_SQL_OFFSET_DELETE,
     TB_SQL_OFFSETS_SELECT,
     TB_SQL_OFFSETS_DELETE,
+    TB_SQL_META_SELECT,
+    TB_SQL_META_INSERT,
+    TB_SQL_CONTENT_SELECT,
     TB_SQL__COUNT,
 } tb_sql_t;
 
@@ -119,6 +129,11 @@ static const char *const tb_sql[TB_SQL__COUNT] = {
     [TB_SQL_OFFSETS_SELECT] = "SELECT partition_key, offset_value FROM offsets"
                               " WHERE connector = ?1 ORDER BY partition_key",
     [TB_SQL_OFFSETS_DELETE] = "DELETE FROM offsets WHERE connector = ?1",
+    [TB_SQL_META_SELECT] = "SELECT value FROM meta WHERE key = ?1",
+    [TB_SQL_META_INSERT] = "INSERT INTO meta (key, value) VALUES (?1, ?2)",
+    [TB_SQL_CONTENT_SELECT] = "SELECT EXISTS (SELECT 1 FROM connectors)"
+                              " OR EXISTS (SELECT 1 FROM status)"
+                              " OR EXISTS (SELECT 1 FROM offsets)",
 };
 
 /* The write transactions, timed by tributary_store_write_seconds under
@@ -132,6 +147,7 @@ typedef enum {
     TB_WRITE_STATUS_PUT,
     TB_WRITE_OFFSETS_PUT,
     TB_WRITE_OFFSETS_DELETE,
+    TB_WRITE_MODE_BIND,
     TB_WRITE__COUNT,
 } tb_write_t;
 
@@ -143,6 +159,7 @@ static const char *const tb_write_names[TB_WRITE__COUNT] = {
     [TB_WRITE_STATUS_PUT] = "status_put",
     [TB_WRITE_OFFSETS_PUT] = "offsets_put",
     [TB_WRITE_OFFSETS_DELETE] = "offsets_delete",
+    [TB_WRITE_MODE_BIND] = "mode_bind",
 };
 
 static const char *const tb_write_labels[] = {"operation", NULL};
@@ -987,4 +1004,102 @@ int tb_store_offsets_delete(tb_store_t *store, const char *connector, char *errs
 {
     return tb_store_run(store, "delete offsets", connector, TB_WRITE_OFFSETS_DELETE,
                         tb_offsets_delete_fn, (void *)connector, errstr, errstr_size);
+}
+
+/* ---- mode ---- */
+
+static const char *const tb_mode_names[] = {
+    [TB_STORE_MODE_KAFKA] = "kafka",
+    [TB_STORE_MODE_DEV] = "dev",
+};
+
+typedef struct {
+    tb_store_mode_t wanted;
+    tb_store_mode_t *bound;
+} tb_mode_arg_t;
+
+/* Sets *found to the recorded mode; false when none is recorded. */
+static int tb_mode_read(tb_store_t *store, bool *recorded, tb_store_mode_t *found,
+                        char *why, size_t why_size)
+{
+    sqlite3_stmt *stmt = store->stmts[TB_SQL_META_SELECT];
+    int rc = -1;
+
+    *recorded = false;
+    if (tb_bind_text(stmt, 1, "mode") != 0) {
+        tb_why_db(store, why, why_size);
+        goto done;
+    }
+    int step = sqlite3_step(stmt);
+    if (step == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(stmt, 0);
+        for (size_t i = 0; i < sizeof(tb_mode_names) / sizeof(tb_mode_names[0]); i++) {
+            if (name != NULL && strcmp(name, tb_mode_names[i]) == 0) {
+                *found = (tb_store_mode_t)i;
+                *recorded = true;
+            }
+        }
+        if (!*recorded) {
+            snprintf(why, why_size, "unknown store mode '%s'", name ? name : "");
+            goto done;
+        }
+    } else if (step != SQLITE_DONE) {
+        tb_why_db(store, why, why_size);
+        goto done;
+    }
+    rc = 0;
+done:
+    sqlite3_reset(stmt);
+    return rc;
+}
+
+/* Sets *content to whether any connector, status or offset is stored. */
+static int tb_has_content(tb_store_t *store, bool *content, char *why, size_t why_size)
+{
+    sqlite3_stmt *stmt = store->stmts[TB_SQL_CONTENT_SELECT];
+    int step = sqlite3_step(stmt);
+
+    *content = step == SQLITE_ROW && sqlite3_column_int(stmt, 0) != 0;
+    sqlite3_reset(stmt);
+    return step == SQLITE_ROW ? 0 : tb_why_db(store, why, why_size);
+}
+
+static int tb_mode_record(tb_store_t *store, tb_store_mode_t mode, char *why,
+                          size_t why_size)
+{
+    sqlite3_stmt *stmt = store->stmts[TB_SQL_META_INSERT];
+
+    if (tb_bind_text(stmt, 1, "mode") != 0 ||
+        tb_bind_text(stmt, 2, tb_mode_names[mode]) != 0 || tb_step_done(stmt) != 0) {
+        return tb_why_db(store, why, why_size);
+    }
+    return 0;
+}
+
+static int tb_mode_bind_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+{
+    tb_mode_arg_t *a = arg;
+    bool recorded, content;
+
+    if (tb_mode_read(store, &recorded, a->bound, why, why_size) != 0) {
+        return -1;
+    }
+    if (recorded) {
+        return 0;
+    }
+    if (tb_has_content(store, &content, why, why_size) != 0) {
+        return -1;
+    }
+    /* content written before modes were recorded is a Kafka worker's */
+    *a->bound = content ? TB_STORE_MODE_KAFKA : a->wanted;
+    return tb_mode_record(store, *a->bound, why, why_size);
+}
+
+int tb_store_mode_bind(tb_store_t *store, tb_store_mode_t mode, tb_store_mode_t *bound,
+                       char *errstr, size_t errstr_size)
+{
+    tb_mode_arg_t arg = {mode, bound};
+
+    return tb_store_run(store, "bind mode", NULL, TB_WRITE_MODE_BIND, tb_mode_bind_fn,
+                        &arg, errstr, errstr_size);
 }

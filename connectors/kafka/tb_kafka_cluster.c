@@ -160,7 +160,8 @@ static void *lookup_cluster_id(void *arg)
             known = true;
         } else if (!warned) {
             TB_LOG(TB_LOG_WARN, "tributary.worker",
-                   "Kafka cluster at %s not reachable yet; still trying",
+                   "Kafka cluster at %s not reachable yet; still trying (/health "
+                   "answers 503 until it answers)",
                    cluster->bootstrap);
             warned = true;
         }

@@ -263,6 +263,24 @@ static void connector_free(connector_t *c)
     free(c);
 }
 
+/* Dev mode only (a dev worker opens nothing but a dev store): the
+ * in-memory cluster starts empty, so a sink's offsets of the last run point
+ * past the end of its topics and would stop every partition. */
+static void drop_dev_sink_offsets(tb_herder_t *herder, const char *name)
+{
+    char errstr[256];
+    if (tb_store_offsets_delete(herder->store, name, errstr, sizeof(errstr)) != 0) {
+        TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", name, -1,
+                    "dev mode: the sink's offsets from the last run could not be "
+                    "dropped, its partitions may stop: %s",
+                    errstr);
+        return;
+    }
+    TB_LOG_TASK(TB_LOG_WARN, "tributary.herder", name, -1,
+                "dev mode: the sink's offsets from the last run were dropped, "
+                "since the in-memory cluster starts empty");
+}
+
 static int load_one(const tb_store_connector_t *stored, void *opaque)
 {
     tb_herder_t *herder = opaque;
@@ -276,15 +294,8 @@ static int load_one(const tb_store_connector_t *stored, void *opaque)
                     class_name ? class_name : "(none)");
         return 0;
     }
-    char errstr[256];
-    if (herder->options.dev && plugin->kind == TB_PLUGIN_SINK &&
-        tb_store_offsets_delete(herder->store, stored->name, errstr, sizeof(errstr)) ==
-            0) {
-        /* the in-memory cluster starts empty: offsets of the last run point
-         * past the end of its topics and would stop every partition */
-        TB_LOG_TASK(TB_LOG_WARN, "tributary.herder", stored->name, -1,
-                    "dev mode: the sink's offsets from the last run were dropped, "
-                    "since the in-memory cluster starts empty");
+    if (herder->options.dev && plugin->kind == TB_PLUGIN_SINK) {
+        drop_dev_sink_offsets(herder, stored->name);
     }
     connector_t *c = connector_new(stored->name, stored->config, plugin, stored->target,
                                    stored->task_configs);
@@ -334,6 +345,39 @@ static int connect_cluster(tb_herder_t *herder, char *errstr, size_t errstr_size
     return 0;
 }
 
+/* A store serves the mode it was first opened in: a dev store's offsets
+ * point into an in-memory cluster that is gone, and a dev worker would
+ * drop a Kafka store's sink offsets (drop_dev_sink_offsets). */
+static int check_store_mode(tb_herder_t *herder, char *errstr, size_t errstr_size)
+{
+    const char *path = herder->options.store_path;
+    tb_store_mode_t wanted =
+        herder->options.dev ? TB_STORE_MODE_DEV : TB_STORE_MODE_KAFKA;
+    tb_store_mode_t bound;
+    if (tb_store_mode_bind(herder->store, wanted, &bound, errstr, errstr_size) != 0) {
+        return -1;
+    }
+    if (bound == wanted) {
+        return 0;
+    }
+    if (bound == TB_STORE_MODE_DEV) {
+        snprintf(errstr, errstr_size,
+                 "the store %s (offset.storage.file.filename) was used in dev mode: its "
+                 "offsets belong to an in-memory Kafka cluster that is gone. Give this "
+                 "worker another offset.storage.file.filename, or run it in dev mode "
+                 "(--dev or dev=true)",
+                 path);
+    } else {
+        snprintf(errstr, errstr_size,
+                 "the store %s (offset.storage.file.filename) belongs to a worker "
+                 "connected to Kafka, and dev mode would drop its sink offsets. Give "
+                 "dev mode another offset.storage.file.filename, or run without --dev "
+                 "and dev=true",
+                 path);
+    }
+    return -1;
+}
+
 tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
                               size_t errstr_size)
 {
@@ -346,7 +390,7 @@ tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
     pthread_mutex_init(&herder->topics_lock, NULL);
     herder->topics = json_object();
     herder->store = tb_store_open(options->store_path, errstr, errstr_size);
-    if (herder->store == NULL) {
+    if (herder->store == NULL || check_store_mode(herder, errstr, errstr_size) != 0) {
         goto fail;
     }
     if (connect_cluster(herder, errstr, errstr_size) != 0) {

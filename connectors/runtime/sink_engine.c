@@ -322,11 +322,37 @@ static int64_t take_start(sink_engine_t *e, partition_t *p, const tb_start_t *st
     return RD_KAFKA_OFFSET_END;
 }
 
+/* The store could not say where the partitions start: none of them is
+ * read (assigned at the end, paused by pause_stopped), and the task fails
+ * with the store's message. */
+static void refuse_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *list,
+                          const char *why)
+{
+    for (int i = 0; i < list->cnt; i++) {
+        rd_kafka_topic_partition_t *tp = &list->elems[i];
+        partition_t *p = find_part(e, tp->topic, tp->partition);
+        if (p == NULL) {
+            p = add_part(e, tp->topic, tp->partition);
+        }
+        p->stopped = true;
+        tp->offset = RD_KAFKA_OFFSET_END;
+    }
+    if (e->failure[0] == '\0') {
+        snprintf(e->failure, sizeof(e->failure),
+                 "the start offsets of the assigned partitions cannot be resolved: %s",
+                 why);
+    }
+}
+
 static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *list)
 {
-    char errstr[256];
+    char errstr[512];
     json_t *stored =
         tb_store_offsets_get(e->env->store, e->env->connector, errstr, sizeof(errstr));
+    if (stored == NULL) {
+        refuse_starts(e, list, errstr);
+        return;
+    }
     rd_kafka_topic_partition_list_t *committed = rd_kafka_topic_partition_list_copy(list);
     if (rd_kafka_committed(e->rk, committed, QUERY_TIMEOUT_MS) !=
         RD_KAFKA_RESP_ERR_NO_ERROR) {

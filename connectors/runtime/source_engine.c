@@ -323,13 +323,20 @@ static int flush_offsets(source_engine_t *engine, char *errstr, size_t errstr_si
     return rc;
 }
 
-/* The stored offset of one source partition, for the plugin at start. */
+/* The stored offset of one source partition, for the plugin at start. A
+ * store that cannot be read fails the task (source_start looks at
+ * engine->failure once the plugin has started). */
 static json_t *stored_offset(void *runtime, const json_t *partition)
 {
-    const tb_task_env_t *env = runtime;
-    char errstr[256];
+    source_engine_t *engine = runtime;
+    const tb_task_env_t *env = engine->env;
+    char errstr[512];
     json_t *offsets =
         tb_store_offsets_get(env->store, env->connector, errstr, sizeof(errstr));
+    if (offsets == NULL && engine->failure[0] == '\0') {
+        snprintf(engine->failure, sizeof(engine->failure),
+                 "the stored source offsets cannot be read: %s", errstr);
+    }
     json_t *found = NULL;
     size_t i;
     json_t *entry;
@@ -389,6 +396,9 @@ static int start_transactions(source_engine_t *engine, char *errstr, size_t errs
     }
     json_t *stored =
         tb_store_offsets_get(env->store, env->connector, errstr, errstr_size);
+    if (stored == NULL) {
+        return -1;
+    }
     bool history = json_array_size(stored) > 0;
     json_decref(stored);
     bool allowed = tb_config_bool(env->settings, "exactly.once.allow.missing.marker");
@@ -441,7 +451,7 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     engine->ctx = (tb_task_context_t){.connector = env->connector,
                                       .task = env->id,
                                       .offset_for = stored_offset,
-                                      .runtime = (void *)env};
+                                      .runtime = engine};
     engine->tolerate_errors =
         strcmp(tb_config_string(settings, "errors.tolerance"), "all") == 0;
     engine->ring = calloc(RING_SIZE, sizeof(*engine->ring));
@@ -512,6 +522,11 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     }
     if (tb_task_start_plugin(env, &engine->ctx, &engine->plugin_task, errstr,
                              errstr_size) != 0) {
+        engine->plugin_task = NULL;
+        goto fail;
+    }
+    if (engine->failure[0] != '\0') {
+        snprintf(errstr, errstr_size, "%s", engine->failure);
         goto fail;
     }
     json_decref(props);
@@ -520,7 +535,6 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
 
 fail:
     json_decref(props);
-    engine->plugin_task = NULL;
     tb_source_engine.stop(engine);
     return -1;
 }

@@ -50,14 +50,19 @@ def secret_scan_at_the_end():
 def start_worker(tmp_path, bed):
     """Starts tributary workers against the test bed; each is stopped at the
     end of the test, which fails if a worker did not exit cleanly (exit 0,
-    no sanitizer report)."""
+    no sanitizer report). A setting of None leaves that key out of the
+    worker file ({"bootstrap.servers": None}: a worker that names no
+    broker)."""
     workers = []
 
     def start(settings=None, env=None, args=(), wait_healthy=True, directory=None,
               expect_exit=0):
         folder = directory or tmp_path / f"worker{len(workers)}"
         folder.mkdir(exist_ok=True)
-        merged = {"bootstrap.servers": bed.bootstrap, **(settings or {})}
+        merged = {key: value
+                  for key, value in {"bootstrap.servers": bed.bootstrap,
+                                     **(settings or {})}.items()
+                  if value is not None}
         worker = Worker(str(folder), merged, env=env, args=args)
         worker.expect_exit = expect_exit
         workers.append(worker)

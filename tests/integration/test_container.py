@@ -1,9 +1,11 @@
 """The container's start command, run outside Docker (no Docker engine runs
 here): the Dockerfile's ENV lines are applied as they are, tributary starts
-with no arguments, and the image's health check passes."""
+with no arguments, and the image's health check runs against it."""
+import contextlib
 import os
 import pathlib
 import re
+import socket
 import subprocess
 
 import pytest
@@ -13,6 +15,7 @@ from worker import free_port, wait_for
 pytestmark = pytest.mark.integration
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+HEALTHCHECK = [str(ROOT / "scripts" / "healthcheck")]
 
 
 def dockerfile_env():
@@ -24,23 +27,54 @@ def dockerfile_env():
     return env
 
 
-def test_container_environment_starts_the_worker(bed, tmp_path):
+@contextlib.contextmanager
+def container(tmp_path, extra_env):
+    """The image's command with its ENV (and extra_env); yields the health
+    check's environment. The process must stop cleanly."""
     env = dockerfile_env()
     assert env["TRIBUTARY_LISTENERS"].startswith("http://0.0.0.0:")
     port = free_port()
     env.update({"TRIBUTARY_LISTENERS": f"http://0.0.0.0:{port}",
                 "TRIBUTARY_OFFSET_STORAGE_FILE_FILENAME": str(tmp_path / "data" / "t.db"),
-                "TRIBUTARY_BOOTSTRAP_SERVERS": bed.bootstrap})
+                **extra_env})
+    base = {k: v for k, v in os.environ.items() if not k.startswith("TRIBUTARY_")}
     log = open(tmp_path / "log", "w")
     proc = subprocess.Popen([os.environ["TRIBUTARY_BIN"]], cwd=tmp_path, stdout=log,
-                            stderr=subprocess.STDOUT, env={**os.environ, **env})
+                            stderr=subprocess.STDOUT, env={**base, **env})
     try:
-        check = [str(ROOT / "scripts" / "healthcheck")]
-        health_env = {**os.environ,
-                      "TRIBUTARY_HEALTHCHECK_URL": f"http://127.0.0.1:{port}/health"}
-        wait_for(lambda: subprocess.run(check, env=health_env).returncode == 0,
-                 timeout=60, what="the container health check to pass")
-        assert (tmp_path / "data" / "t.db").exists()
+        yield {**os.environ, "TRIBUTARY_HEALTHCHECK_URL": f"http://127.0.0.1:{port}/health"}
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0, (tmp_path / "log").read_text()
+
+
+def test_container_environment_starts_the_worker(bed, tmp_path):
+    with container(tmp_path, {"TRIBUTARY_BOOTSTRAP_SERVERS": bed.bootstrap}) as health_env:
+        wait_for(lambda: subprocess.run(HEALTHCHECK, env=health_env).returncode == 0,
+                 timeout=60, what="the container health check to pass")
+        assert (tmp_path / "data" / "t.db").exists()
+
+
+def nothing_on_localhost_9092():
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", 9092)) != 0
+
+
+@pytest.mark.skipif(not nothing_on_localhost_9092(),
+                    reason="something listens on localhost:9092")
+def test_container_without_kafka_is_unhealthy_not_a_mock_cluster(tmp_path):
+    def answered():
+        check = subprocess.run(HEALTHCHECK, env=health_env, capture_output=True, text=True)
+        return "answered" in check.stderr and check
+
+    with container(tmp_path, {}) as health_env:
+        check = wait_for(answered, timeout=60, what="the health check to get an answer")
+        assert check.returncode != 0
+        assert "answered 503" in check.stderr
+        assert "Waiting for the Kafka cluster at localhost:9092" in check.stderr
+        log = tmp_path / "log"
+        wait_for(lambda: "Kafka cluster at localhost:9092 not reachable yet"
+                 in log.read_text(), what="the log line saying Kafka is not reachable")
+        assert "Kafka bootstrap.servers localhost:9092 (the default" in log.read_text()
+        assert "DEV MODE" not in log.read_text()

@@ -204,7 +204,7 @@ static void test_open_sets_schema_and_wal(void **state)
     char *version = raw_query(f->path, "PRAGMA user_version");
     char *mode = raw_query(f->path, "PRAGMA journal_mode");
 
-    assert_string_equal(version, "1");
+    assert_string_equal(version, "2");
     assert_string_equal(mode, "wal");
     free(version);
     free(mode);
@@ -226,9 +226,60 @@ static void test_future_schema_version_refused(void **state)
     assert_null(tb_store_open(f->path, f->err, sizeof(f->err)));
     snprintf(expected, sizeof(expected),
              "store: open '%s': store schema version 99 is newer than this "
-             "build supports (1)",
+             "build supports (2)",
              f->path);
     assert_string_equal(f->err, expected);
+}
+
+/* ---- mode ---- */
+
+static tb_store_mode_t bind_mode(fixture_t *f, tb_store_mode_t mode)
+{
+    tb_store_mode_t bound =
+        mode == TB_STORE_MODE_DEV ? TB_STORE_MODE_KAFKA : TB_STORE_MODE_DEV;
+
+    assert_int_equal(tb_store_mode_bind(f->store, mode, &bound, f->err, sizeof(f->err)),
+                     0);
+    return bound;
+}
+
+static void test_empty_store_takes_the_first_mode_for_good(void **state)
+{
+    fixture_t *f = *state;
+
+    assert_int_equal(bind_mode(f, TB_STORE_MODE_DEV), TB_STORE_MODE_DEV);
+    reopen(f);
+    assert_int_equal(bind_mode(f, TB_STORE_MODE_KAFKA), TB_STORE_MODE_DEV);
+    char *mode = raw_query(f->path, "SELECT value FROM meta WHERE key = 'mode'");
+    assert_string_equal(mode, "dev");
+    free(mode);
+}
+
+static void test_kafka_store_stays_kafka(void **state)
+{
+    fixture_t *f = *state;
+
+    assert_int_equal(bind_mode(f, TB_STORE_MODE_KAFKA), TB_STORE_MODE_KAFKA);
+    assert_int_equal(bind_mode(f, TB_STORE_MODE_DEV), TB_STORE_MODE_KAFKA);
+}
+
+/* A file of schema 1 (before modes were recorded) that holds a connector
+ * belongs to a worker connected to Kafka. */
+static void test_content_without_mode_is_kafka(void **state)
+{
+    fixture_t *f = *state;
+    sqlite3 *db = NULL;
+
+    put_connector(f, "old", "{\"connector.class\":\"A\"}", TB_TARGET_STARTED);
+    tb_store_close(f->store);
+    f->store = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "DROP TABLE meta; PRAGMA user_version = 1", NULL, NULL, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    reopen(f);
+    assert_int_equal(bind_mode(f, TB_STORE_MODE_DEV), TB_STORE_MODE_KAFKA);
 }
 
 /* ---- connectors ---- */
@@ -777,6 +828,9 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
         T(test_open_sets_schema_and_wal),
         T(test_future_schema_version_refused),
+        T(test_empty_store_takes_the_first_mode_for_good),
+        T(test_kafka_store_stays_kafka),
+        T(test_content_without_mode_is_kafka),
         T(test_connector_create_and_load_in_name_order),
         T(test_load_empty_store),
         T(test_load_stops_on_callback_value),

@@ -1,0 +1,157 @@
+"""Dev mode (librdkafka's in-memory cluster) runs only when asked for, with
+--dev or dev=true; a worker that names no broker tries localhost:9092, as
+Connect does. A store serves the one mode it was first used in, and nothing
+is deleted from it outside dev mode."""
+import socket
+import sqlite3
+
+import pytest
+
+from kafka_io import create_topic, produce
+from worker import wait_for
+
+pytestmark = pytest.mark.integration
+
+NO_BROKER = {"bootstrap.servers": None}  # the key left out of the worker file
+DEV_STORE_REFUSED = "was used in dev mode: its offsets belong to an in-memory Kafka cluster"
+KAFKA_STORE_REFUSED = ("belongs to a worker connected to Kafka, and dev mode would drop "
+                       "its sink offsets")
+
+
+def nothing_on_localhost_9092():
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", 9092)) != 0
+
+
+needs_free_9092 = pytest.mark.skipif(not nothing_on_localhost_9092(),
+                                     reason="something listens on localhost:9092")
+
+
+def answer(w, path):
+    """(response,) once the worker answers; a tuple, since a 503 is falsy."""
+    import requests
+    try:
+        return (w.get(path),)
+    except requests.ConnectionError:
+        return None
+
+
+@needs_free_9092
+def test_no_bootstrap_servers_tries_localhost_not_the_mock_cluster(start_worker):
+    w = start_worker(NO_BROKER, wait_healthy=False)
+    reply = wait_for(lambda: answer(w, "/health"), what="an answer from /health")[0]
+    assert reply.status_code == 503
+    assert "localhost:9092" in reply.json()["message"]
+    wait_for(lambda: "Kafka bootstrap.servers localhost:9092 (the default" in w.logs(),
+             what="the log line naming the bootstrap servers")
+    wait_for(lambda: "Kafka cluster at localhost:9092 not reachable yet" in w.logs(),
+             what="the log line saying Kafka is not reachable")
+    assert "DEV MODE" not in w.logs()
+    assert w.get("/health").status_code == 503
+
+
+@pytest.mark.parametrize("ask", ["--dev", "dev=true"])
+def test_dev_mode_runs_when_asked_for(start_worker, ask):
+    settings, args = (NO_BROKER, ["--dev"]) if ask == "--dev" else ({"dev": "true"}, [])
+    w = start_worker(settings, args=args)
+    assert "DEV MODE: in-process, in-memory Kafka cluster" in w.logs()
+    config = {"connector.class": "datagen", "topic": "dev-orders", "count": "5"}
+    assert w.post("/connectors", json={"name": "d", "config": config}).status_code == 201
+    wait_for(lambda: [t["state"] for t in w.get("/connectors/d/status").json()["tasks"]]
+             == ["RUNNING"], what="the task running on the in-memory cluster")
+
+
+def test_dev_store_refused_by_a_kafka_worker(start_worker, tmp_path):
+    folder = tmp_path / "w"
+    dev = start_worker(NO_BROKER, args=["--dev"], directory=folder)
+    assert dev.stop() == 0
+    w = start_worker(directory=folder, wait_healthy=False, expect_exit=1)
+    assert w.proc.wait(timeout=30) == 1
+    logs = w.logs()
+    assert DEV_STORE_REFUSED in logs
+    assert "another offset.storage.file.filename, or run it in dev mode" in logs
+
+
+def test_kafka_store_with_content_refused_by_a_dev_worker(start_worker, bed, tmp_path):
+    folder = tmp_path / "w"
+    kafka = start_worker(directory=folder)
+    config = {"connector.class": "datagen", "topic": bed.unique_topic("k"), "count": "1"}
+    assert kafka.post("/connectors", json={"name": "k", "config": config}).status_code == 201
+    assert kafka.stop() == 0
+    w = start_worker(NO_BROKER, args=["--dev"], directory=folder, wait_healthy=False,
+                     expect_exit=1)
+    assert w.proc.wait(timeout=30) == 1
+    logs = w.logs()
+    assert KAFKA_STORE_REFUSED in logs
+    assert "Give dev mode another offset.storage.file.filename" in logs
+    assert "DEV MODE" not in logs
+
+
+def sink_with_stored_offsets(w, bed, tmp_path, name):
+    """A FileStreamSink that has written 5 records and stored offset 5."""
+    topic = bed.unique_topic(name)
+    create_topic(bed, topic, 1)
+    produce(bed.bootstrap, topic, [(0, None, f"v{i}".encode()) for i in range(5)])
+    config = {"connector.class": "FileStreamSink", "topics": topic,
+              "file": str(tmp_path / f"{name}.txt"),
+              "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    assert w.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    stored = [{"partition": {"kafka_partition": 0, "kafka_topic": topic},
+               "offset": {"kafka_offset": 5}}]
+    wait_for(lambda: w.get(f"/connectors/{name}/offsets").json()["offsets"] == stored,
+             what="offset 5 stored")
+    return stored
+
+
+@needs_free_9092
+def test_sink_offsets_kept_at_start_outside_dev_mode(start_worker, bed, tmp_path):
+    folder = tmp_path / "w"
+    first = start_worker({"offset.flush.interval.ms": "100"}, directory=folder)
+    stored = sink_with_stored_offsets(first, bed, tmp_path, "keep")
+    assert first.stop() == 0
+    # no broker named: not dev mode, so the store and its offsets are kept
+    again = start_worker(NO_BROKER, directory=folder, wait_healthy=False)
+    wait_for(lambda: answer(again, "/connectors/keep/offsets"), what="the REST API")
+    assert again.get("/connectors/keep/offsets").json()["offsets"] == stored
+    assert "offsets from the last run were dropped" not in again.logs()
+
+
+def corrupt_offsets(store, connector):
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE offsets SET offset_value = '{' WHERE connector = ?", (connector,))
+
+
+def task_trace_once_failed(w, name):
+    tasks = w.get(f"/connectors/{name}/status").json()["tasks"]
+    return tasks and tasks[0]["state"] == "FAILED" and tasks[0]["trace"]
+
+
+def test_unreadable_sink_offsets_fail_the_task(start_worker, bed, tmp_path):
+    folder = tmp_path / "w"
+    settings = {"offset.flush.interval.ms": "100", "task.restart.backoff.initial.ms": "0"}
+    first = start_worker(settings, directory=folder)
+    sink_with_stored_offsets(first, bed, tmp_path, "bad")
+    assert first.stop() == 0
+    corrupt_offsets(first.settings["offset.storage.file.filename"], "bad")
+    w = start_worker(settings, directory=folder)
+    trace = wait_for(lambda: task_trace_once_failed(w, "bad"), what="the task to fail")
+    assert "store: get offsets 'bad': cannot decode a stored offset" in trace
+    assert "start offsets of the assigned partitions cannot be resolved" in trace
+    assert (tmp_path / "bad.txt").read_text().splitlines() == [f"v{i}" for i in range(5)]
+
+
+def test_unreadable_source_offsets_fail_the_task(start_worker, bed, tmp_path):
+    folder = tmp_path / "w"
+    settings = {"offset.flush.interval.ms": "100", "task.restart.backoff.initial.ms": "0"}
+    first = start_worker(settings, directory=folder)
+    config = {"connector.class": "datagen", "topic": bed.unique_topic("src"), "count": "5"}
+    assert first.post("/connectors", json={"name": "src", "config": config}).status_code == 201
+    wait_for(lambda: first.get("/connectors/src/offsets").json()["offsets"],
+             what="a stored source offset")
+    assert first.stop() == 0
+    corrupt_offsets(first.settings["offset.storage.file.filename"], "src")
+    w = start_worker(settings, directory=folder)
+    trace = wait_for(lambda: task_trace_once_failed(w, "src"), what="the task to fail")
+    assert "the stored source offsets cannot be read: store: get offsets 'src': " \
+        "cannot decode a stored offset" in trace
