@@ -110,6 +110,11 @@ void tb_converter_destroy(tb_converter_t *c)
     free(c);
 }
 
+const char *tb_converter_class_name(const tb_converter_t *c)
+{
+    return c->cls->name;
+}
+
 bool tb_converter_passthrough(const tb_converter_t *c)
 {
     return c->cls->to_plugin == NULL;

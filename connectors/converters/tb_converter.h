@@ -58,6 +58,9 @@ tb_converter_t *tb_converter_create(const char *name, const json_t *settings,
 /* NULL is a no-op. */
 void tb_converter_destroy(tb_converter_t *c);
 
+/* Connect's class name of c's converter. Static storage. */
+const char *tb_converter_class_name(const tb_converter_t *c);
+
 /* True when tb_converter_to_plugin() returns its input unchanged, so a hot
  * path may skip the call. */
 bool tb_converter_passthrough(const tb_converter_t *c);

@@ -188,6 +188,18 @@ static bool next_line(const file_source_t *s, size_t start, bool at_end, size_t 
 
 /* Marks r as read up to used bytes past buf[0] (a file only: standard
  * input has no offsets). */
+/* A line's len bytes, NUL bytes within included, in a new buffer with a
+ * terminating NUL after them (freed by the runtime). */
+static char *copy_line(const char *start, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (copy != NULL) {
+        memcpy(copy, start, len);
+        copy[len] = '\0';
+    }
+    return copy;
+}
+
 static void set_offset(const file_source_t *s, tb_source_record_t *r, size_t used)
 {
     if (s->partition != NULL) {
@@ -222,7 +234,7 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         memset(r, 0, sizeof(*r));
         r->topic = s->topic;
         r->partition = -1;
-        r->value = strndup(s->buf + used, line);
+        r->value = copy_line(s->buf + used, line);
         r->value_len = line;
         r->value_kind = TB_DATA_STRING;
         used += line + terminator;

@@ -629,7 +629,9 @@ static void convert_batch(sink_engine_t *e)
             raw.key_len = msg->key_len;
             raw.value = msg->payload;
             raw.value_len = msg->len;
-            handle_failed(e, &raw, stage, "converter", reason);
+            const tb_converter_t *failed =
+                stage[0] == 'K' ? e->key_converter : e->value_converter;
+            handle_failed(e, &raw, stage, tb_converter_class_name(failed), reason);
             release_record(e, kept);
             rd_kafka_message_destroy(msg);
             continue;
