@@ -112,8 +112,6 @@ static partition_t *add_part(sink_engine_t *e, const char *topic, int32_t partit
                        .committed = TB_OFFSET_NONE,
                        .acked = TB_OFFSET_NONE};
     tb_partition_metrics_take(&p->metrics, e->env->connector, topic, partition);
-    /* a topics.regex connector's topics become known here */
-    e->env->topic_used(e->env->topic_opaque, e->env->connector, topic);
     return p;
 }
 
@@ -383,7 +381,8 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
         }
         p->start = start.offset;
         p->written_next = TB_OFFSET_NONE;
-        p->committed = in.stored;
+        /* as in Connect, nothing is recorded until the partition moves */
+        p->committed = in.stored != TB_OFFSET_NONE ? in.stored : start.offset;
         tp->offset = take_start(e, p, &start);
         if (!p->stopped) {
             TB_LOG_TASK(TB_LOG_INFO, "tributary.task", e->env->connector, e->env->id,
@@ -767,6 +766,11 @@ static void consume(sink_engine_t *e)
             continue;
         }
         p->expected = msg->offset + 1;
+        /* topic tracking, as in Connect: a topic a record was read from;
+         * told once per run of the same topic in a batch */
+        if (e->batch_len == 0 || e->batch[e->batch_len - 1]->rkt != msg->rkt) {
+            e->env->topic_used(e->env->topic_opaque, e->env->connector, p->topic);
+        }
         e->batch[e->batch_len++] = msg;
         bytes += msg->len + msg->key_len;
     }
@@ -876,7 +880,6 @@ static int subscribe(sink_engine_t *e, char *errstr, size_t errstr_size)
         json_array_foreach (tb_config_list(settings, "topics"), i, topic) {
             const char *name = json_string_value(topic);
             rd_kafka_topic_partition_list_add(topics, name, RD_KAFKA_PARTITION_UA);
-            e->env->topic_used(e->env->topic_opaque, e->env->connector, name);
         }
     }
     rd_kafka_resp_err_t err = rd_kafka_subscribe(e->rk, topics);

@@ -299,3 +299,26 @@ def test_reset_none_stops_a_partition_with_no_offset(start_worker, bed, tmp_path
     assert errors["consumer.override.auto.offset.reset"] == [
         "Invalid value sometimes for configuration consumer.override.auto.offset.reset: "
         "String must be one of: latest, earliest, none"]
+
+
+def test_topics_and_offsets_show_only_what_records_went_through(start_worker, bed,
+                                                                 tmp_path):
+    """As Connect 3.9 shows them: a sink's topic is listed once a record was
+    read from it, not when it is subscribed, and a partition has an offset
+    once a record of it was written, not when it is assigned."""
+    w = start_worker(STRINGS)
+    topic = bed.unique_topic("used")
+    create_topic(bed, topic, 2)
+    out = tmp_path / "out.txt"
+    file_sink(w, "used", out, topics=topic)
+    wait_for(lambda: f"partition {topic}-1 starts at offset 0" in w.logs(),
+             timeout=DISCOVERY_TIMEOUT, what="both partitions assigned")
+    assert w.get("/connectors/used/topics").json() == {"used": {"topics": []}}
+    assert w.get("/connectors/used/offsets").json() == {"offsets": []}
+
+    produce(bed.bootstrap, topic, records("u", 0, 0, 1))
+    wait_for(lambda: stored_offsets(w, "used") == {(topic, 0): 1}, timeout=30,
+             what="the offset of the partition that had a record")
+    assert w.get("/connectors/used/topics").json() == {"used": {"topics": [topic]}}
+    # partition 1 was flushed with it, and still has nothing to show
+    assert stored_offsets(w, "used") == {(topic, 0): 1}
