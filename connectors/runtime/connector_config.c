@@ -68,6 +68,30 @@ static int check_converter(const json_t *value, char *reason, size_t size)
     return 0;
 }
 
+/* topic.creation.groups: tributary creates no topics, so a group that
+ * would is refused rather than ignored. */
+static int check_no_topic_creation(const json_t *value, char *reason, size_t size)
+{
+    if (json_array_size(value) == 0) {
+        return 0;
+    }
+    snprintf(reason, size,
+             "tributary creates no topics for source connectors yet: create the "
+             "topic first, or let the broker create it");
+    return -1;
+}
+
+/* offsets.storage.topic: source offsets live in the worker's store. */
+static int check_no_offsets_topic(const json_t *value, char *reason, size_t size)
+{
+    (void)value;
+    snprintf(reason, size,
+             "tributary keeps source offsets in the worker's store "
+             "(offset.storage.file.filename); a connector's own offsets topic is a "
+             "distributed worker's, not available yet");
+    return -1;
+}
+
 #define COMMON "Common"
 #define ERRORS "Error Handling"
 
@@ -103,6 +127,18 @@ static const tb_config_def_t common_keys[] = {
      .display_name = "Tasks max",
      .range = &at_least_one,
      .documentation = "Maximum number of tasks to use for this connector."},
+    {.name = "tasks.max.enforce",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = COMMON,
+     .order = 4,
+     .width = TB_WIDTH_SHORT,
+     .display_name = "Enforce tasks max",
+     .documentation = "(Deprecated, as in Connect) true: a connector that splits "
+                      "into more task configs than tasks.max fails, naming the "
+                      "counts. false: the extra tasks run, and a warning says "
+                      "the connector exceeded tasks.max."},
     {.name = "key.converter",
      .type = TB_CONFIG_CLASS,
      .importance = TB_IMPORTANCE_LOW,
@@ -341,6 +377,25 @@ static const tb_config_def_t source_keys[] = {
      .range = &non_negative,
      .documentation = "Transaction length with transaction.boundary=interval; "
                       "null means offset.flush.interval.ms."},
+    {.name = "offsets.storage.topic",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Exactly Once Support",
+     .order = 4,
+     .width = TB_WIDTH_LONG,
+     .check = check_no_offsets_topic,
+     .documentation = "Connect's per-connector offsets topic; refused when set: "
+                      "tributary keeps source offsets in the worker's store."},
+    {.name = "topic.creation.groups",
+     .type = TB_CONFIG_LIST,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Topic Creation",
+     .order = 1,
+     .width = TB_WIDTH_LONG,
+     .check = check_no_topic_creation,
+     .documentation = "Connect's topic creation groups; refused when set: "
+                      "tributary creates no topics for sources yet."},
     {.name = "exactly.once.transaction.max.records",
      .type = TB_CONFIG_INT,
      .default_value = "512",
@@ -668,4 +723,32 @@ const char *tb_connector_sink_group(const char *name, const json_t *config, char
         snprintf(buf, size, "connect-%s", name);
     }
     return buf;
+}
+
+int tb_connector_config_check_task_count(const char *name, const json_t *values,
+                                         size_t generated, char *msg, size_t msg_size)
+{
+    long long max = tb_config_int(values, "tasks.max");
+    msg[0] = '\0';
+    if ((long long)generated <= max) {
+        return 0;
+    }
+    if (tb_config_bool(values, "tasks.max.enforce")) {
+        snprintf(msg, msg_size,
+                 "The connector %s has generated %zu tasks, which is greater than %lld, "
+                 "the maximum number of tasks it is configured to create. This "
+                 "behaviour should be considered a bug and is disallowed. If "
+                 "necessary, it can be permitted by reconfiguring the connector with "
+                 "'tasks.max.enforce' set to false; however, this option will be "
+                 "removed in a future release of Kafka Connect.",
+                 name, generated, max);
+        return -1;
+    }
+    snprintf(msg, msg_size,
+             "The connector %s has generated %zu tasks, which is greater than %lld, the "
+             "maximum number of tasks it is configured to create; they all run because "
+             "tasks.max.enforce is false (deprecated: this will be refused in a future "
+             "release)",
+             name, generated, max);
+    return 0;
 }

@@ -186,15 +186,32 @@ static void start_tasks(tb_herder_t *herder, connector_t *c)
     c->task_count = n;
 }
 
-/* The plugin's split of c's config into task configs (new reference). */
-static json_t *split_into_tasks(const connector_t *c)
+/* The plugin's split of c's config into task configs (new reference), or
+ * NULL when they exceed tasks.max and tasks.max.enforce refuses them: c is
+ * then FAILED with Connect's TooManyTasksException as its trace. */
+static json_t *split_into_tasks(tb_herder_t *herder, connector_t *c)
 {
+    char msg[1024];
     json_t *errors = json_object();
     json_t *values = tb_connector_config_validate(c->plugin, c->config, errors);
     json_t *task_configs =
         c->plugin->task_configs(c->config, (int)tb_config_int(values, "tasks.max"));
+    int rc = tb_connector_config_check_task_count(
+        c->name, values, json_array_size(task_configs), msg, sizeof(msg));
     json_decref(values);
     json_decref(errors);
+    if (rc != 0) {
+        char trace[1200];
+        snprintf(trace, sizeof(trace),
+                 "org.apache.kafka.connect.runtime.TooManyTasksException: %s", msg);
+        TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", c->name, -1, "%s", msg);
+        record_connector_state(herder, c, TB_STATE_FAILED, trace);
+        json_decref(task_configs);
+        return NULL;
+    }
+    if (msg[0] != '\0') {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.herder", c->name, -1, "%s", msg);
+    }
     return task_configs;
 }
 
@@ -227,9 +244,11 @@ static void apply_target(tb_herder_t *herder, connector_t *c)
         tb_task_set_target(c->tasks[i], c->target);
     }
     /* as in Connect, tasks are generated only for a started connector */
-    if (json_array_size(c->task_configs) == 0 && c->target == TB_TARGET_STARTED &&
-        set_task_configs(herder, c, split_into_tasks(c)) != 0) {
-        return;
+    if (json_array_size(c->task_configs) == 0 && c->target == TB_TARGET_STARTED) {
+        json_t *configs = split_into_tasks(herder, c);
+        if (configs == NULL || set_task_configs(herder, c, configs) != 0) {
+            return;
+        }
     }
     start_tasks(herder, c);
     record_connector_state(
@@ -742,7 +761,12 @@ static void reconfigure(tb_herder_t *herder, connector_t *c, json_t *config,
         set_task_configs(herder, c, json_array());
         return;
     }
-    json_t *fresh = split_into_tasks(c);
+    json_t *fresh = split_into_tasks(herder, c);
+    if (fresh == NULL) {
+        stop_tasks(c);
+        set_task_configs(herder, c, json_array());
+        return;
+    }
     size_t keep = 0;
     while (
         keep < c->task_count && keep < json_array_size(fresh) && same_framework &&
@@ -970,6 +994,28 @@ tb_err_t tb_herder_task_status(tb_herder_t *herder, const char *name, int task,
     return err;
 }
 
+/* Task i's config as the REST API shows it: secrets hidden, and task.class
+ * added as Connect's worker adds it: the connector's class name with its
+ * "Connector" suffix replaced by "Task" (FileStreamSinkConnector ->
+ * FileStreamSinkTask). New reference. */
+static json_t *task_config_shown(const connector_t *c, size_t i)
+{
+    static const char suffix[] = "Connector";
+    const char *class_name = c->plugin->class_name;
+    size_t len = strlen(class_name);
+    size_t stem = len;
+    if (len >= sizeof(suffix) - 1 &&
+        strcmp(class_name + len - (sizeof(suffix) - 1), suffix) == 0) {
+        stem = len - (sizeof(suffix) - 1);
+    }
+    char task_class[256];
+    snprintf(task_class, sizeof(task_class), "%.*sTask", (int)stem, class_name);
+    json_t *shown =
+        tb_connector_config_redact(c->plugin, json_array_get(c->task_configs, i));
+    json_object_set_new(shown, "task.class", json_string(task_class));
+    return shown;
+}
+
 tb_err_t tb_herder_tasks(tb_herder_t *herder, const char *name, json_t **out, char *msg,
                          size_t msg_size)
 {
@@ -980,11 +1026,9 @@ tb_err_t tb_herder_tasks(tb_herder_t *herder, const char *name, json_t **out, ch
     }
     *out = json_array();
     for (size_t i = 0; i < json_array_size(c->task_configs); i++) {
-        json_array_append_new(
-            *out, json_pack("{s:{s:s, s:i}, s:o}", "id", "connector", c->name, "task",
-                            (int)i, "config",
-                            tb_connector_config_redact(
-                                c->plugin, json_array_get(c->task_configs, i))));
+        json_array_append_new(*out, json_pack("{s:{s:s, s:i}, s:o}", "id", "connector",
+                                              c->name, "task", (int)i, "config",
+                                              task_config_shown(c, i)));
     }
     pthread_mutex_unlock(&herder->lock);
     return TB_OK;
@@ -1002,9 +1046,7 @@ tb_err_t tb_herder_tasks_config(tb_herder_t *herder, const char *name, json_t **
     for (size_t i = 0; i < json_array_size(c->task_configs); i++) {
         char id[300];
         snprintf(id, sizeof(id), "%s-%zu", c->name, i);
-        json_object_set_new(
-            *out, id,
-            tb_connector_config_redact(c->plugin, json_array_get(c->task_configs, i)));
+        json_object_set_new(*out, id, task_config_shown(c, i));
     }
     pthread_mutex_unlock(&herder->lock);
     return TB_OK;

@@ -42,6 +42,15 @@ bool tb_connector_config_transactional(const json_t *values, bool worker_exactly
  * 'topic' key to hold its progress marker. */
 void tb_connector_config_check_transactions(const json_t *values, json_t *errors);
 
+/* Checks the count of task configs connector name's plugin generated
+ * against tasks.max of its parsed values, as Connect's worker does. Returns
+ * 0 when they may run: msg is then empty, or holds the warning to log when
+ * they exceed tasks.max and tasks.max.enforce is false. Returns -1 when
+ * tasks.max.enforce refuses them, with Connect's TooManyTasksException
+ * message in msg. */
+int tb_connector_config_check_task_count(const char *name, const json_t *values,
+                                         size_t generated, char *msg, size_t msg_size);
+
 /* Connect's ConfigInfos for raw with the errors found by validating it
  * (borrowed). New reference. */
 json_t *tb_connector_config_infos(const tb_plugin_t *plugin, const json_t *raw,

@@ -139,8 +139,11 @@ def test_get_connector_config_tasks_and_404s(worker, bed):
     tasks = worker.get("/connectors/c/tasks").json()
     assert tasks[0]["id"] == {"connector": "c", "task": 0}
     assert tasks[0]["config"]["topic"] == config["topic"]
+    # as Connect's worker, each task config names the task class
+    assert tasks[0]["config"]["task.class"] == "io.tributary.connect.datagen.DatagenTask"
     tasks_config = worker.get("/connectors/c/tasks-config").json()
     assert list(tasks_config) == ["c-0"]
+    assert tasks_config["c-0"] == tasks[0]["config"]
     wait_state(worker, "c", "RUNNING", "RUNNING")
     assert worker.get("/connectors/c/tasks/0/status").json() == {
         "id": 0, "state": "RUNNING", "worker_id": f"127.0.0.1:{worker.port}"}

@@ -31,6 +31,13 @@ def test_plugin_config_by_any_name(worker, name):
         "dependents": [], "order": 1}
     tasks_max = next(k for k in keys if k["name"] == "tasks.max")
     assert tasks_max["default_value"] == "1" and tasks_max["required"] is False
+    # KIP-1004's key, as Connect 3.9 lists it (documentation in tributary's words)
+    enforce = next(k for k in keys if k["name"] == "tasks.max.enforce")
+    assert {**enforce, "documentation": None} == {
+        "name": "tasks.max.enforce", "type": "BOOLEAN", "required": False,
+        "default_value": "true", "importance": "LOW", "documentation": None,
+        "group": "Common", "width": "SHORT", "display_name": "Enforce tasks max",
+        "dependents": [], "order": 4}
 
 
 def test_unknown_plugin_is_404(worker):
