@@ -345,13 +345,27 @@ static void delete_connector(const tb_api_request_t *req, tb_api_response_t *res
     reply_result(res, err, 204, NULL, msg);
 }
 
+/* topic.tracking.enable=false: 403, with Connect's message. */
 static void get_topics(const tb_api_request_t *req, tb_api_response_t *res)
 {
+    if (req->ctx->topic_tracking_disabled) {
+        tb_api_reply_error(res, TB_ERR_FORBIDDEN, "Topic tracking is disabled.");
+        return;
+    }
     tb_api_reply(res, 200, tb_herder_topics(req->ctx->herder, req->params[0]));
 }
 
+/* Also 403 when topic.tracking.allow.reset=false, as in Connect. */
 static void reset_topics(const tb_api_request_t *req, tb_api_response_t *res)
 {
+    if (req->ctx->topic_tracking_disabled) {
+        tb_api_reply_error(res, TB_ERR_FORBIDDEN, "Topic tracking is disabled.");
+        return;
+    }
+    if (req->ctx->topic_reset_disabled) {
+        tb_api_reply_error(res, TB_ERR_FORBIDDEN, "Topic tracking reset is disabled.");
+        return;
+    }
     tb_herder_topics_reset(req->ctx->herder, req->params[0]);
     tb_api_reply(res, 202, NULL);
 }

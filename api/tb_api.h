@@ -10,6 +10,7 @@
 #ifndef TB_API_H
 #define TB_API_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -21,7 +22,9 @@ typedef struct tb_herder tb_herder_t;
 /* What every handler can reach. Owned by the server; handlers borrow it. */
 typedef struct {
     tb_herder_t *herder;
-    const char *worker_id; /* host:port, as Connect's worker_id */
+    const char *worker_id;        /* host:port, as Connect's worker_id */
+    bool topic_tracking_disabled; /* topic.tracking.enable=false */
+    bool topic_reset_disabled;    /* topic.tracking.allow.reset=false */
 } tb_api_context_t;
 
 #define TB_API_MAX_PARAMS 4

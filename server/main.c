@@ -55,8 +55,8 @@ static void usage(FILE *out)
                  "       tributary --version\n");
 }
 
-/* The worker's keys, the keys Connect defines for every connector, then
- * each plugin's own. */
+/* The worker's keys and the decision on each key of Connect's worker, the
+ * keys Connect defines for every connector, then each plugin's own. */
 static int print_config_reference(void)
 {
     const tb_config_table_t *tables[] = {
@@ -66,6 +66,9 @@ static int print_config_reference(void)
     int rc = 0;
     for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]) && rc == 0; i++) {
         rc = tb_config_doc_markdown(tables[i], &doc);
+        if (rc == 0 && tables[i] == &tb_worker_config_table) {
+            rc = tb_worker_connect_keys_markdown(&doc);
+        }
     }
     for (size_t i = 0; tb_plugins[i] != NULL && rc == 0; i++) {
         tb_config_table_t named = *tb_plugins[i]->config;
@@ -312,6 +315,9 @@ static int run(const cli_t *cli)
                           ? TB_LOG_FORMAT_JSON
                           : TB_LOG_FORMAT_TEXT);
 
+    if (tb_worker_config_check_connect_keys(raw) != 0) {
+        goto done;
+    }
     bool dev = tb_config_bool(values, "dev");
     const char *store_path = tb_config_string(values, "offset.storage.file.filename");
     if (make_parent_dir(store_path) != 0) {
@@ -382,7 +388,12 @@ static int run(const cli_t *cli)
         goto done;
     }
     log_kafka_link(herder, dev, raw);
-    ctx = (tb_api_context_t){.herder = herder, .worker_id = worker_id};
+    ctx = (tb_api_context_t){
+        .herder = herder,
+        .worker_id = worker_id,
+        .topic_tracking_disabled = !tb_config_bool(values, "topic.tracking.enable"),
+        .topic_reset_disabled = !tb_config_bool(values, "topic.tracking.allow.reset"),
+    };
     http = tb_http_start(&http_options, errstr, sizeof(errstr));
     if (http == NULL) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start the REST API: %s", errstr);

@@ -19,6 +19,48 @@
 /* The table of worker keys. */
 extern const tb_config_table_t tb_worker_config_table;
 
+/* What tributary does with a key Kafka Connect's worker defines. */
+typedef enum {
+    TB_CONNECT_KEY_IMPLEMENTED = 0, /* a key of tb_worker_config_table */
+    TB_CONNECT_KEY_CLIENT,          /* passed to the worker's Kafka clients */
+    TB_CONNECT_KEY_NOOP,            /* accepted, has no effect, logged at start */
+    TB_CONNECT_KEY_DISTRIBUTED,     /* refused: distributed mode is not available */
+    TB_CONNECT_KEY_REFUSED,         /* refused: note says why */
+} tb_connect_key_decision_t;
+
+/* One row of the decisions on Connect 3.9's worker keys (WorkerConfig,
+ * StandaloneConfig, DistributedConfig). A name ending in ".*" stands for
+ * every key with that prefix. */
+typedef struct {
+    const char *name;
+    const char *defined_by; /* Connect's config class(es) */
+    tb_connect_key_decision_t decision;
+    const char *note; /* what tributary does instead, or why not */
+} tb_connect_key_t;
+
+/* The decisions, in documentation order, and their count. */
+extern const tb_connect_key_t tb_connect_worker_keys[];
+extern const size_t tb_connect_worker_key_count;
+
+/* The decision on key (exact rows first, then the longest prefix row), or
+ * NULL when Connect's worker does not define it. */
+const tb_connect_key_t *tb_worker_connect_key_find(const char *key);
+
+/* "implemented", "Kafka client key", "no effect", "refused (distributed)"
+ * or "refused". */
+const char *tb_connect_key_decision_name(tb_connect_key_decision_t decision);
+
+/* Appends the Markdown table of the decisions to out (a growing string
+ * owned by the caller, freed with free()). Returns 0, or -1 on no memory. */
+int tb_worker_connect_keys_markdown(char **out);
+
+/* Checks raw (the worker's keys) against the decisions. Logs one line at
+ * WARN for each key set that has no effect, and one for keys neither
+ * Connect nor tributary defines. Returns 0, or -1 after logging why the
+ * worker is refused: one line naming every distributed key set (and how to
+ * run standalone), one line for each refused key. */
+int tb_worker_config_check_connect_keys(const json_t *raw);
+
 /* Adds every TRIBUTARY_* variable of envp to raw (overriding the file). */
 void tb_worker_config_apply_env(json_t *raw, char *const *envp);
 

@@ -1,9 +1,13 @@
 #include "server/tb_worker_config.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "core/tb_log.h"
 
 #define ENV_PREFIX "TRIBUTARY_"
 
@@ -305,6 +309,21 @@ static const tb_config_def_t worker_keys[] = {
      .group = "Tasks",
      .range = &non_negative,
      .documentation = "How often tasks flush and record their offsets."},
+    {.name = "topic.tracking.enable",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "REST",
+     .documentation = "Track the topics each connector uses, for "
+                      "GET /connectors/{name}/topics; false answers those "
+                      "requests 403, as Connect does."},
+    {.name = "topic.tracking.allow.reset",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "REST",
+     .documentation = "Allow PUT /connectors/{name}/topics/reset; false answers "
+                      "it 403, as Connect does."},
     {.name = "log.format",
      .type = TB_CONFIG_STRING,
      .default_value = "text",
@@ -323,6 +342,253 @@ static const tb_config_def_t worker_keys[] = {
 };
 
 const tb_config_table_t tb_worker_config_table = TB_CONFIG_TABLE("Worker", worker_keys);
+
+#define WORKER "WorkerConfig"
+#define STANDALONE "StandaloneConfig"
+#define DISTRIBUTED "DistributedConfig"
+#define GROUP_CLIENT                                                                     \
+    "Connect's distributed worker's own group client; unused, as in "                    \
+    "connect-standalone (set client keys under producer., consumer. or admin.)"
+#define DISTRIBUTED_ONLY "a distributed worker's key"
+#define METRICS "tributary serves its metrics at /metrics in Prometheus format"
+#define BUILT_IN "tributary's plugins are built in; nothing is loaded"
+
+const tb_connect_key_t tb_connect_worker_keys[] = {
+    {"bootstrap.servers", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"listeners", WORKER, TB_CONNECT_KEY_IMPLEMENTED, "default binds loopback"},
+    {"rest.advertised.host.name", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"rest.advertised.port", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"rest.advertised.listener", WORKER, TB_CONNECT_KEY_NOOP,
+     "worker_id is host:port, and a standalone worker forwards no request"},
+    {"admin.listeners", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"access.control.allow.origin", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"access.control.allow.methods", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"response.http.headers.config", WORKER, TB_CONNECT_KEY_REFUSED,
+     "tributary cannot add response headers yet"},
+    {"rest.extension.classes", WORKER, TB_CONNECT_KEY_REFUSED,
+     "Java REST extensions cannot run in tributary; rest.auth authenticates "
+     "requests"},
+    {"ssl.client.auth", WORKER, TB_CONNECT_KEY_REFUSED,
+     "Connect's REST listener key: use listeners.https.ssl.client.auth "
+     "(tributary's ssl.* keys configure the Kafka clients)"},
+    {"ssl.*", WORKER, TB_CONNECT_KEY_CLIENT,
+     "Connect's REST listener TLS; in tributary librdkafka properties of the "
+     "Kafka clients (the REST listener's are listeners.https.ssl.*)"},
+    {"security.protocol", DISTRIBUTED, TB_CONNECT_KEY_CLIENT, ""},
+    {"sasl.*", DISTRIBUTED, TB_CONNECT_KEY_CLIENT, ""},
+    {"producer.*", WORKER, TB_CONNECT_KEY_CLIENT, "source tasks' producers"},
+    {"consumer.*", WORKER, TB_CONNECT_KEY_CLIENT, "sink tasks' consumers"},
+    {"admin.*", WORKER, TB_CONNECT_KEY_CLIENT, "admin clients"},
+    {"key.converter", WORKER, TB_CONNECT_KEY_IMPLEMENTED,
+     "defaults to JsonConverter; Connect requires it"},
+    {"value.converter", WORKER, TB_CONNECT_KEY_IMPLEMENTED,
+     "defaults to JsonConverter; Connect requires it"},
+    {"key.converter.*", WORKER, TB_CONNECT_KEY_IMPLEMENTED, "the converter's settings"},
+    {"value.converter.*", WORKER, TB_CONNECT_KEY_IMPLEMENTED, "the converter's settings"},
+    {"header.converter", WORKER, TB_CONNECT_KEY_NOOP,
+     "header values reach plugins as their bytes; there is no header converter"},
+    {"header.converter.*", WORKER, TB_CONNECT_KEY_NOOP, "there is no header converter"},
+    {"offset.storage.file.filename", STANDALONE, TB_CONNECT_KEY_IMPLEMENTED,
+     "an SQLite store holding everything"},
+    {"offset.flush.interval.ms", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"offset.flush.timeout.ms", WORKER, TB_CONNECT_KEY_NOOP,
+     "offsets are recorded in the store when flushed; group commits are best "
+     "effort"},
+    {"task.shutdown.graceful.timeout.ms", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"connector.client.config.override.policy", WORKER, TB_CONNECT_KEY_IMPLEMENTED,
+     "All or None; Principal is refused"},
+    {"topic.creation.enable", WORKER, TB_CONNECT_KEY_NOOP,
+     "sources create no topics (the broker's auto-creation applies)"},
+    {"topic.tracking.enable", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"topic.tracking.allow.reset", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"exactly.once.source.support", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED,
+     "disabled or enabled, in standalone mode too (no preparing)"},
+    {"plugin.path", WORKER, TB_CONNECT_KEY_NOOP, BUILT_IN},
+    {"plugin.discovery", WORKER, TB_CONNECT_KEY_NOOP, BUILT_IN},
+    {"config.providers", WORKER, TB_CONNECT_KEY_NOOP,
+     "${env:NAME} and ${file:path:key} references are built in; no provider "
+     "class is loaded"},
+    {"config.providers.*", WORKER, TB_CONNECT_KEY_NOOP, "no provider class is loaded"},
+    {"metric.reporters", WORKER, TB_CONNECT_KEY_NOOP, METRICS},
+    {"auto.include.jmx.reporter", WORKER, TB_CONNECT_KEY_NOOP, METRICS},
+    {"metrics.num.samples", WORKER, TB_CONNECT_KEY_NOOP, METRICS},
+    {"metrics.recording.level", WORKER, TB_CONNECT_KEY_NOOP, METRICS},
+    {"metrics.sample.window.ms", WORKER, TB_CONNECT_KEY_NOOP, METRICS},
+    {"client.dns.lookup", WORKER, TB_CONNECT_KEY_NOOP,
+     "librdkafka tries every address a broker name resolves to"},
+    {"client.id", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
+    {"connections.max.idle.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
+    {"metadata.max.age.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
+    {"metadata.recovery.strategy", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
+    {"receive.buffer.bytes", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
+    {"send.buffer.bytes", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
+    {"reconnect.backoff.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
+    {"reconnect.backoff.max.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
+    {"request.timeout.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
+    {"retry.backoff.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
+    {"retry.backoff.max.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
+    {"socket.connection.setup.timeout.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP,
+     GROUP_CLIENT},
+    {"socket.connection.setup.timeout.max.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP,
+     GROUP_CLIENT},
+    {"group.id", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
+    {"config.storage.topic", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
+    {"config.storage.replication.factor", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
+     DISTRIBUTED_ONLY},
+    {"offset.storage.topic", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
+    {"offset.storage.partitions", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
+     DISTRIBUTED_ONLY},
+    {"offset.storage.replication.factor", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
+     DISTRIBUTED_ONLY},
+    {"status.storage.topic", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
+    {"status.storage.partitions", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
+     DISTRIBUTED_ONLY},
+    {"status.storage.replication.factor", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
+     DISTRIBUTED_ONLY},
+    {"connect.protocol", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
+    {"session.timeout.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
+    {"heartbeat.interval.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
+    {"rebalance.timeout.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
+    {"scheduled.rebalance.max.delay.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
+     DISTRIBUTED_ONLY},
+    {"worker.sync.timeout.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
+    {"worker.unsync.backoff.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
+     DISTRIBUTED_ONLY},
+    {"inter.worker.key.generation.algorithm", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
+     DISTRIBUTED_ONLY},
+    {"inter.worker.key.size", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
+    {"inter.worker.key.ttl.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
+     DISTRIBUTED_ONLY},
+    {"inter.worker.signature.algorithm", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
+     DISTRIBUTED_ONLY},
+    {"inter.worker.verification.algorithms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
+     DISTRIBUTED_ONLY},
+};
+
+const size_t tb_connect_worker_key_count =
+    sizeof(tb_connect_worker_keys) / sizeof(tb_connect_worker_keys[0]);
+
+/* The length of a prefix row's prefix ("sasl." of "sasl.*"), else 0. */
+static size_t prefix_length(const char *name)
+{
+    size_t len = strlen(name);
+    return len >= 2 && strcmp(name + len - 2, ".*") == 0 ? len - 1 : 0;
+}
+
+const tb_connect_key_t *tb_worker_connect_key_find(const char *key)
+{
+    const tb_connect_key_t *best = NULL;
+    size_t best_len = 0;
+    for (size_t i = 0; i < tb_connect_worker_key_count; i++) {
+        const tb_connect_key_t *row = &tb_connect_worker_keys[i];
+        size_t prefix = prefix_length(row->name);
+        if (prefix == 0 && strcmp(row->name, key) == 0) {
+            return row;
+        }
+        if (prefix > best_len && strncmp(row->name, key, prefix) == 0) {
+            best = row;
+            best_len = prefix;
+        }
+    }
+    return best;
+}
+
+const char *tb_connect_key_decision_name(tb_connect_key_decision_t decision)
+{
+    static const char *const names[] = {
+        [TB_CONNECT_KEY_IMPLEMENTED] = "implemented",
+        [TB_CONNECT_KEY_CLIENT] = "Kafka client key",
+        [TB_CONNECT_KEY_NOOP] = "no effect",
+        [TB_CONNECT_KEY_DISTRIBUTED] = "refused (distributed)",
+        [TB_CONNECT_KEY_REFUSED] = "refused",
+    };
+    return names[decision];
+}
+
+/* Appends printf-style text to *out (grown with realloc). */
+static int append_format(char **out, const char *fmt, ...)
+{
+    char *piece = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&piece, fmt, ap);
+    va_end(ap);
+    size_t len = *out != NULL ? strlen(*out) : 0;
+    char *grown = n < 0 ? NULL : realloc(*out, len + (size_t)n + 1);
+    if (grown != NULL) {
+        memcpy(grown + len, piece, (size_t)n + 1);
+        *out = grown;
+    }
+    free(piece);
+    return grown != NULL ? 0 : -1;
+}
+
+int tb_worker_connect_keys_markdown(char **out)
+{
+    int rc = append_format(out, "## Kafka Connect worker keys\n\n"
+                                "Every key of Kafka Connect 3.9's WorkerConfig, "
+                                "StandaloneConfig and DistributedConfig, and what "
+                                "tributary does with it. A key with no effect is logged "
+                                "at start; a refused key stops the worker with the "
+                                "reason.\n\n"
+                                "| Key | Connect | tributary | Note |\n"
+                                "|---|---|---|---|\n");
+    for (size_t i = 0; i < tb_connect_worker_key_count && rc == 0; i++) {
+        const tb_connect_key_t *row = &tb_connect_worker_keys[i];
+        rc = append_format(out, "| `%s` | %s | %s | %s |\n", row->name, row->defined_by,
+                           tb_connect_key_decision_name(row->decision), row->note);
+    }
+    return rc == 0 ? append_format(out, "\n") : rc;
+}
+
+/* Appends ", key" (or "key" first) to a list of key names. */
+static void list_add(char *list, size_t size, const char *key)
+{
+    size_t len = strlen(list);
+    snprintf(list + len, size - len, "%s%s", len > 0 ? ", " : "", key);
+}
+
+int tb_worker_config_check_connect_keys(const json_t *raw)
+{
+    const tb_config_table_t *tables[] = {&tb_worker_config_table};
+    char distributed[1024] = "";
+    int rc = 0;
+    const char *key;
+    json_t *value;
+    json_object_foreach ((json_t *)raw, key, value) {
+        const tb_connect_key_t *row = tb_worker_connect_key_find(key);
+        if (tb_config_find(tables, 1, key) != NULL) {
+            continue;
+        }
+        if (row == NULL) {
+            TB_LOG(TB_LOG_WARN, "tributary.worker",
+                   "worker key %s is ignored: neither Kafka Connect nor tributary "
+                   "defines it",
+                   key);
+        } else if (row->decision == TB_CONNECT_KEY_NOOP) {
+            TB_LOG(TB_LOG_WARN, "tributary.worker",
+                   "worker key %s has no effect in tributary: %s", key, row->note);
+        } else if (row->decision == TB_CONNECT_KEY_DISTRIBUTED) {
+            list_add(distributed, sizeof(distributed), key);
+        } else if (row->decision == TB_CONNECT_KEY_REFUSED) {
+            TB_LOG(TB_LOG_FATAL, "tributary.worker",
+                   "refusing to start: worker key %s is not supported: %s", key,
+                   row->note);
+            rc = -1;
+        }
+    }
+    if (distributed[0] != '\0') {
+        TB_LOG(TB_LOG_FATAL, "tributary.worker",
+               "refusing to start: the worker config sets Kafka Connect's distributed "
+               "worker keys (%s), and distributed mode is not available yet; to run "
+               "this worker standalone, as connect-standalone, remove them and name "
+               "the connector files after the worker file: tributary "
+               "worker.properties connector.properties ...",
+               distributed);
+        rc = -1;
+    }
+    return rc;
+}
 
 int tb_worker_config_env_key(const char *name, char *key, size_t key_size)
 {
@@ -366,16 +632,13 @@ void tb_worker_config_apply_env(json_t *raw, char *const *envp)
 
 json_t *tb_worker_config_kafka_props(const json_t *raw)
 {
-    static const char *const client_prefixes[] = {
-        "security.protocol", "sasl.", "ssl.", "producer.", "consumer.", "admin.", NULL};
     json_t *props = json_object();
     const char *key;
     json_t *value;
     json_object_foreach ((json_t *)raw, key, value) {
-        bool take = strcmp(key, "bootstrap.servers") == 0;
-        for (size_t i = 0; !take && client_prefixes[i] != NULL; i++) {
-            take = strncmp(key, client_prefixes[i], strlen(client_prefixes[i])) == 0;
-        }
+        const tb_connect_key_t *row = tb_worker_connect_key_find(key);
+        bool take = strcmp(key, "bootstrap.servers") == 0 ||
+                    (row != NULL && row->decision == TB_CONNECT_KEY_CLIENT);
         /* the worker's own keys (admin.listeners, ...) are not client keys,
          * except the one both share */
         const tb_config_table_t *tables[] = {&tb_worker_config_table};

@@ -33,3 +33,36 @@ def test_invalid_connector_file_stops_the_worker(start_worker, tmp_path):
     w = start_worker(args=[str(bad)], wait_healthy=False, expect_exit=1)
     assert w.proc.wait(timeout=30) == 1
     assert "connector file" in w.logs() and "tasks.max" in w.logs()
+
+
+DISTRIBUTED = {"group.id": "connect-cluster", "config.storage.topic": "connect-configs",
+               "offset.storage.topic": "connect-offsets",
+               "status.storage.topic": "connect-status"}
+
+
+def test_distributed_worker_file_is_refused(start_worker):
+    w = start_worker(DISTRIBUTED, wait_healthy=False, expect_exit=1)
+    assert w.proc.wait(timeout=30) == 1
+    refusals = [line for line in w.logs().splitlines()
+                if "distributed mode is not available yet" in line]
+    assert len(refusals) == 1, w.logs()
+    for key in DISTRIBUTED:
+        assert key in refusals[0]
+    assert "standalone" in refusals[0] and "remove them" in refusals[0]
+
+
+def test_refused_worker_key_names_itself_and_why(start_worker):
+    w = start_worker({"rest.extension.classes": "com.example.AuthExtension"},
+                     wait_healthy=False, expect_exit=1)
+    assert w.proc.wait(timeout=30) == 1
+    assert ("worker key rest.extension.classes is not supported: Java REST extensions "
+            "cannot run in tributary") in w.logs()
+
+
+def test_worker_keys_without_effect_are_logged_once(start_worker):
+    w = start_worker({"plugin.path": "/usr/share/java", "metric.reporters": "x.Reporter",
+                      "no.such.key": "1"})
+    logs = w.logs()
+    assert logs.count("worker key plugin.path has no effect in tributary: ") == 1
+    assert logs.count("worker key metric.reporters has no effect in tributary: ") == 1
+    assert "worker key no.such.key is ignored: neither Kafka Connect nor tributary" in logs

@@ -270,6 +270,19 @@ def test_topics_endpoints(worker, bed):
     assert worker.put("/connectors/none/topics/reset").status_code == 202
 
 
+def test_topic_tracking_can_be_turned_off(start_worker):
+    w = start_worker({"topic.tracking.enable": "false"})
+    for reply in (w.get("/connectors/t/topics"), w.put("/connectors/t/topics/reset")):
+        assert reply.status_code == 403
+        assert reply.json() == {"error_code": 403, "message": "Topic tracking is disabled."}
+    w = start_worker({"topic.tracking.allow.reset": "false"})
+    assert w.get("/connectors/t/topics").json() == {"t": {"topics": []}}
+    reply = w.put("/connectors/t/topics/reset")
+    assert reply.status_code == 403
+    assert reply.json() == {"error_code": 403,
+                            "message": "Topic tracking reset is disabled."}
+
+
 def test_body_limit_gives_413(start_worker, bed):
     w = start_worker({"rest.request.body.max.bytes": "1000"})
     reply = w.post("/connectors", json={"name": "big", "config": {

@@ -117,6 +117,54 @@ static void test_listener_urls(void **state)
                      -1);
 }
 
+/* The decisions agree with the worker's table: a key is implemented
+ * exactly when the table defines it. */
+static void test_connect_key_decisions_match_the_table(void **state)
+{
+    (void)state;
+    const tb_config_table_t *tables[] = {&tb_worker_config_table};
+    for (size_t i = 0; i < tb_connect_worker_key_count; i++) {
+        const tb_connect_key_t *row = &tb_connect_worker_keys[i];
+        if (strchr(row->name, '*') != NULL) {
+            continue;
+        }
+        bool defined = tb_config_find(tables, 1, row->name) != NULL;
+        if (defined != (row->decision == TB_CONNECT_KEY_IMPLEMENTED)) {
+            fail_msg("%s: %s, but the worker table %s it", row->name,
+                     tb_connect_key_decision_name(row->decision),
+                     defined ? "defines" : "does not define");
+        }
+    }
+}
+
+static void test_connect_key_find_prefers_exact_rows(void **state)
+{
+    (void)state;
+    assert_int_equal(tb_worker_connect_key_find("ssl.client.auth")->decision,
+                     TB_CONNECT_KEY_REFUSED);
+    assert_int_equal(tb_worker_connect_key_find("ssl.truststore.location")->decision,
+                     TB_CONNECT_KEY_CLIENT);
+    assert_string_equal(tb_worker_connect_key_find("admin.listeners")->name,
+                        "admin.listeners");
+    assert_string_equal(tb_worker_connect_key_find("admin.request.timeout.ms")->name,
+                        "admin.*");
+    assert_null(tb_worker_connect_key_find("no.such.key"));
+}
+
+static void test_distributed_and_refused_keys_stop_the_worker(void **state)
+{
+    (void)state;
+    json_t *raw =
+        json_pack("{s:s, s:s}", "plugin.path", "/x", "bootstrap.servers", "b:1");
+    assert_int_equal(tb_worker_config_check_connect_keys(raw), 0);
+    json_object_set_new(raw, "group.id", json_string("g"));
+    assert_int_equal(tb_worker_config_check_connect_keys(raw), -1);
+    json_object_del(raw, "group.id");
+    json_object_set_new(raw, "response.http.headers.config", json_string("set X: y"));
+    assert_int_equal(tb_worker_config_check_connect_keys(raw), -1);
+    json_decref(raw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -127,6 +175,9 @@ int main(void)
         cmocka_unit_test(test_dev_mode_is_off_unless_asked_for),
         cmocka_unit_test(test_empty_bootstrap_servers_refused),
         cmocka_unit_test(test_listener_urls),
+        cmocka_unit_test(test_connect_key_decisions_match_the_table),
+        cmocka_unit_test(test_connect_key_find_prefers_exact_rows),
+        cmocka_unit_test(test_distributed_and_refused_keys_stop_the_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
