@@ -368,7 +368,8 @@ static int run(const cli_t *cli)
             tb_config_list(values, "connector.client.config.override.allowlist"),
         .literal_secrets = tb_config_bool(values, "secrets.literal.allowed"),
         .limits = {.allowed_dirs = tb_config_list(values, "file.allowed.dirs"),
-                   .allowed_hosts = tb_config_list(values, "http.sink.allowed.hosts")},
+                   .allowed_hosts = tb_config_list(values, "http.sink.allowed.hosts"),
+                   .store_path = store_path},
         .exactly_once_source =
             strcmp(tb_config_string(values, "exactly.once.source.support"), "enabled") ==
             0,

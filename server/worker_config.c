@@ -281,7 +281,9 @@ static const tb_config_def_t worker_keys[] = {
      .group = "Connectors",
      .documentation = "Directories the file connectors may read and write under "
                       "(symbolic links resolved, so none leads out); empty allows "
-                      "any path, as Kafka Connect does (tributary)."},
+                      "any path, as Kafka Connect does, except that the directory of "
+                      "offset.storage.file.filename (the store and its secrets "
+                      "file) is never reachable, whatever this says (tributary)."},
     {.name = "http.sink.allowed.hosts",
      .type = TB_CONFIG_LIST,
      .default_value = "",
