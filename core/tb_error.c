@@ -12,6 +12,7 @@ static const unsigned http_statuses[TB_ERR__COUNT] = {
     [TB_ERR_TOO_LARGE] = 413,
     [TB_ERR_INTERNAL] = 500,
     [TB_ERR_UNAVAILABLE] = 503,
+    [TB_ERR_TOO_MANY] = 429,
 };
 
 unsigned tb_err_http_status(tb_err_t err)

@@ -19,6 +19,7 @@ typedef enum {
     TB_ERR_TOO_LARGE,    /* request body over the limit */
     TB_ERR_INTERNAL,     /* our fault, or a dependency failed */
     TB_ERR_UNAVAILABLE,  /* starting up or shutting down */
+    TB_ERR_TOO_MANY,     /* the client must wait (failed authentications) */
     TB_ERR__COUNT,
 } tb_err_t;
 

@@ -3,6 +3,8 @@
 #include "server/tb_auth.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,9 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include "core/tb_metrics.h"
+#include "core/tb_time.h"
+
 #define HASH_PREFIX "pbkdf2-sha256$"
 #define SALT_LEN 16
 #define SALT_MIN 8
@@ -23,6 +28,10 @@
 #define PASSWORD_MAX_LEN 1024
 #define HEADER_B64_MAX 4096
 #define CACHE_KEY_LEN 32
+#define DIGEST_LEN 32
+#define VERIFIED_SLOTS 64 /* headers remembered as verified */
+#define CLIENT_SLOTS 256  /* clients whose failures are counted */
+#define CLIENT_KEY_LEN 17 /* family, then 4 bytes (IPv4) or 8 (an IPv6 /64) */
 
 typedef struct {
     unsigned iterations;
@@ -36,13 +45,43 @@ typedef struct {
     hash_t hash;
 } entry_t;
 
+/* A client's run of failed attempts. */
+typedef struct {
+    unsigned char key[CLIENT_KEY_LEN]; /* all zero: a free slot */
+    unsigned failures;
+    int64_t last_ms;  /* of the last failure */
+    int64_t until_ms; /* backing off until then */
+} client_t;
+
+static const char *const failure_labels[] = {"reason", NULL};
+static const tb_metric_def_t auth_hashes = {
+    .name = "tributary_rest_auth_hashes_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "PBKDF2 verifications of REST credentials run (a header verified once "
+            "is not verified again)."};
+static const tb_metric_def_t auth_failures = {
+    .name = "tributary_rest_auth_failures_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "REST requests refused for their credentials: invalid (verified and "
+            "wrong) or throttled (refused unverified while their client backs off).",
+    .labels = failure_labels};
+
 struct tb_auth {
     tb_auth_mode_t mode;
     entry_t *entries;
     size_t count;
-    /* Keys the per-connection cache's HMAC, so that what stays in memory is
-     * no fast unsalted hash of a credential. */
+    /* Keys the HMAC of verified headers, so that what stays in memory is no
+     * fast unsalted hash of a credential. */
     unsigned char cache_key[CACHE_KEY_LEN];
+    pthread_mutex_t lock; /* guards what follows */
+    bool lock_made;
+    unsigned char verified[VERIFIED_SLOTS][DIGEST_LEN];
+    size_t verified_count; /* slots filled */
+    size_t verified_next;  /* the slot a new header takes */
+    client_t clients[CLIENT_SLOTS];
+    tb_series_t *hashes;
+    tb_series_t *invalid;
+    tb_series_t *throttled;
 };
 
 int tb_auth_mode_parse(const char *text, tb_auth_mode_t *mode)
@@ -296,8 +335,13 @@ tb_auth_t *tb_auth_create(tb_auth_mode_t mode, const char *path, char *errstr,
         goto fail;
     }
     auth->mode = mode;
-    if (RAND_bytes(auth->cache_key, CACHE_KEY_LEN) != 1) {
-        snprintf(errstr, errstr_size, "no random bytes for a cache key");
+    auth->lock_made = pthread_mutex_init(&auth->lock, NULL) == 0;
+    auth->hashes = tb_metrics_series(&auth_hashes, NULL);
+    auth->invalid = tb_metrics_series(&auth_failures, (const char *const[]){"invalid"});
+    auth->throttled =
+        tb_metrics_series(&auth_failures, (const char *const[]){"throttled"});
+    if (!auth->lock_made || RAND_bytes(auth->cache_key, CACHE_KEY_LEN) != 1) {
+        snprintf(errstr, errstr_size, "no lock or no random bytes for a cache key");
         goto fail;
     }
     file = fopen(path, "r");
@@ -354,6 +398,12 @@ void tb_auth_destroy(tb_auth_t *auth)
     }
     OPENSSL_cleanse(auth->entries, auth->count * sizeof(entry_t));
     free(auth->entries);
+    if (auth->lock_made) {
+        pthread_mutex_destroy(&auth->lock);
+    }
+    tb_series_release(auth->hashes);
+    tb_series_release(auth->invalid);
+    tb_series_release(auth->throttled);
     OPENSSL_cleanse(auth, sizeof(*auth));
     free(auth);
 }
@@ -470,10 +520,94 @@ static tb_auth_result_t check_bearer(const tb_auth_t *auth, const char *header)
                       len - (size_t)(dot + 1 - token));
 }
 
-tb_auth_result_t tb_auth_check(const tb_auth_t *auth, const char *authorization,
-                               tb_auth_cache_t *cache)
+/* What counts failures together: an IPv4 address or an IPv6 /64 (one
+ * host usually holds a whole /64). NULL or another family: all zero but
+ * the family byte. */
+static void client_key(const struct sockaddr *client, unsigned char key[CLIENT_KEY_LEN])
 {
-    unsigned char digest[32];
+    memset(key, 0, CLIENT_KEY_LEN);
+    key[0] = 0xff; /* a used slot's key is never all zero */
+    if (client != NULL && client->sa_family == AF_INET) {
+        key[0] = AF_INET;
+        memcpy(key + 1, &((const struct sockaddr_in *)client)->sin_addr, 4);
+    } else if (client != NULL && client->sa_family == AF_INET6) {
+        key[0] = AF_INET6;
+        memcpy(key + 1, &((const struct sockaddr_in6 *)client)->sin6_addr, 8);
+    }
+}
+
+/* Was digest verified before? Every slot is compared, in constant time. */
+static bool verified_find(const tb_auth_t *auth, const unsigned char *digest)
+{
+    bool found = false;
+    for (size_t i = 0; i < VERIFIED_SLOTS; i++) {
+        found |= i < auth->verified_count &&
+                 CRYPTO_memcmp(auth->verified[i], digest, DIGEST_LEN) == 0;
+    }
+    return found;
+}
+
+static void verified_add(tb_auth_t *auth, const unsigned char *digest)
+{
+    if (!verified_find(auth, digest)) {
+        memcpy(auth->verified[auth->verified_next], digest, DIGEST_LEN);
+        auth->verified_next = (auth->verified_next + 1) % VERIFIED_SLOTS;
+        if (auth->verified_count < VERIFIED_SLOTS) {
+            auth->verified_count++;
+        }
+    }
+}
+
+/* The client's slot: its own, else a free or forgotten one, else the one
+ * that failed longest ago. */
+static client_t *client_slot(tb_auth_t *auth, const unsigned char *key, int64_t now)
+{
+    client_t *oldest = &auth->clients[0];
+    for (size_t i = 0; i < CLIENT_SLOTS; i++) {
+        client_t *c = &auth->clients[i];
+        if (memcmp(c->key, key, CLIENT_KEY_LEN) == 0) {
+            return c;
+        }
+        if (c->last_ms < oldest->last_ms) {
+            oldest = c;
+        }
+    }
+    *oldest = (client_t){0};
+    memcpy(oldest->key, key, CLIENT_KEY_LEN);
+    oldest->last_ms = now;
+    return oldest;
+}
+
+static void client_failed(client_t *c, int64_t now)
+{
+    if (now - c->last_ms > TB_AUTH_FORGET_MS) {
+        c->failures = 0;
+    }
+    c->failures++;
+    c->last_ms = now;
+    if (c->failures >= TB_AUTH_FREE_FAILURES) {
+        unsigned doublings = c->failures - TB_AUTH_FREE_FAILURES;
+        int64_t backoff = doublings >= 16
+                              ? TB_AUTH_BACKOFF_MAX_MS
+                              : (int64_t)TB_AUTH_BACKOFF_INITIAL_MS << doublings;
+        c->until_ms =
+            now + (backoff < TB_AUTH_BACKOFF_MAX_MS ? backoff : TB_AUTH_BACKOFF_MAX_MS);
+    }
+}
+
+/* Checks the credentials themselves: PBKDF2. */
+static tb_auth_result_t verify(tb_auth_t *auth, const char *authorization)
+{
+    tb_series_add(auth->hashes, 1);
+    return auth->mode == TB_AUTH_BEARER ? check_bearer(auth, authorization)
+                                        : check_basic(auth, authorization);
+}
+
+tb_auth_result_t tb_auth_check(tb_auth_t *auth, const char *authorization,
+                               const struct sockaddr *client, int64_t *retry_after_ms)
+{
+    unsigned char digest[DIGEST_LEN];
+    unsigned char key[CLIENT_KEY_LEN];
     unsigned digest_len = 0;
     size_t len = 0;
     const char *scheme = auth->mode == TB_AUTH_BEARER ? "Bearer" : "Basic";
@@ -481,21 +615,41 @@ tb_auth_result_t tb_auth_check(const tb_auth_t *auth, const char *authorization,
     if (authorization == NULL || credentials_of(authorization, scheme, &len) == NULL) {
         return TB_AUTH_MISSING;
     }
-    if (cache != NULL && HMAC(EVP_sha256(), auth->cache_key, CACHE_KEY_LEN,
-                              (const unsigned char *)authorization, strlen(authorization),
-                              digest, &digest_len) == NULL) {
-        cache = NULL;
+    if (HMAC(EVP_sha256(), auth->cache_key, CACHE_KEY_LEN,
+             (const unsigned char *)authorization, strlen(authorization), digest,
+             &digest_len) == NULL) {
+        return TB_AUTH_INVALID;
     }
-    if (cache != NULL && cache->valid &&
-        CRYPTO_memcmp(cache->digest, digest, sizeof(digest)) == 0) {
+    client_key(client, key);
+    int64_t now = tb_monotonic_ms();
+    pthread_mutex_lock(&auth->lock);
+    bool known = verified_find(auth, digest);
+    client_t *c = known ? NULL : client_slot(auth, key, now);
+    int64_t wait_ms = c != NULL ? c->until_ms - now : 0;
+    pthread_mutex_unlock(&auth->lock);
+    if (known) {
         return TB_AUTH_OK;
     }
-    tb_auth_result_t result = auth->mode == TB_AUTH_BEARER
-                                  ? check_bearer(auth, authorization)
-                                  : check_basic(auth, authorization);
-    if (cache != NULL && result == TB_AUTH_OK) {
-        memcpy(cache->digest, digest, sizeof(digest));
-        cache->valid = true;
+    if (wait_ms > 0) {
+        tb_series_add(auth->throttled, 1);
+        if (retry_after_ms != NULL) {
+            *retry_after_ms = wait_ms;
+        }
+        return TB_AUTH_THROTTLED;
+    }
+    tb_auth_result_t result = verify(auth, authorization);
+    pthread_mutex_lock(&auth->lock);
+    c = client_slot(auth, key, now); /* again: the slot may have been reused */
+    if (result == TB_AUTH_OK) {
+        verified_add(auth, digest);
+        *c = (client_t){.last_ms = now};
+        memcpy(c->key, key, CLIENT_KEY_LEN);
+    } else {
+        client_failed(c, now);
+    }
+    pthread_mutex_unlock(&auth->lock);
+    if (result != TB_AUTH_OK) {
+        tb_series_add(auth->invalid, 1);
     }
     return result;
 }

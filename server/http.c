@@ -30,6 +30,11 @@
 #define CORS_DEFAULT_METHODS "GET,POST,HEAD"
 #define CORS_ALLOW_HEADERS "X-Requested-With,Content-Type,Accept,Origin,Authorization"
 #define CORS_MAX_AGE "1800"
+/* GnuTLS priorities of the https listeners: TLS 1.3 and 1.2 only, ciphers
+ * of 128 bits and more with forward secrecy (no RSA key exchange), no SHA-1
+ * MACs, the server's preference first. */
+#define TLS_PRIORITIES                                                                   \
+    "SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA:-SHA1:%SERVER_PRECEDENCE"
 
 typedef struct {
     struct MHD_Daemon *daemon;
@@ -63,7 +68,6 @@ typedef enum {
 /* Per-connection state (libmicrohttpd's socket context), from accept to
  * close: what was verified once need not be verified per request. */
 typedef struct {
-    tb_auth_cache_t auth;
     cert_state_t cert;
 } connection_state_t;
 
@@ -763,8 +767,18 @@ static bool screen(const listener_t *listener, struct MHD_Connection *connection
     if (server->auth != NULL) {
         const char *header = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
                                                          MHD_HTTP_HEADER_AUTHORIZATION);
-        tb_auth_result_t result =
-            tb_auth_check(server->auth, header, conn != NULL ? &conn->auth : NULL);
+        const union MHD_ConnectionInfo *client =
+            MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        int64_t wait_ms = 0;
+        tb_auth_result_t result = tb_auth_check(
+            server->auth, header, client != NULL ? client->client_addr : NULL, &wait_ms);
+        if (result == TB_AUTH_THROTTLED) {
+            tb_api_reply_error(res, TB_ERR_TOO_MANY,
+                               "Too many failed authentication attempts from this "
+                               "client: credentials are not checked for another %lld ms",
+                               (long long)wait_ms);
+            return true;
+        }
         if (result != TB_AUTH_OK) {
             *challenge = tb_auth_challenge(server->auth);
             tb_api_reply_error(res, TB_ERR_UNAUTHORIZED,
@@ -1035,6 +1049,12 @@ static int tls_load(void *arg, const char *url, char *errstr, size_t errstr_size
     return 0;
 }
 
+/* libmicrohttpd counts idle time in whole seconds: ms rounded up. */
+static unsigned timeout_s(unsigned ms)
+{
+    return ms / 1000 + (ms % 1000 != 0);
+}
+
 /* Binds one listener URL; admin_only for an admin.listeners entry. */
 static int listener_start(tb_http_server_t *server, listener_t *listener, const char *url,
                           bool admin_only, char *errstr, size_t errstr_size)
@@ -1045,7 +1065,7 @@ static int listener_start(tb_http_server_t *server, listener_t *listener, const 
                              .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     struct addrinfo *addr = NULL;
-    struct MHD_OptionItem tls_options[5];
+    struct MHD_OptionItem tls_options[6];
     size_t n = 0;
 
     if (tb_http_listener_parse(url, scheme, sizeof(scheme), host, sizeof(host), &port,
@@ -1058,6 +1078,8 @@ static int listener_start(tb_http_server_t *server, listener_t *listener, const 
             (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, server->tls_cert};
         tls_options[n++] =
             (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, server->tls_key};
+        tls_options[n++] =
+            (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, TLS_PRIORITIES};
         if (is_set(server->options.ssl_key_password)) {
             tls_options[n++] =
                 (struct MHD_OptionItem){MHD_OPTION_HTTPS_KEY_PASSWORD, 0,
@@ -1096,10 +1118,11 @@ static int listener_start(tb_http_server_t *server, listener_t *listener, const 
         flags, (uint16_t)port, NULL, NULL, handle_request, listener,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR, addr->ai_addr,
         MHD_OPTION_THREAD_POOL_SIZE, server->options.threads,
-        MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped,
-        NULL, MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
-        MHD_OPTION_NOTIFY_CONNECTION, connection_notify, NULL, MHD_OPTION_ARRAY,
-        tls_options, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout_s(server->options.connection_timeout_ms),
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, server->options.connections_per_client,
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+        request_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION, connection_notify, NULL,
+        MHD_OPTION_ARRAY, tls_options, MHD_OPTION_END);
     freeaddrinfo(addr);
     if (listener->daemon == NULL) {
         snprintf(errstr, errstr_size,

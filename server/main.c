@@ -333,6 +333,10 @@ static int run(const cli_t *cli)
         .admin_listeners = admin_listeners,
         .body_max_bytes = (size_t)tb_config_int(values, "rest.request.body.max.bytes"),
         .threads = (unsigned)tb_config_int(values, "rest.threads"),
+        .connections_per_client =
+            (unsigned)tb_config_int(values, "rest.connections.per.client.max"),
+        .connection_timeout_ms =
+            (unsigned)tb_config_int(values, "rest.connection.timeout.ms"),
         .auth_credentials_file = tb_config_string(values, "rest.auth.credentials.file"),
         .allow_unauthenticated_remote =
             tb_config_bool(values, "rest.allow.unauthenticated.remote"),
@@ -374,7 +378,8 @@ static int run(const cli_t *cli)
             tb_config_list(values, "connector.client.config.override.allowlist"),
         .literal_secrets = tb_config_bool(values, "secrets.literal.allowed"),
         .limits = {.allowed_dirs = tb_config_list(values, "file.allowed.dirs"),
-                   .allowed_hosts = tb_config_list(values, "http.sink.allowed.hosts")},
+                   .allowed_hosts = tb_config_list(values, "http.sink.allowed.hosts"),
+                   .store_path = store_path},
         .exactly_once_source =
             strcmp(tb_config_string(values, "exactly.once.source.support"), "enabled") ==
             0,

@@ -15,14 +15,32 @@
  * computation however many tokens the file holds (token names therefore
  * contain no '.').
  *
- * Hash comparisons run in constant time (CRYPTO_memcmp). Nothing here logs;
- * every buffer that held a secret is wiped before it is released.
+ * PBKDF2 is slow on purpose, so that failed attempts cannot burn the CPU:
+ * - an Authorization header verified once is remembered, as an HMAC-SHA256
+ *   under a random per-process key, and accepted again without PBKDF2
+ *   (from any connection and client);
+ * - a client (an IPv4 address, or an IPv6 /64) that failed
+ *   TB_AUTH_FREE_FAILURES times in a row is refused (TB_AUTH_THROTTLED)
+ *   without any PBKDF2 for a backoff that starts at
+ *   TB_AUTH_BACKOFF_INITIAL_MS and doubles with each further failure up to
+ *   TB_AUTH_BACKOFF_MAX_MS; a success clears its count, and a count
+ *   untouched for TB_AUTH_FORGET_MS is forgotten. Clients are counted
+ *   apart, so failures from one address never lock out another, and a
+ *   header already verified passes even during its client's backoff.
+ * Metrics: tributary_rest_auth_hashes_total (PBKDF2 verifications run) and
+ * tributary_rest_auth_failures_total{reason="invalid"|"throttled"}.
+ *
+ * Hash and cache comparisons run in constant time (CRYPTO_memcmp). Nothing
+ * here logs; every buffer that held a secret is wiped before it is
+ * released.
  */
 #ifndef TB_AUTH_H
 #define TB_AUTH_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
 
 typedef enum {
     TB_AUTH_NONE = 0,
@@ -32,8 +50,9 @@ typedef enum {
 
 typedef enum {
     TB_AUTH_OK = 0,
-    TB_AUTH_MISSING, /* no Authorization header, or one of another scheme */
-    TB_AUTH_INVALID, /* malformed, unknown name or wrong secret */
+    TB_AUTH_MISSING,   /* no Authorization header, or one of another scheme */
+    TB_AUTH_INVALID,   /* malformed, unknown name or wrong secret */
+    TB_AUTH_THROTTLED, /* not checked: the client is backing off */
 } tb_auth_result_t;
 
 /* PBKDF2 iterations of `tributary --hash-password`: about 50 ms of one core
@@ -44,16 +63,13 @@ typedef enum {
 #define TB_AUTH_MAX_ITERATIONS 10000000u
 /* Room for any encoded hash, with its NUL. */
 #define TB_AUTH_HASH_MAX 160
+/* Failed attempts of one client before it backs off, and the backoff. */
+#define TB_AUTH_FREE_FAILURES 5u
+#define TB_AUTH_BACKOFF_INITIAL_MS 1000
+#define TB_AUTH_BACKOFF_MAX_MS 60000
+#define TB_AUTH_FORGET_MS (15 * 60 * 1000)
 
 typedef struct tb_auth tb_auth_t;
-
-/* The last verified Authorization header of one connection, kept as its
- * SHA-256 so that a keep-alive connection pays for PBKDF2 once. Starts
- * zeroed; lives as long as the connection. */
-typedef struct {
-    unsigned char digest[32];
-    bool valid;
-} tb_auth_cache_t;
 
 /* Parses "none", "basic" or "bearer" (any case). Returns -1 when unknown. */
 int tb_auth_mode_parse(const char *text, tb_auth_mode_t *mode);
@@ -82,12 +98,12 @@ void tb_auth_destroy(tb_auth_t *auth);
  * `Bearer realm="tributary"`. Static. */
 const char *tb_auth_challenge(const tb_auth_t *auth);
 
-/* Checks an Authorization header value (NULL when absent). cache may be
- * NULL; when given, a header equal to the last one verified through it is
- * accepted without recomputing the hash, and a verified one is remembered.
- * Thread-safe for distinct caches. */
-tb_auth_result_t tb_auth_check(const tb_auth_t *auth, const char *authorization,
-                               tb_auth_cache_t *cache);
+/* Checks an Authorization header value (NULL when absent) sent by client
+ * (its address; NULL counts as one "unknown" client), with the cache and
+ * backoff described above. On TB_AUTH_THROTTLED, *retry_after_ms (when not
+ * NULL) gets how long the client still has to wait. Thread-safe. */
+tb_auth_result_t tb_auth_check(tb_auth_t *auth, const char *authorization,
+                               const struct sockaddr *client, int64_t *retry_after_ms);
 
 /* Splits `Basic <base64(user:password)>` (scheme in any case, RFC 7617)
  * into user and password, NUL-terminated. Returns 0, or -1 when the header

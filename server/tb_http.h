@@ -7,19 +7,22 @@
  * each with a small thread pool of its own.
  *
  * Security, in the order a request meets it:
+ * - Each client address may hold at most connections_per_client
+ *   connections at once (more are closed at accept), and a connection idle
+ *   for connection_timeout_ms is closed.
  * - https:// listeners use libmicrohttpd's TLS (GnuTLS) with the PEM
- *   certificate and key read into memory at start. With a CA and client
- *   authentication "requested", a client certificate is asked for and, when
- *   one is presented, must verify against the CA; "required" also refuses a
- *   request without one. Either refusal is a 401 (the TLS handshake itself
- *   completes: libmicrohttpd only offers GnuTLS's "request" mode).
+ *   certificate and key read into memory at start, TLS 1.2 and 1.3 only. With a CA and
+ * client authentication "requested", a client certificate is asked for and, when one is
+ * presented, must verify against the CA; "required" also refuses a request without one.
+ * Either refusal is a 401 (the TLS handshake itself completes: libmicrohttpd only offers
+ * GnuTLS's "request" mode).
  * - CORS (off unless access.control.allow.origin is set): a preflight
  *   OPTIONS from an allowed origin is answered 204 without authentication;
  *   every reply to an allowed origin carries Access-Control-Allow-Origin.
  * - rest.auth: a request without valid credentials gets 401 with
- *   WWW-Authenticate, before its body is read. A verified Authorization
- *   header is remembered per connection (as an HMAC), so a keep-alive client
- *   pays for PBKDF2 once per connection, not once per request.
+ *   WWW-Authenticate, before its body is read; a client backing off after
+ *   failed attempts gets 429 without its credentials being checked
+ *   (tb_auth.h: the cache of verified headers and the per-client backoff).
  * - admin.listeners: admin routes are served on the main listeners, on
  *   their own listeners only (404 elsewhere), or nowhere (404).
  */
@@ -46,9 +49,11 @@ typedef struct {
     /* NULL: admin routes on the listeners; "": admin routes off; otherwise
      * listeners serving the admin routes only. */
     const char *admin_listeners;
-    size_t body_max_bytes; /* larger bodies get 413 */
-    unsigned threads;      /* per listener */
-    tb_auth_mode_t auth;   /* rest.auth */
+    size_t body_max_bytes;           /* larger bodies get 413 */
+    unsigned threads;                /* per listener */
+    unsigned connections_per_client; /* at once, per client address */
+    unsigned connection_timeout_ms;  /* idle connections closed after it */
+    tb_auth_mode_t auth;             /* rest.auth */
     const char *auth_credentials_file;
     bool allow_unauthenticated_remote;
     /* PEM files of every https:// listener. */

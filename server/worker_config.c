@@ -20,6 +20,11 @@ static const char *const log_levels[] = {"OFF",  "FATAL", "ERROR", "WARN",
                                          "INFO", "DEBUG", "TRACE", NULL};
 static const tb_config_range_t at_least_one = {.has_min = true, .min = 1};
 static const tb_config_range_t non_negative = {.has_min = true, .min = 0};
+static const tb_config_range_t connections_range = {
+    .has_min = true, .min = 1, .has_max = true, .max = 65535};
+/* at most a day: libmicrohttpd takes whole seconds */
+static const tb_config_range_t connection_timeout_range = {
+    .has_min = true, .min = 1000, .has_max = true, .max = 86400000};
 static const tb_config_range_t port_range = {
     .has_min = true, .min = 0, .has_max = true, .max = 65535};
 
@@ -91,6 +96,24 @@ static const tb_config_def_t worker_keys[] = {
      .group = "REST",
      .range = &at_least_one,
      .documentation = "Threads serving REST requests, per listener."},
+    {.name = "rest.connections.per.client.max",
+     .type = TB_CONFIG_INT,
+     .default_value = "32",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "REST",
+     .range = &connections_range,
+     .documentation = "Connections one client address may hold open at once, per "
+                      "listener; a connection beyond them is closed as soon as it is "
+                      "accepted (tributary)."},
+    {.name = "rest.connection.timeout.ms",
+     .type = TB_CONFIG_INT,
+     .default_value = "30000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "REST",
+     .range = &connection_timeout_range,
+     .documentation = "How long a REST connection may stay idle (no request, or a "
+                      "request that stalls) before it is closed; counted in whole "
+                      "seconds, rounded up (tributary)."},
     {.name = "rest.auth",
      .type = TB_CONFIG_STRING,
      .default_value = "none",
@@ -285,7 +308,9 @@ static const tb_config_def_t worker_keys[] = {
      .group = "Connectors",
      .documentation = "Directories the file connectors may read and write under "
                       "(symbolic links resolved, so none leads out); empty allows "
-                      "any path, as Kafka Connect does (tributary)."},
+                      "any path, as Kafka Connect does, except that the directory of "
+                      "offset.storage.file.filename (the store and its secrets "
+                      "file) is never reachable, whatever this says (tributary)."},
     {.name = "http.sink.allowed.hosts",
      .type = TB_CONFIG_LIST,
      .default_value = "",

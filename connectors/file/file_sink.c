@@ -45,15 +45,12 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
 {
     const char *path = json_string_value(json_object_get(config, "file"));
     file_sink_t *sink = calloc(1, sizeof(*sink));
-    (void)ctx;
     if (path == NULL) {
         sink->out = stdout;
     } else {
         sink->path = strdup(path);
-        sink->out = fopen(path, "a");
+        sink->out = tb_limits_fopen(ctx->limits, path, true, errstr, errstr_size);
         if (sink->out == NULL) {
-            snprintf(errstr, errstr_size, "cannot open file %s for appending: %s", path,
-                     strerror(errno));
             free(sink->path);
             free(sink);
             return -1;

@@ -62,6 +62,7 @@ typedef struct {
     bool missing_logged;
     json_t *partition;
     bool offset_every_record; /* else only the last record of a poll has one */
+    const tb_limits_t *limits;
 } file_source_t;
 
 /* Like Connect's, the file source runs one task whatever tasks.max says. */
@@ -87,6 +88,7 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
     source->topic = strdup(tb_config_string(values, "topic"));
     source->batch_size = (size_t)tb_config_int(values, "batch.size");
     source->offset_every_record = ctx->offset_every_record;
+    source->limits = ctx->limits;
     const char *path = tb_config_string(values, "file");
     if (path != NULL) {
         source->path = strdup(path);
@@ -106,24 +108,28 @@ done:
     return source != NULL ? 0 : -1;
 }
 
-/* Opens the file at the recorded position, or says when to try again. */
-static bool open_file(file_source_t *s)
+/* Opens the file at the recorded position. Returns 1 when open, 0 when
+ * the file does not exist yet (try again later), -1 with errstr when the
+ * worker's limits refuse it or it cannot be opened for another reason. */
+static int open_file(file_source_t *s, char *errstr, size_t errstr_size)
 {
-    s->in = fopen(s->path, "rb");
+    s->in = tb_limits_fopen(s->limits, s->path, false, errstr, errstr_size);
     if (s->in == NULL) {
+        if (errno != ENOENT) {
+            return -1;
+        }
         if (!s->missing_logged) {
             TB_LOG_TASK(TB_LOG_WARN, "tributary.task", s->connector, 0,
-                        "cannot open %s (%s); retrying every second", s->path,
-                        strerror(errno));
+                        "%s; retrying every second", errstr);
             s->missing_logged = true;
         }
-        return false;
+        return 0;
     }
     s->missing_logged = false;
     if (fseeko(s->in, s->position, SEEK_SET) != 0) {
         s->position = 0;
     }
-    return true;
+    return 1;
 }
 
 /* A file shorter than what was read was truncated or replaced. */
@@ -215,12 +221,13 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
 {
     file_source_t *s = opaque;
     size_t used = 0, line, terminator;
-    (void)errstr;
-    (void)errstr_size;
     *count = 0;
-    if (s->in == NULL && !open_file(s)) {
-        *wake_ms = MISSING_RETRY_MS;
-        return 0;
+    if (s->in == NULL) {
+        int opened = open_file(s, errstr, errstr_size);
+        if (opened <= 0) {
+            *wake_ms = MISSING_RETRY_MS;
+            return opened;
+        }
     }
     check_truncation(s);
     /* read only while less than a chunk waits: the buffer stays small, and

@@ -6,7 +6,7 @@
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_task_engine.h"
 
-int tb_task_start_plugin(const tb_task_env_t *env, const tb_task_context_t *ctx,
+int tb_task_start_plugin(const tb_task_env_t *env, tb_task_context_t *ctx,
                          void **plugin_task, char *errstr, size_t errstr_size)
 {
     /* checked again now: a symbolic link may have changed since creation */
@@ -23,6 +23,7 @@ int tb_task_start_plugin(const tb_task_env_t *env, const tb_task_context_t *ctx,
     if (config == NULL) {
         return -1;
     }
+    ctx->limits = env->limits;
     int rc = env->plugin->task_start(ctx, config, plugin_task, errstr, errstr_size);
     json_decref(config);
     if (rc != 0) {

@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "connectors/converters/tb_converter.h"
+#include "connectors/runtime/tb_limits.h"
 #include "core/tb_config.h"
 
 #define TB_PLUGIN_RETRY 1
@@ -92,6 +93,9 @@ typedef struct {
     void (*record_failed)(void *runtime, const tb_sink_record_t *record,
                           const char *reason);
     void *runtime;
+    /* What the task may reach; a plugin opens files through
+     * tb_limits_fopen with it. Set by the runtime just before task_start. */
+    const tb_limits_t *limits;
 } tb_task_context_t;
 
 typedef struct tb_plugin {

@@ -62,9 +62,10 @@ typedef struct {
 
 #define TB_TASK_STEP_FAILED (-2)
 
-/* Starts the plugin's task with its config's secrets resolved. Returns
- * what task_start returns; *plugin_task is NULL on failure. */
-int tb_task_start_plugin(const tb_task_env_t *env, const tb_task_context_t *ctx,
+/* Starts the plugin's task with its config's secrets resolved, after
+ * setting ctx->limits to the task's. Returns what task_start returns;
+ * *plugin_task is NULL on failure. */
+int tb_task_start_plugin(const tb_task_env_t *env, tb_task_context_t *ctx,
                          void **plugin_task, char *errstr, size_t errstr_size);
 
 /* The converter of a task's keys (which = "key") or values ("value"): the

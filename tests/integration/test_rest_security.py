@@ -113,15 +113,18 @@ def test_every_route_needs_credentials(start_worker, credentials, mode):
     for method, route in routes():
         for auth in (None, wrong):
             reply = call(w.url, method, route, auth=auth)
-            assert reply.status_code == 401, (method, route, reply.text)
-            assert reply.headers["WWW-Authenticate"] == challenge
+            # wrong credentials again and again: the client backs off (429)
+            refused = (401,) if auth is None else (401, 429)
+            assert reply.status_code in refused, (method, route, reply.text)
             body = reply.json()
-            assert body["error_code"] == 401 and body["message"], body
+            assert body["error_code"] == reply.status_code and body["message"], body
+            if reply.status_code == 401:
+                assert reply.headers["WWW-Authenticate"] == challenge
     # the other scheme is no credential either
     other = (("alice", secret) if mode == "bearer" else BearerAuth(f"alice.{secret}"))
     assert call(w.url, "GET", "/connectors", auth=other).status_code == 401
 
-    with requests.Session() as session:  # keep-alive: one PBKDF2 per connection
+    with requests.Session() as session:  # verified once: no PBKDF2 again
         session.auth = good
         root = session.get(w.url + "/", timeout=30)
         assert root.status_code == 200 and root.json()["version"]
@@ -435,3 +438,146 @@ def test_cors_any_origin(start_worker):
     reply = requests.options(w.url + "/connectors", headers=PREFLIGHT, timeout=10)
     assert reply.status_code == 204
     assert reply.headers["Access-Control-Allow-Methods"] == "GET,POST,HEAD"
+
+
+def tls_handshake(port, ca, version, ciphers=None):
+    """Whether a TLS handshake of exactly version (ssl.TLSVersion) succeeds.
+    The client itself allows every version and cipher (security level 0),
+    so that only the server can refuse."""
+    import socket
+    import ssl
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.load_verify_locations(ca)
+    context.set_ciphers(ciphers or "ALL:@SECLEVEL=0")
+    context.minimum_version = context.maximum_version = version
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                return tls.version()
+    except (ssl.SSLError, ConnectionError):
+        return None
+
+
+def test_tls_1_2_is_the_minimum(start_worker, pki):
+    import ssl
+    port = free_port()
+    w = start_worker(https_settings(pki, port), wait_healthy=False)
+    w.url = f"https://127.0.0.1:{port}"
+    wait_up(w, verify=pki["ca.pem"])
+    assert tls_handshake(port, pki["ca.pem"], ssl.TLSVersion.TLSv1_3) == "TLSv1.3"
+    assert tls_handshake(port, pki["ca.pem"], ssl.TLSVersion.TLSv1_2) == "TLSv1.2"
+    assert tls_handshake(port, pki["ca.pem"], ssl.TLSVersion.TLSv1_1) is None
+    assert tls_handshake(port, pki["ca.pem"], ssl.TLSVersion.TLSv1) is None
+    # TLS 1.2 without forward secrecy (RSA key exchange) is refused too
+    assert tls_handshake(port, pki["ca.pem"], ssl.TLSVersion.TLSv1_2,
+                         ciphers="AES128-SHA256:AES256-GCM-SHA384:@SECLEVEL=0") is None
+
+
+def closed_by_server(sock):
+    """Whether the server closed sock (reads what it sent until then)."""
+    import socket
+    sock.settimeout(0.1)
+    try:
+        while True:
+            if sock.recv(4096) == b"":
+                return True
+    except socket.timeout:
+        return False
+    except ConnectionError:
+        return True
+
+
+def test_connections_per_client_are_limited(start_worker):
+    import socket
+    w = start_worker({"rest.connections.per.client.max": "2", "rest.threads": "1"})
+    held = [socket.create_connection(("127.0.0.1", w.port)) for _ in range(2)]
+    for sock in held:  # a request begun and not finished holds its connection
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+    wait_for(lambda: all(not closed_by_server(s) for s in held), what="two held")
+    extra = socket.create_connection(("127.0.0.1", w.port))
+    extra.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    wait_for(lambda: closed_by_server(extra), what="the third connection to be closed")
+    extra.close()
+    for sock in held:
+        sock.close()
+    wait_for(lambda: w.get("/health").status_code == 200, what="the API after they close")
+
+
+def test_idle_connections_are_closed(start_worker):
+    import socket
+    w = start_worker({"rest.connection.timeout.ms": "1000"})
+    idle = socket.create_connection(("127.0.0.1", w.port))
+    stalled = socket.create_connection(("127.0.0.1", w.port))
+    stalled.sendall(b"GET /health HTTP/1.1\r\n")
+    # well within the old fixed 30 s: the setting is what closes them
+    wait_for(lambda: closed_by_server(idle) and closed_by_server(stalled), timeout=20,
+             what="the idle connections to be closed")
+    idle.close()
+    stalled.close()
+    assert w.get("/health").status_code == 200
+
+
+def request_from(source, w, path, user, password):
+    """GET path with Basic credentials over a connection from source (an
+    address of 127.0.0.0/8); returns (status, body)."""
+    import http.client
+    connection = http.client.HTTPConnection("127.0.0.1", w.port, timeout=30,
+                                            source_address=(source, 0))
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    try:
+        connection.request("GET", path, headers={"Authorization": f"Basic {token}"})
+        reply = connection.getresponse()
+        body = reply.read().decode()
+    finally:
+        connection.close()
+    secret_scan.check_text(f"the response to GET {path}", body)
+    return reply.status, body
+
+
+def auth_metric(body, series):
+    for line in body.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[1])
+    return 0.0
+
+
+def test_failed_basic_auth_backs_off_without_pbkdf2(start_worker, tmp_path):
+    users = {name: secret_scan.new_secret(f"{name}-password")
+             for name in ("alice", "bob", "carol")}
+    wrong = secret_scan.new_secret("wrong-password")
+    path = tmp_path / "basic.credentials"
+    path.write_text("".join(f"{name}:{hash_secret(secret)}\n"
+                            for name, secret in users.items()))
+    w = start_worker({"rest.auth": "basic", "rest.auth.credentials.file": str(path)},
+                     wait_healthy=False)
+    wait_up(w, auth=("alice", users["alice"]))
+
+    def metrics():
+        status, body = request_from("127.0.0.1", w, "/metrics", "alice", users["alice"])
+        assert status == 200, body
+        return (auth_metric(body, "tributary_rest_auth_hashes_total"),
+                auth_metric(body, 'tributary_rest_auth_failures_total{reason="throttled"}'))
+
+    hashes_before, _ = metrics()  # alice's header is verified: no PBKDF2 to read them
+    for _ in range(5):
+        assert request_from("127.0.0.1", w, "/", "alice", wrong)[0] == 401
+    assert metrics()[0] == hashes_before + 5
+    answers = [request_from("127.0.0.1", w, "/", "alice", wrong)[0] for _ in range(30)]
+    hashes_after, throttled = metrics()
+    # refused unverified while backing off (1 s, then doubling): however slow
+    # the requests, few of them can have cost a PBKDF2
+    assert answers.count(401) == hashes_after - hashes_before - 5
+    assert answers.count(401) <= 4 and answers.count(429) >= 26, answers
+    assert throttled == answers.count(429)
+    status, body = request_from("127.0.0.1", w, "/", "alice", wrong)
+    assert status in (401, 429)
+    if status == 429:
+        assert "Too many failed authentication attempts" in body, body
+    # another client is not locked out, and its own failures are its own
+    assert request_from("127.0.0.2", w, "/", "bob", users["bob"])[0] == 200
+    assert request_from("127.0.0.2", w, "/", "bob", wrong)[0] == 401
+    # the backing-off client: a header verified before passes at once, and
+    # new right credentials once the backoff is over
+    assert request_from("127.0.0.1", w, "/", "alice", users["alice"])[0] == 200
+    wait_for(lambda: request_from("127.0.0.1", w, "/", "carol", users["carol"])[0] == 200,
+             timeout=60, what="carol's first request after the backoff")

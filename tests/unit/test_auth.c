@@ -2,8 +2,9 @@
  * headers, and the start-up refusal of unauthenticated remote listeners.
  *
  * Code review, not testable from outside: every hash comparison in
- * server/auth.c goes through CRYPTO_memcmp (hash_matches and the cache in
- * tb_auth_check), and an unknown name costs one PBKDF2 like a known one. */
+ * server/auth.c goes through CRYPTO_memcmp (hash_matches and verified_find,
+ * which compares every slot), and an unknown name costs one PBKDF2 like a
+ * known one. */
 #include "tb_test.h"
 
 #include <stdio.h>
@@ -11,7 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <openssl/evp.h>
+
+#include "core/tb_metrics.h"
 
 #include "server/tb_auth.h"
 #include "server/tb_http.h"
@@ -27,6 +33,16 @@ static char *temp_file(const char *text)
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
     return path;
+}
+
+/* A client address of its own for each call: checks that are not about
+ * the backoff never reach it. */
+static const struct sockaddr *fresh_client(void)
+{
+    static struct sockaddr_in address = {.sin_family = AF_INET};
+    static uint32_t next = 0x0a000001; /* 10.0.0.1 */
+    address.sin_addr.s_addr = htonl(next++);
+    return (const struct sockaddr *)&address;
 }
 
 /* "<name>:<hash of secret>\n" */
@@ -202,16 +218,18 @@ static void test_basic_credentials_file(void **state)
     assert_non_null(auth);
     assert_string_equal(tb_auth_challenge(auth), "Basic realm=\"tributary\"");
     basic_header(header, "alice:wonderland", 16);
-    assert_int_equal(tb_auth_check(auth, header, NULL), TB_AUTH_OK);
+    assert_int_equal(tb_auth_check(auth, header, fresh_client(), NULL), TB_AUTH_OK);
     basic_header(header, "bob:builder", 11);
-    assert_int_equal(tb_auth_check(auth, header, NULL), TB_AUTH_OK);
+    assert_int_equal(tb_auth_check(auth, header, fresh_client(), NULL), TB_AUTH_OK);
     basic_header(header, "bob:wonderland", 14);
-    assert_int_equal(tb_auth_check(auth, header, NULL), TB_AUTH_INVALID);
+    assert_int_equal(tb_auth_check(auth, header, fresh_client(), NULL), TB_AUTH_INVALID);
     basic_header(header, "carol:builder", 13);
-    assert_int_equal(tb_auth_check(auth, header, NULL), TB_AUTH_INVALID);
-    assert_int_equal(tb_auth_check(auth, "Basic !!!!", NULL), TB_AUTH_INVALID);
-    assert_int_equal(tb_auth_check(auth, NULL, NULL), TB_AUTH_MISSING);
-    assert_int_equal(tb_auth_check(auth, "Bearer x.y", NULL), TB_AUTH_MISSING);
+    assert_int_equal(tb_auth_check(auth, header, fresh_client(), NULL), TB_AUTH_INVALID);
+    assert_int_equal(tb_auth_check(auth, "Basic !!!!", fresh_client(), NULL),
+                     TB_AUTH_INVALID);
+    assert_int_equal(tb_auth_check(auth, NULL, fresh_client(), NULL), TB_AUTH_MISSING);
+    assert_int_equal(tb_auth_check(auth, "Bearer x.y", fresh_client(), NULL),
+                     TB_AUTH_MISSING);
 
     tb_auth_destroy(auth);
     unlink(path);
@@ -228,44 +246,86 @@ static void test_bearer_tokens(void **state)
     tb_auth_t *auth = tb_auth_create(TB_AUTH_BEARER, path, err, sizeof(err));
     assert_non_null(auth);
     assert_string_equal(tb_auth_challenge(auth), "Bearer realm=\"tributary\"");
-    assert_int_equal(tb_auth_check(auth, "Bearer ci-bot.Zm9vYmFy+/=", NULL), TB_AUTH_OK);
-    assert_int_equal(tb_auth_check(auth, "bearer   ci-bot.Zm9vYmFy+/= ", NULL),
-                     TB_AUTH_OK);
-    assert_int_equal(tb_auth_check(auth, "Bearer ci-bot.Zm9vYmFy", NULL),
+    assert_int_equal(
+        tb_auth_check(auth, "Bearer ci-bot.Zm9vYmFy+/=", fresh_client(), NULL),
+        TB_AUTH_OK);
+    assert_int_equal(
+        tb_auth_check(auth, "bearer   ci-bot.Zm9vYmFy+/= ", fresh_client(), NULL),
+        TB_AUTH_OK);
+    assert_int_equal(tb_auth_check(auth, "Bearer ci-bot.Zm9vYmFy", fresh_client(), NULL),
                      TB_AUTH_INVALID);
-    assert_int_equal(tb_auth_check(auth, "Bearer other.Zm9vYmFy+/=", NULL),
+    assert_int_equal(
+        tb_auth_check(auth, "Bearer other.Zm9vYmFy+/=", fresh_client(), NULL),
+        TB_AUTH_INVALID);
+    assert_int_equal(tb_auth_check(auth, "Bearer Zm9vYmFy+/=", fresh_client(), NULL),
                      TB_AUTH_INVALID);
-    assert_int_equal(tb_auth_check(auth, "Bearer Zm9vYmFy+/=", NULL), TB_AUTH_INVALID);
-    assert_int_equal(tb_auth_check(auth, "Bearer ci-bot.", NULL), TB_AUTH_INVALID);
-    assert_int_equal(tb_auth_check(auth, "Bearer .Zm9vYmFy+/=", NULL), TB_AUTH_INVALID);
-    assert_int_equal(tb_auth_check(auth, "Bearer ci-bot.Zm9v YmFy+/=", NULL),
+    assert_int_equal(tb_auth_check(auth, "Bearer ci-bot.", fresh_client(), NULL),
                      TB_AUTH_INVALID);
-    assert_int_equal(tb_auth_check(auth, "Basic Y2ktYm90OlptOXZZbUZ5Ky89", NULL),
-                     TB_AUTH_MISSING);
+    assert_int_equal(tb_auth_check(auth, "Bearer .Zm9vYmFy+/=", fresh_client(), NULL),
+                     TB_AUTH_INVALID);
+    assert_int_equal(
+        tb_auth_check(auth, "Bearer ci-bot.Zm9v YmFy+/=", fresh_client(), NULL),
+        TB_AUTH_INVALID);
+    assert_int_equal(
+        tb_auth_check(auth, "Basic Y2ktYm90OlptOXZZbUZ5Ky89", fresh_client(), NULL),
+        TB_AUTH_MISSING);
     tb_auth_destroy(auth);
     unlink(path);
     free(path);
 }
 
-static void test_verified_header_cached_per_connection(void **state)
+/* The PBKDF2 verifications run so far (tributary_rest_auth_hashes_total). */
+static long hashes_run(void)
+{
+    char *page = tb_metrics_render_series();
+    const char *line = strstr(page, "\ntributary_rest_auth_hashes_total ");
+    long count = line != NULL ? strtol(strchr(line + 1, ' ') + 1, NULL, 10) : -1;
+    free(page);
+    return count;
+}
+
+static struct sockaddr_in ipv4(const char *address)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    assert_int_equal(inet_pton(AF_INET, address, &a.sin_addr), 1);
+    return a;
+}
+
+static void test_verified_headers_skip_pbkdf2_and_failing_clients_back_off(void **state)
 {
     (void)state;
-    char line[256], header[256], err[512];
+    char line[256], good[256], wrong[256], err[512];
     entry(line, sizeof(line), "alice", "wonderland");
     char *path = temp_file(line);
     tb_auth_t *auth = tb_auth_create(TB_AUTH_BASIC, path, err, sizeof(err));
-    tb_auth_cache_t cache = {0};
+    struct sockaddr_in a = ipv4("10.1.1.1"), b = ipv4("10.2.2.2");
+    const struct sockaddr *from_a = (const struct sockaddr *)&a;
+    const struct sockaddr *from_b = (const struct sockaddr *)&b;
+    int64_t wait_ms = 0;
+    basic_header(good, "alice:wonderland", 16);
+    basic_header(wrong, "alice:wrong", 11);
 
-    basic_header(header, "alice:wrong", 11);
-    assert_int_equal(tb_auth_check(auth, header, &cache), TB_AUTH_INVALID);
-    assert_false(cache.valid); /* only verified headers are remembered */
-    basic_header(header, "alice:wonderland", 16);
-    assert_int_equal(tb_auth_check(auth, header, &cache), TB_AUTH_OK);
-    assert_true(cache.valid);
-    assert_int_equal(tb_auth_check(auth, header, &cache), TB_AUTH_OK);
-    basic_header(header, "alice:wonderlanD", 16);
-    assert_int_equal(tb_auth_check(auth, header, &cache), TB_AUTH_INVALID);
-    assert_int_equal(tb_auth_check(auth, NULL, &cache), TB_AUTH_MISSING);
+    assert_int_equal(tb_auth_check(auth, good, from_a, NULL), TB_AUTH_OK);
+    assert_int_equal(tb_auth_check(auth, good, from_b, NULL), TB_AUTH_OK);
+    assert_int_equal(hashes_run(), 1); /* verified once, from any client */
+    for (unsigned i = 0; i < TB_AUTH_FREE_FAILURES; i++) {
+        assert_int_equal(tb_auth_check(auth, wrong, from_a, NULL), TB_AUTH_INVALID);
+    }
+    assert_int_equal(hashes_run(), 1 + TB_AUTH_FREE_FAILURES);
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(tb_auth_check(auth, wrong, from_a, &wait_ms), TB_AUTH_THROTTLED);
+    }
+    assert_true(wait_ms > 0 && wait_ms <= TB_AUTH_BACKOFF_INITIAL_MS);
+    assert_int_equal(hashes_run(), 1 + TB_AUTH_FREE_FAILURES); /* no PBKDF2 */
+    /* a header verified before still passes; a new one waits, but only on
+     * the client that failed */
+    assert_int_equal(tb_auth_check(auth, good, from_a, NULL), TB_AUTH_OK);
+    char other_form[300];
+    snprintf(other_form, sizeof(other_form), "basic %s", good + strlen("Basic "));
+    assert_int_equal(tb_auth_check(auth, other_form, from_a, NULL), TB_AUTH_THROTTLED);
+    assert_int_equal(tb_auth_check(auth, other_form, from_b, NULL), TB_AUTH_OK);
+    assert_int_equal(tb_auth_check(auth, wrong, from_b, NULL), TB_AUTH_INVALID);
+    assert_int_equal(hashes_run(), 3 + TB_AUTH_FREE_FAILURES);
 
     tb_auth_destroy(auth);
     unlink(path);
@@ -376,7 +436,7 @@ int main(void)
         cmocka_unit_test(test_basic_header_parsing),
         cmocka_unit_test(test_basic_credentials_file),
         cmocka_unit_test(test_bearer_tokens),
-        cmocka_unit_test(test_verified_header_cached_per_connection),
+        cmocka_unit_test(test_verified_headers_skip_pbkdf2_and_failing_clients_back_off),
         cmocka_unit_test(test_malformed_files_name_the_line),
         cmocka_unit_test(test_loopback_hosts),
         cmocka_unit_test(test_unauthenticated_remote_listeners_refused),
