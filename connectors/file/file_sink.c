@@ -1,15 +1,19 @@
 /*
  * FileStreamSink - appends each record's value and a newline to a file, as
  * Kafka Connect's FileStreamSinkConnector does. flush() fsyncs, so offsets
- * are recorded only for lines that are on disk.
+ * are recorded only for lines that are on disk. A crash in the middle of a
+ * write can leave a partial last line, whose record was never recorded as
+ * written: a task that starts removes it, and writes the record again.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "connectors/runtime/tb_plugin.h"
+#include "core/tb_log.h"
 
 #define WRITE_BUFFER_BYTES (256 * 1024)
 
@@ -40,6 +44,37 @@ static json_t *task_configs(const json_t *config, int max_tasks)
     return list;
 }
 
+/* Cuts what follows the last newline of the file open as out: the partial
+ * line an interrupted write left behind. Returns how many bytes were cut,
+ * or -1 with errno set. */
+static off_t cut_partial_line(FILE *out)
+{
+    int fd = fileno(out);
+    struct stat st;
+    char chunk[4096];
+    if (fstat(fd, &st) != 0) {
+        return -1;
+    }
+    off_t end = st.st_size;
+    while (end > 0) {
+        size_t want = end < (off_t)sizeof(chunk) ? (size_t)end : sizeof(chunk);
+        ssize_t got = pread(fd, chunk, want, end - (off_t)want);
+        if (got != (ssize_t)want) {
+            return -1;
+        }
+        char *newline = memrchr(chunk, '\n', want);
+        if (newline != NULL) {
+            end -= (off_t)want - (newline - chunk) - 1;
+            break;
+        }
+        end -= (off_t)want;
+    }
+    if (end < st.st_size && ftruncate(fd, end) != 0) {
+        return -1;
+    }
+    return st.st_size - end;
+}
+
 static int task_start(const tb_task_context_t *ctx, const json_t *config, void **out,
                       char *errstr, size_t errstr_size)
 {
@@ -47,19 +82,38 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
     file_sink_t *sink = calloc(1, sizeof(*sink));
     if (path == NULL) {
         sink->out = stdout;
-    } else {
-        sink->path = strdup(path);
-        sink->out = tb_limits_fopen(ctx->limits, path, true, errstr, errstr_size);
-        if (sink->out == NULL) {
-            free(sink->path);
-            free(sink);
-            return -1;
-        }
-        /* fewer write calls between flushes; flush() still writes all out */
-        setvbuf(sink->out, NULL, _IOFBF, WRITE_BUFFER_BYTES);
+        *out = sink;
+        return 0;
     }
+    sink->path = strdup(path);
+    sink->out = tb_limits_fopen(ctx->limits, path, true, errstr, errstr_size);
+    if (sink->out == NULL) {
+        goto fail;
+    }
+    off_t cut = cut_partial_line(sink->out);
+    if (cut < 0) {
+        snprintf(errstr, errstr_size, "reading the end of %s failed: %s", path,
+                 strerror(errno));
+        goto fail;
+    }
+    if (cut > 0) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", ctx->connector, ctx->task,
+                    "removed a partial line of %lld bytes at the end of %s, left by an "
+                    "interrupted write; its record is written again",
+                    (long long)cut, path);
+    }
+    /* fewer write calls between flushes; flush() still writes all out */
+    setvbuf(sink->out, NULL, _IOFBF, WRITE_BUFFER_BYTES);
     *out = sink;
     return 0;
+
+fail:
+    if (sink->out != NULL) {
+        fclose(sink->out);
+    }
+    free(sink->path);
+    free(sink);
+    return -1;
 }
 
 static int put(void *opaque, const tb_sink_record_t *records, size_t count, char *errstr,

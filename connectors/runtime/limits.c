@@ -197,7 +197,7 @@ static int open_target(const tb_limits_t *limits, char *target, bool append,
     *slash = '\0';
     int dir = open_dir_nofollow(slash == target ? "/" : target);
     *slash = '/';
-    int flags = (append ? O_WRONLY | O_APPEND | O_CREAT : O_RDONLY) | O_NOFOLLOW |
+    int flags = (append ? O_RDWR | O_APPEND | O_CREAT : O_RDONLY) | O_NOFOLLOW |
                 O_NOCTTY | O_CLOEXEC;
     int fd = dir >= 0 ? openat(dir, slash + 1, flags, 0666) : -1;
     struct stat st;
@@ -235,7 +235,7 @@ FILE *tb_limits_fopen(const tb_limits_t *limits, const char *path, bool append,
         errno = EACCES;
     }
     if (fd >= 0) {
-        file = fdopen(fd, append ? "a" : "r");
+        file = fdopen(fd, append ? "a+" : "r");
     }
     int saved = errno;
     if (file == NULL) {

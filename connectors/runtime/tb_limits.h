@@ -37,7 +37,8 @@ void tb_limits_check(const tb_limits_t *limits, const tb_config_table_t *table,
                      const json_t *config, json_t *errors);
 
 /* Opens path for a file connector: for reading, or for appending (created
- * with mode 0666 less the umask when missing). The path is resolved, checked
+ * with mode 0666 less the umask when missing; readable too, so that a sink
+ * can look at what it wrote before). The path is resolved, checked
  * as tb_limits_check does, then opened one component at a time from "/"
  * with O_NOFOLLOW, so a symbolic link swapped in after the check fails the
  * open instead of being followed; the opened file is then compared (device
