@@ -1,8 +1,12 @@
 #include "core/tb_secret.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 
@@ -84,4 +88,319 @@ char *tb_secret_resolve(const char *value, char *errstr, size_t errstr_size)
     }
     free(spec);
     return secret;
+}
+
+/* ---- credential names and header lists ---- */
+
+bool tb_secret_name_is_credential(const char *name, size_t len)
+{
+    static const char *const words[] = {
+        "auth", "token", "secret", "key", "password", "cookie", "credential", NULL,
+    };
+    for (size_t i = 0; words[i] != NULL; i++) {
+        size_t w = strlen(words[i]);
+        for (size_t at = 0; at + w <= len; at++) {
+            if (strncasecmp(name + at, words[i], w) == 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Appends n bytes of s to the malloc'd *out of length *len; false when out
+ * of memory (*out is then freed and NULL). */
+static bool append(char **out, size_t *len, const char *s, size_t n)
+{
+    char *grown = realloc(*out, *len + n + 1);
+    if (grown == NULL) {
+        free(*out);
+        *out = NULL;
+        return false;
+    }
+    memcpy(grown + *len, s, n);
+    *len += n;
+    grown[*len] = '\0';
+    *out = grown;
+    return true;
+}
+
+/* The bounds of s[0..n) without blanks at either end. */
+static void trim_bounds(const char *s, size_t n, size_t *from, size_t *to)
+{
+    *from = 0;
+    *to = n;
+    while (*from < *to && isspace((unsigned char)s[*from])) {
+        (*from)++;
+    }
+    while (*to > *from && isspace((unsigned char)s[*to - 1])) {
+        (*to)--;
+    }
+}
+
+/* The replacement of one "Name: value" entry of n bytes, or NULL to keep
+ * it as written. */
+static const char *entry_replacement(const char *entry, size_t n, tb_secret_header_fn fn,
+                                     void *arg, char **name, char **value)
+{
+    const char *colon = memchr(entry, ':', n);
+    size_t from, to, vfrom, vto;
+    if (colon == NULL) {
+        return NULL;
+    }
+    trim_bounds(entry, (size_t)(colon - entry), &from, &to);
+    trim_bounds(colon + 1, n - (size_t)(colon - entry) - 1, &vfrom, &vto);
+    *name = strndup(entry + from, to - from);
+    *value = strndup(colon + 1 + vfrom, vto - vfrom);
+    if (*name == NULL || *value == NULL || (*value)[0] == '\0' ||
+        !tb_secret_name_is_credential(*name, strlen(*name)) ||
+        tb_secret_is_reference(*value)) {
+        return NULL;
+    }
+    return fn(arg, *name, *value);
+}
+
+char *tb_secret_headers_rewrite(const char *headers, tb_secret_header_fn fn, void *arg)
+{
+    char *out = strdup("");
+    size_t len = 0;
+    for (const char *p = headers; out != NULL;) {
+        size_t n = strcspn(p, "|");
+        char *name = NULL, *value = NULL;
+        const char *replacement = entry_replacement(p, n, fn, arg, &name, &value);
+        bool ok = replacement == NULL
+                      ? append(&out, &len, p, n)
+                      : append(&out, &len, name, strlen(name)) &&
+                            append(&out, &len, ": ", 2) &&
+                            append(&out, &len, replacement, strlen(replacement));
+        if (value != NULL) {
+            memset(value, 0, strlen(value));
+        }
+        free(name);
+        free(value);
+        if (!ok || p[n] == '\0') {
+            break;
+        }
+        append(&out, &len, "|", 1);
+        p += n + 1;
+    }
+    return out;
+}
+
+/* ---- the keys of the worker's secrets file ---- */
+
+/* Appends s to buf (of size, *used so far), %-encoding every byte that is
+ * not a letter, a digit, '_', '-' or one of keep. */
+static void encode(const char *s, const char *keep, char *buf, size_t size, int *used)
+{
+    for (const unsigned char *c = (const unsigned char *)s; *c != '\0'; c++) {
+        bool plain = isalnum(*c) || *c == '_' || *c == '-' ||
+                     (*c != '\0' && strchr(keep, *c) != NULL);
+        size_t room = (size_t)*used < size ? size - (size_t)*used : 0;
+        *used += plain ? snprintf(buf + (size - room), room, "%c", *c)
+                       : snprintf(buf + (size - room), room, "%%%02X", *c);
+    }
+}
+
+int tb_secret_file_key(const char *owner, const char *config_key, char *buf, size_t size)
+{
+    int used = 0;
+    if (size > 0) {
+        buf[0] = '\0';
+    }
+    encode(owner, "", buf, size, &used);
+    encode(".", ".", buf, size, &used);
+    encode(config_key, ".", buf, size, &used);
+    return used;
+}
+
+/* ---- what references may reach ---- */
+
+/* The real path of path, symbolic links resolved; a file that does not
+ * exist is its directory's real path and its name. malloc'd, or NULL when
+ * its directory does not exist either. */
+static char *real_path_of(const char *path)
+{
+    char *real = realpath(path, NULL);
+    const char *slash = strrchr(path, '/');
+    if (real != NULL || errno != ENOENT || slash == NULL || slash[1] == '\0') {
+        return real;
+    }
+    char *dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+    char *real_dir = dir != NULL ? realpath(dir, NULL) : NULL;
+    char *joined = NULL;
+    if (real_dir != NULL &&
+        asprintf(&joined, "%s%s", strcmp(real_dir, "/") == 0 ? "" : real_dir, slash) <
+            0) {
+        joined = NULL;
+    }
+    free(dir);
+    free(real_dir);
+    return joined;
+}
+
+/* True when path is dir or under it. */
+static bool is_under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    if (strcmp(dir, "/") == 0) {
+        return true;
+    }
+    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+static bool under_any(const char *path, const json_t *dirs)
+{
+    size_t i;
+    json_t *dir;
+    json_array_foreach ((json_t *)dirs, i, dir) {
+        char *real = real_path_of(json_string_value(dir));
+        bool under = real != NULL && is_under(path, real);
+        free(real);
+        if (under) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Why ${file:path:key} of owner is refused by policy, in reason; 0 when
+ * it is not. */
+static int check_file(const tb_secret_policy_t *policy, const char *owner,
+                      const char *path, const char *key, char *reason, size_t reason_size)
+{
+    char own[1024];
+    char *real = NULL, *store = NULL, *secrets = NULL;
+    int rc = -1;
+    if (!policy->file_enabled) {
+        snprintf(reason, reason_size, "the worker's config.providers does not name file");
+        goto done;
+    }
+    if ((real = real_path_of(path)) == NULL) {
+        snprintf(reason, reason_size, "its directory does not exist");
+        goto done;
+    }
+    store = policy->store_path != NULL ? real_path_of(policy->store_path) : NULL;
+    if (store != NULL && asprintf(&secrets, "%s.secrets", store) < 0) {
+        secrets = NULL;
+        snprintf(reason, reason_size, "out of memory");
+        goto done;
+    }
+    tb_secret_file_key(owner, "", own, sizeof(own));
+    if (secrets != NULL && strcmp(real, secrets) == 0) {
+        rc = strncmp(key, own, strlen(own)) == 0 ? 0 : -1;
+        if (rc != 0) {
+            snprintf(reason, reason_size,
+                     "it is the worker's secrets file, where a connector may read only "
+                     "its own entries (%s*)",
+                     own);
+        }
+        goto done;
+    }
+    if (store != NULL) {
+        *strrchr(store, '/') = '\0';
+    }
+    if (store != NULL && is_under(real, store[0] != '\0' ? store : "/")) {
+        snprintf(reason, reason_size,
+                 "it is in the worker's data directory %s (the store's), which no "
+                 "reference may read",
+                 store[0] != '\0' ? store : "/");
+        goto done;
+    }
+    if (json_array_size(policy->allowed_paths) > 0 &&
+        !under_any(real, policy->allowed_paths)) {
+        snprintf(reason, reason_size,
+                 "it is not under the worker's "
+                 "config.providers.file.param.allowed.paths");
+        goto done;
+    }
+    rc = 0;
+
+done:
+    free(real);
+    free(store);
+    free(secrets);
+    return rc;
+}
+
+/* True when name matches all of the extended regular expression pattern. */
+static bool matches_whole(const char *pattern, const char *name)
+{
+    regex_t re;
+    char *anchored = NULL;
+    if (asprintf(&anchored, "^(%s)$", pattern) < 0) {
+        return false;
+    }
+    bool compiled = regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB) == 0;
+    bool match = compiled && regexec(&re, name, 0, NULL, 0) == 0;
+    if (compiled) {
+        regfree(&re);
+    }
+    free(anchored);
+    return match;
+}
+
+/* Why ${env:name} is refused by policy, in reason; 0 when it is not. */
+static int check_env(const tb_secret_policy_t *policy, const char *name, char *reason,
+                     size_t reason_size)
+{
+    if (!policy->env_enabled) {
+        snprintf(reason, reason_size, "the worker's config.providers does not name env");
+        return -1;
+    }
+    if (strncmp(name, "TRIBUTARY_", strlen("TRIBUTARY_")) == 0) {
+        snprintf(reason, reason_size,
+                 "TRIBUTARY_* variables hold the worker's own configuration");
+        return -1;
+    }
+    if (policy->env_pattern != NULL && policy->env_pattern[0] != '\0' &&
+        !matches_whole(policy->env_pattern, name)) {
+        snprintf(reason, reason_size,
+                 "the name does not match the worker's "
+                 "config.providers.env.param.allowlist.pattern");
+        return -1;
+    }
+    return 0;
+}
+
+/* Checks one reference, spec being the text between its prefix and '}'. */
+static int check_one(const tb_secret_policy_t *policy, const char *owner, bool env,
+                     char *spec, char *why, size_t why_size)
+{
+    if (env) {
+        return check_env(policy, spec, why, why_size);
+    }
+    char *colon = strrchr(spec, ':');
+    if (spec[0] != '/' || colon == NULL) {
+        snprintf(why, why_size, "it is not of the form ${file:/absolute/path:key}");
+        return -1;
+    }
+    *colon = '\0';
+    return check_file(policy, owner, spec, colon + 1, why, why_size);
+}
+
+int tb_secret_policy_check(const tb_secret_policy_t *policy, const char *owner,
+                           const char *value, char *reason, size_t reason_size)
+{
+    for (const char *p = strstr(value, "${"); p != NULL; p = strstr(p + 2, "${")) {
+        bool env = has_prefix(p, ENV_PREFIX);
+        const char *end = strchr(p, '}');
+        if ((!env && !has_prefix(p, FILE_PREFIX)) || end == NULL) {
+            continue;
+        }
+        size_t skip = strlen(env ? ENV_PREFIX : FILE_PREFIX);
+        char *spec = strndup(p + skip, (size_t)(end - p) - skip);
+        char why[1024];
+        int rc =
+            spec != NULL ? check_one(policy, owner, env, spec, why, sizeof(why)) : -1;
+        if (rc != 0) {
+            snprintf(reason, reason_size, "the reference %.*s is refused: %s",
+                     (int)(end - p + 1), p, spec != NULL ? why : "out of memory");
+        }
+        free(spec);
+        if (rc != 0) {
+            return -1;
+        }
+    }
+    return 0;
 }

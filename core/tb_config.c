@@ -295,10 +295,12 @@ json_t *tb_config_parse(const tb_config_table_t *const *tables, size_t ntables,
                 value = NULL;
             }
             if (value == NULL) {
-                snprintf(message, sizeof(message),
-                         "Invalid value %s for configuration %s: %s",
-                         def->type == TB_CONFIG_PASSWORD ? "[hidden]" : source, def->name,
-                         reason);
+                snprintf(
+                    message, sizeof(message), "Invalid value %s for configuration %s: %s",
+                    def->type == TB_CONFIG_PASSWORD || def->role == TB_CONFIG_ROLE_HEADERS
+                        ? "[hidden]"
+                        : source,
+                    def->name, reason);
                 tb_config_error_add(errors, def->name, message);
                 value = json_null();
             }

@@ -48,11 +48,13 @@ typedef enum {
 } tb_width_t;
 
 /* What a key's value points at, for the worker's limits on what connectors
- * may reach (file.allowed.dirs, http.sink.allowed.hosts). */
+ * may reach (file.allowed.dirs, http.sink.allowed.hosts), or what it holds. */
 typedef enum {
     TB_CONFIG_ROLE_NONE = 0,
-    TB_CONFIG_ROLE_PATH, /* a file the connector reads or writes */
-    TB_CONFIG_ROLE_URL,  /* a URL the connector sends to */
+    TB_CONFIG_ROLE_PATH,    /* a file the connector reads or writes */
+    TB_CONFIG_ROLE_URL,     /* a URL the connector sends to */
+    TB_CONFIG_ROLE_HEADERS, /* "Name: value|..." whose credential headers'
+                             * values are secrets (tb_secret_headers_rewrite) */
 } tb_config_role_t;
 
 /* An extra check of a parsed value. Returns 0 when valid, or -1 with the

@@ -300,19 +300,19 @@ static void write_escaped(FILE *f, const char *s, bool key)
     }
 }
 
-int tb_props_file_set(const char *path, const char *key, const char *value, char *errstr,
+/* The properties file at path, or an empty map when there is none. */
+static json_t *load_or_empty(const char *path, char *errstr, size_t errstr_size)
+{
+    return access(path, F_OK) == 0 ? tb_props_load_file(path, errstr, errstr_size)
+                                   : json_object();
+}
+
+/* Replaces the file at path atomically with props (readable by its owner
+ * only). Returns -1 with errstr naming the path on failure. */
+static int write_file(const char *path, const json_t *props, char *errstr,
                       size_t errstr_size)
 {
-    char reason[512];
     char tmp[4096];
-    json_t *props = access(path, F_OK) == 0
-                        ? tb_props_load_file(path, reason, sizeof(reason))
-                        : json_object();
-    if (props == NULL) {
-        snprintf(errstr, errstr_size, "%s", reason);
-        return -1;
-    }
-    json_object_set_new(props, key, json_string(value));
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -321,18 +321,16 @@ int tb_props_file_set(const char *path, const char *key, const char *value, char
         if (fd >= 0) {
             close(fd);
         }
-        json_decref(props);
         return -1;
     }
     const char *k;
     json_t *v;
-    json_object_foreach (props, k, v) {
+    json_object_foreach ((json_t *)props, k, v) {
         write_escaped(f, k, true);
         fputc('=', f);
         write_escaped(f, json_string_value(v), false);
         fputc('\n', f);
     }
-    json_decref(props);
     bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
     ok = fclose(f) == 0 && ok;
     if (!ok || rename(tmp, path) != 0) {
@@ -341,4 +339,39 @@ int tb_props_file_set(const char *path, const char *key, const char *value, char
         return -1;
     }
     return 0;
+}
+
+int tb_props_file_set(const char *path, const char *key, const char *value, char *errstr,
+                      size_t errstr_size)
+{
+    json_t *props = load_or_empty(path, errstr, errstr_size);
+    if (props == NULL) {
+        return -1;
+    }
+    json_object_set_new(props, key, json_string(value));
+    int rc = write_file(path, props, errstr, errstr_size);
+    json_decref(props);
+    return rc;
+}
+
+int tb_props_file_remove_prefix(const char *path, const char *prefix, char *errstr,
+                                size_t errstr_size)
+{
+    json_t *props = load_or_empty(path, errstr, errstr_size);
+    const char *k;
+    json_t *v;
+    void *tmp;
+    size_t removed = 0;
+    if (props == NULL) {
+        return -1;
+    }
+    json_object_foreach_safe (props, tmp, k, v) {
+        if (strncmp(k, prefix, strlen(prefix)) == 0) {
+            json_object_del(props, k);
+            removed++;
+        }
+    }
+    int rc = removed > 0 ? write_file(path, props, errstr, errstr_size) : 0;
+    json_decref(props);
+    return rc;
 }

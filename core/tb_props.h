@@ -26,6 +26,12 @@ json_t *tb_props_load_file(const char *path, char *errstr, size_t errstr_size);
 int tb_props_file_set(const char *path, const char *key, const char *value, char *errstr,
                       size_t errstr_size);
 
+/* Removes every key starting with prefix from the properties file at path
+ * (rewritten as tb_props_file_set does; a missing file or no such key is
+ * no change). Returns -1 with errstr naming the path on failure. */
+int tb_props_file_remove_prefix(const char *path, const char *prefix, char *errstr,
+                                size_t errstr_size);
+
 /* Reads a whole file into a new NUL-terminated buffer (free() it), with its
  * length in *len. Returns NULL and fills errstr (naming path) on failure. */
 char *tb_file_read_all(const char *path, size_t *len, char *errstr, size_t errstr_size);

@@ -1,16 +1,20 @@
 /*
- * tb_secret.h - secret references in configs.
+ * tb_secret.h - secret references in configs, and what they may reach.
  *
- * A PASSWORD value holds a reference, resolved only when a task starts:
+ * A secret value holds a reference, resolved only when a task starts:
  *   ${env:NAME}           the environment variable NAME
  *   ${file:/path:key}     key of the Java properties file /path
- * Nothing here logs or returns a resolved value in an error message.
+ * A connector's references are checked against the worker's policy when
+ * its config is validated (tb_secret_policy_check). Nothing here logs or
+ * returns a resolved value in an error message.
  */
 #ifndef TB_SECRET_H
 #define TB_SECRET_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <jansson.h>
 
 /* True when value is one whole reference of a known kind. */
 bool tb_secret_is_reference(const char *value);
@@ -19,5 +23,50 @@ bool tb_secret_is_reference(const char *value);
  * Returns a malloc'd string, or NULL with errstr naming the reference (its
  * variable, file or key, never a secret) when it cannot be resolved. */
 char *tb_secret_resolve(const char *value, char *errstr, size_t errstr_size);
+
+/* True when a header, query parameter or similar name of len bytes looks
+ * like it carries a credential: it contains auth, token, secret, key,
+ * password, cookie or credential, in any case (Authorization,
+ * Proxy-Authorization, X-API-Key, Cookie, ...). */
+bool tb_secret_name_is_credential(const char *name, size_t len);
+
+/* Gives the replacement of a credential header's value (a string fn owns,
+ * valid until its next call), or NULL to keep the value. */
+typedef const char *(*tb_secret_header_fn)(void *arg, const char *name,
+                                           const char *value);
+
+/* A header list ("Name: value|Name: value", as the HTTP sink's http.headers)
+ * with the value of each credential header that is not a reference
+ * replaced by what fn gives; the other entries are kept as written.
+ * Returns a malloc'd string, NULL when out of memory. */
+char *tb_secret_headers_rewrite(const char *headers, tb_secret_header_fn fn, void *arg);
+
+/* The key under which the worker's secrets file keeps the secret of
+ * config_key of connector owner: "<owner>.<config_key>", each part
+ * %-encoded so that neither holds '.', ':', '}' (owner) or anything but
+ * letters, digits and ._- (config_key). Returns the length written, as
+ * snprintf does. */
+int tb_secret_file_key(const char *owner, const char *config_key, char *buf, size_t size);
+
+/* What the references of connectors' configs may reach: the worker's
+ * config.providers settings. Pointers are owned by the caller and must
+ * outlive the policy's use. */
+typedef struct {
+    bool file_enabled;           /* config.providers names file */
+    bool env_enabled;            /* config.providers names env */
+    const json_t *allowed_paths; /* ...file.param.allowed.paths; empty: any */
+    const char *env_pattern;     /* ...env.param.allowlist.pattern; NULL: any */
+    /* The worker's store: it, its directory and everything under it
+     * (the <store>.secrets file but a connector's own entries) are never
+     * readable through a reference. NULL: no store to protect. */
+    const char *store_path;
+} tb_secret_policy_t;
+
+/* Checks every reference in value (a whole reference, or references
+ * within it, as in a header list) of a config of connector owner. Returns
+ * 0, or -1 with reason saying which reference is refused and why (never a
+ * secret). */
+int tb_secret_policy_check(const tb_secret_policy_t *policy, const char *owner,
+                           const char *value, char *reason, size_t reason_size);
 
 #endif

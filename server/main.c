@@ -31,6 +31,7 @@
 #include "connectors/runtime/tb_plugin.h"
 #include "core/tb_log.h"
 #include "core/tb_props.h"
+#include "core/tb_secret.h"
 #include "server/tb_auth.h"
 #include "server/tb_connector_file.h"
 #include "server/tb_http.h"
@@ -288,6 +289,46 @@ static void log_kafka_link(const tb_herder_t *herder, bool dev, const json_t *ra
     }
 }
 
+/* What connectors' secret references may reach (config.providers.*). */
+static tb_secret_policy_t secret_policy_of(const json_t *values, const char *store_path)
+{
+    const json_t *providers = tb_config_list(values, "config.providers");
+    bool file = false, env = false;
+    size_t i;
+    json_t *name;
+    json_array_foreach ((json_t *)providers, i, name) {
+        file = file || strcmp(json_string_value(name), "file") == 0;
+        env = env || strcmp(json_string_value(name), "env") == 0;
+    }
+    return (tb_secret_policy_t){
+        .file_enabled = file,
+        .env_enabled = env,
+        .allowed_paths =
+            tb_config_list(values, "config.providers.file.param.allowed.paths"),
+        .env_pattern =
+            tb_config_string(values, "config.providers.env.param.allowlist.pattern"),
+        .store_path = store_path,
+    };
+}
+
+/* listeners.https.ssl.key.password, a reference resolved (malloc'd into
+ * *out, NULL when unset). Returns -1, logged, when it cannot be resolved. */
+static int resolve_key_password(const json_t *values, char **out)
+{
+    const char *value = tb_config_string(values, "listeners.https.ssl.key.password");
+    char errstr[1024];
+    if (value == NULL) {
+        return 0;
+    }
+    *out = tb_secret_resolve(value, errstr, sizeof(errstr));
+    if (*out == NULL) {
+        TB_LOG(TB_LOG_FATAL, "tributary.worker", "listeners.https.ssl.key.password: %s",
+               errstr);
+        return -1;
+    }
+    return 0;
+}
+
 static int run(const cli_t *cli)
 {
     json_t *raw = NULL;
@@ -298,6 +339,7 @@ static int run(const cli_t *cli)
     json_t *converters = NULL;
     char *listeners = NULL;
     char *admin_listeners = NULL;
+    char *key_password = NULL;
     tb_api_context_t ctx = {0};
     tb_http_options_t http_options = {0};
     char errstr[1024];
@@ -326,6 +368,9 @@ static int run(const cli_t *cli)
                store_path, strerror(errno));
         goto done;
     }
+    if (resolve_key_password(values, &key_password) != 0) {
+        goto done;
+    }
     listeners = joined_list(values, "listeners");
     admin_listeners = joined_list(values, "admin.listeners");
     http_options = (tb_http_options_t){
@@ -343,7 +388,7 @@ static int run(const cli_t *cli)
         .ssl_certificate_location =
             tb_config_string(values, "listeners.https.ssl.certificate.location"),
         .ssl_key_location = tb_config_string(values, "listeners.https.ssl.key.location"),
-        .ssl_key_password = tb_config_string(values, "listeners.https.ssl.key.password"),
+        .ssl_key_password = key_password,
         .ssl_ca_location = tb_config_string(values, "listeners.https.ssl.ca.location"),
         .cors_allow_origin = tb_config_string(values, "access.control.allow.origin"),
         .cors_allow_methods = tb_config_string(values, "access.control.allow.methods"),
@@ -377,6 +422,9 @@ static int run(const cli_t *cli)
         .override_allowlist =
             tb_config_list(values, "connector.client.config.override.allowlist"),
         .literal_secrets = tb_config_bool(values, "secrets.literal.allowed"),
+        .downgrade_allowed =
+            tb_config_bool(values, "connector.client.security.downgrade.allowed"),
+        .secret_policy = secret_policy_of(values, store_path),
         .limits = {.allowed_dirs = tb_config_list(values, "file.allowed.dirs"),
                    .allowed_hosts = tb_config_list(values, "http.sink.allowed.hosts"),
                    .store_path = store_path},
@@ -419,6 +467,10 @@ static int run(const cli_t *cli)
 done:
     tb_http_stop(http);
     tb_herder_destroy(herder);
+    if (key_password != NULL) {
+        OPENSSL_cleanse(key_password, strlen(key_password));
+        free(key_password);
+    }
     free(listeners);
     free(admin_listeners);
     json_decref(kafka_props);

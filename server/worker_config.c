@@ -1,6 +1,7 @@
 #include "server/tb_worker_config.h"
 
 #include <ctype.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -38,6 +39,38 @@ static int check_bootstrap_servers(const json_t *value, char *reason, size_t rea
              "The list is empty: name at least one broker as host:port, or leave "
              "bootstrap.servers out for " TB_WORKER_DEFAULT_BOOTSTRAP);
     return -1;
+}
+
+/* config.providers names the providers tributary has: file and env. */
+static int check_providers(const json_t *value, char *reason, size_t reason_size)
+{
+    size_t i;
+    json_t *name;
+    json_array_foreach ((json_t *)value, i, name) {
+        const char *text = json_string_value(name);
+        if (strcmp(text, "file") != 0 && strcmp(text, "env") != 0) {
+            snprintf(reason, reason_size,
+                     "Unknown config provider %s: tributary has file and env", text);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int check_pattern(const json_t *value, char *reason, size_t reason_size)
+{
+    regex_t re;
+    const char *pattern = json_string_value(value);
+    if (pattern[0] == '\0') {
+        return 0;
+    }
+    int rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        regerror(rc, &re, reason, reason_size);
+        return -1;
+    }
+    regfree(&re);
+    return 0;
 }
 
 static const tb_config_def_t worker_keys[] = {
@@ -196,7 +229,7 @@ static const tb_config_def_t worker_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = "REST security",
      .documentation = "Password of an encrypted listeners.https.ssl.key.location "
-                      "(PKCS#8)."},
+                      "(PKCS#8); ${env:NAME} or ${file:/path:key}, or literal."},
     {.name = "listeners.https.ssl.ca.location",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
@@ -301,6 +334,46 @@ static const tb_config_def_t worker_keys[] = {
                       "${file:/path:key} references. Literal secrets are never shown "
                       "in responses or logs, but the store holds them as given "
                       "(tributary)."},
+    {.name = "connector.client.security.downgrade.allowed",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Kafka",
+     .documentation = "With the worker's clients on SSL or SASL_SSL, a connector's "
+                      "<client>.override.* keys may not set a plain-text "
+                      "security.protocol, enable.ssl.certificate.verification=false "
+                      "or ssl.endpoint.identification.algorithm=none unless this is "
+                      "true (tributary)."},
+    {.name = "config.providers",
+     .type = TB_CONFIG_LIST,
+     .default_value = "file,env",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Secrets",
+     .check = check_providers,
+     .documentation = "The kinds of secret reference connectors may use: file "
+                      "(${file:/path:key}) and env (${env:NAME}). Connect's default is "
+                      "none; tributary's is both, limited by the two keys below and, "
+                      "whatever they say, never reaching the worker's store, its "
+                      "directory or another connector's entries of the secrets file. "
+                      "The worker's own file is not limited."},
+    {.name = "config.providers.file.param.allowed.paths",
+     .type = TB_CONFIG_LIST,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Secrets",
+     .documentation = "Files and directories ${file:} references of connectors may "
+                      "read (symbolic links resolved); empty allows any but the "
+                      "worker's data directory (the store's), as in Connect."},
+    {.name = "config.providers.env.param.allowlist.pattern",
+     .type = TB_CONFIG_STRING,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Secrets",
+     .check = check_pattern,
+     .documentation = "POSIX extended regular expression that the whole name of "
+                      "every variable a connector's ${env:} reference reads must "
+                      "match; empty allows any but TRIBUTARY_* (the worker's own "
+                      "configuration), which no reference may read."},
     {.name = "file.allowed.dirs",
      .type = TB_CONFIG_LIST,
      .default_value = "",

@@ -43,6 +43,27 @@ const tb_config_table_t *tb_converter_config(const char *name)
     return cls != NULL ? cls->config : NULL;
 }
 
+bool tb_converter_secret_key(const char *config_key)
+{
+    static const char *const prefixes[] = {"key.converter.", "value.converter.",
+                                           "header.converter.", NULL};
+    const char *setting = NULL;
+    for (size_t p = 0; prefixes[p] != NULL && setting == NULL; p++) {
+        if (strncmp(config_key, prefixes[p], strlen(prefixes[p])) == 0) {
+            setting = config_key + strlen(prefixes[p]);
+        }
+    }
+    for (size_t i = 0; setting != NULL && i < sizeof(classes) / sizeof(classes[0]); i++) {
+        const tb_config_def_t *def = classes[i]->config != NULL
+                                         ? tb_config_find(&classes[i]->config, 1, setting)
+                                         : NULL;
+        if (def != NULL && def->type == TB_CONFIG_PASSWORD) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Writes the first message of a tb_config_parse() errors object, in the
  * order of the table's keys. */
 static void first_error(const tb_config_table_t *table, const json_t *errors,

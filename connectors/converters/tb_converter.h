@@ -99,4 +99,10 @@ int tb_converter_from_plugin_topic(tb_converter_t *c, const char *topic,
  * may have no keys), or NULL when name is no converter. Static storage. */
 const tb_config_table_t *tb_converter_config(const char *name);
 
+/* True when config_key is a key.converter.*, value.converter.* or
+ * header.converter.* setting that is a PASSWORD of some converter class
+ * (basic.auth.user.info, bearer.auth.token, schema.registry.ssl.key.password,
+ * ...), whichever class the connector uses. */
+bool tb_converter_secret_key(const char *config_key);
+
 #endif

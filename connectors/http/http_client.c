@@ -6,10 +6,10 @@
  * server's main calls it once before any task starts (and unit tests in
  * their main).
  *
- * Secrets: the values of headers whose names look secret (see secret_words)
- * are kept aside so that they can be cut out of any response text shown in
- * an error, and the URL is shown with its user information and secret
- * query parameters hidden.
+ * Secrets: the values of headers whose names look secret
+ * (tb_secret_name_is_credential) are kept aside so that they can be cut
+ * out of any response text shown in an error, and the URL is shown with
+ * its user information and secret query parameters hidden.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -25,12 +25,6 @@
 #define EXCERPT_MAX 200    /* bytes of it shown */
 #define HIDDEN "[hidden]"
 
-/* A header or query parameter whose name contains one of these (in any
- * case) carries a secret. */
-static const char *const secret_words[] = {
-    "auth", "token", "secret", "key", "password", "cookie", "credential", NULL,
-};
-
 /* Headers the connector sets itself: the body's framing. */
 static const char *const reserved_headers[] = {"Content-Length", "Transfer-Encoding",
                                                NULL};
@@ -45,19 +39,6 @@ static const CURLcode setup_codes[] = {
     CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT, CURLE_SSL_CERTPROBLEM,
     CURLE_SSL_CACERT_BADFILE,   CURLE_NOT_BUILT_IN,  CURLE_UNKNOWN_OPTION,
 };
-
-static bool is_secret_name(const char *name, size_t len)
-{
-    for (size_t i = 0; secret_words[i] != NULL; i++) {
-        size_t w = strlen(secret_words[i]);
-        for (size_t at = 0; at + w <= len; at++) {
-            if (strncasecmp(name + at, secret_words[i], w) == 0) {
-                return true;
-            }
-        }
-    }
-    return false;
-}
 
 /* ---- http.url ---- */
 
@@ -99,7 +80,7 @@ static void put_query(tb_http_sink_buf_t *out, const char *query)
         size_t len = strcspn(p, "&");
         const char *equals = memchr(p, '=', len);
         size_t name_len = equals != NULL ? (size_t)(equals - p) : len;
-        if (equals != NULL && is_secret_name(p, name_len)) {
+        if (equals != NULL && tb_secret_name_is_credential(p, name_len)) {
             tb_http_sink_buf_add(out, p, name_len + 1);
             tb_http_sink_buf_str(out, HIDDEN);
         } else {
@@ -286,7 +267,8 @@ static int add_header(void *arg, const char *name, const char *value)
                  : append_line(client, line);
     free(line);
     if (rc == 0 && resolved[0] != '\0' &&
-        (is_secret_name(name, strlen(name)) || strcmp(resolved, value) != 0)) {
+        (tb_secret_name_is_credential(name, strlen(name)) ||
+         strcmp(resolved, value) != 0)) {
         rc = keep_secret(client, resolved);
     }
     memset(resolved, 0, strlen(resolved));
@@ -412,6 +394,35 @@ static int set_options(tb_http_sink_client_t *client,
     return refused;
 }
 
+/* http.auth.*: basic credentials for curl, or an Authorization: Bearer
+ * header; both kept aside as secrets. Returns 0, or -1 on no memory. */
+static int add_auth(tb_http_sink_client_t *client,
+                    const tb_http_sink_client_options_t *options)
+{
+    if (options->auth_user != NULL) {
+        const char *password = options->auth_password ? options->auth_password : "";
+        bool ok = curl_easy_setopt(client->curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC) ==
+                      CURLE_OK &&
+                  curl_easy_setopt(client->curl, CURLOPT_USERNAME, options->auth_user) ==
+                      CURLE_OK &&
+                  curl_easy_setopt(client->curl, CURLOPT_PASSWORD, password) == CURLE_OK;
+        return ok && (password[0] == '\0' || keep_secret(client, password) == 0) ? 0 : -1;
+    }
+    if (options->auth_token == NULL) {
+        return 0;
+    }
+    char *value = NULL;
+    int rc = asprintf(&value, "Bearer %s", options->auth_token) < 0
+                 ? -1
+                 : add_header(client, "Authorization", value);
+    rc = rc == 0 ? keep_secret(client, options->auth_token) : rc;
+    if (value != NULL) {
+        memset(value, 0, strlen(value));
+        free(value);
+    }
+    return rc;
+}
+
 int tb_http_sink_client_init(tb_http_sink_client_t *client,
                              const tb_http_sink_client_options_t *options, char *errstr,
                              size_t errstr_size)
@@ -428,6 +439,7 @@ int tb_http_sink_client_init(tb_http_sink_client_t *client,
     }
     if (parse_headers(options->headers, add_header, client, reason, sizeof(reason)) !=
             0 ||
+        add_auth(client, options) != 0 ||
         add_own_headers(client, options->content_type) != 0) {
         snprintf(errstr, errstr_size, "cannot set the headers of http.headers: %s",
                  reason[0] ? reason : "out of memory");

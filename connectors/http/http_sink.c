@@ -55,10 +55,15 @@
 #define KEY_KEY "http.ssl.key.location"
 #define KEY_KEY_PASSWORD "http.ssl.key.password"
 #define KEY_VERIFY "http.ssl.verify"
+#define KEY_AUTH_TYPE "http.auth.type"
+#define KEY_AUTH_USER "http.auth.user"
+#define KEY_AUTH_PASSWORD "http.auth.password"
+#define KEY_AUTH_TOKEN "http.auth.token"
 
 #define GROUP "HTTP"
 
 static const char *const methods[] = {"POST", "PUT", NULL};
+static const char *const auth_types[] = {"none", "basic", "bearer", NULL};
 static const char *const formats[] = {"json_array", "ndjson", NULL};
 static const char *const contents[] = {"value", "record", NULL};
 static const tb_config_range_t at_least_one = {.has_min = true, .min = 1};
@@ -100,13 +105,17 @@ static const tb_config_def_t http_sink_keys[] = {
      .width = TB_WIDTH_LONG,
      .display_name = "Headers",
      .check = tb_http_sink_headers_check,
+     .role = TB_CONFIG_ROLE_HEADERS,
      .documentation =
          "Extra request headers as 'Name: value' pairs separated by '|', e.g. "
-         "'Authorization: Bearer abc|X-Tenant: blue' (a value cannot contain '|'). A "
+         "'X-Tenant: blue|X-API-Key: ${env:API_KEY}' (a value cannot contain '|'). A "
          "Content-Type given here replaces the connector's; Content-Length and "
-         "Transfer-Encoding cannot be set. Values of headers whose names contain auth, "
-         "token, secret, key, password, cookie or credential never appear in logs or "
-         "errors."},
+         "Transfer-Encoding cannot be set. The value of a header whose name contains "
+         "auth, token, secret, key, password, cookie or credential (Authorization, "
+         "X-API-Key, Cookie, ...) is a secret, as a PASSWORD value is: a reference, "
+         "or a literal only with the worker's secrets.literal.allowed=true (then "
+         "kept in the secrets file); shown as [hidden], never logged. Prefer "
+         "http.auth.*."},
     {.name = KEY_TIMEOUT,
      .type = TB_CONFIG_LONG,
      .default_value = "30000",
@@ -237,6 +246,35 @@ static const tb_config_def_t http_sink_keys[] = {
      .order = 18,
      .documentation = "Whether the endpoint's certificate and host name are checked. "
                       "Turn off only for tests."},
+    {.name = KEY_AUTH_TYPE,
+     .type = TB_CONFIG_STRING,
+     .default_value = "none",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP,
+     .order = 19,
+     .one_of = auth_types,
+     .documentation = "How requests authenticate: none; basic (HTTP Basic with "
+                      "http.auth.user and http.auth.password); or bearer "
+                      "(Authorization: Bearer with http.auth.token). With basic or "
+                      "bearer, http.headers may not set Authorization."},
+    {.name = KEY_AUTH_USER,
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP,
+     .order = 20,
+     .documentation = "User name of http.auth.type=basic."},
+    {.name = KEY_AUTH_PASSWORD,
+     .type = TB_CONFIG_PASSWORD,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP,
+     .order = 21,
+     .documentation = "Password of http.auth.type=basic; a secret reference."},
+    {.name = KEY_AUTH_TOKEN,
+     .type = TB_CONFIG_PASSWORD,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP,
+     .order = 22,
+     .documentation = "Token of http.auth.type=bearer; a secret reference."},
 };
 
 static const tb_config_table_t http_sink_table =
@@ -273,6 +311,44 @@ static const char *setting(const json_t *values, const char *name)
     return s != NULL && s[0] != '\0' ? s : NULL;
 }
 
+/* True when the header list sets Authorization. */
+static bool sets_authorization(const char *headers)
+{
+    for (const char *p = headers; p != NULL && *p != '\0';) {
+        p += strspn(p, " \t");
+        if (strncasecmp(p, "Authorization", 13) == 0 &&
+            p[13 + strspn(p + 13, " \t")] == ':') {
+            return true;
+        }
+        p = strchr(p, '|');
+        p = p != NULL ? p + 1 : NULL;
+    }
+    return false;
+}
+
+/* http.auth.type needs its keys, and no Authorization header beside it. */
+static void check_auth(const json_t *values, json_t *errors)
+{
+    const char *type = tb_config_string(values, KEY_AUTH_TYPE);
+    bool basic = type != NULL && strcmp(type, "basic") == 0;
+    bool bearer = type != NULL && strcmp(type, "bearer") == 0;
+    if (basic && (setting(values, KEY_AUTH_USER) == NULL ||
+                  setting(values, KEY_AUTH_PASSWORD) == NULL)) {
+        tb_config_error_add(errors, KEY_AUTH_TYPE,
+                            KEY_AUTH_TYPE "=basic needs " KEY_AUTH_USER
+                                          " and " KEY_AUTH_PASSWORD);
+    }
+    if (bearer && setting(values, KEY_AUTH_TOKEN) == NULL) {
+        tb_config_error_add(errors, KEY_AUTH_TYPE,
+                            KEY_AUTH_TYPE "=bearer needs " KEY_AUTH_TOKEN);
+    }
+    if ((basic || bearer) && sets_authorization(tb_config_string(values, KEY_HEADERS))) {
+        tb_config_error_add(errors, KEY_HEADERS,
+                            KEY_HEADERS " sets Authorization, which " KEY_AUTH_TYPE
+                                        " already does: remove one of them");
+    }
+}
+
 static void http_sink_validate(const json_t *values, json_t *errors)
 {
     const json_t *backoff = json_object_get(values, KEY_BACKOFF);
@@ -290,6 +366,7 @@ static void http_sink_validate(const json_t *values, json_t *errors)
         tb_config_error_add(errors, KEY_KEY_PASSWORD,
                             KEY_KEY_PASSWORD " is set but " KEY_KEY " is not");
     }
+    check_auth(values, errors);
     if (json_is_integer(backoff) && json_is_integer(backoff_max) &&
         json_integer_value(backoff) > json_integer_value(backoff_max)) {
         tb_config_error_add(errors, KEY_BACKOFF,
@@ -337,6 +414,7 @@ static int configure(http_sink_task_t *task, const json_t *values, char *errstr,
                      size_t errstr_size)
 {
     bool ndjson = strcasecmp(tb_config_string(values, KEY_FORMAT), "ndjson") == 0;
+    const char *auth = tb_config_string(values, KEY_AUTH_TYPE);
     tb_http_sink_client_options_t options = {
         .url = tb_config_string(values, KEY_URL),
         .method = tb_config_string(values, KEY_METHOD),
@@ -349,6 +427,11 @@ static int configure(http_sink_task_t *task, const json_t *values, char *errstr,
         .key_location = setting(values, KEY_KEY),
         .key_password = setting(values, KEY_KEY_PASSWORD),
         .verify = tb_config_bool(values, KEY_VERIFY),
+        .auth_user = strcmp(auth, "basic") == 0 ? setting(values, KEY_AUTH_USER) : NULL,
+        .auth_password =
+            strcmp(auth, "basic") == 0 ? setting(values, KEY_AUTH_PASSWORD) : NULL,
+        .auth_token =
+            strcmp(auth, "bearer") == 0 ? setting(values, KEY_AUTH_TOKEN) : NULL,
     };
 
     task->format = ndjson ? TB_HTTP_SINK_NDJSON : TB_HTTP_SINK_JSON_ARRAY;

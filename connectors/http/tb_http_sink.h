@@ -95,6 +95,11 @@ typedef struct {
     const char *key_location;
     const char *key_password;
     bool verify;
+    /* http.auth.*, resolved: basic auth when user is set, else a bearer
+     * token when token is set (NULL: none) */
+    const char *auth_user;
+    const char *auth_password;
+    const char *auth_token;
 } tb_http_sink_client_options_t;
 
 typedef struct {

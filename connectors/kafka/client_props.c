@@ -10,10 +10,19 @@
 
 static const char *const role_names[] = {"producer", "consumer", "admin"};
 
-/* librdkafka properties that hold secrets. */
-static const char *const secret_keys[] = {"sasl.password", "ssl.key.password",
+/* Client properties that hold secrets: librdkafka's, and the Java
+ * client's that Connect users write (sasl.jaas.config carries a password,
+ * ssl.keystore.key a private key). */
+static const char *const secret_keys[] = {"sasl.password",
+                                          "sasl.jaas.config",
+                                          "sasl.oauthbearer.client.secret",
+                                          "sasl.oauthbearer.config",
+                                          "ssl.key.password",
+                                          "ssl.key.pem",
+                                          "ssl.keystore.key",
                                           "ssl.keystore.password",
-                                          "sasl.oauthbearer.client.secret", NULL};
+                                          "ssl.truststore.password",
+                                          NULL};
 
 static bool is_secret(const char *key)
 {
@@ -157,22 +166,86 @@ static void check_transport(const json_t *props, const char *fix_key, json_t *er
     }
 }
 
-static bool override_allowed(const tb_client_settings_t *s, const char *key)
+/* With the worker on TLS, the override keys (fix_prefix + name) that would
+ * turn TLS or its checks off are refused, unless the worker allows it. */
+static void check_downgrade(const tb_client_settings_t *s, const json_t *worker,
+                            const json_t *props, const char *fix_prefix, json_t *errors)
 {
-    if (!s->overrides_allowed) {
-        return false;
+    static const struct {
+        const char *key;
+        const char *weak[5];
+    } checks[] = {
+        {"enable.ssl.certificate.verification", {"false", "0", "no", "off", NULL}},
+        {"ssl.endpoint.identification.algorithm", {"none", "", NULL}},
+    };
+    const char *worker_protocol =
+        json_string_value(json_object_get(worker, "security.protocol"));
+    char key[128], message[512];
+    if (s->downgrade_allowed || !tls_protocol(worker_protocol)) {
+        return;
     }
-    if (json_array_size(s->allowlist) == 0) {
-        return true;
+    if (!tls_protocol(json_string_value(json_object_get(props, "security.protocol")))) {
+        snprintf(key, sizeof(key), "%ssecurity.protocol", fix_prefix);
+        snprintf(
+            message, sizeof(message),
+            "%s would send in plain text what the worker sends over %s: refused "
+            "unless the worker sets connector.client.security.downgrade.allowed=true",
+            key, worker_protocol);
+        tb_config_error_add(errors, key, message);
     }
+    for (size_t c = 0; c < sizeof(checks) / sizeof(checks[0]); c++) {
+        const char *mine = json_string_value(json_object_get(props, checks[c].key));
+        const char *theirs = json_string_value(json_object_get(worker, checks[c].key));
+        bool weak = false;
+        for (size_t w = 0; mine != NULL && checks[c].weak[w] != NULL; w++) {
+            weak = weak || strcasecmp(mine, checks[c].weak[w]) == 0;
+        }
+        if (weak && (theirs == NULL || strcmp(mine, theirs) != 0)) {
+            snprintf(key, sizeof(key), "%s%s", fix_prefix, checks[c].key);
+            snprintf(message, sizeof(message),
+                     "%s=%s turns off a check of the worker's %s connection: refused "
+                     "unless the worker sets "
+                     "connector.client.security.downgrade.allowed=true",
+                     key, mine, worker_protocol);
+            tb_config_error_add(errors, key, message);
+        }
+    }
+}
+
+static bool listed(const json_t *list, const char *key)
+{
     size_t i;
-    json_t *allowed;
-    json_array_foreach ((json_t *)s->allowlist, i, allowed) {
-        if (strcmp(json_string_value(allowed), key) == 0) {
+    json_t *item;
+    json_array_foreach ((json_t *)list, i, item) {
+        if (strcmp(json_string_value(item), key) == 0) {
             return true;
         }
     }
     return false;
+}
+
+/* Why the override of name (under the config key key) is refused, in
+ * message; 0 when it is allowed. */
+static int check_override(const tb_client_settings_t *s, const char *key,
+                          const char *name, char *message, size_t size)
+{
+    if (!s->overrides_allowed ||
+        (json_array_size(s->allowlist) > 0 && !listed(s->allowlist, name))) {
+        snprintf(message, size,
+                 "%s is not allowed by the worker's "
+                 "connector.client.config.override.policy",
+                 key);
+        return -1;
+    }
+    if (strcmp(name, "bootstrap.servers") == 0 && !listed(s->allowlist, name)) {
+        snprintf(message, size,
+                 "%s would send the connector's credentials to another cluster: it is "
+                 "allowed only when the worker's "
+                 "connector.client.config.override.allowlist names bootstrap.servers",
+                 key);
+        return -1;
+    }
+    return 0;
 }
 
 json_t *tb_client_props(const tb_client_settings_t *s, tb_client_role_t role,
@@ -195,23 +268,21 @@ json_t *tb_client_props(const tb_client_settings_t *s, tb_client_role_t role,
                     resolve, errors);
         }
     }
+    json_t *worker = json_deep_copy(props);
     json_object_foreach ((json_t *)connector_config, key, value) {
         const char *name = key + strlen(override_prefix);
         if (!has_prefix(key, override_prefix) || !json_is_string(value)) {
             continue;
         }
-        if (!override_allowed(s, name)) {
-            snprintf(message, sizeof(message),
-                     "%s is not allowed by the worker's "
-                     "connector.client.config.override.policy",
-                     key);
+        if (check_override(s, key, name, message, sizeof(message)) != 0) {
             tb_config_error_add(errors, key, message);
             continue;
         }
         put_key(s, props, name, json_string_value(value), key, resolve, errors);
     }
     const char *jaas = json_string_value(json_object_get(props, "sasl.jaas.config"));
-    if (jaas != NULL && !translate_jaas(jaas, props)) {
+    /* a reference is translated once resolved, when the task starts */
+    if (jaas != NULL && !tb_secret_is_reference(jaas) && !translate_jaas(jaas, props)) {
         tb_config_error_add(errors, "sasl.jaas.config",
                             "sasl.jaas.config is Java's; only PlainLoginModule and "
                             "ScramLoginModule with username and password can be "
@@ -219,6 +290,8 @@ json_t *tb_client_props(const tb_client_settings_t *s, tb_client_role_t role,
                             "sasl.password");
     }
     check_transport(props, fix_key, errors);
+    check_downgrade(s, worker, props, override_prefix, errors);
+    json_decref(worker);
     if (tb_config_error_count(errors) > before) {
         json_decref(props);
         return NULL;

@@ -6,9 +6,13 @@
  * A client's properties are, in order: the worker's common client keys
  * (bootstrap.servers, security.protocol, sasl.*, ssl.*), the worker's
  * "producer." / "consumer." / "admin." keys for the client's role, then the
- * connector's "<role>.override." keys as the override policy allows. The
- * security check runs on that final map, so no override can weaken the
- * transport; secret references are resolved only when a task starts.
+ * connector's "<role>.override." keys as the override policy allows
+ * (bootstrap.servers only when the allowlist names it: the connector's
+ * secrets would go to another cluster). The security check runs on that
+ * final map, so no override can weaken the transport: with the worker on
+ * SSL or SASL_SSL, none may turn TLS, certificate verification or host name
+ * checks off unless the worker allows downgrades. Secret references are
+ * resolved only when a task starts.
  */
 #ifndef TB_CLIENT_PROPS_H
 #define TB_CLIENT_PROPS_H
@@ -29,6 +33,7 @@ typedef struct {
     bool overrides_allowed;     /* connector.client.config.override.policy=All */
     const json_t *allowlist;    /* override keys allowed (no prefix); empty: any */
     bool literal_secrets;       /* secrets.literal.allowed */
+    bool downgrade_allowed;     /* connector.client.security.downgrade.allowed */
 } tb_client_settings_t;
 
 /* Builds a client's properties for a connector config. With resolve, secret

@@ -670,7 +670,34 @@ json_t *tb_connector_config_infos(const tb_plugin_t *plugin, const json_t *raw,
 {
     const tb_config_table_t *tables[3];
     size_t n = tb_connector_config_tables(plugin, tables);
-    return tb_config_infos(plugin->class_name, tables, n, raw, errors);
+    json_t *shown = tb_connector_config_redact(plugin, raw);
+    json_t *infos = tb_config_infos(plugin->class_name, tables, n, shown, errors);
+    json_decref(shown);
+    return infos;
+}
+
+bool tb_connector_config_secret_key(const tb_plugin_t *plugin, const char *key)
+{
+    const tb_config_table_t *tables[3];
+    size_t n = tb_connector_config_tables(plugin, tables);
+    const tb_config_def_t *def = tb_config_find(tables, n, key);
+    return (def != NULL && def->type == TB_CONFIG_PASSWORD) ||
+           tb_client_secret_key(key) || tb_converter_secret_key(key);
+}
+
+bool tb_connector_config_headers_key(const tb_plugin_t *plugin, const char *key)
+{
+    const tb_config_def_t *def = tb_config_find(&plugin->config, 1, key);
+    return def != NULL && def->role == TB_CONFIG_ROLE_HEADERS;
+}
+
+/* tb_secret_header_fn: every literal credential is hidden. */
+static const char *hide_header(void *arg, const char *name, const char *value)
+{
+    (void)arg;
+    (void)name;
+    (void)value;
+    return "[hidden]";
 }
 
 json_t *tb_connector_config_redact(const tb_plugin_t *plugin, const json_t *raw)
@@ -681,10 +708,18 @@ json_t *tb_connector_config_redact(const tb_plugin_t *plugin, const json_t *raw)
     const char *key;
     json_t *value;
     json_object_foreach (redacted, key, value) {
-        /* client secrets too; a reference says nothing secret and stays */
-        if (tb_client_secret_key(key) && json_is_string(value) &&
-            !tb_secret_is_reference(json_string_value(value))) {
+        const char *text = json_string_value(value);
+        if (text == NULL) {
+            continue;
+        }
+        /* a reference says nothing secret and stays */
+        if (tb_connector_config_secret_key(plugin, key) &&
+            !tb_secret_is_reference(text)) {
             json_object_set_new(redacted, key, json_string("[hidden]"));
+        } else if (tb_connector_config_headers_key(plugin, key)) {
+            char *shown = tb_secret_headers_rewrite(text, hide_header, NULL);
+            json_object_set_new(redacted, key, json_string(shown ? shown : "[hidden]"));
+            free(shown);
         }
     }
     return redacted;

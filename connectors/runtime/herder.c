@@ -342,6 +342,7 @@ static int connect_cluster(tb_herder_t *herder, char *errstr, size_t errstr_size
         .overrides_allowed = options->overrides_allowed,
         .allowlist = herder->allowlist,
         .literal_secrets = options->literal_secrets,
+        .downgrade_allowed = options->downgrade_allowed,
     };
     herder->options.kafka_props = herder->options.override_allowlist = NULL;
     json_t *empty = json_object();
@@ -585,6 +586,59 @@ static void log_unused_keys(const char *name, const tb_plugin_t *plugin,
     }
 }
 
+/* tb_secret_header_fn: notes that a credential header is literal. */
+static const char *note_literal_header(void *arg, const char *name, const char *value)
+{
+    (void)name;
+    (void)value;
+    *(bool *)arg = true;
+    return NULL;
+}
+
+/* True when value of key holds a secret written literally. */
+static bool literal_secret(const tb_plugin_t *plugin, const char *key, const char *value)
+{
+    bool literal = false;
+    if (tb_connector_config_secret_key(plugin, key)) {
+        return !tb_secret_is_reference(value);
+    }
+    if (tb_connector_config_headers_key(plugin, key)) {
+        free(tb_secret_headers_rewrite(value, note_literal_header, &literal));
+    }
+    return literal;
+}
+
+/* Every secret of the config: a literal one refused unless the worker
+ * allows them (once per key: the client checks may have named it already),
+ * and every reference checked against the worker's config.providers. */
+static void check_secret_values(const tb_herder_t *herder, const tb_plugin_t *plugin,
+                                const json_t *config, json_t *errors)
+{
+    const char *owner = json_string_value(json_object_get(config, "name"));
+    const char *key;
+    json_t *value;
+    json_object_foreach ((json_t *)config, key, value) {
+        const char *text = json_string_value(value);
+        char message[1536], reason[1024];
+        if (text == NULL || json_object_get(errors, key) != NULL) {
+            continue;
+        }
+        if (!herder->client.literal_secrets && literal_secret(plugin, key, text)) {
+            snprintf(
+                message, sizeof(message),
+                "%s holds a literal secret, which is refused: use ${env:NAME} or "
+                "${file:/path:key} (or set the worker's secrets.literal.allowed=true)",
+                key);
+            tb_config_error_add(errors, key, message);
+        } else if (tb_secret_policy_check(&herder->options.secret_policy,
+                                          owner != NULL ? owner : "", text, reason,
+                                          sizeof(reason)) != 0) {
+            snprintf(message, sizeof(message), "%s: %s", key, reason);
+            tb_config_error_add(errors, key, message);
+        }
+    }
+}
+
 /* The connector's Kafka clients (secrets unresolved) and its PASSWORD keys:
  * literal secrets refused unless the worker allows them, weak transports
  * and forbidden overrides refused. */
@@ -603,20 +657,7 @@ static void check_secrets_and_clients(const tb_herder_t *herder,
         }
         json_decref(tb_client_props(&herder->client, roles[r], config, false, errors));
     }
-    for (size_t i = 0; i < plugin->config->count; i++) {
-        const tb_config_def_t *def = &plugin->config->defs[i];
-        const char *value = json_string_value(json_object_get(config, def->name));
-        if (def->type == TB_CONFIG_PASSWORD && value != NULL &&
-            !tb_secret_is_reference(value) && !herder->client.literal_secrets) {
-            char message[512];
-            snprintf(
-                message, sizeof(message),
-                "%s holds a literal secret, which is refused: use ${env:NAME} or "
-                "${file:/path:key} (or set the worker's secrets.literal.allowed=true)",
-                def->name);
-            tb_config_error_add(errors, def->name, message);
-        }
-    }
+    check_secret_values(herder, plugin, config, errors);
 }
 
 /* What a source that runs in transactions needs, of its config and of this
@@ -669,11 +710,11 @@ static tb_err_t check_config(const tb_herder_t *herder, const char *name,
     const char *class_name =
         json_string_value(json_object_get(config, "connector.class"));
     if (class_name == NULL) {
-        char *text = json_dumps(config, JSON_COMPACT);
-        tb_err_t err = fail(TB_ERR_BAD_REQUEST, msg, msg_size,
-                            "Connector config %s contains no connector type", text);
-        free(text);
-        return err;
+        /* the config's values may be secrets: name the missing key only */
+        return fail(TB_ERR_BAD_REQUEST, msg, msg_size,
+                    "Connector config of %s contains no connector type: "
+                    "connector.class is missing",
+                    name);
     }
     *plugin = tb_plugin_find(class_name);
     if (*plugin == NULL) {
@@ -712,6 +753,41 @@ static json_t *framework_keys(const tb_plugin_t *plugin, const json_t *config)
     return copy;
 }
 
+/* Where a literal secret of config_key of connector owner goes. */
+typedef struct {
+    const char *path; /* the worker's secrets file */
+    const char *owner;
+    const char *config_key;
+    char reference[6144]; /* the last one made */
+    char *msg;
+    size_t msg_size;
+    bool failed;
+} externalizer_t;
+
+/* Moves value to the secrets file under its owner's key for what (a
+ * config key, or "<config key>.<header>"); returns its ${file:...}
+ * reference, or NULL (x->failed set, msg filled). */
+static const char *externalize(externalizer_t *x, const char *what, const char *value)
+{
+    char file_key[2048];
+    tb_secret_file_key(x->owner, what, file_key, sizeof(file_key));
+    if (tb_props_file_set(x->path, file_key, value, x->msg, x->msg_size) != 0) {
+        x->failed = true;
+        return NULL;
+    }
+    snprintf(x->reference, sizeof(x->reference), "${file:%s:%s}", x->path, file_key);
+    return x->reference;
+}
+
+/* tb_secret_header_fn: a credential header's value to the secrets file. */
+static const char *externalize_header(void *arg, const char *name, const char *value)
+{
+    externalizer_t *x = arg;
+    char what[1024];
+    snprintf(what, sizeof(what), "%s.%s", x->config_key, name);
+    return x->failed ? NULL : externalize(x, what, value);
+}
+
 /* Literal secrets (allowed by secrets.literal.allowed) never reach the
  * store: each goes to a properties file beside it, readable by the worker's
  * user only, and the config keeps a ${file:...} reference in its place. */
@@ -719,26 +795,48 @@ static int externalize_secrets(const tb_herder_t *herder, const char *name,
                                const tb_plugin_t *plugin, json_t *config, char *msg,
                                size_t msg_size)
 {
-    char path[4096], secret_key[1024], reference[5200];
+    char path[4096];
     const char *key;
     json_t *value;
     snprintf(path, sizeof(path), "%s.secrets", herder->options.store_path);
+    externalizer_t x = {.path = path, .owner = name, .msg = msg, .msg_size = msg_size};
     json_object_foreach (config, key, value) {
         const char *text = json_string_value(value);
-        const tb_config_def_t *def = tb_config_find(&plugin->config, 1, key);
-        bool secret =
-            tb_client_secret_key(key) || (def != NULL && def->type == TB_CONFIG_PASSWORD);
-        if (!secret || text == NULL || tb_secret_is_reference(text)) {
+        x.config_key = key;
+        if (text == NULL) {
             continue;
         }
-        snprintf(secret_key, sizeof(secret_key), "%s.%s", name, key);
-        if (tb_props_file_set(path, secret_key, text, msg, msg_size) != 0) {
+        if (tb_connector_config_secret_key(plugin, key) &&
+            !tb_secret_is_reference(text)) {
+            const char *reference = externalize(&x, key, text);
+            if (reference != NULL) {
+                json_object_set_new(config, key, json_string(reference));
+            }
+        } else if (tb_connector_config_headers_key(plugin, key)) {
+            char *headers = tb_secret_headers_rewrite(text, externalize_header, &x);
+            if (headers != NULL && !x.failed) {
+                json_object_set_new(config, key, json_string(headers));
+            }
+            free(headers);
+        }
+        if (x.failed) {
             return -1;
         }
-        snprintf(reference, sizeof(reference), "${file:%s:%s}", path, secret_key);
-        json_object_set_new(config, key, json_string(reference));
     }
     return 0;
+}
+
+/* Removes connector name's entries from the worker's secrets file; a
+ * failure is logged (the connector is gone from the store all the same). */
+static void forget_secrets(const tb_herder_t *herder, const char *name)
+{
+    char path[4096], own[2048], reason[4096];
+    snprintf(path, sizeof(path), "%s.secrets", herder->options.store_path);
+    tb_secret_file_key(name, "", own, sizeof(own));
+    if (tb_props_file_remove_prefix(path, own, reason, sizeof(reason)) != 0) {
+        TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", name, -1,
+                    "deleted, but its secrets stay in the secrets file: %s", reason);
+    }
 }
 
 /* Replaces c's config. A started connector keeps running every task whose
@@ -1150,6 +1248,7 @@ tb_err_t tb_herder_connector_delete(tb_herder_t *herder, const char *name, char 
         }
         connector_free(c);
         forget_topics(herder, name);
+        forget_secrets(herder, name);
         TB_LOG(TB_LOG_INFO, "tributary.herder", "connector %s deleted", name);
     }
     pthread_mutex_unlock(&herder->lock);

@@ -60,8 +60,20 @@ json_t *tb_connector_config_infos(const tb_plugin_t *plugin, const json_t *raw,
  * own keys, then the framework's, as Connect lists them (new reference). */
 json_t *tb_connector_config_keys(const tb_plugin_t *plugin);
 
-/* A copy of raw with PASSWORD values of every table, and literal client
- * secrets (sasl.password, ...), shown as "[hidden]". */
+/* True when key of a connector config of plugin holds a secret: a
+ * PASSWORD key of its tables, a Kafka client secret (sasl.password,
+ * sasl.jaas.config, ...) bare or under a client prefix, or a converter's
+ * PASSWORD setting (value.converter.basic.auth.user.info, ...). */
+bool tb_connector_config_secret_key(const tb_plugin_t *plugin, const char *key);
+
+/* True when key is a header list of plugin (TB_CONFIG_ROLE_HEADERS) whose
+ * credential headers' values are secrets. */
+bool tb_connector_config_headers_key(const tb_plugin_t *plugin, const char *key);
+
+/* A copy of raw with PASSWORD values of every table, literal secrets of
+ * tb_connector_config_secret_key() keys, and literal credential header
+ * values shown as "[hidden]"; other references stay as written. New
+ * reference. */
 json_t *tb_connector_config_redact(const tb_plugin_t *plugin, const json_t *raw);
 
 /* A copy of a task config with the plugin's PASSWORD values resolved

@@ -18,6 +18,8 @@
 
 #include <jansson.h>
 
+#include "core/tb_secret.h"
+
 #include "connectors/runtime/tb_limits.h"
 #include "core/tb_error.h"
 #include "core/tb_state.h"
@@ -30,14 +32,16 @@ typedef struct {
                               producer./consumer./admin. ones */
     bool overrides_allowed;    /* connector.client.config.override.policy */
     const json_t *override_allowlist;
-    bool literal_secrets;           /* secrets.literal.allowed */
-    tb_limits_t limits;             /* file.allowed.dirs, http.sink.allowed.hosts */
-    const json_t *converter_config; /* worker key.converter, value.converter and
-                                       their settings, defaults applied */
-    bool dev;                       /* run an in-process mock Kafka cluster */
-    bool exactly_once_source;       /* exactly.once.source.support=enabled */
-    const char *worker_id;          /* host:port shown in status */
-    int task_threads;               /* size of the task pool */
+    bool literal_secrets;             /* secrets.literal.allowed */
+    bool downgrade_allowed;           /* connector.client.security.downgrade.allowed */
+    tb_secret_policy_t secret_policy; /* config.providers.*, what references reach */
+    tb_limits_t limits;               /* file.allowed.dirs, http.sink.allowed.hosts */
+    const json_t *converter_config;   /* worker key.converter, value.converter and
+                                         their settings, defaults applied */
+    bool dev;                         /* run an in-process mock Kafka cluster */
+    bool exactly_once_source;         /* exactly.once.source.support=enabled */
+    const char *worker_id;            /* host:port shown in status */
+    int task_threads;                 /* size of the task pool */
     long long offset_flush_interval_ms;
     long long shutdown_timeout_ms;
     long long restart_backoff_initial_ms; /* 0: failed tasks stay FAILED */

@@ -19,6 +19,14 @@ STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
            "offset.flush.interval.ms": "200"}
 
+# Connectors of these tests reach the SASL_SSL listener (or an untouched
+# socket) through an override of bootstrap.servers, which the worker must
+# name in its allowlist; the allowlist then lists every key they override.
+OTHER_CLUSTER = {"connector.client.config.override.allowlist": ",".join([
+    "bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.username",
+    "sasl.password", "ssl.ca.location", "ssl.certificate.location",
+    "enable.ssl.certificate.verification", "ssl.endpoint.identification.algorithm"])}
+
 
 @pytest.fixture
 def scram_file(tmp_path, bed):
@@ -48,7 +56,7 @@ def test_worker_and_tasks_over_sasl_ssl_scram_256_from_env(start_worker, bed, tm
 
 def test_connector_overrides_over_scram_512_from_file(start_worker, bed, tmp_path,
                                                       scram_file):
-    w = start_worker(STRINGS)  # the worker itself on PLAINTEXT
+    w = start_worker({**STRINGS, **OTHER_CLUSTER})  # the worker itself on PLAINTEXT
     topic = bed.unique_topic("sasl512")
     create_topic(bed, topic, 1)
     produce(bed.bootstrap, topic, [(0, None, f"r{i}".encode()) for i in range(10)])
@@ -66,7 +74,7 @@ def test_connector_overrides_over_scram_512_from_file(start_worker, bed, tmp_pat
 
 
 def test_wrong_password_fails_the_task_naming_authentication(start_worker, bed, tmp_path):
-    w = start_worker({**STRINGS, "task.restart.backoff.initial.ms": "0"},
+    w = start_worker({**STRINGS, **OTHER_CLUSTER, "task.restart.backoff.initial.ms": "0"},
                      env={"TB_TEST_WRONG": secret_scan.new_secret("wrong")})
     secure = {"bootstrap.servers": bed.sasl_bootstrap, "security.protocol": "SASL_SSL",
               "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": bed.scram256.user,
@@ -126,8 +134,9 @@ REFUSALS = [
 
 
 @pytest.mark.parametrize("name,overrides,message", REFUSALS, ids=[r[0] for r in REFUSALS])
-def test_weaker_than_it_looks_is_refused(worker, untouched_socket, name, overrides,
+def test_weaker_than_it_looks_is_refused(start_worker, untouched_socket, name, overrides,
                                          message):
+    worker = start_worker(OTHER_CLUSTER)
     config = {"connector.class": "FileStreamSink", "topics": "t", "file": "/tmp/refused",
               "consumer.override.bootstrap.servers": untouched_socket,
               **{f"consumer.override.{k}": v for k, v in overrides.items()}}
@@ -144,7 +153,8 @@ def test_weaker_than_it_looks_is_refused(worker, untouched_socket, name, overrid
 def test_no_override_can_weaken_the_workers_transport(start_worker, bed, untouched_socket):
     settings = {"bootstrap.servers": bed.sasl_bootstrap, "security.protocol": "SASL_SSL",
                 "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": bed.scram256.user,
-                "sasl.password": "${env:TB_TEST_SCRAM256}", "ssl.ca.location": bed.ca}
+                "sasl.password": "${env:TB_TEST_SCRAM256}", "ssl.ca.location": bed.ca,
+                **OTHER_CLUSTER}
     w = start_worker(settings, env={"TB_TEST_SCRAM256": bed.scram256.password})
     config = {"connector.class": "FileStreamSink", "topics": "t", "file": "/tmp/weak",
               "consumer.override.bootstrap.servers": untouched_socket,
@@ -174,7 +184,7 @@ def test_override_policy_none_refuses_overrides(start_worker):
 
 
 def test_allowed_literal_secrets_stay_out_of_the_store(start_worker, bed, tmp_path):
-    w = start_worker({**STRINGS, "secrets.literal.allowed": "true"})
+    w = start_worker({**STRINGS, **OTHER_CLUSTER, "secrets.literal.allowed": "true"})
     topic = bed.unique_topic("literal")
     create_topic(bed, topic, 1)
     produce(bed.bootstrap, topic, [(0, None, b"one"), (0, None, b"two")])
@@ -195,3 +205,38 @@ def test_allowed_literal_secrets_stay_out_of_the_store(start_worker, bed, tmp_pa
     assert bed.scram256.password in secrets_file.read_text()
     w.stop()  # the store's WAL is folded into the file
     assert bed.scram256.password.encode() not in store.read_bytes()
+
+
+def test_bootstrap_servers_override_needs_the_allowlist(worker, untouched_socket):
+    config = {"connector.class": "FileStreamSink", "topics": "t", "file": "/tmp/other",
+              "consumer.override.bootstrap.servers": untouched_socket}
+    reply = worker.post("/connectors", json={"name": "other", "config": config})
+    assert reply.status_code == 400
+    assert ("consumer.override.bootstrap.servers would send the connector's credentials "
+            "to another cluster") in reply.json()["message"]
+
+
+TLS_DOWNGRADES = [("security.protocol", "SASL_PLAINTEXT"),
+                  ("enable.ssl.certificate.verification", "false"),
+                  ("ssl.endpoint.identification.algorithm", "none")]
+
+
+@pytest.mark.parametrize("key,value", TLS_DOWNGRADES, ids=[k for k, _ in TLS_DOWNGRADES])
+def test_no_override_turns_the_workers_tls_off(start_worker, bed, key, value):
+    settings = {"bootstrap.servers": bed.sasl_bootstrap, "security.protocol": "SASL_SSL",
+                "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": bed.scram256.user,
+                "sasl.password": "${env:TB_TEST_SCRAM256}", "ssl.ca.location": bed.ca}
+    env = {"TB_TEST_SCRAM256": bed.scram256.password}
+    config = {"connector.class": "datagen", "topic": bed.unique_topic("downgrade"),
+              f"producer.override.{key}": value}
+    w = start_worker(settings, env=env)
+    reply = w.post("/connectors", json={"name": "down", "config": config})
+    assert reply.status_code == 400
+    assert f"producer.override.{key}" in reply.json()["message"]
+    assert "connector.client.security.downgrade.allowed" in reply.json()["message"]
+    allowed = start_worker({**settings, "connector.client.security.downgrade.allowed": "true"},
+                           env=env)
+    reply = allowed.post("/connectors", json={"name": "down", "config": config})
+    assert "downgrade.allowed" not in reply.text
+    # a plain-text protocol still meets the worker's CA: refused for that alone
+    assert reply.status_code == (400 if key == "security.protocol" else 201), reply.text

@@ -277,6 +277,22 @@ def test_https_key_with_password(start_worker, pki):
     assert "certificate, key or key password rejected" in bad.logs()
 
 
+@pytest.mark.parametrize("kind", ["env", "file"])
+def test_https_key_password_from_a_reference(start_worker, pki, tmp_path, kind):
+    secrets_file = tmp_path / "listener.properties"
+    secrets_file.write_text(f"key={pki['password']}\n")
+    reference = ("${env:TB_TEST_KEY_PASSWORD}" if kind == "env"
+                 else f"${{file:{secrets_file}:key}}")
+    port = free_port()
+    w = start_worker(https_settings(pki, port, **{
+        "listeners.https.ssl.key.location": pki["server.enc.key"],
+        "listeners.https.ssl.key.password": reference}),
+        env={"TB_TEST_KEY_PASSWORD": pki["password"]}, wait_healthy=False)
+    w.url = f"https://127.0.0.1:{port}"
+    wait_up(w, verify=pki["ca.pem"])
+    assert curl("--cacert", pki["ca.pem"], "-f", w.url + "/connectors").returncode == 0
+
+
 def test_https_listener_needs_certificate_and_key(start_worker):
     w = start_worker({"listeners": f"https://127.0.0.1:{free_port()}"},
                      wait_healthy=False, expect_exit=1)

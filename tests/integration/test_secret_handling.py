@@ -1,0 +1,214 @@
+"""Secrets a connector config carries: every secret-bearing key (Kafka client
+keys under any prefix, the HTTP sink's credential headers and http.auth.*,
+the registry converters' auth keys) hidden in responses and moved out of the
+store; references checked against the worker's config.providers; config
+errors that log no value; the secrets file cleaned when a connector goes; and
+connector names that survive the ${file:path:key} syntax. The suite's scan
+(secret_scan.py) reads every response, log and store for the secrets made
+here."""
+import json
+import pathlib
+import urllib.parse
+
+import pytest
+
+import secret_scan
+
+pytestmark = pytest.mark.integration
+
+LITERAL = {"secrets.literal.allowed": "true"}
+
+
+def secrets_file_of(w):
+    return pathlib.Path(w.settings["offset.storage.file.filename"] + ".secrets")
+
+
+def store_bytes(w):
+    w.stop()  # the WAL is folded into the store
+    return pathlib.Path(w.settings["offset.storage.file.filename"]).read_bytes()
+
+
+def sink(**extra):
+    return {"connector.class": "FileStreamSink", "topics": "t", "file": "/tmp/tb-secret-out",
+            **extra}
+
+
+# keys librdkafka takes; the Java ones (sasl.jaas.config, ssl.keystore.key,
+# ssl.truststore.password) are secret-typed as well (tests/unit/test_secret.c)
+SECRET_KEYS = ["consumer.override.ssl.key.pem", "consumer.override.ssl.keystore.password",
+               "producer.override.ssl.key.password",
+               "value.converter.basic.auth.user.info", "key.converter.bearer.auth.token"]
+
+
+@pytest.mark.parametrize("key", SECRET_KEYS)
+def test_secret_keys_are_hidden_and_kept_out_of_the_store(start_worker, key):
+    w = start_worker(LITERAL)
+    secret = secret_scan.new_secret("literal")
+    config = sink(**{key: secret})
+    reply = w.post("/connectors", json={"name": "c1", "config": config})
+    assert reply.status_code == 201, reply.text
+    shown = w.get("/connectors/c1/config").json()[key]
+    assert shown.startswith("${file:") and shown.endswith(f":c1.{key}}}")
+    assert secret in secrets_file_of(w).read_text()
+    assert secret.encode() not in store_bytes(w)
+
+
+JAVA_KEYS = ["consumer.override.sasl.jaas.config", "admin.override.ssl.keystore.key",
+             "producer.override.ssl.truststore.password"]
+
+
+def test_literal_secret_keys_are_refused_by_default(worker):
+    secret = secret_scan.new_secret("literal")
+    for key in SECRET_KEYS + JAVA_KEYS:
+        reply = worker.post("/connectors", json={"name": "c2", "config": sink(**{key: secret})})
+        assert reply.status_code == 400, key
+        assert secret not in reply.text
+        # librdkafka refuses the Java keys first, naming them
+        assert key in reply.json()["message"]
+        if key in SECRET_KEYS:
+            assert f"{key} holds a literal secret" in reply.json()["message"]
+
+
+def test_credential_headers_are_hidden_and_kept_out_of_the_store(start_worker):
+    w = start_worker(LITERAL)
+    token = secret_scan.new_secret("bearer")
+    key = secret_scan.new_secret("apikey")
+    config = {"connector.class": "HttpSink", "topics": "t", "http.url": "http://127.0.0.1:9/",
+              "http.headers": f"Authorization: Bearer {token}|X-Tenant: blue|X-API-Key: {key}"}
+    reply = w.post("/connectors", json={"name": "h", "config": config})
+    assert reply.status_code == 201, reply.text
+    headers = w.get("/connectors/h/config").json()["http.headers"]
+    assert "X-Tenant: blue" in headers
+    assert "Authorization: ${file:" in headers and "X-API-Key: ${file:" in headers
+    validated = w.put("/connector-plugins/HttpSink/config/validate",
+                      json={**config, "name": "h"}).json()
+    assert validated["error_count"] == 0
+    assert token in secrets_file_of(w).read_text()
+    assert token.encode() not in store_bytes(w) and key.encode() not in store_bytes(w)
+
+
+def test_literal_credential_header_is_refused_by_default(worker):
+    token = secret_scan.new_secret("bearer")
+    config = {"connector.class": "HttpSink", "topics": "t", "http.url": "http://127.0.0.1:9/",
+              "http.headers": f"Authorization: Bearer {token}"}
+    reply = worker.post("/connectors", json={"name": "h", "config": config})
+    assert reply.status_code == 400
+    assert "http.headers holds a literal secret" in reply.json()["message"]
+    shown = worker.put("/connector-plugins/HttpSink/config/validate",
+                       json={**config, "name": "h"}).json()
+    assert shown["error_count"] == 1  # and the scan checks the echoed value
+
+
+def test_http_auth_keys(worker):
+    base = {"connector.class": "HttpSink", "topics": "t", "http.url": "http://127.0.0.1:9/"}
+    reply = worker.post("/connectors", json={"name": "a", "config": {
+        **base, "http.auth.type": "bearer"}})
+    assert reply.status_code == 400
+    assert "http.auth.type=bearer needs http.auth.token" in reply.json()["message"]
+    reply = worker.post("/connectors", json={"name": "a", "config": {
+        **base, "http.auth.type": "bearer", "http.auth.token": "${env:TB_TEST_TOKEN}",
+        "http.headers": "Authorization: ${env:TB_TEST_TOKEN}"}})
+    assert reply.status_code == 400
+    assert "http.headers sets Authorization" in reply.json()["message"]
+    reply = worker.post("/connectors", json={"name": "a", "config": {
+        **base, "http.auth.type": "basic", "http.auth.user": "u",
+        "http.auth.password": "${env:TB_TEST_TOKEN}"}})
+    assert reply.status_code == 201, reply.text
+
+
+def forbidden_references(w, tmp_path):
+    store = w.settings["offset.storage.file.filename"]
+    return [
+        ("http.auth.token", f"${{file:{store}.secrets:other.http.auth.token}}",
+         "only its own entries"),
+        ("http.auth.token", f"${{file:{store}:k}}", "data directory"),
+        ("http.headers", f"X-API-Key: ${{file:{pathlib.Path(store).parent}/x:k}}",
+         "data directory"),
+        ("http.auth.token", "${env:TRIBUTARY_SASL_PASSWORD}", "worker's own configuration"),
+    ]
+
+
+def test_references_cannot_reach_the_workers_files(worker, tmp_path):
+    base = {"connector.class": "HttpSink", "topics": "t", "http.url": "http://127.0.0.1:9/",
+            "http.auth.type": "bearer", "http.auth.token": "${env:TB_TEST_TOKEN}"}
+    for key, reference, why in forbidden_references(worker, tmp_path):
+        config = {**base, key: reference}
+        reply = worker.post("/connectors", json={"name": "ref", "config": config})
+        assert reply.status_code == 400, (key, reply.text)
+        message = reply.json()["message"]
+        assert f"{key}: the reference" in message and why in message, message
+        shown = worker.put("/connector-plugins/HttpSink/config/validate",
+                           json={**config, "name": "ref"}).json()
+        errors = [c["value"] for c in shown["configs"] if c["value"]["errors"]]
+        assert shown["error_count"] == 1, errors
+    assert worker.get("/connectors").json() == []
+
+
+def test_config_providers_limit_references(start_worker, tmp_path):
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    w = start_worker({"config.providers": "file",
+                      "config.providers.file.param.allowed.paths": str(allowed)})
+    base = {"connector.class": "HttpSink", "topics": "t", "http.url": "http://127.0.0.1:9/",
+            "http.auth.type": "bearer"}
+    refused = [("${env:HOME}", "does not name env"),
+               (f"${{file:{tmp_path}/elsewhere:k}}", "allowed.paths")]
+    for reference, why in refused:
+        reply = w.post("/connectors", json={"name": "p", "config": {
+            **base, "http.auth.token": reference}})
+        assert reply.status_code == 400 and why in reply.json()["message"], reply.text
+    reply = w.post("/connectors", json={"name": "p", "config": {
+        **base, "http.auth.token": f"${{file:{allowed}/s.properties:k}}"}})
+    assert reply.status_code == 201, reply.text
+
+
+def test_a_config_without_class_logs_no_value(worker):
+    secret = secret_scan.new_secret("noclass")
+    reply = worker.put("/connectors/nc/config", json={"sasl.password": secret, "topics": "t"})
+    assert reply.status_code == 400
+    assert "connector.class is missing" in reply.json()["message"]
+    worker.stop()
+    assert secret not in worker.logs()
+
+
+def test_a_connector_file_without_class_logs_no_value(start_worker, tmp_path):
+    secret = secret_scan.new_secret("noclass-file")
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"name": "nc", "config": {"http.auth.token": secret}}))
+    w = start_worker(args=[str(path)], wait_healthy=False, expect_exit=1)
+    assert w.proc.wait(timeout=60) == 1
+    logs = w.logs()
+    assert "connector.class is missing" in logs
+    assert secret not in logs
+
+
+def resolves(w, reference, secret):
+    """True when reference, as ${file:path:key}, names secret in the
+    worker's secrets file, as the task's resolution reads it."""
+    inner = reference[len("${file:"):-1]
+    path, key = inner.rsplit(":", 1)
+    assert path == str(secrets_file_of(w))
+    lines = secrets_file_of(w).read_text().splitlines()
+    return f"{key}={secret}" in lines
+
+
+@pytest.mark.parametrize("name", ["a:b", "a/b c", "é.ü", "a.b"])
+def test_odd_names_keep_their_secrets_and_lose_them_on_delete(start_worker, name):
+    w = start_worker(LITERAL)
+    key = "consumer.override.sasl.password"
+    secret = secret_scan.new_secret("named")
+    # a connector whose name is a prefix of another's must not lose its entries
+    keep = secret_scan.new_secret("kept")
+    sasl = {"consumer.override.security.protocol": "SASL_PLAINTEXT",
+            "consumer.override.sasl.mechanism": "PLAIN",
+            "consumer.override.sasl.username": "u"}
+    assert w.post("/connectors", json={"name": "a", "config": sink(**sasl, **{key: keep}),
+                                       "initial_state": "STOPPED"}).status_code == 201
+    reply = w.post("/connectors", json={"name": name, "config": sink(**sasl, **{key: secret}),
+                                        "initial_state": "STOPPED"})
+    assert reply.status_code == 201, reply.text
+    path = "/connectors/" + urllib.parse.quote(name, safe="")
+    assert resolves(w, w.get(path + "/config").json()[key], secret)
+    assert w.delete(path).status_code == 204
+    assert secret not in secrets_file_of(w).read_text()
+    assert resolves(w, w.get("/connectors/a/config").json()[key], keep)
