@@ -448,8 +448,7 @@ const json_t *tb_config_list(const json_t *values, const char *name)
     return json_object_get(values, name);
 }
 
-/* Appends printf-formatted text to *out. */
-__attribute__((format(printf, 2, 3))) static int append(char **out, const char *fmt, ...)
+int tb_config_doc_append(char **out, const char *fmt, ...)
 {
     va_list ap;
     char *piece;
@@ -473,10 +472,10 @@ __attribute__((format(printf, 2, 3))) static int append(char **out, const char *
 
 int tb_config_doc_markdown(const tb_config_table_t *table, char **out)
 {
-    if (append(out,
-               "## %s\n\n| Key | Type | Default | Valid values | "
-               "Importance | Description |\n|---|---|---|---|---|---|\n",
-               table->name) != 0) {
+    if (tb_config_doc_append(out,
+                             "## %s\n\n| Key | Type | Default | Valid values | "
+                             "Importance | Description |\n|---|---|---|---|---|---|\n",
+                             table->name) != 0) {
         return -1;
     }
     for (size_t i = 0; i < table->count; i++) {
@@ -502,12 +501,13 @@ int tb_config_doc_markdown(const tb_config_table_t *table, char **out)
                            : def->default_value == NULL    ? "null"
                            : def->default_value[0] == '\0' ? "\"\""
                                                            : def->default_value;
-        if (append(out, "| `%s` | %s | %s%s%s | %s | %s | %s |\n", def->name,
-                   type_names[def->type], def->required ? "" : "`", dflt,
-                   def->required ? "" : "`", valid, importance_names[def->importance],
-                   def->documentation ? def->documentation : "") != 0) {
+        if (tb_config_doc_append(out, "| `%s` | %s | %s%s%s | %s | %s | %s |\n",
+                                 def->name, type_names[def->type],
+                                 def->required ? "" : "`", dflt, def->required ? "" : "`",
+                                 valid, importance_names[def->importance],
+                                 def->documentation ? def->documentation : "") != 0) {
             return -1;
         }
     }
-    return append(out, "\n");
+    return tb_config_doc_append(out, "\n");
 }

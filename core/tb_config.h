@@ -156,6 +156,11 @@ const json_t *tb_config_list(const json_t *values, const char *name);
  * owned by the caller, freed with free()). Returns 0, or -1 on no memory. */
 int tb_config_doc_markdown(const tb_config_table_t *table, char **out);
 
+/* Appends printf-formatted text to *out (realloc'd; the caller frees it).
+ * Returns 0, or -1 when out of memory. */
+__attribute__((format(printf, 2, 3))) int tb_config_doc_append(char **out,
+                                                               const char *fmt, ...);
+
 const char *tb_config_type_name(tb_config_type_t type);
 
 #endif

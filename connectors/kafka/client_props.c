@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "connectors/kafka/tb_java_client_keys.h"
 #include "core/tb_config.h"
 #include "core/tb_secret.h"
 
@@ -68,26 +69,6 @@ static bool is_role_key(const char *key)
         }
     }
     return false;
-}
-
-/* Java's sasl.jaas.config for PLAIN or SCRAM, turned into librdkafka's
- * sasl.username and sasl.password. Returns false when it is another login
- * module or cannot be read. */
-static bool translate_jaas(const char *jaas, json_t *props)
-{
-    char user[256], pass[256];
-    const char *u = strstr(jaas, "username=\"");
-    const char *p = strstr(jaas, "password=\"");
-    if ((strstr(jaas, "PlainLoginModule") == NULL &&
-         strstr(jaas, "ScramLoginModule") == NULL) ||
-        u == NULL || p == NULL || sscanf(u, "username=\"%255[^\"]\"", user) != 1 ||
-        sscanf(p, "password=\"%255[^\"]\"", pass) != 1) {
-        return false;
-    }
-    json_object_set_new(props, "sasl.username", json_string(user));
-    json_object_set_new(props, "sasl.password", json_string(pass));
-    json_object_del(props, "sasl.jaas.config");
-    return true;
 }
 
 /* Adds one key to props, applying the secret rules. source is the config
@@ -254,6 +235,7 @@ json_t *tb_client_props(const tb_client_settings_t *s, tb_client_role_t role,
     char worker_prefix[32], override_prefix[48], fix_key[96], message[512];
     size_t before = tb_config_error_count(errors);
     json_t *props = json_object();
+    json_t *origins = json_object(); /* props' key -> the config key written */
     const char *key;
     json_t *value;
 
@@ -263,9 +245,11 @@ json_t *tb_client_props(const tb_client_settings_t *s, tb_client_role_t role,
     json_object_foreach ((json_t *)s->worker_props, key, value) {
         if (!is_role_key(key)) {
             put_key(s, props, key, json_string_value(value), key, resolve, errors);
+            json_object_set_new(origins, key, json_string(key));
         } else if (has_prefix(key, worker_prefix)) {
             put_key(s, props, key + strlen(worker_prefix), json_string_value(value), key,
                     resolve, errors);
+            json_object_set_new(origins, key + strlen(worker_prefix), json_string(key));
         }
     }
     json_t *worker = json_deep_copy(props);
@@ -279,16 +263,10 @@ json_t *tb_client_props(const tb_client_settings_t *s, tb_client_role_t role,
             continue;
         }
         put_key(s, props, name, json_string_value(value), key, resolve, errors);
+        json_object_set_new(origins, name, json_string(key));
     }
-    const char *jaas = json_string_value(json_object_get(props, "sasl.jaas.config"));
-    /* a reference is translated once resolved, when the task starts */
-    if (jaas != NULL && !tb_secret_is_reference(jaas) && !translate_jaas(jaas, props)) {
-        tb_config_error_add(errors, "sasl.jaas.config",
-                            "sasl.jaas.config is Java's; only PlainLoginModule and "
-                            "ScramLoginModule with username and password can be "
-                            "translated: use sasl.mechanism, sasl.username and "
-                            "sasl.password");
-    }
+    tb_java_client_keys_translate(role, props, origins, errors);
+    json_decref(origins);
     check_transport(props, fix_key, errors);
     check_downgrade(s, worker, props, override_prefix, errors);
     json_decref(worker);

@@ -1,16 +1,12 @@
 #include "connectors/runtime/tb_connector_config.h"
 
-#include <errno.h>
-#include <librdkafka/rdkafka.h>
 #include <regex.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "connectors/converters/tb_converter.h"
 #include "connectors/kafka/tb_client_props.h"
-#include "connectors/runtime/tb_sink_start.h"
 #include "connectors/runtime/tb_transforms.h"
 #include "core/tb_secret.h"
 
@@ -497,108 +493,19 @@ static const struct {
      "exactly-once tasks derive it from the connector and task"},
 };
 
-static const char *const acks_values[] = {"all", "-1", "0", "1", NULL};
-static const char *const compression_values[] = {"none", "gzip", "snappy",
-                                                 "lz4",  "zstd", NULL};
-
-static bool one_of(const char *value, const char *const *allowed)
-{
-    for (size_t i = 0; allowed[i] != NULL; i++) {
-        if (strcmp(value, allowed[i]) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-static bool non_negative_integer(const char *value)
-{
-    char *end;
-    errno = 0;
-    long long n = strtoll(value, &end, 10);
-    return *value != '\0' && *end == '\0' && errno == 0 && n >= 0 && n <= INT32_MAX;
-}
-
-/* The producer settings whose meaning the runtime depends on, checked with
- * Kafka's names and values. Returns a reason, or NULL when fine. */
-static const char *producer_setting_problem(const char *key, const char *value)
-{
-    if (strcmp(key, "acks") == 0 && !one_of(value, acks_values)) {
-        return "String must be one of: all, -1, 0, 1";
-    }
-    if (strcmp(key, "compression.type") == 0 && !one_of(value, compression_values)) {
-        return "String must be one of: none, gzip, snappy, lz4, zstd";
-    }
-    if (strcmp(key, "linger.ms") == 0 && !non_negative_integer(value)) {
-        return "Value must be a non-negative integer";
-    }
-    return NULL;
-}
-
-static const char *reset_policy_problem(const char *value)
-{
-    tb_reset_policy_t policy;
-    return tb_reset_policy_parse(value, &policy) != 0
-               ? "String must be one of: latest, earliest, none"
-               : NULL;
-}
-
-/* producer.override.*, consumer.override.* and admin.override.* keys: the
- * managed ones are refused with the reason, the producer settings Kafka
- * Connect users rely on are checked by name, and every other one is handed
- * to librdkafka, whose message is returned when it refuses it. */
+/* Overrides of what the runtime manages are refused with the reason; every
+ * other client key is checked where each client's properties are built
+ * (tb_client_props.h, tb_java_client_keys.h). */
 static void check_client_overrides(const json_t *raw, json_t *errors)
 {
-    static const char *const prefixes[] = {"producer.override.", "consumer.override.",
-                                           "admin.override.", NULL};
-    rd_kafka_conf_t *scratch = rd_kafka_conf_new();
-    const char *key;
-    json_t *value;
-    json_object_foreach ((json_t *)raw, key, value) {
-        const char *text = json_string_value(value);
-        char message[1024];
-        size_t p = 0;
-        while (prefixes[p] != NULL &&
-               strncmp(key, prefixes[p], strlen(prefixes[p])) != 0) {
-            p++;
-        }
-        if (prefixes[p] == NULL || text == NULL) {
-            continue;
-        }
-        const char *name = key + strlen(prefixes[p]);
-        const char *problem = NULL;
-        for (size_t m = 0; m < sizeof(managed_keys) / sizeof(managed_keys[0]); m++) {
-            if (strcmp(managed_keys[m].key, key) == 0) {
-                snprintf(message, sizeof(message), "%s is managed by tributary: %s", key,
-                         managed_keys[m].reason);
-                problem = message;
-            }
-        }
-        /* the sink engine applies auto.offset.reset itself, with Kafka's
-         * values, and gives librdkafka its own */
-        bool applied_by_runtime = p == 1 && strcmp(name, "auto.offset.reset") == 0;
-        if (problem == NULL && (p == 0 || applied_by_runtime)) {
-            const char *reason = p == 0 ? producer_setting_problem(name, text)
-                                        : reset_policy_problem(text);
-            if (reason != NULL) {
-                snprintf(message, sizeof(message),
-                         "Invalid value %s for configuration %s: %s", text, key, reason);
-                problem = message;
-            }
-        }
-        char reason[512];
-        if (problem == NULL && !applied_by_runtime &&
-            rd_kafka_conf_set(scratch, name, text, reason, sizeof(reason)) !=
-                RD_KAFKA_CONF_OK) {
-            snprintf(message, sizeof(message), "Invalid value for configuration %s: %s",
-                     key, reason);
-            problem = message;
-        }
-        if (problem != NULL) {
-            tb_config_error_add(errors, key, problem);
+    for (size_t m = 0; m < sizeof(managed_keys) / sizeof(managed_keys[0]); m++) {
+        if (json_object_get(raw, managed_keys[m].key) != NULL) {
+            char message[512];
+            snprintf(message, sizeof(message), "%s is managed by tributary: %s",
+                     managed_keys[m].key, managed_keys[m].reason);
+            tb_config_error_add(errors, managed_keys[m].key, message);
         }
     }
-    rd_kafka_conf_destroy(scratch);
 }
 
 /* Upsert mode needs to know which fields make the key. */

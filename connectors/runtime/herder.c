@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "connectors/kafka/tb_client_props.h"
+#include "connectors/kafka/tb_java_client_keys.h"
 #include "connectors/kafka/tb_group_offsets.h"
 #include "connectors/kafka/tb_kafka_cluster.h"
 #include "connectors/runtime/tb_connector_config.h"
@@ -327,6 +328,27 @@ static int load_one(const tb_store_connector_t *stored, void *opaque)
     return 0;
 }
 
+/* The worker's client keys for every client, checked at start (errors
+ * name the worker key); the ones without effect are logged. */
+static void check_worker_clients(const tb_herder_t *herder, json_t *errors)
+{
+    json_t *empty = json_object();
+    for (int r = TB_CLIENT_PRODUCER; r <= TB_CLIENT_CONSUMER; r++) {
+        json_decref(
+            tb_client_props(&herder->client, (tb_client_role_t)r, empty, false, errors));
+    }
+    json_decref(empty);
+    const char *key;
+    json_t *value;
+    json_object_foreach (herder->kafka_props, key, value) {
+        const char *ignored = tb_java_client_key_ignored(key, json_string_value(value));
+        if (ignored != NULL) {
+            TB_LOG(TB_LOG_INFO, "tributary.config",
+                   "worker key '%s' is accepted and has no effect: %s", key, ignored);
+        }
+    }
+}
+
 /* Connects the worker's own client (its admin properties, secrets
  * resolved) and keeps the settings every connector's clients start from,
  * with the bootstrap servers tasks must use (the mock cluster's in dev
@@ -345,11 +367,13 @@ static int connect_cluster(tb_herder_t *herder, char *errstr, size_t errstr_size
         .downgrade_allowed = options->downgrade_allowed,
     };
     herder->options.kafka_props = herder->options.override_allowlist = NULL;
+    check_worker_clients(herder, errors);
     json_t *empty = json_object();
     json_t *admin =
         tb_client_props(&herder->client, TB_CLIENT_ADMIN, empty, true, errors);
     json_decref(empty);
-    if (admin == NULL) {
+    if (admin == NULL || tb_config_error_count(errors) > 0) {
+        json_decref(admin);
         tb_config_errors_join(errors, "\n", errstr, errstr_size);
         json_decref(errors);
         return -1;
@@ -579,9 +603,14 @@ static void log_unused_keys(const char *name, const tb_plugin_t *plugin,
         for (size_t i = 0; !owned && owned_prefixes[i] != NULL; i++) {
             owned = strncmp(key, owned_prefixes[i], strlen(owned_prefixes[i])) == 0;
         }
+        const char *ignored = tb_java_client_key_ignored(key, json_string_value(value));
         if (!owned) {
             TB_LOG_TASK(TB_LOG_WARN, "tributary.config", name, -1,
                         "config key '%s' is not used by %s", key, plugin->class_name);
+        } else if (ignored != NULL) {
+            TB_LOG_TASK(TB_LOG_INFO, "tributary.config", name, -1,
+                        "config key '%s' is accepted and has no effect: %s", key,
+                        ignored);
         }
     }
 }
@@ -644,18 +673,12 @@ static void check_secret_values(const tb_herder_t *herder, const tb_plugin_t *pl
  * and forbidden overrides refused. */
 static void check_secrets_and_clients(const tb_herder_t *herder,
                                       const tb_plugin_t *plugin, const json_t *config,
-                                      const json_t *values, json_t *errors)
+                                      json_t *errors)
 {
-    const char *dlq = tb_config_string(values, "errors.deadletterqueue.topic.name");
-    bool producer = plugin->kind == TB_PLUGIN_SOURCE || (dlq != NULL && dlq[0] != '\0');
-    tb_client_role_t roles[] = {plugin->kind == TB_PLUGIN_SINK ? TB_CLIENT_CONSUMER
-                                                               : TB_CLIENT_PRODUCER,
-                                TB_CLIENT_PRODUCER, TB_CLIENT_ADMIN};
-    for (size_t r = 0; r < 3; r++) {
-        if (r == 1 && (!producer || plugin->kind == TB_PLUGIN_SOURCE)) {
-            continue;
-        }
-        json_decref(tb_client_props(&herder->client, roles[r], config, false, errors));
+    /* every role, so that no override goes unchecked, used or not */
+    for (int r = TB_CLIENT_PRODUCER; r <= TB_CLIENT_ADMIN; r++) {
+        json_decref(
+            tb_client_props(&herder->client, (tb_client_role_t)r, config, false, errors));
     }
     check_secret_values(herder, plugin, config, errors);
 }
@@ -690,7 +713,7 @@ static json_t *config_errors(const tb_herder_t *herder, const tb_plugin_t *plugi
     json_t *values = tb_connector_config_validate(plugin, config, errors);
     tb_limits_check(&herder->options.limits, plugin->config, config, errors);
     check_worker_support(herder, values, errors);
-    check_secrets_and_clients(herder, plugin, config, values, errors);
+    check_secrets_and_clients(herder, plugin, config, errors);
     json_decref(values);
     return errors;
 }

@@ -20,6 +20,7 @@
 
 #include "connectors/converters/tb_converter.h"
 #include "connectors/kafka/tb_dlq.h"
+#include "connectors/kafka/tb_java_client_keys.h"
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "connectors/kafka/tb_kafka_stats.h"
 #include "connectors/runtime/tb_connector_config.h"
@@ -69,6 +70,7 @@ typedef struct {
     bool key_owned[BATCH_MAX]; /* records[i].key was made by a converter */
     bool value_owned[BATCH_MAX];
     size_t batch_len;
+    size_t batch_max; /* max.poll.records, at most BATCH_MAX */
     int64_t retry_since_ms;
     long long retry_delay_ms;
     int64_t last_flush_ms;
@@ -742,14 +744,14 @@ static void handle_out_of_range(sink_engine_t *e, const char *topic, int32_t par
     assign_again(e, p);
 }
 
-/* Collects up to BATCH_MAX messages already waiting into the pending batch,
+/* Collects up to batch_max messages already waiting into the pending batch,
  * without waiting for more: the task runs again at once while messages
  * keep coming (sink_step), so a batch takes no time to form. */
 static void consume(sink_engine_t *e)
 {
     size_t bytes = 0;
     rd_kafka_message_t *msgs[BATCH_MAX];
-    ssize_t n = rd_kafka_consume_batch_queue(e->queue, 0, msgs, BATCH_MAX);
+    ssize_t n = rd_kafka_consume_batch_queue(e->queue, 0, msgs, e->batch_max);
     for (ssize_t i = 0; i < n; i++) {
         rd_kafka_message_t *msg = msgs[i];
         partition_t *p =
@@ -966,6 +968,13 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     if (props == NULL) {
         goto fail;
     }
+    /* max.poll.records, checked by tb_java_client_keys, is the batch bound */
+    const char *max_poll =
+        json_string_value(json_object_get(props, TB_JAVA_MAX_POLL_RECORDS));
+    e->batch_max = max_poll != NULL && strtoull(max_poll, NULL, 10) < BATCH_MAX
+                       ? (size_t)strtoull(max_poll, NULL, 10)
+                       : BATCH_MAX;
+    json_object_del(props, TB_JAVA_MAX_POLL_RECORDS);
     const char *reset = json_string_value(json_object_get(props, "auto.offset.reset"));
     if (tb_reset_policy_parse(reset != NULL ? reset : "earliest", &e->reset) != 0) {
         e->reset = TB_RESET_EARLIEST; /* validation refused anything else */

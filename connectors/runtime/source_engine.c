@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connectors/kafka/tb_java_client_keys.h"
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "connectors/kafka/tb_progress_marker.h"
 #include "connectors/runtime/tb_connector_config.h"
@@ -370,6 +371,7 @@ static int start_transactions(source_engine_t *engine, char *errstr, size_t errs
     if (marker_props == NULL) {
         return -1;
     }
+    json_object_del(marker_props, TB_JAVA_MAX_POLL_RECORDS); /* a sink's batch bound */
     int found =
         tb_progress_marker_read(marker_props, engine->txn_id, engine->marker_topic,
                                 &engine->marker_sequence, &offsets, errstr, errstr_size);

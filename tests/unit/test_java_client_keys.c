@@ -1,0 +1,261 @@
+#include "tb_test.h"
+
+#include <string.h>
+
+#include "connectors/kafka/tb_client_props.h"
+#include "connectors/kafka/tb_java_client_keys.h"
+#include "core/tb_config.h"
+
+/* The client properties of role for a worker's keys and a connector's. */
+static json_t *props_of(tb_client_role_t role, const char *worker_json,
+                        const char *config_json, json_t *errors)
+{
+    json_t *worker = json_loads(worker_json, 0, NULL);
+    json_t *config = json_loads(config_json, 0, NULL);
+    json_t *allowlist = json_array();
+    tb_client_settings_t settings = {.worker_props = worker,
+                                     .overrides_allowed = true,
+                                     .allowlist = allowlist,
+                                     .literal_secrets = true};
+    json_t *props = tb_client_props(&settings, role, config, true, errors);
+    json_decref(worker);
+    json_decref(config);
+    json_decref(allowlist);
+    return props;
+}
+
+static const char *prop(const json_t *props, const char *key)
+{
+    return json_string_value(json_object_get(props, key));
+}
+
+/* The errors of one config key, joined. */
+static const char *first_error(const json_t *errors, const char *key)
+{
+    return json_string_value(json_array_get(json_object_get(errors, key), 0));
+}
+
+static void test_producer_keys_become_librdkafka_properties(void **state)
+{
+    (void)state;
+    json_t *errors = json_object();
+    json_t *p =
+        props_of(TB_CLIENT_PRODUCER, "{}",
+                 "{\"producer.override.buffer.memory\": \"33554433\","
+                 " \"producer.override.max.request.size\": \"2097152\","
+                 " \"producer.override.max.in.flight.requests.per.connection\": \"3\","
+                 " \"producer.override.retries\": \"7\","
+                 " \"producer.override.delivery.timeout.ms\": \"90000\","
+                 " \"producer.override.receive.buffer.bytes\": \"-1\","
+                 " \"producer.override.metadata.max.age.ms\": \"60000\","
+                 " \"producer.override.compression.type\": \"zstd\","
+                 " \"producer.override.compression.zstd.level\": \"7\","
+                 " \"producer.override.compression.gzip.level\": \"5\","
+                 " \"producer.override.max.block.ms\": \"1000\","
+                 " \"producer.override.key.serializer\": \"x.Y\","
+                 " \"producer.override.max.poll.records\": \"3\","
+                 " \"producer.override.linger.ms\": \"5\"}",
+                 errors);
+    assert_non_null(p);
+    assert_string_equal(prop(p, "queue.buffering.max.kbytes"), "32769"); /* rounded up */
+    assert_string_equal(prop(p, "message.max.bytes"), "2097152");
+    assert_string_equal(prop(p, "max.in.flight"), "3");
+    assert_string_equal(prop(p, "message.send.max.retries"), "7");
+    assert_string_equal(prop(p, "message.timeout.ms"), "90000");
+    assert_string_equal(prop(p, "socket.receive.buffer.bytes"), "0");
+    assert_string_equal(prop(p, "topic.metadata.refresh.interval.ms"), "60000");
+    assert_string_equal(prop(p, "compression.level"), "7"); /* zstd's, not gzip's */
+    assert_string_equal(prop(p, "linger.ms"), "5");
+    assert_int_equal(json_object_size(p), 10);
+    assert_int_equal(json_object_size(errors), 0);
+    json_decref(p);
+    json_decref(errors);
+}
+
+static void test_consumer_keys_and_the_batch_bound(void **state)
+{
+    (void)state;
+    json_t *errors = json_object();
+    json_t *p = props_of(TB_CLIENT_CONSUMER,
+                         "{\"consumer.fetch.max.wait.ms\": \"100\","
+                         " \"consumer.max.poll.records\": \"50\"}",
+                         "{\"consumer.override.max.poll.records\": \"3\","
+                         " \"consumer.override.request.timeout.ms\": \"20000\","
+                         " \"consumer.override.key.deserializer\": \"x.Y\"}",
+                         errors);
+    assert_non_null(p);
+    assert_string_equal(prop(p, "fetch.wait.max.ms"), "100");
+    assert_string_equal(prop(p, TB_JAVA_MAX_POLL_RECORDS), "3");
+    assert_string_equal(prop(p, "socket.timeout.ms"), "20000");
+    assert_int_equal(json_object_size(p), 3);
+    json_decref(p);
+    json_decref(errors);
+}
+
+static void test_a_later_layer_wins_under_either_name(void **state)
+{
+    (void)state;
+    json_t *errors = json_object();
+    json_t *p = props_of(TB_CLIENT_CONSUMER, "{\"consumer.fetch.wait.max.ms\": \"100\"}",
+                         "{\"consumer.override.fetch.max.wait.ms\": \"200\"}", errors);
+    assert_string_equal(prop(p, "fetch.wait.max.ms"), "200");
+    json_decref(p);
+    p = props_of(TB_CLIENT_CONSUMER, "{\"consumer.fetch.max.wait.ms\": \"100\"}",
+                 "{\"consumer.override.fetch.wait.max.ms\": \"300\"}", errors);
+    assert_string_equal(prop(p, "fetch.wait.max.ms"), "300");
+    json_decref(p);
+    assert_int_equal(json_object_size(errors), 0);
+    json_decref(errors);
+}
+
+static void test_out_of_range_names_the_key_written(void **state)
+{
+    (void)state;
+    json_t *errors = json_object();
+    json_t *p = props_of(TB_CLIENT_PRODUCER, "{\"producer.buffer.memory\": \"0\"}",
+                         "{\"producer.override.linger.ms\": \"5000000\","
+                         " \"producer.override.acks\": \"2\","
+                         " \"producer.override.no.such.thing\": \"1\"}",
+                         errors);
+    assert_null(p);
+    assert_string_equal(first_error(errors, "producer.override.linger.ms"),
+                        "Invalid value 5000000 for configuration "
+                        "producer.override.linger.ms: Value must be no more than 900000");
+    assert_string_equal(first_error(errors, "producer.buffer.memory"),
+                        "Invalid value 0 for configuration producer.buffer.memory: Value "
+                        "must be at least 1");
+    assert_string_equal(first_error(errors, "producer.override.acks"),
+                        "Invalid value 2 for configuration producer.override.acks: "
+                        "String must be one of: all, -1, 0, 1");
+    assert_non_null(strstr(first_error(errors, "producer.override.no.such.thing"),
+                           "No such configuration property: "
+                           "\"producer.override.no.such.thing\""));
+    assert_int_equal(json_object_size(errors), 4);
+    json_decref(errors);
+}
+
+static void test_jaas_plain_scram_and_oauthbearer(void **state)
+{
+    (void)state;
+    json_t *errors = json_object();
+    json_t *p =
+        props_of(TB_CLIENT_CONSUMER, "{}",
+                 "{\"consumer.override.security.protocol\": \"SASL_SSL\","
+                 " \"consumer.override.sasl.jaas.config\": "
+                 "\"org.apache.kafka.common.security.plain.PlainLoginModule Required "
+                 "username=\\\"u;1\\\" /* c */ password=\\\"p\\\\\\\"w d\\\";\"}",
+                 errors);
+    assert_non_null(p);
+    assert_string_equal(prop(p, "sasl.username"), "u;1");
+    assert_string_equal(prop(p, "sasl.password"), "p\"w d");
+    assert_null(prop(p, "sasl.jaas.config"));
+    json_decref(p);
+    p = props_of(TB_CLIENT_ADMIN,
+                 "{\"security.protocol\": \"SASL_SSL\", \"sasl.jaas.config\": "
+                 "\"org.apache.kafka.common.security.scram.ScramLoginModule required "
+                 "username=admin password=secret ;\"}",
+                 "{}", errors);
+    assert_string_equal(prop(p, "sasl.username"), "admin");
+    assert_string_equal(prop(p, "sasl.password"), "secret");
+    json_decref(p);
+    p = props_of(TB_CLIENT_PRODUCER, "{}",
+                 "{\"producer.override.security.protocol\": \"SASL_PLAINTEXT\","
+                 " \"producer.override.sasl.jaas.config\": "
+                 "\"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule "
+                 "required unsecuredLoginStringClaim_sub=\\\"alice\\\" "
+                 "unsecuredLoginListClaim_scope=\\\",read,write\\\";\"}",
+                 errors);
+    assert_string_equal(prop(p, "sasl.oauthbearer.config"),
+                        "principal=alice scope=read,write");
+    assert_string_equal(prop(p, "enable.sasl.oauthbearer.unsecure.jwt"), "true");
+    json_decref(p);
+    assert_int_equal(json_object_size(errors), 0);
+    json_decref(errors);
+}
+
+static void test_jaas_refusals_say_why_and_hide_the_value(void **state)
+{
+    (void)state;
+    static const char *const configs[][2] = {
+        {"com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true "
+         "keyTab=\\\"/k\\\" principal=\\\"p@R\\\";",
+         "sasl.kerberos.keytab"},
+        {"org.apache.kafka.common.security.plain.PlainLoginModule required "
+         "username=\\\"u\\\" password=\\\"hunter2\\\"",
+         "cannot be read"},
+        {"org.apache.kafka.common.security.plain.PlainLoginModule required "
+         "password=\\\"hunter2\\\";",
+         "needs username and password"},
+        {"org.example.Custom required a=\\\"hunter2\\\";", "org.example.Custom"},
+    };
+    for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+        char config[1024];
+        snprintf(config, sizeof(config),
+                 "{\"consumer.override.sasl.jaas.config\": \"%s\"}", configs[i][0]);
+        json_t *errors = json_object();
+        assert_null(props_of(TB_CLIENT_CONSUMER, "{}", config, errors));
+        const char *message = first_error(errors, "consumer.override.sasl.jaas.config");
+        assert_non_null(message);
+        assert_non_null(strstr(message, configs[i][1]));
+        assert_null(strstr(message, "hunter2"));
+        json_decref(errors);
+    }
+}
+
+static void test_trust_and_key_stores(void **state)
+{
+    (void)state;
+    json_t *errors = json_object();
+    json_t *p = props_of(TB_CLIENT_CONSUMER, "{}",
+                         "{\"consumer.override.security.protocol\": \"SSL\","
+                         " \"consumer.override.ssl.truststore.location\": \"/ca.pem\","
+                         " \"consumer.override.ssl.truststore.type\": \"PEM\","
+                         " \"consumer.override.ssl.keystore.location\": \"/c.p12\","
+                         " \"consumer.override.ssl.keystore.type\": \"PKCS12\"}",
+                         errors);
+    assert_non_null(p);
+    assert_string_equal(prop(p, "ssl.ca.location"), "/ca.pem");
+    assert_string_equal(prop(p, "ssl.keystore.location"), "/c.p12");
+    assert_int_equal(json_object_size(p), 3);
+    json_decref(p);
+    assert_null(props_of(TB_CLIENT_CONSUMER, "{}",
+                         "{\"consumer.override.ssl.truststore.location\": \"/t.jks\"}",
+                         errors));
+    assert_non_null(
+        strstr(first_error(errors, "consumer.override.ssl.truststore.location"),
+               "is a JKS store"));
+    json_decref(errors);
+}
+
+static void test_keys_without_effect_are_named(void **state)
+{
+    (void)state;
+    assert_non_null(tb_java_client_key_ignored("producer.override.max.block.ms", "1"));
+    assert_non_null(tb_java_client_key_ignored("consumer.key.deserializer", "x"));
+    assert_non_null(
+        tb_java_client_key_ignored("producer.override.max.poll.records", "3"));
+    assert_non_null(tb_java_client_key_ignored("producer.override.partitioner.class",
+                                               "org.example.Mine"));
+    assert_null(tb_java_client_key_ignored(
+        "producer.override.partitioner.class",
+        "org.apache.kafka.clients.producer.internals.DefaultPartitioner"));
+    assert_null(tb_java_client_key_ignored("consumer.override.max.poll.records", "3"));
+    assert_null(tb_java_client_key_ignored("producer.override.linger.ms", "3"));
+    assert_null(
+        tb_java_client_key_ignored("producer.override.queue.buffering.max.ms", "3"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_producer_keys_become_librdkafka_properties),
+        cmocka_unit_test(test_consumer_keys_and_the_batch_bound),
+        cmocka_unit_test(test_a_later_layer_wins_under_either_name),
+        cmocka_unit_test(test_out_of_range_names_the_key_written),
+        cmocka_unit_test(test_jaas_plain_scram_and_oauthbearer),
+        cmocka_unit_test(test_jaas_refusals_say_why_and_hide_the_value),
+        cmocka_unit_test(test_trust_and_key_stores),
+        cmocka_unit_test(test_keys_without_effect_are_named),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
