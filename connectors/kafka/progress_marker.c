@@ -111,6 +111,9 @@ int tb_progress_marker_decode(const char *metadata, size_t size, int64_t *genera
                               json_t **offsets)
 {
     json_error_t error;
+    while (size > 0 && metadata[size - 1] == '\0') {
+        size--; /* some clients (confluent-kafka-python) count a NUL in */
+    }
     json_t *root = metadata != NULL ? json_loadb(metadata, size, 0, &error) : NULL;
     json_t *list = json_is_array(root) ? root : json_object_get(root, "offsets");
     json_t *number = json_is_array(root) ? NULL : json_object_get(root, "generation");
