@@ -81,8 +81,8 @@ char *tb_progress_marker_encode(int64_t generation, const json_t *offsets, size_
                                 char *errstr, size_t errstr_size);
 
 /* Parses metadata into generation and offsets (a new array). A bare array,
- * the form before generations, is generation 0; trailing NULs are ignored. Returns -1 when metadata is
- * no marker. */
+ * the form before generations, is generation 0; trailing NULs are ignored. Returns -1
+ * when metadata is no marker. */
 int tb_progress_marker_decode(const char *metadata, size_t size, int64_t *generation,
                               json_t **offsets);
 
