@@ -7,6 +7,7 @@
 
 #include "connectors/converters/tb_converter.h"
 #include "connectors/kafka/tb_client_props.h"
+#include "connectors/kafka/tb_progress_marker.h"
 #include "connectors/runtime/tb_transforms.h"
 #include "core/tb_secret.h"
 
@@ -508,6 +509,24 @@ static void check_client_overrides(const json_t *raw, json_t *errors)
     }
 }
 
+/* A sink's consumer group may not take the name of a progress marker's
+ * group (tb_progress_marker.h): its commits would move an exactly-once
+ * source's marker. */
+static void check_sink_group(const json_t *raw, json_t *errors)
+{
+    const char *key = "consumer.override.group.id";
+    const char *group = json_string_value(json_object_get(raw, key));
+    const char *prefix = TB_PROGRESS_MARKER_GROUP_PREFIX;
+    if (group != NULL && strncmp(group, prefix, strlen(prefix)) == 0) {
+        char message[512];
+        snprintf(message, sizeof(message),
+                 "Invalid value %s for configuration %s: groups named %s... hold the "
+                 "progress markers of exactly-once sources",
+                 group, key, prefix);
+        tb_config_error_add(errors, key, message);
+    }
+}
+
 /* Upsert mode needs to know which fields make the key. */
 static void check_write_mode(const json_t *values, json_t *errors)
 {
@@ -560,6 +579,7 @@ json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *ra
     json_t *values = tb_config_parse(tables, n, raw, errors);
     if (plugin->kind == TB_PLUGIN_SINK) {
         check_sink_topics(values, errors);
+        check_sink_group(raw, errors);
     }
     if (plugin->kind == TB_PLUGIN_SOURCE) {
         check_write_mode(values, errors);

@@ -11,6 +11,7 @@
 #include "connectors/kafka/tb_java_client_keys.h"
 #include "connectors/kafka/tb_group_offsets.h"
 #include "connectors/kafka/tb_kafka_cluster.h"
+#include "connectors/kafka/tb_progress_marker.h"
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "connectors/runtime/tb_pool.h"
@@ -1287,11 +1288,20 @@ tb_err_t tb_herder_offsets_get(tb_herder_t *herder, const char *name, json_t **o
     if (c == NULL) {
         return TB_ERR_NOT_FOUND;
     }
-    json_t *offsets = tb_store_offsets_get(herder->store, name, msg, msg_size);
+    json_t *stored = tb_store_offsets_get(herder->store, name, msg, msg_size);
     pthread_mutex_unlock(&herder->lock);
-    if (offsets == NULL) {
+    if (stored == NULL) {
         return TB_ERR_INTERNAL;
     }
+    json_t *offsets = json_array();
+    size_t i;
+    json_t *entry;
+    json_array_foreach (stored, i, entry) {
+        if (!tb_progress_marker_is_generation(json_object_get(entry, "partition"))) {
+            json_array_append(offsets, entry);
+        }
+    }
+    json_decref(stored);
     *out = json_pack("{s:o}", "offsets", offsets);
     return TB_OK;
 }
@@ -1310,6 +1320,13 @@ static json_t *source_offsets_of(const json_t *offsets, char *msg, size_t msg_si
         json_t *maps[] = {partition, offset};
         if (!json_is_object(partition)) {
             snprintf(msg, msg_size, "The partition of entry %zu must be a map", i);
+            goto fail;
+        }
+        if (tb_progress_marker_is_generation(partition)) {
+            snprintf(msg, msg_size,
+                     "The partition of entry %zu is reserved: tributary records there "
+                     "how often the connector's offsets were changed",
+                     i);
             goto fail;
         }
         if (offset != NULL && !json_is_null(offset) && !json_is_object(offset)) {
@@ -1422,6 +1439,54 @@ static json_t *sink_reset_ops(tb_herder_t *herder, const connector_t *c, char *m
     return ops;
 }
 
+/* The store writes of a source connector's offsets change, in one store
+ * transaction: checked (NULL resets: every stored offset deleted), and the
+ * next offsets generation, so that an exactly-once task's progress marker
+ * from before the change is ignored at its next start
+ * (tb_progress_marker.h). New reference, or NULL with msg. */
+static json_t *source_offsets_change(tb_herder_t *herder, const connector_t *c,
+                                     const json_t *checked, char *msg, size_t msg_size)
+{
+    json_t *stored = tb_store_offsets_get(herder->store, c->name, msg, msg_size);
+    if (stored == NULL) {
+        return NULL;
+    }
+    json_t *writes = checked != NULL ? json_copy((json_t *)checked) : json_array();
+    size_t i;
+    json_t *entry;
+    if (checked == NULL) {
+        json_array_foreach (stored, i, entry) {
+            json_t *partition = json_object_get(entry, "partition");
+            if (!tb_progress_marker_is_generation(partition)) {
+                json_array_append_new(
+                    writes, json_pack("{s:O, s:n}", "partition", partition, "offset"));
+            }
+        }
+    }
+    json_array_append_new(writes, tb_progress_marker_generation_entry(
+                                      tb_progress_marker_generation_of(stored) + 1));
+    json_decref(stored);
+    return writes;
+}
+
+/* Writes an offsets change into the store: a sink's as given (checked NULL
+ * deletes them all), a source's with its next offsets generation. */
+static int write_offsets(tb_herder_t *herder, const connector_t *c, const json_t *checked,
+                         char *msg, size_t msg_size)
+{
+    if (c->plugin->kind == TB_PLUGIN_SINK) {
+        return checked != NULL
+                   ? tb_store_offsets_put(herder->store, c->name, checked, msg, msg_size)
+                   : tb_store_offsets_delete(herder->store, c->name, msg, msg_size);
+    }
+    json_t *writes = source_offsets_change(herder, c, checked, msg, msg_size);
+    int rc = writes != NULL
+                 ? tb_store_offsets_put(herder->store, c->name, writes, msg, msg_size)
+                 : -1;
+    json_decref(writes);
+    return rc;
+}
+
 /* Applies group_ops to the sink connector's consumer group with an admin
  * client made from its settings. */
 static int alter_group(tb_herder_t *herder, const connector_t *c, const json_t *group_ops,
@@ -1475,9 +1540,7 @@ tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
     } else if (group_ops != NULL &&
                alter_group(herder, c, group_ops, msg, msg_size) != 0) {
         err = TB_ERR_INTERNAL;
-    } else if (offsets != NULL
-                   ? tb_store_offsets_put(herder->store, name, checked, msg, msg_size)
-                   : tb_store_offsets_delete(herder->store, name, msg, msg_size)) {
+    } else if (write_offsets(herder, c, checked, msg, msg_size) != 0) {
         err = TB_ERR_INTERNAL;
     } else {
         TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1, "offsets %s", verb);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connectors/kafka/tb_group_offsets.h"
 #include "connectors/kafka/tb_java_client_keys.h"
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "connectors/kafka/tb_progress_marker.h"
@@ -90,10 +91,14 @@ typedef struct {
     const char *message_id_header; /* or NULL */
     /* exactly-once only */
     bool transactional;
-    char txn_id[300]; /* the transactional id, also the marker's group */
+    char txn_id[300];       /* the transactional id */
+    char marker_group[300]; /* the group of the progress marker */
     const char *marker_topic;
     int64_t marker_sequence; /* transactions committed so far */
-    json_t *marker;          /* canonical partition -> {partition, offset} */
+    int64_t generation;      /* the offsets generation of the store */
+    bool marker_missing;     /* no marker: a stored offset refuses the start */
+    bool stored_history;     /* the plugin found a stored offset of its own */
+    bool legacy_marker;      /* resumed from the old group: forget it once */
     size_t txn_max_records;
     size_t txn_max_bytes;
     size_t txn_size; /* records in the next attempt (halved on aborts) */
@@ -347,18 +352,74 @@ static json_t *stored_offset(void *runtime, const json_t *partition)
         }
     }
     json_decref(offsets);
+    engine->stored_history = engine->stored_history || found != NULL;
     return found;
+}
+
+/* Reads the task's marker from its group, else from the group tributary
+ * 0.1.0 used (once: that one is deleted after the task's first transaction
+ * under the new name). An offset there that is no marker is a sink's. */
+static tb_progress_marker_status_t read_marker(source_engine_t *engine,
+                                               const json_t *props,
+                                               tb_progress_marker_t *marker, char *errstr,
+                                               size_t errstr_size)
+{
+    const tb_task_env_t *env = engine->env;
+    char legacy[300];
+    tb_progress_marker_status_t status = tb_progress_marker_read(
+        props, engine->marker_group, engine->marker_topic, marker, errstr, errstr_size);
+    if (status != TB_PROGRESS_MARKER_NONE) {
+        return status == TB_PROGRESS_MARKER_FOREIGN ? TB_PROGRESS_MARKER_ERROR : status;
+    }
+    tb_progress_marker_legacy_group(env->connector, env->id, legacy, sizeof(legacy));
+    status = tb_progress_marker_read(props, legacy, engine->marker_topic, marker, errstr,
+                                     errstr_size);
+    if (status == TB_PROGRESS_MARKER_FOREIGN) {
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.task", env->connector, env->id,
+                    "%s; not taken as the task's old progress marker", errstr);
+        return TB_PROGRESS_MARKER_NONE;
+    }
+    engine->legacy_marker = status == TB_PROGRESS_MARKER_FOUND;
+    if (engine->legacy_marker) {
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.task", env->connector, env->id,
+                    "progress marker found under its old group %s; it moves to %s "
+                    "with the next transaction",
+                    legacy, engine->marker_group);
+    }
+    return status;
+}
+
+/* Makes the store agree with a marker of its offsets generation or a later
+ * one (a store older than the marker: restored from a copy). */
+static int adopt_marker(source_engine_t *engine, const tb_progress_marker_t *marker,
+                        char *errstr, size_t errstr_size)
+{
+    const tb_task_env_t *env = engine->env;
+    json_t *offsets = json_copy(marker->offsets);
+    if (marker->generation > engine->generation) {
+        json_array_append_new(offsets,
+                              tb_progress_marker_generation_entry(marker->generation));
+        engine->generation = marker->generation;
+    }
+    int rc =
+        tb_store_offsets_put(env->store, env->connector, offsets, errstr, errstr_size);
+    json_decref(offsets);
+    TB_LOG_TASK(TB_LOG_INFO, "tributary.task", env->connector, env->id,
+                "resuming after transaction %lld of %s (progress marker)",
+                (long long)marker->sequence, engine->txn_id);
+    return rc;
 }
 
 /* Exactly-once start: fences the task's predecessors, then makes the store
  * agree with the progress marker, so that the plugin resumes right after
- * the last committed transaction. A marker that is gone while the store
- * shows earlier transactions cannot be trusted: records may be in Kafka past
- * the stored offsets. */
+ * the last committed transaction. A marker older than the operator's last
+ * change of the offsets is ignored: the store is the authority then. A
+ * missing marker is judged once the plugin has asked for its offsets
+ * (check_missing_marker). */
 static int start_transactions(source_engine_t *engine, char *errstr, size_t errstr_size)
 {
     const tb_task_env_t *env = engine->env;
-    json_t *offsets = NULL;
+    tb_progress_marker_t marker = {0};
     rd_kafka_error_t *error = rd_kafka_init_transactions(engine->rk, TXN_TIMEOUT_MS);
     if (error != NULL) {
         snprintf(errstr, errstr_size, "initialising transactions of %s failed: %s",
@@ -366,59 +427,65 @@ static int start_transactions(source_engine_t *engine, char *errstr, size_t errs
         rd_kafka_error_destroy(error);
         return -1;
     }
-    json_t *marker_props = tb_client_props_resolved(
-        env->client, TB_CLIENT_CONSUMER, env->connector_config, errstr, errstr_size);
-    if (marker_props == NULL) {
-        return -1;
-    }
-    json_object_del(marker_props, TB_JAVA_MAX_POLL_RECORDS); /* a sink's batch bound */
-    int found =
-        tb_progress_marker_read(marker_props, engine->txn_id, engine->marker_topic,
-                                &engine->marker_sequence, &offsets, errstr, errstr_size);
-    json_decref(marker_props);
-    if (found < 0) {
-        return -1;
-    }
-    if (found == 1) {
-        size_t i;
-        json_t *entry;
-        json_array_foreach (offsets, i, entry) {
-            char *key = json_dumps(json_object_get(entry, "partition"),
-                                   JSON_COMPACT | JSON_SORT_KEYS);
-            json_object_set(engine->marker, key, entry);
-            free(key);
-        }
-        int rc = tb_store_offsets_put(env->store, env->connector, offsets, errstr,
-                                      errstr_size);
-        json_decref(offsets);
-        TB_LOG_TASK(TB_LOG_INFO, "tributary.task", env->connector, env->id,
-                    "resuming after transaction %lld of %s (progress marker)",
-                    (long long)engine->marker_sequence, engine->txn_id);
-        return rc;
-    }
     json_t *stored =
         tb_store_offsets_get(env->store, env->connector, errstr, errstr_size);
-    if (stored == NULL) {
-        return -1;
-    }
-    bool history = json_array_size(stored) > 0;
+    json_t *props =
+        stored != NULL
+            ? tb_client_props_resolved(env->client, TB_CLIENT_CONSUMER,
+                                       env->connector_config, errstr, errstr_size)
+            : NULL;
+    engine->generation = tb_progress_marker_generation_of(stored);
     json_decref(stored);
-    bool allowed = tb_config_bool(env->settings, "exactly.once.allow.missing.marker");
-    if (history && !allowed) {
-        snprintf(errstr, errstr_size,
-                 "the progress marker of %s (consumer group %s) is missing, so it cannot "
-                 "be trusted: records may be in Kafka past the stored offsets. Set "
-                 "exactly.once.allow.missing.marker=true to start from the stored "
-                 "offsets anyway (records may then be written twice)",
-                 engine->txn_id, engine->txn_id);
+    if (props == NULL) {
         return -1;
     }
-    if (history) {
-        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", env->connector, env->id,
-                    "progress marker of %s missing; starting from the stored offsets "
-                    "(exactly.once.allow.missing.marker=true): records may repeat",
-                    engine->txn_id);
+    json_object_del(props, TB_JAVA_MAX_POLL_RECORDS); /* a sink's batch bound */
+    tb_progress_marker_status_t status =
+        read_marker(engine, props, &marker, errstr, errstr_size);
+    json_decref(props);
+    int rc = status == TB_PROGRESS_MARKER_ERROR ? -1 : 0;
+    if (status == TB_PROGRESS_MARKER_FOUND) {
+        engine->marker_sequence = marker.sequence;
     }
+    if (status == TB_PROGRESS_MARKER_FOUND && marker.generation < engine->generation) {
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.task", env->connector, env->id,
+                    "the connector's offsets were changed after transaction %lld of %s "
+                    "(offsets generation %lld, the marker's %lld): resuming from the "
+                    "stored offsets",
+                    (long long)marker.sequence, engine->txn_id,
+                    (long long)engine->generation, (long long)marker.generation);
+    } else if (status == TB_PROGRESS_MARKER_FOUND) {
+        rc = adopt_marker(engine, &marker, errstr, errstr_size);
+    }
+    engine->marker_missing = status == TB_PROGRESS_MARKER_NONE;
+    tb_progress_marker_clear(&marker);
+    return rc;
+}
+
+/* A task without a marker whose plugin found stored offsets of its own
+ * cannot trust them: records may be in Kafka past them (the marker
+ * expired, or the task ran at-least-once before). A task with no stored
+ * offsets (new, or its offsets reset) starts. */
+static int check_missing_marker(const source_engine_t *engine, char *errstr,
+                                size_t errstr_size)
+{
+    const tb_task_env_t *env = engine->env;
+    if (!engine->marker_missing || !engine->stored_history) {
+        return 0;
+    }
+    if (!tb_config_bool(env->settings, "exactly.once.allow.missing.marker")) {
+        snprintf(errstr, errstr_size,
+                 "the progress marker of %s (consumer group %s) is missing, so the "
+                 "task's stored offsets cannot be trusted: records may be in Kafka past "
+                 "them. Set exactly.once.allow.missing.marker=true to start from the "
+                 "stored offsets anyway (records may then be written twice)",
+                 engine->txn_id, engine->marker_group);
+        return -1;
+    }
+    TB_LOG_TASK(TB_LOG_WARN, "tributary.task", env->connector, env->id,
+                "progress marker of %s missing; starting from the stored offsets "
+                "(exactly.once.allow.missing.marker=true): records may repeat",
+                engine->txn_id);
     return 0;
 }
 
@@ -478,13 +545,14 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
         tb_connector_config_transactional(settings, env->exactly_once_available);
     engine->ctx.offset_every_record =
         engine->message_id_header != NULL || engine->transactional;
-    engine->marker = json_object();
     if (engine->transactional) {
         if (transactions_refused(settings, errstr, errstr_size)) {
             goto fail;
         }
         snprintf(engine->txn_id, sizeof(engine->txn_id), "connect-%s-%d", env->connector,
                  env->id);
+        tb_progress_marker_group(env->connector, env->id, engine->marker_group,
+                                 sizeof(engine->marker_group));
         engine->marker_topic = tb_config_string(settings, "topic");
         /* at most POLL_BATCH: the key's range */
         engine->txn_max_records =
@@ -529,6 +597,9 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     }
     if (engine->failure[0] != '\0') {
         snprintf(errstr, errstr_size, "%s", engine->failure);
+        goto fail;
+    }
+    if (engine->transactional && check_missing_marker(engine, errstr, errstr_size) != 0) {
         goto fail;
     }
     json_decref(props);
@@ -776,37 +847,56 @@ static txn_outcome_t outcome_of(source_engine_t *engine, rd_kafka_error_t *error
     return TXN_ABORTED;
 }
 
-/* The marker after batch[first, first + count) is committed. New ref. */
-static json_t *marker_after(const source_engine_t *engine, size_t first, size_t count)
+/* The source offsets batch[first, first + count) reaches: the latest of
+ * each source partition it holds, and only those (the store has the
+ * earlier transactions'). A new array. */
+static json_t *marker_offsets(const source_engine_t *engine, size_t first, size_t count)
 {
-    json_t *marker = json_deep_copy(engine->marker);
+    json_t *latest = json_object(); /* canonical partition -> {partition, offset} */
     for (size_t i = first; i < first + count; i++) {
         const tb_source_record_t *r = &engine->batch[i];
         if (r->source_partition != NULL) {
             char *key = json_dumps(r->source_partition, JSON_COMPACT | JSON_SORT_KEYS);
-            json_object_set_new(marker, key,
+            json_object_set_new(latest, key,
                                 json_pack("{s:O, s:O}", "partition", r->source_partition,
                                           "offset", r->source_offset));
             free(key);
         }
     }
-    return marker;
-}
-
-static json_t *marker_values(const json_t *marker)
-{
-    json_t *values = json_array();
+    json_t *offsets = json_array();
     const char *key;
     json_t *entry;
-    json_object_foreach ((json_t *)marker, key, entry) {
-        json_array_append(values, entry);
+    json_object_foreach (latest, key, entry) {
+        json_array_append(offsets, entry);
     }
-    return values;
+    json_decref(latest);
+    return offsets;
+}
+
+/* The marker of the next transaction, batch[batch_pos, +*count): *count is
+ * halved until its source offsets fit in a marker. NULL with errstr when
+ * even one record's do not. *offsets gets them (a new array). */
+static rd_kafka_topic_partition_list_t *fitting_marker(source_engine_t *engine,
+                                                       size_t *count, json_t **offsets,
+                                                       char *errstr, size_t errstr_size)
+{
+    for (;;) {
+        *offsets = marker_offsets(engine, engine->batch_pos, *count);
+        rd_kafka_topic_partition_list_t *list =
+            tb_progress_marker_make(engine->marker_topic, engine->marker_sequence + 1,
+                                    engine->generation, *offsets, errstr, errstr_size);
+        if (list != NULL || *count == 1) {
+            return list;
+        }
+        json_decref(*offsets);
+        *count /= 2;
+    }
 }
 
 /* Produces batch[first, first + count) and the marker in one transaction. */
 static txn_outcome_t commit_chunk(source_engine_t *engine, size_t first, size_t count,
-                                  const json_t *marker, char *errstr, size_t errstr_size)
+                                  const rd_kafka_topic_partition_list_t *marker,
+                                  char *errstr, size_t errstr_size)
 {
     rd_kafka_error_t *error = rd_kafka_begin_transaction(engine->rk);
     if (error != NULL) {
@@ -826,24 +916,41 @@ static txn_outcome_t commit_chunk(source_engine_t *engine, size_t first, size_t 
                               errstr_size);
         }
     }
-    json_t *values = marker_values(marker);
-    rd_kafka_topic_partition_list_t *offsets = tb_progress_marker_make(
-        engine->marker_topic, engine->marker_sequence + 1, values, errstr, errstr_size);
-    json_decref(values);
-    if (offsets == NULL) {
-        rd_kafka_error_destroy(rd_kafka_abort_transaction(engine->rk, TXN_TIMEOUT_MS));
-        return TXN_FATAL;
-    }
     rd_kafka_consumer_group_metadata_t *group =
-        rd_kafka_consumer_group_metadata_new(engine->txn_id);
-    RETRYING(error, rd_kafka_send_offsets_to_transaction(engine->rk, offsets, group,
+        rd_kafka_consumer_group_metadata_new(engine->marker_group);
+    RETRYING(error, rd_kafka_send_offsets_to_transaction(engine->rk, marker, group,
                                                          TXN_TIMEOUT_MS));
     if (error == NULL) {
         RETRYING(error, rd_kafka_commit_transaction(engine->rk, TXN_TIMEOUT_MS));
     }
     rd_kafka_consumer_group_metadata_destroy(group);
-    rd_kafka_topic_partition_list_destroy(offsets);
     return outcome_of(engine, error, errstr, errstr_size);
+}
+
+/* Deletes the marker under tributary 0.1.0's group name once the task's
+ * first transaction has put one under the new name: read again later, it
+ * would take the store back. A failure is logged; the new marker is read
+ * first in any case. */
+static void forget_legacy_marker(source_engine_t *engine)
+{
+    const tb_task_env_t *env = engine->env;
+    char legacy[300];
+    char errstr[512];
+    tb_progress_marker_legacy_group(env->connector, env->id, legacy, sizeof(legacy));
+    json_t *props = tb_client_props_resolved(
+        env->client, TB_CLIENT_ADMIN, env->connector_config, errstr, sizeof(errstr));
+    json_t *ops = json_pack("[{s:s, s:i, s:i}]", "topic", engine->marker_topic,
+                            "partition", 0, "offset", -1);
+    if (props == NULL ||
+        tb_group_offsets_alter(props, legacy, ops, errstr, sizeof(errstr)) != 0) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", env->connector, env->id,
+                    "the old progress marker (group %s) could not be deleted: %s; "
+                    "delete that group's offsets with kafka-consumer-groups",
+                    legacy, errstr);
+    }
+    engine->legacy_marker = false;
+    json_decref(ops);
+    json_decref(props);
 }
 
 /* How many records from batch_pos go into the next transaction: at most
@@ -892,30 +999,37 @@ static int64_t transactional_step(source_engine_t *engine, bool paused, char *er
         engine->batch_pos = 0;
     }
     size_t count = chunk_size(engine);
-    json_t *marker = marker_after(engine, engine->batch_pos, count);
+    json_t *offsets = NULL;
+    rd_kafka_topic_partition_list_t *marker =
+        fitting_marker(engine, &count, &offsets, errstr, errstr_size);
     txn_outcome_t outcome =
-        commit_chunk(engine, engine->batch_pos, count, marker, errstr, errstr_size);
+        marker != NULL
+            ? commit_chunk(engine, engine->batch_pos, count, marker, errstr, errstr_size)
+            : TXN_FATAL;
+    if (marker != NULL) {
+        rd_kafka_topic_partition_list_destroy(marker);
+    }
     if (outcome == TXN_COMMITTED) {
-        json_t *values = marker_values(marker);
-        int rc = tb_store_offsets_put(engine->env->store, engine->env->connector, values,
+        int rc = tb_store_offsets_put(engine->env->store, engine->env->connector, offsets,
                                       errstr, errstr_size);
-        json_decref(values);
-        json_decref(engine->marker);
-        engine->marker = marker;
+        json_decref(offsets);
         engine->marker_sequence++;
         engine->aborts = 0;
+        if (engine->legacy_marker) {
+            forget_legacy_marker(engine);
+        }
         tb_series_add(engine->source_metrics.txn_commits, 1);
         tb_series_add(engine->metrics.records_written, (double)count);
         for (size_t i = engine->batch_pos; i < engine->batch_pos + count; i++) {
             free_record(&engine->batch[i]);
         }
         engine->batch_pos += count;
-        if (engine->batch_pos == engine->batch_len) {
+        if (engine->batch_len == engine->batch_pos) {
             engine->batch_len = engine->batch_pos = 0;
         }
         return rc == 0 ? TB_POOL_RUN_AGAIN : TB_TASK_STEP_FAILED;
     }
-    json_decref(marker);
+    json_decref(offsets);
     if (outcome == TXN_ABORTED) {
         tb_series_add(engine->source_metrics.txn_aborts, 1);
     }
@@ -1026,7 +1140,6 @@ static void source_stop(void *opaque)
     tb_converter_destroy(engine->value_converter);
     json_decref(engine->committable);
     json_decref(engine->topics);
-    json_decref(engine->marker);
     json_decref(engine->last_partition);
     free(engine->last_key);
     const char *name;

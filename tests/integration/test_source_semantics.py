@@ -114,7 +114,7 @@ def test_missing_marker_refuses_then_the_allow_option_starts(start_worker, bed):
     wait_for(lambda: w.get("/connectors/mk/offsets").json()["offsets"], what="a commit")
     assert w.put("/connectors/mk/stop").status_code == 204
     deleted = bed.tool("consumer-groups", "--bootstrap-server", bed.bootstrap, "--delete",
-                       "--group", "connect-mk-0")
+                       "--group", "__tributary-eos-mk-0")
     assert deleted.returncode == 0, deleted.stderr
     assert w.put("/connectors/mk/resume").status_code == 202
 
@@ -164,7 +164,7 @@ def test_exactly_once_support_as_the_worker_allows(start_worker, bed, support, w
     assert reply.status_code == 201, reply.text
     messages = read_committed(bed, topic, lambda vs: len(vs) >= count)
     assert sorted(seqs(messages)) == list(range(count))
-    marker = group_lag(bed, f"connect-{name}-0")  # the progress marker's group
+    marker = group_lag(bed, f"__tributary-eos-{name}-0")  # the progress marker's group
     if transactional:  # commit markers take offsets; the marker was committed
         assert end_offset(bed, topic) > count
         assert (topic, 0) in marker, marker
