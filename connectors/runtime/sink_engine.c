@@ -35,13 +35,15 @@
 typedef struct {
     char *topic;
     int32_t partition;
-    int64_t start;        /* where reading started */
-    int64_t expected;     /* the next offset accepted; lower ones are stale */
-    int64_t written_next; /* after the last record the plugin took; NONE */
-    int64_t committed;    /* what was last recorded; NONE */
-    int64_t acked;        /* what the broker acknowledged; NONE */
-    int64_t idle_since;   /* since when librdkafka has not been fetching it; 0 */
-    bool stopped;         /* not read: see the log line that said why */
+    int64_t start;          /* where reading started */
+    int64_t expected;       /* the next offset accepted; lower ones are stale */
+    int64_t written_next;   /* after the last record the plugin took; NONE */
+    int64_t recorded;       /* what was last recorded in the store; NONE */
+    int64_t acked;          /* what the broker acknowledged for the group; NONE */
+    int64_t idle_since;     /* since when librdkafka has not been fetching it; 0 */
+    bool stopped;           /* not read: see the log line that said why */
+    int start_attempts;     /* failed attempts to resolve where it starts */
+    int64_t retry_start_ms; /* when to try again (monotonic); 0: not waiting */
     tb_partition_metrics_t metrics;
 } partition_t;
 
@@ -73,7 +75,8 @@ typedef struct {
     long long retry_delay_ms;
     int64_t last_flush_ms;
     int64_t last_metrics_ms;
-    char failure[1024]; /* a record that failed with errors.tolerance=none */
+    int64_t stop_deadline_ms; /* set by sink_stop; 0 while running */
+    char failure[1024];       /* a record that failed with errors.tolerance=none */
     tb_task_metrics_t metrics;
 } sink_engine_t;
 
@@ -109,7 +112,7 @@ static partition_t *add_part(sink_engine_t *e, const char *topic, int32_t partit
     *p = (partition_t){.topic = strdup(topic),
                        .partition = partition,
                        .written_next = TB_OFFSET_NONE,
-                       .committed = TB_OFFSET_NONE,
+                       .recorded = TB_OFFSET_NONE,
                        .acked = TB_OFFSET_NONE};
     tb_partition_metrics_take(&p->metrics, e->env->connector, topic, partition);
     /* a topics.regex connector's topics become known here */
@@ -186,9 +189,78 @@ static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     }
 }
 
-/* Flushes the plugin and the dead letter queue, then records the offsets
- * of every partition whose offset moved. sync commits the group at once
- * (revocation, stop). Returns 0, TB_PLUGIN_RETRY, or -1 with errstr. */
+/* A commit at revocation or stop, waited for at most the shutdown bound. */
+typedef struct {
+    sink_engine_t *engine;
+    bool answered;
+} sync_commit_t;
+
+static void on_sync_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                           rd_kafka_topic_partition_list_t *offsets, void *opaque)
+{
+    sync_commit_t *commit = opaque;
+    commit->answered = true;
+    on_commit(rk, err, offsets, commit->engine);
+}
+
+static bool commit_answered(rd_kafka_t *rk, const void *commit)
+{
+    (void)rk;
+    return ((const sync_commit_t *)commit)->answered;
+}
+
+/* Serves queue's callbacks until done(rk, arg) or deadline_ms (monotonic).
+ * Returns whether done came true. */
+static bool serve_until(rd_kafka_t *rk, rd_kafka_queue_t *queue,
+                        bool (*done)(rd_kafka_t *rk, const void *arg), const void *arg,
+                        int64_t deadline_ms)
+{
+    for (int64_t left = deadline_ms - tb_monotonic_ms(); !done(rk, arg) && left > 0;
+         left = deadline_ms - tb_monotonic_ms()) {
+        rd_kafka_queue_poll_callback(queue, (int)(left < 100 ? left : 100));
+    }
+    return done(rk, arg);
+}
+
+/* When a commit or close at revocation or stop gives up. */
+static int64_t sync_deadline(const sink_engine_t *e)
+{
+    return e->stop_deadline_ms != 0 ? e->stop_deadline_ms
+                                    : tb_monotonic_ms() + e->env->shutdown_timeout_ms;
+}
+
+/* Commits offsets to the group: in the background (its result comes to
+ * on_commit), or with sync within task.shutdown.graceful.timeout.ms; an
+ * answer that does not come in time is logged and left behind (the offsets
+ * are in the store). */
+static void commit_to_group(sink_engine_t *e, rd_kafka_topic_partition_list_t *offsets,
+                            bool sync)
+{
+    if (!sync) {
+        rd_kafka_commit(e->rk, offsets, 1);
+        return;
+    }
+    sync_commit_t commit = {.engine = e};
+    rd_kafka_queue_t *queue = rd_kafka_queue_new(e->rk);
+    rd_kafka_resp_err_t err =
+        rd_kafka_commit_queue(e->rk, offsets, queue, on_sync_commit, &commit);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        on_commit(e->rk, err, offsets, e);
+    } else if (!serve_until(e->rk, queue, commit_answered, &commit, sync_deadline(e))) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                    "committing offsets to the group was cut short after "
+                    "task.shutdown.graceful.timeout.ms=%lld ms (they are in the store)",
+                    e->env->shutdown_timeout_ms);
+    }
+    rd_kafka_queue_destroy(queue);
+}
+
+/* Flushes the plugin and the dead letter queue, then records in the store
+ * the offsets of every partition whose offset moved, and commits to the
+ * group every offset the broker has not acknowledged yet (so a failed
+ * commit is retried by the next flush, also on an idle partition). sync
+ * commits the group at once (revocation, stop). Returns 0, TB_PLUGIN_RETRY,
+ * or -1 with errstr. */
 static int flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size)
 {
     e->last_flush_ms = tb_monotonic_ms();
@@ -222,30 +294,36 @@ static int flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errst
     for (size_t i = 0; i < e->part_count; i++) {
         partition_t *p = &e->parts[i];
         int64_t offset = commit_offset_of(e, p, positions->elems[i].offset);
-        if (p->stopped || offset == p->committed || offset < 0) {
+        if (p->stopped || offset < 0) {
             continue;
         }
-        json_array_append_new(
-            offsets, json_pack("{s:{s:s, s:i}, s:{s:I}}", "partition", "kafka_topic",
-                               p->topic, "kafka_partition", (int)p->partition, "offset",
-                               "kafka_offset", (json_int_t)offset));
-        rd_kafka_topic_partition_list_add(commits, p->topic, p->partition)->offset =
-            offset;
+        if (offset != p->recorded) {
+            json_array_append_new(
+                offsets, json_pack("{s:{s:s, s:i}, s:{s:I}}", "partition", "kafka_topic",
+                                   p->topic, "kafka_partition", (int)p->partition,
+                                   "offset", "kafka_offset", (json_int_t)offset));
+        }
+        if (offset != p->acked) {
+            rd_kafka_topic_partition_list_add(commits, p->topic, p->partition)->offset =
+                offset;
+        }
     }
     int rc = 0;
     if (json_array_size(offsets) > 0) {
         rc = tb_store_offsets_put(e->env->store, e->env->connector, offsets, errstr,
                                   errstr_size);
     }
+    size_t i;
+    json_t *entry;
+    json_array_foreach (rc == 0 ? offsets : NULL, i, entry) {
+        json_t *key = json_object_get(entry, "partition");
+        find_part(e, json_string_value(json_object_get(key, "kafka_topic")),
+                  (int32_t)json_integer_value(json_object_get(key, "kafka_partition")))
+            ->recorded = json_integer_value(
+            json_object_get(json_object_get(entry, "offset"), "kafka_offset"));
+    }
     if (rc == 0 && commits->cnt > 0) {
-        for (int i = 0; i < commits->cnt; i++) {
-            find_part(e, commits->elems[i].topic, commits->elems[i].partition)
-                ->committed = commits->elems[i].offset;
-        }
-        rd_kafka_resp_err_t err = rd_kafka_commit(e->rk, commits, sync ? 0 : 1);
-        if (sync && err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-            on_commit(e->rk, err, commits, e);
-        }
+        commit_to_group(e, commits, sync);
     }
     rd_kafka_topic_partition_list_destroy(commits);
     rd_kafka_topic_partition_list_destroy(positions);
@@ -278,9 +356,10 @@ static void update_partition_metrics(sink_engine_t *e)
                 RD_KAFKA_RESP_ERR_NO_ERROR &&
             high >= 0) {
             tb_series_set(p->metrics.end, (double)high);
-            if (p->acked >= 0) {
-                tb_series_set(p->metrics.lag,
-                              (double)(high > p->acked ? high - p->acked : 0));
+            /* before the first commit, what waits is everything since the start */
+            int64_t done = p->acked >= 0 ? p->acked : p->start;
+            if (!p->stopped && done >= 0) {
+                tb_series_set(p->metrics.lag, (double)(high > done ? high - done : 0));
             }
         }
     }
@@ -291,26 +370,26 @@ static void update_partition_metrics(sink_engine_t *e)
  * Rebalances
  */
 
-/* tb_sink_start_resolve(), or a stop when the watermarks could not be read
- * (err). */
-static tb_start_t resolve_start(const tb_start_inputs_t *in, rd_kafka_resp_err_t err)
-{
-    tb_start_t start = tb_sink_start_resolve(in);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        start.origin = TB_START_STOPPED;
-        start.cause = "watermarks unavailable";
-        snprintf(start.reason, sizeof(start.reason),
-                 "its watermarks could not be read: %s", rd_kafka_err2str(err));
-    }
-    return start;
-}
-
-/* Makes p read from start, or stops it (logged, and its gauge set). Returns
- * the offset to fetch from. */
+/* Makes p read from start, stops it (logged, and its gauge set), or makes
+ * it wait for its next attempt (logged at the first). Returns the offset to
+ * fetch from. */
 static int64_t take_start(sink_engine_t *e, partition_t *p, const tb_start_t *start)
 {
-    p->stopped = start->origin == TB_START_STOPPED;
+    p->stopped = start->origin == TB_START_STOPPED || start->origin == TB_START_WAITING;
     p->expected = start->offset;
+    p->start_attempts = start->origin == TB_START_WAITING ? p->start_attempts + 1 : 0;
+    p->retry_start_ms =
+        start->origin == TB_START_WAITING
+            ? tb_monotonic_ms() + tb_sink_start_retry_delay_ms(p->start_attempts)
+            : 0;
+    if (start->origin == TB_START_WAITING) {
+        if (p->start_attempts == 1) {
+            TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                        "partition %s-%d is not read yet, %s; trying again with backoff",
+                        p->topic, (int)p->partition, start->reason);
+        }
+        return RD_KAFKA_OFFSET_END;
+    }
     if (!p->stopped) {
         return start->offset;
     }
@@ -375,15 +454,21 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
             .low = low,
             .high = high,
             .reset = e->reset,
+            .watermarks_error =
+                err != RD_KAFKA_RESP_ERR_NO_ERROR ? rd_kafka_err2str(err) : NULL,
         };
-        tb_start_t start = resolve_start(&in, err);
+        tb_start_t start = tb_sink_start_resolve(&in);
         partition_t *p = find_part(e, tp->topic, tp->partition);
         if (p == NULL) {
             p = add_part(e, tp->topic, tp->partition);
         }
         p->start = start.offset;
         p->written_next = TB_OFFSET_NONE;
-        p->committed = in.stored;
+        p->recorded = in.stored;
+        p->acked = in.committed;
+        if (p->acked >= 0) {
+            tb_series_set(p->metrics.committed, (double)p->acked);
+        }
         tp->offset = take_start(e, p, &start);
         if (!p->stopped) {
             TB_LOG_TASK(TB_LOG_INFO, "tributary.task", e->env->connector, e->env->id,
@@ -731,8 +816,11 @@ static void handle_out_of_range(sink_engine_t *e, const char *topic, int32_t par
                             .committed = TB_OFFSET_NONE,
                             .low = low,
                             .high = high,
-                            .reset = e->reset};
-    tb_start_t start = resolve_start(&in, err);
+                            .reset = e->reset,
+                            .watermarks_error = err != RD_KAFKA_RESP_ERR_NO_ERROR
+                                                    ? rd_kafka_err2str(err)
+                                                    : NULL};
+    tb_start_t start = tb_sink_start_resolve(&in);
     take_start(e, p, &start);
     if (!p->stopped) {
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
@@ -741,6 +829,37 @@ static void handle_out_of_range(sink_engine_t *e, const char *topic, int32_t par
                                             : "its offset was out of range; reading on");
     }
     assign_again(e, p);
+}
+
+/* Resolves again the start of every partition whose wait is over (its
+ * watermarks could not be read), and reads those that now have one. */
+static void retry_waiting_starts(sink_engine_t *e)
+{
+    int64_t now = tb_monotonic_ms();
+    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
+    for (size_t i = 0; i < e->part_count; i++) {
+        if (e->parts[i].retry_start_ms != 0 && e->parts[i].retry_start_ms <= now) {
+            rd_kafka_topic_partition_list_add(list, e->parts[i].topic,
+                                              e->parts[i].partition);
+        }
+    }
+    if (list->cnt > 0) {
+        resolve_starts(e, list);
+    }
+    rd_kafka_topic_partition_list_t *resumed = rd_kafka_topic_partition_list_new(1);
+    for (int i = 0; i < list->cnt; i++) {
+        partition_t *p = find_part(e, list->elems[i].topic, list->elems[i].partition);
+        if (!p->stopped) {
+            assign_again(e, p);
+            rd_kafka_topic_partition_list_add(resumed, p->topic, p->partition);
+        }
+    }
+    /* paused while it waited (pause_stopped) */
+    if (resumed->cnt > 0 && !e->paused) {
+        rd_kafka_resume_partitions(e->rk, resumed);
+    }
+    rd_kafka_topic_partition_list_destroy(resumed);
+    rd_kafka_topic_partition_list_destroy(list);
 }
 
 /* Collects up to BATCH_MAX messages already waiting into the pending batch,
@@ -1036,6 +1155,7 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
         snprintf(errstr, errstr_size, "%s", e->failure);
         return TB_TASK_STEP_FAILED;
     }
+    retry_waiting_starts(e);
     if (e->batch_len == 0) {
         consume(e);
     }
@@ -1074,6 +1194,36 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
     return until_flush < 1000 ? (until_flush > 0 ? until_flush : 1) : 1000;
 }
 
+static bool consumer_closed(rd_kafka_t *rk, const void *arg)
+{
+    (void)arg;
+    return rd_kafka_consumer_closed(rk) != 0;
+}
+
+/* Leaves the group and destroys the consumer, waiting for the group's
+ * answer until the stop's deadline (an unreachable broker would hold the
+ * stop forever); cut short, it says so. */
+static void close_consumer(sink_engine_t *e)
+{
+    rd_kafka_queue_t *queue = rd_kafka_queue_new(e->rk);
+    rd_kafka_error_t *error = rd_kafka_consumer_close_queue(e->rk, queue);
+    if (error != NULL) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                    "closing the consumer failed: %s", rd_kafka_error_string(error));
+        rd_kafka_error_destroy(error);
+    } else if (!serve_until(e->rk, queue, consumer_closed, NULL, sync_deadline(e))) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                    "closing the consumer was cut short after "
+                    "task.shutdown.graceful.timeout.ms=%lld ms: the group was not told "
+                    "that this member left (it notices when the session times out)",
+                    e->env->shutdown_timeout_ms);
+    }
+    bool closed = rd_kafka_consumer_closed(e->rk) != 0;
+    rd_kafka_queue_destroy(queue);
+    rd_kafka_queue_destroy(e->queue);
+    rd_kafka_destroy_flags(e->rk, closed ? 0 : RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+}
+
 static void sink_stop(void *opaque)
 {
     sink_engine_t *e = opaque;
@@ -1081,6 +1231,8 @@ static void sink_stop(void *opaque)
     if (e == NULL) {
         return;
     }
+    /* the commit and the consumer's close share the stop's bound */
+    e->stop_deadline_ms = tb_monotonic_ms() + e->env->shutdown_timeout_ms;
     if (e->rk != NULL && e->plugin_task != NULL) {
         if (flush_offsets(e, true, errstr, sizeof(errstr)) != 0) {
             TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
@@ -1095,9 +1247,7 @@ static void sink_stop(void *opaque)
     release_batch(e);
     if (e->rk != NULL) {
         rd_kafka_queue_cb_event_enable(e->queue, NULL, NULL);
-        rd_kafka_consumer_close(e->rk);
-        rd_kafka_queue_destroy(e->queue);
-        rd_kafka_destroy(e->rk);
+        close_consumer(e);
     }
     if (e->plugin_task != NULL) {
         e->env->plugin->task_stop(e->plugin_task);
