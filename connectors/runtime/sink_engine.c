@@ -114,7 +114,8 @@ static partition_t *add_part(sink_engine_t *e, const char *topic, int32_t partit
                        .written_next = TB_OFFSET_NONE,
                        .recorded = TB_OFFSET_NONE,
                        .acked = TB_OFFSET_NONE};
-    tb_partition_metrics_take(&p->metrics, e->env->connector, topic, partition);
+    tb_partition_metrics_take(&p->metrics, e->env->connector, e->env->id, topic,
+                              partition);
     /* a topics.regex connector's topics become known here */
     e->env->topic_used(e->env->topic_opaque, e->env->connector, topic);
     return p;
@@ -378,6 +379,8 @@ static int64_t take_start(sink_engine_t *e, partition_t *p, const tb_start_t *st
     p->stopped = start->origin == TB_START_STOPPED || start->origin == TB_START_WAITING;
     p->expected = start->offset;
     p->start_attempts = start->origin == TB_START_WAITING ? p->start_attempts + 1 : 0;
+    tb_series_add(p->metrics.skipped_group, (double)start->skipped);
+    tb_series_add(p->metrics.skipped_retention, (double)start->deleted);
     p->retry_start_ms =
         start->origin == TB_START_WAITING
             ? tb_monotonic_ms() + tb_sink_start_retry_delay_ms(p->start_attempts)

@@ -40,7 +40,7 @@ static tb_start_t stopped(const char *cause, const char *fmt, int64_t a, int64_t
 static tb_start_t clamp_to_low(tb_start_t start, int64_t low)
 {
     if (start.offset < low) {
-        start.skipped = low - start.offset;
+        start.deleted = low - start.offset;
         snprintf(start.reason, sizeof(start.reason),
                  "offsets %lld to %lld were deleted by retention before they were "
                  "read; continuing at %lld",

@@ -44,8 +44,8 @@ typedef struct {
 typedef struct {
     int64_t offset; /* where to start (meaningless when stopped) */
     tb_start_origin_t origin;
-    int64_t skipped;    /* records skipped: retention or an adopted group
-                           offset moved past them */
+    int64_t skipped;    /* records an adopted group offset moved past */
+    int64_t deleted;    /* records retention deleted before they were read */
     bool group_ignored; /* a group offset behind the stored one */
     char reason[256];   /* why the partition stopped or waits, or what was
                            skipped */
