@@ -63,6 +63,10 @@ typedef struct {
     bool log_errors;
     bool read_headers; /* the plugin reads them, or the DLQ copies them */
     bool paused;
+    /* every partition paused while a put or flush waits for its retry: the
+     * consumer is still polled (rebalances, max.poll.interval.ms) */
+    bool held;
+    int64_t retry_at_ms;        /* when the held put or flush is tried again */
     long long retry_timeout_ms; /* errors.retry.timeout: 0 none, -1 forever */
     long long retry_delay_max_ms;
     /* a batch the plugin has not taken yet (retriable failure) */
@@ -81,6 +85,9 @@ typedef struct {
 } sink_engine_t;
 
 #define METRICS_INTERVAL_MS 1000
+/* How often a held task polls its consumer (well inside the smallest
+ * max.poll.interval.ms a group accepts). */
+#define POLL_HELD_MS 1000
 #define STATS_INTERVAL "5000"
 /* A partition librdkafka has not been fetching for this long is stuck (in
  * librdkafka 2.0.2, a NOT_COORDINATOR on an offset fetch can leave it so
@@ -496,7 +503,7 @@ static void pause_stopped(sink_engine_t *e)
 {
     rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
     for (size_t i = 0; i < e->part_count; i++) {
-        if (e->parts[i].stopped || e->paused) {
+        if (e->parts[i].stopped || e->paused || e->held) {
             rd_kafka_topic_partition_list_add(list, e->parts[i].topic,
                                               e->parts[i].partition);
         }
@@ -506,6 +513,8 @@ static void pause_stopped(sink_engine_t *e)
     }
     rd_kafka_topic_partition_list_destroy(list);
 }
+
+static void drop_pending(sink_engine_t *e, const partition_t *p);
 
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *list, void *opaque)
@@ -540,6 +549,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     for (int i = 0; i < list->cnt; i++) {
         partition_t *p = find_part(e, list->elems[i].topic, list->elems[i].partition);
         if (p != NULL) {
+            drop_pending(e, p);
             remove_part(e, p);
         }
     }
@@ -666,12 +676,13 @@ static int convert(tb_converter_t *converter, const void *data, size_t len,
                                   reason_size);
 }
 
-/* Fills records[i] from batch[i] through the converters. A record that
- * cannot be converted goes to the error path and out of the batch. */
-static void convert_batch(sink_engine_t *e)
+/* Fills records[i] from batch[i] through the converters, from first on. A
+ * record that cannot be converted goes to the error path and out of the
+ * batch. */
+static void convert_batch(sink_engine_t *e, size_t first)
 {
-    size_t kept = 0;
-    for (size_t i = 0; i < e->batch_len; i++) {
+    size_t kept = first;
+    for (size_t i = first; i < e->batch_len; i++) {
         rd_kafka_message_t *msg = e->batch[i];
         tb_sink_record_t *r = &e->records[kept];
         char reason[512];
@@ -870,6 +881,7 @@ static void retry_waiting_starts(sink_engine_t *e)
  * keep coming (sink_step), so a batch takes no time to form. */
 static void consume(sink_engine_t *e)
 {
+    size_t first = e->batch_len;
     size_t bytes = 0;
     rd_kafka_message_t *msgs[BATCH_MAX];
     ssize_t n = rd_kafka_consume_batch_queue(e->queue, 0, msgs, BATCH_MAX);
@@ -883,8 +895,9 @@ static void consume(sink_engine_t *e)
             TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                         "consumer: %s", rd_kafka_message_errstr(msg));
         }
-        /* paused: dropped, read again after the seek on resume */
-        if (p == NULL || p->stopped || e->paused || msg->offset < p->expected) {
+        /* paused or held: dropped, read again after the seek on resume */
+        if (p == NULL || p->stopped || e->paused || e->held ||
+            msg->offset < p->expected) {
             rd_kafka_message_destroy(msg);
             continue;
         }
@@ -892,18 +905,17 @@ static void consume(sink_engine_t *e)
         e->batch[e->batch_len++] = msg;
         bytes += msg->len + msg->key_len;
     }
-    tb_series_add(e->metrics.records_read, (double)e->batch_len);
+    tb_series_add(e->metrics.records_read, (double)(e->batch_len - first));
     tb_series_add(e->metrics.bytes, (double)bytes);
-    convert_batch(e);
+    convert_batch(e, first);
 }
 
-/* Pauses every partition, or seeks each back to what it expects and
- * resumes them. */
-static void set_paused(sink_engine_t *e, bool paused)
+/* Pauses every partition that is read, or seeks each back to what it
+ * expects and resumes them. */
+static void read_partitions(sink_engine_t *e, bool reading)
 {
     rd_kafka_topic_partition_list_t *list =
         rd_kafka_topic_partition_list_new((int)e->part_count + 1);
-    e->paused = paused;
     for (size_t i = 0; i < e->part_count; i++) {
         partition_t *p = &e->parts[i];
         if (!p->stopped) {
@@ -911,7 +923,7 @@ static void set_paused(sink_engine_t *e, bool paused)
                 p->expected;
         }
     }
-    if (paused) {
+    if (!reading) {
         rd_kafka_pause_partitions(e->rk, list);
     } else if (list->cnt > 0) {
         rd_kafka_error_t *error = rd_kafka_seek_partitions(e->rk, list, QUERY_TIMEOUT_MS);
@@ -921,8 +933,50 @@ static void set_paused(sink_engine_t *e, bool paused)
         rd_kafka_resume_partitions(e->rk, list);
     }
     rd_kafka_topic_partition_list_destroy(list);
+}
+
+/* The connector's pause and resume (a held task stays held). */
+static void set_paused(sink_engine_t *e, bool paused)
+{
+    e->paused = paused;
+    if (paused || !e->held) {
+        read_partitions(e, !paused);
+    }
     TB_LOG_TASK(TB_LOG_INFO, "tributary.task", e->env->connector, e->env->id, "%s",
                 paused ? "paused" : "resumed");
+}
+
+/* Holds the partitions while a put or flush waits for its retry, as
+ * Connect does, or reads them again. */
+static void set_held(sink_engine_t *e, bool held)
+{
+    if (held != e->held) {
+        e->held = held;
+        if (!e->paused) {
+            read_partitions(e, !held);
+        }
+    }
+}
+
+/* Drops the pending records of p, revoked while they wait for a retry:
+ * its new owner reads them. */
+static void drop_pending(sink_engine_t *e, const partition_t *p)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < e->batch_len; i++) {
+        if (e->records[i].partition == p->partition &&
+            strcmp(e->records[i].topic, p->topic) == 0) {
+            release_record(e, i);
+            rd_kafka_message_destroy(e->batch[i]);
+            continue;
+        }
+        e->batch[kept] = e->batch[i];
+        e->records[kept] = e->records[i];
+        e->key_owned[kept] = e->key_owned[i];
+        e->value_owned[kept] = e->value_owned[i];
+        kept++;
+    }
+    e->batch_len = kept;
 }
 
 /* -------------------------------------------------------------------------
@@ -1023,7 +1077,8 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
     for (size_t i = 0; stats != NULL && i < e->part_count; i++) {
         partition_t *p = &e->parts[i];
         const char *state = tb_kafka_stats_fetch_state(stats, p->topic, p->partition);
-        if (p->stopped || e->paused || state == NULL || strcmp(state, "active") == 0) {
+        if (p->stopped || e->paused || e->held || state == NULL ||
+            strcmp(state, "active") == 0) {
             p->idle_since = 0;
         } else if (p->idle_since == 0) {
             p->idle_since = now;
@@ -1159,8 +1214,14 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
         return TB_TASK_STEP_FAILED;
     }
     retry_waiting_starts(e);
-    if (e->batch_len == 0) {
-        consume(e);
+    /* also while held: polls the consumer, taking nothing */
+    consume(e);
+    if (tb_monotonic_ms() - e->last_metrics_ms >= METRICS_INTERVAL_MS) {
+        update_partition_metrics(e);
+    }
+    int64_t until_retry = e->retry_at_ms - tb_monotonic_ms();
+    if (e->held && until_retry > 0) {
+        return until_retry < POLL_HELD_MS ? until_retry : POLL_HELD_MS;
     }
     size_t taken = e->batch_len;
     rc = put_batch(e, errstr, errstr_size);
@@ -1177,15 +1238,18 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                     "retriable failure%s: %s",
                     delay < 0 ? ", errors.retry.timeout spent" : "", errstr);
-        return delay < 0 ? TB_TASK_STEP_FAILED : delay;
+        if (delay < 0) {
+            return TB_TASK_STEP_FAILED;
+        }
+        set_held(e, true);
+        e->retry_at_ms = tb_monotonic_ms() + delay;
+        return delay < POLL_HELD_MS ? delay : POLL_HELD_MS;
     }
     if (rc != 0) {
         return TB_TASK_STEP_FAILED;
     }
     e->retry_since_ms = 0;
-    if (tb_monotonic_ms() - e->last_metrics_ms >= METRICS_INTERVAL_MS) {
-        update_partition_metrics(e);
-    }
+    set_held(e, false);
     /* More may have arrived meanwhile without a new queue event (it fires on
      * empty to non-empty only): look again until a consume finds nothing. */
     if (taken > 0) {
