@@ -36,13 +36,15 @@
 typedef struct {
     char *topic;
     int32_t partition;
-    int64_t start;        /* where reading started */
-    int64_t expected;     /* the next offset accepted; lower ones are stale */
-    int64_t written_next; /* after the last record the plugin took; NONE */
-    int64_t committed;    /* what was last recorded; NONE */
-    int64_t acked;        /* what the broker acknowledged; NONE */
-    int64_t idle_since;   /* since when librdkafka has not been fetching it; 0 */
-    bool stopped;         /* not read: see the log line that said why */
+    int64_t start;          /* where reading started */
+    int64_t expected;       /* the next offset accepted; lower ones are stale */
+    int64_t written_next;   /* after the last record the plugin took; NONE */
+    int64_t recorded;       /* what was last recorded in the store; NONE */
+    int64_t acked;          /* what the broker acknowledged for the group; NONE */
+    int64_t idle_since;     /* since when librdkafka has not been fetching it; 0 */
+    bool stopped;           /* not read: see the log line that said why */
+    int start_attempts;     /* failed attempts to resolve where it starts */
+    int64_t retry_start_ms; /* when to try again (monotonic); 0: not waiting */
     tb_partition_metrics_t metrics;
 } partition_t;
 
@@ -62,6 +64,10 @@ typedef struct {
     bool log_errors;
     bool read_headers; /* the plugin reads them, or the DLQ copies them */
     bool paused;
+    /* every partition paused while a put or flush waits for its retry: the
+     * consumer is still polled (rebalances, max.poll.interval.ms) */
+    bool held;
+    int64_t retry_at_ms;        /* when the held put or flush is tried again */
     long long retry_timeout_ms; /* errors.retry.timeout: 0 none, -1 forever */
     long long retry_delay_max_ms;
     /* a batch the plugin has not taken yet (retriable failure) */
@@ -75,11 +81,15 @@ typedef struct {
     long long retry_delay_ms;
     int64_t last_flush_ms;
     int64_t last_metrics_ms;
-    char failure[1024]; /* a record that failed with errors.tolerance=none */
+    int64_t stop_deadline_ms; /* set by sink_stop; 0 while running */
+    char failure[1024];       /* a record that failed with errors.tolerance=none */
     tb_task_metrics_t metrics;
 } sink_engine_t;
 
 #define METRICS_INTERVAL_MS 1000
+/* How often a held task polls its consumer (well inside the smallest
+ * max.poll.interval.ms a group accepts). */
+#define POLL_HELD_MS 1000
 #define STATS_INTERVAL "5000"
 /* A partition librdkafka has not been fetching for this long is stuck (in
  * librdkafka 2.0.2, a NOT_COORDINATOR on an offset fetch can leave it so
@@ -111,9 +121,10 @@ static partition_t *add_part(sink_engine_t *e, const char *topic, int32_t partit
     *p = (partition_t){.topic = strdup(topic),
                        .partition = partition,
                        .written_next = TB_OFFSET_NONE,
-                       .committed = TB_OFFSET_NONE,
+                       .recorded = TB_OFFSET_NONE,
                        .acked = TB_OFFSET_NONE};
-    tb_partition_metrics_take(&p->metrics, e->env->connector, topic, partition);
+    tb_partition_metrics_take(&p->metrics, e->env->connector, e->env->id, topic,
+                              partition);
     return p;
 }
 
@@ -186,9 +197,78 @@ static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     }
 }
 
-/* Flushes the plugin and the dead letter queue, then records the offsets
- * of every partition whose offset moved. sync commits the group at once
- * (revocation, stop). Returns 0, TB_PLUGIN_RETRY, or -1 with errstr. */
+/* A commit at revocation or stop, waited for at most the shutdown bound. */
+typedef struct {
+    sink_engine_t *engine;
+    bool answered;
+} sync_commit_t;
+
+static void on_sync_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                           rd_kafka_topic_partition_list_t *offsets, void *opaque)
+{
+    sync_commit_t *commit = opaque;
+    commit->answered = true;
+    on_commit(rk, err, offsets, commit->engine);
+}
+
+static bool commit_answered(rd_kafka_t *rk, const void *commit)
+{
+    (void)rk;
+    return ((const sync_commit_t *)commit)->answered;
+}
+
+/* Serves queue's callbacks until done(rk, arg) or deadline_ms (monotonic).
+ * Returns whether done came true. */
+static bool serve_until(rd_kafka_t *rk, rd_kafka_queue_t *queue,
+                        bool (*done)(rd_kafka_t *rk, const void *arg), const void *arg,
+                        int64_t deadline_ms)
+{
+    for (int64_t left = deadline_ms - tb_monotonic_ms(); !done(rk, arg) && left > 0;
+         left = deadline_ms - tb_monotonic_ms()) {
+        rd_kafka_queue_poll_callback(queue, (int)(left < 100 ? left : 100));
+    }
+    return done(rk, arg);
+}
+
+/* When a commit or close at revocation or stop gives up. */
+static int64_t sync_deadline(const sink_engine_t *e)
+{
+    return e->stop_deadline_ms != 0 ? e->stop_deadline_ms
+                                    : tb_monotonic_ms() + e->env->shutdown_timeout_ms;
+}
+
+/* Commits offsets to the group: in the background (its result comes to
+ * on_commit), or with sync within task.shutdown.graceful.timeout.ms; an
+ * answer that does not come in time is logged and left behind (the offsets
+ * are in the store). */
+static void commit_to_group(sink_engine_t *e, rd_kafka_topic_partition_list_t *offsets,
+                            bool sync)
+{
+    if (!sync) {
+        rd_kafka_commit(e->rk, offsets, 1);
+        return;
+    }
+    sync_commit_t commit = {.engine = e};
+    rd_kafka_queue_t *queue = rd_kafka_queue_new(e->rk);
+    rd_kafka_resp_err_t err =
+        rd_kafka_commit_queue(e->rk, offsets, queue, on_sync_commit, &commit);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        on_commit(e->rk, err, offsets, e);
+    } else if (!serve_until(e->rk, queue, commit_answered, &commit, sync_deadline(e))) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                    "committing offsets to the group was cut short after "
+                    "task.shutdown.graceful.timeout.ms=%lld ms (they are in the store)",
+                    e->env->shutdown_timeout_ms);
+    }
+    rd_kafka_queue_destroy(queue);
+}
+
+/* Flushes the plugin and the dead letter queue, then records in the store
+ * the offsets of every partition whose offset moved, and commits to the
+ * group every offset the broker has not acknowledged yet (so a failed
+ * commit is retried by the next flush, also on an idle partition). sync
+ * commits the group at once (revocation, stop). Returns 0, TB_PLUGIN_RETRY,
+ * or -1 with errstr. */
 static int flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size)
 {
     e->last_flush_ms = tb_monotonic_ms();
@@ -222,30 +302,36 @@ static int flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errst
     for (size_t i = 0; i < e->part_count; i++) {
         partition_t *p = &e->parts[i];
         int64_t offset = commit_offset_of(e, p, positions->elems[i].offset);
-        if (p->stopped || offset == p->committed || offset < 0) {
+        if (p->stopped || offset < 0) {
             continue;
         }
-        json_array_append_new(
-            offsets, json_pack("{s:{s:s, s:i}, s:{s:I}}", "partition", "kafka_topic",
-                               p->topic, "kafka_partition", (int)p->partition, "offset",
-                               "kafka_offset", (json_int_t)offset));
-        rd_kafka_topic_partition_list_add(commits, p->topic, p->partition)->offset =
-            offset;
+        if (offset != p->recorded) {
+            json_array_append_new(
+                offsets, json_pack("{s:{s:s, s:i}, s:{s:I}}", "partition", "kafka_topic",
+                                   p->topic, "kafka_partition", (int)p->partition,
+                                   "offset", "kafka_offset", (json_int_t)offset));
+        }
+        if (offset != p->acked) {
+            rd_kafka_topic_partition_list_add(commits, p->topic, p->partition)->offset =
+                offset;
+        }
     }
     int rc = 0;
     if (json_array_size(offsets) > 0) {
         rc = tb_store_offsets_put(e->env->store, e->env->connector, offsets, errstr,
                                   errstr_size);
     }
+    size_t i;
+    json_t *entry;
+    json_array_foreach (rc == 0 ? offsets : NULL, i, entry) {
+        json_t *key = json_object_get(entry, "partition");
+        find_part(e, json_string_value(json_object_get(key, "kafka_topic")),
+                  (int32_t)json_integer_value(json_object_get(key, "kafka_partition")))
+            ->recorded = json_integer_value(
+            json_object_get(json_object_get(entry, "offset"), "kafka_offset"));
+    }
     if (rc == 0 && commits->cnt > 0) {
-        for (int i = 0; i < commits->cnt; i++) {
-            find_part(e, commits->elems[i].topic, commits->elems[i].partition)
-                ->committed = commits->elems[i].offset;
-        }
-        rd_kafka_resp_err_t err = rd_kafka_commit(e->rk, commits, sync ? 0 : 1);
-        if (sync && err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-            on_commit(e->rk, err, commits, e);
-        }
+        commit_to_group(e, commits, sync);
     }
     rd_kafka_topic_partition_list_destroy(commits);
     rd_kafka_topic_partition_list_destroy(positions);
@@ -278,9 +364,10 @@ static void update_partition_metrics(sink_engine_t *e)
                 RD_KAFKA_RESP_ERR_NO_ERROR &&
             high >= 0) {
             tb_series_set(p->metrics.end, (double)high);
-            if (p->acked >= 0) {
-                tb_series_set(p->metrics.lag,
-                              (double)(high > p->acked ? high - p->acked : 0));
+            /* before the first commit, what waits is everything since the start */
+            int64_t done = p->acked >= 0 ? p->acked : p->start;
+            if (!p->stopped && done >= 0) {
+                tb_series_set(p->metrics.lag, (double)(high > done ? high - done : 0));
             }
         }
     }
@@ -291,26 +378,28 @@ static void update_partition_metrics(sink_engine_t *e)
  * Rebalances
  */
 
-/* tb_sink_start_resolve(), or a stop when the watermarks could not be read
- * (err). */
-static tb_start_t resolve_start(const tb_start_inputs_t *in, rd_kafka_resp_err_t err)
-{
-    tb_start_t start = tb_sink_start_resolve(in);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        start.origin = TB_START_STOPPED;
-        start.cause = "watermarks unavailable";
-        snprintf(start.reason, sizeof(start.reason),
-                 "its watermarks could not be read: %s", rd_kafka_err2str(err));
-    }
-    return start;
-}
-
-/* Makes p read from start, or stops it (logged, and its gauge set). Returns
- * the offset to fetch from. */
+/* Makes p read from start, stops it (logged, and its gauge set), or makes
+ * it wait for its next attempt (logged at the first). Returns the offset to
+ * fetch from. */
 static int64_t take_start(sink_engine_t *e, partition_t *p, const tb_start_t *start)
 {
-    p->stopped = start->origin == TB_START_STOPPED;
+    p->stopped = start->origin == TB_START_STOPPED || start->origin == TB_START_WAITING;
     p->expected = start->offset;
+    p->start_attempts = start->origin == TB_START_WAITING ? p->start_attempts + 1 : 0;
+    tb_series_add(p->metrics.skipped_group, (double)start->skipped);
+    tb_series_add(p->metrics.skipped_retention, (double)start->deleted);
+    p->retry_start_ms =
+        start->origin == TB_START_WAITING
+            ? tb_monotonic_ms() + tb_sink_start_retry_delay_ms(p->start_attempts)
+            : 0;
+    if (start->origin == TB_START_WAITING) {
+        if (p->start_attempts == 1) {
+            TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                        "partition %s-%d is not read yet, %s; trying again with backoff",
+                        p->topic, (int)p->partition, start->reason);
+        }
+        return RD_KAFKA_OFFSET_END;
+    }
     if (!p->stopped) {
         return start->offset;
     }
@@ -375,8 +464,10 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
             .low = low,
             .high = high,
             .reset = e->reset,
+            .watermarks_error =
+                err != RD_KAFKA_RESP_ERR_NO_ERROR ? rd_kafka_err2str(err) : NULL,
         };
-        tb_start_t start = resolve_start(&in, err);
+        tb_start_t start = tb_sink_start_resolve(&in);
         partition_t *p = find_part(e, tp->topic, tp->partition);
         if (p == NULL) {
             p = add_part(e, tp->topic, tp->partition);
@@ -384,7 +475,11 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
         p->start = start.offset;
         p->written_next = TB_OFFSET_NONE;
         /* as in Connect, nothing is recorded until the partition moves */
-        p->committed = in.stored != TB_OFFSET_NONE ? in.stored : start.offset;
+        p->recorded = in.stored != TB_OFFSET_NONE ? in.stored : start.offset;
+        p->acked = in.committed;
+        if (p->acked >= 0) {
+            tb_series_set(p->metrics.committed, (double)p->acked);
+        }
         tp->offset = take_start(e, p, &start);
         if (!p->stopped) {
             TB_LOG_TASK(TB_LOG_INFO, "tributary.task", e->env->connector, e->env->id,
@@ -409,7 +504,7 @@ static void pause_stopped(sink_engine_t *e)
 {
     rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
     for (size_t i = 0; i < e->part_count; i++) {
-        if (e->parts[i].stopped || e->paused) {
+        if (e->parts[i].stopped || e->paused || e->held) {
             rd_kafka_topic_partition_list_add(list, e->parts[i].topic,
                                               e->parts[i].partition);
         }
@@ -419,6 +514,8 @@ static void pause_stopped(sink_engine_t *e)
     }
     rd_kafka_topic_partition_list_destroy(list);
 }
+
+static void drop_pending(sink_engine_t *e, const partition_t *p);
 
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *list, void *opaque)
@@ -453,6 +550,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     for (int i = 0; i < list->cnt; i++) {
         partition_t *p = find_part(e, list->elems[i].topic, list->elems[i].partition);
         if (p != NULL) {
+            drop_pending(e, p);
             remove_part(e, p);
         }
     }
@@ -579,12 +677,13 @@ static int convert(tb_converter_t *converter, const void *data, size_t len,
                                   reason_size);
 }
 
-/* Fills records[i] from batch[i] through the converters. A record that
- * cannot be converted goes to the error path and out of the batch. */
-static void convert_batch(sink_engine_t *e)
+/* Fills records[i] from batch[i] through the converters, from first on. A
+ * record that cannot be converted goes to the error path and out of the
+ * batch. */
+static void convert_batch(sink_engine_t *e, size_t first)
 {
-    size_t kept = 0;
-    for (size_t i = 0; i < e->batch_len; i++) {
+    size_t kept = first;
+    for (size_t i = first; i < e->batch_len; i++) {
         rd_kafka_message_t *msg = e->batch[i];
         tb_sink_record_t *r = &e->records[kept];
         char reason[512];
@@ -732,8 +831,11 @@ static void handle_out_of_range(sink_engine_t *e, const char *topic, int32_t par
                             .committed = TB_OFFSET_NONE,
                             .low = low,
                             .high = high,
-                            .reset = e->reset};
-    tb_start_t start = resolve_start(&in, err);
+                            .reset = e->reset,
+                            .watermarks_error = err != RD_KAFKA_RESP_ERR_NO_ERROR
+                                                    ? rd_kafka_err2str(err)
+                                                    : NULL};
+    tb_start_t start = tb_sink_start_resolve(&in);
     take_start(e, p, &start);
     if (!p->stopped) {
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
@@ -744,11 +846,43 @@ static void handle_out_of_range(sink_engine_t *e, const char *topic, int32_t par
     assign_again(e, p);
 }
 
+/* Resolves again the start of every partition whose wait is over (its
+ * watermarks could not be read), and reads those that now have one. */
+static void retry_waiting_starts(sink_engine_t *e)
+{
+    int64_t now = tb_monotonic_ms();
+    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
+    for (size_t i = 0; i < e->part_count; i++) {
+        if (e->parts[i].retry_start_ms != 0 && e->parts[i].retry_start_ms <= now) {
+            rd_kafka_topic_partition_list_add(list, e->parts[i].topic,
+                                              e->parts[i].partition);
+        }
+    }
+    if (list->cnt > 0) {
+        resolve_starts(e, list);
+    }
+    rd_kafka_topic_partition_list_t *resumed = rd_kafka_topic_partition_list_new(1);
+    for (int i = 0; i < list->cnt; i++) {
+        partition_t *p = find_part(e, list->elems[i].topic, list->elems[i].partition);
+        if (!p->stopped) {
+            assign_again(e, p);
+            rd_kafka_topic_partition_list_add(resumed, p->topic, p->partition);
+        }
+    }
+    /* paused while it waited (pause_stopped) */
+    if (resumed->cnt > 0 && !e->paused) {
+        rd_kafka_resume_partitions(e->rk, resumed);
+    }
+    rd_kafka_topic_partition_list_destroy(resumed);
+    rd_kafka_topic_partition_list_destroy(list);
+}
+
 /* Collects up to batch_max messages already waiting into the pending batch,
  * without waiting for more: the task runs again at once while messages
  * keep coming (sink_step), so a batch takes no time to form. */
 static void consume(sink_engine_t *e)
 {
+    size_t first = e->batch_len;
     size_t bytes = 0;
     rd_kafka_message_t *msgs[BATCH_MAX];
     ssize_t n = rd_kafka_consume_batch_queue(e->queue, 0, msgs, e->batch_max);
@@ -762,8 +896,9 @@ static void consume(sink_engine_t *e)
             TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                         "consumer: %s", rd_kafka_message_errstr(msg));
         }
-        /* paused: dropped, read again after the seek on resume */
-        if (p == NULL || p->stopped || e->paused || msg->offset < p->expected) {
+        /* paused or held: dropped, read again after the seek on resume */
+        if (p == NULL || p->stopped || e->paused || e->held ||
+            msg->offset < p->expected) {
             rd_kafka_message_destroy(msg);
             continue;
         }
@@ -776,18 +911,17 @@ static void consume(sink_engine_t *e)
         e->batch[e->batch_len++] = msg;
         bytes += msg->len + msg->key_len;
     }
-    tb_series_add(e->metrics.records_read, (double)e->batch_len);
+    tb_series_add(e->metrics.records_read, (double)(e->batch_len - first));
     tb_series_add(e->metrics.bytes, (double)bytes);
-    convert_batch(e);
+    convert_batch(e, first);
 }
 
-/* Pauses every partition, or seeks each back to what it expects and
- * resumes them. */
-static void set_paused(sink_engine_t *e, bool paused)
+/* Pauses every partition that is read, or seeks each back to what it
+ * expects and resumes them. */
+static void read_partitions(sink_engine_t *e, bool reading)
 {
     rd_kafka_topic_partition_list_t *list =
         rd_kafka_topic_partition_list_new((int)e->part_count + 1);
-    e->paused = paused;
     for (size_t i = 0; i < e->part_count; i++) {
         partition_t *p = &e->parts[i];
         if (!p->stopped) {
@@ -795,7 +929,7 @@ static void set_paused(sink_engine_t *e, bool paused)
                 p->expected;
         }
     }
-    if (paused) {
+    if (!reading) {
         rd_kafka_pause_partitions(e->rk, list);
     } else if (list->cnt > 0) {
         rd_kafka_error_t *error = rd_kafka_seek_partitions(e->rk, list, QUERY_TIMEOUT_MS);
@@ -805,8 +939,50 @@ static void set_paused(sink_engine_t *e, bool paused)
         rd_kafka_resume_partitions(e->rk, list);
     }
     rd_kafka_topic_partition_list_destroy(list);
+}
+
+/* The connector's pause and resume (a held task stays held). */
+static void set_paused(sink_engine_t *e, bool paused)
+{
+    e->paused = paused;
+    if (paused || !e->held) {
+        read_partitions(e, !paused);
+    }
     TB_LOG_TASK(TB_LOG_INFO, "tributary.task", e->env->connector, e->env->id, "%s",
                 paused ? "paused" : "resumed");
+}
+
+/* Holds the partitions while a put or flush waits for its retry, as
+ * Connect does, or reads them again. */
+static void set_held(sink_engine_t *e, bool held)
+{
+    if (held != e->held) {
+        e->held = held;
+        if (!e->paused) {
+            read_partitions(e, !held);
+        }
+    }
+}
+
+/* Drops the pending records of p, revoked while they wait for a retry:
+ * its new owner reads them. */
+static void drop_pending(sink_engine_t *e, const partition_t *p)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < e->batch_len; i++) {
+        if (e->records[i].partition == p->partition &&
+            strcmp(e->records[i].topic, p->topic) == 0) {
+            release_record(e, i);
+            rd_kafka_message_destroy(e->batch[i]);
+            continue;
+        }
+        e->batch[kept] = e->batch[i];
+        e->records[kept] = e->records[i];
+        e->key_owned[kept] = e->key_owned[i];
+        e->value_owned[kept] = e->value_owned[i];
+        kept++;
+    }
+    e->batch_len = kept;
 }
 
 /* -------------------------------------------------------------------------
@@ -906,7 +1082,8 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
     for (size_t i = 0; stats != NULL && i < e->part_count; i++) {
         partition_t *p = &e->parts[i];
         const char *state = tb_kafka_stats_fetch_state(stats, p->topic, p->partition);
-        if (p->stopped || e->paused || state == NULL || strcmp(state, "active") == 0) {
+        if (p->stopped || e->paused || e->held || state == NULL ||
+            strcmp(state, "active") == 0) {
             p->idle_since = 0;
         } else if (p->idle_since == 0) {
             p->idle_since = now;
@@ -1048,8 +1225,15 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
         snprintf(errstr, errstr_size, "%s", e->failure);
         return TB_TASK_STEP_FAILED;
     }
-    if (e->batch_len == 0) {
-        consume(e);
+    retry_waiting_starts(e);
+    /* also while held: polls the consumer, taking nothing */
+    consume(e);
+    if (tb_monotonic_ms() - e->last_metrics_ms >= METRICS_INTERVAL_MS) {
+        update_partition_metrics(e);
+    }
+    int64_t until_retry = e->retry_at_ms - tb_monotonic_ms();
+    if (e->held && until_retry > 0) {
+        return until_retry < POLL_HELD_MS ? until_retry : POLL_HELD_MS;
     }
     size_t taken = e->batch_len;
     rc = put_batch(e, errstr, errstr_size);
@@ -1066,15 +1250,18 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                     "retriable failure%s: %s",
                     delay < 0 ? ", errors.retry.timeout spent" : "", errstr);
-        return delay < 0 ? TB_TASK_STEP_FAILED : delay;
+        if (delay < 0) {
+            return TB_TASK_STEP_FAILED;
+        }
+        set_held(e, true);
+        e->retry_at_ms = tb_monotonic_ms() + delay;
+        return delay < POLL_HELD_MS ? delay : POLL_HELD_MS;
     }
     if (rc != 0) {
         return TB_TASK_STEP_FAILED;
     }
     e->retry_since_ms = 0;
-    if (tb_monotonic_ms() - e->last_metrics_ms >= METRICS_INTERVAL_MS) {
-        update_partition_metrics(e);
-    }
+    set_held(e, false);
     /* More may have arrived meanwhile without a new queue event (it fires on
      * empty to non-empty only): look again until a consume finds nothing. */
     if (taken > 0) {
@@ -1086,6 +1273,36 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
     return until_flush < 1000 ? (until_flush > 0 ? until_flush : 1) : 1000;
 }
 
+static bool consumer_closed(rd_kafka_t *rk, const void *arg)
+{
+    (void)arg;
+    return rd_kafka_consumer_closed(rk) != 0;
+}
+
+/* Leaves the group and destroys the consumer, waiting for the group's
+ * answer until the stop's deadline (an unreachable broker would hold the
+ * stop forever); cut short, it says so. */
+static void close_consumer(sink_engine_t *e)
+{
+    rd_kafka_queue_t *queue = rd_kafka_queue_new(e->rk);
+    rd_kafka_error_t *error = rd_kafka_consumer_close_queue(e->rk, queue);
+    if (error != NULL) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                    "closing the consumer failed: %s", rd_kafka_error_string(error));
+        rd_kafka_error_destroy(error);
+    } else if (!serve_until(e->rk, queue, consumer_closed, NULL, sync_deadline(e))) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                    "closing the consumer was cut short after "
+                    "task.shutdown.graceful.timeout.ms=%lld ms: the group was not told "
+                    "that this member left (it notices when the session times out)",
+                    e->env->shutdown_timeout_ms);
+    }
+    bool closed = rd_kafka_consumer_closed(e->rk) != 0;
+    rd_kafka_queue_destroy(queue);
+    rd_kafka_queue_destroy(e->queue);
+    rd_kafka_destroy_flags(e->rk, closed ? 0 : RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+}
+
 static void sink_stop(void *opaque)
 {
     sink_engine_t *e = opaque;
@@ -1093,6 +1310,8 @@ static void sink_stop(void *opaque)
     if (e == NULL) {
         return;
     }
+    /* the commit and the consumer's close share the stop's bound */
+    e->stop_deadline_ms = tb_monotonic_ms() + e->env->shutdown_timeout_ms;
     if (e->rk != NULL && e->plugin_task != NULL) {
         if (flush_offsets(e, true, errstr, sizeof(errstr)) != 0) {
             TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
@@ -1107,9 +1326,7 @@ static void sink_stop(void *opaque)
     release_batch(e);
     if (e->rk != NULL) {
         rd_kafka_queue_cb_event_enable(e->queue, NULL, NULL);
-        rd_kafka_consumer_close(e->rk);
-        rd_kafka_queue_destroy(e->queue);
-        rd_kafka_destroy(e->rk);
+        close_consumer(e);
     }
     if (e->plugin_task != NULL) {
         e->env->plugin->task_stop(e->plugin_task);

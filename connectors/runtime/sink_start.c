@@ -5,7 +5,7 @@
 
 const char *tb_start_origin_name(tb_start_origin_t origin)
 {
-    static const char *const names[] = {"stored", "group", "reset", "stopped"};
+    static const char *const names[] = {"stored", "group", "reset", "stopped", "waiting"};
     return names[origin];
 }
 
@@ -40,7 +40,7 @@ static tb_start_t stopped(const char *cause, const char *fmt, int64_t a, int64_t
 static tb_start_t clamp_to_low(tb_start_t start, int64_t low)
 {
     if (start.offset < low) {
-        start.skipped = low - start.offset;
+        start.deleted = low - start.offset;
         snprintf(start.reason, sizeof(start.reason),
                  "offsets %lld to %lld were deleted by retention before they were "
                  "read; continuing at %lld",
@@ -50,9 +50,31 @@ static tb_start_t clamp_to_low(tb_start_t start, int64_t low)
     return start;
 }
 
+#define RETRY_FIRST_MS 500
+#define RETRY_MAX_MS 30000
+
+int64_t tb_sink_start_retry_delay_ms(int attempt)
+{
+    int64_t delay = RETRY_FIRST_MS;
+    for (int i = 1; i < attempt && delay < RETRY_MAX_MS; i++) {
+        delay *= 2;
+    }
+    return delay < RETRY_MAX_MS ? delay : RETRY_MAX_MS;
+}
+
 tb_start_t tb_sink_start_resolve(const tb_start_inputs_t *in)
 {
     tb_start_t start = {0};
+
+    /* a broker's hiccup decides nothing: every rule below needs them */
+    if (in->watermarks_error != NULL) {
+        start.offset = TB_OFFSET_NONE;
+        start.origin = TB_START_WAITING;
+        snprintf(start.reason, sizeof(start.reason),
+                 "waiting for its watermarks, which could not be read: %s",
+                 in->watermarks_error);
+        return start;
+    }
 
     if (in->stored != TB_OFFSET_NONE && in->stored > in->high) {
         return stopped("topic recreated",

@@ -8,6 +8,8 @@ static const char *const stage_labels[] = {"connector", "task", "stage", NULL};
 static const char *const partition_labels[] = {"connector", "topic", "partition", NULL};
 static const char *const stopped_labels[] = {"connector", "topic", "partition", "reason",
                                              NULL};
+static const char *const skipped_labels[] = {"connector", "task",   "topic",
+                                             "partition", "reason", NULL};
 static const char *const state_labels[] = {"connector", "task", "state", NULL};
 static const char *const error_labels[] = {"connector", "task", "error", NULL};
 
@@ -65,6 +67,13 @@ static const tb_metric_def_t stopped = {
     .type = TB_METRIC_GAUGE,
     .help = "1 while a partition is stopped by an error; the reason label says why.",
     .labels = stopped_labels};
+
+static const tb_metric_def_t records_skipped = {
+    .name = "tributary_sink_records_skipped_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Records a sink never read, by reason: deleted by retention before they "
+            "were read, or passed by a group offset adopted at start.",
+    .labels = skipped_labels};
 
 static const tb_metric_def_t state = {
     .name = "tributary_state",
@@ -146,12 +155,18 @@ void tb_task_metrics_release(tb_task_metrics_t *m)
     }
 }
 
-void tb_partition_metrics_take(tb_partition_metrics_t *m, const char *connector,
+void tb_partition_metrics_take(tb_partition_metrics_t *m, const char *connector, int task,
                                const char *topic, int32_t partition)
 {
     char number[16];
+    char id[16];
     snprintf(number, sizeof(number), "%d", (int)partition);
     const char *values[] = {connector, topic, number, NULL};
+    const char *retention[] = {
+        connector, task_text(task, id, sizeof(id)), topic, number, "retention", NULL};
+    const char *group[] = {connector, id, topic, number, "group offset", NULL};
+    m->skipped_retention = tb_metrics_series(&records_skipped, retention);
+    m->skipped_group = tb_metrics_series(&records_skipped, group);
     m->committed = tb_metrics_series(&committed, values);
     m->position = tb_metrics_series(&position, values);
     m->end = tb_metrics_series(&end_offset, values);
@@ -172,7 +187,8 @@ void tb_partition_metrics_stop(tb_partition_metrics_t *m, const char *connector,
 
 void tb_partition_metrics_release(tb_partition_metrics_t *m)
 {
-    tb_series_t **all[] = {&m->committed, &m->position, &m->end, &m->lag, &m->stopped};
+    tb_series_t **all[] = {&m->committed,         &m->position,      &m->end,    &m->lag,
+                           &m->skipped_retention, &m->skipped_group, &m->stopped};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         tb_series_release(*all[i]);
         *all[i] = NULL;

@@ -27,6 +27,7 @@ typedef enum {
     TB_START_GROUP,      /* the group's committed offset */
     TB_START_RESET,      /* auto.offset.reset through the watermarks */
     TB_START_STOPPED,    /* the partition must not be read; see reason */
+    TB_START_WAITING,    /* not known yet (see reason): ask again later */
 } tb_start_origin_t;
 
 typedef struct {
@@ -35,22 +36,31 @@ typedef struct {
     int64_t low;       /* the partition's low watermark */
     int64_t high;      /* its high watermark (the end offset) */
     tb_reset_policy_t reset;
+    /* why the watermarks could not be read (low and high mean nothing
+     * then), NULL when they were */
+    const char *watermarks_error;
 } tb_start_inputs_t;
 
 typedef struct {
     int64_t offset; /* where to start (meaningless when stopped) */
     tb_start_origin_t origin;
-    int64_t skipped;    /* records skipped: retention or an adopted group
-                           offset moved past them */
+    int64_t skipped;    /* records an adopted group offset moved past */
+    int64_t deleted;    /* records retention deleted before they were read */
     bool group_ignored; /* a group offset behind the stored one */
-    char reason[256];   /* why the partition stopped, or what was skipped */
+    char reason[256];   /* why the partition stopped or waits, or what was
+                           skipped */
     const char *cause;  /* when stopped: a short static label for metrics */
 } tb_start_t;
 
 /* Decides the start of one partition. */
 tb_start_t tb_sink_start_resolve(const tb_start_inputs_t *in);
 
-/* "stored", "group", "reset", "stopped". */
+/* How long a partition waiting for its start (TB_START_WAITING) waits
+ * before its attempt number attempt (1, 2, ...) to resolve it again: 500 ms,
+ * doubling up to 30 s. */
+int64_t tb_sink_start_retry_delay_ms(int attempt);
+
+/* "stored", "group", "reset", "stopped", "waiting". */
 const char *tb_start_origin_name(tb_start_origin_t origin);
 
 /* The policy auto.offset.reset names: Kafka's earliest, latest and none, or

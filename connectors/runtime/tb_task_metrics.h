@@ -32,16 +32,19 @@ void tb_task_metrics_take(tb_task_metrics_t *m, const char *connector, int task,
                           int sink);
 void tb_task_metrics_release(tb_task_metrics_t *m);
 
-/* Per sink partition, labels connector, topic and partition. */
+/* Per sink partition, labels connector, topic and partition (the skipped
+ * counters also task and reason). */
 typedef struct {
     tb_series_t *committed; /* what the broker acknowledged */
     tb_series_t *position;
-    tb_series_t *end;     /* the high watermark */
-    tb_series_t *lag;     /* end - committed */
-    tb_series_t *stopped; /* 1 while stopped by an error (label reason) */
+    tb_series_t *end;               /* the high watermark */
+    tb_series_t *lag;               /* end - committed (before a commit: end - start) */
+    tb_series_t *skipped_retention; /* deleted by retention before read */
+    tb_series_t *skipped_group;     /* passed by an adopted group offset */
+    tb_series_t *stopped;           /* 1 while stopped by an error (label reason) */
 } tb_partition_metrics_t;
 
-void tb_partition_metrics_take(tb_partition_metrics_t *m, const char *connector,
+void tb_partition_metrics_take(tb_partition_metrics_t *m, const char *connector, int task,
                                const char *topic, int32_t partition);
 /* Marks the partition stopped, with a short reason label ("topic recreated",
  * "group offset past end", ...). */

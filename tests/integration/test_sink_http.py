@@ -106,3 +106,49 @@ def test_bad_record_fails_the_task_without_tolerance(start_worker, bed, receiver
     task = wait_for(failed, what="the task to fail")
     assert f"record {topic}-0 at offset 7 failed in stage TASK_PUT" in task["trace"]
     assert "HTTP 400" in task["trace"]
+
+
+def group_state(bed, group):
+    """(state, member count) of group as kafka-consumer-groups reports it."""
+    result = bed.tool("consumer-groups", "--bootstrap-server", bed.bootstrap,
+                      "--describe", "--group", group, "--state")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for line in result.stdout.splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[0] == group:
+            return fields[-2], int(fields[-1])
+    raise LookupError(result.stdout)
+
+
+def test_consumer_is_polled_while_a_put_is_retried(start_worker, bed, receiver):
+    """The endpoint answers 503 for longer than max.poll.interval.ms (6 s, the
+    broker's smallest session): the task holds its partitions and keeps polling,
+    so it stays in the group, and once the endpoint recovers every record
+    arrives once, in order."""
+    w = start_worker(SETTINGS)
+    topic = bed.unique_topic("httphold")
+    create_topic(bed, topic, 1)
+    produce(bed.bootstrap, topic, [(0, None, f'{{"n":{i}}}'.encode()) for i in range(30)])
+    refusals = itertools.count(1)
+    # 60 refusals at errors.retry.delay.max.ms=200 take longer than 6 s
+    r = receiver(lambda body: 503 if next(refusals) <= 60 else 200)
+    http_sink(w, "hold", topic, r.url, **{
+        "retry.max.attempts": "0",
+        "errors.retry.timeout": "300000",
+        "errors.retry.delay.max.ms": "200",
+        "consumer.override.max.poll.interval.ms": "6000",
+        "consumer.override.session.timeout.ms": "6000"})
+    wait_for(lambda: r.requests, timeout=60, what="the first refused request")
+    # read while the first 30 wait in the sink: its next put is refused, and
+    # the runtime retries it
+    produce(bed.bootstrap, topic, [(0, None, f'{{"n":{i}}}'.encode())
+                                   for i in range(30, 40)])
+    wait_for(lambda: len(r.values()) >= 40, timeout=120, interval=0.2,
+             what="40 records delivered after the endpoint recovered")
+    assert [v["n"] for v in r.values()] == list(range(40))
+    assert sum(1 for _, _, status in r.requests if status == 503) == 60
+    assert "maximum poll interval" not in w.logs()
+    assert "retriable failure" in w.logs()
+    assert group_state(bed, "connect-hold") == ("Stable", 1)
+    status = w.get("/connectors/hold/status").json()
+    assert [t["state"] for t in status["tasks"]] == ["RUNNING"], status

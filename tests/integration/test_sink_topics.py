@@ -74,6 +74,16 @@ def partition_count(bed, topic):
     return 0 if metadata is None or metadata.error else len(metadata.partitions)
 
 
+def skipped_by_retention(w, name, topic):
+    """tributary_sink_records_skipped_total{reason="retention"} of topic-0, or None."""
+    sample = (f'tributary_sink_records_skipped_total{{connector="{name}",task="0",'
+              f'topic="{topic}",partition="0",reason="retention"}} ')
+    for line in w.get("/metrics").text.splitlines():
+        if line.startswith(sample):
+            return float(line[len(sample):])
+    return None
+
+
 def delete_records(bed, folder, topic, partition, before):
     """Deletes the records of topic-partition below offset `before` with Kafka's
     kafka-delete-records and an offset JSON file written in folder."""
@@ -231,6 +241,7 @@ def test_records_deleted_while_stopped_are_skipped_once(start_worker, bed, tmp_p
     skipped = (f"partition {topic}-0 starts at offset 8 (stored): offsets 5 to 7 were "
                "deleted by retention before they were read; continuing at 8")
     assert w.logs().count(skipped) == 1, w.logs()
+    assert skipped_by_retention(w, "gap", topic) == 3
 
     # it keeps going
     produce(bed.bootstrap, topic, records("r", 0, 13, 2))
@@ -265,6 +276,7 @@ def test_records_deleted_while_paused_are_skipped_once(start_worker, bed, tmp_pa
     skipped = (f"partition {topic}-0: offsets 5 to 7 were deleted by retention before "
                "they were read; continuing at 8")
     wait_for(lambda: skipped in w.logs(), timeout=30, what="the skipped range logged")
+    assert skipped_by_retention(w, "gaprun", topic) == 3
     produce(bed.bootstrap, topic, records("r", 0, 10, 2))
     expected[("r", 0)] += [10, 11]
     wait_for(lambda: by_partition(out) == expected, timeout=60, interval=0.2,

@@ -7,7 +7,7 @@
 static tb_start_t resolve(int64_t stored, int64_t committed, int64_t low, int64_t high,
                           tb_reset_policy_t reset)
 {
-    tb_start_inputs_t in = {stored, committed, low, high, reset};
+    tb_start_inputs_t in = {stored, committed, low, high, reset, NULL};
     return tb_sink_start_resolve(&in);
 }
 
@@ -64,7 +64,8 @@ static void test_retention_gap_continues_at_low(void **state)
     tb_start_t s = resolve(40, TB_OFFSET_NONE, 70, 100, TB_RESET_EARLIEST);
     assert_int_equal(s.origin, TB_START_STORED);
     assert_int_equal(s.offset, 70);
-    assert_int_equal(s.skipped, 30);
+    assert_int_equal(s.deleted, 30);
+    assert_int_equal(s.skipped, 0);
     assert_non_null(strstr(s.reason, "deleted by retention"));
 }
 
@@ -104,6 +105,26 @@ static void test_reset_policy_names(void **state)
     assert_int_equal(tb_reset_policy_parse("", &policy), -1);
 }
 
+/* Issue 12: unreadable watermarks decide nothing, whatever else is known:
+ * the partition waits and is asked again, with a growing bounded delay. */
+static void test_unreadable_watermarks_wait(void **state)
+{
+    (void)state;
+    tb_start_inputs_t in = {.stored = 40,
+                            .committed = 500,
+                            .reset = TB_RESET_NONE,
+                            .watermarks_error = "Broker: Not leader for partition"};
+    tb_start_t s = tb_sink_start_resolve(&in);
+    assert_int_equal(s.origin, TB_START_WAITING);
+    assert_string_equal(tb_start_origin_name(s.origin), "waiting");
+    assert_non_null(strstr(s.reason, "waiting for its watermarks"));
+    assert_non_null(strstr(s.reason, "Not leader for partition"));
+    assert_int_equal(tb_sink_start_retry_delay_ms(1), 500);
+    assert_int_equal(tb_sink_start_retry_delay_ms(2), 1000);
+    assert_int_equal(tb_sink_start_retry_delay_ms(3), 2000);
+    assert_int_equal(tb_sink_start_retry_delay_ms(100), 30000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -114,6 +135,7 @@ int main(void)
         cmocka_unit_test(test_recreated_topic_stops),
         cmocka_unit_test(test_retention_gap_continues_at_low),
         cmocka_unit_test(test_reset_policies),
+        cmocka_unit_test(test_unreadable_watermarks_wait),
         cmocka_unit_test(test_reset_policy_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
