@@ -48,3 +48,16 @@ def test_sigkill_then_restart_loses_nothing(start_worker, bed, tmp_path):
     assert set(seen) == set(range(COUNT)), "every record reached Kafka"
     duplicates = len(seen) - COUNT
     assert duplicates <= COUNT - acknowledged, "only unacknowledged records repeat"
+
+
+def test_a_second_worker_on_one_store_refuses_to_start(start_worker, tmp_path):
+    folder = tmp_path / "one-store"
+    first = start_worker(directory=folder)
+    lock = first.settings["offset.storage.file.filename"] + ".lock"
+    second = start_worker(directory=folder, wait_healthy=False, expect_exit=1)
+    assert second.proc.wait(timeout=30) == 1
+    assert f"in use by another worker (pid {first.proc.pid} holds {lock})" in second.logs()
+    assert first.get("/connectors").status_code == 200
+    assert first.stop() == 0
+    third = start_worker(directory=folder)
+    assert third.get("/connectors").status_code == 200
