@@ -14,6 +14,12 @@
  * a message in errstr. The store is safe to call from several threads: each
  * call is serialised internally and each write is one transaction, durable
  * against a process crash (SIGKILL) once the call returns.
+ *
+ * Test seam: in a build with TB_TEST_SEAMS (CMake option, on in the
+ * sanitizer build), TB_STORE_CRASH_AFTER=<operation> in the environment
+ * kills the process (SIGKILL) right after a write of that operation
+ * commits; <operation> is a label of tributary_store_write_seconds
+ * (connector_put, ...). Release builds do not read the variable.
  */
 #ifndef TB_STORE_H
 #define TB_STORE_H

@@ -27,6 +27,7 @@
 #include "store/tb_store.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,6 +243,20 @@ static double tb_seconds_since(const struct timespec *start)
            (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
+/* The test seam of tb_store.h: TB_STORE_CRASH_AFTER=<operation> kills the
+ * process right after a write with that label commits. */
+static void tb_crash_seam(tb_write_t write)
+{
+#ifdef TB_TEST_SEAMS
+    const char *at = getenv("TB_STORE_CRASH_AFTER");
+    if (write != TB_WRITE_NONE && at != NULL && strcmp(at, tb_write_names[write]) == 0) {
+        raise(SIGKILL);
+    }
+#else
+    (void)write;
+#endif
+}
+
 /* Runs fn under the lock, inside BEGIN IMMEDIATE ... COMMIT when write is
  * not TB_WRITE_NONE (rolled back when anything fails), and reports a
  * failure as "store: <op> '<name>': <why>". A write transaction is timed
@@ -266,6 +281,7 @@ static int tb_store_run(tb_store_t *store, const char *op, const char *name,
         goto fail;
     }
     tb_series_observe(store->write_seconds[write], tb_seconds_since(&start));
+    tb_crash_seam(write);
     pthread_mutex_unlock(&store->lock);
     return 0;
 fail:
