@@ -77,8 +77,6 @@ static const char *const tb_migrations[] = {
 typedef enum {
     TB_SQL_CONNECTOR_UPSERT = 0,
     TB_SQL_CONNECTOR_DELETE,
-    TB_SQL_TARGET_UPDATE,
-    TB_SQL_TASKS_UPDATE,
     TB_SQL_CONNECTORS_SELECT,
     TB_SQL_STATUS_UPSERT,
     TB_SQL_STATUS_DELETE,
@@ -95,17 +93,12 @@ typedef enum {
 
 static const char *const tb_sql[TB_SQL__COUNT] = {
     [TB_SQL_CONNECTOR_UPSERT] =
-        "INSERT INTO connectors (name, config, target_state, updated_at)"
-        " VALUES (?1, ?2, ?3, " TB_NOW ") ON CONFLICT (name) DO UPDATE SET"
+        "INSERT INTO connectors (name, config, target_state, task_configs,"
+        " updated_at) VALUES (?1, ?2, ?3, ?4, " TB_NOW ")"
+        " ON CONFLICT (name) DO UPDATE SET"
         " config = excluded.config, target_state = excluded.target_state,"
-        " updated_at = excluded.updated_at",
+        " task_configs = excluded.task_configs, updated_at = excluded.updated_at",
     [TB_SQL_CONNECTOR_DELETE] = "DELETE FROM connectors WHERE name = ?1",
-    [TB_SQL_TARGET_UPDATE] =
-        "UPDATE connectors SET target_state = ?2, updated_at = " TB_NOW
-        " WHERE name = ?1",
-    [TB_SQL_TASKS_UPDATE] =
-        "UPDATE connectors SET task_configs = ?2, updated_at = " TB_NOW
-        " WHERE name = ?1",
     [TB_SQL_CONNECTORS_SELECT] =
         "SELECT name, config, target_state, task_configs FROM connectors"
         " ORDER BY name",
@@ -143,8 +136,6 @@ typedef enum {
     TB_WRITE_NONE = 0,
     TB_WRITE_CONNECTOR_PUT,
     TB_WRITE_CONNECTOR_DELETE,
-    TB_WRITE_TARGET_STATE_PUT,
-    TB_WRITE_TASK_CONFIGS_PUT,
     TB_WRITE_STATUS_PUT,
     TB_WRITE_OFFSETS_PUT,
     TB_WRITE_OFFSETS_DELETE,
@@ -155,8 +146,6 @@ typedef enum {
 static const char *const tb_write_names[TB_WRITE__COUNT] = {
     [TB_WRITE_CONNECTOR_PUT] = "connector_put",
     [TB_WRITE_CONNECTOR_DELETE] = "connector_delete",
-    [TB_WRITE_TARGET_STATE_PUT] = "target_state_put",
-    [TB_WRITE_TASK_CONFIGS_PUT] = "task_configs_put",
     [TB_WRITE_STATUS_PUT] = "status_put",
     [TB_WRITE_OFFSETS_PUT] = "offsets_put",
     [TB_WRITE_OFFSETS_DELETE] = "offsets_delete",
@@ -484,47 +473,65 @@ static int tb_check_target(tb_target_state_t target, char *why, size_t why_size)
     return 0;
 }
 
-/* One row written with up to two text parameters after the name. */
+static int tb_check_task_configs(const json_t *task_configs, char *why, size_t why_size)
+{
+    if (!json_is_array(task_configs)) {
+        snprintf(why, why_size, "task configs must be a JSON array");
+        return -1;
+    }
+    for (size_t i = 0; i < json_array_size(task_configs); i++) {
+        if (!json_is_object(json_array_get(task_configs, i))) {
+            snprintf(why, why_size, "task config %zu is not an object", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A connector row as the statement binds it. */
 typedef struct {
-    tb_sql_t sql;
     const char *name;
-    const char *text2;
-    const char *text3;
+    char *config;       /* canonical JSON text */
+    const char *target; /* its name */
+    char *task_configs; /* canonical JSON text */
 } tb_row_arg_t;
 
 static int tb_connector_put_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
 {
     const tb_row_arg_t *a = arg;
-    sqlite3_stmt *stmt = store->stmts[a->sql];
+    sqlite3_stmt *stmt = store->stmts[TB_SQL_CONNECTOR_UPSERT];
 
-    if (tb_bind_text(stmt, 1, a->name) != 0 || tb_bind_text(stmt, 2, a->text2) != 0 ||
-        tb_bind_text(stmt, 3, a->text3) != 0 || tb_step_done(stmt) != 0) {
+    if (tb_bind_text(stmt, 1, a->name) != 0 || tb_bind_text(stmt, 2, a->config) != 0 ||
+        tb_bind_text(stmt, 3, a->target) != 0 ||
+        tb_bind_text(stmt, 4, a->task_configs) != 0 || tb_step_done(stmt) != 0) {
         return tb_why_db(store, why, why_size);
     }
     return 0;
 }
 
-int tb_store_connector_put(tb_store_t *store, const char *name, const json_t *config,
-                           tb_target_state_t target, char *errstr, size_t errstr_size)
+int tb_store_connector_put(tb_store_t *store, const tb_store_connector_t *connector,
+                           char *errstr, size_t errstr_size)
 {
     char why[TB_WHY_SIZE] = "";
-    tb_row_arg_t arg = {TB_SQL_CONNECTOR_UPSERT, name, NULL, NULL};
-    int rc;
+    tb_row_arg_t arg = {connector->name, NULL, NULL, NULL};
+    int rc = -1;
 
-    if (tb_check_config(config, why, sizeof(why)) != 0 ||
-        tb_check_target(target, why, sizeof(why)) != 0) {
-        tb_store_err(errstr, errstr_size, "put connector", name, why);
-        return -1;
+    if (tb_check_config(connector->config, why, sizeof(why)) == 0 &&
+        tb_check_target(connector->target, why, sizeof(why)) == 0 &&
+        tb_check_task_configs(connector->task_configs, why, sizeof(why)) == 0) {
+        arg.config = json_dumps(connector->config, TB_JSON_CANONICAL);
+        arg.target = tb_target_state_name(connector->target);
+        arg.task_configs = json_dumps(connector->task_configs, TB_JSON_CANONICAL);
+        snprintf(why, sizeof(why), "out of memory");
     }
-    arg.text2 = json_dumps(config, TB_JSON_CANONICAL);
-    arg.text3 = tb_target_state_name(target);
-    if (arg.text2 == NULL) {
-        tb_store_err(errstr, errstr_size, "put connector", name, "out of memory");
-        return -1;
+    if (arg.config != NULL && arg.task_configs != NULL) {
+        rc = tb_store_run(store, "put connector", connector->name, TB_WRITE_CONNECTOR_PUT,
+                          tb_connector_put_fn, &arg, errstr, errstr_size);
+    } else {
+        tb_store_err(errstr, errstr_size, "put connector", connector->name, why);
     }
-    rc = tb_store_run(store, "put connector", name, TB_WRITE_CONNECTOR_PUT,
-                      tb_connector_put_fn, &arg, errstr, errstr_size);
-    free((char *)arg.text2);
+    free(arg.config);
+    free(arg.task_configs);
     return rc;
 }
 
@@ -547,77 +554,6 @@ int tb_store_connector_delete(tb_store_t *store, const char *name, char *errstr,
 {
     return tb_store_run(store, "delete connector", name, TB_WRITE_CONNECTOR_DELETE,
                         tb_connector_delete_fn, (void *)name, errstr, errstr_size);
-}
-
-/* Updates one column of an existing connector row. */
-static int tb_connector_update_fn(tb_store_t *store, void *arg, char *why,
-                                  size_t why_size)
-{
-    const tb_row_arg_t *a = arg;
-    sqlite3_stmt *stmt = store->stmts[a->sql];
-
-    if (tb_bind_text(stmt, 1, a->name) != 0 || tb_bind_text(stmt, 2, a->text2) != 0 ||
-        tb_step_done(stmt) != 0) {
-        return tb_why_db(store, why, why_size);
-    }
-    if (sqlite3_changes(store->db) == 0) {
-        snprintf(why, why_size, "no such connector");
-        return -1;
-    }
-    return 0;
-}
-
-int tb_store_target_state_put(tb_store_t *store, const char *name,
-                              tb_target_state_t target, char *errstr, size_t errstr_size)
-{
-    char why[TB_WHY_SIZE] = "";
-    tb_row_arg_t arg = {TB_SQL_TARGET_UPDATE, name, NULL, NULL};
-
-    if (tb_check_target(target, why, sizeof(why)) != 0) {
-        tb_store_err(errstr, errstr_size, "put target state", name, why);
-        return -1;
-    }
-    arg.text2 = tb_target_state_name(target);
-    return tb_store_run(store, "put target state", name, TB_WRITE_TARGET_STATE_PUT,
-                        tb_connector_update_fn, &arg, errstr, errstr_size);
-}
-
-static int tb_check_task_configs(const json_t *task_configs, char *why, size_t why_size)
-{
-    if (!json_is_array(task_configs)) {
-        snprintf(why, why_size, "task configs must be a JSON array");
-        return -1;
-    }
-    for (size_t i = 0; i < json_array_size(task_configs); i++) {
-        if (!json_is_object(json_array_get(task_configs, i))) {
-            snprintf(why, why_size, "task config %zu is not an object", i);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-int tb_store_task_configs_put(tb_store_t *store, const char *name,
-                              const json_t *task_configs, char *errstr,
-                              size_t errstr_size)
-{
-    char why[TB_WHY_SIZE] = "";
-    tb_row_arg_t arg = {TB_SQL_TASKS_UPDATE, name, NULL, NULL};
-    int rc;
-
-    if (tb_check_task_configs(task_configs, why, sizeof(why)) != 0) {
-        tb_store_err(errstr, errstr_size, "put task configs", name, why);
-        return -1;
-    }
-    arg.text2 = json_dumps(task_configs, TB_JSON_CANONICAL);
-    if (arg.text2 == NULL) {
-        tb_store_err(errstr, errstr_size, "put task configs", name, "out of memory");
-        return -1;
-    }
-    rc = tb_store_run(store, "put task configs", name, TB_WRITE_TASK_CONFIGS_PUT,
-                      tb_connector_update_fn, &arg, errstr, errstr_size);
-    free((char *)arg.text2);
-    return rc;
 }
 
 /* Appends the connector of the current row to list as
