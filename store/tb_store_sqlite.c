@@ -169,6 +169,7 @@ struct tb_store {
     pthread_mutex_t lock; /* held for the whole of every call */
     sqlite3 *db;
     sqlite3_stmt *stmts[TB_SQL__COUNT];
+    bool sync_full; /* PRAGMA synchronous is FULL, not NORMAL */
     /* Taken at open, released at close; [TB_WRITE_NONE] stays NULL. */
     tb_series_t *write_seconds[TB_WRITE__COUNT];
 };
@@ -246,6 +247,27 @@ static void tb_crash_seam(tb_write_t write)
 #endif
 }
 
+/* What a commit survives (docs/OPERATIONS.md, "Durability"). A config
+ * write was acknowledged to an operator and is rare: it syncs the WAL
+ * (synchronous=FULL) and survives power loss too. Offsets and statuses are
+ * written at every flush and state change: NORMAL, durable against a crash
+ * of the process; power loss may take the last ones back, which only makes
+ * tasks redo work since then, as a crash before a flush would. */
+static int tb_sync_for(tb_store_t *store, tb_write_t write, char *why, size_t why_size)
+{
+    bool full = write == TB_WRITE_CONNECTOR_PUT || write == TB_WRITE_CONNECTOR_DELETE ||
+                write == TB_WRITE_MODE_BIND;
+    if (full == store->sync_full) {
+        return 0;
+    }
+    if (tb_exec(store, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+                why, why_size) != 0) {
+        return -1;
+    }
+    store->sync_full = full;
+    return 0;
+}
+
 /* Runs fn under the lock, inside BEGIN IMMEDIATE ... COMMIT when write is
  * not TB_WRITE_NONE (rolled back when anything fails), and reports a
  * failure as "store: <op> '<name>': <why>". A write transaction is timed
@@ -260,7 +282,8 @@ static int tb_store_run(tb_store_t *store, const char *op, const char *name,
 
     pthread_mutex_lock(&store->lock);
     clock_gettime(CLOCK_MONOTONIC, &start);
-    if (write && tb_exec(store, "BEGIN IMMEDIATE", why, sizeof(why)) != 0) {
+    if (write && (tb_sync_for(store, write, why, sizeof(why)) != 0 ||
+                  tb_exec(store, "BEGIN IMMEDIATE", why, sizeof(why)) != 0)) {
         goto fail;
     }
     if (fn(store, arg, why, sizeof(why)) != 0) {
@@ -357,9 +380,9 @@ static int tb_migrate(tb_store_t *store, char *why, size_t why_size)
  * the log. synchronous=NORMAL then syncs the log at checkpoints only: a
  * committed transaction is in the WAL file (in the OS page cache) when
  * the call returns, so it survives a crash or SIGKILL of the process, which
- * is the guarantee tb_store.h makes. FULL would add an fsync to every commit
- * (every offset flush) to also survive power loss or an OS crash, and even
- * then NORMAL never corrupts the file, it can only lose the last commits.
+ * is the guarantee tb_store.h makes; power loss or an OS crash can lose the
+ * last commits, never corrupt the file. tb_sync_for() raises it to FULL (a
+ * sync of the log at every commit) for config writes.
  * Foreign keys are off by default in SQLite; turning them on keeps any
  * reference a later migration declares enforced. */
 static int tb_configure(tb_store_t *store, char *why, size_t why_size)

@@ -11,8 +11,10 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,40 @@ typedef struct {
     char err[512];
     tb_store_t *store;
 } fixture_t;
+
+static atomic_int wal_syncs;
+
+/* Counts syncs of a WAL file (its name ends in -wal) before calling libc's:
+ * the test's own definitions come before libc's, also for libsqlite3. */
+static void count_wal_sync(int fd)
+{
+    char link[64], target[512];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n > 4 && memcmp(target + n - 4, "-wal", 4) == 0) {
+        atomic_fetch_add(&wal_syncs, 1);
+    }
+}
+
+int fsync(int fd)
+{
+    static int (*real)(int);
+    if (real == NULL) {
+        real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    }
+    count_wal_sync(fd);
+    return real(fd);
+}
+
+int fdatasync(int fd)
+{
+    static int (*real)(int);
+    if (real == NULL) {
+        real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+    }
+    count_wal_sync(fd);
+    return real(fd);
+}
 
 static int setup(void **state)
 {
@@ -727,6 +763,28 @@ static void test_write_survives_sigkill(void **state)
     assert_offsets(f, "c", "[{\"partition\":{\"p\":1},\"offset\":{\"o\":42}}]");
 }
 
+/* A config write syncs the WAL (it survives power loss); offsets and
+ * statuses leave that to checkpoints (they survive a process crash). */
+static void test_config_writes_sync_the_log_offsets_do_not(void **state)
+{
+    fixture_t *f = *state;
+    int before;
+
+    put_connector(f, "c", "{}", TB_TARGET_STARTED);
+    before = atomic_load(&wal_syncs);
+    assert_int_equal(
+        put_offsets(f, "c", "[{\"partition\":{\"p\":1},\"offset\":{\"o\":5}}]"), 0);
+    assert_int_equal(tb_store_status_put(f->store, "c", 0, TB_STATE_RUNNING, NULL, f->err,
+                                         sizeof(f->err)),
+                     0);
+    assert_int_equal(atomic_load(&wal_syncs), before);
+    put_connector(f, "c", "{\"k\":\"v\"}", TB_TARGET_PAUSED);
+    assert_true(atomic_load(&wal_syncs) > before);
+    before = atomic_load(&wal_syncs);
+    assert_int_equal(tb_store_connector_delete(f->store, "c", f->err, sizeof(f->err)), 0);
+    assert_true(atomic_load(&wal_syncs) > before);
+}
+
 /* ---- threads ---- */
 
 #define THREADS 4
@@ -811,6 +869,7 @@ int main(void)
         T(test_connector_replace_keeps_status_offsets),
         T(test_connector_put_rejects_bad_input),
         T(test_connector_row_replaced_whole),
+        T(test_config_writes_sync_the_log_offsets_do_not),
         T(test_task_configs_replace_and_clear),
         T(test_task_configs_bad_input_refused),
         T(test_delete_connector_keeps_offsets),
