@@ -300,6 +300,31 @@ static void write_escaped(FILE *f, const char *s, bool key)
     }
 }
 
+/* Syncs the directory that holds path, so that a file renamed into it
+ * survives power loss too, not only a crash of the process. */
+static int sync_parent_dir(const char *path, char *errstr, size_t errstr_size)
+{
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL) {
+        snprintf(dir, sizeof(dir), ".");
+    } else {
+        slash[slash == dir ? 1 : 0] = '\0';
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0) {
+        snprintf(errstr, errstr_size, "%s: cannot sync the directory: %s", dir,
+                 strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+        }
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 /* The properties file at path, or an empty map when there is none. */
 static json_t *load_or_empty(const char *path, char *errstr, size_t errstr_size)
 {
@@ -338,7 +363,7 @@ static int write_file(const char *path, const json_t *props, char *errstr,
         unlink(tmp);
         return -1;
     }
-    return 0;
+    return sync_parent_dir(path, errstr, errstr_size);
 }
 
 int tb_props_file_set(const char *path, const char *key, const char *value, char *errstr,

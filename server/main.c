@@ -11,12 +11,14 @@
  *   tributary --version
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
@@ -192,6 +194,44 @@ static int make_parent_dir(const char *path)
     return rc;
 }
 
+/* One worker per store: an advisory lock on <store>.lock, which records the
+ * holder's pid. Returns the lock's descriptor, to keep open for the
+ * process's life (the kernel releases the lock when the process ends, also
+ * on kill -9), or -1 after logging why the worker cannot start. */
+static int lock_store(const char *store_path)
+{
+    char path[4096], holder[32] = "";
+    snprintf(path, sizeof(path), "%s.lock", store_path);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot open the store's lock %s: %s",
+               path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int error = errno;
+        ssize_t n = pread(fd, holder, sizeof(holder) - 1, 0);
+        holder[n > 0 ? strcspn(holder, "\n") : 0] = '\0';
+        if (error == EWOULDBLOCK) {
+            TB_LOG(TB_LOG_FATAL, "tributary.worker",
+                   "the store %s is in use by another worker (pid %s holds %s): a store "
+                   "has one worker; stop that one, or give this one another "
+                   "offset.storage.file.filename",
+                   store_path, holder[0] != '\0' ? holder : "unknown", path);
+        } else {
+            TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot lock %s: %s", path,
+                   strerror(error));
+        }
+        close(fd);
+        return -1;
+    }
+    if (ftruncate(fd, 0) != 0 || dprintf(fd, "%ld\n", (long)getpid()) < 0) {
+        TB_LOG(TB_LOG_WARN, "tributary.worker",
+               "cannot record this worker's pid in %s: %s", path, strerror(errno));
+    }
+    return fd;
+}
+
 static void worker_id_of(const json_t *values, char *buf, size_t size)
 {
     char scheme[16], host[256], errstr[256];
@@ -349,6 +389,7 @@ static int run(const cli_t *cli)
     char errstr[1024];
     char worker_id[300];
     int rc = 1;
+    int store_lock = -1;
     sigset_t signals;
 
     if (values == NULL) {
@@ -372,7 +413,8 @@ static int run(const cli_t *cli)
                store_path, strerror(errno));
         goto done;
     }
-    if (resolve_key_password(values, &key_password) != 0) {
+    store_lock = lock_store(store_path);
+    if (store_lock < 0 || resolve_key_password(values, &key_password) != 0) {
         goto done;
     }
     listeners = joined_list(values, "listeners");
@@ -474,6 +516,9 @@ done:
     if (key_password != NULL) {
         OPENSSL_cleanse(key_password, strlen(key_password));
         free(key_password);
+    }
+    if (store_lock >= 0) {
+        close(store_lock);
     }
     free(listeners);
     free(admin_listeners);

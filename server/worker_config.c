@@ -131,13 +131,14 @@ static const tb_config_def_t worker_keys[] = {
      .documentation = "Threads serving REST requests, per listener."},
     {.name = "rest.connections.per.client.max",
      .type = TB_CONFIG_INT,
-     .default_value = "32",
+     .default_value = "128",
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
      .range = &connections_range,
      .documentation = "Connections one client address may hold open at once, per "
-                      "listener; a connection beyond them is closed as soon as it is "
-                      "accepted (tributary)."},
+                      "listener, counting those it closed that a busy REST thread has "
+                      "not reaped yet; a connection beyond them is closed as soon as "
+                      "it is accepted (tributary)."},
     {.name = "rest.connection.timeout.ms",
      .type = TB_CONFIG_INT,
      .default_value = "30000",

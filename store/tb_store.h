@@ -12,8 +12,15 @@
  *
  * Every function that can fail returns 0 on success and -1 on failure with
  * a message in errstr. The store is safe to call from several threads: each
- * call is serialised internally and each write is one transaction, durable
- * against a process crash (SIGKILL) once the call returns.
+ * call is serialised internally and each write is one transaction, whole or
+ * absent after a crash. What a commit survives is in docs/OPERATIONS.md
+ * ("Durability"): every write survives a crash of the process (SIGKILL).
+ *
+ * Test seam: in a build with TB_TEST_SEAMS (CMake option, on in the
+ * sanitizer build), TB_STORE_CRASH_AFTER=<operation> in the environment
+ * kills the process (SIGKILL) right after a write of that operation
+ * commits; <operation> is a label of tributary_store_write_seconds
+ * (connector_put, ...). Release builds do not read the variable.
  */
 #ifndef TB_STORE_H
 #define TB_STORE_H
@@ -33,35 +40,29 @@ tb_store_t *tb_store_open(const char *path, char *errstr, size_t errstr_size);
 /* Closes the store. NULL is a no-op. */
 void tb_store_close(tb_store_t *store);
 
-/* Creates or replaces a connector's config (a JSON object of strings) and
- * target state. Replacing keeps its task configs, status and offsets. */
-int tb_store_connector_put(tb_store_t *store, const char *name, const json_t *config,
-                           tb_target_state_t target, char *errstr, size_t errstr_size);
-
-/* Deletes a connector with its task configs and status. Its offsets are
- * kept, as Connect keeps them, so a connector re-created under the same
- * name resumes. Deleting an unknown connector succeeds. */
-int tb_store_connector_delete(tb_store_t *store, const char *name, char *errstr,
-                              size_t errstr_size);
-
-/* Sets the target state of an existing connector. */
-int tb_store_target_state_put(tb_store_t *store, const char *name,
-                              tb_target_state_t target, char *errstr, size_t errstr_size);
-
-/* Replaces the task configs of a connector: a JSON array whose element i
- * is the config object of task i (an empty array clears them). */
-int tb_store_task_configs_put(tb_store_t *store, const char *name,
-                              const json_t *task_configs, char *errstr,
-                              size_t errstr_size);
-
-/* One connector as loaded at start. Borrowed by the callback only for the
- * duration of the call: json_incref() what you keep. */
+/* A connector's row: its config, target state and task configs. Borrowed:
+ * tb_store_connectors_load lends it to its callback only for the call
+ * (json_incref() what you keep). */
 typedef struct {
     const char *name;
     const json_t *config; /* object of strings */
     tb_target_state_t target;
     const json_t *task_configs; /* array of objects, possibly empty */
 } tb_store_connector_t;
+
+/* Creates or replaces a connector's row, config, target state and task
+ * configs together, in one transaction: after a crash the store holds the
+ * row as it was before the call or as the call wrote it, never a mix (an
+ * operation that changes the config, the target state or the tasks writes
+ * the whole row). Its status and offsets are kept. */
+int tb_store_connector_put(tb_store_t *store, const tb_store_connector_t *connector,
+                           char *errstr, size_t errstr_size);
+
+/* Deletes a connector's row and status in one transaction. Its offsets are
+ * kept, as Connect keeps them, so a connector re-created under the same
+ * name resumes. Deleting an unknown connector succeeds. */
+int tb_store_connector_delete(tb_store_t *store, const char *name, char *errstr,
+                              size_t errstr_size);
 
 /* Calls cb once per stored connector, ordered by name. A non-zero return
  * from cb stops the walk and is returned. */

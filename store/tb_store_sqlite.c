@@ -27,6 +27,7 @@
 #include "store/tb_store.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,8 +77,6 @@ static const char *const tb_migrations[] = {
 typedef enum {
     TB_SQL_CONNECTOR_UPSERT = 0,
     TB_SQL_CONNECTOR_DELETE,
-    TB_SQL_TARGET_UPDATE,
-    TB_SQL_TASKS_UPDATE,
     TB_SQL_CONNECTORS_SELECT,
     TB_SQL_STATUS_UPSERT,
     TB_SQL_STATUS_DELETE,
@@ -94,17 +93,12 @@ typedef enum {
 
 static const char *const tb_sql[TB_SQL__COUNT] = {
     [TB_SQL_CONNECTOR_UPSERT] =
-        "INSERT INTO connectors (name, config, target_state, updated_at)"
-        " VALUES (?1, ?2, ?3, " TB_NOW ") ON CONFLICT (name) DO UPDATE SET"
+        "INSERT INTO connectors (name, config, target_state, task_configs,"
+        " updated_at) VALUES (?1, ?2, ?3, ?4, " TB_NOW ")"
+        " ON CONFLICT (name) DO UPDATE SET"
         " config = excluded.config, target_state = excluded.target_state,"
-        " updated_at = excluded.updated_at",
+        " task_configs = excluded.task_configs, updated_at = excluded.updated_at",
     [TB_SQL_CONNECTOR_DELETE] = "DELETE FROM connectors WHERE name = ?1",
-    [TB_SQL_TARGET_UPDATE] =
-        "UPDATE connectors SET target_state = ?2, updated_at = " TB_NOW
-        " WHERE name = ?1",
-    [TB_SQL_TASKS_UPDATE] =
-        "UPDATE connectors SET task_configs = ?2, updated_at = " TB_NOW
-        " WHERE name = ?1",
     [TB_SQL_CONNECTORS_SELECT] =
         "SELECT name, config, target_state, task_configs FROM connectors"
         " ORDER BY name",
@@ -142,8 +136,6 @@ typedef enum {
     TB_WRITE_NONE = 0,
     TB_WRITE_CONNECTOR_PUT,
     TB_WRITE_CONNECTOR_DELETE,
-    TB_WRITE_TARGET_STATE_PUT,
-    TB_WRITE_TASK_CONFIGS_PUT,
     TB_WRITE_STATUS_PUT,
     TB_WRITE_OFFSETS_PUT,
     TB_WRITE_OFFSETS_DELETE,
@@ -154,8 +146,6 @@ typedef enum {
 static const char *const tb_write_names[TB_WRITE__COUNT] = {
     [TB_WRITE_CONNECTOR_PUT] = "connector_put",
     [TB_WRITE_CONNECTOR_DELETE] = "connector_delete",
-    [TB_WRITE_TARGET_STATE_PUT] = "target_state_put",
-    [TB_WRITE_TASK_CONFIGS_PUT] = "task_configs_put",
     [TB_WRITE_STATUS_PUT] = "status_put",
     [TB_WRITE_OFFSETS_PUT] = "offsets_put",
     [TB_WRITE_OFFSETS_DELETE] = "offsets_delete",
@@ -179,6 +169,7 @@ struct tb_store {
     pthread_mutex_t lock; /* held for the whole of every call */
     sqlite3 *db;
     sqlite3_stmt *stmts[TB_SQL__COUNT];
+    bool sync_full; /* PRAGMA synchronous is FULL, not NORMAL */
     /* Taken at open, released at close; [TB_WRITE_NONE] stays NULL. */
     tb_series_t *write_seconds[TB_WRITE__COUNT];
 };
@@ -242,6 +233,41 @@ static double tb_seconds_since(const struct timespec *start)
            (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
+/* The test seam of tb_store.h: TB_STORE_CRASH_AFTER=<operation> kills the
+ * process right after a write with that label commits. */
+static void tb_crash_seam(tb_write_t write)
+{
+#ifdef TB_TEST_SEAMS
+    const char *at = getenv("TB_STORE_CRASH_AFTER");
+    if (write != TB_WRITE_NONE && at != NULL && strcmp(at, tb_write_names[write]) == 0) {
+        raise(SIGKILL);
+    }
+#else
+    (void)write;
+#endif
+}
+
+/* What a commit survives (docs/OPERATIONS.md, "Durability"). A config
+ * write was acknowledged to an operator and is rare: it syncs the WAL
+ * (synchronous=FULL) and survives power loss too. Offsets and statuses are
+ * written at every flush and state change: NORMAL, durable against a crash
+ * of the process; power loss may take the last ones back, which only makes
+ * tasks redo work since then, as a crash before a flush would. */
+static int tb_sync_for(tb_store_t *store, tb_write_t write, char *why, size_t why_size)
+{
+    bool full = write == TB_WRITE_CONNECTOR_PUT || write == TB_WRITE_CONNECTOR_DELETE ||
+                write == TB_WRITE_MODE_BIND;
+    if (full == store->sync_full) {
+        return 0;
+    }
+    if (tb_exec(store, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+                why, why_size) != 0) {
+        return -1;
+    }
+    store->sync_full = full;
+    return 0;
+}
+
 /* Runs fn under the lock, inside BEGIN IMMEDIATE ... COMMIT when write is
  * not TB_WRITE_NONE (rolled back when anything fails), and reports a
  * failure as "store: <op> '<name>': <why>". A write transaction is timed
@@ -256,7 +282,8 @@ static int tb_store_run(tb_store_t *store, const char *op, const char *name,
 
     pthread_mutex_lock(&store->lock);
     clock_gettime(CLOCK_MONOTONIC, &start);
-    if (write && tb_exec(store, "BEGIN IMMEDIATE", why, sizeof(why)) != 0) {
+    if (write && (tb_sync_for(store, write, why, sizeof(why)) != 0 ||
+                  tb_exec(store, "BEGIN IMMEDIATE", why, sizeof(why)) != 0)) {
         goto fail;
     }
     if (fn(store, arg, why, sizeof(why)) != 0) {
@@ -266,6 +293,7 @@ static int tb_store_run(tb_store_t *store, const char *op, const char *name,
         goto fail;
     }
     tb_series_observe(store->write_seconds[write], tb_seconds_since(&start));
+    tb_crash_seam(write);
     pthread_mutex_unlock(&store->lock);
     return 0;
 fail:
@@ -352,9 +380,9 @@ static int tb_migrate(tb_store_t *store, char *why, size_t why_size)
  * the log. synchronous=NORMAL then syncs the log at checkpoints only: a
  * committed transaction is in the WAL file (in the OS page cache) when
  * the call returns, so it survives a crash or SIGKILL of the process, which
- * is the guarantee tb_store.h makes. FULL would add an fsync to every commit
- * (every offset flush) to also survive power loss or an OS crash, and even
- * then NORMAL never corrupts the file, it can only lose the last commits.
+ * is the guarantee tb_store.h makes; power loss or an OS crash can lose the
+ * last commits, never corrupt the file. tb_sync_for() raises it to FULL (a
+ * sync of the log at every commit) for config writes.
  * Foreign keys are off by default in SQLite; turning them on keeps any
  * reference a later migration declares enforced. */
 static int tb_configure(tb_store_t *store, char *why, size_t why_size)
@@ -468,47 +496,65 @@ static int tb_check_target(tb_target_state_t target, char *why, size_t why_size)
     return 0;
 }
 
-/* One row written with up to two text parameters after the name. */
+static int tb_check_task_configs(const json_t *task_configs, char *why, size_t why_size)
+{
+    if (!json_is_array(task_configs)) {
+        snprintf(why, why_size, "task configs must be a JSON array");
+        return -1;
+    }
+    for (size_t i = 0; i < json_array_size(task_configs); i++) {
+        if (!json_is_object(json_array_get(task_configs, i))) {
+            snprintf(why, why_size, "task config %zu is not an object", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A connector row as the statement binds it. */
 typedef struct {
-    tb_sql_t sql;
     const char *name;
-    const char *text2;
-    const char *text3;
+    char *config;       /* canonical JSON text */
+    const char *target; /* its name */
+    char *task_configs; /* canonical JSON text */
 } tb_row_arg_t;
 
 static int tb_connector_put_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
 {
     const tb_row_arg_t *a = arg;
-    sqlite3_stmt *stmt = store->stmts[a->sql];
+    sqlite3_stmt *stmt = store->stmts[TB_SQL_CONNECTOR_UPSERT];
 
-    if (tb_bind_text(stmt, 1, a->name) != 0 || tb_bind_text(stmt, 2, a->text2) != 0 ||
-        tb_bind_text(stmt, 3, a->text3) != 0 || tb_step_done(stmt) != 0) {
+    if (tb_bind_text(stmt, 1, a->name) != 0 || tb_bind_text(stmt, 2, a->config) != 0 ||
+        tb_bind_text(stmt, 3, a->target) != 0 ||
+        tb_bind_text(stmt, 4, a->task_configs) != 0 || tb_step_done(stmt) != 0) {
         return tb_why_db(store, why, why_size);
     }
     return 0;
 }
 
-int tb_store_connector_put(tb_store_t *store, const char *name, const json_t *config,
-                           tb_target_state_t target, char *errstr, size_t errstr_size)
+int tb_store_connector_put(tb_store_t *store, const tb_store_connector_t *connector,
+                           char *errstr, size_t errstr_size)
 {
     char why[TB_WHY_SIZE] = "";
-    tb_row_arg_t arg = {TB_SQL_CONNECTOR_UPSERT, name, NULL, NULL};
-    int rc;
+    tb_row_arg_t arg = {connector->name, NULL, NULL, NULL};
+    int rc = -1;
 
-    if (tb_check_config(config, why, sizeof(why)) != 0 ||
-        tb_check_target(target, why, sizeof(why)) != 0) {
-        tb_store_err(errstr, errstr_size, "put connector", name, why);
-        return -1;
+    if (tb_check_config(connector->config, why, sizeof(why)) == 0 &&
+        tb_check_target(connector->target, why, sizeof(why)) == 0 &&
+        tb_check_task_configs(connector->task_configs, why, sizeof(why)) == 0) {
+        arg.config = json_dumps(connector->config, TB_JSON_CANONICAL);
+        arg.target = tb_target_state_name(connector->target);
+        arg.task_configs = json_dumps(connector->task_configs, TB_JSON_CANONICAL);
+        snprintf(why, sizeof(why), "out of memory");
     }
-    arg.text2 = json_dumps(config, TB_JSON_CANONICAL);
-    arg.text3 = tb_target_state_name(target);
-    if (arg.text2 == NULL) {
-        tb_store_err(errstr, errstr_size, "put connector", name, "out of memory");
-        return -1;
+    if (arg.config != NULL && arg.task_configs != NULL) {
+        rc = tb_store_run(store, "put connector", connector->name, TB_WRITE_CONNECTOR_PUT,
+                          tb_connector_put_fn, &arg, errstr, errstr_size);
+    } else {
+        tb_store_err(errstr, errstr_size, "put connector", connector->name, why);
     }
-    rc = tb_store_run(store, "put connector", name, TB_WRITE_CONNECTOR_PUT,
-                      tb_connector_put_fn, &arg, errstr, errstr_size);
-    free((char *)arg.text2);
+    free(arg.config);
+    free(arg.task_configs);
     return rc;
 }
 
@@ -531,77 +577,6 @@ int tb_store_connector_delete(tb_store_t *store, const char *name, char *errstr,
 {
     return tb_store_run(store, "delete connector", name, TB_WRITE_CONNECTOR_DELETE,
                         tb_connector_delete_fn, (void *)name, errstr, errstr_size);
-}
-
-/* Updates one column of an existing connector row. */
-static int tb_connector_update_fn(tb_store_t *store, void *arg, char *why,
-                                  size_t why_size)
-{
-    const tb_row_arg_t *a = arg;
-    sqlite3_stmt *stmt = store->stmts[a->sql];
-
-    if (tb_bind_text(stmt, 1, a->name) != 0 || tb_bind_text(stmt, 2, a->text2) != 0 ||
-        tb_step_done(stmt) != 0) {
-        return tb_why_db(store, why, why_size);
-    }
-    if (sqlite3_changes(store->db) == 0) {
-        snprintf(why, why_size, "no such connector");
-        return -1;
-    }
-    return 0;
-}
-
-int tb_store_target_state_put(tb_store_t *store, const char *name,
-                              tb_target_state_t target, char *errstr, size_t errstr_size)
-{
-    char why[TB_WHY_SIZE] = "";
-    tb_row_arg_t arg = {TB_SQL_TARGET_UPDATE, name, NULL, NULL};
-
-    if (tb_check_target(target, why, sizeof(why)) != 0) {
-        tb_store_err(errstr, errstr_size, "put target state", name, why);
-        return -1;
-    }
-    arg.text2 = tb_target_state_name(target);
-    return tb_store_run(store, "put target state", name, TB_WRITE_TARGET_STATE_PUT,
-                        tb_connector_update_fn, &arg, errstr, errstr_size);
-}
-
-static int tb_check_task_configs(const json_t *task_configs, char *why, size_t why_size)
-{
-    if (!json_is_array(task_configs)) {
-        snprintf(why, why_size, "task configs must be a JSON array");
-        return -1;
-    }
-    for (size_t i = 0; i < json_array_size(task_configs); i++) {
-        if (!json_is_object(json_array_get(task_configs, i))) {
-            snprintf(why, why_size, "task config %zu is not an object", i);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-int tb_store_task_configs_put(tb_store_t *store, const char *name,
-                              const json_t *task_configs, char *errstr,
-                              size_t errstr_size)
-{
-    char why[TB_WHY_SIZE] = "";
-    tb_row_arg_t arg = {TB_SQL_TASKS_UPDATE, name, NULL, NULL};
-    int rc;
-
-    if (tb_check_task_configs(task_configs, why, sizeof(why)) != 0) {
-        tb_store_err(errstr, errstr_size, "put task configs", name, why);
-        return -1;
-    }
-    arg.text2 = json_dumps(task_configs, TB_JSON_CANONICAL);
-    if (arg.text2 == NULL) {
-        tb_store_err(errstr, errstr_size, "put task configs", name, "out of memory");
-        return -1;
-    }
-    rc = tb_store_run(store, "put task configs", name, TB_WRITE_TASK_CONFIGS_PUT,
-                      tb_connector_update_fn, &arg, errstr, errstr_size);
-    free((char *)arg.text2);
-    return rc;
 }
 
 /* Appends the connector of the current row to list as

@@ -34,6 +34,10 @@ typedef struct connector {
     tb_state_metrics_t state_metrics;
     tb_task_t **tasks;
     size_t task_count;
+    /* An operation claimed it (claim()): only that operation changes it,
+     * under the lock, and may read it without the lock. */
+    bool busy;
+    bool deleted; /* being deleted: hidden from every lookup but claim() */
     struct connector *next;
 } connector_t;
 
@@ -47,12 +51,13 @@ struct tb_herder {
     tb_store_t *store;
     tb_kafka_cluster_t *cluster;
     tb_pool_t *pool;
-    pthread_mutex_t lock; /* guards the connector list and every connector */
-    /* Serializes the operations that write a connector's config (create,
-     * PUT, PATCH, delete) from their read of the current config to their
-     * write, so that none is lost to another; taken before lock, never by
-     * reads. */
-    pthread_mutex_t config_writes;
+    /* Guards the connector list and every connector. It is never held
+     * through slow work (stopping tasks, Kafka admin calls): an operation
+     * that writes a connector claims it (its busy flag) and does that work
+     * with the lock released, so reads and other connectors go on while
+     * operations on the same connector wait for it, in turn (idle). */
+    pthread_mutex_t lock;
+    pthread_cond_t idle; /* broadcast when a connector is released */
     connector_t *connectors;
     /* Topic tracking has a lock of its own: tasks report topics from their
      * threads while the herder, holding its lock, may wait for them. */
@@ -84,7 +89,8 @@ fail(tb_err_t err, char *msg, size_t msg_size, const char *fmt, ...)
     return err;
 }
 
-static connector_t *find(tb_herder_t *herder, const char *name)
+/* Connector name, deleted or not. Call with the lock held. */
+static connector_t *find_entry(tb_herder_t *herder, const char *name)
 {
     for (connector_t *c = herder->connectors; c != NULL; c = c->next) {
         if (strcmp(c->name, name) == 0) {
@@ -92,6 +98,35 @@ static connector_t *find(tb_herder_t *herder, const char *name)
         }
     }
     return NULL;
+}
+
+/* Connector name as reads see it: NULL once its deletion began. */
+static connector_t *find(tb_herder_t *herder, const char *name)
+{
+    connector_t *c = find_entry(herder, name);
+    return c != NULL && !c->deleted ? c : NULL;
+}
+
+/* Waits until no operation holds connector name, then claims it for the
+ * caller: returns it busy, or NULL when there is no such connector (nor a
+ * deletion of it under way). Call with the lock held; it stays held. */
+static connector_t *claim(tb_herder_t *herder, const char *name)
+{
+    connector_t *c;
+    while ((c = find_entry(herder, name)) != NULL && c->busy) {
+        pthread_cond_wait(&herder->idle, &herder->lock);
+    }
+    if (c != NULL) {
+        c->busy = true;
+    }
+    return c;
+}
+
+/* Ends a claim. Call with the lock held. */
+static void release(tb_herder_t *herder, connector_t *c)
+{
+    c->busy = false;
+    pthread_cond_broadcast(&herder->idle);
 }
 
 static void record_connector_state(tb_herder_t *herder, connector_t *c, tb_state_t state,
@@ -109,8 +144,33 @@ static void record_connector_state(tb_herder_t *herder, connector_t *c, tb_state
     }
 }
 
-/* Stops and frees every task of c (each stops gracefully, recording its
- * offsets). Call with the lock held. */
+/* Takes c's tasks from number keep on out of c; *count gets how many.
+ * Call with the lock held; the caller stops them (stop_unlocked). */
+static tb_task_t **detach_tasks(connector_t *c, size_t keep, size_t *count)
+{
+    *count = c->task_count > keep ? c->task_count - keep : 0;
+    tb_task_t **tasks = calloc(*count + 1, sizeof(*tasks));
+    for (size_t i = 0; i < *count; i++) {
+        tasks[i] = c->tasks[keep + i];
+    }
+    c->task_count -= *count;
+    return tasks;
+}
+
+/* Stops and frees detached tasks (each stops gracefully, recording its
+ * offsets) with the lock released, then takes it again. */
+static void stop_unlocked(tb_herder_t *herder, tb_task_t **tasks, size_t count)
+{
+    pthread_mutex_unlock(&herder->lock);
+    for (size_t i = 0; i < count; i++) {
+        tb_task_destroy(tasks[i]);
+    }
+    free(tasks);
+    pthread_mutex_lock(&herder->lock);
+}
+
+/* Stops and frees every task of c, in place: at shutdown only, when no
+ * request runs any more. */
 static void stop_tasks(connector_t *c)
 {
     for (size_t i = 0; i < c->task_count; i++) {
@@ -188,69 +248,96 @@ static void start_tasks(tb_herder_t *herder, connector_t *c)
     c->task_count = n;
 }
 
-/* The plugin's split of c's config into task configs (new reference), or
- * NULL when they exceed tasks.max and tasks.max.enforce refuses them: c is
- * then FAILED with Connect's TooManyTasksException as its trace. */
-static json_t *split_into_tasks(tb_herder_t *herder, connector_t *c)
+/* The plugin's split of connector name's config into task configs (new
+ * reference). When they exceed tasks.max and tasks.max.enforce refuses
+ * them there are none, and failure gets Connect's TooManyTasksException
+ * trace for the connector's state; else failure is "". */
+static json_t *split_into_tasks(const tb_plugin_t *plugin, const char *name,
+                                const json_t *config, char *failure, size_t failure_size)
 {
     char msg[1024];
     json_t *errors = json_object();
-    json_t *values = tb_connector_config_validate(c->plugin, c->config, errors);
+    json_t *values = tb_connector_config_validate(plugin, config, errors);
     json_t *task_configs =
-        c->plugin->task_configs(c->config, (int)tb_config_int(values, "tasks.max"));
+        plugin->task_configs(config, (int)tb_config_int(values, "tasks.max"));
     int rc = tb_connector_config_check_task_count(
-        c->name, values, json_array_size(task_configs), msg, sizeof(msg));
+        name, values, json_array_size(task_configs), msg, sizeof(msg));
     json_decref(values);
     json_decref(errors);
+    failure[0] = '\0';
     if (rc != 0) {
-        char trace[1200];
-        snprintf(trace, sizeof(trace),
+        snprintf(failure, failure_size,
                  "org.apache.kafka.connect.runtime.TooManyTasksException: %s", msg);
-        TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", c->name, -1, "%s", msg);
-        record_connector_state(herder, c, TB_STATE_FAILED, trace);
+        TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", name, -1, "%s", msg);
         json_decref(task_configs);
-        return NULL;
+        return json_array();
     }
     if (msg[0] != '\0') {
-        TB_LOG_TASK(TB_LOG_WARN, "tributary.herder", c->name, -1, "%s", msg);
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.herder", name, -1, "%s", msg);
     }
     return task_configs;
 }
 
-/* Replaces c's task configs, in memory and in the store (steals configs). */
-static int set_task_configs(tb_herder_t *herder, connector_t *c, json_t *configs)
+/* Writes a connector's whole row, config, target state and task configs in
+ * one store transaction, so that a crash leaves it as it was or as it
+ * becomes, never a mix. */
+static int store_row(tb_herder_t *herder, const char *name, const json_t *config,
+                     tb_target_state_t target, const json_t *task_configs, char *msg,
+                     size_t msg_size)
 {
-    char errstr[512];
-    json_decref(c->task_configs);
-    c->task_configs = configs;
-    if (tb_store_task_configs_put(herder->store, c->name, configs, errstr,
-                                  sizeof(errstr)) != 0) {
-        record_connector_state(herder, c, TB_STATE_FAILED, errstr);
-        return -1;
-    }
-    return 0;
+    tb_store_connector_t row = {name, config, target, task_configs};
+    return tb_store_connector_put(herder->store, &row, msg, msg_size);
 }
 
-/* Brings c's instance and tasks to its target state, generating task
- * configs when it starts from none. Call with the lock held. */
+/* The task configs c has in target: none when stopped; as in Connect,
+ * generated only for a started connector that has none; else its own. New
+ * reference. */
+static json_t *task_configs_for(const connector_t *c, tb_target_state_t target,
+                                char *failure, size_t failure_size)
+{
+    failure[0] = '\0';
+    if (target == TB_TARGET_STOPPED) {
+        return json_array();
+    }
+    if (target == TB_TARGET_STARTED && json_array_size(c->task_configs) == 0) {
+        return split_into_tasks(c->plugin, c->name, c->config, failure, failure_size);
+    }
+    return json_incref(c->task_configs);
+}
+
+/* Gives c the task configs its target state asks for (task_configs_for),
+ * in the store and in memory; a connector whose row cannot be written is
+ * FAILED. Call with the lock held, c claimed or the herder loading. */
+static int settle_task_configs(tb_herder_t *herder, connector_t *c)
+{
+    char errstr[1200];
+    json_t *wanted = task_configs_for(c, c->target, errstr, sizeof(errstr));
+    int rc = errstr[0] != '\0' ? -1 : 0;
+    if (rc == 0 && !json_equal(wanted, c->task_configs)) {
+        rc = store_row(herder, c->name, c->config, c->target, wanted, errstr,
+                       sizeof(errstr));
+    }
+    if (rc == 0) {
+        json_decref(c->task_configs);
+        c->task_configs = json_incref(wanted);
+    } else {
+        record_connector_state(herder, c, TB_STATE_FAILED, errstr);
+    }
+    json_decref(wanted);
+    return rc;
+}
+
+/* Brings c's instance and tasks to its target state: a stopped connector
+ * has had its tasks detached; others get a task for every task config.
+ * Call with the lock held. */
 static void apply_target(tb_herder_t *herder, connector_t *c)
 {
     if (c->target == TB_TARGET_STOPPED) {
-        stop_tasks(c);
-        if (set_task_configs(herder, c, json_array()) == 0) {
-            record_connector_state(herder, c, TB_STATE_STOPPED, NULL);
-        }
+        record_connector_state(herder, c, TB_STATE_STOPPED, NULL);
         return;
     }
     for (size_t i = 0; i < c->task_count; i++) {
         tb_task_set_target(c->tasks[i], c->target);
-    }
-    /* as in Connect, tasks are generated only for a started connector */
-    if (json_array_size(c->task_configs) == 0 && c->target == TB_TARGET_STARTED) {
-        json_t *configs = split_into_tasks(herder, c);
-        if (configs == NULL || set_task_configs(herder, c, configs) != 0) {
-            return;
-        }
     }
     start_tasks(herder, c);
     record_connector_state(
@@ -322,7 +409,10 @@ static int load_one(const tb_store_connector_t *stored, void *opaque)
                                    stored->task_configs);
     c->next = herder->connectors;
     herder->connectors = c;
-    apply_target(herder, c);
+    /* a store written before rows were written whole may hold a mix */
+    if (settle_task_configs(herder, c) == 0) {
+        apply_target(herder, c);
+    }
     TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1,
                 "loaded from the store: %s with %zu task(s)",
                 tb_target_state_name(c->target), c->task_count);
@@ -431,7 +521,7 @@ tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
     herder->worker_id = strdup(options->worker_id);
     herder->options.worker_id = herder->worker_id;
     pthread_mutex_init(&herder->lock, NULL);
-    pthread_mutex_init(&herder->config_writes, NULL);
+    pthread_cond_init(&herder->idle, NULL);
     pthread_mutex_init(&herder->topics_lock, NULL);
     herder->topics = json_object();
     herder->store = tb_store_open(options->store_path, errstr, errstr_size);
@@ -485,7 +575,7 @@ void tb_herder_destroy(tb_herder_t *herder)
     json_decref(herder->allowlist);
     json_decref(herder->converter_config);
     pthread_mutex_destroy(&herder->lock);
-    pthread_mutex_destroy(&herder->config_writes);
+    pthread_cond_destroy(&herder->idle);
     pthread_mutex_destroy(&herder->topics_lock);
     json_decref(herder->topics);
     free(herder->worker_id);
@@ -863,46 +953,37 @@ static void forget_secrets(const tb_herder_t *herder, const char *name)
     }
 }
 
-/* Replaces c's config. A started connector keeps running every task whose
- * task config and framework keys are unchanged, and restarts exactly the
- * others; any other connector just drops its tasks. Call with the lock
- * held; apply_target() then starts what is missing. */
-static void reconfigure(tb_herder_t *herder, connector_t *c, json_t *config,
-                        const tb_plugin_t *plugin)
+/* Replaces c's config and task configs (fresh, stolen) in memory. A
+ * started connector keeps running every task whose task config and
+ * framework keys are unchanged; the others are detached for the caller to
+ * stop (*count of them). Call with the lock held and c claimed;
+ * apply_target() then starts what is missing. */
+static tb_task_t **reconfigure(connector_t *c, json_t *config, const tb_plugin_t *plugin,
+                               json_t *fresh, size_t *count)
 {
     json_t *old_framework = framework_keys(c->plugin, c->config);
     json_t *new_framework = framework_keys(plugin, config);
     bool same_framework = plugin == c->plugin && json_equal(old_framework, new_framework);
+    size_t keep = 0;
+    while (
+        same_framework && c->target == TB_TARGET_STARTED && keep < c->task_count &&
+        keep < json_array_size(fresh) &&
+        json_equal(json_array_get(fresh, keep), json_array_get(c->task_configs, keep))) {
+        keep++;
+    }
     json_decref(old_framework);
     json_decref(new_framework);
     json_decref(c->config);
     c->config = json_incref(config);
     c->plugin = plugin;
-    if (c->target != TB_TARGET_STARTED || c->task_count == 0) {
-        stop_tasks(c);
-        set_task_configs(herder, c, json_array());
-        return;
+    json_decref(c->task_configs);
+    c->task_configs = fresh;
+    if (c->target == TB_TARGET_STARTED) {
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1,
+                    "config replaced; %zu task(s) unchanged, %zu (re)started", keep,
+                    json_array_size(fresh) - keep);
     }
-    json_t *fresh = split_into_tasks(herder, c);
-    if (fresh == NULL) {
-        stop_tasks(c);
-        set_task_configs(herder, c, json_array());
-        return;
-    }
-    size_t keep = 0;
-    while (
-        keep < c->task_count && keep < json_array_size(fresh) && same_framework &&
-        json_equal(json_array_get(fresh, keep), json_array_get(c->task_configs, keep))) {
-        keep++;
-    }
-    for (size_t i = keep; i < c->task_count; i++) {
-        tb_task_destroy(c->tasks[i]);
-    }
-    c->task_count = keep;
-    TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1,
-                "config replaced; %zu task(s) unchanged, %zu (re)started", keep,
-                json_array_size(fresh) - keep);
-    set_task_configs(herder, c, fresh);
+    return detach_tasks(c, keep, count);
 }
 
 json_t *tb_herder_validate(tb_herder_t *herder, const tb_plugin_t *plugin,
@@ -914,9 +995,11 @@ json_t *tb_herder_validate(tb_herder_t *herder, const tb_plugin_t *plugin,
     return infos;
 }
 
-/* tb_herder_connector_put with config_writes held. */
-static tb_err_t put_config(tb_herder_t *herder, const char *name, const json_t *config,
-                           tb_target_state_t initial_state, bool replace, bool *created,
+/* Creates connector name, or replaces the config of c (claimed by the
+ * caller, or NULL), then starts it in its target state. Stopping replaced
+ * tasks runs with the lock released. Call with the lock held. */
+static tb_err_t put_config(tb_herder_t *herder, const char *name, connector_t *c,
+                           const json_t *config, tb_target_state_t initial_state,
                            json_t **out, char *msg, size_t msg_size)
 {
     const tb_plugin_t *plugin = NULL;
@@ -926,36 +1009,43 @@ static tb_err_t put_config(tb_herder_t *herder, const char *name, const json_t *
     }
     json_t *stored = json_deep_copy(config);
     json_object_set_new(stored, "name", json_string(name));
-    pthread_mutex_lock(&herder->lock);
-    connector_t *c = find(herder, name);
-    if (c != NULL && !replace) {
-        err = fail(TB_ERR_CONFLICT, msg, msg_size, "Connector %s already exists", name);
-        goto done;
-    }
     tb_target_state_t target = c != NULL ? c->target : initial_state;
-    if (externalize_secrets(herder, name, plugin, stored, msg, msg_size) != 0 ||
-        tb_store_connector_put(herder->store, name, stored, target, msg, msg_size) != 0) {
-        err = TB_ERR_INTERNAL;
-        goto done;
+    if (externalize_secrets(herder, name, plugin, stored, msg, msg_size) != 0) {
+        json_decref(stored);
+        return TB_ERR_INTERNAL;
+    }
+    /* a new config makes new task configs, from the config whose secrets are
+     * references by now; as in Connect, only a started connector has any */
+    char failure[1200] = "";
+    json_t *fresh = target == TB_TARGET_STARTED
+                        ? split_into_tasks(plugin, name, stored, failure, sizeof(failure))
+                        : json_array();
+    if (store_row(herder, name, stored, target, fresh, msg, msg_size) != 0) {
+        json_decref(fresh);
+        json_decref(stored);
+        return TB_ERR_INTERNAL;
     }
     log_unused_keys(name, plugin, stored);
-    *created = c == NULL;
     if (c == NULL) {
-        c = connector_new(name, stored, plugin, target, NULL);
+        c = connector_new(name, stored, plugin, target, fresh);
+        json_decref(fresh);
+        c->busy = true;
         c->next = herder->connectors;
         herder->connectors = c;
         TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1, "created (%s, %s)",
                     plugin->class_name, tb_target_state_name(target));
     } else {
-        reconfigure(herder, c, stored, plugin);
+        size_t count;
+        tb_task_t **replaced = reconfigure(c, stored, plugin, fresh, &count);
+        stop_unlocked(herder, replaced, count);
     }
     apply_target(herder, c);
+    if (failure[0] != '\0') {
+        record_connector_state(herder, c, TB_STATE_FAILED, failure);
+    }
     *out = info_of(herder, c);
-
-done:
-    pthread_mutex_unlock(&herder->lock);
     json_decref(stored);
-    return err;
+    return TB_OK;
 }
 
 tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
@@ -963,10 +1053,20 @@ tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
                                  bool replace, bool *created, json_t **out, char *msg,
                                  size_t msg_size)
 {
-    pthread_mutex_lock(&herder->config_writes);
-    tb_err_t err = put_config(herder, name, config, initial_state, replace, created, out,
-                              msg, msg_size);
-    pthread_mutex_unlock(&herder->config_writes);
+    pthread_mutex_lock(&herder->lock);
+    connector_t *c = claim(herder, name);
+    tb_err_t err;
+    if (c != NULL && !replace) {
+        err = fail(TB_ERR_CONFLICT, msg, msg_size, "Connector %s already exists", name);
+    } else {
+        *created = c == NULL;
+        err = put_config(herder, name, c, config, initial_state, out, msg, msg_size);
+        c = find(herder, name);
+    }
+    if (c != NULL) {
+        release(herder, c);
+    }
+    pthread_mutex_unlock(&herder->lock);
     return err;
 }
 
@@ -974,15 +1074,13 @@ tb_err_t tb_herder_connector_patch(tb_herder_t *herder, const char *name,
                                    const json_t *patch, json_t **out, char *msg,
                                    size_t msg_size)
 {
-    pthread_mutex_lock(&herder->config_writes);
     pthread_mutex_lock(&herder->lock);
-    connector_t *c = find(herder, name);
-    json_t *merged = c != NULL ? json_deep_copy(c->config) : NULL;
-    pthread_mutex_unlock(&herder->lock);
-    if (merged == NULL) {
-        pthread_mutex_unlock(&herder->config_writes);
+    connector_t *c = claim(herder, name);
+    if (c == NULL) {
+        pthread_mutex_unlock(&herder->lock);
         return fail(TB_ERR_NOT_FOUND, msg, msg_size, "Connector %s not found", name);
     }
+    json_t *merged = json_deep_copy(c->config);
     const char *key;
     json_t *value;
     json_object_foreach ((json_t *)patch, key, value) {
@@ -992,10 +1090,10 @@ tb_err_t tb_herder_connector_patch(tb_herder_t *herder, const char *name,
             json_object_set(merged, key, value);
         }
     }
-    bool created;
-    tb_err_t err = put_config(herder, name, merged, TB_TARGET_STARTED, true, &created,
-                              out, msg, msg_size);
-    pthread_mutex_unlock(&herder->config_writes);
+    tb_err_t err =
+        put_config(herder, name, c, merged, TB_TARGET_STARTED, out, msg, msg_size);
+    release(herder, c);
+    pthread_mutex_unlock(&herder->lock);
     json_decref(merged);
     return err;
 }
@@ -1178,9 +1276,11 @@ tb_err_t tb_herder_connector_restart(tb_herder_t *herder, const char *name,
                                      bool include_tasks, bool only_failed, json_t **out,
                                      char *msg, size_t msg_size)
 {
-    connector_t *c = lock_connector(herder, name, "Unknown connector: %s", msg, msg_size);
+    pthread_mutex_lock(&herder->lock);
+    connector_t *c = claim(herder, name);
     if (c == NULL) {
-        return TB_ERR_NOT_FOUND;
+        pthread_mutex_unlock(&herder->lock);
+        return fail(TB_ERR_NOT_FOUND, msg, msg_size, "Unknown connector: %s", name);
     }
     bool restart_connector = !only_failed || c->state == TB_STATE_FAILED;
     bool *restart_tasks = calloc(c->task_count + 1, sizeof(bool));
@@ -1197,7 +1297,9 @@ tb_err_t tb_herder_connector_restart(tb_herder_t *herder, const char *name,
         TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1, "restarting");
         record_connector_state(
             herder, c, c->state == TB_STATE_FAILED ? TB_STATE_RUNNING : c->state, NULL);
-        apply_target(herder, c);
+        if (settle_task_configs(herder, c) == 0) {
+            apply_target(herder, c);
+        }
     }
     for (size_t i = 0; i < c->task_count; i++) {
         if (restart_tasks[i]) {
@@ -1205,6 +1307,7 @@ tb_err_t tb_herder_connector_restart(tb_herder_t *herder, const char *name,
         }
     }
     free(restart_tasks);
+    release(herder, c);
     pthread_mutex_unlock(&herder->lock);
     return TB_OK;
 }
@@ -1230,53 +1333,78 @@ tb_err_t tb_herder_task_restart(tb_herder_t *herder, const char *name, int task,
 tb_err_t tb_herder_target_state_set(tb_herder_t *herder, const char *name,
                                     tb_target_state_t target, char *msg, size_t msg_size)
 {
-    connector_t *c = lock_connector(herder, name, "Unknown connector %s", msg, msg_size);
+    pthread_mutex_lock(&herder->lock);
+    connector_t *c = claim(herder, name);
     if (c == NULL) {
-        return TB_ERR_NOT_FOUND;
+        pthread_mutex_unlock(&herder->lock);
+        return fail(TB_ERR_NOT_FOUND, msg, msg_size, "Unknown connector %s", name);
     }
     tb_err_t err = TB_OK;
-    if (c->target != target) {
-        if (tb_store_target_state_put(herder->store, name, target, msg, msg_size) != 0) {
-            err = TB_ERR_INTERNAL;
-        } else {
-            TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1, "target state %s",
-                        tb_target_state_name(target));
-            c->target = target;
-            apply_target(herder, c);
+    char failure[1200];
+    json_t *task_configs = task_configs_for(c, target, failure, sizeof(failure));
+    if (c->target == target) {
+        /* nothing to change */
+    } else if (store_row(herder, name, c->config, target, task_configs, msg, msg_size) !=
+               0) {
+        err = TB_ERR_INTERNAL;
+    } else {
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1, "target state %s",
+                    tb_target_state_name(target));
+        c->target = target;
+        json_decref(c->task_configs);
+        c->task_configs = json_incref(task_configs);
+        size_t count;
+        tb_task_t **stopped = detach_tasks(c, json_array_size(task_configs), &count);
+        stop_unlocked(herder, stopped, count);
+        apply_target(herder, c);
+        if (failure[0] != '\0') {
+            record_connector_state(herder, c, TB_STATE_FAILED, failure);
         }
     }
+    json_decref(task_configs);
+    release(herder, c);
     pthread_mutex_unlock(&herder->lock);
     return err;
+}
+
+/* Unlinks c from the connector list and frees it. Call with the lock
+ * held, c claimed, its tasks stopped. */
+static void forget_connector(tb_herder_t *herder, connector_t *c)
+{
+    for (connector_t **link = &herder->connectors; *link != NULL; link = &(*link)->next) {
+        if (*link == c) {
+            *link = c->next;
+            break;
+        }
+    }
+    release(herder, c);
+    connector_free(c);
 }
 
 tb_err_t tb_herder_connector_delete(tb_herder_t *herder, const char *name, char *msg,
                                     size_t msg_size)
 {
-    pthread_mutex_lock(&herder->config_writes);
-    connector_t *c =
-        lock_connector(herder, name, "Connector %s not found", msg, msg_size);
-    if (c == NULL) {
-        pthread_mutex_unlock(&herder->config_writes);
-        return TB_ERR_NOT_FOUND;
-    }
+    pthread_mutex_lock(&herder->lock);
+    connector_t *c = claim(herder, name);
     tb_err_t err = TB_OK;
-    if (tb_store_connector_delete(herder->store, name, msg, msg_size) != 0) {
+    if (c == NULL) {
+        err = fail(TB_ERR_NOT_FOUND, msg, msg_size, "Connector %s not found", name);
+    } else if (tb_store_connector_delete(herder->store, name, msg, msg_size) != 0) {
         err = TB_ERR_INTERNAL;
+        release(herder, c);
     } else {
-        for (connector_t **link = &herder->connectors; *link != NULL;
-             link = &(*link)->next) {
-            if (*link == c) {
-                *link = c->next;
-                break;
-            }
-        }
-        connector_free(c);
+        /* hidden from reads at once; a connector re-created under its name
+         * waits in claim() until its tasks have stopped */
+        c->deleted = true;
+        size_t count;
+        tb_task_t **stopped = detach_tasks(c, 0, &count);
+        stop_unlocked(herder, stopped, count);
+        forget_connector(herder, c);
         forget_topics(herder, name);
         forget_secrets(herder, name);
         TB_LOG(TB_LOG_INFO, "tributary.herder", "connector %s deleted", name);
     }
     pthread_mutex_unlock(&herder->lock);
-    pthread_mutex_unlock(&herder->config_writes);
     return err;
 }
 
@@ -1509,15 +1637,13 @@ static int alter_group(tb_herder_t *herder, const connector_t *c, const json_t *
     return rc;
 }
 
-tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
-                                 const json_t *offsets, json_t **out, char *msg,
-                                 size_t msg_size)
+/* tb_herder_offsets_alter on c, claimed by the caller; runs without the
+ * lock, since the admin calls to the group may take long. */
+static tb_err_t alter_offsets(tb_herder_t *herder, const connector_t *c,
+                              const json_t *offsets, json_t **out, char *msg,
+                              size_t msg_size)
 {
-    connector_t *c =
-        lock_connector(herder, name, "Connector %s not found", msg, msg_size);
-    if (c == NULL) {
-        return TB_ERR_NOT_FOUND;
-    }
+    const char *name = c->name;
     tb_err_t err = TB_OK;
     const char *verb = offsets != NULL ? "altered" : "reset";
     json_t *checked = NULL;
@@ -1553,9 +1679,25 @@ tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
                  verb, verb);
         *out = json_pack("{s:s}", "message", text);
     }
-    pthread_mutex_unlock(&herder->lock);
     json_decref(checked);
     json_decref(group_ops);
+    return err;
+}
+
+tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
+                                 const json_t *offsets, json_t **out, char *msg,
+                                 size_t msg_size)
+{
+    pthread_mutex_lock(&herder->lock);
+    connector_t *c = claim(herder, name);
+    pthread_mutex_unlock(&herder->lock);
+    if (c == NULL) {
+        return fail(TB_ERR_NOT_FOUND, msg, msg_size, "Connector %s not found", name);
+    }
+    tb_err_t err = alter_offsets(herder, c, offsets, out, msg, msg_size);
+    pthread_mutex_lock(&herder->lock);
+    release(herder, c);
+    pthread_mutex_unlock(&herder->lock);
     return err;
 }
 

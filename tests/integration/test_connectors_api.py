@@ -1,8 +1,11 @@
 """Kafka Connect's REST API on connectors: every endpoint's success and error
 cases, with Connect's shapes, codes and messages."""
-import pytest
+import threading
 
-from worker import wait_for
+import pytest
+import requests
+
+from worker import free_port, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -303,3 +306,32 @@ def test_concurrent_patches_of_different_keys_all_land(worker, bed):
     assert [r.status_code for r in replies] == [200] * len(keys), replies[0].text
     config = worker.get("/connectors/cp/config").json()
     assert [key for key in keys if config.get(key) != "set"] == []
+
+
+def test_a_slow_offsets_change_holds_up_neither_reads_nor_other_connectors(
+        start_worker, bed, tmp_path):
+    # an override of bootstrap.servers needs the allowlist to name it
+    w = start_worker({"connector.client.config.override.policy": "All",
+                      "connector.client.config.override.allowlist": "bootstrap.servers"})
+    closed = f"127.0.0.1:{free_port()}"  # nothing listens there
+    topic = bed.unique_topic("slow")
+    config = {"connector.class": "FileStreamSink", "topics": topic,
+              "file": str(tmp_path / "out.txt"),
+              "consumer.override.bootstrap.servers": closed,
+              "admin.override.bootstrap.servers": closed}
+    assert create(w, "slow", config, initial_state="STOPPED").status_code == 201
+    offsets = {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0},
+                            "offset": {"kafka_offset": 5}}]}
+    replies = []
+    slow = threading.Thread(target=lambda: replies.append(requests.patch(
+        w.url + "/connectors/slow/offsets", json=offsets, timeout=120)))
+    slow.start()
+    wait_for(lambda: closed in w.logs(), what="the group's admin client trying " + closed)
+
+    assert w.get("/connectors").status_code == 200
+    assert create(w, "other", datagen(bed, count="1")).status_code == 201
+    assert w.get("/connectors/slow/status").json()["connector"]["state"] == "STOPPED"
+    assert slow.is_alive(), "the other calls answered while the offsets change ran"
+    slow.join(timeout=120)
+    assert replies[0].status_code == 500
+    assert "no answer from Kafka" in replies[0].json()["message"]

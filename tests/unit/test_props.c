@@ -1,5 +1,6 @@
 #include "tb_test.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,23 @@
 #include <unistd.h>
 
 #include "core/tb_props.h"
+
+static int directory_syncs;
+
+/* Counts fsync() of directories; the test's own definition comes before
+ * libc's, which it calls. */
+int fsync(int fd)
+{
+    static int (*real_fsync)(int);
+    struct stat st;
+    if (real_fsync == NULL) {
+        real_fsync = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    }
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        directory_syncs++;
+    }
+    return real_fsync(fd);
+}
 
 static json_t *parse(const char *text)
 {
@@ -67,9 +85,12 @@ static void test_file_set_round_trips_and_is_private(void **state)
     struct stat st;
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof(path), "%s/secrets.properties", dir);
+    directory_syncs = 0;
     assert_int_equal(tb_props_file_set(path, "c.sasl.password", " a=b:c\\d#\n", errstr,
                                        sizeof(errstr)),
                      0);
+    /* the rename is durable: the directory was synced after it */
+    assert_int_equal(directory_syncs, 1);
     assert_int_equal(
         tb_props_file_set(path, "key with:sep", "second", errstr, sizeof(errstr)), 0);
     assert_int_equal(stat(path, &st), 0);

@@ -11,8 +11,10 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,40 @@ typedef struct {
     char err[512];
     tb_store_t *store;
 } fixture_t;
+
+static atomic_int wal_syncs;
+
+/* Counts syncs of a WAL file (its name ends in -wal) before calling libc's:
+ * the test's own definitions come before libc's, also for libsqlite3. */
+static void count_wal_sync(int fd)
+{
+    char link[64], target[512];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n > 4 && memcmp(target + n - 4, "-wal", 4) == 0) {
+        atomic_fetch_add(&wal_syncs, 1);
+    }
+}
+
+int fsync(int fd)
+{
+    static int (*real)(int);
+    if (real == NULL) {
+        real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    }
+    count_wal_sync(fd);
+    return real(fd);
+}
+
+int fdatasync(int fd)
+{
+    static int (*real)(int);
+    if (real == NULL) {
+        real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+    }
+    count_wal_sync(fd);
+    return real(fd);
+}
 
 static int setup(void **state)
 {
@@ -106,26 +142,27 @@ static char *raw_query(const char *path, const char *sql)
     return value;
 }
 
+/* Writes a connector row from JSON texts; returns the store's answer. */
+static int put_row(fixture_t *f, const char *name, const char *config,
+                   tb_target_state_t target, const char *task_configs)
+{
+    json_t *config_json = json_loads(config, 0, NULL);
+    json_t *tasks_json = json_loads(task_configs, JSON_DECODE_ANY, NULL);
+    tb_store_connector_t row = {name, config_json, target, tasks_json};
+    int rc;
+
+    assert_non_null(config_json);
+    assert_non_null(tasks_json);
+    rc = tb_store_connector_put(f->store, &row, f->err, sizeof(f->err));
+    json_decref(config_json);
+    json_decref(tasks_json);
+    return rc;
+}
+
 static void put_connector(fixture_t *f, const char *name, const char *config,
                           tb_target_state_t target)
 {
-    json_t *json = json_loads(config, 0, NULL);
-
-    assert_non_null(json);
-    assert_int_equal(
-        tb_store_connector_put(f->store, name, json, target, f->err, sizeof(f->err)), 0);
-    json_decref(json);
-}
-
-static int put_task_configs(fixture_t *f, const char *name, const char *text)
-{
-    json_t *json = json_loads(text, JSON_DECODE_ANY, NULL);
-    int rc;
-
-    assert_non_null(json);
-    rc = tb_store_task_configs_put(f->store, name, json, f->err, sizeof(f->err));
-    json_decref(json);
-    return rc;
+    assert_int_equal(put_row(f, name, config, target, "[]"), 0);
 }
 
 static int put_offsets(fixture_t *f, const char *connector, const char *text)
@@ -348,22 +385,24 @@ static void test_load_callback_may_call_store(void **state)
                   "\"tasks\":{}}");
 }
 
-static void test_connector_replace_keeps_tasks_status_offsets(void **state)
+static void test_connector_replace_keeps_status_offsets(void **state)
 {
     fixture_t *f = *state;
 
-    put_connector(f, "c", "{\"k\":\"v1\"}", TB_TARGET_STARTED);
-    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"0\"}]"), 0);
+    assert_int_equal(
+        put_row(f, "c", "{\"k\":\"v1\"}", TB_TARGET_STARTED, "[{\"t\":\"0\"}]"), 0);
     assert_int_equal(tb_store_status_put(f->store, "c", -1, TB_STATE_RUNNING, NULL,
                                          f->err, sizeof(f->err)),
                      0);
     assert_int_equal(
         put_offsets(f, "c", "[{\"partition\":{\"p\":1},\"offset\":{\"o\":5}}]"), 0);
 
-    put_connector(f, "c", "{\"k\":\"v2\",\"extra\":\"x\"}", TB_TARGET_PAUSED);
+    assert_int_equal(put_row(f, "c", "{\"k\":\"v2\",\"extra\":\"x\"}", TB_TARGET_PAUSED,
+                             "[{\"t\":\"1\"}]"),
+                     0);
 
     assert_loaded(f, "[{\"name\":\"c\",\"config\":{\"k\":\"v2\",\"extra\":"
-                     "\"x\"},\"target\":\"PAUSED\",\"tasks\":[{\"t\":\"0\"}]}]");
+                     "\"x\"},\"target\":\"PAUSED\",\"tasks\":[{\"t\":\"1\"}]}]");
     assert_status(f, "c",
                   "{\"connector\":{\"state\":\"RUNNING\"},"
                   "\"tasks\":{}}");
@@ -373,70 +412,42 @@ static void test_connector_replace_keeps_tasks_status_offsets(void **state)
 static void test_connector_put_rejects_bad_input(void **state)
 {
     fixture_t *f = *state;
-    json_t *not_strings = json_pack("{s:i}", "tasks.max", 2);
-    json_t *array = json_array();
-    json_t *empty = json_object();
 
-    assert_int_equal(tb_store_connector_put(f->store, "c", not_strings, TB_TARGET_STARTED,
-                                            f->err, sizeof(f->err)),
-                     -1);
+    assert_int_equal(put_row(f, "c", "{\"tasks.max\":2}", TB_TARGET_STARTED, "[]"), -1);
     assert_string_equal(f->err, "store: put connector 'c': config value of "
                                 "'tasks.max' is not a string");
-    assert_int_equal(tb_store_connector_put(f->store, "c", array, TB_TARGET_STARTED,
-                                            f->err, sizeof(f->err)),
-                     -1);
+    assert_int_equal(put_row(f, "c", "[]", TB_TARGET_STARTED, "[]"), -1);
     assert_string_equal(f->err, "store: put connector 'c': config must be a JSON "
                                 "object");
-    assert_int_equal(tb_store_connector_put(f->store, "c", empty, (tb_target_state_t)42,
-                                            f->err, sizeof(f->err)),
-                     -1);
+    assert_int_equal(put_row(f, "c", "{}", (tb_target_state_t)42, "[]"), -1);
     assert_string_equal(f->err, "store: put connector 'c': invalid target state 42");
     assert_loaded(f, "[]");
-    json_decref(not_strings);
-    json_decref(array);
-    json_decref(empty);
 }
 
-static void test_target_state_change(void **state)
+/* Config, target state and task configs are one row, written whole. */
+static void test_connector_row_replaced_whole(void **state)
 {
     fixture_t *f = *state;
 
-    put_connector(f, "c", "{\"k\":\"v\"}", TB_TARGET_STARTED);
-    assert_int_equal(tb_store_target_state_put(f->store, "c", TB_TARGET_PAUSED, f->err,
-                                               sizeof(f->err)),
-                     0);
-    assert_loaded(f, "[{\"name\":\"c\",\"config\":{\"k\":\"v\"},"
-                     "\"target\":\"PAUSED\",\"tasks\":[]}]");
-    assert_int_equal(tb_store_target_state_put(f->store, "c", TB_TARGET_STOPPED, f->err,
-                                               sizeof(f->err)),
-                     0);
-    assert_loaded(f, "[{\"name\":\"c\",\"config\":{\"k\":\"v\"},"
+    assert_int_equal(
+        put_row(f, "c", "{\"k\":\"v\"}", TB_TARGET_STARTED, "[{\"t\":\"0\"}]"), 0);
+    assert_int_equal(put_row(f, "c", "{\"k\":\"w\"}", TB_TARGET_STOPPED, "[]"), 0);
+    assert_loaded(f, "[{\"name\":\"c\",\"config\":{\"k\":\"w\"},"
                      "\"target\":\"STOPPED\",\"tasks\":[]}]");
-}
-
-static void test_target_state_unknown_connector_fails(void **state)
-{
-    fixture_t *f = *state;
-
-    assert_int_equal(tb_store_target_state_put(f->store, "ghost", TB_TARGET_PAUSED,
-                                               f->err, sizeof(f->err)),
-                     -1);
-    assert_string_equal(f->err, "store: put target state 'ghost': no such connector");
-    assert_loaded(f, "[]");
 }
 
 static void test_task_configs_replace_and_clear(void **state)
 {
     fixture_t *f = *state;
 
-    put_connector(f, "c", "{}", TB_TARGET_STARTED);
-    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"0\"},{\"t\":\"1\"}]"), 0);
+    assert_int_equal(
+        put_row(f, "c", "{}", TB_TARGET_STARTED, "[{\"t\":\"0\"},{\"t\":\"1\"}]"), 0);
     assert_loaded(f, "[{\"name\":\"c\",\"config\":{},\"target\":\"STARTED\","
                      "\"tasks\":[{\"t\":\"0\"},{\"t\":\"1\"}]}]");
-    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"new\"}]"), 0);
+    assert_int_equal(put_row(f, "c", "{}", TB_TARGET_STARTED, "[{\"t\":\"new\"}]"), 0);
     assert_loaded(f, "[{\"name\":\"c\",\"config\":{},\"target\":\"STARTED\","
                      "\"tasks\":[{\"t\":\"new\"}]}]");
-    assert_int_equal(put_task_configs(f, "c", "[]"), 0);
+    assert_int_equal(put_row(f, "c", "{}", TB_TARGET_STARTED, "[]"), 0);
     assert_loaded(f, "[{\"name\":\"c\",\"config\":{},\"target\":\"STARTED\","
                      "\"tasks\":[]}]");
 }
@@ -445,16 +456,14 @@ static void test_task_configs_bad_input_refused(void **state)
 {
     fixture_t *f = *state;
 
-    put_connector(f, "c", "{}", TB_TARGET_STARTED);
-    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"0\"}]"), 0);
-    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"0\"},\"x\"]"), -1);
-    assert_string_equal(f->err, "store: put task configs 'c': task config 1 "
+    assert_int_equal(put_row(f, "c", "{}", TB_TARGET_STARTED, "[{\"t\":\"0\"}]"), 0);
+    assert_int_equal(put_row(f, "c", "{}", TB_TARGET_STARTED, "[{\"t\":\"0\"},\"x\"]"),
+                     -1);
+    assert_string_equal(f->err, "store: put connector 'c': task config 1 "
                                 "is not an object");
-    assert_int_equal(put_task_configs(f, "c", "{}"), -1);
-    assert_string_equal(f->err, "store: put task configs 'c': task configs "
+    assert_int_equal(put_row(f, "c", "{}", TB_TARGET_STARTED, "{}"), -1);
+    assert_string_equal(f->err, "store: put connector 'c': task configs "
                                 "must be a JSON array");
-    assert_int_equal(put_task_configs(f, "ghost", "[]"), -1);
-    assert_string_equal(f->err, "store: put task configs 'ghost': no such connector");
     assert_loaded(f, "[{\"name\":\"c\",\"config\":{},\"target\":\"STARTED\","
                      "\"tasks\":[{\"t\":\"0\"}]}]");
 }
@@ -463,9 +472,9 @@ static void test_delete_connector_keeps_offsets(void **state)
 {
     fixture_t *f = *state;
 
-    put_connector(f, "c", "{\"k\":\"v\"}", TB_TARGET_STARTED);
+    assert_int_equal(
+        put_row(f, "c", "{\"k\":\"v\"}", TB_TARGET_STARTED, "[{\"t\":\"0\"}]"), 0);
     put_connector(f, "other", "{}", TB_TARGET_STARTED);
-    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"0\"}]"), 0);
     assert_int_equal(tb_store_status_put(f->store, "c", -1, TB_STATE_RUNNING, NULL,
                                          f->err, sizeof(f->err)),
                      0);
@@ -694,8 +703,8 @@ static void test_reopen_keeps_everything(void **state)
 {
     fixture_t *f = *state;
 
-    put_connector(f, "c", "{\"k\":\"v\"}", TB_TARGET_PAUSED);
-    assert_int_equal(put_task_configs(f, "c", "[{\"t\":\"0\"}]"), 0);
+    assert_int_equal(
+        put_row(f, "c", "{\"k\":\"v\"}", TB_TARGET_PAUSED, "[{\"t\":\"0\"}]"), 0);
     assert_int_equal(tb_store_status_put(f->store, "c", -1, TB_STATE_PAUSED, NULL, f->err,
                                          sizeof(f->err)),
                      0);
@@ -731,12 +740,12 @@ static void test_write_survives_sigkill(void **state)
         char err[256];
         tb_store_t *store = tb_store_open(f->path, err, sizeof(err));
         json_t *config = json_pack("{s:s}", "k", "killed");
+        json_t *tasks = json_array();
+        tb_store_connector_t row = {"c", config, TB_TARGET_STARTED, tasks};
         json_t *offsets =
             json_pack("[{s:{s:i}, s:{s:i}}]", "partition", "p", 1, "offset", "o", 42);
 
-        if (store == NULL ||
-            tb_store_connector_put(store, "c", config, TB_TARGET_STARTED, err,
-                                   sizeof(err)) != 0 ||
+        if (store == NULL || tb_store_connector_put(store, &row, err, sizeof(err)) != 0 ||
             tb_store_offsets_put(store, "c", offsets, err, sizeof(err)) != 0) {
             _exit(1);
         }
@@ -752,6 +761,28 @@ static void test_write_survives_sigkill(void **state)
     assert_loaded(f, "[{\"name\":\"c\",\"config\":{\"k\":\"killed\"},"
                      "\"target\":\"STARTED\",\"tasks\":[]}]");
     assert_offsets(f, "c", "[{\"partition\":{\"p\":1},\"offset\":{\"o\":42}}]");
+}
+
+/* A config write syncs the WAL (it survives power loss); offsets and
+ * statuses leave that to checkpoints (they survive a process crash). */
+static void test_config_writes_sync_the_log_offsets_do_not(void **state)
+{
+    fixture_t *f = *state;
+    int before;
+
+    put_connector(f, "c", "{}", TB_TARGET_STARTED);
+    before = atomic_load(&wal_syncs);
+    assert_int_equal(
+        put_offsets(f, "c", "[{\"partition\":{\"p\":1},\"offset\":{\"o\":5}}]"), 0);
+    assert_int_equal(tb_store_status_put(f->store, "c", 0, TB_STATE_RUNNING, NULL, f->err,
+                                         sizeof(f->err)),
+                     0);
+    assert_int_equal(atomic_load(&wal_syncs), before);
+    put_connector(f, "c", "{\"k\":\"v\"}", TB_TARGET_PAUSED);
+    assert_true(atomic_load(&wal_syncs) > before);
+    before = atomic_load(&wal_syncs);
+    assert_int_equal(tb_store_connector_delete(f->store, "c", f->err, sizeof(f->err)), 0);
+    assert_true(atomic_load(&wal_syncs) > before);
 }
 
 /* ---- threads ---- */
@@ -835,10 +866,10 @@ int main(void)
         T(test_load_empty_store),
         T(test_load_stops_on_callback_value),
         T(test_load_callback_may_call_store),
-        T(test_connector_replace_keeps_tasks_status_offsets),
+        T(test_connector_replace_keeps_status_offsets),
         T(test_connector_put_rejects_bad_input),
-        T(test_target_state_change),
-        T(test_target_state_unknown_connector_fails),
+        T(test_connector_row_replaced_whole),
+        T(test_config_writes_sync_the_log_offsets_do_not),
         T(test_task_configs_replace_and_clear),
         T(test_task_configs_bad_input_refused),
         T(test_delete_connector_keeps_offsets),
