@@ -335,7 +335,7 @@ static bool route_served(const listener_t *listener, const tb_api_route_t *route
 }
 
 /* Room for a path's decoded segments, which the captures point into. */
-#define PATH_BUF_SIZE 4096
+#define PATH_BUF_SIZE TB_HTTP_PATH_BUF_SIZE
 
 /* The route of method and path served on listener, with its captures in
  * params (pointing into buf, of PATH_BUF_SIZE bytes); NULL when there is
@@ -367,6 +367,14 @@ static const tb_api_route_t *route_find(const listener_t *listener, const char *
         }
     }
     return NULL;
+}
+
+const tb_api_route_t *tb_http_route_match(const char *path, const char *method, char *buf,
+                                          const char **params,
+                                          const tb_api_route_t **path_route)
+{
+    const listener_t listener = {.serves_admin = true};
+    return route_find(&listener, path, method, buf, params, path_route);
 }
 
 /* Runs the handler of req's route; 405 when only the path is known, 404
