@@ -223,13 +223,16 @@ int tb_http_check_exposure(const tb_http_options_t *options, char *errstr,
     return 0;
 }
 
-/* Decodes %XX escapes and '+' (in query strings) in place. */
+/* Decodes %XX escapes and '+' (in query strings) in place. "%00" stays as
+ * it is: decoded, it would cut the string short, so that
+ * /connectors/a%00b would name connector "a" and /connectors/%00 an empty
+ * name. */
 static void url_decode(char *s, bool plus_is_space)
 {
     char *out = s;
     for (char *in = s; *in != '\0'; in++) {
         if (*in == '%' && isxdigit((unsigned char)in[1]) &&
-            isxdigit((unsigned char)in[2])) {
+            isxdigit((unsigned char)in[2]) && !(in[1] == '0' && in[2] == '0')) {
             char hex[3] = {in[1], in[2], '\0'};
             *out++ = (char)strtol(hex, NULL, 16);
             in += 2;
