@@ -107,6 +107,21 @@ static int hex_value(char c)
     return -1;
 }
 
+/* Reads the 4 hex digits of a \u escape. */
+static int read_hex4(reader_t *r, unsigned *cp)
+{
+    *cp = 0;
+    for (int i = 0; i < 4; i++) {
+        int v = r->p < r->end ? hex_value(*r->p) : -1;
+        if (v < 0) {
+            return -1;
+        }
+        *cp = *cp * 16 + (unsigned)v;
+        r->p++;
+    }
+    return 0;
+}
+
 /* Reads one escaped unit after a backslash into b. A backslash at the end
  * of a line continues the logical line. Returns -1 on a bad \u escape. */
 static int read_escape(reader_t *r, buf_t *b)
@@ -127,14 +142,21 @@ static int read_escape(reader_t *r, buf_t *b)
     case 'f':
         return buf_put(b, '\f');
     case 'u': {
-        unsigned cp = 0;
-        for (int i = 0; i < 4; i++) {
-            int v = r->p < r->end ? hex_value(*r->p) : -1;
-            if (v < 0) {
+        unsigned cp, low;
+        if (read_hex4(r, &cp) != 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) {
+            return -1;
+        }
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            /* a character beyond U+FFFF, as Java writes it: a UTF-16
+             * surrogate pair; either half alone has no UTF-8 form */
+            if (r->end - r->p < 2 || r->p[0] != '\\' || r->p[1] != 'u') {
                 return -1;
             }
-            cp = cp * 16 + (unsigned)v;
-            r->p++;
+            r->p += 2;
+            if (read_hex4(r, &low) != 0 || low < 0xDC00 || low > 0xDFFF) {
+                return -1;
+            }
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
         }
         return buf_put_utf8(b, cp);
     }
@@ -188,7 +210,11 @@ json_t *tb_props_parse(const char *text, size_t len, char *errstr, size_t errstr
                 goto bad_escape;
             }
         }
-        json_object_set_new(props, key.data, json_stringn(value.data, value.len));
+        /* jansson refuses a key or value that is not UTF-8 */
+        if (json_object_set_new(props, key.data, json_stringn(value.data, value.len)) !=
+            0) {
+            goto not_utf8;
+        }
     }
     free(key.data);
     free(value.data);
@@ -196,6 +222,9 @@ json_t *tb_props_parse(const char *text, size_t len, char *errstr, size_t errstr
 
 bad_escape:
     snprintf(errstr, errstr_size, "line %d: malformed \\uXXXX escape", line);
+    goto fail;
+not_utf8:
+    snprintf(errstr, errstr_size, "line %d: the key or value is not valid UTF-8", line);
     goto fail;
 no_memory:
     snprintf(errstr, errstr_size, "out of memory");

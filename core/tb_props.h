@@ -3,8 +3,10 @@
  *
  * Follows java.util.Properties.load: '#' and '!' comments, '=' ':' or
  * whitespace between key and value, backslash line continuation, and the
- * escapes \t \n \r \f \uXXXX (written out as UTF-8). A repeated key keeps its
- * last value, as Java does.
+ * escapes \t \n \r \f \uXXXX (written out as UTF-8; a surrogate pair, as
+ * Java writes a character beyond U+FFFF, is one character). A repeated key
+ * keeps its last value, as Java does. The text is read as UTF-8: a key or
+ * value that is not valid UTF-8 is refused, naming its line, not dropped.
  */
 #ifndef TB_PROPS_H
 #define TB_PROPS_H
@@ -14,7 +16,8 @@
 #include <jansson.h>
 
 /* Parses text into a new JSON object of strings. Returns NULL and fills
- * errstr when the text is not valid (a malformed \u escape). */
+ * errstr when the text is not valid (a malformed \u escape or a lone
+ * surrogate, a key or value that is not UTF-8). */
 json_t *tb_props_parse(const char *text, size_t len, char *errstr, size_t errstr_size);
 
 /* Reads and parses a whole file; errors name the file. */

@@ -227,13 +227,16 @@ int tb_http_check_exposure(const tb_http_options_t *options, char *errstr,
     return 0;
 }
 
-/* Decodes %XX escapes and '+' (in query strings) in place. */
+/* Decodes %XX escapes and '+' (in query strings) in place. "%00" stays as
+ * it is: decoded, it would cut the string short, so that
+ * /connectors/a%00b would name connector "a" and /connectors/%00 an empty
+ * name. */
 static void url_decode(char *s, bool plus_is_space)
 {
     char *out = s;
     for (char *in = s; *in != '\0'; in++) {
         if (*in == '%' && isxdigit((unsigned char)in[1]) &&
-            isxdigit((unsigned char)in[2])) {
+            isxdigit((unsigned char)in[2]) && !(in[1] == '0' && in[2] == '0')) {
             char hex[3] = {in[1], in[2], '\0'};
             *out++ = (char)strtol(hex, NULL, 16);
             in += 2;
@@ -339,7 +342,7 @@ static bool route_served(const listener_t *listener, const tb_api_route_t *route
 }
 
 /* Room for a path's decoded segments, which the captures point into. */
-#define PATH_BUF_SIZE 4096
+#define PATH_BUF_SIZE TB_HTTP_PATH_BUF_SIZE
 
 /* The route of method and path served on listener, with its captures in
  * params (pointing into buf, of PATH_BUF_SIZE bytes); NULL when there is
@@ -371,6 +374,14 @@ static const tb_api_route_t *route_find(const listener_t *listener, const char *
         }
     }
     return NULL;
+}
+
+const tb_api_route_t *tb_http_route_match(const char *path, const char *method, char *buf,
+                                          const char **params,
+                                          const tb_api_route_t **path_route)
+{
+    const listener_t listener = {.serves_admin = true};
+    return route_find(&listener, path, method, buf, params, path_route);
 }
 
 /* Runs the handler of req's route; 405 when only the path is known, 404

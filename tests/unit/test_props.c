@@ -69,6 +69,29 @@ static void test_bad_unicode_escape_names_the_line(void **state)
     assert_string_equal(errstr, "line 2: malformed \\uXXXX escape");
 }
 
+/* Both were dropped silently, the parse succeeding without them. */
+static void test_surrogate_pair_is_one_character(void **state)
+{
+    (void)state;
+    char errstr[256];
+    json_t *p = parse("emoji=\\uD83D\\uDE00\n");
+    assert_string_equal(json_string_value(json_object_get(p, "emoji")),
+                        "\xf0\x9f\x98\x80");
+    json_decref(p);
+    const char *lone = "a=1\nb=\\uD83Dx\n";
+    assert_null(tb_props_parse(lone, strlen(lone), errstr, sizeof(errstr)));
+    assert_string_equal(errstr, "line 2: malformed \\uXXXX escape");
+}
+
+static void test_text_not_utf8_names_the_line(void **state)
+{
+    (void)state;
+    char errstr[256];
+    const char *latin1 = "a=1\n\nb=caf\xe9\n";
+    assert_null(tb_props_parse(latin1, strlen(latin1), errstr, sizeof(errstr)));
+    assert_string_equal(errstr, "line 3: the key or value is not valid UTF-8");
+}
+
 static void test_missing_file_names_the_path(void **state)
 {
     (void)state;
@@ -110,6 +133,8 @@ int main(void)
         cmocka_unit_test(test_separators_and_comments),
         cmocka_unit_test(test_continuation_escapes_and_repeats),
         cmocka_unit_test(test_bad_unicode_escape_names_the_line),
+        cmocka_unit_test(test_surrogate_pair_is_one_character),
+        cmocka_unit_test(test_text_not_utf8_names_the_line),
         cmocka_unit_test(test_missing_file_names_the_path),
         cmocka_unit_test(test_file_set_round_trips_and_is_private),
     };

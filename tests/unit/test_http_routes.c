@@ -1,0 +1,71 @@
+/* Routing of raw request paths (tb_http_route_match): segments are split
+ * before they are decoded, and a decoded segment is never cut short. */
+#include "tb_test.h"
+
+#include <string.h>
+
+#include "server/tb_http.h"
+
+static const tb_api_route_t *match(const char *path, const char *method,
+                                   const char **params, const tb_api_route_t **path_route)
+{
+    static char buf[TB_HTTP_PATH_BUF_SIZE];
+    return tb_http_route_match(path, method, buf, params, path_route);
+}
+
+static void test_escaped_slash_stays_in_its_segment(void **state)
+{
+    (void)state;
+    const char *params[TB_API_MAX_PARAMS] = {0};
+    const tb_api_route_t *path_route;
+    const tb_api_route_t *route =
+        match("/connectors/a%2Fb/config?x=1", "GET", params, &path_route);
+    assert_non_null(route);
+    assert_string_equal(route->template, "/connectors/{}/config");
+    assert_string_equal(params[0], "a/b");
+}
+
+static void test_other_method_matches_the_path_only(void **state)
+{
+    (void)state;
+    const char *params[TB_API_MAX_PARAMS] = {0};
+    const tb_api_route_t *path_route;
+    assert_null(match("/connectors/a/config", "POST", params, &path_route));
+    assert_non_null(path_route);
+    assert_null(match("/no/such/path", "GET", params, &path_route));
+    assert_null(path_route);
+}
+
+/* fuzz_rest's check of captures (corpus/fuzz_rest/nul_segment.txt). */
+static void test_escaped_nul_does_not_cut_a_name(void **state)
+{
+    (void)state;
+    const char *params[TB_API_MAX_PARAMS] = {0};
+    const tb_api_route_t *path_route;
+    assert_non_null(match("/connectors/a%00b", "DELETE", params, &path_route));
+    assert_string_equal(params[0], "a%00b");
+    assert_non_null(match("/connectors/%00/config", "GET", params, &path_route));
+    assert_string_equal(params[0], "%00");
+    assert_non_null(match("/connectors/%41%2f", "GET", params, &path_route));
+    assert_string_equal(params[0], "A/");
+}
+
+static void test_too_many_segments_match_nothing(void **state)
+{
+    (void)state;
+    const char *params[TB_API_MAX_PARAMS] = {0};
+    const tb_api_route_t *path_route;
+    assert_null(match("/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q", "GET", params, &path_route));
+    assert_null(path_route);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_escaped_slash_stays_in_its_segment),
+        cmocka_unit_test(test_other_method_matches_the_path_only),
+        cmocka_unit_test(test_escaped_nul_does_not_cut_a_name),
+        cmocka_unit_test(test_too_many_segments_match_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
