@@ -191,6 +191,10 @@ bool tb_value_equal(const tb_value_t *a, const tb_value_t *b);
 /* NULL is a no-op. */
 void tb_value_free(tb_value_t *v);
 
+/* The Java class Connect names for a value in its messages
+ * ("java.lang.String"; "null" for a null). Static storage. */
+const char *tb_value_class_name(const tb_value_t *v);
+
 /* Checks that value conforms to schema, as Connect's
  * ConnectSchema.validateValue does; -1 with Connect's message in errstr
  * (e.g. 'Invalid value: null used for required field: "id", schema type:

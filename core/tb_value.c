@@ -419,6 +419,13 @@ void tb_value_free(tb_value_t *v)
     free(v);
 }
 
+static const char *java_class(tb_type_t type);
+
+const char *tb_value_class_name(const tb_value_t *v)
+{
+    return v != NULL ? java_class(v->type) : "null";
+}
+
 /* The Java class Connect would name for a value of this type. */
 static const char *java_class(tb_type_t type)
 {

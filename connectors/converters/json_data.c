@@ -678,14 +678,6 @@ static int map_dump(const tb_schema_t *schema, const tb_value_t *v,
     return 0;
 }
 
-/* Connect's message for a value of the wrong type. */
-static const char *const java_classes[] = {
-    "java.lang.Byte",    "java.lang.Short",  "java.lang.Integer",
-    "java.lang.Long",    "java.lang.Float",  "java.lang.Double",
-    "java.lang.Boolean", "java.lang.String", "[B",
-    "java.util.List",    "java.util.Map",    "org.apache.kafka.connect.data.Struct",
-};
-
 int tb_json_value_dump(const tb_schema_t *schema, const tb_value_t *v,
                        tb_decimal_format_t decimals, json_t **out, char *errstr,
                        size_t errstr_size)
@@ -708,7 +700,7 @@ int tb_json_value_dump(const tb_schema_t *schema, const tb_value_t *v,
     tb_type_t type = tb_value_type(v);
     if (schema != NULL && tb_schema_type(schema) != type) {
         snprintf(errstr, errstr_size, "Invalid type for %s: class %s",
-                 tb_type_name(tb_schema_type(schema)), java_classes[type]);
+                 tb_type_name(tb_schema_type(schema)), tb_value_class_name(v));
         return -1;
     }
     size_t len;
