@@ -54,20 +54,23 @@ static json_t *parse_prefixed(const tb_config_table_t *table, const json_t *raw,
     json_t *values = json_object();
     json_t *parsed = NULL;
     size_t prefix_len = strlen(prefix);
+    size_t named = 0;
 
-    for (size_t i = 0; defs != NULL && i < table->count; i++) {
-        char *name = malloc(prefix_len + strlen(table->defs[i].name) + 1);
-        if (name != NULL) {
-            sprintf(name, "%s%s", prefix, table->defs[i].name);
+    while (defs != NULL && named < table->count) {
+        char *name = malloc(prefix_len + strlen(table->defs[named].name) + 1);
+        if (name == NULL) {
+            break;
         }
-        defs[i] = table->defs[i];
-        defs[i].name = name != NULL ? name : "";
+        sprintf(name, "%s%s", prefix, table->defs[named].name);
+        defs[named] = table->defs[named];
+        defs[named++].name = name;
     }
-    if (defs != NULL) {
-        tb_config_table_t prefixed = {
-            .name = table->name, .defs = defs, .count = table->count};
+    if (defs != NULL && named == table->count) {
+        tb_config_table_t prefixed = {.name = table->name, .defs = defs, .count = named};
         const tb_config_table_t *tables[] = {&prefixed};
         parsed = tb_config_parse(tables, 1, raw, errors);
+    } else {
+        tb_config_error_add(errors, prefix, "out of memory");
     }
     const char *key;
     json_t *value;
@@ -75,10 +78,8 @@ static json_t *parse_prefixed(const tb_config_table_t *table, const json_t *raw,
         json_object_set(values, key + prefix_len, value);
     }
     json_decref(parsed);
-    for (size_t i = 0; defs != NULL && i < table->count; i++) {
-        if (defs[i].name[0] != '\0') {
-            free((char *)defs[i].name);
-        }
+    for (size_t i = 0; i < named; i++) {
+        free((char *)defs[i].name);
     }
     free(defs);
     return values;
