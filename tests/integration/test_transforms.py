@@ -58,7 +58,8 @@ def test_source_chain_writes_what_connect_writes(start_worker, bed, tmp_path):
               "transforms.Route.type": "org.apache.kafka.connect.transforms.RegexRouter",
               "transforms.Route.regex": "(.*)",
               "transforms.Route.replacement": "$1-routed"}
-    reply = w.post("/connectors", json={"name": "smtsrc", "config": config})
+    name = bed.unique_topic("smtsrc")
+    reply = w.post("/connectors", json={"name": name, "config": config})
     assert reply.status_code == 201, reply.text
     got = read_records(bed, routed, 2)
     expected = []
@@ -71,7 +72,7 @@ def test_source_chain_writes_what_connect_writes(start_worker, bed, tmp_path):
                  % line)
         expected.append((key.encode(), value.encode()))
     assert got == expected
-    wait_for(lambda: routed in w.get("/connectors/smtsrc/topics").json()["smtsrc"]["topics"],
+    wait_for(lambda: routed in w.get(f"/connectors/{name}/topics").json()[name]["topics"],
              what="the routed topic tracked")
 
 
@@ -93,12 +94,13 @@ def test_sink_filter_skips_one_topic_and_lag_reaches_zero(start_worker, bed, tmp
               "predicates.isSkipped.type":
                   "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
               "predicates.isSkipped.pattern": skipped}
-    reply = w.post("/connectors", json={"name": "smtsink", "config": config})
+    name = bed.unique_topic("smtsink")  # a group of its own on a shared bed
+    reply = w.post("/connectors", json={"name": name, "config": config})
     assert reply.status_code == 201, reply.text
     wait_for(lambda: len(output_lines(out)) >= 5, what="the kept topic's records")
-    wait_for(lambda: group_lag(bed, "connect-smtsink") == {(skipped, 0): 0, (kept, 0): 0},
+    wait_for(lambda: group_lag(bed, f"connect-{name}") == {(skipped, 0): 0, (kept, 0): 0},
              timeout=60, what="lag 0 on both topics")
     assert output_lines(out) == [f"keep-{i}" for i in range(5)]
     offsets = {(o["partition"]["kafka_topic"], o["offset"]["kafka_offset"])
-               for o in w.get("/connectors/smtsink/offsets").json()["offsets"]}
+               for o in w.get(f"/connectors/{name}/offsets").json()["offsets"]}
     assert (kept, 5) in offsets
