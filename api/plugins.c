@@ -8,6 +8,7 @@
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_herder.h"
 #include "connectors/runtime/tb_plugin.h"
+#include "connectors/transforms/tb_chain.h"
 
 /* Connect lists sinks first, then sources, each sorted by class. */
 static int compare_plugins(const void *a, const void *b)
@@ -20,10 +21,19 @@ static int compare_plugins(const void *a, const void *b)
     return strcmp(pa->class_name, pb->class_name);
 }
 
+/* Lists one transformation or predicate class, as Connect 3.9 does. */
+static void list_transform(void *opaque, const char *name, const char *kind,
+                           const tb_config_table_t *config)
+{
+    (void)config;
+    json_array_append_new(opaque, json_pack("{s:s, s:s, s:s}", "class", name, "type",
+                                            kind, "version", "3.9.0"));
+}
+
 static void list_plugins(const tb_api_request_t *req, tb_api_response_t *res)
 {
     size_t n = 0;
-    (void)req; /* connectorsOnly=false would add converters; none are plugins yet */
+    const char *connectors_only = tb_api_query(req, "connectorsOnly");
     while (tb_plugins[n] != NULL) {
         n++;
     }
@@ -38,12 +48,20 @@ static void list_plugins(const tb_api_request_t *req, tb_api_response_t *res)
                                         "version", sorted[i]->version));
     }
     free(sorted);
+    if (connectors_only != NULL && strcasecmp(connectors_only, "false") == 0) {
+        tb_chain_classes(list_transform, list);
+    }
     tb_api_reply(res, 200, list);
 }
 
 static void plugin_config(const tb_api_request_t *req, tb_api_response_t *res)
 {
     const tb_plugin_t *plugin = tb_plugin_find(req->params[0]);
+    const tb_config_table_t *transform = tb_chain_class_config(req->params[0]);
+    if (plugin == NULL && transform != NULL) {
+        tb_api_reply(res, 200, tb_config_keys_json(&transform, 1));
+        return;
+    }
     if (plugin == NULL) {
         tb_api_reply_error(res, TB_ERR_NOT_FOUND, "Unknown plugin %s.", req->params[0]);
         return;

@@ -32,6 +32,7 @@
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_herder.h"
 #include "connectors/runtime/tb_plugin.h"
+#include "connectors/transforms/tb_chain.h"
 #include "core/tb_log.h"
 #include "core/tb_props.h"
 #include "core/tb_secret.h"
@@ -59,8 +60,27 @@ static void usage(FILE *out)
                  "       tributary --version\n");
 }
 
+typedef struct {
+    char **doc;
+    int rc;
+} tb_doc_sink_t;
+
+/* Appends the keys of one transformation or predicate class. */
+static void document_transform(void *opaque, const char *name, const char *kind,
+                               const tb_config_table_t *config)
+{
+    tb_doc_sink_t *sink = opaque;
+    tb_config_table_t named = *config;
+    (void)kind;
+    named.name = name;
+    if (sink->rc == 0) {
+        sink->rc = tb_config_doc_markdown(&named, sink->doc);
+    }
+}
+
 /* The worker's keys and the decision on each key of Connect's worker, the
- * keys Connect defines for every connector, then each plugin's own. */
+ * keys Connect defines for every connector, each plugin's own, then each
+ * transformation's and predicate's. */
 static int print_config_reference(void)
 {
     const tb_config_table_t *tables[] = {
@@ -79,6 +99,9 @@ static int print_config_reference(void)
         named.name = tb_plugins[i]->class_name;
         rc = tb_config_doc_markdown(&named, &doc);
     }
+    tb_doc_sink_t sink = {.doc = &doc, .rc = rc};
+    tb_chain_classes(document_transform, &sink);
+    rc = sink.rc;
     if (rc == 0) {
         rc = tb_java_client_keys_doc_markdown(&doc);
     }

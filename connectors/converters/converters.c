@@ -195,3 +195,44 @@ int tb_converter_from_plugin_topic(tb_converter_t *c, const char *topic,
     *out_len = len;
     return 0;
 }
+
+bool tb_converter_has_typed(const tb_converter_t *c)
+{
+    return c->cls->to_typed != NULL && c->cls->from_typed != NULL;
+}
+
+static int no_typed_form(const tb_converter_t *c, char *errstr, size_t errstr_size)
+{
+    snprintf(errstr, errstr_size,
+             "%s has no Connect data form, which the transforms of this connector "
+             "need",
+             c->cls->name);
+    return -1;
+}
+
+int tb_converter_to_typed(tb_converter_t *c, const void *data, size_t len,
+                          tb_schema_t **schema, tb_value_t **value, char *errstr,
+                          size_t errstr_size)
+{
+    *schema = NULL;
+    *value = NULL;
+    if (!tb_converter_has_typed(c)) {
+        return no_typed_form(c, errstr, errstr_size);
+    }
+    if (data == NULL) {
+        return 0;
+    }
+    return c->cls->to_typed(c->state, data, len, schema, value, errstr, errstr_size);
+}
+
+int tb_converter_from_typed(tb_converter_t *c, const tb_schema_t *schema,
+                            const tb_value_t *value, void **out, size_t *out_len,
+                            char *errstr, size_t errstr_size)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (!tb_converter_has_typed(c)) {
+        return no_typed_form(c, errstr, errstr_size);
+    }
+    return c->cls->from_typed(c->state, schema, value, out, out_len, errstr, errstr_size);
+}

@@ -27,6 +27,7 @@
 #include <openssl/evp.h>
 
 #include "connectors/converters/tb_converter_class.h"
+#include "connectors/converters/tb_json_data.h"
 
 #define ENVELOPE_ERROR                                                                   \
     "JsonConverter with schemas.enable requires \"schema\" and \"payload\" fields and "  \
@@ -45,6 +46,7 @@
 
 typedef struct {
     bool schemas_enable;
+    tb_decimal_format_t decimals; /* how Decimal data is written */
 } tb_json_converter_t;
 
 static const char *const decimal_formats[] = {"BASE64", "NUMERIC", NULL};
@@ -80,9 +82,10 @@ static const tb_config_def_t json_keys[] = {
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Decimal Format",
      .one_of = decimal_formats,
-     .documentation = "How Decimal values are written (case-insensitive). Accepted "
-                      "for compatibility: tributary infers no Decimal schemas, and "
-                      "payloads reach sink plugins as written."},
+     .documentation = "How Decimal values are written when transforms made Connect "
+                      "data (case-insensitive): BASE64, the base64 text of the "
+                      "unscaled bytes, or NUMERIC, a JSON number. Payloads that no "
+                      "transform changed reach Kafka and sink plugins as written."},
     {.name = "replace.null.with.default",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "true",
@@ -437,59 +440,6 @@ static int from_bytes(const tb_json_converter_t *jc, const void *data, size_t le
     return rc;
 }
 
-static json_t *infer_schema(const json_t *value);
-
-static json_t *primitive_schema(const char *type, bool optional)
-{
-    return json_pack("{s:s, s:b}", "type", type, "optional", optional);
-}
-
-static json_t *struct_schema(const json_t *object)
-{
-    json_t *fields = json_array();
-    const char *key;
-    json_t *member;
-
-    json_object_foreach ((json_t *)object, key, member) {
-        json_t *field = infer_schema(member);
-        json_object_set_new(field, "field", json_string(key));
-        json_array_append_new(fields, field);
-    }
-    return json_pack("{s:s, s:o, s:b}", "type", "struct", "fields", fields, "optional",
-                     false);
-}
-
-static json_t *array_schema(const json_t *array)
-{
-    json_t *items = json_array_size(array) > 0 ? infer_schema(json_array_get(array, 0))
-                                               : primitive_schema("string", true);
-    return json_pack("{s:s, s:o, s:b}", "type", "array", "items", items, "optional",
-                     false);
-}
-
-/* The Connect schema of a JSON value. New reference. */
-static json_t *infer_schema(const json_t *value)
-{
-    switch (json_typeof(value)) {
-    case JSON_OBJECT:
-        return struct_schema(value);
-    case JSON_ARRAY:
-        return array_schema(value);
-    case JSON_STRING:
-        return primitive_schema("string", false);
-    case JSON_INTEGER:
-        return primitive_schema("int64", false);
-    case JSON_REAL:
-        return primitive_schema("double", false);
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return primitive_schema("boolean", false);
-    case JSON_NULL:
-        break;
-    }
-    return primitive_schema("string", true);
-}
-
 static int from_json(const tb_json_converter_t *jc, const void *data, size_t len,
                      void **out, size_t *out_len, char *errstr, size_t errstr_size)
 {
@@ -504,9 +454,11 @@ static int from_json(const tb_json_converter_t *jc, const void *data, size_t len
         goto done;
     }
     if (jc->schemas_enable) {
-        json_t *inferred = infer_schema(value);
-        schema = json_dumps(inferred, JSON_COMPACT);
-        json_decref(inferred);
+        tb_schema_t *inferred = tb_json_infer_schema(value);
+        json_t *inferred_json = inferred != NULL ? tb_json_schema_dump(inferred) : NULL;
+        schema = inferred_json != NULL ? tb_json_write(inferred_json, NULL) : NULL;
+        json_decref(inferred_json);
+        tb_schema_decref(inferred);
         if (schema == NULL) {
             snprintf(errstr, errstr_size, "out of memory");
             goto done;
@@ -544,7 +496,80 @@ static void *json_create(const json_t *values, bool for_key, char *errstr,
         return NULL;
     }
     jc->schemas_enable = tb_config_bool(values, "schemas.enable");
+    jc->decimals = strcmp(tb_config_string(values, "decimal.format"), "NUMERIC") == 0
+                       ? TB_DECIMAL_NUMERIC
+                       : TB_DECIMAL_BASE64;
     return jc;
+}
+
+/*
+ * Connect data.
+ */
+
+static int json_to_typed(void *state, const void *data, size_t len, tb_schema_t **schema,
+                         tb_value_t **value, char *errstr, size_t errstr_size)
+{
+    const tb_json_converter_t *jc = state;
+    json_t *message =
+        parse(data, len, PARSE_FLAGS, TO_CONNECT_ERROR, errstr, errstr_size);
+    const json_t *payload = message;
+    int rc = -1;
+
+    if (message == NULL) {
+        return -1;
+    }
+    if (jc->schemas_enable) {
+        const json_t *schema_json = json_object_get(message, "schema");
+        if (check_envelope(message, errstr, errstr_size) != 0 ||
+            (!json_is_null(schema_json) &&
+             (*schema = tb_json_schema_parse(schema_json, errstr, errstr_size)) ==
+                 NULL)) {
+            goto done;
+        }
+        payload = json_object_get(message, "payload");
+    }
+    rc = tb_json_value_parse(*schema, payload, value, errstr, errstr_size);
+    if (rc != 0) {
+        tb_schema_decref(*schema);
+        *schema = NULL;
+    }
+
+done:
+    json_decref(message);
+    return rc;
+}
+
+/* As Connect: no schema and no value is a null message; otherwise the
+ * payload, in an envelope with schemas.enable. */
+static int json_from_typed(void *state, const tb_schema_t *schema,
+                           const tb_value_t *value, void **out, size_t *out_len,
+                           char *errstr, size_t errstr_size)
+{
+    const tb_json_converter_t *jc = state;
+    json_t *payload = NULL;
+    json_t *message;
+
+    if (schema == NULL && value == NULL) {
+        return 0;
+    }
+    if (tb_json_value_dump(schema, value, jc->decimals, &payload, errstr, errstr_size) !=
+        0) {
+        return -1;
+    }
+    message = payload;
+    if (jc->schemas_enable) {
+        message = json_pack("{s:o, s:o}", "schema",
+                            schema != NULL ? tb_json_schema_dump(schema) : json_null(),
+                            "payload", payload);
+    }
+    *out = message != NULL ? tb_json_write(message, out_len) : NULL;
+    json_decref(message);
+    if (*out == NULL) {
+        snprintf(errstr, errstr_size, "%sthe data cannot be written as JSON",
+                 FROM_CONNECT_ERROR);
+        return -1;
+    }
+    return 0;
 }
 
 const tb_converter_class_t tb_json_converter = {
@@ -555,4 +580,6 @@ const tb_converter_class_t tb_json_converter = {
     .destroy = free,
     .to_plugin = json_to_plugin,
     .from_plugin = json_from_plugin,
+    .to_typed = json_to_typed,
+    .from_typed = json_from_typed,
 };

@@ -27,6 +27,7 @@
 #include <jansson.h>
 
 #include "core/tb_config.h"
+#include "core/tb_data.h"
 
 /* What a source plugin produced: raw bytes, UTF-8 text, or JSON text. */
 typedef enum { TB_DATA_BYTES = 0, TB_DATA_STRING, TB_DATA_JSON } tb_data_kind_t;
@@ -94,6 +95,47 @@ int tb_converter_from_plugin_topic(tb_converter_t *c, const char *topic,
                                    tb_data_kind_t kind, const void *data, size_t len,
                                    void **out, size_t *out_len, char *errstr,
                                    size_t errstr_size);
+
+/*
+ * The typed form (core/tb_data.h), made only when a transform needs the
+ * structure of a key or value.
+ *
+ * tb_converter_to_typed: Kafka bytes (data NULL = null) -> *schema (NULL:
+ * schemaless) and *value (NULL: null), both new and the caller's. As Connect:
+ * StringConverter gives an optional string, ByteArrayConverter optional
+ * bytes, JsonConverter the envelope's schema and payload (schemaless data
+ * without schemas.enable or with a null schema).
+ *
+ * tb_converter_from_typed: schema and value (borrowed) -> Kafka bytes in a
+ * new malloc'd buffer (*out NULL for a null), as Connect's converters write
+ * them (JsonConverter byte for byte; StringConverter writes a string's
+ * text, anything else as its JSON).
+ *
+ * Both return 0, or -1 with Connect's reason in errstr; a converter without
+ * a typed form (tb_converter_has_typed() false) refuses.
+ */
+bool tb_converter_has_typed(const tb_converter_t *c);
+int tb_converter_to_typed(tb_converter_t *c, const void *data, size_t len,
+                          tb_schema_t **schema, tb_value_t **value, char *errstr,
+                          size_t errstr_size);
+int tb_converter_from_typed(tb_converter_t *c, const tb_schema_t *schema,
+                            const tb_value_t *value, void **out, size_t *out_len,
+                            char *errstr, size_t errstr_size);
+
+/* A source plugin's data of kind (data NULL = null) as Connect data: a
+ * required string or bytes schema, or for JSON text the schema
+ * JsonConverter infers and the value under it. Returns 0 or -1 (invalid
+ * JSON text) with errstr. */
+int tb_plugin_data_to_typed(tb_data_kind_t kind, const void *data, size_t len,
+                            tb_schema_t **schema, tb_value_t **value, char *errstr,
+                            size_t errstr_size);
+
+/* What a sink plugin gets for a typed key or value: a string's text, bytes
+ * as they are, anything else its payload as compact JSON text (as
+ * JsonConverter would have handed it over). *out is a new malloc'd buffer,
+ * NULL for a null. Returns 0 or -1 with errstr. */
+int tb_typed_to_plugin(const tb_schema_t *schema, const tb_value_t *value, void **out,
+                       size_t *out_len, char *errstr, size_t errstr_size);
 
 /* The settings table of the converter called name (class name or alias;
  * may have no keys), or NULL when name is no converter. Static storage. */

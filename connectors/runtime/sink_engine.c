@@ -26,6 +26,7 @@
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_sink_start.h"
 #include "connectors/runtime/tb_task_metrics.h"
+#include "connectors/runtime/tb_task_transforms.h"
 #include "connectors/runtime/tb_task_engine.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
@@ -56,6 +57,7 @@ typedef struct {
     rd_kafka_queue_t *queue;
     tb_converter_t *key_converter;
     tb_converter_t *value_converter;
+    tb_chain_t *chain; /* NULL: no transforms */
     tb_dlq_t *dlq;
     partition_t *parts;
     size_t part_count;
@@ -75,6 +77,7 @@ typedef struct {
     tb_sink_record_t records[BATCH_MAX];
     bool key_owned[BATCH_MAX]; /* records[i].key was made by a converter */
     bool value_owned[BATCH_MAX];
+    tb_record_t transformed[BATCH_MAX]; /* what the chain made of records[i] */
     size_t batch_len;
     size_t batch_max; /* max.poll.records, at most BATCH_MAX */
     int64_t retry_since_ms;
@@ -166,8 +169,8 @@ static int64_t commit_offset_of(const sink_engine_t *e, const partition_t *p,
     int64_t offset = p->written_next != TB_OFFSET_NONE ? p->written_next : p->start;
     bool pending = false;
     for (size_t i = 0; i < e->batch_len && !pending; i++) {
-        pending = e->records[i].partition == p->partition &&
-                  strcmp(e->records[i].topic, p->topic) == 0;
+        pending = e->batch[i]->partition == p->partition &&
+                  strcmp(rd_kafka_topic_name(e->batch[i]->rkt), p->topic) == 0;
     }
     if (!pending && position > offset) {
         offset = position;
@@ -622,7 +625,11 @@ static void record_failed(void *runtime, const tb_sink_record_t *record,
 
 static void release_record(sink_engine_t *e, size_t i)
 {
-    free((void *)e->records[i].headers);
+    bool headers_transformed = e->transformed[i].headers_owned;
+    tb_record_release(&e->transformed[i]);
+    if (!headers_transformed) {
+        free((void *)e->records[i].headers);
+    }
     if (e->key_owned[i]) {
         free((void *)e->records[i].key);
     }
@@ -677,9 +684,43 @@ static int convert(tb_converter_t *converter, const void *data, size_t len,
                                   reason_size);
 }
 
-/* Fills records[i] from batch[i] through the converters, from first on. A
- * record that cannot be converted goes to the error path and out of the
- * batch. */
+/* Runs the chain on records[i] (read from msg): 0 it goes on, with the
+ * sides the chain changed already in plugin form (converted), 1 it was
+ * filtered out, -1 it failed in *stage. */
+static int transform(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
+                     bool converted[2], const char **stage, const char **failed_class,
+                     char *reason, size_t reason_size)
+{
+    tb_sink_record_t *r = &e->records[i];
+    tb_header_t *read = (tb_header_t *)r->headers;
+    tb_converter_t *const converters[2] = {e->key_converter, e->value_converter};
+    tb_transform_failure_t failure;
+    e->transformed[i] = (tb_record_t){.topic = r->topic,
+                                      .partition = r->partition,
+                                      .offset = r->offset,
+                                      .timestamp = r->timestamp,
+                                      .headers = read,
+                                      .header_count = r->header_count,
+                                      .key = {.bytes = msg->key, .len = msg->key_len},
+                                      .value = {.bytes = msg->payload, .len = msg->len}};
+    int rc = tb_sink_transform(e->chain, converters, &e->transformed[i], r, converted,
+                               &failure);
+    e->key_owned[i] = converted[TB_SIDE_KEY];
+    e->value_owned[i] = converted[TB_SIDE_VALUE];
+    if (e->transformed[i].headers_owned) {
+        free(read); /* the record holds copies now */
+    }
+    if (rc == -1) {
+        *stage = failure.stage;
+        *failed_class = failure.class_name;
+        snprintf(reason, reason_size, "%s", failure.reason);
+    }
+    return rc;
+}
+
+/* Fills records[i] from batch[i] through the converters and the chain,
+ * from first on. A record that cannot be converted or transformed goes to
+ * the error path and out of the batch. */
 static void convert_batch(sink_engine_t *e, size_t first)
 {
     size_t kept = first;
@@ -696,12 +737,24 @@ static void convert_batch(sink_engine_t *e, size_t first)
             r->headers = headers_of(msg, &r->header_count);
         }
         e->key_owned[kept] = e->value_owned[kept] = false;
+        e->transformed[kept] = (tb_record_t){0};
         const char *stage = NULL;
-        int rc;
-        if ((rc = convert(e->key_converter, msg->key, msg->key_len, &r->key, &r->key_len,
+        const char *failed_class = NULL;
+        bool converted[2] = {false, false};
+        int rc = e->chain != NULL ? transform(e, kept, msg, converted, &stage,
+                                              &failed_class, reason, sizeof(reason))
+                                  : 0;
+        if (rc == 1) { /* filtered out: done with, as if written */
+            release_record(e, kept);
+            rd_kafka_message_destroy(msg);
+            continue;
+        }
+        if (stage == NULL && !converted[TB_SIDE_KEY] &&
+            (rc = convert(e->key_converter, msg->key, msg->key_len, &r->key, &r->key_len,
                           &e->key_owned[kept], reason, sizeof(reason))) != 0) {
             stage = "KEY_CONVERTER";
-        } else if ((rc = convert(e->value_converter, msg->payload, msg->len, &r->value,
+        } else if (stage == NULL && !converted[TB_SIDE_VALUE] &&
+                   (rc = convert(e->value_converter, msg->payload, msg->len, &r->value,
                                  &r->value_len, &e->value_owned[kept], reason,
                                  sizeof(reason))) != 0) {
             stage = "VALUE_CONVERTER";
@@ -721,17 +774,23 @@ static void convert_batch(sink_engine_t *e, size_t first)
             break;
         }
         if (stage != NULL) {
-            tb_series_add(stage[0] == 'K' ? e->metrics.key_conversion_errors
-                                          : e->metrics.value_conversion_errors,
-                          1);
+            if (strcmp(stage, "TRANSFORMATION") != 0) {
+                tb_series_add(stage[0] == 'K' ? e->metrics.key_conversion_errors
+                                              : e->metrics.value_conversion_errors,
+                              1);
+            }
             tb_sink_record_t raw = *r;
+            raw.topic = rd_kafka_topic_name(msg->rkt); /* as read, not as routed */
             raw.key = msg->key;
             raw.key_len = msg->key_len;
             raw.value = msg->payload;
             raw.value_len = msg->len;
             const tb_converter_t *failed =
                 stage[0] == 'K' ? e->key_converter : e->value_converter;
-            handle_failed(e, &raw, stage, tb_converter_class_name(failed), reason);
+            handle_failed(e, &raw, stage,
+                          failed_class != NULL ? failed_class
+                                               : tb_converter_class_name(failed),
+                          reason);
             release_record(e, kept);
             rd_kafka_message_destroy(msg);
             continue;
@@ -764,7 +823,9 @@ static int put_batch(sink_engine_t *e, char *errstr, size_t errstr_size)
         return rc;
     }
     for (size_t i = 0; i < e->batch_len; i++) {
-        partition_t *p = find_part(e, e->records[i].topic, e->records[i].partition);
+        /* offsets are the original partition's, whatever the chain routed */
+        partition_t *p =
+            find_part(e, rd_kafka_topic_name(e->batch[i]->rkt), e->batch[i]->partition);
         if (p != NULL) {
             p->written_next = e->records[i].offset + 1;
         }
@@ -1140,7 +1201,10 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     if (tb_task_dlq_create(env, &e->dlq, errstr, errstr_size) != 0) {
         goto fail;
     }
-    e->read_headers = env->plugin->reads_headers || e->dlq != NULL;
+    if (tb_task_chain_create(env, &e->chain, errstr, errstr_size) != 0) {
+        goto fail;
+    }
+    e->read_headers = env->plugin->reads_headers || e->dlq != NULL || e->chain != NULL;
     json_t *props = consumer_props(env, group, sizeof(group), errstr, errstr_size);
     if (props == NULL) {
         goto fail;
@@ -1334,6 +1398,7 @@ static void sink_stop(void *opaque)
     tb_dlq_destroy(e->dlq, (int)e->env->shutdown_timeout_ms);
     tb_converter_destroy(e->key_converter);
     tb_converter_destroy(e->value_converter);
+    tb_chain_destroy(e->chain);
     while (e->part_count > 0) {
         remove_part(e, &e->parts[0]);
     }

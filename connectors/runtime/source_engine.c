@@ -32,6 +32,7 @@
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_task_engine.h"
 #include "connectors/runtime/tb_task_metrics.h"
+#include "connectors/runtime/tb_task_transforms.h"
 #include "connectors/runtime/tb_upsert.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
@@ -67,6 +68,7 @@ typedef struct {
     rd_kafka_t *rk;
     tb_converter_t *key_converter;
     tb_converter_t *value_converter;
+    tb_chain_t *chain; /* NULL: no transforms */
     bool tolerate_errors;
     tb_dlq_t *dlq; /* records Kafka refused, with errors.tolerance=all; or NULL */
     in_flight_t *ring;
@@ -569,7 +571,8 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
             ? tb_task_converter_create(env, "value", errstr, errstr_size)
             : NULL;
     if (engine->value_converter == NULL ||
-        tb_task_dlq_create(env, &engine->dlq, errstr, errstr_size) != 0) {
+        tb_task_dlq_create(env, &engine->dlq, errstr, errstr_size) != 0 ||
+        tb_task_chain_create(env, &engine->chain, errstr, errstr_size) != 0) {
         goto fail;
     }
     conf = tb_kafka_conf_new(props, errstr, errstr_size);
@@ -663,11 +666,27 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
         }
     }
     int rc = 0;
-    if (stage == NULL &&
+    const char *failed_class = NULL;
+    bool converted[2] = {false, false};
+    if (stage == NULL && engine->chain != NULL) {
+        tb_converter_t *const converters[2] = {engine->key_converter,
+                                               engine->value_converter};
+        tb_transform_failure_t failure;
+        rc = tb_source_transform(engine->chain, converters, record, converted, &failure);
+        if (rc == 1) {
+            return SKIP; /* filtered out */
+        }
+        if (rc == -1) {
+            stage = failure.stage;
+            failed_class = failure.class_name;
+            snprintf(reason, sizeof(reason), "%.400s (%s)", failure.reason, failed_class);
+        }
+    }
+    if (stage == NULL && !converted[TB_SIDE_KEY] &&
         (rc = convert(engine->key_converter, record->topic, record->key_kind,
                       &record->key, &record->key_len, reason, sizeof(reason))) != 0) {
         stage = "KEY_CONVERTER";
-    } else if (stage == NULL &&
+    } else if (stage == NULL && !converted[TB_SIDE_VALUE] &&
                (rc = convert(engine->value_converter, record->topic, record->value_kind,
                              &record->value, &record->value_len, reason,
                              sizeof(reason))) != 0) {
@@ -1138,6 +1157,7 @@ static void source_stop(void *opaque)
     free(engine->ring);
     tb_converter_destroy(engine->key_converter);
     tb_converter_destroy(engine->value_converter);
+    tb_chain_destroy(engine->chain);
     json_decref(engine->committable);
     json_decref(engine->topics);
     json_decref(engine->last_partition);

@@ -22,6 +22,7 @@
 #include "connectors/converters/tb_converter.h"
 #include "connectors/runtime/tb_limits.h"
 #include "core/tb_config.h"
+#include "core/tb_record.h" /* tb_header_t */
 
 #define TB_PLUGIN_RETRY 1
 
@@ -29,13 +30,6 @@ typedef enum {
     TB_PLUGIN_SOURCE = 0,
     TB_PLUGIN_SINK,
 } tb_plugin_kind_t;
-
-/* A record header: a name and bytes (value NULL for a null header). */
-typedef struct {
-    const char *name;
-    const void *value;
-    size_t value_len;
-} tb_header_t;
 
 /* A record read from Kafka, after the key and value converters: bytes in the
  * converters' text form (a string, raw bytes, or JSON text). Borrowed for the

@@ -1,11 +1,9 @@
 /*
  * tb_transforms.h - the single message transform and predicate chains of a
  * connector config (`transforms`, `predicates` and their `<alias>.*` keys),
- * validated as Kafka Connect validates them.
- *
- * tributary has no transformation or predicate classes yet, so every chain
- * that names one is refused with Connect's message for a class it cannot
- * find: a config with transforms never runs without them.
+ * validated as Kafka Connect validates them: repeated aliases, each
+ * alias's class (connectors/transforms/), its keys against the class's
+ * table, and each `.predicate` against the `predicates` aliases.
  */
 #ifndef TB_TRANSFORMS_H
 #define TB_TRANSFORMS_H

@@ -83,24 +83,40 @@ def test_validate_valid_config_and_mismatches(worker):
     assert reply.status_code == 400
 
 
-def test_transforms_and_predicates_are_listed_and_refused_by_class(worker, bed):
-    """tributary has no transforms yet: a chain is refused naming the class,
-    with Connect's messages, never run without its transforms."""
+def test_transforms_and_predicates_are_listed_and_checked_by_class(worker, bed):
+    """Connect's built-in transforms and predicates are listed with their
+    keys; a chain naming an unknown class, or missing a class's required
+    key, is refused with Connect's messages under the key the user wrote."""
     keys = {k["name"]: k for k in worker.get(
         "/connector-plugins/FileStreamSink/config").json()}
     assert keys["transforms"]["type"] == "LIST" and keys["transforms"]["group"] == "Transforms"
     assert keys["predicates"]["type"] == "LIST" and keys["predicates"]["group"] == "Predicates"
-    route = "org.apache.kafka.connect.transforms.RegexRouter"
+    listed = {p["class"]: p["type"] for p in worker.get(
+        "/connector-plugins", params={"connectorsOnly": "false"}).json()}
+    assert listed["org.apache.kafka.connect.transforms.RegexRouter"] == "transformation"
+    assert listed["org.apache.kafka.connect.transforms.HoistField$Value"] == "transformation"
+    assert listed["org.apache.kafka.connect.transforms.predicates.TopicNameMatches"] == \
+        "predicate"
+    assert "org.apache.kafka.connect.transforms.RegexRouter" not in {
+        p["class"] for p in worker.get("/connector-plugins").json()}
+    router_keys = {k["name"]: k for k in worker.get(
+        "/connector-plugins/org.apache.kafka.connect.transforms.RegexRouter/config").json()}
+    assert set(router_keys) == {"regex", "replacement"}
+    assert router_keys["regex"]["required"] is True
+    unknown = "org.apache.kafka.connect.transforms.NoSuchTransform"
     config = {"connector.class": "FileStreamSink", "topics": bed.unique_topic("smt"),
-              "file": "out.txt", "transforms": "route, hoist",
-              "transforms.route.type": route, "transforms.route.regex": "(.*)",
-              "transforms.route.replacement": "$1-copy",
+              "file": "out.txt", "transforms": "route, hoist, bad",
+              "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+              "transforms.route.regex": "(.*)",
+              "transforms.bad.type": unknown,
               "predicates": "tomb", "predicates.tomb.type": ""}
     reply = worker.post("/connectors", json={"name": "smt", "config": config})
     assert reply.status_code == 400
     for message in (
-            f"Invalid value {route} for configuration transforms.route.type: "
-            f"Class {route} could not be found.",
+            f"Invalid value {unknown} for configuration transforms.bad.type: "
+            f"Class {unknown} could not be found.",
+            'Missing required configuration "transforms.route.replacement" which has no '
+            "default value.",
             'Missing required configuration "transforms.hoist.type" which has no '
             "default value.",
             'Missing required configuration "predicates.tomb.type" which has no '
@@ -110,9 +126,9 @@ def test_transforms_and_predicates_are_listed_and_refused_by_class(worker, bed):
     infos = worker.put("/connector-plugins/FileStreamSink/config/validate",
                        json={**config, "name": "smt"}).json()
     errors = {c["value"]["name"]: c["value"]["errors"] for c in infos["configs"]}
-    assert errors["transforms.route.type"] == [
-        f"Invalid value {route} for configuration transforms.route.type: "
-        f"Class {route} could not be found."]
+    assert errors["transforms.bad.type"] == [
+        f"Invalid value {unknown} for configuration transforms.bad.type: "
+        f"Class {unknown} could not be found."]
     duplicate = worker.put("/connector-plugins/FileStreamSink/config/validate", json={
         **config, "name": "smt", "transforms": "route,route"}).json()
     errors = {c["value"]["name"]: c["value"]["errors"] for c in duplicate["configs"]}

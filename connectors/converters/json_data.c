@@ -1,0 +1,927 @@
+/*
+ * Connect's JSON form of schemas and values (tb_json_data.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "connectors/converters/tb_json_data.h"
+
+/* JsonConverter's names of the types, in tb_type_t order. */
+static const char *const json_type_names[] = {
+    "int8",    "int16",  "int32", "int64", "float", "double",
+    "boolean", "string", "bytes", "array", "map",   "struct",
+};
+
+#define TYPE_COUNT (sizeof(json_type_names) / sizeof(json_type_names[0]))
+
+/* -------------------------------------------------------------------------
+ * Schemas
+ */
+
+static int set_metadata(tb_schema_t *s, const json_t *json, char *errstr,
+                        size_t errstr_size)
+{
+    const json_t *version = json_object_get(json, "version");
+    const json_t *parameters = json_object_get(json, "parameters");
+    const char *key;
+    json_t *value;
+
+    tb_schema_set_optional(s, json_is_true(json_object_get(json, "optional")));
+    if (json_is_integer(version)) {
+        tb_schema_set_version(s, true, (int)json_integer_value(version));
+    }
+    if (tb_schema_set_name(s, json_string_value(json_object_get(json, "name"))) != 0 ||
+        tb_schema_set_doc(s, json_string_value(json_object_get(json, "doc"))) != 0) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    json_object_foreach ((json_t *)parameters, key, value) {
+        if (!json_is_string(value)) {
+            snprintf(errstr, errstr_size, "Schema parameters must have string values.");
+            return -1;
+        }
+        tb_schema_set_parameter(s, key, json_string_value(value));
+    }
+    const json_t *dflt = json_object_get(json, "default");
+    if (dflt != NULL && !json_is_null(dflt)) {
+        tb_value_t *v = NULL;
+        if (tb_json_value_parse(s, dflt, &v, errstr, errstr_size) != 0) {
+            return -1;
+        }
+        tb_schema_set_default(s, v);
+    }
+    return 0;
+}
+
+static tb_schema_t *struct_schema_parse(const json_t *json, char *errstr,
+                                        size_t errstr_size)
+{
+    const json_t *fields = json_object_get(json, "fields");
+    tb_schema_t *s = NULL;
+    size_t i;
+    json_t *field;
+
+    if (!json_is_array(fields)) {
+        snprintf(errstr, errstr_size,
+                 "Struct schema's \"fields\" argument is not an array.");
+        return NULL;
+    }
+    s = tb_schema_new(TB_TYPE_STRUCT);
+    json_array_foreach (fields, i, field) {
+        const char *name = json_string_value(json_object_get(field, "field"));
+        if (name == NULL) {
+            snprintf(errstr, errstr_size,
+                     "Struct schema's field name not specified properly");
+            goto fail;
+        }
+        tb_schema_t *fs = tb_json_schema_parse(field, errstr, errstr_size);
+        if (fs == NULL) {
+            goto fail;
+        }
+        if (tb_schema_add_field(s, name, fs) != 0) {
+            snprintf(errstr, errstr_size,
+                     "Cannot create field because of field name "
+                     "duplication %s",
+                     name);
+            goto fail;
+        }
+    }
+    return s;
+
+fail:
+    tb_schema_decref(s);
+    return NULL;
+}
+
+/* The member schema called member of json, with Connect's message naming
+ * what when it is missing. */
+static tb_schema_t *member_schema(const json_t *json, const char *member,
+                                  const char *what, char *errstr, size_t errstr_size)
+{
+    const json_t *inner = json_object_get(json, member);
+    if (!json_is_object(inner)) {
+        snprintf(errstr, errstr_size, "%s", what);
+        return NULL;
+    }
+    return tb_json_schema_parse(inner, errstr, errstr_size);
+}
+
+tb_schema_t *tb_json_schema_parse(const json_t *json, char *errstr, size_t errstr_size)
+{
+    const char *type = json_string_value(json_object_get(json, "type"));
+    tb_schema_t *s = NULL;
+    size_t t = 0;
+
+    if (type == NULL) {
+        snprintf(errstr, errstr_size, "Schema must contain 'type' field");
+        return NULL;
+    }
+    while (t < TYPE_COUNT && strcmp(type, json_type_names[t]) != 0) {
+        t++;
+    }
+    switch (t) {
+    case TYPE_COUNT:
+        snprintf(errstr, errstr_size, "Unknown schema type: %s", type);
+        return NULL;
+    case TB_TYPE_STRUCT:
+        s = struct_schema_parse(json, errstr, errstr_size);
+        break;
+    case TB_TYPE_ARRAY:
+        s = member_schema(json, "items", "Array schema did not specify the element type",
+                          errstr, errstr_size);
+        s = s != NULL ? tb_schema_array(s) : NULL;
+        break;
+    case TB_TYPE_MAP: {
+        tb_schema_t *keys = member_schema(
+            json, "keys", "Map schema did not specify the key type", errstr, errstr_size);
+        tb_schema_t *values =
+            keys != NULL ? member_schema(json, "values",
+                                         "Map schema did not specify the value type",
+                                         errstr, errstr_size)
+                         : NULL;
+        if (values == NULL) {
+            tb_schema_decref(keys);
+            return NULL;
+        }
+        s = tb_schema_map(keys, values);
+        break;
+    }
+    default:
+        s = tb_schema_new((tb_type_t)t);
+        break;
+    }
+    if (s != NULL && set_metadata(s, json, errstr, errstr_size) != 0) {
+        tb_schema_decref(s);
+        return NULL;
+    }
+    return s;
+}
+
+json_t *tb_json_schema_dump(const tb_schema_t *s)
+{
+    json_t *json = json_pack("{s:s}", "type", json_type_names[tb_schema_type(s)]);
+    char errstr[256];
+
+    switch (tb_schema_type(s)) {
+    case TB_TYPE_STRUCT: {
+        json_t *fields = json_array();
+        for (size_t i = 0; i < tb_schema_field_count(s); i++) {
+            const tb_field_t *f = tb_schema_field_at(s, i);
+            json_t *field = tb_json_schema_dump(f->schema);
+            json_object_set_new(field, "field", json_string(f->name));
+            json_array_append_new(fields, field);
+        }
+        json_object_set_new(json, "fields", fields);
+        break;
+    }
+    case TB_TYPE_ARRAY:
+        json_object_set_new(json, "items", tb_json_schema_dump(tb_schema_items(s)));
+        break;
+    case TB_TYPE_MAP:
+        json_object_set_new(json, "keys", tb_json_schema_dump(tb_schema_key_schema(s)));
+        json_object_set_new(json, "values",
+                            tb_json_schema_dump(tb_schema_value_schema(s)));
+        break;
+    default:
+        break;
+    }
+    json_object_set_new(json, "optional", json_boolean(tb_schema_optional(s)));
+    if (tb_schema_name(s) != NULL) {
+        json_object_set_new(json, "name", json_string(tb_schema_name(s)));
+    }
+    if (tb_schema_has_version(s)) {
+        json_object_set_new(json, "version", json_integer(tb_schema_version(s)));
+    }
+    if (tb_schema_doc(s) != NULL) {
+        json_object_set_new(json, "doc", json_string(tb_schema_doc(s)));
+    }
+    if (tb_schema_parameters(s) != NULL) {
+        json_object_set_new(json, "parameters", json_deep_copy(tb_schema_parameters(s)));
+    }
+    json_t *dflt = NULL;
+    if (tb_schema_default(s) != NULL &&
+        tb_json_value_dump(s, tb_schema_default(s), TB_DECIMAL_BASE64, &dflt, errstr,
+                           sizeof(errstr)) == 0) {
+        json_object_set_new(json, "default", dflt);
+    }
+    return json;
+}
+
+tb_schema_t *tb_json_infer_schema(const json_t *json)
+{
+    tb_schema_t *s = NULL;
+    const char *key;
+    json_t *member;
+
+    if (json == NULL || json_is_null(json)) {
+        s = tb_schema_new(TB_TYPE_STRING);
+        if (s != NULL) {
+            tb_schema_set_optional(s, true);
+        }
+        return s;
+    }
+    switch (json_typeof(json)) {
+    case JSON_OBJECT:
+        s = tb_schema_new(TB_TYPE_STRUCT);
+        json_object_foreach ((json_t *)json, key, member) {
+            tb_schema_add_field(s, key, tb_json_infer_schema(member));
+        }
+        return s;
+    case JSON_ARRAY:
+        return tb_schema_array(json_array_size(json) > 0
+                                   ? tb_json_infer_schema(json_array_get(json, 0))
+                                   : tb_json_infer_schema(NULL));
+    case JSON_STRING:
+        return tb_schema_new(TB_TYPE_STRING);
+    case JSON_INTEGER:
+        return tb_schema_new(TB_TYPE_INT64);
+    case JSON_REAL:
+        return tb_schema_new(TB_TYPE_FLOAT64);
+    default:
+        return tb_schema_new(TB_TYPE_BOOLEAN);
+    }
+}
+
+/* -------------------------------------------------------------------------
+ * Numbers as Java spells them
+ */
+
+/* The shortest decimal digits that read back as d (as a float when
+ * is_float), and the exponent of the first: d = 0.DIGITS * 10^(exp + 1). */
+static void shortest_digits(double d, bool is_float, char *digits, int *exp10)
+{
+    char text[40];
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(text, sizeof(text), "%.*e", precision - 1, fabs(d));
+        if (is_float ? strtof(text, NULL) == (float)fabs(d)
+                     : strtod(text, NULL) == fabs(d)) {
+            break;
+        }
+    }
+    size_t n = 0;
+    char *e = strchr(text, 'e');
+    for (char *p = text; p < e; p++) {
+        if (*p != '.') {
+            digits[n++] = *p;
+        }
+    }
+    while (n > 1 && digits[n - 1] == '0') {
+        n--;
+    }
+    digits[n] = '\0';
+    *exp10 = atoi(e + 1);
+}
+
+/* Java's Double.toString (or Float.toString) of a finite d into buf (at
+ * least 40 bytes). */
+static void java_real(double d, bool is_float, char *buf)
+{
+    char digits[24];
+    int exp10;
+    size_t used = 0;
+    if (d == 0) {
+        strcpy(buf, signbit(d) ? "-0.0" : "0.0");
+        return;
+    }
+    shortest_digits(d, is_float, digits, &exp10);
+    size_t n = strlen(digits);
+    if (d < 0) {
+        buf[used++] = '-';
+    }
+    if (fabs(d) >= 1e-3 && fabs(d) < 1e7) {
+        if (exp10 < 0) {
+            used += (size_t)sprintf(buf + used, "0.");
+            for (int i = -1; i > exp10; i--) {
+                buf[used++] = '0';
+            }
+            strcpy(buf + used, digits);
+            return;
+        }
+        for (int i = 0; i <= exp10; i++) {
+            buf[used++] = (size_t)i < n ? digits[i] : '0';
+        }
+        buf[used++] = '.';
+        if ((size_t)exp10 + 1 >= n) {
+            buf[used++] = '0';
+        }
+        for (size_t i = (size_t)exp10 + 1; i < n; i++) {
+            buf[used++] = digits[i];
+        }
+        buf[used] = '\0';
+        return;
+    }
+    sprintf(buf + used, "%c.%sE%d", digits[0], n > 1 ? digits + 1 : "0", exp10);
+}
+
+/* A FLOAT32 as the double its shortest decimal text reads as, so that it
+ * is written as Java writes the float ("0.1", not "0.10000000149011612"). */
+static double float32_as_double(double f)
+{
+    char buf[40];
+    java_real(f, true, buf);
+    return strtod(buf, NULL);
+}
+
+/* -------------------------------------------------------------------------
+ * Bytes and decimals
+ */
+
+static json_t *base64_string(const char *data, size_t len)
+{
+    size_t encoded = 4 * ((len + 2) / 3);
+    char *text = malloc(encoded + 1);
+    json_t *json = NULL;
+    if (text != NULL) {
+        EVP_EncodeBlock((unsigned char *)text, (const unsigned char *)data, (int)len);
+        json = json_stringn(text, encoded);
+        free(text);
+    }
+    return json;
+}
+
+/* The bytes of base64 text into a new value, NULL when it is no base64. */
+static tb_value_t *base64_bytes(const char *text, size_t len)
+{
+    unsigned char *buf;
+    tb_value_t *v = NULL;
+    if (len % 4 != 0 || (buf = malloc(len / 4 * 3 + 1)) == NULL) {
+        return NULL;
+    }
+    int n = EVP_DecodeBlock(buf, (const unsigned char *)text, (int)len);
+    if (n >= 0) {
+        for (size_t i = len; i > 0 && text[i - 1] == '='; i--) {
+            n--;
+        }
+        v = tb_value_bytes(buf, (size_t)n);
+    }
+    free(buf);
+    return v;
+}
+
+/* A NUMERIC decimal as a real: exact for the values a double holds. */
+static double decimal_real(const tb_schema_t *schema, const tb_value_t *v)
+{
+    size_t len;
+    const unsigned char *b = (const unsigned char *)tb_value_text(v, &len);
+    double unscaled = 0;
+    for (size_t i = 0; i < len; i++) {
+        unscaled = unscaled * 256 + b[i];
+    }
+    if (len > 0 && (b[0] & 0x80)) {
+        unscaled -= pow(256, (double)len); /* two's complement */
+    }
+    const char *scale = tb_schema_parameter(schema, TB_DECIMAL_SCALE);
+    return unscaled / pow(10, scale != NULL ? atoi(scale) : 0);
+}
+
+/* The unscaled two's complement bytes of a NUMERIC decimal. */
+static tb_value_t *decimal_bytes(const tb_schema_t *schema, double real)
+{
+    const char *scale = tb_schema_parameter(schema, TB_DECIMAL_SCALE);
+    long long unscaled = llround(real * pow(10, scale != NULL ? atoi(scale) : 0));
+    unsigned char buf[8];
+    size_t n = 8;
+    for (int i = 7; i >= 0; i--) {
+        buf[i] = (unsigned char)(unscaled & 0xff);
+        unscaled >>= 8;
+    }
+    size_t skip = 0;
+    while (skip < n - 1 && ((buf[skip] == 0 && !(buf[skip + 1] & 0x80)) ||
+                            (buf[skip] == 0xff && (buf[skip + 1] & 0x80)))) {
+        skip++;
+    }
+    return tb_value_bytes(buf + skip, n - skip);
+}
+
+/* -------------------------------------------------------------------------
+ * Values
+ */
+
+static const char *json_kind(const json_t *json)
+{
+    static const char *const kinds[] = {"OBJECT", "ARRAY",   "STRING",  "NUMBER",
+                                        "NUMBER", "BOOLEAN", "BOOLEAN", "NULL"};
+    return kinds[json_typeof(json)];
+}
+
+static int mismatch(const tb_schema_t *schema, const json_t *json, char *errstr,
+                    size_t errstr_size)
+{
+    snprintf(errstr, errstr_size, "Invalid value for schema type %s: a JSON %s",
+             tb_type_name(tb_schema_type(schema)), json_kind(json));
+    return -1;
+}
+
+static int schemaless_parse(const json_t *json, tb_value_t **out, char *errstr,
+                            size_t errstr_size);
+
+static int struct_parse(const tb_schema_t *schema, const json_t *json, tb_value_t **out,
+                        char *errstr, size_t errstr_size)
+{
+    if (!json_is_object(json)) {
+        snprintf(errstr, errstr_size,
+                 "Structs should be encoded as JSON objects, but found %s",
+                 json_kind(json));
+        return -1;
+    }
+    tb_value_t *st = tb_value_struct((tb_schema_t *)schema);
+    for (size_t i = 0; i < tb_schema_field_count(schema); i++) {
+        const tb_field_t *f = tb_schema_field_at(schema, i);
+        tb_value_t *v = NULL;
+        if (tb_json_value_parse(f->schema, json_object_get(json, f->name), &v, errstr,
+                                errstr_size) != 0) {
+            tb_value_free(st);
+            return -1;
+        }
+        tb_value_struct_set_at(st, i, v);
+    }
+    *out = st;
+    return 0;
+}
+
+static int map_parse(const tb_schema_t *schema, const json_t *json, tb_value_t **out,
+                     char *errstr, size_t errstr_size)
+{
+    tb_schema_t *ks = tb_schema_key_schema(schema);
+    tb_schema_t *vs = tb_schema_value_schema(schema);
+    tb_value_t *map = tb_value_map();
+    size_t i;
+    json_t *entry;
+    const char *name;
+
+    if (tb_schema_type(ks) == TB_TYPE_STRING && json_is_object(json)) {
+        json_object_foreach ((json_t *)json, name, entry) {
+            tb_value_t *v = NULL;
+            if (tb_json_value_parse(vs, entry, &v, errstr, errstr_size) != 0) {
+                goto fail;
+            }
+            tb_value_map_put(map, tb_value_string(name, strlen(name)), v);
+        }
+    } else if (json_is_array(json)) {
+        json_array_foreach (json, i, entry) {
+            tb_value_t *k = NULL;
+            tb_value_t *v = NULL;
+            if (json_array_size(entry) != 2) {
+                snprintf(errstr, errstr_size,
+                         "Found invalid map entry instead of array "
+                         "tuple: %s",
+                         json_kind(entry));
+                goto fail;
+            }
+            if (tb_json_value_parse(ks, json_array_get(entry, 0), &k, errstr,
+                                    errstr_size) != 0 ||
+                tb_json_value_parse(vs, json_array_get(entry, 1), &v, errstr,
+                                    errstr_size) != 0) {
+                tb_value_free(k);
+                goto fail;
+            }
+            tb_value_map_put(map, k, v);
+        }
+    } else {
+        tb_value_free(map);
+        return mismatch(schema, json, errstr, errstr_size);
+    }
+    *out = map;
+    return 0;
+
+fail:
+    tb_value_free(map);
+    return -1;
+}
+
+static int array_parse(const tb_schema_t *items, const json_t *json, tb_value_t **out,
+                       char *errstr, size_t errstr_size)
+{
+    tb_value_t *array = tb_value_array();
+    size_t i;
+    json_t *item;
+    json_array_foreach (json, i, item) {
+        tb_value_t *v = NULL;
+        int rc = items != NULL ? tb_json_value_parse(items, item, &v, errstr, errstr_size)
+                               : schemaless_parse(item, &v, errstr, errstr_size);
+        if (rc != 0) {
+            tb_value_free(array);
+            return -1;
+        }
+        tb_value_array_append(array, v);
+    }
+    *out = array;
+    return 0;
+}
+
+static int schemaless_parse(const json_t *json, tb_value_t **out, char *errstr,
+                            size_t errstr_size)
+{
+    const char *key;
+    json_t *member;
+    switch (json_typeof(json)) {
+    case JSON_OBJECT:
+        *out = tb_value_map();
+        json_object_foreach ((json_t *)json, key, member) {
+            tb_value_t *v = NULL;
+            if (schemaless_parse(member, &v, errstr, errstr_size) != 0) {
+                tb_value_free(*out);
+                *out = NULL;
+                return -1;
+            }
+            tb_value_map_put(*out, tb_value_string(key, strlen(key)), v);
+        }
+        return 0;
+    case JSON_ARRAY:
+        return array_parse(NULL, json, out, errstr, errstr_size);
+    case JSON_STRING:
+        *out = tb_value_string(json_string_value(json), json_string_length(json));
+        return 0;
+    case JSON_INTEGER:
+        *out = tb_value_int(TB_TYPE_INT64, json_integer_value(json));
+        return 0;
+    case JSON_REAL:
+        *out = tb_value_float(TB_TYPE_FLOAT64, json_real_value(json));
+        return 0;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        *out = tb_value_bool(json_is_true(json));
+        return 0;
+    default:
+        *out = NULL;
+        return 0;
+    }
+}
+
+static int primitive_parse(const tb_schema_t *schema, const json_t *json,
+                           tb_value_t **out, char *errstr, size_t errstr_size)
+{
+    tb_type_t type = tb_schema_type(schema);
+    switch (type) {
+    case TB_TYPE_INT8:
+    case TB_TYPE_INT16:
+    case TB_TYPE_INT32:
+    case TB_TYPE_INT64:
+        if (!json_is_integer(json)) {
+            return mismatch(schema, json, errstr, errstr_size);
+        }
+        *out = tb_value_int(type, json_integer_value(json));
+        return 0;
+    case TB_TYPE_FLOAT32:
+    case TB_TYPE_FLOAT64:
+        if (!json_is_number(json)) {
+            return mismatch(schema, json, errstr, errstr_size);
+        }
+        *out = tb_value_float(type, json_number_value(json));
+        return 0;
+    case TB_TYPE_BOOLEAN:
+        if (!json_is_boolean(json)) {
+            return mismatch(schema, json, errstr, errstr_size);
+        }
+        *out = tb_value_bool(json_is_true(json));
+        return 0;
+    case TB_TYPE_STRING:
+        if (!json_is_string(json)) {
+            return mismatch(schema, json, errstr, errstr_size);
+        }
+        *out = tb_value_string(json_string_value(json), json_string_length(json));
+        return 0;
+    default: /* BYTES */
+        if (tb_schema_is_logical(schema, TB_LOGICAL_DECIMAL) && json_is_number(json)) {
+            *out = decimal_bytes(schema, json_number_value(json));
+            return 0;
+        }
+        if (!json_is_string(json) ||
+            (*out = base64_bytes(json_string_value(json), json_string_length(json))) ==
+                NULL) {
+            snprintf(errstr, errstr_size, "Invalid bytes field");
+            return -1;
+        }
+        return 0;
+    }
+}
+
+int tb_json_value_parse(const tb_schema_t *schema, const json_t *payload,
+                        tb_value_t **out, char *errstr, size_t errstr_size)
+{
+    *out = NULL;
+    if (schema == NULL) {
+        return schemaless_parse(payload, out, errstr, errstr_size);
+    }
+    if (payload == NULL || json_is_null(payload)) {
+        if (tb_schema_default(schema) != NULL) {
+            *out = tb_value_copy(tb_schema_default(schema));
+            return 0;
+        }
+        if (tb_schema_optional(schema)) {
+            return 0;
+        }
+        snprintf(errstr, errstr_size, "Invalid null value for required %s field",
+                 tb_type_name(tb_schema_type(schema)));
+        return -1;
+    }
+    switch (tb_schema_type(schema)) {
+    case TB_TYPE_STRUCT:
+        return struct_parse(schema, payload, out, errstr, errstr_size);
+    case TB_TYPE_MAP:
+        return map_parse(schema, payload, out, errstr, errstr_size);
+    case TB_TYPE_ARRAY:
+        if (!json_is_array(payload)) {
+            return mismatch(schema, payload, errstr, errstr_size);
+        }
+        return array_parse(tb_schema_items(schema), payload, out, errstr, errstr_size);
+    default:
+        return primitive_parse(schema, payload, out, errstr, errstr_size);
+    }
+}
+
+/* Whether every key of a schemaless map is a string (it is then written
+ * as a JSON object, else as an array of [key, value] pairs). */
+static bool string_keys(const tb_value_t *map)
+{
+    for (size_t i = 0; i < tb_value_size(map); i++) {
+        const tb_value_t *k = tb_value_map_key(map, i);
+        if (k == NULL || tb_value_type(k) != TB_TYPE_STRING) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int map_dump(const tb_schema_t *schema, const tb_value_t *v,
+                    tb_decimal_format_t decimals, json_t **out, char *errstr,
+                    size_t errstr_size)
+{
+    tb_schema_t *ks = schema != NULL ? tb_schema_key_schema(schema) : NULL;
+    tb_schema_t *vs = schema != NULL ? tb_schema_value_schema(schema) : NULL;
+    bool as_object =
+        schema != NULL ? tb_schema_type(ks) == TB_TYPE_STRING : string_keys(v);
+    json_t *json = as_object ? json_object() : json_array();
+    for (size_t i = 0; i < tb_value_size(v); i++) {
+        json_t *k = NULL;
+        json_t *item = NULL;
+        if (tb_json_value_dump(ks, tb_value_map_key(v, i), decimals, &k, errstr,
+                               errstr_size) != 0 ||
+            tb_json_value_dump(vs, tb_value_map_value(v, i), decimals, &item, errstr,
+                               errstr_size) != 0) {
+            json_decref(k);
+            json_decref(json);
+            return -1;
+        }
+        if (as_object) {
+            json_object_set_new(json, json_string_value(k), item);
+            json_decref(k);
+        } else {
+            json_array_append_new(json, json_pack("[o,o]", k, item));
+        }
+    }
+    *out = json;
+    return 0;
+}
+
+int tb_json_value_dump(const tb_schema_t *schema, const tb_value_t *v,
+                       tb_decimal_format_t decimals, json_t **out, char *errstr,
+                       size_t errstr_size)
+{
+    *out = NULL;
+    if (v == NULL) {
+        if (schema != NULL && tb_schema_default(schema) != NULL) {
+            return tb_json_value_dump(schema, tb_schema_default(schema), decimals, out,
+                                      errstr, errstr_size);
+        }
+        if (schema != NULL && !tb_schema_optional(schema)) {
+            snprintf(errstr, errstr_size,
+                     "Conversion error: null value for field that "
+                     "is required and has no default value");
+            return -1;
+        }
+        *out = json_null();
+        return 0;
+    }
+    tb_type_t type = tb_value_type(v);
+    if (schema != NULL && tb_schema_type(schema) != type) {
+        snprintf(errstr, errstr_size, "Invalid type for %s: class %s",
+                 tb_type_name(tb_schema_type(schema)), tb_value_class_name(v));
+        return -1;
+    }
+    size_t len;
+    const char *text;
+    switch (type) {
+    case TB_TYPE_STRUCT: {
+        const tb_schema_t *ss = tb_value_struct_schema(v);
+        if (schema != NULL && !tb_schema_equal(ss, schema)) {
+            snprintf(errstr, errstr_size, "Mismatching schema.");
+            return -1;
+        }
+        json_t *json = json_object();
+        for (size_t i = 0; i < tb_schema_field_count(ss); i++) {
+            const tb_field_t *f = tb_schema_field_at(ss, i);
+            json_t *member = NULL;
+            if (tb_json_value_dump(f->schema, tb_value_struct_get_at(v, i), decimals,
+                                   &member, errstr, errstr_size) != 0) {
+                json_decref(json);
+                return -1;
+            }
+            json_object_set_new(json, f->name, member);
+        }
+        *out = json;
+        return 0;
+    }
+    case TB_TYPE_MAP:
+        return map_dump(schema, v, decimals, out, errstr, errstr_size);
+    case TB_TYPE_ARRAY: {
+        json_t *json = json_array();
+        for (size_t i = 0; i < tb_value_size(v); i++) {
+            json_t *item = NULL;
+            if (tb_json_value_dump(schema != NULL ? tb_schema_items(schema) : NULL,
+                                   tb_value_array_get(v, i), decimals, &item, errstr,
+                                   errstr_size) != 0) {
+                json_decref(json);
+                return -1;
+            }
+            json_array_append_new(json, item);
+        }
+        *out = json;
+        return 0;
+    }
+    case TB_TYPE_STRING:
+        text = tb_value_text(v, &len);
+        *out = json_stringn(text, len);
+        break;
+    case TB_TYPE_BYTES:
+        text = tb_value_text(v, &len);
+        *out = decimals == TB_DECIMAL_NUMERIC &&
+                       tb_schema_is_logical(schema, TB_LOGICAL_DECIMAL)
+                   ? json_real(decimal_real(schema, v))
+                   : base64_string(text, len);
+        break;
+    case TB_TYPE_BOOLEAN:
+        *out = json_boolean(tb_value_boolean(v));
+        break;
+    case TB_TYPE_FLOAT32:
+        *out = json_real(float32_as_double(tb_value_double(v)));
+        break;
+    case TB_TYPE_FLOAT64:
+        *out = json_real(tb_value_double(v));
+        break;
+    default:
+        *out = json_integer(tb_value_int64(v));
+        break;
+    }
+    if (*out == NULL) {
+        snprintf(errstr, errstr_size,
+                 "Conversion error: the value cannot be written "
+                 "as JSON (not UTF-8, or not a finite number)");
+        return -1;
+    }
+    return 0;
+}
+
+/* -------------------------------------------------------------------------
+ * Writing JSON as Jackson does
+ */
+
+typedef struct {
+    char *data;
+    size_t len;
+    size_t capacity;
+    bool failed;
+} tb_text_t;
+
+static void put(tb_text_t *t, const char *s, size_t n)
+{
+    if (t->failed) {
+        return;
+    }
+    if (t->len + n + 1 > t->capacity) {
+        size_t capacity = (t->len + n + 1) * 2;
+        char *grown = realloc(t->data, capacity);
+        if (grown == NULL) {
+            t->failed = true;
+            return;
+        }
+        t->data = grown;
+        t->capacity = capacity;
+    }
+    memcpy(t->data + t->len, s, n);
+    t->len += n;
+    t->data[t->len] = '\0';
+}
+
+static void put_string(tb_text_t *t, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    put(t, "\"", 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        const char *esc = NULL;
+        switch (ch) {
+        case '"':
+            esc = "\\\"";
+            break;
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '\b':
+            esc = "\\b";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\f':
+            esc = "\\f";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        default:
+            break;
+        }
+        if (esc != NULL) {
+            put(t, esc, strlen(esc));
+        } else if (ch < 0x20) {
+            char u[7] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15], '\0'};
+            put(t, u, 6);
+        } else {
+            put(t, s + i, 1);
+        }
+    }
+    put(t, "\"", 1);
+}
+
+static void put_json(tb_text_t *t, const json_t *json)
+{
+    char number[48];
+    const char *key;
+    json_t *member;
+    size_t i;
+    bool first = true;
+
+    switch (json_typeof(json)) {
+    case JSON_OBJECT:
+        put(t, "{", 1);
+        json_object_foreach ((json_t *)json, key, member) {
+            if (!first) {
+                put(t, ",", 1);
+            }
+            first = false;
+            put_string(t, key, strlen(key));
+            put(t, ":", 1);
+            put_json(t, member);
+        }
+        put(t, "}", 1);
+        return;
+    case JSON_ARRAY:
+        put(t, "[", 1);
+        json_array_foreach (json, i, member) {
+            if (i > 0) {
+                put(t, ",", 1);
+            }
+            put_json(t, member);
+        }
+        put(t, "]", 1);
+        return;
+    case JSON_STRING:
+        put_string(t, json_string_value(json), json_string_length(json));
+        return;
+    case JSON_INTEGER:
+        snprintf(number, sizeof(number), "%" JSON_INTEGER_FORMAT,
+                 json_integer_value(json));
+        put(t, number, strlen(number));
+        return;
+    case JSON_REAL:
+        if (!isfinite(json_real_value(json))) {
+            t->failed = true;
+            return;
+        }
+        java_real(json_real_value(json), false, number);
+        put(t, number, strlen(number));
+        return;
+    case JSON_TRUE:
+        put(t, "true", 4);
+        return;
+    case JSON_FALSE:
+        put(t, "false", 5);
+        return;
+    default:
+        put(t, "null", 4);
+        return;
+    }
+}
+
+char *tb_json_write(const json_t *json, size_t *len)
+{
+    tb_text_t t = {0};
+    put(&t, "", 0);
+    put_json(&t, json);
+    if (t.failed) {
+        free(t.data);
+        return NULL;
+    }
+    if (len != NULL) {
+        *len = t.len;
+    }
+    return t.data;
+}

@@ -1,0 +1,60 @@
+/*
+ * tb_task_transforms.h - where a task's transformation chain meets its
+ * records and converters (connectors/transforms/tb_chain.h), for the
+ * engines. Sources apply the chain after poll and before the converters,
+ * sinks after the converters and before put, as Connect does; in both, a
+ * key or value is parsed only when a transformation asks for its structure
+ * (a routing or header chain never parses).
+ *
+ * What the functions below return: 0 the record goes on, 1 the chain
+ * dropped it, -1 it failed in *stage ("TRANSFORMATION", or
+ * "KEY_CONVERTER" / "VALUE_CONVERTER" when the chain needed the structure
+ * of data the converter cannot read) with the class that failed in
+ * *failed_class (static storage) and the reason in reason.
+ */
+#ifndef TB_TASK_TRANSFORMS_H
+#define TB_TASK_TRANSFORMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "connectors/converters/tb_converter.h"
+#include "connectors/runtime/tb_plugin.h"
+#include "connectors/runtime/tb_task_engine.h"
+#include "connectors/transforms/tb_chain.h"
+
+/* The task's chain, or NULL when its connector has no transformation (the
+ * engines then skip it). Returns -1 with errstr when it cannot be built. */
+int tb_task_chain_create(const tb_task_env_t *env, tb_chain_t **chain, char *errstr,
+                         size_t errstr_size);
+
+/* What failed, for the dead letter queue and the task's trace. */
+typedef struct {
+    const char *stage;
+    const char *class_name;
+    char reason[512];
+} tb_transform_failure_t;
+
+/*
+ * Source: transforms a polled record in place. On 0 its topic may be a
+ * string the chain owns, and each side the chain changed is already Kafka
+ * bytes from its converter (converted[side] set; the runtime still owns
+ * key and value, as before).
+ */
+int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
+                        tb_source_record_t *record, bool converted[2],
+                        tb_transform_failure_t *failure);
+
+/*
+ * Sink: transforms a consumed record. record is filled by the caller (the
+ * original topic, partition, offset, timestamp and headers, and the Kafka
+ * bytes of key and value) and stays the caller's until put() returns
+ * (tb_record_release). On 0, out gets the routed topic and the headers, and
+ * for each side the chain changed its plugin form (converted[side] set, a
+ * malloc'd buffer the caller frees).
+ */
+int tb_sink_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
+                      tb_record_t *record, tb_sink_record_t *out, bool converted[2],
+                      tb_transform_failure_t *failure);
+
+#endif

@@ -1,0 +1,550 @@
+/*
+ * Transformations of a key's or value's fields, on Connect data: with a
+ * schema on structs, without one on maps with string keys, as Connect.
+ *
+ *   HoistField    wraps the data in a struct (or map) with one field
+ *   InsertField   adds the record's topic, partition, offset, timestamp or
+ *                 a static string as fields ("name!" required, "name?" or
+ *                 "name" optional); a null passes unchanged
+ *   ExtractField  replaces the data by one of its fields
+ *   ValueToKey    makes the key a struct (or map) of value fields
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connectors/transforms/tb_transform.h"
+
+/* Connect's message when the data is not a struct (with a schema) or a
+ * map (without): -1. */
+static int not_structured(const tb_record_side_t *s, const char *purpose, char *errstr,
+                          size_t errstr_size)
+{
+    if (s->schema == NULL) {
+        snprintf(errstr, errstr_size,
+                 "Only Map objects supported in absence of schema for [%s], found: %s",
+                 purpose, tb_value_class_name(s->value));
+    } else {
+        snprintf(errstr, errstr_size, "Only Struct objects supported for [%s], found: %s",
+                 purpose, tb_value_class_name(s->value));
+    }
+    return -1;
+}
+
+/* The typed side, checked to be a struct (schema) or a map (schemaless).
+ * NULL with errstr otherwise. */
+static tb_record_side_t *structured(tb_record_t *record, tb_side_t side,
+                                    const char *purpose, char *errstr, size_t errstr_size)
+{
+    tb_record_side_t *s = tb_record_typed(record, side, errstr, errstr_size);
+    if (s == NULL) {
+        return NULL;
+    }
+    tb_type_t wanted = s->schema != NULL ? TB_TYPE_STRUCT : TB_TYPE_MAP;
+    if (s->value == NULL || tb_value_type(s->value) != wanted ||
+        (s->schema != NULL && tb_schema_type(s->schema) != TB_TYPE_STRUCT)) {
+        not_structured(s, purpose, errstr, errstr_size);
+        return NULL;
+    }
+    return s;
+}
+
+static int out_of_memory(char *errstr, size_t errstr_size)
+{
+    snprintf(errstr, errstr_size, "out of memory");
+    return -1;
+}
+
+/* Sets side to schema and value (steals both) once value conforms. */
+static int set_checked(tb_record_t *record, tb_side_t side, tb_schema_t *schema,
+                       tb_value_t *value, char *errstr, size_t errstr_size)
+{
+    if (schema != NULL && tb_value_validate(schema, value, errstr, errstr_size) != 0) {
+        tb_schema_decref(schema);
+        tb_value_free(value);
+        return -1;
+    }
+    tb_record_set(record, side, schema, value);
+    return 0;
+}
+
+static tb_value_t *string_value(const char *s)
+{
+    return tb_value_string(s, strlen(s));
+}
+
+/* The state of the transforms configured by one "field" string. */
+static void *keep_values(const json_t *values, tb_side_t side, char *errstr,
+                         size_t errstr_size)
+{
+    (void)side;
+    (void)errstr;
+    (void)errstr_size;
+    return json_deep_copy(values);
+}
+
+static void release_values(void *state)
+{
+    json_decref(state);
+}
+
+/* Defines Name$Key and Name$Value: one implementation, two sides. */
+#define TB_SIDED_CLASSES(var, simple, table, create_fn, destroy_fn, apply_fn)            \
+    const tb_transform_class_t var##_key = {.name = TB_TRANSFORMS_PACKAGE simple "$Key", \
+                                            .side = TB_SIDE_KEY,                         \
+                                            .config = &(table),                          \
+                                            .create = (create_fn),                       \
+                                            .destroy = (destroy_fn),                     \
+                                            .apply = (apply_fn)};                        \
+    const tb_transform_class_t var##_value = {.name =                                    \
+                                                  TB_TRANSFORMS_PACKAGE simple "$Value", \
+                                              .side = TB_SIDE_VALUE,                     \
+                                              .config = &(table),                        \
+                                              .create = (create_fn),                     \
+                                              .destroy = (destroy_fn),                   \
+                                              .apply = (apply_fn)}
+
+/* Each use keeps its side next to its parsed keys. */
+typedef struct {
+    tb_side_t side;
+    json_t *values;
+} tb_field_use_t;
+
+static void *field_use_create(const json_t *values, tb_side_t side, char *errstr,
+                              size_t errstr_size)
+{
+    tb_field_use_t *use = malloc(sizeof(*use));
+    if (use == NULL ||
+        (use->values = keep_values(values, side, errstr, errstr_size)) == NULL) {
+        free(use);
+        snprintf(errstr, errstr_size, "out of memory");
+        return NULL;
+    }
+    use->side = side;
+    return use;
+}
+
+static void field_use_destroy(void *state)
+{
+    tb_field_use_t *use = state;
+    if (use != NULL) {
+        release_values(use->values);
+        free(use);
+    }
+}
+
+/*
+ * HoistField
+ */
+
+static int hoist_apply(void *state, tb_record_t *record, char *errstr, size_t errstr_size)
+{
+    tb_field_use_t *use = state;
+    const char *field = tb_config_string(use->values, "field");
+    tb_record_side_t *s = tb_record_typed(record, use->side, errstr, errstr_size);
+    if (s == NULL) {
+        return -1;
+    }
+    if (s->schema == NULL) {
+        tb_value_t *map = tb_value_map();
+        if (map == NULL ||
+            tb_value_map_put(map, string_value(field), tb_value_copy(s->value)) != 0) {
+            tb_value_free(map);
+            return out_of_memory(errstr, errstr_size);
+        }
+        tb_record_set(record, use->side, NULL, map);
+        return 0;
+    }
+    tb_schema_t *schema = tb_schema_new(TB_TYPE_STRUCT);
+    if (schema == NULL ||
+        tb_schema_add_field(schema, field, tb_schema_incref(s->schema)) != 0) {
+        tb_schema_decref(schema);
+        return out_of_memory(errstr, errstr_size);
+    }
+    tb_value_t *st = tb_value_struct(schema);
+    if (st == NULL || tb_value_struct_set_at(st, 0, tb_value_copy(s->value)) != 0) {
+        tb_value_free(st);
+        tb_schema_decref(schema);
+        return out_of_memory(errstr, errstr_size);
+    }
+    return set_checked(record, use->side, schema, st, errstr, errstr_size);
+}
+
+static const tb_config_def_t hoist_keys[] = {
+    {.name = "field",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .documentation = "Field name for the single field that will be created in the "
+                      "resulting Struct or Map."},
+};
+
+static const tb_config_table_t hoist_table =
+    TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "HoistField", hoist_keys);
+
+TB_SIDED_CLASSES(tb_hoist_field, "HoistField", hoist_table, field_use_create,
+                 field_use_destroy, hoist_apply);
+
+/*
+ * ExtractField
+ */
+
+static int extract_apply(void *state, tb_record_t *record, char *errstr,
+                         size_t errstr_size)
+{
+    tb_field_use_t *use = state;
+    const char *field = tb_config_string(use->values, "field");
+    tb_record_side_t *s = tb_record_typed(record, use->side, errstr, errstr_size);
+    if (s == NULL) {
+        return -1;
+    }
+    if (s->value == NULL) {
+        return 0; /* a null stays null */
+    }
+    s = structured(record, use->side, "field extraction", errstr, errstr_size);
+    if (s == NULL) {
+        return -1;
+    }
+    if (s->schema == NULL) {
+        tb_record_set(record, use->side, NULL,
+                      tb_value_copy(tb_value_map_get_string(s->value, field)));
+        return 0;
+    }
+    const tb_field_t *f = tb_schema_field(s->schema, field);
+    if (f == NULL) {
+        snprintf(errstr, errstr_size, "Unknown field: %s", field);
+        return -1;
+    }
+    tb_record_set(record, use->side, tb_schema_incref(f->schema),
+                  tb_value_copy(tb_value_struct_get_at(s->value, f->index)));
+    return 0;
+}
+
+static const tb_config_def_t extract_keys[] = {
+    {.name = "field",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .documentation = "Field name to extract."},
+    {.name = "replace.null.with.default",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .documentation = "Whether to replace fields that have a default value and that are "
+                      "null to the default value."},
+    {.name = "field.syntax.version",
+     .type = TB_CONFIG_STRING,
+     .default_value = "V1",
+     .importance = TB_IMPORTANCE_HIGH,
+     .one_of = (const char *const[]){"V1", NULL},
+     .documentation =
+         "Defines the version of the syntax to access fields. V1 reads "
+         "field names as they are (tributary has no V2, nested paths, yet)."},
+};
+
+static const tb_config_table_t extract_table =
+    TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "ExtractField", extract_keys);
+
+TB_SIDED_CLASSES(tb_extract_field, "ExtractField", extract_table, field_use_create,
+                 field_use_destroy, extract_apply);
+
+/*
+ * InsertField
+ */
+
+/* A field spec of InsertField: "name", "name?" (optional) or "name!". */
+typedef struct {
+    char name[256];
+    bool optional;
+    bool set;
+} tb_insert_spec_t;
+
+typedef struct {
+    tb_side_t side;
+    tb_insert_spec_t topic, partition, offset, timestamp, fixed;
+    char *fixed_value;
+} tb_insert_t;
+
+static void parse_spec(tb_insert_spec_t *spec, const char *text)
+{
+    size_t n = text != NULL ? strlen(text) : 0;
+    spec->set = n > 0;
+    spec->optional = !(n > 0 && text[n - 1] == '!');
+    if (n > 0 && (text[n - 1] == '!' || text[n - 1] == '?')) {
+        n--;
+    }
+    snprintf(spec->name, sizeof(spec->name), "%.*s", (int)n, text != NULL ? text : "");
+}
+
+static void insert_destroy(void *state)
+{
+    tb_insert_t *t = state;
+    if (t != NULL) {
+        free(t->fixed_value);
+        free(t);
+    }
+}
+
+static void *insert_create(const json_t *values, tb_side_t side, char *errstr,
+                           size_t errstr_size)
+{
+    tb_insert_t *t = calloc(1, sizeof(*t));
+    const char *fixed_value = tb_config_string(values, "static.value");
+    if (t == NULL ||
+        (fixed_value != NULL && (t->fixed_value = strdup(fixed_value)) == NULL)) {
+        insert_destroy(t);
+        snprintf(errstr, errstr_size, "out of memory");
+        return NULL;
+    }
+    t->side = side;
+    parse_spec(&t->topic, tb_config_string(values, "topic.field"));
+    parse_spec(&t->partition, tb_config_string(values, "partition.field"));
+    parse_spec(&t->offset, tb_config_string(values, "offset.field"));
+    parse_spec(&t->timestamp, tb_config_string(values, "timestamp.field"));
+    parse_spec(&t->fixed, tb_config_string(values, "static.field"));
+    return t;
+}
+
+/* The fields InsertField adds, in Connect's order, with their schemas and
+ * values for record. */
+typedef struct {
+    const tb_insert_spec_t *spec;
+    tb_type_t type;
+    bool is_timestamp;
+    bool present; /* the record has it */
+    int64_t number;
+    const char *text;
+} tb_insertion_t;
+
+static size_t insertions(const tb_insert_t *t, const tb_record_t *record,
+                         tb_insertion_t out[5])
+{
+    const tb_insertion_t all[5] = {
+        {&t->topic, TB_TYPE_STRING, false, record->topic != NULL, 0, record->topic},
+        {&t->partition, TB_TYPE_INT32, false, record->partition >= 0, record->partition,
+         NULL},
+        {&t->offset, TB_TYPE_INT64, false, record->offset >= 0, record->offset, NULL},
+        {&t->timestamp, TB_TYPE_INT64, true, record->timestamp >= 0, record->timestamp,
+         NULL},
+        {&t->fixed, TB_TYPE_STRING, false, t->fixed_value != NULL, 0, t->fixed_value},
+    };
+    size_t n = 0;
+    for (size_t i = 0; i < 5; i++) {
+        if (all[i].spec->set) {
+            out[n++] = all[i];
+        }
+    }
+    return n;
+}
+
+static tb_value_t *insertion_value(const tb_insertion_t *in)
+{
+    if (!in->present) {
+        return NULL;
+    }
+    return in->type == TB_TYPE_STRING ? string_value(in->text)
+                                      : tb_value_int(in->type, in->number);
+}
+
+static tb_schema_t *insertion_schema(const tb_insertion_t *in)
+{
+    tb_schema_t *s = in->is_timestamp ? tb_schema_timestamp() : tb_schema_new(in->type);
+    if (s != NULL) {
+        tb_schema_set_optional(s, in->spec->optional);
+    }
+    return s;
+}
+
+static int insert_schemaless(tb_record_t *record, tb_side_t side,
+                             const tb_insertion_t *ins, size_t n, char *errstr,
+                             size_t errstr_size)
+{
+    tb_value_t *map = tb_value_copy(tb_record_side(record, side)->value);
+    for (size_t i = 0; map != NULL && i < n; i++) {
+        if (tb_value_map_put(map, string_value(ins[i].spec->name),
+                             insertion_value(&ins[i])) != 0) {
+            tb_value_free(map);
+            map = NULL;
+        }
+    }
+    if (map == NULL) {
+        return out_of_memory(errstr, errstr_size);
+    }
+    tb_record_set(record, side, NULL, map);
+    return 0;
+}
+
+static int insert_apply(void *state, tb_record_t *record, char *errstr,
+                        size_t errstr_size)
+{
+    tb_insert_t *t = state;
+    tb_insertion_t ins[5];
+    size_t n = insertions(t, record, ins);
+    tb_record_side_t *s = tb_record_typed(record, t->side, errstr, errstr_size);
+    if (s == NULL) {
+        return -1;
+    }
+    if (s->value == NULL) {
+        return 0; /* a tombstone passes unchanged */
+    }
+    if (t->offset.set && record->offset < 0) {
+        snprintf(errstr, errstr_size,
+                 "Only SinkRecord supported for [field insertion], found: "
+                 "org.apache.kafka.connect.source.SourceRecord");
+        return -1;
+    }
+    if ((s = structured(record, t->side, "field insertion", errstr, errstr_size)) ==
+        NULL) {
+        return -1;
+    }
+    if (s->schema == NULL) {
+        return insert_schemaless(record, t->side, ins, n, errstr, errstr_size);
+    }
+    /* the schema's name, version, doc and parameters, its fields, then the
+     * inserted ones */
+    tb_schema_t *schema = tb_schema_copy(s->schema);
+    for (size_t i = 0; schema != NULL && i < n; i++) {
+        if (tb_schema_add_field(schema, ins[i].spec->name, insertion_schema(&ins[i])) !=
+            0) {
+            tb_schema_decref(schema);
+            snprintf(errstr, errstr_size,
+                     "Cannot create field because of field name "
+                     "duplication %s",
+                     ins[i].spec->name);
+            return -1;
+        }
+    }
+    tb_value_t *st = schema != NULL ? tb_value_struct(schema) : NULL;
+    if (st == NULL) {
+        tb_schema_decref(schema);
+        return out_of_memory(errstr, errstr_size);
+    }
+    size_t kept = tb_schema_field_count(s->schema);
+    for (size_t i = 0; i < kept; i++) {
+        tb_value_struct_set_at(st, i, tb_value_copy(tb_value_struct_get_at(s->value, i)));
+    }
+    for (size_t i = 0; i < n; i++) {
+        tb_value_struct_set_at(st, kept + i, insertion_value(&ins[i]));
+    }
+    return set_checked(record, t->side, schema, st, errstr, errstr_size);
+}
+
+static const tb_config_def_t insert_keys[] = {
+    {.name = "topic.field",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .documentation = "Field name for Kafka topic. Suffix with ! to make this a required "
+                      "field, or ? to keep it optional (the default)."},
+    {.name = "partition.field",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .documentation = "Field name for Kafka partition. Suffix with ! to make this a "
+                      "required field, or ? to keep it optional (the default)."},
+    {.name = "offset.field",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .documentation = "Field name for Kafka offset - only applicable to sink "
+                      "connectors. Suffix with ! to make this a required field, or ? to "
+                      "keep it optional (the default)."},
+    {.name = "timestamp.field",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .documentation = "Field name for record timestamp. Suffix with ! to make this a "
+                      "required field, or ? to keep it optional (the default)."},
+    {.name = "static.field",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .documentation = "Field name for static data field. Suffix with ! to make this a "
+                      "required field, or ? to keep it optional (the default)."},
+    {.name = "static.value",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .documentation = "Static field value, if field name configured."},
+    {.name = "replace.null.with.default",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .documentation = "Whether to replace fields that have a default value and that are "
+                      "null to the default value."},
+};
+
+static const tb_config_table_t insert_table =
+    TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "InsertField", insert_keys);
+
+TB_SIDED_CLASSES(tb_insert_field, "InsertField", insert_table, insert_create,
+                 insert_destroy, insert_apply);
+
+/*
+ * ValueToKey
+ */
+
+static int value_to_key_apply(void *state, tb_record_t *record, char *errstr,
+                              size_t errstr_size)
+{
+    const json_t *fields = tb_config_list(state, "fields");
+    tb_record_side_t *s = structured(
+        record, TB_SIDE_VALUE, "copying fields from value to key", errstr, errstr_size);
+    if (s == NULL) {
+        return -1;
+    }
+    size_t i;
+    json_t *item;
+    if (s->schema == NULL) {
+        tb_value_t *key = tb_value_map();
+        json_array_foreach (fields, i, item) {
+            const char *name = json_string_value(item);
+            if (tb_value_map_put(
+                    key, string_value(name),
+                    tb_value_copy(tb_value_map_get_string(s->value, name))) != 0) {
+                tb_value_free(key);
+                return out_of_memory(errstr, errstr_size);
+            }
+        }
+        tb_record_set(record, TB_SIDE_KEY, NULL, key);
+        return 0;
+    }
+    tb_schema_t *schema = tb_schema_new(TB_TYPE_STRUCT);
+    json_array_foreach (fields, i, item) {
+        const tb_field_t *f = tb_schema_field(s->schema, json_string_value(item));
+        if (f == NULL) {
+            snprintf(errstr, errstr_size, "Field does not exist: %s",
+                     json_string_value(item));
+            tb_schema_decref(schema);
+            return -1;
+        }
+        tb_schema_add_field(schema, f->name, tb_schema_incref(f->schema));
+    }
+    tb_value_t *key = tb_value_struct(schema);
+    for (i = 0; key != NULL && i < tb_schema_field_count(schema); i++) {
+        const tb_field_t *f =
+            tb_schema_field(s->schema, tb_schema_field_at(schema, i)->name);
+        tb_value_struct_set_at(key, i,
+                               tb_value_copy(tb_value_struct_get_at(s->value, f->index)));
+    }
+    return set_checked(record, TB_SIDE_KEY, schema, key, errstr, errstr_size);
+}
+
+static const tb_config_def_t value_to_key_keys[] = {
+    {.name = "fields",
+     .type = TB_CONFIG_LIST,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .documentation = "Field names on the record value to extract as the record key."},
+    {.name = "replace.null.with.default",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .documentation = "Whether to replace fields that have a default value and that are "
+                      "null to the default value."},
+};
+
+static const tb_config_table_t value_to_key_table =
+    TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "ValueToKey", value_to_key_keys);
+
+const tb_transform_class_t tb_value_to_key = {
+    .name = TB_TRANSFORMS_PACKAGE "ValueToKey",
+    .config = &value_to_key_table,
+    .create = keep_values,
+    .destroy = release_values,
+    .apply = value_to_key_apply,
+};

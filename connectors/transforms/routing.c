@@ -1,0 +1,401 @@
+/*
+ * Transformations that only route or touch headers, and Filter: none of
+ * them reads a key or value, so records pass without being parsed.
+ *
+ *   RegexRouter      topic -> replacement when regex matches all of it
+ *   TimestampRouter  topic -> topic.format with ${topic} and ${timestamp}
+ *                    (the record's timestamp in UTC, as timestamp.format:
+ *                    SimpleDateFormat's y M d H m s S and 'quoted' text)
+ *   InsertHeader     adds header = value.literal (its text, as Connect's
+ *                    SimpleHeaderConverter writes a literal)
+ *   DropHeaders      removes every header named in headers
+ *   Filter           drops the record (with a predicate, the ones it holds for)
+ *
+ * A routed topic is kept in the transform's table of topics, so the string
+ * a record points at lives as long as the chain.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "connectors/transforms/tb_regex.h"
+#include "connectors/transforms/tb_transform.h"
+
+/* The key of table equal to s (added once): a string that lives as long
+ * as table. NULL on no memory. */
+static const char *intern(json_t *table, const char *s)
+{
+    if (json_object_get(table, s) == NULL &&
+        json_object_set_new(table, s, json_true()) != 0) {
+        return NULL;
+    }
+    return json_object_iter_key(json_object_iter_at(table, s));
+}
+
+static int out_of_memory(char *errstr, size_t errstr_size)
+{
+    snprintf(errstr, errstr_size, "out of memory");
+    return -1;
+}
+
+/*
+ * RegexRouter
+ */
+
+typedef struct {
+    regex_t re;
+    char *replacement;
+    json_t *routes; /* topic -> routed topic (a string) */
+} tb_regex_router_t;
+
+static void regex_router_destroy(void *state)
+{
+    tb_regex_router_t *r = state;
+    if (r == NULL) {
+        return;
+    }
+    regfree(&r->re);
+    free(r->replacement);
+    json_decref(r->routes);
+    free(r);
+}
+
+static void *regex_router_create(const json_t *values, tb_side_t side, char *errstr,
+                                 size_t errstr_size)
+{
+    tb_regex_router_t *r = calloc(1, sizeof(*r));
+    (void)side;
+    if (r == NULL || tb_regex_compile(&r->re, tb_config_string(values, "regex")) != 0) {
+        free(r);
+        snprintf(errstr, errstr_size, "RegexRouter: the regex does not compile");
+        return NULL;
+    }
+    r->replacement = strdup(tb_config_string(values, "replacement"));
+    r->routes = json_object();
+    if (r->replacement == NULL || r->routes == NULL) {
+        regex_router_destroy(r);
+        snprintf(errstr, errstr_size, "out of memory");
+        return NULL;
+    }
+    return r;
+}
+
+static int regex_router_apply(void *state, tb_record_t *record, char *errstr,
+                              size_t errstr_size)
+{
+    tb_regex_router_t *r = state;
+    json_t *route = json_object_get(r->routes, record->topic);
+    if (route == NULL) {
+        regmatch_t groups[10];
+        char *routed = tb_regex_matches(&r->re, record->topic, groups)
+                           ? tb_regex_replace(record->topic, groups, r->replacement)
+                           : strdup(record->topic);
+        if (routed == NULL ||
+            json_object_set_new(r->routes, record->topic, json_string(routed)) != 0) {
+            free(routed);
+            return out_of_memory(errstr, errstr_size);
+        }
+        free(routed);
+        route = json_object_get(r->routes, record->topic);
+    }
+    record->topic = json_string_value(route);
+    return 0;
+}
+
+static const tb_config_def_t regex_router_keys[] = {
+    {.name = "regex",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .check = tb_regex_check,
+     .documentation = "Regular expression to use for matching (POSIX extended syntax, "
+                      "matched against the whole topic)."},
+    {.name = "replacement",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .documentation = "Replacement string; $1 to $9 refer to the regex's groups."},
+};
+
+static const tb_config_table_t regex_router_table =
+    TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "RegexRouter", regex_router_keys);
+
+const tb_transform_class_t tb_regex_router = {
+    .name = TB_TRANSFORMS_PACKAGE "RegexRouter",
+    .config = &regex_router_table,
+    .create = regex_router_create,
+    .destroy = regex_router_destroy,
+    .apply = regex_router_apply,
+};
+
+/*
+ * TimestampRouter
+ */
+
+typedef struct {
+    char *topic_format;
+    char *timestamp_format;
+    json_t *topics; /* the topics made so far */
+} tb_timestamp_router_t;
+
+static void timestamp_router_destroy(void *state)
+{
+    tb_timestamp_router_t *t = state;
+    if (t == NULL) {
+        return;
+    }
+    free(t->topic_format);
+    free(t->timestamp_format);
+    json_decref(t->topics);
+    free(t);
+}
+
+static void *timestamp_router_create(const json_t *values, tb_side_t side, char *errstr,
+                                     size_t errstr_size)
+{
+    tb_timestamp_router_t *t = calloc(1, sizeof(*t));
+    (void)side;
+    if (t == NULL ||
+        (t->topic_format = strdup(tb_config_string(values, "topic.format"))) == NULL ||
+        (t->timestamp_format = strdup(tb_config_string(values, "timestamp.format"))) ==
+            NULL ||
+        (t->topics = json_object()) == NULL) {
+        timestamp_router_destroy(t);
+        snprintf(errstr, errstr_size, "out of memory");
+        return NULL;
+    }
+    return t;
+}
+
+/* Appends the SimpleDateFormat rendering of tm (and ms) to out. */
+static void format_time(const char *pattern, const struct tm *tm, int ms, char *out,
+                        size_t size)
+{
+    size_t used = strlen(out);
+    for (const char *p = pattern; *p != '\0' && used + 8 < size;) {
+        size_t run = 1;
+        while (p[run] == p[0]) {
+            run++;
+        }
+        int value = -1;
+        switch (*p) {
+        case 'y':
+            value = run == 2 ? (tm->tm_year + 1900) % 100 : tm->tm_year + 1900;
+            break;
+        case 'M':
+            value = tm->tm_mon + 1;
+            break;
+        case 'd':
+            value = tm->tm_mday;
+            break;
+        case 'H':
+            value = tm->tm_hour;
+            break;
+        case 'm':
+            value = tm->tm_min;
+            break;
+        case 's':
+            value = tm->tm_sec;
+            break;
+        case 'S':
+            value = ms;
+            break;
+        default:
+            break;
+        }
+        if (value >= 0) {
+            used += (size_t)snprintf(out + used, size - used, "%0*d", (int)run, value);
+            p += run;
+        } else if (*p == '\'') {
+            for (p++; *p != '\0' && *p != '\'' && used + 1 < size; p++) {
+                out[used++] = *p;
+            }
+            p += *p == '\'';
+            out[used] = '\0';
+        } else {
+            out[used++] = *p++;
+            out[used] = '\0';
+        }
+    }
+}
+
+static int timestamp_router_apply(void *state, tb_record_t *record, char *errstr,
+                                  size_t errstr_size)
+{
+    tb_timestamp_router_t *t = state;
+    char topic[1024] = "";
+    if (record->timestamp < 0) {
+        snprintf(errstr, errstr_size, "Timestamp missing on record: topic %s",
+                 record->topic);
+        return -1;
+    }
+    time_t seconds = (time_t)(record->timestamp / 1000);
+    struct tm tm;
+    gmtime_r(&seconds, &tm);
+    for (const char *p = t->topic_format; *p != '\0';) {
+        size_t used = strlen(topic);
+        if (strncmp(p, "${topic}", 8) == 0) {
+            snprintf(topic + used, sizeof(topic) - used, "%s", record->topic);
+            p += 8;
+        } else if (strncmp(p, "${timestamp}", 12) == 0) {
+            format_time(t->timestamp_format, &tm, (int)(record->timestamp % 1000), topic,
+                        sizeof(topic));
+            p += 12;
+        } else if (used + 1 < sizeof(topic)) {
+            topic[used] = *p++;
+            topic[used + 1] = '\0';
+        } else {
+            break;
+        }
+    }
+    record->topic = intern(t->topics, topic);
+    return record->topic != NULL ? 0 : out_of_memory(errstr, errstr_size);
+}
+
+static const tb_config_def_t timestamp_router_keys[] = {
+    {.name = "topic.format",
+     .type = TB_CONFIG_STRING,
+     .default_value = "${topic}-${timestamp}",
+     .importance = TB_IMPORTANCE_HIGH,
+     .documentation = "Format string which can contain ${topic} and ${timestamp} as "
+                      "placeholders for the topic and timestamp, respectively."},
+    {.name = "timestamp.format",
+     .type = TB_CONFIG_STRING,
+     .default_value = "yyyyMMdd",
+     .importance = TB_IMPORTANCE_HIGH,
+     .documentation = "Format string for the timestamp that is compatible with "
+                      "java.text.SimpleDateFormat (y, M, d, H, m, s, S and 'text'), "
+                      "in UTC."},
+};
+
+static const tb_config_table_t timestamp_router_table =
+    TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "TimestampRouter", timestamp_router_keys);
+
+const tb_transform_class_t tb_timestamp_router = {
+    .name = TB_TRANSFORMS_PACKAGE "TimestampRouter",
+    .config = &timestamp_router_table,
+    .create = timestamp_router_create,
+    .destroy = timestamp_router_destroy,
+    .apply = timestamp_router_apply,
+};
+
+/*
+ * InsertHeader and DropHeaders keep their parsed keys as their state.
+ */
+
+static void *keep_values(const json_t *values, tb_side_t side, char *errstr,
+                         size_t errstr_size)
+{
+    (void)side;
+    (void)errstr;
+    (void)errstr_size;
+    return json_deep_copy(values);
+}
+
+static void release_values(void *state)
+{
+    json_decref(state);
+}
+
+static int insert_header_apply(void *state, tb_record_t *record, char *errstr,
+                               size_t errstr_size)
+{
+    const char *literal = tb_config_string(state, "value.literal");
+    if (tb_record_header_add(record, tb_config_string(state, "header"), literal,
+                             strlen(literal)) != 0) {
+        return out_of_memory(errstr, errstr_size);
+    }
+    return 0;
+}
+
+static const tb_config_def_t insert_header_keys[] = {
+    {.name = "header",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .documentation = "The name of the header."},
+    {.name = "value.literal",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .documentation = "The literal value that is to be set as the header value on all "
+                      "records."},
+};
+
+static const tb_config_table_t insert_header_table =
+    TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "InsertHeader", insert_header_keys);
+
+const tb_transform_class_t tb_insert_header = {
+    .name = TB_TRANSFORMS_PACKAGE "InsertHeader",
+    .config = &insert_header_table,
+    .create = keep_values,
+    .destroy = release_values,
+    .apply = insert_header_apply,
+};
+
+static int drop_headers_apply(void *state, tb_record_t *record, char *errstr,
+                              size_t errstr_size)
+{
+    size_t i;
+    json_t *name;
+    json_array_foreach ((json_t *)tb_config_list(state, "headers"), i, name) {
+        if (tb_record_header_remove(record, json_string_value(name)) != 0) {
+            return out_of_memory(errstr, errstr_size);
+        }
+    }
+    return 0;
+}
+
+/* A list that must name at least one entry, as Connect's NonEmptyList. */
+static int non_empty_list(const json_t *value, char *reason, size_t reason_size)
+{
+    if (json_array_size(value) == 0) {
+        snprintf(reason, reason_size, "Empty list");
+        return -1;
+    }
+    return 0;
+}
+
+static const tb_config_def_t drop_headers_keys[] = {
+    {.name = "headers",
+     .type = TB_CONFIG_LIST,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .check = non_empty_list,
+     .documentation = "The name of the headers to be removed."},
+};
+
+static const tb_config_table_t drop_headers_table =
+    TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "DropHeaders", drop_headers_keys);
+
+const tb_transform_class_t tb_drop_headers = {
+    .name = TB_TRANSFORMS_PACKAGE "DropHeaders",
+    .config = &drop_headers_table,
+    .create = keep_values,
+    .destroy = release_values,
+    .apply = drop_headers_apply,
+};
+
+/*
+ * Filter
+ */
+
+static int filter_apply(void *state, tb_record_t *record, char *errstr,
+                        size_t errstr_size)
+{
+    (void)state;
+    (void)record;
+    (void)errstr;
+    (void)errstr_size;
+    return TB_TRANSFORM_DROP;
+}
+
+static const tb_config_table_t filter_table = {
+    .name = TB_TRANSFORMS_PACKAGE "Filter", .defs = NULL, .count = 0};
+
+const tb_transform_class_t tb_filter = {
+    .name = TB_TRANSFORMS_PACKAGE "Filter",
+    .config = &filter_table,
+    .apply = filter_apply,
+};

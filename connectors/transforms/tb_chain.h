@@ -1,0 +1,56 @@
+/*
+ * tb_chain.h - a connector's single message transforms: the chain built
+ * from its `transforms` and `predicates` keys, once per task, and applied
+ * to each record (sources after poll and before the converters, sinks
+ * after the converters and before put, as in Connect).
+ */
+#ifndef TB_CHAIN_H
+#define TB_CHAIN_H
+
+#include <jansson.h>
+
+#include "core/tb_config.h"
+#include "core/tb_record.h"
+
+typedef struct tb_chain tb_chain_t;
+
+/*
+ * Builds the chain of a connector config (raw: the config as written, an
+ * object of strings; borrowed). Returns NULL with errstr when a class is
+ * unknown or its keys are invalid (a validated config builds). A config
+ * without transforms builds an empty chain.
+ */
+tb_chain_t *tb_chain_create(const json_t *raw, char *errstr, size_t errstr_size);
+
+/* NULL is a no-op. Strings a transform set as a record's topic die here. */
+void tb_chain_destroy(tb_chain_t *chain);
+
+/* Whether the chain has no transformation: the engines then skip it. */
+bool tb_chain_empty(const tb_chain_t *chain);
+
+/*
+ * Applies the chain to record. Returns 0 when the record goes on, 1 when a
+ * transformation dropped it, -1 when one failed: errstr says why and
+ * *failed_class names the transformation's class (static storage).
+ */
+int tb_chain_apply(tb_chain_t *chain, tb_record_t *record, const char **failed_class,
+                   char *errstr, size_t errstr_size);
+
+/* Checks the chains of a connector config as Connect validates them,
+ * adding each problem to errors under the key the user wrote
+ * (`transforms.<alias>.<key>`, `predicates.<alias>.<key>`). aliases are the
+ * parsed `transforms` and `predicates` lists. Borrows everything. */
+void tb_chain_validate(const json_t *transforms, const json_t *predicates,
+                       const json_t *raw, json_t *errors);
+
+/* For GET /connector-plugins: every class's name, kind ("transformation" or
+ * "predicate") and config table, through fn. */
+void tb_chain_classes(void (*fn)(void *opaque, const char *name, const char *kind,
+                                 const tb_config_table_t *config),
+                      void *opaque);
+
+/* The config table of the transformation or predicate called name (class
+ * name or alias), or NULL. */
+const tb_config_table_t *tb_chain_class_config(const char *name);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * tb_transform.h - what a transformation or predicate class is; for the
+ * classes in this folder (the runtime uses tb_chain.h).
+ *
+ * A class is one static const tb_transform_class_t, listed in registry.c.
+ * Connect's $Key and $Value variants are two classes sharing one
+ * implementation, told apart by their side. The chain parses a class's keys
+ * with its config table and hands create() the typed values.
+ */
+#ifndef TB_TRANSFORM_H
+#define TB_TRANSFORM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "core/tb_config.h"
+#include "core/tb_record.h"
+
+#define TB_TRANSFORMS_PACKAGE "org.apache.kafka.connect.transforms."
+#define TB_PREDICATES_PACKAGE "org.apache.kafka.connect.transforms.predicates."
+
+/* What a transformation's apply() returns besides 0 (the record goes on)
+ * and -1 (it failed, errstr says why). */
+#define TB_TRANSFORM_DROP 1
+
+typedef enum { TB_TRANSFORMATION = 0, TB_PREDICATE } tb_transform_kind_t;
+
+typedef struct tb_transform_class {
+    const char *name; /* Connect's class name */
+    tb_transform_kind_t kind;
+    tb_side_t side; /* for $Key / $Value classes */
+    const tb_config_table_t *config;
+    /* The state of one use from its parsed keys (borrowed), or NULL with
+     * errstr. Optional: without it the state is NULL. */
+    void *(*create)(const json_t *values, tb_side_t side, char *errstr,
+                    size_t errstr_size);
+    void (*destroy)(void *state); /* required with create */
+    /* Transformations: changes record; 0, TB_TRANSFORM_DROP or -1. */
+    int (*apply)(void *state, tb_record_t *record, char *errstr, size_t errstr_size);
+    /* Predicates: whether the predicate holds for record. */
+    bool (*test)(void *state, tb_record_t *record);
+} tb_transform_class_t;
+
+/* The class called name: its class name, or the name without its package
+ * ("RegexRouter", "InsertField$Value", "TopicNameMatches"). NULL when none. */
+const tb_transform_class_t *tb_transform_class_find(const char *name);
+
+/* Every class, NULL-terminated (registry.c). */
+extern const tb_transform_class_t *const tb_transform_classes[];
+
+#endif

@@ -1,0 +1,272 @@
+#include "tb_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "connectors/converters/tb_converter.h"
+#include "connectors/converters/tb_json_data.h"
+
+#define JSON_CLASS "org.apache.kafka.connect.json.JsonConverter"
+
+/* An envelope as Connect 3.9's JsonConverter writes it: member order,
+ * logical types (Timestamp, Date, Decimal as base64 of its unscaled bytes:
+ * 123.45 is 12345 = 0x3039 = "MDk="), reals as Java spells them. */
+#define CONNECT_ENVELOPE                                                                 \
+    "{\"schema\":{\"type\":\"struct\",\"fields\":["                                      \
+    "{\"type\":\"int32\",\"optional\":false,\"field\":\"id\"},"                          \
+    "{\"type\":\"string\",\"optional\":true,\"field\":\"name\"},"                        \
+    "{\"type\":\"int64\",\"optional\":false,\"name\":"                                   \
+    "\"org.apache.kafka.connect.data.Timestamp\",\"version\":1,\"field\":\"ts\"},"       \
+    "{\"type\":\"int32\",\"optional\":true,\"name\":"                                    \
+    "\"org.apache.kafka.connect.data.Date\",\"version\":1,\"field\":\"day\"},"           \
+    "{\"type\":\"bytes\",\"optional\":false,\"name\":"                                   \
+    "\"org.apache.kafka.connect.data.Decimal\",\"version\":1,\"parameters\":"            \
+    "{\"scale\":\"2\"},\"field\":\"price\"},"                                            \
+    "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":false},"            \
+    "\"optional\":false,\"field\":\"tags\"},"                                            \
+    "{\"type\":\"map\",\"keys\":{\"type\":\"string\",\"optional\":false},\"values\":"    \
+    "{\"type\":\"double\",\"optional\":false},\"optional\":false,\"field\":\"scores\"}," \
+    "{\"type\":\"float\",\"optional\":false,\"field\":\"ratio\"},"                       \
+    "{\"type\":\"boolean\",\"optional\":false,\"default\":true,\"field\":\"active\"}],"  \
+    "\"optional\":false,\"name\":\"com.example.Order\",\"version\":3},"                  \
+    "\"payload\":{\"id\":42,\"name\":null,\"ts\":1700000000000,\"day\":19675,"           \
+    "\"price\":\"MDk=\",\"tags\":[\"a\",\"b\"],\"scores\":{\"x\":1.5,\"y\":1.0E10},"     \
+    "\"ratio\":0.1,\"active\":false}}"
+
+static tb_converter_t *make(const char *settings)
+{
+    char errstr[512] = "";
+    json_t *raw = json_loads(settings, 0, NULL);
+    tb_converter_t *c =
+        tb_converter_create(JSON_CLASS, raw, false, errstr, sizeof(errstr));
+    json_decref(raw);
+    if (c == NULL) {
+        fail_msg("%s", errstr);
+    }
+    return c;
+}
+
+static void to_typed(tb_converter_t *c, const char *text, tb_schema_t **schema,
+                     tb_value_t **value)
+{
+    char errstr[512] = "";
+    if (tb_converter_to_typed(c, text, strlen(text), schema, value, errstr,
+                              sizeof(errstr)) != 0) {
+        fail_msg("%s", errstr);
+    }
+}
+
+/* What c writes for schema and value, as a NUL-terminated string. */
+static char *from_typed(tb_converter_t *c, const tb_schema_t *schema,
+                        const tb_value_t *value)
+{
+    char errstr[512] = "";
+    void *out = NULL;
+    size_t len = 0;
+    if (tb_converter_from_typed(c, schema, value, &out, &len, errstr, sizeof(errstr)) !=
+        0) {
+        fail_msg("%s", errstr);
+    }
+    char *text = malloc(len + 1);
+    memcpy(text, out, len);
+    text[len] = '\0';
+    free(out);
+    return text;
+}
+
+static void test_connect_envelope_round_trips_byte_for_byte(void **state)
+{
+    (void)state;
+    tb_converter_t *c = make("{}");
+    tb_schema_t *schema = NULL;
+    tb_value_t *value = NULL;
+    to_typed(c, CONNECT_ENVELOPE, &schema, &value);
+
+    assert_string_equal(tb_schema_name(schema), "com.example.Order");
+    assert_int_equal(tb_schema_version(schema), 3);
+    assert_int_equal(tb_value_int64(tb_value_struct_get(value, "id")), 42);
+    assert_int_equal(tb_value_type(tb_value_struct_get(value, "id")), TB_TYPE_INT32);
+    assert_null(tb_value_struct_get(value, "name"));
+    const tb_field_t *price = tb_schema_field(schema, "price");
+    assert_true(tb_schema_is_logical(price->schema, TB_LOGICAL_DECIMAL));
+    size_t len;
+    const char *unscaled = tb_value_text(tb_value_struct_get(value, "price"), &len);
+    assert_int_equal(len, 2);
+    assert_memory_equal(unscaled, "\x30\x39", 2);
+    assert_true(tb_schema_is_logical(tb_schema_field(schema, "ts")->schema,
+                                     TB_LOGICAL_TIMESTAMP));
+    assert_int_equal(tb_value_int64(tb_value_struct_get(value, "ts")), 1700000000000LL);
+    assert_int_equal(tb_value_type(tb_value_struct_get(value, "ratio")), TB_TYPE_FLOAT32);
+    assert_false(tb_value_boolean(tb_value_struct_get(value, "active")));
+    const tb_value_t *scores = tb_value_struct_get(value, "scores");
+    assert_true(tb_value_double(tb_value_map_get_string(scores, "y")) == 1e10);
+
+    char *back = from_typed(c, schema, value);
+    assert_string_equal(back, CONNECT_ENVELOPE);
+    free(back);
+    tb_value_free(value);
+    tb_schema_decref(schema);
+    tb_converter_destroy(c);
+}
+
+static void test_decimal_numeric_and_defaults(void **state)
+{
+    (void)state;
+    tb_converter_t *base64 = make("{}");
+    tb_converter_t *numeric = make("{\"decimal.format\":\"numeric\"}");
+    tb_schema_t *schema = NULL;
+    tb_value_t *value = NULL;
+    to_typed(base64, CONNECT_ENVELOPE, &schema, &value);
+    char *text = from_typed(numeric, schema, value);
+    assert_non_null(strstr(text, "\"price\":123.45,"));
+    /* a NUMERIC decimal reads back to the same unscaled bytes */
+    tb_schema_t *again_schema = NULL;
+    tb_value_t *again = NULL;
+    to_typed(numeric, text, &again_schema, &again);
+    assert_true(tb_value_equal(value, again));
+    /* a null under a schema with a default is written as the default */
+    tb_value_struct_set(again, "active", NULL);
+    free(text);
+    text = from_typed(base64, again_schema, again);
+    assert_non_null(strstr(text, "\"active\":true}}"));
+    free(text);
+    tb_value_free(again);
+    tb_schema_decref(again_schema);
+    tb_value_free(value);
+    tb_schema_decref(schema);
+    tb_converter_destroy(numeric);
+    tb_converter_destroy(base64);
+}
+
+static void test_schemaless_data(void **state)
+{
+    (void)state;
+    tb_converter_t *c = make("{\"schemas.enable\":\"false\"}");
+    tb_schema_t *schema = NULL;
+    tb_value_t *value = NULL;
+    to_typed(c, "{\"a\":1,\"b\":[true,null],\"c\":2.5}", &schema, &value);
+    assert_null(schema);
+    assert_int_equal(tb_value_type(value), TB_TYPE_MAP);
+    assert_int_equal(tb_value_type(tb_value_map_get_string(value, "a")), TB_TYPE_INT64);
+    assert_int_equal(tb_value_type(tb_value_map_get_string(value, "c")), TB_TYPE_FLOAT64);
+    char *back = from_typed(c, NULL, value);
+    assert_string_equal(back, "{\"a\":1,\"b\":[true,null],\"c\":2.5}");
+    free(back);
+    tb_value_free(value);
+
+    /* an envelope with a null schema holds schemaless data */
+    tb_converter_t *enveloped = make("{}");
+    to_typed(enveloped, "{\"schema\":null,\"payload\":[1]}", &schema, &value);
+    assert_null(schema);
+    back = from_typed(enveloped, NULL, value);
+    assert_string_equal(back, "{\"schema\":null,\"payload\":[1]}");
+    free(back);
+    tb_value_free(value);
+    tb_converter_destroy(enveloped);
+    tb_converter_destroy(c);
+}
+
+static void test_bad_envelopes_name_the_problem(void **state)
+{
+    (void)state;
+    char errstr[512];
+    tb_converter_t *c = make("{}");
+    tb_schema_t *schema = NULL;
+    tb_value_t *value = NULL;
+    static const struct {
+        const char *text;
+        const char *error;
+    } cases[] = {
+        {"{\"schema\":{\"type\":\"int32\",\"optional\":false},\"payload\":null}",
+         "Invalid null value for required INT32 field"},
+        {"{\"schema\":{\"type\":\"int32\"},\"payload\":\"x\"}",
+         "Invalid value for schema type INT32: a JSON STRING"},
+        {"{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"int8\"}]},"
+         "\"payload\":{}}",
+         "Struct schema's field name not specified properly"},
+        {"{\"schema\":{\"type\":\"array\"},\"payload\":[]}",
+         "Array schema did not specify the element type"},
+        {"{\"schema\":{\"type\":\"bytes\"},\"payload\":\"@@\"}", "Invalid bytes field"},
+        {"{\"schema\":{\"type\":\"uuid\"},\"payload\":1}", "Unknown schema type: uuid"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(tb_converter_to_typed(c, cases[i].text, strlen(cases[i].text),
+                                               &schema, &value, errstr, sizeof(errstr)),
+                         -1);
+        assert_string_equal(errstr, cases[i].error);
+        assert_null(schema);
+    }
+    tb_converter_destroy(c);
+}
+
+static void test_reals_spelled_as_java(void **state)
+{
+    (void)state;
+    static const struct {
+        double value;
+        const char *text;
+    } cases[] = {
+        {100.0, "100.0"},
+        {0.001, "0.001"},
+        {1e-4, "1.0E-4"},
+        {1234567.0, "1234567.0"},
+        {1.2345678e7, "1.2345678E7"},
+        {-2.5, "-2.5"},
+        {0.1, "0.1"},
+        {1e10, "1.0E10"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *real = json_real(cases[i].value);
+        char *text = tb_json_write(real, NULL);
+        assert_string_equal(text, cases[i].text);
+        free(text);
+        json_decref(real);
+    }
+}
+
+static void test_string_converter_and_plugin_text(void **state)
+{
+    (void)state;
+    char errstr[256];
+    tb_converter_t *c =
+        tb_converter_create("StringConverter", NULL, false, errstr, sizeof(errstr));
+    tb_schema_t *schema = NULL;
+    tb_value_t *value = NULL;
+    assert_int_equal(
+        tb_converter_to_typed(c, "hi", 2, &schema, &value, errstr, sizeof(errstr)), 0);
+    assert_int_equal(tb_schema_type(schema), TB_TYPE_STRING);
+    assert_true(tb_schema_optional(schema));
+    assert_string_equal(tb_value_text(value, NULL), "hi");
+    tb_value_free(value);
+    tb_schema_decref(schema);
+    tb_converter_destroy(c);
+
+    /* a source plugin's JSON text gets the schema JsonConverter infers */
+    const char *line = "{\"b\":2,\"a\":\"x\"}";
+    assert_int_equal(tb_plugin_data_to_typed(TB_DATA_JSON, line, strlen(line), &schema,
+                                             &value, errstr, sizeof(errstr)),
+                     0);
+    assert_int_equal(tb_schema_type(tb_schema_field(schema, "b")->schema), TB_TYPE_INT64);
+    void *out = NULL;
+    size_t len = 0;
+    assert_int_equal(
+        tb_typed_to_plugin(schema, value, &out, &len, errstr, sizeof(errstr)), 0);
+    assert_int_equal(len, strlen(line));
+    assert_memory_equal(out, line, len);
+    free(out);
+    tb_value_free(value);
+    tb_schema_decref(schema);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_connect_envelope_round_trips_byte_for_byte),
+        cmocka_unit_test(test_decimal_numeric_and_defaults),
+        cmocka_unit_test(test_schemaless_data),
+        cmocka_unit_test(test_bad_envelopes_name_the_problem),
+        cmocka_unit_test(test_reals_spelled_as_java),
+        cmocka_unit_test(test_string_converter_and_plugin_text),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

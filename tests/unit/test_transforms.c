@@ -1,0 +1,387 @@
+#include "tb_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "connectors/converters/tb_converter.h"
+#include "connectors/transforms/tb_chain.h"
+#include "core/tb_config.h"
+
+/* The source-side typer: plugin strings, counted so that tests can tell
+ * whether a transform parsed the data. */
+static int typed_calls;
+
+static int string_typer(void *opaque, tb_side_t side, const void *bytes, size_t len,
+                        tb_schema_t **schema, tb_value_t **value, char *errstr,
+                        size_t errstr_size)
+{
+    (void)opaque;
+    (void)side;
+    typed_calls++;
+    return tb_plugin_data_to_typed(TB_DATA_STRING, bytes, len, schema, value, errstr,
+                                   errstr_size);
+}
+
+/* The sink-side typer: a converter's Connect data. */
+static int converter_typer(void *opaque, tb_side_t side, const void *bytes, size_t len,
+                           tb_schema_t **schema, tb_value_t **value, char *errstr,
+                           size_t errstr_size)
+{
+    (void)side;
+    typed_calls++;
+    return tb_converter_to_typed(opaque, bytes, len, schema, value, errstr, errstr_size);
+}
+
+static tb_chain_t *chain_of(const char *config)
+{
+    char errstr[1024] = "";
+    json_t *raw = json_loads(config, 0, NULL);
+    assert_non_null(raw);
+    tb_chain_t *chain = tb_chain_create(raw, errstr, sizeof(errstr));
+    json_decref(raw);
+    if (chain == NULL) {
+        fail_msg("%s", errstr);
+    }
+    return chain;
+}
+
+static tb_record_t record_of(const char *topic, const char *value)
+{
+    typed_calls = 0;
+    return (tb_record_t){.topic = topic,
+                         .partition = 0,
+                         .offset = -1,
+                         .timestamp = 1700000000000LL,
+                         .value = {.bytes = value, .len = value ? strlen(value) : 0},
+                         .typer = string_typer};
+}
+
+/* Applies chain, expecting rc. */
+static void apply(tb_chain_t *chain, tb_record_t *r, int rc, const char *error)
+{
+    char errstr[512] = "";
+    const char *failed = NULL;
+    assert_int_equal(tb_chain_apply(chain, r, &failed, errstr, sizeof(errstr)), rc);
+    if (error != NULL) {
+        assert_string_equal(errstr, error);
+        assert_non_null(failed);
+    }
+}
+
+/* JsonConverter's bytes of one side, NUL-terminated. */
+static char *json_of(tb_record_t *r, tb_side_t side, bool schemas)
+{
+    char errstr[512];
+    json_t *settings = json_pack("{s:s}", "schemas.enable", schemas ? "true" : "false");
+    tb_converter_t *c = tb_converter_create("JsonConverter", settings,
+                                            side == TB_SIDE_KEY, errstr, sizeof(errstr));
+    json_decref(settings);
+    tb_record_side_t *s = tb_record_side(r, side);
+    assert_true(s->typed);
+    void *out = NULL;
+    size_t len = 0;
+    assert_int_equal(tb_converter_from_typed(c, s->schema, s->value, &out, &len, errstr,
+                                             sizeof(errstr)),
+                     0);
+    char *text = calloc(1, len + 1);
+    memcpy(text, out, len);
+    free(out);
+    tb_converter_destroy(c);
+    return text;
+}
+
+static json_t *validate(const char *config)
+{
+    json_t *raw = json_loads(config, 0, NULL);
+    json_t *errors = json_object();
+    json_t *transforms = json_array();
+    json_t *predicates = json_array();
+    char *list;
+    const char *t = json_string_value(json_object_get(raw, "transforms"));
+    const char *p = json_string_value(json_object_get(raw, "predicates"));
+    for (char *item = (list = strdup(t ? t : "")), *save = NULL;
+         (item = strtok_r(item, ",", &save)) != NULL; item = NULL) {
+        json_array_append_new(transforms, json_string(item));
+    }
+    free(list);
+    for (char *item = (list = strdup(p ? p : "")), *save = NULL;
+         (item = strtok_r(item, ",", &save)) != NULL; item = NULL) {
+        json_array_append_new(predicates, json_string(item));
+    }
+    free(list);
+    tb_chain_validate(transforms, predicates, raw, errors);
+    json_decref(transforms);
+    json_decref(predicates);
+    json_decref(raw);
+    return errors;
+}
+
+static void assert_error(const json_t *errors, const char *key, const char *message)
+{
+    const json_t *list = json_object_get(errors, key);
+    if (json_array_size(list) != 1) {
+        char *dump = json_dumps(errors, 0);
+        fail_msg("no single error under %s: %s", key, dump);
+    }
+    assert_string_equal(json_string_value(json_array_get(list, 0)), message);
+}
+
+static void test_validation_names_the_key_the_user_wrote(void **state)
+{
+    (void)state;
+    json_t *errors =
+        validate("{\"transforms\":\"r,i,f,p\",\"transforms.r.type\":\"RegexRouter\","
+                 "\"transforms.r.regex\":\"(\",\"transforms.i.type\":"
+                 "\"org.apache.kafka.connect.transforms.InsertHeader\",\"transforms.i."
+                 "header\":\"h\","
+                 "\"transforms.f.type\":\"Filter\",\"transforms.f.predicate\":\"nope\","
+                 "\"transforms.p.type\":\"TopicNameMatches\","
+                 "\"predicates\":\"t\",\"predicates.t.type\":\"Unknown\"}");
+    assert_error(errors, "transforms.r.replacement",
+                 "Missing required configuration \"transforms.r.replacement\" which has "
+                 "no default value.");
+    assert_non_null(
+        strstr(json_string_value(
+                   json_array_get(json_object_get(errors, "transforms.r.regex"), 0)),
+               "Invalid value ( for configuration transforms.r.regex: Invalid "
+               "regex"));
+    assert_error(
+        errors, "transforms.i.value.literal",
+        "Missing required configuration \"transforms.i.value.literal\" which has "
+        "no default value.");
+    assert_error(errors, "transforms.f.predicate",
+                 "Invalid value nope for configuration transforms.f.predicate: No "
+                 "predicate is defined with alias nope (predicates lists the aliases)");
+    assert_error(errors, "transforms.p.type",
+                 "Invalid value TopicNameMatches for configuration transforms.p.type: "
+                 "Class TopicNameMatches does not implement "
+                 "org.apache.kafka.connect.transforms.Transformation");
+    assert_error(errors, "predicates.t.type",
+                 "Invalid value Unknown for configuration predicates.t.type: Class "
+                 "Unknown could not be found.");
+    assert_int_equal(tb_config_error_count(errors), 6);
+    json_decref(errors);
+
+    errors =
+        validate("{\"transforms\":\"f\",\"transforms.f.type\":\"Filter\","
+                 "\"transforms.f.predicate\":\"t\",\"transforms.f.negate\":\"TRUE\","
+                 "\"predicates\":\"t\",\"predicates.t.type\":\"RecordIsTombstone\"}");
+    assert_int_equal(tb_config_error_count(errors), 0);
+    json_decref(errors);
+}
+
+static void test_regex_router_routes_without_parsing(void **state)
+{
+    (void)state;
+    tb_chain_t *chain = chain_of("{\"transforms\":\"r\",\"transforms.r.type\":"
+                                 "\"org.apache.kafka.connect.transforms.RegexRouter\","
+                                 "\"transforms.r.regex\":\"(.*)-(raw)\","
+                                 "\"transforms.r.replacement\":\"$2.$1\\\\$\"}");
+    tb_record_t r = record_of("orders-raw", "x");
+    apply(chain, &r, 0, NULL);
+    assert_string_equal(r.topic, "raw.orders$");
+    tb_record_t other = record_of("orders-raw-not", "x");
+    apply(chain, &other, 0, NULL);
+    assert_string_equal(other.topic, "orders-raw-not"); /* matches only in part */
+    assert_int_equal(typed_calls, 0);
+    assert_false(r.value.typed);
+    tb_chain_destroy(chain);
+}
+
+static void test_timestamp_router(void **state)
+{
+    (void)state;
+    tb_chain_t *chain = chain_of("{\"transforms\":\"t\",\"transforms.t.type\":"
+                                 "\"TimestampRouter\",\"transforms.t.timestamp.format\":"
+                                 "\"yyyy-MM-dd'T'HH\"}");
+    tb_record_t r = record_of("logs", "x");
+    apply(chain, &r, 0, NULL);
+    assert_string_equal(r.topic, "logs-2023-11-14T22");
+    r.timestamp = -1;
+    apply(chain, &r, -1, "Timestamp missing on record: topic logs-2023-11-14T22");
+    tb_chain_destroy(chain);
+}
+
+static void test_filter_with_predicates(void **state)
+{
+    (void)state;
+    tb_chain_t *chain =
+        chain_of("{\"transforms\":\"drop\",\"transforms.drop.type\":\"Filter\","
+                 "\"transforms.drop.predicate\":\"isA\",\"predicates\":\"isA\","
+                 "\"predicates.isA.type\":\"TopicNameMatches\",\"predicates.isA."
+                 "pattern\":\"a.*\"}");
+    tb_record_t a = record_of("alpha", "x");
+    tb_record_t b = record_of("beta", "x");
+    apply(chain, &a, 1, NULL);
+    apply(chain, &b, 0, NULL);
+    tb_chain_destroy(chain);
+
+    chain = chain_of("{\"transforms\":\"keep\",\"transforms.keep.type\":\"Filter\","
+                     "\"transforms.keep.predicate\":\"tomb\","
+                     "\"transforms.keep.negate\":\"true\",\"predicates\":\"tomb\","
+                     "\"predicates.tomb.type\":\"RecordIsTombstone\"}");
+    tb_record_t tomb = record_of("t", NULL);
+    tb_record_t live = record_of("t", "x");
+    apply(chain, &tomb, 0, NULL); /* negated: only live records are dropped */
+    apply(chain, &live, 1, NULL);
+    assert_int_equal(typed_calls, 0);
+    tb_chain_destroy(chain);
+}
+
+static void test_headers(void **state)
+{
+    (void)state;
+    tb_chain_t *chain = chain_of(
+        "{\"transforms\":\"add,drop,mark\",\"transforms.add.type\":\"InsertHeader\","
+        "\"transforms.add.header\":\"source\",\"transforms.add.value.literal\":\"file\","
+        "\"transforms.drop.type\":\"DropHeaders\",\"transforms.drop.headers\":\"secret,"
+        "x\","
+        "\"transforms.mark.type\":\"InsertHeader\",\"transforms.mark.header\":\"seen\","
+        "\"transforms.mark.value.literal\":\"1\",\"transforms.mark.predicate\":\"has\","
+        "\"predicates\":\"has\",\"predicates.has.type\":\"HasHeaderKey\","
+        "\"predicates.has.name\":\"source\"}");
+    tb_header_t headers[] = {{"secret", "s", 1}, {"keep", "k", 1}, {"secret", NULL, 0}};
+    tb_record_t r = record_of("t", "x");
+    r.headers = headers;
+    r.header_count = 3;
+    apply(chain, &r, 0, NULL);
+    assert_int_equal(r.header_count, 3);
+    assert_string_equal(r.headers[0].name, "keep");
+    assert_string_equal(r.headers[1].name, "source");
+    assert_memory_equal(r.headers[1].value, "file", 4);
+    assert_string_equal(r.headers[2].name, "seen");
+    assert_string_equal(headers[0].name, "secret"); /* the engine's stay as they were */
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+}
+
+/* Connect's documented chain on a FileStreamSource line (a required string
+ * value): HoistField$Value, InsertField$Value, ValueToKey, RegexRouter. */
+#define SOURCE_CHAIN                                                                     \
+    "{\"transforms\":\"hoist,insert,key,route\","                                        \
+    "\"transforms.hoist.type\":\"HoistField$Value\",\"transforms.hoist.field\":"         \
+    "\"line\","                                                                          \
+    "\"transforms.insert.type\":\"InsertField$Value\","                                  \
+    "\"transforms.insert.static.field\":\"source\","                                     \
+    "\"transforms.insert.static.value\":\"file\","                                       \
+    "\"transforms.insert.topic.field\":\"topic!\","                                      \
+    "\"transforms.key.type\":\"ValueToKey\",\"transforms.key.fields\":\"line\","         \
+    "\"transforms.route.type\":\"RegexRouter\",\"transforms.route.regex\":\"(.*)\","     \
+    "\"transforms.route.replacement\":\"$1-routed\"}"
+
+static void test_structure_chain_with_schema(void **state)
+{
+    (void)state;
+    tb_chain_t *chain = chain_of(SOURCE_CHAIN);
+    tb_record_t r = record_of("lines", "hello");
+    apply(chain, &r, 0, NULL);
+    assert_int_equal(typed_calls, 1); /* parsed once, lazily */
+    assert_string_equal(r.topic, "lines-routed");
+    char *key = json_of(&r, TB_SIDE_KEY, true);
+    char *value = json_of(&r, TB_SIDE_VALUE, true);
+    assert_string_equal(key, "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":"
+                             "\"string\",\"optional\":false,\"field\":\"line\"}],"
+                             "\"optional\":false},\"payload\":{\"line\":\"hello\"}}");
+    assert_string_equal(value,
+                        "{\"schema\":{\"type\":\"struct\",\"fields\":["
+                        "{\"type\":\"string\",\"optional\":false,\"field\":\"line\"},"
+                        "{\"type\":\"string\",\"optional\":false,\"field\":\"topic\"},"
+                        "{\"type\":\"string\",\"optional\":true,\"field\":\"source\"}],"
+                        "\"optional\":false},\"payload\":{\"line\":\"hello\","
+                        "\"topic\":\"lines\",\"source\":\"file\"}}");
+    free(key);
+    free(value);
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+}
+
+static void test_structure_chain_schemaless(void **state)
+{
+    (void)state;
+    char errstr[256];
+    json_t *settings = json_pack("{s:s}", "schemas.enable", "false");
+    tb_converter_t *c =
+        tb_converter_create("JsonConverter", settings, false, errstr, sizeof(errstr));
+    json_decref(settings);
+    tb_chain_t *chain = chain_of(
+        "{\"transforms\":\"insert,key,id\",\"transforms.insert.type\":"
+        "\"InsertField$Value\",\"transforms.insert.offset.field\":\"at\","
+        "\"transforms.insert.partition.field\":\"p\","
+        "\"transforms.key.type\":\"ValueToKey\",\"transforms.key.fields\":\"id,none\","
+        "\"transforms.id.type\":\"ExtractField$Key\",\"transforms.id.field\":\"id\"}");
+    tb_record_t r = record_of("t", "{\"id\":7,\"n\":\"x\"}");
+    r.offset = 41;
+    r.typer = converter_typer;
+    r.typer_opaque = c;
+    apply(chain, &r, 0, NULL);
+    char *key = json_of(&r, TB_SIDE_KEY, false);
+    char *value = json_of(&r, TB_SIDE_VALUE, false);
+    assert_string_equal(key, "7");
+    /* Connect inserts topic, partition, offset, timestamp, static */
+    assert_string_equal(value, "{\"id\":7,\"n\":\"x\",\"p\":0,\"at\":41}");
+    free(key);
+    free(value);
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+    tb_converter_destroy(c);
+}
+
+static void test_field_errors_and_tombstones(void **state)
+{
+    (void)state;
+    tb_chain_t *insert = chain_of("{\"transforms\":\"i\",\"transforms.i.type\":"
+                                  "\"InsertField$Value\",\"transforms.i.topic.field\":"
+                                  "\"t\"}");
+    tb_record_t r = record_of("t", "plain");
+    apply(insert, &r, -1,
+          "Only Struct objects supported for [field insertion], found: java.lang.String");
+    tb_record_release(&r);
+    tb_record_t tomb = record_of("t", NULL);
+    apply(insert, &tomb, 0, NULL); /* a tombstone passes unchanged */
+    assert_null(tomb.value.value);
+    tb_record_release(&tomb);
+    tb_chain_destroy(insert);
+
+    tb_chain_t *chain = chain_of("{\"transforms\":\"h,k\",\"transforms.h.type\":"
+                                 "\"HoistField$Value\",\"transforms.h.field\":\"line\","
+                                 "\"transforms.k.type\":\"ValueToKey\","
+                                 "\"transforms.k.fields\":\"missing\"}");
+    r = record_of("t", "x");
+    apply(chain, &r, -1, "Field does not exist: missing");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    chain = chain_of("{\"transforms\":\"h,e\",\"transforms.h.type\":"
+                     "\"HoistField$Value\",\"transforms.h.field\":\"line\","
+                     "\"transforms.e.type\":\"ExtractField$Value\","
+                     "\"transforms.e.field\":\"other\"}");
+    r = record_of("t", "x");
+    apply(chain, &r, -1, "Unknown field: other");
+    tb_record_release(&r);
+    /* a required string cannot hold a null */
+    r = record_of("t", NULL);
+    r.typer = string_typer;
+    tb_chain_destroy(chain);
+    chain = chain_of("{\"transforms\":\"h\",\"transforms.h.type\":\"HoistField$Value\","
+                     "\"transforms.h.field\":\"line\"}");
+    tb_record_set(&r, TB_SIDE_VALUE, tb_schema_new(TB_TYPE_STRING), NULL);
+    apply(chain, &r, -1,
+          "Invalid value: null used for required field: \"line\", schema type: STRING");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_validation_names_the_key_the_user_wrote),
+        cmocka_unit_test(test_regex_router_routes_without_parsing),
+        cmocka_unit_test(test_timestamp_router),
+        cmocka_unit_test(test_filter_with_predicates),
+        cmocka_unit_test(test_headers),
+        cmocka_unit_test(test_structure_chain_with_schema),
+        cmocka_unit_test(test_structure_chain_schemaless),
+        cmocka_unit_test(test_field_errors_and_tombstones),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
