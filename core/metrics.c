@@ -291,10 +291,11 @@ static tb_series_t *series_acquire(family_t *family, const char *const *values)
     return series;
 }
 
-tb_series_t *tb_metrics_series(const tb_metric_def_t *def, const char *const *values)
+/* The series of def with values, with one more reference, created (and
+ * its family) if needed; NULL on no memory. Call locked. */
+static tb_series_t *series_take(const tb_metric_def_t *def, const char *const *values)
 {
     tb_series_t *series = NULL;
-    pthread_mutex_lock(&registry_lock);
     family_t *family = family_acquire(def);
     if (family != NULL) {
         series = series_acquire(family, values);
@@ -303,6 +304,13 @@ tb_series_t *tb_metrics_series(const tb_metric_def_t *def, const char *const *va
             family_remove(family);
         }
     }
+    return series;
+}
+
+tb_series_t *tb_metrics_series(const tb_metric_def_t *def, const char *const *values)
+{
+    pthread_mutex_lock(&registry_lock);
+    tb_series_t *series = series_take(def, values);
     pthread_mutex_unlock(&registry_lock);
     return series;
 }
@@ -328,13 +336,11 @@ tb_series_t *tb_metrics_alias(const tb_metric_def_t *def, const char *const *val
         source->family->def->type == TB_METRIC_HISTOGRAM) {
         return NULL;
     }
-    tb_series_t *alias = tb_metrics_series(def, values);
-    if (alias == NULL) {
-        return NULL;
-    }
     pthread_mutex_lock(&registry_lock);
-    /* A second take of the same alias finds its source already set. */
-    if (alias->source == NULL) {
+    /* Under the lock throughout, so no render sees an alias without its
+     * source; a second take of the same alias finds its source set. */
+    tb_series_t *alias = series_take(def, values);
+    if (alias != NULL && alias->source == NULL) {
         source->refs++;
         alias->source = source;
     }
