@@ -25,6 +25,10 @@
  * histograms); that happens when tasks start and stop, never per record. A
  * retire list would avoid the wait but needs epochs or hazard pointers to
  * know when a retired series is no longer read: not worth it for this.
+ *
+ * Aliases. An alias is a series of its own family whose value is read, at
+ * render time, from the series it holds a reference on, so the page can
+ * carry a second name for a value without a second update per record.
  */
 #include "core/tb_metrics.h"
 
@@ -55,6 +59,9 @@ struct tb_series {
     tb_series_t *next;
     size_t refs;   /* under registry_lock */
     char **values; /* label_count copies */
+    /* An alias's: the series its value is read from (one reference held);
+     * NULL for a series with a value of its own. */
+    tb_series_t *source;
     /* A counter's or gauge's value, a histogram's sum: a double's bits. */
     _Atomic uint64_t value;
     /* A histogram's observations per finite bound, then over the last. */
@@ -68,6 +75,7 @@ static const char *const type_names[] = {
     [TB_METRIC_COUNTER] = "counter",
     [TB_METRIC_GAUGE] = "gauge",
     [TB_METRIC_HISTOGRAM] = "histogram",
+    [TB_METRIC_UNTYPED] = "untyped",
 };
 
 /* ---- values ---- */
@@ -191,9 +199,15 @@ static tb_series_t **series_link(family_t *family, const char *const *values)
     return link;
 }
 
-/* Frees an unlinked series, also one series_create() left half built. */
+static void series_unref(tb_series_t *series);
+
+/* Frees an unlinked series, also one series_create() left half built, and
+ * drops the reference an alias holds on its source. Call locked. */
 static void series_free(tb_series_t *series)
 {
+    if (series->source != NULL) {
+        series_unref(series->source);
+    }
     for (size_t i = 0; series->values != NULL && i < series->family->label_count; i++) {
         free(series->values[i]);
     }
@@ -277,10 +291,11 @@ static tb_series_t *series_acquire(family_t *family, const char *const *values)
     return series;
 }
 
-tb_series_t *tb_metrics_series(const tb_metric_def_t *def, const char *const *values)
+/* The series of def with values, with one more reference, created (and
+ * its family) if needed; NULL on no memory. Call locked. */
+static tb_series_t *series_take(const tb_metric_def_t *def, const char *const *values)
 {
     tb_series_t *series = NULL;
-    pthread_mutex_lock(&registry_lock);
     family_t *family = family_acquire(def);
     if (family != NULL) {
         series = series_acquire(family, values);
@@ -289,16 +304,21 @@ tb_series_t *tb_metrics_series(const tb_metric_def_t *def, const char *const *va
             family_remove(family);
         }
     }
+    return series;
+}
+
+tb_series_t *tb_metrics_series(const tb_metric_def_t *def, const char *const *values)
+{
+    pthread_mutex_lock(&registry_lock);
+    tb_series_t *series = series_take(def, values);
     pthread_mutex_unlock(&registry_lock);
     return series;
 }
 
-void tb_series_release(tb_series_t *series)
+/* Drops one reference; the last unlinks and frees the series, and its
+ * family when it was the family's last. Call locked. */
+static void series_unref(tb_series_t *series)
 {
-    if (series == NULL) {
-        return;
-    }
-    pthread_mutex_lock(&registry_lock);
     if (--series->refs == 0) {
         family_t *family = series->family;
         *series_link(family, (const char *const *)series->values) = series->next;
@@ -307,6 +327,34 @@ void tb_series_release(tb_series_t *series)
             family_remove(family);
         }
     }
+}
+
+tb_series_t *tb_metrics_alias(const tb_metric_def_t *def, const char *const *values,
+                              tb_series_t *source)
+{
+    if (source == NULL || def->type == TB_METRIC_HISTOGRAM ||
+        source->family->def->type == TB_METRIC_HISTOGRAM) {
+        return NULL;
+    }
+    pthread_mutex_lock(&registry_lock);
+    /* Under the lock throughout, so no render sees an alias without its
+     * source; a second take of the same alias finds its source set. */
+    tb_series_t *alias = series_take(def, values);
+    if (alias != NULL && alias->source == NULL) {
+        source->refs++;
+        alias->source = source;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return alias;
+}
+
+void tb_series_release(tb_series_t *series)
+{
+    if (series == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&registry_lock);
+    series_unref(series);
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -318,6 +366,7 @@ void tb_metrics_reset(void)
         while (family->series != NULL) {
             tb_series_t *series = family->series;
             family->series = series->next;
+            series->source = NULL; /* freed in this loop too */
             series_free(series);
         }
         families = family->next;
@@ -584,6 +633,13 @@ static void put_histogram(FILE *out, tb_series_t *series)
     put_sample(out, series, "_count", NULL, (double)total);
 }
 
+/* A counter's or gauge's value; an alias's read from its source. */
+static double series_value(tb_series_t *series)
+{
+    tb_series_t *source = series->source != NULL ? series->source : series;
+    return atomic_double_load(&source->value);
+}
+
 static void put_family(FILE *out, const family_t *family)
 {
     put_header(out, family->def->name, family->def->type, family->def->help);
@@ -591,7 +647,7 @@ static void put_family(FILE *out, const family_t *family)
         if (family->def->type == TB_METRIC_HISTOGRAM) {
             put_histogram(out, series);
         } else {
-            put_sample(out, series, "", NULL, atomic_double_load(&series->value));
+            put_sample(out, series, "", NULL, series_value(series));
         }
     }
 }

@@ -21,6 +21,10 @@ typedef enum {
     TB_METRIC_COUNTER = 0,
     TB_METRIC_GAUGE,
     TB_METRIC_HISTOGRAM,
+    /* A value of unknown kind, updated as a gauge: what a JMX exporter
+     * serves, and what promtool's naming rules (_total only for counters,
+     * no _count outside histograms) leave alone. */
+    TB_METRIC_UNTYPED,
 } tb_metric_type_t;
 
 /* A metric family: defined once, statically, by the code that updates it. */
@@ -42,11 +46,22 @@ typedef struct tb_series tb_series_t;
  * out-of-memory. */
 tb_series_t *tb_metrics_series(const tb_metric_def_t *def, const char *const *values);
 
-/* Drops one reference taken by tb_metrics_series(). NULL is a no-op. */
+/* An alias: the series of def (not a histogram) with these label values,
+ * whose value is not its own but source's (a counter's or a gauge's), read
+ * when the page is rendered. So one set of counters serves a second set of
+ * names at no cost to the updaters. Takes a reference on source, dropped
+ * when the alias's last reference is; the caller keeps its own. Updating an
+ * alias has no visible effect. NULL on out-of-memory, or when source is
+ * NULL or either is a histogram. */
+tb_series_t *tb_metrics_alias(const tb_metric_def_t *def, const char *const *values,
+                              tb_series_t *source);
+
+/* Drops one reference taken by tb_metrics_series() or tb_metrics_alias().
+ * NULL is a no-op. */
 void tb_series_release(tb_series_t *series);
 
-/* Counters: add a non-negative amount. Gauges: set or add (may be
- * negative). Histograms: observe one value. Lock-free. A NULL series (what
+/* Counters: add a non-negative amount. Gauges and untyped: set or add (may
+ * be negative). Histograms: observe one value. Lock-free. A NULL series (what
  * tb_metrics_series() returns out of memory) is a no-op, and so is a call
  * that does not fit the type (add or set on a histogram, observe on a
  * counter or gauge, a negative or NaN add to a counter). */

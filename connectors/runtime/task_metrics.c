@@ -1,5 +1,7 @@
 #include "connectors/runtime/tb_task_metrics.h"
 
+#include "connectors/runtime/tb_connect_metrics.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -126,7 +128,6 @@ void tb_task_metrics_take(tb_task_metrics_t *m, const char *connector, int task,
     const char *values[] = {connector, task_text(task, id, sizeof(id)), NULL};
     const char *key_stage[] = {connector, id, "KEY_CONVERTER", NULL};
     const char *value_stage[] = {connector, id, "VALUE_CONVERTER", NULL};
-    (void)sink;
     m->records_read = tb_metrics_series(&records_read, values);
     m->records_written = tb_metrics_series(&records_written, values);
     m->records_dropped = tb_metrics_series(&records_dropped, values);
@@ -136,10 +137,12 @@ void tb_task_metrics_take(tb_task_metrics_t *m, const char *connector, int task,
     m->batch_seconds = tb_metrics_series(&batch_seconds, values);
     m->key_conversion_errors = tb_metrics_series(&conversion_errors, key_stage);
     m->value_conversion_errors = tb_metrics_series(&conversion_errors, value_stage);
+    tb_connect_task_take(&m->connect, m, connector, id, sink);
 }
 
 void tb_task_metrics_release(tb_task_metrics_t *m)
 {
+    tb_connect_release(&m->connect);
     tb_series_t **all[] = {&m->records_read,
                            &m->records_written,
                            &m->records_dropped,
@@ -195,33 +198,35 @@ void tb_partition_metrics_release(tb_partition_metrics_t *m)
     }
 }
 
-static const tb_state_t shown_states[] = {TB_STATE_UNASSIGNED, TB_STATE_RUNNING,
-                                          TB_STATE_PAUSED,     TB_STATE_STOPPED,
-                                          TB_STATE_FAILED,     TB_STATE_RESTARTING};
+const tb_state_t tb_shown_states[TB_SHOWN_STATE_COUNT] = {
+    TB_STATE_UNASSIGNED, TB_STATE_RUNNING, TB_STATE_PAUSED,
+    TB_STATE_STOPPED,    TB_STATE_FAILED,  TB_STATE_RESTARTING};
 
 void tb_state_metrics_take(tb_state_metrics_t *m, const char *connector, int task)
 {
     char id[16];
     const char *who = task_text(task, id, sizeof(id));
-    for (size_t i = 0; i < sizeof(shown_states) / sizeof(shown_states[0]); i++) {
-        const char *values[] = {connector, who, tb_state_name(shown_states[i]), NULL};
+    for (size_t i = 0; i < TB_SHOWN_STATE_COUNT; i++) {
+        const char *values[] = {connector, who, tb_state_name(tb_shown_states[i]), NULL};
         m->states[i] = tb_metrics_series(&state, values);
     }
     const char *values[] = {connector, who, NULL};
     m->restarts = task >= 0 ? tb_metrics_series(&restarts, values) : NULL;
+    tb_connect_state_take(&m->connect, m, connector, task >= 0 ? who : NULL);
 }
 
 void tb_state_metrics_set(tb_state_metrics_t *m, tb_state_t current, int restart_count)
 {
-    for (size_t i = 0; i < sizeof(shown_states) / sizeof(shown_states[0]); i++) {
-        tb_series_set(m->states[i], shown_states[i] == current ? 1 : 0);
+    for (size_t i = 0; i < TB_SHOWN_STATE_COUNT; i++) {
+        tb_series_set(m->states[i], tb_shown_states[i] == current ? 1 : 0);
     }
     tb_series_set(m->restarts, restart_count);
 }
 
 void tb_state_metrics_release(tb_state_metrics_t *m)
 {
-    for (size_t i = 0; i < sizeof(shown_states) / sizeof(shown_states[0]); i++) {
+    tb_connect_release(&m->connect);
+    for (size_t i = 0; i < TB_SHOWN_STATE_COUNT; i++) {
         tb_series_release(m->states[i]);
         m->states[i] = NULL;
     }
@@ -237,10 +242,12 @@ void tb_source_metrics_take(tb_source_metrics_t *m, const char *connector, int t
     m->produce_seconds = tb_metrics_series(&produce_seconds, values);
     m->txn_commits = tb_metrics_series(&txn_commits, values);
     m->txn_aborts = tb_metrics_series(&txn_aborts, values);
+    tb_connect_source_take(&m->connect, m, connector, id);
 }
 
 void tb_source_metrics_release(tb_source_metrics_t *m)
 {
+    tb_connect_release(&m->connect);
     tb_series_release(m->in_flight);
     tb_series_release(m->produce_seconds);
     tb_series_release(m->txn_commits);

@@ -14,6 +14,18 @@
 #include "core/tb_metrics.h"
 #include "core/tb_state.h"
 
+/* The Connect-named aliases (connect_metrics.c) served over a group of the
+ * series below, taken and released with them. */
+#define TB_CONNECT_ALIASES_MAX 8
+typedef struct {
+    tb_series_t *aliases[TB_CONNECT_ALIASES_MAX];
+    tb_series_t *worker_count; /* connector-count or task-count, this one's 1 */
+} tb_connect_metrics_t;
+
+/* The states tb_state_metrics_t shows, in the order of its states[]. */
+#define TB_SHOWN_STATE_COUNT 6
+extern const tb_state_t tb_shown_states[TB_SHOWN_STATE_COUNT];
+
 /* Per task, labels connector and task. */
 typedef struct {
     tb_series_t *records_read;    /* sink: consumed; source: polled */
@@ -25,6 +37,7 @@ typedef struct {
     tb_series_t *batch_seconds; /* sink: put(); source: poll() */
     tb_series_t *key_conversion_errors;
     tb_series_t *value_conversion_errors;
+    tb_connect_metrics_t connect;
 } tb_task_metrics_t;
 
 /* Takes the task's series (released with tb_task_metrics_release). */
@@ -56,8 +69,9 @@ void tb_partition_metrics_release(tb_partition_metrics_t *m);
  * the current one; and a task's restart count. Held by the connector or
  * task for its whole life. */
 typedef struct {
-    tb_series_t *states[6];
+    tb_series_t *states[TB_SHOWN_STATE_COUNT];
     tb_series_t *restarts; /* NULL for a connector */
+    tb_connect_metrics_t connect;
 } tb_state_metrics_t;
 
 void tb_state_metrics_take(tb_state_metrics_t *m, const char *connector, int task);
@@ -70,6 +84,7 @@ typedef struct {
     tb_series_t *produce_seconds; /* produce -> acknowledgement */
     tb_series_t *txn_commits;     /* exactly-once transactions committed */
     tb_series_t *txn_aborts;      /* and aborted */
+    tb_connect_metrics_t connect;
 } tb_source_metrics_t;
 
 void tb_source_metrics_take(tb_source_metrics_t *m, const char *connector, int task);

@@ -341,3 +341,68 @@ def test_json_logs_and_runtime_levels(start_worker, bed, tmp_path):
                 if e["level"] == "DEBUG" and e["logger"] == "tributary.http"]
     lines = wait_for(debug_lines, timeout=10, what="a DEBUG line of tributary.http")
     assert any("GET /connectors -> 200" in e["message"] for e in lines), lines
+
+
+def test_connect_names_show_tributary_values(start_worker, bed, tmp_path):
+    """Kafka Connect's JMX names (as a JMX exporter spells them) carry the same
+    values as tributary's own series, and the worker counts its connectors
+    and tasks."""
+    w = start_worker(STRINGS)
+    topic = bed.unique_topic("cm")
+    create_topic(bed, topic, 2)
+    produce(bed.bootstrap, topic, [(i % 2, None, f"r{i}".encode()) for i in range(30)])
+    out = tmp_path / "out.txt"
+    sink = bed.unique_topic("cmsink")
+    create(w, sink, file_sink(topic, out))
+    create(w, "cmgen", datagen(bed.unique_topic("cmgen"), 40))
+
+    def moved():
+        page = w.get("/metrics").text
+        moved.last = [series(page, name, connector=connector, task="0")
+                      for name in ("tributary_task_records_read_total",
+                                   "tributary_task_records_written_total")
+                      for connector in (sink, "cmgen")]
+        return moved.last == [[30], [40], [30], [40]] and page
+    page = wait_until(moved, "30 records sunk, 40 sourced", timeout=60, interval=0.2)
+    promtool_check(page)
+
+    def same(connect, tributary, connector):
+        mine = series(page, tributary, connector=connector, task="0")
+        assert series(page, connect, connector=connector, task="0") == mine, connect
+        return mine
+    prefix = "kafka_connect_sink_task_metrics_"
+    assert same(prefix + "sink_record_read_total", "tributary_task_records_read_total",
+                sink) == [30]
+    assert same(prefix + "sink_record_send_total",
+                "tributary_task_records_written_total", sink) == [30]
+    prefix = "kafka_connect_source_task_metrics_"
+    assert same(prefix + "source_record_poll_total",
+                "tributary_task_records_read_total", "cmgen") == [40]
+    assert same(prefix + "source_record_write_total",
+                "tributary_task_records_written_total", "cmgen") == [40]
+    assert same(prefix + "source_record_active_count",
+                "tributary_source_in_flight_records", "cmgen") == [0]
+    for name in (sink, "cmgen"):
+        assert same("kafka_connect_task_error_metrics_total_records_skipped",
+                    "tributary_task_records_dropped_total", name) == [0]
+        assert same("kafka_connect_task_error_metrics_deadletterqueue_produce_requests",
+                    "tributary_task_records_dlq_total", name) == [0]
+    assert series(page, "kafka_connect_connector_task_metrics_status", connector=sink,
+                  task="0", status="running") == [1]
+    assert series(page, "kafka_connect_connector_task_metrics_status", connector=sink,
+                  task="0", status="failed") == [0]
+    assert series(page, "kafka_connect_connector_metrics_status", connector=sink,
+                  status="running") == [1]
+    assert series(page, "kafka_connect_connect_worker_metrics_connector_count") == [2]
+    assert series(page, "kafka_connect_connect_worker_metrics_task_count") == [2]
+
+    assert w.delete("/connectors/cmgen").status_code == 204
+
+    def counted_again():
+        page = w.get("/metrics").text
+        return (series(page, "kafka_connect_connect_worker_metrics_connector_count"),
+                series(page, "kafka_connect_connect_worker_metrics_task_count"),
+                series(page, "kafka_connect_source_task_metrics_source_record_poll_total",
+                       connector="cmgen"))
+    wait_for(lambda: counted_again() == ([1], [1], []), timeout=30,
+             what="the deleted source no longer counted nor served")

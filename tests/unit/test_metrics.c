@@ -213,6 +213,66 @@ static void test_release_removes_the_series_then_the_family(void **state)
     tb_series_release(NULL);
 }
 
+static const char *const task_label[] = {"task", NULL};
+static const tb_metric_def_t read_alias_def = {
+    .name = "kafka_test_read_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Records read, another name.",
+    .labels = task_label,
+};
+static const tb_metric_def_t depth_alias_def = {
+    .name = "kafka_test_active_count",
+    .type = TB_METRIC_UNTYPED,
+    .help = "Records waiting, another name.",
+};
+
+static void test_alias_renders_its_sources_value_under_its_own_name(void **state)
+{
+    (void)state;
+    tb_series_t *source = records("a", "0");
+    const char *task[] = {"0"};
+    tb_series_t *alias = tb_metrics_alias(&read_alias_def, task, source);
+    tb_series_t *depth = tb_metrics_series(&depth_def, NULL);
+    tb_series_t *active = tb_metrics_alias(&depth_alias_def, NULL, depth);
+    tb_series_t *root = latency("/");
+    assert_non_null(alias);
+    assert_non_null(active);
+    assert_null(tb_metrics_alias(&read_alias_def, task, NULL));
+    assert_null(tb_metrics_alias(&latency_def, task, source));
+    assert_null(tb_metrics_alias(&read_alias_def, task, root));
+    tb_series_release(root);
+    tb_series_add(source, 5);
+    tb_series_set(depth, -2);
+    tb_series_add(alias, 100); /* no visible effect */
+    assert_page("# HELP kafka_test_active_count Records waiting, another name.\n"
+                "# TYPE kafka_test_active_count untyped\n"
+                "kafka_test_active_count -2\n"
+                "# HELP kafka_test_read_total Records read, another name.\n"
+                "# TYPE kafka_test_read_total counter\n"
+                "kafka_test_read_total{task=\"0\"} 5\n"
+                "# HELP tb_test_queue_depth Records waiting.\n"
+                "# TYPE tb_test_queue_depth gauge\n"
+                "tb_test_queue_depth -2\n"
+                "# HELP tb_test_records_total Records moved.\n"
+                "# TYPE tb_test_records_total counter\n"
+                "tb_test_records_total{connector=\"a\",task=\"0\"} 5\n");
+    /* the alias keeps its source on the page; nothing keeps a released alias */
+    tb_series_release(depth);
+    tb_series_release(alias);
+    assert_page("# HELP kafka_test_active_count Records waiting, another name.\n"
+                "# TYPE kafka_test_active_count untyped\n"
+                "kafka_test_active_count -2\n"
+                "# HELP tb_test_queue_depth Records waiting.\n"
+                "# TYPE tb_test_queue_depth gauge\n"
+                "tb_test_queue_depth -2\n"
+                "# HELP tb_test_records_total Records moved.\n"
+                "# TYPE tb_test_records_total counter\n"
+                "tb_test_records_total{connector=\"a\",task=\"0\"} 5\n");
+    tb_series_release(active);
+    tb_series_release(source);
+    assert_page("");
+}
+
 static void test_calls_that_do_not_fit_the_type_are_ignored(void **state)
 {
     (void)state;
@@ -417,6 +477,8 @@ int main(void)
         cmocka_unit_test_setup(test_same_key_gives_same_handle, reset),
         cmocka_unit_test_setup(test_release_removes_the_series_then_the_family, reset),
         cmocka_unit_test_setup(test_calls_that_do_not_fit_the_type_are_ignored, reset),
+        cmocka_unit_test_setup(test_alias_renders_its_sources_value_under_its_own_name,
+                               reset),
         cmocka_unit_test_setup(
             test_full_page_adds_process_and_build_metrics_in_name_order, reset),
         cmocka_unit_test_setup(test_concurrent_updates_sum_exactly, reset),

@@ -1,0 +1,35 @@
+/*
+ * tb_connect_metrics.h - Kafka Connect's metric names, served next to
+ * tributary's own for dashboards built on Connect's JMX metrics.
+ *
+ * The names are what a JMX exporter makes of Connect's MBeans: an attribute
+ * A of kafka.connect:type=T becomes kafka_connect_<T>_<A>, lowercase with
+ * '-' as '_', labelled connector and task where the MBean has them
+ * (docs/OPERATIONS.md lists each with its source). Every one is an alias
+ * (tb_metrics_alias) of a tributary series, so no record is counted twice;
+ * only connector-count and task-count have values of their own, changed
+ * when a connector or task comes and goes.
+ */
+#ifndef TB_CONNECT_METRICS_H
+#define TB_CONNECT_METRICS_H
+
+#include "connectors/runtime/tb_task_metrics.h"
+
+/* Each take fills c with the aliases of one group of tributary series,
+ * already taken in m; release them with tb_connect_release() before m's. */
+
+/* sink-task-metrics or source-task-metrics, and task-error-metrics. */
+void tb_connect_task_take(tb_connect_metrics_t *c, const tb_task_metrics_t *m,
+                          const char *connector, const char *task, int sink);
+/* source-task-metrics over the source's delivery. */
+void tb_connect_source_take(tb_connect_metrics_t *c, const tb_source_metrics_t *m,
+                            const char *connector, const char *task);
+/* connector-metrics (task NULL) or connector-task-metrics status, and
+ * connect-worker-metrics connector-count or task-count. */
+void tb_connect_state_take(tb_connect_metrics_t *c, const tb_state_metrics_t *m,
+                           const char *connector, const char *task);
+
+/* Releases what a take filled in; a zeroed c is a no-op. */
+void tb_connect_release(tb_connect_metrics_t *c);
+
+#endif
