@@ -158,10 +158,6 @@ def test_unreadable_source_offsets_fail_the_task(start_worker, bed, tmp_path):
         "cannot decode a stored offset" in trace
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open: librdkafka 2.0.2's mock cluster refuses an offset commit from outside a "
-    "group it knows (Unknown member) and has no OffsetDelete; a consumer that joins "
-    "the group waits out the stopped sink's session timeout (about 44 s)"))
 def test_stopped_sink_offsets_altered_in_dev_mode(start_worker, tmp_path):
     w = start_worker({**NO_BROKER, "offset.flush.interval.ms": "100"}, args=["--dev"])
     source = {"connector.class": "datagen", "topic": "dev-alter", "count": "5"}
