@@ -2,10 +2,14 @@
 
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "connectors/kafka/tb_kafka_conf.h"
 
 #define ADMIN_TIMEOUT_MS 15000
+/* How long a dev mode member waits to be let into its group. */
+#define JOIN_TIMEOUT_MS 30000
+#define JOIN_POLL_MS 100
 
 /* Runs one admin request and waits for its result event. */
 static rd_kafka_event_t *wait_result(rd_kafka_queue_t *queue)
@@ -134,6 +138,134 @@ int tb_group_offsets_alter(const json_t *kafka_props, const char *group,
     rd_kafka_topic_partition_list_destroy(set);
     rd_kafka_topic_partition_list_destroy(unset);
     rd_kafka_queue_destroy(queue);
+    rd_kafka_destroy(rk);
+    return rc;
+}
+
+/* The partitions of offsets, each at its offset; -1 (delete) becomes the
+ * partition's low watermark, since the mock cluster cannot delete a group
+ * offset and librdkafka does not commit a negative one. NULL with errstr. */
+static rd_kafka_topic_partition_list_t *member_offsets(rd_kafka_t *rk, const char *group,
+                                                       const json_t *offsets,
+                                                       char *errstr, size_t errstr_size)
+{
+    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
+    size_t i;
+    json_t *entry;
+    json_array_foreach ((json_t *)offsets, i, entry) {
+        const char *topic = json_string_value(json_object_get(entry, "topic"));
+        int partition = (int)json_integer_value(json_object_get(entry, "partition"));
+        int64_t offset = json_integer_value(json_object_get(entry, "offset"));
+        int64_t high;
+        rd_kafka_resp_err_t err =
+            offset >= 0 ? RD_KAFKA_RESP_ERR_NO_ERROR
+                        : rd_kafka_query_watermark_offsets(rk, topic, partition, &offset,
+                                                           &high, ADMIN_TIMEOUT_MS);
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            snprintf(errstr, errstr_size, "group %s, %s-%d: the start cannot be read: %s",
+                     group, topic, partition, rd_kafka_err2str(err));
+            rd_kafka_topic_partition_list_destroy(list);
+            return NULL;
+        }
+        rd_kafka_topic_partition_list_add(list, topic, partition)->offset = offset;
+    }
+    return list;
+}
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* Subscribes rk to the topics of list and polls (discarding records) until
+ * the group gives it partitions, at most JOIN_TIMEOUT_MS. */
+static int join(rd_kafka_t *rk, const char *group,
+                const rd_kafka_topic_partition_list_t *list, char *errstr,
+                size_t errstr_size)
+{
+    rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new(1);
+    for (int i = 0; i < list->cnt; i++) {
+        if (rd_kafka_topic_partition_list_find(topics, list->elems[i].topic,
+                                               RD_KAFKA_PARTITION_UA) == NULL) {
+            rd_kafka_topic_partition_list_add(topics, list->elems[i].topic,
+                                              RD_KAFKA_PARTITION_UA);
+        }
+    }
+    rd_kafka_resp_err_t err = rd_kafka_subscribe(rk, topics);
+    rd_kafka_topic_partition_list_destroy(topics);
+    int64_t deadline = monotonic_ms() + JOIN_TIMEOUT_MS;
+    int assigned = 0;
+    while (err == RD_KAFKA_RESP_ERR_NO_ERROR && assigned == 0 &&
+           monotonic_ms() < deadline) {
+        rd_kafka_message_t *message = rd_kafka_consumer_poll(rk, JOIN_POLL_MS);
+        if (message != NULL) {
+            rd_kafka_message_destroy(message);
+        }
+        rd_kafka_topic_partition_list_t *assignment = NULL;
+        err = rd_kafka_assignment(rk, &assignment);
+        assigned = assignment != NULL ? assignment->cnt : 0;
+        rd_kafka_topic_partition_list_destroy(assignment);
+    }
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        snprintf(errstr, errstr_size, "group %s: cannot join: %s", group,
+                 rd_kafka_err2str(err));
+    } else if (assigned == 0) {
+        snprintf(errstr, errstr_size,
+                 "group %s: not let in within %d ms (the dev mode cluster lets a member "
+                 "in only after the group's earlier members left and their "
+                 "session.timeout.ms passed)",
+                 group, JOIN_TIMEOUT_MS);
+    }
+    return assigned > 0 ? 0 : -1;
+}
+
+/* A consumer of group made from kafka_props (copied), committing only when
+ * told to; NULL with errstr. */
+static rd_kafka_t *member_new(const json_t *kafka_props, const char *group, char *errstr,
+                              size_t errstr_size)
+{
+    json_t *props = json_deep_copy(kafka_props);
+    json_object_set_new(props, "group.id", json_string(group));
+    json_object_set_new(props, "enable.auto.commit", json_string("false"));
+    rd_kafka_conf_t *conf = tb_kafka_conf_new(props, errstr, errstr_size);
+    json_decref(props);
+    if (conf == NULL) {
+        return NULL;
+    }
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, errstr_size);
+    if (rk == NULL) {
+        rd_kafka_conf_destroy(conf);
+        return NULL;
+    }
+    rd_kafka_poll_set_consumer(rk);
+    return rk;
+}
+
+int tb_group_offsets_commit_as_member(const json_t *kafka_props, const char *group,
+                                      const json_t *offsets, char *errstr,
+                                      size_t errstr_size)
+{
+    rd_kafka_t *rk = member_new(kafka_props, group, errstr, errstr_size);
+    if (rk == NULL) {
+        return -1;
+    }
+    rd_kafka_topic_partition_list_t *list =
+        member_offsets(rk, group, offsets, errstr, errstr_size);
+    int rc = -1;
+    if (list != NULL && join(rk, group, list, errstr, errstr_size) == 0) {
+        rd_kafka_resp_err_t err = rd_kafka_commit(rk, list, 0);
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            snprintf(errstr, errstr_size, "group %s: %s", group, rd_kafka_err2str(err));
+        } else {
+            rc = partition_errors(list, group, errstr, errstr_size);
+        }
+    }
+    if (list != NULL) {
+        rd_kafka_topic_partition_list_destroy(list);
+    }
+    rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);
     return rc;
 }

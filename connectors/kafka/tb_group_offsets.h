@@ -1,6 +1,9 @@
 /*
- * tb_group_offsets.h - changing a consumer group's committed offsets with
- * Kafka's Admin API, for the offsets endpoints of a stopped sink connector.
+ * tb_group_offsets.h - changing a consumer group's committed offsets, for
+ * the offsets endpoints of a stopped sink connector: with Kafka's Admin API
+ * on a real cluster, and as a member of the group on dev mode's mock
+ * cluster, which accepts an offset commit from members only and cannot
+ * delete one.
  */
 #ifndef TB_GROUP_OFFSETS_H
 #define TB_GROUP_OFFSETS_H
@@ -15,5 +18,16 @@
  * (Kafka's reason, naming the group) on failure. */
 int tb_group_offsets_alter(const json_t *kafka_props, const char *group,
                            const json_t *offsets, char *errstr, size_t errstr_size);
+
+/* Dev mode's tb_group_offsets_alter: joins group as a consumer made from
+ * kafka_props (a consumer's properties; not taken over), waiting at most
+ * 30 s to be let in (the mock cluster first waits out the group's earlier
+ * members' session.timeout.ms), commits each entry of offsets, and leaves.
+ * An offset -1 commits the partition's low watermark instead, since the
+ * mock cluster cannot delete a group offset. Returns -1 with errstr
+ * (naming the group) on failure. */
+int tb_group_offsets_commit_as_member(const json_t *kafka_props, const char *group,
+                                      const json_t *offsets, char *errstr,
+                                      size_t errstr_size);
 
 #endif

@@ -440,6 +440,22 @@ static void check_worker_clients(const tb_herder_t *herder, json_t *errors)
     }
 }
 
+/* Dev mode's consumers get a short session, unless the worker sets one:
+ * the mock cluster lets a member into a group only once the session of the
+ * group's last members passed (even those that left), which a stopped
+ * sink's offsets change and its resume wait for. 6 s is the shortest a
+ * real broker allows (group.min.session.timeout.ms). */
+static void dev_consumer_session(json_t *kafka_props)
+{
+    if (json_object_get(kafka_props, "consumer.session.timeout.ms") == NULL &&
+        json_object_get(kafka_props, "consumer.heartbeat.interval.ms") == NULL) {
+        json_object_set_new(kafka_props, "consumer.session.timeout.ms",
+                            json_string("6000"));
+        json_object_set_new(kafka_props, "consumer.heartbeat.interval.ms",
+                            json_string("2000"));
+    }
+}
+
 /* Connects the worker's own client (its admin properties, secrets
  * resolved) and keeps the settings every connector's clients start from,
  * with the bootstrap servers tasks must use (the mock cluster's in dev
@@ -477,6 +493,9 @@ static int connect_cluster(tb_herder_t *herder, char *errstr, size_t errstr_size
     }
     json_object_set_new(herder->kafka_props, "bootstrap.servers",
                         json_string(tb_kafka_cluster_bootstrap(herder->cluster)));
+    if (options->dev) {
+        dev_consumer_session(herder->kafka_props);
+    }
     return 0;
 }
 
@@ -1615,22 +1634,27 @@ static int write_offsets(tb_herder_t *herder, const connector_t *c, const json_t
     return rc;
 }
 
-/* Applies group_ops to the sink connector's consumer group with an admin
- * client made from its settings. */
+/* Applies group_ops to the sink connector's consumer group: with an admin
+ * client made from its settings, or in dev mode, where the mock cluster
+ * takes offsets from group members only, as a member made from its
+ * consumer's settings. */
 static int alter_group(tb_herder_t *herder, const connector_t *c, const json_t *group_ops,
                        char *msg, size_t msg_size)
 {
     char group[300];
+    bool dev = herder->options.dev;
     json_t *errors = json_object();
     json_t *props =
-        tb_client_props(&herder->client, TB_CLIENT_ADMIN, c->config, true, errors);
+        tb_client_props(&herder->client, dev ? TB_CLIENT_CONSUMER : TB_CLIENT_ADMIN,
+                        c->config, true, errors);
+    const char *name = tb_connector_sink_group(c->name, c->config, group, sizeof(group));
     int rc = -1;
     if (props == NULL) {
         tb_config_errors_join(errors, "\n", msg, msg_size);
+    } else if (dev) {
+        rc = tb_group_offsets_commit_as_member(props, name, group_ops, msg, msg_size);
     } else {
-        rc = tb_group_offsets_alter(
-            props, tb_connector_sink_group(c->name, c->config, group, sizeof(group)),
-            group_ops, msg, msg_size);
+        rc = tb_group_offsets_alter(props, name, group_ops, msg, msg_size);
     }
     json_decref(props);
     json_decref(errors);

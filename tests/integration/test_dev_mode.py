@@ -158,16 +158,14 @@ def test_unreadable_source_offsets_fail_the_task(start_worker, bed, tmp_path):
         "cannot decode a stored offset" in trace
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open: librdkafka 2.0.2's mock cluster refuses an offset commit from outside a "
-    "group it knows (Unknown member) and has no OffsetDelete; a consumer that joins "
-    "the group waits out the stopped sink's session timeout (about 44 s)"))
-def test_stopped_sink_offsets_altered_in_dev_mode(start_worker, tmp_path):
+def stopped_dev_sink(start_worker, tmp_path, topic):
+    """A dev worker whose sink c1 read datagen's 5 records of topic and was
+    stopped: the worker, the sink's output file and its stored offsets."""
     w = start_worker({**NO_BROKER, "offset.flush.interval.ms": "100"}, args=["--dev"])
-    source = {"connector.class": "datagen", "topic": "dev-alter", "count": "5"}
+    source = {"connector.class": "datagen", "topic": topic, "count": "5"}
     assert w.post("/connectors", json={"name": "gen", "config": source}).status_code == 201
     out = tmp_path / "out.txt"
-    sink = {"connector.class": "FileStreamSink", "topics": "dev-alter", "file": str(out)}
+    sink = {"connector.class": "FileStreamSink", "topics": topic, "file": str(out)}
     assert w.post("/connectors", json={"name": "c1", "config": sink}).status_code == 201
 
     def all_five_stored():
@@ -177,7 +175,11 @@ def test_stopped_sink_offsets_altered_in_dev_mode(start_worker, tmp_path):
     assert w.put("/connectors/c1/stop").status_code == 204
     wait_for(lambda: w.get("/connectors/c1/status").json()["connector"]["state"]
              == "STOPPED", what="the sink stopped")
+    return w, out, offsets
 
+
+def test_stopped_sink_offsets_altered_in_dev_mode(start_worker, tmp_path):
+    w, out, offsets = stopped_dev_sink(start_worker, tmp_path, "dev-alter")
     fullest = max(offsets, key=lambda e: e["offset"]["kafka_offset"])
     back = [{"partition": fullest["partition"], "offset": {"kafka_offset": 0}}]
     reply = requests.patch(w.url + "/connectors/c1/offsets", json={"offsets": back},
@@ -187,3 +189,13 @@ def test_stopped_sink_offsets_altered_in_dev_mode(start_worker, tmp_path):
     # the partition's records again: the group moved too, or its offset would win
     again = 5 + fullest["offset"]["kafka_offset"]
     wait_for(lambda: len(output_lines(out)) == again, what="the records read again")
+
+
+def test_stopped_sink_offsets_reset_in_dev_mode(start_worker, tmp_path):
+    w, out, _ = stopped_dev_sink(start_worker, tmp_path, "dev-reset")
+    reply = requests.delete(w.url + "/connectors/c1/offsets", timeout=60)
+    assert reply.status_code == 200, reply.text
+    assert w.get("/connectors/c1/offsets").json()["offsets"] == []
+    assert w.put("/connectors/c1/resume").status_code == 202
+    # every record again: the group went back to the start, or its offsets would win
+    wait_for(lambda: len(output_lines(out)) == 10, what="the records read again")
