@@ -270,8 +270,13 @@ static const tb_config_def_t common_keys[] = {
      .order = 7,
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Dead Letter Queue Topic Replication Factor",
-     .documentation = "Replication factor of the dead letter queue topic when "
-                      "it is created."},
+     .documentation = "Replication factor of the dead letter queue topic, which "
+                      "a task creates at start (one partition) unless it exists; "
+                      "-1 means the broker's default.replication.factor. As in "
+                      "Connect, the default 3 fails the task on a cluster of fewer "
+                      "than 3 brokers, with the broker's reason: set 1 there. A "
+                      "topic that exists is used as it is. Dev mode's mock cluster "
+                      "creates the topic at its first record instead."},
     {.name = "errors.deadletterqueue.context.headers.enable",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",

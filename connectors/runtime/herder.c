@@ -233,6 +233,7 @@ static void start_tasks(tb_herder_t *herder, connector_t *c)
             .limits = &herder->options.limits,
             .worker_config = herder->converter_config,
             .exactly_once_available = exactly_once_available(herder),
+            .cluster_creates_topics = !herder->options.dev,
             .target = c->target,
             .pool = herder->pool,
             .store = herder->store,
