@@ -248,7 +248,12 @@ static const tb_config_def_t common_keys[] = {
      .order = 5,
      .width = TB_WIDTH_SHORT,
      .display_name = "Log Error Details",
-     .documentation = "Include the record's key and value in those log lines."},
+     .documentation = "With errors.log.enable, a sink's log line of a failed "
+                      "record shows its key and value (quoted, bytes outside "
+                      "printable ASCII as \\xNN, the first 256 bytes of each) "
+                      "after its topic, partition and offset; false: only those "
+                      "coordinates. Keys and values may hold personal data, hence "
+                      "the default."},
     {.name = "errors.deadletterqueue.topic.name",
      .type = TB_CONFIG_STRING,
      .default_value = "",
