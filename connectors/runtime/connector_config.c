@@ -163,7 +163,15 @@ static const tb_config_def_t common_keys[] = {
      .order = 7,
      .width = TB_WIDTH_SHORT,
      .display_name = "Header converter class",
-     .documentation = "Converter of record headers; null means the worker's."},
+     .check = tb_header_converter_check,
+     .documentation = "Converter of record headers; null means the worker's "
+                      "header.converter. "
+                      "org.apache.kafka.connect.storage.SimpleHeaderConverter or "
+                      "org.apache.kafka.connect.storage.StringConverter (or their "
+                      "short names); any other class is refused. tributary's plugins "
+                      "read and write header values as text, so both convert them "
+                      "alike: the HTTP sink writes each value as a JSON string, and "
+                      "SimpleHeaderConverter's inferred types reach no plugin."},
     {.name = "config.action.reload",
      .type = TB_CONFIG_STRING,
      .default_value = "restart",
