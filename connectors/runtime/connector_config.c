@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "connectors/converters/tb_converter.h"
 #include "connectors/kafka/tb_client_props.h"
@@ -182,7 +183,12 @@ static const tb_config_def_t common_keys[] = {
      .display_name = "Reload Action",
      .one_of = reload_actions,
      .documentation = "What to do when a referenced secret changes: none or "
-                      "restart."},
+                      "restart. tributary does not watch referenced secrets: it "
+                      "resolves each reference when a task starts, so a changed "
+                      "secret takes effect at the task's next start (a restart "
+                      "through the REST API, or the automatic restart of a failed "
+                      "task) under either value. With restart, a connector that "
+                      "references secrets logs this once when its tasks start."},
     {.name = "transforms",
      .type = TB_CONFIG_LIST,
      .default_value = "",
@@ -690,6 +696,24 @@ json_t *tb_connector_config_resolve(const tb_plugin_t *plugin, const json_t *con
         free(secret);
     }
     return resolved;
+}
+
+bool tb_connector_config_reload_unwatched(const json_t *config)
+{
+    const char *action =
+        json_string_value(json_object_get(config, "config.action.reload"));
+    const char *key;
+    json_t *value;
+    if (action != NULL && strcasecmp(action, "restart") != 0) {
+        return false;
+    }
+    json_object_foreach ((json_t *)config, key, value) {
+        const char *text = json_string_value(value);
+        if (text != NULL && tb_secret_is_reference(text)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 const char *tb_connector_sink_group(const char *name, const json_t *config, char *buf,
