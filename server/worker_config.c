@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connectors/converters/tb_converter.h"
 #include "core/tb_log.h"
 
 #define ENV_PREFIX "TRIBUTARY_"
@@ -275,6 +276,16 @@ static const tb_config_def_t worker_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Converters",
      .documentation = "Default converter of record values (see key.converter)."},
+    {.name = "header.converter",
+     .type = TB_CONFIG_CLASS,
+     .default_value = "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Converters",
+     .check = tb_header_converter_check,
+     .documentation = "Default converter of record headers: SimpleHeaderConverter "
+                      "(Connect's default) or StringConverter; any other class is "
+                      "refused. Header values reach plugins as their bytes, read as "
+                      "text, under either (see the connector's header.converter)."},
     {.name = "task.threads",
      .type = TB_CONFIG_INT,
      .default_value = "4",
@@ -484,9 +495,11 @@ const tb_connect_key_t tb_connect_worker_keys[] = {
      "defaults to JsonConverter; Connect requires it"},
     {"key.converter.*", WORKER, TB_CONNECT_KEY_IMPLEMENTED, "the converter's settings"},
     {"value.converter.*", WORKER, TB_CONNECT_KEY_IMPLEMENTED, "the converter's settings"},
-    {"header.converter", WORKER, TB_CONNECT_KEY_NOOP,
-     "header values reach plugins as their bytes; there is no header converter"},
-    {"header.converter.*", WORKER, TB_CONNECT_KEY_NOOP, "there is no header converter"},
+    {"header.converter", WORKER, TB_CONNECT_KEY_IMPLEMENTED,
+     "SimpleHeaderConverter or StringConverter, validated; header values reach "
+     "plugins as their bytes under either"},
+    {"header.converter.*", WORKER, TB_CONNECT_KEY_NOOP,
+     "neither header converter has settings tributary reads"},
     {"offset.storage.file.filename", STANDALONE, TB_CONNECT_KEY_IMPLEMENTED,
      "an SQLite store holding everything"},
     {"offset.flush.interval.ms", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},

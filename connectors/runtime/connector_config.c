@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "connectors/converters/tb_converter.h"
 #include "connectors/kafka/tb_client_props.h"
@@ -163,7 +164,15 @@ static const tb_config_def_t common_keys[] = {
      .order = 7,
      .width = TB_WIDTH_SHORT,
      .display_name = "Header converter class",
-     .documentation = "Converter of record headers; null means the worker's."},
+     .check = tb_header_converter_check,
+     .documentation = "Converter of record headers; null means the worker's "
+                      "header.converter. "
+                      "org.apache.kafka.connect.storage.SimpleHeaderConverter or "
+                      "org.apache.kafka.connect.storage.StringConverter (or their "
+                      "short names); any other class is refused. tributary's plugins "
+                      "read and write header values as text, so both convert them "
+                      "alike: the HTTP sink writes each value as a JSON string, and "
+                      "SimpleHeaderConverter's inferred types reach no plugin."},
     {.name = "config.action.reload",
      .type = TB_CONFIG_STRING,
      .default_value = "restart",
@@ -174,7 +183,12 @@ static const tb_config_def_t common_keys[] = {
      .display_name = "Reload Action",
      .one_of = reload_actions,
      .documentation = "What to do when a referenced secret changes: none or "
-                      "restart."},
+                      "restart. tributary does not watch referenced secrets: it "
+                      "resolves each reference when a task starts, so a changed "
+                      "secret takes effect at the task's next start (a restart "
+                      "through the REST API, or the automatic restart of a failed "
+                      "task) under either value. With restart, a connector that "
+                      "references secrets logs this once when its tasks start."},
     {.name = "transforms",
      .type = TB_CONFIG_LIST,
      .default_value = "",
@@ -248,7 +262,12 @@ static const tb_config_def_t common_keys[] = {
      .order = 5,
      .width = TB_WIDTH_SHORT,
      .display_name = "Log Error Details",
-     .documentation = "Include the record's key and value in those log lines."},
+     .documentation = "With errors.log.enable, a sink's log line of a failed "
+                      "record shows its key and value (quoted, bytes outside "
+                      "printable ASCII as \\xNN, the first 256 bytes of each) "
+                      "after its topic, partition and offset; false: only those "
+                      "coordinates. Keys and values may hold personal data, hence "
+                      "the default."},
     {.name = "errors.deadletterqueue.topic.name",
      .type = TB_CONFIG_STRING,
      .default_value = "",
@@ -270,8 +289,13 @@ static const tb_config_def_t common_keys[] = {
      .order = 7,
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Dead Letter Queue Topic Replication Factor",
-     .documentation = "Replication factor of the dead letter queue topic when "
-                      "it is created."},
+     .documentation = "Replication factor of the dead letter queue topic, which "
+                      "a task creates at start (one partition) unless it exists; "
+                      "-1 means the broker's default.replication.factor. As in "
+                      "Connect, the default 3 fails the task on a cluster of fewer "
+                      "than 3 brokers, with the broker's reason: set 1 there. A "
+                      "topic that exists is used as it is. Dev mode's mock cluster "
+                      "creates the topic at its first record instead."},
     {.name = "errors.deadletterqueue.context.headers.enable",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",
@@ -672,6 +696,24 @@ json_t *tb_connector_config_resolve(const tb_plugin_t *plugin, const json_t *con
         free(secret);
     }
     return resolved;
+}
+
+bool tb_connector_config_reload_unwatched(const json_t *config)
+{
+    const char *action =
+        json_string_value(json_object_get(config, "config.action.reload"));
+    const char *key;
+    json_t *value;
+    if (action != NULL && strcasecmp(action, "restart") != 0) {
+        return false;
+    }
+    json_object_foreach ((json_t *)config, key, value) {
+        const char *text = json_string_value(value);
+        if (text != NULL && tb_secret_is_reference(text)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 const char *tb_connector_sink_group(const char *name, const json_t *config, char *buf,

@@ -222,6 +222,13 @@ static void start_tasks(tb_herder_t *herder, connector_t *c)
         return;
     }
     c->tasks = tasks;
+    if (c->task_count == 0 && tb_connector_config_reload_unwatched(c->config)) {
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1,
+                    "config.action.reload=restart: tributary does not watch the "
+                    "secrets this connector references; a changed secret takes "
+                    "effect when a task starts again (POST /connectors/%s/restart)",
+                    c->name);
+    }
     for (size_t i = c->task_count; i < n; i++) {
         tb_task_options_t options = {
             .connector = c->name,
@@ -233,6 +240,7 @@ static void start_tasks(tb_herder_t *herder, connector_t *c)
             .limits = &herder->options.limits,
             .worker_config = herder->converter_config,
             .exactly_once_available = exactly_once_available(herder),
+            .cluster_creates_topics = !herder->options.dev,
             .target = c->target,
             .pool = herder->pool,
             .store = herder->store,

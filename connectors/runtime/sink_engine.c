@@ -24,6 +24,7 @@
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "connectors/kafka/tb_kafka_stats.h"
 #include "connectors/runtime/tb_connector_config.h"
+#include "connectors/runtime/tb_record_log.h"
 #include "connectors/runtime/tb_sink_start.h"
 #include "connectors/runtime/tb_task_metrics.h"
 #include "connectors/runtime/tb_task_transforms.h"
@@ -64,6 +65,7 @@ typedef struct {
     tb_reset_policy_t reset;
     bool tolerate_errors;
     bool log_errors;
+    bool log_messages; /* errors.log.include.messages: key and value too */
     bool read_headers; /* the plugin reads them, or the DLQ copies them */
     bool paused;
     /* every partition paused while a put or flush waits for its retry: the
@@ -591,11 +593,11 @@ static void handle_failed(sink_engine_t *e, const tb_sink_record_t *record,
     }
     tb_series_add(e->metrics.records_dropped, 1);
     if (e->log_errors) {
+        char described[2048];
+        tb_record_log_describe(record, e->log_messages, described, sizeof(described));
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
-                    "record %s-%d at offset %lld skipped in stage %s "
-                    "(errors.tolerance=all): %s",
-                    record->topic, (int)record->partition, (long long)record->offset,
-                    stage, reason);
+                    "%s skipped in stage %s (errors.tolerance=all): %s", described, stage,
+                    reason);
     }
     tb_dlq_context_t context = {.connector = e->env->connector,
                                 .task = e->env->id,
@@ -1187,6 +1189,7 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     e->tolerate_errors =
         strcmp(tb_config_string(settings, "errors.tolerance"), "all") == 0;
     e->log_errors = tb_config_bool(settings, "errors.log.enable");
+    e->log_messages = tb_config_bool(settings, "errors.log.include.messages");
     e->retry_timeout_ms = tb_config_int(settings, "errors.retry.timeout");
     e->retry_delay_max_ms = tb_config_int(settings, "errors.retry.delay.max.ms");
     e->last_flush_ms = tb_monotonic_ms();

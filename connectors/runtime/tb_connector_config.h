@@ -84,6 +84,12 @@ json_t *tb_connector_config_resolve(const tb_plugin_t *plugin, const json_t *con
 
 /* The consumer group of sink connector name: consumer.override.group.id,
  * else connect-<name>. Written into buf, which is returned. */
+/* True when config (raw, as given) has config.action.reload=restart (the
+ * default, in any case) and a value that references a secret: Connect would
+ * restart the connector when that secret changes, which tributary does not
+ * detect; a reference is resolved when a task starts. */
+bool tb_connector_config_reload_unwatched(const json_t *config);
+
 const char *tb_connector_sink_group(const char *name, const json_t *config, char *buf,
                                     size_t size);
 

@@ -34,6 +34,9 @@ typedef struct {
     /* exactly.once.source.support=enabled on a real Kafka cluster: sources
      * with exactly.once.support=requested run in transactions too */
     bool exactly_once_available;
+    /* the cluster answers CreateTopics: false for dev mode's mock cluster,
+     * which creates a topic when it is first written */
+    bool cluster_creates_topics;
     tb_target_state_t target; /* STARTED or PAUSED */
     tb_pool_t *pool;
     tb_store_t *store;

@@ -33,6 +33,7 @@ typedef struct {
      * engine reads its settings from, with tb_config_string() and friends */
     json_t *settings;
     bool exactly_once_available;        /* the worker runs sources in transactions */
+    bool cluster_creates_topics;        /* CreateTopics works (not dev mode) */
     const tb_client_settings_t *client; /* the worker's side of its Kafka clients */
     const tb_limits_t *limits;          /* what the plugin may reach */
     json_t *worker_config;              /* the worker's converter keys (defaults) */
@@ -76,8 +77,10 @@ tb_converter_t *tb_task_converter_create(const tb_task_env_t *env, const char *w
 
 /* The task's dead letter queue: errors.deadletterqueue.topic.name with
  * errors.tolerance=all, through a producer with the connector's settings.
- * Returns 0 with *dlq NULL when the connector has none, -1 with errstr when
- * its producer cannot be made. The caller owns *dlq (tb_dlq_destroy). */
+ * Its topic is created first when it does not exist (tb_dlq_topic.h), with
+ * the connector's admin settings, except in dev mode. Returns 0 with *dlq
+ * NULL when the connector has none, -1 with errstr when the topic or the
+ * producer cannot be made. The caller owns *dlq (tb_dlq_destroy). */
 int tb_task_dlq_create(const tb_task_env_t *env, tb_dlq_t **dlq, char *errstr,
                        size_t errstr_size);
 

@@ -135,6 +135,7 @@ def test_refused_source_record_goes_to_the_source_dlq(start_worker, bed, tmp_pat
     path, lines = big_line_file(tmp_path)
     file_source(w, "fsd", topic, path, **{
         "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
         "errors.deadletterqueue.context.headers.enable": "true"})
 
     wait_for(lambda: stored_position(w, "fsd") == path.stat().st_size, timeout=60,

@@ -134,3 +134,18 @@ def test_transforms_and_predicates_are_listed_and_checked_by_class(worker, bed):
     errors = {c["value"]["name"]: c["value"]["errors"] for c in duplicate["configs"]}
     assert errors["transforms"] == [
         "Invalid value route,route for configuration transforms: Duplicate alias provided."]
+
+
+@pytest.mark.parametrize("name,errors", [
+    ("org.apache.kafka.connect.storage.SimpleHeaderConverter", []),
+    ("org.apache.kafka.connect.storage.StringConverter", []),
+    ("com.example.Headers", ["Invalid value com.example.Headers for configuration "
+                             "header.converter: Class com.example.Headers could not be "
+                             "found."])])
+def test_validate_header_converter(worker, name, errors):
+    reply = worker.put("/connector-plugins/DatagenConnector/config/validate",
+                       json={"connector.class": "datagen", "name": "g", "topic": "t",
+                             "header.converter": name})
+    by_name = {c["definition"]["name"]: c for c in reply.json()["configs"]}
+    assert by_name["header.converter"]["value"]["errors"] == errors
+    assert reply.json()["error_count"] == len(errors)

@@ -93,6 +93,7 @@ def test_sink_sends_undecodable_frames_to_the_dlq(start_worker, bed, registry, t
     out = tmp_path / "out.txt"
     file_sink(w, "sink", topic, out, **converters(JSON_SCHEMA, registry), **{
         "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
         "errors.deadletterqueue.context.headers.enable": "true"})
     assert json_lines(out, 2) == [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
     dead = consume(bed, dlq, 2)

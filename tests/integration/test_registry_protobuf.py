@@ -203,6 +203,7 @@ def test_malformed_frames_go_to_the_dlq(start_worker, bed, registry, tmp_path):
     out = tmp_path / "out.txt"
     file_sink(w, "sink", topic, out, **converters(PROTOBUF, registry), **{
         "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
         "errors.deadletterqueue.context.headers.enable": "true"})
     assert json_lines(out, 2) == [expected(1), expected(1)]
     dead = consume(bed, dlq, 6)

@@ -13,6 +13,7 @@ import urllib.parse
 import pytest
 
 import secret_scan
+from worker import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -212,3 +213,26 @@ def test_odd_names_keep_their_secrets_and_lose_them_on_delete(start_worker, name
     assert w.delete(path).status_code == 204
     assert secret not in secrets_file_of(w).read_text()
     assert resolves(w, w.get("/connectors/a/config").json()[key], keep)
+
+
+@pytest.mark.parametrize("action", [None, "RESTART", "none"])
+def test_reload_action_restart_is_logged_once_for_references(start_worker, bed, action):
+    """tributary does not watch referenced secrets: config.action.reload=restart
+    (Connect's default) says so once when the tasks start."""
+    w = start_worker(env={"TB_RELOAD_TOKEN": "token"})
+    config = {"connector.class": "HttpSink", "topics": bed.unique_topic("reload"),
+              "http.url": "http://127.0.0.1:9/", "http.auth.type": "basic",
+              "http.auth.user": "u", "http.auth.password": "${env:TB_RELOAD_TOKEN}"}
+    if action is not None:
+        config["config.action.reload"] = action
+    reply = w.post("/connectors", json={"name": "reload", "config": config})
+    assert reply.status_code == 201, reply.text
+    wait_for(lambda: w.get("/connectors/reload/status").json()["tasks"],
+             what="the task")
+    lines = [line for line in w.logs().splitlines()
+             if "config.action.reload=restart" in line]
+    if action == "none":
+        assert lines == []
+    else:
+        assert len(lines) == 1 and "[connector:reload" in lines[0], lines
+        assert "token" not in lines[0]

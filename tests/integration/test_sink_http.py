@@ -65,6 +65,7 @@ def test_bad_record_goes_to_the_dlq_with_context(start_worker, bed, receiver, to
     r = receiver(lambda body: 400 if '"bad"' in body else 200)
     http_sink(w, "h400", topic, r.url, **{
         "errors.tolerance": tolerance, "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
         "errors.deadletterqueue.context.headers.enable": enable,
         "errors.log.enable": enable})
     wait_for(lambda: len(r.values()) >= 19, what="the 19 good records")

@@ -1,0 +1,46 @@
+/*
+ * header_converter.c - the header converter classes tributary accepts:
+ * Connect's default SimpleHeaderConverter and StringConverter.
+ *
+ * tributary's plugins see a header value as its bytes, read as text: the
+ * HTTP sink writes each one as a JSON string, and sources write their
+ * headers (message.id.header) as the bytes of a string. For those, both
+ * classes convert alike (SimpleHeaderConverter writes a string as its UTF-8
+ * bytes, as StringConverter does); SimpleHeaderConverter's inferred types
+ * (numbers, booleans, lists, maps) reach no plugin, since none takes typed
+ * headers. So the choice is validated, not acted on.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "connectors/converters/tb_converter.h"
+
+#define CONNECT_STORAGE "org.apache.kafka.connect.storage."
+
+static const char *const header_classes[] = {
+    CONNECT_STORAGE "SimpleHeaderConverter",
+    CONNECT_STORAGE "StringConverter",
+    NULL,
+};
+
+const char *tb_header_converter_canonical_name(const char *name)
+{
+    size_t prefix = strlen(CONNECT_STORAGE);
+    for (size_t i = 0; header_classes[i] != NULL; i++) {
+        if (strcmp(name, header_classes[i]) == 0 ||
+            strcmp(name, header_classes[i] + prefix) == 0) {
+            return header_classes[i];
+        }
+    }
+    return NULL;
+}
+
+int tb_header_converter_check(const json_t *value, char *reason, size_t size)
+{
+    const char *name = json_string_value(value);
+    if (name[0] != '\0' && tb_header_converter_canonical_name(name) == NULL) {
+        snprintf(reason, size, "Class %s could not be found.", name);
+        return -1;
+    }
+    return 0;
+}
