@@ -33,7 +33,11 @@
 #include "core/tb_time.h"
 
 #define BATCH_MAX 1024
-#define QUERY_TIMEOUT_MS 10000
+/* A query to Kafka holds a pool thread for at most QUERY_STEP_MS; a
+ * partition whose query got no answer waits and is resolved again at a later
+ * step (retry_waiting_starts). */
+#define QUERY_STEP_MS 1000
+#define SEEK_TIMEOUT_MS 10000 /* served by librdkafka's own threads */
 
 typedef struct {
     char *topic;
@@ -438,6 +442,17 @@ static void refuse_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *lis
     }
 }
 
+/* The start of a partition whose group offset could not be read: decided
+ * at a later attempt, as one whose watermarks could not be read. */
+static tb_start_t waiting_for_group(const char *error)
+{
+    tb_start_t start = {.offset = TB_OFFSET_NONE, .origin = TB_START_WAITING};
+    snprintf(start.reason, sizeof(start.reason),
+             "waiting for the group's committed offsets, which could not be read: %s",
+             error);
+    return start;
+}
+
 static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *list)
 {
     char errstr[512];
@@ -448,20 +463,23 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
         return;
     }
     rd_kafka_topic_partition_list_t *committed = rd_kafka_topic_partition_list_copy(list);
-    if (rd_kafka_committed(e->rk, committed, QUERY_TIMEOUT_MS) !=
-        RD_KAFKA_RESP_ERR_NO_ERROR) {
+    rd_kafka_resp_err_t group_err = rd_kafka_committed(e->rk, committed, QUERY_STEP_MS);
+    if (group_err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         for (int i = 0; i < committed->cnt; i++) {
             committed->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
         }
-        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
-                    "the group's committed offsets could not be read; using the "
-                    "store's");
     }
+    /* without the group's offsets, or after an unanswered query, the
+     * watermarks are not asked for: the partitions wait in any case */
+    rd_kafka_resp_err_t err = group_err;
     for (int i = 0; i < list->cnt; i++) {
         rd_kafka_topic_partition_t *tp = &list->elems[i];
         int64_t low = 0, high = 0;
-        rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-            e->rk, tp->topic, tp->partition, &low, &high, QUERY_TIMEOUT_MS);
+        if (group_err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+            err != RD_KAFKA_RESP_ERR__TIMED_OUT) {
+            err = rd_kafka_query_watermark_offsets(e->rk, tp->topic, tp->partition, &low,
+                                                   &high, QUERY_STEP_MS);
+        }
         int64_t group = committed->elems[i].offset;
         tb_start_inputs_t in = {
             .stored = stored_offset(stored, tp->topic, tp->partition),
@@ -472,7 +490,9 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
             .watermarks_error =
                 err != RD_KAFKA_RESP_ERR_NO_ERROR ? rd_kafka_err2str(err) : NULL,
         };
-        tb_start_t start = tb_sink_start_resolve(&in);
+        tb_start_t start = group_err != RD_KAFKA_RESP_ERR_NO_ERROR
+                               ? waiting_for_group(rd_kafka_err2str(group_err))
+                               : tb_sink_start_resolve(&in);
         partition_t *p = find_part(e, tp->topic, tp->partition);
         if (p == NULL) {
             p = add_part(e, tp->topic, tp->partition);
@@ -889,7 +909,7 @@ static void handle_out_of_range(sink_engine_t *e, const char *topic, int32_t par
     }
     int64_t low = 0, high = 0;
     rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-        e->rk, topic, partition, &low, &high, QUERY_TIMEOUT_MS);
+        e->rk, topic, partition, &low, &high, QUERY_STEP_MS);
     tb_start_inputs_t in = {.stored = p->expected,
                             .committed = TB_OFFSET_NONE,
                             .low = low,
@@ -995,7 +1015,7 @@ static void read_partitions(sink_engine_t *e, bool reading)
     if (!reading) {
         rd_kafka_pause_partitions(e->rk, list);
     } else if (list->cnt > 0) {
-        rd_kafka_error_t *error = rd_kafka_seek_partitions(e->rk, list, QUERY_TIMEOUT_MS);
+        rd_kafka_error_t *error = rd_kafka_seek_partitions(e->rk, list, SEEK_TIMEOUT_MS);
         if (error != NULL) {
             rd_kafka_error_destroy(error);
         }

@@ -39,9 +39,22 @@
 
 #define RING_SIZE 65536 /* records in flight per task */
 #define POLL_BATCH 512  /* records asked of the plugin per step */
+/* A transactional call holds a pool thread for at most TXN_STEP_MS a step;
+ * one that has no answer yet is attempted again at a later step, for up to
+ * TXN_TIMEOUT_MS in all. */
+#define TXN_STEP_MS 500
+#define TXN_WARN_MS 5000 /* a call unanswered this long is logged */
 #define TXN_TIMEOUT_MS 30000
-#define TXN_RETRIES 5 /* retriable errors of one call, retried in place */
 #define TXN_ABORTS 10 /* aborted attempts in a row before the task fails */
+
+/* The transactional call an exactly-once task has under way. */
+typedef enum {
+    TXN_CALL_NONE = 0, /* between transactions */
+    TXN_CALL_INIT,     /* init_transactions: fences the predecessors */
+    TXN_CALL_OFFSETS,  /* send_offsets_to_transaction: the progress marker */
+    TXN_CALL_COMMIT,
+    TXN_CALL_ABORT,
+} txn_call_t;
 
 typedef struct {
     json_t *partition;
@@ -106,6 +119,15 @@ typedef struct {
     size_t txn_size; /* records in the next attempt (halved on aborts) */
     int aborts;      /* attempts aborted in a row */
     bool txn_delivery_failed;
+    txn_call_t txn_call;       /* attempted once a step until it is over */
+    int64_t txn_call_since_ms; /* its first attempt; 0: not attempted yet */
+    bool txn_call_warned;      /* its wait was logged */
+    /* the open transaction: its marker (owned), source offsets (owned) and
+     * records, from batch_pos */
+    rd_kafka_topic_partition_list_t *txn_marker;
+    json_t *txn_offsets;
+    size_t txn_count;
+    char txn_reason[1024]; /* why the open transaction is being aborted */
 } source_engine_t;
 
 static void free_record(tb_source_record_t *record)
@@ -412,23 +434,15 @@ static int adopt_marker(source_engine_t *engine, const tb_progress_marker_t *mar
     return rc;
 }
 
-/* Exactly-once start: fences the task's predecessors, then makes the store
- * agree with the progress marker, so that the plugin resumes right after
- * the last committed transaction. A marker older than the operator's last
- * change of the offsets is ignored: the store is the authority then. A
- * missing marker is judged once the plugin has asked for its offsets
- * (check_missing_marker). */
+/* Exactly-once start, once the task's predecessors are fenced
+ * (open_transactions): makes the store agree with the progress marker, so that the plugin
+ * resumes right after the last committed transaction. A marker older than the operator's
+ * last change of the offsets is ignored: the store is the authority then. A missing
+ * marker is judged once the plugin has asked for its offsets (check_missing_marker). */
 static int start_transactions(source_engine_t *engine, char *errstr, size_t errstr_size)
 {
     const tb_task_env_t *env = engine->env;
     tb_progress_marker_t marker = {0};
-    rd_kafka_error_t *error = rd_kafka_init_transactions(engine->rk, TXN_TIMEOUT_MS);
-    if (error != NULL) {
-        snprintf(errstr, errstr_size, "initialising transactions of %s failed: %s",
-                 engine->txn_id, rd_kafka_error_string(error));
-        rd_kafka_error_destroy(error);
-        return -1;
-    }
     json_t *stored =
         tb_store_offsets_get(env->store, env->connector, errstr, errstr_size);
     json_t *props =
@@ -504,6 +518,25 @@ static bool transactions_refused(const json_t *settings, char *errstr, size_t er
     return refused;
 }
 
+/* Starts the plugin: an exactly-once task's once the store agrees with its
+ * progress marker. */
+static int start_plugin(source_engine_t *engine, char *errstr, size_t errstr_size)
+{
+    if (tb_task_start_plugin(engine->env, &engine->ctx, &engine->plugin_task, errstr,
+                             errstr_size) != 0) {
+        engine->plugin_task = NULL;
+        return -1;
+    }
+    if (engine->failure[0] != '\0') {
+        snprintf(errstr, errstr_size, "%s", engine->failure);
+        return -1;
+    }
+    if (engine->transactional && check_missing_marker(engine, errstr, errstr_size) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
 static int source_start(const tb_task_env_t *env, void **out, char *errstr,
                         size_t errstr_size)
 {
@@ -564,6 +597,7 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
         engine->txn_size = engine->txn_max_records;
         json_object_set_new(props, "transactional.id", json_string(engine->txn_id));
         json_object_set_new(props, "enable.idempotence", json_string("true"));
+        engine->txn_call = TXN_CALL_INIT; /* at the first step */
     }
     engine->key_converter = tb_task_converter_create(env, "key", errstr, errstr_size);
     engine->value_converter =
@@ -590,19 +624,8 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     rd_kafka_queue_t *main_queue = rd_kafka_queue_get_main(engine->rk);
     rd_kafka_queue_cb_event_enable(main_queue, on_queue_event, (void *)env);
     rd_kafka_queue_destroy(main_queue);
-    if (engine->transactional && start_transactions(engine, errstr, errstr_size) != 0) {
-        goto fail;
-    }
-    if (tb_task_start_plugin(env, &engine->ctx, &engine->plugin_task, errstr,
-                             errstr_size) != 0) {
-        engine->plugin_task = NULL;
-        goto fail;
-    }
-    if (engine->failure[0] != '\0') {
-        snprintf(errstr, errstr_size, "%s", engine->failure);
-        goto fail;
-    }
-    if (engine->transactional && check_missing_marker(engine, errstr, errstr_size) != 0) {
+    /* an exactly-once task starts its plugin in open_transactions */
+    if (!engine->transactional && start_plugin(engine, errstr, errstr_size) != 0) {
         goto fail;
     }
     json_decref(props);
@@ -823,49 +846,6 @@ static bool produce_batch(source_engine_t *engine)
  * Exactly-once: one transaction per batch, with the progress marker
  */
 
-typedef enum {
-    TXN_COMMITTED = 0,
-    TXN_ABORTED, /* the attempt was rolled back; it may be tried again */
-    TXN_FATAL,   /* the producer cannot go on (fenced, or a fatal error) */
-} txn_outcome_t;
-
-/* Retries a transactional call that failed with a retriable error, in
- * place, a bounded number of times. Returns the last error or NULL. */
-#define RETRYING(error, call)                                                            \
-    do {                                                                                 \
-        (error) = (call);                                                                \
-        for (int try_ = 0; (error) != NULL && rd_kafka_error_is_retriable(error) &&      \
-                           try_ < TXN_RETRIES;                                           \
-             try_++) {                                                                   \
-            rd_kafka_error_destroy(error);                                               \
-            (error) = (call);                                                            \
-        }                                                                                \
-    } while (0)
-
-/* Classifies an error of a transactional call, aborting when it asks for
- * it. Consumes error. */
-static txn_outcome_t outcome_of(source_engine_t *engine, rd_kafka_error_t *error,
-                                char *errstr, size_t errstr_size)
-{
-    if (error == NULL) {
-        return TXN_COMMITTED;
-    }
-    snprintf(errstr, errstr_size, "transaction of %s: %s", engine->txn_id,
-             rd_kafka_error_string(error));
-    bool abortable = rd_kafka_error_txn_requires_abort(error);
-    rd_kafka_error_destroy(error);
-    if (!abortable) {
-        return TXN_FATAL;
-    }
-    rd_kafka_error_t *aborted;
-    RETRYING(aborted, rd_kafka_abort_transaction(engine->rk, TXN_TIMEOUT_MS));
-    if (aborted != NULL) {
-        rd_kafka_error_destroy(aborted);
-        return TXN_FATAL;
-    }
-    return TXN_ABORTED;
-}
-
 /* The source offsets batch[first, first + count) reaches: the latest of
  * each source partition it holds, and only those (the store has the
  * earlier transactions'). A new array. */
@@ -912,40 +892,6 @@ static rd_kafka_topic_partition_list_t *fitting_marker(source_engine_t *engine,
     }
 }
 
-/* Produces batch[first, first + count) and the marker in one transaction. */
-static txn_outcome_t commit_chunk(source_engine_t *engine, size_t first, size_t count,
-                                  const rd_kafka_topic_partition_list_t *marker,
-                                  char *errstr, size_t errstr_size)
-{
-    rd_kafka_error_t *error = rd_kafka_begin_transaction(engine->rk);
-    if (error != NULL) {
-        return outcome_of(engine, error, errstr, errstr_size);
-    }
-    engine->txn_delivery_failed = false;
-    for (size_t i = first; i < first + count; i++) {
-        tb_source_record_t *r = &engine->batch[i];
-        if (engine->disposition[i] != PRODUCE) {
-            continue;
-        }
-        rd_kafka_resp_err_t err = produce_record(engine, r, RD_KAFKA_MSG_F_COPY, NULL);
-        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-            snprintf(errstr, errstr_size, "producing to %s in transaction %s failed: %s",
-                     r->topic, engine->txn_id, rd_kafka_err2str(err));
-            return outcome_of(engine, rd_kafka_error_new(err, "%s", errstr), errstr,
-                              errstr_size);
-        }
-    }
-    rd_kafka_consumer_group_metadata_t *group =
-        rd_kafka_consumer_group_metadata_new(engine->marker_group);
-    RETRYING(error, rd_kafka_send_offsets_to_transaction(engine->rk, marker, group,
-                                                         TXN_TIMEOUT_MS));
-    if (error == NULL) {
-        RETRYING(error, rd_kafka_commit_transaction(engine->rk, TXN_TIMEOUT_MS));
-    }
-    rd_kafka_consumer_group_metadata_destroy(group);
-    return outcome_of(engine, error, errstr, errstr_size);
-}
-
 /* Deletes the marker under tributary 0.1.0's group name once the task's
  * first transaction has put one under the new name: read again later, it
  * would take the store back. A failure is logged; the new marker is read
@@ -989,6 +935,240 @@ static size_t chunk_size(const source_engine_t *engine)
     return count;
 }
 
+static const char *txn_call_name(txn_call_t call)
+{
+    switch (call) {
+    case TXN_CALL_INIT:
+        return "initialising transactions";
+    case TXN_CALL_OFFSETS:
+        return "sending the progress marker";
+    case TXN_CALL_COMMIT:
+        return "committing";
+    case TXN_CALL_ABORT:
+        return "aborting";
+    case TXN_CALL_NONE:
+        break;
+    }
+    return "?";
+}
+
+/* One attempt at the call under way, waiting at most TXN_STEP_MS. init,
+ * commit and abort resume what librdkafka goes on doing in the background;
+ * the marker is sent again, identical, as librdkafka asks. */
+static rd_kafka_error_t *txn_call_once(source_engine_t *engine)
+{
+    rd_kafka_consumer_group_metadata_t *group;
+    rd_kafka_error_t *error;
+    switch (engine->txn_call) {
+    case TXN_CALL_INIT:
+        return rd_kafka_init_transactions(engine->rk, TXN_STEP_MS);
+    case TXN_CALL_OFFSETS:
+        group = rd_kafka_consumer_group_metadata_new(engine->marker_group);
+        error = rd_kafka_send_offsets_to_transaction(engine->rk, engine->txn_marker,
+                                                     group, TXN_STEP_MS);
+        rd_kafka_consumer_group_metadata_destroy(group);
+        return error;
+    case TXN_CALL_COMMIT:
+        return rd_kafka_commit_transaction(engine->rk, TXN_STEP_MS);
+    case TXN_CALL_ABORT:
+    case TXN_CALL_NONE:
+        break;
+    }
+    return rd_kafka_abort_transaction(engine->rk, TXN_STEP_MS);
+}
+
+/* Attempts the call under way once. Returns false when it is to be
+ * attempted again at a later step: a retriable error (a timeout included)
+ * within TXN_TIMEOUT_MS of its first attempt (a wait of TXN_WARN_MS is
+ * logged, once). Returns true when the call is over: *error is its result
+ * (NULL: done). */
+static bool txn_call_over(source_engine_t *engine, rd_kafka_error_t **error)
+{
+    int64_t now = tb_monotonic_ms();
+    if (engine->txn_call_since_ms == 0) {
+        engine->txn_call_since_ms = now;
+        engine->txn_call_warned = false;
+    }
+    int64_t waited = now - engine->txn_call_since_ms;
+    *error = txn_call_once(engine);
+    if (*error == NULL || !rd_kafka_error_is_retriable(*error) ||
+        waited >= TXN_TIMEOUT_MS) {
+        engine->txn_call_since_ms = 0;
+        return true;
+    }
+    if (waited >= TXN_WARN_MS && !engine->txn_call_warned) {
+        engine->txn_call_warned = true;
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector,
+                    engine->env->id,
+                    "%s (%s) has had no answer for %lld ms: %s; trying again, for up "
+                    "to %d ms in all",
+                    txn_call_name(engine->txn_call), engine->txn_id, (long long)waited,
+                    rd_kafka_error_string(*error), TXN_TIMEOUT_MS);
+    }
+    rd_kafka_error_destroy(*error);
+    *error = NULL;
+    return false;
+}
+
+/* Forgets the open transaction's marker, offsets and size. */
+static void txn_clear(source_engine_t *engine)
+{
+    if (engine->txn_marker != NULL) {
+        rd_kafka_topic_partition_list_destroy(engine->txn_marker);
+    }
+    engine->txn_marker = NULL;
+    json_decref(engine->txn_offsets);
+    engine->txn_offsets = NULL;
+    engine->txn_count = 0;
+}
+
+/* A transactional call failed: the transaction is aborted (over the next
+ * steps) when the error asks for it, else the task fails. Consumes error. */
+static int64_t txn_failed(source_engine_t *engine, rd_kafka_error_t *error, char *errstr,
+                          size_t errstr_size)
+{
+    snprintf(engine->txn_reason, sizeof(engine->txn_reason), "transaction of %s: %s",
+             engine->txn_id, rd_kafka_error_string(error));
+    snprintf(errstr, errstr_size, "%s", engine->txn_reason);
+    bool abortable = rd_kafka_error_txn_requires_abort(error);
+    rd_kafka_error_destroy(error);
+    if (!abortable) {
+        return TB_TASK_STEP_FAILED;
+    }
+    engine->txn_call = TXN_CALL_ABORT;
+    return TB_POOL_RUN_AGAIN;
+}
+
+/* Opens the transaction of the next records from batch_pos: its marker,
+ * begin, its records produced; its marker is sent next (TXN_CALL_OFFSETS). */
+static int64_t txn_begin(source_engine_t *engine, char *errstr, size_t errstr_size)
+{
+    size_t count = chunk_size(engine);
+    engine->txn_marker =
+        fitting_marker(engine, &count, &engine->txn_offsets, errstr, errstr_size);
+    engine->txn_count = count;
+    if (engine->txn_marker == NULL) {
+        return TB_TASK_STEP_FAILED;
+    }
+    rd_kafka_error_t *error = rd_kafka_begin_transaction(engine->rk);
+    if (error != NULL) {
+        return txn_failed(engine, error, errstr, errstr_size);
+    }
+    engine->txn_delivery_failed = false;
+    for (size_t i = engine->batch_pos; i < engine->batch_pos + count; i++) {
+        tb_source_record_t *r = &engine->batch[i];
+        if (engine->disposition[i] != PRODUCE) {
+            continue;
+        }
+        rd_kafka_resp_err_t err = produce_record(engine, r, RD_KAFKA_MSG_F_COPY, NULL);
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            snprintf(errstr, errstr_size, "producing to %s in transaction %s failed: %s",
+                     r->topic, engine->txn_id, rd_kafka_err2str(err));
+            return txn_failed(engine, rd_kafka_error_new(err, "%s", errstr), errstr,
+                              errstr_size);
+        }
+    }
+    engine->txn_call = TXN_CALL_OFFSETS;
+    return TB_POOL_RUN_AGAIN;
+}
+
+/* The open transaction committed: its offsets go to the store before the
+ * next one begins. */
+static int64_t txn_committed(source_engine_t *engine, char *errstr, size_t errstr_size)
+{
+    size_t count = engine->txn_count;
+    int rc = tb_store_offsets_put(engine->env->store, engine->env->connector,
+                                  engine->txn_offsets, errstr, errstr_size);
+    txn_clear(engine);
+    engine->marker_sequence++;
+    engine->aborts = 0;
+    if (engine->legacy_marker) {
+        forget_legacy_marker(engine);
+    }
+    tb_series_add(engine->source_metrics.txn_commits, 1);
+    tb_series_add(engine->metrics.records_written, (double)count);
+    for (size_t i = engine->batch_pos; i < engine->batch_pos + count; i++) {
+        free_record(&engine->batch[i]);
+    }
+    engine->batch_pos += count;
+    if (engine->batch_len == engine->batch_pos) {
+        engine->batch_len = engine->batch_pos = 0;
+    }
+    return rc == 0 ? TB_POOL_RUN_AGAIN : TB_TASK_STEP_FAILED;
+}
+
+/* The open transaction was rolled back: the same records are tried again
+ * with half as many in a transaction, at most TXN_ABORTS times in a row. */
+static int64_t txn_aborted(source_engine_t *engine, char *errstr, size_t errstr_size)
+{
+    size_t count = engine->txn_count;
+    txn_clear(engine);
+    tb_series_add(engine->source_metrics.txn_aborts, 1);
+    snprintf(errstr, errstr_size, "%s", engine->txn_reason);
+    if (++engine->aborts > TXN_ABORTS) {
+        return TB_TASK_STEP_FAILED;
+    }
+    engine->txn_size = count > 1 ? count / 2 : 1;
+    TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector, engine->env->id,
+                "%s; aborted, trying again with %zu record(s)", engine->txn_reason,
+                engine->txn_size);
+    return 100;
+}
+
+/* Predecessors fenced: the store is made to agree with the marker and the
+ * plugin starts. */
+static int64_t txn_initialised(source_engine_t *engine, rd_kafka_error_t *error,
+                               char *errstr, size_t errstr_size)
+{
+    if (error != NULL) {
+        snprintf(errstr, errstr_size, "initialising transactions of %s failed: %s",
+                 engine->txn_id, rd_kafka_error_string(error));
+        rd_kafka_error_destroy(error);
+        return TB_TASK_STEP_FAILED;
+    }
+    if (start_transactions(engine, errstr, errstr_size) != 0 ||
+        start_plugin(engine, errstr, errstr_size) != 0) {
+        return TB_TASK_STEP_FAILED;
+    }
+    return TB_POOL_RUN_AGAIN;
+}
+
+/* Attempts the call under way, and acts on its result once it is over. */
+static int64_t txn_call_step(source_engine_t *engine, char *errstr, size_t errstr_size)
+{
+    rd_kafka_error_t *error;
+    if (!txn_call_over(engine, &error)) {
+        return TXN_STEP_MS;
+    }
+    txn_call_t call = engine->txn_call;
+    engine->txn_call = TXN_CALL_NONE;
+    switch (call) {
+    case TXN_CALL_INIT:
+        return txn_initialised(engine, error, errstr, errstr_size);
+    case TXN_CALL_OFFSETS:
+        if (error == NULL) {
+            engine->txn_call = TXN_CALL_COMMIT;
+            return TB_POOL_RUN_AGAIN;
+        }
+        return txn_failed(engine, error, errstr, errstr_size);
+    case TXN_CALL_COMMIT:
+        return error == NULL ? txn_committed(engine, errstr, errstr_size)
+                             : txn_failed(engine, error, errstr, errstr_size);
+    case TXN_CALL_ABORT:
+    case TXN_CALL_NONE:
+        break;
+    }
+    if (error != NULL) { /* the abort failed: the producer cannot go on */
+        rd_kafka_error_destroy(error);
+        snprintf(errstr, errstr_size, "%s", engine->txn_reason);
+        return TB_TASK_STEP_FAILED;
+    }
+    return txn_aborted(engine, errstr, errstr_size);
+}
+
+/* A step of an exactly-once task: one bounded attempt at the transactional
+ * call under way, or, between transactions, a poll of the plugin and the
+ * next transaction begun. */
 static int64_t transactional_step(source_engine_t *engine, bool paused, char *errstr,
                                   size_t errstr_size)
 {
@@ -997,6 +1177,9 @@ static int64_t transactional_step(source_engine_t *engine, bool paused, char *er
     if (engine->failure[0] != '\0') {
         snprintf(errstr, errstr_size, "%s", engine->failure);
         return TB_TASK_STEP_FAILED;
+    }
+    if (engine->txn_call != TXN_CALL_NONE) {
+        return txn_call_step(engine, errstr, errstr_size);
     }
     if (engine->batch_len == 0) {
         if (paused) {
@@ -1017,48 +1200,7 @@ static int64_t transactional_step(source_engine_t *engine, bool paused, char *er
         }
         engine->batch_pos = 0;
     }
-    size_t count = chunk_size(engine);
-    json_t *offsets = NULL;
-    rd_kafka_topic_partition_list_t *marker =
-        fitting_marker(engine, &count, &offsets, errstr, errstr_size);
-    txn_outcome_t outcome =
-        marker != NULL
-            ? commit_chunk(engine, engine->batch_pos, count, marker, errstr, errstr_size)
-            : TXN_FATAL;
-    if (marker != NULL) {
-        rd_kafka_topic_partition_list_destroy(marker);
-    }
-    if (outcome == TXN_COMMITTED) {
-        int rc = tb_store_offsets_put(engine->env->store, engine->env->connector, offsets,
-                                      errstr, errstr_size);
-        json_decref(offsets);
-        engine->marker_sequence++;
-        engine->aborts = 0;
-        if (engine->legacy_marker) {
-            forget_legacy_marker(engine);
-        }
-        tb_series_add(engine->source_metrics.txn_commits, 1);
-        tb_series_add(engine->metrics.records_written, (double)count);
-        for (size_t i = engine->batch_pos; i < engine->batch_pos + count; i++) {
-            free_record(&engine->batch[i]);
-        }
-        engine->batch_pos += count;
-        if (engine->batch_len == engine->batch_pos) {
-            engine->batch_len = engine->batch_pos = 0;
-        }
-        return rc == 0 ? TB_POOL_RUN_AGAIN : TB_TASK_STEP_FAILED;
-    }
-    json_decref(offsets);
-    if (outcome == TXN_ABORTED) {
-        tb_series_add(engine->source_metrics.txn_aborts, 1);
-    }
-    if (outcome == TXN_FATAL || ++engine->aborts > TXN_ABORTS) {
-        return TB_TASK_STEP_FAILED;
-    }
-    engine->txn_size = count > 1 ? count / 2 : 1;
-    TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector, engine->env->id,
-                "%s; aborted, trying again with %zu record(s)", errstr, engine->txn_size);
-    return 100;
+    return txn_begin(engine, errstr, errstr_size);
 }
 
 static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errstr_size)
@@ -1142,6 +1284,7 @@ static void source_stop(void *opaque)
     if (engine->plugin_task != NULL) {
         engine->env->plugin->task_stop(engine->plugin_task);
     }
+    txn_clear(engine);
     for (size_t i = engine->batch_pos; i < engine->batch_len; i++) {
         free_record(&engine->batch[i]);
     }
@@ -1173,8 +1316,17 @@ static void source_stop(void *opaque)
     free(engine);
 }
 
+/* An exactly-once task has started once its transactions are initialised
+ * and its plugin runs (txn_initialised); any other when start returns. */
+static bool source_started(const void *opaque)
+{
+    const source_engine_t *engine = opaque;
+    return engine->plugin_task != NULL;
+}
+
 const tb_task_engine_t tb_source_engine = {
     .start = source_start,
     .step = source_step,
     .stop = source_stop,
+    .started = source_started,
 };

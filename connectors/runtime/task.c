@@ -146,7 +146,8 @@ static int64_t run(void *opaque)
     pthread_mutex_lock(&task->lock);
     bool changed = task->state != shown;
     pthread_mutex_unlock(&task->lock);
-    if (changed) {
+    if (changed &&
+        (task->engine->started == NULL || task->engine->started(task->engine_state))) {
         set_state(task, shown, NULL);
     }
     int64_t next = task->engine->step(task->engine_state, paused, errstr, sizeof(errstr));

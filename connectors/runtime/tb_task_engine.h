@@ -59,6 +59,10 @@ typedef struct {
     int64_t (*step)(void *engine, bool paused, char *errstr, size_t errstr_size);
     /* Stops gracefully within env->shutdown_timeout_ms and frees. */
     void (*stop)(void *engine);
+    /* Whether the engine has started: a start that waits on Kafka goes on
+     * in its steps, and the task shows RUNNING only once it is done. NULL:
+     * started when start returns. */
+    bool (*started)(const void *engine);
 } tb_task_engine_t;
 
 #define TB_TASK_STEP_FAILED (-2)

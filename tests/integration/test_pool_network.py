@@ -1,0 +1,61 @@
+"""Pool threads never wait long on the network (delivery issue item 17): a
+task whose broker does not answer takes one bounded attempt per step and
+gives its pool thread back, so connectors whose brokers answer keep moving
+records."""
+import pytest
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from worker import free_port, wait_for
+
+pytestmark = pytest.mark.integration
+
+
+def end_offset(bed, topic):
+    """The end offset of topic's partition 0; 0 before the topic exists."""
+    consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": f"end-{topic}"})
+    try:
+        _, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+        return high
+    except KafkaException:
+        return 0
+    finally:
+        consumer.close()
+
+
+def task_state(w, name):
+    tasks = w.get(f"/connectors/{name}/status").json().get("tasks", [])
+    return tasks[0]["state"] if tasks else None
+
+
+def test_unreachable_transaction_coordinators_starve_no_other_connector(
+        start_worker, bed):
+    # two dead tasks, two pool threads: a dead task that held its thread
+    # through init_transactions (30 s) would leave none to the healthy one
+    w = start_worker({"task.threads": "2", "exactly.once.source.support": "enabled",
+                      "connector.client.config.override.allowlist": "bootstrap.servers",
+                      "task.restart.backoff.initial.ms": "600000"})
+    dead = {}
+    for name in ("dead1", "dead2"):
+        closed = f"127.0.0.1:{free_port()}"  # nothing listens there
+        dead[name] = closed
+        config = {"connector.class": "datagen", "topic": bed.unique_topic(name),
+                  "exactly.once.support": "required",
+                  "producer.override.bootstrap.servers": closed}
+        assert w.post("/connectors", json={"name": name,
+                                           "config": config}).status_code == 201
+    for name, closed in dead.items():
+        wait_for(lambda: closed in w.logs(), what=f"{name}'s producer trying {closed}")
+
+    topic = bed.unique_topic("healthy")
+    config = {"connector.class": "datagen", "topic": topic, "records.per.second": "50"}
+    assert w.post("/connectors", json={"name": "healthy",
+                                       "config": config}).status_code == 201
+    first = wait_for(lambda: end_offset(bed, topic), timeout=20,
+                     what="the healthy connector's first records")
+    wait_for(lambda: end_offset(bed, topic) > first, timeout=20,
+             what="the healthy connector's records to keep growing")
+    assert w.get("/health").status_code == 200
+    # the dead tasks are still in their first attempt, starting (not RUNNING,
+    # not FAILED yet): the healthy one ran while they were trying, not after
+    # they gave up
+    assert [task_state(w, name) for name in dead] == ["UNASSIGNED", "UNASSIGNED"]
