@@ -292,7 +292,7 @@ static int check_file(const tb_secret_policy_t *policy, const char *owner,
         if (rc != 0) {
             snprintf(reason, reason_size,
                      "it is the worker's secrets file, where a connector may read only "
-                     "its own entries (%s*)",
+                     "its own entries (%.256s*)",
                      own);
         }
         goto done;

@@ -42,8 +42,11 @@ def test_readme_run_command_and_tour(tmp_path):
     run = subprocess.Popen(["./scripts/run"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                            env=env, start_new_session=True)
     try:
-        wait_for(lambda: requests.get(url + "/health", timeout=2).status_code == 200,
-                 timeout=600, interval=0.5, what="./scripts/run to serve /health")
+        def serving():
+            assert run.poll() is None, (f"./scripts/run exited with {run.returncode}:\n"
+                                        + (tmp_path / "run.log").read_text())
+            return requests.get(url + "/health", timeout=2).status_code == 200
+        wait_for(serving, timeout=600, interval=0.5, what="./scripts/run to serve /health")
         assert "DEV MODE" in (tmp_path / "run.log").read_text()
         tour = subprocess.run(["bash", "-c", tour_commands(url, orders)],
                               capture_output=True, text=True, timeout=120)
