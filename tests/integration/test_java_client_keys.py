@@ -55,6 +55,9 @@ MANAGED = {"producer": {"transactional.id"},
 # What this build of librdkafka cannot do (no OIDC): refused, with its reason.
 UNSUPPORTED = {role: {"sasl.oauthbearer.token.endpoint.url"}
                for role in ("producer", "consumer", "admin")}
+# What would send the connector's credentials to another cluster: refused
+# unless the worker's allowlist names it (docs/SECURITY.md).
+OTHER_CLUSTER = {role: {"bootstrap.servers"} for role in ("producer", "consumer", "admin")}
 STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
            "offset.flush.interval.ms": "200"}
@@ -188,25 +191,34 @@ def test_every_java_client_key_is_accepted_as_an_override(start_worker, bed, tmp
             managed = {k for k, line in refused.items() if "managed by tributary" in line}
             unsupported = {k for k, line in refused.items()
                            if "not supported in this build" in line}
-            assert set(refused) == managed | unsupported, message
+            elsewhere = {k for k, line in refused.items()
+                         if "to another cluster" in line}
+            assert set(refused) == managed | unsupported | elsewhere, message
             assert managed == MANAGED[role], message
             assert unsupported == UNSUPPORTED[role], message
-            treated[role] = (sorted(managed), sorted(unsupported))
-            for key in managed | unsupported:
+            assert elsewhere == OTHER_CLUSTER[role], message
+            treated[role] = (sorted(managed), sorted(unsupported), sorted(elsewhere))
+            for key in managed | unsupported | elsewhere:
                 del config[prefix + key]
         reply = w.post("/connectors", json=body)
         assert reply.status_code == 201, reply.text
     with capsys.disabled():
-        for role, (managed, unsupported) in treated.items():
+        for role, (managed, unsupported, elsewhere) in treated.items():
             print(f"\n{role}: {len(java_keys[role])} Java keys; managed (refused): "
-                  f"{managed}; not in this librdkafka build (refused): {unsupported}")
+                  f"{managed}; not in this librdkafka build (refused): {unsupported}; "
+                  f"another cluster (refused without the allowlist): {elsewhere}")
     logs = w.logs()
     assert "producer.override.max.block.ms' is accepted and has no effect" in logs
     assert "consumer.override.key.deserializer' is accepted and has no effect" in logs
 
 
 def test_translated_keys_reach_librdkafka(start_worker, bed, tmp_path, references):
-    w = start_worker(STRINGS)
+    # the sink reaches the SASL_SSL listener through an override of
+    # bootstrap.servers, which the allowlist must name with every key it sets
+    allowlist = ("bootstrap.servers,security.protocol,sasl.mechanism,sasl.jaas.config,"
+                 "ssl.truststore.type,ssl.truststore.location,max.poll.records,"
+                 "fetch.max.wait.ms")
+    w = start_worker({**STRINGS, "connector.client.config.override.allowlist": allowlist})
     topic = bed.unique_topic("translated")
     create_topic(bed, topic, 1)
     produce(bed.bootstrap, topic, [(0, None, f"r{i}".encode()) for i in range(30)])
@@ -241,7 +253,10 @@ def test_translated_keys_reach_librdkafka(start_worker, bed, tmp_path, reference
      "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true;",
      "sasl.kerberos.keytab"),
 ])
-def test_bad_java_values_are_400_naming_the_key_written(worker, bed, key, value, expected):
+def test_bad_java_values_are_400_naming_the_key_written(start_worker, bed, key, value,
+                                                        expected):
+    # literal values allowed, so that sasl.jaas.config is read at validation
+    worker = start_worker({"secrets.literal.allowed": "true"})
     config = {"connector.class": "datagen", "topic": bed.unique_topic("bad"), key: value}
     reply = worker.post("/connectors", json={"name": "bad", "config": config})
     assert reply.status_code == 400
