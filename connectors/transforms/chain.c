@@ -14,14 +14,17 @@ static const tb_config_def_t use_keys[] = {
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Transforms",
-     .documentation = "The alias of a predicate used to determine whether to apply "
-                      "this transformation."},
+     .documentation =
+         "Alias of the predicate (under predicates) that decides which records "
+         "this transform applies to; all records when unset."},
     {.name = "negate",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Transforms",
-     .documentation = "Whether the configured predicate should be negated."},
+     .documentation =
+         "Apply the transform to the records the predicate rejects instead of "
+         "those it accepts."},
 };
 
 static const tb_config_table_t use_table = TB_CONFIG_TABLE("transform", use_keys);

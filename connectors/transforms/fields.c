@@ -175,8 +175,9 @@ static const tb_config_def_t hoist_keys[] = {
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Field name for the single field that will be created in the "
-                      "resulting Struct or Map."},
+     .documentation =
+         "Name of the one field of the new struct or map that holds the original"
+         " key or value."},
 };
 
 static const tb_config_table_t hoist_table =
@@ -225,13 +226,14 @@ static const tb_config_def_t extract_keys[] = {
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Field name to extract."},
+     .documentation = "Name of the field whose value replaces the whole key or value."},
     {.name = "replace.null.with.default",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "true",
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Whether to replace fields that have a default value and that are "
-                      "null to the default value."},
+     .documentation =
+         "A null field whose schema has a default reads as that default (true) "
+         "or stays null (false)."},
     {.name = "field.syntax.version",
      .type = TB_CONFIG_STRING,
      .default_value = "V1",
@@ -433,39 +435,43 @@ static const tb_config_def_t insert_keys[] = {
     {.name = "topic.field",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Field name for Kafka topic. Suffix with ! to make this a required "
-                      "field, or ? to keep it optional (the default)."},
+     .documentation =
+         "Field that receives the record's topic; a trailing ! makes the field "
+         "required in the schema, a trailing ? (the default) optional."},
     {.name = "partition.field",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Field name for Kafka partition. Suffix with ! to make this a "
-                      "required field, or ? to keep it optional (the default)."},
+     .documentation =
+         "Field that receives the record's partition; a trailing ! makes the "
+         "field required, ? (the default) optional."},
     {.name = "offset.field",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Field name for Kafka offset - only applicable to sink "
-                      "connectors. Suffix with ! to make this a required field, or ? to "
-                      "keep it optional (the default)."},
+     .documentation =
+         "Field that receives the record's Kafka offset (sink connectors only); "
+         "a trailing ! makes the field required, ? (the default) optional."},
     {.name = "timestamp.field",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Field name for record timestamp. Suffix with ! to make this a "
-                      "required field, or ? to keep it optional (the default)."},
+     .documentation =
+         "Field that receives the record's timestamp; a trailing ! makes the "
+         "field required, ? (the default) optional."},
     {.name = "static.field",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Field name for static data field. Suffix with ! to make this a "
-                      "required field, or ? to keep it optional (the default)."},
+     .documentation = "Field that receives static.value; a trailing ! makes the field "
+                      "required, ? (the default) optional."},
     {.name = "static.value",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Static field value, if field name configured."},
+     .documentation = "The value written into static.field."},
     {.name = "replace.null.with.default",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "true",
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Whether to replace fields that have a default value and that are "
-                      "null to the default value."},
+     .documentation =
+         "A null field whose schema has a default reads as that default (true) "
+         "or stays null (false)."},
 };
 
 static const tb_config_table_t insert_table =
@@ -529,13 +535,16 @@ static const tb_config_def_t value_to_key_keys[] = {
      .type = TB_CONFIG_LIST,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
-     .documentation = "Field names on the record value to extract as the record key."},
+     .documentation =
+         "Fields of the value that make up the new key, a struct (or map) of "
+         "them in this order."},
     {.name = "replace.null.with.default",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "true",
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Whether to replace fields that have a default value and that are "
-                      "null to the default value."},
+     .documentation =
+         "A null field whose schema has a default reads as that default (true) "
+         "or stays null (false)."},
 };
 
 static const tb_config_table_t value_to_key_table =

@@ -43,8 +43,9 @@ static const tb_config_def_t topic_matches_keys[] = {
      .required = true,
      .importance = TB_IMPORTANCE_MEDIUM,
      .check = tb_regex_check,
-     .documentation = "A regular expression (POSIX extended syntax) for matching the "
-                      "name of the topic of a record."},
+     .documentation =
+         "POSIX extended regular expression; the predicate holds for a record "
+         "whose whole topic name matches it."},
 };
 
 static const tb_config_table_t topic_matches_table =
@@ -80,7 +81,9 @@ static const tb_config_def_t has_header_keys[] = {
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "The header name."},
+     .documentation =
+         "The predicate holds for a record that has at least one header of this "
+         "name."},
 };
 
 static const tb_config_table_t has_header_table =

@@ -109,13 +109,15 @@ static const tb_config_def_t regex_router_keys[] = {
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
      .check = tb_regex_check,
-     .documentation = "Regular expression to use for matching (POSIX extended syntax, "
-                      "matched against the whole topic)."},
+     .documentation =
+         "POSIX extended regular expression that the whole topic name must match"
+         " for the record to be routed."},
     {.name = "replacement",
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
-     .documentation = "Replacement string; $1 to $9 refer to the regex's groups."},
+     .documentation =
+         "The new topic name; $1 to $9 stand for the groups the regex captured."},
 };
 
 static const tb_config_table_t regex_router_table =
@@ -258,15 +260,16 @@ static const tb_config_def_t timestamp_router_keys[] = {
      .type = TB_CONFIG_STRING,
      .default_value = "${topic}-${timestamp}",
      .importance = TB_IMPORTANCE_HIGH,
-     .documentation = "Format string which can contain ${topic} and ${timestamp} as "
-                      "placeholders for the topic and timestamp, respectively."},
+     .documentation =
+         "The new topic name, where ${topic} stands for the record's topic and "
+         "${timestamp} for its timestamp in timestamp.format."},
     {.name = "timestamp.format",
      .type = TB_CONFIG_STRING,
      .default_value = "yyyyMMdd",
      .importance = TB_IMPORTANCE_HIGH,
-     .documentation = "Format string for the timestamp that is compatible with "
-                      "java.text.SimpleDateFormat (y, M, d, H, m, s, S and 'text'), "
-                      "in UTC."},
+     .documentation =
+         "How ${timestamp} is written, in java.text.SimpleDateFormat's letters "
+         "(y, M, d, H, m, s, S and 'quoted text'), in UTC."},
 };
 
 static const tb_config_table_t timestamp_router_table =
@@ -314,13 +317,12 @@ static const tb_config_def_t insert_header_keys[] = {
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
-     .documentation = "The name of the header."},
+     .documentation = "Name of the header added to every record."},
     {.name = "value.literal",
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
-     .documentation = "The literal value that is to be set as the header value on all "
-                      "records."},
+     .documentation = "Value of the added header, as a string."},
 };
 
 static const tb_config_table_t insert_header_table =
@@ -363,7 +365,7 @@ static const tb_config_def_t drop_headers_keys[] = {
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
      .check = non_empty_list,
-     .documentation = "The name of the headers to be removed."},
+     .documentation = "Names of the headers removed from every record."},
 };
 
 static const tb_config_table_t drop_headers_table =
