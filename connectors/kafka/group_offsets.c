@@ -254,7 +254,9 @@ int tb_group_offsets_commit_as_member(const json_t *kafka_props, const char *gro
     rd_kafka_topic_partition_list_t *list =
         member_offsets(rk, group, offsets, errstr, errstr_size);
     int rc = -1;
-    if (list != NULL && join(rk, group, list, errstr, errstr_size) == 0) {
+    if (list != NULL && list->cnt == 0) {
+        rc = 0; /* nothing to move: the group is never joined */
+    } else if (list != NULL && join(rk, group, list, errstr, errstr_size) == 0) {
         rd_kafka_resp_err_t err = rd_kafka_commit(rk, list, 0);
         if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
             snprintf(errstr, errstr_size, "group %s: %s", group, rd_kafka_err2str(err));
