@@ -144,8 +144,9 @@ def test_three_sigkills_during_a_200000_record_run_lose_nothing(start_worker, be
              what="every record")
     got = output_lines(out)
     assert set(got) == {str(i) for i in range(total)}, "nothing missing"
-    # duplicates come only from the unflushed tails at the kills
-    assert len(got) - total <= 3 * (total // rounds)
+    # duplicates come only from what each killed worker wrote after its last
+    # recorded offset: at most what had been produced before each kill
+    assert len(got) - total <= sum(k * total // rounds for k in range(1, rounds))
 
 
 def test_default_json_converters_round_trip(start_worker, bed, tmp_path):

@@ -37,8 +37,12 @@ def test_readme_run_command_and_tour(tmp_path):
     url = f"http://127.0.0.1:{free_port()}"
     orders = tmp_path / "orders.txt"
     log = open(tmp_path / "run.log", "w")
+    # the store in a directory of its own: file connectors may not write
+    # where the store lives, and the tour's sink writes into tmp_path
+    (tmp_path / "data").mkdir()
+    store = tmp_path / "data" / "t.db"
     env = {**os.environ, "TRIBUTARY_LISTENERS": url,
-           "TRIBUTARY_OFFSET_STORAGE_FILE_FILENAME": str(tmp_path / "t.db")}
+           "TRIBUTARY_OFFSET_STORAGE_FILE_FILENAME": str(store)}
     run = subprocess.Popen(["./scripts/run"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                            env=env, start_new_session=True)
     try:
@@ -60,6 +64,6 @@ def test_readme_run_command_and_tour(tmp_path):
         wait_for(lambda: len(orders.read_text().splitlines()) > 5,
                  timeout=60, what="orders in the file")
     finally:
-        secret_scan.keep_files("the tour's worker", tmp_path / "run.log", tmp_path / "t.db")
+        secret_scan.keep_files("the tour's worker", tmp_path / "run.log", store)
         os.killpg(run.pid, signal.SIGTERM)
         assert run.wait(timeout=60) == 0, (tmp_path / "run.log").read_text()
