@@ -29,15 +29,16 @@ def test_lifecycle_script(worker, bed):
     assert result.stdout.strip().endswith("[]"), "the connector was deleted"
 
 
-def example_files(folder):
+def example_files(folder, run):
     """The connector examples, copied into folder with their /tmp paths moved
-    there, so that two runs on one machine never share a file."""
+    there and their topics (example-*) made this run's own, so that neither
+    two runs on one machine nor two runs on one bed share a file or a topic."""
     copies = []
     for path in sorted(EXAMPLES.iterdir()):
         if path.suffix in (".json", ".properties") and path.stem != "worker":
             copy = folder / path.name
-            copy.write_text(path.read_text().replace("/tmp/tributary-example-",
-                                                     f"{folder}/"))
+            text = path.read_text().replace("/tmp/tributary-example-", f"{folder}/")
+            copy.write_text(text.replace("example-", f"{run}-example-"))
             copies.append(copy)
     return copies
 
@@ -62,7 +63,8 @@ def test_every_connector_example_starts(start_worker, bed, tmp_path):
     for key in ("listeners", "offset.storage.file.filename"):
         settings.pop(key)
     settings.update({"bootstrap.servers": bed.bootstrap, "offset.flush.interval.ms": "200"})
-    files = example_files(tmp_path)
+    run = bed.unique_topic("run")
+    files = example_files(tmp_path, run)
     token = "Bearer " + secret_scan.new_secret("example-token")
     w = start_worker(settings, args=[str(f) for f in files],
                      env={"EXAMPLE_HTTP_TOKEN": token})
@@ -74,10 +76,10 @@ def test_every_connector_example_starts(start_worker, bed, tmp_path):
             wait_for(lambda: [t["state"] for t in w.get(
                 f"/connectors/{name}/status").json()["tasks"]] == ["RUNNING"],
                 what=f"{name} running")
-    values = read_values(bed.bootstrap, "example-orders", lambda vs: len(vs) >= 3)
+    values = read_values(bed.bootstrap, f"{run}-example-orders", lambda vs: len(vs) >= 3)
     assert len(values) >= 3, "datagen-orders wrote too little"
     assert all("seq" in v for v in values)
     wait_for(lambda: len(output_lines(tmp_path / "orders.txt")) >= 3,
              what="file-sink to write the orders")
-    lines = read_raw(bed.bootstrap, "example-lines", lambda vs: len(vs) >= 2)
+    lines = read_raw(bed.bootstrap, f"{run}-example-lines", lambda vs: len(vs) >= 2)
     assert lines == [b"first line", b"second line"]
