@@ -70,8 +70,7 @@ describe('web UI', {timeout: 600000}, () => {
             'the answers to worker.api': worker.answers.join('\n'),
             'the worker log': logs,
         };
-        for (const file of ['store.db', 'store.db-wal']) {
-            const where = path.join(workDir, file);
+        for (const where of [worker.storePath, `${worker.storePath}-wal`]) {
             if (fs.existsSync(where)) {
                 texts[where] = fs.readFileSync(where, 'latin1');
             }

@@ -52,6 +52,9 @@ export class Worker {
         this.proc = null;
         this.exit = null;
         this.answers = []; /* the body of every answer api() received */
+        /* in a directory of its own: file connectors may not write where the
+         * store lives, and the tests' sinks write into dir */
+        this.storePath = path.join(dir, 'data', 'store.db');
     }
 
     async start() {
@@ -59,11 +62,12 @@ export class Worker {
         if (!binary) {
             throw new Error('TRIBUTARY_BIN is not set: run the tests through scripts/test');
         }
+        fs.mkdirSync(path.dirname(this.storePath), {recursive: true});
         this.port = await freePort();
         this.url = `http://127.0.0.1:${this.port}`;
         const settings = {
             listeners: this.url,
-            'offset.storage.file.filename': path.join(this.dir, 'store.db'),
+            'offset.storage.file.filename': this.storePath,
             ...this.settings,
         };
         const properties = path.join(this.dir, 'worker.properties');
