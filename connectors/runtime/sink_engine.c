@@ -25,6 +25,7 @@
 #include "connectors/kafka/tb_kafka_stats.h"
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_record_log.h"
+#include "connectors/runtime/tb_sink_open.h"
 #include "connectors/runtime/tb_sink_start.h"
 #include "connectors/runtime/tb_task_metrics.h"
 #include "connectors/runtime/tb_task_transforms.h"
@@ -78,6 +79,7 @@ typedef struct {
     int64_t retry_at_ms;        /* when the held put or flush is tried again */
     long long retry_timeout_ms; /* errors.retry.timeout: 0 none, -1 forever */
     long long retry_delay_max_ms;
+    int64_t plugin_retry_ms; /* the plugin's own delay for its retry; 0: none */
     /* a batch the plugin has not taken yet (retriable failure) */
     rd_kafka_message_t *batch[BATCH_MAX];
     tb_sink_record_t records[BATCH_MAX];
@@ -442,14 +444,14 @@ static void refuse_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *lis
     }
 }
 
-/* The start of a partition whose group offset could not be read: decided
- * at a later attempt, as one whose watermarks could not be read. */
-static tb_start_t waiting_for_group(const char *error)
+/* The start of a partition whose group offset (or the plugin's own, what)
+ * could not be read: decided at a later attempt, as one whose watermarks
+ * could not be read. */
+static tb_start_t waiting_for(const char *what, const char *error)
 {
     tb_start_t start = {.offset = TB_OFFSET_NONE, .origin = TB_START_WAITING};
     snprintf(start.reason, sizeof(start.reason),
-             "waiting for the group's committed offsets, which could not be read: %s",
-             error);
+             "waiting for %s, which could not be read: %s", what, error);
     return start;
 }
 
@@ -469,6 +471,11 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
             committed->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
         }
     }
+    /* a plugin that keeps its own offsets (Connect's open() and
+     * SinkTaskContext.offset) has the last word on where each one starts */
+    char open_error[512];
+    int64_t *own = tb_sink_open(e->env->plugin, e->plugin_task, list, open_error,
+                                sizeof(open_error));
     /* without the group's offsets, or after an unanswered query, the
      * watermarks are not asked for: the partitions wait in any case */
     rd_kafka_resp_err_t err = group_err;
@@ -489,9 +496,14 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
             .reset = e->reset,
             .watermarks_error =
                 err != RD_KAFKA_RESP_ERR_NO_ERROR ? rd_kafka_err2str(err) : NULL,
+            .has_plugin = own != NULL && own[i] != TB_PLUGIN_NO_OFFSET,
+            .plugin = own != NULL ? own[i] : TB_PLUGIN_NO_OFFSET,
         };
         tb_start_t start = group_err != RD_KAFKA_RESP_ERR_NO_ERROR
-                               ? waiting_for_group(rd_kafka_err2str(group_err))
+                               ? waiting_for("the group's committed offsets",
+                                             rd_kafka_err2str(group_err))
+                           : own == NULL
+                               ? waiting_for("the plugin's own offsets", open_error)
                                : tb_sink_start_resolve(&in);
         partition_t *p = find_part(e, tp->topic, tp->partition);
         if (p == NULL) {
@@ -522,6 +534,7 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
     }
     rd_kafka_topic_partition_list_destroy(committed);
     json_decref(stored);
+    free(own);
 }
 
 /* Stopped partitions stay assigned (the group keeps them here) but paused. */
@@ -572,6 +585,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                     "again): %s",
                     errstr);
     }
+    tb_sink_close(e->env->plugin, e->plugin_task, list);
     for (int i = 0; i < list->cnt; i++) {
         partition_t *p = find_part(e, list->elems[i].topic, list->elems[i].partition);
         if (p != NULL) {
@@ -639,6 +653,12 @@ static void record_failed(void *runtime, const tb_sink_record_t *record,
 {
     sink_engine_t *e = runtime;
     handle_failed(e, record, "TASK_PUT", e->env->plugin->class_name, reason);
+}
+
+/* Connect's SinkTaskContext.timeout: the plugin's delay for its retry. */
+static void retry_after(void *runtime, int64_t ms)
+{
+    ((sink_engine_t *)runtime)->plugin_retry_ms = ms > 0 ? ms : 1;
 }
 
 /* -------------------------------------------------------------------------
@@ -740,6 +760,44 @@ static int transform(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
     return rc;
 }
 
+/* For a typed plugin: types both sides of records[i] (read from msg)
+ * through the converters, unless the chain did already; a side the chain
+ * did not change keeps msg's bytes as its text form. 0, or -1 with *stage. */
+static int type_record(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
+                       const bool converted[2], const char **stage,
+                       const char **failed_class, char *reason, size_t reason_size)
+{
+    tb_sink_record_t *r = &e->records[i];
+    tb_converter_t *const converters[2] = {e->key_converter, e->value_converter};
+    tb_transform_failure_t failure;
+    if (e->chain == NULL) {
+        e->transformed[i] =
+            (tb_record_t){.topic = r->topic,
+                          .partition = r->partition,
+                          .offset = r->offset,
+                          .timestamp = r->timestamp,
+                          .headers = (tb_header_t *)r->headers,
+                          .header_count = r->header_count,
+                          .key = {.bytes = msg->key, .len = msg->key_len},
+                          .value = {.bytes = msg->payload, .len = msg->len}};
+    }
+    if (!converted[TB_SIDE_KEY]) {
+        r->key = msg->key;
+        r->key_len = msg->key_len;
+    }
+    if (!converted[TB_SIDE_VALUE]) {
+        r->value = msg->payload;
+        r->value_len = msg->len;
+    }
+    if (tb_sink_type(converters, &e->transformed[i], r, &failure) != 0) {
+        *stage = failure.stage;
+        *failed_class = failure.class_name;
+        snprintf(reason, reason_size, "%s", failure.reason);
+        return -1;
+    }
+    return 0;
+}
+
 /* Fills records[i] from batch[i] through the converters and the chain,
  * from first on. A record that cannot be converted or transformed goes to
  * the error path and out of the batch. */
@@ -771,9 +829,13 @@ static void convert_batch(sink_engine_t *e, size_t first)
             rd_kafka_message_destroy(msg);
             continue;
         }
-        if (stage == NULL && !converted[TB_SIDE_KEY] &&
-            (rc = convert(e->key_converter, msg->key, msg->key_len, &r->key, &r->key_len,
-                          &e->key_owned[kept], reason, sizeof(reason))) != 0) {
+        if (stage == NULL && e->env->plugin->typed) {
+            rc = type_record(e, kept, msg, converted, &stage, &failed_class, reason,
+                             sizeof(reason));
+        } else if (stage == NULL && !converted[TB_SIDE_KEY] &&
+                   (rc = convert(e->key_converter, msg->key, msg->key_len, &r->key,
+                                 &r->key_len, &e->key_owned[kept], reason,
+                                 sizeof(reason))) != 0) {
             stage = "KEY_CONVERTER";
         } else if (stage == NULL && !converted[TB_SIDE_VALUE] &&
                    (rc = convert(e->value_converter, msg->payload, msg->len, &r->value,
@@ -1063,6 +1125,7 @@ static void drop_pending(sink_engine_t *e, const partition_t *p)
         e->records[kept] = e->records[i];
         e->key_owned[kept] = e->key_owned[i];
         e->value_owned[kept] = e->value_owned[i];
+        e->transformed[kept] = e->transformed[i]; /* what records[kept] points into */
         kept++;
     }
     e->batch_len = kept;
@@ -1204,6 +1267,7 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     e->ctx = (tb_task_context_t){.connector = env->connector,
                                  .task = env->id,
                                  .record_failed = record_failed,
+                                 .retry_after = retry_after,
                                  .runtime = e};
 
     e->tolerate_errors =
@@ -1333,7 +1397,9 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
         rc = -1;
     }
     if (rc == TB_PLUGIN_RETRY) {
-        int64_t delay = retry_delay(e);
+        /* a plugin that asked for its own delay bounds its own retries */
+        int64_t delay = e->plugin_retry_ms > 0 ? e->plugin_retry_ms : retry_delay(e);
+        e->plugin_retry_ms = 0;
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                     "retriable failure%s: %s",
                     delay < 0 ? ", errors.retry.timeout spent" : "", errstr);
@@ -1406,6 +1472,14 @@ static void sink_stop(void *opaque)
                         errstr);
         }
         /* recorded: the revocation at close has nothing left to do */
+        rd_kafka_topic_partition_list_t *closed =
+            rd_kafka_topic_partition_list_new((int)e->part_count + 1);
+        for (size_t i = 0; i < e->part_count; i++) {
+            rd_kafka_topic_partition_list_add(closed, e->parts[i].topic,
+                                              e->parts[i].partition);
+        }
+        tb_sink_close(e->env->plugin, e->plugin_task, closed);
+        rd_kafka_topic_partition_list_destroy(closed);
         while (e->part_count > 0) {
             remove_part(e, &e->parts[0]);
         }

@@ -156,3 +156,31 @@ int tb_sink_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
     }
     return rc;
 }
+
+int tb_sink_type(tb_converter_t *const converters[2], tb_record_t *record,
+                 tb_sink_record_t *out, tb_transform_failure_t *failure)
+{
+    tb_typing_t typing = {.converters = converters, .failed_side = -1};
+    int rc = 0;
+    record->typer = sink_typer;
+    record->typer_opaque = &typing;
+    for (tb_side_t side = TB_SIDE_KEY; side <= TB_SIDE_VALUE; side++) {
+        const tb_record_side_t *s =
+            tb_record_typed(record, side, failure->reason, sizeof(failure->reason));
+        if (s == NULL) {
+            failure->stage = converter_stages[side];
+            failure->class_name = tb_converter_class_name(converters[side]);
+            rc = -1;
+            break;
+        }
+        if (side == TB_SIDE_KEY) {
+            out->key_schema = s->schema;
+            out->key_data = s->value;
+        } else {
+            out->value_schema = s->schema;
+            out->value_data = s->value;
+        }
+    }
+    record->typer_opaque = NULL;
+    return rc;
+}

@@ -45,7 +45,28 @@ typedef struct {
     size_t value_len;
     const tb_header_t *headers;
     size_t header_count;
+    /* For a plugin that is typed (tb_plugin_t.typed): key and value as
+     * Connect data, made by the task's converters (tb_converter_to_typed) or
+     * the transformation chain, borrowed like the rest. A NULL schema is
+     * schemaless data, a NULL value a null. key and value above are then
+     * the Kafka bytes as read (what a dead letter queue gets), or the text
+     * form of a side the chain changed. Unset (NULL) for other plugins. */
+    const tb_schema_t *key_schema;
+    const tb_value_t *key_data;
+    const tb_schema_t *value_schema;
+    const tb_value_t *value_data;
 } tb_sink_record_t;
+
+/* A partition a sink task is given or loses (Connect's open() and close()).
+ * For open(), offset comes as TB_PLUGIN_NO_OFFSET, and the plugin may set it
+ * to the next offset to read. */
+typedef struct {
+    const char *topic; /* borrowed for the call */
+    int32_t partition;
+    int64_t offset;
+} tb_sink_partition_t;
+
+#define TB_PLUGIN_NO_OFFSET (-1)
 
 /* A record a source task hands to the runtime. The runtime takes ownership
  * of key, value (free()) and the source partition and offset (json_decref);
@@ -86,6 +107,12 @@ typedef struct {
      * them); the runtime copies what it keeps before returning. */
     void (*record_failed)(void *runtime, const tb_sink_record_t *record,
                           const char *reason);
+    /* Sink: asks that the put() or flush() about to return TB_PLUGIN_RETRY
+     * be tried again after ms milliseconds (Connect's
+     * SinkTaskContext.timeout). The plugin then bounds its own retries (a
+     * JDBC sink's max.retries): errors.retry.timeout does not apply to that
+     * retry. */
+    void (*retry_after)(void *runtime, int64_t ms);
     void *runtime;
     /* What the task may reach; a plugin opens files through
      * tb_limits_fopen with it. Set by the runtime just before task_start. */
@@ -122,6 +149,29 @@ typedef struct tb_plugin {
      * letter queue needs them) records come with none: reading them costs
      * librdkafka an allocation per record. */
     bool reads_headers;
+
+    /* Sink: put() gets each key and value as Connect data too (key_schema,
+     * key_data, value_schema, value_data). A record the converters cannot
+     * type (a converter without a typed form, or bad bytes) follows
+     * errors.tolerance in stage KEY_CONVERTER or VALUE_CONVERTER. */
+    bool typed;
+
+    /* Sink: partitions were assigned to the task and are about to be read
+     * (Connect's open()). The plugin may set each one's offset to where
+     * reading starts: that offset is authoritative, over the store and the
+     * group (a sink that commits its offsets with the data it writes, in
+     * the same transaction, is exactly-once so). Returns 0, or
+     * TB_PLUGIN_RETRY or -1 with errstr: the partitions then wait, and are
+     * opened again later with backoff. Called again for a partition whose
+     * start is resolved again. Optional. */
+    int (*open)(void *task, tb_sink_partition_t *partitions, size_t count, char *errstr,
+                size_t errstr_size);
+
+    /* Sink: partitions are taken from the task (revoked, lost, or the task
+     * stops), after their last flush (Connect's close()): the plugin drops
+     * whatever it still holds of them. offset is TB_PLUGIN_NO_OFFSET.
+     * Optional. */
+    void (*close)(void *task, const tb_sink_partition_t *partitions, size_t count);
 
     /* Sink: writes records (may buffer them until flush). */
     int (*put)(void *task, const tb_sink_record_t *records, size_t count, char *errstr,
