@@ -810,6 +810,7 @@ static void convert_batch(sink_engine_t *e, size_t first)
         char reason[512];
         rd_kafka_timestamp_type_t ts_type;
         *r = (tb_sink_record_t){.topic = rd_kafka_topic_name(msg->rkt),
+                                .original_topic = rd_kafka_topic_name(msg->rkt),
                                 .partition = msg->partition,
                                 .offset = msg->offset,
                                 .timestamp = rd_kafka_message_timestamp(msg, &ts_type)};

@@ -35,10 +35,13 @@ typedef enum {
  * converters' text form (a string, raw bytes, or JSON text). Borrowed for the
  * duration of put(). A NULL key or value is a null. */
 typedef struct {
-    const char *topic;
+    const char *topic; /* as the transformations routed it */
     int32_t partition;
     int64_t offset;
     int64_t timestamp; /* ms since the epoch, -1 when none */
+    /* the topic the record was read from, which partition and offset are
+     * of (Connect's originalTopic()); NULL: topic */
+    const char *original_topic;
     const void *key;
     size_t key_len;
     const void *value;
