@@ -232,10 +232,11 @@ def pg_or_skip(bed):
     return pg
 
 
-def pg_worker(start_worker, bed, **settings):
+def pg_worker(start_worker, bed, directory=None, **settings):
     """A worker that has the bed's password in its environment, where the
     connectors' ${env:...} reference finds it (a literal secret is refused)."""
-    return start_worker({**SETTINGS, **settings}, env={"JDBC_PG_PASSWORD": bed.pg.password})
+    return start_worker({**SETTINGS, **settings}, env={"JDBC_PG_PASSWORD": bed.pg.password},
+                        directory=directory)
 
 
 def pg_sink(w, bed, name, topic, db, **extra):
@@ -285,3 +286,145 @@ def test_postgres_insert_upsert_update_with_every_pk_mode(start_worker, bed):
         if pk == "kafka":
             assert pg.sql(f'SELECT count(DISTINCT __connect_offset) FROM "{topic}"',
                           db=db) == [["9"]]
+
+
+def test_postgres_creates_typed_columns_evolves_and_deletes(start_worker, bed):
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbctypes")
+    topic = bed.unique_topic("pgtypes")
+    create_topic(bed, topic, 1)
+    typed = schema_of([("id", "int64", False), ("ok", "boolean", True),
+                       ("ratio", "double", True), ("blob", "bytes", True),
+                       ("price", "bytes", True, "org.apache.kafka.connect.data.Decimal",
+                        {"scale": "3"}),
+                       ("day", "int32", True, "org.apache.kafka.connect.data.Date"),
+                       ("tod", "int32", True, "org.apache.kafka.connect.data.Time"),
+                       ("at", "int64", True, "org.apache.kafka.connect.data.Timestamp")])
+    wider = {**typed, "fields": typed["fields"] + [
+        {"field": "note", "type": "string", "optional": True}]}
+    key = schema_of([("id", "int64", False)], "key")
+    # -12345 unscaled at scale 3 is 0xCFC7, base64 z8c=
+    produce(bed.bootstrap, topic, [
+        (0, envelope(key, {"id": 1}), envelope(typed, {
+            "id": 1, "ok": True, "ratio": 0.25, "blob": "AAEC", "price": "z8c=",
+            "day": 19000, "tod": 45296789, "at": 1700000000123})),
+        (0, envelope(key, {"id": 2}), envelope(typed, {"id": 2})),
+        (0, envelope(key, {"id": 3}), envelope(wider, {"id": 3, "note": "new"})),
+        (0, envelope(key, {"id": 2}), None),
+    ])
+    pg_sink(w, bed, "pgtypes", topic, db, **{
+        "insert.mode": "upsert", "pk.mode": "record_key", "delete.enabled": "true",
+        "auto.evolve": "true"})
+    query = (f'SELECT id, ok, ratio, encode(blob, \'hex\'), price, day, tod, at, note '
+             f'FROM "{topic}" ORDER BY id')
+    wait_for(lambda: pg_rows(pg, db, query) == [
+        ["1", "t", "0.25", "000102", "-12.345", "2022-01-08", "12:34:56.789",
+         "2023-11-14 22:13:20.123", None],
+        ["3", None, None, None, None, None, None, None, "new"]], timeout=60,
+        what="typed rows, the evolved column, and the deleted row gone")
+    types = pg.sql("SELECT column_name, data_type FROM information_schema.columns "
+                   f"WHERE table_name = '{topic}' ORDER BY ordinal_position", db=db)
+    assert types == [["id", "bigint"], ["ok", "boolean"], ["ratio", "double precision"],
+                     ["blob", "bytea"], ["price", "numeric"], ["day", "date"],
+                     ["tod", "time without time zone"],
+                     ["at", "timestamp without time zone"], ["note", "text"]]
+    assert pg.sql(f"SELECT constraint_type FROM information_schema.table_constraints "
+                  f"WHERE table_name = '{topic}' AND constraint_type = 'PRIMARY KEY'",
+                  db=db) == [["PRIMARY KEY"]]
+
+
+def test_postgres_refused_rows_go_to_the_dlq_and_the_others_are_written(start_worker, bed):
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbcdlq")
+    topic, dlq = bed.unique_topic("pgbad"), bed.unique_topic("pgdlq")
+    create_topic(bed, topic, 1)
+    pg.sql(f'CREATE TABLE "{topic}" (id INT NOT NULL, name TEXT NOT NULL)', db=db)
+    textual = schema_of([("id", "string", False), ("name", "string", True)])
+    records = rows_of([(i, f"n{i}") for i in range(4)])
+    records.append(envelope(ROW, {"id": 4, "name": None}))  # NOT NULL violation
+    records.append(envelope(textual, {"id": "five", "name": "x"}))  # not an integer
+    records += rows_of([(i, f"n{i}") for i in range(6, 10)])
+    produce(bed.bootstrap, topic, [(0, None, v) for v in records])
+    pg_sink(w, bed, "pgbad", topic, db, **{
+        "auto.create": "false", "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true"})
+    ids = [str(i) for i in range(10) if i not in (4, 5)]
+    wait_for(lambda: pg_rows(pg, db, f'SELECT id FROM "{topic}" ORDER BY id') ==
+             [[i] for i in ids], timeout=60, what="the eight good rows")
+    consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": f"g-{dlq}",
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe([dlq])
+    found = {}
+
+    def two():
+        m = consumer.poll(0.5)
+        if m is not None and not m.error():
+            found[m.offset()] = dict(m.headers() or [])
+        return len(found) >= 2
+    wait_for(two, timeout=60, what="two records in the DLQ")
+    consumer.close()
+    reasons = [found[o]["__connect.errors.exception.message"] for o in sorted(found)]
+    assert b"null value in column" in reasons[0], reasons
+    assert b"invalid input syntax for type integer" in reasons[1], reasons
+    assert all(found[o]["__connect.errors.stage"] == b"TASK_PUT" for o in found)
+
+
+def test_postgres_lost_connection_is_retried_without_duplicates(start_worker, bed):
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbclost")
+    topic = bed.unique_topic("pglost")
+    create_topic(bed, topic, 1)
+    produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+        (i, "x") for i in range(100))])
+    pg_sink(w, bed, "pglost", topic, db, **{"retry.backoff.ms": "200"})
+    count = f'SELECT count(*), count(DISTINCT id) FROM "{topic}"'
+    wait_for(lambda: pg_rows(pg, db, count) == [["100", "100"]], timeout=60,
+             what="the first 100 rows")
+    for round_ in range(3):
+        pg.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+               f"WHERE datname = '{db}' AND pid <> pg_backend_pid()", superuser=True)
+        first = 100 * (round_ + 1)
+        produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+            (i, "x") for i in range(first, first + 100))])
+        total = str(first + 100)
+        wait_for(lambda: pg_rows(pg, db, count) == [[total, total]], timeout=60,
+                 what=f"{total} rows, each once")
+    assert "retrying in 200 ms" in w.logs()
+    assert task_state(w, "pglost")[0] == "RUNNING"
+
+
+def test_postgres_kill_9_writes_each_record_exactly_once(start_worker, bed, tmp_path):
+    pg = pg_or_skip(bed)
+    total, batches = 20000, 4
+    # the store is recorded only every 10 minutes: only the offsets table
+    # can say where each partition resumes after a kill
+    settings = {"offset.flush.interval.ms": "600000"}
+    folder = tmp_path / "worker"
+    folder.mkdir()
+    db = pg.fresh_database("jdbckill")
+    topic = bed.unique_topic("pgkill")
+    create_topic(bed, topic, 3)
+    count = f'SELECT count(*), count(DISTINCT id) FROM "{topic}"'
+
+    def written():
+        rows = pg_rows(pg, db, count)
+        return int(rows[0][0]) if rows else 0
+
+    per = total // batches
+    w = pg_worker(start_worker, bed, directory=folder, **settings)
+    pg_sink(w, bed, "pgkill", topic, db, **{"consumer.override.max.poll.records": "200"})
+    for b in range(batches):
+        produce(bed.bootstrap, topic, [(i % 3, None, v) for i, v in enumerate(rows_of(
+            (i, "x") for i in range(b * per, (b + 1) * per)))])
+        if b in (1, 2):
+            # kill -9 while it writes, then start again on the same store
+            wait_for(lambda: written() > b * per, timeout=60, what="progress")
+            w.stop(signal.SIGKILL)
+            w = pg_worker(start_worker, bed, directory=folder, **settings)
+    wait_for(lambda: written() >= total, timeout=120, what=f"{total} rows")
+    assert pg.sql(count, db=db) == [[str(total), str(total)]]
