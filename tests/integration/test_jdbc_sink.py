@@ -417,7 +417,9 @@ def test_postgres_kill_9_writes_each_record_exactly_once(start_worker, bed, tmp_
 
     per = total // batches
     w = pg_worker(start_worker, bed, directory=folder, **settings)
-    pg_sink(w, bed, "pgkill", topic, db, **{"consumer.override.max.poll.records": "200"})
+    # a killed member leaves the group after its session: a short one
+    pg_sink(w, bed, "pgkill", topic, db, **{"consumer.override.max.poll.records": "200",
+                                            "consumer.override.session.timeout.ms": "6000"})
     for b in range(batches):
         produce(bed.bootstrap, topic, [(i % 3, None, v) for i, v in enumerate(rows_of(
             (i, "x") for i in range(b * per, (b + 1) * per)))])
