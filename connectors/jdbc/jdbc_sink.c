@@ -175,6 +175,13 @@ static int after_failure(jdbc_task_t *t, tb_jdbc_rc_t rc, const char *what, char
     return TB_PLUGIN_RETRY;
 }
 
+static int by_record(const void *a, const void *b)
+{
+    size_t x = ((const tb_jdbc_failure_t *)a)->record;
+    size_t y = ((const tb_jdbc_failure_t *)b)->record;
+    return (x > y) - (x < y);
+}
+
 static int jdbc_put(void *opaque, const tb_sink_record_t *records, size_t count,
                     char *errstr, size_t errstr_size)
 {
@@ -225,6 +232,10 @@ static int jdbc_put(void *opaque, const tb_sink_record_t *records, size_t count,
                     "%zu records were written before (their offsets are in the table) "
                     "and were not written again",
                     w->skipped);
+    }
+    /* in the order they were read, as the dead letter queue gets them */
+    if (w->failure_count > 1) {
+        qsort(w->failures, w->failure_count, sizeof(*w->failures), by_record);
     }
     for (size_t i = 0; i < w->failure_count; i++) {
         t->ctx->record_failed(t->ctx->runtime, &records[w->failures[i].record],
