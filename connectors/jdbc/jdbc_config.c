@@ -31,6 +31,13 @@
 #define KEY_AUTO_CREATE "auto.create"
 #define KEY_AUTO_EVOLVE "auto.evolve"
 #define KEY_QUOTE "quote.sql.identifiers"
+#define KEY_DATE_TIMEZONE "date.timezone"
+#define KEY_PRECISION "timestamp.precision.mode"
+#define KEY_CALENDAR "date.calendar.system"
+#define KEY_STRING_COLUMN "string.output.value.column.name"
+#define KEY_HOLDLOCK "mssql.use.merge.holdlock"
+#define KEY_TRIM_LOG "trim.sensitive.log"
+#define KEY_CREDENTIALS "jdbc.credentials.provider.class"
 #define KEY_MAX_RETRIES "max.retries"
 #define KEY_RETRY_BACKOFF "retry.backoff.ms"
 
@@ -40,6 +47,12 @@ static const char *const pk_modes[] = {"none", "kafka", "record_key", "record_va
 static const char *const quote_methods[] = {"always", "never", NULL};
 static const char *const dialects[] = {"", "PostgreSqlDatabaseDialect",
                                        "SqliteDatabaseDialect", NULL};
+
+static const char *const date_timezones[] = {"db_timezone", "utc", NULL};
+static const char *const precisions[] = {"microseconds", "nanoseconds", NULL};
+static const char *const calendars[] = {"LEGACY", "PROLEPTIC_GREGORIAN", NULL};
+#define DEFAULT_CREDENTIALS                                                              \
+    "io.confluent.connect.jdbc.util.DefaultJdbcCredentialsProvider"
 
 static const tb_config_range_t at_least_one = {.has_min = true, .min = 1};
 static const tb_config_range_t non_negative = {.has_min = true, .min = 0};
@@ -100,6 +113,48 @@ static int dialect_check(const json_t *value, char *reason, size_t reason_size)
         snprintf(reason, reason_size,
                  "tributary's JDBC sink has the dialects PostgreSqlDatabaseDialect and "
                  "SqliteDatabaseDialect (empty: from connection.url)");
+        return -1;
+    }
+    return 0;
+}
+
+static int date_timezone_check(const json_t *value, char *reason, size_t reason_size)
+{
+    return enum_check(date_timezones, value, reason, reason_size);
+}
+
+static int precision_check(const json_t *value, char *reason, size_t reason_size)
+{
+    return enum_check(precisions, value, reason, reason_size);
+}
+
+static int calendar_check(const json_t *value, char *reason, size_t reason_size)
+{
+    if (name_index(calendars, json_string_value(value)) < 0) {
+        snprintf(reason, reason_size,
+                 "String must be one of: LEGACY, PROLEPTIC_GREGORIAN");
+        return -1;
+    }
+    return 0;
+}
+
+static int string_column_check(const json_t *value, char *reason, size_t reason_size)
+{
+    if (strcmp(json_string_value(value), "record_value") != 0) {
+        snprintf(reason, reason_size,
+                 "not supported by tributary's JDBC sink, which writes only records "
+                 "whose value is a struct");
+        return -1;
+    }
+    return 0;
+}
+
+static int credentials_check(const json_t *value, char *reason, size_t reason_size)
+{
+    if (strcmp(json_string_value(value), DEFAULT_CREDENTIALS) != 0) {
+        snprintf(reason, reason_size,
+                 "tributary's JDBC sink takes its credentials from connection.user and "
+                 "connection.password only (" DEFAULT_CREDENTIALS ")");
         return -1;
     }
     return 0;
@@ -362,6 +417,52 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .check = empty_list_check,
      .documentation = "Not supported: must stay empty. Fields of the Timestamp logical "
                       "type are written as timestamps."},
+    {.name = KEY_DATE_TIMEZONE,
+     .type = TB_CONFIG_STRING,
+     .default_value = "DB_TIMEZONE",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = MAPPING,
+     .order = 6,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Time Zone used for Date",
+     .check = date_timezone_check,
+     .documentation = "DB_TIMEZONE or UTC. A Date is written as the day it names, so "
+                      "DB_TIMEZONE needs db.timezone=UTC (the default): a Date shifted "
+                      "by another zone is refused rather than written differently."},
+    {.name = KEY_PRECISION,
+     .type = TB_CONFIG_STRING,
+     .default_value = "microseconds",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = MAPPING,
+     .order = 8,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Timestamp Precision Mode",
+     .check = precision_check,
+     .documentation = "microseconds or nanoseconds: the same here, since Connect's "
+                      "Timestamps hold milliseconds."},
+    {.name = KEY_CALENDAR,
+     .type = TB_CONFIG_STRING,
+     .default_value = "LEGACY",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = MAPPING,
+     .order = 9,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Date Calendar System",
+     .check = calendar_check,
+     .documentation = "LEGACY or PROLEPTIC_GREGORIAN. tributary always writes dates of "
+                      "the proleptic Gregorian calendar; the two differ only before "
+                      "1582-10-15."},
+    {.name = KEY_STRING_COLUMN,
+     .type = TB_CONFIG_STRING,
+     .default_value = "record_value",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = MAPPING,
+     .order = 10,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "String Value Column Name",
+     .check = string_column_check,
+     .documentation = "Must stay record_value: a record whose value is a string, not a "
+                      "struct, is not written."},
     {.name = KEY_AUTO_CREATE,
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",
@@ -394,6 +495,36 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .check = quote_check,
      .documentation = "When to quote table names, column names, and other identifiers "
                       "in SQL statements: always or never."},
+    {.name = KEY_HOLDLOCK,
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "DML Support",
+     .order = 1,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "SQL Server - Use HOLDLOCK in MERGE",
+     .documentation = "For SQL Server's MERGE only: no effect on PostgreSQL and SQLite, "
+                      "as in Confluent's sink."},
+    {.name = KEY_TRIM_LOG,
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = RETRIES,
+     .order = 3,
+     .documentation = "Accepted for Confluent's configs: tributary's messages never "
+                      "hold the rows' values, except a database's own message about a "
+                      "refused row (sent with it to the dead letter queue)."},
+    {.name = KEY_CREDENTIALS,
+     .type = TB_CONFIG_CLASS,
+     .default_value = DEFAULT_CREDENTIALS,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = CONNECTION,
+     .order = 4,
+     .width = TB_WIDTH_LONG,
+     .display_name = "JDBC Credentials Provider Class",
+     .check = credentials_check,
+     .documentation = "Only " DEFAULT_CREDENTIALS
+                      ": the credentials are connection.user and connection.password."},
     {.name = KEY_MAX_RETRIES,
      .type = TB_CONFIG_INT,
      .default_value = "10",
@@ -500,6 +631,16 @@ void tb_jdbc_sink_validate(const json_t *values, json_t *errors)
                  "primary key configuration (pk.mode is none)",
                  insert_mode);
         tb_config_error_add(errors, KEY_INSERT_MODE, message);
+    }
+    const char *date_tz = tb_config_string(values, KEY_DATE_TIMEZONE);
+    const char *db_tz = tb_config_string(values, KEY_TIMEZONE);
+    int offset = 0;
+    if (date_tz != NULL && strcasecmp(date_tz, "db_timezone") == 0 && db_tz != NULL &&
+        tb_jdbc_timezone_parse(db_tz, &offset) == 0 && offset != 0) {
+        tb_config_error_add(errors, KEY_DATE_TIMEZONE,
+                            "date.timezone=DB_TIMEZONE with a db.timezone other than UTC "
+                            "is not supported: Dates are written as the day they name; "
+                            "set date.timezone=UTC");
     }
     size_t fields = json_array_size(tb_config_list(values, KEY_PK_FIELDS));
     if (pk_mode != NULL && strcasecmp(pk_mode, "kafka") == 0 && fields != 0 &&
