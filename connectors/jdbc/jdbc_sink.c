@@ -29,6 +29,7 @@ typedef struct {
     tb_jdbc_settings_t settings;
     tb_jdbc_writer_t writer; /* its conn is NULL while disconnected */
     tb_jdbc_kafka_schemas_t kafka;
+    tb_jdbc_metrics_t metrics;
     int retries_left;
     tb_jdbc_row_t *rows;
     size_t row_cap;
@@ -87,6 +88,7 @@ static void jdbc_task_stop(void *opaque)
         disconnect(t);
     }
     tb_jdbc_writer_clear(&t->writer);
+    tb_jdbc_metrics_release(&t->metrics);
     tb_schema_decref(t->kafka.topic);
     tb_schema_decref(t->kafka.partition);
     tb_schema_decref(t->kafka.offset);
@@ -111,7 +113,9 @@ static int jdbc_task_start(const tb_task_context_t *ctx, const json_t *config, v
                                                   ? &tb_jdbc_postgres
                                                   : &tb_jdbc_sqlite,
                                    .settings = &t->settings,
-                                   .connector = ctx->connector};
+                                   .connector = ctx->connector,
+                                   .metrics = &t->metrics};
+    tb_jdbc_metrics_take(&t->metrics, ctx->connector, ctx->task);
     t->kafka = (tb_jdbc_kafka_schemas_t){.topic = tb_schema_new(TB_TYPE_STRING),
                                          .partition = tb_schema_new(TB_TYPE_INT32),
                                          .offset = tb_schema_new(TB_TYPE_INT64)};
@@ -167,6 +171,7 @@ static int after_failure(jdbc_task_t *t, tb_jdbc_rc_t rc, const char *what, char
         return -1;
     }
     t->retries_left--;
+    tb_series_add(t->metrics.retries, 1);
     t->ctx->retry_after(t->ctx->runtime, t->settings.retry_backoff_ms);
     snprintf(errstr, errstr_size,
              "%s %s failed, retrying in %lld ms (%d of max.retries=%d left): %s", what,

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "connectors/jdbc/tb_jdbc.h"
+#include "core/tb_time.h"
 
 #define OFFSETS "\"" TB_JDBC_OFFSETS_TABLE "\""
 
@@ -76,8 +77,13 @@ static tb_jdbc_rc_t exec(put_t *p, const char *sql, const tb_jdbc_param_t *param
         snprintf(p->errstr, p->errstr_size, "out of memory");
         return TB_JDBC_FATAL;
     }
-    return p->w->dialect->exec(p->w->conn, sql, params, n, rows, p->errstr,
-                               p->errstr_size);
+    int64_t started = tb_monotonic_us();
+    tb_jdbc_rc_t rc =
+        p->w->dialect->exec(p->w->conn, sql, params, n, rows, p->errstr, p->errstr_size);
+    tb_series_add(p->w->metrics->statements, 1);
+    tb_series_observe(p->w->metrics->statement_seconds,
+                      (double)(tb_monotonic_us() - started) / 1e6);
+    return rc;
 }
 
 static void param_ref(char **sql, const tb_jdbc_writer_t *w, size_t n)
@@ -480,7 +486,12 @@ static tb_jdbc_rc_t transaction(put_t *p, size_t failures_before)
         rc = exec(p, "COMMIT", NULL, 0, NULL);
     }
     if (rc == TB_JDBC_OK) {
+        size_t refused = w->failure_count - failures_before;
+        size_t written = p->row_count - w->skipped - refused;
         forget_old_failures(p);
+        tb_series_add(w->metrics->rows_written, (double)written);
+        tb_series_add(w->metrics->rows_skipped, (double)w->skipped);
+        tb_series_observe(w->metrics->transaction_rows, (double)written);
         return rc;
     }
     char ignored[256];

@@ -12,6 +12,7 @@
  *   jdbc_writer.c   a put's rows and offsets in one transaction
  *   jdbc_pg.c       the PostgreSQL dialect (libpq)
  *   jdbc_sqlite.c   the SQLite dialect
+ *   jdbc_metrics.c  rows, statements and their time, retries, per task
  *
  * Exactly-once: each put() is one database transaction that writes its rows
  * and, in the offsets table (TB_JDBC_OFFSETS_TABLE), the next offset of each
@@ -32,6 +33,7 @@
 #include "connectors/runtime/tb_plugin.h"
 #include "core/tb_config.h"
 #include "core/tb_data.h"
+#include "core/tb_metrics.h"
 
 /* The table of offsets the connector owns in the target database. */
 #define TB_JDBC_OFFSETS_TABLE "__tributary_sink_offsets"
@@ -274,6 +276,22 @@ void tb_jdbc_sql_identifier(char **sql, const char *name, bool quote);
 __attribute__((format(printf, 2, 3))) void tb_jdbc_sql_append(char **sql, const char *fmt,
                                                               ...);
 
+/* ---- metrics (jdbc_metrics.c) ---- */
+
+typedef struct {
+    tb_series_t *rows_written;
+    tb_series_t *rows_skipped;
+    tb_series_t *statements;
+    tb_series_t *retries;
+    tb_series_t *statement_seconds;
+    tb_series_t *transaction_rows;
+} tb_jdbc_metrics_t;
+
+/* Takes the series of a task; release them with tb_jdbc_metrics_release
+ * (a zeroed m is a no-op). */
+void tb_jdbc_metrics_take(tb_jdbc_metrics_t *m, const char *connector, int task);
+void tb_jdbc_metrics_release(tb_jdbc_metrics_t *m);
+
 /* ---- the writer (jdbc_writer.c) ---- */
 
 /* A failed record: its index in the put and why. */
@@ -291,7 +309,8 @@ typedef struct {
     tb_jdbc_failure_t *failures; /* of the last write */
     size_t failure_count;
     size_t failure_cap;
-    size_t skipped; /* rows of the last write already written before */
+    size_t skipped;             /* rows of the last write already written before */
+    tb_jdbc_metrics_t *metrics; /* borrowed */
 } tb_jdbc_writer_t;
 
 /* Creates the offsets table when it is missing. */

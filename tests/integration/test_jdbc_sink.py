@@ -396,6 +396,18 @@ def test_postgres_lost_connection_is_retried_without_duplicates(start_worker, be
                  what=f"{total} rows, each once")
     assert "retrying in 200 ms" in w.logs()
     assert task_state(w, "pglost")[0] == "RUNNING"
+    assert metric(w, "tributary_jdbc_retries_total", "pglost") >= 1
+    assert metric(w, "tributary_jdbc_rows_written_total", "pglost") == 400
+    assert metric(w, "tributary_jdbc_statement_seconds_count", "pglost") > 0
+
+
+def metric(w, name, connector):
+    """The value of a task 0 series of connector on the /metrics page."""
+    prefix = f'{name}{{connector="{connector}",task="0"}} '
+    for line in w.get("/metrics").text.splitlines():
+        if line.startswith(prefix):
+            return float(line[len(prefix):])
+    raise AssertionError(f"no {prefix}on the metrics page")
 
 
 def test_postgres_kill_9_writes_each_record_exactly_once(start_worker, bed, tmp_path):
