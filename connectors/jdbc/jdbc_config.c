@@ -494,7 +494,8 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .display_name = "Quote Identifiers",
      .check = quote_check,
      .documentation = "When to quote table names, column names, and other identifiers "
-                      "in SQL statements: always or never."},
+                      "in SQL statements: always, or never (a name that is not a plain "
+                      "identifier, with a hyphen say, is quoted still)."},
     {.name = KEY_HOLDLOCK,
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "true",

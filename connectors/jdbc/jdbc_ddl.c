@@ -35,10 +35,24 @@ void tb_jdbc_sql_append(char **sql, const char *fmt, ...)
     free(more);
 }
 
-/* Appends one identifier part, quoted or not. */
+/* Whether name[0..len) reads as an identifier without quotes. */
+static bool plain(const char *name, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (i > 0 && c >= '0' && c <= '9'))) {
+            return false;
+        }
+    }
+    return len > 0;
+}
+
+/* Appends one identifier part, quoted when asked or when it must be (a
+ * topic's hyphens, say). */
 static void identifier_part(char **sql, const char *name, size_t len, bool quote)
 {
-    if (!quote) {
+    if (!quote && plain(name, len)) {
         tb_jdbc_sql_append(sql, "%.*s", (int)len, name);
         return;
     }

@@ -14,18 +14,57 @@ static const char *const kafka_names[] = {"__connect_topic", "__connect_partitio
 static const char *const pk_mode_names[] = {"none", "kafka", "record_key",
                                             "record_value"};
 
-/* table.name.format with every ${topic} replaced. */
-static char *table_name(const char *format, const char *topic)
+/* table.name.format with every ${topic} replaced (Debezium's: with the
+ * topic's dots as underscores). */
+static char *table_name(const char *format, const char *topic, bool dots)
 {
     char *out = NULL;
+    char *name = strdup(topic);
+    for (char *c = name; dots && c != NULL && *c != '\0'; c++) {
+        *c = *c == '.' ? '_' : *c;
+    }
     tb_jdbc_sql_append(&out, "%s", "");
-    for (const char *p = format; out != NULL && *p != '\0';) {
+    for (const char *p = format; out != NULL && name != NULL && *p != '\0';) {
         const char *at = strstr(p, "${topic}");
         size_t n = at != NULL ? (size_t)(at - p) : strlen(p);
-        tb_jdbc_sql_append(&out, "%.*s%s", (int)n, p, at != NULL ? topic : "");
+        tb_jdbc_sql_append(&out, "%.*s%s", (int)n, p, at != NULL ? name : "");
         p += n + (at != NULL ? strlen("${topic}") : 0);
     }
+    if (name == NULL) {
+        free(out);
+        out = NULL;
+    }
+    free(name);
     return out;
+}
+
+/* Debezium's change event envelope: a struct named *.Envelope with op and
+ * after. Its op, or NULL when value is none. */
+static const char *envelope_op(const tb_schema_t *schema, const tb_value_t *value)
+{
+    const char *name = schema != NULL ? tb_schema_name(schema) : NULL;
+    size_t n = name != NULL ? strlen(name) : 0;
+    if (value == NULL || n < 9 || strcmp(name + n - 9, ".Envelope") != 0 ||
+        tb_schema_field(schema, "after") == NULL) {
+        return NULL;
+    }
+    const tb_value_t *op = tb_value_struct_get(value, "op");
+    return op != NULL && tb_value_type(op) == TB_TYPE_STRING ? tb_value_text(op, NULL)
+                                                             : NULL;
+}
+
+/* For Debezium's sink: the record as its row sees it (the envelope's after,
+ * or a null value for a delete event). Returns 1 when it writes nothing. */
+static int unwrap(const tb_jdbc_settings_t *s, tb_sink_record_t *r)
+{
+    const char *op = envelope_op(r->value_schema, r->value_data);
+    if (op != NULL && strcmp(op, "d") == 0) {
+        r->value_data = NULL;
+    } else if (op != NULL) {
+        r->value_schema = tb_schema_field(r->value_schema, "after")->schema;
+        r->value_data = tb_value_struct_get(r->value_data, "after");
+    }
+    return r->value_data == NULL && !s->delete_enabled ? 1 : 0;
 }
 
 static bool listed(const json_t *list, const char *name)
@@ -176,9 +215,15 @@ static int key_columns(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s,
 }
 
 int tb_jdbc_row_build(const tb_jdbc_settings_t *s, const tb_jdbc_kafka_schemas_t *kafka,
-                      const tb_sink_record_t *r, tb_jdbc_row_t *row, char *reason,
+                      const tb_sink_record_t *record, tb_jdbc_row_t *row, char *reason,
                       size_t reason_size)
 {
+    tb_sink_record_t seen = *record;
+    const tb_sink_record_t *r = &seen;
+    *row = (tb_jdbc_row_t){0};
+    if (s->debezium && unwrap(s, &seen) == 1) {
+        return 1;
+    }
     bool is_struct = r->value_schema != NULL &&
                      tb_schema_type(r->value_schema) == TB_TYPE_STRUCT &&
                      r->value_data != NULL;
@@ -200,7 +245,7 @@ int tb_jdbc_row_build(const tb_jdbc_settings_t *s, const tb_jdbc_kafka_schemas_t
     size_t keys = r->key_schema != NULL && tb_schema_type(r->key_schema) == TB_TYPE_STRUCT
                       ? tb_schema_field_count(r->key_schema)
                       : 1;
-    row->table = table_name(s->table_format, r->topic);
+    row->table = table_name(s->table_format, r->topic, s->debezium);
     row->columns = calloc(fields * 2 + keys + 3, sizeof(*row->columns));
     if (row->table == NULL || row->columns == NULL) {
         snprintf(reason, reason_size, "out of memory");

@@ -97,8 +97,12 @@ static void jdbc_task_stop(void *opaque)
     free(t);
 }
 
-static int jdbc_task_start(const tb_task_context_t *ctx, const json_t *config, void **out,
-                           char *errstr, size_t errstr_size)
+typedef int (*settings_init_fn)(tb_jdbc_settings_t *settings, const json_t *config,
+                                char *errstr, size_t errstr_size);
+
+static int task_start(const tb_task_context_t *ctx, const json_t *config,
+                      settings_init_fn settings_init, void **out, char *errstr,
+                      size_t errstr_size)
 {
     jdbc_task_t *t = calloc(1, sizeof(*t));
     if (t == NULL) {
@@ -106,7 +110,7 @@ static int jdbc_task_start(const tb_task_context_t *ctx, const json_t *config, v
         return -1;
     }
     t->ctx = ctx;
-    if (tb_jdbc_settings_init(&t->settings, config, errstr, errstr_size) != 0) {
+    if (settings_init(&t->settings, config, errstr, errstr_size) != 0) {
         goto fail;
     }
     t->writer = (tb_jdbc_writer_t){.dialect = t->settings.url.kind == TB_JDBC_POSTGRES
@@ -207,8 +211,12 @@ static int jdbc_put(void *opaque, const tb_sink_record_t *records, size_t count,
     }
     w->failure_count = 0;
     for (size_t i = 0; i < count; i++) {
-        if (tb_jdbc_row_build(&t->settings, &t->kafka, &records[i], &t->rows[n], reason,
-                              sizeof(reason)) != 0) {
+        int built = tb_jdbc_row_build(&t->settings, &t->kafka, &records[i], &t->rows[n],
+                                      reason, sizeof(reason));
+        if (built == 1) { /* writes nothing, and is done with */
+            continue;
+        }
+        if (built != 0) {
             if (tb_jdbc_writer_fail(w, i, reason) != 0) {
                 snprintf(errstr, errstr_size, "out of memory");
                 result = -1;
@@ -273,6 +281,19 @@ static int jdbc_open(void *opaque, tb_sink_partition_t *partitions, size_t count
     return TB_PLUGIN_RETRY;
 }
 
+static int jdbc_task_start(const tb_task_context_t *ctx, const json_t *config, void **out,
+                           char *errstr, size_t errstr_size)
+{
+    return task_start(ctx, config, tb_jdbc_settings_init, out, errstr, errstr_size);
+}
+
+static int debezium_task_start(const tb_task_context_t *ctx, const json_t *config,
+                               void **out, char *errstr, size_t errstr_size)
+{
+    return task_start(ctx, config, tb_jdbc_debezium_settings_init, out, errstr,
+                      errstr_size);
+}
+
 static const char *const jdbc_sink_aliases[] = {"jdbc-sink", "JdbcSink", NULL};
 
 const tb_plugin_t tb_jdbc_sink_plugin = {
@@ -284,6 +305,24 @@ const tb_plugin_t tb_jdbc_sink_plugin = {
     .validate = tb_jdbc_sink_validate,
     .task_configs = jdbc_task_configs,
     .task_start = jdbc_task_start,
+    .typed = true,
+    .open = jdbc_open,
+    .put = jdbc_put,
+    .task_stop = jdbc_task_stop,
+};
+
+static const char *const debezium_aliases[] = {"debezium-jdbc-sink", NULL};
+
+/* Debezium's keys over the same engine (jdbc_debezium.c). */
+const tb_plugin_t tb_jdbc_debezium_plugin = {
+    .class_name = "io.debezium.connector.jdbc.JdbcSinkConnector",
+    .aliases = debezium_aliases,
+    .kind = TB_PLUGIN_SINK,
+    .version = "0.1.0",
+    .config = &tb_jdbc_debezium_table,
+    .validate = tb_jdbc_debezium_validate,
+    .task_configs = jdbc_task_configs,
+    .task_start = debezium_task_start,
     .typed = true,
     .open = jdbc_open,
     .put = jdbc_put,

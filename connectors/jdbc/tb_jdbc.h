@@ -5,6 +5,7 @@
  *   jdbc_sink.c     the plugin: task lifecycle, put, open and close, retries
  *   jdbc_config.c   the config table (Confluent's keys), cross-key checks,
  *                   the settings a task runs on
+ *   jdbc_debezium.c Debezium's JDBC sink keys, as a second key set
  *   jdbc_url.c      connection.url: parsing, and its form without secrets
  *   jdbc_types.c    Connect types -> column types, values -> parameters
  *   jdbc_rows.c     a record -> the table, columns and values it writes
@@ -109,6 +110,10 @@ typedef struct {
     int tz_offset_minutes; /* db.timezone, east of UTC */
     int max_retries;
     long long retry_backoff_ms;
+    /* Debezium's sink: change events are unwrapped, deletes and tombstones
+     * without delete.enabled are skipped, a topic's dots become
+     * underscores in its table's name */
+    bool debezium;
 } tb_jdbc_settings_t;
 
 extern const tb_config_table_t tb_jdbc_sink_table;
@@ -123,6 +128,13 @@ int tb_jdbc_settings_init(tb_jdbc_settings_t *settings, const json_t *config,
 
 /* NULL-safe; a zeroed settings is a no-op. */
 void tb_jdbc_settings_clear(tb_jdbc_settings_t *settings);
+
+/* Debezium's key set (jdbc_debezium.c): its table, its checks across keys,
+ * and the settings its keys come to. */
+extern const tb_config_table_t tb_jdbc_debezium_table;
+void tb_jdbc_debezium_validate(const json_t *values, json_t *errors);
+int tb_jdbc_debezium_settings_init(tb_jdbc_settings_t *settings, const json_t *config,
+                                   char *errstr, size_t errstr_size);
 
 /* Parses db.timezone: UTC (or Z, GMT, Etc/UTC, UTC+hh:mm...) or a fixed
  * offset +hh:mm / -hh:mm. Returns 0 with *minutes east of UTC, or -1. */
@@ -197,9 +209,10 @@ typedef struct {
     tb_schema_t *offset;
 } tb_jdbc_kafka_schemas_t;
 
-/* Builds the row of record. Returns 0, or -1 with the reason the record
- * cannot be written (it then goes to record_failed): no struct value, a key
- * that pk.mode cannot use, a field type without a column. */
+/* Builds the row of record. Returns 0; 1 when the record writes nothing
+ * (Debezium's skipped events); or -1 with the reason the record cannot be
+ * written (it then goes to record_failed): no struct value, a key that
+ * pk.mode cannot use, a field type without a column. */
 int tb_jdbc_row_build(const tb_jdbc_settings_t *s, const tb_jdbc_kafka_schemas_t *kafka,
                       const tb_sink_record_t *record, tb_jdbc_row_t *row, char *reason,
                       size_t reason_size);

@@ -223,6 +223,56 @@ def test_validation_speaks_confluents_messages_and_hides_the_password(start_work
     assert "s3cret" not in w.logs()
 
 
+def debezium_event(op, before, after):
+    """A Debezium change event of ROW rows (before/after null when absent)."""
+    row = {**ROW, "optional": True, "name": "srv.inv.cust.Value"}
+    schema = {"type": "struct", "name": "srv.inv.cust.Envelope", "optional": False,
+              "fields": [{**row, "field": "before"}, {**row, "field": "after"},
+                         {"field": "op", "type": "string", "optional": False}]}
+    return envelope(schema, {"before": before, "after": after, "op": op})
+
+
+def test_debezium_keys_write_change_events(start_worker, bed, tmp_path):
+    w = start_worker(SETTINGS)
+    topic = bed.unique_topic("srv.inv.cust")
+    db = str(tmp_path / "target.db")
+    create_topic(bed, topic, 1)
+    key = lambda i: envelope(KEY, {"id": i})  # noqa: E731
+    produce(bed.bootstrap, topic, [
+        (0, key(1), debezium_event("r", None, {"id": 1, "name": "snap"})),
+        (0, key(2), debezium_event("c", None, {"id": 2, "name": "new"})),
+        (0, key(1), debezium_event("u", {"id": 1, "name": "snap"},
+                                   {"id": 1, "name": "changed"})),
+        (0, key(2), debezium_event("d", {"id": 2, "name": "new"}, None)),
+        (0, key(2), None),  # the tombstone after a delete
+        (0, key(3), envelope(ROW, {"id": 3, "name": "flat"})),  # an unwrapped one
+    ])
+    config = {"connector.class": "io.debezium.connector.jdbc.JdbcSinkConnector",
+              "topics": topic, "connection.url": f"jdbc:sqlite:{db}",
+              "connection.username": "ignored-by-sqlite",
+              "key.converter": JSON, "value.converter": JSON,
+              "insert.mode": "upsert", "primary.key.mode": "record_key",
+              "delete.enabled": "true", "schema.evolution": "basic"}
+    reply = w.post("/connectors", json={"name": "dbz", "config": config})
+    assert reply.status_code == 201, reply.text
+    table = topic.replace(".", "_")  # Debezium's default table naming
+    wait_for(lambda: sqlite_rows(db, f'SELECT id, name FROM "{table}" ORDER BY id') ==
+             [(1, "changed"), (3, "flat")], timeout=60,
+             what="the change events applied, the deleted row gone")
+    # Debezium's messages for its keys
+    bad = {**config, "delete.enabled": "true", "primary.key.mode": "none",
+           "truncate.enabled": "true"}
+    reply = w.put("/connector-plugins/io.debezium.connector.jdbc.JdbcSinkConnector/"
+                  "config/validate", json=bad)
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in reply.json()["configs"]
+              if c["value"]["errors"]}
+    assert errors["delete.enabled"] == [
+        "When 'delete.enabled' is set to 'true', the 'primary.key.mode' option must be "
+        "set to 'record_key'."]
+    assert errors["insert.mode"] == ["When using UPSERT, please define 'primary.key.mode'."]
+    assert "truncate events" in errors["truncate.enabled"][0]
+
+
 # ---- PostgreSQL ------------------------------------------------------------
 
 def pg_or_skip(bed):
