@@ -101,46 +101,52 @@ static int add_column(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s, const cha
     return 0;
 }
 
-/* The fields of a struct (schema st, value v) named in names (all when
- * empty) as key or value columns; a name that is not a field is an error
- * naming side. skip: names not to add (the key's, for value columns). */
-static int add_fields(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s,
-                      const tb_schema_t *st, const tb_value_t *v, const json_t *names,
-                      const json_t *skip, const json_t *allow, bool key, const char *side,
+/* Key columns: the fields of a struct (schema st, value v) named in
+ * pk.fields, or all of them when it is empty; a name that is not a field is
+ * an error naming side. */
+static int key_fields(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s,
+                      const tb_schema_t *st, const tb_value_t *v, const char *side,
                       char *reason, size_t reason_size)
 {
-    size_t i;
-    json_t *item;
-    if (json_array_size(names) > 0) {
-        json_array_foreach ((json_t *)names, i, item) {
-            const tb_field_t *f = tb_schema_field(st, json_string_value(item));
-            if (f == NULL) {
-                snprintf(reason, reason_size,
-                         "PK mode for table '%s' is %s with configured PK fields, but "
-                         "record %s schema does not contain field: %s",
-                         row->table, pk_mode_names[s->pk_mode], side,
-                         json_string_value(item));
-                return -1;
-            }
-            if (add_column(row, s, f->name, f->schema,
-                           tb_value_struct_get_at(v, f->index), key, reason,
-                           reason_size) != 0) {
-                return -1;
-            }
+    size_t n = json_array_size(s->pk_fields);
+    size_t count = n > 0 ? n : tb_schema_field_count(st);
+    for (size_t i = 0; i < count; i++) {
+        const char *name = n > 0 ? json_string_value(json_array_get(s->pk_fields, i))
+                                 : tb_schema_field_at(st, i)->name;
+        const tb_field_t *f = tb_schema_field(st, name);
+        if (f == NULL) {
+            snprintf(reason, reason_size,
+                     "PK mode for table '%s' is %s with configured PK fields, but "
+                     "record %s schema does not contain field: %s",
+                     row->table, pk_mode_names[s->pk_mode], side, name);
+            return -1;
         }
-        return 0;
+        if (add_column(row, s, f->name, f->schema, tb_value_struct_get_at(v, f->index),
+                       true, reason, reason_size) != 0) {
+            return -1;
+        }
     }
+    return 0;
+}
+
+/* The other columns: the value's fields that are not key columns, all or
+ * those of fields.whitelist. */
+static int value_fields(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s,
+                        const tb_schema_t *st, const tb_value_t *v, char *reason,
+                        size_t reason_size)
+{
     for (size_t f = 0; f < tb_schema_field_count(st); f++) {
         const tb_field_t *field = tb_schema_field_at(st, f);
-        bool skipped = false;
-        for (size_t k = 0; skip != NULL && k < row->key_count && !skipped; k++) {
-            skipped = strcmp(row->columns[k].name, field->name) == 0;
+        bool key = false;
+        for (size_t k = 0; k < row->key_count && !key; k++) {
+            key = strcmp(row->columns[k].name, field->name) == 0;
         }
-        if (skipped || (json_array_size(allow) > 0 && !listed(allow, field->name))) {
+        if (key || (json_array_size(s->fields_allow) > 0 &&
+                    !listed(s->fields_allow, field->name))) {
             continue;
         }
         if (add_column(row, s, field->name, field->schema,
-                       tb_value_struct_get_at(v, field->index), key, reason,
+                       tb_value_struct_get_at(v, field->index), false, reason,
                        reason_size) != 0) {
             return -1;
         }
@@ -204,11 +210,10 @@ static int key_columns(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s,
             return add_column(row, s, json_string_value(json_array_get(fields, 0)),
                               r->key_schema, r->key_data, true, reason, reason_size);
         }
-        return add_fields(row, s, r->key_schema, r->key_data, fields, NULL, NULL, true,
-                          "key", reason, reason_size);
+        return key_fields(row, s, r->key_schema, r->key_data, "key", reason, reason_size);
     case TB_JDBC_PK_RECORD_VALUE:
-        return add_fields(row, s, r->value_schema, r->value_data, fields, NULL, NULL,
-                          true, "value", reason, reason_size);
+        return key_fields(row, s, r->value_schema, r->value_data, "value", reason,
+                          reason_size);
     default:
         return 0;
     }
@@ -255,8 +260,7 @@ int tb_jdbc_row_build(const tb_jdbc_settings_t *s, const tb_jdbc_kafka_schemas_t
         goto fail;
     }
     if (!row->is_delete &&
-        add_fields(row, s, r->value_schema, r->value_data, NULL, s->pk_fields,
-                   s->fields_allow, false, "value", reason, reason_size) != 0) {
+        value_fields(row, s, r->value_schema, r->value_data, reason, reason_size) != 0) {
         goto fail;
     }
     return 0;
