@@ -273,6 +273,24 @@ def test_debezium_keys_write_change_events(start_worker, bed, tmp_path):
     assert "truncate events" in errors["truncate.enabled"][0]
 
 
+def test_a_converter_without_typed_data_fails_the_task_once(start_worker, bed, tmp_path):
+    """A converter without a typed form (AvroConverter, until it has one) is
+    refused when the task starts, naming it, rather than record by record."""
+    w = start_worker(SETTINGS)
+    topic = bed.unique_topic("jdbcconv")
+    create_topic(bed, topic, 1)
+    registry = "http://127.0.0.1:1"
+    sink(w, "jconv", topic, f"jdbc:sqlite:{tmp_path / 't.db'}", **{
+        "value.converter": "io.confluent.connect.avro.AvroConverter",
+        "value.converter.schema.registry.url": registry})
+    state = wait_for(lambda: task_state(w, "jconv")[0] in ("FAILED", "RUNNING") and
+                     task_state(w, "jconv"), timeout=30, what="the task to start or fail")
+    if state[0] == "RUNNING":
+        pytest.skip("AvroConverter has a typed form now")
+    assert ("writes Connect data, which value.converter "
+            "io.confluent.connect.avro.AvroConverter cannot make yet") in state[1]
+
+
 # ---- PostgreSQL ------------------------------------------------------------
 
 def pg_or_skip(bed):
