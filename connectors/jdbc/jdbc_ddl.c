@@ -16,23 +16,34 @@
 
 #include "connectors/jdbc/tb_jdbc.h"
 
-void tb_jdbc_sql_append(char **sql, const char *fmt, ...)
+void tb_jdbc_sql_append(tb_jdbc_sql_t *sql, const char *fmt, ...)
 {
     va_list ap;
-    char *more = NULL;
-    va_start(ap, fmt);
-    int n = vasprintf(&more, fmt, ap);
-    va_end(ap);
-    size_t len = *sql != NULL ? strlen(*sql) : 0;
-    char *grown = n >= 0 ? realloc(*sql, len + (size_t)n + 1) : NULL;
-    if (grown == NULL) {
-        free(*sql);
-        *sql = NULL;
-    } else {
-        memcpy(grown + len, more, (size_t)n + 1);
-        *sql = grown;
+    for (int attempt = 0; !sql->failed && attempt < 2; attempt++) {
+        size_t room = sql->cap - sql->len;
+        va_start(ap, fmt);
+        int n = vsnprintf(sql->data != NULL ? sql->data + sql->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n >= 0 && (size_t)n < room) {
+            sql->len += (size_t)n;
+            return;
+        }
+        size_t cap = (sql->cap > 0 ? sql->cap * 2 : 256) + (n > 0 ? (size_t)n : 0);
+        char *grown = n >= 0 ? realloc(sql->data, cap) : NULL;
+        if (grown == NULL) {
+            tb_jdbc_sql_free(sql);
+            sql->failed = true;
+            return;
+        }
+        sql->data = grown;
+        sql->cap = cap;
     }
-    free(more);
+}
+
+void tb_jdbc_sql_free(tb_jdbc_sql_t *sql)
+{
+    free(sql->data);
+    *sql = (tb_jdbc_sql_t){0};
 }
 
 /* Whether name[0..len) reads as an identifier without quotes. */
@@ -50,7 +61,7 @@ static bool plain(const char *name, size_t len)
 
 /* Appends one identifier part, quoted when asked or when it must be (a
  * topic's hyphens, say). */
-static void identifier_part(char **sql, const char *name, size_t len, bool quote)
+static void identifier_part(tb_jdbc_sql_t *sql, const char *name, size_t len, bool quote)
 {
     if (!quote && plain(name, len)) {
         tb_jdbc_sql_append(sql, "%.*s", (int)len, name);
@@ -63,7 +74,7 @@ static void identifier_part(char **sql, const char *name, size_t len, bool quote
     tb_jdbc_sql_append(sql, "\"");
 }
 
-void tb_jdbc_sql_identifier(char **sql, const char *name, bool quote)
+void tb_jdbc_sql_identifier(tb_jdbc_sql_t *sql, const char *name, bool quote)
 {
     const char *dot = strchr(name, '.');
     if (dot != NULL) {
@@ -112,7 +123,7 @@ static tb_jdbc_rc_t refresh(tb_jdbc_tables_t *cache, const tb_jdbc_dialect_t *d,
 }
 
 /* A column's definition: name, type, NULL or NOT NULL. */
-static int column_definition(char **sql, const tb_jdbc_dialect_t *d,
+static int column_definition(tb_jdbc_sql_t *sql, const tb_jdbc_dialect_t *d,
                              const tb_jdbc_settings_t *s, const tb_jdbc_column_t *col,
                              char *errstr, size_t errstr_size)
 {
@@ -133,14 +144,14 @@ static tb_jdbc_rc_t create_table(const tb_jdbc_dialect_t *d, tb_jdbc_conn_t *c,
                                  const tb_jdbc_settings_t *s, const tb_jdbc_row_t *row,
                                  char *errstr, size_t errstr_size)
 {
-    char *sql = NULL;
+    tb_jdbc_sql_t sql = {0};
     tb_jdbc_sql_append(&sql, "CREATE TABLE IF NOT EXISTS ");
     tb_jdbc_sql_identifier(&sql, row->table, s->quote);
     tb_jdbc_sql_append(&sql, " (");
     for (size_t i = 0; i < row->count; i++) {
         tb_jdbc_sql_append(&sql, i > 0 ? ",\n" : "\n");
         if (column_definition(&sql, d, s, &row->columns[i], errstr, errstr_size) != 0) {
-            free(sql);
+            tb_jdbc_sql_free(&sql);
             return TB_JDBC_FATAL;
         }
     }
@@ -149,12 +160,12 @@ static tb_jdbc_rc_t create_table(const tb_jdbc_dialect_t *d, tb_jdbc_conn_t *c,
         tb_jdbc_sql_identifier(&sql, row->columns[i].name, s->quote);
     }
     tb_jdbc_sql_append(&sql, row->key_count > 0 ? "))" : ")");
-    if (sql == NULL) {
+    if (sql.data == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
         return TB_JDBC_FATAL;
     }
-    tb_jdbc_rc_t rc = d->exec(c, sql, NULL, 0, NULL, errstr, errstr_size);
-    free(sql);
+    tb_jdbc_rc_t rc = d->exec(c, sql.data, NULL, 0, NULL, errstr, errstr_size);
+    tb_jdbc_sql_free(&sql);
     return rc;
 }
 
@@ -170,7 +181,7 @@ static tb_jdbc_rc_t add_column(const tb_jdbc_dialect_t *d, tb_jdbc_conn_t *c,
                  table, col->name);
         return TB_JDBC_FATAL;
     }
-    char *sql = NULL;
+    tb_jdbc_sql_t sql = {0};
     tb_jdbc_sql_append(&sql, "ALTER TABLE ");
     tb_jdbc_sql_identifier(&sql, table, s->quote);
     tb_jdbc_sql_append(&sql, " ADD ");
@@ -180,14 +191,14 @@ static tb_jdbc_rc_t add_column(const tb_jdbc_dialect_t *d, tb_jdbc_conn_t *c,
      * already there have no value for it */
     tb_jdbc_rc_t rc = TB_JDBC_FATAL;
     if (column_definition(&sql, d, s, &optional, errstr, errstr_size) == 0) {
-        char *nullable = sql != NULL ? strstr(sql, " NOT NULL") : NULL;
+        char *nullable = sql.data != NULL ? strstr(sql.data, " NOT NULL") : NULL;
         if (nullable != NULL) {
             memmove(nullable, " NULL", strlen(" NULL") + 1);
         }
-        rc = sql != NULL ? d->exec(c, sql, NULL, 0, NULL, errstr, errstr_size)
-                         : TB_JDBC_FATAL;
+        rc = sql.data != NULL ? d->exec(c, sql.data, NULL, 0, NULL, errstr, errstr_size)
+                              : TB_JDBC_FATAL;
     }
-    free(sql);
+    tb_jdbc_sql_free(&sql);
     return rc;
 }
 

@@ -18,24 +18,23 @@ static const char *const pk_mode_names[] = {"none", "kafka", "record_key",
  * topic's dots as underscores). */
 static char *table_name(const char *format, const char *topic, bool dots)
 {
-    char *out = NULL;
+    tb_jdbc_sql_t out = {0};
     char *name = strdup(topic);
     for (char *c = name; dots && c != NULL && *c != '\0'; c++) {
         *c = *c == '.' ? '_' : *c;
     }
     tb_jdbc_sql_append(&out, "%s", "");
-    for (const char *p = format; out != NULL && name != NULL && *p != '\0';) {
+    for (const char *p = format; !out.failed && name != NULL && *p != '\0';) {
         const char *at = strstr(p, "${topic}");
         size_t n = at != NULL ? (size_t)(at - p) : strlen(p);
         tb_jdbc_sql_append(&out, "%.*s%s", (int)n, p, at != NULL ? name : "");
         p += n + (at != NULL ? strlen("${topic}") : 0);
     }
     if (name == NULL) {
-        free(out);
-        out = NULL;
+        tb_jdbc_sql_free(&out);
     }
     free(name);
-    return out;
+    return out.data;
 }
 
 /* Debezium's change event envelope: a struct named *.Envelope with op and

@@ -86,7 +86,7 @@ static tb_jdbc_rc_t exec(put_t *p, const char *sql, const tb_jdbc_param_t *param
     return rc;
 }
 
-static void param_ref(char **sql, const tb_jdbc_writer_t *w, size_t n)
+static void param_ref(tb_jdbc_sql_t *sql, const tb_jdbc_writer_t *w, size_t n)
 {
     tb_jdbc_sql_append(sql, "%c%zu", w->dialect->param_prefix, n);
 }
@@ -109,7 +109,7 @@ static tb_jdbc_rc_t read_offsets(tb_jdbc_writer_t *w, part_t *parts, size_t coun
                                  bool lock, tb_sink_partition_t *fill, size_t fill_count,
                                  char *errstr, size_t errstr_size)
 {
-    char *sql = NULL;
+    tb_jdbc_sql_t sql = {0};
     tb_jdbc_param_t *params = calloc(count * 2 + 1, sizeof(*params));
     size_t n = 0;
     tb_jdbc_rc_t rc = TB_JDBC_FATAL;
@@ -136,10 +136,10 @@ static tb_jdbc_rc_t read_offsets(tb_jdbc_writer_t *w, part_t *parts, size_t coun
     }
     tb_jdbc_sql_append(&sql, "%s", lock ? w->dialect->lock_rows : "");
     json_t *rows = NULL;
-    if (sql == NULL) {
+    if (sql.data == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
     } else {
-        rc = w->dialect->exec(w->conn, sql, params, n, &rows, errstr, errstr_size);
+        rc = w->dialect->exec(w->conn, sql.data, params, n, &rows, errstr, errstr_size);
     }
     size_t i;
     json_t *row;
@@ -160,7 +160,7 @@ static tb_jdbc_rc_t read_offsets(tb_jdbc_writer_t *w, part_t *parts, size_t coun
     }
     json_decref(rows);
     free(params);
-    free(sql);
+    tb_jdbc_sql_free(&sql);
     return rc;
 }
 
@@ -218,8 +218,8 @@ static bool written_before(const put_t *p, size_t i)
 
 /* ---- statements ---- */
 
-static void column_list(char **sql, const tb_jdbc_row_t *row, size_t from, size_t to,
-                        bool quote)
+static void column_list(tb_jdbc_sql_t *sql, const tb_jdbc_row_t *row, size_t from,
+                        size_t to, bool quote)
 {
     for (size_t i = from; i < to; i++) {
         if (i > from) {
@@ -236,7 +236,7 @@ static tb_jdbc_rc_t insert_rows(put_t *p, tb_jdbc_row_t *const *rows, size_t n)
     const tb_jdbc_row_t *shape = rows[0];
     size_t cols = shape->count;
     tb_jdbc_param_t *params = malloc((n * cols + 1) * sizeof(*params));
-    char *sql = NULL;
+    tb_jdbc_sql_t sql = {0};
     size_t k = 0;
     if (params == NULL) {
         snprintf(p->errstr, p->errstr_size, "out of memory");
@@ -272,8 +272,8 @@ static tb_jdbc_rc_t insert_rows(put_t *p, tb_jdbc_row_t *const *rows, size_t n)
             tb_jdbc_sql_identifier(&sql, shape->columns[c].name, s->quote);
         }
     }
-    tb_jdbc_rc_t rc = exec(p, sql, params, k, NULL);
-    free(sql);
+    tb_jdbc_rc_t rc = exec(p, sql.data, params, k, NULL);
+    tb_jdbc_sql_free(&sql);
     free(params);
     return rc;
 }
@@ -283,7 +283,7 @@ static tb_jdbc_rc_t keyed_row(put_t *p, const tb_jdbc_row_t *row)
 {
     const tb_jdbc_settings_t *s = p->w->settings;
     tb_jdbc_param_t *params = malloc((row->count + 1) * sizeof(*params));
-    char *sql = NULL;
+    tb_jdbc_sql_t sql = {0};
     size_t k = 0;
     if (params == NULL) {
         snprintf(p->errstr, p->errstr_size, "out of memory");
@@ -305,8 +305,8 @@ static tb_jdbc_rc_t keyed_row(put_t *p, const tb_jdbc_row_t *row)
         tb_jdbc_sql_append(&sql, "=");
         param_ref(&sql, p->w, k);
     }
-    tb_jdbc_rc_t rc = exec(p, sql, params, k, NULL);
-    free(sql);
+    tb_jdbc_rc_t rc = exec(p, sql.data, params, k, NULL);
+    tb_jdbc_sql_free(&sql);
     free(params);
     return rc;
 }
@@ -396,7 +396,7 @@ static tb_jdbc_rc_t write_careful(put_t *p, tb_jdbc_row_t *row)
 static tb_jdbc_rc_t write_offsets(put_t *p)
 {
     tb_jdbc_param_t *params = calloc(p->part_count * 4 + 1, sizeof(*params));
-    char *sql = NULL;
+    tb_jdbc_sql_t sql = {0};
     size_t k = 0;
     if (params == NULL) {
         snprintf(p->errstr, p->errstr_size, "out of memory");
@@ -423,8 +423,8 @@ static tb_jdbc_rc_t write_offsets(put_t *p)
     }
     tb_jdbc_sql_append(&sql, " ON CONFLICT (connector, topic, kafka_partition) DO UPDATE "
                              "SET next_offset = EXCLUDED.next_offset");
-    tb_jdbc_rc_t rc = exec(p, sql, params, k, NULL);
-    free(sql);
+    tb_jdbc_rc_t rc = exec(p, sql.data, params, k, NULL);
+    tb_jdbc_sql_free(&sql);
     free(params);
     return rc;
 }

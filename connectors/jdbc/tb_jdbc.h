@@ -281,13 +281,27 @@ tb_jdbc_rc_t tb_jdbc_ddl_ensure(tb_jdbc_tables_t *cache, const tb_jdbc_dialect_t
 /* Forgets every table (after a reconnect, or a failed statement). */
 void tb_jdbc_ddl_forget(tb_jdbc_tables_t *cache);
 
-/* Appends name to sql as an identifier (quoted when quote, with its quotes
- * doubled; a dotted name is a schema and a table). */
-void tb_jdbc_sql_identifier(char **sql, const char *name, bool quote);
+/* A statement being written: data grows as text is appended, and is NULL
+ * (freed) once memory ran out, so a writer checks once at the end.
+ * Zero-initialise to start; free with tb_jdbc_sql_free. */
+typedef struct {
+    char *data;
+    size_t len;
+    size_t cap;
+    bool failed;
+} tb_jdbc_sql_t;
 
-/* Appends printf text to *sql (realloc'd; stays NULL once out of memory). */
-__attribute__((format(printf, 2, 3))) void tb_jdbc_sql_append(char **sql, const char *fmt,
-                                                              ...);
+/* Appends name to sql as an identifier (quoted when quote, or when it is
+ * not a plain identifier, with its quotes doubled; a dotted name is a
+ * schema and a table). */
+void tb_jdbc_sql_identifier(tb_jdbc_sql_t *sql, const char *name, bool quote);
+
+/* Frees sql's text and zeroes it. */
+void tb_jdbc_sql_free(tb_jdbc_sql_t *sql);
+
+/* Appends printf text to sql. */
+__attribute__((format(printf, 2, 3))) void tb_jdbc_sql_append(tb_jdbc_sql_t *sql,
+                                                              const char *fmt, ...);
 
 /* ---- metrics (jdbc_metrics.c) ---- */
 
