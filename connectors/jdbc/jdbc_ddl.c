@@ -40,6 +40,27 @@ void tb_jdbc_sql_append(tb_jdbc_sql_t *sql, const char *fmt, ...)
     }
 }
 
+void tb_jdbc_sql_bytes(tb_jdbc_sql_t *sql, const void *data, size_t len)
+{
+    if (sql->failed) {
+        return;
+    }
+    if (sql->cap - sql->len <= len) {
+        size_t cap = (sql->cap > 0 ? sql->cap * 2 : 256) + len;
+        char *grown = realloc(sql->data, cap);
+        if (grown == NULL) {
+            tb_jdbc_sql_free(sql);
+            sql->failed = true;
+            return;
+        }
+        sql->data = grown;
+        sql->cap = cap;
+    }
+    memcpy(sql->data + sql->len, data, len);
+    sql->len += len;
+    sql->data[sql->len] = '\0';
+}
+
 void tb_jdbc_sql_free(tb_jdbc_sql_t *sql)
 {
     free(sql->data);

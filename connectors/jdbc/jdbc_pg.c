@@ -198,6 +198,109 @@ done:
     return rc;
 }
 
+#define COPY_CHUNK 65536
+
+/* One value in COPY's text format: \N for a null, backslash escapes. */
+static void copy_value(tb_jdbc_sql_t *out, const tb_jdbc_param_t *p)
+{
+    char number[NUMBER_TEXT];
+    static const char hex[] = "0123456789abcdef";
+    switch (p->kind) {
+    case TB_JDBC_P_NULL:
+        tb_jdbc_sql_bytes(out, "\\N", 2);
+        return;
+    case TB_JDBC_P_BLOB:
+        tb_jdbc_sql_bytes(out, "\\\\x", 3);
+        for (size_t i = 0; i < p->len; i++) {
+            unsigned char b = (unsigned char)p->data[i];
+            char two[2] = {hex[b >> 4], hex[b & 15]};
+            tb_jdbc_sql_bytes(out, two, 2);
+        }
+        return;
+    case TB_JDBC_P_TEXT:
+        break;
+    default: {
+        const char *text = number_text(p, number, sizeof(number));
+        tb_jdbc_sql_bytes(out, text, strlen(text));
+        return;
+    }
+    }
+    size_t len = p->len > 0 ? p->len : strlen(p->data);
+    size_t from = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = p->data[i];
+        const char *escape = c == '\\'   ? "\\\\"
+                             : c == '\n' ? "\\n"
+                             : c == '\r' ? "\\r"
+                             : c == '\t' ? "\\t"
+                                         : NULL;
+        if (escape != NULL) {
+            tb_jdbc_sql_bytes(out, p->data + from, i - from);
+            tb_jdbc_sql_bytes(out, escape, 2);
+            from = i + 1;
+        }
+    }
+    tb_jdbc_sql_bytes(out, p->data + from, len - from);
+}
+
+/* The result of a statement whose first result was not what it wanted:
+ * its message and what it came to. */
+static tb_jdbc_rc_t failed(tb_jdbc_conn_t *c, PGresult *res, char *errstr,
+                           size_t errstr_size)
+{
+    message_of(res != NULL ? PQresultErrorMessage(res) : PQerrorMessage(c->pg), errstr,
+               errstr_size);
+    return PQstatus(c->pg) == CONNECTION_BAD
+               ? TB_JDBC_LOST
+               : classify(res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL);
+}
+
+static tb_jdbc_rc_t pg_copy(tb_jdbc_conn_t *c, const char *sql,
+                            const struct tb_jdbc_row *const *rows, size_t n, char *errstr,
+                            size_t errstr_size)
+{
+    PGresult *res = PQexec(c->pg, sql);
+    if (PQresultStatus(res) != PGRES_COPY_IN) {
+        tb_jdbc_rc_t rc = failed(c, res, errstr, errstr_size);
+        PQclear(res);
+        return rc;
+    }
+    PQclear(res);
+    tb_jdbc_sql_t buf = {0};
+    bool sent = true;
+    for (size_t r = 0; r < n && sent; r++) {
+        for (size_t col = 0; col < rows[r]->count; col++) {
+            if (col > 0) {
+                tb_jdbc_sql_bytes(&buf, "\t", 1);
+            }
+            copy_value(&buf, &rows[r]->columns[col].param);
+        }
+        tb_jdbc_sql_bytes(&buf, "\n", 1);
+        if (buf.failed) {
+            break;
+        }
+        if (buf.len >= COPY_CHUNK || r + 1 == n) {
+            sent = PQputCopyData(c->pg, buf.data, (int)buf.len) == 1;
+            buf.len = 0;
+        }
+    }
+    bool complete = sent && !buf.failed;
+    tb_jdbc_sql_free(&buf);
+    PQputCopyEnd(c->pg, complete ? NULL : "out of memory");
+    tb_jdbc_rc_t rc = TB_JDBC_OK;
+    while ((res = PQgetResult(c->pg)) != NULL) {
+        if (rc == TB_JDBC_OK && PQresultStatus(res) != PGRES_COMMAND_OK) {
+            rc = failed(c, res, errstr, errstr_size);
+        }
+        PQclear(res);
+    }
+    if (rc == TB_JDBC_OK && !complete) {
+        snprintf(errstr, errstr_size, "COPY failed: out of memory or connection lost");
+        rc = PQstatus(c->pg) == CONNECTION_BAD ? TB_JDBC_LOST : TB_JDBC_FATAL;
+    }
+    return rc;
+}
+
 static tb_jdbc_rc_t pg_columns(tb_jdbc_conn_t *c, const char *schema, const char *table,
                                json_t **names, char *errstr, size_t errstr_size)
 {
@@ -228,6 +331,7 @@ const tb_jdbc_dialect_t tb_jdbc_postgres = {
     .connect = pg_connect,
     .disconnect = pg_disconnect,
     .exec = pg_exec,
+    .copy = pg_copy,
     .columns = pg_columns,
     .column_type = tb_jdbc_pg_type,
     .begin = "BEGIN",

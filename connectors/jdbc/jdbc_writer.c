@@ -70,6 +70,14 @@ void tb_jdbc_writer_clear(tb_jdbc_writer_t *w)
     tb_jdbc_ddl_forget(&w->tables);
 }
 
+/* Counts a statement that started at started (tb_monotonic_us). */
+static void count_statement(const put_t *p, int64_t started)
+{
+    tb_series_add(p->w->metrics->statements, 1);
+    tb_series_observe(p->w->metrics->statement_seconds,
+                      (double)(tb_monotonic_us() - started) / 1e6);
+}
+
 static tb_jdbc_rc_t exec(put_t *p, const char *sql, const tb_jdbc_param_t *params,
                          size_t n, json_t **rows)
 {
@@ -80,9 +88,7 @@ static tb_jdbc_rc_t exec(put_t *p, const char *sql, const tb_jdbc_param_t *param
     int64_t started = tb_monotonic_us();
     tb_jdbc_rc_t rc =
         p->w->dialect->exec(p->w->conn, sql, params, n, rows, p->errstr, p->errstr_size);
-    tb_series_add(p->w->metrics->statements, 1);
-    tb_series_observe(p->w->metrics->statement_seconds,
-                      (double)(tb_monotonic_us() - started) / 1e6);
+    count_statement(p, started);
     return rc;
 }
 
@@ -278,6 +284,29 @@ static tb_jdbc_rc_t insert_rows(put_t *p, tb_jdbc_row_t *const *rows, size_t n)
     return rc;
 }
 
+/* Inserts rows[0..n), all of one shape, with the dialect's COPY. */
+static tb_jdbc_rc_t copy_rows(put_t *p, tb_jdbc_row_t *const *rows, size_t n)
+{
+    const tb_jdbc_settings_t *s = p->w->settings;
+    tb_jdbc_sql_t sql = {0};
+    tb_jdbc_sql_append(&sql, "COPY ");
+    tb_jdbc_sql_identifier(&sql, rows[0]->table, s->quote);
+    tb_jdbc_sql_append(&sql, " (");
+    column_list(&sql, rows[0], 0, rows[0]->count, s->quote);
+    tb_jdbc_sql_append(&sql, ") FROM STDIN");
+    if (sql.data == NULL) {
+        snprintf(p->errstr, p->errstr_size, "out of memory");
+        return TB_JDBC_FATAL;
+    }
+    int64_t started = tb_monotonic_us();
+    tb_jdbc_rc_t rc =
+        p->w->dialect->copy(p->w->conn, sql.data, (const struct tb_jdbc_row *const *)rows,
+                            n, p->errstr, p->errstr_size);
+    count_statement(p, started);
+    tb_jdbc_sql_free(&sql);
+    return rc;
+}
+
 /* UPDATE or DELETE of one row by its key. */
 static tb_jdbc_rc_t keyed_row(put_t *p, const tb_jdbc_row_t *row)
 {
@@ -343,6 +372,9 @@ static tb_jdbc_rc_t write_run(put_t *p, tb_jdbc_row_t *const *rows, size_t n)
             }
         }
         return rc;
+    }
+    if (s->insert_mode == TB_JDBC_INSERT && p->w->dialect->copy != NULL) {
+        return copy_rows(p, rows, n);
     }
     size_t per = p->w->dialect->max_params / rows[0]->count;
     per = per < s->batch_size ? per : s->batch_size;

@@ -511,3 +511,26 @@ def test_postgres_kill_9_writes_each_record_exactly_once(start_worker, bed, tmp_
             w = pg_worker(start_worker, bed, directory=folder, **settings)
     wait_for(lambda: written() >= total, timeout=120, what=f"{total} rows")
     assert pg.sql(count, db=db) == [[str(total), str(total)]]
+
+
+def test_postgres_copy_keeps_every_character(start_worker, bed):
+    """insert.mode=insert goes through COPY's text format: tabs, newlines,
+    backslashes, nulls and bytes come out as they went in."""
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbccopy")
+    topic = bed.unique_topic("pgcopy")
+    create_topic(bed, topic, 1)
+    tricky = schema_of([("id", "int32", False), ("name", "string", True),
+                        ("raw", "bytes", True)])
+    names = ["tab\there", "new\nline", "back\\slash \\N", "cr\rlf", None, "plain ü"]
+    produce(bed.bootstrap, topic, [(0, None, envelope(tricky, {
+        "id": i, "name": n, "raw": "CQpc"})) for i, n in enumerate(names)])  # \t\n\\
+    pg_sink(w, bed, "pgcopy", topic, db)
+    wait_for(lambda: pg_rows(pg, db, f'SELECT count(*) FROM "{topic}"') ==
+             [[str(len(names))]], timeout=60, what="the rows")
+    # psql's lines would split at a newline: the text comes back as hex
+    rows = pg.sql(f'SELECT id, encode(convert_to(name, \'UTF8\'), \'hex\'), '
+                  f'encode(raw, \'hex\') FROM "{topic}" ORDER BY id', db=db)
+    assert [(r[1] and bytes.fromhex(r[1]).decode()) for r in rows] == names
+    assert {r[2] for r in rows} == {"090a5c"}
