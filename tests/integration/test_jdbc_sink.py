@@ -464,6 +464,7 @@ def test_postgres_lost_connection_is_retried_without_duplicates(start_worker, be
         wait_for(lambda: pg_rows(pg, db, count) == [[total, total]], timeout=60,
                  what=f"{total} rows, each once")
     assert "retrying in 200 ms" in w.logs()
+    assert pg.password not in w.logs()
     assert task_state(w, "pglost")[0] == "RUNNING"
     assert metric(w, "tributary_jdbc_retries_total", "pglost") >= 1
     assert metric(w, "tributary_jdbc_rows_written_total", "pglost") == 400
