@@ -451,7 +451,7 @@ static tb_start_t waiting_for(const char *what, const char *error)
 {
     tb_start_t start = {.offset = TB_OFFSET_NONE, .origin = TB_START_WAITING};
     snprintf(start.reason, sizeof(start.reason),
-             "waiting for %s, which could not be read: %s", what, error);
+             "waiting for %s, which could not be read: %.180s", what, error);
     return start;
 }
 
