@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connectors/runtime/tb_assignment.h"
+#include "connectors/runtime/tb_assignor.h"
 #include "connectors/runtime/tb_config_state.h"
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_connector_secrets.h"
@@ -112,18 +112,22 @@ static int settle_task_configs(tb_herder_t *herder, tb_known_connector_t *c)
 static void apply_target(tb_herder_t *herder, tb_known_connector_t *c)
 {
     const char *workers[] = {tb_worker_id(herder->worker)};
-    tb_assignment_t *assignment = herder->assignor(herder->config_state, workers, 1);
-    if (c->target != TB_TARGET_STOPPED) {
-        tb_worker_apply(herder->worker, c, assignment);
+    tb_assignment_t assignment;
+    if (herder->assignor(herder->config_state, workers, 1, &assignment) != 0) {
+        TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", c->name, -1,
+                    "out of memory assigning its tasks; none started");
     }
-    if (tb_assignment_runs(assignment, workers[0], c->name, TB_ASSIGNED_CONNECTOR)) {
+    if (c->target != TB_TARGET_STOPPED) {
+        tb_worker_apply(herder->worker, c, &assignment);
+    }
+    if (tb_assignor_runs(&assignment, workers[0], c->name, TB_ASSIGNOR_CONNECTOR)) {
         record_connector_state(herder, c,
                                c->target == TB_TARGET_STOPPED  ? TB_STATE_STOPPED
                                : c->target == TB_TARGET_PAUSED ? TB_STATE_PAUSED
                                                                : TB_STATE_RUNNING,
                                NULL);
     }
-    tb_assignment_destroy(assignment);
+    tb_assignment_clear(&assignment);
 }
 
 /* Starts every stored connector in its target state. Call with the lock

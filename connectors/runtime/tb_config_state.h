@@ -2,7 +2,7 @@
  * tb_config_state.h - what the cluster knows of its connectors: for each,
  * its config, target state and task configs, loaded from the store and
  * written through it. It holds no task objects: which worker runs what is
- * tb_assignment.h's, the running tasks are tb_worker.h's.
+ * tb_assignor.h's, the running tasks are tb_worker.h's.
  *
  * Standalone, the store is the worker's SQLite file; a store shared through
  * Kafka topics would feed the same view.

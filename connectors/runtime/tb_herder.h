@@ -3,7 +3,7 @@
  *
  * As in Kafka Connect, the herder joins what the cluster knows (the config
  * state, tb_config_state.h: connectors' configs, target states and task
- * configs, kept in the store), who runs what (tb_assignment.h) and what
+ * configs, kept in the store), who runs what (tb_assignor.h) and what
  * this worker runs (tb_worker.h: the task pool and the tasks); it checks
  * configs (tb_connector_validate.h), keeps literal secrets out of the store
  * (tb_connector_secrets.h) and changes offsets (tb_offsets_ops.h). A

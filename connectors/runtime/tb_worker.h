@@ -5,7 +5,7 @@
  * and its tasks. It also tracks the topics each connector used.
  *
  * It starts and stops tasks as the herder tells it, from the config state
- * (tb_config_state.h) and the assignment (tb_assignment.h); it decides
+ * (tb_config_state.h) and the assignment (tb_assignor.h); it decides
  * nothing about configs.
  *
  * Ownership: the worker owns its pool, its cluster link, its tasks and its
@@ -29,7 +29,7 @@
 #include <jansson.h>
 
 #include "connectors/kafka/tb_client_props.h"
-#include "connectors/runtime/tb_assignment.h"
+#include "connectors/runtime/tb_assignor.h"
 #include "connectors/runtime/tb_config_state.h"
 #include "connectors/runtime/tb_herder.h"
 #include "connectors/runtime/tb_task.h"

@@ -361,7 +361,7 @@ void tb_worker_apply(tb_worker_t *worker, const tb_known_connector_t *c,
     }
     for (size_t i = 0; i < n; i++) {
         if (inst->tasks[i] == NULL &&
-            tb_assignment_runs(assignment, worker->worker_id, c->name, (int)i)) {
+            tb_assignor_runs(assignment, worker->worker_id, c->name, (int)i)) {
             inst->tasks[i] = start_task(worker, c, i);
         }
     }

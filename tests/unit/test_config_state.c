@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "connectors/runtime/tb_assignment.h"
+#include "connectors/runtime/tb_assignor.h"
 #include "connectors/runtime/tb_config_state.h"
 
 typedef struct {
@@ -114,16 +114,18 @@ static void test_standalone_assigns_everything_to_the_one_worker(void **state)
     const char *const workers[] = {"host:8083"};
     put(f, f->state, "a", 2, TB_TARGET_STARTED);
     put(f, f->state, "b", 0, TB_TARGET_STOPPED);
-    tb_assignment_t *assignment = tb_assignor_standalone(f->state, workers, 1);
-    assert_int_equal(assignment->count, 4); /* a, its two tasks, b */
-    assert_true(tb_assignment_runs(assignment, workers[0], "a", TB_ASSIGNED_CONNECTOR));
-    assert_true(tb_assignment_runs(assignment, workers[0], "a", 0));
-    assert_true(tb_assignment_runs(assignment, workers[0], "a", 1));
-    assert_true(tb_assignment_runs(assignment, workers[0], "b", TB_ASSIGNED_CONNECTOR));
-    assert_false(tb_assignment_runs(assignment, workers[0], "a", 2));
-    assert_false(tb_assignment_runs(assignment, workers[0], "b", 0));
-    assert_false(tb_assignment_runs(assignment, "other:8083", "a", 0));
-    tb_assignment_destroy(assignment);
+    tb_assignment_t assignment;
+    assert_int_equal(tb_assignor_standalone(f->state, workers, 1, &assignment), 0);
+    assert_int_equal(assignment.count, 1);
+    assert_int_equal(assignment.workers[0].count, 4); /* a, its two tasks, b */
+    assert_true(tb_assignor_runs(&assignment, workers[0], "a", TB_ASSIGNOR_CONNECTOR));
+    assert_true(tb_assignor_runs(&assignment, workers[0], "a", 0));
+    assert_true(tb_assignor_runs(&assignment, workers[0], "a", 1));
+    assert_true(tb_assignor_runs(&assignment, workers[0], "b", TB_ASSIGNOR_CONNECTOR));
+    assert_false(tb_assignor_runs(&assignment, workers[0], "a", 2));
+    assert_false(tb_assignor_runs(&assignment, workers[0], "b", 0));
+    assert_false(tb_assignor_runs(&assignment, "other:8083", "a", 0));
+    tb_assignment_clear(&assignment);
 }
 
 int main(void)
