@@ -191,50 +191,49 @@ static int by_record(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int jdbc_put(void *opaque, const tb_sink_record_t *records, size_t count,
-                    char *errstr, size_t errstr_size)
+/* Builds the rows of records into t->rows (*n of them); a record that
+ * cannot be a row goes to the writer's failures. -1 on no memory. */
+static int build_rows(jdbc_task_t *t, const tb_sink_record_t *records, size_t count,
+                      size_t *n)
 {
-    jdbc_task_t *t = opaque;
-    tb_jdbc_writer_t *w = &t->writer;
     char reason[512];
-    size_t n = 0;
-    int result = 0;
-
+    *n = 0;
+    t->writer.failure_count = 0;
     if (count > t->row_cap) {
         tb_jdbc_row_t *grown = realloc(t->rows, count * sizeof(*grown));
         if (grown == NULL) {
-            snprintf(errstr, errstr_size, "out of memory");
             return -1;
         }
         t->rows = grown;
         t->row_cap = count;
     }
-    w->failure_count = 0;
     for (size_t i = 0; i < count; i++) {
-        int built = tb_jdbc_row_build(&t->settings, &t->kafka, &records[i], &t->rows[n],
+        int built = tb_jdbc_row_build(&t->settings, &t->kafka, &records[i], &t->rows[*n],
                                       reason, sizeof(reason));
-        if (built == 1) { /* writes nothing, and is done with */
-            continue;
-        }
-        if (built != 0) {
-            if (tb_jdbc_writer_fail(w, i, reason) != 0) {
-                snprintf(errstr, errstr_size, "out of memory");
-                result = -1;
-                break;
-            }
-            continue;
-        }
-        t->rows[n++].record = i;
+        if (built == 0) {
+            t->rows[(*n)++].record = i;
+        } else if (built == -1 && tb_jdbc_writer_fail(&t->writer, i, reason) != 0) {
+            return -1;
+        } /* 1: writes nothing, and is done with */
     }
-    tb_jdbc_rc_t rc = result == 0 ? connect_once(t, errstr, errstr_size) : TB_JDBC_FATAL;
-    if (rc == TB_JDBC_OK) {
+    return 0;
+}
+
+static int jdbc_put(void *opaque, const tb_sink_record_t *records, size_t count,
+                    char *errstr, size_t errstr_size)
+{
+    jdbc_task_t *t = opaque;
+    tb_jdbc_writer_t *w = &t->writer;
+    size_t n = 0;
+    tb_jdbc_rc_t rc = TB_JDBC_FATAL;
+
+    if (build_rows(t, records, count, &n) != 0) {
+        snprintf(errstr, errstr_size, "out of memory");
+    } else if ((rc = connect_once(t, errstr, errstr_size)) == TB_JDBC_OK) {
         rc = tb_jdbc_write(w, records, count, t->rows, n, errstr, errstr_size);
     }
     for (size_t i = 0; i < n; i++) {
         tb_jdbc_row_clear(&t->rows[i]);
-    }
-    if (result != 0) {
-        return result;
     }
     if (rc != TB_JDBC_OK) {
         return after_failure(t, rc, "writing to", errstr, errstr_size);
