@@ -11,9 +11,11 @@
  * the transaction is rolled back and made again with a savepoint around
  * each row, so that only the rows at fault are left out (and reported).
  *
- * The transaction first locks the offsets of its partitions and skips the
- * rows below them: a put after a commit whose answer was lost, or the
- * records a task that lost its partition still had, are not written twice.
+ * The transaction first locks the offsets of its partitions (claiming a row
+ * of -1 for a partition written the first time, so that there is a row to
+ * lock) and skips the rows below them: a put after a commit whose answer
+ * was lost, or the records a task that lost its partition still had, are
+ * not written twice.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,7 +427,12 @@ static tb_jdbc_rc_t write_careful(put_t *p, tb_jdbc_row_t *row)
     return rc == TB_JDBC_OK ? exec(p, "RELEASE SAVEPOINT tb_row", NULL, 0, NULL) : rc;
 }
 
-static tb_jdbc_rc_t write_offsets(put_t *p)
+/* Writes the offsets of the put's partitions: each one's next offset, or
+ * with claim, a row of -1 for each partition that has none yet, so that a
+ * transaction that writes a partition for the first time holds a row to
+ * lock, as the others do (a second one waits for it, then sees its
+ * offset). */
+static tb_jdbc_rc_t write_offsets(put_t *p, bool claim)
 {
     tb_jdbc_param_t *params = calloc(p->part_count * 4 + 1, sizeof(*params));
     tb_jdbc_sql_t sql = {0};
@@ -438,26 +445,54 @@ static tb_jdbc_rc_t write_offsets(put_t *p)
                              " (connector, topic, kafka_partition, next_offset) VALUES ");
     for (size_t i = 0; i < p->part_count; i++) {
         const part_t *part = &p->parts[i];
+        if (claim && part->stored >= 0) {
+            continue;
+        }
         params[k++] = (tb_jdbc_param_t){.kind = TB_JDBC_P_TEXT,
                                         .data = p->w->connector,
                                         .len = strlen(p->w->connector)};
         params[k++] = (tb_jdbc_param_t){
             .kind = TB_JDBC_P_TEXT, .data = part->topic, .len = strlen(part->topic)};
         params[k++] = (tb_jdbc_param_t){.kind = TB_JDBC_P_INT, .i = part->partition};
-        params[k++] =
-            (tb_jdbc_param_t){.kind = TB_JDBC_P_INT,
-                              .i = part->next > part->stored ? part->next : part->stored};
-        tb_jdbc_sql_append(&sql, i > 0 ? ",(" : "(");
+        params[k++] = (tb_jdbc_param_t){.kind = TB_JDBC_P_INT,
+                                        .i = claim                       ? -1
+                                             : part->next > part->stored ? part->next
+                                                                         : part->stored};
+        tb_jdbc_sql_append(&sql, k > 4 ? ",(" : "(");
         for (size_t j = k - 3; j <= k; j++) {
             param_ref(&sql, p->w, j);
             tb_jdbc_sql_append(&sql, j < k ? "," : ")");
         }
     }
-    tb_jdbc_sql_append(&sql, " ON CONFLICT (connector, topic, kafka_partition) DO UPDATE "
-                             "SET next_offset = EXCLUDED.next_offset");
-    tb_jdbc_rc_t rc = exec(p, sql.data, params, k, NULL);
+    tb_jdbc_sql_append(&sql, claim ? " ON CONFLICT DO NOTHING"
+                                   : " ON CONFLICT (connector, topic, kafka_partition) "
+                                     "DO UPDATE SET next_offset = EXCLUDED.next_offset");
+    tb_jdbc_rc_t rc = k == 0 ? TB_JDBC_OK : exec(p, sql.data, params, k, NULL);
     tb_jdbc_sql_free(&sql);
     free(params);
+    return rc;
+}
+
+/* Locks the offsets of the put's partitions and reads them into their
+ * stored (-1: none). */
+static tb_jdbc_rc_t lock_offsets(put_t *p)
+{
+    bool unclaimed = false;
+    for (size_t k = 0; k < p->part_count; k++) {
+        p->parts[k].stored = -1;
+    }
+    tb_jdbc_rc_t rc = read_offsets(p->w, p->parts, p->part_count, true, NULL, 0,
+                                   p->errstr, p->errstr_size);
+    for (size_t k = 0; k < p->part_count; k++) {
+        unclaimed = unclaimed || p->parts[k].stored < 0;
+    }
+    if (rc == TB_JDBC_OK && unclaimed) { /* the first write of a partition */
+        rc = write_offsets(p, true);
+        if (rc == TB_JDBC_OK) {
+            rc = read_offsets(p->w, p->parts, p->part_count, true, NULL, 0, p->errstr,
+                              p->errstr_size);
+        }
+    }
     return rc;
 }
 
@@ -481,11 +516,7 @@ static tb_jdbc_rc_t transaction(put_t *p, size_t failures_before)
     w->skipped = 0;
     tb_jdbc_rc_t rc = exec(p, w->dialect->begin, NULL, 0, NULL);
     if (rc == TB_JDBC_OK) {
-        for (size_t k = 0; k < p->part_count; k++) {
-            p->parts[k].stored = -1;
-        }
-        rc = read_offsets(w, p->parts, p->part_count, true, NULL, 0, p->errstr,
-                          p->errstr_size);
+        rc = lock_offsets(p);
     }
     tb_jdbc_row_t **run =
         rc == TB_JDBC_OK ? malloc((p->row_count + 1) * sizeof(*run)) : NULL;
@@ -512,7 +543,7 @@ static tb_jdbc_rc_t transaction(put_t *p, size_t failures_before)
     }
     free(run);
     if (rc == TB_JDBC_OK && p->part_count > 0) {
-        rc = write_offsets(p);
+        rc = write_offsets(p, false);
     }
     if (rc == TB_JDBC_OK) {
         rc = exec(p, "COMMIT", NULL, 0, NULL);
