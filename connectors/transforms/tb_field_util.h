@@ -1,0 +1,85 @@
+/*
+ * tb_field_util.h - what the transformations of a key's or value's fields
+ * share: Connect's requirement checks and messages, the replace.null.with.
+ * default key and its reading of a struct's field, copying a schema's
+ * basics, and the $Key/$Value class pair. For the classes in this folder.
+ */
+#ifndef TB_FIELD_UTIL_H
+#define TB_FIELD_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "connectors/transforms/tb_transform.h"
+
+/* The replace.null.with.default key, as every Connect 3.9 transform that
+ * reads a struct's fields defines it. */
+#define TB_REPLACE_NULL_WITH_DEFAULT_DEF                                                 \
+    {                                                                                    \
+        .name = "replace.null.with.default", .type = TB_CONFIG_BOOLEAN,                  \
+        .default_value = "true", .importance = TB_IMPORTANCE_MEDIUM,                     \
+        .documentation = "Whether a null field whose schema has a default reads as that" \
+                         " default (true) or stays null (false)."                        \
+    }
+
+/* Defines the classes Name$Key and Name$Value (var##_key, var##_value):
+ * one implementation, two sides. */
+#define TB_SIDED_CLASSES(var, simple, table, create_fn, destroy_fn, apply_fn)            \
+    const tb_transform_class_t var##_key = {.name = TB_TRANSFORMS_PACKAGE simple "$Key", \
+                                            .side = TB_SIDE_KEY,                         \
+                                            .config = &(table),                          \
+                                            .create = (create_fn),                       \
+                                            .destroy = (destroy_fn),                     \
+                                            .apply = (apply_fn)};                        \
+    const tb_transform_class_t var##_value = {.name =                                    \
+                                                  TB_TRANSFORMS_PACKAGE simple "$Value", \
+                                              .side = TB_SIDE_VALUE,                     \
+                                              .config = &(table),                        \
+                                              .create = (create_fn),                     \
+                                              .destroy = (destroy_fn),                   \
+                                              .apply = (apply_fn)}
+
+/* The state of a use that needs only its side and its parsed keys. */
+typedef struct {
+    tb_side_t side;
+    json_t *values; /* owned */
+} tb_field_use_t;
+
+/* A tb_field_use_t of values (copied); destroy frees it (NULL: no-op). */
+void *tb_field_use_create(const json_t *values, tb_side_t side, char *errstr,
+                          size_t errstr_size);
+void tb_field_use_destroy(void *state);
+
+/* The typed side, checked to be a struct (with a schema) or a map
+ * (without), as Connect's requireStruct and requireMap. NULL with
+ * Connect's message for purpose ("field replacement") otherwise. */
+tb_record_side_t *tb_field_structured(tb_record_t *record, tb_side_t side,
+                                      const char *purpose, char *errstr,
+                                      size_t errstr_size);
+
+/* The value of field f of st as Connect's Struct.get reads it with
+ * replace_null set (a null is the field schema's default) or
+ * getWithoutDefault without. Borrowed; NULL is a null. */
+const tb_value_t *tb_field_get(const tb_value_t *st, const tb_field_t *f,
+                               bool replace_null);
+
+/* An empty STRUCT schema with from's name, version, doc and parameters
+ * (Connect's SchemaUtil.copySchemaBasics), or NULL on no memory. */
+tb_schema_t *tb_field_struct_like(const tb_schema_t *from);
+
+/* Copies from's name, version, doc and parameters onto to (being built).
+ * -1 on no memory. */
+int tb_field_copy_basics(const tb_schema_t *from, tb_schema_t *to);
+
+/* Sets side to schema and value (steals both) once value conforms to
+ * schema (when there is one); -1 with Connect's message otherwise. */
+int tb_field_set_checked(tb_record_t *record, tb_side_t side, tb_schema_t *schema,
+                         tb_value_t *value, char *errstr, size_t errstr_size);
+
+/* A STRING value of s. */
+tb_value_t *tb_field_string(const char *s);
+
+/* "out of memory" in errstr; -1. */
+int tb_field_oom(char *errstr, size_t errstr_size);
+
+#endif

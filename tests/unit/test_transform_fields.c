@@ -1,0 +1,120 @@
+/* ReplaceField, MaskField, Flatten, HeaderFrom and SetSchemaMetadata on
+ * records with and without schemas, and the errors Connect reports. */
+#include "tb_smt_test.h"
+
+/* A struct of id (int32), name (string) and an optional string with a
+ * default, "x". */
+#define PERSON_FIELDS                                                                    \
+    "[{'type':'int32','optional':false,'field':'id'},"                                   \
+    "{'type':'string','optional':false,'field':'name'},"                                 \
+    "{'type':'string','optional':true,'default':'x','field':'note'}]"
+
+static void test_replace_field(void **state)
+{
+    (void)state;
+    tb_chain_t *chain = chain_of("{\"transforms\":\"r\",\"transforms.r.type\":"
+                                 "\"ReplaceField$Value\",\"transforms.r.exclude\":\"id\","
+                                 "\"transforms.r.renames\":\"name:who,note:n\"}");
+    tb_record_t r = json_record(PERSON_FIELDS, "{'id':1,'name':'ann'}");
+    tb_value_struct_set(r.value.value, "note", NULL);
+    apply(chain, &r, 0, NULL);
+    /* the null reads as its default: replace.null.with.default is true */
+    assert_value(&r, true,
+                 "{'schema':{'type':'struct','fields':[{'type':'string','optional':false,"
+                 "'field':'who'},{'type':'string','optional':true,'default':'x',"
+                 "'field':'n'}],'optional':false},'payload':{'who':'ann','n':'x'}}");
+    tb_record_release(&r);
+    r = json_record(NULL, "{'id':1,'name':'ann','other':true}");
+    apply(chain, &r, 0, NULL);
+    assert_value(&r, false, "{'who':'ann','other':true}");
+    tb_record_release(&r);
+    tb_record_t tomb = record_of("t", NULL);
+    apply(chain, &tomb, 0, NULL);
+    assert_null(tomb.value.value);
+    tb_record_release(&tomb);
+    r = record_of("t", "plain");
+    apply(chain, &r, -1,
+          "Only Struct objects supported for [field replacement], found: "
+          "java.lang.String");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    /* include (or the deprecated whitelist), and nulls kept as they are */
+    chain = chain_of("{\"transforms\":\"r\",\"transforms.r.type\":\"ReplaceField$Value\","
+                     "\"transforms.r.whitelist\":\"note,id\","
+                     "\"transforms.r.replace.null.with.default\":\"false\"}");
+    r = json_record(PERSON_FIELDS, "{'id':1,'name':'ann'}");
+    /* JsonConverter reads a null as the default: make a real null */
+    tb_value_struct_set(r.value.value, "note", NULL);
+    apply(chain, &r, 0, NULL);
+    assert_int_equal(tb_value_size(r.value.value), 2);
+    assert_int_equal(tb_value_int64(tb_value_struct_get(r.value.value, "id")), 1);
+    assert_null(tb_value_struct_get(r.value.value, "note"));
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    chain = chain_of("{\"transforms\":\"r\",\"transforms.r.type\":\"ReplaceField$Value\","
+                     "\"transforms.r.renames\":\"id:name\"}");
+    r = json_record(PERSON_FIELDS, "{'id':1,'name':'ann'}");
+    apply(chain, &r, -1, "Cannot create field because of field name duplication name");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    json_t *errors = validate("{\"transforms\":\"mask\",\"transforms.mask.type\":"
+                              "\"ReplaceField$Key\",\"transforms.mask.renames\":"
+                              "\"a:b,c,d:e:f\"}");
+    assert_error(errors, "transforms.mask.renames",
+                 "Invalid value a:b,c,d:e:f for configuration transforms.mask.renames: "
+                 "Invalid rename mapping: c");
+    json_decref(errors);
+}
+
+/* replace.null.with.default, one definition, read by each transform that
+ * copies struct fields: ExtractField, ValueToKey and InsertField here. */
+static void test_replace_null_with_default(void **state)
+{
+    (void)state;
+    const char *configs[] = {
+        "{\"transforms\":\"e\",\"transforms.e.type\":\"ExtractField$Value\","
+        "\"transforms.e.field\":\"note\"%s}",
+        "{\"transforms\":\"k,e\",\"transforms.k.type\":\"ValueToKey\","
+        "\"transforms.k.fields\":\"note\",\"transforms.e.type\":\"ExtractField$Key\","
+        "\"transforms.e.field\":\"note\"%s}",
+        "{\"transforms\":\"i,e\",\"transforms.i.type\":\"InsertField$Value\","
+        "\"transforms.i.static.field\":\"s\",\"transforms.i.static.value\":\"v\","
+        "\"transforms.e.type\":\"ExtractField$Value\",\"transforms.e.field\":\"note\","
+        "\"transforms.e.replace.null.with.default\":\"false\"%s}",
+    };
+    for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+        for (int replace = 0; replace <= 1; replace++) {
+            char config[1024];
+            snprintf(config, sizeof(config), configs[i],
+                     replace ? ""
+                             : ",\"transforms.k.replace.null.with.default\":\"false\","
+                               "\"transforms.i.replace.null.with.default\":\"false\","
+                               "\"transforms.e.replace.null.with.default\":\"false\"");
+            tb_chain_t *chain = chain_of(config);
+            tb_record_t r = json_record(PERSON_FIELDS, "{'id':1,'name':'ann'}");
+            tb_value_struct_set(r.value.value, "note", NULL);
+            apply(chain, &r, 0, NULL);
+            tb_record_side_t *s =
+                tb_record_side(&r, i == 1 ? TB_SIDE_KEY : TB_SIDE_VALUE);
+            if (replace) {
+                assert_string_equal(tb_value_text(s->value, NULL), "x");
+            } else {
+                assert_null(s->value);
+            }
+            tb_record_release(&r);
+            tb_chain_destroy(chain);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replace_field),
+        cmocka_unit_test(test_replace_null_with_default),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
