@@ -116,3 +116,21 @@ int tb_field_oom(char *errstr, size_t errstr_size)
     snprintf(errstr, errstr_size, "out of memory");
     return -1;
 }
+
+int tb_field_non_empty_list(const json_t *value, char *reason, size_t reason_size)
+{
+    if (json_array_size(value) == 0) {
+        snprintf(reason, reason_size, "Empty list");
+        return -1;
+    }
+    return 0;
+}
+
+int tb_field_non_empty_string(const json_t *value, char *reason, size_t reason_size)
+{
+    if (json_string_length(value) == 0) {
+        snprintf(reason, reason_size, "String must be non-empty");
+        return -1;
+    }
+    return 0;
+}

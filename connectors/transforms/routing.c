@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "connectors/transforms/tb_regex.h"
-#include "connectors/transforms/tb_transform.h"
+#include "connectors/transforms/tb_field_util.h"
 
 /* The key of table equal to s (added once): a string that lives as long
  * as table. NULL on no memory. */
@@ -349,22 +349,12 @@ static int drop_headers_apply(void *state, tb_record_t *record, char *errstr,
     return 0;
 }
 
-/* A list that must name at least one entry, as Connect's NonEmptyList. */
-static int non_empty_list(const json_t *value, char *reason, size_t reason_size)
-{
-    if (json_array_size(value) == 0) {
-        snprintf(reason, reason_size, "Empty list");
-        return -1;
-    }
-    return 0;
-}
-
 static const tb_config_def_t drop_headers_keys[] = {
     {.name = "headers",
      .type = TB_CONFIG_LIST,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
-     .check = non_empty_list,
+     .check = tb_field_non_empty_list,
      .documentation = "Names of the headers removed from every record."},
 };
 

@@ -79,6 +79,11 @@ int tb_field_set_checked(tb_record_t *record, tb_side_t side, tb_schema_t *schem
 /* A STRING value of s. */
 tb_value_t *tb_field_string(const char *s);
 
+/* tb_config_def_t checks as Connect's NonEmptyListValidator ("Empty
+ * list") and NonEmptyString ("String must be non-empty"). */
+int tb_field_non_empty_list(const json_t *value, char *reason, size_t reason_size);
+int tb_field_non_empty_string(const json_t *value, char *reason, size_t reason_size);
+
 /* "out of memory" in errstr; -1. */
 int tb_field_oom(char *errstr, size_t errstr_size);
 

@@ -110,11 +110,91 @@ static void test_replace_null_with_default(void **state)
     }
 }
 
+#define MASK(spec)                                                                       \
+    "{\"transforms\":\"mask\",\"transforms.mask.type\":\"MaskField$Value\","             \
+    "\"transforms.mask.fields\":" spec "}"
+
+/* Every type Connect masks, with a schema. */
+#define MASKED_FIELDS                                                                    \
+    "[{'type':'int32','optional':false,'field':'i'},"                                    \
+    "{'type':'string','optional':false,'field':'s'},"                                    \
+    "{'type':'boolean','optional':false,'field':'b'},"                                   \
+    "{'type':'double','optional':false,'field':'d'},"                                    \
+    "{'type':'int64','optional':false,'name':'org.apache.kafka.connect.data.Timestamp'," \
+    "'version':1,'field':'at'},"                                                         \
+    "{'type':'array','items':{'type':'int8','optional':false},'optional':false,"         \
+    "'field':'a'},"                                                                      \
+    "{'type':'string','optional':true,'field':'n'},"                                     \
+    "{'type':'bytes','optional':false,'field':'raw'}]"
+#define MASKED_PAYLOAD                                                                   \
+    "{'i':7,'s':'secret','b':true,'d':2.5,'at':1700000000000,'a':[1,2],'n':null,"        \
+    "'raw':'AQI='}"
+
+static void test_mask_field(void **state)
+{
+    (void)state;
+    tb_chain_t *chain = chain_of(MASK("\"i,s,b,d,at,a,n,none\""));
+    tb_record_t r = json_record(MASKED_FIELDS, MASKED_PAYLOAD);
+    apply(chain, &r, 0, NULL);
+    assert_value(&r, false,
+                 "{'i':0,'s':'','b':false,'d':0.0,'at':0,'a':[],'n':null,'raw':'AQI='}");
+    tb_record_release(&r);
+    r = json_record(NULL, "{'i':7,'s':'x','m':{'k':1},'other':1}");
+    tb_chain_destroy(chain);
+    chain = chain_of(MASK("\"i,s,m,gone\""));
+    apply(chain, &r, 0, NULL);
+    /* Connect puts every masked field, a null when it was absent */
+    assert_value(&r, false, "{'i':0,'s':'','m':{},'other':1,'gone':null}");
+    tb_record_release(&r);
+    r = record_of("t", NULL);
+    apply(chain, &r, -1,
+          "Only Map objects supported in absence of schema for [mask fields], found: "
+          "null");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    chain = chain_of(MASK("\"raw\""));
+    r = json_record(MASKED_FIELDS, MASKED_PAYLOAD);
+    apply(chain, &r, -1, "Cannot mask value of type: class [B");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    /* a replacement is read as the field's type */
+    chain = chain_of(MASK("\"i,s,d\",\"transforms.mask.replacement\":\"12\""));
+    r = json_record(MASKED_FIELDS, MASKED_PAYLOAD);
+    apply(chain, &r, 0, NULL);
+    assert_value(&r, false,
+                 "{'i':12,'s':'12','b':true,'d':12.0,'at':1700000000000,'a':[1,2],"
+                 "'n':null,'raw':'AQI='}");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+    chain = chain_of(MASK("\"i\",\"transforms.mask.replacement\":\"***\""));
+    r = json_record(MASKED_FIELDS, MASKED_PAYLOAD);
+    apply(chain, &r, -1, "Unable to convert *** (class java.lang.String) to number");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+    chain = chain_of(MASK("\"at\",\"transforms.mask.replacement\":\"1\""));
+    r = json_record(MASKED_FIELDS, MASKED_PAYLOAD);
+    apply(chain, &r, -1,
+          "Cannot mask value of type class java.util.Date with custom replacement.");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    json_t *errors = validate(MASK("\"\",\"transforms.mask.replacement\":\"\""));
+    assert_error(errors, "transforms.mask.fields",
+                 "Invalid value  for configuration transforms.mask.fields: Empty list");
+    assert_error(errors, "transforms.mask.replacement",
+                 "Invalid value  for configuration transforms.mask.replacement: String "
+                 "must be non-empty");
+    json_decref(errors);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replace_field),
         cmocka_unit_test(test_replace_null_with_default),
+        cmocka_unit_test(test_mask_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
