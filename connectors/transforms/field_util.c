@@ -1,6 +1,7 @@
 /*
  * What the field transformations share (tb_field_util.h).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,4 +134,29 @@ int tb_field_non_empty_string(const json_t *value, char *reason, size_t reason_s
         return -1;
     }
     return 0;
+}
+
+bool tb_field_number_text(const char *s)
+{
+    size_t digits = 0;
+    s += *s == '+' || *s == '-';
+    for (; isdigit((unsigned char)*s); s++) {
+        digits++;
+    }
+    if (*s == '.') {
+        for (s++; isdigit((unsigned char)*s); s++) {
+            digits++;
+        }
+    }
+    if (digits > 0 && (*s == 'e' || *s == 'E')) {
+        s++;
+        s += *s == '+' || *s == '-';
+        if (!isdigit((unsigned char)*s)) {
+            return false;
+        }
+        while (isdigit((unsigned char)*s)) {
+            s++;
+        }
+    }
+    return digits > 0 && *s == '\0';
 }

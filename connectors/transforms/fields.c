@@ -65,7 +65,7 @@ static const tb_config_def_t hoist_keys[] = {
 static const tb_config_table_t hoist_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "HoistField", hoist_keys);
 
-TB_SIDED_CLASSES(tb_hoist_field, "HoistField", hoist_table, tb_field_use_create,
+TB_SIDED_CLASSES(tb_hoist_field, "HoistField", hoist_table, NULL, tb_field_use_create,
                  tb_field_use_destroy, hoist_apply);
 
 /*
@@ -124,8 +124,8 @@ static const tb_config_def_t extract_keys[] = {
 static const tb_config_table_t extract_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "ExtractField", extract_keys);
 
-TB_SIDED_CLASSES(tb_extract_field, "ExtractField", extract_table, tb_field_use_create,
-                 tb_field_use_destroy, extract_apply);
+TB_SIDED_CLASSES(tb_extract_field, "ExtractField", extract_table, NULL,
+                 tb_field_use_create, tb_field_use_destroy, extract_apply);
 
 /*
  * InsertField
@@ -353,7 +353,7 @@ static const tb_config_def_t insert_keys[] = {
 static const tb_config_table_t insert_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "InsertField", insert_keys);
 
-TB_SIDED_CLASSES(tb_insert_field, "InsertField", insert_table, insert_create,
+TB_SIDED_CLASSES(tb_insert_field, "InsertField", insert_table, NULL, insert_create,
                  insert_destroy, insert_apply);
 
 /*

@@ -5,7 +5,6 @@
  * strings only). A null field stays null; a struct or bytes field cannot
  * be masked, as in Connect.
  */
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,33 +54,6 @@ fail:
     mask_destroy(m);
     tb_field_oom(errstr, errstr_size);
     return NULL;
-}
-
-/* What Java's BigDecimal reads: a sign, digits with an optional point, an
- * optional exponent. */
-static bool decimal_text(const char *s)
-{
-    size_t digits = 0;
-    s += *s == '+' || *s == '-';
-    for (; isdigit((unsigned char)*s); s++) {
-        digits++;
-    }
-    if (*s == '.') {
-        for (s++; isdigit((unsigned char)*s); s++) {
-            digits++;
-        }
-    }
-    if (digits > 0 && (*s == 'e' || *s == 'E')) {
-        s++;
-        s += *s == '+' || *s == '-';
-        if (!isdigit((unsigned char)*s)) {
-            return false;
-        }
-        while (isdigit((unsigned char)*s)) {
-            s++;
-        }
-    }
-    return digits > 0 && *s == '\0';
 }
 
 /* An integer of type narrowed from i as Java's casts do. */
@@ -156,7 +128,7 @@ static int masked(const tb_mask_field_t *m, const tb_value_t *v, bool is_date,
         return *out != NULL ? 0 : tb_field_oom(errstr, errstr_size);
     }
     long double parsed =
-        decimal_text(m->replacement) ? strtold(m->replacement, NULL) : NAN;
+        tb_field_number_text(m->replacement) ? strtold(m->replacement, NULL) : NAN;
     if (isnan(parsed)) {
         snprintf(errstr, errstr_size,
                  "Unable to convert %s (class java.lang.String) to number",
@@ -252,5 +224,5 @@ static const tb_config_def_t mask_keys[] = {
 static const tb_config_table_t mask_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "MaskField", mask_keys);
 
-TB_SIDED_CLASSES(tb_mask_field, "MaskField", mask_table, mask_create, mask_destroy,
+TB_SIDED_CLASSES(tb_mask_field, "MaskField", mask_table, NULL, mask_create, mask_destroy,
                  mask_apply);

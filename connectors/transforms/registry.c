@@ -10,19 +10,31 @@ extern const tb_transform_class_t tb_regex_router, tb_timestamp_router, tb_inser
     tb_extract_field_key, tb_extract_field_value, tb_insert_field_key,
     tb_insert_field_value, tb_value_to_key, tb_topic_name_matches, tb_has_header_key,
     tb_record_is_tombstone, tb_replace_field_key, tb_replace_field_value,
-    tb_mask_field_key, tb_mask_field_value;
+    tb_mask_field_key, tb_mask_field_value, tb_cast_key, tb_cast_value;
 
 const tb_transform_class_t *const tb_transform_classes[] = {
-    &tb_drop_headers,        &tb_extract_field_key,
-    &tb_extract_field_value, &tb_filter,
-    &tb_hoist_field_key,     &tb_hoist_field_value,
-    &tb_insert_field_key,    &tb_insert_field_value,
-    &tb_insert_header,       &tb_mask_field_key,
-    &tb_mask_field_value,    &tb_regex_router,
-    &tb_replace_field_key,   &tb_replace_field_value,
-    &tb_timestamp_router,    &tb_value_to_key,
-    &tb_has_header_key,      &tb_record_is_tombstone,
-    &tb_topic_name_matches,  NULL,
+    &tb_cast_key,
+    &tb_cast_value,
+    &tb_drop_headers,
+    &tb_extract_field_key,
+    &tb_extract_field_value,
+    &tb_filter,
+    &tb_hoist_field_key,
+    &tb_hoist_field_value,
+    &tb_insert_field_key,
+    &tb_insert_field_value,
+    &tb_insert_header,
+    &tb_mask_field_key,
+    &tb_mask_field_value,
+    &tb_regex_router,
+    &tb_replace_field_key,
+    &tb_replace_field_value,
+    &tb_timestamp_router,
+    &tb_value_to_key,
+    &tb_has_header_key,
+    &tb_record_is_tombstone,
+    &tb_topic_name_matches,
+    NULL,
 };
 
 /* The class name without its package. */

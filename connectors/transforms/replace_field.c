@@ -222,5 +222,5 @@ static const tb_config_def_t replace_keys[] = {
 static const tb_config_table_t replace_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "ReplaceField", replace_keys);
 
-TB_SIDED_CLASSES(tb_replace_field, "ReplaceField", replace_table, replace_create,
+TB_SIDED_CLASSES(tb_replace_field, "ReplaceField", replace_table, NULL, replace_create,
                  replace_destroy, replace_apply);

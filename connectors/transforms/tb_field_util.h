@@ -23,21 +23,21 @@
     }
 
 /* Defines the classes Name$Key and Name$Value (var##_key, var##_value):
- * one implementation, two sides. */
-#define TB_SIDED_CLASSES(var, simple, table, create_fn, destroy_fn, apply_fn)            \
-    const tb_transform_class_t var##_key = {.name = TB_TRANSFORMS_PACKAGE simple "$Key", \
-                                            .side = TB_SIDE_KEY,                         \
-                                            .config = &(table),                          \
-                                            .create = (create_fn),                       \
-                                            .destroy = (destroy_fn),                     \
-                                            .apply = (apply_fn)};                        \
-    const tb_transform_class_t var##_value = {.name =                                    \
-                                                  TB_TRANSFORMS_PACKAGE simple "$Value", \
-                                              .side = TB_SIDE_VALUE,                     \
-                                              .config = &(table),                        \
-                                              .create = (create_fn),                     \
-                                              .destroy = (destroy_fn),                   \
-                                              .apply = (apply_fn)}
+ * one implementation, two sides. check_fn may be NULL. */
+#define TB_SIDED_CLASS(var, side_value, suffix, simple, table, check_fn, create_fn,      \
+                       destroy_fn, apply_fn)                                             \
+    const tb_transform_class_t var = {.name = TB_TRANSFORMS_PACKAGE simple suffix,       \
+                                      .side = (side_value),                              \
+                                      .config = &(table),                                \
+                                      .check = (check_fn),                               \
+                                      .create = (create_fn),                             \
+                                      .destroy = (destroy_fn),                           \
+                                      .apply = (apply_fn)}
+#define TB_SIDED_CLASSES(var, simple, table, check_fn, create_fn, destroy_fn, apply_fn)  \
+    TB_SIDED_CLASS(var##_key, TB_SIDE_KEY, "$Key", simple, table, check_fn, create_fn,   \
+                   destroy_fn, apply_fn);                                                \
+    TB_SIDED_CLASS(var##_value, TB_SIDE_VALUE, "$Value", simple, table, check_fn,        \
+                   create_fn, destroy_fn, apply_fn)
 
 /* The state of a use that needs only its side and its parsed keys. */
 typedef struct {
@@ -83,6 +83,10 @@ tb_value_t *tb_field_string(const char *s);
  * list") and NonEmptyString ("String must be non-empty"). */
 int tb_field_non_empty_list(const json_t *value, char *reason, size_t reason_size);
 int tb_field_non_empty_string(const json_t *value, char *reason, size_t reason_size);
+
+/* Whether s is a number as Java's BigDecimal reads it: a sign, digits with
+ * an optional point, an optional exponent ("-1.5E+3"). */
+bool tb_field_number_text(const char *s);
 
 /* "out of memory" in errstr; -1. */
 int tb_field_oom(char *errstr, size_t errstr_size);
