@@ -189,12 +189,66 @@ static void test_mask_field(void **state)
     json_decref(errors);
 }
 
+static void test_flatten(void **state)
+{
+    (void)state;
+    tb_chain_t *chain = chain_of("{\"transforms\":\"f\",\"transforms.f.type\":"
+                                 "\"Flatten$Value\"}");
+    tb_record_t r =
+        json_record("[{'type':'int32','optional':false,'field':'id'},"
+                    "{'type':'struct','optional':true,'field':'addr','fields':["
+                    "{'type':'string','optional':false,'field':'city'},"
+                    "{'type':'struct','optional':false,'field':'zip','fields':["
+                    "{'type':'int32','optional':false,'default':0,'field':'code'}]}]},"
+                    "{'type':'array','items':{'type':'string','optional':false},"
+                    "'optional':false,'field':'tags'}]",
+                    "{'id':1,'addr':{'city':'Oslo','zip':{'code':150}},'tags':['a']}");
+    apply(chain, &r, 0, NULL);
+    /* leaves under the optional struct are optional; defaults stay */
+    assert_value(
+        &r, true,
+        "{'schema':{'type':'struct','fields':["
+        "{'type':'int32','optional':false,'field':'id'},"
+        "{'type':'string','optional':true,'field':'addr.city'},"
+        "{'type':'int32','optional':true,'default':0,'field':'addr.zip.code'},"
+        "{'type':'array','items':{'type':'string','optional':false},"
+        "'optional':false,'field':'tags'}],'optional':false},"
+        "'payload':{'id':1,'addr.city':'Oslo','addr.zip.code':150,'tags':['a']}}");
+    tb_record_release(&r);
+    r = json_record("[{'type':'map','keys':{'type':'string','optional':false},"
+                    "'values':{'type':'int32','optional':false},'optional':false,"
+                    "'field':'m'}]",
+                    "{'m':{}}");
+    apply(chain, &r, -1,
+          "Flatten transformation does not support MAP for record with schemas (for "
+          "field m).");
+    tb_record_release(&r);
+    tb_record_t tomb = record_of("t", NULL);
+    apply(chain, &tomb, 0, NULL);
+    tb_record_release(&tomb);
+    tb_chain_destroy(chain);
+
+    chain = chain_of("{\"transforms\":\"f\",\"transforms.f.type\":\"Flatten$Value\","
+                     "\"transforms.f.delimiter\":\"_\"}");
+    r = json_record(NULL, "{'a':{'b':{'c':1},'d':null},'e':[{'x':1}],'f':'s'}");
+    apply(chain, &r, 0, NULL);
+    assert_value(&r, false, "{'a_b_c':1,'a_d':null,'e':[{'x':1}],'f':'s'}");
+    tb_record_release(&r);
+    r = json_record(NULL, "'text'");
+    apply(chain, &r, -1,
+          "Only Map objects supported in absence of schema for [flattening], found: "
+          "java.lang.String");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replace_field),
         cmocka_unit_test(test_replace_null_with_default),
         cmocka_unit_test(test_mask_field),
+        cmocka_unit_test(test_flatten),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
