@@ -242,6 +242,78 @@ static void test_flatten(void **state)
     tb_chain_destroy(chain);
 }
 
+#define HEADER_FROM(fields, headers, operation)                                          \
+    "{\"transforms\":\"h\",\"transforms.h.type\":\"HeaderFrom$Value\","                  \
+    "\"transforms.h.fields\":\"" fields "\",\"transforms.h.headers\":\"" headers         \
+    "\",\"transforms.h.operation\":\"" operation "\"}"
+
+static void assert_header(const tb_record_t *r, const char *name, const char *value)
+{
+    const tb_header_t *h = tb_record_header(r, name);
+    assert_non_null(h);
+    if (value == NULL) {
+        assert_null(h->value);
+    } else {
+        assert_int_equal(h->value_len, strlen(value));
+        assert_memory_equal(h->value, value, h->value_len);
+    }
+}
+
+static void test_header_from(void **state)
+{
+    (void)state;
+    tb_chain_t *chain = chain_of(HEADER_FROM("id,note", "hid,hnote", "copy"));
+    tb_record_t r = json_record(PERSON_FIELDS, "{'id':1,'name':'ann'}");
+    tb_value_struct_set(r.value.value, "note", NULL);
+    apply(chain, &r, 0, NULL);
+    assert_header(&r, "hid", "1");
+    assert_header(&r, "hnote", "x"); /* the default, as replace.null.with.default */
+    assert_int_equal(tb_schema_field_count(r.value.schema), 3);
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    chain = chain_of(HEADER_FROM("name", "who", "MOVE"));
+    r = json_record(PERSON_FIELDS, "{'id':1,'name':'ann','note':'n'}");
+    apply(chain, &r, 0, NULL);
+    assert_header(&r, "who", "ann");
+    assert_value(&r, true,
+                 "{'schema':{'type':'struct','fields':[{'type':'int32','optional':false,"
+                 "'field':'id'},{'type':'string','optional':true,'default':'x',"
+                 "'field':'note'}],'optional':false},'payload':{'id':1,'note':'n'}}");
+    tb_record_release(&r);
+    r = json_record(NULL, "{'name':{'k':[1]},'id':2}");
+    apply(chain, &r, 0, NULL);
+    assert_header(&r, "who", "{\"k\":[1]}");
+    assert_value(&r, false, "{'id':2}");
+    tb_record_release(&r);
+    r = json_record(NULL, "{'id':2}");
+    apply(chain, &r, 0, NULL);
+    assert_header(&r, "who", NULL); /* an absent field makes a null header */
+    tb_record_release(&r);
+    r = json_record(PERSON_FIELDS, "{'id':1,'name':'ann'}");
+    tb_chain_destroy(chain);
+    chain = chain_of(HEADER_FROM("nope", "h", "copy"));
+    apply(chain, &r, -1, "Unknown field: nope");
+    tb_record_release(&r);
+    r = record_of("t", NULL);
+    apply(chain, &r, -1,
+          "Only Map objects supported in absence of schema for [header copy], found: "
+          "null");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    json_t *errors = validate(HEADER_FROM("a,b", "h", "rename"));
+    assert_error(errors, "transforms.h.operation",
+                 "Invalid value rename for configuration transforms.h.operation: String "
+                 "must be one of: move, copy");
+    json_decref(errors);
+    errors = validate(HEADER_FROM("a,b", "h", "copy"));
+    assert_error(errors, "transforms.h.fields",
+                 "'fields' config must have the same number of elements as 'headers' "
+                 "config.");
+    json_decref(errors);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_replace_null_with_default),
         cmocka_unit_test(test_mask_field),
         cmocka_unit_test(test_flatten),
+        cmocka_unit_test(test_header_from),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
