@@ -314,6 +314,44 @@ static void test_header_from(void **state)
     json_decref(errors);
 }
 
+static void test_set_schema_metadata(void **state)
+{
+    (void)state;
+    tb_chain_t *chain =
+        chain_of("{\"transforms\":\"m\",\"transforms.m.type\":"
+                 "\"SetSchemaMetadata$Value\",\"transforms.m.schema.name\":"
+                 "\"com.example.Person\",\"transforms.m.schema.version\":\"3\"}");
+    tb_record_t r = json_record(PERSON_FIELDS, "{'id':1,'name':'ann','note':'n'}");
+    apply(chain, &r, 0, NULL);
+    assert_value(&r, true,
+                 "{'schema':{'type':'struct','fields':[{'type':'int32','optional':false,"
+                 "'field':'id'},{'type':'string','optional':false,'field':'name'},"
+                 "{'type':'string','optional':true,'default':'x','field':'note'}],"
+                 "'optional':false,'name':'com.example.Person','version':3},"
+                 "'payload':{'id':1,'name':'ann','note':'n'}}");
+    tb_record_release(&r);
+    r = json_record(NULL, "{'id':1}");
+    apply(chain, &r, -1, "Schema required for [updating schema metadata]");
+    tb_record_release(&r);
+    r = record_of("t", NULL); /* a schemaless null passes */
+    apply(chain, &r, 0, NULL);
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    json_t *errors = validate("{\"transforms\":\"m\",\"transforms.m.type\":"
+                              "\"SetSchemaMetadata$Key\"}");
+    assert_error(errors, "transforms.m.schema.name",
+                 "Neither schema name nor version configured");
+    json_decref(errors);
+    errors =
+        validate("{\"transforms\":\"m\",\"transforms.m.type\":"
+                 "\"SetSchemaMetadata$Key\",\"transforms.m.schema.version\":\"v1\"}");
+    assert_error(errors, "transforms.m.schema.version",
+                 "Invalid value v1 for configuration transforms.m.schema.version: Not a "
+                 "number of type INT");
+    json_decref(errors);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_mask_field),
         cmocka_unit_test(test_flatten),
         cmocka_unit_test(test_header_from),
+        cmocka_unit_test(test_set_schema_metadata),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
