@@ -12,7 +12,8 @@ extern const tb_transform_class_t tb_regex_router, tb_timestamp_router, tb_inser
     tb_record_is_tombstone, tb_replace_field_key, tb_replace_field_value,
     tb_mask_field_key, tb_mask_field_value, tb_cast_key, tb_cast_value, tb_flatten_key,
     tb_flatten_value, tb_header_from_key, tb_header_from_value,
-    tb_set_schema_metadata_key, tb_set_schema_metadata_value;
+    tb_set_schema_metadata_key, tb_set_schema_metadata_value, tb_timestamp_converter_key,
+    tb_timestamp_converter_value;
 
 const tb_transform_class_t *const tb_transform_classes[] = {
     &tb_cast_key,
@@ -37,6 +38,8 @@ const tb_transform_class_t *const tb_transform_classes[] = {
     &tb_replace_field_value,
     &tb_set_schema_metadata_key,
     &tb_set_schema_metadata_value,
+    &tb_timestamp_converter_key,
+    &tb_timestamp_converter_value,
     &tb_timestamp_router,
     &tb_value_to_key,
     &tb_has_header_key,

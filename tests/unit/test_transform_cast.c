@@ -136,12 +136,117 @@ static void test_cast_whole_and_schemaless(void **state)
     tb_chain_destroy(chain);
 }
 
+#define CONVERT(side, keys)                                                              \
+    "{\"transforms\":\"t\",\"transforms.t.type\":\"TimestampConverter$" side "\"," keys  \
+    "}"
+
+#define TS_FIELDS                                                                        \
+    "[{'type':'int32','optional':false,'field':'id'},"                                   \
+    "{'type':'int64','optional':true,'name':'org.apache.kafka.connect.data.Timestamp',"  \
+    "'version':1,'field':'at'}]"
+
+static void test_timestamp_converter(void **state)
+{
+    (void)state;
+    tb_chain_t *chain =
+        chain_of(CONVERT("Value", "\"transforms.t.field\":\"at\","
+                                  "\"transforms.t.target.type\":\"string\","
+                                  "\"transforms.t.format\":"
+                                  "\"yyyy-MM-dd HH:mm:ss.SSS\""));
+    tb_record_t r = json_record(TS_FIELDS, "{'id':1,'at':1700000000123}");
+    apply(chain, &r, 0, NULL);
+    assert_value(&r, true,
+                 "{'schema':{'type':'struct','fields':[{'type':'int32','optional':false,"
+                 "'field':'id'},{'type':'string','optional':true,'field':'at'}],"
+                 "'optional':false},'payload':{'id':1,'at':'2023-11-14 22:13:20.123'}}");
+    tb_record_release(&r);
+    r = json_record(TS_FIELDS, "{'id':1,'at':null}");
+    apply(chain, &r, 0, NULL);
+    assert_null(tb_value_struct_get(r.value.value, "at"));
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    /* a formatted string becomes a Timestamp, a Time, a Unix time */
+    chain =
+        chain_of(CONVERT("Value", "\"transforms.t.target.type\":\"Timestamp\","
+                                  "\"transforms.t.format\":\"yyyy-MM-dd'T'HH:mm:ssX\""));
+    r = record_of("t", "2023-11-14T22:13:20Z");
+    apply(chain, &r, 0, NULL);
+    assert_true(tb_schema_is_logical(r.value.schema, TB_LOGICAL_TIMESTAMP));
+    assert_int_equal(tb_value_int64(r.value.value), 1700000000000LL);
+    tb_record_release(&r);
+    r = record_of("t", "14/11/2023");
+    apply(chain, &r, -1,
+          "Could not parse timestamp: value (14/11/2023) does not match pattern "
+          "(yyyy-MM-dd'T'HH:mm:ssX)");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    chain = chain_of(CONVERT("Value", "\"transforms.t.field\":\"at\","
+                                      "\"transforms.t.target.type\":\"Time\""));
+    r = json_record(TS_FIELDS, "{'id':1,'at':1700000000123}");
+    apply(chain, &r, 0, NULL);
+    assert_int_equal(tb_value_int64(tb_value_struct_get(r.value.value, "at")), 80000123);
+    assert_true(tb_schema_is_logical(tb_schema_field(r.value.schema, "at")->schema,
+                                     TB_LOGICAL_TIME));
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    chain = chain_of(CONVERT("Value", "\"transforms.t.field\":\"u\","
+                                      "\"transforms.t.target.type\":\"Date\","
+                                      "\"transforms.t.unix.precision\":\"seconds\""));
+    r = json_record(NULL, "{'u':1700000000,'x':1}");
+    apply(chain, &r, 0, NULL);
+    assert_value(&r, false, "{'u':1699920000000,'x':1}");
+    tb_record_release(&r);
+    r = json_record(NULL, "{'u':true}");
+    apply(chain, &r, -1,
+          "TimestampConverter does not support class java.lang.Boolean objects as "
+          "timestamps");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    chain = chain_of(CONVERT("Key", "\"transforms.t.target.type\":\"unix\","
+                                    "\"transforms.t.unix.precision\":\"microseconds\""));
+    r = record_of("t", NULL);
+    tb_record_set(&r, TB_SIDE_KEY, tb_schema_timestamp(),
+                  tb_value_int(TB_TYPE_INT64, 1700000000123LL));
+    apply(chain, &r, 0, NULL);
+    assert_int_equal(tb_value_int64(r.key.value), 1700000000123000LL);
+    assert_int_equal(tb_schema_type(r.key.schema), TB_TYPE_INT64);
+    tb_record_set(&r, TB_SIDE_KEY, tb_schema_new(TB_TYPE_INT32),
+                  tb_value_int(TB_TYPE_INT32, 1));
+    apply(chain, &r, -1,
+          "Schema Schema{INT32} does not correspond to a known timestamp type format");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
+    json_t *errors =
+        validate(CONVERT("Value", "\"transforms.t.target.type\":\"string\""));
+    assert_error(errors, "transforms.t.format",
+                 "TimestampConverter requires format option to be specified when using "
+                 "string timestamps");
+    json_decref(errors);
+    errors = validate(CONVERT("Value", "\"transforms.t.target.type\":\"Timestamp\","
+                                       "\"transforms.t.format\":\"yyyy-qq\""));
+    assert_error(errors, "transforms.t.format",
+                 "TimestampConverter requires a SimpleDateFormat-compatible pattern for "
+                 "string timestamps: yyyy-qq (Illegal pattern character 'q')");
+    json_decref(errors);
+    errors = validate(CONVERT("Value", "\"transforms.t.target.type\":\"epoch\""));
+    assert_error(errors, "transforms.t.target.type",
+                 "Invalid value epoch for configuration transforms.t.target.type: String "
+                 "must be one of: string, unix, Date, Time, Timestamp");
+    json_decref(errors);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cast_fields_with_schema),
         cmocka_unit_test(test_cast_errors),
         cmocka_unit_test(test_cast_whole_and_schemaless),
+        cmocka_unit_test(test_timestamp_converter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
