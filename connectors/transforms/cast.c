@@ -72,8 +72,7 @@ static int parse_spec(const json_t *spec, json_t *casts, char *message, size_t s
         const char *colon = strchr(mapping, ':');
         const char *type = colon != NULL ? colon + 1 : mapping;
         if (colon != NULL && strchr(type, ':') != NULL) {
-            snprintf(message, size,
-                     "Invalid value %s for spec: Invalid rename mapping: %s", mapping,
+            snprintf(message, size, "Invalid cast mapping: %s (field:type, or a type)",
                      mapping);
             return -1;
         }

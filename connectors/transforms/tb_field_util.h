@@ -1,8 +1,9 @@
 /*
- * tb_field_util.h - what the transformations of a key's or value's fields
- * share: Connect's requirement checks and messages, the replace.null.with.
- * default key and its reading of a struct's field, copying a schema's
- * basics, and the $Key/$Value class pair. For the classes in this folder.
+ * tb_field_util.h - what the transformation classes of this folder share:
+ * Connect's requireStruct/requireMap checks and messages, the one
+ * replace.null.with.default definition and its reading of a struct's
+ * field, copying a schema's basics, the $Key/$Value class pair, the
+ * NonEmptyList and NonEmptyString checks, and Java's number text.
  */
 #ifndef TB_FIELD_UTIL_H
 #define TB_FIELD_UTIL_H

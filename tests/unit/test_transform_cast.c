@@ -2,6 +2,8 @@
  * errors Connect reports. */
 #include "tb_smt_test.h"
 
+#include "connectors/transforms/tb_date_format.h"
+
 #define CAST(side, spec)                                                                 \
     "{\"transforms\":\"c\",\"transforms.c.type\":\"Cast$" side "\","                     \
     "\"transforms.c.spec\":\"" spec "\"}"
@@ -99,6 +101,10 @@ static void test_cast_errors(void **state)
         errors, "transforms.c.spec",
         "Cast transformations that specify a type to cast the entire value to may "
         "ony specify a single cast in their spec");
+    json_decref(errors);
+    errors = validate(CAST("Key", "a:int8:x"));
+    assert_error(errors, "transforms.c.spec",
+                 "Invalid cast mapping: a:int8:x (field:type, or a type)");
     json_decref(errors);
     errors = validate(CAST("Key", "a:text"));
     assert_error(errors, "transforms.c.spec", "Invalid type found in casting spec: text");
@@ -240,6 +246,27 @@ static void test_timestamp_converter(void **state)
     json_decref(errors);
 }
 
+static void test_date_patterns(void **state)
+{
+    (void)state;
+    char text[128];
+    int64_t ms = 0;
+    tb_date_format("EEE, d MMM yyyy hh:mm a Z ''X''", -1, text, sizeof(text));
+    assert_string_equal(text, "Wed, 31 Dec 1969 11:59 PM +0000 'Z'");
+    /* abutting numbers are read with their widths */
+    assert_int_equal(tb_date_parse("yyyyMMddHHmm", "202311142213", &ms), 0);
+    assert_int_equal(ms, 1699999980000LL);
+    assert_int_equal(tb_date_parse("dd MMMM yyyy HH:mm:ss.SSSZ",
+                                   "14 November 2023 23:13:20.000+0100", &ms),
+                     0);
+    assert_int_equal(ms, 1700000000000LL);
+    assert_int_equal(tb_date_parse("yyyy-MM-dd", "2023/11/14", &ms), -1);
+    char reason[64];
+    assert_int_equal(tb_date_format_check("yyyy-ww", reason, sizeof(reason)), -1);
+    assert_string_equal(reason, "Illegal pattern character 'w'");
+    assert_int_equal(tb_date_format_check("'week' yyyy", reason, sizeof(reason)), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -247,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_cast_errors),
         cmocka_unit_test(test_cast_whole_and_schemaless),
         cmocka_unit_test(test_timestamp_converter),
+        cmocka_unit_test(test_date_patterns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
