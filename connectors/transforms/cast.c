@@ -542,11 +542,15 @@ static tb_schema_t *cast_schema(const tb_schema_t *from, tb_schema_t *to, char *
     return to;
 }
 
-/* The schema Cast makes of a struct schema: cast fields of their type. */
+/* The schema Cast makes of a struct schema: cast fields of their type.
+ * NULL with errstr. */
 static tb_schema_t *fields_schema(const tb_cast_t *c, const tb_schema_t *s, char *errstr,
                                   size_t errstr_size)
 {
     tb_schema_t *out = tb_field_struct_like(s);
+    if (out == NULL) {
+        tb_field_oom(errstr, errstr_size);
+    }
     for (size_t i = 0; out != NULL && i < tb_schema_field_count(s); i++) {
         const tb_field_t *f = tb_schema_field_at(s, i);
         json_t *type = json_object_get(c->casts, f->name);
@@ -556,6 +560,9 @@ static tb_schema_t *fields_schema(const tb_cast_t *c, const tb_schema_t *s, char
                                        tb_schema_new((tb_type_t)json_integer_value(type)),
                                        errstr, errstr_size);
         if (fs == NULL || tb_schema_add_field(out, f->name, fs) != 0) {
+            if (fs != NULL) {
+                tb_field_oom(errstr, errstr_size);
+            }
             tb_schema_decref(out);
             return NULL;
         }
