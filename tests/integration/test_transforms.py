@@ -206,3 +206,38 @@ def test_transform_failure_goes_to_the_dlq_under_transformation(start_worker, be
     assert headers["__connect.errors.topic"] == topic
     assert headers["__connect.errors.offset"] == "1"
     assert "Value (x) was out of range" in headers["__connect.errors.exception.message"]
+
+
+def test_source_chain_converts_before_the_converters(start_worker, bed, tmp_path):
+    """On a source, TimestampConverter and Cast run before JsonConverter: a
+    FileStreamSource line becomes a Timestamp field, and Cast$Key makes the
+    key's copy of it a plain int64."""
+    w = start_worker({"offset.flush.interval.ms": "100"})
+    topic = bed.unique_topic("smtsrcts")
+    create_topic(bed, topic, 1)
+    source = tmp_path / "in.txt"
+    source.write_text("2023-11-14\n")
+    config = {"connector.class": "FileStreamSource", "topic": topic, "file": str(source),
+              "key.converter": JSON, "value.converter": JSON,
+              "transforms": "hoist,ts,key,cast",
+              "transforms.hoist.type": T + "HoistField$Value",
+              "transforms.hoist.field": "day",
+              "transforms.ts.type": T + "TimestampConverter$Value",
+              "transforms.ts.field": "day", "transforms.ts.target.type": "Timestamp",
+              "transforms.ts.format": "yyyy-MM-dd",
+              "transforms.key.type": T + "ValueToKey", "transforms.key.fields": "day",
+              "transforms.cast.type": T + "Cast$Key", "transforms.cast.spec": "day:int64"}
+    name = bed.unique_topic("smtsrcts")
+    reply = w.post("/connectors", json={"name": name, "config": config})
+    assert reply.status_code == 201, reply.text
+    [(key, value)] = read_records(bed, topic, 1)
+    day = 1699920000000
+    assert json.loads(value) == {
+        "schema": {"type": "struct", "optional": False, "fields": [
+            {"type": "int64", "optional": False, "field": "day", "version": 1,
+             "name": "org.apache.kafka.connect.data.Timestamp"}]},
+        "payload": {"day": day}}
+    assert json.loads(key) == {
+        "schema": {"type": "struct", "optional": False, "fields": [
+            {"type": "int64", "optional": False, "field": "day"}]},
+        "payload": {"day": day}}
