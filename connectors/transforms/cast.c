@@ -31,6 +31,7 @@ typedef struct {
     tb_type_t whole_type;
     json_t *casts; /* field -> type (an integer) */
     bool replace_null;
+    tb_schema_cache_t cache;
 } tb_cast_t;
 
 /*
@@ -119,6 +120,7 @@ static void cast_destroy(void *state)
     tb_cast_t *c = state;
     if (c != NULL) {
         json_decref(c->casts);
+        tb_schema_cache_clear(&c->cache);
         free(c);
     }
 }
@@ -209,9 +211,7 @@ static int source_of(const tb_schema_t *schema, const tb_value_t *v, bool to_str
         }
         return 0;
     }
-    bool date = schema != NULL && (tb_schema_is_logical(schema, TB_LOGICAL_DATE) ||
-                                   tb_schema_is_logical(schema, TB_LOGICAL_TIME) ||
-                                   tb_schema_is_logical(schema, TB_LOGICAL_TIMESTAMP));
+    bool date = schema != NULL && tb_field_is_date(schema);
     switch (tb_value_type(v)) {
     case TB_TYPE_INT8:
     case TB_TYPE_INT16:
@@ -517,10 +517,7 @@ static int cast_value(const tb_schema_t *schema, const tb_value_t *v, tb_type_t 
 
 static bool is_logical(const tb_schema_t *s)
 {
-    return tb_schema_is_logical(s, TB_LOGICAL_DECIMAL) ||
-           tb_schema_is_logical(s, TB_LOGICAL_DATE) ||
-           tb_schema_is_logical(s, TB_LOGICAL_TIME) ||
-           tb_schema_is_logical(s, TB_LOGICAL_TIMESTAMP);
+    return tb_schema_is_logical(s, TB_LOGICAL_DECIMAL) || tb_field_is_date(s);
 }
 
 /* A schema of type with from's optional flag and its default cast. */
@@ -568,6 +565,20 @@ static tb_schema_t *fields_schema(const tb_cast_t *c, const tb_schema_t *s, char
         }
     }
     return out;
+}
+
+/* The schema of a whole-value cast of s; NULL with errstr. Connect copies
+ * s's name too; a logical type's name on another type would make data no
+ * converter can write, so that one is dropped. */
+static tb_schema_t *whole_schema(const tb_cast_t *c, const tb_schema_t *s, char *errstr,
+                                 size_t errstr_size)
+{
+    tb_schema_t *to = tb_schema_new(c->whole_type);
+    if (to != NULL && !is_logical(s) && tb_field_copy_basics(s, to) != 0) {
+        tb_schema_decref(to);
+        to = NULL;
+    }
+    return cast_schema(s, to, errstr, errstr_size);
 }
 
 /*
@@ -623,34 +634,33 @@ static int cast_apply(void *state, tb_record_t *record, char *errstr, size_t err
     if (s->schema == NULL) {
         return cast_schemaless(c, record, s->value, errstr, errstr_size);
     }
+    if (!c->whole && tb_schema_type(s->schema) != TB_TYPE_STRUCT) {
+        snprintf(errstr, errstr_size, "Cannot list fields on non-struct type");
+        return -1;
+    }
+    tb_schema_t *schema = tb_schema_cache_get(&c->cache, s->schema);
+    if (schema == NULL &&
+        (schema = c->whole ? whole_schema(c, s->schema, errstr, errstr_size)
+                           : fields_schema(c, s->schema, errstr, errstr_size)) == NULL) {
+        return -1;
+    }
+    tb_schema_cache_put(&c->cache, s->schema, schema);
     tb_value_t *out = NULL;
     if (c->whole) {
-        tb_schema_t *to = tb_schema_new(c->whole_type);
-        /* Connect copies the name too; a logical type's name on another
-         * type would make data no converter can write */
-        if (to != NULL && !is_logical(s->schema) &&
-            tb_field_copy_basics(s->schema, to) != 0) {
-            tb_schema_decref(to);
-            to = NULL;
-        }
-        tb_schema_t *schema = cast_schema(s->schema, to, errstr, errstr_size);
-        if (schema == NULL || cast_value(s->schema, s->value, c->whole_type, &out, errstr,
-                                         errstr_size) != 0) {
+        if (cast_value(s->schema, s->value, c->whole_type, &out, errstr, errstr_size) !=
+            0) {
             tb_schema_decref(schema);
             return -1;
         }
         return tb_field_set_checked(record, c->side, schema, out, errstr, errstr_size);
     }
-    if (tb_schema_type(s->schema) != TB_TYPE_STRUCT) {
-        snprintf(errstr, errstr_size, "Cannot list fields on non-struct type");
+    if (tb_field_structured(record, c->side, "cast types", errstr, errstr_size) == NULL) {
+        tb_schema_decref(schema);
         return -1;
     }
-    tb_schema_t *schema = fields_schema(c, s->schema, errstr, errstr_size);
-    if (schema == NULL ||
-        tb_field_structured(record, c->side, "cast types", errstr, errstr_size) == NULL ||
-        (out = tb_value_struct(schema)) == NULL) {
+    if ((out = tb_value_struct(schema)) == NULL) {
         tb_schema_decref(schema);
-        return schema == NULL || out != NULL ? -1 : tb_field_oom(errstr, errstr_size);
+        return tb_field_oom(errstr, errstr_size);
     }
     for (size_t i = 0; i < tb_schema_field_count(s->schema); i++) {
         const tb_field_t *f = tb_schema_field_at(s->schema, i);

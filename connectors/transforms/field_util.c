@@ -160,3 +160,30 @@ bool tb_field_number_text(const char *s)
     }
     return digits > 0 && *s == '\0';
 }
+
+tb_schema_t *tb_schema_cache_get(tb_schema_cache_t *c, const tb_schema_t *in)
+{
+    return c->in != NULL && tb_schema_equal(c->in, in) ? tb_schema_incref(c->out) : NULL;
+}
+
+void tb_schema_cache_put(tb_schema_cache_t *c, tb_schema_t *in, tb_schema_t *out)
+{
+    tb_schema_cache_clear(c);
+    c->in = tb_schema_incref(in);
+    c->out = tb_schema_incref(out);
+}
+
+void tb_schema_cache_clear(tb_schema_cache_t *c)
+{
+    tb_schema_decref(c->in);
+    tb_schema_decref(c->out);
+    c->in = NULL;
+    c->out = NULL;
+}
+
+bool tb_field_is_date(const tb_schema_t *s)
+{
+    return tb_schema_is_logical(s, TB_LOGICAL_DATE) ||
+           tb_schema_is_logical(s, TB_LOGICAL_TIME) ||
+           tb_schema_is_logical(s, TB_LOGICAL_TIMESTAMP);
+}

@@ -143,6 +143,7 @@ typedef struct {
     tb_insert_spec_t topic, partition, offset, timestamp, fixed;
     char *fixed_value;
     bool replace_null;
+    tb_schema_cache_t cache;
 } tb_insert_t;
 
 static void parse_spec(tb_insert_spec_t *spec, const char *text)
@@ -161,6 +162,7 @@ static void insert_destroy(void *state)
     tb_insert_t *t = state;
     if (t != NULL) {
         free(t->fixed_value);
+        tb_schema_cache_clear(&t->cache);
         free(t);
     }
 }
@@ -255,6 +257,28 @@ static int insert_schemaless(tb_record_t *record, tb_side_t side,
     return 0;
 }
 
+/* The schema's name, version, doc and parameters, its fields, then the
+ * inserted ones; NULL with errstr. */
+static tb_schema_t *inserted_schema(const tb_schema_t *from, const tb_insertion_t *ins,
+                                    size_t n, char *errstr, size_t errstr_size)
+{
+    tb_schema_t *schema = tb_schema_copy(from);
+    if (schema == NULL) {
+        tb_field_oom(errstr, errstr_size);
+    }
+    for (size_t i = 0; schema != NULL && i < n; i++) {
+        if (tb_schema_add_field(schema, ins[i].spec->name, insertion_schema(&ins[i])) !=
+            0) {
+            tb_schema_decref(schema);
+            snprintf(errstr, errstr_size,
+                     "Cannot create field because of field name duplication %s",
+                     ins[i].spec->name);
+            return NULL;
+        }
+    }
+    return schema;
+}
+
 static int insert_apply(void *state, tb_record_t *record, char *errstr,
                         size_t errstr_size)
 {
@@ -281,21 +305,13 @@ static int insert_apply(void *state, tb_record_t *record, char *errstr,
     if (s->schema == NULL) {
         return insert_schemaless(record, t->side, ins, n, errstr, errstr_size);
     }
-    /* the schema's name, version, doc and parameters, its fields, then the
-     * inserted ones */
-    tb_schema_t *schema = tb_schema_copy(s->schema);
-    for (size_t i = 0; schema != NULL && i < n; i++) {
-        if (tb_schema_add_field(schema, ins[i].spec->name, insertion_schema(&ins[i])) !=
-            0) {
-            tb_schema_decref(schema);
-            snprintf(errstr, errstr_size,
-                     "Cannot create field because of field name "
-                     "duplication %s",
-                     ins[i].spec->name);
-            return -1;
-        }
+    tb_schema_t *schema = tb_schema_cache_get(&t->cache, s->schema);
+    if (schema == NULL &&
+        (schema = inserted_schema(s->schema, ins, n, errstr, errstr_size)) == NULL) {
+        return -1;
     }
-    tb_value_t *st = schema != NULL ? tb_value_struct(schema) : NULL;
+    tb_schema_cache_put(&t->cache, s->schema, schema);
+    tb_value_t *st = tb_value_struct(schema);
     if (st == NULL) {
         tb_schema_decref(schema);
         return tb_field_oom(errstr, errstr_size);

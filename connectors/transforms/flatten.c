@@ -14,6 +14,36 @@
 
 #define PURPOSE "flattening"
 
+typedef struct {
+    tb_side_t side;
+    char *delimiter;
+    tb_schema_cache_t cache;
+} tb_flatten_t;
+
+static void flatten_destroy(void *state)
+{
+    tb_flatten_t *f = state;
+    if (f != NULL) {
+        free(f->delimiter);
+        tb_schema_cache_clear(&f->cache);
+        free(f);
+    }
+}
+
+static void *flatten_create(const json_t *values, tb_side_t side, char *errstr,
+                            size_t errstr_size)
+{
+    tb_flatten_t *f = calloc(1, sizeof(*f));
+    if (f == NULL ||
+        (f->delimiter = strdup(tb_config_string(values, "delimiter"))) == NULL) {
+        flatten_destroy(f);
+        tb_field_oom(errstr, errstr_size);
+        return NULL;
+    }
+    f->side = side;
+    return f;
+}
+
 /* prefix + delimiter + name (name alone at the top), malloc'd. */
 static char *path_of(const char *prefix, const char *delimiter, const char *name)
 {
@@ -131,19 +161,36 @@ static int flatten_struct(const tb_value_t *st, const char *prefix, const char *
     return 0;
 }
 
+/* The flattened schema of struct schema s; NULL with errstr. */
+static tb_schema_t *flattened_schema(const tb_schema_t *s, const char *delimiter,
+                                     char *errstr, size_t errstr_size)
+{
+    tb_schema_t *schema = tb_field_struct_like(s);
+    if (schema == NULL) {
+        tb_field_oom(errstr, errstr_size);
+        return NULL;
+    }
+    if (flatten_schema(s, "", delimiter, tb_schema_optional(s), tb_schema_default(s),
+                       schema, errstr, errstr_size) != 0) {
+        tb_schema_decref(schema);
+        return NULL;
+    }
+    return schema;
+}
+
 static int flatten_apply(void *state, tb_record_t *record, char *errstr,
                          size_t errstr_size)
 {
-    tb_field_use_t *use = state;
-    const char *delimiter = tb_config_string(use->values, "delimiter");
-    tb_record_side_t *s = tb_record_typed(record, use->side, errstr, errstr_size);
+    tb_flatten_t *f = state;
+    const char *delimiter = f->delimiter;
+    tb_record_side_t *s = tb_record_typed(record, f->side, errstr, errstr_size);
     if (s == NULL) {
         return -1;
     }
     if (s->value == NULL) {
         return 0;
     }
-    if ((s = tb_field_structured(record, use->side, PURPOSE, errstr, errstr_size)) ==
+    if ((s = tb_field_structured(record, f->side, PURPOSE, errstr, errstr_size)) ==
         NULL) {
         return -1;
     }
@@ -156,18 +203,15 @@ static int flatten_apply(void *state, tb_record_t *record, char *errstr,
             tb_value_free(out);
             return -1;
         }
-        tb_record_set(record, use->side, NULL, out);
+        tb_record_set(record, f->side, NULL, out);
         return 0;
     }
-    tb_schema_t *schema = tb_field_struct_like(s->schema);
-    if (schema == NULL) {
-        return tb_field_oom(errstr, errstr_size);
-    }
-    if (flatten_schema(s->schema, "", delimiter, tb_schema_optional(s->schema),
-                       tb_schema_default(s->schema), schema, errstr, errstr_size) != 0) {
-        tb_schema_decref(schema);
+    tb_schema_t *schema = tb_schema_cache_get(&f->cache, s->schema);
+    if (schema == NULL &&
+        (schema = flattened_schema(s->schema, delimiter, errstr, errstr_size)) == NULL) {
         return -1;
     }
+    tb_schema_cache_put(&f->cache, s->schema, schema);
     tb_value_t *out = tb_value_struct(schema);
     if (out == NULL) {
         tb_schema_decref(schema);
@@ -178,7 +222,7 @@ static int flatten_apply(void *state, tb_record_t *record, char *errstr,
         tb_schema_decref(schema);
         return tb_field_oom(errstr, errstr_size);
     }
-    return tb_field_set_checked(record, use->side, schema, out, errstr, errstr_size);
+    return tb_field_set_checked(record, f->side, schema, out, errstr, errstr_size);
 }
 
 static const tb_config_def_t flatten_keys[] = {
@@ -194,5 +238,5 @@ static const tb_config_def_t flatten_keys[] = {
 static const tb_config_table_t flatten_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "Flatten", flatten_keys);
 
-TB_SIDED_CLASSES(tb_flatten, "Flatten", flatten_table, NULL, tb_field_use_create,
-                 tb_field_use_destroy, flatten_apply);
+TB_SIDED_CLASSES(tb_flatten, "Flatten", flatten_table, NULL, flatten_create,
+                 flatten_destroy, flatten_apply);

@@ -164,13 +164,6 @@ static int mask_schemaless(tb_mask_field_t *m, tb_record_t *record, const tb_val
     return 0;
 }
 
-static bool is_date_schema(const tb_schema_t *s)
-{
-    return tb_schema_is_logical(s, TB_LOGICAL_DATE) ||
-           tb_schema_is_logical(s, TB_LOGICAL_TIME) ||
-           tb_schema_is_logical(s, TB_LOGICAL_TIMESTAMP);
-}
-
 static int mask_apply(void *state, tb_record_t *record, char *errstr, size_t errstr_size)
 {
     tb_mask_field_t *m = state;
@@ -189,7 +182,7 @@ static int mask_apply(void *state, tb_record_t *record, char *errstr, size_t err
         tb_value_t *out = NULL;
         if (v == NULL || json_object_get(m->fields, f->name) == NULL) {
             out = tb_value_copy(v);
-        } else if (masked(m, v, is_date_schema(f->schema),
+        } else if (masked(m, v, tb_field_is_date(f->schema),
                           tb_schema_is_logical(f->schema, TB_LOGICAL_DECIMAL), &out,
                           errstr, errstr_size) != 0) {
             tb_value_free(st);

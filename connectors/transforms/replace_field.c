@@ -18,6 +18,7 @@ typedef struct {
     json_t *renames; /* old name -> new name */
     json_t *reverse; /* new name -> old name */
     bool replace_null;
+    tb_schema_cache_t cache;
 } tb_replace_field_t;
 
 /* The two names of a rename mapping, as Java's split(":") reads it (trailing
@@ -56,6 +57,7 @@ static void replace_destroy(void *state)
         json_decref(r->include);
         json_decref(r->renames);
         json_decref(r->reverse);
+        tb_schema_cache_clear(&r->cache);
         free(r);
     }
 }
@@ -147,6 +149,28 @@ static int replace_schemaless(tb_replace_field_t *r, tb_record_t *record,
     return 0;
 }
 
+/* The schema ReplaceField makes of struct schema s; NULL with errstr. */
+static tb_schema_t *replaced_schema(const tb_replace_field_t *r, const tb_schema_t *s,
+                                    char *errstr, size_t errstr_size)
+{
+    tb_schema_t *schema = tb_field_struct_like(s);
+    if (schema == NULL) {
+        tb_field_oom(errstr, errstr_size);
+    }
+    for (size_t i = 0; schema != NULL && i < tb_schema_field_count(s); i++) {
+        const tb_field_t *f = tb_schema_field_at(s, i);
+        if (kept(r, f->name) && tb_schema_add_field(schema, renamed(r->renames, f->name),
+                                                    tb_schema_incref(f->schema)) != 0) {
+            tb_schema_decref(schema);
+            snprintf(errstr, errstr_size,
+                     "Cannot create field because of field name duplication %s",
+                     renamed(r->renames, f->name));
+            return NULL;
+        }
+    }
+    return schema;
+}
+
 static int replace_apply(void *state, tb_record_t *record, char *errstr,
                          size_t errstr_size)
 {
@@ -165,19 +189,13 @@ static int replace_apply(void *state, tb_record_t *record, char *errstr,
     if (s->schema == NULL) {
         return replace_schemaless(r, record, s->value, errstr, errstr_size);
     }
-    tb_schema_t *schema = tb_field_struct_like(s->schema);
-    for (size_t i = 0; schema != NULL && i < tb_schema_field_count(s->schema); i++) {
-        const tb_field_t *f = tb_schema_field_at(s->schema, i);
-        if (kept(r, f->name) && tb_schema_add_field(schema, renamed(r->renames, f->name),
-                                                    tb_schema_incref(f->schema)) != 0) {
-            tb_schema_decref(schema);
-            snprintf(errstr, errstr_size,
-                     "Cannot create field because of field name duplication %s",
-                     renamed(r->renames, f->name));
-            return -1;
-        }
+    tb_schema_t *schema = tb_schema_cache_get(&r->cache, s->schema);
+    if (schema == NULL &&
+        (schema = replaced_schema(r, s->schema, errstr, errstr_size)) == NULL) {
+        return -1;
     }
-    tb_value_t *st = schema != NULL ? tb_value_struct(schema) : NULL;
+    tb_schema_cache_put(&r->cache, s->schema, schema);
+    tb_value_t *st = tb_value_struct(schema);
     if (st == NULL) {
         tb_schema_decref(schema);
         return tb_field_oom(errstr, errstr_size);

@@ -40,6 +40,23 @@
     TB_SIDED_CLASS(var##_value, TB_SIDE_VALUE, "$Value", simple, table, check_fn,        \
                    create_fn, destroy_fn, apply_fn)
 
+/* The schema a transform made of the last schema it was given, so that a
+ * run of records under one schema builds it once (Connect keeps such a
+ * cache too). A use's own: the chain applies it from one thread. */
+typedef struct {
+    tb_schema_t *in;
+    tb_schema_t *out;
+} tb_schema_cache_t;
+
+/* What c holds for a schema equal to in (a new reference), or NULL. */
+tb_schema_t *tb_schema_cache_get(tb_schema_cache_t *c, const tb_schema_t *in);
+
+/* Remembers that in makes out (a reference to each is taken). */
+void tb_schema_cache_put(tb_schema_cache_t *c, tb_schema_t *in, tb_schema_t *out);
+
+/* Drops what c holds. */
+void tb_schema_cache_clear(tb_schema_cache_t *c);
+
 /* The state of a use that needs only its side and its parsed keys. */
 typedef struct {
     tb_side_t side;
@@ -84,6 +101,10 @@ tb_value_t *tb_field_string(const char *s);
  * list") and NonEmptyString ("String must be non-empty"). */
 int tb_field_non_empty_list(const json_t *value, char *reason, size_t reason_size);
 int tb_field_non_empty_string(const json_t *value, char *reason, size_t reason_size);
+
+/* Whether schema s is Date, Time or Timestamp (a java.util.Date in
+ * Connect). */
+bool tb_field_is_date(const tb_schema_t *s);
 
 /* Whether s is a number as Java's BigDecimal reads it: a sign, digits with
  * an optional point, an optional exponent ("-1.5E+3"). */

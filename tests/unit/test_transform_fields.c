@@ -24,6 +24,18 @@ static void test_replace_field(void **state)
                  "'field':'who'},{'type':'string','optional':true,'default':'x',"
                  "'field':'n'}],'optional':false},'payload':{'who':'ann','n':'x'}}");
     tb_record_release(&r);
+    /* another schema, then the first again: each gets its own */
+    r = json_record("[{'type':'string','optional':false,'field':'name'}]",
+                    "{'name':'bo'}");
+    apply(chain, &r, 0, NULL);
+    assert_value(&r, true,
+                 "{'schema':{'type':'struct','fields':[{'type':'string','optional':false,"
+                 "'field':'who'}],'optional':false},'payload':{'who':'bo'}}");
+    tb_record_release(&r);
+    r = json_record(PERSON_FIELDS, "{'id':2,'name':'cy','note':'y'}");
+    apply(chain, &r, 0, NULL);
+    assert_value(&r, false, "{'who':'cy','n':'y'}");
+    tb_record_release(&r);
     r = json_record(NULL, "{'id':1,'name':'ann','other':true}");
     apply(chain, &r, 0, NULL);
     assert_value(&r, false, "{'who':'ann','other':true}");
