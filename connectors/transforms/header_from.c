@@ -19,6 +19,7 @@ typedef struct {
     const json_t *headers;
     bool move;
     bool replace_null;
+    tb_schema_cache_t cache;
 } tb_header_from_t;
 
 static const char *header_from_check(const json_t *values, char *message,
@@ -39,6 +40,7 @@ static void header_from_destroy(void *state)
     tb_header_from_t *h = state;
     if (h != NULL) {
         json_decref(h->values);
+        tb_schema_cache_clear(&h->cache);
         free(h);
     }
 }
@@ -86,8 +88,9 @@ static int add_header(tb_record_t *record, const char *name, const tb_schema_t *
     return rc == 0 ? 0 : tb_field_oom(errstr, errstr_size);
 }
 
-/* The data without the moved fields, into *schema and *out. */
-static int without_moved(const tb_header_from_t *h, const tb_record_side_t *s,
+/* The data without the moved fields, into *schema and *out. -1 on no
+ * memory. */
+static int without_moved(tb_header_from_t *h, const tb_record_side_t *s,
                          tb_schema_t **schema, tb_value_t **out)
 {
     *schema = NULL;
@@ -105,23 +108,35 @@ static int without_moved(const tb_header_from_t *h, const tb_record_side_t *s,
         }
         return *out != NULL ? 0 : -1;
     }
-    *schema = tb_field_struct_like(s->schema);
-    for (size_t i = 0; *schema != NULL && i < tb_schema_field_count(s->schema); i++) {
-        const tb_field_t *f = tb_schema_field_at(s->schema, i);
-        if (!moved(h, f->name) &&
-            tb_schema_add_field(*schema, f->name, tb_schema_incref(f->schema)) != 0) {
-            tb_schema_decref(*schema);
-            *schema = NULL;
+    *schema = tb_schema_cache_get(&h->cache, s->schema);
+    if (*schema == NULL) {
+        *schema = tb_field_struct_like(s->schema);
+        for (size_t i = 0; *schema != NULL && i < tb_schema_field_count(s->schema); i++) {
+            const tb_field_t *f = tb_schema_field_at(s->schema, i);
+            if (!moved(h, f->name) &&
+                tb_schema_add_field(*schema, f->name, tb_schema_incref(f->schema)) != 0) {
+                tb_schema_decref(*schema);
+                *schema = NULL;
+            }
+        }
+        if (*schema == NULL) {
+            return -1;
         }
     }
-    *out = *schema != NULL ? tb_value_struct(*schema) : NULL;
+    tb_schema_cache_put(&h->cache, s->schema, *schema);
+    *out = tb_value_struct(*schema);
     for (size_t i = 0; *out != NULL && i < tb_schema_field_count(*schema); i++) {
         const tb_field_t *f =
             tb_schema_field(s->schema, tb_schema_field_at(*schema, i)->name);
         tb_value_struct_set_at(*out, i,
                                tb_value_copy(tb_field_get(s->value, f, h->replace_null)));
     }
-    return *out != NULL ? 0 : -1;
+    if (*out == NULL) {
+        tb_schema_decref(*schema);
+        *schema = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 static int header_from_apply(void *state, tb_record_t *record, char *errstr,

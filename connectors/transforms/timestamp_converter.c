@@ -33,6 +33,7 @@ typedef struct {
     int64_t unit_per_ms_num; /* unix time = ms * num / den */
     int64_t unit_per_ms_den;
     bool replace_null;
+    tb_schema_cache_t cache;
 } tb_ts_converter_t;
 
 static int index_of(const char *const *names, const char *name)
@@ -71,6 +72,7 @@ static void ts_destroy(void *state)
     tb_ts_converter_t *t = state;
     if (t != NULL) {
         json_decref(t->values);
+        tb_schema_cache_clear(&t->cache);
         free(t);
     }
 }
@@ -249,6 +251,29 @@ static int convert_struct(const tb_ts_converter_t *t, const tb_value_t *st,
     return 0;
 }
 
+/* The struct schema s with the field's schema converted. Its default, if
+ * any, is not kept: a struct default under the schema it belongs to would
+ * hold a reference to that schema (Connect converts it). NULL on no
+ * memory. */
+static tb_schema_t *converted_schema(const tb_ts_converter_t *t, const tb_schema_t *s)
+{
+    tb_schema_t *schema = tb_field_struct_like(s);
+    for (size_t i = 0; schema != NULL && i < tb_schema_field_count(s); i++) {
+        const tb_field_t *f = tb_schema_field_at(s, i);
+        tb_schema_t *fs = strcmp(f->name, t->field) == 0
+                              ? target_schema(t->target, tb_schema_optional(f->schema))
+                              : tb_schema_incref(f->schema);
+        if (fs == NULL || tb_schema_add_field(schema, f->name, fs) != 0) {
+            tb_schema_decref(schema);
+            return NULL;
+        }
+    }
+    if (schema != NULL) {
+        tb_schema_set_optional(schema, tb_schema_optional(s));
+    }
+    return schema;
+}
+
 static int with_schema(tb_ts_converter_t *t, tb_record_t *record, tb_record_side_t *s,
                        char *errstr, size_t errstr_size)
 {
@@ -271,30 +296,11 @@ static int with_schema(tb_ts_converter_t *t, tb_record_t *record, tb_record_side
         snprintf(errstr, errstr_size, "Cannot list fields on non-struct type");
         return -1;
     }
-    tb_schema_t *schema = tb_field_struct_like(s->schema);
-    for (size_t i = 0; schema != NULL && i < tb_schema_field_count(s->schema); i++) {
-        const tb_field_t *f = tb_schema_field_at(s->schema, i);
-        tb_schema_t *fs = strcmp(f->name, t->field) == 0
-                              ? target_schema(t->target, tb_schema_optional(f->schema))
-                              : tb_schema_incref(f->schema);
-        if (fs == NULL || tb_schema_add_field(schema, f->name, fs) != 0) {
-            tb_schema_decref(schema);
-            schema = NULL;
-        }
-    }
-    if (schema == NULL) {
+    tb_schema_t *schema = tb_schema_cache_get(&t->cache, s->schema);
+    if (schema == NULL && (schema = converted_schema(t, s->schema)) == NULL) {
         return tb_field_oom(errstr, errstr_size);
     }
-    tb_schema_set_optional(schema, tb_schema_optional(s->schema));
-    if (tb_schema_default(s->schema) != NULL) {
-        tb_value_t *def = NULL;
-        if (convert_struct(t, tb_schema_default(s->schema), schema, &def, errstr,
-                           errstr_size) != 0) {
-            tb_schema_decref(schema);
-            return -1;
-        }
-        tb_schema_set_default(schema, def);
-    }
+    tb_schema_cache_put(&t->cache, s->schema, schema);
     if (s->value != NULL &&
         convert_struct(t, s->value, schema, &out, errstr, errstr_size) != 0) {
         tb_schema_decref(schema);
