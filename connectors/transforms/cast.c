@@ -7,7 +7,6 @@
  * Date, Time, Timestamp and Decimal values are cast as the number they
  * stand for, or to string as Connect writes them. A null passes unchanged.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "connectors/converters/tb_converter.h"
 #include "connectors/transforms/tb_date_format.h"
 #include "connectors/transforms/tb_field_util.h"
+#include "connectors/transforms/tb_java_number.h"
 
 #define OUTPUT_TYPES "[INT8, INT16, INT32, INT64, FLOAT32, FLOAT64, BOOLEAN, STRING]"
 #define INPUT_TYPES                                                                      \
@@ -241,51 +241,6 @@ static int source_of(const tb_schema_t *schema, const tb_value_t *v, bool to_str
     return 0;
 }
 
-/* Java's (long) of a double: truncated, saturated, NaN 0. */
-static int64_t java_d2l(double d)
-{
-    if (isnan(d)) {
-        return 0;
-    }
-    if (d >= 9223372036854775807.0) {
-        return INT64_MAX;
-    }
-    if (d <= -9223372036854775808.0) {
-        return INT64_MIN;
-    }
-    return (int64_t)d;
-}
-
-/* Java's (int) of a double. */
-static int64_t java_d2i(double d)
-{
-    if (isnan(d)) {
-        return 0;
-    }
-    if (d >= 2147483647.0) {
-        return INT32_MAX;
-    }
-    if (d <= -2147483648.0) {
-        return INT32_MIN;
-    }
-    return (int32_t)d;
-}
-
-/* Java's narrowing of i to type. */
-static int64_t narrowed(tb_type_t type, int64_t i)
-{
-    switch (type) {
-    case TB_TYPE_INT8:
-        return (int8_t)i;
-    case TB_TYPE_INT16:
-        return (int16_t)i;
-    case TB_TYPE_INT32:
-        return (int32_t)i;
-    default:
-        return i;
-    }
-}
-
 static int64_t pow10_of(int n)
 {
     int64_t p = 1;
@@ -313,86 +268,15 @@ static double real_of(const tb_src_t *src)
 static int64_t integer_of(const tb_src_t *src, tb_type_t type)
 {
     if (src->kind == SRC_REAL) {
-        return narrowed(type,
-                        type == TB_TYPE_INT64 ? java_d2l(src->d) : java_d2i(src->d));
+        return tb_java_narrow(type, type == TB_TYPE_INT64 ? tb_java_d2l(src->d)
+                                                          : tb_java_d2i(src->d));
     }
     if (src->decimal) {
         int64_t i = src->scale >= 0 ? src->i / pow10_of(src->scale)
                                     : src->i * pow10_of(-src->scale);
-        return narrowed(type, i);
+        return tb_java_narrow(type, i);
     }
-    return narrowed(type, src->i);
-}
-
-/* Java's Byte/Short/Integer/Long.parseX of text: -1 when it is no
- * integer of type. */
-static int parse_java_int(const char *text, tb_type_t type, int64_t *out)
-{
-    static const int64_t max[] = {INT8_MAX, INT16_MAX, INT32_MAX, INT64_MAX};
-    const char *p = text + (text[0] == '+' || text[0] == '-');
-    if (*p < '0' || *p > '9' || strspn(p, "0123456789") != strlen(p)) {
-        return -1;
-    }
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    int64_t limit = max[type - TB_TYPE_INT8];
-    if (errno != 0 || v > limit || v < -limit - 1) {
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* Java's Double.parseDouble of text (decimal forms, NaN, Infinity, an
- * optional f or d suffix, spaces around). */
-static int parse_java_real(const char *text, double *out)
-{
-    char buf[512];
-    size_t len = strlen(text);
-    while (len > 0 && (unsigned char)text[len - 1] <= ' ') {
-        len--;
-    }
-    while (len > 0 && (unsigned char)text[0] <= ' ') {
-        text++;
-        len--;
-    }
-    if (len > 1 && strchr("fFdD", text[len - 1]) != NULL) {
-        len--;
-    }
-    snprintf(buf, sizeof(buf), "%.*s", (int)len, text);
-    const char *unsigned_part = buf + (buf[0] == '+' || buf[0] == '-');
-    if (strcmp(unsigned_part, "NaN") == 0 || strcmp(unsigned_part, "Infinity") == 0) {
-        *out = strtod(buf, NULL);
-        return 0;
-    }
-    if (!tb_field_number_text(buf)) {
-        return -1;
-    }
-    *out = strtod(buf, NULL);
-    return 0;
-}
-
-/* BigDecimal.toString of unscaled and scale. */
-static void decimal_text(int64_t unscaled, int scale, char *out, size_t size)
-{
-    char digits[32];
-    snprintf(
-        digits, sizeof(digits), "%llu",
-        (unsigned long long)(unscaled < 0 ? -(uint64_t)unscaled : (uint64_t)unscaled));
-    const char *sign = unscaled < 0 ? "-" : "";
-    int n = (int)strlen(digits);
-    int adjusted = -scale + (n - 1);
-    if (scale == 0) {
-        snprintf(out, size, "%s%s", sign, digits);
-    } else if (scale > 0 && adjusted >= -6 && n > scale) {
-        snprintf(out, size, "%s%.*s.%s", sign, n - scale, digits, digits + n - scale);
-    } else if (scale > 0 && adjusted >= -6) {
-        snprintf(out, size, "%s0.%.*s%s", sign, scale - n, "000000", digits);
-    } else {
-        snprintf(out, size, "%s%c%s%s%s%d", sign, digits[0], n > 1 ? "." : "", digits + 1,
-                 adjusted >= 0 ? "E+" : "E", adjusted);
-    }
+    return tb_java_narrow(type, src->i);
 }
 
 /* Connect's Values.dateFormatFor: a time of day before the first day's
@@ -430,7 +314,7 @@ static tb_value_t *string_of(const tb_src_t *src, char *errstr, size_t errstr_si
         return tb_field_string(src->i ? "true" : "false");
     case SRC_INT:
         if (src->decimal) {
-            decimal_text(src->i, src->scale, text, sizeof(text));
+            tb_java_decimal_text(src->i, src->scale, text, sizeof(text));
         } else {
             snprintf(text, sizeof(text), "%lld", (long long)src->i);
         }
@@ -486,8 +370,8 @@ static int cast_value(const tb_schema_t *schema, const tb_value_t *v, tb_type_t 
         int64_t i = 0;
         double d = 0;
         int rc = target == TB_TYPE_BOOLEAN   ? 0
-                 : target >= TB_TYPE_FLOAT32 ? parse_java_real(src.text, &d)
-                                             : parse_java_int(src.text, target, &i);
+                 : target >= TB_TYPE_FLOAT32 ? tb_java_parse_real(src.text, &d)
+                                             : tb_java_parse_int(src.text, target, &i);
         if (rc != 0) {
             snprintf(errstr, errstr_size,
                      "Value (%s) was out of range for requested data type", src.text);

@@ -1,7 +1,6 @@
 /*
  * What the field transformations share (tb_field_util.h).
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,29 +135,11 @@ int tb_field_non_empty_string(const json_t *value, char *reason, size_t reason_s
     return 0;
 }
 
-bool tb_field_number_text(const char *s)
+bool tb_field_is_date(const tb_schema_t *s)
 {
-    size_t digits = 0;
-    s += *s == '+' || *s == '-';
-    for (; isdigit((unsigned char)*s); s++) {
-        digits++;
-    }
-    if (*s == '.') {
-        for (s++; isdigit((unsigned char)*s); s++) {
-            digits++;
-        }
-    }
-    if (digits > 0 && (*s == 'e' || *s == 'E')) {
-        s++;
-        s += *s == '+' || *s == '-';
-        if (!isdigit((unsigned char)*s)) {
-            return false;
-        }
-        while (isdigit((unsigned char)*s)) {
-            s++;
-        }
-    }
-    return digits > 0 && *s == '\0';
+    return tb_schema_is_logical(s, TB_LOGICAL_DATE) ||
+           tb_schema_is_logical(s, TB_LOGICAL_TIME) ||
+           tb_schema_is_logical(s, TB_LOGICAL_TIMESTAMP);
 }
 
 tb_schema_t *tb_schema_cache_get(tb_schema_cache_t *c, const tb_schema_t *in)
@@ -179,11 +160,4 @@ void tb_schema_cache_clear(tb_schema_cache_t *c)
     tb_schema_decref(c->out);
     c->in = NULL;
     c->out = NULL;
-}
-
-bool tb_field_is_date(const tb_schema_t *s)
-{
-    return tb_schema_is_logical(s, TB_LOGICAL_DATE) ||
-           tb_schema_is_logical(s, TB_LOGICAL_TIME) ||
-           tb_schema_is_logical(s, TB_LOGICAL_TIMESTAMP);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "connectors/transforms/tb_field_util.h"
+#include "connectors/transforms/tb_java_number.h"
 
 typedef struct {
     tb_side_t side;
@@ -54,21 +55,6 @@ fail:
     mask_destroy(m);
     tb_field_oom(errstr, errstr_size);
     return NULL;
-}
-
-/* An integer of type narrowed from i as Java's casts do. */
-static tb_value_t *java_int(tb_type_t type, int64_t i)
-{
-    switch (type) {
-    case TB_TYPE_INT8:
-        return tb_value_int(type, (int8_t)i);
-    case TB_TYPE_INT16:
-        return tb_value_int(type, (int16_t)i);
-    case TB_TYPE_INT32:
-        return tb_value_int(type, (int32_t)i);
-    default:
-        return tb_value_int(type, i);
-    }
 }
 
 /* Connect's masked value of v (not null): *out, or -1 with errstr. is_date
@@ -128,15 +114,16 @@ static int masked(const tb_mask_field_t *m, const tb_value_t *v, bool is_date,
         return *out != NULL ? 0 : tb_field_oom(errstr, errstr_size);
     }
     long double parsed =
-        tb_field_number_text(m->replacement) ? strtold(m->replacement, NULL) : NAN;
+        tb_java_number_text(m->replacement) ? strtold(m->replacement, NULL) : NAN;
     if (isnan(parsed)) {
         snprintf(errstr, errstr_size,
                  "Unable to convert %s (class java.lang.String) to number",
                  m->replacement);
         return -1;
     }
-    *out = type >= TB_TYPE_FLOAT32 ? tb_value_float(type, (double)parsed)
-                                   : java_int(type, (int64_t)parsed);
+    *out = type >= TB_TYPE_FLOAT32
+               ? tb_value_float(type, (double)parsed)
+               : tb_value_int(type, tb_java_narrow(type, (int64_t)parsed));
     return *out != NULL ? 0 : tb_field_oom(errstr, errstr_size);
 }
 

@@ -3,7 +3,7 @@
  * Connect's requireStruct/requireMap checks and messages, the one
  * replace.null.with.default definition and its reading of a struct's
  * field, copying a schema's basics, the $Key/$Value class pair, the
- * NonEmptyList and NonEmptyString checks, and Java's number text.
+ * NonEmptyList and NonEmptyString checks.
  */
 #ifndef TB_FIELD_UTIL_H
 #define TB_FIELD_UTIL_H
@@ -105,10 +105,6 @@ int tb_field_non_empty_string(const json_t *value, char *reason, size_t reason_s
 /* Whether schema s is Date, Time or Timestamp (a java.util.Date in
  * Connect). */
 bool tb_field_is_date(const tb_schema_t *s);
-
-/* Whether s is a number as Java's BigDecimal reads it: a sign, digits with
- * an optional point, an optional exponent ("-1.5E+3"). */
-bool tb_field_number_text(const char *s);
 
 /* "out of memory" in errstr; -1. */
 int tb_field_oom(char *errstr, size_t errstr_size);

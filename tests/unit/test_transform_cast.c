@@ -3,6 +3,7 @@
 #include "tb_smt_test.h"
 
 #include "connectors/transforms/tb_date_format.h"
+#include "connectors/transforms/tb_java_number.h"
 
 #define CAST(side, spec)                                                                 \
     "{\"transforms\":\"c\",\"transforms.c.type\":\"Cast$" side "\","                     \
@@ -267,6 +268,36 @@ static void test_date_patterns(void **state)
     assert_int_equal(tb_date_format_check("'week' yyyy", reason, sizeof(reason)), 0);
 }
 
+static void test_java_numbers(void **state)
+{
+    (void)state;
+    char text[64];
+    const struct {
+        int64_t unscaled;
+        int scale;
+        const char *text;
+    } decimals[] = {{12345, 2, "123.45"},
+                    {-5, 3, "-0.005"},
+                    {1, -3, "1E+3"},
+                    {12, 9, "1.2E-8"},
+                    {7, 0, "7"}};
+    for (size_t i = 0; i < sizeof(decimals) / sizeof(decimals[0]); i++) {
+        tb_java_decimal_text(decimals[i].unscaled, decimals[i].scale, text, sizeof(text));
+        assert_string_equal(text, decimals[i].text);
+    }
+    int64_t i = 0;
+    assert_int_equal(tb_java_parse_int("-128", TB_TYPE_INT8, &i), 0);
+    assert_int_equal(i, -128);
+    assert_int_equal(tb_java_parse_int("128", TB_TYPE_INT8, &i), -1);
+    assert_int_equal(tb_java_parse_int("1.0", TB_TYPE_INT32, &i), -1);
+    double d = 0;
+    assert_int_equal(tb_java_parse_real(" 2.5f ", &d), 0);
+    assert_true(d == 2.5);
+    assert_int_equal(tb_java_parse_real("inf", &d), -1);
+    assert_int_equal(tb_java_d2i(1e20), INT32_MAX);
+    assert_int_equal(tb_java_narrow(TB_TYPE_INT8, 300), 44);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_cast_whole_and_schemaless),
         cmocka_unit_test(test_timestamp_converter),
         cmocka_unit_test(test_date_patterns),
+        cmocka_unit_test(test_java_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
