@@ -205,8 +205,10 @@ static int source_of(const tb_schema_t *schema, const tb_value_t *v, bool to_str
         src->kind = SRC_INT;
         src->scale = scale != NULL ? atoi(scale) : 0;
         if (!unscaled_of((const unsigned char *)b, len, &src->i)) {
-            snprintf(errstr, errstr_size,
-                     "Cast of a Decimal of more than 18 digits is not supported");
+            snprintf(
+                errstr, errstr_size,
+                "Cast of a Decimal whose unscaled value needs more than 64 bits is not "
+                "supported");
             return -1;
         }
         return 0;
@@ -241,10 +243,11 @@ static int source_of(const tb_schema_t *schema, const tb_value_t *v, bool to_str
     return 0;
 }
 
-static int64_t pow10_of(int n)
+/* 10^n modulo 2^64. */
+static uint64_t pow10_wrapped(int n)
 {
-    int64_t p = 1;
-    while (n-- > 0 && p <= INT64_MAX / 10) {
+    uint64_t p = 1;
+    while (n-- > 0) {
         p *= 10;
     }
     return p;
@@ -257,14 +260,14 @@ static double real_of(const tb_src_t *src)
         return src->d;
     }
     if (src->decimal) {
-        return src->scale >= 0 ? (double)((long double)src->i / pow10_of(src->scale))
-                               : (double)((long double)src->i * pow10_of(-src->scale));
+        return (double)((long double)src->i / powl(10.0L, src->scale));
     }
     return (double)src->i;
 }
 
 /* The integer a source number stands for, as Java's Number.xValue() for
- * type: a double through (int) for the narrow types, (long) for INT64. */
+ * type: a double through (int) for the narrow types, (long) for INT64; a
+ * Decimal truncated, its low 64 bits (BigInteger.longValue). */
 static int64_t integer_of(const tb_src_t *src, tb_type_t type)
 {
     if (src->kind == SRC_REAL) {
@@ -272,8 +275,10 @@ static int64_t integer_of(const tb_src_t *src, tb_type_t type)
                                                           : tb_java_d2i(src->d));
     }
     if (src->decimal) {
-        int64_t i = src->scale >= 0 ? src->i / pow10_of(src->scale)
-                                    : src->i * pow10_of(-src->scale);
+        int64_t i = src->scale >= 19 ? 0
+                    : src->scale >= 0
+                        ? src->i / (int64_t)pow10_wrapped(src->scale)
+                        : (int64_t)((uint64_t)src->i * pow10_wrapped(-src->scale));
         return tb_java_narrow(type, i);
     }
     return tb_java_narrow(type, src->i);
