@@ -548,6 +548,11 @@ class Scraper:
         self.thread.join(timeout=10)
 
 
+# The consumer settings tributary gives its sinks where librdkafka's defaults differ
+# (connectors/kafka/client_props.c): the floors consume with them too, so that floor and
+# tributary run the same client.
+TRIBUTARY_CONSUMER = ["queued.min.messages=10000000", "queued.max.messages.kbytes=131072"]
+
 # The sink's systems in the order of the even repetitions. floor: floor_consume counting;
 # floor-write: floor_consume writing each value as a line to the same tmpfs (the same work
 # as a file sink); tributary-scraped: tributary with GET /metrics once a second.
@@ -568,6 +573,8 @@ def sink_floor(ctx: Context, system: str) -> None:
     out = ctx.sink_dir / f"sink-{system}.txt"
     argv = [ctx.floor("floor_consume"), "-b", ctx.bootstrap, "-t", ctx.topic, "-n", ctx.n,
             "-T", int(ctx.run_timeout)]
+    for setting in TRIBUTARY_CONSUMER:
+        argv += ["-X", setting]
     if system == "floor-write":
         argv += ["-o", out]
     try:
