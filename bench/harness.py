@@ -84,8 +84,8 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
-def status_kb(pid: int, key: str) -> int:
-    """A kB figure of /proc/<pid>/status: VmRSS (now) or VmHWM (peak)."""
+def status_number(pid: int, key: str) -> int:
+    """A figure of /proc/<pid>/status: VmRSS (now) or VmHWM (peak) in kB, or Threads."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             if line.startswith(key + ":"):
@@ -500,10 +500,12 @@ class Fixed:
         return self.value
 
 
-def throughput_row(ctx, scenario, system, seconds, cpu, hwm_kb, background):
-    return row(ctx, scenario, system, records=ctx.n, seconds=seconds,
-               rps=ctx.n / seconds if seconds > 0 else 0.0,
-               cpu_per_m=cpu / ctx.n * 1e6, cores=cpu / seconds if seconds > 0 else 0.0,
+def throughput_row(ctx, scenario, system, seconds, cpu, hwm_kb, background, records=None):
+    """records: N unless said otherwise."""
+    records = records or ctx.n
+    return row(ctx, scenario, system, records=records, seconds=seconds,
+               rps=records / seconds if seconds > 0 else 0.0,
+               cpu_per_m=cpu / records * 1e6, cores=cpu / seconds if seconds > 0 else 0.0,
                rss_mb=hwm_kb / 1024, background=background.cores())
 
 
@@ -586,6 +588,17 @@ def sink_floor(ctx: Context, system: str) -> None:
         out.unlink(missing_ok=True)
 
 
+def wait_for_file(ctx: Context, worker: Worker, out: Path, t0: float, label: str) -> None:
+    """Until the sink's file holds every line. Its size tells (each value has the same
+    length): a stat every 20 ms, cheaper than counting lines."""
+    while (size := out.stat().st_size if out.exists() else 0) < ctx.expected_sink_bytes:
+        worker.check_alive()
+        if time.monotonic() > t0 + ctx.run_timeout:
+            raise BenchError(f"{label} sink: {size} of {ctx.expected_sink_bytes} bytes "
+                             f"after {ctx.run_timeout} s")
+        time.sleep(0.02)
+
+
 def sink_worker(ctx: Context, system: str) -> None:
     """One sink run: a fresh worker, a FileStreamSink with a new group, until the file holds
     every line."""
@@ -604,18 +617,9 @@ def sink_worker(ctx: Context, system: str) -> None:
         worker.create(name, {"connector.class": "FileStreamSink", "topics": ctx.topic,
                              "file": str(out), "key.converter": STRING,
                              "value.converter": STRING})
-        deadline = t0 + ctx.run_timeout
-        # The file's size tells when every line is there (each value has the same
-        # length): a stat every 20 ms, cheaper than counting lines.
-        while (out.stat().st_size if out.exists() else 0) < ctx.expected_sink_bytes:
-            worker.check_alive()
-            if time.monotonic() > deadline:
-                size = out.stat().st_size if out.exists() else 0
-                raise BenchError(f"{system} sink: {size} of {ctx.expected_sink_bytes} bytes "
-                                 f"after {ctx.run_timeout} s")
-            time.sleep(0.02)
+        wait_for_file(ctx, worker, out, t0, system)
         t1, cpu1 = time.monotonic(), cpu_seconds(worker.pid)
-        hwm = status_kb(worker.pid, "VmHWM")
+        hwm = status_number(worker.pid, "VmHWM")
         busy = background.cores()
         with open(out, "rb") as f:
             lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
@@ -666,7 +670,7 @@ def source_like(ctx: Context, scenario: str, systems: list[str], config_of,
             cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
             worker.create(f"bench-{scenario}-{kind}-{ctx.run_id}-{ctx.rep}", config_of(topic))
             t1 = watcher.wait(worker)
-            cpu1, hwm = cpu_seconds(worker.pid), status_kb(worker.pid, "VmHWM")
+            cpu1, hwm = cpu_seconds(worker.pid), status_number(worker.pid, "VmHWM")
             busy = background.cores()
         finally:
             worker.stop()
@@ -766,7 +770,7 @@ def service(ctx: Context) -> None:
                 max_ms=max(times), trials=trials, background=background.cores())
 
             time.sleep(ctx.args.settle)
-            idle = status_kb(worker.pid, "VmRSS")
+            idle = status_number(worker.pid, "VmRSS")
             empty = worker.dir / "empty.txt"
             empty.write_text("")
             topic = f"bench-mem-{kind}-{ctx.run_id}"
@@ -778,15 +782,15 @@ def service(ctx: Context) -> None:
             worker.create(names[0], config(0))
             worker.wait_running(names[:1])
             time.sleep(ctx.args.settle)
-            one = status_kb(worker.pid, "VmRSS")
+            one = status_number(worker.pid, "VmRSS")
             for i, name in enumerate(names[1:], start=1):
                 worker.create(name, config(i))
             worker.wait_running(names, timeout=300)
             time.sleep(ctx.args.settle)
-            full = status_kb(worker.pid, "VmRSS")
+            full = status_number(worker.pid, "VmRSS")
             row(ctx, "memory", kind, idle_mb=idle / 1024, one_mb=one / 1024,
                 many_mb=full / 1024, connectors=many,
-                hwm_mb=status_kb(worker.pid, "VmHWM") / 1024)
+                hwm_mb=status_number(worker.pid, "VmHWM") / 1024)
 
             url = f"{worker.base}/connectors/{names[0]}/status"
             if ctx.args.wrk_warmup > 0:
@@ -799,13 +803,90 @@ def service(ctx: Context) -> None:
                 p99_ms=result["p99_ms"],
                 cpu_per_m=(cpu1 - cpu0) / max(1, result["requests"]) * 1e6,
                 requests=result["requests"], non_2xx=result["non_2xx"],
-                rss_mb=status_kb(worker.pid, "VmHWM") / 1024, background=background.cores())
+                rss_mb=status_number(worker.pid, "VmHWM") / 1024, background=background.cores())
             if result["non_2xx"] or result["socket_errors"]:
                 ctx.notes.append(f"REST {kind}: {result['non_2xx']} non-2xx answers, "
                                  f"socket errors: {result['socket_errors'] or 'none'}.")
         finally:
             if worker is not None:
                 worker.stop()
+
+
+def scale(ctx: Context) -> None:
+    """How cost grows with connectors: a fresh worker per system, FileStreamSource
+    connectors on one empty file added in steps; at each step, once all are RUNNING and
+    after the settle, the worker's resident memory and thread count. Connect stops at
+    --connect-scale-max."""
+    steps = [int(x) for x in ctx.args.scale_steps.split(",")]
+    for kind in ("tributary", "connect"):
+        top = steps[-1] if kind == "tributary" else min(steps[-1], ctx.args.connect_scale_max)
+        log(f"scenario scale: {kind}, up to {top} connectors")
+        worker = WORKERS[kind](ctx, "scale").start()
+        try:
+            worker.wait_ready()
+            empty = worker.dir / "empty.txt"
+            empty.write_text("")
+            config = {"connector.class": "FileStreamSource", "file": str(empty),
+                      "topic": f"bench-scale-{kind}-{ctx.run_id}", "key.converter": STRING,
+                      "value.converter": STRING}
+            created, seconds = 0, 0.0
+            for step in [0] + [n for n in steps if n <= top]:
+                t0 = time.monotonic()
+                names = [f"scale-{i}" for i in range(created, step)]
+                for name in names:
+                    worker.create(name, config)
+                worker.wait_running(names, timeout=max(120, step))
+                seconds, created = time.monotonic() - t0, step
+                time.sleep(ctx.args.settle)
+                row(ctx, "scale", kind, connectors=step, seconds=seconds,
+                    rss_mb=status_number(worker.pid, "VmRSS") / 1024,
+                    threads=status_number(worker.pid, "Threads"))
+        finally:
+            worker.stop()
+
+
+def tasks(ctx: Context) -> None:
+    """tributary's sink with tasks.max 1, 2 and 4 on the 4-partition topic, and 1, 2 and 4
+    FileStreamSource connectors at once, each on the input file into a topic of its own:
+    records/s of all of them together, from the first creation to the last record."""
+    log("scenario tasks: sink tasks.max and concurrent sources")
+    for count in (1, 2, 4):
+        out = ctx.sink_dir / f"tasks-{count}.txt"
+        worker = Tributary(ctx, f"tasks-sink-{count}").start()
+        try:
+            worker.wait_ready()
+            background = Background(ctx)
+            cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
+            worker.create(f"bench-tasks-{count}-{ctx.run_id}", {
+                "connector.class": "FileStreamSink", "topics": ctx.topic, "file": str(out),
+                "tasks.max": str(count), "key.converter": STRING, "value.converter": STRING})
+            wait_for_file(ctx, worker, out, t0, f"tasks.max={count}")
+            t1, cpu1 = time.monotonic(), cpu_seconds(worker.pid)
+            throughput_row(ctx, "tasks-sink", f"tasks.max={count}", t1 - t0, cpu1 - cpu0,
+                           status_number(worker.pid, "VmHWM"), Fixed(background.cores()))
+        finally:
+            worker.stop()
+            out.unlink(missing_ok=True)
+    for count in (1, 2, 4):
+        worker = Tributary(ctx, f"tasks-source-{count}").start()
+        try:
+            worker.wait_ready()
+            topics = [f"bench-tasks-source-{count}-{i}-{ctx.run_id}" for i in range(count)]
+            watchers = [Watcher(ctx, topic, f"tasks-source-{count}-{i}")
+                        for i, topic in enumerate(topics)]
+            background = Background(ctx)
+            cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
+            for topic in topics:
+                worker.create(topic, {"connector.class": "FileStreamSource",
+                                      "file": str(ctx.input_file), "topic": topic,
+                                      "key.converter": STRING, "value.converter": STRING})
+            t1 = max(w.wait(worker) for w in watchers)
+            cpu1 = cpu_seconds(worker.pid)
+            throughput_row(ctx, "tasks-source", f"connectors={count}", t1 - t0, cpu1 - cpu0,
+                           status_number(worker.pid, "VmHWM"), Fixed(background.cores()),
+                           records=count * ctx.n)
+        finally:
+            worker.stop()
 
 
 # ------------------------------------------------------------------------ profile
@@ -1172,6 +1253,41 @@ def render(ctx, goals, profile_lines, wall) -> str:
     L += ["", "Each connector: FileStreamSource on an empty file, RUNNING (one task and its "
           "producer), on both systems.", ""]
 
+    scaled = [e for e in ctx.rows if e["scenario"] == "scale"]
+    L += ["## How cost grows: connectors", "",
+          "| scenario | system | connectors | RSS MB | MB per connector | threads "
+          "| seconds to RUNNING |", "|---|---|---:|---:|---:|---:|---:|"]
+    for system in ("tributary", "connect"):
+        idle = next((e for e in scaled if e["system"] == system and e["connectors"] == 0),
+                    None)
+        for e in (e for e in scaled if e["system"] == system):
+            per = ((e["rss_mb"] - idle["rss_mb"]) / e["connectors"]
+                   if idle and e["connectors"] else 0.0)
+            L.append(f"| scale | {system} | {e['connectors']} | {fmt(e['rss_mb'])} | "
+                     f"{fmt(per)} | {e['threads']} | {fmt(e['seconds'])} |")
+    L += ["", "A fresh worker per system; FileStreamSource connectors on one empty file "
+          "added in steps, each step measured once all are RUNNING and after "
+          f"{ctx.args.settle:g} s. MB per connector: above the idle worker. Connect is "
+          f"measured up to {ctx.args.connect_scale_max} connectors, to bound the run's "
+          "time.", "",
+          "## How cost grows: tasks", "",
+          "| scenario | system | records | seconds | records/s | CPU s per M records "
+          "| cores used | peak RSS MB | background cores |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for scenario, systems in (("tasks-sink", ("tasks.max=1", "tasks.max=2", "tasks.max=4")),
+                              ("tasks-source",
+                               ("connectors=1", "connectors=2", "connectors=4"))):
+        for system in systems:
+            e = find(ctx, scenario, system)
+            if e:
+                L.append(f"| {scenario} | {system} | {fmt(e['records'])} | "
+                         f"{fmt(e['seconds'])} | {fmt(e['rps'])} | {fmt(e['cpu_per_m'])} | "
+                         f"{e['cores']:.2f} | {fmt(e['rss_mb'])} | {e['background']:.2f} |")
+    L += ["", "tributary only, one run each. tasks-sink: FileStreamSink with that tasks.max "
+          "on the 4-partition topic, every task appending to the same file. tasks-source: "
+          "that many FileStreamSource connectors at once, each reading the input file into "
+          "a topic of its own; records are all of theirs together.", ""]
+
     def r(s, k1, k2, field):
         a_, b_ = find(ctx, s, k1), find(ctx, s, k2)
         return ratio(a_ and a_.get(field), b_ and b_.get(field))
@@ -1283,6 +1399,10 @@ def main() -> int:
     p.add_argument("--connect-trials", type=int, default=3)
     p.add_argument("--connectors", type=int, default=50)
     p.add_argument("--settle", type=float, default=5)
+    p.add_argument("--scale-steps", default="1,10,100,1000",
+                   help="connector counts of the scale scenario")
+    p.add_argument("--connect-scale-max", type=int, default=100,
+                   help="the most connectors the scale scenario gives Connect")
     p.add_argument("--profile", action="store_true", help="profile the missed goals")
     p.add_argument("--profile-seconds", type=int, default=10)
     p.add_argument("--only", default="", help="comma-separated scenarios (for development)")
@@ -1296,12 +1416,13 @@ def main() -> int:
     ctx = Context(args)
     ctx.work.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    wanted = set(filter(None, args.only.split(","))) or {"service", "sink", "source", "datagen",
-                                                         "formats"}
+    wanted = set(filter(None, args.only.split(","))) or {
+        "service", "sink", "source", "datagen", "scale", "tasks", "formats"}
     try:
         preload(ctx)
         for name, scenario in (("service", service), ("sink", sink), ("source", source),
-                               ("datagen", datagen), ("formats", formats)):
+                               ("datagen", datagen), ("scale", scale), ("tasks", tasks),
+                               ("formats", formats)):
             if name in wanted:
                 scenario(ctx)
         goals = evaluate(ctx)
