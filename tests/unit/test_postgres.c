@@ -584,7 +584,8 @@ static const char *first_error(const json_t *errors, const char *key)
 static void test_config_keys(void **state)
 {
     (void)state;
-    json_t *errors = validate("{\"name\":\"c\",\"connector.class\":\"postgres-cdc\"," BASE_CONFIG "}");
+    json_t *errors =
+        validate("{\"name\":\"c\",\"connector.class\":\"postgres-cdc\"," BASE_CONFIG "}");
     if (tb_config_error_count(errors) != 0) {
         char *text = json_dumps(errors, 0);
         fail_msg("%s", text);
