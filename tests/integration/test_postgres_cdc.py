@@ -226,3 +226,81 @@ def test_kill_9_mid_stream_loses_nothing(cdc_db, start_worker, bed, tmp_path):
     confirmed = bed.pg.sql("SELECT confirmed_flush_lsn IS NOT NULL FROM pg_replication_slots "
                            f"WHERE slot_name = '{config['slot.name']}'", db=db)
     assert confirmed == [["t"]]
+
+
+TYPES_TABLE = (
+    "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy'); "
+    "CREATE TABLE typed (id int PRIMARY KEY, i2 smallint, i8 bigint, f4 real, "
+    "f8 double precision, b boolean, dec numeric(10,2), var numeric, t text, "
+    "vc varchar(10), c char(3), d date, tm time, tm3 time(3), ts timestamp, "
+    "ts3 timestamp(3), tz timestamptz, j json, jb jsonb, u uuid, raw bytea, "
+    "ints int[], texts text[], m mood)")
+TYPES_ROW = ("{id}, 7, 9000000000, 1.5, 2.25, true, 123.45, 1.005, 'text', 'vc', 'ab', "
+             "'2024-01-02', '10:00:00.5', '10:00:00.5', '2024-01-02 03:04:05.123456', "
+             "'2024-01-02 03:04:05.123', '2024-01-02 05:04:05.123456+02', '{{\"a\": 1}}', "
+             "'{{\"b\": [1, 2]}}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\\x00ff10', "
+             "'{{1,NULL,3}}', '{{\"a b\",c}}', 'ok'")
+COMMON = {"i2": 7, "i8": 9000000000, "f4": 1.5, "f8": 2.25, "b": True, "t": "text",
+          "vc": "vc", "c": "ab ", "d": 19724, "tz": "2024-01-02T03:04:05.123456Z",
+          "j": "{\"a\": 1}", "jb": "{\"b\": [1, 2]}",
+          "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "ints": [1, None, 3],
+          "texts": ["a b", "c"], "m": "ok", "ts3": 1704164645123}
+MODES = {
+    "precise-adaptive-bytes": (
+        {}, {"dec": "MDk=", "var": {"scale": 3, "value": "A+0="}, "tm": 36000500000,
+             "tm3": 36000500, "ts": 1704164645123456, "raw": "AP8Q"}),
+    "double-connect-base64": (
+        {"decimal.handling.mode": "double", "time.precision.mode": "connect",
+         "binary.handling.mode": "base64"},
+        {"dec": 123.45, "var": 1.005, "tm": 36000500, "tm3": 36000500, "ts": 1704164645123,
+         "raw": "AP8Q"}),
+    "string-microseconds-hex": (
+        {"decimal.handling.mode": "string", "time.precision.mode": "adaptive_time_microseconds",
+         "binary.handling.mode": "hex"},
+        {"dec": "123.45", "var": "1.005", "tm": 36000500000, "tm3": 36000500000,
+         "ts": 1704164645123456, "raw": "00ff10"}),
+}
+SCHEMA_NAMES = {
+    "precise-adaptive-bytes": {"dec": "org.apache.kafka.connect.data.Decimal",
+                               "var": "io.debezium.data.VariableScaleDecimal",
+                               "d": "io.debezium.time.Date", "tm": "io.debezium.time.MicroTime",
+                               "tm3": "io.debezium.time.Time",
+                               "ts": "io.debezium.time.MicroTimestamp",
+                               "ts3": "io.debezium.time.Timestamp"},
+    "double-connect-base64": {"dec": None, "d": "org.apache.kafka.connect.data.Date",
+                              "tm": "org.apache.kafka.connect.data.Time",
+                              "ts": "org.apache.kafka.connect.data.Timestamp"},
+    "string-microseconds-hex": {"dec": None, "tm3": "io.debezium.time.MicroTime"},
+}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_types_under_handling_modes(cdc_db, start_worker, bed, mode):
+    db = cdc_db
+    bed.pg.sql(TYPES_TABLE + "; INSERT INTO typed VALUES (" + TYPES_ROW.format(id=1) + ")",
+               db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    settings, expected = MODES[mode]
+    w = start_cdc_worker(start_worker, bed)
+    start_connector(w, "cdc", connector_config(bed, db, prefix, **settings))
+    reader = Reader(bed, f"{prefix}.public.typed")
+    try:
+        reader.until(1)
+        wait_for(lambda: bed.pg.sql("SELECT active FROM pg_replication_slots WHERE "
+                                    f"database = '{db}'", db=db) == [["t"]],
+                 what="the slot streaming")
+        bed.pg.sql("INSERT INTO typed VALUES (" + TYPES_ROW.format(id=2) + ")", db=db)
+        records = reader.until(2)
+    finally:
+        reader.close()
+    want = {**COMMON, **expected}
+    for (_, _, value), row_id in zip(records, (1, 2)):  # the snapshot's and the stream's
+        after = payload(value)["after"]
+        assert after == {"id": row_id, **want}, after
+    fields = {f["field"]: f for f in records[1][2]["schema"]["fields"][1]["fields"]}
+    for column, name in {"jb": "io.debezium.data.Json", "u": "io.debezium.data.Uuid",
+                         "tz": "io.debezium.time.ZonedTimestamp", "m": "io.debezium.data.Enum",
+                         **SCHEMA_NAMES[mode]}.items():
+        assert fields[column].get("name") == name, (column, fields[column])
+    assert fields["m"]["parameters"] == {"allowed": "sad,ok,happy"}
+    assert fields["ints"]["type"] == "array"
