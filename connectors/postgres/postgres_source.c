@@ -39,6 +39,7 @@
 #define STATUS_INTERVAL_MS 10000 /* Debezium's status.update.interval.ms */
 #define HEARTBEAT_KEY "io.debezium.connector.common.ServerNameKey"
 #define HEARTBEAT_VALUE "io.debezium.connector.common.Heartbeat"
+#define RECONNECT_MS 1000 /* between attempts after a lost connection */
 
 typedef enum { PHASE_START = 0, PHASE_SNAPSHOT, PHASE_STREAM, PHASE_DONE } phase_t;
 
@@ -90,6 +91,9 @@ typedef struct {
     tb_schema_t *heartbeat_key_schema;
     tb_schema_t *heartbeat_value_schema;
     int64_t heartbeat_due_ms;
+    /* a lost connection: started again from the stored offset */
+    bool lost;
+    int64_t restart_due_ms;
     tb_pgoutput_msg_t msg;
 } pg_source_t;
 
@@ -275,9 +279,14 @@ static int start(pg_source_t *s, char *errstr, size_t errstr_size)
     json_decref(offset);
     bool complete = has_stored && (!stored.snapshot || stored.last_snapshot);
     uint64_t confirmed;
+    /* a task that lost its connection keeps trying to connect; one that never
+     * had one fails, telling why */
     if ((s->sql = tb_pg_connect(&s->o, false, errstr, errstr_size)) == NULL ||
-        (s->repl = tb_pg_connect(&s->o, true, errstr, errstr_size)) == NULL ||
-        tb_pg_catalog_tables(s->sql, s->filter, &s->tables, &s->ntables, errstr,
+        (s->repl = tb_pg_connect(&s->o, true, errstr, errstr_size)) == NULL) {
+        return -1;
+    }
+    s->lost = false;
+    if (tb_pg_catalog_tables(s->sql, s->filter, &s->tables, &s->ntables, errstr,
                              errstr_size) != 0 ||
         tb_pg_catalog_publication(s->sql, &s->o, s->tables, s->ntables, errstr,
                                   errstr_size) != 0) {
@@ -596,13 +605,50 @@ static int stream_step(pg_source_t *s, size_t max, char *errstr, size_t errstr_s
         }
     }
     if (n < 0 && s->queue.count < max) {
+        s->lost = true;
         return -1;
     }
     if (heartbeat(s) != 0) {
         snprintf(errstr, errstr_size, "out of memory");
         return -1;
     }
-    return send_status(s, errstr, errstr_size);
+    if (send_status(s, errstr, errstr_size) != 0) {
+        s->lost = true;
+        return -1;
+    }
+    return 0;
+}
+
+/* Forgets everything read since the stored offset: the connections, the
+ * snapshot, the relations and the records not handed over yet. */
+static void reset(pg_source_t *s)
+{
+    tb_pg_snapshot_destroy(s->snapshot);
+    s->snapshot = NULL;
+    PQfinish(s->repl);
+    PQfinish(s->sql);
+    s->repl = s->sql = NULL;
+    tb_pg_queue_clear(&s->queue);
+    tb_pg_relations_clear(&s->relations);
+    tb_pg_tables_free(s->tables, s->ntables);
+    s->tables = NULL;
+    s->ntables = 0;
+    free(s->snapshot_relations);
+    s->snapshot_relations = NULL;
+    s->resuming = s->in_transaction = s->skip_transaction = false;
+    s->phase = PHASE_START;
+}
+
+/* After a lost connection (and while the server cannot be reached again)
+ * the task starts again from the stored offset, once a second. */
+static int lost_connection(pg_source_t *s, const char *reason)
+{
+    TB_LOG_TASK(TB_LOG_WARN, LOGGER, s->connector, s->task,
+                "%s; starting again from the stored offset in %d ms", reason,
+                RECONNECT_MS);
+    reset(s);
+    s->restart_due_ms = tb_monotonic_ms() + RECONNECT_MS;
+    return 0;
 }
 
 static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count,
@@ -615,10 +661,12 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         max = (size_t)s->o.max_batch;
     }
     if (s->queue.count == 0) {
-        snprintf(errstr, errstr_size, "out of memory");
+        snprintf(errstr, errstr_size, "out of memory"); /* unless a step says more */
         switch (s->phase) {
         case PHASE_START:
-            rc = start(s, errstr, errstr_size);
+            if (tb_monotonic_ms() >= s->restart_due_ms) {
+                rc = start(s, errstr, errstr_size);
+            }
             break;
         case PHASE_SNAPSHOT:
             rc = snapshot_step(s, errstr, errstr_size);
@@ -629,6 +677,9 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         case PHASE_DONE:
             break;
         }
+    }
+    if (rc != 0 && s->lost) {
+        rc = lost_connection(s, errstr);
     }
     if (rc != 0) {
         return -1;

@@ -304,3 +304,72 @@ def test_types_under_handling_modes(cdc_db, start_worker, bed, mode):
         assert fields[column].get("name") == name, (column, fields[column])
     assert fields["m"]["parameters"] == {"allowed": "sad,ok,happy"}
     assert fields["ints"]["type"] == "array"
+
+
+def slot_of(bed, db, column):
+    rows = bed.pg.sql(f"SELECT {column} FROM pg_replication_slots WHERE database = '{db}'",
+                      db=db, superuser=True)
+    return rows[0][0] if rows else None
+
+
+def test_lost_connection_resumes_and_heartbeats_move_the_slot(cdc_db, start_worker, bed):
+    db = cdc_db
+    bed.pg.sql("CREATE TABLE quiet (id int PRIMARY KEY); CREATE TABLE busy (id int)", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    w = start_cdc_worker(start_worker, bed)
+    start_connector(w, "cdc", connector_config(
+        bed, db, prefix, **{"table.include.list": "public.quiet",
+                            "heartbeat.interval.ms": "200", "snapshot.mode": "no_data"}))
+    reader = Reader(bed, f"{prefix}.public.quiet", f"__debezium-heartbeat.{prefix}")
+    try:
+        wait_for(lambda: slot_of(bed, db, "active") == "t", what="the slot streaming")
+        # the server drops the replication connection: the task connects again
+        bed.pg.sql("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                   f"WHERE database = '{db}'", db=db, superuser=True)
+        wait_for(lambda: slot_of(bed, db, "active") == "t", what="the slot streaming again")
+        bed.pg.sql("INSERT INTO quiet VALUES (1)", db=db)
+        wait_for(lambda: any(t.endswith(".quiet") for t, _, _ in reader.until(1)),
+                 what="the insert after the reconnection")
+        assert running(w, "cdc")
+        # changes the slot does not capture: heartbeats still move its position
+        bed.pg.sql("INSERT INTO busy SELECT generate_series(1, 1000)", db=db)
+        wal = bed.pg.sql("SELECT pg_current_wal_lsn()", db=db)[0][0]
+        wait_for(lambda: bed.pg.sql(f"SELECT confirmed_flush_lsn >= '{wal}' FROM "
+                                    f"pg_replication_slots WHERE database = '{db}'",
+                                    db=db) == [["t"]],
+                 timeout=60, what="the slot's flush position past the busy table's changes")
+        beats = [(k, v) for t, k, v in reader.until(len(reader.records) + 2)
+                 if t.startswith("__debezium-heartbeat")]
+        assert beats and payload(beats[0][0]) == {"serverName": prefix}
+        assert beats[0][0]["schema"]["name"] == "io.debezium.connector.common.ServerNameKey"
+        assert set(payload(beats[0][1])) == {"ts_ms"}
+    finally:
+        reader.close()
+
+
+def test_dropped_slot_is_reported(cdc_db, start_worker, bed, tmp_path):
+    db = cdc_db
+    bed.pg.sql("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    folder = tmp_path / "w"
+    config = connector_config(bed, db, prefix)
+    w = start_cdc_worker(start_worker, bed, directory=folder)
+    start_connector(w, "cdc", config)
+    reader = Reader(bed, f"{prefix}.public.t")
+    try:
+        reader.until(1)
+        wait_for(lambda: w.get("/connectors/cdc/offsets").json()["offsets"],
+                 what="the snapshot recorded")
+    finally:
+        reader.close()
+    w.stop(signal.SIGKILL)
+    wait_for(lambda: slot_of(bed, db, "active") == "f", what="the slot released")
+    bed.pg.sql(f"SELECT pg_drop_replication_slot('{config['slot.name']}')", db=db)
+    w = start_cdc_worker(start_worker, bed, directory=folder)
+
+    def failed():
+        tasks = w.get("/connectors/cdc/status").json().get("tasks", [])
+        return tasks and tasks[0]["state"] == "FAILED" and tasks[0]["trace"]
+    trace = wait_for(failed, what="the task failed")
+    assert f"the replication slot {config['slot.name']} no longer exists" in trace
+    assert "snapshot.mode=when_needed" in trace
