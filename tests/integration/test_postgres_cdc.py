@@ -3,6 +3,7 @@ bed's real PostgreSQL 15 and Kafka: the snapshot and the stream meet, every
 operation makes Debezium's records, filters and ALTER TABLE apply, and a
 kill -9 loses nothing."""
 import json
+import pathlib
 import signal
 import time
 import uuid
@@ -47,8 +48,9 @@ def cdc_db(bed):
 
 
 class Reader:
-    """Reads (key, value) pairs of JSON records (None for a null) from topics, from
-    the beginning, across calls."""
+    """Reads (topic, key, value) of JSON records (None for a null) from topics, from
+    the beginning, across calls; each record once, though a topic created later
+    makes the consumer start its partitions again."""
 
     def __init__(self, bed, *topics):
         self.consumer = Consumer({"bootstrap.servers": bed.bootstrap,
@@ -58,11 +60,16 @@ class Reader:
                                   "topic.metadata.refresh.interval.ms": 1000})
         self.consumer.subscribe(list(topics))
         self.records = []
+        self.seen = set()
 
     def until(self, count, timeout=90):
         def enough():
             message = self.consumer.poll(0.5)
-            if message is not None and not message.error():
+            if message is None or message.error():
+                return len(self.records) >= count
+            where = (message.topic(), message.partition(), message.offset())
+            if where not in self.seen:
+                self.seen.add(where)
                 decode = lambda b: None if b is None else json.loads(b)  # noqa: E731
                 self.records.append((message.topic(), decode(message.key()),
                                      decode(message.value())))
@@ -378,3 +385,30 @@ def test_dropped_slot_is_reported(cdc_db, start_worker, bed, tmp_path):
     trace = wait_for(failed, what="the task failed")
     assert f"the replication slot {config['slot.name']} no longer exists" in trace
     assert "snapshot.mode=when_needed" in trace
+
+
+def test_the_example_connector_runs(cdc_db, start_worker, bed):
+    example = json.loads((pathlib.Path(__file__).resolve().parents[2] / "examples" /
+                          "postgres-cdc" / "inventory.json").read_text())
+    db = cdc_db
+    bed.pg.sql("CREATE TABLE orders (id int PRIMARY KEY, total numeric(8,2)); "
+               "CREATE TABLE customers (id int PRIMARY KEY, name text); "
+               "CREATE TABLE audit (id int); INSERT INTO orders VALUES (1, 9.99)", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    config = {**example["config"], "database.hostname": bed.pg.host,
+              "database.port": str(bed.pg.port), "database.user": bed.pg.user,
+              "database.dbname": db, "topic.prefix": prefix,
+              "slot.name": f"s_{uuid.uuid4().hex[:20]}"}
+    w = start_worker(WORKER, env={"INVENTORY_DB_PASSWORD": bed.pg.password})
+    start_connector(w, example["name"], config)
+    reader = Reader(bed, f"{prefix}.public.orders", f"{prefix}.public.customers")
+    try:
+        reader.until(1)
+        wait_for(lambda: slot_of(bed, db, "active") == "t", what="the slot streaming")
+        bed.pg.sql("INSERT INTO customers VALUES (1, 'Ada'); INSERT INTO audit VALUES (1)",
+                   db=db)
+        records = reader.until(2)
+    finally:
+        reader.close()
+    assert [(t.split(".")[-1], payload(v)["op"]) for t, _, v in records] == [
+        ("orders", "r"), ("customers", "c")]
