@@ -141,6 +141,16 @@ int tb_pg_stream_start(PGconn *conn, const char *slot, const char *publication,
     return 0;
 }
 
+/* Whether a stream that ended with res (NULL: none) lost its connection
+ * (a connection exception, or an operator's intervention such as a server
+ * shutdown or pg_terminate_backend) rather than failed for good. */
+static bool connection_lost(PGconn *conn, const PGresult *res)
+{
+    const char *state = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    return PQstatus(conn) == CONNECTION_BAD || state == NULL ||
+           strncmp(state, "08", 2) == 0 || strncmp(state, "57", 2) == 0;
+}
+
 int tb_pg_stream_read(PGconn *conn, char **buf, char *errstr, size_t errstr_size)
 {
     *buf = NULL;
@@ -149,7 +159,7 @@ int tb_pg_stream_read(PGconn *conn, char **buf, char *errstr, size_t errstr_size
         if (PQconsumeInput(conn) == 0) {
             copy_error("the replication connection failed", PQerrorMessage(conn), errstr,
                        errstr_size);
-            return -1;
+            return TB_PG_STREAM_LOST;
         }
         n = PQgetCopyData(conn, buf, 1);
     }
@@ -163,12 +173,13 @@ int tb_pg_stream_read(PGconn *conn, char **buf, char *errstr, size_t errstr_size
                        ? PQresultErrorMessage(res)
                        : "no reason given",
                    errstr, errstr_size);
+        bool lost = connection_lost(conn, res);
         PQclear(res);
-        return -1;
+        return lost ? TB_PG_STREAM_LOST : TB_PG_STREAM_FAILED;
     }
     copy_error("the replication connection failed", PQerrorMessage(conn), errstr,
                errstr_size);
-    return -1;
+    return TB_PG_STREAM_LOST;
 }
 
 int tb_pg_stream_status(PGconn *conn, uint64_t lsn, bool reply, char *errstr,

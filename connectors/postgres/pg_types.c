@@ -598,7 +598,11 @@ static tb_value_t *array_value(const tb_pg_type_t *t, const tb_schema_t *schema,
         }
         p += *p == ',';
     }
-    return p[1] == '\0' ? array : (tb_value_free(array), NULL);
+    if (p[1] != '\0') { /* text after the closing brace */
+        tb_value_free(array);
+        return NULL;
+    }
+    return array;
 }
 
 int tb_pg_type_value(const tb_pg_type_t *t, const tb_schema_t *schema,

@@ -605,7 +605,7 @@ static int stream_step(pg_source_t *s, size_t max, char *errstr, size_t errstr_s
         }
     }
     if (n < 0 && s->queue.count < max) {
-        s->lost = true;
+        s->lost = n == TB_PG_STREAM_LOST;
         return -1;
     }
     if (heartbeat(s) != 0) {
@@ -617,6 +617,11 @@ static int stream_step(pg_source_t *s, size_t max, char *errstr, size_t errstr_s
         return -1;
     }
     return 0;
+}
+
+static bool connection_bad(PGconn *conn)
+{
+    return conn != NULL && PQstatus(conn) == CONNECTION_BAD;
 }
 
 /* Forgets everything read since the stored offset: the connections, the
@@ -678,7 +683,7 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
             break;
         }
     }
-    if (rc != 0 && s->lost) {
+    if (rc != 0 && (s->lost || connection_bad(s->sql) || connection_bad(s->repl))) {
         rc = lost_connection(s, errstr);
     }
     if (rc != 0) {

@@ -46,8 +46,11 @@ int tb_pg_stream_start(PGconn *conn, const char *slot, const char *publication,
                        uint64_t lsn, char *errstr, size_t errstr_size);
 
 /* The next CopyData message that has arrived: returns its length with *buf
- * (PQfreemem() it), 0 when none has, or -1 when the stream ended or the
- * connection failed (errstr says why). Never blocks. */
+ * (PQfreemem() it), 0 when none has, TB_PG_STREAM_LOST when the connection
+ * was lost (reconnecting may help), or TB_PG_STREAM_FAILED when the server
+ * refused to go on (errstr says why). Never blocks. */
+#define TB_PG_STREAM_FAILED (-1)
+#define TB_PG_STREAM_LOST (-2)
 int tb_pg_stream_read(PGconn *conn, char **buf, char *errstr, size_t errstr_size);
 
 /* Sends a standby status update: everything up to lsn is flushed. Returns
