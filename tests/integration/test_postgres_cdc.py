@@ -101,11 +101,19 @@ def test_snapshot_then_stream_writes_debeziums_records(cdc_db, start_worker, bed
     db = cdc_db
     bed.pg.sql("CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, "
                "price numeric(10,2)); INSERT INTO items VALUES (1, 'one', 1.50), "
-               "(2, 'two', NULL)", db=db)
+               "(2, 'two', NULL); CREATE TABLE zeta (id int PRIMARY KEY); "
+               "INSERT INTO zeta VALUES (1), (2)", db=db)
     prefix = f"p{uuid.uuid4().hex[:8]}"
     topic = f"{prefix}.public.items"
     w = start_cdc_worker(start_worker, bed)
     start_connector(w, "cdc", connector_config(bed, db, prefix))
+    zeta = Reader(bed, f"{prefix}.public.zeta")
+    try:
+        # Debezium's snapshot markers: the tables in order, and their rows
+        assert [payload(v)["source"]["snapshot"] for _, _, v in zeta.until(2)] == [
+            "first_in_data_collection", "last"]
+    finally:
+        zeta.close()
     reader = Reader(bed, topic)
     try:
         snapshot = reader.until(2)
@@ -122,7 +130,8 @@ def test_snapshot_then_stream_writes_debeziums_records(cdc_db, start_worker, bed
         source = first["source"]
         assert (source["connector"], source["name"], source["db"], source["schema"],
                 source["table"]) == ("postgresql", prefix, db, "public", "items")
-        assert [payload(v)["source"]["snapshot"] for _, _, v in snapshot] == ["first", "last"]
+        assert [payload(v)["source"]["snapshot"] for _, _, v in snapshot] == [
+            "first", "last_in_data_collection"]
 
         wait_for(lambda: running(w, "cdc"), what="the task running")
         bed.pg.sql("INSERT INTO items VALUES (3, 'three', 3); "
