@@ -297,10 +297,6 @@ static int start(pg_source_t *s, char *errstr, size_t errstr_size)
         return -1;
     }
     if (wants_snapshot(s, has_stored, complete, slot == 1)) {
-        if (s->o.snapshot_mode == TB_PG_SNAPSHOT_INITIAL_ONLY && complete) {
-            s->phase = PHASE_DONE;
-            return 0;
-        }
         /* nothing after the slot's position was recorded as read, so a slot
          * made again exports a snapshot the stream continues exactly */
         if (slot == 1 &&
