@@ -50,7 +50,7 @@ int tb_pg_catalog_tables(PGconn *conn, const tb_pg_filter_t *filter,
 }
 
 /* The type of a column: a domain's base type, an array's element, an
- * enum's labels, and format_type's name. */
+ * enum's labels, and format_type's name; and its default expression. */
 #define COLUMNS_SQL                                                                      \
     "SELECT a.attname, "                                                                 \
     "CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END, "                 \
@@ -61,8 +61,10 @@ int tb_pg_catalog_tables(PGconn *conn, const tb_pg_filter_t *filter,
     "format_type(a.atttypid, a.atttypmod), "                                             \
     "CASE WHEN b.typcategory = 'A' THEN b.typelem ELSE 0 END, "                          \
     "(SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_enum e "      \
-    "WHERE e.enumtypid = b.oid) "                                                        \
+    "WHERE e.enumtypid = b.oid), "                                                       \
+    "pg_get_expr(d.adbin, d.adrelid) "                                                   \
     "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "                          \
+    "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "           \
     "JOIN pg_type b ON b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype "            \
     "ELSE a.atttypid END "                                                               \
     "WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped "                \
@@ -92,6 +94,7 @@ int tb_pg_catalog_columns(PGconn *conn, uint32_t oid, tb_pg_column_info_t **colu
         c->type.elem_oid = (uint32_t)strtoul(PQgetvalue(res, i, 6), NULL, 10);
         c->type.enum_labels =
             PQgetisnull(res, i, 7) ? NULL : strdup(PQgetvalue(res, i, 7));
+        c->default_expr = PQgetisnull(res, i, 8) ? NULL : strdup(PQgetvalue(res, i, 8));
     }
     PQclear(res);
     if (*columns == NULL) {

@@ -15,6 +15,7 @@ void tb_pg_column_info_free(tb_pg_column_info_t *info, size_t n)
     for (size_t i = 0; info != NULL && i < n; i++) {
         free(info[i].name);
         tb_pg_type_release(&info[i].type);
+        free(info[i].default_expr);
     }
     free(info);
 }
@@ -145,6 +146,11 @@ tb_pg_relation_t *tb_pg_relation_build(const tb_pg_relation_ctx_t *ctx, uint32_t
             goto fail;
         }
         tb_schema_set_optional(c->schema, known == NULL || !known->not_null);
+        if (known != NULL && known->default_expr != NULL) {
+            tb_schema_set_default(
+                c->schema,
+                tb_pg_type_default(&c->type, c->schema, ctx->modes, known->default_expr));
+        }
     }
     if (r->schema_name == NULL || r->table_name == NULL || r->topic == NULL ||
         build_schemas(r, ctx) != 0) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "connectors/postgres/tb_pg_types.h"
 #include "registry/tb_text.h"
@@ -624,4 +625,108 @@ int tb_pg_type_value(const tb_pg_type_t *t, const tb_schema_t *schema,
     }
     free(copy);
     return *out != NULL ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------------
+ * Defaults
+ */
+
+/* The text standing for a generated default of type oid, or NULL when
+ * Debezium gives the type no default. */
+static const char *placeholder(const tb_pg_type_t *t)
+{
+    switch (t->oid) {
+    case OID_BOOL:
+        return "false";
+    case OID_BPCHAR:
+    case OID_VARCHAR:
+    case OID_TEXT:
+    case OID_XML:
+        return "";
+    case OID_NUMERIC:
+    case OID_FLOAT4:
+    case OID_FLOAT8:
+        return "0.0";
+    case OID_INT2:
+    case OID_INT4:
+    case OID_INT8:
+        return "0";
+    case OID_JSON:
+    case OID_JSONB:
+        return "{}";
+    case OID_UUID:
+        return "00000000-0000-0000-0000-000000000000";
+    case OID_DATE:
+        return "1970-01-01";
+    case OID_TIME:
+        return "00:00:00";
+    case OID_TIMESTAMP:
+        return "1970-01-01 00:00:00";
+    case OID_TIMESTAMPTZ:
+        return "1970-01-01 00:00:00+00";
+    default:
+        return t->enum_labels != NULL ? "" : NULL;
+    }
+}
+
+/* Whether expr calls a function ("nextval('s'::regclass)", "now()") or
+ * names a current date or time, as Debezium tells generated defaults. */
+static bool generated(const char *expr)
+{
+    static const char *const current[] = {"current_timestamp", "current_time",
+                                          "current_date",      "localtime",
+                                          "localtimestamp",    NULL};
+    for (size_t i = 0; current[i] != NULL; i++) {
+        if (strcasecmp(expr, current[i]) == 0) {
+            return true;
+        }
+    }
+    const char *p = expr + (*expr == '(');
+    const char *name = p;
+    while (isalnum((unsigned char)*p) || *p == '_' || *p == '.') {
+        p++;
+    }
+    return p > name && *p == '(' && strchr(p, ')') != NULL;
+}
+
+tb_value_t *tb_pg_type_default(const tb_pg_type_t *t, const tb_schema_t *schema,
+                               const tb_pg_modes_t *modes, const char *expr)
+{
+    const char *generated_text = placeholder(t);
+    char errstr[128];
+    char text[256];
+    tb_value_t *v = NULL;
+    while (isspace((unsigned char)*expr)) {
+        expr++;
+    }
+    if (generated_text == NULL || t->elem_oid != 0 ||
+        tb_schema_type(schema) == TB_TYPE_STRUCT) {
+        return NULL; /* no default, as Debezium's (a struct cannot be one) */
+    }
+    if (generated(expr)) {
+        if (t->enum_labels != NULL) {
+            return NULL; /* only an enum's literal is its default */
+        }
+        snprintf(text, sizeof(text), "%s", generated_text);
+    } else if (strchr(expr, '\'') != NULL) { /* 'value'::type: the quoted text */
+        const char *open = strchr(expr, '\'');
+        const char *close = strchr(open + 1, '\'');
+        if (close == NULL) {
+            return NULL;
+        }
+        snprintf(text, sizeof(text), "%.*s", (int)(close - open - 1), open + 1);
+    } else if (strncmp(expr, "NULL::", 6) == 0) {
+        return NULL;
+    } else {
+        snprintf(text, sizeof(text), "%s", expr);
+        text[strcspn(text, " ")] = '\0';
+    }
+    if (t->oid == OID_BOOL) { /* true and false, not the output form t and f */
+        return tb_value_bool(strcasecmp(text, "true") == 0);
+    }
+    if (tb_pg_type_value(t, schema, modes, text, strlen(text), &v, errstr,
+                         sizeof(errstr)) != 0) {
+        return NULL;
+    }
+    return v;
 }

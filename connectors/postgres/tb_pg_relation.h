@@ -6,7 +6,8 @@
  *
  * A relation is built from a column list (a pgoutput Relation message, or
  * the catalog for a snapshot) and what the catalog adds per column
- * (nullability, primary key membership, enum labels, array elements). A
+ * (nullability, primary key membership, enum labels, array elements, the
+ * default, which Debezium writes into the field's schema). A
  * Relation message mid-stream (an ALTER TABLE) replaces the cached one, so
  * the records after it carry the new schemas.
  */
@@ -28,6 +29,7 @@ typedef struct {
     tb_pg_type_t type;
     bool not_null;
     bool primary_key;
+    char *default_expr; /* pg_get_expr() of its default, or NULL */
 } tb_pg_column_info_t;
 
 typedef struct {

@@ -46,4 +46,13 @@ int tb_pg_type_value(const tb_pg_type_t *t, const tb_schema_t *schema,
                      const tb_pg_modes_t *modes, const char *text, size_t len,
                      tb_value_t **out, char *errstr, size_t errstr_size);
 
+/* The default Debezium puts in the schema of a column of type t whose
+ * default expression (pg_get_expr) is expr: a constant's value under schema;
+ * for an expression that calls a function (nextval(), now()) or a current
+ * date or time, the type's placeholder (0, "", 1970-01-01, ...); NULL for no
+ * default (a null, a type Debezium has no default for, or a value that
+ * cannot be read). */
+tb_value_t *tb_pg_type_default(const tb_pg_type_t *t, const tb_schema_t *schema,
+                               const tb_pg_modes_t *modes, const char *expr);
+
 #endif

@@ -186,8 +186,9 @@ def test_full_identity_truncate_filters_and_alter_table(cdc_db, start_worker, be
         # the records after the ALTER TABLE carry the new column and schema
         assert values[2]["before"] == {"id": 1, "v": "b", "n": 7}
         assert values[2]["after"] == {"id": 1, "v": "c", "n": 7}
-        after_fields = [f["field"] for f in records[2][2]["schema"]["fields"][1]["fields"]]
-        assert after_fields == ["id", "v", "n"]
+        after_fields = records[2][2]["schema"]["fields"][1]["fields"]
+        assert [f["field"] for f in after_fields] == ["id", "v", "n"]
+        assert after_fields[2]["default"] == 7  # the column's default, as Debezium's
         assert records[3][1] is None and values[3]["before"] is None
         assert values[3]["source"]["table"] == "full_rows"
     finally:

@@ -315,6 +315,39 @@ static void test_types_under_modes(void **state)
     assert_string_equal(tb_schema_parameter(s, "allowed"), "sad,ok,happy");
     tb_schema_decref(s);
 
+    /* defaults as Debezium writes them into schemas: a constant's value, a
+     * generated value's placeholder, none for a null */
+    struct {
+        uint32_t oid;
+        const char *expr;
+        const char *json; /* NULL: no default */
+    } defaults[] = {
+        {23, "nextval('items_id_seq'::regclass)", "0"},
+        {23, "'-1'::integer", "-1"},
+        {25, "'abc'::text", "\"abc\""},
+        {25, "NULL::text", NULL},
+        {16, "true", "true"},
+        {1700, "12.5", "12.5"},
+        {1184, "now()", "\"1970-01-01T00:00:00.000000Z\""},
+        {1082, "CURRENT_DATE", "0"},
+        {17, "'\\x00'::bytea", NULL},
+    };
+    tb_pg_modes_t doubles = {.decimal = TB_PG_DECIMAL_DOUBLE};
+    for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+        tb_pg_type_t t = {.oid = defaults[i].oid, .typmod = -1};
+        tb_schema_t *schema = tb_pg_type_schema(&t, &doubles, errstr, sizeof(errstr));
+        tb_value_t *v = tb_pg_type_default(&t, schema, &doubles, defaults[i].expr);
+        if (defaults[i].json == NULL) {
+            assert_null(v);
+        } else {
+            char *json = json_of(schema, v);
+            assert_string_equal(json, defaults[i].json);
+            free(json);
+        }
+        tb_value_free(v);
+        tb_schema_decref(schema);
+    }
+
     /* a type without a mapping is an error naming it */
     tb_pg_type_t money = {.oid = 790, .typmod = -1, .name = "money"};
     assert_null(tb_pg_type_schema(&money, &dflt, errstr, sizeof(errstr)));
