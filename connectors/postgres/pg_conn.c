@@ -38,7 +38,8 @@ PGconn *tb_pg_connect(const tb_pg_options_t *o, bool replication, char *errstr,
                             o->password,
                             o->dbname,
                             "tributary",
-                            "-c TimeZone=UTC -c DateStyle=ISO -c extra_float_digits=3",
+                            "-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=iso_8601 "
+                            "-c lc_monetary=C -c extra_float_digits=3",
                             "10",
                             "database",
                             NULL};

@@ -30,6 +30,7 @@ enum {
     OID_CIDR = 650,
     OID_FLOAT4 = 700,
     OID_FLOAT8 = 701,
+    OID_MONEY = 790,
     OID_MACADDR = 829,
     OID_INET = 869,
     OID_BPCHAR = 1042,
@@ -38,6 +39,8 @@ enum {
     OID_TIME = 1083,
     OID_TIMESTAMP = 1114,
     OID_TIMESTAMPTZ = 1184,
+    OID_INTERVAL = 1186,
+    OID_TIMETZ = 1266,
     OID_NUMERIC = 1700,
     OID_UUID = 2950,
     OID_JSONB = 3802,
@@ -215,6 +218,14 @@ static tb_schema_t *scalar_schema(const tb_pg_type_t *t, const tb_pg_modes_t *mo
         return timestamp_schema(t, modes);
     case OID_TIMESTAMPTZ:
         return named(TB_TYPE_STRING, "io.debezium.time.ZonedTimestamp");
+    case OID_TIMETZ:
+        return named(TB_TYPE_STRING, "io.debezium.time.ZonedTime");
+    case OID_INTERVAL: /* interval.handling.mode=numeric, Debezium's default */
+        return named(TB_TYPE_INT64, "io.debezium.time.MicroDuration");
+    case OID_MONEY: /* money.fraction.digits=2, Debezium's default */
+        return modes->decimal == TB_PG_DECIMAL_PRECISE  ? tb_schema_decimal(2)
+               : modes->decimal == TB_PG_DECIMAL_DOUBLE ? tb_schema_new(TB_TYPE_FLOAT64)
+                                                        : tb_schema_new(TB_TYPE_STRING);
     default:
         return t->enum_labels != NULL ? enum_schema(t) : NULL;
     }
@@ -475,6 +486,68 @@ static tb_value_t *real_value(tb_type_t type, const char *text)
     return end != text && *end == '\0' ? tb_value_float(type, d) : NULL;
 }
 
+/* Debezium's MicroDuration of an interval in ISO 8601 ("P1Y2M3DT4H5M6.5S",
+ * IntervalStyle=iso_8601): months count 365.25 / 12 days. */
+static bool parse_interval(const char *text, int64_t *micros)
+{
+    double fields[6] = {0}; /* years, months, days, hours, minutes, seconds */
+    const char *p = text;
+    bool time = false;
+    if (*p++ != 'P') {
+        return false;
+    }
+    while (*p != '\0') {
+        if (*p == 'T') {
+            time = true;
+            p++;
+            continue;
+        }
+        char *end;
+        double v = strtod(p, &end);
+        const char *units = time ? "HMS" : "YMD";
+        const char *unit = end != p && *end != '\0' ? strchr(units, *end) : NULL;
+        if (unit == NULL) {
+            return false;
+        }
+        fields[(time ? 3 : 0) + (unit - units)] = v;
+        p = end + 1;
+    }
+    double days = (fields[0] * 12 + fields[1]) * (365.25 / 12.0) + fields[2];
+    double seconds = ((days * 24 + fields[3]) * 60 + fields[4]) * 60 + fields[5];
+    *micros = (int64_t)(seconds * 1e6);
+    return true;
+}
+
+/* Debezium's ZonedTime of "HH:MM:SS[.f]+HH[:MM]": the time in UTC, with as
+ * many fractional digits as needed. */
+static bool zoned_time(const char *text, char *out, size_t size)
+{
+    const char *p = text;
+    int64_t micros, offset;
+    if (!parse_time(&p, &micros) || !parse_offset(&p, &offset) || *p != '\0') {
+        return false;
+    }
+    micros -= offset * 1000000;
+    micros -= floor_div(micros, 86400000000LL) * 86400000000LL;
+    char stamp[48];
+    zoned_text(micros, 0, stamp, sizeof(stamp)); /* 1970-01-01THH:MM:SS[.f]Z */
+    snprintf(out, size, "%s", stamp + 11);
+    return true;
+}
+
+/* money in the C locale ("-$1,234.56"), without its symbol and separators. */
+static bool money_text(const char *text, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = text; *p != '\0' && n + 1 < size; p++) {
+        if (*p != '$' && *p != ',') {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+    return n > 0;
+}
+
 /* The value of a scalar's NUL-terminated text; NULL when it is not one. */
 static tb_value_t *scalar_value(const tb_pg_type_t *t, const tb_schema_t *schema,
                                 const tb_pg_modes_t *modes, const char *text, size_t len)
@@ -528,6 +601,24 @@ static tb_value_t *scalar_value(const tb_pg_type_t *t, const tb_schema_t *schema
         }
         zoned_text(n, time_precision(t), iso, sizeof(iso));
         return tb_value_string(iso, strlen(iso));
+    }
+    case OID_TIMETZ: {
+        char iso[48];
+        return zoned_time(text, iso, sizeof(iso)) ? tb_value_string(iso, strlen(iso))
+                                                  : NULL;
+    }
+    case OID_INTERVAL:
+        return parse_interval(text, &n) ? tb_value_int(TB_TYPE_INT64, n) : NULL;
+    case OID_MONEY: {
+        char plain[64];
+        if (!money_text(text, plain, sizeof(plain))) {
+            return NULL;
+        }
+        if (type == TB_TYPE_BYTES) {
+            return decimal_value(schema, plain);
+        }
+        return type == TB_TYPE_FLOAT64 ? real_value(type, plain)
+                                       : tb_value_string(plain, strlen(plain));
     }
     default:
         return tb_value_string(text, len);

@@ -1,7 +1,8 @@
 /*
  * tb_pg_conn.h - libpq connections of the PostgreSQL source: a plain one
  * (catalog queries and the snapshot) and a replication one (the slot and
- * its stream), both in UTC with ISO dates, as tb_pg_types.h reads them.
+ * its stream), both in UTC with ISO dates, ISO 8601 intervals and money in
+ * the C locale, as tb_pg_types.h reads them.
  *
  * The stream is read without blocking: tb_pg_stream_read() takes what has
  * arrived and returns at once. Errors come back in errstr as libpq words

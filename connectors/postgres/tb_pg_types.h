@@ -5,8 +5,8 @@
  * that schema, per decimal.handling.mode, time.precision.mode and
  * binary.handling.mode.
  *
- * The connections set TimeZone=UTC and DateStyle=ISO (pg_conn.c), which
- * the parsing of dates and times relies on.
+ * The connections set TimeZone=UTC, DateStyle=ISO, IntervalStyle=iso_8601
+ * and lc_monetary=C (pg_conn.c), which the parsing relies on.
  */
 #ifndef TB_PG_TYPES_H
 #define TB_PG_TYPES_H

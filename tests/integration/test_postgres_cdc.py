@@ -256,31 +256,33 @@ TYPES_TABLE = (
     "f8 double precision, b boolean, dec numeric(10,2), var numeric, t text, "
     "vc varchar(10), c char(3), d date, tm time, tm3 time(3), ts timestamp, "
     "ts3 timestamp(3), tz timestamptz, j json, jb jsonb, u uuid, raw bytea, "
-    "ints int[], texts text[], m mood)")
+    "ints int[], texts text[], m mood, iv interval, mo money, ttz timetz)")
 TYPES_ROW = ("{id}, 7, 9000000000, 1.5, 2.25, true, 123.45, 1.005, 'text', 'vc', 'ab', "
              "'2024-01-02', '10:00:00.5', '10:00:00.5', '2024-01-02 03:04:05.123456', "
              "'2024-01-02 03:04:05.123', '2024-01-02 05:04:05.123456+02', '{{\"a\": 1}}', "
              "'{{\"b\": [1, 2]}}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\\x00ff10', "
-             "'{{1,NULL,3}}', '{{\"a b\",c}}', 'ok'")
+             "'{{1,NULL,3}}', '{{\"a b\",c}}', 'ok', "
+             "'1 year 2 mons 3 days 04:05:06.5', 1234.56, '10:00:00.5+02'")
 COMMON = {"i2": 7, "i8": 9000000000, "f4": 1.5, "f8": 2.25, "b": True, "t": "text",
           "vc": "vc", "c": "ab ", "d": 19724, "tz": "2024-01-02T03:04:05.123456Z",
           "j": "{\"a\": 1}", "jb": "{\"b\": [1, 2]}",
           "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "ints": [1, None, 3],
-          "texts": ["a b", "c"], "m": "ok", "ts3": 1704164645123}
+          "texts": ["a b", "c"], "m": "ok", "ts3": 1704164645123,
+          "iv": 37091106500000, "ttz": "08:00:00.5Z"}
 MODES = {
     "precise-adaptive-bytes": (
         {}, {"dec": "MDk=", "var": {"scale": 3, "value": "A+0="}, "tm": 36000500000,
-             "tm3": 36000500, "ts": 1704164645123456, "raw": "AP8Q"}),
+             "tm3": 36000500, "ts": 1704164645123456, "raw": "AP8Q", "mo": "AeJA"}),
     "double-connect-base64": (
         {"decimal.handling.mode": "double", "time.precision.mode": "connect",
          "binary.handling.mode": "base64"},
         {"dec": 123.45, "var": 1.005, "tm": 36000500, "tm3": 36000500, "ts": 1704164645123,
-         "raw": "AP8Q"}),
+         "raw": "AP8Q", "mo": 1234.56}),
     "string-microseconds-hex": (
         {"decimal.handling.mode": "string", "time.precision.mode": "adaptive_time_microseconds",
          "binary.handling.mode": "hex"},
         {"dec": "123.45", "var": "1.005", "tm": 36000500000, "tm3": 36000500000,
-         "ts": 1704164645123456, "raw": "00ff10"}),
+         "ts": 1704164645123456, "raw": "00ff10", "mo": "1234.56"}),
 }
 SCHEMA_NAMES = {
     "precise-adaptive-bytes": {"dec": "org.apache.kafka.connect.data.Decimal",
