@@ -44,6 +44,13 @@ enum {
     OID_NUMERIC = 1700,
     OID_UUID = 2950,
     OID_JSONB = 3802,
+    OID_MACADDR8 = 774,
+    OID_INT4RANGE = 3904,
+    OID_NUMRANGE = 3906,
+    OID_TSRANGE = 3908,
+    OID_TSTZRANGE = 3910,
+    OID_DATERANGE = 3912,
+    OID_INT8RANGE = 3926,
 };
 
 /* Built-in array types and their elements. */
@@ -195,6 +202,13 @@ static tb_schema_t *scalar_schema(const tb_pg_type_t *t, const tb_pg_modes_t *mo
     case OID_INET:
     case OID_CIDR:
     case OID_MACADDR:
+    case OID_MACADDR8:
+    case OID_INT4RANGE:
+    case OID_NUMRANGE:
+    case OID_TSRANGE:
+    case OID_TSTZRANGE:
+    case OID_DATERANGE:
+    case OID_INT8RANGE:
         return tb_schema_new(TB_TYPE_STRING);
     case OID_XML:
         return named(TB_TYPE_STRING, "io.debezium.data.Xml");

@@ -314,6 +314,7 @@ static void test_types_under_modes(void **state)
                 "\"AeJA\"");
     check_value(790, -1, dflt, "-$1.50", NULL, "\"/2o=\"");
     check_value(790, -1, dbl, "$1,234.56", NULL, "1234.56");
+    check_value(3904, -1, dflt, "[1,5)", NULL, "\"[1,5)\"");
     check_value(1009, -1, dflt, "{\"a b\",\"c\\\"d\",NULL,\"NULL\"}", NULL,
                 "[\"a b\",\"c\\\"d\",null,\"NULL\"]");
 
