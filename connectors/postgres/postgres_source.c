@@ -27,6 +27,7 @@
 #include "connectors/postgres/tb_pg_envelope.h"
 #include "connectors/postgres/tb_pg_events.h"
 #include "connectors/postgres/tb_pg_filter.h"
+#include "connectors/postgres/tb_pg_lag.h"
 #include "connectors/postgres/tb_pg_records.h"
 #include "connectors/postgres/tb_pg_relation.h"
 #include "connectors/postgres/tb_pg_snapshot.h"
@@ -91,6 +92,8 @@ typedef struct {
     tb_schema_t *heartbeat_key_schema;
     tb_schema_t *heartbeat_value_schema;
     int64_t heartbeat_due_ms;
+    tb_pg_lag_t *lag;
+    uint64_t server_lsn; /* the end of WAL the server last told */
     /* a lost connection: started again from the stored offset */
     bool lost;
     int64_t restart_due_ms;
@@ -149,6 +152,7 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
         goto fail;
     }
     s->source_schema = tb_pg_source_schema();
+    s->lag = tb_pg_lag_create(s->connector, s->task);
     s->partition = json_pack("{s:s}", "server", s->o.prefix);
     s->events = (tb_pg_events_t){
         .queue = &s->queue, .options = &s->o, .source_schema = s->source_schema};
@@ -161,7 +165,8 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
         s->heartbeat_value_schema =
             heartbeat_schema(HEARTBEAT_VALUE, "ts_ms", TB_TYPE_INT64);
     }
-    if (s->connector == NULL || s->source_schema == NULL || s->partition == NULL) {
+    if (s->connector == NULL || s->source_schema == NULL || s->partition == NULL ||
+        s->lag == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
         goto fail;
     }
@@ -513,6 +518,7 @@ static int on_message(pg_source_t *s, const tb_pg_frame_t *f, char *errstr,
         s->in_transaction = false;
         if (!s->skip_transaction && m->lsn > s->last_commit) {
             s->last_commit = m->lsn;
+            tb_pg_lag_commit(s->lag, m->lsn, s->commit_us);
         }
         if (s->resuming && (int64_t)s->xid == s->resume_xid) {
             s->resuming = false; /* past the stored transaction */
@@ -587,6 +593,9 @@ static int stream_step(pg_source_t *s, size_t max, char *errstr, size_t errstr_s
         tb_pg_frame_t f;
         int rc =
             tb_pg_frame_parse((const uint8_t *)buf, (size_t)n, &f, errstr, errstr_size);
+        if (rc == 0 && f.wal_end > s->server_lsn) {
+            s->server_lsn = f.wal_end;
+        }
         if (rc == 0 && f.kind == 'w') {
             rc = on_message(s, &f, errstr, errstr_size);
         } else if (rc == 0) { /* keepalive */
@@ -612,6 +621,7 @@ static int stream_step(pg_source_t *s, size_t max, char *errstr, size_t errstr_s
         s->lost = true;
         return -1;
     }
+    tb_pg_lag_update(s->lag, s->server_lsn, s->flushed, tb_wall_ms() * 1000);
     return 0;
 }
 
@@ -728,6 +738,7 @@ static void task_stop(void *opaque)
     free(s->snapshot_relations);
     tb_pgoutput_msg_clear(&s->msg);
     tb_schema_decref(s->source_schema);
+    tb_pg_lag_destroy(s->lag);
     tb_schema_decref(s->heartbeat_key_schema);
     tb_schema_decref(s->heartbeat_value_schema);
     free(s->heartbeat_topic);

@@ -362,6 +362,16 @@ def test_lost_connection_resumes_and_heartbeats_move_the_slot(cdc_db, start_work
                                     f"pg_replication_slots WHERE database = '{db}'",
                                     db=db) == [["t"]],
                  timeout=60, what="the slot's flush position past the busy table's changes")
+        # the slot's lag, in bytes and seconds, on the metrics page
+        def lag(unit):
+            for line in w.get("/metrics").text.splitlines():
+                if line.startswith(f'tributary_postgres_slot_lag_{unit}{{connector="cdc"'):
+                    return float(line.split()[-1])
+            return None
+        busy_wal = int(bed.pg.sql(f"SELECT pg_current_wal_lsn() - '{wal}'", db=db)[0][0])
+        wait_for(lambda: lag("bytes") is not None and lag("bytes") < busy_wal + 65536,
+                 what="the slot's lag in bytes")
+        assert lag("seconds") is not None and lag("seconds") >= 0
         beats = [(k, v) for t, k, v in reader.until(len(reader.records) + 2)
                  if t.startswith("__debezium-heartbeat")]
         assert beats and payload(beats[0][0]) == {"serverName": prefix}
