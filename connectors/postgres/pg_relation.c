@@ -98,6 +98,44 @@ static int build_schemas(tb_pg_relation_t *r, const tb_pg_relation_ctx_t *ctx)
     return (has_key && r->key_schema == NULL) || r->envelope_schema == NULL ? -1 : 0;
 }
 
+/* Column c of r from its name and type (column) and what the catalog
+ * knows of it (NULL: nothing). The catalog's type (a domain's base type,
+ * an enum's labels) applies only while it is still the type the column is
+ * sent with: after an ALTER TABLE the catalog may be ahead of the stream. */
+static int build_column(const tb_pg_relation_ctx_t *ctx, const tb_pg_relation_t *r,
+                        tb_pg_column_t *c, const tb_pg_column_info_t *column,
+                        const tb_pg_column_info_t *known, char *errstr,
+                        size_t errstr_size)
+{
+    char reason[256];
+    bool same_type = known != NULL && known->declared_oid == column->type.oid;
+    const tb_pg_type_t *type = same_type ? &known->type : &column->type;
+    c->name = strdup(column->name);
+    c->type = (tb_pg_type_t){
+        .oid = type->oid,
+        .typmod = same_type && known->type.oid != column->type.oid ? known->type.typmod
+                                                                   : column->type.typmod,
+        .elem_oid = type->elem_oid != 0 ? type->elem_oid : tb_pg_array_elem(type->oid),
+        .enum_labels = dup_or_null(type->enum_labels),
+        .name = dup_or_null(type->name)};
+    c->key = known != NULL && known->primary_key;
+    c->included = c->key || tb_pg_filter_column(ctx->filter, r->schema_name,
+                                                r->table_name, c->name);
+    c->schema = tb_pg_type_schema(&c->type, ctx->modes, reason, sizeof(reason));
+    if (c->name == NULL || c->schema == NULL) {
+        snprintf(errstr, errstr_size, "column %s.%s.%s: %s", r->schema_name,
+                 r->table_name, column->name, c->name == NULL ? "out of memory" : reason);
+        return -1;
+    }
+    tb_schema_set_optional(c->schema, known == NULL || !known->not_null);
+    if (known != NULL && known->default_expr != NULL) {
+        tb_schema_set_default(
+            c->schema,
+            tb_pg_type_default(&c->type, c->schema, ctx->modes, known->default_expr));
+    }
+    return 0;
+}
+
 tb_pg_relation_t *tb_pg_relation_build(const tb_pg_relation_ctx_t *ctx, uint32_t oid,
                                        const char *schema_name, const char *table_name,
                                        char replica_identity,
@@ -105,7 +143,6 @@ tb_pg_relation_t *tb_pg_relation_build(const tb_pg_relation_ctx_t *ctx, uint32_t
                                        size_t ncolumns, const tb_pg_column_info_t *info,
                                        size_t ninfo, char *errstr, size_t errstr_size)
 {
-    char reason[256];
     tb_pg_relation_t *r = calloc(1, sizeof(*r));
     if (r == NULL || (r->columns = calloc(ncolumns + 1, sizeof(*r->columns))) == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
@@ -114,46 +151,24 @@ tb_pg_relation_t *tb_pg_relation_build(const tb_pg_relation_ctx_t *ctx, uint32_t
     r->oid = oid;
     r->schema_name = strdup(schema_name);
     r->table_name = strdup(table_name);
+    if (r->schema_name == NULL || r->table_name == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        goto fail;
+    }
     r->replica_identity = replica_identity;
     size_t topic_len = strlen(ctx->prefix) + strlen(schema_name) + strlen(table_name) + 3;
     r->topic = malloc(topic_len);
     if (r->topic != NULL) {
         snprintf(r->topic, topic_len, "%s.%s.%s", ctx->prefix, schema_name, table_name);
     }
-    for (size_t i = 0; i < ncolumns; i++, r->ncolumns++) {
-        tb_pg_column_t *c = &r->columns[i];
-        const tb_pg_column_info_t *known = info_of(info, ninfo, columns[i].name);
-        const tb_pg_type_t *type = known != NULL ? &known->type : &columns[i].type;
-        c->name = strdup(columns[i].name);
-        c->type = (tb_pg_type_t){.oid = columns[i].type.oid,
-                                 .typmod = columns[i].type.typmod,
-                                 .elem_oid = type->elem_oid != 0
-                                                 ? type->elem_oid
-                                                 : tb_pg_array_elem(columns[i].type.oid),
-                                 .enum_labels = dup_or_null(type->enum_labels),
-                                 .name = dup_or_null(type->name)};
-        if (known != NULL && known->type.oid != columns[i].type.oid) {
-            c->type.oid = known->type.oid; /* a domain: its base type */
-        }
-        c->key = known != NULL && known->primary_key;
-        c->included =
-            c->key || tb_pg_filter_column(ctx->filter, schema_name, table_name, c->name);
-        c->schema = tb_pg_type_schema(&c->type, ctx->modes, reason, sizeof(reason));
-        if (c->schema == NULL) {
-            snprintf(errstr, errstr_size, "column %s.%s.%s: %s", schema_name, table_name,
-                     c->name, reason);
-            r->ncolumns++;
+    for (size_t i = 0; i < ncolumns; i++) {
+        tb_pg_column_t *c = &r->columns[r->ncolumns++];
+        if (build_column(ctx, r, c, &columns[i], info_of(info, ninfo, columns[i].name),
+                         errstr, errstr_size) != 0) {
             goto fail;
         }
-        tb_schema_set_optional(c->schema, known == NULL || !known->not_null);
-        if (known != NULL && known->default_expr != NULL) {
-            tb_schema_set_default(
-                c->schema,
-                tb_pg_type_default(&c->type, c->schema, ctx->modes, known->default_expr));
-        }
     }
-    if (r->schema_name == NULL || r->table_name == NULL || r->topic == NULL ||
-        build_schemas(r, ctx) != 0) {
+    if (r->topic == NULL || build_schemas(r, ctx) != 0) {
         snprintf(errstr, errstr_size, "out of memory");
         goto fail;
     }

@@ -26,6 +26,7 @@
 /* One column as the catalog tells it. */
 typedef struct {
     char *name;
+    uint32_t declared_oid; /* the column's own type (a domain, not its base) */
     tb_pg_type_t type;
     bool not_null;
     bool primary_key;

@@ -176,11 +176,13 @@ def test_full_identity_truncate_filters_and_alter_table(cdc_db, start_worker, be
                    "INSERT INTO inv.skipped VALUES (1); INSERT INTO public.other VALUES (1); "
                    "UPDATE inv.full_rows SET v = 'b'; "
                    "ALTER TABLE inv.full_rows ADD COLUMN n int NOT NULL DEFAULT 7; "
-                   "UPDATE inv.full_rows SET v = 'c'; TRUNCATE inv.full_rows", db=db)
-        records = reader.until(4)
+                   "UPDATE inv.full_rows SET v = 'c'; "
+                   "ALTER TABLE inv.full_rows ALTER COLUMN n TYPE bigint; "
+                   "UPDATE inv.full_rows SET v = 'd'; TRUNCATE inv.full_rows", db=db)
+        records = reader.until(5)
         assert {t for t, _, _ in records} == {topic}
         values = [payload(v) for _, _, v in records]
-        assert [v["op"] for v in values] == ["c", "u", "u", "t"]
+        assert [v["op"] for v in values] == ["c", "u", "u", "u", "t"]
         assert values[1]["before"] == {"id": 1, "v": "a"}  # REPLICA IDENTITY FULL
         assert values[1]["after"] == {"id": 1, "v": "b"}
         # the records after the ALTER TABLE carry the new column and schema
@@ -189,8 +191,11 @@ def test_full_identity_truncate_filters_and_alter_table(cdc_db, start_worker, be
         after_fields = records[2][2]["schema"]["fields"][1]["fields"]
         assert [f["field"] for f in after_fields] == ["id", "v", "n"]
         assert after_fields[2]["default"] == 7  # the column's default, as Debezium's
-        assert records[3][1] is None and values[3]["before"] is None
-        assert values[3]["source"]["table"] == "full_rows"
+        assert after_fields[2]["type"] == "int32"
+        retyped = records[3][2]["schema"]["fields"][1]["fields"][2]
+        assert retyped["type"] == "int64" and values[3]["after"]["n"] == 7
+        assert records[4][1] is None and values[4]["before"] is None
+        assert values[4]["source"]["table"] == "full_rows"
     finally:
         reader.close()
 
@@ -252,23 +257,24 @@ def test_kill_9_mid_stream_loses_nothing(cdc_db, start_worker, bed, tmp_path):
 
 TYPES_TABLE = (
     "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy'); "
+    "CREATE DOMAIN positive AS int CHECK (VALUE > 0); "
     "CREATE TABLE typed (id int PRIMARY KEY, i2 smallint, i8 bigint, f4 real, "
     "f8 double precision, b boolean, dec numeric(10,2), var numeric, t text, "
     "vc varchar(10), c char(3), d date, tm time, tm3 time(3), ts timestamp, "
     "ts3 timestamp(3), tz timestamptz, j json, jb jsonb, u uuid, raw bytea, "
-    "ints int[], texts text[], m mood, iv interval, mo money, ttz timetz)")
+    "ints int[], texts text[], m mood, iv interval, mo money, ttz timetz, dm positive)")
 TYPES_ROW = ("{id}, 7, 9000000000, 1.5, 2.25, true, 123.45, 1.005, 'text', 'vc', 'ab', "
              "'2024-01-02', '10:00:00.5', '10:00:00.5', '2024-01-02 03:04:05.123456', "
              "'2024-01-02 03:04:05.123', '2024-01-02 05:04:05.123456+02', '{{\"a\": 1}}', "
              "'{{\"b\": [1, 2]}}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\\x00ff10', "
              "'{{1,NULL,3}}', '{{\"a b\",c}}', 'ok', "
-             "'1 year 2 mons 3 days 04:05:06.5', 1234.56, '10:00:00.5+02'")
+             "'1 year 2 mons 3 days 04:05:06.5', 1234.56, '10:00:00.5+02', 5")
 COMMON = {"i2": 7, "i8": 9000000000, "f4": 1.5, "f8": 2.25, "b": True, "t": "text",
           "vc": "vc", "c": "ab ", "d": 19724, "tz": "2024-01-02T03:04:05.123456Z",
           "j": "{\"a\": 1}", "jb": "{\"b\": [1, 2]}",
           "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "ints": [1, None, 3],
           "texts": ["a b", "c"], "m": "ok", "ts3": 1704164645123,
-          "iv": 37091106500000, "ttz": "08:00:00.5Z"}
+          "iv": 37091106500000, "ttz": "08:00:00.5Z", "dm": 5}
 MODES = {
     "precise-adaptive-bytes": (
         {}, {"dec": "MDk=", "var": {"scale": 3, "value": "A+0="}, "tm": 36000500000,
