@@ -440,3 +440,39 @@ def test_the_example_connector_runs(cdc_db, start_worker, bed):
         reader.close()
     assert [(t.split(".")[-1], payload(v)["op"]) for t, _, v in records] == [
         ("orders", "r"), ("customers", "c")]
+
+
+JDBC_SINK = "io.debezium.connector.jdbc.JdbcSinkConnector"
+
+
+def test_cdc_to_jdbc_sink_copies_the_tables(cdc_db, start_worker, bed):
+    """PostgreSQL -> CDC -> Kafka -> the JDBC sink -> a second database: the
+    copy ends equal to the source, deletes included."""
+    w = start_cdc_worker(start_worker, bed)
+    if JDBC_SINK not in [p["class"] for p in w.get("/connector-plugins").json()]:
+        pytest.skip("this build has no JDBC sink")
+    db, copy = cdc_db, bed.pg.fresh_database("copy")
+    bed.pg.sql("CREATE TABLE items (id int PRIMARY KEY, name text); "
+               "INSERT INTO items SELECT g, 'n' || g FROM generate_series(1, 20) g", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    start_connector(w, "cdc", connector_config(bed, db, prefix))
+    sink = {"connector.class": JDBC_SINK, "topics": f"{prefix}.public.items",
+            "connection.url": f"jdbc:postgresql://{bed.pg.host}:{bed.pg.port}/{copy}",
+            "connection.username": bed.pg.user,
+            "connection.password": "${env:TB_TEST_PG_PASSWORD}",
+            "insert.mode": "upsert", "primary.key.mode": "record_key",
+            "delete.enabled": "true", "schema.evolution": "basic"}
+    start_connector(w, "copy", sink)
+    table = f"{prefix}_public_items"
+    wait_for(lambda: slot_of(bed, db, "active") == "t", what="the slot streaming")
+    bed.pg.sql("UPDATE items SET name = 'changed' WHERE id <= 5; DELETE FROM items "
+               "WHERE id > 15; INSERT INTO items VALUES (100, 'new')", db=db)
+    rows = "SELECT id, name FROM {} ORDER BY id"
+
+    def equal():
+        try:
+            return bed.pg.sql(rows.format(f'"{table}"'), db=copy) == bed.pg.sql(
+                rows.format("items"), db=db)
+        except RuntimeError:  # the sink has not created the table yet
+            return False
+    wait_for(equal, timeout=90, what="the copy equal to the source")
