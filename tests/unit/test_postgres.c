@@ -606,6 +606,29 @@ static void test_events_and_offsets(void **state)
     json_decref(raw);
 }
 
+static void test_filters(void **state)
+{
+    (void)state;
+    tb_pg_filter_t *f =
+        filter_of("{" BASE_CONFIG ",\"schema.include.list\":\"inv,sales\","
+                  "\"table.exclude.list\":\"inv\\\\.tmp_.*\","
+                  "\"column.exclude.list\":\"inv\\\\.orders\\\\.secret\"}");
+    assert_true(tb_pg_filter_table(f, "inv", "orders"));
+    assert_true(tb_pg_filter_table(f, "INV", "orders"));        /* any case */
+    assert_false(tb_pg_filter_table(f, "inventory", "orders")); /* whole names */
+    assert_false(tb_pg_filter_table(f, "public", "orders"));
+    assert_false(tb_pg_filter_table(f, "inv", "tmp_1"));
+    assert_true(tb_pg_filter_column(f, "inv", "orders", "id"));
+    assert_false(tb_pg_filter_column(f, "inv", "orders", "secret"));
+    tb_pg_filter_destroy(f);
+    f = filter_of("{" BASE_CONFIG "}");
+    assert_true(tb_pg_filter_table(f, "public", "t"));
+    assert_false(
+        tb_pg_filter_table(f, "pg_catalog", "pg_class")); /* never the system's */
+    assert_false(tb_pg_filter_table(f, "information_schema", "tables"));
+    tb_pg_filter_destroy(f);
+}
+
 /* The errors of a connector config of the PostgreSQL source. */
 static json_t *validate(const char *config)
 {
@@ -671,6 +694,7 @@ int main(void)
         cmocka_unit_test(test_types_under_modes),
         cmocka_unit_test(test_envelope_as_debezium_writes_it),
         cmocka_unit_test(test_events_and_offsets),
+        cmocka_unit_test(test_filters),
         cmocka_unit_test(test_config_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
