@@ -118,13 +118,21 @@ static int build_column(const tb_pg_relation_ctx_t *ctx, const tb_pg_relation_t 
         .elem_oid = type->elem_oid != 0 ? type->elem_oid : tb_pg_array_elem(type->oid),
         .enum_labels = dup_or_null(type->enum_labels),
         .name = dup_or_null(type->name)};
+    if (c->name == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
     c->key = known != NULL && known->primary_key;
     c->included = c->key || tb_pg_filter_column(ctx->filter, r->schema_name,
                                                 r->table_name, c->name);
+    if (!c->included) {
+        return 0; /* left out: its type need not be one tributary maps */
+    }
     c->schema = tb_pg_type_schema(&c->type, ctx->modes, reason, sizeof(reason));
-    if (c->name == NULL || c->schema == NULL) {
-        snprintf(errstr, errstr_size, "column %s.%s.%s: %s", r->schema_name,
-                 r->table_name, column->name, c->name == NULL ? "out of memory" : reason);
+    if (c->schema == NULL) {
+        snprintf(errstr, errstr_size,
+                 "column %s.%s.%s: %s; column.exclude.list can leave the column out",
+                 r->schema_name, r->table_name, column->name, reason);
         return -1;
     }
     tb_schema_set_optional(c->schema, known == NULL || !known->not_null);

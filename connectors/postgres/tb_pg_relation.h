@@ -38,7 +38,8 @@ typedef struct {
     tb_pg_type_t type;
     bool key;            /* in the primary key */
     bool included;       /* written (column filters) */
-    tb_schema_t *schema; /* the field's schema in .Value (and .Key) */
+    tb_schema_t *schema; /* the field's schema in .Value (and .Key); NULL when
+                          * the column is left out */
 } tb_pg_column_t;
 
 typedef struct {

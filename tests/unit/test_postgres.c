@@ -606,6 +606,38 @@ static void test_events_and_offsets(void **state)
     json_decref(raw);
 }
 
+/* A column of a type tributary does not map is an error naming it, unless
+ * the column filters leave it out. */
+static void test_unsupported_column(void **state)
+{
+    (void)state;
+    char errstr[256] = "";
+    tb_pg_modes_t modes = {0};
+    tb_schema_t *source = tb_pg_source_schema();
+    tb_pg_column_info_t cols[] = {
+        {.name = "id", .type = {.oid = 23, .typmod = -1}, .primary_key = true},
+        {.name = "doc", .type = {.oid = 3614, .typmod = -1, .name = "tsvector"}},
+    };
+    tb_pg_filter_t *all = filter_of("{" BASE_CONFIG "}");
+    tb_pg_relation_ctx_t ctx = {
+        .prefix = "srv", .modes = &modes, .filter = all, .source_schema = source};
+    assert_null(tb_pg_relation_build(&ctx, 1, "public", "docs", 'd', cols, 2, cols, 2,
+                                     errstr, sizeof(errstr)));
+    assert_non_null(strstr(errstr, "column public.docs.doc: type tsvector (oid 3614) is "
+                                   "not supported; column.exclude.list"));
+    tb_pg_filter_t *without =
+        filter_of("{" BASE_CONFIG ",\"column.exclude.list\":\"public.docs.doc\"}");
+    ctx.filter = without;
+    tb_pg_relation_t *r = tb_pg_relation_build(&ctx, 1, "public", "docs", 'd', cols, 2,
+                                               cols, 2, errstr, sizeof(errstr));
+    assert_non_null(r);
+    assert_int_equal(tb_schema_field_count(r->value_schema), 1);
+    tb_pg_relation_free(r);
+    tb_pg_filter_destroy(all);
+    tb_pg_filter_destroy(without);
+    tb_schema_decref(source);
+}
+
 static void test_filters(void **state)
 {
     (void)state;
@@ -694,6 +726,7 @@ int main(void)
         cmocka_unit_test(test_types_under_modes),
         cmocka_unit_test(test_envelope_as_debezium_writes_it),
         cmocka_unit_test(test_events_and_offsets),
+        cmocka_unit_test(test_unsupported_column),
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_config_keys),
     };
