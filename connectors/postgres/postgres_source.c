@@ -123,6 +123,7 @@ static json_t *task_configs(const json_t *config, int max_tasks)
     return json_pack("[O]", config);
 }
 
+/* Debezium's heartbeat key and value schemas, version 1. */
 static tb_schema_t *heartbeat_schema(const char *name, const char *field, tb_type_t type)
 {
     tb_schema_t *s = tb_schema_new(TB_TYPE_STRUCT);
@@ -131,6 +132,7 @@ static tb_schema_t *heartbeat_schema(const char *name, const char *field, tb_typ
         tb_schema_decref(s);
         return NULL;
     }
+    tb_schema_set_version(s, true, 1);
     return s;
 }
 

@@ -382,6 +382,8 @@ def test_lost_connection_resumes_and_heartbeats_move_the_slot(cdc_db, start_work
                  if t.startswith("__debezium-heartbeat")]
         assert beats and payload(beats[0][0]) == {"serverName": prefix}
         assert beats[0][0]["schema"]["name"] == "io.debezium.connector.common.ServerNameKey"
+        assert beats[0][1]["schema"]["name"] == "io.debezium.connector.common.Heartbeat"
+        assert beats[0][0]["schema"]["version"] == beats[0][1]["schema"]["version"] == 1
         assert set(payload(beats[0][1])) == {"ts_ms"}
     finally:
         reader.close()
