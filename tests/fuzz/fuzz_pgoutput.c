@@ -11,7 +11,7 @@
 #include "connectors/postgres/tb_pgoutput.h"
 
 /* bool, int4, float8, numeric(10,2), numeric, date, time, timestamp,
- * timestamptz, bytea, int4[], text[] */
+ * timestamptz, bytea, interval, timetz, money, int4[], text[] */
 static const tb_pg_type_t types[] = {
     {.oid = 16, .typmod = -1},
     {.oid = 23, .typmod = -1},
@@ -23,6 +23,9 @@ static const tb_pg_type_t types[] = {
     {.oid = 1114, .typmod = -1},
     {.oid = 1184, .typmod = -1},
     {.oid = 17, .typmod = -1},
+    {.oid = 1186, .typmod = -1},
+    {.oid = 1266, .typmod = -1},
+    {.oid = 790, .typmod = -1},
     {.oid = 1007, .typmod = -1, .elem_oid = 23},
     {.oid = 1009, .typmod = -1, .elem_oid = 25},
 };
