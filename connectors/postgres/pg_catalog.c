@@ -22,7 +22,7 @@ int tb_pg_catalog_tables(PGconn *conn, const tb_pg_filter_t *filter,
 {
     PGresult *res = tb_pg_exec(
         conn, "cannot list the tables",
-        "SELECT c.oid, n.nspname, c.relname, c.relreplident FROM pg_class c "
+        "SELECT c.oid, n.nspname, c.relname FROM pg_class c "
         "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') "
         "AND NOT c.relispartition ORDER BY n.nspname, c.relname",
         errstr, errstr_size);
@@ -38,7 +38,6 @@ int tb_pg_catalog_tables(PGconn *conn, const tb_pg_filter_t *filter,
             t->oid = (uint32_t)strtoul(PQgetvalue(res, i, 0), NULL, 10);
             t->schema_name = strdup(PQgetvalue(res, i, 1));
             t->table_name = strdup(PQgetvalue(res, i, 2));
-            t->replica_identity = PQgetvalue(res, i, 3)[0];
         }
     }
     PQclear(res);

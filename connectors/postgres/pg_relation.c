@@ -146,7 +146,6 @@ static int build_column(const tb_pg_relation_ctx_t *ctx, const tb_pg_relation_t 
 
 tb_pg_relation_t *tb_pg_relation_build(const tb_pg_relation_ctx_t *ctx, uint32_t oid,
                                        const char *schema_name, const char *table_name,
-                                       char replica_identity,
                                        const tb_pg_column_info_t *columns,
                                        size_t ncolumns, const tb_pg_column_info_t *info,
                                        size_t ninfo, char *errstr, size_t errstr_size)
@@ -163,7 +162,6 @@ tb_pg_relation_t *tb_pg_relation_build(const tb_pg_relation_ctx_t *ctx, uint32_t
         snprintf(errstr, errstr_size, "out of memory");
         goto fail;
     }
-    r->replica_identity = replica_identity;
     size_t topic_len = strlen(ctx->prefix) + strlen(schema_name) + strlen(table_name) + 3;
     r->topic = malloc(topic_len);
     if (r->topic != NULL) {

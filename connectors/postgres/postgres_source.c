@@ -199,8 +199,8 @@ static tb_pg_relation_t *catalog_relation(pg_source_t *s, const tb_pg_table_t *t
                                  .filter = s->filter,
                                  .source_schema = s->source_schema};
     tb_pg_relation_t *r =
-        tb_pg_relation_build(&rctx, t->oid, t->schema_name, t->table_name,
-                             t->replica_identity, info, n, info, n, errstr, errstr_size);
+        tb_pg_relation_build(&rctx, t->oid, t->schema_name, t->table_name, info, n, info,
+                             n, errstr, errstr_size);
     tb_pg_column_info_free(info, n);
     if (r == NULL || tb_pg_relations_put(&s->relations, r) != 0) {
         return NULL;
@@ -415,8 +415,8 @@ static int on_relation(pg_source_t *s, char *errstr, size_t errstr_size)
                                  .filter = s->filter,
                                  .source_schema = s->source_schema};
     tb_pg_relation_t *r =
-        tb_pg_relation_build(&rctx, m->relid, m->nspname, m->relname, m->replica_identity,
-                             columns, m->ncolumns, info, ninfo, errstr, errstr_size);
+        tb_pg_relation_build(&rctx, m->relid, m->nspname, m->relname, columns,
+                             m->ncolumns, info, ninfo, errstr, errstr_size);
     free(columns); /* its strings were borrowed from the message */
     tb_pg_column_info_free(info, ninfo);
     if (r == NULL || tb_pg_relations_put(&s->relations, r) != 0) {

@@ -17,12 +17,11 @@
 #include "connectors/postgres/tb_pg_filter.h"
 #include "connectors/postgres/tb_pg_relation.h"
 
-/* A table: its OID, names and replica identity. */
+/* A table: its OID and names. */
 typedef struct {
     uint32_t oid;
     char *schema_name;
     char *table_name;
-    char replica_identity;
 } tb_pg_table_t;
 
 /* The ordinary and partitioned tables the filter captures, by schema and

@@ -47,7 +47,6 @@ typedef struct {
     char *schema_name;
     char *table_name;
     char *topic; /* <prefix>.<schema>.<table> */
-    char replica_identity;
     size_t ncolumns;
     tb_pg_column_t *columns;
     tb_schema_t *key_schema; /* NULL: no primary key (records have a null key) */
@@ -69,7 +68,6 @@ typedef struct {
  * the column whose type is not supported. */
 tb_pg_relation_t *tb_pg_relation_build(const tb_pg_relation_ctx_t *ctx, uint32_t oid,
                                        const char *schema_name, const char *table_name,
-                                       char replica_identity,
                                        const tb_pg_column_info_t *columns,
                                        size_t ncolumns, const tb_pg_column_info_t *info,
                                        size_t ninfo, char *errstr, size_t errstr_size);

@@ -381,8 +381,8 @@ static tb_pg_relation_t *items(tb_schema_t *source, const tb_pg_filter_t *filter
     };
     tb_pg_relation_ctx_t ctx = {
         .prefix = "srv", .modes = modes, .filter = filter, .source_schema = source};
-    tb_pg_relation_t *r = tb_pg_relation_build(&ctx, 16384, "public", "items", 'd', cols,
-                                               3, cols, 3, errstr, sizeof(errstr));
+    tb_pg_relation_t *r = tb_pg_relation_build(&ctx, 16384, "public", "items", cols, 3,
+                                               cols, 3, errstr, sizeof(errstr));
     if (r == NULL) {
         fail_msg("%s", errstr);
     }
@@ -621,15 +621,15 @@ static void test_unsupported_column(void **state)
     tb_pg_filter_t *all = filter_of("{" BASE_CONFIG "}");
     tb_pg_relation_ctx_t ctx = {
         .prefix = "srv", .modes = &modes, .filter = all, .source_schema = source};
-    assert_null(tb_pg_relation_build(&ctx, 1, "public", "docs", 'd', cols, 2, cols, 2,
-                                     errstr, sizeof(errstr)));
+    assert_null(tb_pg_relation_build(&ctx, 1, "public", "docs", cols, 2, cols, 2, errstr,
+                                     sizeof(errstr)));
     assert_non_null(strstr(errstr, "column public.docs.doc: type tsvector (oid 3614) is "
                                    "not supported; column.exclude.list"));
     tb_pg_filter_t *without =
         filter_of("{" BASE_CONFIG ",\"column.exclude.list\":\"public.docs.doc\"}");
     ctx.filter = without;
-    tb_pg_relation_t *r = tb_pg_relation_build(&ctx, 1, "public", "docs", 'd', cols, 2,
-                                               cols, 2, errstr, sizeof(errstr));
+    tb_pg_relation_t *r = tb_pg_relation_build(&ctx, 1, "public", "docs", cols, 2, cols,
+                                               2, errstr, sizeof(errstr));
     assert_non_null(r);
     assert_int_equal(tb_schema_field_count(r->value_schema), 1);
     tb_pg_relation_free(r);
