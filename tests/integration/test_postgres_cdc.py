@@ -478,3 +478,41 @@ def test_cdc_to_jdbc_sink_copies_the_tables(cdc_db, start_worker, bed):
         except RuntimeError:  # the sink has not created the table yet
             return False
     wait_for(equal, timeout=90, what="the copy equal to the source")
+
+
+def test_kill_9_mid_snapshot_takes_it_again(cdc_db, start_worker, bed, tmp_path):
+    db = cdc_db
+    rows = 30000
+    bed.pg.sql("CREATE TABLE big (id int PRIMARY KEY); "
+               f"INSERT INTO big SELECT generate_series(1, {rows})", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    folder = tmp_path / "w"
+    config = connector_config(bed, db, prefix, **{"max.batch.size": "50",
+                                                  "max.queue.size": "100"})
+    w = start_cdc_worker(start_worker, bed, directory=folder)
+    start_connector(w, "cdc", config)
+
+    def snapshot_offset():
+        offsets = w.get("/connectors/cdc/offsets").json()["offsets"]
+        return offsets[0]["offset"] if offsets else None
+    wait_for(lambda: snapshot_offset() is not None, interval=0.05,
+             what="part of the snapshot recorded")
+    assert snapshot_offset()["last_snapshot_record"] is False, "killed too late"
+    w.stop(signal.SIGKILL)
+    w = start_cdc_worker(start_worker, bed, directory=folder)
+    wait_for(lambda: (snapshot_offset() or {}).get("last_snapshot_record"), timeout=180,
+             what="the snapshot taken again, to its end")
+    bed.pg.sql(f"INSERT INTO big VALUES ({rows + 1})", db=db)
+    reader = Reader(bed, f"{prefix}.public.big")
+    try:
+        def streamed():
+            records = reader.until(len(reader.records) + 1, timeout=180)
+            return payload(records[-1][2])["op"] == "c"
+        wait_for(streamed, timeout=180, interval=0, what="the insert after the snapshot")
+    finally:
+        reader.close()
+    ids = [payload(k)["id"] for _, k, _ in reader.records]
+    # every row at least once, the insert once and after all of the second snapshot
+    assert set(ids) == set(range(1, rows + 2))
+    assert ids.count(rows + 1) == 1
+    assert [payload(v)["source"]["snapshot"] for _, _, v in reader.records].count("last") == 1
