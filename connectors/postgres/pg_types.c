@@ -55,14 +55,12 @@ enum {
 
 /* Built-in array types and their elements. */
 static const uint32_t arrays[][2] = {
-    {1000, OID_BOOL},        {1001, OID_BYTEA},     {1005, OID_INT2},
-    {1007, OID_INT4},        {1009, OID_TEXT},      {1014, OID_BPCHAR},
-    {1015, OID_VARCHAR},     {1016, OID_INT8},      {1021, OID_FLOAT4},
-    {1022, OID_FLOAT8},      {1115, OID_TIMESTAMP}, {1182, OID_DATE},
-    {1185, OID_TIMESTAMPTZ}, {1231, OID_NUMERIC},   {2951, OID_UUID},
-    {199, OID_JSON},         {3807, OID_JSONB},     {1002, OID_CHAR},
-    {1003, OID_NAME},        {1040, OID_MACADDR},   {1041, OID_INET},
-    {651, OID_CIDR},         {1028, OID_OID},
+    {1000, OID_BOOL},    {1001, OID_BYTEA},       {1005, OID_INT2},      {1007, OID_INT4},
+    {1009, OID_TEXT},    {1014, OID_BPCHAR},      {1015, OID_VARCHAR},   {1016, OID_INT8},
+    {1021, OID_FLOAT4},  {1022, OID_FLOAT8},      {1115, OID_TIMESTAMP}, {1183, OID_TIME},
+    {1182, OID_DATE},    {1185, OID_TIMESTAMPTZ}, {1231, OID_NUMERIC},   {2951, OID_UUID},
+    {199, OID_JSON},     {3807, OID_JSONB},       {1002, OID_CHAR},      {1003, OID_NAME},
+    {1040, OID_MACADDR}, {1041, OID_INET},        {651, OID_CIDR},       {1028, OID_OID},
 };
 
 #define VARIABLE_SCALE_DECIMAL "io.debezium.data.VariableScaleDecimal"
@@ -251,7 +249,10 @@ tb_schema_t *tb_pg_type_schema(const tb_pg_type_t *t, const tb_pg_modes_t *modes
     tb_schema_t *s;
     if (t->elem_oid != 0) {
         tb_pg_type_t elem = {.oid = t->elem_oid, .typmod = t->typmod};
-        tb_schema_t *items = scalar_schema(&elem, modes);
+        /* Debezium writes a time[]'s items as MicroTime whatever the mode */
+        tb_schema_t *items = elem.oid == OID_TIME
+                                 ? named(TB_TYPE_INT64, "io.debezium.time.MicroTime")
+                                 : scalar_schema(&elem, modes);
         if (items != NULL) {
             tb_schema_set_optional(items, true);
         }

@@ -304,6 +304,8 @@ static void test_types_under_modes(void **state)
     check_value(17, -1, hex, "\\x00ff10", NULL, "\"00ff10\"");
     check_value(17, -1, url, "\\xfbff", NULL, "\"-_8=\"");
     check_value(1007, -1, dflt, "{1,NULL,3}", NULL, "[1,null,3]");
+    check_value(1183, -1, connect, "{10:00:00.5}", NULL, "[36000500000]");
+    check_value(1182, -1, connect, "{2024-01-02,NULL}", NULL, "[19724,null]");
     check_value(1186, -1, dflt, "P1Y2M3DT4H5M6.5S", "io.debezium.time.MicroDuration",
                 "37091106500000");
     check_value(1186, -1, dflt, "P-1D", NULL, "-86400000000");
