@@ -138,6 +138,50 @@ static void test_decimal_numeric_and_defaults(void **state)
     tb_converter_destroy(base64);
 }
 
+/* A Decimal that no double holds keeps every digit through NUMERIC and
+ * BASE64, both ways. */
+#define BIG_DECIMAL_SCHEMA                                                               \
+    "{\"type\":\"struct\",\"fields\":[{\"type\":\"array\",\"items\":{\"type\":"          \
+    "\"bytes\",\"optional\":false,\"name\":\"org.apache.kafka.connect.data.Decimal\","   \
+    "\"version\":1,\"parameters\":{\"scale\":\"9\"}},\"optional\":false,\"field\":"      \
+    "\"amounts\"}],\"optional\":false}"
+
+static void test_decimal_exact_beyond_a_double(void **state)
+{
+    (void)state;
+    tb_converter_t *base64 = make("{}");
+    tb_converter_t *numeric = make("{\"decimal.format\":\"NUMERIC\"}");
+    const char *message = "{\"schema\":" BIG_DECIMAL_SCHEMA ",\"payload\":{\"amounts\":"
+                          "[12345678901234567890.123456789,-0.5,7]}}";
+    tb_schema_t *schema = NULL;
+    tb_value_t *value = NULL;
+    to_typed(numeric, message, &schema, &value);
+    const tb_value_t *amounts = tb_value_struct_get(value, "amounts");
+    size_t len;
+    const char *unscaled = tb_value_text(tb_value_array_get(amounts, 0), &len);
+    char *digits = tb_decimal_text(unscaled, len, 9);
+    assert_string_equal(digits, "12345678901234567890.123456789");
+    free(digits);
+    char *text = from_typed(numeric, schema, value);
+    assert_string_equal(text, "{\"schema\":" BIG_DECIMAL_SCHEMA ",\"payload\":{"
+                              "\"amounts\":[12345678901234567890.123456789,"
+                              "-0.500000000,7.000000000]}}");
+    free(text);
+    text = from_typed(base64, schema, value);
+    assert_non_null(strstr(text, "\"amounts\":[\"J+QbMka+ybFuOYEV\","));
+    tb_schema_t *again_schema = NULL;
+    tb_value_t *again = NULL;
+    to_typed(base64, text, &again_schema, &again);
+    assert_true(tb_value_equal(value, again));
+    free(text);
+    tb_value_free(again);
+    tb_schema_decref(again_schema);
+    tb_value_free(value);
+    tb_schema_decref(schema);
+    tb_converter_destroy(numeric);
+    tb_converter_destroy(base64);
+}
+
 static void test_schemaless_data(void **state)
 {
     (void)state;
@@ -263,6 +307,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_connect_envelope_round_trips_byte_for_byte),
         cmocka_unit_test(test_decimal_numeric_and_defaults),
+        cmocka_unit_test(test_decimal_exact_beyond_a_double),
         cmocka_unit_test(test_schemaless_data),
         cmocka_unit_test(test_bad_envelopes_name_the_problem),
         cmocka_unit_test(test_reals_spelled_as_java),
