@@ -431,10 +431,11 @@ done:
 
 /* As Connect: no schema and no value is a null message; otherwise the
  * payload, in an envelope with schemas.enable. */
-static int json_from_typed(void *state, const tb_schema_t *schema,
+static int json_from_typed(void *state, const char *topic, const tb_schema_t *schema,
                            const tb_value_t *value, void **out, size_t *out_len,
                            char *errstr, size_t errstr_size)
 {
+    (void)topic; /* the format names no subject */
     const tb_json_converter_t *jc = state;
     json_t *payload = NULL;
     json_t *message;

@@ -63,8 +63,8 @@ static char *from_typed(tb_converter_t *c, const tb_schema_t *schema,
     char errstr[512] = "";
     void *out = NULL;
     size_t len = 0;
-    if (tb_converter_from_typed(c, schema, value, &out, &len, errstr, sizeof(errstr)) !=
-        0) {
+    if (tb_converter_from_typed(c, "t", schema, value, &out, &len, errstr,
+                                sizeof(errstr)) != 0) {
         fail_msg("%s", errstr);
     }
     char *text = malloc(len + 1);
