@@ -36,7 +36,8 @@ typedef enum {
 
 typedef struct {
     int32_t id;
-    void *compiled; /* NULL: a free slot */
+    void *compiled;       /* NULL: a free slot */
+    tb_schema_t *connect; /* its Connect schema, made when first asked for */
     uint64_t used;
 } compiled_entry_t;
 
@@ -51,6 +52,8 @@ typedef struct {
     uint64_t tick;
     char *last_inferred; /* the schema text last inferred, and its id */
     int32_t last_inferred_id;
+    tb_schema_t *typed_schema; /* the Connect schema last written, and its text */
+    char *typed_text;
 } registry_converter_t;
 
 /* -------------------------------------------------------------------------
@@ -330,9 +333,12 @@ void tb_registry_converter_destroy(void *state)
     for (size_t i = 0; i < COMPILED_CACHE; i++) {
         if (rc->cache[i].compiled != NULL) {
             rc->format->destroy(rc->cache[i].compiled);
+            tb_schema_decref(rc->cache[i].connect);
         }
     }
     free(rc->last_inferred);
+    tb_schema_decref(rc->typed_schema);
+    free(rc->typed_text);
     tb_registry_destroy(rc->registry);
     free(rc);
 }
@@ -347,15 +353,21 @@ static int failure_of(tb_registry_status_t status)
     return status == TB_REGISTRY_UNAVAILABLE ? TB_CONVERTER_RETRY : -1;
 }
 
-static void *cached(registry_converter_t *rc, int32_t id)
+static compiled_entry_t *entry_of(registry_converter_t *rc, int32_t id)
 {
     for (size_t i = 0; i < COMPILED_CACHE; i++) {
         if (rc->cache[i].compiled != NULL && rc->cache[i].id == id) {
             rc->cache[i].used = ++rc->tick;
-            return rc->cache[i].compiled;
+            return &rc->cache[i];
         }
     }
     return NULL;
+}
+
+static void *cached(registry_converter_t *rc, int32_t id)
+{
+    compiled_entry_t *entry = entry_of(rc, id);
+    return entry != NULL ? entry->compiled : NULL;
 }
 
 /* Keeps compiled under id, in a free slot or the least recently used. */
@@ -373,6 +385,7 @@ static void remember(registry_converter_t *rc, int32_t id, void *compiled)
     }
     if (slot->compiled != NULL) {
         rc->format->destroy(slot->compiled);
+        tb_schema_decref(slot->connect);
     }
     *slot = (compiled_entry_t){.id = id, .compiled = compiled, .used = ++rc->tick};
 }
@@ -535,19 +548,15 @@ static char *subject_of(const registry_converter_t *rc, const char *topic,
     return text;
 }
 
-/* The id and compiled schema of the schema inferred for value under the
- * subject the strategy gives. */
-static int inferred_schema(registry_converter_t *rc, const char *topic,
-                           const json_t *value, int32_t *id, void **compiled,
-                           char *errstr, size_t errstr_size)
+/* The id and compiled form of the schema text (derived from the record)
+ * under the subject the strategy gives, registered or looked up. */
+static int registered_schema(registry_converter_t *rc, const char *topic,
+                             const char *text, int32_t *id, void **compiled, char *errstr,
+                             size_t errstr_size)
 {
-    char *text = rc->format->infer(value, errstr, errstr_size);
     char *subject = NULL;
     int result = -1;
 
-    if (text == NULL) {
-        goto done;
-    }
     if (rc->last_inferred != NULL && strcmp(text, rc->last_inferred) == 0 &&
         (*compiled = cached(rc, rc->last_inferred_id)) != NULL) {
         *id = rc->last_inferred_id;
@@ -577,21 +586,19 @@ static int inferred_schema(registry_converter_t *rc, const char *topic,
         *compiled = cached(rc, *id);
     }
     free(rc->last_inferred);
-    rc->last_inferred = text;
+    rc->last_inferred = strdup(text);
     rc->last_inferred_id = *id;
-    text = NULL;
     result = 0;
 
 done:
     free(subject);
-    free(text);
     return result;
 }
 
 /* The subject's latest schema. With a strategy that names the subject after
- * a record, the record's name comes from the schema inferred for value, as
- * Confluent's converters take it from the Connect schema. */
-static int latest_schema(registry_converter_t *rc, const char *topic, const json_t *value,
+ * a record, the record's name comes from text, the schema derived from the
+ * record, as Confluent's converters take it from the Connect schema. */
+static int latest_schema(registry_converter_t *rc, const char *topic, const char *text,
                          int32_t *id, void **compiled, char *errstr, size_t errstr_size)
 {
     char *subject = NULL;
@@ -599,14 +606,9 @@ static int latest_schema(registry_converter_t *rc, const char *topic, const json
     tb_registry_schema_t *schema = NULL;
     int result = -1;
 
-    if (rc->strategy != TOPIC_NAME) {
-        char *text = rc->format->infer(value, errstr, errstr_size);
-        inferred =
-            text != NULL ? rc->format->compile(text, NULL, errstr, errstr_size) : NULL;
-        free(text);
-        if (inferred == NULL) {
-            goto done;
-        }
+    if (rc->strategy != TOPIC_NAME &&
+        (inferred = rc->format->compile(text, NULL, errstr, errstr_size)) == NULL) {
+        goto done;
     }
     subject =
         subject_of(rc, topic, inferred != NULL ? rc->format->record_name(inferred) : NULL,
@@ -635,6 +637,17 @@ done:
     }
     free(subject);
     return result;
+}
+
+/* The id and compiled schema a record whose derived schema is text goes
+ * under: the subject's latest (use.latest.version) or text itself. */
+static int schema_for(registry_converter_t *rc, const char *topic, const char *text,
+                      int32_t *id, void **compiled, char *errstr, size_t errstr_size)
+{
+    if (rc->use_latest) {
+        return latest_schema(rc, topic, text, id, compiled, errstr, errstr_size);
+    }
+    return registered_schema(rc, topic, text, id, compiled, errstr, errstr_size);
 }
 
 /* Encodes value under id and compiled into a new frame. */
@@ -668,15 +681,17 @@ int tb_registry_converter_from_plugin(void *state, const char *topic, tb_data_ki
     void *compiled = NULL;
     int32_t id = 0;
     int result = -1;
+    /* TopicNameStrategy's latest schema needs no schema of the record */
+    bool derive = !rc->use_latest || rc->strategy != TOPIC_NAME;
+    char *text =
+        value != NULL && derive ? rc->format->infer(value, errstr, errstr_size) : NULL;
 
-    if (value == NULL) {
+    if (value == NULL || (derive && text == NULL)) {
+        json_decref(value);
         return -1;
     }
-    if (rc->use_latest) {
-        result = latest_schema(rc, topic, value, &id, &compiled, errstr, errstr_size);
-    } else {
-        result = inferred_schema(rc, topic, value, &id, &compiled, errstr, errstr_size);
-    }
+    result = schema_for(rc, topic, text, &id, &compiled, errstr, errstr_size);
+    free(text);
     if (result == 0 && kind == TB_DATA_STRING && !rc->format->takes_text(compiled)) {
         json_decref(value);
         value = value_of(kind, data, len, true, errstr, errstr_size);
@@ -686,5 +701,126 @@ int tb_registry_converter_from_plugin(void *state, const char *topic, tb_data_ki
         result = frame(rc, id, compiled, value, out, out_len, errstr, errstr_size);
     }
     json_decref(value);
+    return result;
+}
+
+/* -------------------------------------------------------------------------
+ * Connect data
+ */
+
+static int no_typed_form(const registry_converter_t *rc, char *errstr, size_t errstr_size)
+{
+    snprintf(errstr, errstr_size, "the %s converter has no Connect data form",
+             rc->format->name);
+    return -1;
+}
+
+int tb_registry_converter_to_typed(void *state, const void *data, size_t len,
+                                   tb_schema_t **schema, tb_value_t **value, char *errstr,
+                                   size_t errstr_size)
+{
+    registry_converter_t *rc = state;
+    const uint8_t *payload;
+    size_t payload_len;
+    int32_t id;
+    void *compiled;
+    tb_buf_t text = {0};
+    char reason[384];
+    json_error_t error;
+    json_t *json = NULL;
+    int result = -1;
+
+    if (rc->format->to_connect == NULL) {
+        return no_typed_form(rc, errstr, errstr_size);
+    }
+    if (tb_wire_parse(data, len, &id, &payload, &payload_len, errstr, errstr_size) != 0) {
+        return -1;
+    }
+    int rc_id = schema_by_id(rc, id, &compiled, errstr, errstr_size);
+    if (rc_id != 0) {
+        return rc_id;
+    }
+    compiled_entry_t *entry = entry_of(rc, id);
+    if (entry->connect == NULL && (entry->connect = rc->format->to_connect(
+                                       compiled, reason, sizeof(reason))) == NULL) {
+        snprintf(errstr, errstr_size, "%s schema id %d: %s", rc->format->name, (int)id,
+                 reason);
+        return -1;
+    }
+    if (rc->format->decode(compiled, payload, payload_len, &text, reason,
+                           sizeof(reason)) == 0 &&
+        (json = json_loadb(text.data, text.len, JSON_DECODE_ANY | JSON_ALLOW_NUL,
+                           &error)) == NULL) {
+        snprintf(reason, sizeof(reason), "%s", error.text);
+    }
+    if (json == NULL ||
+        tb_json_value_parse_text(entry->connect, json, text.data, text.len, value, reason,
+                                 sizeof(reason)) != 0) {
+        snprintf(errstr, errstr_size, "%s record with schema id %d: %s", rc->format->name,
+                 (int)id, reason);
+        goto done;
+    }
+    *schema = tb_schema_incref(entry->connect);
+    result = 0;
+
+done:
+    json_decref(json);
+    tb_buf_release(&text);
+    return result;
+}
+
+/* The schema text of a Connect schema: the last one's when it is the same. */
+static const char *typed_text(registry_converter_t *rc, const tb_schema_t *schema,
+                              char *errstr, size_t errstr_size)
+{
+    if (rc->typed_schema != NULL &&
+        (rc->typed_schema == schema || tb_schema_equal(rc->typed_schema, schema))) {
+        return rc->typed_text;
+    }
+    char *text = rc->format->from_connect(schema, errstr, errstr_size);
+    if (text == NULL) {
+        return NULL;
+    }
+    tb_schema_decref(rc->typed_schema);
+    free(rc->typed_text);
+    rc->typed_schema = tb_schema_incref((tb_schema_t *)schema);
+    rc->typed_text = text;
+    return text;
+}
+
+int tb_registry_converter_from_typed(void *state, const char *topic,
+                                     const tb_schema_t *schema, const tb_value_t *value,
+                                     void **out, size_t *out_len, char *errstr,
+                                     size_t errstr_size)
+{
+    registry_converter_t *rc = state;
+    void *compiled = NULL;
+    int32_t id = 0;
+    json_t *json = NULL;
+    char reason[384];
+
+    if (rc->format->from_connect == NULL) {
+        return no_typed_form(rc, errstr, errstr_size);
+    }
+    if (value == NULL) {
+        return 0; /* a null is a null record, as the serializers write it */
+    }
+    const char *text = typed_text(rc, schema, reason, sizeof(reason));
+    if (text == NULL) {
+        snprintf(errstr, errstr_size, "%s: %s", rc->format->name, reason);
+        return -1;
+    }
+    int result = schema_for(rc, topic, text, &id, &compiled, errstr, errstr_size);
+    if (result != 0) {
+        return result;
+    }
+    if (tb_json_value_dump(schema, value, rc->format->decimals, &json, reason,
+                           sizeof(reason)) != 0) {
+        snprintf(errstr, errstr_size, "%s schema id %d: %s", rc->format->name, (int)id,
+                 reason);
+        return -1;
+    }
+    result = frame(rc, id, compiled, json, out, out_len, errstr, errstr_size);
+    json_decref(json);
     return result;
 }

@@ -10,6 +10,7 @@
 #define TB_REGISTRY_CONVERTER_H
 
 #include "connectors/converters/tb_converter_class.h"
+#include "connectors/converters/tb_json_data.h"
 #include "registry/tb_buf.h"
 #include "registry/tb_registry.h"
 
@@ -36,6 +37,14 @@ typedef struct {
     /* The schema text to register for value (auto.register.schemas), malloc'd,
      * or NULL with errstr. */
     char *(*infer)(const json_t *value, char *errstr, size_t errstr_size);
+    /* Connect data (optional; without them the format has no typed form):
+     * the Connect schema of compiled (a new reference), and the schema text
+     * of a Connect schema (malloc'd); NULL with errstr. Values go through
+     * the format's JSON form, which is Connect's payload form with Decimals
+     * written as decimals says. */
+    tb_schema_t *(*to_connect)(const void *compiled, char *errstr, size_t errstr_size);
+    char *(*from_connect)(const tb_schema_t *schema, char *errstr, size_t errstr_size);
+    tb_decimal_format_t decimals;
 } tb_registry_format_t;
 
 /* The settings every registry converter takes, named after class_name. */
@@ -49,12 +58,22 @@ void *tb_registry_converter_create(const tb_registry_format_t *format,
                                    size_t errstr_size);
 void tb_registry_converter_destroy(void *state);
 
-/* The class callbacks: decode a framed record, encode plugin data. */
+/* The class callbacks: decode a framed record, encode plugin data; the
+ * same as Connect data, for a format with to_connect and from_connect
+ * (from_typed derives the schema from the Connect schema, and registers or
+ * looks it up under the subject as from_plugin does its inferred one). */
 int tb_registry_converter_to_plugin(void *state, const void *data, size_t len,
                                     const void **out, size_t *out_len, bool *owned,
                                     char *errstr, size_t errstr_size);
 int tb_registry_converter_from_plugin(void *state, const char *topic, tb_data_kind_t kind,
                                       const void *data, size_t len, void **out,
                                       size_t *out_len, char *errstr, size_t errstr_size);
+int tb_registry_converter_to_typed(void *state, const void *data, size_t len,
+                                   tb_schema_t **schema, tb_value_t **value, char *errstr,
+                                   size_t errstr_size);
+int tb_registry_converter_from_typed(void *state, const char *topic,
+                                     const tb_schema_t *schema, const tb_value_t *value,
+                                     void **out, size_t *out_len, char *errstr,
+                                     size_t errstr_size);
 
 #endif
