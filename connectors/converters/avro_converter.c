@@ -47,6 +47,20 @@ static tb_schema_t *avro_to_connect(const void *compiled, char *errstr,
     return tb_avro_to_connect(compiled, errstr, errstr_size);
 }
 
+static int avro_to_value(const void *compiled, const tb_schema_t *connect,
+                         const uint8_t *payload, size_t len, tb_value_t **value,
+                         char *errstr, size_t errstr_size)
+{
+    return tb_avro_to_value(compiled, connect, payload, len, value, errstr, errstr_size);
+}
+
+static int avro_from_value(const void *compiled, const tb_schema_t *schema,
+                           const tb_value_t *value, tb_buf_t *out, char *errstr,
+                           size_t errstr_size)
+{
+    return tb_avro_from_value(compiled, schema, value, out, errstr, errstr_size);
+}
+
 static const tb_registry_format_t avro_format = {
     .type = TB_SCHEMA_AVRO,
     .name = "Avro",
@@ -59,7 +73,8 @@ static const tb_registry_format_t avro_format = {
     .infer = tb_avro_infer,
     .to_connect = avro_to_connect,
     .from_connect = tb_avro_from_connect,
-    .decimals = TB_DECIMAL_TEXT,
+    .to_value = avro_to_value,
+    .from_value = avro_from_value,
 };
 
 static void *avro_create(const json_t *values, bool for_key, char *errstr,

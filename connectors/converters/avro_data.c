@@ -431,3 +431,34 @@ char *tb_avro_from_connect(const tb_schema_t *schema, char *errstr, size_t errst
     json_decref(w.named);
     return text;
 }
+
+/* -------------------------------------------------------------------------
+ * Values, through the Avro JSON form
+ */
+
+int tb_avro_to_value(const tb_avro_schema_t *avro, const tb_schema_t *connect,
+                     const uint8_t *payload, size_t len, tb_value_t **value, char *errstr,
+                     size_t errstr_size)
+{
+    tb_buf_t text = {0};
+    int rc = tb_avro_decode(avro, payload, len, &text, errstr, errstr_size);
+    if (rc == 0) {
+        rc = tb_json_value_read(connect, text.data, text.len, value, errstr, errstr_size);
+    }
+    tb_buf_release(&text);
+    return rc;
+}
+
+int tb_avro_from_value(const tb_avro_schema_t *avro, const tb_schema_t *schema,
+                       const tb_value_t *value, tb_buf_t *out, char *errstr,
+                       size_t errstr_size)
+{
+    json_t *json = NULL;
+    int rc =
+        tb_json_value_dump(schema, value, TB_DECIMAL_TEXT, &json, errstr, errstr_size);
+    if (rc == 0) {
+        rc = tb_avro_encode(avro, json, out, errstr, errstr_size);
+    }
+    json_decref(json);
+    return rc;
+}

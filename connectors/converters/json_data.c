@@ -716,6 +716,21 @@ int tb_json_value_parse(const tb_schema_t *schema, const json_t *payload,
     return value_parse(schema, payload, NULL, out, errstr, errstr_size);
 }
 
+int tb_json_value_read(const tb_schema_t *schema, const char *text, size_t len,
+                       tb_value_t **out, char *errstr, size_t errstr_size)
+{
+    json_error_t error;
+    json_t *json = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+    *out = NULL;
+    if (json == NULL) {
+        snprintf(errstr, errstr_size, "the payload is not JSON: %s", error.text);
+        return -1;
+    }
+    int rc = tb_json_value_parse_text(schema, json, text, len, out, errstr, errstr_size);
+    json_decref(json);
+    return rc;
+}
+
 int tb_json_value_parse_text(const tb_schema_t *schema, const json_t *payload,
                              const char *text, size_t len, tb_value_t **out, char *errstr,
                              size_t errstr_size)

@@ -650,15 +650,27 @@ static int schema_for(registry_converter_t *rc, const char *topic, const char *t
     return registered_schema(rc, topic, text, id, compiled, errstr, errstr_size);
 }
 
-/* Encodes value under id and compiled into a new frame. */
+/* What a frame holds: a plugin's JSON value, or Connect data. */
+typedef struct {
+    const json_t *json; /* NULL: schema and value */
+    const tb_schema_t *schema;
+    const tb_value_t *value;
+} frame_data_t;
+
+/* Encodes data under id and compiled into a new frame. */
 static int frame(registry_converter_t *rc, int32_t id, const void *compiled,
-                 const json_t *value, void **out, size_t *out_len, char *errstr,
+                 const frame_data_t *data, void **out, size_t *out_len, char *errstr,
                  size_t errstr_size)
 {
     tb_buf_t bytes = {0};
     char reason[384];
     tb_wire_header(&bytes, id);
-    if (rc->format->encode(compiled, value, &bytes, reason, sizeof(reason)) != 0) {
+    int encoded =
+        data->json != NULL
+            ? rc->format->encode(compiled, data->json, &bytes, reason, sizeof(reason))
+            : rc->format->from_value(compiled, data->schema, data->value, &bytes, reason,
+                                     sizeof(reason));
+    if (encoded != 0) {
         snprintf(errstr, errstr_size, "%s schema id %d: %s", rc->format->name, (int)id,
                  reason);
         tb_buf_release(&bytes);
@@ -698,7 +710,8 @@ int tb_registry_converter_from_plugin(void *state, const char *topic, tb_data_ki
         result = value != NULL ? 0 : -1;
     }
     if (result == 0) {
-        result = frame(rc, id, compiled, value, out, out_len, errstr, errstr_size);
+        result = frame(rc, id, compiled, &(frame_data_t){.json = value}, out, out_len,
+                       errstr, errstr_size);
     }
     json_decref(value);
     return result;
@@ -724,11 +737,7 @@ int tb_registry_converter_to_typed(void *state, const void *data, size_t len,
     size_t payload_len;
     int32_t id;
     void *compiled;
-    tb_buf_t text = {0};
     char reason[384];
-    json_error_t error;
-    json_t *json = NULL;
-    int result = -1;
 
     if (rc->format->to_connect == NULL) {
         return no_typed_form(rc, errstr, errstr_size);
@@ -747,26 +756,14 @@ int tb_registry_converter_to_typed(void *state, const void *data, size_t len,
                  reason);
         return -1;
     }
-    if (rc->format->decode(compiled, payload, payload_len, &text, reason,
-                           sizeof(reason)) == 0 &&
-        (json = json_loadb(text.data, text.len, JSON_DECODE_ANY | JSON_ALLOW_NUL,
-                           &error)) == NULL) {
-        snprintf(reason, sizeof(reason), "%s", error.text);
-    }
-    if (json == NULL ||
-        tb_json_value_parse_text(entry->connect, json, text.data, text.len, value, reason,
-                                 sizeof(reason)) != 0) {
+    if (rc->format->to_value(compiled, entry->connect, payload, payload_len, value,
+                             reason, sizeof(reason)) != 0) {
         snprintf(errstr, errstr_size, "%s record with schema id %d: %s", rc->format->name,
                  (int)id, reason);
-        goto done;
+        return -1;
     }
     *schema = tb_schema_incref(entry->connect);
-    result = 0;
-
-done:
-    json_decref(json);
-    tb_buf_release(&text);
-    return result;
+    return 0;
 }
 
 /* The schema text of a Connect schema: the last one's when it is the same. */
@@ -796,7 +793,6 @@ int tb_registry_converter_from_typed(void *state, const char *topic,
     registry_converter_t *rc = state;
     void *compiled = NULL;
     int32_t id = 0;
-    json_t *json = NULL;
     char reason[384];
 
     if (rc->format->from_connect == NULL) {
@@ -814,13 +810,6 @@ int tb_registry_converter_from_typed(void *state, const char *topic,
     if (result != 0) {
         return result;
     }
-    if (tb_json_value_dump(schema, value, rc->format->decimals, &json, reason,
-                           sizeof(reason)) != 0) {
-        snprintf(errstr, errstr_size, "%s schema id %d: %s", rc->format->name, (int)id,
-                 reason);
-        return -1;
-    }
-    result = frame(rc, id, compiled, json, out, out_len, errstr, errstr_size);
-    json_decref(json);
-    return result;
+    return frame(rc, id, compiled, &(frame_data_t){.schema = schema, .value = value}, out,
+                 out_len, errstr, errstr_size);
 }

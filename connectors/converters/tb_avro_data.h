@@ -40,4 +40,16 @@ tb_schema_t *tb_avro_to_connect(const tb_avro_schema_t *schema, char *errstr,
  * naming the field that has none. */
 char *tb_avro_from_connect(const tb_schema_t *schema, char *errstr, size_t errstr_size);
 
+/* The value (new, the caller's) of the Avro binary datum payload[0..len)
+ * under avro, whose Connect schema is connect. 0, or -1 with errstr. */
+int tb_avro_to_value(const tb_avro_schema_t *avro, const tb_schema_t *connect,
+                     const uint8_t *payload, size_t len, tb_value_t **value, char *errstr,
+                     size_t errstr_size);
+
+/* Appends the Avro binary of value under schema, which avro was derived
+ * from. 0, or -1 with errstr naming the field that does not fit. */
+int tb_avro_from_value(const tb_avro_schema_t *avro, const tb_schema_t *schema,
+                       const tb_value_t *value, tb_buf_t *out, char *errstr,
+                       size_t errstr_size);
+
 #endif

@@ -53,6 +53,11 @@ int tb_json_value_parse_text(const tb_schema_t *schema, const json_t *payload,
                              const char *text, size_t len, tb_value_t **out, char *errstr,
                              size_t errstr_size);
 
+/* The value of the JSON text[0..len) under schema, as
+ * tb_json_value_parse_text(); -1 with errstr for text that is no JSON too. */
+int tb_json_value_read(const tb_schema_t *schema, const char *text, size_t len,
+                       tb_value_t **out, char *errstr, size_t errstr_size);
+
 /* The payload of value under schema (NULL: schemaless) into *out. A null
  * under a schema with a default is the default. Returns 0, or -1 with the
  * reason in errstr. */

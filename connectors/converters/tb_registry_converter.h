@@ -10,7 +10,6 @@
 #define TB_REGISTRY_CONVERTER_H
 
 #include "connectors/converters/tb_converter_class.h"
-#include "connectors/converters/tb_json_data.h"
 #include "registry/tb_buf.h"
 #include "registry/tb_registry.h"
 
@@ -39,12 +38,18 @@ typedef struct {
     char *(*infer)(const json_t *value, char *errstr, size_t errstr_size);
     /* Connect data (optional; without them the format has no typed form):
      * the Connect schema of compiled (a new reference), and the schema text
-     * of a Connect schema (malloc'd); NULL with errstr. Values go through
-     * the format's JSON form, which is Connect's payload form with Decimals
-     * written as decimals says. */
+     * of a Connect schema (malloc'd); NULL with errstr. */
     tb_schema_t *(*to_connect)(const void *compiled, char *errstr, size_t errstr_size);
     char *(*from_connect)(const tb_schema_t *schema, char *errstr, size_t errstr_size);
-    tb_decimal_format_t decimals;
+    /* A payload as a value (new, the caller's) under connect, compiled's
+     * Connect schema; a value under schema as the payload for compiled,
+     * appended to out. 0, or -1 with errstr. */
+    int (*to_value)(const void *compiled, const tb_schema_t *connect,
+                    const uint8_t *payload, size_t len, tb_value_t **value, char *errstr,
+                    size_t errstr_size);
+    int (*from_value)(const void *compiled, const tb_schema_t *schema,
+                      const tb_value_t *value, tb_buf_t *out, char *errstr,
+                      size_t errstr_size);
 } tb_registry_format_t;
 
 /* The settings every registry converter takes, named after class_name. */
