@@ -135,6 +135,12 @@ tb_schema_t *tb_schema_items(const tb_schema_t *s);      /* ARRAY; borrowed */
 tb_schema_t *tb_schema_key_schema(const tb_schema_t *s); /* MAP; borrowed */
 tb_schema_t *tb_schema_value_schema(const tb_schema_t *s);
 
+/* Prefixes a reason about a field's schema with the field's name:
+ * "field <name>: <reason>", or "field <name>.<inner>: ..." when the reason
+ * already names a field inside it. For messages about schemas mapped
+ * between formats. */
+void tb_schema_error_in_field(char *errstr, size_t errstr_size, const char *field);
+
 /* Whether s is the logical type called logical_name (TB_LOGICAL_*). */
 bool tb_schema_is_logical(const tb_schema_t *s, const char *logical_name);
 

@@ -349,3 +349,11 @@ bool tb_schema_is_logical(const tb_schema_t *s, const char *logical_name)
 {
     return s != NULL && s->name != NULL && strcmp(s->name, logical_name) == 0;
 }
+
+void tb_schema_error_in_field(char *errstr, size_t errstr_size, const char *field)
+{
+    char inner[512];
+    bool nested = strncmp(errstr, "field ", 6) == 0;
+    snprintf(inner, sizeof(inner), "%s", nested ? errstr + 6 : errstr);
+    snprintf(errstr, errstr_size, "field %s%s%s", field, nested ? "." : ": ", inner);
+}

@@ -17,15 +17,6 @@
 #define PRECISION_PARAMETER "connect.decimal.precision"
 #define DEFAULT_PRECISION 64
 
-/* Puts "<field>: " (or "<field>." before another field) before errstr. */
-static void in_field(char *errstr, size_t errstr_size, const char *field)
-{
-    char inner[512];
-    bool nested = strncmp(errstr, "field ", 6) == 0;
-    snprintf(inner, sizeof(inner), "%s", nested ? errstr + 6 : errstr);
-    snprintf(errstr, errstr_size, "field %s%s%s", field, nested ? "." : ": ", inner);
-}
-
 /* -------------------------------------------------------------------------
  * Avro -> Connect
  */
@@ -79,7 +70,7 @@ static tb_schema_t *record_to_connect(const tb_avro_node_t *node, int depth, cha
             }
         }
         if (field == NULL) {
-            in_field(errstr, errstr_size, node->names[i]);
+            tb_schema_error_in_field(errstr, errstr_size, node->names[i]);
             tb_schema_decref(s);
             return NULL;
         }
@@ -315,7 +306,7 @@ static json_t *record_from_connect(writer_t *w, const tb_schema_t *s, int depth)
         json_t *dflt = NULL;
         json_t *type = member_from_connect(w, f->schema, depth, &dflt);
         if (type == NULL) {
-            in_field(w->errstr, w->errstr_size, f->name);
+            tb_schema_error_in_field(w->errstr, w->errstr_size, f->name);
             json_decref(fields);
             json_decref(avro);
             return NULL;

@@ -1,6 +1,7 @@
-/* Connect data through Avro, as AvroConverter's to_typed and from_typed
- * take it: Connect schema -> Avro schema (checked by libavro) -> Connect
- * schema, and values through Avro binary, Decimals exact. */
+/* Connect data through the registry formats, as AvroConverter's and
+ * JsonSchemaConverter's to_typed and from_typed take it: Connect schema ->
+ * Avro schema (checked by libavro) or JSON Schema -> Connect schema, and
+ * values through Avro binary or JSON text, Decimals exact. */
 #include "tb_test.h"
 
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "connectors/converters/tb_avro_data.h"
 #include "connectors/converters/tb_json_data.h"
+#include "connectors/converters/tb_json_schema_data.h"
 
 #define F(type, name) "{\"type\":\"" type "\",\"optional\":false,\"field\":\"" name "\"}"
 #define LOGICAL(type, name, field)                                                       \
@@ -222,12 +224,117 @@ static void test_what_has_no_other_form_is_named(void **state)
     tb_avro_schema_destroy(avro);
 }
 
+static tb_json_schema_t *json_schema_of(const tb_schema_t *schema, char **text)
+{
+    char errstr[256] = "";
+    *text = tb_json_schema_from_connect(schema, errstr, sizeof(errstr));
+    if (*text == NULL) {
+        fail_msg("%s", errstr);
+    }
+    tb_json_schema_t *js = tb_json_schema_create(*text, NULL, errstr, sizeof(errstr));
+    if (js == NULL) {
+        fail_msg("%s: %s", *text, errstr);
+    }
+    return js;
+}
+
+static void test_json_schema_round_trip_with_exact_decimals(void **state)
+{
+    (void)state;
+    char errstr[256] = "";
+    char *text = NULL;
+    tb_schema_t *schema = connect_schema(ORDER_SCHEMA);
+    tb_json_schema_t *js = json_schema_of(schema, &text);
+    assert_non_null(strstr(text, "\"title\":\"com.example.Order\""));
+    assert_non_null(strstr(text, "\"small\":{\"type\":\"integer\",\"connect.type\":"
+                                 "\"int8\",\"connect.index\":1}"));
+    assert_non_null(strstr(text, "\"note\":{\"oneOf\":[{\"type\":\"null\"},{\"type\":"
+                                 "\"string\"}],\"connect.index\":4}"));
+    assert_non_null(strstr(text, "{\"type\":\"number\",\"connect.type\":\"bytes\","
+                                 "\"title\":\"org.apache.kafka.connect.data.Decimal\""));
+    tb_schema_t *back = tb_json_schema_to_connect(js, errstr, sizeof(errstr));
+    if (back == NULL) {
+        fail_msg("%s", errstr);
+    }
+    assert_true(tb_schema_equal(schema, back));
+
+    /* the value as JSON text: valid under the derived schema, every digit kept */
+    json_t *payload = json_loads(ORDER_PAYLOAD, 0, NULL);
+    tb_value_t *value = NULL;
+    assert_int_equal(tb_json_value_parse_text(schema, payload, ORDER_PAYLOAD,
+                                              strlen(ORDER_PAYLOAD), &value, errstr,
+                                              sizeof(errstr)),
+                     0);
+    json_t *json = NULL;
+    assert_int_equal(tb_json_value_dump(schema, value, TB_DECIMAL_NUMERIC, &json, errstr,
+                                        sizeof(errstr)),
+                     0);
+    size_t len;
+    char *written = tb_json_write(json, &len);
+    assert_non_null(strstr(written, "\"price\":12345678901234567890.123456789,"));
+    json_t *parsed = json_loads(written, 0, NULL);
+    if (tb_json_schema_validate(js, parsed, errstr, sizeof(errstr)) != 0) {
+        fail_msg("%s", errstr);
+    }
+    tb_value_t *again = NULL;
+    assert_int_equal(
+        tb_json_value_read(back, written, len, &again, errstr, sizeof(errstr)), 0);
+    assert_true(tb_value_equal(value, again));
+    tb_value_free(again);
+    json_decref(parsed);
+    free(written);
+    json_decref(json);
+    tb_value_free(value);
+    json_decref(payload);
+    tb_schema_decref(back);
+    tb_json_schema_destroy(js);
+    tb_schema_decref(schema);
+    free(text);
+}
+
+static void test_json_schemas_written_by_hand(void **state)
+{
+    (void)state;
+    char errstr[256] = "";
+    /* $ref, a nullable type, a property not required, plain integers */
+    tb_json_schema_t *js = tb_json_schema_create(
+        "{\"type\":\"object\",\"title\":\"Person\",\"properties\":{"
+        "\"id\":{\"type\":\"integer\"},\"name\":{\"type\":[\"null\",\"string\"]},"
+        "\"home\":{\"$ref\":\"#/definitions/Address\"}},\"required\":[\"id\",\"home\"],"
+        "\"definitions\":{\"Address\":{\"type\":\"object\",\"properties\":{"
+        "\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}}}",
+        NULL, errstr, sizeof(errstr));
+    assert_non_null(js);
+    tb_schema_t *s = tb_json_schema_to_connect(js, errstr, sizeof(errstr));
+    if (s == NULL) {
+        fail_msg("%s", errstr);
+    }
+    assert_string_equal(tb_schema_name(s), "Person");
+    assert_int_equal(tb_schema_type(tb_schema_field(s, "id")->schema), TB_TYPE_INT64);
+    assert_true(tb_schema_optional(tb_schema_field(s, "name")->schema));
+    const tb_schema_t *home = tb_schema_field(s, "home")->schema;
+    assert_false(tb_schema_optional(home));
+    assert_int_equal(tb_schema_type(tb_schema_field(home, "city")->schema),
+                     TB_TYPE_STRING);
+    tb_schema_decref(s);
+    tb_json_schema_destroy(js);
+
+    js = tb_json_schema_create("{\"type\":\"object\",\"properties\":{\"any\":{}}}", NULL,
+                               errstr, sizeof(errstr));
+    assert_null(tb_json_schema_to_connect(js, errstr, sizeof(errstr)));
+    assert_string_equal(errstr, "field any: a JSON Schema without one \"type\" has no "
+                                "Connect form here");
+    tb_json_schema_destroy(js);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schema_round_trip_and_connect_properties),
         cmocka_unit_test(test_values_through_avro_binary_keep_decimals_exact),
         cmocka_unit_test(test_what_has_no_other_form_is_named),
+        cmocka_unit_test(test_json_schema_round_trip_with_exact_decimals),
+        cmocka_unit_test(test_json_schemas_written_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
