@@ -124,8 +124,10 @@ int tb_converter_from_plugin_topic(tb_converter_t *c, const char *topic,
  * registry converters the schema they derive, registered or looked up as
  * from_plugin does).
  *
- * Both return 0, or -1 with Connect's reason in errstr; a converter without
- * a typed form (tb_converter_has_typed() false) refuses.
+ * Both return 0, or -1 with Connect's reason in errstr, or
+ * TB_CONVERTER_RETRY from a registry converter whose registry did not
+ * answer; a converter without a typed form (tb_converter_has_typed() false)
+ * refuses.
  */
 bool tb_converter_has_typed(const tb_converter_t *c);
 int tb_converter_to_typed(tb_converter_t *c, const void *data, size_t len,
