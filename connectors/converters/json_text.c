@@ -125,7 +125,7 @@ static bool key_is(tb_json_span_t key, const char *name)
 bool tb_json_text_member(tb_json_span_t object, const char *name, tb_json_span_t *value)
 {
     size_t pos = 0;
-    tb_json_span_t key;
+    tb_json_span_t key = {"", 0}; /* stays empty in an array */
     tb_json_span_t member;
     bool found = false;
     while (tb_json_text_next(object, &pos, &key, &member)) {
