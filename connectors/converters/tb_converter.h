@@ -147,7 +147,8 @@ int tb_plugin_data_to_typed(tb_data_kind_t kind, const void *data, size_t len,
                             size_t errstr_size);
 
 /* What a sink plugin gets for a typed key or value: a string's text, bytes
- * as they are, anything else its payload as compact JSON text (as
+ * as they are, a Decimal its exact decimal text (as Connect's toString of a
+ * BigDecimal), anything else its payload as compact JSON text (as
  * JsonConverter would have handed it over). *out is a new malloc'd buffer,
  * NULL for a null. Returns 0 or -1 with errstr. */
 int tb_typed_to_plugin(const tb_schema_t *schema, const tb_value_t *value, void **out,

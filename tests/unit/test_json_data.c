@@ -162,6 +162,18 @@ static void test_decimal_exact_beyond_a_double(void **state)
     char *digits = tb_decimal_text(unscaled, len, 9);
     assert_string_equal(digits, "12345678901234567890.123456789");
     free(digits);
+    /* a sink plugin gets a Decimal alone as its digits, as Connect's toString */
+    char errstr[256] = "";
+    void *plain = NULL;
+    size_t plain_len = 0;
+    assert_int_equal(
+        tb_typed_to_plugin(tb_schema_items(tb_schema_field(schema, "amounts")->schema),
+                           tb_value_array_get(amounts, 0), &plain, &plain_len, errstr,
+                           sizeof(errstr)),
+        0);
+    assert_int_equal(plain_len, strlen("12345678901234567890.123456789"));
+    assert_memory_equal(plain, "12345678901234567890.123456789", plain_len);
+    free(plain);
     char *text = from_typed(numeric, schema, value);
     assert_string_equal(text, "{\"schema\":" BIG_DECIMAL_SCHEMA ",\"payload\":{"
                               "\"amounts\":[12345678901234567890.123456789,"
