@@ -212,7 +212,8 @@ int tb_decimal_scale(const tb_schema_t *s);
 
 /* The plain text of the decimal whose unscaled value is unscaled[0..len)
  * under scale ("-12.50"; no exponent), malloc'd and NUL-terminated; NULL on
- * no memory. */
+ * no memory or a scale beyond +-TB_DECIMAL_MAX_DIGITS (a schema's scale is
+ * data: it must not size an allocation unchecked). */
 char *tb_decimal_text(const void *unscaled, size_t len, int scale);
 
 /* The BYTES value of the decimal text[0..len) under scale. The text is a

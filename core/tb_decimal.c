@@ -31,6 +31,9 @@ char *tb_decimal_text(const void *unscaled, size_t len, int scale)
 {
     const unsigned char *in = unscaled;
     bool negative = len > 0 && (in[0] & 0x80) != 0;
+    if (scale > TB_DECIMAL_MAX_DIGITS || scale < -TB_DECIMAL_MAX_DIGITS) {
+        return NULL;
+    }
     size_t pad = scale > 0 ? (size_t)scale : 0;    /* zeros before the point */
     size_t zeros = scale < 0 ? (size_t)-scale : 0; /* zeros after the digits */
     /* 8 bits make at most 3 digits */

@@ -221,6 +221,7 @@ static void test_decimals_exact_beyond_a_double(void **state)
     assert_decimal_text("83", 2, "-1.25");
     assert_decimal_text("05dc", 0, "1500");
     assert_decimal_text("0f", -2, "1500");
+    assert_null(tb_decimal_text("\x0f", 1, 2000000000)); /* no 2 GB of zeros */
     /* bad text, and digits the scale cannot hold, are named */
     assert_null(tb_decimal_parse("1.234", 5, 2, errstr, sizeof(errstr)));
     assert_string_equal(errstr,
