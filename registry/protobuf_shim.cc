@@ -1074,16 +1074,17 @@ extern "C" int tb_protobuf_encode(const tb_protobuf_schema_t *schema, const json
                    [&](std::string *error) { return encode(schema, value, out, error); });
 }
 
-extern "C" json_t *tb_protobuf_describe(const tb_protobuf_schema_t *schema, char *errstr,
-                                        size_t errstr_size)
+extern "C" json_t *tb_protobuf_describe(const tb_protobuf_schema_t *schema,
+                                        const int32_t *indexes, size_t count,
+                                        char *errstr, size_t errstr_size)
 {
     json_t *description = nullptr;
     guarded(errstr, errstr_size, [&](std::string *error) {
-        if (schema->file->message_type_count() == 0) {
-            *error = "the schema has no message";
-            return -1;
+        const pb::Descriptor *d = message_at(schema, indexes, count, error);
+        if (d == nullptr && error->empty()) {
+            *error = "the message indexes pick no message";
         }
-        description = describe_message(schema->file->message_type(0), 0, error);
+        description = d != nullptr ? describe_message(d, 0, error) : nullptr;
         return description != nullptr ? 0 : -1;
     });
     return description;

@@ -41,9 +41,11 @@ static int avro_encode(const void *compiled, const json_t *value, tb_buf_t *out,
     return tb_avro_encode(compiled, value, out, errstr, errstr_size);
 }
 
-static tb_schema_t *avro_to_connect(const void *compiled, char *errstr,
-                                    size_t errstr_size)
+static tb_schema_t *avro_to_connect(const void *compiled, const uint8_t *payload,
+                                    size_t len, char *errstr, size_t errstr_size)
 {
+    (void)payload; /* a schema has one part */
+    (void)len;
     return tb_avro_to_connect(compiled, errstr, errstr_size);
 }
 

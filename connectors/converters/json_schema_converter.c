@@ -72,8 +72,11 @@ static int js_encode(const void *compiled, const json_t *value, tb_buf_t *out,
     return 0;
 }
 
-static tb_schema_t *js_to_connect(const void *compiled, char *errstr, size_t errstr_size)
+static tb_schema_t *js_to_connect(const void *compiled, const uint8_t *payload,
+                                  size_t len, char *errstr, size_t errstr_size)
 {
+    (void)payload; /* a schema has one part */
+    (void)len;
     return tb_json_schema_to_connect(compiled, errstr, errstr_size);
 }
 

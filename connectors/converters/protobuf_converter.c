@@ -19,6 +19,7 @@
 #include "connectors/converters/tb_protobuf_data.h"
 #include "connectors/converters/tb_registry_converter.h"
 #include "registry/tb_protobuf.h"
+#include "registry/tb_wire.h"
 
 static void *pb_compile(const char *text, const json_t *references, char *errstr,
                         size_t errstr_size)
@@ -64,9 +65,23 @@ static char *pb_infer(const json_t *value, char *errstr, size_t errstr_size)
     return NULL;
 }
 
-static tb_schema_t *pb_to_connect(const void *compiled, char *errstr, size_t errstr_size)
+static tb_schema_t *pb_to_connect(const void *compiled, const uint8_t *payload,
+                                  size_t len, char *errstr, size_t errstr_size)
 {
-    return tb_protobuf_to_connect(compiled, errstr, errstr_size);
+    return tb_protobuf_to_connect(compiled, payload, len, errstr, errstr_size);
+}
+
+/* The message indexes pick the message. */
+static size_t pb_selector(const uint8_t *payload, size_t len)
+{
+    int32_t indexes[TB_WIRE_MAX_INDEXES];
+    size_t count;
+    size_t used = 0;
+    char errstr[128];
+    return tb_wire_read_indexes(payload, len, indexes, &count, &used, errstr,
+                                sizeof(errstr)) == 0
+               ? used
+               : 0;
 }
 
 static int pb_to_value(const void *compiled, const tb_schema_t *connect,
@@ -98,6 +113,7 @@ static const tb_registry_format_t protobuf_format = {
     .from_connect = tb_protobuf_from_connect,
     .to_value = pb_to_value,
     .from_value = pb_from_value,
+    .selector = pb_selector,
 };
 
 static void *pb_create(const json_t *values, bool for_key, char *errstr,

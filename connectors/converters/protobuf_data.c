@@ -134,10 +134,19 @@ static tb_schema_t *message_to_connect(const json_t *message, int depth, char *e
     return s;
 }
 
-tb_schema_t *tb_protobuf_to_connect(const tb_protobuf_schema_t *schema, char *errstr,
+tb_schema_t *tb_protobuf_to_connect(const tb_protobuf_schema_t *schema,
+                                    const uint8_t *payload, size_t len, char *errstr,
                                     size_t errstr_size)
 {
-    json_t *description = tb_protobuf_describe(schema, errstr, errstr_size);
+    int32_t indexes[TB_WIRE_MAX_INDEXES];
+    size_t count;
+    size_t used;
+    if (tb_wire_read_indexes(payload, len, indexes, &count, &used, errstr, errstr_size) !=
+        0) {
+        return NULL;
+    }
+    json_t *description =
+        tb_protobuf_describe(schema, indexes, count, errstr, errstr_size);
     tb_schema_t *s = description != NULL
                          ? message_to_connect(description, 0, errstr, errstr_size)
                          : NULL;
@@ -446,24 +455,11 @@ int tb_protobuf_to_value(const tb_protobuf_schema_t *schema, const tb_schema_t *
                          const uint8_t *payload, size_t len, tb_value_t **value,
                          char *errstr, size_t errstr_size)
 {
-    int32_t indexes[TB_WIRE_MAX_INDEXES];
-    size_t count;
-    size_t used;
     tb_buf_t text = {0};
     json_error_t error;
     json_t *json = NULL;
     int rc = -1;
 
-    if (tb_wire_read_indexes(payload, len, indexes, &count, &used, errstr, errstr_size) !=
-        0) {
-        return -1;
-    }
-    if (count > 1 || (count == 1 && indexes[0] != 0)) {
-        snprintf(errstr, errstr_size,
-                 "only the file's first message (message index [0]) has a Connect form "
-                 "here");
-        return -1;
-    }
     if (tb_protobuf_decode(schema, payload, len, &text, errstr, errstr_size) != 0) {
         goto done;
     }

@@ -34,10 +34,14 @@ typedef enum {
     TOPIC_RECORD_NAME,
 } strategy_t;
 
+#define MAX_SELECTOR 64 /* the bytes of a payload that pick a part of its schema */
+
 typedef struct {
     int32_t id;
-    void *compiled;       /* NULL: a free slot */
-    tb_schema_t *connect; /* its Connect schema, made when first asked for */
+    void *compiled;                 /* NULL: a free slot */
+    tb_schema_t *connect;           /* the Connect schema last asked for, of the part */
+    uint8_t selector[MAX_SELECTOR]; /* that payloads starting so hold */
+    size_t selector_len;
     uint64_t used;
 } compiled_entry_t;
 
@@ -750,12 +754,23 @@ int tb_registry_converter_to_typed(void *state, const void *data, size_t len,
         return rc_id;
     }
     compiled_entry_t *entry = entry_of(rc, id);
-    if (entry->connect == NULL && (entry->connect = rc->format->to_connect(
-                                       compiled, reason, sizeof(reason))) == NULL) {
+    size_t selector =
+        rc->format->selector != NULL ? rc->format->selector(payload, payload_len) : 0;
+    selector = selector <= MAX_SELECTOR ? selector : 0;
+    if (entry->connect != NULL && (entry->selector_len != selector ||
+                                   memcmp(entry->selector, payload, selector) != 0)) {
+        tb_schema_decref(entry->connect);
+        entry->connect = NULL;
+    }
+    if (entry->connect == NULL &&
+        (entry->connect = rc->format->to_connect(compiled, payload, payload_len, reason,
+                                                 sizeof(reason))) == NULL) {
         snprintf(errstr, errstr_size, "%s schema id %d: %s", rc->format->name, (int)id,
                  reason);
         return -1;
     }
+    memcpy(entry->selector, payload, selector);
+    entry->selector_len = selector;
     if (rc->format->to_value(compiled, entry->connect, payload, payload_len, value,
                              reason, sizeof(reason)) != 0) {
         snprintf(errstr, errstr_size, "%s record with schema id %d: %s", rc->format->name,

@@ -3,8 +3,8 @@
  * (core/tb_data.h), after Confluent's ProtobufConverter; for
  * protobuf_converter.c.
  *
- * Protobuf -> Connect, the first message of the file (message index [0]):
- * a message is a STRUCT named by its full name, its fields in declaration
+ * Protobuf -> Connect, the message a payload's message indexes pick: a
+ * message is a STRUCT named by its full name, its fields in declaration
  * order; int32, sint32 and sfixed32 are INT32, the other integers INT64
  * (uint32 and fixed32 included, as their values outgrow an int32), float
  * FLOAT32, double FLOAT64, bool BOOLEAN, string STRING, bytes BYTES, an
@@ -37,9 +37,11 @@
 #include "core/tb_data.h"
 #include "registry/tb_protobuf.h"
 
-/* The Connect schema of the schema's first message (a new reference), or
- * NULL with errstr naming the field that has none. */
-tb_schema_t *tb_protobuf_to_connect(const tb_protobuf_schema_t *schema, char *errstr,
+/* The Connect schema of the message a payload holds (its message indexes
+ * pick it), a new reference, or NULL with errstr naming the field that has
+ * none. */
+tb_schema_t *tb_protobuf_to_connect(const tb_protobuf_schema_t *schema,
+                                    const uint8_t *payload, size_t len, char *errstr,
                                     size_t errstr_size);
 
 /* The .proto text (malloc'd) of a Connect schema, which must be a STRUCT;
@@ -48,8 +50,8 @@ char *tb_protobuf_from_connect(const tb_schema_t *schema, char *errstr,
                                size_t errstr_size);
 
 /* The value (new, the caller's) of payload[0..len) (message indexes, then
- * the message) under connect, the Connect schema of the schema's first
- * message. 0, or -1 with errstr (another message's indexes among them). */
+ * the message) under connect, the Connect schema of that message. 0, or -1
+ * with errstr. */
 int tb_protobuf_to_value(const tb_protobuf_schema_t *schema, const tb_schema_t *connect,
                          const uint8_t *payload, size_t len, tb_value_t **value,
                          char *errstr, size_t errstr_size);

@@ -37,9 +37,11 @@ typedef struct {
      * or NULL with errstr. */
     char *(*infer)(const json_t *value, char *errstr, size_t errstr_size);
     /* Connect data (optional; without them the format has no typed form):
-     * the Connect schema of compiled (a new reference), and the schema text
-     * of a Connect schema (malloc'd); NULL with errstr. */
-    tb_schema_t *(*to_connect)(const void *compiled, char *errstr, size_t errstr_size);
+     * the Connect schema of the part of compiled a payload holds (a new
+     * reference), and the schema text of a Connect schema (malloc'd); NULL
+     * with errstr. */
+    tb_schema_t *(*to_connect)(const void *compiled, const uint8_t *payload, size_t len,
+                               char *errstr, size_t errstr_size);
     char *(*from_connect)(const tb_schema_t *schema, char *errstr, size_t errstr_size);
     /* A payload as a value (new, the caller's) under connect, compiled's
      * Connect schema; a value under schema as the payload for compiled,
@@ -50,6 +52,10 @@ typedef struct {
     int (*from_value)(const void *compiled, const tb_schema_t *schema,
                       const tb_value_t *value, tb_buf_t *out, char *errstr,
                       size_t errstr_size);
+    /* Optional: how many leading bytes of a payload pick the part of its
+     * schema that it holds (Protobuf's message indexes), so that each part's
+     * Connect schema is kept apart. */
+    size_t (*selector)(const uint8_t *payload, size_t len);
 } tb_registry_format_t;
 
 /* The settings every registry converter takes, named after class_name. */

@@ -231,15 +231,19 @@ def test_sink_chain_extracts_a_field_of_confluent_protobuf(start_worker, bed, re
                                                            tmp_path):
     """ExtractField$Value on Orders ProtobufSerializer wrote: the message is
     Connect data (its enum, map, repeated message and Timestamp included), and
-    the sink gets the nested Address."""
+    the sink gets the nested Address; ExtractField$Key reads the keys, the
+    file's third message (message index [2])."""
     w = start_worker(FAST)
     topic = bed.unique_topic("pb-smt-in")
     create_topic(bed, topic, 1)
     produce(bed, topic, serialized(registry, topic, 3))
     out = tmp_path / "city.txt"
     file_sink(w, "extract", topic, out, **converters(PROTOBUF, registry),
-              **{"transforms": "Pick", "transforms.Pick.type": SMT + "ExtractField$Value",
-                 "transforms.Pick.field": "address"})
+              **{"transforms": "Pick,Key",
+                 "transforms.Pick.type": SMT + "ExtractField$Value",
+                 "transforms.Pick.field": "address",
+                 "transforms.Key.type": SMT + "ExtractField$Key",
+                 "transforms.Key.field": "id"})
     assert json_lines(out, 3) == [{"city": f"c{i}"} for i in range(3)]
 
 

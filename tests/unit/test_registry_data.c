@@ -386,20 +386,23 @@ static void test_protobuf_round_trip(void **state)
     if (pb == NULL) {
         fail_msg("%s: %s", text, errstr);
     }
-    tb_schema_t *back = tb_protobuf_to_connect(pb, errstr, sizeof(errstr));
-    if (back == NULL) {
-        fail_msg("%s", errstr);
-    }
-    assert_true(tb_schema_equal(schema, back));
-
     json_t *payload = json_loads(PROTO_PAYLOAD, 0, NULL);
     tb_value_t *value = NULL;
     assert_int_equal(tb_json_value_parse(schema, payload, &value, errstr, sizeof(errstr)),
                      0);
     tb_buf_t bin = {0};
+    if (tb_protobuf_from_value(pb, schema, value, &bin, errstr, sizeof(errstr)) != 0) {
+        fail_msg("%s", errstr);
+    }
+    /* the payload's message index [0] picks Order */
+    tb_schema_t *back = tb_protobuf_to_connect(pb, (const uint8_t *)bin.data, bin.len,
+                                               errstr, sizeof(errstr));
+    if (back == NULL) {
+        fail_msg("%s", errstr);
+    }
+    assert_true(tb_schema_equal(schema, back));
     tb_value_t *again = NULL;
-    if (tb_protobuf_from_value(pb, schema, value, &bin, errstr, sizeof(errstr)) != 0 ||
-        tb_protobuf_to_value(pb, back, (const uint8_t *)bin.data, bin.len, &again, errstr,
+    if (tb_protobuf_to_value(pb, back, (const uint8_t *)bin.data, bin.len, &again, errstr,
                              sizeof(errstr)) != 0) {
         fail_msg("%s", errstr);
     }
@@ -409,6 +412,22 @@ static void test_protobuf_round_trip(void **state)
     tb_value_free(value);
     json_decref(payload);
     tb_schema_decref(back);
+
+    /* message index [1] picks the file's second message: {city: "c"} */
+    static const uint8_t address[] = {0x02, 0x02, 0x0a, 0x01, 'c'};
+    back = tb_protobuf_to_connect(pb, address, sizeof(address), errstr, sizeof(errstr));
+    assert_non_null(back);
+    assert_string_equal(tb_schema_name(back), "com.example.Address");
+    assert_int_equal(tb_protobuf_to_value(pb, back, address, sizeof(address), &again,
+                                          errstr, sizeof(errstr)),
+                     0);
+    assert_string_equal(tb_value_text(tb_value_struct_get(again, "city"), NULL), "c");
+    tb_value_free(again);
+    tb_schema_decref(back);
+    static const uint8_t nowhere[] = {0x02, 0x08, 0x00};
+    assert_null(
+        tb_protobuf_to_connect(pb, nowhere, sizeof(nowhere), errstr, sizeof(errstr)));
+    assert_non_null(strstr(errstr, "message index [4] is not in the schema"));
     tb_protobuf_schema_destroy(pb);
     free(text);
 
