@@ -69,7 +69,12 @@ static tb_schema_t *element_to_connect(const json_t *field, int depth, char *err
     }
     if (message == NULL) {
         int t = scalar_type(type);
-        return t >= 0 ? tb_schema_new((tb_type_t)t) : NULL;
+        if (t < 0) {
+            snprintf(errstr, errstr_size, "the Protobuf type %s has no Connect form",
+                     type);
+            return NULL;
+        }
+        return tb_schema_new((tb_type_t)t);
     }
     if (strcmp(name, TIMESTAMP) == 0) {
         return tb_schema_timestamp();

@@ -1,8 +1,8 @@
 /*
- * registry_converter.c - what Confluent's AvroConverter and JsonSchemaConverter
- * share (and ProtobufConverter, to come): their settings, the registry client made
- * from them, the subject name strategies, the wire format, and a bounded
- * cache of compiled schemas by id.
+ * registry_converter.c - what Confluent's AvroConverter, ProtobufConverter and
+ * JsonSchemaConverter share: their settings, the registry client made from
+ * them, the subject name strategies, the wire format, and a bounded cache of
+ * compiled schemas by id (with the Connect schema of each).
  *
  * Sink side: the frame's schema id gives the writer's schema (fetched once,
  * then cached); the payload becomes JSON text. Source side: the plugin's data
@@ -10,7 +10,9 @@
  * as a JSON string, or parsed as JSON when the schema is not a string or
  * bytes), encoded under the subject's latest schema (use.latest.version), a
  * schema inferred and registered (auto.register.schemas), or an inferred
- * schema looked up without registering.
+ * schema looked up without registering. Connect data (transforms) goes the
+ * same ways, its schema derived from its Connect schema instead of
+ * inferred from JSON.
  *
  * A registry that cannot be reached makes a call return TB_CONVERTER_RETRY:
  * the record is not at fault.
@@ -725,13 +727,6 @@ int tb_registry_converter_from_plugin(void *state, const char *topic, tb_data_ki
  * Connect data
  */
 
-static int no_typed_form(const registry_converter_t *rc, char *errstr, size_t errstr_size)
-{
-    snprintf(errstr, errstr_size, "the %s converter has no Connect data form",
-             rc->format->name);
-    return -1;
-}
-
 int tb_registry_converter_to_typed(void *state, const void *data, size_t len,
                                    tb_schema_t **schema, tb_value_t **value, char *errstr,
                                    size_t errstr_size)
@@ -743,9 +738,6 @@ int tb_registry_converter_to_typed(void *state, const void *data, size_t len,
     void *compiled;
     char reason[384];
 
-    if (rc->format->to_connect == NULL) {
-        return no_typed_form(rc, errstr, errstr_size);
-    }
     if (tb_wire_parse(data, len, &id, &payload, &payload_len, errstr, errstr_size) != 0) {
         return -1;
     }
@@ -810,9 +802,6 @@ int tb_registry_converter_from_typed(void *state, const char *topic,
     int32_t id = 0;
     char reason[384];
 
-    if (rc->format->from_connect == NULL) {
-        return no_typed_form(rc, errstr, errstr_size);
-    }
     if (value == NULL) {
         return 0; /* a null is a null record, as the serializers write it */
     }

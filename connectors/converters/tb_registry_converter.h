@@ -1,6 +1,6 @@
 /*
- * tb_registry_converter.h - what the Schema Registry converters (Avro and
- * JSON Schema; Protobuf to come) share; for the converters in this folder only.
+ * tb_registry_converter.h - what the Schema Registry converters (Avro,
+ * Protobuf and JSON Schema) share; for the converters in this folder only.
  *
  * registry_converter.c does the framing, the subject name strategies, the
  * registry client and a bounded cache of compiled schemas by id; a format
@@ -36,8 +36,7 @@ typedef struct {
     /* The schema text to register for value (auto.register.schemas), malloc'd,
      * or NULL with errstr. */
     char *(*infer)(const json_t *value, char *errstr, size_t errstr_size);
-    /* Connect data (optional; without them the format has no typed form):
-     * the Connect schema of the part of compiled a payload holds (a new
+    /* Connect data: the Connect schema of the part of compiled a payload holds (a new
      * reference), and the schema text of a Connect schema (malloc'd); NULL
      * with errstr. */
     tb_schema_t *(*to_connect)(const void *compiled, const uint8_t *payload, size_t len,
@@ -70,9 +69,8 @@ void *tb_registry_converter_create(const tb_registry_format_t *format,
 void tb_registry_converter_destroy(void *state);
 
 /* The class callbacks: decode a framed record, encode plugin data; the
- * same as Connect data, for a format with to_connect and from_connect
- * (from_typed derives the schema from the Connect schema, and registers or
- * looks it up under the subject as from_plugin does its inferred one). */
+ * same as Connect data (from_typed derives the schema from the Connect schema, and
+ * registers or looks it up under the subject as from_plugin does its inferred one). */
 int tb_registry_converter_to_plugin(void *state, const void *data, size_t len,
                                     const void **out, size_t *out_len, bool *owned,
                                     char *errstr, size_t errstr_size);
