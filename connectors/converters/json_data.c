@@ -528,10 +528,9 @@ static int map_parse(const tb_schema_t *schema, const json_t *json,
             tb_json_span_t pair;
             tb_json_span_t parts[2];
             size_t part = 0;
-            if (spans && tb_json_text_next(*text, &pos, &unused, &pair)) {
-                tb_json_text_next(pair, &part, &unused, &parts[0]);
-                tb_json_text_next(pair, &part, &unused, &parts[1]);
-            }
+            bool spanned = spans && tb_json_text_next(*text, &pos, &unused, &pair) &&
+                           tb_json_text_next(pair, &part, &unused, &parts[0]) &&
+                           tb_json_text_next(pair, &part, &unused, &parts[1]);
             if (json_array_size(entry) != 2) {
                 snprintf(errstr, errstr_size,
                          "Found invalid map entry instead of array "
@@ -539,9 +538,9 @@ static int map_parse(const tb_schema_t *schema, const json_t *json,
                          json_kind(entry));
                 goto fail;
             }
-            if (value_parse(ks, json_array_get(entry, 0), part > 0 ? &parts[0] : NULL, &k,
+            if (value_parse(ks, json_array_get(entry, 0), spanned ? &parts[0] : NULL, &k,
                             errstr, errstr_size) != 0 ||
-                value_parse(vs, json_array_get(entry, 1), part > 1 ? &parts[1] : NULL, &v,
+                value_parse(vs, json_array_get(entry, 1), spanned ? &parts[1] : NULL, &v,
                             errstr, errstr_size) != 0) {
                 tb_value_free(k);
                 goto fail;

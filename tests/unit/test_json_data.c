@@ -140,11 +140,17 @@ static void test_decimal_numeric_and_defaults(void **state)
 
 /* A Decimal that no double holds keeps every digit through NUMERIC and
  * BASE64, both ways. */
+#define BIG_DECIMAL                                                                      \
+    "{\"type\":\"bytes\",\"optional\":false,\"name\":\"org.apache.kafka.connect.data."   \
+    "Decimal\",\"version\":1,\"parameters\":{\"scale\":\"9\"}}"
 #define BIG_DECIMAL_SCHEMA                                                               \
-    "{\"type\":\"struct\",\"fields\":[{\"type\":\"array\",\"items\":{\"type\":"          \
-    "\"bytes\",\"optional\":false,\"name\":\"org.apache.kafka.connect.data.Decimal\","   \
-    "\"version\":1,\"parameters\":{\"scale\":\"9\"}},\"optional\":false,\"field\":"      \
-    "\"amounts\"}],\"optional\":false}"
+    "{\"type\":\"struct\",\"fields\":[{\"type\":\"array\",\"items\":" BIG_DECIMAL        \
+    ",\"optional\":false,\"field\":\"amounts\"},{\"type\":\"map\",\"keys\":{\"type\":"   \
+    "\"int32\",\"optional\":false},\"values\":" BIG_DECIMAL ",\"optional\":false,"       \
+    "\"field\":\"by_id\"},{\"type\":\"map\",\"keys\":{\"type\":\"string\",\"optional\":" \
+    "false},\"values\":" BIG_DECIMAL ",\"optional\":false,\"field\":\"by_name\"}],"      \
+    "\"optional\":false}"
+#define BIG "12345678901234567890.123456789"
 
 static void test_decimal_exact_beyond_a_double(void **state)
 {
@@ -152,7 +158,8 @@ static void test_decimal_exact_beyond_a_double(void **state)
     tb_converter_t *base64 = make("{}");
     tb_converter_t *numeric = make("{\"decimal.format\":\"NUMERIC\"}");
     const char *message = "{\"schema\":" BIG_DECIMAL_SCHEMA ",\"payload\":{\"amounts\":"
-                          "[12345678901234567890.123456789,-0.5,7]}}";
+                          "[" BIG ",-0.5,7],\"by_id\":[[1,-" BIG "]],\"by_name\":{"
+                          "\"a\":9" BIG "}}}";
     tb_schema_t *schema = NULL;
     tb_value_t *value = NULL;
     to_typed(numeric, message, &schema, &value);
@@ -176,8 +183,8 @@ static void test_decimal_exact_beyond_a_double(void **state)
     free(plain);
     char *text = from_typed(numeric, schema, value);
     assert_string_equal(text, "{\"schema\":" BIG_DECIMAL_SCHEMA ",\"payload\":{"
-                              "\"amounts\":[12345678901234567890.123456789,"
-                              "-0.500000000,7.000000000]}}");
+                              "\"amounts\":[" BIG ",-0.500000000,7.000000000],"
+                              "\"by_id\":[[1,-" BIG "]],\"by_name\":{\"a\":9" BIG "}}}");
     free(text);
     text = from_typed(base64, schema, value);
     assert_non_null(strstr(text, "\"amounts\":[\"J+QbMka+ybFuOYEV\","));
