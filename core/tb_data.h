@@ -144,6 +144,10 @@ void tb_schema_error_in_field(char *errstr, size_t errstr_size, const char *fiel
 /* Whether s is the logical type called logical_name (TB_LOGICAL_*). */
 bool tb_schema_is_logical(const tb_schema_t *s, const char *logical_name);
 
+/* Whether s or a schema inside it (fields, items, keys, values) is the
+ * logical type called logical_name. NULL: false. */
+bool tb_schema_contains_logical(const tb_schema_t *s, const char *logical_name);
+
 /* -------------------------------------------------------------------------
  * Values
  */

@@ -415,10 +415,17 @@ static int json_to_typed(void *state, const void *data, size_t len, tb_schema_t 
             goto done;
         }
         payload = json_object_get(message, "payload");
-        tb_json_text_member((tb_json_span_t){data, len}, "payload", &text);
     }
-    rc = tb_json_value_parse_text(*schema, payload, text.s, text.n, value, errstr,
-                                  errstr_size);
+    if (tb_schema_contains_logical(*schema, TB_LOGICAL_DECIMAL)) {
+        /* the payload's text gives the Decimals their digits */
+        if (jc->schemas_enable) {
+            tb_json_text_member(text, "payload", &text);
+        }
+        rc = tb_json_value_parse_text(*schema, payload, text.s, text.n, value, errstr,
+                                      errstr_size);
+    } else {
+        rc = tb_json_value_parse(*schema, payload, value, errstr, errstr_size);
+    }
     if (rc != 0) {
         tb_schema_decref(*schema);
         *schema = NULL;

@@ -392,24 +392,7 @@ static const char *number_text(const json_t *json)
 /* Whether a Decimal is somewhere in schema, so that its text is needed. */
 static bool has_decimal(const tb_schema_t *schema)
 {
-    switch (tb_schema_type(schema)) {
-    case TB_TYPE_STRUCT:
-        for (size_t i = 0; i < tb_schema_field_count(schema); i++) {
-            if (has_decimal(tb_schema_field_at(schema, i)->schema)) {
-                return true;
-            }
-        }
-        return false;
-    case TB_TYPE_ARRAY:
-        return has_decimal(tb_schema_items(schema));
-    case TB_TYPE_MAP:
-        return has_decimal(tb_schema_key_schema(schema)) ||
-               has_decimal(tb_schema_value_schema(schema));
-    case TB_TYPE_BYTES:
-        return tb_schema_is_logical(schema, TB_LOGICAL_DECIMAL);
-    default:
-        return false;
-    }
+    return tb_schema_contains_logical(schema, TB_LOGICAL_DECIMAL);
 }
 
 /* The Decimal a JSON number under schema reads as: from its text when
