@@ -192,6 +192,15 @@ static void test_decimal_exact_beyond_a_double(void **state)
     tb_value_t *again = NULL;
     to_typed(base64, text, &again_schema, &again);
     assert_true(tb_value_equal(value, again));
+    tb_value_free(again);
+    tb_schema_decref(again_schema);
+    /* whitespace anywhere, a repeated key (the last wins, as in jansson) */
+    const char *spaced =
+        "{ \"payload\" : 1 ,\n \"schema\" : " BIG_DECIMAL_SCHEMA
+        " ,\t\"payload\" :{ \"by_name\" : { \"a\" : 9" BIG " } ,"
+        " \"by_id\" : [ [ 1 , -" BIG " ] ] , \"amounts\" : [ " BIG " , -0.5 , 7 ] } }";
+    to_typed(numeric, spaced, &again_schema, &again);
+    assert_true(tb_value_equal(value, again));
     free(text);
     tb_value_free(again);
     tb_schema_decref(again_schema);
