@@ -399,12 +399,19 @@ static int json_to_typed(void *state, const void *data, size_t len, tb_schema_t 
     const tb_json_converter_t *jc = state;
     json_t *message =
         parse(data, len, PARSE_FLAGS, TO_CONNECT_ERROR, errstr, errstr_size);
-    const json_t *payload = message;
-    tb_json_span_t text = {data, len};
+    char *widened = NULL;
     int rc = -1;
 
+    /* an integer beyond 64 bits may be a Decimal's: read again as a real */
+    if (message == NULL && strstr(errstr, "too big") != NULL &&
+        (widened = tb_json_text_widen_integers(data, len, &len)) != NULL) {
+        data = widened;
+        message = parse(data, len, PARSE_FLAGS, TO_CONNECT_ERROR, errstr, errstr_size);
+    }
+    const json_t *payload = message;
+    tb_json_span_t text = {data, len};
     if (message == NULL) {
-        return -1;
+        goto done;
     }
     if (jc->schemas_enable) {
         const json_t *schema_json = json_object_get(message, "schema");
@@ -433,6 +440,7 @@ static int json_to_typed(void *state, const void *data, size_t len, tb_schema_t 
 
 done:
     json_decref(message);
+    free(widened);
     return rc;
 }
 

@@ -1,6 +1,8 @@
 /*
  * Walking checked JSON text (tb_json_text.h).
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -48,6 +50,63 @@ size_t tb_json_text_compact(char *dst, const char *s, size_t n)
         used++;
     }
     return used;
+}
+
+/* Whether the number token s[0..n) is an integer outside int64_t. */
+static bool big_integer(const char *s, size_t n)
+{
+    char digits[32];
+    if (memchr(s, '.', n) != NULL || memchr(s, 'e', n) != NULL ||
+        memchr(s, 'E', n) != NULL) {
+        return false;
+    }
+    if (n >= sizeof(digits)) {
+        return true; /* JSON has no leading zeros */
+    }
+    memcpy(digits, s, n);
+    digits[n] = '\0';
+    errno = 0;
+    (void)strtoll(digits, NULL, 10);
+    return errno == ERANGE;
+}
+
+char *tb_json_text_widen_integers(const char *s, size_t n, size_t *out_len)
+{
+    size_t big = 0;
+    /* the first pass counts, the second copies */
+    for (int pass = 0; pass < 2; pass++) {
+        tb_json_lexer_t lx = {0};
+        char *out = pass == 1 ? malloc(n + 2 * big + 1) : NULL;
+        size_t used = 0;
+        if (pass == 1 && out == NULL) {
+            return NULL;
+        }
+        for (size_t i = 0; i < n;) {
+            bool number =
+                !lex_string(&lx, s[i]) && (s[i] == '-' || (s[i] >= '0' && s[i] <= '9'));
+            size_t end = i + 1;
+            while (number && end < n && strchr("0123456789.eE+-", s[end]) != NULL) {
+                end++;
+            }
+            bool widen = number && big_integer(s + i, end - i);
+            if (out != NULL) {
+                memcpy(out + used, s + i, end - i);
+                used += end - i;
+                if (widen) {
+                    memcpy(out + used, ".0", 2);
+                    used += 2;
+                }
+            }
+            big += pass == 0 && widen;
+            i = end;
+        }
+        if (out != NULL) {
+            out[used] = '\0';
+            *out_len = used;
+            return out;
+        }
+    }
+    return NULL;
 }
 
 static size_t skip_space(const char *s, size_t i, size_t n)

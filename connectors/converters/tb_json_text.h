@@ -23,6 +23,12 @@ typedef struct {
  * NULL). Returns the compacted length. */
 size_t tb_json_text_compact(char *dst, const char *s, size_t n);
 
+/* A copy of s[0..n) in which every integer that does not fit in 64 bits is
+ * written as a real (".0" appended), which jansson then reads (as a
+ * double: a Decimal takes its digits from the copy's text). malloc'd, its
+ * length in *out_len; NULL on no memory. */
+char *tb_json_text_widen_integers(const char *s, size_t n, size_t *out_len);
+
 /* The next member (object: *key is its literal, quotes included) or item
  * (array: *key untouched) of container after *pos, which starts at 0.
  * Returns false after the last. */

@@ -1,5 +1,6 @@
 #include "tb_test.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,6 +211,37 @@ static void test_decimal_exact_beyond_a_double(void **state)
     tb_converter_destroy(base64);
 }
 
+/* A scale-0 Decimal beyond 64 bits is an integer no double holds either. */
+static void test_decimal_integer_beyond_64_bits(void **state)
+{
+    (void)state;
+    char errstr[512] = "";
+    tb_converter_t *numeric = make("{\"decimal.format\":\"NUMERIC\"}");
+    const char *message =
+        "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"int64\","
+        "\"optional\":false,\"field\":\"n\"},{\"type\":\"bytes\",\"optional\":false,"
+        "\"name\":\"org.apache.kafka.connect.data.Decimal\",\"version\":1,"
+        "\"parameters\":{\"scale\":\"0\"},\"field\":\"d\"}],\"optional\":false},"
+        "\"payload\":{\"n\":9223372036854775807,\"d\":-123456789012345678901234}}";
+    tb_schema_t *schema = NULL;
+    tb_value_t *value = NULL;
+    to_typed(numeric, message, &schema, &value);
+    assert_int_equal(tb_value_int64(tb_value_struct_get(value, "n")), INT64_MAX);
+    char *text = from_typed(numeric, schema, value);
+    assert_string_equal(text, message);
+    free(text);
+    tb_value_free(value);
+    tb_schema_decref(schema);
+    /* an INT64 beyond 64 bits is refused, naming the type */
+    const char *too_big = "{\"schema\":{\"type\":\"int64\",\"optional\":false},"
+                          "\"payload\":9223372036854775808}";
+    assert_int_equal(tb_converter_to_typed(numeric, too_big, strlen(too_big), &schema,
+                                           &value, errstr, sizeof(errstr)),
+                     -1);
+    assert_string_equal(errstr, "Invalid value for schema type INT64: a JSON NUMBER");
+    tb_converter_destroy(numeric);
+}
+
 static void test_schemaless_data(void **state)
 {
     (void)state;
@@ -336,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_connect_envelope_round_trips_byte_for_byte),
         cmocka_unit_test(test_decimal_numeric_and_defaults),
         cmocka_unit_test(test_decimal_exact_beyond_a_double),
+        cmocka_unit_test(test_decimal_integer_beyond_64_bits),
         cmocka_unit_test(test_schemaless_data),
         cmocka_unit_test(test_bad_envelopes_name_the_problem),
         cmocka_unit_test(test_reals_spelled_as_java),
