@@ -152,8 +152,8 @@ static int convert(tb_converter_t *converter, const char *topic, tb_data_kind_t 
     void *out = NULL;
     size_t out_len = 0;
     if (typed) {
-        int rc = tb_converter_from_typed(converter, *schema, *typed_data, data, len,
-                                         errstr, errstr_size);
+        int rc = tb_converter_from_typed(converter, topic, *schema, *typed_data, data,
+                                         len, errstr, errstr_size);
         tb_schema_decref(*schema);
         tb_value_free(*typed_data);
         *schema = NULL;

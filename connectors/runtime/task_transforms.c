@@ -110,8 +110,9 @@ int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
         if (!s->typed) {
             continue;
         }
-        if (tb_converter_from_typed(converters[side], s->schema, s->value, &out, &out_len,
-                                    failure->reason, sizeof(failure->reason)) != 0) {
+        if (tb_converter_from_typed(converters[side], r.topic, s->schema, s->value, &out,
+                                    &out_len, failure->reason,
+                                    sizeof(failure->reason)) != 0) {
             failure->stage = converter_stages[side];
             failure->class_name = tb_converter_class_name(converters[side]);
             rc = -1;

@@ -89,8 +89,8 @@ static inline char *json_of(tb_record_t *r, tb_side_t side, bool schemas)
     assert_true(s->typed);
     void *out = NULL;
     size_t len = 0;
-    assert_int_equal(tb_converter_from_typed(c, s->schema, s->value, &out, &len, errstr,
-                                             sizeof(errstr)),
+    assert_int_equal(tb_converter_from_typed(c, r->topic, s->schema, s->value, &out, &len,
+                                             errstr, sizeof(errstr)),
                      0);
     char *text = calloc(1, len + 1);
     memcpy(text, out, len);

@@ -211,7 +211,7 @@ static char *json_of(const tb_schema_t *schema, const tb_value_t *value)
     json_decref(settings);
     void *out = NULL;
     size_t len = 0;
-    if (c == NULL || tb_converter_from_typed(c, schema, value, &out, &len, errstr,
+    if (c == NULL || tb_converter_from_typed(c, "t", schema, value, &out, &len, errstr,
                                              sizeof(errstr)) != 0) {
         fail_msg("%s", errstr);
     }
@@ -416,7 +416,7 @@ static char *schema_json(const tb_schema_t *schema, const tb_value_t *value)
                                             NULL, false, errstr, sizeof(errstr));
     void *out = NULL;
     size_t len = 0;
-    if (c == NULL || tb_converter_from_typed(c, schema, value, &out, &len, errstr,
+    if (c == NULL || tb_converter_from_typed(c, "t", schema, value, &out, &len, errstr,
                                              sizeof(errstr)) != 0) {
         fail_msg("%s", errstr);
     }
