@@ -313,26 +313,50 @@ fail:
     return NULL;
 }
 
-/* Sets end[p] to each partition's end offset now; 0 when it is empty. */
-static int tb_end_offsets(tb_kafka_log_t *log, int64_t *low, int64_t *end, char *errstr,
-                          size_t errstr_size)
+/* Sets end[p] to each partition's end offset now, in one request per
+ * broker (a ListOffsets for the latest offset, which offsets_for_times
+ * asks for with timestamp -1). Asked through the producer: on the
+ * consumer's connection it would queue behind a fetch the broker holds for
+ * up to fetch.wait.max.ms. A partition of a topic just created may have
+ * no leader yet: errors are retried until deadline. */
+static int tb_end_offsets(tb_kafka_log_t *log, int64_t *end, int64_t deadline,
+                          char *errstr, size_t errstr_size)
 {
+    rd_kafka_topic_partition_list_t *list =
+        rd_kafka_topic_partition_list_new(log->partitions);
+    rd_kafka_resp_err_t err;
+
     for (int p = 0; p < log->partitions; p++) {
-        rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-            log->consumer, log->spec.topic, p, &low[p], &end[p], log->spec.timeout_ms);
-        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-            return tb_log_fail(errstr, errstr_size, log, "cannot read its end",
-                               rd_kafka_err2str(err));
+        rd_kafka_topic_partition_list_add(list, log->spec.topic, p);
+    }
+    do {
+        for (int p = 0; p < log->partitions; p++) {
+            list->elems[p].offset = RD_KAFKA_OFFSET_END;
+            list->elems[p].err = RD_KAFKA_RESP_ERR_NO_ERROR;
         }
+        err = rd_kafka_offsets_for_times(log->producer, list, log->spec.timeout_ms);
+        for (int p = 0; p < log->partitions && err == RD_KAFKA_RESP_ERR_NO_ERROR; p++) {
+            err = list->elems[p].err;
+            end[list->elems[p].partition] = list->elems[p].offset;
+        }
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            rd_kafka_poll(log->producer, TB_POLL_MS);
+        }
+    } while (err != RD_KAFKA_RESP_ERR_NO_ERROR && tb_now_ms() < deadline);
+    rd_kafka_topic_partition_list_destroy(list);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return tb_log_fail(errstr, errstr_size, log, "cannot read its end",
+                           rd_kafka_err2str(err));
     }
     return 0;
 }
 
-static bool tb_caught_up(const tb_kafka_log_t *log, const int64_t *low,
-                         const int64_t *end)
+/* A partition is read when the offset after the last record or
+ * end-of-partition seen reaches its end; an empty one at once. */
+static bool tb_caught_up(const tb_kafka_log_t *log, const int64_t *end)
 {
     for (int p = 0; p < log->partitions; p++) {
-        if (low[p] < end[p] && log->next[p] < end[p]) {
+        if (end[p] > 0 && log->next[p] < end[p]) {
             return false;
         }
     }
@@ -366,19 +390,18 @@ static void tb_take(tb_kafka_log_t *log, rd_kafka_message_t *m, tb_kafka_log_cb 
 int tb_kafka_log_read_to_end(tb_kafka_log_t *log, tb_kafka_log_cb cb, void *opaque,
                              char *errstr, size_t errstr_size)
 {
-    int64_t *low = calloc((size_t)log->partitions, sizeof(*low));
     int64_t *end = calloc((size_t)log->partitions, sizeof(*end));
     int64_t deadline = tb_now_ms() + log->spec.timeout_ms;
     int rc = -1;
 
-    if (low == NULL || end == NULL) {
+    if (end == NULL) {
         tb_log_fail(errstr, errstr_size, log, "cannot read", "out of memory");
         goto done;
     }
-    if (tb_end_offsets(log, low, end, errstr, errstr_size) != 0) {
+    if (tb_end_offsets(log, end, deadline, errstr, errstr_size) != 0) {
         goto done;
     }
-    while (!tb_caught_up(log, low, end)) {
+    while (!tb_caught_up(log, end)) {
         if (tb_now_ms() >= deadline) {
             tb_log_fail(errstr, errstr_size, log, "cannot read",
                         "its end was not reached in time");
@@ -392,7 +415,6 @@ int tb_kafka_log_read_to_end(tb_kafka_log_t *log, tb_kafka_log_cb cb, void *opaq
     }
     rc = 0;
 done:
-    free(low);
     free(end);
     return rc;
 }
