@@ -266,6 +266,32 @@ def test_offset_keys_land_where_javas_partitioner_puts_them(open_store, bed, top
     assert len(used) > 10  # spread, not all in one partition
 
 
+def test_a_partition_written_again_reuses_the_key_bytes_it_was_read_with(open_store, bed,
+                                                                         topics):
+    """A Java connector's partition map may serialise its keys in any order (a HashMap's):
+    the store writes that partition again under the very key it read, so the record lands in
+    the same partition and compaction replaces it."""
+    from confluent_kafka import Producer
+    open_store().close()  # creates the topics
+    java_key = b'["src",{"table":"t","db":"d"}]'  # not sorted
+    producer = Producer({"bootstrap.servers": bed.bootstrap})
+    producer.produce(topics["offsets"], key=java_key, value=b'{"lsn":1}',
+                     partition=java_partition(java_key, OFFSET_PARTITIONS))
+    assert producer.flush(30) == 0
+
+    s = open_store()
+    assert s.call("offsets_get", name="src")["offsets"] == [
+        {"partition": {"db": "d", "table": "t"}, "offset": {"lsn": 1}}]
+    s.call("offsets_put", name="src", offsets=[{"partition": {"db": "d", "table": "t"},
+                                                "offset": {"lsn": 2}}])
+    s.call("offsets_put", name="src", offsets=[{"partition": {"db": "e", "table": "t"},
+                                                "offset": {"lsn": 9}}])
+    records = [(p, k, v) for p, k, v in read_topic(bed, topics["offsets"])]
+    assert (java_partition(java_key, OFFSET_PARTITIONS), java_key, b'{"lsn":1}') in records
+    assert (java_partition(java_key, OFFSET_PARTITIONS), java_key, b'{"lsn":2}') in records
+    assert any(k == b'["src",{"db":"e","table":"t"}]' for _, k, _ in records)  # a new one
+
+
 # ---- Kafka Connect 3.9 distributed on the same topics ----
 
 class ConnectDistributed:
