@@ -17,14 +17,16 @@
  * Every function that can fail returns 0 on success and -1 on failure with
  * a message in errstr. The store is safe to call from several threads: each
  * call is serialised internally and each write is one transaction, whole or
- * absent after a crash. What a commit survives is in docs/OPERATIONS.md
- * ("Durability"): every write survives a crash of the process (SIGKILL).
+ * absent after a crash (the Kafka backend's exceptions are in its header).
+ * What a commit survives is in docs/OPERATIONS.md ("Durability"): every
+ * write survives a crash of the process (SIGKILL).
  *
- * Test seam: in a build with TB_TEST_SEAMS (CMake option, on in the
- * sanitizer build), TB_STORE_CRASH_AFTER=<operation> in the environment
- * kills the process (SIGKILL) right after a write of that operation
- * commits; <operation> is a label of tributary_store_write_seconds
- * (connector_put, ...). Release builds do not read the variable.
+ * Test seam of the SQLite backend: in a build with TB_TEST_SEAMS (CMake
+ * option, on in the sanitizer build), TB_STORE_CRASH_AFTER=<operation> in
+ * the environment kills the process (SIGKILL) right after a write of that
+ * operation commits; <operation> is a label of
+ * tributary_store_write_seconds (connector_put, ...). Release builds do not
+ * read the variable.
  */
 #ifndef TB_STORE_H
 #define TB_STORE_H
