@@ -377,6 +377,28 @@ static char *tb_config_key(tb_connect_key_kind_t kind, const char *name, int tas
     return tb_connect_key_format(kind, 0, name, task);
 }
 
+/* Connect's task configs are maps of strings; a reader (ours too) skips
+ * any other. */
+static int tb_check_task_strings(const tb_store_connector_t *c, char *errstr,
+                                 size_t errstr_size)
+{
+    char why[256];
+    const char *key;
+    json_t *value;
+
+    for (size_t i = 0; i < json_array_size(c->task_configs); i++) {
+        json_object_foreach (json_array_get(c->task_configs, i), key, value) {
+            if (!json_is_string(value)) {
+                snprintf(why, sizeof(why),
+                         "task config %zu value of '%s' is not a string", i, key);
+                tb_store_error(errstr, errstr_size, "put connector", c->name, why);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 static int tb_kafka_connector_put(tb_store_t *base, const tb_store_connector_t *c,
                                   char *errstr, size_t errstr_size)
 {
@@ -384,6 +406,9 @@ static int tb_kafka_connector_put(tb_store_t *base, const tb_store_connector_t *
     tb_batch_t batch = {0};
     int rc = 0;
 
+    if (tb_check_task_strings(c, errstr, errstr_size) != 0) {
+        return -1;
+    }
     pthread_mutex_lock(&store->lock);
     json_t *entry = json_object_get(store->connectors, c->name);
     const json_t *config = json_object_get(entry, "config");

@@ -21,6 +21,7 @@
  *    which the owner regenerates, as Connect's leader does.
  *  - tb_store_connector_delete tombstones the config and target state,
  *    then the statuses (another topic): not one transaction.
+ *  - a task config must be an object of strings, as Connect's are.
  *  - status entries also hold "worker_id" and "generation".
  *  - tb_store_mode_bind always binds TB_STORE_MODE_KAFKA.
  */

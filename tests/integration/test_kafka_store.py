@@ -61,14 +61,24 @@ class StoreTool:
              "--generation", str(generation), "--timeout-ms", "30000"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    def call(self, op, **args):
+    def reply(self, op, **args):
         self.proc.stdin.write(json.dumps({"op": op, **args}) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         assert line, f"tb_store_tool ended: {self.proc.stderr.read()}"
-        reply = json.loads(line)
+        return json.loads(line)
+
+    def call(self, op, **args):
+        """The reply to a command that must succeed, without its "ok"."""
+        reply = self.reply(op, **args)
         assert reply.pop("ok"), reply["error"]
         return reply
+
+    def fail(self, op, **args):
+        """The error of a command that must fail."""
+        reply = self.reply(op, **args)
+        assert not reply["ok"], reply
+        return reply["error"]
 
     def close(self):
         self.proc.stdin.close()
@@ -161,10 +171,7 @@ def test_round_trip_reopen_and_tombstones(open_store, bed, topics):
     assert b.call("offsets_get", name="c1")["offsets"] == [
         {"partition": {"filename": "/in/0"}, "offset": {"position": 42}}]
     assert b.call("offsets_get", name="c2")["offsets"] == []
-    b.proc.stdin.write(json.dumps({"op": "status_get", "name": "c2"}) + "\n")
-    b.proc.stdin.flush()
-    assert json.loads(b.proc.stdout.readline()) == {
-        "ok": False, "error": "no status for connector c2"}
+    assert b.fail("status_get", name="c2") == "no status for connector c2"
 
     config = read_topic(bed, topics["config"])
     assert [(k.decode(), v) for _, k, v in config] == [
@@ -197,6 +204,9 @@ def test_unchanged_put_writes_nothing_and_pause_writes_only_the_target(open_stor
     keys = [k.decode() for _, k, _ in read_topic(bed, topics["config"])]
     assert keys == ["target-state-c", "connector-c", "task-c-0", "commit-c",
                     "target-state-c"]
+    # Connect's task configs are maps of strings: anything else is refused, not written
+    assert s.fail("put", **{**row, "tasks": [{"k": 1}]}) == (
+        "store: put connector 'c': task config 0 value of 'k' is not a string")
 
 
 def test_refresh_reports_what_other_writers_changed(open_store):
