@@ -381,9 +381,13 @@ def test_reads_what_connect_wrote_and_connect_reads_what_it_writes(connect, open
     end = {"position": len(source_file.read_bytes())}
 
     java = connect()
-    created = requests.post(f"{java.url}/connectors", json={"name": "fsrc", "config": config},
-                            timeout=60)
-    assert created.status_code == 201, created.text
+
+    def created():  # Connect answers 409 while its first rebalance runs
+        r = requests.post(f"{java.url}/connectors", json={"name": "fsrc", "config": config},
+                          timeout=60)
+        return r.status_code == 201 or (r.status_code == 409 and "already exists" in r.text)
+
+    wait_for(created, timeout=60, what="Connect to create the connector")
     wait_for(lambda: java.get("/connectors/fsrc/offsets")["offsets"] == [
         {"partition": partition, "offset": end}], timeout=60, what="Connect's source offset")
     assert requests.put(f"{java.url}/connectors/fsrc/pause", timeout=30).status_code == 202
@@ -429,7 +433,8 @@ def test_reads_what_connect_wrote_and_connect_reads_what_it_writes(connect, open
         "state", "trace", "worker_id", "generation"]  # Connect's order, as ours
 
     java = connect()
-    assert sorted(java.get("/connectors")) == ["fsrc", "tbsrc"]
+    wait_for(lambda: sorted(requests.get(f"{java.url}/connectors", timeout=30).json()) == [
+        "fsrc", "tbsrc"], timeout=60, what="Connect to list both connectors")
     assert java.get("/connectors/tbsrc/config") == mine
     wait_for(lambda: java.get("/connectors/tbsrc/status")["connector"]["state"] == "STOPPED",
              timeout=60, what="our connector STOPPED in Connect")
