@@ -53,54 +53,46 @@ typedef struct {
     json_t *changed; /* while a refresh applies records: the names reported */
 } tb_kafka_store_t;
 
-/* Records to write, with the text they own. */
+/* Records to write; the batch owns their keys and values. */
 typedef struct {
     tb_kafka_log_record_t *records;
-    char **owned;
     size_t count;
     size_t capacity;
     int failed; /* out of memory on the way */
 } tb_batch_t;
 
-static int tb_batch_add(tb_batch_t *batch, char *key, char *value, int tombstone)
+/* Appends a record, taking key and value (NULL for a tombstone); on
+ * failure frees them and marks the batch failed. */
+static void tb_batch_add(tb_batch_t *batch, char *key, char *value, int tombstone)
 {
     if (key == NULL || (!tombstone && value == NULL) || batch->failed) {
-        free(key);
-        free(value);
-        batch->failed = 1;
-        return -1;
+        goto fail;
     }
     if (batch->count == batch->capacity) {
         size_t capacity = batch->capacity == 0 ? 8 : batch->capacity * 2;
         tb_kafka_log_record_t *records =
             realloc(batch->records, capacity * sizeof(*records));
-        if (records != NULL) {
-            batch->records = records;
+        if (records == NULL) {
+            goto fail;
         }
-        char **owned =
-            records == NULL ? NULL : realloc(batch->owned, 2 * capacity * sizeof(*owned));
-        if (owned == NULL) {
-            free(key);
-            free(value);
-            batch->failed = 1;
-            return -1;
-        }
-        batch->owned = owned;
+        batch->records = records;
         batch->capacity = capacity;
     }
-    batch->owned[2 * batch->count] = key;
-    batch->owned[2 * batch->count + 1] = value;
     batch->records[batch->count++] = (tb_kafka_log_record_t){
         key, strlen(key), value, value == NULL ? 0 : strlen(value)};
-    return 0;
+    return;
+fail:
+    free(key);
+    free(value);
+    batch->failed = 1;
 }
 
 static void tb_batch_free(tb_batch_t *batch)
 {
-    for (size_t i = 0; i < 2 * batch->count; i++) {
-        free(batch->owned[i]);
+    for (size_t i = 0; i < batch->count; i++) {
+        free((char *)batch->records[i].key);
+        free((char *)batch->records[i].value);
     }
-    free(batch->owned);
     free(batch->records);
 }
 
@@ -486,7 +478,7 @@ static int tb_compare_names(const void *a, const void *b)
 }
 
 /* The keys of object, sorted; the array is the caller's to free(), the
- * names stay the object's. NULL when out of memory (or object is empty). */
+ * names stay the object's. NULL when out of memory. */
 static const char **tb_sorted_keys(json_t *object, size_t *count)
 {
     const char **names = calloc(json_object_size(object) + 1, sizeof(*names));
