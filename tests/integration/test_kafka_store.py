@@ -185,6 +185,14 @@ def test_round_trip_reopen_and_tombstones(open_store, bed, topics):
         ("connector-c2", b'{"properties":{"connector.class":"%s"}}' % FILE_SOURCE.encode()),
         ("connector-c2", None),  # the tombstones of a deleted connector
         ("target-state-c2", None)]
+    # Kafka's own console consumer shows the same records
+    shown = bed.tool("console-consumer", "--bootstrap-server", bed.bootstrap, "--topic",
+                     topics["config"], "--from-beginning", "--max-messages", str(len(config)),
+                     "--property", "print.key=true", "--property", "key.separator=|",
+                     timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == [
+        f"{k.decode()}|{'null' if v is None else v.decode()}" for _, k, v in config]
     status = latest(read_topic(bed, topics["status"]))
     assert status[b"status-connector-c1"][1] == (
         b'{"state":"RUNNING","trace":null,"worker_id":"w1:8083","generation":7}')
