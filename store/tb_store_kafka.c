@@ -22,6 +22,7 @@
 #include "store/tb_store_kafka.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -528,6 +529,24 @@ static int tb_kafka_connectors_list(tb_store_t *base, json_t *list, char *errstr
 
 /* ---- status ---- */
 
+/* Connect's safe write: a status another worker wrote in a newer
+ * generation is newer news than ours, whatever arrives later. */
+static bool tb_status_is_newer(const tb_kafka_store_t *store, const char *name,
+                               int task_id)
+{
+    json_t *entry = json_object_get(store->status, name);
+    char index[16];
+
+    snprintf(index, sizeof(index), "%d", task_id);
+    json_t *current = task_id < 0
+                          ? json_object_get(entry, "connector")
+                          : json_object_get(json_object_get(entry, "tasks"), index);
+    const char *worker = json_string_value(json_object_get(current, "worker_id"));
+
+    return worker != NULL && strcmp(worker, store->worker_id) != 0 &&
+           json_integer_value(json_object_get(current, "generation")) > store->generation;
+}
+
 static int tb_kafka_status_put(tb_store_t *base, const char *name, int task_id,
                                tb_state_t state, const char *trace, char *errstr,
                                size_t errstr_size)
@@ -536,13 +555,21 @@ static int tb_kafka_status_put(tb_store_t *base, const char *name, int task_id,
     tb_batch_t batch = {0};
     tb_connect_key_kind_t kind =
         task_id < 0 ? TB_CONNECT_KEY_CONNECTOR : TB_CONNECT_KEY_TASK;
-    int rc;
+    int rc = 0;
 
     tb_batch_add(
         &batch, tb_connect_key_format(kind, 1, name, task_id),
         tb_connect_status_value(state, trace, store->worker_id, store->generation), 0);
     pthread_mutex_lock(&store->lock);
-    rc = tb_write(store, TB_LOG_STATUS, &batch, "put status", name, errstr, errstr_size);
+    if (tb_status_is_newer(store, name, task_id)) {
+        TB_LOG(TB_LOG_DEBUG, TB_LOG_FACILITY,
+               "status of '%s' task %d not written: another worker's is of a newer "
+               "generation",
+               name, task_id);
+    } else {
+        rc = tb_write(store, TB_LOG_STATUS, &batch, "put status", name, errstr,
+                      errstr_size);
+    }
     pthread_mutex_unlock(&store->lock);
     tb_batch_free(&batch);
     return rc;

@@ -22,7 +22,9 @@
  *  - tb_store_connector_delete tombstones the config and target state,
  *    then the statuses (another topic): not one transaction.
  *  - a task config must be an object of strings, as Connect's are.
- *  - status entries also hold "worker_id" and "generation".
+ *  - status entries also hold "worker_id" and "generation"; a status that
+ *    another worker wrote in a newer generation than this store's is not
+ *    overwritten (the put succeeds and writes nothing), as in Connect.
  *  - tb_store_mode_bind always binds TB_STORE_MODE_KAFKA.
  */
 #ifndef TB_STORE_KAFKA_H

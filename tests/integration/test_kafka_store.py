@@ -243,6 +243,21 @@ def test_refresh_reports_what_other_writers_changed(open_store):
         ("a", "PAUSED"), ("c", "STARTED")]
 
 
+def test_a_status_from_a_newer_generation_of_another_worker_is_kept(open_store):
+    new = open_store(worker_id="new:8083", generation=5)
+    new.call("status_put", name="c", task=0, state="RUNNING")
+    old = open_store(worker_id="old:8083", generation=4)
+    old.call("status_put", name="c", task=0, state="UNASSIGNED")  # a zombie's last word
+    old.call("status_put", name="c", task=-1, state="RUNNING")  # nobody's newer: written
+    assert new.call("refresh")["changed"] == []
+    status = new.call("status_get", name="c")["status"]
+    assert status["tasks"]["0"] == {"state": "RUNNING", "worker_id": "new:8083",
+                                    "generation": 5}
+    assert status["connector"]["worker_id"] == "old:8083"
+    new.call("status_put", name="c", task=-1, state="FAILED", trace="t")  # newer than old's
+    assert new.call("status_get", name="c")["status"]["connector"]["state"] == "FAILED"
+
+
 def test_topics_are_created_compacted_with_the_configured_partitions(open_store, bed,
                                                                      topics):
     open_store(partitions=3).close()
