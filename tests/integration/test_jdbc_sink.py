@@ -2,16 +2,26 @@
 PostgreSQL: insert, upsert and update with every pk.mode, deletes from
 tombstones, auto.create and auto.evolve, JsonConverter with schemas, a bad
 record to the DLQ, and exactly-once through kill -9."""
+import datetime
+import decimal
 import json
 import os
 import signal
 import sqlite3
+import sys
 
 import pytest
 from confluent_kafka import Consumer
 
+from confluent_kafka.schema_registry.avro import AvroSerializer
+
 from kafka_io import create_topic, produce
 from worker import wait_for
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "registry"))
+from fixtures import AVRO, client, context, converters, registry  # noqa: E402
+
+__all__ = ["registry"]  # the fixture, imported for pytest
 
 pytestmark = pytest.mark.integration
 
@@ -273,24 +283,6 @@ def test_debezium_keys_write_change_events(start_worker, bed, tmp_path):
     assert "truncate events" in errors["truncate.enabled"][0]
 
 
-def test_a_converter_without_typed_data_fails_the_task_once(start_worker, bed, tmp_path):
-    """A converter without a typed form (AvroConverter, until it has one) is
-    refused when the task starts, naming it, rather than record by record."""
-    w = start_worker(SETTINGS)
-    topic = bed.unique_topic("jdbcconv")
-    create_topic(bed, topic, 1)
-    registry = "http://127.0.0.1:1"
-    sink(w, "jconv", topic, f"jdbc:sqlite:{tmp_path / 't.db'}", **{
-        "value.converter": "io.confluent.connect.avro.AvroConverter",
-        "value.converter.schema.registry.url": registry})
-    state = wait_for(lambda: task_state(w, "jconv")[0] in ("FAILED", "RUNNING") and
-                     task_state(w, "jconv"), timeout=30, what="the task to start or fail")
-    if state[0] == "RUNNING":
-        pytest.skip("AvroConverter has a typed form now")
-    assert ("writes Connect data, which value.converter "
-            "io.confluent.connect.avro.AvroConverter cannot make yet") in state[1]
-
-
 # ---- PostgreSQL ------------------------------------------------------------
 
 def pg_or_skip(bed):
@@ -535,3 +527,40 @@ def test_postgres_copy_keeps_every_character(start_worker, bed):
                   f'encode(raw, \'hex\') FROM "{topic}" ORDER BY id', db=db)
     assert [(r[1] and bytes.fromhex(r[1]).decode()) for r in rows] == names
     assert {r[2] for r in rows} == {"090a5c"}
+
+
+AVRO_ORDER = json.dumps({
+    "type": "record", "name": "Order", "namespace": "shop",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "item", "type": "string"},
+        {"name": "note", "type": ["null", "string"], "default": None},
+        {"name": "price", "type": {"type": "bytes", "logicalType": "decimal",
+                                   "precision": 10, "scale": 2}},
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}}]})
+AVRO_KEY = json.dumps({"type": "record", "name": "OrderKey", "namespace": "shop",
+                       "fields": [{"name": "id", "type": "long"}]})
+
+
+def test_postgres_from_avro_through_the_registry(start_worker, bed, registry):
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbcavro")
+    topic = bed.unique_topic("pgavro")
+    create_topic(bed, topic, 1)
+    values = AvroSerializer(client(registry), AVRO_ORDER)
+    keys = AvroSerializer(client(registry), AVRO_KEY)
+    at = datetime.datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=datetime.timezone.utc)
+    produce(bed.bootstrap, topic, [
+        (0, keys({"id": i}, context(topic, True)), values({
+            "id": i, "item": f"item-{i}", "note": None if i % 2 else f"n{i}",
+            "price": decimal.Decimal(f"{i}.25"), "day": datetime.date(2024, 1, 2),
+            "at": at}, context(topic))) for i in range(4)])
+    pg_sink(w, bed, "pgavro", topic, db, **converters(AVRO, registry), **{
+        "insert.mode": "upsert", "pk.mode": "record_key"})
+    query = f'SELECT id, item, note, price, day, at FROM "{topic}" ORDER BY id'
+    wait_for(lambda: pg_rows(pg, db, query) == [
+        [str(i), f"item-{i}", None if i % 2 else f"n{i}", f"{i}.25", "2024-01-02",
+         "2024-01-02 03:04:05.678"] for i in range(4)], timeout=60,
+        what="the Avro records as typed rows")
