@@ -267,18 +267,6 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     if (e->value_converter == NULL) {
         goto fail;
     }
-    /* a plugin that takes Connect data cannot run on a converter without
-     * a typed form: said once, not once per record */
-    for (int i = 0; env->plugin->typed && i < 2; i++) {
-        const tb_converter_t *c = i == 0 ? e->key_converter : e->value_converter;
-        if (!tb_converter_has_typed(c)) {
-            snprintf(errstr, errstr_size,
-                     "%s writes Connect data, which %s.converter %s cannot make yet",
-                     env->plugin->class_name, i == 0 ? "key" : "value",
-                     tb_converter_class_name(c));
-            goto fail;
-        }
-    }
     if (tb_task_dlq_create(env, &e->dlq, errstr, errstr_size) != 0) {
         goto fail;
     }
