@@ -164,7 +164,9 @@ void tb_sink_on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                        rd_kafka_topic_partition_list_t *offsets, void *opaque);
 
 /* Serves queue's callbacks until done(rk, arg) or deadline_ms (monotonic).
- * Returns whether done came true. */
+ * Returns whether done came true. Records that reach the queue (a closing
+ * consumer forwards its own queue to it) are dropped: they lie past what was
+ * recorded, and the partitions' next owner reads them again. */
 bool tb_sink_serve_until(rd_kafka_t *rk, rd_kafka_queue_t *queue,
                          bool (*done)(rd_kafka_t *rk, const void *arg), const void *arg,
                          int64_t deadline_ms);
