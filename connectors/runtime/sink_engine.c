@@ -278,12 +278,8 @@ static void commit_to_group(sink_engine_t *e, rd_kafka_topic_partition_list_t *o
  * commit is retried by the next flush, also on an idle partition). sync
  * commits the group at once (revocation, stop). Returns 0, TB_PLUGIN_RETRY,
  * or -1 with errstr. */
-static int flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size)
+static int record_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size)
 {
-    e->last_flush_ms = tb_monotonic_ms();
-    if (e->part_count == 0) {
-        return 0;
-    }
     if (e->env->plugin->flush != NULL) {
         int rc = e->env->plugin->flush(e->plugin_task, errstr, errstr_size);
         if (rc != 0) {
@@ -345,6 +341,20 @@ static int flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errst
     rd_kafka_topic_partition_list_destroy(commits);
     rd_kafka_topic_partition_list_destroy(positions);
     json_decref(offsets);
+    return rc;
+}
+
+/* record_offsets(), counted as an offset commit, when the task has
+ * partitions. */
+static int flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size)
+{
+    e->last_flush_ms = tb_monotonic_ms();
+    if (e->part_count == 0) {
+        return 0;
+    }
+    int64_t started = tb_monotonic_us();
+    int rc = record_offsets(e, sync, errstr, errstr_size);
+    tb_task_metrics_commit(&e->metrics, started, rc == 0);
     return rc;
 }
 
@@ -603,6 +613,7 @@ static void handle_failed(sink_engine_t *e, const tb_sink_record_t *record,
                           const char *stage, const char *class_name, const char *reason)
 {
     char errstr[512];
+    tb_task_metrics_record_error(&e->metrics);
     if (!e->tolerate_errors) {
         if (e->failure[0] == '\0') {
             snprintf(e->failure, sizeof(e->failure),
@@ -615,6 +626,7 @@ static void handle_failed(sink_engine_t *e, const tb_sink_record_t *record,
     if (e->log_errors) {
         char described[2048];
         tb_record_log_describe(record, e->log_messages, described, sizeof(described));
+        tb_series_add(e->metrics.errors_logged, 1);
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                     "%s skipped in stage %s (errors.tolerance=all): %s", described, stage,
                     reason);
@@ -629,7 +641,10 @@ static void handle_failed(sink_engine_t *e, const tb_sink_record_t *record,
     }
     if (tb_dlq_send(e->dlq, record, &context, errstr, sizeof(errstr)) == 0) {
         tb_series_add(e->metrics.records_dlq, 1);
-    } else if (e->failure[0] == '\0') {
+        return;
+    }
+    tb_series_add(e->metrics.dlq_failures, 1);
+    if (e->failure[0] == '\0') {
         snprintf(e->failure, sizeof(e->failure), "%s", errstr);
     }
 }
@@ -853,6 +868,7 @@ static int put_batch(sink_engine_t *e, char *errstr, size_t errstr_size)
         }
     }
     tb_series_add(e->metrics.batches, 1);
+    tb_series_observe(e->metrics.batch_records, (double)e->batch_len);
     tb_series_add(e->metrics.records_written, (double)e->batch_len);
     release_batch(e);
     return 0;
@@ -1340,6 +1356,7 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
         if (delay < 0) {
             return TB_TASK_STEP_FAILED;
         }
+        tb_task_metrics_retry(&e->metrics);
         set_held(e, true);
         e->retry_at_ms = tb_monotonic_ms() + delay;
         return delay < POLL_HELD_MS ? delay : POLL_HELD_MS;

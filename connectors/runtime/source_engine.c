@@ -169,6 +169,7 @@ static bool let_go_refused(source_engine_t *engine, uint64_t seq,
     const tb_task_env_t *env = engine->env;
     const char *reason = rd_kafka_err2str(err);
     char errstr[512];
+    tb_task_metrics_record_error(&engine->metrics);
     if (!engine->tolerate_errors) {
         if (engine->failure[0] == '\0') {
             snprintf(engine->failure, sizeof(engine->failure),
@@ -190,6 +191,7 @@ static bool let_go_refused(source_engine_t *engine, uint64_t seq,
                                 .reason = reason};
     if (engine->dlq != NULL &&
         tb_dlq_send(engine->dlq, record, &context, errstr, sizeof(errstr)) != 0) {
+        tb_series_add(engine->metrics.dlq_failures, 1);
         if (engine->failure[0] == '\0') {
             snprintf(engine->failure, sizeof(engine->failure),
                      "Kafka refused record %llu of task %s-%d for topic %s (%s), and "
@@ -327,11 +329,10 @@ static void advance_head(source_engine_t *engine)
 
 /* Records the offsets folded so far, once the dead letter queue has every
  * record let go before them. */
-static int flush_offsets(source_engine_t *engine, char *errstr, size_t errstr_size)
+static int record_offsets(source_engine_t *engine, char *errstr, size_t errstr_size)
 {
     const char *key;
     json_t *entry;
-    engine->last_flush_ms = tb_monotonic_ms();
     if (engine->dlq != NULL &&
         tb_dlq_flush(engine->dlq, (int)engine->env->shutdown_timeout_ms, errstr,
                      errstr_size) != 0) {
@@ -350,6 +351,16 @@ static int flush_offsets(source_engine_t *engine, char *errstr, size_t errstr_si
     if (rc == 0) {
         json_object_clear(engine->committable);
     }
+    return rc;
+}
+
+/* record_offsets(), counted as an offset commit. */
+static int flush_offsets(source_engine_t *engine, char *errstr, size_t errstr_size)
+{
+    engine->last_flush_ms = tb_monotonic_ms();
+    int64_t started = tb_monotonic_us();
+    int rc = record_offsets(engine, errstr, errstr_size);
+    tb_task_metrics_commit(&engine->metrics, started, rc == 0);
     return rc;
 }
 
@@ -666,6 +677,7 @@ static void count_polled(source_engine_t *engine)
         bytes += engine->batch[i].key_len + engine->batch[i].value_len;
     }
     tb_series_add(engine->metrics.batches, 1);
+    tb_series_observe(engine->metrics.batch_records, (double)engine->batch_len);
     tb_series_add(engine->metrics.records_read, (double)engine->batch_len);
     tb_series_add(engine->metrics.bytes, (double)bytes);
 }
@@ -727,6 +739,7 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
         }
         return FAILED;
     }
+    tb_task_metrics_record_error(&engine->metrics);
     tb_series_add(engine->metrics.records_dropped, engine->tolerate_errors ? 1 : 0);
     if (engine->tolerate_errors) {
         TB_LOG_TASK(
