@@ -27,6 +27,7 @@
 #include "connectors/runtime/tb_record_log.h"
 #include "connectors/runtime/tb_sink_start.h"
 #include "connectors/runtime/tb_task_metrics.h"
+#include "connectors/runtime/tb_task_retry.h"
 #include "connectors/runtime/tb_task_transforms.h"
 #include "connectors/runtime/tb_task_engine.h"
 #include "core/tb_log.h"
@@ -75,19 +76,18 @@ typedef struct {
     /* every partition paused while a put or flush waits for its retry: the
      * consumer is still polled (rebalances, max.poll.interval.ms) */
     bool held;
-    int64_t retry_at_ms;        /* when the held put or flush is tried again */
-    long long retry_timeout_ms; /* errors.retry.timeout: 0 none, -1 forever */
-    long long retry_delay_max_ms;
-    /* a batch the plugin has not taken yet (retriable failure) */
+    int64_t retry_at_ms; /* when the held put, flush or conversion is tried again */
+    tb_task_retry_t retry;
+    /* a batch the plugin has not taken yet (retriable failure); records from
+     * converted on wait for a converter's retry (records[] zeroed) */
     rd_kafka_message_t *batch[BATCH_MAX];
     tb_sink_record_t records[BATCH_MAX];
     bool key_owned[BATCH_MAX]; /* records[i].key was made by a converter */
     bool value_owned[BATCH_MAX];
     tb_record_t transformed[BATCH_MAX]; /* what the chain made of records[i] */
     size_t batch_len;
+    size_t converted;
     size_t batch_max; /* max.poll.records, at most BATCH_MAX */
-    int64_t retry_since_ms;
-    long long retry_delay_ms;
     int64_t last_flush_ms;
     int64_t last_metrics_ms;
     int64_t stop_deadline_ms; /* set by sink_stop; 0 while running */
@@ -681,7 +681,7 @@ static void release_batch(sink_engine_t *e)
         release_record(e, i);
         rd_kafka_message_destroy(e->batch[i]);
     }
-    e->batch_len = 0;
+    e->batch_len = e->converted = 0;
 }
 
 /* Reads the headers of msg into a new array (names and values point into
@@ -755,12 +755,44 @@ static int transform(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
     return rc;
 }
 
+static void set_held(sink_engine_t *e, bool held);
+
+/* A converter that cannot convert now (TB_CONVERTER_RETRY): holds the
+ * partitions until the next attempt under errors.retry.*, or says that the
+ * retries are spent (reason then says so too). */
+static bool wait_for_converter(sink_engine_t *e, const char *stage,
+                               const rd_kafka_message_t *msg, char *reason,
+                               size_t reason_size)
+{
+    int64_t delay = tb_task_retry_next(&e->retry);
+    if (delay < 0) {
+        size_t n = strlen(reason);
+        snprintf(reason + n, reason_size - n, " (errors.retry.timeout=%lld ms spent)",
+                 e->retry.timeout_ms);
+        return false;
+    }
+    tb_task_metrics_retry(&e->metrics);
+    TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                "stage %s cannot convert record %s-%d at offset %lld now, trying again "
+                "in %lld ms: %s",
+                stage, rd_kafka_topic_name(msg->rkt), (int)msg->partition,
+                (long long)msg->offset, (long long)delay, reason);
+    set_held(e, true);
+    e->retry_at_ms = tb_monotonic_ms() + delay;
+    return true;
+}
+
 /* Fills records[i] from batch[i] through the converters and the chain,
  * from first on. A record that cannot be converted or transformed goes to
- * the error path and out of the batch. */
-static void convert_batch(sink_engine_t *e, size_t first)
+ * the error path and out of the batch. Returns whether a converter asked
+ * to try again later: that record and the ones after it then wait,
+ * unconverted, from e->converted on (wait_for_converter). */
+static bool convert_batch(sink_engine_t *e, size_t first)
 {
     size_t kept = first;
+    if (first >= e->batch_len) {
+        return false;
+    }
     for (size_t i = first; i < e->batch_len; i++) {
         rd_kafka_message_t *msg = e->batch[i];
         tb_sink_record_t *r = &e->records[kept];
@@ -796,20 +828,22 @@ static void convert_batch(sink_engine_t *e, size_t first)
                                  sizeof(reason))) != 0) {
             stage = "VALUE_CONVERTER";
         }
-        if (rc == TB_CONVERTER_RETRY) {
-            /* not the record's fault (the schema registry did not answer):
-             * this and the later records wait for the task's restart */
-            snprintf(e->failure, sizeof(e->failure),
-                     "stage %s cannot convert now, the record is not at fault: %s", stage,
-                     reason);
-            for (size_t j = i; j < e->batch_len; j++) {
-                if (j == i) {
-                    release_record(e, kept);
-                }
-                rd_kafka_message_destroy(e->batch[j]);
+        if (rc == TB_CONVERTER_RETRY &&
+            wait_for_converter(e, stage, msg, reason, sizeof(reason))) {
+            /* not the record's fault (the schema registry did not answer) */
+            release_record(e, kept);
+            size_t waiting = e->batch_len - i;
+            memmove(&e->batch[kept], &e->batch[i], waiting * sizeof(e->batch[0]));
+            for (size_t j = kept; j < kept + waiting; j++) {
+                e->records[j] = (tb_sink_record_t){0};
+                e->transformed[j] = (tb_record_t){0};
+                e->key_owned[j] = e->value_owned[j] = false;
             }
-            break;
+            e->converted = kept;
+            e->batch_len = kept + waiting;
+            return true;
         }
+        tb_task_retry_reset(&e->retry);
         if (stage != NULL) {
             if (strcmp(stage, "TRANSFORMATION") != 0) {
                 tb_series_add(stage[0] == 'K' ? e->metrics.key_conversion_errors
@@ -834,7 +868,8 @@ static void convert_batch(sink_engine_t *e, size_t first)
         }
         e->batch[kept++] = msg;
     }
-    e->batch_len = kept;
+    e->batch_len = e->converted = kept;
+    return false;
 }
 
 /* Hands the pending batch to the plugin. Returns 0 when it was taken (or
@@ -1067,21 +1102,25 @@ static void set_held(sink_engine_t *e, bool held)
  * its new owner reads them. */
 static void drop_pending(sink_engine_t *e, const partition_t *p)
 {
-    size_t kept = 0;
+    size_t kept = 0, converted = 0;
     for (size_t i = 0; i < e->batch_len; i++) {
-        if (e->records[i].partition == p->partition &&
-            strcmp(e->records[i].topic, p->topic) == 0) {
+        /* by the partition read from, whatever the chain routed */
+        if (e->batch[i]->partition == p->partition &&
+            strcmp(rd_kafka_topic_name(e->batch[i]->rkt), p->topic) == 0) {
             release_record(e, i);
             rd_kafka_message_destroy(e->batch[i]);
             continue;
         }
+        converted += i < e->converted;
         e->batch[kept] = e->batch[i];
         e->records[kept] = e->records[i];
         e->key_owned[kept] = e->key_owned[i];
         e->value_owned[kept] = e->value_owned[i];
+        e->transformed[kept] = e->transformed[i];
         kept++;
     }
     e->batch_len = kept;
+    e->converted = converted;
 }
 
 /* -------------------------------------------------------------------------
@@ -1226,8 +1265,7 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
         strcmp(tb_config_string(settings, "errors.tolerance"), "all") == 0;
     e->log_errors = tb_config_bool(settings, "errors.log.enable");
     e->log_messages = tb_config_bool(settings, "errors.log.include.messages");
-    e->retry_timeout_ms = tb_config_int(settings, "errors.retry.timeout");
-    e->retry_delay_max_ms = tb_config_int(settings, "errors.retry.delay.max.ms");
+    e->retry = tb_task_retry_from(settings);
     e->last_flush_ms = tb_monotonic_ms();
     tb_task_metrics_take(&e->metrics, env->connector, env->id, 1);
     e->key_converter = tb_task_converter_create(env, "key", errstr, errstr_size);
@@ -1298,23 +1336,6 @@ fail:
     return -1;
 }
 
-/* A retriable failure: how long to wait before trying again, or -1 when
- * errors.retry.timeout is spent. */
-static int64_t retry_delay(sink_engine_t *e)
-{
-    int64_t now = tb_monotonic_ms();
-    if (e->retry_since_ms == 0) {
-        e->retry_since_ms = now;
-        e->retry_delay_ms = 100;
-    } else if (e->retry_delay_ms * 2 <= e->retry_delay_max_ms) {
-        e->retry_delay_ms *= 2;
-    }
-    if (e->retry_timeout_ms >= 0 && now - e->retry_since_ms >= e->retry_timeout_ms) {
-        return -1;
-    }
-    return e->retry_delay_ms;
-}
-
 static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_size)
 {
     sink_engine_t *e = opaque;
@@ -1338,6 +1359,13 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
     if (e->held && until_retry > 0) {
         return until_retry < POLL_HELD_MS ? until_retry : POLL_HELD_MS;
     }
+    /* records whose conversion waited for its retry */
+    if (convert_batch(e, e->converted)) {
+        until_retry = e->retry_at_ms - tb_monotonic_ms();
+        return until_retry < 1              ? 1
+               : until_retry < POLL_HELD_MS ? until_retry
+                                            : POLL_HELD_MS;
+    }
     size_t taken = e->batch_len;
     rc = put_batch(e, errstr, errstr_size);
     if (rc == 0 &&
@@ -1349,7 +1377,7 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
         rc = -1;
     }
     if (rc == TB_PLUGIN_RETRY) {
-        int64_t delay = retry_delay(e);
+        int64_t delay = tb_task_retry_next(&e->retry);
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                     "retriable failure%s: %s",
                     delay < 0 ? ", errors.retry.timeout spent" : "", errstr);
@@ -1364,7 +1392,7 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
     if (rc != 0) {
         return TB_TASK_STEP_FAILED;
     }
-    e->retry_since_ms = 0;
+    tb_task_retry_reset(&e->retry);
     set_held(e, false);
     /* More may have arrived meanwhile without a new queue event (it fires on
      * empty to non-empty only): look again until a consume finds nothing. */

@@ -32,6 +32,7 @@
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_task_engine.h"
 #include "connectors/runtime/tb_task_metrics.h"
+#include "connectors/runtime/tb_task_retry.h"
 #include "connectors/runtime/tb_task_transforms.h"
 #include "connectors/runtime/tb_upsert.h"
 #include "core/tb_log.h"
@@ -72,6 +73,7 @@ typedef enum {
     PRODUCE = 0,
     SKIP,   /* not written by design (an update_before row) or tolerated */
     FAILED, /* failed: the task fails before its offset is recorded */
+    WAIT,   /* a converter asked to try again later (not a final disposition) */
 } disposition_t;
 
 typedef struct {
@@ -97,6 +99,14 @@ typedef struct {
     disposition_t disposition[POLL_BATCH]; /* what becomes of batch[i] */
     size_t batch_len;
     size_t batch_pos;
+    /* batch[0, prepared) have their disposition; batch[prepared] waits for
+     * a converter's retry at retry_at_ms, reshaped (upsert and chain done)
+     * and with the sides in done already Kafka bytes */
+    size_t prepared;
+    bool reshaped;
+    bool done[2];
+    tb_task_retry_t retry;
+    int64_t retry_at_ms;
     int64_t last_flush_ms;
     char failure[1024]; /* a failure that fails the task */
     tb_task_metrics_t metrics;
@@ -567,6 +577,7 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
                                       .task = env->id,
                                       .offset_for = stored_offset,
                                       .runtime = engine};
+    engine->retry = tb_task_retry_from(settings);
     engine->tolerate_errors =
         strcmp(tb_config_string(settings, "errors.tolerance"), "all") == 0;
     engine->ring = calloc(RING_SIZE, sizeof(*engine->ring));
@@ -682,15 +693,42 @@ static void count_polled(source_engine_t *engine)
     tb_series_add(engine->metrics.bytes, (double)bytes);
 }
 
+/* A converter that cannot convert now (TB_CONVERTER_RETRY): the record
+ * waits for the next attempt under errors.retry.*, or its retries are spent
+ * (reason then says so too). */
+static bool wait_for_converter(source_engine_t *engine, const char *stage,
+                               const tb_source_record_t *record, char *reason,
+                               size_t reason_size)
+{
+    int64_t delay = tb_task_retry_next(&engine->retry);
+    if (delay < 0) {
+        size_t n = strlen(reason);
+        snprintf(reason + n, reason_size - n, " (errors.retry.timeout=%lld ms spent)",
+                 engine->retry.timeout_ms);
+        return false;
+    }
+    tb_task_metrics_retry(&engine->metrics);
+    TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector, engine->env->id,
+                "stage %s cannot convert a record for topic %s now, trying again in "
+                "%lld ms: %s",
+                stage, record->topic, (long long)delay, reason);
+    engine->retry_at_ms = tb_monotonic_ms() + delay;
+    return true;
+}
+
 /* Reshapes (upsert) and converts a polled record's key and value. A record
  * that cannot be fails the task, or with errors.tolerance=all is skipped and
  * logged (its source offset still advances once earlier records are
- * acknowledged). */
+ * acknowledged). A converter that asks to try again later makes it WAIT,
+ * with what was done kept in engine->reshaped and engine->done. */
 static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t *record)
 {
     char reason[512];
     const char *stage = NULL;
-    if (engine->primary_key != NULL) {
+    bool *done = engine->done;
+    bool reshaped = engine->reshaped;
+    engine->reshaped = true;
+    if (!reshaped && engine->primary_key != NULL) {
         tb_upsert_result_t result =
             tb_upsert_apply(engine->primary_key, record, reason, sizeof(reason));
         if (result == TB_UPSERT_SKIP) {
@@ -702,12 +740,11 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
     }
     int rc = 0;
     const char *failed_class = NULL;
-    bool converted[2] = {false, false};
-    if (stage == NULL && engine->chain != NULL) {
+    if (!reshaped && stage == NULL && engine->chain != NULL) {
         tb_converter_t *const converters[2] = {engine->key_converter,
                                                engine->value_converter};
         tb_transform_failure_t failure;
-        rc = tb_source_transform(engine->chain, converters, record, converted, &failure);
+        rc = tb_source_transform(engine->chain, converters, record, done, &failure);
         if (rc == 1) {
             return SKIP; /* filtered out */
         }
@@ -717,27 +754,25 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
             snprintf(reason, sizeof(reason), "%.400s (%s)", failure.reason, failed_class);
         }
     }
-    if (stage == NULL && !converted[TB_SIDE_KEY] &&
-        (rc = convert(engine->key_converter, record->topic, record->key_kind,
-                      &record->key, &record->key_len, reason, sizeof(reason))) != 0) {
-        stage = "KEY_CONVERTER";
-    } else if (stage == NULL && !converted[TB_SIDE_VALUE] &&
-               (rc = convert(engine->value_converter, record->topic, record->value_kind,
-                             &record->value, &record->value_len, reason,
-                             sizeof(reason))) != 0) {
-        stage = "VALUE_CONVERTER";
+    if (stage == NULL && !done[TB_SIDE_KEY]) {
+        rc = convert(engine->key_converter, record->topic, record->key_kind, &record->key,
+                     &record->key_len, reason, sizeof(reason));
+        done[TB_SIDE_KEY] = rc == 0;
+        stage = rc != 0 ? "KEY_CONVERTER" : NULL;
+    }
+    if (stage == NULL && !done[TB_SIDE_VALUE]) {
+        rc = convert(engine->value_converter, record->topic, record->value_kind,
+                     &record->value, &record->value_len, reason, sizeof(reason));
+        done[TB_SIDE_VALUE] = rc == 0;
+        stage = rc != 0 ? "VALUE_CONVERTER" : NULL;
     }
     if (stage == NULL) {
         return PRODUCE;
     }
-    if (rc == TB_CONVERTER_RETRY) {
-        /* not the record's fault: the task fails and its restart tries again */
-        if (engine->failure[0] == '\0') {
-            snprintf(engine->failure, sizeof(engine->failure),
-                     "stage %s cannot convert now, the record is not at fault: %s", stage,
-                     reason);
-        }
-        return FAILED;
+    /* not the record's fault (the schema registry did not answer) */
+    if (rc == TB_CONVERTER_RETRY &&
+        wait_for_converter(engine, stage, record, reason, sizeof(reason))) {
+        return WAIT;
     }
     tb_task_metrics_record_error(&engine->metrics);
     tb_series_add(engine->metrics.records_dropped, engine->tolerate_errors ? 1 : 0);
@@ -756,12 +791,28 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
     return FAILED;
 }
 
-static void prepare_batch(source_engine_t *engine)
+/* Prepares the polled records from engine->prepared on, once a converter's
+ * retry is due. Returns 0 when every one has its disposition, else how long
+ * to wait (ms) before a record's converter is tried again. */
+static int64_t prepare_batch(source_engine_t *engine)
 {
-    count_polled(engine);
-    for (size_t i = 0; i < engine->batch_len; i++) {
-        engine->disposition[i] = prepare_record(engine, &engine->batch[i]);
+    int64_t wait = engine->retry_at_ms - tb_monotonic_ms();
+    if (engine->prepared < engine->batch_len && wait > 0) {
+        return wait;
     }
+    while (engine->prepared < engine->batch_len) {
+        disposition_t disposition =
+            prepare_record(engine, &engine->batch[engine->prepared]);
+        if (disposition == WAIT) {
+            wait = engine->retry_at_ms - tb_monotonic_ms();
+            return wait > 0 ? wait : 1;
+        }
+        engine->disposition[engine->prepared++] = disposition;
+        engine->reshaped = engine->done[TB_SIDE_KEY] = engine->done[TB_SIDE_VALUE] =
+            false;
+        tb_task_retry_reset(&engine->retry);
+    }
+    return 0;
 }
 
 /* Hands one record to librdkafka (flags: F_FREE or F_COPY), with its
@@ -795,7 +846,7 @@ static rd_kafka_resp_err_t produce_record(source_engine_t *engine,
 static bool produce_batch(source_engine_t *engine)
 {
     int64_t now_us = tb_monotonic_us(); /* a batch is produced within microseconds */
-    while (engine->batch_pos < engine->batch_len) {
+    while (engine->batch_pos < engine->prepared) {
         tb_source_record_t *record = &engine->batch[engine->batch_pos];
         if (engine->next_seq - engine->head_seq >= RING_SIZE) {
             return false;
@@ -851,7 +902,9 @@ static bool produce_batch(source_engine_t *engine)
         engine->next_seq++;
         engine->batch_pos++;
     }
-    engine->batch_len = engine->batch_pos = 0;
+    if (engine->batch_pos == engine->batch_len) {
+        engine->batch_len = engine->batch_pos = engine->prepared = 0;
+    }
     return true;
 }
 
@@ -1206,12 +1259,17 @@ static int64_t transactional_step(source_engine_t *engine, bool paused, char *er
         if (engine->batch_len == 0) {
             return wake_ms > 0 ? wake_ms : 1000;
         }
-        prepare_batch(engine);
-        if (engine->failure[0] != '\0') {
-            snprintf(errstr, errstr_size, "%s", engine->failure);
-            return TB_TASK_STEP_FAILED;
-        }
-        engine->batch_pos = 0;
+        count_polled(engine);
+        engine->batch_pos = engine->prepared = 0;
+    }
+    /* a transaction holds prepared records only: all of the batch */
+    int64_t wait = prepare_batch(engine);
+    if (engine->failure[0] != '\0') {
+        snprintf(errstr, errstr_size, "%s", engine->failure);
+        return TB_TASK_STEP_FAILED;
+    }
+    if (wait > 0) {
+        return wait;
     }
     return txn_begin(engine, errstr, errstr_size);
 }
@@ -1244,6 +1302,12 @@ static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errst
     if (!produce_batch(engine)) {
         return until_flush < 100 ? until_flush : 100; /* wait for room */
     }
+    /* records whose conversion waits for its retry */
+    int64_t wait = prepare_batch(engine);
+    if (engine->batch_len > 0) {
+        produce_batch(engine);
+        return wait > 0 ? (wait < until_flush ? wait : until_flush) : TB_POOL_RUN_AGAIN;
+    }
     size_t room = RING_SIZE - (size_t)(engine->next_seq - engine->head_seq);
     size_t max = room < POLL_BATCH ? room : POLL_BATCH;
     if (engine->env->plugin->poll != NULL && max > 0) {
@@ -1259,9 +1323,10 @@ static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errst
     tb_series_set(engine->source_metrics.in_flight,
                   (double)(engine->next_seq - engine->head_seq));
     if (engine->batch_len > 0) {
-        prepare_batch(engine);
+        count_polled(engine);
+        wait = prepare_batch(engine);
         produce_batch(engine);
-        return TB_POOL_RUN_AGAIN;
+        return wait > 0 ? (wait < until_flush ? wait : until_flush) : TB_POOL_RUN_AGAIN;
     }
     if (wake_ms < 0 || wake_ms > until_flush) {
         return until_flush;
