@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Kafka test bed for tributary: one Kafka 3.9 KRaft node (broker + controller) on loopback,
-# run from the Maven Central jars that pom.xml resolves. See README.md beside this file.
+# Test bed for tributary: one Kafka 3.9 KRaft node (broker + controller) on loopback, run from
+# the jars that pom.xml resolves, and one PostgreSQL 15 server (postgres.sh). See README.md
+# beside this file.
 #
 #   bed.sh fetch                      resolve the jars into the cache (once)
-#   bed.sh start DIR                  fresh broker: TLS, SCRAM users, ports; writes DIR/bed.env, DIR/bed.json
-#   bed.sh stop DIR                   stop it (idempotent)
+#   bed.sh start DIR                  fresh broker (TLS, SCRAM users, ports) and PostgreSQL server;
+#                                     writes DIR/bed.env, DIR/bed.json
+#   bed.sh stop DIR                   stop both (idempotent)
 #   bed.sh tool DIR NAME [ARGS...]    run a Kafka CLI tool (topics, configs, consumer-groups,
 #                                     console-consumer, console-producer, get-offsets, delete-records);
 #                                     pass --bootstrap-server yourself
@@ -24,7 +26,7 @@ TOOL_JAVA_OPTS=${BED_TOOL_JAVA_OPTS:--Xmx256M -XX:+UseSerialGC -XX:TieredStopAtL
 
 log() { echo "bed.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
-usage() { sed -n '5,9s/^# \{0,1\}//p' "$SELF" >&2; exit 2; }
+usage() { sed -n '6,11s/^# \{0,1\}//p' "$SELF" >&2; exit 2; }
 
 # ---------------------------------------------------------------------------------------- fetch
 cmd_fetch() {
@@ -247,6 +249,12 @@ EOF
     sleep 0.5
   done
 
+  local -a pg_facts
+  if ! mapfile -t pg_facts < <("$HERE/postgres.sh" start "$dir") || [[ ${#pg_facts[@]} -eq 0 ]]; then
+    cmd_stop "$dir"
+    die "PostgreSQL did not start"
+  fi
+
   # The facts, for shell (sourceable; values are shell-quoted) and for Python (JSON).
   local -a facts=(
     "BED_DIR=$dir"
@@ -262,6 +270,7 @@ EOF
     "BED_KAFKA_LIBS=$libs"
     "BED_CONNECT_PLUGINS=$KAFKA_HOME/plugins"
     "BED_PID=$pid"
+    "${pg_facts[@]}"
   )
   local f
   for f in "${facts[@]}"; do printf '%s=%q\n' "${f%%=*}" "${f#*=}"; done >"$dir/bed.env"
@@ -269,9 +278,10 @@ EOF
 import json, sys
 facts = dict(a.split("=", 1) for a in sys.argv[1:])
 facts["BED_PID"] = int(facts["BED_PID"])
+facts["BED_PG_PORT"] = int(facts["BED_PG_PORT"])
 print(json.dumps(facts, indent=2))' "${facts[@]}" >"$dir/bed.json"
   chmod 600 "$dir/bed.env" "$dir/bed.json"
-  log "Kafka $KAFKA_VERSION ready in ${SECONDS}s: PLAINTEXT 127.0.0.1:$plain, SASL_SSL 127.0.0.1:$sasl (pid $pid); facts in $dir/bed.env"
+  log "Kafka $KAFKA_VERSION and PostgreSQL ready in ${SECONDS}s: PLAINTEXT 127.0.0.1:$plain, SASL_SSL 127.0.0.1:$sasl (pid $pid); facts in $dir/bed.env"
 }
 
 # ---------------------------------------------------------------------------------------- stop
@@ -295,6 +305,7 @@ cmd_stop() {
     fi
   fi
   rm -f "$dir/kafka.pid"
+  "$HERE/postgres.sh" stop "$dir"
 }
 
 # ---------------------------------------------------------------------------------------- tool

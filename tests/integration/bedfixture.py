@@ -1,4 +1,5 @@
-"""pytest plugin: the Kafka test bed (tests/bed/bed.sh) as the session fixture ``bed``.
+"""pytest plugin: the test bed (tests/bed/bed.sh: Kafka and PostgreSQL) as the session fixture
+``bed``.
 
 The bed is started outside pytest (``tests/bed/bed.sh start DIR``); tests find it through
 the environment variable TRIBUTARY_BED_DIR=DIR, whose DIR/bed.json holds the facts.
@@ -28,6 +29,50 @@ class Scram:
 
 
 @dataclass(frozen=True)
+class Postgres:
+    """The bed's PostgreSQL 15 server (tests/bed/postgres.sh): wal_level=logical,
+    scram-sha-256 on 127.0.0.1. `user` may log in, replicate and create databases; it owns
+    `db`. `superuser` is the server's administrator."""
+
+    host: str
+    port: int
+    db: str
+    user: str
+    password: str
+    superuser: str
+    superpassword: str
+    bin: str  # the server's bin directory (psql, pg_dump, ...)
+
+    def jdbc_url(self, db: str | None = None) -> str:
+        return f"jdbc:postgresql://{self.host}:{self.port}/{db or self.db}"
+
+    def sql(self, statement: str, db: str | None = None, superuser: bool = False,
+            timeout: float = 60) -> list[list[str | None]]:
+        """Run SQL with psql and return the rows of its last statement, every value as text
+        (None for NULL). Raises RuntimeError naming psql's message when a statement fails."""
+        user, password = (self.superuser, self.superpassword) if superuser else (
+            self.user, self.password)
+        null = "\\N-null"
+        done = subprocess.run(
+            [f"{self.bin}/psql", "-X", "-q", "-A", "-t", "-F", "\t", "-P", f"null={null}",
+             "-v", "ON_ERROR_STOP=1", "-h", self.host, "-p", str(self.port), "-U", user,
+             "-d", db or self.db, "-c", statement],
+            capture_output=True, text=True, timeout=timeout, check=False,
+            env={**os.environ, "PGPASSWORD": password, "PGCONNECT_TIMEOUT": "10"},
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"psql failed on {statement!r}: {done.stderr.strip()}")
+        return [[None if v == null else v for v in line.split("\t")]
+                for line in done.stdout.splitlines()]
+
+    def fresh_database(self, prefix: str = "t") -> str:
+        """A new empty database owned by `user`: tests never share one."""
+        name = f"{prefix}_{uuid.uuid4().hex[:16]}"
+        self.sql(f'CREATE DATABASE "{name}"')
+        return name
+
+
+@dataclass(frozen=True)
 class Bed:
     """Facts of a running bed, and helpers. Fields mirror the BED_* keys of bed.json."""
 
@@ -39,6 +84,7 @@ class Bed:
     scram512: Scram
     libs: str  # Kafka lib dir (classpath for Kafka's tools, Connect standalone)
     cluster_id: str
+    pg: Postgres
     facts: dict = field(repr=False)  # bed.json as read, including keys not mapped above
 
     def tool(self, name: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -86,6 +132,16 @@ def load_bed(bed_dir: str) -> Bed:
         scram512=Scram(facts["BED_SCRAM512_USER"], facts["BED_SCRAM512_PASSWORD"]),
         libs=facts["BED_KAFKA_LIBS"],
         cluster_id=facts["BED_CLUSTER_ID"],
+        pg=Postgres(
+            host=facts["BED_PG_HOST"],
+            port=int(facts["BED_PG_PORT"]),
+            db=facts["BED_PG_DB"],
+            user=facts["BED_PG_USER"],
+            password=facts["BED_PG_PASSWORD"],
+            superuser=facts["BED_PG_SUPERUSER"],
+            superpassword=facts["BED_PG_SUPERPASSWORD"],
+            bin=facts["BED_PG_BIN"],
+        ),
         facts=facts,
     )
 
@@ -94,6 +150,8 @@ def remember_bed_secrets(bed: Bed) -> None:
     """The bed's passwords must never appear in plain text (secret_scan.py)."""
     secret_scan.remember(bed.scram256.password)
     secret_scan.remember(bed.scram512.password)
+    secret_scan.remember(bed.pg.password)
+    secret_scan.remember(bed.pg.superpassword)
 
 
 def pytest_configure(config: pytest.Config) -> None:

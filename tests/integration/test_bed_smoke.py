@@ -1,8 +1,9 @@
-"""Smoke tests of the Kafka test bed itself: each listener and SCRAM mechanism carries a
+"""Smoke tests of the test bed itself: each Kafka listener and SCRAM mechanism carries a
 record, bad credentials are refused, and Kafka's own tools see what clients did."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -112,3 +113,23 @@ def test_consumer_groups_tool_sees_committed_group(bed):
     row = next((r for r in rows if len(r) >= 6 and r[0] == group and r[1] == topic), None)
     assert row is not None, described.stdout
     assert row[2:5] == ["0", "1", "1"], described.stdout
+
+
+def test_postgres_serves_the_bed_user(bed):
+    pg = bed.pg
+    assert pg.sql("SHOW wal_level") == [["logical"]]
+    assert pg.sql("SELECT current_user, rolreplication, rolcreatedb, rolsuper FROM pg_roles"
+                  " WHERE rolname = current_user") == [[pg.user, "t", "t", "f"]]
+    db = pg.fresh_database("smoke")
+    pg.sql("CREATE TABLE t (id int PRIMARY KEY, note text); INSERT INTO t VALUES (1, NULL)", db=db)
+    assert pg.sql("SELECT id, note FROM t", db=db) == [["1", None]]
+    # a logical slot with pgoutput, as the CDC source makes one
+    slot = f"smoke_{db[-8:]}"
+    pg.sql(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')", db=db)
+    pg.sql(f"SELECT pg_drop_replication_slot('{slot}')", db=db)
+
+
+def test_postgres_refuses_a_wrong_password(bed):
+    wrong = dataclasses.replace(bed.pg, password="not-" + bed.pg.password)
+    with pytest.raises(RuntimeError, match="password authentication failed"):
+        wrong.sql("SELECT 1")
