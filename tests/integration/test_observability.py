@@ -411,8 +411,9 @@ def test_connect_names_show_tributary_values(start_worker, bed, tmp_path):
 def test_connect_windows_errors_and_startups(start_worker, bed, tmp_path):
     """The rest of Connect's task, error and worker names: rates, averages,
     maxima and shares over the last minute, the error totals of a sink that
-    tolerates bad records, its partitions, and the startups."""
-    w = start_worker(STRINGS)
+    tolerates bad records, its partitions, and the startups (a task that
+    cannot create its dead letter queue fails to start)."""
+    w = start_worker({**STRINGS, "task.restart.backoff.initial.ms": "0"})
     topic = bed.unique_topic("cw")
     create_topic(bed, topic, 2)
     records = [(i % 2, None, b"not json" if i % 6 == 0 else b'{"n":%d}' % i)
@@ -428,6 +429,13 @@ def test_connect_windows_errors_and_startups(start_worker, bed, tmp_path):
                        "errors.deadletterqueue.topic.name": bed.unique_topic("cwdlq"),
                        "errors.deadletterqueue.topic.replication.factor": "1"}))
     create(w, "cwgen", datagen(bed.unique_topic("cwgen"), 40))
+    create(w, "cwbroken", file_sink(
+        topic, tmp_path / "never.txt", **{
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": bed.unique_topic("cwnodlq"),
+            "errors.deadletterqueue.topic.replication.factor": "3"}))
+    wait_for(lambda: w.get("/connectors/cwbroken/status").json()["tasks"][0]["state"]
+             == "FAILED", timeout=60, what="the task without its DLQ to fail")
 
     def moved():
         page = w.get("/metrics").text
@@ -492,12 +500,12 @@ def test_connect_windows_errors_and_startups(start_worker, bed, tmp_path):
         prefix + "poll_batch_max_time_seconds", "cwgen")
 
     worker = "kafka_connect_connect_worker_metrics_"
-    for kind in ("connector", "task"):
-        assert one(f"{worker}{kind}_startup_attempts_total") == 2
-        assert one(f"{worker}{kind}_startup_success_total") == 2
-        assert one(f"{worker}{kind}_startup_failure_total") == 0
-        assert one(f"{worker}{kind}_startup_success_percentage") == 1
-        assert one(f"{worker}{kind}_startup_failure_percentage") == 0
+    for kind, failed in (("connector", 0), ("task", 1)):
+        assert one(f"{worker}{kind}_startup_attempts_total") == 3
+        assert one(f"{worker}{kind}_startup_success_total") == 3 - failed
+        assert one(f"{worker}{kind}_startup_failure_total") == failed
+        assert one(f"{worker}{kind}_startup_success_percentage") == (3 - failed) / 3
+        assert one(f"{worker}{kind}_startup_failure_percentage") == failed / 3
 
     # a pause and a resume start nothing
     for action, state in (("pause", "PAUSED"), ("resume", "RUNNING")):
@@ -506,4 +514,4 @@ def test_connect_windows_errors_and_startups(start_worker, bed, tmp_path):
                  == state, timeout=30, what=f"the sink's task {state}")
     page = w.get("/metrics").text
     for kind in ("connector", "task"):
-        assert one(f"{worker}{kind}_startup_attempts_total") == 2
+        assert one(f"{worker}{kind}_startup_attempts_total") == 3
