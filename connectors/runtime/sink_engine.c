@@ -791,11 +791,8 @@ static bool wait_for_converter(sink_engine_t *e, const char *stage,
                                const rd_kafka_message_t *msg, char *reason,
                                size_t reason_size)
 {
-    int64_t delay = tb_task_retry_next(&e->retry);
+    int64_t delay = tb_task_retry_next(&e->retry, reason, reason_size);
     if (delay < 0) {
-        size_t n = strlen(reason);
-        snprintf(reason + n, reason_size - n, " (errors.retry.timeout=%lld ms spent)",
-                 e->retry.timeout_ms);
         return false;
     }
     tb_task_metrics_retry(&e->metrics);
@@ -1404,10 +1401,9 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
         rc = -1;
     }
     if (rc == TB_PLUGIN_RETRY) {
-        int64_t delay = tb_task_retry_next(&e->retry);
+        int64_t delay = tb_task_retry_next(&e->retry, errstr, errstr_size);
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
-                    "retriable failure%s: %s",
-                    delay < 0 ? ", errors.retry.timeout spent" : "", errstr);
+                    "retriable failure: %s", errstr);
         if (delay < 0) {
             return TB_TASK_STEP_FAILED;
         }

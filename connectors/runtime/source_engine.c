@@ -700,11 +700,8 @@ static bool wait_for_converter(source_engine_t *engine, const char *stage,
                                const tb_source_record_t *record, char *reason,
                                size_t reason_size)
 {
-    int64_t delay = tb_task_retry_next(&engine->retry);
+    int64_t delay = tb_task_retry_next(&engine->retry, reason, reason_size);
     if (delay < 0) {
-        size_t n = strlen(reason);
-        snprintf(reason + n, reason_size - n, " (errors.retry.timeout=%lld ms spent)",
-                 engine->retry.timeout_ms);
         return false;
     }
     tb_task_metrics_retry(&engine->metrics);

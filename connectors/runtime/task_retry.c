@@ -1,6 +1,9 @@
 /* The errors.retry.* schedule of tb_task_retry.h. */
 #include "connectors/runtime/tb_task_retry.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "core/tb_config.h"
 #include "core/tb_time.h"
 
@@ -14,7 +17,7 @@ tb_task_retry_t tb_task_retry_from(const json_t *settings)
     };
 }
 
-int64_t tb_task_retry_next(tb_task_retry_t *retry)
+int64_t tb_task_retry_next(tb_task_retry_t *retry, char *why, size_t size)
 {
     int64_t now = tb_monotonic_ms();
     if (retry->since_ms == 0) {
@@ -28,6 +31,9 @@ int64_t tb_task_retry_next(tb_task_retry_t *retry)
                                                                     : retry->delay_max_ms;
     }
     if (retry->timeout_ms >= 0 && now - retry->since_ms >= retry->timeout_ms) {
+        size_t n = strnlen(why, size);
+        snprintf(why + n, size - n, " (errors.retry.timeout=%lld ms spent)",
+                 retry->timeout_ms);
         tb_task_retry_reset(retry);
         return -1;
     }

@@ -16,6 +16,7 @@
 #ifndef TB_TASK_RETRY_H
 #define TB_TASK_RETRY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -32,8 +33,9 @@ typedef struct {
 tb_task_retry_t tb_task_retry_from(const json_t *settings);
 
 /* After a failure: how long to wait before the next attempt (ms), or -1
- * when errors.retry.timeout is spent (the schedule starts afresh then). */
-int64_t tb_task_retry_next(tb_task_retry_t *retry);
+ * when errors.retry.timeout is spent (the schedule starts afresh then), and
+ * why (the failure's text, size bytes) says so at its end. */
+int64_t tb_task_retry_next(tb_task_retry_t *retry, char *why, size_t size);
 
 /* The operation succeeded or was given up: the next failure starts afresh. */
 void tb_task_retry_reset(tb_task_retry_t *retry);
