@@ -1,10 +1,19 @@
 /*
  * tb_herder.h - the worker's herder: one function per REST operation.
  *
- * As in Kafka Connect, the herder owns connectors and their tasks: it keeps
- * their configs and target states in the store, starts and stops tasks on
- * the task pool, and answers status. The REST layer calls it and translates
- * the result; nothing here knows about HTTP.
+ * As in Kafka Connect, the herder joins what the cluster knows (the config
+ * state, tb_config_state.h: connectors' configs, target states and task
+ * configs, kept in the store), who runs what (tb_assignor.h) and what
+ * this worker runs (tb_worker.h: the task pool and the tasks); it checks
+ * configs (tb_connector_validate.h), keeps literal secrets out of the store
+ * (tb_connector_secrets.h) and changes offsets (tb_offsets_ops.h). A
+ * standalone worker is the one-worker case: its assignor gives it
+ * everything. The REST layer calls it and translates the result; nothing
+ * here knows about HTTP.
+ *
+ * Every function may be called from any thread: one lock (herder.c) guards
+ * the config state and the worker's tasks, and is never held through slow
+ * work.
  *
  * Operations return TB_OK, or an error code with Connect's message for it in
  * msg. JSON results are new references in *out, only on TB_OK. Every config

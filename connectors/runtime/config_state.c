@@ -1,0 +1,139 @@
+#include "connectors/runtime/tb_config_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tb_log.h"
+
+struct tb_config_state {
+    tb_store_t *store;
+    tb_known_connector_t *connectors;
+};
+
+tb_config_state_t *tb_config_state_create(tb_store_t *store)
+{
+    tb_config_state_t *state = calloc(1, sizeof(*state));
+    state->store = store;
+    return state;
+}
+
+static void known_free(tb_known_connector_t *c)
+{
+    json_decref(c->config);
+    json_decref(c->task_configs);
+    free(c->name);
+    free(c);
+}
+
+void tb_config_state_destroy(tb_config_state_t *state)
+{
+    if (state == NULL) {
+        return;
+    }
+    while (state->connectors != NULL) {
+        tb_known_connector_t *c = state->connectors;
+        state->connectors = c->next;
+        known_free(c);
+    }
+    free(state);
+}
+
+/* Adds an entry for name, taking references to config and task_configs. */
+static tb_known_connector_t *known_add(tb_config_state_t *state, const char *name,
+                                       json_t *config, const tb_plugin_t *plugin,
+                                       tb_target_state_t target, json_t *task_configs)
+{
+    tb_known_connector_t *c = calloc(1, sizeof(*c));
+    c->name = strdup(name);
+    c->config = json_incref(config);
+    c->plugin = plugin;
+    c->target = target;
+    c->task_configs = json_incref(task_configs);
+    c->next = state->connectors;
+    state->connectors = c;
+    return c;
+}
+
+static int load_one(const tb_store_connector_t *stored, void *opaque)
+{
+    tb_config_state_t *state = opaque;
+    const char *class_name =
+        json_string_value(json_object_get(stored->config, "connector.class"));
+    const tb_plugin_t *plugin = tb_plugin_find(class_name);
+    if (plugin == NULL) {
+        TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", stored->name, -1,
+                    "stored connector names class %s, which this build does not "
+                    "have; it is not started",
+                    class_name ? class_name : "(none)");
+        return 0;
+    }
+    json_t *config = json_deep_copy(stored->config);
+    json_t *task_configs = json_deep_copy(stored->task_configs);
+    known_add(state, stored->name, config, plugin, stored->target, task_configs);
+    json_decref(config);
+    json_decref(task_configs);
+    return 0;
+}
+
+int tb_config_state_load(tb_config_state_t *state, char *errstr, size_t errstr_size)
+{
+    return tb_store_connectors_load(state->store, load_one, state, errstr, errstr_size);
+}
+
+tb_known_connector_t *tb_config_state_first(const tb_config_state_t *state)
+{
+    return state->connectors;
+}
+
+tb_known_connector_t *tb_config_state_find(const tb_config_state_t *state,
+                                           const char *name)
+{
+    for (tb_known_connector_t *c = state->connectors; c != NULL; c = c->next) {
+        if (strcmp(c->name, name) == 0) {
+            return c;
+        }
+    }
+    return NULL;
+}
+
+tb_known_connector_t *tb_config_state_put(tb_config_state_t *state, const char *name,
+                                          json_t *config, const tb_plugin_t *plugin,
+                                          tb_target_state_t target, json_t *task_configs,
+                                          char *msg, size_t msg_size)
+{
+    tb_store_connector_t row = {name, config, target, task_configs};
+    if (tb_store_connector_put(state->store, &row, msg, msg_size) != 0) {
+        return NULL;
+    }
+    tb_known_connector_t *c = tb_config_state_find(state, name);
+    if (c == NULL) {
+        return known_add(state, name, config, plugin, target, task_configs);
+    }
+    json_incref(config);
+    json_decref(c->config);
+    c->config = config;
+    c->plugin = plugin;
+    c->target = target;
+    json_incref(task_configs);
+    json_decref(c->task_configs);
+    c->task_configs = task_configs;
+    return c;
+}
+
+int tb_config_state_remove(tb_config_state_t *state, const char *name, char *msg,
+                           size_t msg_size)
+{
+    if (tb_store_connector_delete(state->store, name, msg, msg_size) != 0) {
+        return -1;
+    }
+    for (tb_known_connector_t **link = &state->connectors; *link != NULL;
+         link = &(*link)->next) {
+        if (strcmp((*link)->name, name) == 0) {
+            tb_known_connector_t *c = *link;
+            *link = c->next;
+            known_free(c);
+            break;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,202 @@
+/*
+ * source_engine_internal.h - the source engine's state, shared by its
+ * files and by nothing else (tb_task_engine.h is the engine's public
+ * seam):
+ *
+ *   source_engine.c        start, the at-least-once step, stop; records
+ *                          polled from the plugin made ready (upsert,
+ *                          transforms, converters)
+ *   source_produce.c       the producer and its delivery reports; refused
+ *                          records under errors.tolerance
+ *   source_offsets.c       the ring of source offsets in flight and their
+ *                          recording in the store
+ *   source_transactions.c  exactly-once: fencing, the progress marker, one
+ *                          transaction per batch
+ *
+ * Ownership: the engine belongs to its task; every pointer in it is the
+ * engine's own unless its comment says otherwise.
+ *
+ * Threads: one pool thread at a time runs the engine's start, steps and
+ * stop; librdkafka's callbacks (delivery reports, errors) run inside
+ * rd_kafka_poll and rd_kafka_flush on that thread, except on_queue_event,
+ * which only wakes the task. Nothing here takes a lock.
+ */
+#ifndef TB_SOURCE_ENGINE_INTERNAL_H
+#define TB_SOURCE_ENGINE_INTERNAL_H
+
+#include <librdkafka/rdkafka.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "connectors/runtime/tb_task_engine.h"
+#include "connectors/runtime/tb_task_metrics.h"
+#include "connectors/runtime/tb_task_retry.h"
+#include "connectors/runtime/tb_task_transforms.h"
+
+#define RING_SIZE 65536 /* records in flight per task */
+#define POLL_BATCH 512  /* records asked of the plugin per step */
+
+/* The transactional call an exactly-once task has under way. */
+typedef enum {
+    TXN_CALL_NONE = 0, /* between transactions */
+    TXN_CALL_INIT,     /* init_transactions: fences the predecessors */
+    TXN_CALL_OFFSETS,  /* send_offsets_to_transaction: the progress marker */
+    TXN_CALL_COMMIT,
+    TXN_CALL_ABORT,
+} txn_call_t;
+
+/* A produced record's place in the ring, until its offset is folded. */
+typedef struct {
+    json_t *partition;
+    json_t *offset;
+    int64_t produced_us; /* when it went to librdkafka, for the latency */
+    bool delivered;      /* done with: acknowledged, or let go by errors.tolerance */
+} in_flight_t;
+
+/* What becomes of a polled record. Only a record that failed without
+ * errors.tolerance=all holds its source offset back. */
+typedef enum {
+    PRODUCE = 0,
+    SKIP,   /* not written by design (an update_before row) or tolerated */
+    FAILED, /* failed: the task fails before its offset is recorded */
+    WAIT,   /* a converter asked to try again later (not a final disposition) */
+} disposition_t;
+
+typedef struct {
+    const tb_task_env_t *env; /* the task's (borrowed) */
+    tb_task_context_t ctx;    /* the plugin may keep a pointer to it */
+    void *plugin_task;
+    rd_kafka_t *rk;
+    tb_converter_t *key_converter;
+    tb_converter_t *value_converter;
+    tb_chain_t *chain; /* NULL: no transforms */
+    bool tolerate_errors;
+    tb_dlq_t *dlq; /* records Kafka refused, with errors.tolerance=all; or NULL */
+    /* source_offsets.c, fed by source_produce.c */
+    in_flight_t *ring;
+    uint64_t next_seq;      /* number of the next record produced */
+    uint64_t head_seq;      /* oldest record not yet folded into committable */
+    json_t *committable;    /* canonical partition text -> {partition, offset} */
+    json_t *topics;         /* topics written to: name -> true */
+    const char *last_topic; /* the topic of the last record produced (in topics) */
+    int64_t served_us;      /* when librdkafka last served delivery reports */
+    json_t *last_partition; /* the source partition last folded, and its key */
+    char *last_key;
+    tb_source_record_t batch[POLL_BATCH];
+    disposition_t disposition[POLL_BATCH]; /* what becomes of batch[i] */
+    size_t batch_len;
+    size_t batch_pos;
+    /* batch[0, prepared) have their disposition; batch[prepared] waits for
+     * a converter's retry at retry_at_ms, reshaped (upsert and chain done)
+     * and with the sides in done already Kafka bytes */
+    size_t prepared;
+    bool reshaped;
+    bool done[2];
+    tb_task_retry_t retry;
+    int64_t retry_at_ms;
+    int64_t last_flush_ms;
+    char failure[1024]; /* a failure that fails the task */
+    tb_task_metrics_t metrics;
+    tb_source_metrics_t source_metrics;
+    json_t *error_series;          /* delivery error name -> its counter (a pointer) */
+    const json_t *primary_key;     /* write.mode=upsert: its fields; else NULL */
+    const char *message_id_header; /* or NULL */
+    /* exactly-once only: source_transactions.c */
+    bool transactional;
+    char txn_id[300];       /* the transactional id */
+    char marker_group[300]; /* the group of the progress marker */
+    const char *marker_topic;
+    int64_t marker_sequence; /* transactions committed so far */
+    int64_t generation;      /* the offsets generation of the store */
+    bool marker_missing;     /* no marker: a stored offset refuses the start */
+    bool stored_history;     /* the plugin found a stored offset of its own */
+    bool legacy_marker;      /* resumed from the old group: forget it once */
+    size_t txn_max_records;
+    size_t txn_max_bytes;
+    size_t txn_size; /* records in the next attempt (halved on aborts) */
+    int aborts;      /* attempts aborted in a row */
+    bool txn_delivery_failed;
+    txn_call_t txn_call;       /* attempted once a step until it is over */
+    int64_t txn_call_since_ms; /* its first attempt; 0: not attempted yet */
+    bool txn_call_warned;      /* its wait was logged */
+    /* the open transaction: its marker (owned), source offsets (owned) and
+     * records, from batch_pos */
+    rd_kafka_topic_partition_list_t *txn_marker;
+    json_t *txn_offsets;
+    size_t txn_count;
+    char txn_reason[1024]; /* why the open transaction is being aborted */
+} source_engine_t;
+
+/* source_engine.c */
+
+/* Frees a polled record's data and clears it. */
+void tb_source_free_record(tb_source_record_t *record);
+
+/* Counts a polled batch in the task's metrics. */
+void tb_source_count_polled(source_engine_t *engine);
+
+/* Decides the disposition of the polled records from engine->prepared on,
+ * once a converter's retry (tb_task_retry.h) is due. Returns 0 when every
+ * one has its disposition, else how long to wait (ms) before the converter
+ * of batch[prepared] is tried again. */
+int64_t tb_source_prepare_batch(source_engine_t *engine);
+
+/* Starts the plugin: an exactly-once task's once the store agrees with its
+ * progress marker. */
+int tb_source_start_plugin(source_engine_t *engine, char *errstr, size_t errstr_size);
+
+/* source_produce.c */
+
+/* The task's producer, its delivery reports, errors and queue event
+ * routed to engine. NULL with errstr. */
+rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
+                                      char *errstr, size_t errstr_size);
+
+/* Hands one record to librdkafka (flags: F_FREE or F_COPY), with its
+ * message id header when message.id.header is set. */
+rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
+                                             tb_source_record_t *record, int flags,
+                                             void *opaque);
+
+/* Produces the polled records not yet handed to librdkafka that have their
+ * disposition (up to engine->prepared), each numbered in the ring. Returns
+ * false when librdkafka's queue or the ring is full. */
+bool tb_source_produce_batch(source_engine_t *engine);
+
+/* source_offsets.c */
+
+/* Folds acknowledged records, oldest first, into the offsets to record. */
+void tb_source_advance_head(source_engine_t *engine);
+
+/* Records the offsets folded so far, once the dead letter queue has every
+ * record let go before them. */
+int tb_source_flush_offsets(source_engine_t *engine, char *errstr, size_t errstr_size);
+
+/* tb_task_context_t's offset_for: the stored offset of one source
+ * partition, for the plugin at start. */
+json_t *tb_source_stored_offset(void *runtime, const json_t *partition);
+
+/* source_transactions.c */
+
+/* Makes the producer's props (changed) and the engine transactional; -1
+ * with errstr when the connector's settings refuse transactions. */
+int tb_source_txn_setup(source_engine_t *engine, json_t *props, char *errstr,
+                        size_t errstr_size);
+
+/* Once the plugin has asked for its offsets: fails (-1 with errstr) a
+ * start with no progress marker whose plugin found stored offsets of its
+ * own, unless exactly.once.allow.missing.marker=true. */
+int tb_source_check_missing_marker(const source_engine_t *engine, char *errstr,
+                                   size_t errstr_size);
+
+/* A step of an exactly-once task. */
+int64_t tb_source_transactional_step(source_engine_t *engine, bool paused, char *errstr,
+                                     size_t errstr_size);
+
+/* Forgets the open transaction's marker, offsets and size. */
+void tb_source_txn_clear(source_engine_t *engine);
+
+#endif

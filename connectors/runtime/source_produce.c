@@ -1,0 +1,284 @@
+/*
+ * The source engine's producer: an idempotent librdkafka producer whose
+ * delivery reports mark records done in the ring (source_offsets.c), and
+ * the records Kafka refuses, failed or let go by errors.tolerance=all
+ * (counted, logged, and sent to the dead letter queue when one is
+ * configured).
+ */
+#include <librdkafka/rdkafka.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connectors/kafka/tb_kafka_conf.h"
+#include "connectors/runtime/source_engine_internal.h"
+#include "connectors/runtime/tb_upsert.h"
+#include "core/tb_log.h"
+#include "core/tb_time.h"
+
+/* The headers a produced record can carry: its message id at most. */
+#define RECORD_HEADERS 1
+
+/* Counts a delivery error under its librdkafka name; the counter of each
+ * name met is held until the task stops. */
+static void count_delivery_error(source_engine_t *engine, rd_kafka_resp_err_t err)
+{
+    const char *name = rd_kafka_err2name(err);
+    json_t *held = json_object_get(engine->error_series, name);
+    tb_series_t *series;
+    if (held == NULL) {
+        series = tb_source_metrics_delivery_errors(engine->env->connector,
+                                                   engine->env->id, name);
+        json_object_set_new(engine->error_series, name,
+                            json_integer((json_int_t)(intptr_t)series));
+    } else {
+        series = (tb_series_t *)(intptr_t)json_integer_value(held);
+    }
+    tb_series_add(series, 1);
+}
+
+/* A record Kafka refused, or that librdkafka would not queue (record is
+ * borrowed; its offset is -1: it was never written). With
+ * errors.tolerance=none the task fails naming it. With all it is counted,
+ * logged, and sent to the dead letter queue when one is configured.
+ * Returns whether the record is done with, so that its offset and the ones
+ * after it may be recorded. */
+static bool let_go_refused(source_engine_t *engine, uint64_t seq,
+                           const tb_sink_record_t *record, rd_kafka_resp_err_t err)
+{
+    const tb_task_env_t *env = engine->env;
+    const char *reason = rd_kafka_err2str(err);
+    char errstr[512];
+    tb_task_metrics_record_error(&engine->metrics);
+    if (!engine->tolerate_errors) {
+        if (engine->failure[0] == '\0') {
+            snprintf(engine->failure, sizeof(engine->failure),
+                     "Kafka refused record %llu of task %s-%d (%zu bytes of key and "
+                     "value) for topic %s partition %d: %s; it is not skipped "
+                     "(errors.tolerance=none): its source offset is not recorded and "
+                     "the task's restart sends it again",
+                     (unsigned long long)seq, env->connector, env->id,
+                     record->key_len + record->value_len, record->topic,
+                     (int)record->partition, reason);
+        }
+        return false;
+    }
+    tb_series_add(engine->metrics.records_dropped, 1);
+    tb_dlq_context_t context = {.connector = env->connector,
+                                .task = env->id,
+                                .stage = "KAFKA_PRODUCE",
+                                .class_name = env->plugin->class_name,
+                                .reason = reason};
+    if (engine->dlq != NULL &&
+        tb_dlq_send(engine->dlq, record, &context, errstr, sizeof(errstr)) != 0) {
+        tb_series_add(engine->metrics.dlq_failures, 1);
+        if (engine->failure[0] == '\0') {
+            snprintf(engine->failure, sizeof(engine->failure),
+                     "Kafka refused record %llu of task %s-%d for topic %s (%s), and "
+                     "the %s",
+                     (unsigned long long)seq, env->connector, env->id, record->topic,
+                     reason, errstr);
+        }
+        return false;
+    }
+    if (engine->dlq != NULL) {
+        tb_series_add(engine->metrics.records_dlq, 1);
+    }
+    TB_LOG_TASK(TB_LOG_WARN, "tributary.task", env->connector, env->id,
+                "Kafka refused record %llu (%zu bytes of key and value) for topic %s "
+                "partition %d: %s; skipped (errors.tolerance=all), %s",
+                (unsigned long long)seq, record->key_len + record->value_len,
+                record->topic, (int)record->partition, reason,
+                engine->dlq != NULL ? "sent to the dead letter queue"
+                                    : "no dead letter queue is configured");
+    return true;
+}
+
+/* The record of a failed delivery report, for let_go_refused(). headers
+ * receives up to RECORD_HEADERS of its headers. */
+static tb_sink_record_t refused_record(const rd_kafka_message_t *msg,
+                                       tb_header_t headers[RECORD_HEADERS])
+{
+    rd_kafka_headers_t *hdrs = NULL;
+    size_t count = 0;
+    if (rd_kafka_message_headers(msg, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        while (count < RECORD_HEADERS &&
+               rd_kafka_header_get_all(
+                   hdrs, count, &headers[count].name, &headers[count].value,
+                   &headers[count].value_len) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            count++;
+        }
+    }
+    return (tb_sink_record_t){.topic = rd_kafka_topic_name(msg->rkt),
+                              .partition = msg->partition,
+                              .offset = -1,
+                              .timestamp = rd_kafka_message_timestamp(msg, NULL),
+                              .key = msg->key,
+                              .key_len = msg->key_len,
+                              .value = msg->payload,
+                              .value_len = msg->len,
+                              .headers = headers,
+                              .header_count = count};
+}
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque)
+{
+    source_engine_t *engine = opaque;
+    (void)rk;
+    if (engine->transactional) {
+        /* the transaction's commit acknowledges its records, or fails */
+        if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            count_delivery_error(engine, msg->err);
+            engine->txn_delivery_failed = true;
+        }
+        return;
+    }
+    uint64_t seq = (uint64_t)(uintptr_t)msg->_private;
+    in_flight_t *entry = &engine->ring[seq % RING_SIZE];
+    tb_series_observe(engine->source_metrics.produce_seconds,
+                      (double)(engine->served_us - entry->produced_us) / 1e6);
+    if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        tb_series_add(engine->metrics.records_written, 1);
+        entry->delivered = true;
+        return;
+    }
+    count_delivery_error(engine, msg->err);
+    tb_header_t headers[RECORD_HEADERS];
+    tb_sink_record_t record = refused_record(msg, headers);
+    entry->delivered = let_go_refused(engine, seq, &record, msg->err);
+}
+
+/* librdkafka's errors are mostly transient and retried by itself; failed
+ * authentication and fatal errors are not, and fail the task. */
+static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+    source_engine_t *engine = opaque;
+    (void)rk;
+    if (tb_kafka_error_is_final(err) && engine->failure[0] == '\0') {
+        snprintf(engine->failure, sizeof(engine->failure), "Kafka: %s", reason);
+    }
+}
+
+/* librdkafka calls this when its queue goes from empty to non-empty: a
+ * delivery report waits, so the task has work. */
+static void on_queue_event(rd_kafka_t *rk, void *opaque)
+{
+    const tb_task_env_t *env = opaque;
+    (void)rk;
+    env->wake(env->task);
+}
+
+rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
+                                      char *errstr, size_t errstr_size)
+{
+    rd_kafka_conf_t *conf = tb_kafka_conf_new(props, errstr, errstr_size);
+    if (conf == NULL) {
+        return NULL;
+    }
+    rd_kafka_conf_set_opaque(conf, engine);
+    rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+    rd_kafka_conf_set_error_cb(conf, on_error);
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, errstr_size);
+    if (rk == NULL) {
+        rd_kafka_conf_destroy(conf);
+        return NULL;
+    }
+    rd_kafka_queue_t *main_queue = rd_kafka_queue_get_main(rk);
+    rd_kafka_queue_cb_event_enable(main_queue, on_queue_event, (void *)engine->env);
+    rd_kafka_queue_destroy(main_queue);
+    return rk;
+}
+
+/* Hands one record to librdkafka (flags: F_FREE or F_COPY), with its
+ * message id header when message.id.header is set. */
+rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
+                                             tb_source_record_t *record, int flags,
+                                             void *opaque)
+{
+    rd_kafka_headers_t *headers = NULL;
+    if (engine->message_id_header != NULL) {
+        char id[65];
+        tb_message_id(engine->env->connector, record->source_partition,
+                      record->source_offset, id);
+        headers = rd_kafka_headers_new(1);
+        rd_kafka_header_add(headers, engine->message_id_header, -1, id, 64);
+    }
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        engine->rk, RD_KAFKA_V_TOPIC(record->topic),
+        RD_KAFKA_V_PARTITION(record->partition),
+        RD_KAFKA_V_KEY(record->key, record->key_len),
+        RD_KAFKA_V_VALUE(record->value, record->value_len), RD_KAFKA_V_MSGFLAGS(flags),
+        RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR && headers != NULL) {
+        rd_kafka_headers_destroy(headers); /* not taken on failure */
+    }
+    return err;
+}
+
+/* Produces the polled records not yet handed to librdkafka that have their
+ * disposition. Returns false when librdkafka's queue or the ring is full. */
+bool tb_source_produce_batch(source_engine_t *engine)
+{
+    int64_t now_us = tb_monotonic_us(); /* a batch is produced within microseconds */
+    while (engine->batch_pos < engine->prepared) {
+        tb_source_record_t *record = &engine->batch[engine->batch_pos];
+        if (engine->next_seq - engine->head_seq >= RING_SIZE) {
+            return false;
+        }
+        uint64_t seq = engine->next_seq;
+        if (engine->disposition[engine->batch_pos] != PRODUCE) {
+            /* not written: it keeps its place in the ring so that offsets
+             * stay in order; a failed one holds them back */
+            in_flight_t *skipped = &engine->ring[seq % RING_SIZE];
+            skipped->partition = record->source_partition;
+            skipped->offset = record->source_offset;
+            skipped->delivered = engine->disposition[engine->batch_pos] == SKIP;
+            record->source_partition = record->source_offset = NULL;
+            tb_source_free_record(record);
+            engine->next_seq++;
+            engine->batch_pos++;
+            continue;
+        }
+        if (record->topic != engine->last_topic &&
+            json_object_get(engine->topics, record->topic) == NULL) {
+            json_object_set_new(engine->topics, record->topic, json_true());
+            engine->env->topic_used(engine->env->topic_opaque, engine->env->connector,
+                                    record->topic);
+        }
+        engine->last_topic = record->topic;
+        rd_kafka_resp_err_t err = tb_source_produce_record(
+            engine, record, RD_KAFKA_MSG_F_FREE, (void *)(uintptr_t)seq);
+        if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+            return false;
+        }
+        in_flight_t *entry = &engine->ring[seq % RING_SIZE];
+        entry->produced_us = now_us;
+        entry->partition = record->source_partition;
+        entry->offset = record->source_offset;
+        record->source_partition = NULL;
+        record->source_offset = NULL;
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            /* not queued: librdkafka did not take the value */
+            count_delivery_error(engine, err);
+            tb_sink_record_t refused = {.topic = record->topic,
+                                        .partition = record->partition,
+                                        .offset = -1,
+                                        .timestamp = -1,
+                                        .key = record->key,
+                                        .key_len = record->key_len,
+                                        .value = record->value,
+                                        .value_len = record->value_len};
+            entry->delivered = let_go_refused(engine, seq, &refused, err);
+            free(record->value);
+        }
+        record->value = NULL;
+        tb_source_free_record(record);
+        engine->next_seq++;
+        engine->batch_pos++;
+    }
+    if (engine->batch_pos == engine->batch_len) {
+        engine->batch_len = engine->batch_pos = engine->prepared = 0;
+    }
+    return true;
+}
