@@ -37,6 +37,10 @@ void tb_source_free_record(tb_source_record_t *record)
 {
     free(record->key);
     free(record->value);
+    tb_schema_decref(record->key_schema);
+    tb_value_free(record->key_data);
+    tb_schema_decref(record->value_schema);
+    tb_value_free(record->value_data);
     json_decref(record->source_partition);
     json_decref(record->source_offset);
     memset(record, 0, sizeof(*record));
@@ -139,12 +143,26 @@ fail:
 }
 
 /* Replaces *data by what converter makes of it (nothing to do for a
- * pass-through converter). Returns -1 with errstr on failure. */
+ * pass-through converter). A typed record's side (schema, typed_data, both
+ * then released) is written by the converter's typed form instead. Returns
+ * -1 with errstr on failure. */
 static int convert(tb_converter_t *converter, const char *topic, tb_data_kind_t kind,
-                   void **data, size_t *len, char *errstr, size_t errstr_size)
+                   bool typed, tb_schema_t **schema, tb_value_t **typed_data, void **data,
+                   size_t *len, char *errstr, size_t errstr_size)
 {
     void *out = NULL;
     size_t out_len = 0;
+    if (typed) {
+        int rc = tb_converter_from_typed(converter, topic, *schema, *typed_data, data,
+                                         len, errstr, errstr_size);
+        if (rc != TB_CONVERTER_RETRY) { /* else kept for the next attempt */
+            tb_schema_decref(*schema);
+            tb_value_free(*typed_data);
+            *schema = NULL;
+            *typed_data = NULL;
+        }
+        return rc;
+    }
     if (tb_converter_passthrough(converter)) {
         return 0;
     }
@@ -230,13 +248,15 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
         }
     }
     if (stage == NULL && !done[TB_SIDE_KEY]) {
-        rc = convert(engine->key_converter, record->topic, record->key_kind, &record->key,
+        rc = convert(engine->key_converter, record->topic, record->key_kind,
+                     record->typed, &record->key_schema, &record->key_data, &record->key,
                      &record->key_len, reason, sizeof(reason));
         done[TB_SIDE_KEY] = rc == 0;
         stage = rc != 0 ? "KEY_CONVERTER" : NULL;
     }
     if (stage == NULL && !done[TB_SIDE_VALUE]) {
         rc = convert(engine->value_converter, record->topic, record->value_kind,
+                     record->typed, &record->value_schema, &record->value_data,
                      &record->value, &record->value_len, reason, sizeof(reason));
         done[TB_SIDE_VALUE] = rc == 0;
         stage = rc != 0 ? "VALUE_CONVERTER" : NULL;

@@ -72,6 +72,9 @@ static int record_offsets(source_engine_t *engine, char *errstr, size_t errstr_s
     }
     int rc = tb_store_offsets_put(engine->env->store, engine->env->connector, offsets,
                                   errstr, errstr_size);
+    if (rc == 0 && engine->env->plugin->commit != NULL) {
+        engine->env->plugin->commit(engine->plugin_task, offsets);
+    }
     json_decref(offsets);
     if (rc == 0) {
         json_object_clear(engine->committable);

@@ -426,6 +426,9 @@ static int64_t txn_committed(source_engine_t *engine, char *errstr, size_t errst
     size_t count = engine->txn_count;
     int rc = tb_store_offsets_put(engine->env->store, engine->env->connector,
                                   engine->txn_offsets, errstr, errstr_size);
+    if (rc == 0 && engine->env->plugin->commit != NULL) {
+        engine->env->plugin->commit(engine->plugin_task, engine->txn_offsets);
+    }
     tb_source_txn_clear(engine);
     engine->marker_sequence++;
     engine->aborts = 0;

@@ -91,6 +91,12 @@ int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
                      .value = {.bytes = record->value, .len = record->value_len},
                      .typer = source_typer,
                      .typer_opaque = &typing};
+    if (record->typed) { /* the plugin's Connect data, now the record's */
+        tb_record_set(&r, TB_SIDE_KEY, record->key_schema, record->key_data);
+        tb_record_set(&r, TB_SIDE_VALUE, record->value_schema, record->value_data);
+        record->key_schema = record->value_schema = NULL;
+        record->key_data = record->value_data = NULL;
+    }
     int rc = run_chain(chain, &r, &typing, converters, failure);
     record->topic = r.topic;
     record->partition = r.partition;
@@ -104,8 +110,9 @@ int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
         if (!s->typed) {
             continue;
         }
-        if (tb_converter_from_typed(converters[side], s->schema, s->value, &out, &out_len,
-                                    failure->reason, sizeof(failure->reason)) != 0) {
+        if (tb_converter_from_typed(converters[side], r.topic, s->schema, s->value, &out,
+                                    &out_len, failure->reason,
+                                    sizeof(failure->reason)) != 0) {
             failure->stage = converter_stages[side];
             failure->class_name = tb_converter_class_name(converters[side]);
             rc = -1;

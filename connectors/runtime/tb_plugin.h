@@ -22,6 +22,7 @@
 #include "connectors/converters/tb_converter.h"
 #include "connectors/runtime/tb_limits.h"
 #include "core/tb_config.h"
+#include "core/tb_data.h"
 #include "core/tb_record.h" /* tb_header_t */
 
 #define TB_PLUGIN_RETRY 1
@@ -49,7 +50,15 @@ typedef struct {
 
 /* A record a source task hands to the runtime. The runtime takes ownership
  * of key, value (free()) and the source partition and offset (json_decref);
- * topic stays the task's and must live until task_stop. */
+ * topic stays the task's and must live until task_stop.
+ *
+ * Typed records: a plugin whose data has a Connect schema (a change data
+ * capture source) sets typed and hands key_schema/key_data and
+ * value_schema/value_data instead of bytes (key and value stay NULL, the
+ * kinds are ignored). The runtime takes ownership of all four (a NULL data
+ * is a null, a NULL schema schemaless data) and the task's converters write
+ * them as Connect's converters write a SourceRecord (tb_converter_from_typed),
+ * after any transforms, which see them already typed. */
 typedef struct {
     const char *topic;
     int32_t partition; /* -1: let the partitioner choose */
@@ -61,6 +70,11 @@ typedef struct {
     tb_data_kind_t value_kind;
     json_t *source_partition; /* where in the source this came from */
     json_t *source_offset;    /* and how far that source has been read */
+    bool typed;               /* the four below hold the key and value */
+    tb_schema_t *key_schema;
+    tb_value_t *key_data;
+    tb_schema_t *value_schema;
+    tb_value_t *value_data;
 } tb_source_record_t;
 
 /* Context the runtime gives a task. Borrowed for the task's life. */
@@ -104,6 +118,13 @@ typedef struct tb_plugin {
      * Optional. */
     void (*validate)(const json_t *values, json_t *errors);
 
+    /* Keys of the system the plugin stands in for (Debezium's, for a
+     * connector that runs its configs) that tributary does not implement,
+     * NULL-terminated; an entry ending in '.' covers every key it prefixes.
+     * A config holding one that is not in the plugin's table is refused,
+     * naming it, rather than silently ignored. Optional. */
+    const char *const *refused_keys;
+
     /* Splits a validated connector config into at most max_tasks task
      * configs: returns a new JSON array of objects of strings. */
     json_t *(*task_configs)(const json_t *config, int max_tasks);
@@ -130,6 +151,14 @@ typedef struct tb_plugin {
     /* Sink: makes everything put so far durable; the runtime records offsets
      * only after this returns 0. Optional for sources. */
     int (*flush)(void *task, char *errstr, size_t errstr_size);
+
+    /* Source: the offsets of offsets (an array of {"partition","offset"},
+     * borrowed) were recorded in the store, so everything they cover was
+     * acknowledged by Kafka and survives a restart; what Connect's
+     * SourceTask.commit() tells. Called on the task's thread, between
+     * polls. A source that acknowledges to its system (a replication slot's
+     * flush position) does it from here. Optional. */
+    void (*commit)(void *task, const json_t *offsets);
 
     /* Releases the task. Never fails. */
     void (*task_stop)(void *task);
