@@ -221,8 +221,11 @@ static const tb_config_def_t common_keys[] = {
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Retry Timeout for Errors",
      .range = &retry_timeout,
-     .documentation = "How long a failed operation is retried, in ms; 0 means "
-                      "no retries, -1 retries forever."},
+     .documentation = "How long an operation that failed for a reason that may "
+                      "pass is retried, in ms, in every stage: a sink's put and "
+                      "flush, and the key and value converters of sinks and sources "
+                      "(a schema registry that does not answer); 0 means no "
+                      "retries, -1 retries forever. Then errors.tolerance decides."},
     {.name = "errors.retry.delay.max.ms",
      .type = TB_CONFIG_LONG,
      .default_value = "60000",

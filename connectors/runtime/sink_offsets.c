@@ -137,12 +137,8 @@ static void commit_to_group(sink_engine_t *e, rd_kafka_topic_partition_list_t *o
  * commit is retried by the next flush, also on an idle partition). sync
  * commits the group at once (revocation, stop). Returns 0, TB_PLUGIN_RETRY,
  * or -1 with errstr. */
-int tb_sink_flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size)
+static int record_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size)
 {
-    e->last_flush_ms = tb_monotonic_ms();
-    if (e->part_count == 0) {
-        return 0;
-    }
     if (e->env->plugin->flush != NULL) {
         int rc = e->env->plugin->flush(e->plugin_task, errstr, errstr_size);
         if (rc != 0) {
@@ -205,5 +201,19 @@ int tb_sink_flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errs
     rd_kafka_topic_partition_list_destroy(commits);
     rd_kafka_topic_partition_list_destroy(positions);
     json_decref(offsets);
+    return rc;
+}
+
+/* record_offsets(), counted as an offset commit, when the task has
+ * partitions. */
+int tb_sink_flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size)
+{
+    e->last_flush_ms = tb_monotonic_ms();
+    if (e->part_count == 0) {
+        return 0;
+    }
+    int64_t started = tb_monotonic_us();
+    int rc = record_offsets(e, sync, errstr, errstr_size);
+    tb_task_metrics_commit(&e->metrics, started, rc == 0);
     return rc;
 }

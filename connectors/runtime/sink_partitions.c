@@ -109,9 +109,31 @@ void tb_sink_update_partition_metrics(sink_engine_t *e)
     rd_kafka_topic_partition_list_destroy(positions);
 }
 
+/* Tells the task what its first waiting partition waits for, or that
+ * none waits. */
+static void tell_waiting(const sink_engine_t *e)
+{
+    const char *first = NULL;
+    size_t others = 0;
+    for (size_t i = 0; i < e->part_count; i++) {
+        if (e->parts[i].retry_start_ms != 0) {
+            others += first != NULL;
+            first = first != NULL ? first : e->parts[i].waiting_for;
+        }
+    }
+    char what[400];
+    if (others > 0) {
+        snprintf(what, sizeof(what), "%s; %zu other partition(s) wait too", first,
+                 others);
+    }
+    if (e->env->waiting_for != NULL) {
+        e->env->waiting_for(e->env->task, others > 0 ? what : first);
+    }
+}
+
 /* Makes p read from start, stops it (logged, and its gauge set), or makes
- * it wait for its next attempt (logged at the first). Returns the offset to
- * fetch from. */
+ * it wait for its next attempt (logged at the first, and told to the task).
+ * Returns the offset to fetch from. */
 static int64_t take_start(sink_engine_t *e, partition_t *p, const tb_start_t *start)
 {
     p->stopped = start->origin == TB_START_STOPPED || start->origin == TB_START_WAITING;
@@ -123,11 +145,14 @@ static int64_t take_start(sink_engine_t *e, partition_t *p, const tb_start_t *st
         start->origin == TB_START_WAITING
             ? tb_monotonic_ms() + tb_sink_start_retry_delay_ms(p->start_attempts)
             : 0;
+    snprintf(p->waiting_for, sizeof(p->waiting_for),
+             "partition %s-%d is not read yet, %s; trying again with backoff", p->topic,
+             (int)p->partition, start->reason);
+    tell_waiting(e);
     if (start->origin == TB_START_WAITING) {
         if (p->start_attempts == 1) {
             TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
-                        "partition %s-%d is not read yet, %s; trying again with backoff",
-                        p->topic, (int)p->partition, start->reason);
+                        "%s", p->waiting_for);
         }
         return RD_KAFKA_OFFSET_END;
     }
@@ -312,6 +337,7 @@ void tb_sink_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             tb_sink_remove_part(e, p);
         }
     }
+    tell_waiting(e);
     if (cooperative) {
         rd_kafka_error_t *error = rd_kafka_incremental_unassign(rk, list);
         if (error != NULL) {
