@@ -1432,7 +1432,7 @@ def render(ctx, goals, profile_lines, wall) -> str:
           "plus json.loads/json.dumps (Protobuf: json_format). json: tributary's "
           "JsonConverter with schemas.enable=false, the cost of JSON alone."]
 
-    L += ["", "## Goals (issues 9 and 18)", "", "Of the medians; throughput and CPU against "
+    L += ["", "## Goals (issues 9, 18 and 19)", "", "Of the medians; throughput and CPU against "
           "Connect read the tuned row.", "",
           "| goal | target | measured | | shortfall | figures |", "|---|---|---:|---|---|---|"]
     for g in goals:
