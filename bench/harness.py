@@ -970,7 +970,7 @@ def profile_sink_file(ctx: Context) -> Path:
 
 
 def profile_config(ctx: Context, scenario: str, worker: Worker) -> dict:
-    if scenario == "sink":
+    if scenario in ("sink", "transforms"):
         config = {"connector.class": "FileStreamSink", "topics": ctx.topic,
                   "file": str(profile_sink_file(ctx))}
     elif scenario == "source":
@@ -980,6 +980,8 @@ def profile_config(ctx: Context, scenario: str, worker: Worker) -> dict:
         config = {"connector.class": "datagen", "topic": f"bench-profile-{scenario}-{ctx.run_id}",
                   "records.per.second": "0", "count": str(ctx.n)}
     config.update({"key.converter": STRING, "value.converter": STRING})
+    if scenario == "transforms":
+        config.update(transform_chain(ctx))
     return config
 
 
@@ -1512,7 +1514,7 @@ def main() -> int:
         goals = evaluate(ctx)
         profile_lines = []
         if args.profile:
-            missed = [s for s in ("sink", "source", "datagen") if any(
+            missed = [s for s in ("sink", "source", "datagen", "transforms") if any(
                 g["measured"] is not None and not g["met"] and g["goal"].startswith(s)
                 for g in goals)]
             if missed:
