@@ -2,9 +2,13 @@
  * tb_store.h - the durable store of a worker: connector configs, target
  * states, task configs, connector and task status, and offsets.
  *
- * The interface says nothing about how data is kept; the standalone worker
- * keeps it in one SQLite file (tb_store_sqlite.c). A distributed store built
- * on Kafka topics can implement the same functions later.
+ * The interface says nothing about how data is kept. Two backends
+ * implement it (tb_store_backend.h), each chosen by its constructor: the
+ * standalone worker's SQLite file (tb_store_open, tb_store_sqlite.c), and
+ * Kafka Connect's three internal topics in Connect's formats
+ * (tb_store_kafka_open in tb_store_kafka.h, for distributed mode). Every
+ * other function works on either; where the Kafka backend differs, its
+ * header says so.
  *
  * Values cross the interface as jansson objects. Unless a comment says
  * otherwise, functions borrow their json_t arguments (the caller keeps its
@@ -13,14 +17,16 @@
  * Every function that can fail returns 0 on success and -1 on failure with
  * a message in errstr. The store is safe to call from several threads: each
  * call is serialised internally and each write is one transaction, whole or
- * absent after a crash. What a commit survives is in docs/OPERATIONS.md
- * ("Durability"): every write survives a crash of the process (SIGKILL).
+ * absent after a crash (the Kafka backend's exceptions are in its header).
+ * What a commit survives is in docs/OPERATIONS.md ("Durability"): every
+ * write survives a crash of the process (SIGKILL).
  *
- * Test seam: in a build with TB_TEST_SEAMS (CMake option, on in the
- * sanitizer build), TB_STORE_CRASH_AFTER=<operation> in the environment
- * kills the process (SIGKILL) right after a write of that operation
- * commits; <operation> is a label of tributary_store_write_seconds
- * (connector_put, ...). Release builds do not read the variable.
+ * Test seam of the SQLite backend: in a build with TB_TEST_SEAMS (CMake
+ * option, on in the sanitizer build), TB_STORE_CRASH_AFTER=<operation> in
+ * the environment kills the process (SIGKILL) right after a write of that
+ * operation commits; <operation> is a label of
+ * tributary_store_write_seconds (connector_put, ...). Release builds do not
+ * read the variable.
  */
 #ifndef TB_STORE_H
 #define TB_STORE_H
@@ -33,11 +39,11 @@
 
 typedef struct tb_store tb_store_t;
 
-/* Opens (creating if needed) the store at path and applies pending schema
- * migrations. Returns NULL and fills errstr on failure. */
+/* Opens (creating if needed) the SQLite store at path and applies pending
+ * schema migrations. Returns NULL and fills errstr on failure. */
 tb_store_t *tb_store_open(const char *path, char *errstr, size_t errstr_size);
 
-/* Closes the store. NULL is a no-op. */
+/* Closes a store of either backend. NULL is a no-op. */
 void tb_store_close(tb_store_t *store);
 
 /* A connector's row: its config, target state and task configs. Borrowed:
@@ -115,5 +121,13 @@ typedef enum {
  * whether it can use such a store. */
 int tb_store_mode_bind(tb_store_t *store, tb_store_mode_t mode, tb_store_mode_t *bound,
                        char *errstr, size_t errstr_size);
+
+/* Applies what other writers wrote to the store since it was opened or
+ * last refreshed, and returns the names of the connectors whose config,
+ * target state or task configs changed (created, updated or deleted) as a
+ * JSON array of strings, each once, in the order first seen; the caller
+ * owns it. NULL with errstr on failure. A SQLite store has one writer, its
+ * own process, and always returns an empty array. */
+json_t *tb_store_refresh(tb_store_t *store, char *errstr, size_t errstr_size);
 
 #endif

@@ -38,10 +38,10 @@
 
 #include "core/tb_metrics.h"
 #include "core/tb_state.h"
+#include "store/tb_store_backend.h"
 
 #define TB_WHY_SIZE 256
 #define TB_BUSY_TIMEOUT_MS 5000
-#define TB_JSON_CANONICAL (JSON_COMPACT | JSON_SORT_KEYS)
 #define TB_NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 /* Schema migrations: step i takes a file from user_version i to i + 1, in
@@ -165,36 +165,27 @@ static const tb_metric_def_t tb_write_seconds = {
     .buckets = tb_write_buckets,
     .bucket_count = sizeof(tb_write_buckets) / sizeof(tb_write_buckets[0])};
 
-struct tb_store {
+typedef struct {
+    tb_store_t base;      /* first: the ops table */
     pthread_mutex_t lock; /* held for the whole of every call */
     sqlite3 *db;
     sqlite3_stmt *stmts[TB_SQL__COUNT];
     bool sync_full; /* PRAGMA synchronous is FULL, not NORMAL */
     /* Taken at open, released at close; [TB_WRITE_NONE] stays NULL. */
     tb_series_t *write_seconds[TB_WRITE__COUNT];
-};
+} tb_sqlite_t;
 
 /* The body of one store call, run by tb_store_run under the lock. Fills
  * why and returns -1 on failure. */
-typedef int (*tb_store_fn)(tb_store_t *store, void *arg, char *why, size_t why_size);
+typedef int (*tb_store_fn)(tb_sqlite_t *store, void *arg, char *why, size_t why_size);
 
-static void tb_store_err(char *errstr, size_t errstr_size, const char *op,
-                         const char *name, const char *why)
-{
-    if (name == NULL) {
-        snprintf(errstr, errstr_size, "store: %s: %s", op, why);
-    } else {
-        snprintf(errstr, errstr_size, "store: %s '%s': %s", op, name, why);
-    }
-}
-
-static int tb_why_db(const tb_store_t *store, char *why, size_t why_size)
+static int tb_why_db(const tb_sqlite_t *store, char *why, size_t why_size)
 {
     snprintf(why, why_size, "%s", sqlite3_errmsg(store->db));
     return -1;
 }
 
-static int tb_exec(tb_store_t *store, const char *sql, char *why, size_t why_size)
+static int tb_exec(tb_sqlite_t *store, const char *sql, char *why, size_t why_size)
 {
     if (sqlite3_exec(store->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
         return tb_why_db(store, why, why_size);
@@ -202,7 +193,7 @@ static int tb_exec(tb_store_t *store, const char *sql, char *why, size_t why_siz
     return 0;
 }
 
-static void tb_rollback(tb_store_t *store)
+static void tb_rollback(tb_sqlite_t *store)
 {
     if (!sqlite3_get_autocommit(store->db)) {
         sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
@@ -253,7 +244,7 @@ static void tb_crash_seam(tb_write_t write)
  * written at every flush and state change: NORMAL, durable against a crash
  * of the process; power loss may take the last ones back, which only makes
  * tasks redo work since then, as a crash before a flush would. */
-static int tb_sync_for(tb_store_t *store, tb_write_t write, char *why, size_t why_size)
+static int tb_sync_for(tb_sqlite_t *store, tb_write_t write, char *why, size_t why_size)
 {
     bool full = write == TB_WRITE_CONNECTOR_PUT || write == TB_WRITE_CONNECTOR_DELETE ||
                 write == TB_WRITE_MODE_BIND;
@@ -273,7 +264,7 @@ static int tb_sync_for(tb_store_t *store, tb_write_t write, char *why, size_t wh
  * failure as "store: <op> '<name>': <why>". A write transaction is timed
  * from BEGIN to its COMMIT or rollback, failed ones too; waiting for the
  * lock is not part of it. */
-static int tb_store_run(tb_store_t *store, const char *op, const char *name,
+static int tb_store_run(tb_sqlite_t *store, const char *op, const char *name,
                         tb_write_t write, tb_store_fn fn, void *arg, char *errstr,
                         size_t errstr_size)
 {
@@ -300,12 +291,12 @@ fail:
     tb_rollback(store);
     tb_series_observe(store->write_seconds[write], tb_seconds_since(&start));
     pthread_mutex_unlock(&store->lock);
-    tb_store_err(errstr, errstr_size, op, name, why);
+    tb_store_error(errstr, errstr_size, op, name, why);
     return -1;
 }
 
 /* Runs a query returning one value and copies it, as text, into out. */
-static int tb_query_text(tb_store_t *store, const char *sql, char *out, size_t out_size,
+static int tb_query_text(tb_sqlite_t *store, const char *sql, char *out, size_t out_size,
                          char *why, size_t why_size)
 {
     sqlite3_stmt *stmt = NULL;
@@ -327,7 +318,7 @@ fail:
  * *version to the schema version the file is left at. The version is read
  * under the write lock, so two processes opening one file cannot both
  * apply a step. */
-static int tb_migrate_step(tb_store_t *store, int *version, char *why, size_t why_size)
+static int tb_migrate_step(tb_sqlite_t *store, int *version, char *why, size_t why_size)
 {
     char text[32];
     char sql[64];
@@ -364,7 +355,7 @@ fail:
     return -1;
 }
 
-static int tb_migrate(tb_store_t *store, char *why, size_t why_size)
+static int tb_migrate(tb_sqlite_t *store, char *why, size_t why_size)
 {
     int version = 0;
 
@@ -385,7 +376,7 @@ static int tb_migrate(tb_store_t *store, char *why, size_t why_size)
  * sync of the log at every commit) for config writes.
  * Foreign keys are off by default in SQLite; turning them on keeps any
  * reference a later migration declares enforced. */
-static int tb_configure(tb_store_t *store, char *why, size_t why_size)
+static int tb_configure(tb_sqlite_t *store, char *why, size_t why_size)
 {
     char mode[16];
 
@@ -402,7 +393,7 @@ static int tb_configure(tb_store_t *store, char *why, size_t why_size)
                    why_size);
 }
 
-static int tb_prepare_all(tb_store_t *store, char *why, size_t why_size)
+static int tb_prepare_all(tb_sqlite_t *store, char *why, size_t why_size)
 {
     for (int i = 0; i < TB_SQL__COUNT; i++) {
         if (sqlite3_prepare_v3(store->db, tb_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
@@ -413,7 +404,8 @@ static int tb_prepare_all(tb_store_t *store, char *why, size_t why_size)
     return 0;
 }
 
-static int tb_store_setup(tb_store_t *store, const char *path, char *why, size_t why_size)
+static int tb_store_setup(tb_sqlite_t *store, const char *path, char *why,
+                          size_t why_size)
 {
     if (sqlite3_open_v2(path, &store->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -427,33 +419,10 @@ static int tb_store_setup(tb_store_t *store, const char *path, char *why, size_t
     return tb_prepare_all(store, why, why_size);
 }
 
-tb_store_t *tb_store_open(const char *path, char *errstr, size_t errstr_size)
+static void tb_sqlite_close(tb_store_t *base)
 {
-    char why[TB_WHY_SIZE] = "";
-    tb_store_t *store = calloc(1, sizeof(*store));
+    tb_sqlite_t *store = (tb_sqlite_t *)base;
 
-    if (store == NULL || pthread_mutex_init(&store->lock, NULL) != 0) {
-        free(store);
-        tb_store_err(errstr, errstr_size, "open", path, "out of memory");
-        return NULL;
-    }
-    for (int i = TB_WRITE_NONE + 1; i < TB_WRITE__COUNT; i++) {
-        const char *values[] = {tb_write_names[i], NULL};
-        store->write_seconds[i] = tb_metrics_series(&tb_write_seconds, values);
-    }
-    if (tb_store_setup(store, path, why, sizeof(why)) != 0) {
-        tb_store_close(store);
-        tb_store_err(errstr, errstr_size, "open", path, why);
-        return NULL;
-    }
-    return store;
-}
-
-void tb_store_close(tb_store_t *store)
-{
-    if (store == NULL) {
-        return;
-    }
     for (int i = 0; i < TB_SQL__COUNT; i++) {
         sqlite3_finalize(store->stmts[i]);
     }
@@ -467,50 +436,6 @@ void tb_store_close(tb_store_t *store)
 
 /* ---- connectors ---- */
 
-/* Fills why when config is not an object of strings. */
-static int tb_check_config(const json_t *config, char *why, size_t why_size)
-{
-    json_t *object = (json_t *)config;
-
-    if (!json_is_object(config)) {
-        snprintf(why, why_size, "config must be a JSON object");
-        return -1;
-    }
-    for (void *it = json_object_iter(object); it != NULL;
-         it = json_object_iter_next(object, it)) {
-        if (!json_is_string(json_object_iter_value(it))) {
-            snprintf(why, why_size, "config value of '%s' is not a string",
-                     json_object_iter_key(it));
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int tb_check_target(tb_target_state_t target, char *why, size_t why_size)
-{
-    if ((unsigned)target > TB_TARGET_STOPPED) {
-        snprintf(why, why_size, "invalid target state %d", (int)target);
-        return -1;
-    }
-    return 0;
-}
-
-static int tb_check_task_configs(const json_t *task_configs, char *why, size_t why_size)
-{
-    if (!json_is_array(task_configs)) {
-        snprintf(why, why_size, "task configs must be a JSON array");
-        return -1;
-    }
-    for (size_t i = 0; i < json_array_size(task_configs); i++) {
-        if (!json_is_object(json_array_get(task_configs, i))) {
-            snprintf(why, why_size, "task config %zu is not an object", i);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* A connector row as the statement binds it. */
 typedef struct {
     const char *name;
@@ -519,7 +444,7 @@ typedef struct {
     char *task_configs; /* canonical JSON text */
 } tb_row_arg_t;
 
-static int tb_connector_put_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+static int tb_connector_put_fn(tb_sqlite_t *store, void *arg, char *why, size_t why_size)
 {
     const tb_row_arg_t *a = arg;
     sqlite3_stmt *stmt = store->stmts[TB_SQL_CONNECTOR_UPSERT];
@@ -532,33 +457,30 @@ static int tb_connector_put_fn(tb_store_t *store, void *arg, char *why, size_t w
     return 0;
 }
 
-int tb_store_connector_put(tb_store_t *store, const tb_store_connector_t *connector,
-                           char *errstr, size_t errstr_size)
+static int tb_sqlite_connector_put(tb_store_t *base,
+                                   const tb_store_connector_t *connector, char *errstr,
+                                   size_t errstr_size)
 {
-    char why[TB_WHY_SIZE] = "";
+    tb_sqlite_t *store = (tb_sqlite_t *)base;
     tb_row_arg_t arg = {connector->name, NULL, NULL, NULL};
     int rc = -1;
 
-    if (tb_check_config(connector->config, why, sizeof(why)) == 0 &&
-        tb_check_target(connector->target, why, sizeof(why)) == 0 &&
-        tb_check_task_configs(connector->task_configs, why, sizeof(why)) == 0) {
-        arg.config = json_dumps(connector->config, TB_JSON_CANONICAL);
-        arg.target = tb_target_state_name(connector->target);
-        arg.task_configs = json_dumps(connector->task_configs, TB_JSON_CANONICAL);
-        snprintf(why, sizeof(why), "out of memory");
-    }
+    arg.config = json_dumps(connector->config, TB_STORE_JSON_CANONICAL);
+    arg.target = tb_target_state_name(connector->target);
+    arg.task_configs = json_dumps(connector->task_configs, TB_STORE_JSON_CANONICAL);
     if (arg.config != NULL && arg.task_configs != NULL) {
         rc = tb_store_run(store, "put connector", connector->name, TB_WRITE_CONNECTOR_PUT,
                           tb_connector_put_fn, &arg, errstr, errstr_size);
     } else {
-        tb_store_err(errstr, errstr_size, "put connector", connector->name, why);
+        tb_store_error(errstr, errstr_size, "put connector", connector->name,
+                       "out of memory");
     }
     free(arg.config);
     free(arg.task_configs);
     return rc;
 }
 
-static int tb_connector_delete_fn(tb_store_t *store, void *arg, char *why,
+static int tb_connector_delete_fn(tb_sqlite_t *store, void *arg, char *why,
                                   size_t why_size)
 {
     const char *name = arg;
@@ -572,11 +494,12 @@ static int tb_connector_delete_fn(tb_store_t *store, void *arg, char *why,
     return 0;
 }
 
-int tb_store_connector_delete(tb_store_t *store, const char *name, char *errstr,
-                              size_t errstr_size)
+static int tb_sqlite_connector_delete(tb_store_t *base, const char *name, char *errstr,
+                                      size_t errstr_size)
 {
-    return tb_store_run(store, "delete connector", name, TB_WRITE_CONNECTOR_DELETE,
-                        tb_connector_delete_fn, (void *)name, errstr, errstr_size);
+    return tb_store_run((tb_sqlite_t *)base, "delete connector", name,
+                        TB_WRITE_CONNECTOR_DELETE, tb_connector_delete_fn, (void *)name,
+                        errstr, errstr_size);
 }
 
 /* Appends the connector of the current row to list as
@@ -586,7 +509,7 @@ typedef int (*tb_row_fn)(sqlite3_stmt *stmt, json_t *into, char *why, size_t why
 
 /* Steps stmt, with its parameter 1 bound to key unless key is NULL, and
  * decodes each row with row(); resets stmt. Returns 0, or -1 with why. */
-static int tb_select_each(tb_store_t *store, sqlite3_stmt *stmt, const char *key,
+static int tb_select_each(tb_sqlite_t *store, sqlite3_stmt *stmt, const char *key,
                           tb_row_fn row, json_t *into, char *why, size_t why_size)
 {
     int result = -1;
@@ -642,54 +565,18 @@ fail:
     return rc;
 }
 
-static int tb_connectors_load_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+static int tb_connectors_load_fn(tb_sqlite_t *store, void *arg, char *why,
+                                 size_t why_size)
 {
     return tb_select_each(store, store->stmts[TB_SQL_CONNECTORS_SELECT], NULL,
                           tb_load_row, arg, why, why_size);
 }
 
-static int tb_connectors_walk(const json_t *list,
-                              int (*cb)(const tb_store_connector_t *c, void *opaque),
-                              void *opaque)
+static int tb_sqlite_connectors_list(tb_store_t *base, json_t *list, char *errstr,
+                                     size_t errstr_size)
 {
-    for (size_t i = 0; i < json_array_size(list); i++) {
-        const json_t *row = json_array_get(list, i);
-        tb_store_connector_t c = {
-            .name = json_string_value(json_object_get(row, "name")),
-            .config = json_object_get(row, "config"),
-            .target =
-                (tb_target_state_t)json_integer_value(json_object_get(row, "target")),
-            .task_configs = json_object_get(row, "task_configs"),
-        };
-        int rc = cb(&c, opaque);
-
-        if (rc != 0) {
-            return rc;
-        }
-    }
-    return 0;
-}
-
-/* Rows are read into memory under the lock and cb runs after it is
- * released, so cb may call the store. */
-int tb_store_connectors_load(tb_store_t *store,
-                             int (*cb)(const tb_store_connector_t *c, void *opaque),
-                             void *opaque, char *errstr, size_t errstr_size)
-{
-    json_t *list = json_array();
-    int rc;
-
-    if (list == NULL) {
-        tb_store_err(errstr, errstr_size, "load connectors", NULL, "out of memory");
-        return -1;
-    }
-    rc = tb_store_run(store, "load connectors", NULL, TB_WRITE_NONE,
-                      tb_connectors_load_fn, list, errstr, errstr_size);
-    if (rc == 0) {
-        rc = tb_connectors_walk(list, cb, opaque);
-    }
-    json_decref(list);
-    return rc;
+    return tb_store_run((tb_sqlite_t *)base, "load connectors", NULL, TB_WRITE_NONE,
+                        tb_connectors_load_fn, list, errstr, errstr_size);
 }
 
 /* ---- status ---- */
@@ -701,7 +588,7 @@ typedef struct {
     const char *trace;
 } tb_status_arg_t;
 
-static int tb_status_put_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+static int tb_status_put_fn(tb_sqlite_t *store, void *arg, char *why, size_t why_size)
 {
     const tb_status_arg_t *a = arg;
     sqlite3_stmt *stmt = store->stmts[TB_SQL_STATUS_UPSERT];
@@ -716,37 +603,14 @@ static int tb_status_put_fn(tb_store_t *store, void *arg, char *why, size_t why_
     return 0;
 }
 
-/* A trace that is not valid UTF-8 is refused here rather than failing
- * every later read of the status. */
-static int tb_check_status(int task_id, tb_state_t state, const char *trace, char *why,
-                           size_t why_size)
+static int tb_sqlite_status_put(tb_store_t *base, const char *name, int task_id,
+                                tb_state_t state, const char *trace, char *errstr,
+                                size_t errstr_size)
 {
-    json_t *trace_json = trace == NULL ? NULL : json_string(trace);
-    int bad_trace = trace != NULL && trace_json == NULL;
+    tb_status_arg_t arg = {name, task_id, tb_state_name(state), trace};
 
-    json_decref(trace_json);
-    if (task_id < -1 || (unsigned)state > TB_STATE_RESTARTING || bad_trace) {
-        snprintf(why, why_size, "invalid %s",
-                 bad_trace ? "trace (not UTF-8)" : "task id or state");
-        return -1;
-    }
-    return 0;
-}
-
-int tb_store_status_put(tb_store_t *store, const char *name, int task_id,
-                        tb_state_t state, const char *trace, char *errstr,
-                        size_t errstr_size)
-{
-    char why[TB_WHY_SIZE] = "";
-    tb_status_arg_t arg = {name, task_id, NULL, trace};
-
-    if (tb_check_status(task_id, state, trace, why, sizeof(why)) != 0) {
-        tb_store_err(errstr, errstr_size, "put status", name, why);
-        return -1;
-    }
-    arg.state = tb_state_name(state);
-    return tb_store_run(store, "put status", name, TB_WRITE_STATUS_PUT, tb_status_put_fn,
-                        &arg, errstr, errstr_size);
+    return tb_store_run((tb_sqlite_t *)base, "put status", name, TB_WRITE_STATUS_PUT,
+                        tb_status_put_fn, &arg, errstr, errstr_size);
 }
 
 /* {"state", "trace" when not NULL} of the current row. */
@@ -788,7 +652,7 @@ typedef struct {
     json_t *status; /* {"tasks":{}} on the way in */
 } tb_status_get_arg_t;
 
-static int tb_status_get_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+static int tb_status_get_fn(tb_sqlite_t *store, void *arg, char *why, size_t why_size)
 {
     tb_status_get_arg_t *a = arg;
     return tb_select_each(store, store->stmts[TB_SQL_STATUS_SELECT], a->name,
@@ -796,13 +660,14 @@ static int tb_status_get_fn(tb_store_t *store, void *arg, char *why, size_t why_
 }
 
 /* A connector with task rows but no row of its own has no status. */
-json_t *tb_store_status_get(tb_store_t *store, const char *name, char *errstr,
-                            size_t errstr_size)
+static json_t *tb_sqlite_status_get(tb_store_t *base, const char *name, char *errstr,
+                                    size_t errstr_size)
 {
+    tb_sqlite_t *store = (tb_sqlite_t *)base;
     tb_status_get_arg_t arg = {name, json_pack("{s:{}}", "tasks")};
 
     if (arg.status == NULL) {
-        tb_store_err(errstr, errstr_size, "get status", name, "out of memory");
+        tb_store_error(errstr, errstr_size, "get status", name, "out of memory");
         return NULL;
     }
     if (tb_store_run(store, "get status", name, TB_WRITE_NONE, tb_status_get_fn, &arg,
@@ -821,51 +686,16 @@ fail:
 
 /* ---- offsets ---- */
 
-static const char *tb_offset_problem(const json_t *item)
-{
-    const json_t *offset = json_object_get(item, "offset");
-
-    if (!json_is_object(item)) {
-        return "not an object";
-    }
-    if (!json_is_object(json_object_get(item, "partition"))) {
-        return "\"partition\" must be an object";
-    }
-    if (!json_is_object(offset) && !json_is_null(offset)) {
-        return "\"offset\" must be an object or null";
-    }
-    return NULL;
-}
-
-/* Fills why, naming the first bad element, when offsets is not an array of
- * {"partition":{...},"offset":{...}|null}. */
-static int tb_check_offsets(const json_t *offsets, char *why, size_t why_size)
-{
-    if (!json_is_array(offsets)) {
-        snprintf(why, why_size, "offsets must be a JSON array");
-        return -1;
-    }
-    for (size_t i = 0; i < json_array_size(offsets); i++) {
-        const char *problem = tb_offset_problem(json_array_get(offsets, i));
-
-        if (problem != NULL) {
-            snprintf(why, why_size, "element %zu: %s", i, problem);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* Upserts one checked element, or deletes its row when its offset is
  * null. */
-static int tb_offset_write(tb_store_t *store, const char *connector, const json_t *item,
+static int tb_offset_write(tb_sqlite_t *store, const char *connector, const json_t *item,
                            char *why, size_t why_size)
 {
     const json_t *offset = json_object_get(item, "offset");
     int tombstone = json_is_null(offset);
     char *partition_text =
-        json_dumps(json_object_get(item, "partition"), TB_JSON_CANONICAL);
-    char *offset_text = tombstone ? NULL : json_dumps(offset, TB_JSON_CANONICAL);
+        json_dumps(json_object_get(item, "partition"), TB_STORE_JSON_CANONICAL);
+    char *offset_text = tombstone ? NULL : json_dumps(offset, TB_STORE_JSON_CANONICAL);
     sqlite3_stmt *stmt =
         store->stmts[tombstone ? TB_SQL_OFFSET_DELETE : TB_SQL_OFFSET_UPSERT];
     int rc = -1;
@@ -894,7 +724,7 @@ typedef struct {
     json_t *out;      /* get: the array to fill */
 } tb_offsets_arg_t;
 
-static int tb_offsets_put_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+static int tb_offsets_put_fn(tb_sqlite_t *store, void *arg, char *why, size_t why_size)
 {
     const tb_offsets_arg_t *a = arg;
 
@@ -907,18 +737,14 @@ static int tb_offsets_put_fn(tb_store_t *store, void *arg, char *why, size_t why
     return 0;
 }
 
-int tb_store_offsets_put(tb_store_t *store, const char *connector, const json_t *offsets,
-                         char *errstr, size_t errstr_size)
+static int tb_sqlite_offsets_put(tb_store_t *base, const char *connector,
+                                 const json_t *offsets, char *errstr, size_t errstr_size)
 {
-    char why[TB_WHY_SIZE] = "";
     tb_offsets_arg_t arg = {connector, offsets, NULL};
 
-    if (tb_check_offsets(offsets, why, sizeof(why)) != 0) {
-        tb_store_err(errstr, errstr_size, "put offsets", connector, why);
-        return -1;
-    }
-    return tb_store_run(store, "put offsets", connector, TB_WRITE_OFFSETS_PUT,
-                        tb_offsets_put_fn, &arg, errstr, errstr_size);
+    return tb_store_run((tb_sqlite_t *)base, "put offsets", connector,
+                        TB_WRITE_OFFSETS_PUT, tb_offsets_put_fn, &arg, errstr,
+                        errstr_size);
 }
 
 /* Appends the current row to list as {"partition","offset"}. */
@@ -939,21 +765,22 @@ static int tb_offset_row(sqlite3_stmt *stmt, json_t *list, char *why, size_t why
     return json_array_append_new(list, entry);
 }
 
-static int tb_offsets_get_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+static int tb_offsets_get_fn(tb_sqlite_t *store, void *arg, char *why, size_t why_size)
 {
     tb_offsets_arg_t *a = arg;
     return tb_select_each(store, store->stmts[TB_SQL_OFFSETS_SELECT], a->connector,
                           tb_offset_row, a->out, why, why_size);
 }
 
-json_t *tb_store_offsets_get(tb_store_t *store, const char *connector, char *errstr,
-                             size_t errstr_size)
+static json_t *tb_sqlite_offsets_get(tb_store_t *base, const char *connector,
+                                     char *errstr, size_t errstr_size)
 {
+    tb_sqlite_t *store = (tb_sqlite_t *)base;
     json_t *offsets = json_array();
     tb_offsets_arg_t arg = {connector, NULL, offsets};
 
     if (offsets == NULL) {
-        tb_store_err(errstr, errstr_size, "get offsets", connector, "out of memory");
+        tb_store_error(errstr, errstr_size, "get offsets", connector, "out of memory");
         return NULL;
     }
     if (tb_store_run(store, "get offsets", connector, TB_WRITE_NONE, tb_offsets_get_fn,
@@ -964,7 +791,7 @@ json_t *tb_store_offsets_get(tb_store_t *store, const char *connector, char *err
     return offsets;
 }
 
-static int tb_offsets_delete_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+static int tb_offsets_delete_fn(tb_sqlite_t *store, void *arg, char *why, size_t why_size)
 {
     sqlite3_stmt *stmt = store->stmts[TB_SQL_OFFSETS_DELETE];
 
@@ -974,11 +801,12 @@ static int tb_offsets_delete_fn(tb_store_t *store, void *arg, char *why, size_t 
     return 0;
 }
 
-int tb_store_offsets_delete(tb_store_t *store, const char *connector, char *errstr,
-                            size_t errstr_size)
+static int tb_sqlite_offsets_delete(tb_store_t *base, const char *connector, char *errstr,
+                                    size_t errstr_size)
 {
-    return tb_store_run(store, "delete offsets", connector, TB_WRITE_OFFSETS_DELETE,
-                        tb_offsets_delete_fn, (void *)connector, errstr, errstr_size);
+    return tb_store_run((tb_sqlite_t *)base, "delete offsets", connector,
+                        TB_WRITE_OFFSETS_DELETE, tb_offsets_delete_fn, (void *)connector,
+                        errstr, errstr_size);
 }
 
 /* ---- mode ---- */
@@ -994,7 +822,7 @@ typedef struct {
 } tb_mode_arg_t;
 
 /* Sets *found to the recorded mode; false when none is recorded. */
-static int tb_mode_read(tb_store_t *store, bool *recorded, tb_store_mode_t *found,
+static int tb_mode_read(tb_sqlite_t *store, bool *recorded, tb_store_mode_t *found,
                         char *why, size_t why_size)
 {
     sqlite3_stmt *stmt = store->stmts[TB_SQL_META_SELECT];
@@ -1029,7 +857,7 @@ done:
 }
 
 /* Sets *content to whether any connector, status or offset is stored. */
-static int tb_has_content(tb_store_t *store, bool *content, char *why, size_t why_size)
+static int tb_has_content(tb_sqlite_t *store, bool *content, char *why, size_t why_size)
 {
     sqlite3_stmt *stmt = store->stmts[TB_SQL_CONTENT_SELECT];
     int step = sqlite3_step(stmt);
@@ -1039,7 +867,7 @@ static int tb_has_content(tb_store_t *store, bool *content, char *why, size_t wh
     return step == SQLITE_ROW ? 0 : tb_why_db(store, why, why_size);
 }
 
-static int tb_mode_record(tb_store_t *store, tb_store_mode_t mode, char *why,
+static int tb_mode_record(tb_sqlite_t *store, tb_store_mode_t mode, char *why,
                           size_t why_size)
 {
     sqlite3_stmt *stmt = store->stmts[TB_SQL_META_INSERT];
@@ -1051,7 +879,7 @@ static int tb_mode_record(tb_store_t *store, tb_store_mode_t mode, char *why,
     return 0;
 }
 
-static int tb_mode_bind_fn(tb_store_t *store, void *arg, char *why, size_t why_size)
+static int tb_mode_bind_fn(tb_sqlite_t *store, void *arg, char *why, size_t why_size)
 {
     tb_mode_arg_t *a = arg;
     bool recorded, content;
@@ -1070,11 +898,59 @@ static int tb_mode_bind_fn(tb_store_t *store, void *arg, char *why, size_t why_s
     return tb_mode_record(store, *a->bound, why, why_size);
 }
 
-int tb_store_mode_bind(tb_store_t *store, tb_store_mode_t mode, tb_store_mode_t *bound,
-                       char *errstr, size_t errstr_size)
+static int tb_sqlite_mode_bind(tb_store_t *base, tb_store_mode_t mode,
+                               tb_store_mode_t *bound, char *errstr, size_t errstr_size)
 {
     tb_mode_arg_t arg = {mode, bound};
 
-    return tb_store_run(store, "bind mode", NULL, TB_WRITE_MODE_BIND, tb_mode_bind_fn,
-                        &arg, errstr, errstr_size);
+    return tb_store_run((tb_sqlite_t *)base, "bind mode", NULL, TB_WRITE_MODE_BIND,
+                        tb_mode_bind_fn, &arg, errstr, errstr_size);
+}
+
+/* Nothing but this process writes the file. */
+static int tb_sqlite_refresh(tb_store_t *base, json_t *changed, char *errstr,
+                             size_t errstr_size)
+{
+    (void)base;
+    (void)changed;
+    (void)errstr;
+    (void)errstr_size;
+    return 0;
+}
+
+static const tb_store_ops_t tb_sqlite_ops = {
+    .close = tb_sqlite_close,
+    .connector_put = tb_sqlite_connector_put,
+    .connector_delete = tb_sqlite_connector_delete,
+    .connectors_list = tb_sqlite_connectors_list,
+    .status_put = tb_sqlite_status_put,
+    .status_get = tb_sqlite_status_get,
+    .offsets_put = tb_sqlite_offsets_put,
+    .offsets_get = tb_sqlite_offsets_get,
+    .offsets_delete = tb_sqlite_offsets_delete,
+    .mode_bind = tb_sqlite_mode_bind,
+    .refresh = tb_sqlite_refresh,
+};
+
+tb_store_t *tb_store_open(const char *path, char *errstr, size_t errstr_size)
+{
+    char why[TB_WHY_SIZE] = "";
+    tb_sqlite_t *store = calloc(1, sizeof(*store));
+
+    if (store == NULL || pthread_mutex_init(&store->lock, NULL) != 0) {
+        free(store);
+        tb_store_error(errstr, errstr_size, "open", path, "out of memory");
+        return NULL;
+    }
+    store->base.ops = &tb_sqlite_ops;
+    for (int i = TB_WRITE_NONE + 1; i < TB_WRITE__COUNT; i++) {
+        const char *values[] = {tb_write_names[i], NULL};
+        store->write_seconds[i] = tb_metrics_series(&tb_write_seconds, values);
+    }
+    if (tb_store_setup(store, path, why, sizeof(why)) != 0) {
+        tb_sqlite_close(&store->base);
+        tb_store_error(errstr, errstr_size, "open", path, why);
+        return NULL;
+    }
+    return &store->base;
 }

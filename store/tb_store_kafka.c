@@ -1,0 +1,821 @@
+/*
+ * tb_store_kafka.c - the store in Connect's three internal topics (see
+ * tb_store_kafka.h).
+ *
+ * State, rebuilt from the topics at open and kept in jansson objects under
+ * the store's lock:
+ *   connectors  name -> {"config"?, "target"? (an integer), "tasks"?,
+ *               "deferred"? {"<n>": task config}}: as the config topic's
+ *               records left it; a connector without "config" is not
+ *               listed (a target state outlives a deleted config, as in
+ *               Connect, until its own tombstone)
+ *   status      name -> {"connector"?: entry, "tasks": {"<n>": entry}}
+ *   offsets     connector -> {canonical partition text ->
+ *               {"key": the record key as read or written, "partition",
+ *               "offset"}}
+ * Every change goes through one path: a write makes Connect's records,
+ * sends them, and once they are acknowledged applies them to the state
+ * with the same functions that apply records read from the topics. A
+ * refresh that reads our own records back applies them again, which
+ * changes nothing; a record that changes a connector's row reports it.
+ */
+#include "store/tb_store_kafka.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tb_log.h"
+#include "store/connect_records.h"
+#include "store/kafka_log.h"
+#include "store/tb_store_backend.h"
+
+#define TB_LOG_FACILITY "tributary.store"
+#define TB_DEFAULT_TIMEOUT_MS 30000
+
+typedef enum {
+    TB_LOG_CONFIG = 0,
+    TB_LOG_OFFSETS,
+    TB_LOG_STATUS,
+    TB_LOG__COUNT,
+} tb_log_id_t;
+
+typedef struct {
+    tb_store_t base; /* first: the ops table */
+    pthread_mutex_t lock;
+    tb_kafka_log_t *logs[TB_LOG__COUNT];
+    char *worker_id;
+    int generation;
+    json_t *connectors;
+    json_t *status;
+    json_t *offsets;
+    json_t *changed; /* while a refresh applies records: the names reported */
+} tb_kafka_store_t;
+
+/* Records to write; the batch owns their keys and values. */
+typedef struct {
+    tb_kafka_log_record_t *records;
+    size_t count;
+    size_t capacity;
+    int failed; /* out of memory on the way */
+} tb_batch_t;
+
+/* Appends a record, taking key and value (NULL for a tombstone); on
+ * failure frees them and marks the batch failed. */
+static void tb_batch_add(tb_batch_t *batch, char *key, char *value, int tombstone)
+{
+    if (key == NULL || (!tombstone && value == NULL) || batch->failed) {
+        goto fail;
+    }
+    if (batch->count == batch->capacity) {
+        size_t capacity = batch->capacity == 0 ? 8 : batch->capacity * 2;
+        tb_kafka_log_record_t *records =
+            realloc(batch->records, capacity * sizeof(*records));
+        if (records == NULL) {
+            goto fail;
+        }
+        batch->records = records;
+        batch->capacity = capacity;
+    }
+    batch->records[batch->count++] = (tb_kafka_log_record_t){
+        key, strlen(key), value, value == NULL ? 0 : strlen(value)};
+    return;
+fail:
+    free(key);
+    free(value);
+    batch->failed = 1;
+}
+
+static void tb_batch_free(tb_batch_t *batch)
+{
+    for (size_t i = 0; i < batch->count; i++) {
+        free((char *)batch->records[i].key);
+        free((char *)batch->records[i].value);
+    }
+    free(batch->records);
+}
+
+/* ---- applying records ---- */
+
+static void tb_report(tb_kafka_store_t *store, const char *name)
+{
+    json_t *item;
+    size_t i;
+
+    if (store->changed == NULL) {
+        return;
+    }
+    json_array_foreach (store->changed, i, item) {
+        if (strcmp(json_string_value(item), name) == 0) {
+            return;
+        }
+    }
+    json_array_append_new(store->changed, json_string(name));
+}
+
+/* Sets key of object to value (a new reference, NULL deletes) and reports
+ * name when that changed the object. */
+static void tb_set(tb_kafka_store_t *store, json_t *object, const char *key,
+                   json_t *value, const char *name)
+{
+    json_t *old = json_object_get(object, key);
+    int same = old == NULL ? value == NULL : value != NULL && json_equal(old, value);
+
+    if (value == NULL) {
+        json_object_del(object, key);
+    } else {
+        json_object_set_new(object, key, value);
+    }
+    if (!same && name != NULL) {
+        tb_report(store, name);
+    }
+}
+
+static json_t *tb_entry(json_t *map, const char *name)
+{
+    json_t *entry = json_object_get(map, name);
+
+    if (entry == NULL) {
+        entry = json_object();
+        json_object_set_new(map, name, entry);
+    }
+    return entry;
+}
+
+/* Drops a connector's entry once it holds nothing. */
+static void tb_prune(json_t *map, const char *name)
+{
+    json_t *entry = json_object_get(map, name);
+
+    if (entry != NULL && json_object_size(entry) == 0) {
+        json_object_del(map, name);
+    }
+}
+
+/* A commit: the deferred task configs 0..n-1 become the connector's tasks
+ * when every one arrived; otherwise the tasks stay as they were, as in
+ * Connect, until a complete set is committed. */
+static void tb_apply_commit(tb_kafka_store_t *store, json_t *entry, const char *name,
+                            int n)
+{
+    json_t *deferred = json_object_get(entry, "deferred");
+    json_t *tasks = json_array();
+    char index[16];
+
+    for (int i = 0; i < n && tasks != NULL; i++) {
+        snprintf(index, sizeof(index), "%d", i);
+        json_t *task = json_object_get(deferred, index);
+        if (task == NULL) {
+            TB_LOG(TB_LOG_WARN, TB_LOG_FACILITY,
+                   "connector '%s': commit of %d tasks without task %d; its tasks are "
+                   "left as they were",
+                   name, n, i);
+            json_decref(tasks);
+            tasks = NULL;
+        } else {
+            json_array_append(tasks, task);
+        }
+    }
+    if (tasks != NULL && json_object_get(entry, "config") != NULL) {
+        tb_set(store, entry, "tasks", tasks, name);
+    } else {
+        json_decref(tasks);
+    }
+    json_object_del(entry, "deferred");
+}
+
+static void tb_apply_config(const tb_kafka_log_record_t *record, void *opaque)
+{
+    tb_kafka_store_t *store = opaque;
+    tb_connect_key_t key;
+    int bad = 0;
+
+    if (tb_connect_key_parse(record->key, record->key_len, 0, &key) != 0 ||
+        key.kind == TB_CONNECT_KEY_OTHER) {
+        tb_connect_key_clear(&key);
+        return;
+    }
+    json_t *value = tb_connect_value_parse(record->value, record->value_len, &bad);
+    json_t *entry = tb_entry(store->connectors, key.name);
+    const json_t *properties = tb_connect_properties_parse(value);
+    tb_target_state_t target;
+    int tasks;
+
+    switch (key.kind) {
+    case TB_CONNECT_KEY_CONNECTOR:
+        if (value == NULL && !bad) {
+            tb_set(store, entry, "config", NULL, key.name);
+            tb_set(store, entry, "tasks", NULL, key.name);
+            json_object_del(entry, "deferred");
+        } else if (properties != NULL) {
+            tb_set(store, entry, "config", json_copy((json_t *)properties), key.name);
+        } else {
+            bad = 1;
+        }
+        break;
+    case TB_CONNECT_KEY_TARGET:
+        if (value == NULL && !bad) {
+            tb_set(store, entry, "target", NULL, key.name);
+        } else if (tb_connect_target_parse(value, &target) == 0) {
+            tb_set(store, entry, "target", json_integer(target), key.name);
+        } else {
+            bad = 1;
+        }
+        break;
+    case TB_CONNECT_KEY_TASK: {
+        char index[16];
+        snprintf(index, sizeof(index), "%d", key.task);
+        if (properties != NULL) {
+            json_object_set_new(tb_entry(entry, "deferred"), index,
+                                json_copy((json_t *)properties));
+        } else {
+            bad = 1;
+        }
+        break;
+    }
+    case TB_CONNECT_KEY_COMMIT:
+        tasks = tb_connect_commit_parse(value);
+        if (tasks >= 0) {
+            tb_apply_commit(store, entry, key.name, tasks);
+        } else {
+            bad = value != NULL || bad;
+        }
+        break;
+    case TB_CONNECT_KEY_OTHER:
+        break;
+    }
+    if (bad) {
+        TB_LOG(TB_LOG_WARN, TB_LOG_FACILITY,
+               "config topic: ignored a record of connector '%s' that is not in "
+               "Connect's format",
+               key.name);
+    }
+    tb_prune(store->connectors, key.name);
+    json_decref(value);
+    tb_connect_key_clear(&key);
+}
+
+static void tb_apply_status(const tb_kafka_log_record_t *record, void *opaque)
+{
+    tb_kafka_store_t *store = opaque;
+    tb_connect_key_t key;
+    int bad = 0;
+    char index[16];
+
+    if (tb_connect_key_parse(record->key, record->key_len, 1, &key) != 0 ||
+        key.kind == TB_CONNECT_KEY_OTHER) {
+        tb_connect_key_clear(&key);
+        return;
+    }
+    json_t *value = tb_connect_value_parse(record->value, record->value_len, &bad);
+    json_t *status = value == NULL ? NULL : tb_connect_status_parse(value);
+    json_t *entry = tb_entry(store->status, key.name);
+
+    if (bad || (value != NULL && status == NULL)) {
+        TB_LOG(TB_LOG_WARN, TB_LOG_FACILITY,
+               "status topic: ignored a record of connector '%s' that is not in "
+               "Connect's format",
+               key.name);
+    } else if (key.kind == TB_CONNECT_KEY_CONNECTOR) {
+        tb_set(store, entry, "connector", json_incref(status), NULL);
+    } else {
+        snprintf(index, sizeof(index), "%d", key.task);
+        tb_set(store, tb_entry(entry, "tasks"), index, json_incref(status), NULL);
+        tb_prune(entry, "tasks");
+    }
+    tb_prune(store->status, key.name);
+    json_decref(status);
+    json_decref(value);
+    tb_connect_key_clear(&key);
+}
+
+static void tb_apply_offset(const tb_kafka_log_record_t *record, void *opaque)
+{
+    tb_kafka_store_t *store = opaque;
+    char *connector = NULL;
+    json_t *partition = NULL;
+    int bad = 0;
+
+    if (tb_connect_offset_key_parse(record->key, record->key_len, &connector,
+                                    &partition) != 0) {
+        return; /* not a source offset of Connect's form */
+    }
+    json_t *value = tb_connect_value_parse(record->value, record->value_len, &bad);
+    char *text = json_dumps(partition, TB_STORE_JSON_CANONICAL);
+    json_t *entries = tb_entry(store->offsets, connector);
+
+    if (text == NULL || bad || (value != NULL && !json_is_object(value))) {
+        TB_LOG(TB_LOG_WARN, TB_LOG_FACILITY,
+               "offsets topic: ignored an offset of connector '%s' that is not a JSON "
+               "object",
+               connector);
+    } else if (value == NULL) {
+        json_object_del(entries, text);
+    } else {
+        /* the key as written: a partition written again reuses its bytes,
+         * so it lands in the same partition and compaction keeps one */
+        json_object_set_new(entries, text,
+                            json_pack("{s:s%, s:O, s:O}", "key", record->key,
+                                      record->key_len, "partition", partition, "offset",
+                                      value));
+    }
+    tb_prune(store->offsets, connector);
+    json_decref(value);
+    free(text);
+    json_decref(partition);
+    free(connector);
+}
+
+static const tb_kafka_log_cb tb_appliers[TB_LOG__COUNT] = {
+    [TB_LOG_CONFIG] = tb_apply_config,
+    [TB_LOG_OFFSETS] = tb_apply_offset,
+    [TB_LOG_STATUS] = tb_apply_status,
+};
+
+/* Sends batch to one topic and, once acknowledged, applies it. */
+static int tb_write(tb_kafka_store_t *store, tb_log_id_t log, tb_batch_t *batch,
+                    const char *op, const char *name, char *errstr, size_t errstr_size)
+{
+    char why[512];
+
+    if (batch->failed) {
+        tb_store_error(errstr, errstr_size, op, name, "out of memory");
+        return -1;
+    }
+    if (tb_kafka_log_write(store->logs[log], batch->records, batch->count, why,
+                           sizeof(why)) != 0) {
+        tb_store_error(errstr, errstr_size, op, name, why);
+        return -1;
+    }
+    for (size_t i = 0; i < batch->count; i++) {
+        tb_appliers[log](&batch->records[i], store);
+    }
+    return 0;
+}
+
+/* ---- connectors ---- */
+
+static tb_target_state_t tb_target_of(const json_t *entry)
+{
+    const json_t *target = json_object_get(entry, "target");
+
+    return target == NULL ? TB_TARGET_STARTED
+                          : (tb_target_state_t)json_integer_value(target);
+}
+
+static char *tb_config_key(tb_connect_key_kind_t kind, const char *name, int task)
+{
+    return tb_connect_key_format(kind, 0, name, task);
+}
+
+/* Connect's task configs are maps of strings; a reader (ours too) skips
+ * any other. */
+static int tb_check_task_strings(const tb_store_connector_t *c, char *errstr,
+                                 size_t errstr_size)
+{
+    char why[256];
+    const char *key;
+    json_t *value;
+
+    for (size_t i = 0; i < json_array_size(c->task_configs); i++) {
+        json_object_foreach (json_array_get(c->task_configs, i), key, value) {
+            if (!json_is_string(value)) {
+                snprintf(why, sizeof(why),
+                         "task config %zu value of '%s' is not a string", i, key);
+                tb_store_error(errstr, errstr_size, "put connector", c->name, why);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int tb_kafka_connector_put(tb_store_t *base, const tb_store_connector_t *c,
+                                  char *errstr, size_t errstr_size)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+    tb_batch_t batch = {0};
+    int rc = 0;
+
+    if (tb_check_task_strings(c, errstr, errstr_size) != 0) {
+        return -1;
+    }
+    pthread_mutex_lock(&store->lock);
+    json_t *entry = json_object_get(store->connectors, c->name);
+    const json_t *config = json_object_get(entry, "config");
+    json_t *tasks = json_object_get(entry, "tasks");
+
+    if (config == NULL || tb_target_of(entry) != c->target) {
+        tb_batch_add(&batch, tb_config_key(TB_CONNECT_KEY_TARGET, c->name, 0),
+                     tb_connect_target_value(c->target), 0);
+    }
+    if (config == NULL || !json_equal((json_t *)config, (json_t *)c->config)) {
+        tb_batch_add(&batch, tb_config_key(TB_CONNECT_KEY_CONNECTOR, c->name, 0),
+                     tb_connect_properties_value(c->config), 0);
+    }
+    if (tasks == NULL ? json_array_size(c->task_configs) > 0
+                      : !json_equal(tasks, (json_t *)c->task_configs)) {
+        int n = (int)json_array_size(c->task_configs);
+        for (int i = 0; i < n; i++) {
+            tb_batch_add(&batch, tb_config_key(TB_CONNECT_KEY_TASK, c->name, i),
+                         tb_connect_properties_value(json_array_get(c->task_configs, i)),
+                         0);
+        }
+        tb_batch_add(&batch, tb_config_key(TB_CONNECT_KEY_COMMIT, c->name, 0),
+                     tb_connect_commit_value(n), 0);
+    }
+    if (batch.count > 0 || batch.failed) {
+        rc = tb_write(store, TB_LOG_CONFIG, &batch, "put connector", c->name, errstr,
+                      errstr_size);
+    }
+    pthread_mutex_unlock(&store->lock);
+    tb_batch_free(&batch);
+    return rc;
+}
+
+static int tb_kafka_connector_delete(tb_store_t *base, const char *name, char *errstr,
+                                     size_t errstr_size)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+    tb_batch_t config = {0};
+    tb_batch_t status = {0};
+    const char *task;
+    json_t *value;
+    int rc = 0;
+
+    pthread_mutex_lock(&store->lock);
+    if (json_object_get(store->connectors, name) != NULL) {
+        tb_batch_add(&config, tb_config_key(TB_CONNECT_KEY_CONNECTOR, name, 0), NULL, 1);
+        tb_batch_add(&config, tb_config_key(TB_CONNECT_KEY_TARGET, name, 0), NULL, 1);
+        rc = tb_write(store, TB_LOG_CONFIG, &config, "delete connector", name, errstr,
+                      errstr_size);
+    }
+    json_t *entry = json_object_get(store->status, name);
+    if (rc == 0 && entry != NULL) {
+        if (json_object_get(entry, "connector") != NULL) {
+            tb_batch_add(&status,
+                         tb_connect_key_format(TB_CONNECT_KEY_CONNECTOR, 1, name, 0),
+                         NULL, 1);
+        }
+        json_object_foreach (json_object_get(entry, "tasks"), task, value) {
+            tb_batch_add(&status,
+                         tb_connect_key_format(TB_CONNECT_KEY_TASK, 1, name, atoi(task)),
+                         NULL, 1);
+        }
+        rc = tb_write(store, TB_LOG_STATUS, &status, "delete connector", name, errstr,
+                      errstr_size);
+    }
+    pthread_mutex_unlock(&store->lock);
+    tb_batch_free(&config);
+    tb_batch_free(&status);
+    return rc;
+}
+
+static int tb_compare_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The keys of object, sorted; the array is the caller's to free(), the
+ * names stay the object's. NULL when out of memory. */
+static const char **tb_sorted_keys(json_t *object, size_t *count)
+{
+    const char **names = calloc(json_object_size(object) + 1, sizeof(*names));
+    const char *key;
+    json_t *value;
+
+    *count = 0;
+    if (names == NULL) {
+        return NULL;
+    }
+    json_object_foreach (object, key, value) {
+        names[(*count)++] = key;
+    }
+    qsort(names, *count, sizeof(*names), tb_compare_names);
+    return names;
+}
+
+static int tb_kafka_connectors_list(tb_store_t *base, json_t *list, char *errstr,
+                                    size_t errstr_size)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+    size_t count;
+    int rc = 0;
+
+    pthread_mutex_lock(&store->lock);
+    const char **names = tb_sorted_keys(store->connectors, &count);
+    for (size_t i = 0; names != NULL && i < count && rc == 0; i++) {
+        json_t *entry = json_object_get(store->connectors, names[i]);
+        json_t *config = json_object_get(entry, "config");
+        json_t *tasks = json_object_get(entry, "tasks");
+        json_t *none = tasks == NULL ? json_array() : NULL;
+        if (config != NULL) {
+            rc = json_array_append_new(
+                list, tb_store_row_new(names[i], config, tb_target_of(entry),
+                                       tasks != NULL ? tasks : none));
+        }
+        json_decref(none);
+    }
+    pthread_mutex_unlock(&store->lock);
+    if (names == NULL || rc != 0) {
+        tb_store_error(errstr, errstr_size, "load connectors", NULL, "out of memory");
+        rc = -1;
+    }
+    free(names);
+    return rc;
+}
+
+/* ---- status ---- */
+
+/* Connect's safe write: a status another worker wrote in a newer
+ * generation is newer news than ours, whatever arrives later. */
+static bool tb_status_is_newer(const tb_kafka_store_t *store, const char *name,
+                               int task_id)
+{
+    json_t *entry = json_object_get(store->status, name);
+    char index[16];
+
+    snprintf(index, sizeof(index), "%d", task_id);
+    json_t *current = task_id < 0
+                          ? json_object_get(entry, "connector")
+                          : json_object_get(json_object_get(entry, "tasks"), index);
+    const char *worker = json_string_value(json_object_get(current, "worker_id"));
+
+    return worker != NULL && strcmp(worker, store->worker_id) != 0 &&
+           json_integer_value(json_object_get(current, "generation")) > store->generation;
+}
+
+static int tb_kafka_status_put(tb_store_t *base, const char *name, int task_id,
+                               tb_state_t state, const char *trace, char *errstr,
+                               size_t errstr_size)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+    tb_batch_t batch = {0};
+    tb_connect_key_kind_t kind =
+        task_id < 0 ? TB_CONNECT_KEY_CONNECTOR : TB_CONNECT_KEY_TASK;
+    int rc = 0;
+
+    tb_batch_add(
+        &batch, tb_connect_key_format(kind, 1, name, task_id),
+        tb_connect_status_value(state, trace, store->worker_id, store->generation), 0);
+    pthread_mutex_lock(&store->lock);
+    if (tb_status_is_newer(store, name, task_id)) {
+        TB_LOG(TB_LOG_DEBUG, TB_LOG_FACILITY,
+               "status of '%s' task %d not written: another worker's is of a newer "
+               "generation",
+               name, task_id);
+    } else {
+        rc = tb_write(store, TB_LOG_STATUS, &batch, "put status", name, errstr,
+                      errstr_size);
+    }
+    pthread_mutex_unlock(&store->lock);
+    tb_batch_free(&batch);
+    return rc;
+}
+
+static json_t *tb_kafka_status_get(tb_store_t *base, const char *name, char *errstr,
+                                   size_t errstr_size)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+    json_t *status = NULL;
+
+    pthread_mutex_lock(&store->lock);
+    json_t *entry = json_object_get(store->status, name);
+    json_t *connector = json_object_get(entry, "connector");
+    if (connector != NULL) {
+        json_t *tasks = json_object_get(entry, "tasks");
+        status = json_pack("{s:O, s:o}", "connector", connector, "tasks",
+                           tasks == NULL ? json_object() : json_deep_copy(tasks));
+    }
+    pthread_mutex_unlock(&store->lock);
+    if (connector == NULL) {
+        snprintf(errstr, errstr_size, "no status for connector %s", name);
+    } else if (status == NULL) {
+        tb_store_error(errstr, errstr_size, "get status", name, "out of memory");
+    }
+    return status;
+}
+
+/* ---- offsets ---- */
+
+static int tb_kafka_offsets_put(tb_store_t *base, const char *connector,
+                                const json_t *offsets, char *errstr, size_t errstr_size)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+    tb_batch_t batch = {0};
+    const json_t *item;
+    size_t i;
+    int rc;
+
+    pthread_mutex_lock(&store->lock);
+    json_t *known = json_object_get(store->offsets, connector);
+    json_array_foreach (offsets, i, item) {
+        const json_t *partition = json_object_get(item, "partition");
+        const json_t *offset = json_object_get(item, "offset");
+        char *text = json_dumps(partition, TB_STORE_JSON_CANONICAL);
+        const char *key =
+            text == NULL
+                ? NULL
+                : json_string_value(json_object_get(json_object_get(known, text), "key"));
+        int tombstone = json_is_null(offset);
+
+        tb_batch_add(
+            &batch,
+            key != NULL ? strdup(key) : tb_connect_offset_key(connector, partition),
+            tombstone ? NULL : json_dumps(offset, TB_STORE_JSON_CANONICAL), tombstone);
+        free(text);
+    }
+    rc = tb_write(store, TB_LOG_OFFSETS, &batch, "put offsets", connector, errstr,
+                  errstr_size);
+    pthread_mutex_unlock(&store->lock);
+    tb_batch_free(&batch);
+    return rc;
+}
+
+static json_t *tb_kafka_offsets_get(tb_store_t *base, const char *connector, char *errstr,
+                                    size_t errstr_size)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+    json_t *list = json_array();
+    size_t count = 0;
+    int rc = list == NULL ? -1 : 0;
+
+    pthread_mutex_lock(&store->lock);
+    json_t *known = json_object_get(store->offsets, connector);
+    const char **texts = tb_sorted_keys(known, &count);
+    for (size_t i = 0; texts != NULL && i < count && rc == 0; i++) {
+        json_t *entry = json_object_get(known, texts[i]);
+        rc = json_array_append_new(list,
+                                   json_pack("{s:O, s:O}", "partition",
+                                             json_object_get(entry, "partition"),
+                                             "offset", json_object_get(entry, "offset")));
+    }
+    pthread_mutex_unlock(&store->lock);
+    free(texts);
+    if (rc != 0 || texts == NULL) {
+        json_decref(list);
+        tb_store_error(errstr, errstr_size, "get offsets", connector, "out of memory");
+        return NULL;
+    }
+    return list;
+}
+
+static int tb_kafka_offsets_delete(tb_store_t *base, const char *connector, char *errstr,
+                                   size_t errstr_size)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+    tb_batch_t batch = {0};
+    const char *text;
+    json_t *entry;
+    int rc = 0;
+
+    pthread_mutex_lock(&store->lock);
+    json_object_foreach (json_object_get(store->offsets, connector), text, entry) {
+        tb_batch_add(&batch, strdup(json_string_value(json_object_get(entry, "key"))),
+                     NULL, 1);
+    }
+    if (batch.count > 0 || batch.failed) {
+        rc = tb_write(store, TB_LOG_OFFSETS, &batch, "delete offsets", connector, errstr,
+                      errstr_size);
+    }
+    pthread_mutex_unlock(&store->lock);
+    tb_batch_free(&batch);
+    return rc;
+}
+
+/* ---- mode, refresh, open and close ---- */
+
+/* The topics are a real cluster's: dev mode's cluster cannot hold them
+ * past the process. */
+static int tb_kafka_mode_bind(tb_store_t *base, tb_store_mode_t mode,
+                              tb_store_mode_t *bound, char *errstr, size_t errstr_size)
+{
+    (void)base;
+    (void)mode;
+    (void)errstr;
+    (void)errstr_size;
+    *bound = TB_STORE_MODE_KAFKA;
+    return 0;
+}
+
+/* Reads every topic to its end; store->changed, when set, collects the
+ * connectors whose rows changed. */
+static int tb_read_all(tb_kafka_store_t *store, const char *op, char *errstr,
+                       size_t errstr_size)
+{
+    char why[512];
+
+    for (int i = 0; i < TB_LOG__COUNT; i++) {
+        if (tb_kafka_log_read_to_end(store->logs[i], tb_appliers[i], store, why,
+                                     sizeof(why)) != 0) {
+            tb_store_error(errstr, errstr_size, op, NULL, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int tb_kafka_refresh(tb_store_t *base, json_t *changed, char *errstr,
+                            size_t errstr_size)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+    int rc;
+
+    pthread_mutex_lock(&store->lock);
+    store->changed = changed;
+    rc = tb_read_all(store, "refresh", errstr, errstr_size);
+    store->changed = NULL;
+    pthread_mutex_unlock(&store->lock);
+    return rc;
+}
+
+static void tb_kafka_close(tb_store_t *base)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+
+    for (int i = 0; i < TB_LOG__COUNT; i++) {
+        tb_kafka_log_close(store->logs[i]);
+    }
+    json_decref(store->connectors);
+    json_decref(store->status);
+    json_decref(store->offsets);
+    free(store->worker_id);
+    pthread_mutex_destroy(&store->lock);
+    free(store);
+}
+
+static const tb_store_ops_t tb_kafka_ops = {
+    .close = tb_kafka_close,
+    .connector_put = tb_kafka_connector_put,
+    .connector_delete = tb_kafka_connector_delete,
+    .connectors_list = tb_kafka_connectors_list,
+    .status_put = tb_kafka_status_put,
+    .status_get = tb_kafka_status_get,
+    .offsets_put = tb_kafka_offsets_put,
+    .offsets_get = tb_kafka_offsets_get,
+    .offsets_delete = tb_kafka_offsets_delete,
+    .mode_bind = tb_kafka_mode_bind,
+    .refresh = tb_kafka_refresh,
+};
+
+static int tb_open_logs(tb_kafka_store_t *store, const tb_store_kafka_options_t *o,
+                        char *errstr, size_t errstr_size)
+{
+    int timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : TB_DEFAULT_TIMEOUT_MS;
+    const tb_kafka_log_spec_t specs[TB_LOG__COUNT] = {
+        [TB_LOG_CONFIG] = {o->config.name, "config.storage.topic", 1,
+                           o->config.replication_factor, true, timeout_ms},
+        [TB_LOG_OFFSETS] = {o->offsets.name, "offset.storage.topic",
+                            o->offsets.partitions, o->offsets.replication_factor, false,
+                            timeout_ms},
+        [TB_LOG_STATUS] = {o->status.name, "status.storage.topic", o->status.partitions,
+                           o->status.replication_factor, false, timeout_ms},
+    };
+    char why[512];
+
+    for (int i = 0; i < TB_LOG__COUNT; i++) {
+        if (specs[i].topic == NULL || specs[i].topic[0] == '\0') {
+            snprintf(why, sizeof(why), "%s is not set", specs[i].role);
+        } else {
+            store->logs[i] = tb_kafka_log_open(o->conf, &specs[i], why, sizeof(why));
+        }
+        if (store->logs[i] == NULL) {
+            tb_store_error(errstr, errstr_size, "open", NULL, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+tb_store_t *tb_store_kafka_open(const tb_store_kafka_options_t *options, char *errstr,
+                                size_t errstr_size)
+{
+    tb_kafka_store_t *store = calloc(1, sizeof(*store));
+
+    if (store == NULL || pthread_mutex_init(&store->lock, NULL) != 0) {
+        free(store);
+        tb_store_error(errstr, errstr_size, "open", NULL, "out of memory");
+        return NULL;
+    }
+    store->base.ops = &tb_kafka_ops;
+    store->worker_id = strdup(options->worker_id != NULL ? options->worker_id : "");
+    store->generation = options->generation;
+    store->connectors = json_object();
+    store->status = json_object();
+    store->offsets = json_object();
+    if (store->worker_id == NULL || store->connectors == NULL || store->status == NULL ||
+        store->offsets == NULL) {
+        tb_store_error(errstr, errstr_size, "open", NULL, "out of memory");
+        goto fail;
+    }
+    if (tb_open_logs(store, options, errstr, errstr_size) != 0 ||
+        tb_read_all(store, "open", errstr, errstr_size) != 0) {
+        goto fail;
+    }
+    return &store->base;
+fail:
+    tb_kafka_close(&store->base);
+    return NULL;
+}

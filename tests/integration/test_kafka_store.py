@@ -1,0 +1,468 @@
+"""The Kafka store (store/tb_store_kafka.h): tributary's store kept in Kafka Connect's three
+internal topics, in Connect's formats. Driven through build/<dir>/tb_store_tool (one JSON
+command per line, tests/tools/store_tool.c) next to $TRIBUTARY_BIN; the topics are read back
+with confluent-kafka, and Kafka Connect 3.9 distributed, run from the bed's jars, is the peer
+that must read what the store writes and be read by it."""
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+import requests
+from confluent_kafka import Consumer, TopicPartition
+
+from worker import free_port, wait_for
+
+pytestmark = pytest.mark.integration
+
+TOOL = Path(os.environ.get("TRIBUTARY_BIN", "build/test/tributary")).parent / "tb_store_tool"
+FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+OFFSET_PARTITIONS = 25  # Connect's default for offset.storage.partitions
+
+
+def murmur2(data: bytes) -> int:
+    """Kafka's Utils.murmur2 (the Java client's default partitioner), as unsigned 32 bits."""
+    m, h = 0x5BD1E995, (0x9747B28C ^ len(data)) & 0xFFFFFFFF
+    whole = len(data) & ~3
+    for i in range(0, whole, 4):
+        k = int.from_bytes(data[i:i + 4], "little")
+        k = (k * m) & 0xFFFFFFFF
+        k ^= k >> 24
+        k = (k * m) & 0xFFFFFFFF
+        h = ((h * m) & 0xFFFFFFFF) ^ k
+    rest = data[whole:]
+    if len(rest) == 3:
+        h ^= rest[2] << 16
+    if len(rest) >= 2:
+        h ^= rest[1] << 8
+    if rest:
+        h = ((h ^ rest[0]) * m) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * m) & 0xFFFFFFFF
+    return h ^ (h >> 15)
+
+
+def java_partition(key: bytes, partitions: int) -> int:
+    return (murmur2(key) & 0x7FFFFFFF) % partitions
+
+
+class StoreTool:
+    """One tb_store_tool process: the store opened on three topics."""
+
+    def __init__(self, bed, topics, partitions=OFFSET_PARTITIONS, worker_id="tb-test:8083",
+                 generation=0):
+        assert TOOL.exists(), f"{TOOL} is built with the test build"
+        self.proc = subprocess.Popen(
+            [str(TOOL), "--bootstrap", bed.bootstrap, "--config-topic", topics["config"],
+             "--offsets-topic", topics["offsets"], "--status-topic", topics["status"],
+             "--partitions", str(partitions), "--worker-id", worker_id,
+             "--generation", str(generation), "--timeout-ms", "30000"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def reply(self, op, **args):
+        self.proc.stdin.write(json.dumps({"op": op, **args}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        assert line, f"tb_store_tool ended: {self.proc.stderr.read()}"
+        return json.loads(line)
+
+    def call(self, op, **args):
+        """The reply to a command that must succeed, without its "ok"."""
+        reply = self.reply(op, **args)
+        assert reply.pop("ok"), reply["error"]
+        return reply
+
+    def fail(self, op, **args):
+        """The error of a command that must fail."""
+        reply = self.reply(op, **args)
+        assert not reply["ok"], reply
+        return reply["error"]
+
+    def close(self):
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=60) == 0
+        err = self.proc.stderr.read()
+        assert "Sanitizer" not in err and "runtime error" not in err, err
+        return err
+
+
+@pytest.fixture
+def topics(bed):
+    prefix = bed.unique_topic("kstore")
+    return {"config": f"{prefix}-config", "offsets": f"{prefix}-offsets",
+            "status": f"{prefix}-status"}
+
+
+@pytest.fixture
+def open_store(bed, topics):
+    tools = []
+
+    def start(**kwargs):
+        tools.append(StoreTool(bed, topics, **kwargs))
+        return tools[-1]
+
+    yield start
+    for tool in tools:
+        if tool.proc.poll() is None:
+            tool.close()
+
+
+def read_topic(bed, topic):
+    """Every record of a topic from its start to its end now, as (partition, key, value)
+    with key and value bytes (value None for a tombstone), in each partition's order."""
+    consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": "unused",
+                         "enable.auto.commit": False})
+    try:
+        meta = consumer.list_topics(topic, timeout=30).topics[topic]
+        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
+                for p in meta.partitions}
+        wanted = {p: hi for p, (lo, hi) in ends.items() if hi > lo}
+        consumer.assign([TopicPartition(topic, p, lo) for p, (lo, hi) in ends.items()])
+        records, done = [], {p: -1 for p in wanted}
+
+        def caught_up():
+            for m in consumer.consume(100, timeout=0.5):
+                if m.error() is None:
+                    records.append((m.partition(), m.key(), m.value()))
+                    done[m.partition()] = m.offset()
+            return all(done[p] >= hi - 1 for p, hi in wanted.items())
+
+        wait_for(caught_up, timeout=30, what=f"the end of {topic}")
+        return records
+    finally:
+        consumer.close()
+
+
+def latest(records):
+    """key -> (partition, value) of the last record of each key."""
+    return {key: (partition, value) for partition, key, value in records}
+
+
+# ---- the store alone ----
+
+def test_round_trip_reopen_and_tombstones(open_store, bed, topics):
+    a = open_store(worker_id="w1:8083", generation=7)
+    tasks = [{"task.class": "T", "file": "/in/0"}, {"task.class": "T", "file": "/in/1"}]
+    a.call("put", name="c1", config={"connector.class": FILE_SOURCE, "file": "/in"},
+           target="PAUSED", tasks=tasks)
+    a.call("put", name="c2", config={"connector.class": FILE_SOURCE}, target="STOPPED",
+           tasks=[])
+    a.call("status_put", name="c1", task=-1, state="RUNNING")
+    a.call("status_put", name="c1", task=1, state="FAILED", trace="boom\nat line 2")
+    a.call("status_put", name="c2", task=-1, state="STOPPED")
+    a.call("offsets_put", name="c1", offsets=[
+        {"partition": {"filename": "/in/0"}, "offset": {"position": 42}},
+        {"partition": {"filename": "/in/1"}, "offset": {"position": 7}}])
+    a.call("offsets_put", name="c1", offsets=[{"partition": {"filename": "/in/1"},
+                                               "offset": None}])
+    a.call("delete", name="c2")
+    a.close()
+
+    b = open_store()
+    assert b.call("load")["connectors"] == [
+        {"name": "c1", "config": {"connector.class": FILE_SOURCE, "file": "/in"},
+         "target": "PAUSED", "tasks": tasks}]
+    assert b.call("status_get", name="c1")["status"] == {
+        "connector": {"state": "RUNNING", "worker_id": "w1:8083", "generation": 7},
+        "tasks": {"1": {"state": "FAILED", "trace": "boom\nat line 2", "worker_id": "w1:8083",
+                        "generation": 7}}}
+    assert b.call("offsets_get", name="c1")["offsets"] == [
+        {"partition": {"filename": "/in/0"}, "offset": {"position": 42}}]
+    assert b.call("offsets_get", name="c2")["offsets"] == []
+    assert b.fail("status_get", name="c2") == "no status for connector c2"
+
+    config = read_topic(bed, topics["config"])
+    assert [(k.decode(), v) for _, k, v in config] == [
+        ("target-state-c1", b'{"state":"PAUSED","state.v2":"PAUSED"}'),
+        ("connector-c1", b'{"properties":{"connector.class":"%s","file":"/in"}}'
+         % FILE_SOURCE.encode()),
+        ("task-c1-0", b'{"properties":{"file":"/in/0","task.class":"T"}}'),
+        ("task-c1-1", b'{"properties":{"file":"/in/1","task.class":"T"}}'),
+        ("commit-c1", b'{"tasks":2}'),
+        ("target-state-c2", b'{"state":"PAUSED","state.v2":"STOPPED"}'),
+        ("connector-c2", b'{"properties":{"connector.class":"%s"}}' % FILE_SOURCE.encode()),
+        ("connector-c2", None),  # the tombstones of a deleted connector
+        ("target-state-c2", None)]
+    # Kafka's own console consumer shows the same records
+    shown = bed.tool("console-consumer", "--bootstrap-server", bed.bootstrap, "--topic",
+                     topics["config"], "--from-beginning", "--max-messages", str(len(config)),
+                     "--property", "print.key=true", "--property", "key.separator=|",
+                     timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == [
+        f"{k.decode()}|{'null' if v is None else v.decode()}" for _, k, v in config]
+    status = latest(read_topic(bed, topics["status"]))
+    assert status[b"status-connector-c1"][1] == (
+        b'{"state":"RUNNING","trace":null,"worker_id":"w1:8083","generation":7}')
+    assert status[b"status-connector-c2"][1] is None
+    offsets = latest(read_topic(bed, topics["offsets"]))
+    assert offsets[b'["c1",{"filename":"/in/0"}]'][1] == b'{"position":42}'
+    assert offsets[b'["c1",{"filename":"/in/1"}]'][1] is None
+
+
+def test_unchanged_put_writes_nothing_and_pause_writes_only_the_target(open_store, bed,
+                                                                       topics):
+    s = open_store()
+    row = {"name": "c", "config": {"connector.class": FILE_SOURCE}, "tasks": [{"k": "v"}]}
+    s.call("put", target="STARTED", **row)
+    s.call("put", target="STARTED", **row)
+    s.call("put", target="PAUSED", **row)
+    keys = [k.decode() for _, k, _ in read_topic(bed, topics["config"])]
+    assert keys == ["target-state-c", "connector-c", "task-c-0", "commit-c",
+                    "target-state-c"]
+    # Connect's task configs are maps of strings: anything else is refused, not written
+    assert s.fail("put", **{**row, "tasks": [{"k": 1}]}) == (
+        "store: put connector 'c': task config 0 value of 'k' is not a string")
+
+
+def test_refresh_reports_what_other_writers_changed(open_store):
+    reader = open_store()
+    writer = open_store()
+    assert reader.call("refresh")["changed"] == []
+    writer.call("put", name="b", config={"connector.class": FILE_SOURCE}, tasks=[])
+    writer.call("put", name="a", config={"connector.class": FILE_SOURCE}, tasks=[{"x": "1"}])
+    writer.call("status_put", name="a", task=-1, state="RUNNING")
+    writer.call("offsets_put", name="a", offsets=[{"partition": {"p": 1},
+                                                   "offset": {"o": 2}}])
+    assert reader.call("refresh")["changed"] == ["b", "a"]
+    assert [c["name"] for c in reader.call("load")["connectors"]] == ["a", "b"]
+    assert reader.call("status_get", name="a")["status"]["connector"]["state"] == "RUNNING"
+    assert reader.call("offsets_get", name="a")["offsets"] == [
+        {"partition": {"p": 1}, "offset": {"o": 2}}]
+    assert reader.call("refresh")["changed"] == []
+
+    reader.call("put", name="c", config={"connector.class": FILE_SOURCE}, tasks=[])
+    assert reader.call("refresh")["changed"] == []  # its own write is no news
+    writer.call("delete", name="b")
+    writer.call("put", name="a", config={"connector.class": FILE_SOURCE}, target="PAUSED",
+                tasks=[{"x": "1"}])
+    assert reader.call("refresh")["changed"] == ["b", "a"]
+    assert [(c["name"], c["target"]) for c in reader.call("load")["connectors"]] == [
+        ("a", "PAUSED"), ("c", "STARTED")]
+
+
+def test_a_status_from_a_newer_generation_of_another_worker_is_kept(open_store):
+    new = open_store(worker_id="new:8083", generation=5)
+    new.call("status_put", name="c", task=0, state="RUNNING")
+    old = open_store(worker_id="old:8083", generation=4)
+    old.call("status_put", name="c", task=0, state="UNASSIGNED")  # a zombie's last word
+    old.call("status_put", name="c", task=-1, state="RUNNING")  # nobody's newer: written
+    assert new.call("refresh")["changed"] == []
+    status = new.call("status_get", name="c")["status"]
+    assert status["tasks"]["0"] == {"state": "RUNNING", "worker_id": "new:8083",
+                                    "generation": 5}
+    assert status["connector"]["worker_id"] == "old:8083"
+    new.call("status_put", name="c", task=-1, state="FAILED", trace="t")  # newer than old's
+    assert new.call("status_get", name="c")["status"]["connector"]["state"] == "FAILED"
+
+
+def test_topics_are_created_compacted_with_the_configured_partitions(open_store, bed,
+                                                                     topics):
+    open_store(partitions=3).close()
+    for role, partitions in (("config", 1), ("offsets", 3), ("status", 3)):
+        described = bed.tool("topics", "--bootstrap-server", bed.bootstrap, "--describe",
+                             "--topic", topics[role])
+        assert described.returncode == 0, described.stderr
+        assert f"PartitionCount: {partitions}\t" in described.stdout
+        assert "cleanup.policy=compact" in described.stdout
+
+
+@pytest.mark.parametrize("role, extra, message", [
+    ("config", ["--config", "cleanup.policy=compact"], "config.storage.topic '{}': refused: has 2 partitions; it must have "
+                   "exactly one"),
+    ("status", ["--config", "cleanup.policy=delete"],
+     "status.storage.topic '{}': refused: has cleanup.policy=delete; an internal topic "
+     "must have cleanup.policy=compact"),
+])
+def test_topics_connect_would_refuse_are_refused(bed, topics, role, extra, message):
+    created = bed.tool("topics", "--bootstrap-server", bed.bootstrap, "--create", "--topic",
+                       topics[role], "--partitions", "2", *extra)
+    assert created.returncode == 0, created.stderr
+    tool = StoreTool(bed, topics)
+    assert tool.proc.wait(timeout=60) == 2
+    assert message.format(topics[role]) in tool.proc.stderr.read()
+
+
+def test_offset_keys_land_where_javas_partitioner_puts_them(open_store, bed, topics):
+    s = open_store()
+    partitions = [{"filename": f"/data/file-{i}.txt"} for i in range(40)]
+    s.call("offsets_put", name="src", offsets=[
+        {"partition": p, "offset": {"position": i}} for i, p in enumerate(partitions)])
+    records = read_topic(bed, topics["offsets"])
+    assert len(records) == 40
+    used = set()
+    for partition, key, _ in records:
+        assert partition == java_partition(key, OFFSET_PARTITIONS), key
+        used.add(partition)
+    assert len(used) > 10  # spread, not all in one partition
+
+
+def test_a_partition_written_again_reuses_the_key_bytes_it_was_read_with(open_store, bed,
+                                                                         topics):
+    """A Java connector's partition map may serialise its keys in any order (a HashMap's):
+    the store writes that partition again under the very key it read, so the record lands in
+    the same partition and compaction replaces it."""
+    from confluent_kafka import Producer
+    open_store().close()  # creates the topics
+    java_key = b'["src",{"table":"t","db":"d"}]'  # not sorted
+    producer = Producer({"bootstrap.servers": bed.bootstrap})
+    producer.produce(topics["offsets"], key=java_key, value=b'{"lsn":1}',
+                     partition=java_partition(java_key, OFFSET_PARTITIONS))
+    assert producer.flush(30) == 0
+
+    s = open_store()
+    assert s.call("offsets_get", name="src")["offsets"] == [
+        {"partition": {"db": "d", "table": "t"}, "offset": {"lsn": 1}}]
+    s.call("offsets_put", name="src", offsets=[{"partition": {"db": "d", "table": "t"},
+                                                "offset": {"lsn": 2}}])
+    s.call("offsets_put", name="src", offsets=[{"partition": {"db": "e", "table": "t"},
+                                                "offset": {"lsn": 9}}])
+    records = [(p, k, v) for p, k, v in read_topic(bed, topics["offsets"])]
+    assert (java_partition(java_key, OFFSET_PARTITIONS), java_key, b'{"lsn":1}') in records
+    assert (java_partition(java_key, OFFSET_PARTITIONS), java_key, b'{"lsn":2}') in records
+    assert any(k == b'["src",{"db":"e","table":"t"}]' for _, k, _ in records)  # a new one
+
+
+# ---- Kafka Connect 3.9 distributed on the same topics ----
+
+class ConnectDistributed:
+    """connect-distributed from the bed's jars, on a free loopback REST port."""
+
+    def __init__(self, bed, folder, group, topics):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        folder.mkdir(parents=True, exist_ok=True)
+        props = folder / "worker.properties"
+        props.write_text("\n".join([
+            f"bootstrap.servers={bed.bootstrap}", f"group.id={group}",
+            f"config.storage.topic={topics['config']}",
+            f"offset.storage.topic={topics['offsets']}",
+            f"status.storage.topic={topics['status']}",
+            "config.storage.replication.factor=1", "offset.storage.replication.factor=1",
+            "status.storage.replication.factor=1",
+            f"offset.storage.partitions={OFFSET_PARTITIONS}",
+            "key.converter=org.apache.kafka.connect.storage.StringConverter",
+            "value.converter=org.apache.kafka.connect.storage.StringConverter",
+            "offset.flush.interval.ms=500",
+            f"listeners=http://127.0.0.1:{self.port}", "rest.advertised.host.name=127.0.0.1",
+            f"rest.advertised.port={self.port}",
+            f"plugin.path={bed.facts['BED_CONNECT_PLUGINS']}"]) + "\n")
+        log4j = folder / "log4j.properties"
+        log4j.write_text("\n".join([
+            "log4j.rootLogger=INFO, file", "log4j.appender.file=org.apache.log4j.FileAppender",
+            f"log4j.appender.file.File={folder / 'connect.log'}",
+            "log4j.appender.file.layout=org.apache.log4j.PatternLayout",
+            "log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n",
+            "log4j.logger.org.reflections=ERROR"]) + "\n")
+        self.log = folder / "connect.log"
+        self.proc = subprocess.Popen(
+            ["java", "-Xms128M", "-Xmx512M", f"-Dlog4j.configuration=file:{log4j}", "-cp",
+             f"{bed.libs}/*", "org.apache.kafka.connect.cli.ConnectDistributed", str(props)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: requests.get(f"{self.url}/connectors", timeout=5).status_code == 200,
+                 timeout=120, what="Connect's REST API")
+
+    def get(self, path):
+        response = requests.get(self.url + path, timeout=30)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def connect(bed, topics, tmp_path):
+    started = []
+    group = bed.unique_topic("kstore-connect")
+
+    def start():
+        started.append(ConnectDistributed(bed, tmp_path / f"connect{len(started)}", group,
+                                          topics))
+        return started[-1]
+
+    yield start
+    for c in started:
+        if c.proc.poll() is None:
+            c.stop()
+
+
+def test_reads_what_connect_wrote_and_connect_reads_what_it_writes(connect, open_store, bed,
+                                                                    topics, tmp_path):
+    source_file = tmp_path / "in.txt"
+    source_file.write_text("one\ntwo\nthree\n")
+    config = {"connector.class": FILE_SOURCE, "file": str(source_file),
+              "topic": bed.unique_topic("kstore-lines"), "tasks.max": "1"}
+    partition = {"filename": str(source_file)}
+    end = {"position": len(source_file.read_bytes())}
+
+    java = connect()
+
+    def created():  # Connect answers 409 while its first rebalance runs
+        r = requests.post(f"{java.url}/connectors", json={"name": "fsrc", "config": config},
+                          timeout=60)
+        return r.status_code == 201 or (r.status_code == 409 and "already exists" in r.text)
+
+    wait_for(created, timeout=60, what="Connect to create the connector")
+    wait_for(lambda: java.get("/connectors/fsrc/offsets")["offsets"] == [
+        {"partition": partition, "offset": end}], timeout=60, what="Connect's source offset")
+    assert requests.put(f"{java.url}/connectors/fsrc/pause", timeout=30).status_code == 202
+    wait_for(lambda: java.get("/connectors/fsrc/status")["connector"]["state"] == "PAUSED",
+             timeout=60, what="the connector paused")
+    java_config = java.get("/connectors/fsrc/config")
+    java_tasks = [t["config"] for t in java.get("/connectors/fsrc/tasks")]
+    java.stop()
+
+    # Connect's records, read by the store
+    ours = open_store(worker_id="tb:1")
+    loaded = ours.call("load")["connectors"]
+    assert loaded == [{"name": "fsrc", "config": java_config, "target": "PAUSED",
+                       "tasks": java_tasks}]
+    assert ours.call("offsets_get", name="fsrc")["offsets"] == [
+        {"partition": partition, "offset": end}]
+    status = ours.call("status_get", name="fsrc")["status"]
+    # a stopping Connect worker marks what it ran UNASSIGNED
+    assert status["connector"]["state"] == "UNASSIGNED"
+    assert status["connector"]["worker_id"] == f"127.0.0.1:{java.port}"
+    assert status["connector"]["generation"] >= 1
+    assert status["tasks"]["0"]["state"] == "UNASSIGNED"
+
+    # the store's records, read by Connect: a connector of its own, and fsrc's offset moved
+    mine = {"connector.class": FILE_SOURCE, "file": str(source_file), "name": "tbsrc",
+            "topic": config["topic"], "tasks.max": "1"}
+    ours.call("put", name="tbsrc", config=mine, target="STOPPED",
+              tasks=[{**mine, "task.class": "org.apache.kafka.connect.file.FileStreamSourceTask"}])
+    ours.call("offsets_put", name="tbsrc", offsets=[{"partition": partition,
+                                                     "offset": {"position": 4}}])
+    ours.call("offsets_put", name="fsrc", offsets=[{"partition": partition,
+                                                    "offset": {"position": 8}}])
+    ours.close()
+
+    # the same key as Connect's, hence the same partition: compaction keeps the newest
+    fsrc_key = json.dumps(["fsrc", partition], separators=(",", ":")).encode()
+    placed = {(p, v) for p, k, v in read_topic(bed, topics["offsets"]) if k == fsrc_key}
+    assert {p for p, _ in placed} == {java_partition(fsrc_key, OFFSET_PARTITIONS)}
+    assert {v for _, v in placed} == {json.dumps(end).replace(" ", "").encode(),
+                                      b'{"position":8}'}
+    status_keys = {k: v for _, k, v in read_topic(bed, topics["status"])}
+    assert list(json.loads(status_keys[b"status-connector-fsrc"])) == [
+        "state", "trace", "worker_id", "generation"]  # Connect's order, as ours
+
+    java = connect()
+    wait_for(lambda: sorted(requests.get(f"{java.url}/connectors", timeout=30).json()) == [
+        "fsrc", "tbsrc"], timeout=60, what="Connect to list both connectors")
+    assert java.get("/connectors/tbsrc/config") == mine
+    wait_for(lambda: java.get("/connectors/tbsrc/status")["connector"]["state"] == "STOPPED",
+             timeout=60, what="our connector STOPPED in Connect")
+    assert java.get("/connectors/tbsrc/offsets")["offsets"] == [
+        {"partition": partition, "offset": {"position": 4}}]
+    assert java.get("/connectors/fsrc/offsets")["offsets"] == [
+        {"partition": partition, "offset": {"position": 8}}]
+    java.stop()
