@@ -13,6 +13,27 @@ bool tb_distributed_enabled(const json_t *values)
     return group != NULL && group[0] != '\0';
 }
 
+/* The worker's client keys every client shares (bootstrap and security),
+ * without those of one client role (producer., consumer., admin.): the
+ * store's and the group's clients. New reference. */
+static json_t *common_props(const json_t *kafka_props)
+{
+    static const char *const roles[] = {"producer.", "consumer.", "admin."};
+    json_t *props = json_object();
+    const char *key;
+    json_t *value;
+    json_object_foreach ((json_t *)kafka_props, key, value) {
+        bool of_role = false;
+        for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
+            of_role = of_role || strncmp(key, roles[i], strlen(roles[i])) == 0;
+        }
+        if (!of_role) {
+            json_object_set(props, key, value);
+        }
+    }
+    return props;
+}
+
 /* The topic a key names; NULL with errstr when it is unset. */
 static const char *topic_of(const json_t *values, const char *key, char *errstr,
                             size_t errstr_size)
@@ -40,7 +61,9 @@ tb_store_t *tb_distributed_store_open(const json_t *values, const json_t *kafka_
     if (status == NULL) {
         return NULL;
     }
-    rd_kafka_conf_t *conf = tb_kafka_conf_new(kafka_props, errstr, errstr_size);
+    json_t *props = common_props(kafka_props);
+    rd_kafka_conf_t *conf = tb_kafka_conf_new(props, errstr, errstr_size);
+    json_decref(props);
     if (conf == NULL) {
         return NULL;
     }
@@ -63,16 +86,19 @@ tb_cluster_t *tb_distributed_join(const json_t *values, const json_t *kafka_prop
                                   tb_herder_t *herder, const char *worker_url,
                                   char *errstr, size_t errstr_size)
 {
+    json_t *props = common_props(kafka_props);
     tb_cluster_options_t options = {
         .herder = herder,
         .group_id = tb_config_string(values, "group.id"),
         .worker_url = worker_url,
-        .client_props = kafka_props,
+        .client_props = props,
         .replication_factor =
             (int)tb_config_int(values, "config.storage.replication.factor"),
         .session_timeout_ms = (int)tb_config_int(values, "session.timeout.ms"),
         .heartbeat_interval_ms = (int)tb_config_int(values, "heartbeat.interval.ms"),
         .rebalance_delay_ms = tb_config_int(values, "scheduled.rebalance.max.delay.ms"),
     };
-    return tb_cluster_start(&options, errstr, errstr_size);
+    tb_cluster_t *cluster = tb_cluster_start(&options, errstr, errstr_size);
+    json_decref(props);
+    return cluster;
 }

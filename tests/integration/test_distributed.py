@@ -1,0 +1,191 @@
+"""Distributed mode (docs/OPERATIONS.md, "Running a cluster"): workers whose config sets
+group.id share their connectors through Kafka. Three workers on one machine, each on its own
+port and data directory: connectors created through different workers, every worker's status
+agreeing on who runs what, writes forwarded to the leader, and a kill -9 whose tasks run on the
+others within the session timeout plus scheduled.rebalance.max.delay.ms plus FAILOVER_BOUND_S,
+with no record missing at the sink or in the source's topic."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import pytest
+
+from kafka_io import create_topic, read_raw
+from worker import output_lines, wait_for
+
+pytestmark = pytest.mark.integration
+
+SESSION_MS = 6000  # the broker's group.min.session.timeout.ms
+DELAY_MS = 3000  # scheduled.rebalance.max.delay.ms
+# After the session and the grace: the leader's next tick (250 ms), its publication, every
+# worker's read of it and the tasks' start, with room for a loaded machine.
+FAILOVER_BOUND_S = 20
+SINK_TASKS = 3
+
+
+def cluster_settings(bed, group):
+    return {
+        "group.id": group,
+        "config.storage.topic": f"{group}-configs",
+        "offset.storage.topic": f"{group}-offsets",
+        "status.storage.topic": f"{group}-status",
+        "config.storage.replication.factor": "1",
+        "offset.storage.replication.factor": "1",
+        "status.storage.replication.factor": "1",
+        "offset.storage.partitions": "3",
+        "status.storage.partitions": "2",
+        "session.timeout.ms": str(SESSION_MS),
+        "heartbeat.interval.ms": "1000",
+        "scheduled.rebalance.max.delay.ms": str(DELAY_MS),
+        # the sink tasks' own group notices a dead consumer as soon
+        "consumer.session.timeout.ms": str(SESSION_MS),
+        "consumer.heartbeat.interval.ms": "1000",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "offset.flush.interval.ms": "200",
+    }
+
+
+def placement(worker, names, tasks):
+    """{(connector, task): worker_id} as worker shows it once every connector and every one
+    of its `tasks[name]` tasks is RUNNING; None before."""
+    shown = {}
+    for name in names:
+        status = worker.get(f"/connectors/{name}/status").json()
+        if status["connector"]["state"] != "RUNNING" or len(status["tasks"]) != tasks[name]:
+            return None
+        for task in status["tasks"]:
+            if task["state"] != "RUNNING":
+                return None
+            shown[(name, task["id"])] = task["worker_id"]
+    return shown
+
+
+def agreed_placement(workers, names, tasks):
+    """The placement every worker shows, when they all show the same one."""
+    views = [placement(w, names, tasks) for w in workers]
+    return views[0] if views[0] and all(v == views[0] for v in views) else None
+
+
+def worker_id(worker):
+    return worker.url.removeprefix("http://")
+
+
+class Traffic:
+    """Produces r000000, r000001, ... (8 bytes a line at the file sink, so that its
+    buffered writes from several processes never split a record) until stopped."""
+
+    def __init__(self, bootstrap, topic):
+        from confluent_kafka import Producer
+        self.producer = Producer({"bootstrap.servers": bootstrap})
+        self.topic = topic
+        self.sent = 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stopping.is_set():
+            for _ in range(50):
+                self.producer.produce(self.topic, value=f"r{self.sent:06d}".encode())
+                self.sent += 1
+            self.producer.poll(0)
+            self.stopping.wait(0.05)
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(timeout=30)
+        assert self.producer.flush(30) == 0
+        return self.sent
+
+
+def test_three_workers_share_tasks_and_a_killed_workers_tasks_move(start_worker, bed,
+                                                                    tmp_path):
+    group = bed.unique_topic("cluster")
+    settings = cluster_settings(bed, group)
+    workers = [start_worker(settings) for _ in range(3)]
+    data = bed.unique_topic("data")
+    create_topic(bed, data, SINK_TASKS)
+    produced = bed.unique_topic("produced")
+    out = tmp_path / "out.txt"
+    source_file = tmp_path / "in.txt"
+    lines = [f"line-{i}" for i in range(2000)]
+    source_file.write_text("\n".join(lines) + "\n")
+
+    # created through different workers: the writes reach the leader
+    sink = {"connector.class": "FileStreamSink", "topics": data, "file": str(out),
+            "tasks.max": str(SINK_TASKS)}
+    reply = workers[0].post("/connectors", json={"name": "sink", "config": sink})
+    assert reply.status_code == 201, reply.text
+    source = {"connector.class": "FileStreamSource", "topic": produced,
+              "file": str(source_file), "batch.size": "50"}
+    reply = workers[1].post("/connectors", json={"name": "source", "config": source})
+    assert reply.status_code == 201, reply.text
+    # reads answer from each worker's view, which follows the config topic
+    wait_for(lambda: workers[2].get("/connectors").json() == ["sink", "source"],
+             timeout=30, what="the third worker knowing both connectors")
+
+    names, tasks = ["sink", "source"], {"sink": SINK_TASKS, "source": 1}
+    before = wait_for(lambda: agreed_placement(workers, names, tasks), timeout=90,
+                      what="every worker showing the same placement, all RUNNING")
+    per_worker = {w: sum(1 for v in before.values() if v == w) for w in set(before.values())}
+    # balanced: no worker above the ceiling of its share of 4 tasks over 3 workers
+    assert set(before.values()) <= {worker_id(w) for w in workers}
+    assert len(per_worker) >= 2 and max(per_worker.values()) <= 2, before
+
+    traffic = Traffic(bed.bootstrap, data)
+    wait_for(lambda: len(output_lines(out)) >= 500, timeout=60, what="records at the sink")
+    victim = max(workers, key=lambda w: per_worker.get(worker_id(w), 0))
+    survivors = [w for w in workers if w is not victim]
+    victim.stop(signal.SIGKILL)
+    killed_at = time.monotonic()
+    with source_file.open("a") as f:
+        f.write("appended-0\nappended-1\n")  # the source goes on with its file
+
+    bound = SESSION_MS / 1000 + DELAY_MS / 1000 + FAILOVER_BOUND_S
+    after = wait_for(lambda: (lambda p: p if p and worker_id(victim) not in p.values()
+                              else None)(agreed_placement(survivors, names, tasks)),
+                     timeout=bound, what="the killed worker's tasks running elsewhere")
+    moved = time.monotonic() - killed_at
+    assert set(after.values()) <= {worker_id(w) for w in survivors}
+    # tasks that ran on a survivor stay where they ran
+    for unit, owner in before.items():
+        if owner != worker_id(victim):
+            assert after[unit] == owner, (unit, before, after)
+    print(f"failover: {moved:.1f} s (bound {bound:.0f} s)")
+
+    sent = traffic.stop()
+    expected = {f"r{i:06d}" for i in range(sent)}
+    wait_for(lambda: expected <= set(output_lines(out)), timeout=120,
+             what=f"all {sent} records at the sink")
+    assert not expected - set(output_lines(out))
+
+    wanted = set(lines) | {"appended-0", "appended-1"}
+    got = read_raw(bed.bootstrap, produced, lambda values: wanted <= set(values),
+                   timeout=90, decode=lambda value: value.decode())
+    assert not wanted - set(got), "source records missing from the topic"
+
+
+def test_writes_through_any_worker_reach_the_leader(start_worker, bed, tmp_path):
+    group = bed.unique_topic("cluster")
+    workers = [start_worker(cluster_settings(bed, group)) for _ in range(2)]
+    # the leader answers for every worker: its validation, its conflict
+    bad = {"connector.class": "FileStreamSink", "topics": "t", "tasks.max": "zero"}
+    for w in workers:
+        reply = w.post("/connectors", json={"name": "bad", "config": bad})
+        assert reply.status_code == 400, reply.text
+    good = {"connector.class": "FileStreamSink", "topics": bed.unique_topic("t"),
+            "file": str(tmp_path / "one.txt")}
+    reply = workers[0].post("/connectors", json={"name": "one", "config": good})
+    assert reply.status_code == 201, reply.text
+    reply = workers[1].post("/connectors", json={"name": "one", "config": good})
+    assert reply.status_code == 409, reply.text
+    assert workers[1].put("/connectors/one/pause").status_code == 202
+    wait_for(lambda: all(w.get("/connectors/one/status").json()["connector"]["state"]
+                         == "PAUSED" for w in workers), timeout=60,
+             what="every worker showing the pause")
+    assert workers[0].delete("/connectors/one").status_code == 204
+    wait_for(lambda: all(w.get("/connectors").json() == [] for w in workers), timeout=60,
+             what="every worker forgetting the deleted connector")
