@@ -362,6 +362,8 @@ void tb_worker_apply(tb_worker_t *worker, const tb_known_connector_t *c,
     for (size_t i = 0; i < n; i++) {
         if (inst->tasks[i] == NULL &&
             tb_assignor_runs(assignment, worker->worker_id, c->name, (int)i)) {
+            TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, (int)i,
+                        "starting on this worker");
             inst->tasks[i] = start_task(worker, c, i);
         }
     }

@@ -189,3 +189,31 @@ def test_writes_through_any_worker_reach_the_leader(start_worker, bed, tmp_path)
     assert workers[0].delete("/connectors/one").status_code == 204
     wait_for(lambda: all(w.get("/connectors").json() == [] for w in workers), timeout=60,
              what="every worker forgetting the deleted connector")
+
+
+def test_joining_workers_take_tasks_and_the_tasks_that_stay_keep_running(start_worker, bed,
+                                                                          tmp_path):
+    group = bed.unique_topic("cluster")
+    settings = cluster_settings(bed, group)
+    workers = [start_worker(settings) for _ in range(2)]
+    data = bed.unique_topic("data")
+    create_topic(bed, data, 4)
+    sink = {"connector.class": "FileStreamSink", "topics": data,
+            "file": str(tmp_path / "out.txt"), "tasks.max": "4"}
+    reply = workers[1].post("/connectors", json={"name": "sink", "config": sink})
+    assert reply.status_code == 201, reply.text
+    before = wait_for(lambda: agreed_placement(workers, ["sink"], {"sink": 4}),
+                      timeout=90, what="four tasks RUNNING on two workers")
+    assert sorted(before.values()).count(worker_id(workers[0])) == 2, before
+
+    workers += [start_worker(settings) for _ in range(2)]
+    after = wait_for(lambda: (lambda p: p if p and len(set(p.values())) == 4 else None)(
+        agreed_placement(workers, ["sink"], {"sink": 4})), timeout=90,
+        what="one task on each of four workers")
+    stayed = [unit for unit in before if after[unit] == before[unit]]
+    assert len(stayed) == 2, (before, after)
+    # a task that stays is started once, when it was first assigned, and never again
+    for unit in stayed:
+        owner = next(w for w in workers if worker_id(w) == after[unit])
+        starts = owner.logs().count(f"[connector:sink:{unit[1]}] starting on this worker")
+        assert starts == 1, (unit, owner.logs())
