@@ -478,10 +478,16 @@ static int run(const cli_t *cli)
     converters = tb_worker_config_converters(raw, values);
     bool distributed = tb_distributed_enabled(values);
     tb_store_t *store = NULL;
-    if (distributed && (dev || cli->connector_file_count > 0)) {
+    bool literal_secrets = tb_config_bool(values, "secrets.literal.allowed");
+    if (distributed && (dev || literal_secrets || cli->connector_file_count > 0)) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker",
                "refusing to start: group.id makes this worker distributed, %s",
                dev ? "and dev mode runs one worker on its in-process Kafka"
+               : literal_secrets
+                   ? "and secrets.literal.allowed=true would keep a connector's "
+                     "secrets in one worker's files, which the others cannot read: "
+                     "write them as ${env:NAME} or ${file:/path:key} references, "
+                     "which every worker resolves"
                    : "and a distributed worker's connectors are created through the "
                      "REST API, not named on the command line (as in Connect)");
         goto done;
@@ -513,7 +519,7 @@ static int run(const cli_t *cli)
                    "All") == 0,
         .override_allowlist =
             tb_config_list(values, "connector.client.config.override.allowlist"),
-        .literal_secrets = tb_config_bool(values, "secrets.literal.allowed"),
+        .literal_secrets = literal_secrets,
         .downgrade_allowed =
             tb_config_bool(values, "connector.client.security.downgrade.allowed"),
         .secret_policy = secret_policy_of(values, store_path),

@@ -217,3 +217,25 @@ def test_joining_workers_take_tasks_and_the_tasks_that_stay_keep_running(start_w
         owner = next(w for w in workers if worker_id(w) == after[unit])
         starts = owner.logs().count(f"[connector:sink:{unit[1]}] starting on this worker")
         assert starts == 1, (unit, owner.logs())
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({"config.storage.topic": None}, "config.storage.topic is required in distributed mode"),
+    ({"secrets.literal.allowed": "true"}, "secrets.literal.allowed=true would keep"),
+])
+def test_a_distributed_worker_refuses_what_it_cannot_honour(start_worker, bed, change,
+                                                            expected):
+    settings = {**cluster_settings(bed, bed.unique_topic("cluster")), **change}
+    w = start_worker(settings, wait_healthy=False, expect_exit=1)
+    wait_for(lambda: w.proc.poll() is not None, timeout=60, what="the worker to exit")
+    assert w.proc.returncode == 1
+    assert expected in w.logs()
+
+
+def test_a_distributed_worker_takes_no_connector_file(start_worker, bed, tmp_path):
+    connector = tmp_path / "c.properties"
+    connector.write_text("name=c\nconnector.class=FileStreamSink\ntopics=t\n")
+    w = start_worker(cluster_settings(bed, bed.unique_topic("cluster")),
+                     args=(str(connector),), wait_healthy=False, expect_exit=1)
+    wait_for(lambda: w.proc.poll() is not None, timeout=60, what="the worker to exit")
+    assert "created through the REST API, not named on the command line" in w.logs()
