@@ -7,6 +7,7 @@
 
 #include <curl/curl.h>
 
+#include "connectors/runtime/tb_herder.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
 
@@ -128,6 +129,44 @@ static int send_to(const char *leader, const tb_api_request_t *req,
     return rc;
 }
 
+/* Whether req restarts one task (POST /connectors/{}/tasks/{}/restart). */
+static bool task_restart(const tb_api_request_t *req)
+{
+    size_t len = strlen(req->path);
+    static const char restart[] = "/restart";
+    return req->params[1] != NULL && strstr(req->path, "/tasks/") != NULL &&
+           len >= sizeof(restart) - 1 &&
+           strcmp(req->path + len - (sizeof(restart) - 1), restart) == 0;
+}
+
+/* Where req is answered: 1 here, 0 at url, -1 nowhere known yet. A task's
+ * restart goes to the worker running it, as the status topic says (only
+ * it can restart it); every other write to the leader. */
+static int target_of(tb_cluster_t *cluster, const tb_api_request_t *req, char *url,
+                     size_t url_size)
+{
+    json_t *status = NULL;
+    char msg[256];
+    if (task_restart(req) &&
+        tb_herder_task_status(req->ctx->herder, req->params[0], atoi(req->params[1]),
+                              &status, msg, sizeof(msg)) == TB_OK) {
+        const char *owner = json_string_value(json_object_get(status, "worker_id"));
+        const char *state = json_string_value(json_object_get(status, "state"));
+        int who = owner == NULL || strcmp(state, "UNASSIGNED") == 0 ? -1
+                  : strcmp(owner, req->ctx->worker_id) == 0         ? 1
+                                                                    : 0;
+        if (who == 0) {
+            const char *sep = strstr(req->base_url, "://");
+            snprintf(url, url_size, "%.*s://%s",
+                     sep != NULL ? (int)(sep - req->base_url) : 4,
+                     sep != NULL ? req->base_url : "http", owner);
+        }
+        json_decref(status);
+        return who;
+    }
+    return tb_cluster_leader(cluster, url, url_size);
+}
+
 bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_response_t *res)
 {
     tb_cluster_t *cluster = opaque;
@@ -138,7 +177,7 @@ bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_respon
     char leader[512];
     char errstr[256] = "no leader is known";
     for (;;) {
-        int who = tb_cluster_leader(cluster, leader, sizeof(leader));
+        int who = target_of(cluster, req, leader, sizeof(leader));
         if (who == 1) {
             return false;
         }
@@ -152,7 +191,8 @@ bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_respon
         nanosleep(&pause, NULL);
     }
     tb_api_reply_error(res, TB_ERR_UNAVAILABLE,
-                       "Request timed out: the cluster's leader could not be reached "
+                       "Request timed out: the worker that answers it (the leader, or "
+                       "the task's worker) could not be reached "
                        "within %d ms (%s)",
                        TB_FORWARD_WAIT_MS, errstr);
     return true;

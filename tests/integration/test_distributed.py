@@ -177,11 +177,19 @@ def test_writes_through_any_worker_reach_the_leader(start_worker, bed, tmp_path)
         reply = w.post("/connectors", json={"name": "bad", "config": bad})
         assert reply.status_code == 400, reply.text
     good = {"connector.class": "FileStreamSink", "topics": bed.unique_topic("t"),
-            "file": str(tmp_path / "one.txt")}
+            "file": str(tmp_path / "one.txt"), "tasks.max": "2"}
     reply = workers[0].post("/connectors", json={"name": "one", "config": good})
     assert reply.status_code == 201, reply.text
     reply = workers[1].post("/connectors", json={"name": "one", "config": good})
     assert reply.status_code == 409, reply.text
+    placed = wait_for(lambda: agreed_placement(workers, ["one"], {"one": 2}), timeout=60,
+                      what="its tasks RUNNING")
+    assert len(set(placed.values())) == 2, placed  # so one runs on a worker that does not lead
+    # a task's restart reaches the worker that runs it, from any worker
+    for w in workers:
+        for task in (0, 1):
+            reply = w.post(f"/connectors/one/tasks/{task}/restart")
+            assert reply.status_code == 204, reply.text
     assert workers[1].put("/connectors/one/pause").status_code == 202
     wait_for(lambda: all(w.get("/connectors/one/status").json()["connector"]["state"]
                          == "PAUSED" for w in workers), timeout=60,
