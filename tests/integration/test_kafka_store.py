@@ -1,6 +1,6 @@
 """The Kafka store (store/tb_store_kafka.h): tributary's store kept in Kafka Connect's three
-internal topics, in Connect's formats. Driven through build/<dir>/tb_store_tool (one JSON
-command per line, tests/tools/store_tool.c) next to $TRIBUTARY_BIN; the topics are read back
+internal topics, in Connect's formats. Driven through build/<dir>/kafka_store_tool (one JSON
+command per line, tests/programs/kafka_store_tool.c) next to $TRIBUTARY_BIN; the topics are read back
 with confluent-kafka, and Kafka Connect 3.9 distributed, run from the bed's jars, is the peer
 that must read what the store writes and be read by it."""
 import json
@@ -17,7 +17,7 @@ from worker import free_port, wait_for
 
 pytestmark = pytest.mark.integration
 
-TOOL = Path(os.environ.get("TRIBUTARY_BIN", "build/test/tributary")).parent / "tb_store_tool"
+TOOL = Path(os.environ.get("TRIBUTARY_BIN", "build/test/tributary")).parent / "kafka_store_tool"
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 OFFSET_PARTITIONS = 25  # Connect's default for offset.storage.partitions
 
@@ -49,7 +49,7 @@ def java_partition(key: bytes, partitions: int) -> int:
 
 
 class StoreTool:
-    """One tb_store_tool process: the store opened on three topics."""
+    """One kafka_store_tool process: the store opened on three topics."""
 
     def __init__(self, bed, topics, partitions=OFFSET_PARTITIONS, worker_id="tb-test:8083",
                  generation=0):
@@ -65,7 +65,7 @@ class StoreTool:
         self.proc.stdin.write(json.dumps({"op": op, **args}) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
-        assert line, f"tb_store_tool ended: {self.proc.stderr.read()}"
+        assert line, f"kafka_store_tool ended: {self.proc.stderr.read()}"
         return json.loads(line)
 
     def call(self, op, **args):

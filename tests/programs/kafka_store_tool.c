@@ -1,9 +1,9 @@
 /*
- * store_tool.c - drives a Kafka store (store/tb_store_kafka.h) for the
- * integration tests: tests/integration/test_kafka_store.py. Built in test
- * builds only, as build/<dir>/tb_store_tool.
+ * kafka_store_tool.c - drives a Kafka store (store/tb_store_kafka.h) for
+ * the integration tests: tests/integration/test_kafka_store.py. Built in
+ * test builds only, as build/<dir>/kafka_store_tool.
  *
- *   tb_store_tool --bootstrap HOST:PORT --config-topic T --offsets-topic T
+ *   kafka_store_tool --bootstrap HOST:PORT --config-topic T --offsets-topic T
  *                 --status-topic T [--partitions N] [--replication-factor N]
  *                 [--worker-id ID] [--generation N] [--timeout-ms N]
  *                 [--set KEY=VALUE]...
@@ -212,7 +212,7 @@ int main(int argc, char **argv)
     }
     rd_kafka_conf_destroy(conf);
     if (store == NULL) {
-        fprintf(stderr, "tb_store_tool: %s\n", err);
+        fprintf(stderr, "kafka_store_tool: %s\n", err);
         return 2;
     }
     serve(store);
