@@ -873,21 +873,31 @@ void tb_herder_assignment_set(tb_herder_t *herder, const tb_assignment_t *assign
     tb_assignment_clear(&herder->assignment);
     herder->assignment = copy;
     /* first stop what moved away, so that its new worker does not run it
-     * twice for long, then start what arrived */
+     * twice for long, then start what arrived; the lost tasks are collected
+     * under the lock and stopped without it */
+    tb_task_t **lost = NULL;
+    size_t lost_count = 0;
     for (tb_known_connector_t *c = tb_config_state_first(herder->config_state); c != NULL;
          c = c->next) {
         size_t count;
-        tb_task_t **lost = tb_worker_detach_unassigned(herder->worker, c->name,
-                                                       &herder->assignment, &count);
+        tb_task_t **detached = tb_worker_detach_unassigned(herder->worker, c->name,
+                                                           &herder->assignment, &count);
         if (count > 0) {
             TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1,
                         "%zu task(s) assigned to another worker; stopping them here",
                         count);
         }
-        pthread_mutex_unlock(&herder->lock);
-        tb_worker_stop_tasks(lost, count);
-        pthread_mutex_lock(&herder->lock);
+        tb_task_t **grown = realloc(lost, (lost_count + count + 1) * sizeof(*lost));
+        if (grown == NULL) {
+            tb_worker_stop_tasks(detached, count); /* out of memory: here, locked */
+            continue;
+        }
+        lost = grown;
+        memcpy(lost + lost_count, detached, count * sizeof(*lost));
+        lost_count += count;
+        free(detached);
     }
+    stop_unlocked(herder, lost, lost_count);
     for (tb_known_connector_t *c = tb_config_state_first(herder->config_state); c != NULL;
          c = c->next) {
         if (json_object_get(herder->claims, c->name) == NULL) {
