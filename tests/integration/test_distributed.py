@@ -12,6 +12,7 @@ import threading
 import time
 
 import pytest
+import requests
 
 from kafka_io import create_topic, read_raw
 from worker import output_lines, wait_for
@@ -24,6 +25,7 @@ DELAY_MS = 3000  # scheduled.rebalance.max.delay.ms
 # worker's read of it and the tasks' start, with room for a loaded machine.
 FAILOVER_BOUND_S = 20
 SINK_TASKS = 3
+TB_FORWARD_WAIT_S = 60  # server/tb_forward.h: how long a write waits for a leader
 
 
 def cluster_settings(bed, group):
@@ -247,3 +249,31 @@ def test_a_distributed_worker_takes_no_connector_file(start_worker, bed, tmp_pat
                      args=(str(connector),), wait_healthy=False, expect_exit=1)
     wait_for(lambda: w.proc.poll() is not None, timeout=60, what="the worker to exit")
     assert "created through the REST API, not named on the command line" in w.logs()
+
+
+def leader_of(workers):
+    """The worker whose log says it leads now (the group's latest view)."""
+    def leads(w):
+        views = [line for line in w.logs().splitlines() if "tributary.cluster group " in line]
+        return bool(views) and views[-1].endswith("(this worker)")
+    leading = [w for w in workers if leads(w)]
+    return leading[0] if len(leading) == 1 else None
+
+
+def test_a_write_while_the_leader_is_dead_waits_for_the_next_one(start_worker, bed,
+                                                                   tmp_path):
+    group = bed.unique_topic("cluster")
+    workers = [start_worker(cluster_settings(bed, group)) for _ in range(2)]
+    leader = wait_for(lambda: leader_of(workers), timeout=60, what="a leader")
+    survivor = next(w for w in workers if w is not leader)
+    leader.stop(signal.SIGKILL)
+    # the survivor still names the dead leader until its session expires: the write
+    # is retried until the survivor leads, and lands, without a 409 or a 5xx
+    config = {"connector.class": "FileStreamSink", "topics": bed.unique_topic("t"),
+              "file": str(tmp_path / "out.txt")}
+    reply = requests.post(survivor.url + "/connectors", timeout=TB_FORWARD_WAIT_S + 10,
+                          json={"name": "late", "config": config})
+    assert reply.status_code == 201, reply.text
+    assert leader_of([survivor]) is survivor
+    wait_for(lambda: placement(survivor, ["late"], {"late": 1}), timeout=60,
+             what="the connector running on the survivor")
