@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <curl/curl.h>
@@ -42,6 +43,28 @@ static size_t collect(char *ptr, size_t size, size_t nmemb, void *opaque)
     buf->data = grown;
     buf->len += n;
     buf->data[buf->len] = '\0';
+    return n;
+}
+
+/* CURLOPT_HEADERFUNCTION: keeps the Location header in *opaque. */
+static size_t keep_location(char *line, size_t size, size_t nmemb, void *opaque)
+{
+    char **location = opaque;
+    size_t n = size * nmemb;
+    static const char name[] = "location:";
+    if (n > sizeof(name) - 1 && strncasecmp(line, name, sizeof(name) - 1) == 0) {
+        const char *value = line + sizeof(name) - 1;
+        size_t len = n - (sizeof(name) - 1);
+        while (len > 0 && (*value == ' ' || *value == '\t')) {
+            value++;
+            len--;
+        }
+        while (len > 0 && (value[len - 1] == '\r' || value[len - 1] == '\n')) {
+            len--;
+        }
+        free(*location);
+        *location = strndup(value, len);
+    }
     return n;
 }
 
@@ -102,6 +125,9 @@ static int send_to(const char *leader, const tb_api_request_t *req,
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)TB_FORWARD_WAIT_MS);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    char *location = NULL;
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, keep_location);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &location);
     if (req->body != NULL) {
         curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req->body);
         curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)req->body_len);
@@ -118,10 +144,13 @@ static int send_to(const char *leader, const tb_api_request_t *req,
             res->text = body.data;
             body.data = NULL;
         }
+        res->location = location;
+        location = NULL;
     } else {
         snprintf(errstr, errstr_size, "%s", curl_easy_strerror(code));
     }
     free(body.data);
+    free(location);
     free(auth);
     free(url);
     curl_slist_free_all(headers);

@@ -180,9 +180,13 @@ def test_writes_through_any_worker_reach_the_leader(start_worker, bed, tmp_path)
         assert reply.status_code == 400, reply.text
     good = {"connector.class": "FileStreamSink", "topics": bed.unique_topic("t"),
             "file": str(tmp_path / "one.txt"), "tasks.max": "2"}
-    reply = workers[0].post("/connectors", json={"name": "one", "config": good})
+    leader = wait_for(lambda: leader_of(workers), timeout=60, what="a leader")
+    follower = next(w for w in workers if w is not leader)
+    reply = follower.post("/connectors", json={"name": "one", "config": good})
     assert reply.status_code == 201, reply.text
-    reply = workers[1].post("/connectors", json={"name": "one", "config": good})
+    assert reply.headers["Location"] == leader.url + "/connectors/one", reply.headers
+    # the follower may not have read the new config yet; the leader has
+    reply = follower.post("/connectors", json={"name": "one", "config": good})
     assert reply.status_code == 409, reply.text
     placed = wait_for(lambda: agreed_placement(workers, ["one"], {"one": 2}), timeout=60,
                       what="its tasks RUNNING")
