@@ -196,6 +196,11 @@ def test_writes_through_any_worker_reach_the_leader(start_worker, bed, tmp_path)
         for task in (0, 1):
             reply = w.post(f"/connectors/one/tasks/{task}/restart")
             assert reply.status_code == 204, reply.text
+    # a new config reaches every worker; the task that goes stops where it ran
+    reply = follower.put("/connectors/one/config", json={**good, "tasks.max": "1"})
+    assert reply.status_code == 200, reply.text
+    wait_for(lambda: agreed_placement(workers, ["one"], {"one": 1}), timeout=60,
+             what="every worker showing the one task left RUNNING")
     assert workers[1].put("/connectors/one/pause").status_code == 202
     wait_for(lambda: all(w.get("/connectors/one/status").json()["connector"]["state"]
                          == "PAUSED" for w in workers), timeout=60,
