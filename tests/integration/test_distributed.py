@@ -196,6 +196,14 @@ def test_writes_through_any_worker_reach_the_leader(start_worker, bed, tmp_path)
         for task in (0, 1):
             reply = w.post(f"/connectors/one/tasks/{task}/restart")
             assert reply.status_code == 204, reply.text
+    # the metrics say who leads and what each worker was given
+    def metric(w, line_start):
+        lines = [l for l in w.get("/metrics").text.splitlines() if l.startswith(line_start)]
+        return float(lines[0].split()[-1])
+    assert sum(metric(w, "tributary_cluster_leader ") for w in workers) == 1
+    assert metric(leader, "tributary_cluster_leader ") == 1
+    assert sum(metric(w, 'tributary_cluster_assigned{kind="task"}') for w in workers) == 2
+    assert all(metric(w, "tributary_cluster_rebalances_total ") >= 1 for w in workers)
     # a new config reaches every worker; the task that goes stops where it ran
     reply = follower.put("/connectors/one/config", json={**good, "tasks.max": "1"})
     assert reply.status_code == 200, reply.text
