@@ -4,8 +4,9 @@
  * written through it. It holds no task objects: which worker runs what is
  * tb_assignor.h's, the running tasks are tb_worker.h's.
  *
- * Standalone, the store is the worker's SQLite file; a store shared through
- * Kafka topics would feed the same view.
+ * Standalone, the store is the worker's SQLite file; distributed, Kafka
+ * Connect's internal topics, whose changes by other workers
+ * tb_config_state_reread brings into the view.
  *
  * Ownership: the config state owns its entries, their names and JSON; a
  * caller borrows an entry until the next tb_config_state_remove of it or

@@ -8,8 +8,11 @@
  * configs (tb_connector_validate.h), keeps literal secrets out of the store
  * (tb_connector_secrets.h) and changes offsets (tb_offsets_ops.h). A
  * standalone worker is the one-worker case: its assignor gives it
- * everything. The REST layer calls it and translates the result; nothing
- * here knows about HTTP.
+ * everything. A distributed worker runs what its cluster's leader assigned
+ * it (tb_herder_assignment_set, from tb_cluster.h), learns other workers'
+ * changes from the Kafka store (tb_herder_refresh), and shows the status
+ * of work that runs elsewhere from the status topic. The REST layer calls
+ * it and translates the result; nothing here knows about HTTP.
  *
  * Every function may be called from any thread: one lock (herder.c) guards
  * the config state and the worker's tasks, and is never held through slow
