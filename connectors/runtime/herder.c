@@ -710,8 +710,13 @@ tb_err_t tb_herder_connector_restart(tb_herder_t *herder, const char *name,
                : NULL;
     if (restart_connector) {
         TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1, "restarting");
-        record_connector_state(herder, c,
-                               state == TB_STATE_FAILED ? TB_STATE_RUNNING : state, NULL);
+        /* distributed, only the worker running the instance records its state */
+        if (!herder->options.distributed ||
+            tb_assignor_runs(&herder->assignment, tb_worker_id(herder->worker), name,
+                             TB_ASSIGNOR_CONNECTOR)) {
+            record_connector_state(
+                herder, c, state == TB_STATE_FAILED ? TB_STATE_RUNNING : state, NULL);
+        }
         if (settle_task_configs(herder, c) == 0) {
             apply_target(herder, c);
         }

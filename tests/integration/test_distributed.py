@@ -196,6 +196,10 @@ def test_writes_through_any_worker_reach_the_leader(start_worker, bed, tmp_path)
         for task in (0, 1):
             reply = w.post(f"/connectors/one/tasks/{task}/restart")
             assert reply.status_code == 204, reply.text
+    # a connector's restart leaves its status to the worker running its instance
+    owner = leader.get("/connectors/one/status").json()["connector"]["worker_id"]
+    assert follower.post("/connectors/one/restart").status_code == 204
+    assert leader.get("/connectors/one/status").json()["connector"]["worker_id"] == owner
     # the metrics say who leads and what each worker was given
     def metric(w, line_start):
         lines = [l for l in w.get("/metrics").text.splitlines() if l.startswith(line_start)]
