@@ -298,3 +298,31 @@ def test_a_write_while_the_leader_is_dead_waits_for_the_next_one(start_worker, b
     assert leader_of([survivor]) is survivor
     wait_for(lambda: placement(survivor, ["late"], {"late": 1}), timeout=60,
              what="the connector running on the survivor")
+
+
+def test_a_rolling_restart_under_traffic_loses_nothing(start_worker, bed, tmp_path):
+    group = bed.unique_topic("cluster")
+    settings = cluster_settings(bed, group)
+    workers = [start_worker(settings, directory=tmp_path / f"w{i}") for i in range(3)]
+    data = bed.unique_topic("data")
+    create_topic(bed, data, SINK_TASKS)
+    out = tmp_path / "out.txt"
+    sink = {"connector.class": "FileStreamSink", "topics": data, "file": str(out),
+            "tasks.max": str(SINK_TASKS)}
+    reply = workers[2].post("/connectors", json={"name": "sink", "config": sink})
+    assert reply.status_code == 201, reply.text
+    wait_for(lambda: agreed_placement(workers, ["sink"], {"sink": SINK_TASKS}),
+             timeout=90, what="the sink RUNNING everywhere")
+    traffic = Traffic(bed.bootstrap, data)
+    bound = DELAY_MS / 1000 + FAILOVER_BOUND_S
+    for i in range(3):
+        assert workers[i].stop() == 0  # leaves the group at once
+        workers[i] = start_worker(settings, directory=tmp_path / f"w{i}")
+        live = {worker_id(w) for w in workers}
+        wait_for(lambda: (lambda p: p if p and set(p.values()) <= live else None)(
+            agreed_placement(workers, ["sink"], {"sink": SINK_TASKS})),
+            timeout=bound, what=f"every task RUNNING on a live worker after restart {i}")
+    sent = traffic.stop()
+    expected = {f"r{i:06d}" for i in range(sent)}
+    wait_for(lambda: expected <= set(output_lines(out)), timeout=120,
+             what=f"all {sent} records at the sink")
