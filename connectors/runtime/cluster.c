@@ -54,7 +54,30 @@ struct tb_cluster {
     json_t *departed;      /* worker -> tb_monotonic_ms() when first missed */
     int64_t hold_until_ms; /* after a revocation, nothing published before it */
     tb_series_t *leader, *epoch, *rebalances, *connectors, *tasks;
+    char trouble[512]; /* the last problem logged, "" once things work again */
+    bool troubled;     /* a problem in this tick */
 };
+
+/* Logs a problem of the thread's tick once, not at every tick while it
+ * lasts; what == NULL says the tick went well (logged once, after a
+ * problem). */
+static void trouble(tb_cluster_t *cluster, const char *what, const char *detail)
+{
+    char text[sizeof(cluster->trouble)];
+    snprintf(text, sizeof(text), "%s%s%s", what != NULL ? what : "",
+             what != NULL ? ": " : "", what != NULL ? detail : "");
+    cluster->troubled = cluster->troubled || what != NULL;
+    if (strcmp(text, cluster->trouble) == 0) {
+        return;
+    }
+    if (what != NULL) {
+        TB_LOG(TB_LOG_WARN, "tributary.cluster", "%s (retried every %d ms)", text,
+               TB_CLUSTER_TICK_MS);
+    } else {
+        TB_LOG(TB_LOG_INFO, "tributary.cluster", "reading and publishing work again");
+    }
+    snprintf(cluster->trouble, sizeof(cluster->trouble), "%s", text);
+}
 
 /* A member's REST URL without its scheme: its worker id. */
 static const char *id_of_url(const char *url)
@@ -114,8 +137,7 @@ static void follow(tb_cluster_t *cluster)
     json_t *latest = NULL;
     if (tb_kafka_log_read_to_end(cluster->log, on_record, &latest, errstr,
                                  sizeof(errstr)) != 0) {
-        TB_LOG(TB_LOG_WARN, "tributary.cluster", "cannot read the assignment: %s",
-               errstr);
+        trouble(cluster, "cannot read the assignment", errstr);
     }
     tb_assignment_t assignment;
     if (latest == NULL || (cluster->published != NULL &&
@@ -199,8 +221,8 @@ static int publish(tb_cluster_t *cluster, json_t *workers)
                  ? tb_kafka_log_write(cluster->log, &out, 1, errstr, sizeof(errstr))
                  : -1;
     if (rc != 0) {
-        TB_LOG(TB_LOG_WARN, "tributary.cluster", "cannot publish the assignment: %s",
-               value != NULL ? errstr : "out of memory");
+        trouble(cluster, "cannot publish the assignment",
+                value != NULL ? errstr : "out of memory");
     }
     free(value);
     return rc;
@@ -286,8 +308,9 @@ static void lead(tb_cluster_t *cluster, const tb_worker_group_view_t *view)
 static void tick(tb_cluster_t *cluster)
 {
     char errstr[512];
+    cluster->troubled = false;
     if (tb_herder_refresh(cluster->herder, errstr, sizeof(errstr)) != 0) {
-        TB_LOG(TB_LOG_WARN, "tributary.cluster", "cannot read the store: %s", errstr);
+        trouble(cluster, "cannot read the store", errstr);
     }
     follow(cluster);
     tb_worker_group_view_t view;
@@ -298,6 +321,9 @@ static void tick(tb_cluster_t *cluster)
         lead(cluster, &view);
     }
     tb_worker_group_view_clear(&view);
+    if (!cluster->troubled) {
+        trouble(cluster, NULL, NULL);
+    }
 }
 
 static void *run(void *opaque)
