@@ -36,6 +36,24 @@ CONNECT_JVM = ["-Xms256M", "-Xmx2G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseM
                "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
                "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true"]
 CONNECT_MAIN = "org.apache.kafka.connect.cli.ConnectStandalone"
+# Connect tuned to the client settings tributary runs with (librdkafka 2.0's defaults, which
+# tributary keeps, and its sink's batch bound): the row the goals read. As shipped, Connect's
+# worker forces acks=all and max.in.flight.requests.per.connection=1 on its producers, with
+# linger.ms=0, 16 KiB batches, and 500 records per poll.
+CONNECT_TUNED = [
+    "producer.linger.ms=5",                       # librdkafka linger.ms
+    "producer.batch.size=1000000",                # librdkafka batch.size
+    "producer.max.in.flight.requests.per.connection=5",
+    "producer.enable.idempotence=true",           # tributary's source producers
+    "producer.acks=all",
+    "producer.compression.type=none",             # librdkafka compression.codec
+    "consumer.max.poll.records=1024",             # tributary's sink batch (BATCH_MAX)
+    "consumer.fetch.min.bytes=1",                 # librdkafka fetch.min.bytes
+    "consumer.fetch.max.wait.ms=500",             # librdkafka fetch.wait.max.ms
+    "consumer.fetch.max.bytes=52428800",          # librdkafka fetch.max.bytes
+    "consumer.max.partition.fetch.bytes=1048576",  # librdkafka max.partition.fetch.bytes
+    "consumer.receive.buffer.bytes=-1",           # librdkafka: the OS default
+]
 # Records per encode and per decode loop of the formats scenario (at most N): a million
 # take tributary's slowest loop about ten seconds; Python's serializers are slower.
 FORMAT_RECORDS = 1_000_000
@@ -66,8 +84,8 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
-def status_kb(pid: int, key: str) -> int:
-    """A kB figure of /proc/<pid>/status: VmRSS (now) or VmHWM (peak)."""
+def status_number(pid: int, key: str) -> int:
+    """A figure of /proc/<pid>/status: VmRSS (now) or VmHWM (peak) in kB, or Threads."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             if line.startswith(key + ":"):
@@ -341,7 +359,15 @@ class Connect(Worker):
                              f"{tail(self.log_path)}\n{tail(self.dir / 'connect.log')}")
 
 
-WORKERS = {"tributary": Tributary, "connect": Connect}
+class ConnectTuned(Connect):
+    """Connect with CONNECT_TUNED in its worker properties."""
+    kind = "connect-tuned"
+
+    def common_properties(self) -> list[str]:
+        return super().common_properties() + CONNECT_TUNED
+
+
+WORKERS = {"tributary": Tributary, "connect": Connect, "connect-tuned": ConnectTuned}
 
 
 # ------------------------------------------------------------------------ context
@@ -358,6 +384,8 @@ class Context:
         self.floor_dir = Path(args.floor)
         self.work = Path(args.work)
         self.flush_ms = args.flush_ms
+        self.reps = args.reps
+        self.rep = 0  # the repetition running now, recorded in each row
         self.broker_pid = args.broker_pid
         self.run_id = f"{int(time.time()) % 1000000}"
         self.topic = f"bench-in-{self.run_id}"
@@ -445,8 +473,17 @@ class Watcher:
         return done
 
 
+def alternating(ctx: Context, systems: list[str]):
+    """Yields the systems ctx.reps times, as listed in even repetitions and reversed in odd
+    ones, so that no system always runs first (on a cold broker) or right after the same
+    other one; ctx.rep tells the repetition."""
+    for repetition in range(ctx.reps):
+        ctx.rep = repetition
+        yield from (systems if repetition % 2 == 0 else list(reversed(systems)))
+
+
 def row(ctx, scenario, system, **figures) -> dict:
-    entry = {"scenario": scenario, "system": system, **figures}
+    entry = {"scenario": scenario, "system": system, "rep": ctx.rep, **figures}
     ctx.rows.append(entry)
     log(f"{scenario} {system}: " + ", ".join(f"{k}={v:.6g}" if isinstance(v, float)
                                            else f"{k}={v}" for k, v in figures.items()))
@@ -463,10 +500,12 @@ class Fixed:
         return self.value
 
 
-def throughput_row(ctx, scenario, system, seconds, cpu, hwm_kb, background):
-    return row(ctx, scenario, system, records=ctx.n, seconds=seconds,
-               rps=ctx.n / seconds if seconds > 0 else 0.0,
-               cpu_per_m=cpu / ctx.n * 1e6, cores=cpu / seconds if seconds > 0 else 0.0,
+def throughput_row(ctx, scenario, system, seconds, cpu, hwm_kb, background, records=None):
+    """records: N unless said otherwise."""
+    records = records or ctx.n
+    return row(ctx, scenario, system, records=records, seconds=seconds,
+               rps=records / seconds if seconds > 0 else 0.0,
+               cpu_per_m=cpu / records * 1e6, cores=cpu / seconds if seconds > 0 else 0.0,
                rss_mb=hwm_kb / 1024, background=background.cores())
 
 
@@ -511,64 +550,114 @@ class Scraper:
         self.thread.join(timeout=10)
 
 
+# The consumer settings tributary gives its sinks where librdkafka's defaults differ
+# (connectors/kafka/client_props.c): the floors consume with them too, so that floor and
+# tributary run the same client.
+TRIBUTARY_CONSUMER = ["queued.min.messages=10000000", "queued.max.messages.kbytes=131072"]
+
+# The sink's systems in the order of the even repetitions. floor: floor_consume counting;
+# floor-write: floor_consume writing each value as a line to the same tmpfs (the same work
+# as a file sink); tributary-scraped: tributary with GET /metrics once a second.
+SINK_SYSTEMS = ["floor", "floor-write", "tributary", "connect", "connect-tuned",
+                "tributary-scraped"]
+
+
 def sink(ctx: Context) -> None:
     log("scenario sink: Kafka -> file")
-    background = Background(ctx)
-    result = run_floor(ctx, [ctx.floor("floor_consume"), "-b", ctx.bootstrap, "-t", ctx.topic,
-                             "-n", ctx.n, "-T", int(ctx.run_timeout)], "sink-floor")
-    throughput_row(ctx, "sink", "floor", result["seconds"], result["cpu_seconds"],
-                   result["hwm_kb"], background)
-    # tributary again with /metrics scraped every second, as Prometheus would:
-    # the scrape must not slow the pipeline measurably
-    for kind, scraped in (("tributary", False), ("connect", False), ("tributary", True)):
-        system = "tributary-scraped" if scraped else kind
-        worker = WORKERS[kind](ctx, "sink").start()
-        scraper = None
-        try:
-            worker.wait_ready()
-            out = ctx.sink_dir / f"sink-{system}.txt"
-            name = f"bench-sink-{system}-{ctx.run_id}"
-            if scraped:
-                scraper = Scraper(worker.port)
-            background = Background(ctx)
-            cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
-            worker.create(name, {"connector.class": "FileStreamSink", "topics": ctx.topic,
-                                 "file": str(out), "key.converter": STRING,
-                                 "value.converter": STRING})
-            deadline = t0 + ctx.run_timeout
-            # The file's size tells when every line is there (each value has the same
-            # length): a stat every 20 ms, cheaper than counting lines.
-            while (out.stat().st_size if out.exists() else 0) < ctx.expected_sink_bytes:
-                worker.check_alive()
-                if time.monotonic() > deadline:
-                    size = out.stat().st_size if out.exists() else 0
-                    raise BenchError(f"{kind} sink: {size} of {ctx.expected_sink_bytes} bytes "
-                                     f"after {ctx.run_timeout} s")
-                time.sleep(0.02)
-            t1, cpu1 = time.monotonic(), cpu_seconds(worker.pid)
-            hwm = status_kb(worker.pid, "VmHWM")
-            busy = background.cores()
-            with open(out, "rb") as f:
-                lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-            if lines != ctx.n:
-                raise BenchError(f"{kind} sink wrote {lines} lines, not {ctx.n}")
-            throughput_row(ctx, "sink", system, t1 - t0, cpu1 - cpu0, hwm, Fixed(busy))
-        finally:
-            if scraper is not None:
-                scraper.stop()
-            worker.stop()
-            (ctx.sink_dir / f"sink-{system}.txt").unlink(missing_ok=True)
+    for system in alternating(ctx, SINK_SYSTEMS):
+        if system.startswith("floor"):
+            sink_floor(ctx, system)
+        else:
+            sink_worker(ctx, system)
 
 
-def source_like(ctx: Context, scenario: str, systems: list[str], config_of) -> None:
-    for kind in systems:
-        topic = f"bench-{scenario}-{kind}-{ctx.run_id}"
+def sink_floor(ctx: Context, system: str) -> None:
+    out = ctx.sink_dir / f"sink-{system}.txt"
+    argv = [ctx.floor("floor_consume"), "-b", ctx.bootstrap, "-t", ctx.topic, "-n", ctx.n,
+            "-T", int(ctx.run_timeout)]
+    for setting in TRIBUTARY_CONSUMER:
+        argv += ["-X", setting]
+    if system == "floor-write":
+        argv += ["-o", out]
+    try:
+        background = Background(ctx)
+        result = run_floor(ctx, argv, f"sink-{system}")
+        throughput_row(ctx, "sink", system, result["seconds"], result["cpu_seconds"],
+                       result["hwm_kb"], background)
+    finally:
+        out.unlink(missing_ok=True)
+
+
+def wait_for_file(ctx: Context, worker: Worker, out: Path, t0: float, label: str) -> None:
+    """Until the sink's file holds every line. Its size tells (each value has the same
+    length): a stat every 20 ms, cheaper than counting lines."""
+    while (size := out.stat().st_size if out.exists() else 0) < ctx.expected_sink_bytes:
+        worker.check_alive()
+        if time.monotonic() > t0 + ctx.run_timeout:
+            raise BenchError(f"{label} sink: {size} of {ctx.expected_sink_bytes} bytes "
+                             f"after {ctx.run_timeout} s")
+        time.sleep(0.02)
+
+
+def sink_worker(ctx: Context, system: str) -> None:
+    """One sink run: a fresh worker, a FileStreamSink with a new group, until the file holds
+    every line."""
+    scraped = system == "tributary-scraped"
+    kind = "tributary" if scraped else system
+    worker = WORKERS[kind](ctx, "sink").start()
+    scraper = None
+    out = ctx.sink_dir / f"sink-{system}.txt"
+    try:
+        worker.wait_ready()
+        name = f"bench-sink-{system}-{ctx.run_id}-{ctx.rep}"
+        if scraped:
+            scraper = Scraper(worker.port)
+        background = Background(ctx)
+        cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
+        worker.create(name, {"connector.class": "FileStreamSink", "topics": ctx.topic,
+                             "file": str(out), "key.converter": STRING,
+                             "value.converter": STRING})
+        wait_for_file(ctx, worker, out, t0, system)
+        t1, cpu1 = time.monotonic(), cpu_seconds(worker.pid)
+        hwm = status_number(worker.pid, "VmHWM")
+        busy = background.cores()
+        with open(out, "rb") as f:
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+        if lines != ctx.n:
+            raise BenchError(f"{system} sink wrote {lines} lines, not {ctx.n}")
+        throughput_row(ctx, "sink", system, t1 - t0, cpu1 - cpu0, hwm, Fixed(busy))
+    finally:
+        if scraper is not None:
+            scraper.stop()
+        worker.stop()
+        out.unlink(missing_ok=True)
+
+
+SOURCE_SYSTEMS = ["floor", "tributary", "connect", "connect-tuned"]
+DATAGEN_SYSTEMS = ["floor", "tributary"]
+
+
+def check_content(ctx: Context, topic: str, label: str) -> None:
+    """floor_consume --check over the whole topic: every line of the input file exactly
+    once, in file order within each partition. Outside the measured time."""
+    result = run_floor(ctx, [ctx.floor("floor_consume"), "-b", ctx.bootstrap, "-t", topic,
+                             "-n", ctx.n, "-T", int(ctx.run_timeout), "--check"],
+                       f"{label}-check")
+    if not result.get("check_passed"):
+        raise BenchError(f"{label}: the topic's content is wrong: {json.dumps(result)}")
+
+
+def source_like(ctx: Context, scenario: str, systems: list[str], config_of,
+                check: bool) -> None:
+    for kind in alternating(ctx, systems):
+        topic = f"bench-{scenario}-{kind}-{ctx.run_id}-{ctx.rep}"
+        label = f"{scenario}-{kind}-{ctx.rep}"
         if kind == "floor":
-            watcher = Watcher(ctx, topic, f"{scenario}-floor")
+            watcher = Watcher(ctx, topic, label)
             background = Background(ctx)
             result = run_floor(ctx, [ctx.floor("floor_produce"), "-b", ctx.bootstrap,
                                      "-t", topic, "-n", ctx.n, "-s", ctx.size,
-                                     "-T", int(ctx.run_timeout)], f"{scenario}-floor")
+                                     "-T", int(ctx.run_timeout)], label)
             watcher.wait()
             throughput_row(ctx, scenario, "floor", result["seconds"], result["cpu_seconds"],
                            result["hwm_kb"], Fixed(background.cores()))
@@ -576,30 +665,38 @@ def source_like(ctx: Context, scenario: str, systems: list[str], config_of) -> N
         worker = WORKERS[kind](ctx, scenario).start()
         try:
             worker.wait_ready()
-            watcher = Watcher(ctx, topic, f"{scenario}-{kind}")
+            watcher = Watcher(ctx, topic, label)
             background = Background(ctx)
             cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
-            worker.create(f"bench-{scenario}-{kind}-{ctx.run_id}", config_of(topic))
+            worker.create(f"bench-{scenario}-{kind}-{ctx.run_id}-{ctx.rep}", config_of(topic))
             t1 = watcher.wait(worker)
-            cpu1, hwm = cpu_seconds(worker.pid), status_kb(worker.pid, "VmHWM")
-            throughput_row(ctx, scenario, kind, t1 - t0, cpu1 - cpu0, hwm,
-                           Fixed(background.cores()))
+            cpu1, hwm = cpu_seconds(worker.pid), status_number(worker.pid, "VmHWM")
+            busy = background.cores()
         finally:
             worker.stop()
+        if check:
+            check_content(ctx, topic, label)
+        throughput_row(ctx, scenario, kind, t1 - t0, cpu1 - cpu0, hwm, Fixed(busy))
 
 
 def source(ctx: Context) -> None:
     log("scenario source: file -> Kafka")
-    source_like(ctx, "source", ["floor", "tributary", "connect"], lambda topic: {
-        "connector.class": "FileStreamSource", "file": str(ctx.input_file), "topic": topic,
-        "key.converter": STRING, "value.converter": STRING})
+    source_like(ctx, "source", SOURCE_SYSTEMS,
+                lambda topic: {"connector.class": "FileStreamSource",
+                               "file": str(ctx.input_file), "topic": topic,
+                               "key.converter": STRING, "value.converter": STRING},
+                check=True)
+    ctx.notes.append("Source content: after each tributary and Connect run, floor_consume "
+                     "--check read the topic back: every line of the file exactly once, in "
+                     "file order within each partition (checked, or the run fails).")
 
 
 def datagen(ctx: Context) -> None:
     log("scenario datagen: generated records -> Kafka")
-    source_like(ctx, "datagen", ["floor", "tributary"], lambda topic: {
+    source_like(ctx, "datagen", DATAGEN_SYSTEMS, lambda topic: {
         "connector.class": "datagen", "topic": topic, "records.per.second": "0",
-        "count": str(ctx.n), "key.converter": STRING, "value.converter": STRING})
+        "count": str(ctx.n), "key.converter": STRING, "value.converter": STRING},
+        check=False)
 
 
 def formats(ctx: Context) -> None:
@@ -673,7 +770,7 @@ def service(ctx: Context) -> None:
                 max_ms=max(times), trials=trials, background=background.cores())
 
             time.sleep(ctx.args.settle)
-            idle = status_kb(worker.pid, "VmRSS")
+            idle = status_number(worker.pid, "VmRSS")
             empty = worker.dir / "empty.txt"
             empty.write_text("")
             topic = f"bench-mem-{kind}-{ctx.run_id}"
@@ -685,15 +782,15 @@ def service(ctx: Context) -> None:
             worker.create(names[0], config(0))
             worker.wait_running(names[:1])
             time.sleep(ctx.args.settle)
-            one = status_kb(worker.pid, "VmRSS")
+            one = status_number(worker.pid, "VmRSS")
             for i, name in enumerate(names[1:], start=1):
                 worker.create(name, config(i))
             worker.wait_running(names, timeout=300)
             time.sleep(ctx.args.settle)
-            full = status_kb(worker.pid, "VmRSS")
+            full = status_number(worker.pid, "VmRSS")
             row(ctx, "memory", kind, idle_mb=idle / 1024, one_mb=one / 1024,
                 many_mb=full / 1024, connectors=many,
-                hwm_mb=status_kb(worker.pid, "VmHWM") / 1024)
+                hwm_mb=status_number(worker.pid, "VmHWM") / 1024)
 
             url = f"{worker.base}/connectors/{names[0]}/status"
             if ctx.args.wrk_warmup > 0:
@@ -706,13 +803,90 @@ def service(ctx: Context) -> None:
                 p99_ms=result["p99_ms"],
                 cpu_per_m=(cpu1 - cpu0) / max(1, result["requests"]) * 1e6,
                 requests=result["requests"], non_2xx=result["non_2xx"],
-                rss_mb=status_kb(worker.pid, "VmHWM") / 1024, background=background.cores())
+                rss_mb=status_number(worker.pid, "VmHWM") / 1024, background=background.cores())
             if result["non_2xx"] or result["socket_errors"]:
                 ctx.notes.append(f"REST {kind}: {result['non_2xx']} non-2xx answers, "
                                  f"socket errors: {result['socket_errors'] or 'none'}.")
         finally:
             if worker is not None:
                 worker.stop()
+
+
+def scale(ctx: Context) -> None:
+    """How cost grows with connectors: a fresh worker per system, FileStreamSource
+    connectors on one empty file added in steps; at each step, once all are RUNNING and
+    after the settle, the worker's resident memory and thread count. Connect stops at
+    --connect-scale-max."""
+    steps = [int(x) for x in ctx.args.scale_steps.split(",")]
+    for kind in ("tributary", "connect"):
+        top = steps[-1] if kind == "tributary" else min(steps[-1], ctx.args.connect_scale_max)
+        log(f"scenario scale: {kind}, up to {top} connectors")
+        worker = WORKERS[kind](ctx, "scale").start()
+        try:
+            worker.wait_ready()
+            empty = worker.dir / "empty.txt"
+            empty.write_text("")
+            config = {"connector.class": "FileStreamSource", "file": str(empty),
+                      "topic": f"bench-scale-{kind}-{ctx.run_id}", "key.converter": STRING,
+                      "value.converter": STRING}
+            created, seconds = 0, 0.0
+            for step in [0] + [n for n in steps if n <= top]:
+                t0 = time.monotonic()
+                names = [f"scale-{i}" for i in range(created, step)]
+                for name in names:
+                    worker.create(name, config)
+                worker.wait_running(names, timeout=max(120, step))
+                seconds, created = time.monotonic() - t0, step
+                time.sleep(ctx.args.settle)
+                row(ctx, "scale", kind, connectors=step, seconds=seconds,
+                    rss_mb=status_number(worker.pid, "VmRSS") / 1024,
+                    threads=status_number(worker.pid, "Threads"))
+        finally:
+            worker.stop()
+
+
+def tasks(ctx: Context) -> None:
+    """tributary's sink with tasks.max 1, 2 and 4 on the 4-partition topic, and 1, 2 and 4
+    FileStreamSource connectors at once, each on the input file into a topic of its own:
+    records/s of all of them together, from the first creation to the last record."""
+    log("scenario tasks: sink tasks.max and concurrent sources")
+    for count in (1, 2, 4):
+        out = ctx.sink_dir / f"tasks-{count}.txt"
+        worker = Tributary(ctx, f"tasks-sink-{count}").start()
+        try:
+            worker.wait_ready()
+            background = Background(ctx)
+            cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
+            worker.create(f"bench-tasks-{count}-{ctx.run_id}", {
+                "connector.class": "FileStreamSink", "topics": ctx.topic, "file": str(out),
+                "tasks.max": str(count), "key.converter": STRING, "value.converter": STRING})
+            wait_for_file(ctx, worker, out, t0, f"tasks.max={count}")
+            t1, cpu1 = time.monotonic(), cpu_seconds(worker.pid)
+            throughput_row(ctx, "tasks-sink", f"tasks.max={count}", t1 - t0, cpu1 - cpu0,
+                           status_number(worker.pid, "VmHWM"), Fixed(background.cores()))
+        finally:
+            worker.stop()
+            out.unlink(missing_ok=True)
+    for count in (1, 2, 4):
+        worker = Tributary(ctx, f"tasks-source-{count}").start()
+        try:
+            worker.wait_ready()
+            topics = [f"bench-tasks-source-{count}-{i}-{ctx.run_id}" for i in range(count)]
+            watchers = [Watcher(ctx, topic, f"tasks-source-{count}-{i}")
+                        for i, topic in enumerate(topics)]
+            background = Background(ctx)
+            cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
+            for topic in topics:
+                worker.create(topic, {"connector.class": "FileStreamSource",
+                                      "file": str(ctx.input_file), "topic": topic,
+                                      "key.converter": STRING, "value.converter": STRING})
+            t1 = max(w.wait(worker) for w in watchers)
+            cpu1 = cpu_seconds(worker.pid)
+            throughput_row(ctx, "tasks-source", f"connectors={count}", t1 - t0, cpu1 - cpu0,
+                           status_number(worker.pid, "VmHWM"), Fixed(background.cores()),
+                           records=count * ctx.n)
+        finally:
+            worker.stop()
 
 
 # ------------------------------------------------------------------------ profile
@@ -835,10 +1009,19 @@ def profile(ctx: Context, scenarios: list[str]) -> list[str]:
 
 # ------------------------------------------------------------------------ report
 def find(ctx, scenario, system):
-    for entry in ctx.rows:
-        if entry["scenario"] == scenario and entry["system"] == system:
-            return entry
-    return None
+    """The rows of (scenario, system) merged: each number is the median over the
+    repetitions, with its min and max under "<field>_min" and "<field>_max", and "runs"
+    how many there were. None when not measured."""
+    trials = [e for e in ctx.rows if e["scenario"] == scenario and e["system"] == system]
+    if not trials:
+        return None
+    merged = dict(trials[0], runs=len(trials))
+    for key, value in trials[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and key != "rep":
+            values = [t[key] for t in trials]
+            merged[key] = statistics.median(values)
+            merged[f"{key}_min"], merged[f"{key}_max"] = min(values), max(values)
+    return merged
 
 
 def fmt(value, digits=3) -> str:
@@ -857,6 +1040,11 @@ def ratio(a, b):
 
 def ratio_text(value) -> str:
     return "–" if value is None else f"{value:.2f}×"
+
+
+# The throughput table's rows, in order.
+THROUGHPUT_SYSTEMS = [("sink", SINK_SYSTEMS), ("source", SOURCE_SYSTEMS),
+                      ("datagen", DATAGEN_SYSTEMS)]
 
 
 def evaluate(ctx) -> list[dict]:
@@ -882,14 +1070,37 @@ def evaluate(ctx) -> list[dict]:
         entry = find(ctx, s, k)
         return entry.get(field) if entry else None
 
+    def within(name, limit, measured, detail):
+        """|measured - 1| < limit: a change of less than limit either way."""
+        met = measured is not None and abs(measured - 1) < limit
+        goals.append({"goal": name, "target": f"within ±{limit * 100:g}%",
+                      "measured": measured, "met": met, "unit": "×", "detail": detail,
+                      "shortfall": None if measured is None or met else
+                      f"{(measured - 1) * 100:+.0f}%, the limit ±{limit * 100:g}%"})
+
     for scenario in ("sink", "source"):
-        t, c = get(scenario, "tributary", "rps"), get(scenario, "connect", "rps")
-        at_least(f"{scenario} throughput vs Connect", 3, ratio(t, c),
+        t, c = get(scenario, "tributary", "rps"), get(scenario, "connect-tuned", "rps")
+        at_least(f"{scenario} throughput vs tuned Connect", 3, ratio(t, c),
                  f"{fmt(t)} vs {fmt(c)} records/s")
-    for scenario in ("sink", "source", "datagen"):
-        t, f = get(scenario, "tributary", "cpu_per_m"), get(scenario, "floor", "cpu_per_m")
-        at_most(f"{scenario} CPU per record vs floor", 1.3, ratio(t, f),
+        t, c = (get(scenario, "tributary", "cpu_per_m"),
+                get(scenario, "connect-tuned", "cpu_per_m"))
+        at_most(f"{scenario} CPU per record vs tuned Connect", 0.25, ratio(t, c),
+                f"{fmt(t)} vs {fmt(c)} CPU s per M records")
+    t, f = get("sink", "tributary", "rps"), get("sink", "floor-write", "rps")
+    at_least("sink throughput vs the writing floor", 0.8, ratio(t, f),
+             f"{fmt(t)} vs {fmt(f)} records/s")
+    cores = get("sink", "tributary", "cores")
+    # 0 CPU seconds: the run was shorter than the clock tick (smoke N), not measured
+    at_least("sink cores used", 0.9, cores or None, f"{fmt(cores)} cores", unit="")
+    for scenario, floor in (("sink", "floor-write"), ("source", "floor"),
+                            ("datagen", "floor")):
+        t, f = get(scenario, "tributary", "cpu_per_m"), get(scenario, floor, "cpu_per_m")
+        at_most(f"{scenario} CPU per record vs {floor}", 1.3, ratio(t, f),
                 f"{fmt(t)} vs {fmt(f)} CPU s per M records")
+    for field, label in (("rps", "records/s"), ("cpu_per_m", "CPU per record")):
+        t, u = get("sink", "tributary-scraped", field), get("sink", "tributary", field)
+        within(f"sink {label} scraped / not scraped", 0.05, ratio(t, u),
+               f"{fmt(t)} vs {fmt(u)}")
     t, c = get("rest", "tributary", "rps"), get("rest", "connect", "rps")
     at_least("REST requests/s vs Connect", 5, ratio(t, c), f"{fmt(t)} vs {fmt(c)} requests/s")
     t, c = get("rest", "tributary", "p99_ms"), get("rest", "connect", "p99_ms")
@@ -983,24 +1194,33 @@ def render(ctx, goals, profile_lines, wall) -> str:
          f"- Whole run: {wall / 60:.1f} minutes.", *[f"- {n}" for n in ctx.notes], ""]
 
     L += ["## Throughput", "",
-          "| scenario | system | records | seconds | records/s | CPU s per M records "
-          "| cores used | peak RSS MB | background cores |",
-          "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for scenario in ("sink", "source", "datagen"):
-        for system in ("floor", "tributary", "connect"):
+          f"Each system ran {ctx.reps} times, in an order that alternates between "
+          "repetitions; each figure is the median of the runs, records/s and CPU also with "
+          "their min and max.", "",
+          "| scenario | system | runs | records | seconds | records/s | min | max "
+          "| CPU s per M records | min | max | cores used | peak RSS MB | background cores |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for scenario, systems in THROUGHPUT_SYSTEMS:
+        for system in systems:
             e = find(ctx, scenario, system)
             if e:
-                L.append(f"| {scenario} | {system} | {fmt(e['records'])} | "
-                         f"{fmt(e['seconds'])} | {fmt(e['rps'])} | {fmt(e['cpu_per_m'])} | "
+                L.append(f"| {scenario} | {system} | {e['runs']} | {fmt(e['records'])} | "
+                         f"{fmt(e['seconds'])} | {fmt(e['rps'])} | {fmt(e['rps_min'])} | "
+                         f"{fmt(e['rps_max'])} | {fmt(e['cpu_per_m'])} | "
+                         f"{fmt(e['cpu_per_m_min'])} | {fmt(e['cpu_per_m_max'])} | "
                          f"{e['cores']:.2f} | {fmt(e['rss_mb'])} | {e['background']:.2f} |")
     L += ["", "cores used: the measured process's CPU seconds per second of the run (well "
           "below 1 means it waited rather than computed).", "",
           "background cores: CPU time of processes outside the benchmark during the "
           "measurement, per second (0 on a quiet machine, 2 when other jobs keep both cores "
           "busy); a row with more than about 0.2 was measured on a shared, busy machine.",
-          "", "sink: Kafka → file (floor: floor_consume, only counting). source: file → Kafka "
-          "(floor: floor_produce, generating). datagen: tributary's datagen connector → Kafka "
-          "(floor: floor_produce). Connect has no datagen connector.", ""]
+          "", "sink: Kafka → file (floor: floor_consume, only counting; floor-write: "
+          "floor_consume writing each value as a line to the same tmpfs, through a 256 KiB "
+          "buffer). source: file → Kafka (floor: floor_produce, generating). datagen: "
+          "tributary's datagen connector → Kafka (floor: floor_produce). Connect has no "
+          "datagen connector. connect: Connect as shipped; connect-tuned: Connect with "
+          "tributary's client settings (" + ", ".join(f"`{p}`" for p in CONNECT_TUNED) +
+          ").", ""]
 
     L += ["## REST", "",
           "| scenario | system | requests/s | p50 ms | p99 ms | CPU s per M requests "
@@ -1033,28 +1253,64 @@ def render(ctx, goals, profile_lines, wall) -> str:
     L += ["", "Each connector: FileStreamSource on an empty file, RUNNING (one task and its "
           "producer), on both systems.", ""]
 
+    scaled = [e for e in ctx.rows if e["scenario"] == "scale"]
+    L += ["## How cost grows: connectors", "",
+          "| scenario | system | connectors | RSS MB | MB per connector | threads "
+          "| seconds to RUNNING |", "|---|---|---:|---:|---:|---:|---:|"]
+    for system in ("tributary", "connect"):
+        idle = next((e for e in scaled if e["system"] == system and e["connectors"] == 0),
+                    None)
+        for e in (e for e in scaled if e["system"] == system):
+            per = ((e["rss_mb"] - idle["rss_mb"]) / e["connectors"]
+                   if idle and e["connectors"] else 0.0)
+            L.append(f"| scale | {system} | {e['connectors']} | {fmt(e['rss_mb'])} | "
+                     f"{fmt(per)} | {e['threads']} | {fmt(e['seconds'])} |")
+    L += ["", "A fresh worker per system; FileStreamSource connectors on one empty file "
+          "added in steps, each step measured once all are RUNNING and after "
+          f"{ctx.args.settle:g} s. MB per connector: above the idle worker. Connect is "
+          f"measured up to {ctx.args.connect_scale_max} connectors, to bound the run's "
+          "time.", "",
+          "## How cost grows: tasks", "",
+          "| scenario | system | records | seconds | records/s | CPU s per M records "
+          "| cores used | peak RSS MB | background cores |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for scenario, systems in (("tasks-sink", ("tasks.max=1", "tasks.max=2", "tasks.max=4")),
+                              ("tasks-source",
+                               ("connectors=1", "connectors=2", "connectors=4"))):
+        for system in systems:
+            e = find(ctx, scenario, system)
+            if e:
+                L.append(f"| {scenario} | {system} | {fmt(e['records'])} | "
+                         f"{fmt(e['seconds'])} | {fmt(e['rps'])} | {fmt(e['cpu_per_m'])} | "
+                         f"{e['cores']:.2f} | {fmt(e['rss_mb'])} | {e['background']:.2f} |")
+    L += ["", "tributary only, one run each. tasks-sink: FileStreamSink with that tasks.max "
+          "on the 4-partition topic, every task appending to the same file. tasks-source: "
+          "that many FileStreamSource connectors at once, each reading the input file into "
+          "a topic of its own; records are all of theirs together.", ""]
+
     def r(s, k1, k2, field):
         a_, b_ = find(ctx, s, k1), find(ctx, s, k2)
         return ratio(a_ and a_.get(field), b_ and b_.get(field))
 
-    L += ["## Ratios", "",
-          "| scenario | figure | tributary/Connect | tributary/floor |", "|---|---|---:|---:|"]
+    L += ["## Ratios", "", "Of the medians.", "",
+          "| scenario | figure | tributary/Connect | tributary/Connect tuned "
+          "| tributary/floor | tributary/floor-write |", "|---|---|---:|---:|---:|---:|"]
     for scenario in ("sink", "source", "datagen"):
         for field, label in (("rps", "records/s"), ("cpu_per_m", "CPU per record"),
                              ("rss_mb", "peak RSS")):
-            L.append(f"| {scenario} | {label} | "
-                     f"{ratio_text(r(scenario, 'tributary', 'connect', field))} | "
-                     f"{ratio_text(r(scenario, 'tributary', 'floor', field))} |")
+            L.append(f"| {scenario} | {label} | " + " | ".join(
+                ratio_text(r(scenario, "tributary", other, field))
+                for other in ("connect", "connect-tuned", "floor", "floor-write")) + " |")
     for field, label in (("rps", "requests/s"), ("p50_ms", "p50 latency"),
                          ("p99_ms", "p99 latency"), ("cpu_per_m", "CPU per request")):
         L.append(f"| rest | {label} | {ratio_text(r('rest', 'tributary', 'connect', field))} "
-                 "| – |")
+                 "| – | – | – |")
     L.append(f"| startup | median | "
-             f"{ratio_text(r('startup', 'tributary', 'connect', 'median_ms'))} | – |")
+             f"{ratio_text(r('startup', 'tributary', 'connect', 'median_ms'))} | – | – | – |")
     for field, label in (("idle_mb", "idle RSS"), ("one_mb", "RSS, 1 connector"),
                          ("many_mb", f"RSS, {many} connectors")):
         L.append(f"| memory | {label} | "
-                 f"{ratio_text(r('memory', 'tributary', 'connect', field))} | – |")
+                 f"{ratio_text(r('memory', 'tributary', 'connect', field))} | – | – | – |")
 
     L += ["", "## Scraping /metrics while the sink runs", "",
           "| figure | tributary scraped every second / not scraped |", "|---|---:|"]
@@ -1093,7 +1349,8 @@ def render(ctx, goals, profile_lines, wall) -> str:
           "plus json.loads/json.dumps (Protobuf: json_format). json: tributary's "
           "JsonConverter with schemas.enable=false, the cost of JSON alone."]
 
-    L += ["", "## Goals (issue 9)", "",
+    L += ["", "## Goals (issues 9 and 18)", "", "Of the medians; throughput and CPU against "
+          "Connect read the tuned row.", "",
           "| goal | target | measured | | shortfall | figures |", "|---|---|---:|---|---|---|"]
     for g in goals:
         if g["measured"] is None:
@@ -1132,6 +1389,8 @@ def main() -> int:
     p.add_argument("--work", required=True)
     p.add_argument("--results", required=True)
     p.add_argument("--flush-ms", type=int, default=500)
+    p.add_argument("--reps", type=int, default=3,
+                   help="runs of each throughput system, in alternating order")
     p.add_argument("--wrk-seconds", type=float, default=10)
     p.add_argument("--wrk-warmup", type=float, default=3)
     p.add_argument("--wrk-threads", type=int, default=2)
@@ -1140,6 +1399,10 @@ def main() -> int:
     p.add_argument("--connect-trials", type=int, default=3)
     p.add_argument("--connectors", type=int, default=50)
     p.add_argument("--settle", type=float, default=5)
+    p.add_argument("--scale-steps", default="1,10,100,1000",
+                   help="connector counts of the scale scenario")
+    p.add_argument("--connect-scale-max", type=int, default=100,
+                   help="the most connectors the scale scenario gives Connect")
     p.add_argument("--profile", action="store_true", help="profile the missed goals")
     p.add_argument("--profile-seconds", type=int, default=10)
     p.add_argument("--only", default="", help="comma-separated scenarios (for development)")
@@ -1153,12 +1416,13 @@ def main() -> int:
     ctx = Context(args)
     ctx.work.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    wanted = set(filter(None, args.only.split(","))) or {"service", "sink", "source", "datagen",
-                                                         "formats"}
+    wanted = set(filter(None, args.only.split(","))) or {
+        "service", "sink", "source", "datagen", "scale", "tasks", "formats"}
     try:
         preload(ctx)
         for name, scenario in (("service", service), ("sink", sink), ("source", source),
-                               ("datagen", datagen), ("formats", formats)):
+                               ("datagen", datagen), ("scale", scale), ("tasks", tasks),
+                               ("formats", formats)):
             if name in wanted:
                 scenario(ctx)
         goals = evaluate(ctx)

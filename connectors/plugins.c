@@ -8,13 +8,15 @@ extern const tb_plugin_t tb_datagen_plugin;
 extern const tb_plugin_t tb_file_sink_plugin;
 extern const tb_plugin_t tb_file_source_plugin;
 extern const tb_plugin_t tb_http_sink_plugin;
+extern const tb_plugin_t tb_jdbc_sink_plugin;
+extern const tb_plugin_t tb_jdbc_debezium_plugin;
+extern const tb_plugin_t tb_postgres_source_plugin;
 
 const tb_plugin_t *const tb_plugins[] = {
-    &tb_datagen_plugin,
-    &tb_file_sink_plugin,
-    &tb_file_source_plugin,
-    &tb_http_sink_plugin,
-    NULL,
+    &tb_datagen_plugin,         &tb_file_sink_plugin,
+    &tb_file_source_plugin,     &tb_http_sink_plugin,
+    &tb_jdbc_sink_plugin,       &tb_jdbc_debezium_plugin,
+    &tb_postgres_source_plugin, NULL,
 };
 
 const char *tb_plugin_kind_name(tb_plugin_kind_t kind)

@@ -29,6 +29,17 @@
  * Aliases. An alias is a series of its own family whose value is read, at
  * render time, from the series it holds a reference on, so the page can
  * carry a second name for a value without a second update per record.
+ *
+ * Windows. A windowed series is an alias that keeps readings of its sources
+ * taken at renders (at most one per quarter of the window, under the
+ * registry mutex that rendering holds) and shows the change since the
+ * oldest reading still in the window: a rate or a ratio over the last
+ * minute, with no cost to the updaters. The reading taken when it is
+ * created is its first, so the first scrape already has a baseline. A
+ * maximum cannot be made from readings: a histogram whose def keeps_max
+ * also keeps, per 30 s sample, its largest observation (one atomic
+ * maximum per observation), and TB_WINDOW_MAX shows the larger of the
+ * current and the previous sample's, as Kafka's Max does.
  */
 #include "core/tb_metrics.h"
 
@@ -44,7 +55,28 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/tb_time.h"
 #include "tb_version.h"
+
+/* Kafka's sampled statistics: two samples of 30 s. */
+#define SAMPLE_MS 30000
+#define WINDOW_MS (2 * SAMPLE_MS)
+/* Readings a window keeps: one per WINDOW_MS / (READINGS - 2) at most, plus
+ * the one before the window that the change is measured from. */
+#define READINGS 6
+
+typedef struct {
+    int64_t at_ms;
+    double a, b;
+} reading_t;
+
+typedef struct {
+    tb_window_kind_t kind;
+    tb_series_t *b; /* a is the series' source; one reference each */
+    double none;
+    reading_t readings[READINGS]; /* oldest first */
+    size_t reading_count;
+} window_t;
 
 typedef struct family {
     const tb_metric_def_t *def; /* the first definition seen of this name */
@@ -62,14 +94,25 @@ struct tb_series {
     /* An alias's: the series its value is read from (one reference held);
      * NULL for a series with a value of its own. */
     tb_series_t *source;
+    window_t *window; /* a windowed series' (its a is source); else NULL */
     /* A counter's or gauge's value, a histogram's sum: a double's bits. */
     _Atomic uint64_t value;
+    /* A keep_max histogram's largest observation per sample (a double's
+     * bits), and the sample each slot holds (its start / SAMPLE_MS). */
+    _Atomic uint64_t max_bits[2];
+    _Atomic int64_t max_sample[2];
     /* A histogram's observations per finite bound, then over the last. */
     _Atomic uint64_t counts[];
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static family_t *families; /* sorted by name */
+static int64_t (*_Atomic clock_ms)(void) = tb_monotonic_ms;
+
+void tb_metrics_clock_set(int64_t (*clock)(void))
+{
+    atomic_store(&clock_ms, clock != NULL ? clock : tb_monotonic_ms);
+}
 
 static const char *const type_names[] = {
     [TB_METRIC_COUNTER] = "counter",
@@ -130,6 +173,28 @@ void tb_series_set(tb_series_t *series, double value)
     atomic_store_explicit(&series->value, double_bits(value), memory_order_relaxed);
 }
 
+/* Folds value into the maximum of the current sample, starting the sample
+ * over when its slot still holds the one two samples back. Concurrent
+ * observers of one series may lose one value at a sample's start; a task
+ * observes its series from one thread at a time. */
+static void keep_max(tb_series_t *series, double value)
+{
+    int64_t sample = atomic_load(&clock_ms)() / SAMPLE_MS;
+    size_t slot = (size_t)(sample & 1);
+    if (atomic_load_explicit(&series->max_sample[slot], memory_order_relaxed) != sample) {
+        atomic_store_explicit(&series->max_bits[slot], double_bits(value),
+                              memory_order_relaxed);
+        atomic_store_explicit(&series->max_sample[slot], sample, memory_order_relaxed);
+        return;
+    }
+    uint64_t seen = atomic_load_explicit(&series->max_bits[slot], memory_order_relaxed);
+    while (value > bits_double(seen) &&
+           !atomic_compare_exchange_weak_explicit(
+               &series->max_bits[slot], &seen, double_bits(value), memory_order_relaxed,
+               memory_order_relaxed)) {
+    }
+}
+
 void tb_series_observe(tb_series_t *series, double value)
 {
     if (series == NULL || series->family->def->type != TB_METRIC_HISTOGRAM) {
@@ -143,6 +208,9 @@ void tb_series_observe(tb_series_t *series, double value)
     }
     atomic_fetch_add_explicit(&series->counts[bucket], 1, memory_order_relaxed);
     atomic_double_add(&series->value, value);
+    if (family->def->keep_max) {
+        keep_max(series, value);
+    }
 }
 
 /* ---- the registry ---- */
@@ -208,6 +276,10 @@ static void series_free(tb_series_t *series)
     if (series->source != NULL) {
         series_unref(series->source);
     }
+    if (series->window != NULL && series->window->b != NULL) {
+        series_unref(series->window->b);
+    }
+    free(series->window);
     for (size_t i = 0; series->values != NULL && i < series->family->label_count; i++) {
         free(series->values[i]);
     }
@@ -225,6 +297,10 @@ static tb_series_t *series_create(family_t *family, const char *const *values)
     series->family = family;
     series->refs = 1;
     atomic_init(&series->value, double_bits(0.0));
+    for (size_t i = 0; i < 2; i++) {
+        atomic_init(&series->max_bits[i], double_bits(NAN));
+        atomic_init(&series->max_sample[i], INT64_MIN);
+    }
     for (size_t i = 0; i < slots; i++) {
         atomic_init(&series->counts[i], 0);
     }
@@ -348,6 +424,53 @@ tb_series_t *tb_metrics_alias(const tb_metric_def_t *def, const char *const *val
     return alias;
 }
 
+static reading_t take_reading(const window_t *window, tb_series_t *a, int64_t now_ms);
+
+/* Whether window's sources fit its kind. */
+static bool window_fits(const tb_window_t *window)
+{
+    const tb_metric_def_t *a = window->a != NULL ? window->a->family->def : NULL;
+    switch (window->kind) {
+    case TB_WINDOW_RATE:
+        return a != NULL;
+    case TB_WINDOW_RATIO:
+        return a != NULL && window->b != NULL;
+    case TB_WINDOW_MAX:
+        return a != NULL && a->type == TB_METRIC_HISTOGRAM && a->keep_max;
+    }
+    return false;
+}
+
+tb_series_t *tb_metrics_window(const tb_metric_def_t *def, const char *const *values,
+                               const tb_window_t *window)
+{
+    if (def->type == TB_METRIC_HISTOGRAM || !window_fits(window)) {
+        return NULL;
+    }
+    window_t *kept = calloc(1, sizeof(*kept));
+    if (kept == NULL) {
+        return NULL;
+    }
+    pthread_mutex_lock(&registry_lock);
+    /* as an alias: a second take of the same series finds it made */
+    tb_series_t *series = series_take(def, values);
+    if (series != NULL && series->source == NULL) {
+        *kept = (window_t){.kind = window->kind, .b = window->b, .none = window->none};
+        kept->readings[0] = take_reading(kept, window->a, atomic_load(&clock_ms)());
+        kept->reading_count = 1;
+        window->a->refs++;
+        series->source = window->a;
+        if (window->b != NULL) {
+            window->b->refs++;
+        }
+        series->window = kept;
+        kept = NULL;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    free(kept);
+    return series;
+}
+
 void tb_series_release(tb_series_t *series)
 {
     if (series == NULL) {
@@ -367,6 +490,9 @@ void tb_metrics_reset(void)
             tb_series_t *series = family->series;
             family->series = series->next;
             series->source = NULL; /* freed in this loop too */
+            if (series->window != NULL) {
+                series->window->b = NULL;
+            }
             series_free(series);
         }
         families = family->next;
@@ -633,21 +759,105 @@ static void put_histogram(FILE *out, tb_series_t *series)
     put_sample(out, series, "_count", NULL, (double)total);
 }
 
-/* A counter's or gauge's value; an alias's read from its source. */
-static double series_value(tb_series_t *series)
+/* A histogram's observations, all buckets. */
+static uint64_t histogram_count(tb_series_t *series)
 {
-    tb_series_t *source = series->source != NULL ? series->source : series;
-    return atomic_double_load(&source->value);
+    uint64_t total = 0;
+    for (size_t i = 0; i <= series->family->bound_count; i++) {
+        total += atomic_load_explicit(&series->counts[i], memory_order_relaxed);
+    }
+    return total;
 }
 
-static void put_family(FILE *out, const family_t *family)
+/* What a window reads of series: a histogram's count, or its sum where a
+ * numerator is read; any other's value. */
+static double reading_of(tb_series_t *series, bool numerator)
+{
+    if (series->family->def->type == TB_METRIC_HISTOGRAM && !numerator) {
+        return (double)histogram_count(series);
+    }
+    return atomic_double_load(&series->value);
+}
+
+/* The larger of the current and the previous sample's maximum of a
+ * keep_max histogram; NaN when neither has an observation. */
+static double window_max(tb_series_t *series, int64_t now_ms)
+{
+    int64_t sample = now_ms / SAMPLE_MS;
+    double max = NAN;
+    for (size_t i = 0; i < 2; i++) {
+        int64_t held = atomic_load_explicit(&series->max_sample[i], memory_order_relaxed);
+        double value =
+            bits_double(atomic_load_explicit(&series->max_bits[i], memory_order_relaxed));
+        if (held >= sample - 1 && held <= sample && !(value <= max)) {
+            max = value;
+        }
+    }
+    return max;
+}
+
+/* A rate reads a's increase as b; a ratio reads a and its b. */
+static reading_t take_reading(const window_t *window, tb_series_t *a, int64_t now_ms)
+{
+    return (reading_t){
+        .at_ms = now_ms,
+        .a = reading_of(a, true),
+        .b = reading_of(window->b != NULL ? window->b : a, false),
+    };
+}
+
+/* A rate or a ratio: the change since the newest reading at or before the
+ * window's start (else the oldest), then a new reading when the last is a
+ * quarter of a window old. Call locked. */
+static double window_change(window_t *window, tb_series_t *a, int64_t now_ms)
+{
+    reading_t now = take_reading(window, a, now_ms);
+    while (window->reading_count > 1 && window->readings[1].at_ms <= now_ms - WINDOW_MS) {
+        memmove(&window->readings[0], &window->readings[1],
+                --window->reading_count * sizeof(window->readings[0]));
+    }
+    const reading_t *from = &window->readings[0];
+    double value;
+    if (window->kind == TB_WINDOW_RATE) {
+        int64_t span = now_ms - from->at_ms;
+        value =
+            (now.b - from->b) * 1000.0 / (double)(span > SAMPLE_MS ? span : SAMPLE_MS);
+    } else {
+        value = now.b > from->b ? (now.a - from->a) / (now.b - from->b) : window->none;
+    }
+    const reading_t *last = &window->readings[window->reading_count - 1];
+    if (now_ms - last->at_ms >= WINDOW_MS / (READINGS - 2)) {
+        if (window->reading_count == READINGS) {
+            memmove(&window->readings[0], &window->readings[1],
+                    --window->reading_count * sizeof(window->readings[0]));
+        }
+        window->readings[window->reading_count++] = now;
+    }
+    return value;
+}
+
+/* A counter's or gauge's value; an alias's read from its source, a
+ * window's worked out from it. Call locked. */
+static double series_value(tb_series_t *series, int64_t now_ms)
+{
+    if (series->window == NULL) {
+        tb_series_t *source = series->source != NULL ? series->source : series;
+        return atomic_double_load(&source->value);
+    }
+    if (series->window->kind == TB_WINDOW_MAX) {
+        return window_max(series->source, now_ms);
+    }
+    return window_change(series->window, series->source, now_ms);
+}
+
+static void put_family(FILE *out, const family_t *family, int64_t now_ms)
 {
     put_header(out, family->def->name, family->def->type, family->def->help);
     for (tb_series_t *series = family->series; series != NULL; series = series->next) {
         if (family->def->type == TB_METRIC_HISTOGRAM) {
             put_histogram(out, series);
         } else {
-            put_sample(out, series, "", NULL, series_value(series));
+            put_sample(out, series, "", NULL, series_value(series, now_ms));
         }
     }
 }
@@ -669,12 +879,13 @@ static void put_page(FILE *out, const readings_t *readings)
 {
     builtin_t next = 0;
     pthread_mutex_lock(&registry_lock);
+    int64_t now_ms = atomic_load(&clock_ms)();
     for (const family_t *family = families; family != NULL; family = family->next) {
         while (next < BUILTIN_COUNT &&
                strcmp(builtin_defs[next].name, family->def->name) < 0) {
             put_builtin(out, readings, next++);
         }
-        put_family(out, family);
+        put_family(out, family, now_ms);
     }
     pthread_mutex_unlock(&registry_lock);
     while (next < BUILTIN_COUNT) {

@@ -135,8 +135,18 @@ tb_schema_t *tb_schema_items(const tb_schema_t *s);      /* ARRAY; borrowed */
 tb_schema_t *tb_schema_key_schema(const tb_schema_t *s); /* MAP; borrowed */
 tb_schema_t *tb_schema_value_schema(const tb_schema_t *s);
 
+/* Prefixes a reason about a field's schema with the field's name:
+ * "field <name>: <reason>", or "field <name>.<inner>: ..." when the reason
+ * already names a field inside it. For messages about schemas mapped
+ * between formats. */
+void tb_schema_error_in_field(char *errstr, size_t errstr_size, const char *field);
+
 /* Whether s is the logical type called logical_name (TB_LOGICAL_*). */
 bool tb_schema_is_logical(const tb_schema_t *s, const char *logical_name);
+
+/* Whether s or a schema inside it (fields, items, keys, values) is the
+ * logical type called logical_name. NULL: false. */
+bool tb_schema_contains_logical(const tb_schema_t *s, const char *logical_name);
 
 /* -------------------------------------------------------------------------
  * Values
@@ -194,6 +204,31 @@ void tb_value_free(tb_value_t *v);
 /* The Java class Connect names for a value in its messages
  * ("java.lang.String"; "null" for a null). Static storage. */
 const char *tb_value_class_name(const tb_value_t *v);
+
+/* -------------------------------------------------------------------------
+ * Decimals (core/tb_decimal.c), exactly: a Decimal value is its unscaled
+ * integer as big-endian two's complement BYTES, as few as hold it, under
+ * its schema's "scale" parameter; no digit ever goes through a double.
+ */
+
+/* The scale of a Decimal schema: its "scale" parameter, 0 when absent. */
+int tb_decimal_scale(const tb_schema_t *s);
+
+/* The plain text of the decimal whose unscaled value is unscaled[0..len)
+ * under scale ("-12.50"; no exponent), malloc'd and NUL-terminated; NULL on
+ * no memory or a scale beyond +-TB_DECIMAL_MAX_DIGITS (a schema's scale is
+ * data: it must not size an allocation unchecked). */
+char *tb_decimal_text(const void *unscaled, size_t len, int scale);
+
+/* The BYTES value of the decimal text[0..len) under scale. The text is a
+ * JSON number or Java's BigDecimal text: an optional sign, digits with an
+ * optional point, an optional exponent ("-1.5E+3"). NULL with the reason in
+ * errstr when it is no number, has more decimals than scale holds (other
+ * than trailing zeros), or more than TB_DECIMAL_MAX_DIGITS digits. */
+tb_value_t *tb_decimal_parse(const char *text, size_t len, int scale, char *errstr,
+                             size_t errstr_size);
+
+#define TB_DECIMAL_MAX_DIGITS 4096
 
 /* Checks that value conforms to schema, as Connect's
  * ConnectSchema.validateValue does; -1 with Connect's message in errstr

@@ -14,6 +14,7 @@
 #ifndef TB_METRICS_H
 #define TB_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,9 @@ typedef struct {
     const char *const *labels; /* label names, NULL-terminated (may be NULL) */
     const double *buckets;     /* histogram upper bounds, ascending */
     size_t bucket_count;
+    /* A histogram that also keeps the largest value observed in the window
+     * (below), for TB_WINDOW_MAX: one more clock read per observation. */
+    bool keep_max;
 } tb_metric_def_t;
 
 typedef struct tb_series tb_series_t;
@@ -56,8 +60,46 @@ tb_series_t *tb_metrics_series(const tb_metric_def_t *def, const char *const *va
 tb_series_t *tb_metrics_alias(const tb_metric_def_t *def, const char *const *values,
                               tb_series_t *source);
 
-/* Drops one reference taken by tb_metrics_series() or tb_metrics_alias().
- * NULL is a no-op. */
+/* A windowed series shows what its sources did in the last minute, as
+ * Kafka's sampled statistics do (two samples of 30 s, which Kafka Connect's
+ * -rate, -avg and -max metrics use). Its value is worked out when the page
+ * is rendered, from readings of its sources taken at renders, so it costs
+ * the updaters nothing. A reading is a counter's or gauge's value; a
+ * histogram reads as its sum where a numerator is read, as its count
+ * where a denominator (or a rate's increase) is. */
+typedef enum {
+    /* The increase of a per second, over the window (at least 30 s, as in
+     * Kafka, so that a task that just started shows no burst). */
+    TB_WINDOW_RATE = 0,
+    /* The increase of a over that of b (an average, a share); `none` when
+     * b did not increase. */
+    TB_WINDOW_RATIO,
+    /* The largest value histogram a (its def keeps_max) observed in the
+     * current sample or the one before; NaN when none. */
+    TB_WINDOW_MAX,
+} tb_window_kind_t;
+
+typedef struct {
+    tb_window_kind_t kind;
+    tb_series_t *a;
+    tb_series_t *b; /* TB_WINDOW_RATIO's denominator; else NULL */
+    double none;    /* TB_WINDOW_RATIO's value when b did not increase */
+} tb_window_t;
+
+/* The windowed series of def (not a histogram) with these label values, over
+ * window's sources; it takes a reference on each, dropped with its last one.
+ * Updating it has no visible effect. NULL on out-of-memory, or when a source
+ * it needs is NULL or does not fit (TB_WINDOW_MAX over anything but a
+ * histogram that keeps its max). */
+tb_series_t *tb_metrics_window(const tb_metric_def_t *def, const char *const *values,
+                               const tb_window_t *window);
+
+/* The monotonic clock, in ms, that windows read; NULL restores
+ * tb_monotonic_ms(). For tests. */
+void tb_metrics_clock_set(int64_t (*clock_ms)(void));
+
+/* Drops one reference taken by tb_metrics_series(), tb_metrics_alias() or
+ * tb_metrics_window(). NULL is a no-op. */
 void tb_series_release(tb_series_t *series);
 
 /* Counters: add a non-negative amount. Gauges and untyped: set or add (may

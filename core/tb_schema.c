@@ -349,3 +349,32 @@ bool tb_schema_is_logical(const tb_schema_t *s, const char *logical_name)
 {
     return s != NULL && s->name != NULL && strcmp(s->name, logical_name) == 0;
 }
+
+void tb_schema_error_in_field(char *errstr, size_t errstr_size, const char *field)
+{
+    char inner[512];
+    bool nested = strncmp(errstr, "field ", 6) == 0;
+    snprintf(inner, sizeof(inner), "%s", nested ? errstr + 6 : errstr);
+    snprintf(errstr, errstr_size, "field %s%s%s", field, nested ? "." : ": ", inner);
+}
+
+bool tb_schema_contains_logical(const tb_schema_t *s, const char *logical_name)
+{
+    if (s == NULL || tb_schema_is_logical(s, logical_name)) {
+        return s != NULL;
+    }
+    for (size_t i = 0; i < tb_schema_field_count(s); i++) {
+        if (tb_schema_contains_logical(tb_schema_field_at(s, i)->schema, logical_name)) {
+            return true;
+        }
+    }
+    switch (tb_schema_type(s)) {
+    case TB_TYPE_ARRAY:
+        return tb_schema_contains_logical(tb_schema_items(s), logical_name);
+    case TB_TYPE_MAP:
+        return tb_schema_contains_logical(tb_schema_key_schema(s), logical_name) ||
+               tb_schema_contains_logical(tb_schema_value_schema(s), logical_name);
+    default:
+        return false;
+    }
+}

@@ -82,6 +82,7 @@ static void node_free(tb_avro_node_t *node)
     free(node->defaults);
     free(node->children);
     free(node->fullname);
+    json_decref(node->props);
     free(node);
 }
 
@@ -306,6 +307,9 @@ static tb_avro_node_t *compile_union(compiler_t *c, const json_t *json,
 static void annotate(tb_avro_node_t *node, const json_t *json)
 {
     const char *name = json_string_value(json_object_get(json, "logicalType"));
+    if (node->props == NULL) {
+        node->props = json_incref((json_t *)json);
+    }
     if (name == NULL || node->logical != TB_AVRO_PLAIN) {
         return;
     }

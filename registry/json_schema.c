@@ -138,6 +138,11 @@ fail:
     return NULL;
 }
 
+const json_t *tb_json_schema_root(const tb_json_schema_t *schema)
+{
+    return schema->root;
+}
+
 void tb_json_schema_destroy(tb_json_schema_t *schema)
 {
     if (schema == NULL) {
@@ -482,17 +487,15 @@ static int check_object(validator_t *v, const json_t *s, const json_t *value, in
     return check_dependencies(v, s, value, depth);
 }
 
-/* The schema a $ref names: "#..." in the root, else a referenced schema
- * (optionally followed by "#..."). */
-static const json_t *resolve_ref(const validator_t *v, const char *ref)
+const json_t *tb_json_schema_resolve(const tb_json_schema_t *schema, const char *ref)
 {
-    const json_t *base = v->schema->root;
+    const json_t *base = schema->root;
     const char *hash = strchr(ref, '#');
     if (hash != ref) {
         char name[256];
         size_t n = hash != NULL ? (size_t)(hash - ref) : strlen(ref);
         snprintf(name, sizeof(name), "%.*s", (int)n, ref);
-        base = json_object_get(v->schema->references, name);
+        base = json_object_get(schema->references, name);
     }
     if (base == NULL || hash == NULL || hash[1] == '\0') {
         return base;
@@ -563,8 +566,8 @@ static int check(validator_t *v, const json_t *s, const json_t *value, int depth
         return json_is_true(s) ? 0 : invalid(v, "false", NULL);
     }
     if ((k = json_object_get(s, "$ref")) != NULL) {
-        const json_t *target =
-            resolve_ref(v, json_string_value(k) ? json_string_value(k) : "");
+        const json_t *target = tb_json_schema_resolve(
+            v->schema, json_string_value(k) ? json_string_value(k) : "");
         return target != NULL ? check(v, target, value, depth + 1)
                               : invalid(v, "$ref", "cannot be resolved");
     }

@@ -937,6 +937,79 @@ int encode(const tb_protobuf_schema_t *schema, const json_t *value, tb_buf_t *ou
 
 /* Runs body(&error): 0, or -1 with errstr set from error or from whatever
  * libprotobuf threw. */
+/* -------------------------------------------------------------------------
+ * Describing a message for the converters' Connect schemas
+ */
+
+#define MAX_DESCRIBED_DEPTH 32
+
+json_t *describe_message(const pb::Descriptor *d, int depth, std::string *error);
+
+json_t *describe_field(const pb::FieldDescriptor *f, int depth, std::string *error)
+{
+    json_t *field = json_pack(
+        "{s:s, s:s, s:b, s:b}", "name", f->name().c_str(), "type", f->type_name(),
+        "repeated", f->is_repeated() && !f->is_map(), "presence", f->has_presence());
+    json_t *inner = nullptr;
+    if (field == nullptr) {
+        throw std::bad_alloc();
+    }
+    if (f->is_map()) {
+        json_t *key = describe_field(f->message_type()->map_key(), depth + 1, error);
+        json_t *value = key != nullptr ? describe_field(f->message_type()->map_value(),
+                                                        depth + 1, error)
+                                       : nullptr;
+        inner = value != nullptr ? json_pack("{s:o, s:o}", "key", key, "value", value)
+                                 : nullptr;
+        if (value == nullptr) {
+            json_decref(key);
+        }
+        if (inner != nullptr) {
+            json_object_set_new(field, "map", inner);
+        }
+    } else if (f->message_type() != nullptr) {
+        inner = describe_message(f->message_type(), depth + 1, error);
+        if (inner != nullptr) {
+            json_object_set_new(field, "message", inner);
+        }
+    } else {
+        if (f->enum_type() != nullptr) {
+            json_object_set_new(field, "enum",
+                                json_string(f->enum_type()->full_name().c_str()));
+        }
+        return field;
+    }
+    if (inner == nullptr) {
+        json_decref(field);
+        return nullptr;
+    }
+    return field;
+}
+
+json_t *describe_message(const pb::Descriptor *d, int depth, std::string *error)
+{
+    if (depth > MAX_DESCRIBED_DEPTH) {
+        *error = "message " + d->full_name() +
+                 " nests too deeply (a recursive message has no Connect form)";
+        return nullptr;
+    }
+    json_t *fields = json_array();
+    json_t *message =
+        json_pack("{s:s, s:o}", "name", d->full_name().c_str(), "fields", fields);
+    if (message == nullptr) {
+        throw std::bad_alloc();
+    }
+    for (int i = 0; i < d->field_count(); i++) {
+        json_t *field = describe_field(d->field(i), depth, error);
+        if (field == nullptr) {
+            json_decref(message);
+            return nullptr;
+        }
+        json_array_append_new(fields, field);
+    }
+    return message;
+}
+
 template <typename Body> int guarded(char *errstr, size_t errstr_size, Body body)
 {
     try {
@@ -999,4 +1072,20 @@ extern "C" int tb_protobuf_encode(const tb_protobuf_schema_t *schema, const json
 {
     return guarded(errstr, errstr_size,
                    [&](std::string *error) { return encode(schema, value, out, error); });
+}
+
+extern "C" json_t *tb_protobuf_describe(const tb_protobuf_schema_t *schema,
+                                        const int32_t *indexes, size_t count,
+                                        char *errstr, size_t errstr_size)
+{
+    json_t *description = nullptr;
+    guarded(errstr, errstr_size, [&](std::string *error) {
+        const pb::Descriptor *d = message_at(schema, indexes, count, error);
+        if (d == nullptr && error->empty()) {
+            *error = "the message indexes pick no message";
+        }
+        description = d != nullptr ? describe_message(d, 0, error) : nullptr;
+        return description != nullptr ? 0 : -1;
+    });
+    return description;
 }

@@ -1,6 +1,7 @@
 /*
  * tb_avro_node.h - the compiled form of an Avro schema; for avro_schema.c
- * and avro_codec.c only.
+ * and avro_codec.c, and for connectors/converters/avro_data.c, which maps
+ * it to Connect schemas.
  */
 #ifndef TB_AVRO_NODE_H
 #define TB_AVRO_NODE_H
@@ -55,6 +56,8 @@ struct tb_avro_node {
     char **names;              /* record fields, enum symbols */
     tb_avro_node_t **children; /* record fields, union branches; [0]: items, values */
     json_t **defaults;         /* record fields: the default, or NULL */
+    json_t *props;             /* the schema object it was compiled from (its connect.*
+                                * properties); NULL for a type given by name only */
 };
 
 struct tb_avro_schema {

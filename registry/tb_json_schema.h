@@ -31,6 +31,14 @@ tb_json_schema_t *tb_json_schema_create(const char *text, const json_t *referenc
 /* NULL is a no-op. */
 void tb_json_schema_destroy(tb_json_schema_t *schema);
 
+/* The schema's JSON, borrowed from schema. */
+const json_t *tb_json_schema_root(const tb_json_schema_t *schema);
+
+/* The schema a $ref names: "#..." in the root, else a referenced schema by
+ * its reference name (optionally followed by "#..."); NULL when none.
+ * Borrowed from schema. */
+const json_t *tb_json_schema_resolve(const tb_json_schema_t *schema, const char *ref);
+
 /* The schema's title (Confluent's record name for JSON Schema), or NULL. */
 const char *tb_json_schema_title(const tb_json_schema_t *schema);
 

@@ -86,6 +86,17 @@ int tb_protobuf_decode(const tb_protobuf_schema_t *schema, const uint8_t *payloa
 int tb_protobuf_encode(const tb_protobuf_schema_t *schema, const json_t *value,
                        tb_buf_t *out, char *errstr, size_t errstr_size);
 
+/* The message that the message indexes indexes[0..count) pick as JSON, for
+ * mapping it to other schemas: {"name": full name, "fields": [{"name",
+ * "type" (Protobuf's type name: "int32", "message", "enum", ...),
+ * "repeated", "presence" (explicit presence: proto2 optional, proto3
+ * optional, a message or oneof member), and "message" (its description),
+ * "enum" (its full name) or "map" ({"key", "value"}: fields)}]}. A new
+ * reference, or NULL with errstr (indexes the schema does not have, or a
+ * message nested beyond 32 levels, which a recursive message is). */
+json_t *tb_protobuf_describe(const tb_protobuf_schema_t *schema, const int32_t *indexes,
+                             size_t count, char *errstr, size_t errstr_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -24,11 +24,12 @@ bool tb_text_utf8_valid(const uint8_t *s, size_t n);
 int tb_text_base64_decode(const char *s, size_t n, uint8_t *out);
 
 /* Appends the decimal number whose unscaled value is the big-endian two's
- * complement data[0..n), with scale digits after the point. */
+ * complement data[0..n), with scale digits after the point (over
+ * tb_decimal_text(), core/tb_data.h). */
 void tb_text_decimal(tb_buf_t *out, const uint8_t *data, size_t n, int scale);
 
-/* The unscaled two's complement of the decimal text (digits, an optional
- * sign and point; at most scale decimals) into out[0..*n); with size > 0,
+/* The unscaled two's complement of the decimal text (as tb_decimal_parse()
+ * reads it; at most scale decimals) into out[0..*n); with size > 0,
  * sign-extended to exactly size bytes. Returns 0, or -1 when the text is no
  * such number or does not fit. */
 int tb_text_decimal_parse(const char *text, int scale, uint8_t *out, size_t out_size,

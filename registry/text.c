@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/tb_data.h"
 #include "registry/tb_text.h"
 
 bool tb_text_utf8_valid(const uint8_t *s, size_t n)
@@ -89,122 +90,33 @@ int tb_text_base64_decode(const char *s, size_t n, uint8_t *out)
 
 void tb_text_decimal(tb_buf_t *out, const uint8_t *data, size_t n, int scale)
 {
-    bool negative = n > 0 && (data[0] & 0x80) != 0;
-    uint8_t *mag = malloc(n > 0 ? n : 1);
-    /* 8 bits make at most 3 digits; zeros pad up to the scale */
-    char *digits = malloc(n * 3 + (size_t)(scale > 0 ? scale : 0) + 2);
-    size_t count = 0;
-
-    if (mag == NULL || digits == NULL) {
+    char *text = tb_decimal_text(data, n, scale);
+    if (text == NULL) {
         out->failed = true;
-        goto done;
+        return;
     }
-    /* the magnitude: two's complement negated when negative */
-    int carry = 1;
-    for (size_t i = n; i-- > 0;) {
-        int byte = negative ? (uint8_t)~data[i] + carry : data[i];
-        carry = negative && byte > 0xff;
-        mag[i] = (uint8_t)byte;
-    }
-    /* repeated division by ten, least significant digit first */
-    for (bool nonzero = true; nonzero;) {
-        unsigned rem = 0;
-        nonzero = false;
-        for (size_t i = 0; i < n; i++) {
-            unsigned cur = (rem << 8) | mag[i];
-            mag[i] = (uint8_t)(cur / 10);
-            rem = cur % 10;
-            nonzero = nonzero || mag[i] != 0;
-        }
-        digits[count++] = (char)('0' + rem);
-    }
-    while ((int)count <= scale) {
-        digits[count++] = '0';
-    }
-    if (negative) {
-        tb_buf_putc(out, '-');
-    }
-    for (size_t i = count; i-- > 0;) {
-        tb_buf_putc(out, digits[i]);
-        if (scale > 0 && i == (size_t)scale) {
-            tb_buf_putc(out, '.');
-        }
-    }
-
-done:
-    free(mag);
-    free(digits);
-}
-
-/* out[0..size) *= 10 and += digit, big-endian. Returns -1 on overflow. */
-static int mul_add(uint8_t *out, size_t size, int digit)
-{
-    unsigned carry = (unsigned)digit;
-    for (size_t i = size; i-- > 0;) {
-        unsigned cur = out[i] * 10u + carry;
-        out[i] = (uint8_t)cur;
-        carry = cur >> 8;
-    }
-    return carry == 0 ? 0 : -1;
+    tb_buf_puts(out, text);
+    free(text);
 }
 
 int tb_text_decimal_parse(const char *text, int scale, uint8_t *out, size_t out_size,
                           size_t *n, size_t size)
 {
-    bool negative = *text == '-';
-    int decimals = -1; /* -1: no point seen */
-    size_t digits = 0;
-
-    if (size > out_size) {
-        return -1;
+    char reason[160];
+    tb_value_t *v = tb_decimal_parse(text, strlen(text), scale, reason, sizeof(reason));
+    size_t len = 0;
+    const char *b = v != NULL ? tb_value_text(v, &len) : NULL;
+    size_t want = size > 0 ? size : len;
+    int rc = -1;
+    if (b != NULL && len <= want && want <= out_size) {
+        /* sign-extended to the size asked for */
+        memset(out, len > 0 && (b[0] & 0x80) ? 0xff : 0x00, want - len);
+        memcpy(out + want - len, b, len);
+        *n = want;
+        rc = 0;
     }
-    text += (*text == '-' || *text == '+');
-    memset(out, 0, out_size);
-    for (; *text != '\0'; text++) {
-        if (*text == '.' && decimals < 0) {
-            decimals = 0;
-            continue;
-        }
-        if (*text < '0' || *text > '9' || mul_add(out, out_size, *text - '0') != 0) {
-            return -1;
-        }
-        digits++;
-        decimals += decimals >= 0;
-    }
-    if (digits == 0 || decimals > scale) {
-        return -1;
-    }
-    for (int i = decimals < 0 ? 0 : decimals; i < scale; i++) {
-        if (mul_add(out, out_size, 0) != 0) {
-            return -1;
-        }
-    }
-    if (negative) {
-        int carry = 1;
-        for (size_t i = out_size; i-- > 0;) {
-            int byte = (uint8_t)~out[i] + carry;
-            carry = byte > 0xff;
-            out[i] = (uint8_t)byte;
-        }
-    }
-    /* drop leading bytes that only repeat the sign */
-    size_t start = 0;
-    while (start + 1 < out_size &&
-           ((out[start] == 0x00 && (out[start + 1] & 0x80) == 0) ||
-            (out[start] == 0xff && (out[start + 1] & 0x80) != 0))) {
-        start++;
-    }
-    size_t len = out_size - start;
-    if (size > 0) {
-        if (len > size) {
-            return -1;
-        }
-        start = out_size - size;
-        len = size;
-    }
-    memmove(out, out + start, len);
-    *n = len;
-    return 0;
+    tb_value_free(v);
+    return rc;
 }
 
 /* Days from 1970-01-01 to y-m-d (proleptic Gregorian). */

@@ -1130,7 +1130,11 @@ static int listener_start(tb_http_server_t *server, listener_t *listener, const 
     snprintf(listener->base_url, sizeof(listener->base_url), "%s://%s%s%s:%u", scheme,
              strchr(host, ':') ? "[" : "", host[0] ? host : "localhost",
              strchr(host, ':') ? "]" : "", port);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+    /* MHD_USE_AUTO: epoll on Linux. select(), libmicrohttpd's default, cannot
+     * take a socket numbered 1024 or above, and each connector's Kafka client
+     * holds a few descriptors: with about 170 connectors the API refused every
+     * new connection. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
                      (addr->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
                      (listener->tls ? MHD_USE_TLS : 0);
     listener->daemon = MHD_start_daemon(

@@ -24,10 +24,11 @@ static int bytes_to_typed(void *state, const void *data, size_t len, tb_schema_t
     return 0;
 }
 
-static int bytes_from_typed(void *state, const tb_schema_t *schema,
+static int bytes_from_typed(void *state, const char *topic, const tb_schema_t *schema,
                             const tb_value_t *value, void **out, size_t *out_len,
                             char *errstr, size_t errstr_size)
 {
+    (void)topic; /* the format names no subject */
     (void)state;
     if (schema != NULL && tb_schema_type(schema) != TB_TYPE_BYTES) {
         snprintf(errstr, errstr_size, "Invalid schema type for ByteArrayConverter: %s",

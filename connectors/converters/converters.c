@@ -225,14 +225,15 @@ int tb_converter_to_typed(tb_converter_t *c, const void *data, size_t len,
     return c->cls->to_typed(c->state, data, len, schema, value, errstr, errstr_size);
 }
 
-int tb_converter_from_typed(tb_converter_t *c, const tb_schema_t *schema,
-                            const tb_value_t *value, void **out, size_t *out_len,
-                            char *errstr, size_t errstr_size)
+int tb_converter_from_typed(tb_converter_t *c, const char *topic,
+                            const tb_schema_t *schema, const tb_value_t *value,
+                            void **out, size_t *out_len, char *errstr, size_t errstr_size)
 {
     *out = NULL;
     *out_len = 0;
     if (!tb_converter_has_typed(c)) {
         return no_typed_form(c, errstr, errstr_size);
     }
-    return c->cls->from_typed(c->state, schema, value, out, out_len, errstr, errstr_size);
+    return c->cls->from_typed(c->state, topic, schema, value, out, out_len, errstr,
+                              errstr_size);
 }

@@ -28,6 +28,7 @@
 
 #include "connectors/converters/tb_converter_class.h"
 #include "connectors/converters/tb_json_data.h"
+#include "connectors/converters/tb_json_text.h"
 
 #define ENVELOPE_ERROR                                                                   \
     "JsonConverter with schemas.enable requires \"schema\" and \"payload\" fields and "  \
@@ -108,123 +109,6 @@ static const char *const schema_types[] = {
 };
 
 /*
- * Scanning JSON text that jansson has already accepted, so that output can
- * be cut from the input itself.
- */
-
-typedef struct {
-    bool in_string;
-    bool escaped;
-} tb_json_lexer_t;
-
-/* Feeds ch to lx; true when ch belongs to a string, its quotes included. */
-static bool lex_string(tb_json_lexer_t *lx, char ch)
-{
-    if (!lx->in_string) {
-        lx->in_string = ch == '"';
-        return lx->in_string;
-    }
-    if (lx->escaped) {
-        lx->escaped = false;
-    } else if (ch == '\\') {
-        lx->escaped = true;
-    } else if (ch == '"') {
-        lx->in_string = false;
-    }
-    return true;
-}
-
-static bool is_space(char ch)
-{
-    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
-}
-
-/* Copies s without the whitespace outside strings to dst (when not NULL).
- * Returns the compacted length. */
-static size_t compact(char *dst, const char *s, size_t n)
-{
-    tb_json_lexer_t lx = {0};
-    size_t used = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!lex_string(&lx, s[i]) && is_space(s[i])) {
-            continue;
-        }
-        if (dst != NULL) {
-            dst[used] = s[i];
-        }
-        used++;
-    }
-    return used;
-}
-
-static size_t skip_space(const char *s, size_t i, size_t n)
-{
-    while (i < n && is_space(s[i])) {
-        i++;
-    }
-    return i;
-}
-
-/* The end of the value that starts at s[i]. */
-static size_t value_end(const char *s, size_t i, size_t n)
-{
-    tb_json_lexer_t lx = {0};
-    size_t depth = 0;
-    for (; i < n; i++) {
-        char ch = s[i];
-        if (lex_string(&lx, ch)) {
-            if (!lx.in_string && depth == 0) {
-                return i + 1;
-            }
-        } else if (ch == '{' || ch == '[') {
-            depth++;
-        } else if (ch == '}' || ch == ']') {
-            if (depth == 0) {
-                return i; /* the end of a number or literal */
-            }
-            if (--depth == 0) {
-                return i + 1;
-            }
-        } else if (depth == 0 && (ch == ',' || is_space(ch))) {
-            return i;
-        }
-    }
-    return n;
-}
-
-/* Whether the string literal s (quotes included) spells "payload". */
-static bool key_is_payload(const char *s, size_t n)
-{
-    json_t *key = json_loadb(s, n, JSON_DECODE_ANY, NULL);
-    bool is_payload =
-        json_string_length(key) == 7 && memcmp(json_string_value(key), "payload", 7) == 0;
-    json_decref(key);
-    return is_payload;
-}
-
-/* Where the payload's value is in a checked envelope: the last member named
- * "payload", as jansson and Jackson keep the last of repeated keys. */
-static void payload_span(const char *s, size_t n, size_t *start, size_t *end)
-{
-    size_t i = skip_space(s, 0, n) + 1; /* past '{' */
-    while (i < n) {
-        size_t key = skip_space(s, i, n);
-        size_t key_end = value_end(s, key, n);
-        size_t value = skip_space(s, skip_space(s, key_end, n) + 1, n); /* past ':' */
-        i = value_end(s, value, n);
-        if (key_is_payload(s + key, key_end - key)) {
-            *start = value;
-            *end = i;
-        }
-        i = skip_space(s, i, n);
-        if (i >= n || s[i] != ',') {
-            return;
-        }
-        i++;
-    }
-}
-
-/*
  * Sink side.
  */
 
@@ -274,7 +158,7 @@ static int check_envelope(const json_t *message, char *errstr, size_t errstr_siz
 static int compact_view(const char *s, size_t n, const void **out, size_t *out_len,
                         bool *owned, char *errstr, size_t errstr_size)
 {
-    size_t used = compact(NULL, s, n);
+    size_t used = tb_json_text_compact(NULL, s, n);
     char *copy;
 
     if (used == n) {
@@ -287,7 +171,7 @@ static int compact_view(const char *s, size_t n, const void **out, size_t *out_l
         snprintf(errstr, errstr_size, "out of memory");
         return -1;
     }
-    compact(copy, s, n);
+    tb_json_text_compact(copy, s, n);
     *out = copy;
     *out_len = used;
     *owned = true;
@@ -333,7 +217,10 @@ static int json_to_plugin(void *state, const void *data, size_t len, const void 
             json_decref(message);
             return 0; /* a null payload is a null */
         }
-        payload_span(data, len, &start, &end);
+        tb_json_span_t span;
+        tb_json_text_member((tb_json_span_t){data, len}, "payload", &span);
+        start = (size_t)(span.s - (const char *)data);
+        end = start + span.n;
     }
     json_t *value = jc->schemas_enable ? json_object_get(message, "payload") : message;
     if (json_is_string(value)) {
@@ -367,7 +254,7 @@ static int write_output(const char *schema, const char *payload, size_t payload_
 {
     static const char head[] = "{\"schema\":";
     static const char middle[] = ",\"payload\":";
-    size_t body = compact(NULL, payload, payload_len);
+    size_t body = tb_json_text_compact(NULL, payload, payload_len);
     size_t wrap = schema != NULL ? strlen(head) + strlen(schema) + strlen(middle) + 1 : 0;
     size_t used = 0;
     char *buf = malloc(body + wrap);
@@ -381,7 +268,7 @@ static int write_output(const char *schema, const char *payload, size_t payload_
         append(buf, &used, schema, strlen(schema));
         append(buf, &used, middle, strlen(middle));
     }
-    used += compact(buf + used, payload, payload_len);
+    used += tb_json_text_compact(buf + used, payload, payload_len);
     if (schema != NULL) {
         append(buf, &used, "}", 1);
     }
@@ -512,11 +399,19 @@ static int json_to_typed(void *state, const void *data, size_t len, tb_schema_t 
     const tb_json_converter_t *jc = state;
     json_t *message =
         parse(data, len, PARSE_FLAGS, TO_CONNECT_ERROR, errstr, errstr_size);
-    const json_t *payload = message;
+    char *widened = NULL;
     int rc = -1;
 
+    /* an integer beyond 64 bits may be a Decimal's: read again as a real */
+    if (message == NULL && strstr(errstr, "too big") != NULL &&
+        (widened = tb_json_text_widen_integers(data, len, &len)) != NULL) {
+        data = widened;
+        message = parse(data, len, PARSE_FLAGS, TO_CONNECT_ERROR, errstr, errstr_size);
+    }
+    const json_t *payload = message;
+    tb_json_span_t text = {data, len};
     if (message == NULL) {
-        return -1;
+        goto done;
     }
     if (jc->schemas_enable) {
         const json_t *schema_json = json_object_get(message, "schema");
@@ -528,7 +423,16 @@ static int json_to_typed(void *state, const void *data, size_t len, tb_schema_t 
         }
         payload = json_object_get(message, "payload");
     }
-    rc = tb_json_value_parse(*schema, payload, value, errstr, errstr_size);
+    if (tb_schema_contains_logical(*schema, TB_LOGICAL_DECIMAL)) {
+        /* the payload's text gives the Decimals their digits */
+        if (jc->schemas_enable) {
+            tb_json_text_member(text, "payload", &text);
+        }
+        rc = tb_json_value_parse_text(*schema, payload, text.s, text.n, value, errstr,
+                                      errstr_size);
+    } else {
+        rc = tb_json_value_parse(*schema, payload, value, errstr, errstr_size);
+    }
     if (rc != 0) {
         tb_schema_decref(*schema);
         *schema = NULL;
@@ -536,15 +440,17 @@ static int json_to_typed(void *state, const void *data, size_t len, tb_schema_t 
 
 done:
     json_decref(message);
+    free(widened);
     return rc;
 }
 
 /* As Connect: no schema and no value is a null message; otherwise the
  * payload, in an envelope with schemas.enable. */
-static int json_from_typed(void *state, const tb_schema_t *schema,
+static int json_from_typed(void *state, const char *topic, const tb_schema_t *schema,
                            const tb_value_t *value, void **out, size_t *out_len,
                            char *errstr, size_t errstr_size)
 {
+    (void)topic; /* the format names no subject */
     const tb_json_converter_t *jc = state;
     json_t *payload = NULL;
     json_t *message;

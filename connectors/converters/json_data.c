@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 
 #include "connectors/converters/tb_json_data.h"
+#include "connectors/converters/tb_json_text.h"
 
 /* JsonConverter's names of the types, in tb_type_t order. */
 static const char *const json_type_names[] = {
@@ -362,39 +363,55 @@ static tb_value_t *base64_bytes(const char *text, size_t len)
     return v;
 }
 
-/* A NUMERIC decimal as a real: exact for the values a double holds. */
-static double decimal_real(const tb_schema_t *schema, const tb_value_t *v)
+/* A NUMERIC decimal: a JSON string of its exact text behind a byte that no
+ * UTF-8 text holds (jansson checks every other string), which only
+ * tb_json_write() reads, writing the digits as a number. */
+#define NUMBER_MARK '\xff'
+
+static json_t *number_text_new(const char *text)
 {
-    size_t len;
-    const unsigned char *b = (const unsigned char *)tb_value_text(v, &len);
-    double unscaled = 0;
-    for (size_t i = 0; i < len; i++) {
-        unscaled = unscaled * 256 + b[i];
+    size_t len = strlen(text);
+    char *marked = malloc(len + 1);
+    json_t *json = NULL;
+    if (marked != NULL) {
+        marked[0] = NUMBER_MARK;
+        memcpy(marked + 1, text, len);
+        json = json_stringn_nocheck(marked, len + 1);
+        free(marked);
     }
-    if (len > 0 && (b[0] & 0x80)) {
-        unscaled -= pow(256, (double)len); /* two's complement */
-    }
-    const char *scale = tb_schema_parameter(schema, TB_DECIMAL_SCALE);
-    return unscaled / pow(10, scale != NULL ? atoi(scale) : 0);
+    return json;
 }
 
-/* The unscaled two's complement bytes of a NUMERIC decimal. */
-static tb_value_t *decimal_bytes(const tb_schema_t *schema, double real)
+/* The digits of a NUMERIC decimal made by number_text_new(), or NULL. */
+static const char *number_text(const json_t *json)
 {
-    const char *scale = tb_schema_parameter(schema, TB_DECIMAL_SCALE);
-    long long unscaled = llround(real * pow(10, scale != NULL ? atoi(scale) : 0));
-    unsigned char buf[8];
-    size_t n = 8;
-    for (int i = 7; i >= 0; i--) {
-        buf[i] = (unsigned char)(unscaled & 0xff);
-        unscaled >>= 8;
+    const char *s = json_string_value(json);
+    return s != NULL && s[0] == NUMBER_MARK ? s + 1 : NULL;
+}
+
+/* Whether a Decimal is somewhere in schema, so that its text is needed. */
+static bool has_decimal(const tb_schema_t *schema)
+{
+    return tb_schema_contains_logical(schema, TB_LOGICAL_DECIMAL);
+}
+
+/* The Decimal a JSON number under schema reads as: from its text when
+ * known (exact), else from the double jansson read, to the scale. */
+static int decimal_parse(const tb_schema_t *schema, const json_t *json,
+                         const tb_json_span_t *text, tb_value_t **out, char *errstr,
+                         size_t errstr_size)
+{
+    char digits[400];
+    tb_json_span_t rounded = {digits, 0};
+    int scale = tb_decimal_scale(schema);
+    if (text == NULL) {
+        snprintf(digits, sizeof(digits), "%.*f", scale > 0 ? scale : 0,
+                 json_number_value(json));
+        rounded.n = strlen(digits);
+        text = &rounded;
     }
-    size_t skip = 0;
-    while (skip < n - 1 && ((buf[skip] == 0 && !(buf[skip + 1] & 0x80)) ||
-                            (buf[skip] == 0xff && (buf[skip + 1] & 0x80)))) {
-        skip++;
-    }
-    return tb_value_bytes(buf + skip, n - skip);
+    *out = tb_decimal_parse(text->s, text->n, scale, errstr, errstr_size);
+    return *out != NULL ? 0 : -1;
 }
 
 /* -------------------------------------------------------------------------
@@ -419,8 +436,26 @@ static int mismatch(const tb_schema_t *schema, const json_t *json, char *errstr,
 static int schemaless_parse(const json_t *json, tb_value_t **out, char *errstr,
                             size_t errstr_size);
 
-static int struct_parse(const tb_schema_t *schema, const json_t *json, tb_value_t **out,
-                        char *errstr, size_t errstr_size)
+static int value_parse(const tb_schema_t *schema, const json_t *payload,
+                       const tb_json_span_t *text, tb_value_t **out, char *errstr,
+                       size_t errstr_size);
+
+/* The text of the member called name of the object text (NULL when the
+ * text is unknown or not needed: no Decimal in schema). */
+static const tb_json_span_t *member_text(const tb_json_span_t *text,
+                                         const tb_schema_t *schema, const char *name,
+                                         tb_json_span_t *member)
+{
+    if (text == NULL || !has_decimal(schema) ||
+        !tb_json_text_member(*text, name, member)) {
+        return NULL;
+    }
+    return member;
+}
+
+static int struct_parse(const tb_schema_t *schema, const json_t *json,
+                        const tb_json_span_t *text, tb_value_t **out, char *errstr,
+                        size_t errstr_size)
 {
     if (!json_is_object(json)) {
         snprintf(errstr, errstr_size,
@@ -432,8 +467,10 @@ static int struct_parse(const tb_schema_t *schema, const json_t *json, tb_value_
     for (size_t i = 0; i < tb_schema_field_count(schema); i++) {
         const tb_field_t *f = tb_schema_field_at(schema, i);
         tb_value_t *v = NULL;
-        if (tb_json_value_parse(f->schema, json_object_get(json, f->name), &v, errstr,
-                                errstr_size) != 0) {
+        tb_json_span_t member;
+        if (value_parse(f->schema, json_object_get(json, f->name),
+                        member_text(text, f->schema, f->name, &member), &v, errstr,
+                        errstr_size) != 0) {
             tb_value_free(st);
             return -1;
         }
@@ -443,8 +480,9 @@ static int struct_parse(const tb_schema_t *schema, const json_t *json, tb_value_
     return 0;
 }
 
-static int map_parse(const tb_schema_t *schema, const json_t *json, tb_value_t **out,
-                     char *errstr, size_t errstr_size)
+static int map_parse(const tb_schema_t *schema, const json_t *json,
+                     const tb_json_span_t *text, tb_value_t **out, char *errstr,
+                     size_t errstr_size)
 {
     tb_schema_t *ks = tb_schema_key_schema(schema);
     tb_schema_t *vs = tb_schema_value_schema(schema);
@@ -456,15 +494,26 @@ static int map_parse(const tb_schema_t *schema, const json_t *json, tb_value_t *
     if (tb_schema_type(ks) == TB_TYPE_STRING && json_is_object(json)) {
         json_object_foreach ((json_t *)json, name, entry) {
             tb_value_t *v = NULL;
-            if (tb_json_value_parse(vs, entry, &v, errstr, errstr_size) != 0) {
+            tb_json_span_t member;
+            if (value_parse(vs, entry, member_text(text, vs, name, &member), &v, errstr,
+                            errstr_size) != 0) {
                 goto fail;
             }
             tb_value_map_put(map, tb_value_string(name, strlen(name)), v);
         }
     } else if (json_is_array(json)) {
+        size_t pos = 0;
+        bool spans = text != NULL && has_decimal(schema);
         json_array_foreach (json, i, entry) {
             tb_value_t *k = NULL;
             tb_value_t *v = NULL;
+            tb_json_span_t unused;
+            tb_json_span_t pair;
+            tb_json_span_t parts[2];
+            size_t part = 0;
+            bool spanned = spans && tb_json_text_next(*text, &pos, &unused, &pair) &&
+                           tb_json_text_next(pair, &part, &unused, &parts[0]) &&
+                           tb_json_text_next(pair, &part, &unused, &parts[1]);
             if (json_array_size(entry) != 2) {
                 snprintf(errstr, errstr_size,
                          "Found invalid map entry instead of array "
@@ -472,10 +521,10 @@ static int map_parse(const tb_schema_t *schema, const json_t *json, tb_value_t *
                          json_kind(entry));
                 goto fail;
             }
-            if (tb_json_value_parse(ks, json_array_get(entry, 0), &k, errstr,
-                                    errstr_size) != 0 ||
-                tb_json_value_parse(vs, json_array_get(entry, 1), &v, errstr,
-                                    errstr_size) != 0) {
+            if (value_parse(ks, json_array_get(entry, 0), spanned ? &parts[0] : NULL, &k,
+                            errstr, errstr_size) != 0 ||
+                value_parse(vs, json_array_get(entry, 1), spanned ? &parts[1] : NULL, &v,
+                            errstr, errstr_size) != 0) {
                 tb_value_free(k);
                 goto fail;
             }
@@ -493,15 +542,22 @@ fail:
     return -1;
 }
 
-static int array_parse(const tb_schema_t *items, const json_t *json, tb_value_t **out,
-                       char *errstr, size_t errstr_size)
+static int array_parse(const tb_schema_t *items, const json_t *json,
+                       const tb_json_span_t *text, tb_value_t **out, char *errstr,
+                       size_t errstr_size)
 {
     tb_value_t *array = tb_value_array();
+    bool spans = text != NULL && items != NULL && has_decimal(items);
+    size_t pos = 0;
     size_t i;
     json_t *item;
     json_array_foreach (json, i, item) {
         tb_value_t *v = NULL;
-        int rc = items != NULL ? tb_json_value_parse(items, item, &v, errstr, errstr_size)
+        tb_json_span_t unused;
+        tb_json_span_t element;
+        bool spanned = spans && tb_json_text_next(*text, &pos, &unused, &element);
+        int rc = items != NULL ? value_parse(items, item, spanned ? &element : NULL, &v,
+                                             errstr, errstr_size)
                                : schemaless_parse(item, &v, errstr, errstr_size);
         if (rc != 0) {
             tb_value_free(array);
@@ -532,7 +588,7 @@ static int schemaless_parse(const json_t *json, tb_value_t **out, char *errstr,
         }
         return 0;
     case JSON_ARRAY:
-        return array_parse(NULL, json, out, errstr, errstr_size);
+        return array_parse(NULL, json, NULL, out, errstr, errstr_size);
     case JSON_STRING:
         *out = tb_value_string(json_string_value(json), json_string_length(json));
         return 0;
@@ -553,7 +609,8 @@ static int schemaless_parse(const json_t *json, tb_value_t **out, char *errstr,
 }
 
 static int primitive_parse(const tb_schema_t *schema, const json_t *json,
-                           tb_value_t **out, char *errstr, size_t errstr_size)
+                           const tb_json_span_t *text, tb_value_t **out, char *errstr,
+                           size_t errstr_size)
 {
     tb_type_t type = tb_schema_type(schema);
     switch (type) {
@@ -587,8 +644,7 @@ static int primitive_parse(const tb_schema_t *schema, const json_t *json,
         return 0;
     default: /* BYTES */
         if (tb_schema_is_logical(schema, TB_LOGICAL_DECIMAL) && json_is_number(json)) {
-            *out = decimal_bytes(schema, json_number_value(json));
-            return 0;
+            return decimal_parse(schema, json, text, out, errstr, errstr_size);
         }
         if (!json_is_string(json) ||
             (*out = base64_bytes(json_string_value(json), json_string_length(json))) ==
@@ -600,8 +656,9 @@ static int primitive_parse(const tb_schema_t *schema, const json_t *json,
     }
 }
 
-int tb_json_value_parse(const tb_schema_t *schema, const json_t *payload,
-                        tb_value_t **out, char *errstr, size_t errstr_size)
+static int value_parse(const tb_schema_t *schema, const json_t *payload,
+                       const tb_json_span_t *text, tb_value_t **out, char *errstr,
+                       size_t errstr_size)
 {
     *out = NULL;
     if (schema == NULL) {
@@ -621,17 +678,47 @@ int tb_json_value_parse(const tb_schema_t *schema, const json_t *payload,
     }
     switch (tb_schema_type(schema)) {
     case TB_TYPE_STRUCT:
-        return struct_parse(schema, payload, out, errstr, errstr_size);
+        return struct_parse(schema, payload, text, out, errstr, errstr_size);
     case TB_TYPE_MAP:
-        return map_parse(schema, payload, out, errstr, errstr_size);
+        return map_parse(schema, payload, text, out, errstr, errstr_size);
     case TB_TYPE_ARRAY:
         if (!json_is_array(payload)) {
             return mismatch(schema, payload, errstr, errstr_size);
         }
-        return array_parse(tb_schema_items(schema), payload, out, errstr, errstr_size);
+        return array_parse(tb_schema_items(schema), payload, text, out, errstr,
+                           errstr_size);
     default:
-        return primitive_parse(schema, payload, out, errstr, errstr_size);
+        return primitive_parse(schema, payload, text, out, errstr, errstr_size);
     }
+}
+
+int tb_json_value_parse(const tb_schema_t *schema, const json_t *payload,
+                        tb_value_t **out, char *errstr, size_t errstr_size)
+{
+    return value_parse(schema, payload, NULL, out, errstr, errstr_size);
+}
+
+int tb_json_value_read(const tb_schema_t *schema, const char *text, size_t len,
+                       tb_value_t **out, char *errstr, size_t errstr_size)
+{
+    json_error_t error;
+    json_t *json = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+    *out = NULL;
+    if (json == NULL) {
+        snprintf(errstr, errstr_size, "the payload is not JSON: %s", error.text);
+        return -1;
+    }
+    int rc = tb_json_value_parse_text(schema, json, text, len, out, errstr, errstr_size);
+    json_decref(json);
+    return rc;
+}
+
+int tb_json_value_parse_text(const tb_schema_t *schema, const json_t *payload,
+                             const char *text, size_t len, tb_value_t **out, char *errstr,
+                             size_t errstr_size)
+{
+    tb_json_span_t span = {text, len};
+    return value_parse(schema, payload, &span, out, errstr, errstr_size);
 }
 
 /* Whether every key of a schemaless map is a string (it is then written
@@ -749,10 +836,16 @@ int tb_json_value_dump(const tb_schema_t *schema, const tb_value_t *v,
         break;
     case TB_TYPE_BYTES:
         text = tb_value_text(v, &len);
-        *out = decimals == TB_DECIMAL_NUMERIC &&
-                       tb_schema_is_logical(schema, TB_LOGICAL_DECIMAL)
-                   ? json_real(decimal_real(schema, v))
-                   : base64_string(text, len);
+        if (decimals != TB_DECIMAL_BASE64 &&
+            tb_schema_is_logical(schema, TB_LOGICAL_DECIMAL)) {
+            char *digits = tb_decimal_text(text, len, tb_decimal_scale(schema));
+            *out = digits == NULL                   ? NULL
+                   : decimals == TB_DECIMAL_NUMERIC ? number_text_new(digits)
+                                                    : json_string(digits);
+            free(digits);
+        } else {
+            *out = base64_string(text, len);
+        }
         break;
     case TB_TYPE_BOOLEAN:
         *out = json_boolean(tb_value_boolean(v));
@@ -884,6 +977,10 @@ static void put_json(tb_text_t *t, const json_t *json)
         put(t, "]", 1);
         return;
     case JSON_STRING:
+        if (number_text(json) != NULL) {
+            put(t, number_text(json), json_string_length(json) - 1);
+            return;
+        }
         put_string(t, json_string_value(json), json_string_length(json));
         return;
     case JSON_INTEGER:

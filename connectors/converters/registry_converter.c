@@ -1,8 +1,8 @@
 /*
- * registry_converter.c - what Confluent's AvroConverter and JsonSchemaConverter
- * share (and ProtobufConverter, to come): their settings, the registry client made
- * from them, the subject name strategies, the wire format, and a bounded
- * cache of compiled schemas by id.
+ * registry_converter.c - what Confluent's AvroConverter, ProtobufConverter and
+ * JsonSchemaConverter share: their settings, the registry client made from
+ * them, the subject name strategies, the wire format, and a bounded cache of
+ * compiled schemas by id (with the Connect schema of each).
  *
  * Sink side: the frame's schema id gives the writer's schema (fetched once,
  * then cached); the payload becomes JSON text. Source side: the plugin's data
@@ -10,7 +10,9 @@
  * as a JSON string, or parsed as JSON when the schema is not a string or
  * bytes), encoded under the subject's latest schema (use.latest.version), a
  * schema inferred and registered (auto.register.schemas), or an inferred
- * schema looked up without registering.
+ * schema looked up without registering. Connect data (transforms) goes the
+ * same ways, its schema derived from its Connect schema instead of
+ * inferred from JSON.
  *
  * A registry that cannot be reached makes a call return TB_CONVERTER_RETRY:
  * the record is not at fault.
@@ -34,9 +36,14 @@ typedef enum {
     TOPIC_RECORD_NAME,
 } strategy_t;
 
+#define MAX_SELECTOR 64 /* the bytes of a payload that pick a part of its schema */
+
 typedef struct {
     int32_t id;
-    void *compiled; /* NULL: a free slot */
+    void *compiled;                 /* NULL: a free slot */
+    tb_schema_t *connect;           /* the Connect schema last asked for, of the part */
+    uint8_t selector[MAX_SELECTOR]; /* that payloads starting so hold */
+    size_t selector_len;
     uint64_t used;
 } compiled_entry_t;
 
@@ -51,6 +58,8 @@ typedef struct {
     uint64_t tick;
     char *last_inferred; /* the schema text last inferred, and its id */
     int32_t last_inferred_id;
+    tb_schema_t *typed_schema; /* the Connect schema last written, and its text */
+    char *typed_text;
 } registry_converter_t;
 
 /* -------------------------------------------------------------------------
@@ -330,9 +339,12 @@ void tb_registry_converter_destroy(void *state)
     for (size_t i = 0; i < COMPILED_CACHE; i++) {
         if (rc->cache[i].compiled != NULL) {
             rc->format->destroy(rc->cache[i].compiled);
+            tb_schema_decref(rc->cache[i].connect);
         }
     }
     free(rc->last_inferred);
+    tb_schema_decref(rc->typed_schema);
+    free(rc->typed_text);
     tb_registry_destroy(rc->registry);
     free(rc);
 }
@@ -347,15 +359,21 @@ static int failure_of(tb_registry_status_t status)
     return status == TB_REGISTRY_UNAVAILABLE ? TB_CONVERTER_RETRY : -1;
 }
 
-static void *cached(registry_converter_t *rc, int32_t id)
+static compiled_entry_t *entry_of(registry_converter_t *rc, int32_t id)
 {
     for (size_t i = 0; i < COMPILED_CACHE; i++) {
         if (rc->cache[i].compiled != NULL && rc->cache[i].id == id) {
             rc->cache[i].used = ++rc->tick;
-            return rc->cache[i].compiled;
+            return &rc->cache[i];
         }
     }
     return NULL;
+}
+
+static void *cached(registry_converter_t *rc, int32_t id)
+{
+    compiled_entry_t *entry = entry_of(rc, id);
+    return entry != NULL ? entry->compiled : NULL;
 }
 
 /* Keeps compiled under id, in a free slot or the least recently used. */
@@ -373,6 +391,7 @@ static void remember(registry_converter_t *rc, int32_t id, void *compiled)
     }
     if (slot->compiled != NULL) {
         rc->format->destroy(slot->compiled);
+        tb_schema_decref(slot->connect);
     }
     *slot = (compiled_entry_t){.id = id, .compiled = compiled, .used = ++rc->tick};
 }
@@ -535,19 +554,15 @@ static char *subject_of(const registry_converter_t *rc, const char *topic,
     return text;
 }
 
-/* The id and compiled schema of the schema inferred for value under the
- * subject the strategy gives. */
-static int inferred_schema(registry_converter_t *rc, const char *topic,
-                           const json_t *value, int32_t *id, void **compiled,
-                           char *errstr, size_t errstr_size)
+/* The id and compiled form of the schema text (derived from the record)
+ * under the subject the strategy gives, registered or looked up. */
+static int registered_schema(registry_converter_t *rc, const char *topic,
+                             const char *text, int32_t *id, void **compiled, char *errstr,
+                             size_t errstr_size)
 {
-    char *text = rc->format->infer(value, errstr, errstr_size);
     char *subject = NULL;
     int result = -1;
 
-    if (text == NULL) {
-        goto done;
-    }
     if (rc->last_inferred != NULL && strcmp(text, rc->last_inferred) == 0 &&
         (*compiled = cached(rc, rc->last_inferred_id)) != NULL) {
         *id = rc->last_inferred_id;
@@ -577,21 +592,19 @@ static int inferred_schema(registry_converter_t *rc, const char *topic,
         *compiled = cached(rc, *id);
     }
     free(rc->last_inferred);
-    rc->last_inferred = text;
+    rc->last_inferred = strdup(text);
     rc->last_inferred_id = *id;
-    text = NULL;
     result = 0;
 
 done:
     free(subject);
-    free(text);
     return result;
 }
 
 /* The subject's latest schema. With a strategy that names the subject after
- * a record, the record's name comes from the schema inferred for value, as
- * Confluent's converters take it from the Connect schema. */
-static int latest_schema(registry_converter_t *rc, const char *topic, const json_t *value,
+ * a record, the record's name comes from text, the schema derived from the
+ * record, as Confluent's converters take it from the Connect schema. */
+static int latest_schema(registry_converter_t *rc, const char *topic, const char *text,
                          int32_t *id, void **compiled, char *errstr, size_t errstr_size)
 {
     char *subject = NULL;
@@ -599,14 +612,9 @@ static int latest_schema(registry_converter_t *rc, const char *topic, const json
     tb_registry_schema_t *schema = NULL;
     int result = -1;
 
-    if (rc->strategy != TOPIC_NAME) {
-        char *text = rc->format->infer(value, errstr, errstr_size);
-        inferred =
-            text != NULL ? rc->format->compile(text, NULL, errstr, errstr_size) : NULL;
-        free(text);
-        if (inferred == NULL) {
-            goto done;
-        }
+    if (rc->strategy != TOPIC_NAME &&
+        (inferred = rc->format->compile(text, NULL, errstr, errstr_size)) == NULL) {
+        goto done;
     }
     subject =
         subject_of(rc, topic, inferred != NULL ? rc->format->record_name(inferred) : NULL,
@@ -637,15 +645,38 @@ done:
     return result;
 }
 
-/* Encodes value under id and compiled into a new frame. */
+/* The id and compiled schema a record whose derived schema is text goes
+ * under: the subject's latest (use.latest.version) or text itself. */
+static int schema_for(registry_converter_t *rc, const char *topic, const char *text,
+                      int32_t *id, void **compiled, char *errstr, size_t errstr_size)
+{
+    if (rc->use_latest) {
+        return latest_schema(rc, topic, text, id, compiled, errstr, errstr_size);
+    }
+    return registered_schema(rc, topic, text, id, compiled, errstr, errstr_size);
+}
+
+/* What a frame holds: a plugin's JSON value, or Connect data. */
+typedef struct {
+    const json_t *json; /* NULL: schema and value */
+    const tb_schema_t *schema;
+    const tb_value_t *value;
+} frame_data_t;
+
+/* Encodes data under id and compiled into a new frame. */
 static int frame(registry_converter_t *rc, int32_t id, const void *compiled,
-                 const json_t *value, void **out, size_t *out_len, char *errstr,
+                 const frame_data_t *data, void **out, size_t *out_len, char *errstr,
                  size_t errstr_size)
 {
     tb_buf_t bytes = {0};
     char reason[384];
     tb_wire_header(&bytes, id);
-    if (rc->format->encode(compiled, value, &bytes, reason, sizeof(reason)) != 0) {
+    int encoded =
+        data->json != NULL
+            ? rc->format->encode(compiled, data->json, &bytes, reason, sizeof(reason))
+            : rc->format->from_value(compiled, data->schema, data->value, &bytes, reason,
+                                     sizeof(reason));
+    if (encoded != 0) {
         snprintf(errstr, errstr_size, "%s schema id %d: %s", rc->format->name, (int)id,
                  reason);
         tb_buf_release(&bytes);
@@ -668,23 +699,121 @@ int tb_registry_converter_from_plugin(void *state, const char *topic, tb_data_ki
     void *compiled = NULL;
     int32_t id = 0;
     int result = -1;
+    /* TopicNameStrategy's latest schema needs no schema of the record */
+    bool derive = !rc->use_latest || rc->strategy != TOPIC_NAME;
+    char *text =
+        value != NULL && derive ? rc->format->infer(value, errstr, errstr_size) : NULL;
 
-    if (value == NULL) {
+    if (value == NULL || (derive && text == NULL)) {
+        json_decref(value);
         return -1;
     }
-    if (rc->use_latest) {
-        result = latest_schema(rc, topic, value, &id, &compiled, errstr, errstr_size);
-    } else {
-        result = inferred_schema(rc, topic, value, &id, &compiled, errstr, errstr_size);
-    }
+    result = schema_for(rc, topic, text, &id, &compiled, errstr, errstr_size);
+    free(text);
     if (result == 0 && kind == TB_DATA_STRING && !rc->format->takes_text(compiled)) {
         json_decref(value);
         value = value_of(kind, data, len, true, errstr, errstr_size);
         result = value != NULL ? 0 : -1;
     }
     if (result == 0) {
-        result = frame(rc, id, compiled, value, out, out_len, errstr, errstr_size);
+        result = frame(rc, id, compiled, &(frame_data_t){.json = value}, out, out_len,
+                       errstr, errstr_size);
     }
     json_decref(value);
     return result;
+}
+
+/* -------------------------------------------------------------------------
+ * Connect data
+ */
+
+int tb_registry_converter_to_typed(void *state, const void *data, size_t len,
+                                   tb_schema_t **schema, tb_value_t **value, char *errstr,
+                                   size_t errstr_size)
+{
+    registry_converter_t *rc = state;
+    const uint8_t *payload;
+    size_t payload_len;
+    int32_t id;
+    void *compiled;
+    char reason[384];
+
+    if (tb_wire_parse(data, len, &id, &payload, &payload_len, errstr, errstr_size) != 0) {
+        return -1;
+    }
+    int rc_id = schema_by_id(rc, id, &compiled, errstr, errstr_size);
+    if (rc_id != 0) {
+        return rc_id;
+    }
+    compiled_entry_t *entry = entry_of(rc, id);
+    size_t selector =
+        rc->format->selector != NULL ? rc->format->selector(payload, payload_len) : 0;
+    selector = selector <= MAX_SELECTOR ? selector : 0;
+    if (entry->connect != NULL && (entry->selector_len != selector ||
+                                   memcmp(entry->selector, payload, selector) != 0)) {
+        tb_schema_decref(entry->connect);
+        entry->connect = NULL;
+    }
+    if (entry->connect == NULL &&
+        (entry->connect = rc->format->to_connect(compiled, payload, payload_len, reason,
+                                                 sizeof(reason))) == NULL) {
+        snprintf(errstr, errstr_size, "%s schema id %d: %s", rc->format->name, (int)id,
+                 reason);
+        return -1;
+    }
+    memcpy(entry->selector, payload, selector);
+    entry->selector_len = selector;
+    if (rc->format->to_value(compiled, entry->connect, payload, payload_len, value,
+                             reason, sizeof(reason)) != 0) {
+        snprintf(errstr, errstr_size, "%s record with schema id %d: %s", rc->format->name,
+                 (int)id, reason);
+        return -1;
+    }
+    *schema = tb_schema_incref(entry->connect);
+    return 0;
+}
+
+/* The schema text of a Connect schema: the last one's when it is the same. */
+static const char *typed_text(registry_converter_t *rc, const tb_schema_t *schema,
+                              char *errstr, size_t errstr_size)
+{
+    if (rc->typed_schema != NULL &&
+        (rc->typed_schema == schema || tb_schema_equal(rc->typed_schema, schema))) {
+        return rc->typed_text;
+    }
+    char *text = rc->format->from_connect(schema, errstr, errstr_size);
+    if (text == NULL) {
+        return NULL;
+    }
+    tb_schema_decref(rc->typed_schema);
+    free(rc->typed_text);
+    rc->typed_schema = tb_schema_incref((tb_schema_t *)schema);
+    rc->typed_text = text;
+    return text;
+}
+
+int tb_registry_converter_from_typed(void *state, const char *topic,
+                                     const tb_schema_t *schema, const tb_value_t *value,
+                                     void **out, size_t *out_len, char *errstr,
+                                     size_t errstr_size)
+{
+    registry_converter_t *rc = state;
+    void *compiled = NULL;
+    int32_t id = 0;
+    char reason[384];
+
+    if (value == NULL) {
+        return 0; /* a null is a null record, as the serializers write it */
+    }
+    const char *text = typed_text(rc, schema, reason, sizeof(reason));
+    if (text == NULL) {
+        snprintf(errstr, errstr_size, "%s: %s", rc->format->name, reason);
+        return -1;
+    }
+    int result = schema_for(rc, topic, text, &id, &compiled, errstr, errstr_size);
+    if (result != 0) {
+        return result;
+    }
+    return frame(rc, id, compiled, &(frame_data_t){.schema = schema, .value = value}, out,
+                 out_len, errstr, errstr_size);
 }

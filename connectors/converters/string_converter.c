@@ -39,10 +39,11 @@ static int string_to_typed(void *state, const void *data, size_t len,
 
 /* A string is written as its text; other data as its JSON (where Connect
  * writes Java's toString()). */
-static int string_from_typed(void *state, const tb_schema_t *schema,
+static int string_from_typed(void *state, const char *topic, const tb_schema_t *schema,
                              const tb_value_t *value, void **out, size_t *out_len,
                              char *errstr, size_t errstr_size)
 {
+    (void)topic; /* the format names no subject */
     (void)state;
     return tb_typed_to_plugin(schema, value, out, out_len, errstr, errstr_size);
 }

@@ -116,21 +116,27 @@ int tb_converter_from_plugin_topic(tb_converter_t *c, const char *topic,
  * bytes, JsonConverter the envelope's schema and payload (schemaless data
  * without schemas.enable or with a null schema).
  *
- * tb_converter_from_typed: schema and value (borrowed) -> Kafka bytes in a
- * new malloc'd buffer (*out NULL for a null), as Connect's converters write
- * them (JsonConverter byte for byte; StringConverter writes a string's
- * text, anything else as its JSON).
+ * tb_converter_from_typed: schema and value (borrowed) of a record bound
+ * for topic (borrowed; the registry converters name their subject after
+ * it) -> Kafka bytes in a new malloc'd buffer (*out NULL for a null), as
+ * Connect's converters write them (JsonConverter byte for byte;
+ * StringConverter writes a string's text, anything else as its JSON; the
+ * registry converters the schema they derive, registered or looked up as
+ * from_plugin does).
  *
- * Both return 0, or -1 with Connect's reason in errstr; a converter without
- * a typed form (tb_converter_has_typed() false) refuses.
+ * Both return 0, or -1 with Connect's reason in errstr, or
+ * TB_CONVERTER_RETRY from a registry converter whose registry did not
+ * answer; a converter without a typed form (tb_converter_has_typed() false)
+ * refuses.
  */
 bool tb_converter_has_typed(const tb_converter_t *c);
 int tb_converter_to_typed(tb_converter_t *c, const void *data, size_t len,
                           tb_schema_t **schema, tb_value_t **value, char *errstr,
                           size_t errstr_size);
-int tb_converter_from_typed(tb_converter_t *c, const tb_schema_t *schema,
-                            const tb_value_t *value, void **out, size_t *out_len,
-                            char *errstr, size_t errstr_size);
+int tb_converter_from_typed(tb_converter_t *c, const char *topic,
+                            const tb_schema_t *schema, const tb_value_t *value,
+                            void **out, size_t *out_len, char *errstr,
+                            size_t errstr_size);
 
 /* A source plugin's data of kind (data NULL = null) as Connect data: a
  * required string or bytes schema, or for JSON text the schema
@@ -141,7 +147,8 @@ int tb_plugin_data_to_typed(tb_data_kind_t kind, const void *data, size_t len,
                             size_t errstr_size);
 
 /* What a sink plugin gets for a typed key or value: a string's text, bytes
- * as they are, anything else its payload as compact JSON text (as
+ * as they are, a Decimal its exact decimal text (as Connect's toString of a
+ * BigDecimal), anything else its payload as compact JSON text (as
  * JsonConverter would have handed it over). *out is a new malloc'd buffer,
  * NULL for a null. Returns 0 or -1 with errstr. */
 int tb_typed_to_plugin(const tb_schema_t *schema, const tb_value_t *value, void **out,

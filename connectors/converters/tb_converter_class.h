@@ -35,8 +35,9 @@ typedef struct {
      * for a converter that reads or writes Connect data. */
     int (*to_typed)(void *state, const void *data, size_t len, tb_schema_t **schema,
                     tb_value_t **value, char *errstr, size_t errstr_size);
-    int (*from_typed)(void *state, const tb_schema_t *schema, const tb_value_t *value,
-                      void **out, size_t *out_len, char *errstr, size_t errstr_size);
+    int (*from_typed)(void *state, const char *topic, const tb_schema_t *schema,
+                      const tb_value_t *value, void **out, size_t *out_len, char *errstr,
+                      size_t errstr_size);
 } tb_converter_class_t;
 
 extern const tb_converter_class_t tb_string_converter;

@@ -8,8 +8,8 @@
  * Values: a payload under its schema, or schemaless (schema NULL: objects
  * are maps with string keys, integers INT64, reals FLOAT64). Logical types
  * are written as Connect writes them: Decimal as the base64 text of its
- * unscaled bytes (or a number with TB_DECIMAL_NUMERIC), Date and Time as
- * int32, Timestamp as int64.
+ * unscaled bytes (or a number with TB_DECIMAL_NUMERIC, exact to the last
+ * digit both ways), Date and Time as int32, Timestamp as int64.
  *
  * Nothing here keeps what it is given; every result is new and the
  * caller's.
@@ -24,7 +24,15 @@
 
 #include "core/tb_data.h"
 
-typedef enum { TB_DECIMAL_BASE64 = 0, TB_DECIMAL_NUMERIC } tb_decimal_format_t;
+/* How a Decimal is written: the base64 text of its unscaled bytes; a JSON
+ * number with its exact digits (which only tb_json_write() spells: keep
+ * such JSON away from jansson's writer); or a JSON string of those digits,
+ * as the registry codecs take it. */
+typedef enum {
+    TB_DECIMAL_BASE64 = 0,
+    TB_DECIMAL_NUMERIC,
+    TB_DECIMAL_TEXT
+} tb_decimal_format_t;
 
 /* The schema a JSON schema object describes; NULL with Connect's message
  * in errstr (e.g. "Unknown schema type: x"). */
@@ -37,6 +45,18 @@ json_t *tb_json_schema_dump(const tb_schema_t *schema);
  * a null). Returns 0, or -1 with the reason in errstr. */
 int tb_json_value_parse(const tb_schema_t *schema, const json_t *payload,
                         tb_value_t **out, char *errstr, size_t errstr_size);
+
+/* As tb_json_value_parse(), for a payload jansson read from text[0..len):
+ * a Decimal written as a number takes its exact digits from the text
+ * (jansson reads numbers as doubles). */
+int tb_json_value_parse_text(const tb_schema_t *schema, const json_t *payload,
+                             const char *text, size_t len, tb_value_t **out, char *errstr,
+                             size_t errstr_size);
+
+/* The value of the JSON text[0..len) under schema, as
+ * tb_json_value_parse_text(); -1 with errstr for text that is no JSON too. */
+int tb_json_value_read(const tb_schema_t *schema, const char *text, size_t len,
+                       tb_value_t **out, char *errstr, size_t errstr_size);
 
 /* The payload of value under schema (NULL: schemaless) into *out. A null
  * under a schema with a default is the default. Returns 0, or -1 with the

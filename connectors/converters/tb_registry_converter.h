@@ -1,6 +1,6 @@
 /*
- * tb_registry_converter.h - what the Schema Registry converters (Avro and
- * JSON Schema; Protobuf to come) share; for the converters in this folder only.
+ * tb_registry_converter.h - what the Schema Registry converters (Avro,
+ * Protobuf and JSON Schema) share; for the converters in this folder only.
  *
  * registry_converter.c does the framing, the subject name strategies, the
  * registry client and a bounded cache of compiled schemas by id; a format
@@ -36,6 +36,25 @@ typedef struct {
     /* The schema text to register for value (auto.register.schemas), malloc'd,
      * or NULL with errstr. */
     char *(*infer)(const json_t *value, char *errstr, size_t errstr_size);
+    /* Connect data: the Connect schema of the part of compiled a payload holds (a new
+     * reference), and the schema text of a Connect schema (malloc'd); NULL
+     * with errstr. */
+    tb_schema_t *(*to_connect)(const void *compiled, const uint8_t *payload, size_t len,
+                               char *errstr, size_t errstr_size);
+    char *(*from_connect)(const tb_schema_t *schema, char *errstr, size_t errstr_size);
+    /* A payload as a value (new, the caller's) under connect, compiled's
+     * Connect schema; a value under schema as the payload for compiled,
+     * appended to out. 0, or -1 with errstr. */
+    int (*to_value)(const void *compiled, const tb_schema_t *connect,
+                    const uint8_t *payload, size_t len, tb_value_t **value, char *errstr,
+                    size_t errstr_size);
+    int (*from_value)(const void *compiled, const tb_schema_t *schema,
+                      const tb_value_t *value, tb_buf_t *out, char *errstr,
+                      size_t errstr_size);
+    /* Optional: how many leading bytes of a payload pick the part of its
+     * schema that it holds (Protobuf's message indexes), so that each part's
+     * Connect schema is kept apart. */
+    size_t (*selector)(const uint8_t *payload, size_t len);
 } tb_registry_format_t;
 
 /* The settings every registry converter takes, named after class_name. */
@@ -49,12 +68,21 @@ void *tb_registry_converter_create(const tb_registry_format_t *format,
                                    size_t errstr_size);
 void tb_registry_converter_destroy(void *state);
 
-/* The class callbacks: decode a framed record, encode plugin data. */
+/* The class callbacks: decode a framed record, encode plugin data; the
+ * same as Connect data (from_typed derives the schema from the Connect schema, and
+ * registers or looks it up under the subject as from_plugin does its inferred one). */
 int tb_registry_converter_to_plugin(void *state, const void *data, size_t len,
                                     const void **out, size_t *out_len, bool *owned,
                                     char *errstr, size_t errstr_size);
 int tb_registry_converter_from_plugin(void *state, const char *topic, tb_data_kind_t kind,
                                       const void *data, size_t len, void **out,
                                       size_t *out_len, char *errstr, size_t errstr_size);
+int tb_registry_converter_to_typed(void *state, const void *data, size_t len,
+                                   tb_schema_t **schema, tb_value_t **value, char *errstr,
+                                   size_t errstr_size);
+int tb_registry_converter_from_typed(void *state, const char *topic,
+                                     const tb_schema_t *schema, const tb_value_t *value,
+                                     void **out, size_t *out_len, char *errstr,
+                                     size_t errstr_size);
 
 #endif

@@ -65,6 +65,17 @@ int tb_typed_to_plugin(const tb_schema_t *schema, const tb_value_t *value, void 
     if (value == NULL) {
         return 0;
     }
+    if (tb_schema_is_logical(schema, TB_LOGICAL_DECIMAL)) {
+        const char *unscaled = tb_value_text(value, &len);
+        char *digits = tb_decimal_text(unscaled, len, tb_decimal_scale(schema));
+        if (digits == NULL) {
+            snprintf(errstr, errstr_size, "out of memory");
+            return -1;
+        }
+        int rc = copy_out(digits, strlen(digits), out, out_len, errstr, errstr_size);
+        free(digits);
+        return rc;
+    }
     if (tb_value_type(value) == TB_TYPE_STRING || tb_value_type(value) == TB_TYPE_BYTES) {
         const char *text = tb_value_text(value, &len);
         return copy_out(text, len, out, out_len, errstr, errstr_size);

@@ -1,7 +1,10 @@
 /*
  * FileStreamSink - appends each record's value and a newline to a file, as
- * Kafka Connect's FileStreamSinkConnector does. flush() fsyncs, so offsets
- * are recorded only for lines that are on disk. A crash in the middle of a
+ * Kafka Connect's FileStreamSinkConnector does. Each put() reaches the file
+ * before it returns (one write call for the batch), as Connect's writes do:
+ * a reader of the file sees records as they are consumed, not at the next
+ * offset flush. flush() fsyncs, so offsets are recorded only for lines that
+ * are on disk. A crash in the middle of a
  * write can leave a partial last line, whose record was never recorded as
  * written: a task that starts removes it, and writes the record again.
  */
@@ -102,7 +105,7 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
                     "interrupted write; its record is written again",
                     (long long)cut, path);
     }
-    /* fewer write calls between flushes; flush() still writes all out */
+    /* a batch of records in one write call */
     setvbuf(sink->out, NULL, _IOFBF, WRITE_BUFFER_BYTES);
     *out = sink;
     return 0;
@@ -120,22 +123,24 @@ static int put(void *opaque, const tb_sink_record_t *records, size_t count, char
                size_t errstr_size)
 {
     file_sink_t *sink = opaque;
-    int rc = 0;
+    bool ok = true;
     /* one lock for the batch, not two per record */
     flockfile(sink->out);
-    for (size_t i = 0; i < count && rc == 0; i++) {
+    for (size_t i = 0; i < count && ok; i++) {
         const tb_sink_record_t *r = &records[i];
-        bool ok = r->value != NULL ? fwrite_unlocked(r->value, 1, r->value_len,
-                                                     sink->out) == r->value_len
-                                   : fputs_unlocked("null", sink->out) >= 0;
-        if (!ok || putc_unlocked('\n', sink->out) == EOF) {
-            snprintf(errstr, errstr_size, "writing to %s failed: %s",
-                     sink->path ? sink->path : "standard output", strerror(errno));
-            rc = -1;
-        }
+        ok = (r->value != NULL
+                  ? fwrite_unlocked(r->value, 1, r->value_len, sink->out) == r->value_len
+                  : fputs_unlocked("null", sink->out) >= 0) &&
+             putc_unlocked('\n', sink->out) != EOF;
     }
+    ok = ok && fflush_unlocked(sink->out) == 0;
     funlockfile(sink->out);
-    return rc;
+    if (!ok) {
+        snprintf(errstr, errstr_size, "writing to %s failed: %s",
+                 sink->path ? sink->path : "standard output", strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 static int flush(void *opaque, char *errstr, size_t errstr_size)

@@ -229,6 +229,36 @@ static int check_override(const tb_client_settings_t *s, const char *key,
     return 0;
 }
 
+/* What tributary gives a role's clients where neither the worker ("consumer."
+ * keys) nor the connector ("consumer.override.") set the key: unset, then
+ * merge. librdkafka 2.0.2 stops fetching a partition once the consumer queue
+ * holds queued.min.messages (100000) records or queued.max.messages.kbytes
+ * (65536) of them, and decides to fetch again only when its broker thread
+ * next wakes up, up to a second later, however soon the task drains the
+ * queue (librdkafka 2.2 names that wait fetch.queue.backoff.ms). A sink a
+ * little slower than the fetcher then idles for most of each second, and its
+ * throughput depends on what else wakes that thread. With no record bound and
+ * 128 MiB, the queue holds more than a second of a sink writing 100 MB/s. */
+static const struct {
+    tb_client_role_t role;
+    const char *key;
+    const char *value;
+} role_defaults[] = {
+    {TB_CLIENT_CONSUMER, "queued.min.messages", "10000000"},
+    {TB_CLIENT_CONSUMER, "queued.max.messages.kbytes", "131072"},
+};
+
+static void put_defaults(tb_client_role_t role, json_t *props)
+{
+    for (size_t i = 0; i < sizeof(role_defaults) / sizeof(role_defaults[0]); i++) {
+        if (role_defaults[i].role == role &&
+            json_object_get(props, role_defaults[i].key) == NULL) {
+            json_object_set_new(props, role_defaults[i].key,
+                                json_string(role_defaults[i].value));
+        }
+    }
+}
+
 json_t *tb_client_props(const tb_client_settings_t *s, tb_client_role_t role,
                         const json_t *connector_config, bool resolve, json_t *errors)
 {
@@ -266,6 +296,7 @@ json_t *tb_client_props(const tb_client_settings_t *s, tb_client_role_t role,
         json_object_set_new(origins, name, json_string(key));
     }
     tb_java_client_keys_translate(role, props, origins, errors);
+    put_defaults(role, props);
     json_decref(origins);
     check_transport(props, fix_key, errors);
     check_downgrade(s, worker, props, override_prefix, errors);

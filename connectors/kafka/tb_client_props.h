@@ -8,7 +8,8 @@
  * "producer." / "consumer." / "admin." keys for the client's role, then the
  * connector's "<role>.override." keys as the override policy allows
  * (bootstrap.servers only when the allowlist names it: the connector's
- * secrets would go to another cluster). The security check runs on that
+ * secrets would go to another cluster), then tributary's defaults for keys
+ * none of those set (client_props.c says which and why). The security check runs on that
  * final map, so no override can weaken the transport: with the worker on
  * SSL or SASL_SSL, none may turn TLS, certificate verification or host name
  * checks off unless the worker allows downgrades. Secret references are

@@ -222,8 +222,11 @@ static const tb_config_def_t common_keys[] = {
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Retry Timeout for Errors",
      .range = &retry_timeout,
-     .documentation = "How long a failed operation is retried, in ms; 0 means "
-                      "no retries, -1 retries forever."},
+     .documentation = "How long an operation that failed for a reason that may "
+                      "pass is retried, in ms, in every stage: a sink's put and "
+                      "flush, and the key and value converters of sinks and sources "
+                      "(a schema registry that does not answer); 0 means no "
+                      "retries, -1 retries forever. Then errors.tolerance decides."},
     {.name = "errors.retry.delay.max.ms",
      .type = TB_CONFIG_LONG,
      .default_value = "60000",
@@ -596,6 +599,35 @@ void tb_connector_config_check_transactions(const json_t *values, json_t *errors
     }
 }
 
+/* A key of the plugin's refused_keys that no table of the connector
+ * defines. */
+static void check_refused_keys(const tb_plugin_t *plugin, const json_t *raw,
+                               json_t *errors)
+{
+    const tb_config_table_t *tables[3];
+    size_t n_tables = tb_connector_config_tables(plugin, tables);
+    const char *key;
+    json_t *value;
+    char message[512];
+    json_object_foreach ((json_t *)raw, key, value) {
+        if (tb_config_find(tables, n_tables, key) != NULL) {
+            continue;
+        }
+        for (size_t i = 0; plugin->refused_keys[i] != NULL; i++) {
+            const char *refused = plugin->refused_keys[i];
+            size_t n = strlen(refused);
+            bool prefix = n > 0 && refused[n - 1] == '.';
+            if (prefix ? strncmp(key, refused, n) == 0 : strcmp(key, refused) == 0) {
+                snprintf(message, sizeof(message),
+                         "%s is a key of %s that tributary does not implement; remove it",
+                         key, plugin->class_name);
+                tb_config_error_add(errors, key, message);
+                break;
+            }
+        }
+    }
+}
+
 json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *raw,
                                      json_t *errors)
 {
@@ -611,6 +643,9 @@ json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *ra
     }
     check_client_overrides(raw, errors);
     tb_transforms_validate(values, raw, errors);
+    if (plugin->refused_keys != NULL) {
+        check_refused_keys(plugin, raw, errors);
+    }
     if (plugin->validate != NULL) {
         plugin->validate(values, errors);
     }

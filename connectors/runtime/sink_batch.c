@@ -25,6 +25,7 @@ static void handle_failed(sink_engine_t *e, const tb_sink_record_t *record,
                           const char *stage, const char *class_name, const char *reason)
 {
     char errstr[512];
+    tb_task_metrics_record_error(&e->metrics);
     if (!e->tolerate_errors) {
         if (e->failure[0] == '\0') {
             snprintf(e->failure, sizeof(e->failure),
@@ -37,6 +38,7 @@ static void handle_failed(sink_engine_t *e, const tb_sink_record_t *record,
     if (e->log_errors) {
         char described[2048];
         tb_record_log_describe(record, e->log_messages, described, sizeof(described));
+        tb_series_add(e->metrics.errors_logged, 1);
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                     "%s skipped in stage %s (errors.tolerance=all): %s", described, stage,
                     reason);
@@ -51,7 +53,10 @@ static void handle_failed(sink_engine_t *e, const tb_sink_record_t *record,
     }
     if (tb_dlq_send(e->dlq, record, &context, errstr, sizeof(errstr)) == 0) {
         tb_series_add(e->metrics.records_dlq, 1);
-    } else if (e->failure[0] == '\0') {
+        return;
+    }
+    tb_series_add(e->metrics.dlq_failures, 1);
+    if (e->failure[0] == '\0') {
         snprintf(e->failure, sizeof(e->failure), "%s", errstr);
     }
 }
@@ -61,6 +66,11 @@ void tb_sink_record_failed(void *runtime, const tb_sink_record_t *record,
 {
     sink_engine_t *e = runtime;
     handle_failed(e, record, "TASK_PUT", e->env->plugin->class_name, reason);
+}
+
+void tb_sink_retry_after(void *runtime, int64_t ms)
+{
+    ((sink_engine_t *)runtime)->plugin_retry_ms = ms > 0 ? ms : 1;
 }
 
 static void release_record(sink_engine_t *e, size_t i)
@@ -84,7 +94,7 @@ void tb_sink_release_batch(sink_engine_t *e)
         release_record(e, i);
         rd_kafka_message_destroy(e->batch[i]);
     }
-    e->batch_len = 0;
+    e->batch_len = e->converted = 0;
 }
 
 /* Reads the headers of msg into a new array (names and values point into
@@ -158,18 +168,84 @@ static int transform(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
     return rc;
 }
 
+/* For a typed plugin: types both sides of records[i] (read from msg)
+ * through the converters, unless the chain did already; a side the chain
+ * did not change keeps msg's bytes as its text form. 0, or -1 with *stage. */
+static int type_record(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
+                       const bool converted[2], const char **stage,
+                       const char **failed_class, char *reason, size_t reason_size)
+{
+    tb_sink_record_t *r = &e->records[i];
+    tb_converter_t *const converters[2] = {e->key_converter, e->value_converter};
+    tb_transform_failure_t failure;
+    if (e->chain == NULL) {
+        e->transformed[i] =
+            (tb_record_t){.topic = r->topic,
+                          .partition = r->partition,
+                          .offset = r->offset,
+                          .timestamp = r->timestamp,
+                          .headers = (tb_header_t *)r->headers,
+                          .header_count = r->header_count,
+                          .key = {.bytes = msg->key, .len = msg->key_len},
+                          .value = {.bytes = msg->payload, .len = msg->len}};
+    }
+    if (!converted[TB_SIDE_KEY]) {
+        r->key = msg->key;
+        r->key_len = msg->key_len;
+    }
+    if (!converted[TB_SIDE_VALUE]) {
+        r->value = msg->payload;
+        r->value_len = msg->len;
+    }
+    if (tb_sink_type(converters, &e->transformed[i], r, &failure) != 0) {
+        *stage = failure.stage;
+        *failed_class = failure.class_name;
+        snprintf(reason, reason_size, "%s", failure.reason);
+        return -1;
+    }
+    return 0;
+}
+
+/* A converter that cannot convert now (TB_CONVERTER_RETRY): holds the
+ * partitions until the next attempt under errors.retry.*, or says that the
+ * retries are spent (reason then says so too). */
+static bool wait_for_converter(sink_engine_t *e, const char *stage,
+                               const rd_kafka_message_t *msg, char *reason,
+                               size_t reason_size)
+{
+    int64_t delay = tb_task_retry_next(&e->retry, reason, reason_size);
+    if (delay < 0) {
+        return false;
+    }
+    tb_task_metrics_retry(&e->metrics);
+    TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                "stage %s cannot convert record %s-%d at offset %lld now, trying again "
+                "in %lld ms: %s",
+                stage, rd_kafka_topic_name(msg->rkt), (int)msg->partition,
+                (long long)msg->offset, (long long)delay, reason);
+    tb_sink_set_held(e, true);
+    e->retry_at_ms = tb_monotonic_ms() + delay;
+    return true;
+}
+
 /* Fills records[i] from batch[i] through the converters and the chain,
  * from first on. A record that cannot be converted or transformed goes to
- * the error path and out of the batch. */
-static void convert_batch(sink_engine_t *e, size_t first)
+ * the error path and out of the batch. Returns whether a converter asked
+ * to try again later: that record and the ones after it then wait,
+ * unconverted, from e->converted on (wait_for_converter). */
+static bool convert_batch(sink_engine_t *e, size_t first)
 {
     size_t kept = first;
+    if (first >= e->batch_len) {
+        return false;
+    }
     for (size_t i = first; i < e->batch_len; i++) {
         rd_kafka_message_t *msg = e->batch[i];
         tb_sink_record_t *r = &e->records[kept];
         char reason[512];
         rd_kafka_timestamp_type_t ts_type;
         *r = (tb_sink_record_t){.topic = rd_kafka_topic_name(msg->rkt),
+                                .original_topic = rd_kafka_topic_name(msg->rkt),
                                 .partition = msg->partition,
                                 .offset = msg->offset,
                                 .timestamp = rd_kafka_message_timestamp(msg, &ts_type)};
@@ -189,9 +265,13 @@ static void convert_batch(sink_engine_t *e, size_t first)
             rd_kafka_message_destroy(msg);
             continue;
         }
-        if (stage == NULL && !converted[TB_SIDE_KEY] &&
-            (rc = convert(e->key_converter, msg->key, msg->key_len, &r->key, &r->key_len,
-                          &e->key_owned[kept], reason, sizeof(reason))) != 0) {
+        if (stage == NULL && e->env->plugin->typed) {
+            rc = type_record(e, kept, msg, converted, &stage, &failed_class, reason,
+                             sizeof(reason));
+        } else if (stage == NULL && !converted[TB_SIDE_KEY] &&
+                   (rc = convert(e->key_converter, msg->key, msg->key_len, &r->key,
+                                 &r->key_len, &e->key_owned[kept], reason,
+                                 sizeof(reason))) != 0) {
             stage = "KEY_CONVERTER";
         } else if (stage == NULL && !converted[TB_SIDE_VALUE] &&
                    (rc = convert(e->value_converter, msg->payload, msg->len, &r->value,
@@ -199,20 +279,22 @@ static void convert_batch(sink_engine_t *e, size_t first)
                                  sizeof(reason))) != 0) {
             stage = "VALUE_CONVERTER";
         }
-        if (rc == TB_CONVERTER_RETRY) {
-            /* not the record's fault (the schema registry did not answer):
-             * this and the later records wait for the task's restart */
-            snprintf(e->failure, sizeof(e->failure),
-                     "stage %s cannot convert now, the record is not at fault: %s", stage,
-                     reason);
-            for (size_t j = i; j < e->batch_len; j++) {
-                if (j == i) {
-                    release_record(e, kept);
-                }
-                rd_kafka_message_destroy(e->batch[j]);
+        if (rc == TB_CONVERTER_RETRY &&
+            wait_for_converter(e, stage, msg, reason, sizeof(reason))) {
+            /* not the record's fault (the schema registry did not answer) */
+            release_record(e, kept);
+            size_t waiting = e->batch_len - i;
+            memmove(&e->batch[kept], &e->batch[i], waiting * sizeof(e->batch[0]));
+            for (size_t j = kept; j < kept + waiting; j++) {
+                e->records[j] = (tb_sink_record_t){0};
+                e->transformed[j] = (tb_record_t){0};
+                e->key_owned[j] = e->value_owned[j] = false;
             }
-            break;
+            e->converted = kept;
+            e->batch_len = kept + waiting;
+            return true;
         }
+        tb_task_retry_reset(&e->retry);
         if (stage != NULL) {
             if (strcmp(stage, "TRANSFORMATION") != 0) {
                 tb_series_add(stage[0] == 'K' ? e->metrics.key_conversion_errors
@@ -237,7 +319,13 @@ static void convert_batch(sink_engine_t *e, size_t first)
         }
         e->batch[kept++] = msg;
     }
-    e->batch_len = kept;
+    e->batch_len = e->converted = kept;
+    return false;
+}
+
+bool tb_sink_convert_waiting(sink_engine_t *e)
+{
+    return convert_batch(e, e->converted);
 }
 
 /* Hands the pending batch to the plugin. Returns 0 when it was taken (or
@@ -271,6 +359,7 @@ int tb_sink_put_batch(sink_engine_t *e, char *errstr, size_t errstr_size)
         }
     }
     tb_series_add(e->metrics.batches, 1);
+    tb_series_observe(e->metrics.batch_records, (double)e->batch_len);
     tb_series_add(e->metrics.records_written, (double)e->batch_len);
     tb_sink_release_batch(e);
     return 0;
@@ -320,19 +409,23 @@ void tb_sink_consume(sink_engine_t *e)
  * its new owner reads them. */
 void tb_sink_drop_pending(sink_engine_t *e, const partition_t *p)
 {
-    size_t kept = 0;
+    size_t kept = 0, converted = 0;
     for (size_t i = 0; i < e->batch_len; i++) {
-        if (e->records[i].partition == p->partition &&
-            strcmp(e->records[i].topic, p->topic) == 0) {
+        /* by the partition read from, whatever the chain routed */
+        if (e->batch[i]->partition == p->partition &&
+            strcmp(rd_kafka_topic_name(e->batch[i]->rkt), p->topic) == 0) {
             release_record(e, i);
             rd_kafka_message_destroy(e->batch[i]);
             continue;
         }
+        converted += i < e->converted;
         e->batch[kept] = e->batch[i];
         e->records[kept] = e->records[i];
         e->key_owned[kept] = e->key_owned[i];
         e->value_owned[kept] = e->value_owned[i];
+        e->transformed[kept] = e->transformed[i]; /* what records[kept] points into */
         kept++;
     }
     e->batch_len = kept;
+    e->converted = converted;
 }

@@ -25,6 +25,7 @@
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "connectors/kafka/tb_kafka_stats.h"
 #include "connectors/runtime/sink_engine_internal.h"
+#include "connectors/runtime/tb_sink_open.h"
 #include "connectors/runtime/tb_connector_config.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
@@ -205,6 +206,14 @@ static void sink_stop(void *opaque)
                         errstr);
         }
         /* recorded: the revocation at close has nothing left to do */
+        rd_kafka_topic_partition_list_t *closed =
+            rd_kafka_topic_partition_list_new((int)e->part_count + 1);
+        for (size_t i = 0; i < e->part_count; i++) {
+            rd_kafka_topic_partition_list_add(closed, e->parts[i].topic,
+                                              e->parts[i].partition);
+        }
+        tb_sink_close(e->env->plugin, e->plugin_task, closed);
+        rd_kafka_topic_partition_list_destroy(closed);
         while (e->part_count > 0) {
             tb_sink_remove_part(e, &e->parts[0]);
         }
@@ -240,14 +249,14 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     e->ctx = (tb_task_context_t){.connector = env->connector,
                                  .task = env->id,
                                  .record_failed = tb_sink_record_failed,
+                                 .retry_after = tb_sink_retry_after,
                                  .runtime = e};
 
     e->tolerate_errors =
         strcmp(tb_config_string(settings, "errors.tolerance"), "all") == 0;
     e->log_errors = tb_config_bool(settings, "errors.log.enable");
     e->log_messages = tb_config_bool(settings, "errors.log.include.messages");
-    e->retry_timeout_ms = tb_config_int(settings, "errors.retry.timeout");
-    e->retry_delay_max_ms = tb_config_int(settings, "errors.retry.delay.max.ms");
+    e->retry = tb_task_retry_from(settings);
     e->last_flush_ms = tb_monotonic_ms();
     tb_task_metrics_take(&e->metrics, env->connector, env->id, 1);
     e->key_converter = tb_task_converter_create(env, "key", errstr, errstr_size);
@@ -318,23 +327,6 @@ fail:
     return -1;
 }
 
-/* A retriable failure: how long to wait before trying again, or -1 when
- * errors.retry.timeout is spent. */
-static int64_t retry_delay(sink_engine_t *e)
-{
-    int64_t now = tb_monotonic_ms();
-    if (e->retry_since_ms == 0) {
-        e->retry_since_ms = now;
-        e->retry_delay_ms = 100;
-    } else if (e->retry_delay_ms * 2 <= e->retry_delay_max_ms) {
-        e->retry_delay_ms *= 2;
-    }
-    if (e->retry_timeout_ms >= 0 && now - e->retry_since_ms >= e->retry_timeout_ms) {
-        return -1;
-    }
-    return e->retry_delay_ms;
-}
-
 static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_size)
 {
     sink_engine_t *e = opaque;
@@ -358,6 +350,12 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
     if (e->held && until_retry > 0) {
         return until_retry < POLL_HELD_MS ? until_retry : POLL_HELD_MS;
     }
+    if (tb_sink_convert_waiting(e)) {
+        until_retry = e->retry_at_ms - tb_monotonic_ms();
+        return until_retry < 1              ? 1
+               : until_retry < POLL_HELD_MS ? until_retry
+                                            : POLL_HELD_MS;
+    }
     size_t taken = e->batch_len;
     rc = tb_sink_put_batch(e, errstr, errstr_size);
     if (rc == 0 &&
@@ -369,13 +367,17 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
         rc = -1;
     }
     if (rc == TB_PLUGIN_RETRY) {
-        int64_t delay = retry_delay(e);
+        /* a plugin that asked for its own delay bounds its own retries */
+        int64_t delay = e->plugin_retry_ms > 0
+                            ? e->plugin_retry_ms
+                            : tb_task_retry_next(&e->retry, errstr, errstr_size);
+        e->plugin_retry_ms = 0;
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
-                    "retriable failure%s: %s",
-                    delay < 0 ? ", errors.retry.timeout spent" : "", errstr);
+                    "retriable failure: %s", errstr);
         if (delay < 0) {
             return TB_TASK_STEP_FAILED;
         }
+        tb_task_metrics_retry(&e->metrics);
         tb_sink_set_held(e, true);
         e->retry_at_ms = tb_monotonic_ms() + delay;
         return delay < POLL_HELD_MS ? delay : POLL_HELD_MS;
@@ -383,7 +385,7 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
     if (rc != 0) {
         return TB_TASK_STEP_FAILED;
     }
-    e->retry_since_ms = 0;
+    tb_task_retry_reset(&e->retry);
     tb_sink_set_held(e, false);
     /* More may have arrived meanwhile without a new queue event (it fires on
      * empty to non-empty only): look again until a consume finds nothing. */

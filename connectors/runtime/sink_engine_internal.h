@@ -34,6 +34,7 @@
 #include "connectors/runtime/tb_sink_start.h"
 #include "connectors/runtime/tb_task_engine.h"
 #include "connectors/runtime/tb_task_metrics.h"
+#include "connectors/runtime/tb_task_retry.h"
 #include "connectors/runtime/tb_task_transforms.h"
 
 #define BATCH_MAX 1024
@@ -51,6 +52,7 @@ typedef struct {
     bool stopped;           /* not read: see the log line that said why */
     int start_attempts;     /* failed attempts to resolve where it starts */
     int64_t retry_start_ms; /* when to try again (monotonic); 0: not waiting */
+    char waiting_for[320];  /* while retry_start_ms is set: what for */
     tb_partition_metrics_t metrics;
 } partition_t;
 
@@ -76,20 +78,20 @@ typedef struct {
     /* every partition paused while a put or flush waits for its retry: the
      * consumer is still polled (rebalances, max.poll.interval.ms) */
     bool held;
-    int64_t retry_at_ms;        /* when the held put or flush is tried again */
-    long long retry_timeout_ms; /* errors.retry.timeout: 0 none, -1 forever */
-    long long retry_delay_max_ms;
+    int64_t retry_at_ms; /* when the held put, flush or conversion is tried again */
+    tb_task_retry_t retry;
+    int64_t plugin_retry_ms; /* the plugin's own delay for its retry; 0: none */
     /* sink_batch.c: a batch the plugin has not taken yet (retriable
-     * failure) */
+     * failure); records from converted on wait for a converter's retry
+     * (records[] zeroed) */
     rd_kafka_message_t *batch[BATCH_MAX];
     tb_sink_record_t records[BATCH_MAX];
     bool key_owned[BATCH_MAX]; /* records[i].key was made by a converter */
     bool value_owned[BATCH_MAX];
     tb_record_t transformed[BATCH_MAX]; /* what the chain made of records[i] */
     size_t batch_len;
+    size_t converted;
     size_t batch_max; /* max.poll.records, at most BATCH_MAX */
-    int64_t retry_since_ms;
-    long long retry_delay_ms;
     int64_t last_flush_ms;
     int64_t last_metrics_ms;
     int64_t stop_deadline_ms; /* set by sink_stop; 0 while running */
@@ -132,6 +134,11 @@ void tb_sink_update_partition_metrics(sink_engine_t *e);
  * and transformed. */
 void tb_sink_consume(sink_engine_t *e);
 
+/* Converts the pending records whose conversion waited for a converter's
+ * retry (tb_task_retry.h). Returns whether one still waits: the partitions
+ * are held until e->retry_at_ms. */
+bool tb_sink_convert_waiting(sink_engine_t *e);
+
 /* Hands the pending batch to the plugin. Returns 0 when it was taken (or
  * is empty), TB_PLUGIN_RETRY, or -1 with errstr. */
 int tb_sink_put_batch(sink_engine_t *e, char *errstr, size_t errstr_size);
@@ -141,6 +148,10 @@ void tb_sink_drop_pending(sink_engine_t *e, const partition_t *p);
 
 /* Frees the pending batch. */
 void tb_sink_release_batch(sink_engine_t *e);
+
+/* Connect's SinkTaskContext.timeout: the plugin's delay for its retry
+ * (tb_task_context_t.retry_after). */
+void tb_sink_retry_after(void *runtime, int64_t ms);
 
 /* tb_task_context_t's record_failed: a record the plugin could not
  * write, under errors.tolerance. */
@@ -159,7 +170,9 @@ void tb_sink_on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                        rd_kafka_topic_partition_list_t *offsets, void *opaque);
 
 /* Serves queue's callbacks until done(rk, arg) or deadline_ms (monotonic).
- * Returns whether done came true. */
+ * Returns whether done came true. Records that reach the queue (a closing
+ * consumer forwards its own queue to it) are dropped: they lie past what was
+ * recorded, and the partitions' next owner reads them again. */
 bool tb_sink_serve_until(rd_kafka_t *rk, rd_kafka_queue_t *queue,
                          bool (*done)(rd_kafka_t *rk, const void *arg), const void *arg,
                          int64_t deadline_ms);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "connectors/runtime/sink_engine_internal.h"
+#include "connectors/runtime/tb_sink_open.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
 
@@ -108,9 +109,31 @@ void tb_sink_update_partition_metrics(sink_engine_t *e)
     rd_kafka_topic_partition_list_destroy(positions);
 }
 
+/* Tells the task what its first waiting partition waits for, or that
+ * none waits. */
+static void tell_waiting(const sink_engine_t *e)
+{
+    const char *first = NULL;
+    size_t others = 0;
+    for (size_t i = 0; i < e->part_count; i++) {
+        if (e->parts[i].retry_start_ms != 0) {
+            others += first != NULL;
+            first = first != NULL ? first : e->parts[i].waiting_for;
+        }
+    }
+    char what[400];
+    if (others > 0) {
+        snprintf(what, sizeof(what), "%s; %zu other partition(s) wait too", first,
+                 others);
+    }
+    if (e->env->waiting_for != NULL) {
+        e->env->waiting_for(e->env->task, others > 0 ? what : first);
+    }
+}
+
 /* Makes p read from start, stops it (logged, and its gauge set), or makes
- * it wait for its next attempt (logged at the first). Returns the offset to
- * fetch from. */
+ * it wait for its next attempt (logged at the first, and told to the task).
+ * Returns the offset to fetch from. */
 static int64_t take_start(sink_engine_t *e, partition_t *p, const tb_start_t *start)
 {
     p->stopped = start->origin == TB_START_STOPPED || start->origin == TB_START_WAITING;
@@ -122,11 +145,14 @@ static int64_t take_start(sink_engine_t *e, partition_t *p, const tb_start_t *st
         start->origin == TB_START_WAITING
             ? tb_monotonic_ms() + tb_sink_start_retry_delay_ms(p->start_attempts)
             : 0;
+    snprintf(p->waiting_for, sizeof(p->waiting_for),
+             "partition %s-%d is not read yet, %s; trying again with backoff", p->topic,
+             (int)p->partition, start->reason);
+    tell_waiting(e);
     if (start->origin == TB_START_WAITING) {
         if (p->start_attempts == 1) {
             TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
-                        "partition %s-%d is not read yet, %s; trying again with backoff",
-                        p->topic, (int)p->partition, start->reason);
+                        "%s", p->waiting_for);
         }
         return RD_KAFKA_OFFSET_END;
     }
@@ -163,14 +189,14 @@ static void refuse_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *lis
     }
 }
 
-/* The start of a partition whose group offset could not be read: decided
- * at a later attempt, as one whose watermarks could not be read. */
-static tb_start_t waiting_for_group(const char *error)
+/* The start of a partition whose group offset (or the plugin's own, what)
+ * could not be read: decided at a later attempt, as one whose watermarks
+ * could not be read. */
+static tb_start_t waiting_for(const char *what, const char *error)
 {
     tb_start_t start = {.offset = TB_OFFSET_NONE, .origin = TB_START_WAITING};
     snprintf(start.reason, sizeof(start.reason),
-             "waiting for the group's committed offsets, which could not be read: %s",
-             error);
+             "waiting for %s, which could not be read: %.180s", what, error);
     return start;
 }
 
@@ -190,6 +216,11 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
             committed->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
         }
     }
+    /* a plugin that keeps its own offsets (Connect's open() and
+     * SinkTaskContext.offset) has the last word on where each one starts */
+    char open_error[512];
+    int64_t *own = tb_sink_open(e->env->plugin, e->plugin_task, list, open_error,
+                                sizeof(open_error));
     /* without the group's offsets, or after an unanswered query, the
      * watermarks are not asked for: the partitions wait in any case */
     rd_kafka_resp_err_t err = group_err;
@@ -210,9 +241,14 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
             .reset = e->reset,
             .watermarks_error =
                 err != RD_KAFKA_RESP_ERR_NO_ERROR ? rd_kafka_err2str(err) : NULL,
+            .has_plugin = own != NULL && own[i] != TB_PLUGIN_NO_OFFSET,
+            .plugin = own != NULL ? own[i] : TB_PLUGIN_NO_OFFSET,
         };
         tb_start_t start = group_err != RD_KAFKA_RESP_ERR_NO_ERROR
-                               ? waiting_for_group(rd_kafka_err2str(group_err))
+                               ? waiting_for("the group's committed offsets",
+                                             rd_kafka_err2str(group_err))
+                           : own == NULL
+                               ? waiting_for("the plugin's own offsets", open_error)
                                : tb_sink_start_resolve(&in);
         partition_t *p = tb_sink_find_part(e, tp->topic, tp->partition);
         if (p == NULL) {
@@ -243,6 +279,7 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
     }
     rd_kafka_topic_partition_list_destroy(committed);
     json_decref(stored);
+    free(own);
 }
 
 /* Stopped partitions stay assigned (the group keeps them here) but paused. */
@@ -291,6 +328,7 @@ void tb_sink_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                     "again): %s",
                     errstr);
     }
+    tb_sink_close(e->env->plugin, e->plugin_task, list);
     for (int i = 0; i < list->cnt; i++) {
         partition_t *p =
             tb_sink_find_part(e, list->elems[i].topic, list->elems[i].partition);
@@ -299,6 +337,7 @@ void tb_sink_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             tb_sink_remove_part(e, p);
         }
     }
+    tell_waiting(e);
     if (cooperative) {
         rd_kafka_error_t *error = rd_kafka_incremental_unassign(rk, list);
         if (error != NULL) {

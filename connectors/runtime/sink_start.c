@@ -5,7 +5,8 @@
 
 const char *tb_start_origin_name(tb_start_origin_t origin)
 {
-    static const char *const names[] = {"stored", "group", "reset", "stopped", "waiting"};
+    static const char *const names[] = {"stored",  "group",   "reset",
+                                        "stopped", "waiting", "plugin"};
     return names[origin];
 }
 
@@ -76,6 +77,17 @@ tb_start_t tb_sink_start_resolve(const tb_start_inputs_t *in)
         return start;
     }
 
+    /* the plugin's offset was written with its data: it replaces the
+     * store's, and no group offset may move it */
+    if (in->has_plugin) {
+        tb_start_inputs_t own = *in;
+        own.stored = in->plugin;
+        own.committed = TB_OFFSET_NONE;
+        own.has_plugin = false;
+        start = tb_sink_start_resolve(&own);
+        start.origin = start.origin == TB_START_STORED ? TB_START_PLUGIN : start.origin;
+        return start;
+    }
     if (in->stored != TB_OFFSET_NONE && in->stored > in->high) {
         return stopped("topic recreated",
                        "the partition ends at %lld, below the offset %lld already "

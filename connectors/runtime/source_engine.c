@@ -37,6 +37,10 @@ void tb_source_free_record(tb_source_record_t *record)
 {
     free(record->key);
     free(record->value);
+    tb_schema_decref(record->key_schema);
+    tb_value_free(record->key_data);
+    tb_schema_decref(record->value_schema);
+    tb_value_free(record->value_data);
     json_decref(record->source_partition);
     json_decref(record->source_offset);
     memset(record, 0, sizeof(*record));
@@ -80,6 +84,7 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
                                       .task = env->id,
                                       .offset_for = tb_source_stored_offset,
                                       .runtime = engine};
+    engine->retry = tb_task_retry_from(settings);
     engine->tolerate_errors =
         strcmp(tb_config_string(settings, "errors.tolerance"), "all") == 0;
     engine->ring = calloc(RING_SIZE, sizeof(*engine->ring));
@@ -138,12 +143,26 @@ fail:
 }
 
 /* Replaces *data by what converter makes of it (nothing to do for a
- * pass-through converter). Returns -1 with errstr on failure. */
+ * pass-through converter). A typed record's side (schema, typed_data, both
+ * then released) is written by the converter's typed form instead. Returns
+ * -1 with errstr on failure. */
 static int convert(tb_converter_t *converter, const char *topic, tb_data_kind_t kind,
-                   void **data, size_t *len, char *errstr, size_t errstr_size)
+                   bool typed, tb_schema_t **schema, tb_value_t **typed_data, void **data,
+                   size_t *len, char *errstr, size_t errstr_size)
 {
     void *out = NULL;
     size_t out_len = 0;
+    if (typed) {
+        int rc = tb_converter_from_typed(converter, topic, *schema, *typed_data, data,
+                                         len, errstr, errstr_size);
+        if (rc != TB_CONVERTER_RETRY) { /* else kept for the next attempt */
+            tb_schema_decref(*schema);
+            tb_value_free(*typed_data);
+            *schema = NULL;
+            *typed_data = NULL;
+        }
+        return rc;
+    }
     if (tb_converter_passthrough(converter)) {
         return 0;
     }
@@ -158,26 +177,51 @@ static int convert(tb_converter_t *converter, const char *topic, tb_data_kind_t 
     return 0;
 }
 
-static void count_polled(source_engine_t *engine)
+void tb_source_count_polled(source_engine_t *engine)
 {
     size_t bytes = 0;
     for (size_t i = 0; i < engine->batch_len; i++) {
         bytes += engine->batch[i].key_len + engine->batch[i].value_len;
     }
     tb_series_add(engine->metrics.batches, 1);
+    tb_series_observe(engine->metrics.batch_records, (double)engine->batch_len);
     tb_series_add(engine->metrics.records_read, (double)engine->batch_len);
     tb_series_add(engine->metrics.bytes, (double)bytes);
+}
+
+/* A converter that cannot convert now (TB_CONVERTER_RETRY): the record
+ * waits for the next attempt under errors.retry.*, or its retries are spent
+ * (reason then says so too). */
+static bool wait_for_converter(source_engine_t *engine, const char *stage,
+                               const tb_source_record_t *record, char *reason,
+                               size_t reason_size)
+{
+    int64_t delay = tb_task_retry_next(&engine->retry, reason, reason_size);
+    if (delay < 0) {
+        return false;
+    }
+    tb_task_metrics_retry(&engine->metrics);
+    TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector, engine->env->id,
+                "stage %s cannot convert a record for topic %s now, trying again in "
+                "%lld ms: %s",
+                stage, record->topic, (long long)delay, reason);
+    engine->retry_at_ms = tb_monotonic_ms() + delay;
+    return true;
 }
 
 /* Reshapes (upsert) and converts a polled record's key and value. A record
  * that cannot be fails the task, or with errors.tolerance=all is skipped and
  * logged (its source offset still advances once earlier records are
- * acknowledged). */
+ * acknowledged). A converter that asks to try again later makes it WAIT,
+ * with what was done kept in engine->reshaped and engine->done. */
 static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t *record)
 {
     char reason[512];
     const char *stage = NULL;
-    if (engine->primary_key != NULL) {
+    bool *done = engine->done;
+    bool reshaped = engine->reshaped;
+    engine->reshaped = true;
+    if (!reshaped && engine->primary_key != NULL) {
         tb_upsert_result_t result =
             tb_upsert_apply(engine->primary_key, record, reason, sizeof(reason));
         if (result == TB_UPSERT_SKIP) {
@@ -189,12 +233,11 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
     }
     int rc = 0;
     const char *failed_class = NULL;
-    bool converted[2] = {false, false};
-    if (stage == NULL && engine->chain != NULL) {
+    if (!reshaped && stage == NULL && engine->chain != NULL) {
         tb_converter_t *const converters[2] = {engine->key_converter,
                                                engine->value_converter};
         tb_transform_failure_t failure;
-        rc = tb_source_transform(engine->chain, converters, record, converted, &failure);
+        rc = tb_source_transform(engine->chain, converters, record, done, &failure);
         if (rc == 1) {
             return SKIP; /* filtered out */
         }
@@ -204,28 +247,29 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
             snprintf(reason, sizeof(reason), "%.400s (%s)", failure.reason, failed_class);
         }
     }
-    if (stage == NULL && !converted[TB_SIDE_KEY] &&
-        (rc = convert(engine->key_converter, record->topic, record->key_kind,
-                      &record->key, &record->key_len, reason, sizeof(reason))) != 0) {
-        stage = "KEY_CONVERTER";
-    } else if (stage == NULL && !converted[TB_SIDE_VALUE] &&
-               (rc = convert(engine->value_converter, record->topic, record->value_kind,
-                             &record->value, &record->value_len, reason,
-                             sizeof(reason))) != 0) {
-        stage = "VALUE_CONVERTER";
+    if (stage == NULL && !done[TB_SIDE_KEY]) {
+        rc = convert(engine->key_converter, record->topic, record->key_kind,
+                     record->typed, &record->key_schema, &record->key_data, &record->key,
+                     &record->key_len, reason, sizeof(reason));
+        done[TB_SIDE_KEY] = rc == 0;
+        stage = rc != 0 ? "KEY_CONVERTER" : NULL;
+    }
+    if (stage == NULL && !done[TB_SIDE_VALUE]) {
+        rc = convert(engine->value_converter, record->topic, record->value_kind,
+                     record->typed, &record->value_schema, &record->value_data,
+                     &record->value, &record->value_len, reason, sizeof(reason));
+        done[TB_SIDE_VALUE] = rc == 0;
+        stage = rc != 0 ? "VALUE_CONVERTER" : NULL;
     }
     if (stage == NULL) {
         return PRODUCE;
     }
-    if (rc == TB_CONVERTER_RETRY) {
-        /* not the record's fault: the task fails and its restart tries again */
-        if (engine->failure[0] == '\0') {
-            snprintf(engine->failure, sizeof(engine->failure),
-                     "stage %s cannot convert now, the record is not at fault: %s", stage,
-                     reason);
-        }
-        return FAILED;
+    /* not the record's fault (the schema registry did not answer) */
+    if (rc == TB_CONVERTER_RETRY &&
+        wait_for_converter(engine, stage, record, reason, sizeof(reason))) {
+        return WAIT;
     }
+    tb_task_metrics_record_error(&engine->metrics);
     tb_series_add(engine->metrics.records_dropped, engine->tolerate_errors ? 1 : 0);
     if (engine->tolerate_errors) {
         TB_LOG_TASK(
@@ -242,12 +286,25 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
     return FAILED;
 }
 
-void tb_source_prepare_batch(source_engine_t *engine)
+int64_t tb_source_prepare_batch(source_engine_t *engine)
 {
-    count_polled(engine);
-    for (size_t i = 0; i < engine->batch_len; i++) {
-        engine->disposition[i] = prepare_record(engine, &engine->batch[i]);
+    int64_t wait = engine->retry_at_ms - tb_monotonic_ms();
+    if (engine->prepared < engine->batch_len && wait > 0) {
+        return wait;
     }
+    while (engine->prepared < engine->batch_len) {
+        disposition_t disposition =
+            prepare_record(engine, &engine->batch[engine->prepared]);
+        if (disposition == WAIT) {
+            wait = engine->retry_at_ms - tb_monotonic_ms();
+            return wait > 0 ? wait : 1;
+        }
+        engine->disposition[engine->prepared++] = disposition;
+        engine->reshaped = engine->done[TB_SIDE_KEY] = engine->done[TB_SIDE_VALUE] =
+            false;
+        tb_task_retry_reset(&engine->retry);
+    }
+    return 0;
 }
 
 static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errstr_size)
@@ -278,6 +335,12 @@ static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errst
     if (!tb_source_produce_batch(engine)) {
         return until_flush < 100 ? until_flush : 100; /* wait for room */
     }
+    /* records whose conversion waits for its retry */
+    int64_t wait = tb_source_prepare_batch(engine);
+    if (engine->batch_len > 0) {
+        tb_source_produce_batch(engine);
+        return wait > 0 ? (wait < until_flush ? wait : until_flush) : TB_POOL_RUN_AGAIN;
+    }
     size_t room = RING_SIZE - (size_t)(engine->next_seq - engine->head_seq);
     size_t max = room < POLL_BATCH ? room : POLL_BATCH;
     if (engine->env->plugin->poll != NULL && max > 0) {
@@ -293,9 +356,10 @@ static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errst
     tb_series_set(engine->source_metrics.in_flight,
                   (double)(engine->next_seq - engine->head_seq));
     if (engine->batch_len > 0) {
-        tb_source_prepare_batch(engine);
+        tb_source_count_polled(engine);
+        wait = tb_source_prepare_batch(engine);
         tb_source_produce_batch(engine);
-        return TB_POOL_RUN_AGAIN;
+        return wait > 0 ? (wait < until_flush ? wait : until_flush) : TB_POOL_RUN_AGAIN;
     }
     if (wake_ms < 0 || wake_ms > until_flush) {
         return until_flush;

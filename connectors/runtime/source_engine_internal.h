@@ -33,6 +33,7 @@
 
 #include "connectors/runtime/tb_task_engine.h"
 #include "connectors/runtime/tb_task_metrics.h"
+#include "connectors/runtime/tb_task_retry.h"
 #include "connectors/runtime/tb_task_transforms.h"
 
 #define RING_SIZE 65536 /* records in flight per task */
@@ -61,6 +62,7 @@ typedef enum {
     PRODUCE = 0,
     SKIP,   /* not written by design (an update_before row) or tolerated */
     FAILED, /* failed: the task fails before its offset is recorded */
+    WAIT,   /* a converter asked to try again later (not a final disposition) */
 } disposition_t;
 
 typedef struct {
@@ -87,6 +89,14 @@ typedef struct {
     disposition_t disposition[POLL_BATCH]; /* what becomes of batch[i] */
     size_t batch_len;
     size_t batch_pos;
+    /* batch[0, prepared) have their disposition; batch[prepared] waits for
+     * a converter's retry at retry_at_ms, reshaped (upsert and chain done)
+     * and with the sides in done already Kafka bytes */
+    size_t prepared;
+    bool reshaped;
+    bool done[2];
+    tb_task_retry_t retry;
+    int64_t retry_at_ms;
     int64_t last_flush_ms;
     char failure[1024]; /* a failure that fails the task */
     tb_task_metrics_t metrics;
@@ -125,8 +135,14 @@ typedef struct {
 /* Frees a polled record's data and clears it. */
 void tb_source_free_record(tb_source_record_t *record);
 
-/* Counts the polled batch and decides each record's disposition. */
-void tb_source_prepare_batch(source_engine_t *engine);
+/* Counts a polled batch in the task's metrics. */
+void tb_source_count_polled(source_engine_t *engine);
+
+/* Decides the disposition of the polled records from engine->prepared on,
+ * once a converter's retry (tb_task_retry.h) is due. Returns 0 when every
+ * one has its disposition, else how long to wait (ms) before the converter
+ * of batch[prepared] is tried again. */
+int64_t tb_source_prepare_batch(source_engine_t *engine);
 
 /* Starts the plugin: an exactly-once task's once the store agrees with its
  * progress marker. */
@@ -145,9 +161,9 @@ rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
                                              tb_source_record_t *record, int flags,
                                              void *opaque);
 
-/* Produces the polled records not yet handed to librdkafka, each numbered
- * in the ring. Returns false when librdkafka's queue or the ring is
- * full. */
+/* Produces the polled records not yet handed to librdkafka that have their
+ * disposition (up to engine->prepared), each numbered in the ring. Returns
+ * false when librdkafka's queue or the ring is full. */
 bool tb_source_produce_batch(source_engine_t *engine);
 
 /* source_offsets.c */

@@ -54,11 +54,10 @@ void tb_source_advance_head(source_engine_t *engine)
 
 /* Records the offsets folded so far, once the dead letter queue has every
  * record let go before them. */
-int tb_source_flush_offsets(source_engine_t *engine, char *errstr, size_t errstr_size)
+static int record_offsets(source_engine_t *engine, char *errstr, size_t errstr_size)
 {
     const char *key;
     json_t *entry;
-    engine->last_flush_ms = tb_monotonic_ms();
     if (engine->dlq != NULL &&
         tb_dlq_flush(engine->dlq, (int)engine->env->shutdown_timeout_ms, errstr,
                      errstr_size) != 0) {
@@ -73,10 +72,23 @@ int tb_source_flush_offsets(source_engine_t *engine, char *errstr, size_t errstr
     }
     int rc = tb_store_offsets_put(engine->env->store, engine->env->connector, offsets,
                                   errstr, errstr_size);
+    if (rc == 0 && engine->env->plugin->commit != NULL) {
+        engine->env->plugin->commit(engine->plugin_task, offsets);
+    }
     json_decref(offsets);
     if (rc == 0) {
         json_object_clear(engine->committable);
     }
+    return rc;
+}
+
+/* record_offsets(), counted as an offset commit. */
+int tb_source_flush_offsets(source_engine_t *engine, char *errstr, size_t errstr_size)
+{
+    engine->last_flush_ms = tb_monotonic_ms();
+    int64_t started = tb_monotonic_us();
+    int rc = record_offsets(engine, errstr, errstr_size);
+    tb_task_metrics_commit(&engine->metrics, started, rc == 0);
     return rc;
 }
 

@@ -50,6 +50,7 @@ static bool let_go_refused(source_engine_t *engine, uint64_t seq,
     const tb_task_env_t *env = engine->env;
     const char *reason = rd_kafka_err2str(err);
     char errstr[512];
+    tb_task_metrics_record_error(&engine->metrics);
     if (!engine->tolerate_errors) {
         if (engine->failure[0] == '\0') {
             snprintf(engine->failure, sizeof(engine->failure),
@@ -71,6 +72,7 @@ static bool let_go_refused(source_engine_t *engine, uint64_t seq,
                                 .reason = reason};
     if (engine->dlq != NULL &&
         tb_dlq_send(engine->dlq, record, &context, errstr, sizeof(errstr)) != 0) {
+        tb_series_add(engine->metrics.dlq_failures, 1);
         if (engine->failure[0] == '\0') {
             snprintf(engine->failure, sizeof(engine->failure),
                      "Kafka refused record %llu of task %s-%d for topic %s (%s), and "
@@ -214,12 +216,12 @@ rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
     return err;
 }
 
-/* Produces the polled records not yet handed to librdkafka. Returns false
- * when librdkafka's queue or the ring is full. */
+/* Produces the polled records not yet handed to librdkafka that have their
+ * disposition. Returns false when librdkafka's queue or the ring is full. */
 bool tb_source_produce_batch(source_engine_t *engine)
 {
     int64_t now_us = tb_monotonic_us(); /* a batch is produced within microseconds */
-    while (engine->batch_pos < engine->batch_len) {
+    while (engine->batch_pos < engine->prepared) {
         tb_source_record_t *record = &engine->batch[engine->batch_pos];
         if (engine->next_seq - engine->head_seq >= RING_SIZE) {
             return false;
@@ -275,6 +277,8 @@ bool tb_source_produce_batch(source_engine_t *engine)
         engine->next_seq++;
         engine->batch_pos++;
     }
-    engine->batch_len = engine->batch_pos = 0;
+    if (engine->batch_pos == engine->batch_len) {
+        engine->batch_len = engine->batch_pos = engine->prepared = 0;
+    }
     return true;
 }

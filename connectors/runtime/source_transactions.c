@@ -426,6 +426,9 @@ static int64_t txn_committed(source_engine_t *engine, char *errstr, size_t errst
     size_t count = engine->txn_count;
     int rc = tb_store_offsets_put(engine->env->store, engine->env->connector,
                                   engine->txn_offsets, errstr, errstr_size);
+    if (rc == 0 && engine->env->plugin->commit != NULL) {
+        engine->env->plugin->commit(engine->plugin_task, engine->txn_offsets);
+    }
     tb_source_txn_clear(engine);
     engine->marker_sequence++;
     engine->aborts = 0;
@@ -540,12 +543,17 @@ int64_t tb_source_transactional_step(source_engine_t *engine, bool paused, char 
         if (engine->batch_len == 0) {
             return wake_ms > 0 ? wake_ms : 1000;
         }
-        tb_source_prepare_batch(engine);
-        if (engine->failure[0] != '\0') {
-            snprintf(errstr, errstr_size, "%s", engine->failure);
-            return TB_TASK_STEP_FAILED;
-        }
-        engine->batch_pos = 0;
+        tb_source_count_polled(engine);
+        engine->batch_pos = engine->prepared = 0;
+    }
+    /* a transaction holds prepared records only: all of the batch */
+    int64_t wait = tb_source_prepare_batch(engine);
+    if (engine->failure[0] != '\0') {
+        snprintf(errstr, errstr_size, "%s", engine->failure);
+        return TB_TASK_STEP_FAILED;
+    }
+    if (wait > 0) {
+        return wait;
     }
     return txn_begin(engine, errstr, errstr_size);
 }

@@ -28,6 +28,7 @@ struct tb_task {
     tb_target_state_t target;
     bool restart_requested;
     /* owned by the pool job */
+    char *waiting; /* what the engine waits for (waiting_for), or NULL */
     int64_t started_ms;
     int64_t retry_at_ms; /* when a failed task starts again; 0: never */
     long long backoff_ms;
@@ -85,6 +86,27 @@ static void stop_engine(tb_task_t *task)
     if (task->engine_state != NULL) {
         task->engine->stop(task->engine_state);
         task->engine_state = NULL;
+    }
+    free(task->waiting);
+    task->waiting = NULL;
+}
+
+/* The engine's waiting_for: shown at once as the trace of a running or
+ * paused task, and whenever it shows RUNNING or PAUSED again. */
+static void waiting_for(void *opaque, const char *what)
+{
+    tb_task_t *task = opaque;
+    if (what == task->waiting ||
+        (what != NULL && task->waiting != NULL && strcmp(what, task->waiting) == 0)) {
+        return;
+    }
+    free(task->waiting);
+    task->waiting = what != NULL ? strdup(what) : NULL;
+    pthread_mutex_lock(&task->lock);
+    tb_state_t state = task->state;
+    pthread_mutex_unlock(&task->lock);
+    if (state == TB_STATE_RUNNING || state == TB_STATE_PAUSED) {
+        set_state(task, state, task->waiting);
     }
 }
 
@@ -148,7 +170,7 @@ static int64_t run(void *opaque)
     pthread_mutex_unlock(&task->lock);
     if (changed &&
         (task->engine->started == NULL || task->engine->started(task->engine_state))) {
-        set_state(task, shown, NULL);
+        set_state(task, shown, task->waiting);
     }
     int64_t next = task->engine->step(task->engine_state, paused, errstr, sizeof(errstr));
     if (next == TB_TASK_STEP_FAILED) {
@@ -214,6 +236,7 @@ tb_task_t *tb_task_create(const tb_task_options_t *options)
         .offset_flush_interval_ms = options->offset_flush_interval_ms,
         .shutdown_timeout_ms = options->shutdown_timeout_ms,
         .wake = wake,
+        .waiting_for = waiting_for,
         .task = task,
         .topic_used = options->topic_used,
         .topic_opaque = options->topic_opaque,

@@ -1,6 +1,7 @@
 #include "connectors/runtime/tb_task_metrics.h"
 
 #include "connectors/runtime/tb_connect_metrics.h"
+#include "core/tb_time.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -14,9 +15,13 @@ static const char *const skipped_labels[] = {"connector", "task",   "topic",
                                              "partition", "reason", NULL};
 static const char *const state_labels[] = {"connector", "task", "state", NULL};
 static const char *const error_labels[] = {"connector", "task", "error", NULL};
+static const char *const result_labels[] = {"connector", "task", "result", NULL};
+static const char *const worker_result_labels[] = {"result", NULL};
 
 static const double batch_buckets[] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05,
                                        0.1,    0.5,    1,     5,     30};
+static const double record_buckets[] = {1, 8, 64, 256, 512, 1024};
+static const double commit_buckets[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30};
 
 #define COUNTER(var, metric, text)                                                       \
     static const tb_metric_def_t var = {                                                 \
@@ -41,6 +46,63 @@ COUNTER(batches, "tributary_task_batches_total",
         "Batches handed to or taken from plugins.");
 COUNTER(restarts, "tributary_task_restarts_total",
         "Restarts of a task, automatic or asked for.");
+COUNTER(record_errors, "tributary_task_record_errors_total",
+        "Records that failed in a stage after its retries, tolerated or not.");
+COUNTER(failed_attempts, "tributary_task_failed_attempts_total",
+        "Attempts at a record or batch that failed, the retried ones included.");
+COUNTER(retries, "tributary_task_retries_total",
+        "Attempts made again under errors.retry.timeout.");
+COUNTER(errors_logged, "tributary_task_errors_logged_total",
+        "Failed records logged under errors.log.enable.");
+COUNTER(dlq_failures, "tributary_task_dlq_failures_total",
+        "Records the dead letter queue refused.");
+
+static const tb_metric_def_t commits = {
+    .name = "tributary_task_offset_commits_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Offset commits (offsets recorded in the store), by result.",
+    .labels = result_labels};
+static const tb_metric_def_t commit_seconds = {
+    .name = "tributary_task_offset_commit_seconds",
+    .type = TB_METRIC_HISTOGRAM,
+    .help = "Time of one offset commit: a sink's flush, the store, the group's commit "
+            "sent.",
+    .labels = task_labels,
+    .buckets = commit_buckets,
+    .bucket_count = sizeof(commit_buckets) / sizeof(commit_buckets[0]),
+    .keep_max = true};
+static const tb_metric_def_t batch_records = {
+    .name = "tributary_task_batch_records",
+    .type = TB_METRIC_HISTOGRAM,
+    .help = "Records of one plugin call: put() for sinks, poll() for sources.",
+    .labels = task_labels,
+    .buckets = record_buckets,
+    .bucket_count = sizeof(record_buckets) / sizeof(record_buckets[0]),
+    .keep_max = true};
+static const tb_metric_def_t partitions = {.name = "tributary_sink_task_partitions",
+                                           .type = TB_METRIC_GAUGE,
+                                           .help =
+                                               "The partitions assigned to a sink task.",
+                                           .labels = task_labels};
+
+static const tb_metric_def_t connector_startups = {
+    .name = "tributary_connector_startups_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Connectors of this worker that started (result=success) or failed to.",
+    .labels = worker_result_labels};
+static const tb_metric_def_t task_startups = {
+    .name = "tributary_task_startups_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Tasks of this worker that started (result=success) or failed to.",
+    .labels = worker_result_labels};
+static const tb_metric_def_t connector_startup_attempts = {
+    .name = "tributary_connector_startup_attempts_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Startups of connectors of this worker, successful or not."};
+static const tb_metric_def_t task_startup_attempts = {
+    .name = "tributary_task_startup_attempts_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Startups of tasks of this worker, successful or not."};
 
 static const tb_metric_def_t batch_seconds = {
     .name = "tributary_task_batch_seconds",
@@ -48,7 +110,8 @@ static const tb_metric_def_t batch_seconds = {
     .help = "Time of one plugin call: put() for sinks, poll() for sources.",
     .labels = task_labels,
     .buckets = batch_buckets,
-    .bucket_count = sizeof(batch_buckets) / sizeof(batch_buckets[0])};
+    .bucket_count = sizeof(batch_buckets) / sizeof(batch_buckets[0]),
+    .keep_max = true};
 static const tb_metric_def_t conversion_errors = {
     .name = "tributary_task_conversion_errors_total",
     .type = TB_METRIC_COUNTER,
@@ -128,6 +191,8 @@ void tb_task_metrics_take(tb_task_metrics_t *m, const char *connector, int task,
     const char *values[] = {connector, task_text(task, id, sizeof(id)), NULL};
     const char *key_stage[] = {connector, id, "KEY_CONVERTER", NULL};
     const char *value_stage[] = {connector, id, "VALUE_CONVERTER", NULL};
+    const char *succeeded[] = {connector, id, "success", NULL};
+    const char *failed[] = {connector, id, "failure", NULL};
     m->records_read = tb_metrics_series(&records_read, values);
     m->records_written = tb_metrics_series(&records_written, values);
     m->records_dropped = tb_metrics_series(&records_dropped, values);
@@ -135,9 +200,44 @@ void tb_task_metrics_take(tb_task_metrics_t *m, const char *connector, int task,
     m->bytes = tb_metrics_series(&bytes_read, values);
     m->batches = tb_metrics_series(&batches, values);
     m->batch_seconds = tb_metrics_series(&batch_seconds, values);
+    m->batch_records = tb_metrics_series(&batch_records, values);
     m->key_conversion_errors = tb_metrics_series(&conversion_errors, key_stage);
     m->value_conversion_errors = tb_metrics_series(&conversion_errors, value_stage);
+    m->commit_seconds = tb_metrics_series(&commit_seconds, values);
+    m->commits_succeeded = tb_metrics_series(&commits, succeeded);
+    m->commits_failed = tb_metrics_series(&commits, failed);
+    m->record_errors = tb_metrics_series(&record_errors, values);
+    m->failed_attempts = tb_metrics_series(&failed_attempts, values);
+    m->retries = tb_metrics_series(&retries, values);
+    m->errors_logged = tb_metrics_series(&errors_logged, values);
+    m->dlq_failures = tb_metrics_series(&dlq_failures, values);
+    m->partitions = sink ? tb_metrics_series(&partitions, values) : NULL;
     tb_connect_task_take(&m->connect, m, connector, id, sink);
+}
+
+void tb_task_metrics_commit(tb_task_metrics_t *m, int64_t started_us, bool succeeded)
+{
+    tb_series_observe(m->commit_seconds, (double)(tb_monotonic_us() - started_us) / 1e6);
+    tb_series_add(succeeded ? m->commits_succeeded : m->commits_failed, 1);
+}
+
+/* A failed attempt, at the time Connect's last-error-timestamp shows. */
+static void count_failed_attempt(tb_task_metrics_t *m)
+{
+    tb_series_add(m->failed_attempts, 1);
+    tb_series_set(m->connect.last_error, (double)tb_wall_ms());
+}
+
+void tb_task_metrics_record_error(tb_task_metrics_t *m)
+{
+    tb_series_add(m->record_errors, 1);
+    count_failed_attempt(m);
+}
+
+void tb_task_metrics_retry(tb_task_metrics_t *m)
+{
+    tb_series_add(m->retries, 1);
+    count_failed_attempt(m);
 }
 
 void tb_task_metrics_release(tb_task_metrics_t *m)
@@ -150,8 +250,18 @@ void tb_task_metrics_release(tb_task_metrics_t *m)
                            &m->bytes,
                            &m->batches,
                            &m->batch_seconds,
+                           &m->batch_records,
                            &m->key_conversion_errors,
-                           &m->value_conversion_errors};
+                           &m->value_conversion_errors,
+                           &m->commit_seconds,
+                           &m->commits_succeeded,
+                           &m->commits_failed,
+                           &m->record_errors,
+                           &m->failed_attempts,
+                           &m->retries,
+                           &m->errors_logged,
+                           &m->dlq_failures,
+                           &m->partitions};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         tb_series_release(*all[i]);
         *all[i] = NULL;
@@ -168,6 +278,7 @@ void tb_partition_metrics_take(tb_partition_metrics_t *m, const char *connector,
     const char *retention[] = {
         connector, task_text(task, id, sizeof(id)), topic, number, "retention", NULL};
     const char *group[] = {connector, id, topic, number, "group offset", NULL};
+    const char *task_values[] = {connector, id, NULL};
     m->skipped_retention = tb_metrics_series(&records_skipped, retention);
     m->skipped_group = tb_metrics_series(&records_skipped, group);
     m->committed = tb_metrics_series(&committed, values);
@@ -175,6 +286,8 @@ void tb_partition_metrics_take(tb_partition_metrics_t *m, const char *connector,
     m->end = tb_metrics_series(&end_offset, values);
     m->lag = tb_metrics_series(&lag, values);
     m->stopped = NULL;
+    m->task_partitions = tb_metrics_series(&partitions, task_values);
+    tb_series_add(m->task_partitions, 1);
 }
 
 void tb_partition_metrics_stop(tb_partition_metrics_t *m, const char *connector,
@@ -190,8 +303,10 @@ void tb_partition_metrics_stop(tb_partition_metrics_t *m, const char *connector,
 
 void tb_partition_metrics_release(tb_partition_metrics_t *m)
 {
-    tb_series_t **all[] = {&m->committed,         &m->position,      &m->end,    &m->lag,
-                           &m->skipped_retention, &m->skipped_group, &m->stopped};
+    tb_series_add(m->task_partitions, -1);
+    tb_series_t **all[] = {&m->committed, &m->position,          &m->end,
+                           &m->lag,       &m->skipped_retention, &m->skipped_group,
+                           &m->stopped,   &m->task_partitions};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         tb_series_release(*all[i]);
         *all[i] = NULL;
@@ -211,8 +326,21 @@ void tb_state_metrics_take(tb_state_metrics_t *m, const char *connector, int tas
         m->states[i] = tb_metrics_series(&state, values);
     }
     const char *values[] = {connector, who, NULL};
+    const char *succeeded[] = {"success", NULL};
+    const char *failed[] = {"failure", NULL};
+    const tb_metric_def_t *startups = task >= 0 ? &task_startups : &connector_startups;
     m->restarts = task >= 0 ? tb_metrics_series(&restarts, values) : NULL;
+    m->startup_attempts = tb_metrics_series(
+        task >= 0 ? &task_startup_attempts : &connector_startup_attempts, NULL);
+    m->startups_succeeded = tb_metrics_series(startups, succeeded);
+    m->startups_failed = tb_metrics_series(startups, failed);
+    m->current = TB_STATE_UNASSIGNED;
     tb_connect_state_take(&m->connect, m, connector, task >= 0 ? who : NULL);
+}
+
+static bool started(tb_state_t state)
+{
+    return state == TB_STATE_RUNNING || state == TB_STATE_PAUSED;
 }
 
 void tb_state_metrics_set(tb_state_metrics_t *m, tb_state_t current, int restart_count)
@@ -221,6 +349,14 @@ void tb_state_metrics_set(tb_state_metrics_t *m, tb_state_t current, int restart
         tb_series_set(m->states[i], tb_shown_states[i] == current ? 1 : 0);
     }
     tb_series_set(m->restarts, restart_count);
+    /* a startup ends in a started state, or in FAILED before one */
+    bool succeeded = started(current) && !started(m->current);
+    bool failed = current == TB_STATE_FAILED && !started(m->current);
+    if (succeeded || failed) {
+        tb_series_add(m->startup_attempts, 1);
+        tb_series_add(succeeded ? m->startups_succeeded : m->startups_failed, 1);
+    }
+    m->current = current;
 }
 
 void tb_state_metrics_release(tb_state_metrics_t *m)
@@ -230,8 +366,12 @@ void tb_state_metrics_release(tb_state_metrics_t *m)
         tb_series_release(m->states[i]);
         m->states[i] = NULL;
     }
-    tb_series_release(m->restarts);
-    m->restarts = NULL;
+    tb_series_t **all[] = {&m->restarts, &m->startup_attempts, &m->startups_succeeded,
+                           &m->startups_failed};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        tb_series_release(*all[i]);
+        *all[i] = NULL;
+    }
 }
 
 void tb_source_metrics_take(tb_source_metrics_t *m, const char *connector, int task)

@@ -91,6 +91,12 @@ int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
                      .value = {.bytes = record->value, .len = record->value_len},
                      .typer = source_typer,
                      .typer_opaque = &typing};
+    if (record->typed) { /* the plugin's Connect data, now the record's */
+        tb_record_set(&r, TB_SIDE_KEY, record->key_schema, record->key_data);
+        tb_record_set(&r, TB_SIDE_VALUE, record->value_schema, record->value_data);
+        record->key_schema = record->value_schema = NULL;
+        record->key_data = record->value_data = NULL;
+    }
     int rc = run_chain(chain, &r, &typing, converters, failure);
     record->topic = r.topic;
     record->partition = r.partition;
@@ -104,8 +110,9 @@ int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
         if (!s->typed) {
             continue;
         }
-        if (tb_converter_from_typed(converters[side], s->schema, s->value, &out, &out_len,
-                                    failure->reason, sizeof(failure->reason)) != 0) {
+        if (tb_converter_from_typed(converters[side], r.topic, s->schema, s->value, &out,
+                                    &out_len, failure->reason,
+                                    sizeof(failure->reason)) != 0) {
             failure->stage = converter_stages[side];
             failure->class_name = tb_converter_class_name(converters[side]);
             rc = -1;
@@ -154,5 +161,33 @@ int tb_sink_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
             out->value_len = len;
         }
     }
+    return rc;
+}
+
+int tb_sink_type(tb_converter_t *const converters[2], tb_record_t *record,
+                 tb_sink_record_t *out, tb_transform_failure_t *failure)
+{
+    tb_typing_t typing = {.converters = converters, .failed_side = -1};
+    int rc = 0;
+    record->typer = sink_typer;
+    record->typer_opaque = &typing;
+    for (tb_side_t side = TB_SIDE_KEY; side <= TB_SIDE_VALUE; side++) {
+        const tb_record_side_t *s =
+            tb_record_typed(record, side, failure->reason, sizeof(failure->reason));
+        if (s == NULL) {
+            failure->stage = converter_stages[side];
+            failure->class_name = tb_converter_class_name(converters[side]);
+            rc = -1;
+            break;
+        }
+        if (side == TB_SIDE_KEY) {
+            out->key_schema = s->schema;
+            out->key_data = s->value;
+        } else {
+            out->value_schema = s->schema;
+            out->value_data = s->value;
+        }
+    }
+    record->typer_opaque = NULL;
     return rc;
 }

@@ -5,10 +5,14 @@
  * The names are what a JMX exporter makes of Connect's MBeans: an attribute
  * A of kafka.connect:type=T becomes kafka_connect_<T>_<A>, lowercase with
  * '-' as '_', labelled connector and task where the MBean has them
- * (docs/OPERATIONS.md lists each with its source). Every one is an alias
- * (tb_metrics_alias) of a tributary series, so no record is counted twice;
- * only connector-count and task-count have values of their own, changed
- * when a connector or task comes and goes.
+ * (docs/OPERATIONS.md lists each with its source); a time in ms is served
+ * in seconds, its name ending _seconds. Every one is an alias
+ * (tb_metrics_alias) of a tributary series, or a window over tributary
+ * series (tb_metrics_window: Connect's -rate, -avg, -max and -percentage
+ * attributes), so no record is counted twice; only connector-count,
+ * task-count, last-error-timestamp and offset-commit-skip-total have values
+ * of their own, changed when a connector or task comes and goes, when an
+ * attempt fails, and never.
  */
 #ifndef TB_CONNECT_METRICS_H
 #define TB_CONNECT_METRICS_H
@@ -18,14 +22,16 @@
 /* Each take fills c with the aliases of one group of tributary series,
  * already taken in m; release them with tb_connect_release() before m's. */
 
-/* sink-task-metrics or source-task-metrics, and task-error-metrics. */
+/* sink-task-metrics or source-task-metrics, connector-task-metrics and
+ * task-error-metrics. c must be &m->connect. */
 void tb_connect_task_take(tb_connect_metrics_t *c, const tb_task_metrics_t *m,
                           const char *connector, const char *task, int sink);
 /* source-task-metrics over the source's delivery. */
 void tb_connect_source_take(tb_connect_metrics_t *c, const tb_source_metrics_t *m,
                             const char *connector, const char *task);
 /* connector-metrics (task NULL) or connector-task-metrics status, and
- * connect-worker-metrics connector-count or task-count. */
+ * connect-worker-metrics connector-count and connector-startup-* or
+ * task-count and task-startup-*. */
 void tb_connect_state_take(tb_connect_metrics_t *c, const tb_state_metrics_t *m,
                            const char *connector, const char *task);
 

@@ -22,6 +22,7 @@
 #include "connectors/converters/tb_converter.h"
 #include "connectors/runtime/tb_limits.h"
 #include "core/tb_config.h"
+#include "core/tb_data.h"
 #include "core/tb_record.h" /* tb_header_t */
 
 #define TB_PLUGIN_RETRY 1
@@ -35,21 +36,53 @@ typedef enum {
  * converters' text form (a string, raw bytes, or JSON text). Borrowed for the
  * duration of put(). A NULL key or value is a null. */
 typedef struct {
-    const char *topic;
+    const char *topic; /* as the transformations routed it */
     int32_t partition;
     int64_t offset;
     int64_t timestamp; /* ms since the epoch, -1 when none */
+    /* the topic the record was read from, which partition and offset are
+     * of (Connect's originalTopic()); NULL: topic */
+    const char *original_topic;
     const void *key;
     size_t key_len;
     const void *value;
     size_t value_len;
     const tb_header_t *headers;
     size_t header_count;
+    /* For a plugin that is typed (tb_plugin_t.typed): key and value as
+     * Connect data, made by the task's converters (tb_converter_to_typed) or
+     * the transformation chain, borrowed like the rest. A NULL schema is
+     * schemaless data, a NULL value a null. key and value above are then
+     * the Kafka bytes as read (what a dead letter queue gets), or the text
+     * form of a side the chain changed. Unset (NULL) for other plugins. */
+    const tb_schema_t *key_schema;
+    const tb_value_t *key_data;
+    const tb_schema_t *value_schema;
+    const tb_value_t *value_data;
 } tb_sink_record_t;
+
+/* A partition a sink task is given or loses (Connect's open() and close()).
+ * For open(), offset comes as TB_PLUGIN_NO_OFFSET, and the plugin may set it
+ * to the next offset to read. */
+typedef struct {
+    const char *topic; /* borrowed for the call */
+    int32_t partition;
+    int64_t offset;
+} tb_sink_partition_t;
+
+#define TB_PLUGIN_NO_OFFSET (-1)
 
 /* A record a source task hands to the runtime. The runtime takes ownership
  * of key, value (free()) and the source partition and offset (json_decref);
- * topic stays the task's and must live until task_stop. */
+ * topic stays the task's and must live until task_stop.
+ *
+ * Typed records: a plugin whose data has a Connect schema (a change data
+ * capture source) sets typed and hands key_schema/key_data and
+ * value_schema/value_data instead of bytes (key and value stay NULL, the
+ * kinds are ignored). The runtime takes ownership of all four (a NULL data
+ * is a null, a NULL schema schemaless data) and the task's converters write
+ * them as Connect's converters write a SourceRecord (tb_converter_from_typed),
+ * after any transforms, which see them already typed. */
 typedef struct {
     const char *topic;
     int32_t partition; /* -1: let the partitioner choose */
@@ -61,6 +94,11 @@ typedef struct {
     tb_data_kind_t value_kind;
     json_t *source_partition; /* where in the source this came from */
     json_t *source_offset;    /* and how far that source has been read */
+    bool typed;               /* the four below hold the key and value */
+    tb_schema_t *key_schema;
+    tb_value_t *key_data;
+    tb_schema_t *value_schema;
+    tb_value_t *value_data;
 } tb_source_record_t;
 
 /* Context the runtime gives a task. Borrowed for the task's life. */
@@ -86,6 +124,12 @@ typedef struct {
      * them); the runtime copies what it keeps before returning. */
     void (*record_failed)(void *runtime, const tb_sink_record_t *record,
                           const char *reason);
+    /* Sink: asks that the put() or flush() about to return TB_PLUGIN_RETRY
+     * be tried again after ms milliseconds (Connect's
+     * SinkTaskContext.timeout). The plugin then bounds its own retries (a
+     * JDBC sink's max.retries): errors.retry.timeout does not apply to that
+     * retry. */
+    void (*retry_after)(void *runtime, int64_t ms);
     void *runtime;
     /* What the task may reach; a plugin opens files through
      * tb_limits_fopen with it. Set by the runtime just before task_start. */
@@ -103,6 +147,13 @@ typedef struct tb_plugin {
      * (name -> array). values are the parsed plugin and framework keys.
      * Optional. */
     void (*validate)(const json_t *values, json_t *errors);
+
+    /* Keys of the system the plugin stands in for (Debezium's, for a
+     * connector that runs its configs) that tributary does not implement,
+     * NULL-terminated; an entry ending in '.' covers every key it prefixes.
+     * A config holding one that is not in the plugin's table is refused,
+     * naming it, rather than silently ignored. Optional. */
+    const char *const *refused_keys;
 
     /* Splits a validated connector config into at most max_tasks task
      * configs: returns a new JSON array of objects of strings. */
@@ -123,6 +174,29 @@ typedef struct tb_plugin {
      * librdkafka an allocation per record. */
     bool reads_headers;
 
+    /* Sink: put() gets each key and value as Connect data too (key_schema,
+     * key_data, value_schema, value_data). A record the converters cannot
+     * type (a converter without a typed form, or bad bytes) follows
+     * errors.tolerance in stage KEY_CONVERTER or VALUE_CONVERTER. */
+    bool typed;
+
+    /* Sink: partitions were assigned to the task and are about to be read
+     * (Connect's open()). The plugin may set each one's offset to where
+     * reading starts: that offset is authoritative, over the store and the
+     * group (a sink that commits its offsets with the data it writes, in
+     * the same transaction, is exactly-once so). Returns 0, or
+     * TB_PLUGIN_RETRY or -1 with errstr: the partitions then wait, and are
+     * opened again later with backoff. Called again for a partition whose
+     * start is resolved again. Optional. */
+    int (*open)(void *task, tb_sink_partition_t *partitions, size_t count, char *errstr,
+                size_t errstr_size);
+
+    /* Sink: partitions are taken from the task (revoked, lost, or the task
+     * stops), after their last flush (Connect's close()): the plugin drops
+     * whatever it still holds of them. offset is TB_PLUGIN_NO_OFFSET.
+     * Optional. */
+    void (*close)(void *task, const tb_sink_partition_t *partitions, size_t count);
+
     /* Sink: writes records (may buffer them until flush). */
     int (*put)(void *task, const tb_sink_record_t *records, size_t count, char *errstr,
                size_t errstr_size);
@@ -130,6 +204,14 @@ typedef struct tb_plugin {
     /* Sink: makes everything put so far durable; the runtime records offsets
      * only after this returns 0. Optional for sources. */
     int (*flush)(void *task, char *errstr, size_t errstr_size);
+
+    /* Source: the offsets of offsets (an array of {"partition","offset"},
+     * borrowed) were recorded in the store, so everything they cover was
+     * acknowledged by Kafka and survives a restart; what Connect's
+     * SourceTask.commit() tells. Called on the task's thread, between
+     * polls. A source that acknowledges to its system (a replication slot's
+     * flush position) does it from here. Optional. */
+    void (*commit)(void *task, const json_t *offsets);
 
     /* Releases the task. Never fails. */
     void (*task_stop)(void *task);

@@ -1,9 +1,11 @@
 /*
  * tb_sink_start.h - where a sink task starts reading an assigned partition.
  *
- * The store is the authority; the group's committed offset may move a
+ * The store is the authority, unless the plugin keeps its own offsets with
+ * the data it writes (tb_plugin_t.open: then the plugin's offset is, and the
+ * group's is not looked at); the group's committed offset may move a
  * partition forward (an operator's reset while the connector was stopped);
- * auto.offset.reset decides only when neither exists. The answer is always a
+ * auto.offset.reset decides only when none exists. The answer is always a
  * concrete offset, resolved before assign(), or a reason to stop the
  * partition. Pure logic, no I/O: the engine gathers the inputs.
  */
@@ -28,6 +30,7 @@ typedef enum {
     TB_START_RESET,      /* auto.offset.reset through the watermarks */
     TB_START_STOPPED,    /* the partition must not be read; see reason */
     TB_START_WAITING,    /* not known yet (see reason): ask again later */
+    TB_START_PLUGIN,     /* the plugin's own offset (tb_plugin_t.open) */
 } tb_start_origin_t;
 
 typedef struct {
@@ -39,6 +42,10 @@ typedef struct {
     /* why the watermarks could not be read (low and high mean nothing
      * then), NULL when they were */
     const char *watermarks_error;
+    /* the plugin's own offset (tb_plugin_t.open), authoritative, when
+     * has_plugin */
+    bool has_plugin;
+    int64_t plugin;
 } tb_start_inputs_t;
 
 typedef struct {
@@ -60,7 +67,7 @@ tb_start_t tb_sink_start_resolve(const tb_start_inputs_t *in);
  * doubling up to 30 s. */
 int64_t tb_sink_start_retry_delay_ms(int attempt);
 
-/* "stored", "group", "reset", "stopped", "waiting". */
+/* "stored", "group", "reset", "stopped", "waiting", "plugin". */
 const char *tb_start_origin_name(tb_start_origin_t origin);
 
 /* The policy auto.offset.reset names: Kafka's earliest, latest and none, or

@@ -42,6 +42,11 @@ typedef struct {
      * until the engine's stop returns. */
     void (*wake)(void *task);
     void *task;
+    /* Says what the task waits for (a partition whose start cannot be
+     * resolved yet), shown as the trace of its RUNNING or PAUSED status;
+     * NULL: nothing. Copied; called from the engine's steps only. May be
+     * NULL (no one to tell). */
+    void (*waiting_for)(void *task, const char *what);
     /* Topic tracking: called once per topic the engine reads or writes. */
     void (*topic_used)(void *opaque, const char *connector, const char *topic);
     void *topic_opaque;

@@ -9,6 +9,7 @@
 #ifndef TB_TASK_METRICS_H
 #define TB_TASK_METRICS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/tb_metrics.h"
@@ -16,10 +17,12 @@
 
 /* The Connect-named aliases (connect_metrics.c) served over a group of the
  * series below, taken and released with them. */
-#define TB_CONNECT_ALIASES_MAX 8
+#define TB_CONNECT_ALIASES_MAX 32
 typedef struct {
     tb_series_t *aliases[TB_CONNECT_ALIASES_MAX];
     tb_series_t *worker_count; /* connector-count or task-count, this one's 1 */
+    tb_series_t *last_error;   /* a task's last-error-timestamp, in ms */
+    tb_series_t *commit_skips; /* a sink's offset-commit-skip-total: always 0 */
 } tb_connect_metrics_t;
 
 /* The states tb_state_metrics_t shows, in the order of its states[]. */
@@ -34,9 +37,24 @@ typedef struct {
     tb_series_t *records_dlq;     /* sent to the dead letter queue */
     tb_series_t *bytes;           /* key and value bytes read */
     tb_series_t *batches;
-    tb_series_t *batch_seconds; /* sink: put(); source: poll() */
+    tb_series_t *batch_seconds; /* sink: put(); source: poll(); keeps its max */
+    tb_series_t *batch_records; /* records per put() or poll(); keeps its max */
     tb_series_t *key_conversion_errors;
     tb_series_t *value_conversion_errors;
+    /* offset commits: recording offsets in the store (a sink's after its
+     * plugin's flush, and then committed to the group) */
+    tb_series_t *commit_seconds; /* keeps its max */
+    tb_series_t *commits_succeeded;
+    tb_series_t *commits_failed;
+    /* records that failed in a stage (after its retries), whatever
+     * errors.tolerance made of them; attempts that failed, retried ones
+     * included; attempts made again under errors.retry.* */
+    tb_series_t *record_errors;
+    tb_series_t *failed_attempts;
+    tb_series_t *retries;
+    tb_series_t *errors_logged; /* errors.log.enable lines */
+    tb_series_t *dlq_failures;  /* records the dead letter queue refused */
+    tb_series_t *partitions;    /* a sink's assigned partitions; NULL for a source */
     tb_connect_metrics_t connect;
 } tb_task_metrics_t;
 
@@ -45,8 +63,17 @@ void tb_task_metrics_take(tb_task_metrics_t *m, const char *connector, int task,
                           int sink);
 void tb_task_metrics_release(tb_task_metrics_t *m);
 
+/* Counts an offset commit begun at started_us (tb_monotonic_us) that
+ * succeeded or not. */
+void tb_task_metrics_commit(tb_task_metrics_t *m, int64_t started_us, bool succeeded);
+/* Counts a record that failed in a stage, its retries spent. */
+void tb_task_metrics_record_error(tb_task_metrics_t *m);
+/* Counts an attempt that failed and is made again under errors.retry.*. */
+void tb_task_metrics_retry(tb_task_metrics_t *m);
+
 /* Per sink partition, labels connector, topic and partition (the skipped
- * counters also task and reason). */
+ * counters also task and reason). Taking one counts it in its task's
+ * partitions, releasing it uncounts it. */
 typedef struct {
     tb_series_t *committed; /* what the broker acknowledged */
     tb_series_t *position;
@@ -55,6 +82,7 @@ typedef struct {
     tb_series_t *skipped_retention; /* deleted by retention before read */
     tb_series_t *skipped_group;     /* passed by an adopted group offset */
     tb_series_t *stopped;           /* 1 while stopped by an error (label reason) */
+    tb_series_t *task_partitions;   /* the task's partitions, counting this one */
 } tb_partition_metrics_t;
 
 void tb_partition_metrics_take(tb_partition_metrics_t *m, const char *connector, int task,
@@ -71,6 +99,14 @@ void tb_partition_metrics_release(tb_partition_metrics_t *m);
 typedef struct {
     tb_series_t *states[TB_SHOWN_STATE_COUNT];
     tb_series_t *restarts; /* NULL for a connector */
+    /* The worker's startups of connectors (or of tasks), shared by all:
+     * entering RUNNING or PAUSED from another state succeeded, entering
+     * FAILED other than from RUNNING or PAUSED failed; every one is an
+     * attempt. */
+    tb_series_t *startup_attempts;
+    tb_series_t *startups_succeeded;
+    tb_series_t *startups_failed;
+    tb_state_t current;
     tb_connect_metrics_t connect;
 } tb_state_metrics_t;
 

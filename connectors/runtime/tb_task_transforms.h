@@ -57,4 +57,14 @@ int tb_sink_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
                       tb_record_t *record, tb_sink_record_t *out, bool converted[2],
                       tb_transform_failure_t *failure);
 
+/*
+ * Sink, for a plugin that takes Connect data (tb_plugin_t.typed): types both
+ * sides of record through the converters (a side the chain typed stays as
+ * the chain left it) and points out's key_schema, key_data, value_schema
+ * and value_data at them; they stay record's. Returns 0, or -1 with the
+ * converter's stage, class and reason in failure.
+ */
+int tb_sink_type(tb_converter_t *const converters[2], tb_record_t *record,
+                 tb_sink_record_t *out, tb_transform_failure_t *failure);
+
 #endif

@@ -155,6 +155,15 @@ static int check_use(const json_t *raw, const char *chain, const char *alias,
     json_t *framework = kind == TB_TRANSFORMATION
                             ? parse_prefixed(&use_table, raw, prefix, errors)
                             : json_object();
+    if (cls->check != NULL && tb_config_error_count(errors) == before) {
+        char key[600];
+        char message[1024];
+        const char *bad = cls->check(values, message, sizeof(message));
+        if (bad != NULL) {
+            snprintf(key, sizeof(key), "%s%s", prefix, bad);
+            tb_config_error_add(errors, key, message);
+        }
+    }
     const char *predicate =
         kind == TB_TRANSFORMATION ? tb_config_string(framework, "predicate") : NULL;
     if (kind == TB_TRANSFORMATION && predicate != NULL &&

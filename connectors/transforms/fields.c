@@ -13,125 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connectors/transforms/tb_transform.h"
-
-/* Connect's message when the data is not a struct (with a schema) or a
- * map (without): -1. */
-static int not_structured(const tb_record_side_t *s, const char *purpose, char *errstr,
-                          size_t errstr_size)
-{
-    if (s->schema == NULL) {
-        snprintf(errstr, errstr_size,
-                 "Only Map objects supported in absence of schema for [%s], found: %s",
-                 purpose, tb_value_class_name(s->value));
-    } else {
-        snprintf(errstr, errstr_size, "Only Struct objects supported for [%s], found: %s",
-                 purpose, tb_value_class_name(s->value));
-    }
-    return -1;
-}
-
-/* The typed side, checked to be a struct (schema) or a map (schemaless).
- * NULL with errstr otherwise. */
-static tb_record_side_t *structured(tb_record_t *record, tb_side_t side,
-                                    const char *purpose, char *errstr, size_t errstr_size)
-{
-    tb_record_side_t *s = tb_record_typed(record, side, errstr, errstr_size);
-    if (s == NULL) {
-        return NULL;
-    }
-    tb_type_t wanted = s->schema != NULL ? TB_TYPE_STRUCT : TB_TYPE_MAP;
-    if (s->value == NULL || tb_value_type(s->value) != wanted ||
-        (s->schema != NULL && tb_schema_type(s->schema) != TB_TYPE_STRUCT)) {
-        not_structured(s, purpose, errstr, errstr_size);
-        return NULL;
-    }
-    return s;
-}
-
-static int out_of_memory(char *errstr, size_t errstr_size)
-{
-    snprintf(errstr, errstr_size, "out of memory");
-    return -1;
-}
-
-/* Sets side to schema and value (steals both) once value conforms. */
-static int set_checked(tb_record_t *record, tb_side_t side, tb_schema_t *schema,
-                       tb_value_t *value, char *errstr, size_t errstr_size)
-{
-    if (schema != NULL && tb_value_validate(schema, value, errstr, errstr_size) != 0) {
-        tb_schema_decref(schema);
-        tb_value_free(value);
-        return -1;
-    }
-    tb_record_set(record, side, schema, value);
-    return 0;
-}
-
-static tb_value_t *string_value(const char *s)
-{
-    return tb_value_string(s, strlen(s));
-}
-
-/* The state of the transforms configured by one "field" string. */
-static void *keep_values(const json_t *values, tb_side_t side, char *errstr,
-                         size_t errstr_size)
-{
-    (void)side;
-    (void)errstr;
-    (void)errstr_size;
-    return json_deep_copy(values);
-}
-
-static void release_values(void *state)
-{
-    json_decref(state);
-}
-
-/* Defines Name$Key and Name$Value: one implementation, two sides. */
-#define TB_SIDED_CLASSES(var, simple, table, create_fn, destroy_fn, apply_fn)            \
-    const tb_transform_class_t var##_key = {.name = TB_TRANSFORMS_PACKAGE simple "$Key", \
-                                            .side = TB_SIDE_KEY,                         \
-                                            .config = &(table),                          \
-                                            .create = (create_fn),                       \
-                                            .destroy = (destroy_fn),                     \
-                                            .apply = (apply_fn)};                        \
-    const tb_transform_class_t var##_value = {.name =                                    \
-                                                  TB_TRANSFORMS_PACKAGE simple "$Value", \
-                                              .side = TB_SIDE_VALUE,                     \
-                                              .config = &(table),                        \
-                                              .create = (create_fn),                     \
-                                              .destroy = (destroy_fn),                   \
-                                              .apply = (apply_fn)}
-
-/* Each use keeps its side next to its parsed keys. */
-typedef struct {
-    tb_side_t side;
-    json_t *values;
-} tb_field_use_t;
-
-static void *field_use_create(const json_t *values, tb_side_t side, char *errstr,
-                              size_t errstr_size)
-{
-    tb_field_use_t *use = malloc(sizeof(*use));
-    if (use == NULL ||
-        (use->values = keep_values(values, side, errstr, errstr_size)) == NULL) {
-        free(use);
-        snprintf(errstr, errstr_size, "out of memory");
-        return NULL;
-    }
-    use->side = side;
-    return use;
-}
-
-static void field_use_destroy(void *state)
-{
-    tb_field_use_t *use = state;
-    if (use != NULL) {
-        release_values(use->values);
-        free(use);
-    }
-}
+#include "connectors/transforms/tb_field_util.h"
 
 /*
  * HoistField
@@ -148,9 +30,9 @@ static int hoist_apply(void *state, tb_record_t *record, char *errstr, size_t er
     if (s->schema == NULL) {
         tb_value_t *map = tb_value_map();
         if (map == NULL ||
-            tb_value_map_put(map, string_value(field), tb_value_copy(s->value)) != 0) {
+            tb_value_map_put(map, tb_field_string(field), tb_value_copy(s->value)) != 0) {
             tb_value_free(map);
-            return out_of_memory(errstr, errstr_size);
+            return tb_field_oom(errstr, errstr_size);
         }
         tb_record_set(record, use->side, NULL, map);
         return 0;
@@ -159,15 +41,15 @@ static int hoist_apply(void *state, tb_record_t *record, char *errstr, size_t er
     if (schema == NULL ||
         tb_schema_add_field(schema, field, tb_schema_incref(s->schema)) != 0) {
         tb_schema_decref(schema);
-        return out_of_memory(errstr, errstr_size);
+        return tb_field_oom(errstr, errstr_size);
     }
     tb_value_t *st = tb_value_struct(schema);
     if (st == NULL || tb_value_struct_set_at(st, 0, tb_value_copy(s->value)) != 0) {
         tb_value_free(st);
         tb_schema_decref(schema);
-        return out_of_memory(errstr, errstr_size);
+        return tb_field_oom(errstr, errstr_size);
     }
-    return set_checked(record, use->side, schema, st, errstr, errstr_size);
+    return tb_field_set_checked(record, use->side, schema, st, errstr, errstr_size);
 }
 
 static const tb_config_def_t hoist_keys[] = {
@@ -183,8 +65,8 @@ static const tb_config_def_t hoist_keys[] = {
 static const tb_config_table_t hoist_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "HoistField", hoist_keys);
 
-TB_SIDED_CLASSES(tb_hoist_field, "HoistField", hoist_table, field_use_create,
-                 field_use_destroy, hoist_apply);
+TB_SIDED_CLASSES(tb_hoist_field, "HoistField", hoist_table, NULL, tb_field_use_create,
+                 tb_field_use_destroy, hoist_apply);
 
 /*
  * ExtractField
@@ -202,7 +84,7 @@ static int extract_apply(void *state, tb_record_t *record, char *errstr,
     if (s->value == NULL) {
         return 0; /* a null stays null */
     }
-    s = structured(record, use->side, "field extraction", errstr, errstr_size);
+    s = tb_field_structured(record, use->side, "field extraction", errstr, errstr_size);
     if (s == NULL) {
         return -1;
     }
@@ -216,8 +98,9 @@ static int extract_apply(void *state, tb_record_t *record, char *errstr,
         snprintf(errstr, errstr_size, "Unknown field: %s", field);
         return -1;
     }
+    bool replace_null = tb_config_bool(use->values, "replace.null.with.default");
     tb_record_set(record, use->side, tb_schema_incref(f->schema),
-                  tb_value_copy(tb_value_struct_get_at(s->value, f->index)));
+                  tb_value_copy(tb_field_get(s->value, f, replace_null)));
     return 0;
 }
 
@@ -227,13 +110,7 @@ static const tb_config_def_t extract_keys[] = {
      .required = true,
      .importance = TB_IMPORTANCE_MEDIUM,
      .documentation = "Name of the field whose value replaces the whole key or value."},
-    {.name = "replace.null.with.default",
-     .type = TB_CONFIG_BOOLEAN,
-     .default_value = "true",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation =
-         "A null field whose schema has a default reads as that default (true) "
-         "or stays null (false)."},
+    TB_REPLACE_NULL_WITH_DEFAULT_DEF,
     {.name = "field.syntax.version",
      .type = TB_CONFIG_STRING,
      .default_value = "V1",
@@ -247,8 +124,8 @@ static const tb_config_def_t extract_keys[] = {
 static const tb_config_table_t extract_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "ExtractField", extract_keys);
 
-TB_SIDED_CLASSES(tb_extract_field, "ExtractField", extract_table, field_use_create,
-                 field_use_destroy, extract_apply);
+TB_SIDED_CLASSES(tb_extract_field, "ExtractField", extract_table, NULL,
+                 tb_field_use_create, tb_field_use_destroy, extract_apply);
 
 /*
  * InsertField
@@ -265,6 +142,8 @@ typedef struct {
     tb_side_t side;
     tb_insert_spec_t topic, partition, offset, timestamp, fixed;
     char *fixed_value;
+    bool replace_null;
+    tb_schema_cache_t cache;
 } tb_insert_t;
 
 static void parse_spec(tb_insert_spec_t *spec, const char *text)
@@ -283,6 +162,7 @@ static void insert_destroy(void *state)
     tb_insert_t *t = state;
     if (t != NULL) {
         free(t->fixed_value);
+        tb_schema_cache_clear(&t->cache);
         free(t);
     }
 }
@@ -299,6 +179,7 @@ static void *insert_create(const json_t *values, tb_side_t side, char *errstr,
         return NULL;
     }
     t->side = side;
+    t->replace_null = tb_config_bool(values, "replace.null.with.default");
     parse_spec(&t->topic, tb_config_string(values, "topic.field"));
     parse_spec(&t->partition, tb_config_string(values, "partition.field"));
     parse_spec(&t->offset, tb_config_string(values, "offset.field"));
@@ -344,7 +225,7 @@ static tb_value_t *insertion_value(const tb_insertion_t *in)
     if (!in->present) {
         return NULL;
     }
-    return in->type == TB_TYPE_STRING ? string_value(in->text)
+    return in->type == TB_TYPE_STRING ? tb_field_string(in->text)
                                       : tb_value_int(in->type, in->number);
 }
 
@@ -363,17 +244,39 @@ static int insert_schemaless(tb_record_t *record, tb_side_t side,
 {
     tb_value_t *map = tb_value_copy(tb_record_side(record, side)->value);
     for (size_t i = 0; map != NULL && i < n; i++) {
-        if (tb_value_map_put(map, string_value(ins[i].spec->name),
+        if (tb_value_map_put(map, tb_field_string(ins[i].spec->name),
                              insertion_value(&ins[i])) != 0) {
             tb_value_free(map);
             map = NULL;
         }
     }
     if (map == NULL) {
-        return out_of_memory(errstr, errstr_size);
+        return tb_field_oom(errstr, errstr_size);
     }
     tb_record_set(record, side, NULL, map);
     return 0;
+}
+
+/* The schema's name, version, doc and parameters, its fields, then the
+ * inserted ones; NULL with errstr. */
+static tb_schema_t *inserted_schema(const tb_schema_t *from, const tb_insertion_t *ins,
+                                    size_t n, char *errstr, size_t errstr_size)
+{
+    tb_schema_t *schema = tb_schema_copy(from);
+    if (schema == NULL) {
+        tb_field_oom(errstr, errstr_size);
+    }
+    for (size_t i = 0; schema != NULL && i < n; i++) {
+        if (tb_schema_add_field(schema, ins[i].spec->name, insertion_schema(&ins[i])) !=
+            0) {
+            tb_schema_decref(schema);
+            snprintf(errstr, errstr_size,
+                     "Cannot create field because of field name duplication %s",
+                     ins[i].spec->name);
+            return NULL;
+        }
+    }
+    return schema;
 }
 
 static int insert_apply(void *state, tb_record_t *record, char *errstr,
@@ -395,40 +298,35 @@ static int insert_apply(void *state, tb_record_t *record, char *errstr,
                  "org.apache.kafka.connect.source.SourceRecord");
         return -1;
     }
-    if ((s = structured(record, t->side, "field insertion", errstr, errstr_size)) ==
-        NULL) {
+    if ((s = tb_field_structured(record, t->side, "field insertion", errstr,
+                                 errstr_size)) == NULL) {
         return -1;
     }
     if (s->schema == NULL) {
         return insert_schemaless(record, t->side, ins, n, errstr, errstr_size);
     }
-    /* the schema's name, version, doc and parameters, its fields, then the
-     * inserted ones */
-    tb_schema_t *schema = tb_schema_copy(s->schema);
-    for (size_t i = 0; schema != NULL && i < n; i++) {
-        if (tb_schema_add_field(schema, ins[i].spec->name, insertion_schema(&ins[i])) !=
-            0) {
-            tb_schema_decref(schema);
-            snprintf(errstr, errstr_size,
-                     "Cannot create field because of field name "
-                     "duplication %s",
-                     ins[i].spec->name);
-            return -1;
-        }
+    tb_schema_t *schema = tb_schema_cache_get(&t->cache, s->schema);
+    if (schema == NULL &&
+        (schema = inserted_schema(s->schema, ins, n, errstr, errstr_size)) == NULL) {
+        return -1;
     }
-    tb_value_t *st = schema != NULL ? tb_value_struct(schema) : NULL;
+    tb_schema_cache_put(&t->cache, s->schema, schema);
+    tb_value_t *st = tb_value_struct(schema);
     if (st == NULL) {
         tb_schema_decref(schema);
-        return out_of_memory(errstr, errstr_size);
+        return tb_field_oom(errstr, errstr_size);
     }
     size_t kept = tb_schema_field_count(s->schema);
     for (size_t i = 0; i < kept; i++) {
-        tb_value_struct_set_at(st, i, tb_value_copy(tb_value_struct_get_at(s->value, i)));
+        tb_value_struct_set_at(
+            st, i,
+            tb_value_copy(tb_field_get(s->value, tb_schema_field_at(s->schema, i),
+                                       t->replace_null)));
     }
     for (size_t i = 0; i < n; i++) {
         tb_value_struct_set_at(st, kept + i, insertion_value(&ins[i]));
     }
-    return set_checked(record, t->side, schema, st, errstr, errstr_size);
+    return tb_field_set_checked(record, t->side, schema, st, errstr, errstr_size);
 }
 
 static const tb_config_def_t insert_keys[] = {
@@ -465,19 +363,13 @@ static const tb_config_def_t insert_keys[] = {
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
      .documentation = "The value written into static.field."},
-    {.name = "replace.null.with.default",
-     .type = TB_CONFIG_BOOLEAN,
-     .default_value = "true",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation =
-         "A null field whose schema has a default reads as that default (true) "
-         "or stays null (false)."},
+    TB_REPLACE_NULL_WITH_DEFAULT_DEF,
 };
 
 static const tb_config_table_t insert_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "InsertField", insert_keys);
 
-TB_SIDED_CLASSES(tb_insert_field, "InsertField", insert_table, insert_create,
+TB_SIDED_CLASSES(tb_insert_field, "InsertField", insert_table, NULL, insert_create,
                  insert_destroy, insert_apply);
 
 /*
@@ -487,8 +379,10 @@ TB_SIDED_CLASSES(tb_insert_field, "InsertField", insert_table, insert_create,
 static int value_to_key_apply(void *state, tb_record_t *record, char *errstr,
                               size_t errstr_size)
 {
-    const json_t *fields = tb_config_list(state, "fields");
-    tb_record_side_t *s = structured(
+    tb_field_use_t *use = state;
+    const json_t *fields = tb_config_list(use->values, "fields");
+    bool replace_null = tb_config_bool(use->values, "replace.null.with.default");
+    tb_record_side_t *s = tb_field_structured(
         record, TB_SIDE_VALUE, "copying fields from value to key", errstr, errstr_size);
     if (s == NULL) {
         return -1;
@@ -500,10 +394,10 @@ static int value_to_key_apply(void *state, tb_record_t *record, char *errstr,
         json_array_foreach (fields, i, item) {
             const char *name = json_string_value(item);
             if (tb_value_map_put(
-                    key, string_value(name),
+                    key, tb_field_string(name),
                     tb_value_copy(tb_value_map_get_string(s->value, name))) != 0) {
                 tb_value_free(key);
-                return out_of_memory(errstr, errstr_size);
+                return tb_field_oom(errstr, errstr_size);
             }
         }
         tb_record_set(record, TB_SIDE_KEY, NULL, key);
@@ -525,9 +419,9 @@ static int value_to_key_apply(void *state, tb_record_t *record, char *errstr,
         const tb_field_t *f =
             tb_schema_field(s->schema, tb_schema_field_at(schema, i)->name);
         tb_value_struct_set_at(key, i,
-                               tb_value_copy(tb_value_struct_get_at(s->value, f->index)));
+                               tb_value_copy(tb_field_get(s->value, f, replace_null)));
     }
-    return set_checked(record, TB_SIDE_KEY, schema, key, errstr, errstr_size);
+    return tb_field_set_checked(record, TB_SIDE_KEY, schema, key, errstr, errstr_size);
 }
 
 static const tb_config_def_t value_to_key_keys[] = {
@@ -538,13 +432,7 @@ static const tb_config_def_t value_to_key_keys[] = {
      .documentation =
          "Fields of the value that make up the new key, a struct (or map) of "
          "them in this order."},
-    {.name = "replace.null.with.default",
-     .type = TB_CONFIG_BOOLEAN,
-     .default_value = "true",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation =
-         "A null field whose schema has a default reads as that default (true) "
-         "or stays null (false)."},
+    TB_REPLACE_NULL_WITH_DEFAULT_DEF,
 };
 
 static const tb_config_table_t value_to_key_table =
@@ -553,7 +441,7 @@ static const tb_config_table_t value_to_key_table =
 const tb_transform_class_t tb_value_to_key = {
     .name = TB_TRANSFORMS_PACKAGE "ValueToKey",
     .config = &value_to_key_table,
-    .create = keep_values,
-    .destroy = release_values,
+    .create = tb_field_use_create,
+    .destroy = tb_field_use_destroy,
     .apply = value_to_key_apply,
 };

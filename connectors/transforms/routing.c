@@ -5,7 +5,7 @@
  *   RegexRouter      topic -> replacement when regex matches all of it
  *   TimestampRouter  topic -> topic.format with ${topic} and ${timestamp}
  *                    (the record's timestamp in UTC, as timestamp.format:
- *                    SimpleDateFormat's y M d H m s S and 'quoted' text)
+ *                    SimpleDateFormat's letters, tb_date_format.h)
  *   InsertHeader     adds header = value.literal (its text, as Connect's
  *                    SimpleHeaderConverter writes a literal)
  *   DropHeaders      removes every header named in headers
@@ -17,10 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "connectors/transforms/tb_regex.h"
-#include "connectors/transforms/tb_transform.h"
+#include "connectors/transforms/tb_date_format.h"
+#include "connectors/transforms/tb_field_util.h"
 
 /* The key of table equal to s (added once): a string that lives as long
  * as table. NULL on no memory. */
@@ -170,58 +170,6 @@ static void *timestamp_router_create(const json_t *values, tb_side_t side, char 
     return t;
 }
 
-/* Appends the SimpleDateFormat rendering of tm (and ms) to out. */
-static void format_time(const char *pattern, const struct tm *tm, int ms, char *out,
-                        size_t size)
-{
-    size_t used = strlen(out);
-    for (const char *p = pattern; *p != '\0' && used + 8 < size;) {
-        size_t run = 1;
-        while (p[run] == p[0]) {
-            run++;
-        }
-        int value = -1;
-        switch (*p) {
-        case 'y':
-            value = run == 2 ? (tm->tm_year + 1900) % 100 : tm->tm_year + 1900;
-            break;
-        case 'M':
-            value = tm->tm_mon + 1;
-            break;
-        case 'd':
-            value = tm->tm_mday;
-            break;
-        case 'H':
-            value = tm->tm_hour;
-            break;
-        case 'm':
-            value = tm->tm_min;
-            break;
-        case 's':
-            value = tm->tm_sec;
-            break;
-        case 'S':
-            value = ms;
-            break;
-        default:
-            break;
-        }
-        if (value >= 0) {
-            used += (size_t)snprintf(out + used, size - used, "%0*d", (int)run, value);
-            p += run;
-        } else if (*p == '\'') {
-            for (p++; *p != '\0' && *p != '\'' && used + 1 < size; p++) {
-                out[used++] = *p;
-            }
-            p += *p == '\'';
-            out[used] = '\0';
-        } else {
-            out[used++] = *p++;
-            out[used] = '\0';
-        }
-    }
-}
-
 static int timestamp_router_apply(void *state, tb_record_t *record, char *errstr,
                                   size_t errstr_size)
 {
@@ -232,17 +180,14 @@ static int timestamp_router_apply(void *state, tb_record_t *record, char *errstr
                  record->topic);
         return -1;
     }
-    time_t seconds = (time_t)(record->timestamp / 1000);
-    struct tm tm;
-    gmtime_r(&seconds, &tm);
     for (const char *p = t->topic_format; *p != '\0';) {
         size_t used = strlen(topic);
         if (strncmp(p, "${topic}", 8) == 0) {
             snprintf(topic + used, sizeof(topic) - used, "%s", record->topic);
             p += 8;
         } else if (strncmp(p, "${timestamp}", 12) == 0) {
-            format_time(t->timestamp_format, &tm, (int)(record->timestamp % 1000), topic,
-                        sizeof(topic));
+            tb_date_format(t->timestamp_format, record->timestamp, topic + used,
+                           sizeof(topic) - used);
             p += 12;
         } else if (used + 1 < sizeof(topic)) {
             topic[used] = *p++;
@@ -267,9 +212,10 @@ static const tb_config_def_t timestamp_router_keys[] = {
      .type = TB_CONFIG_STRING,
      .default_value = "yyyyMMdd",
      .importance = TB_IMPORTANCE_HIGH,
+     .check = tb_date_format_config_check,
      .documentation =
          "How ${timestamp} is written, in java.text.SimpleDateFormat's letters "
-         "(y, M, d, H, m, s, S and 'quoted text'), in UTC."},
+         "(y M d H k h K a m s S E D Z X z and 'quoted text'), in UTC."},
 };
 
 static const tb_config_table_t timestamp_router_table =
@@ -349,22 +295,12 @@ static int drop_headers_apply(void *state, tb_record_t *record, char *errstr,
     return 0;
 }
 
-/* A list that must name at least one entry, as Connect's NonEmptyList. */
-static int non_empty_list(const json_t *value, char *reason, size_t reason_size)
-{
-    if (json_array_size(value) == 0) {
-        snprintf(reason, reason_size, "Empty list");
-        return -1;
-    }
-    return 0;
-}
-
 static const tb_config_def_t drop_headers_keys[] = {
     {.name = "headers",
      .type = TB_CONFIG_LIST,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
-     .check = non_empty_list,
+     .check = tb_field_non_empty_list,
      .documentation = "Names of the headers removed from every record."},
 };
 

@@ -32,6 +32,11 @@ typedef struct tb_transform_class {
     tb_transform_kind_t kind;
     tb_side_t side; /* for $Key / $Value classes */
     const tb_config_table_t *config;
+    /* Optional: the checks across keys that Connect makes when it
+     * configures the class, on keys that each parsed. Returns NULL, or the
+     * key (without its prefix) to report the problem under, with the
+     * message in message. */
+    const char *(*check)(const json_t *values, char *message, size_t message_size);
     /* The state of one use from its parsed keys (borrowed), or NULL with
      * errstr. Optional: without it the state is NULL. */
     void *(*create)(const json_t *values, tb_side_t side, char *errstr,

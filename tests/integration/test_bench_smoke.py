@@ -17,9 +17,14 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 600  # seconds; the smoke run takes well under a minute once built
 
 # (scenario, system) rows the printed table must have, each with numeric figures
-EXPECTED = [("sink", "floor"), ("sink", "tributary"), ("sink", "connect"),
+EXPECTED = [("sink", "floor"), ("sink", "floor-write"), ("sink", "tributary"),
+            ("sink", "tributary-scraped"), ("sink", "connect"), ("sink", "connect-tuned"),
             ("source", "floor"), ("source", "tributary"), ("source", "connect"),
+            ("source", "connect-tuned"),
             ("datagen", "floor"), ("datagen", "tributary"),
+            ("scale", "tributary"), ("scale", "connect"),
+            ("tasks-sink", "tasks.max=1"), ("tasks-sink", "tasks.max=4"),
+            ("tasks-source", "connectors=1"), ("tasks-source", "connectors=4"),
             ("rest", "tributary"), ("rest", "connect"),
             ("startup", "tributary"), ("startup", "connect"),
             ("memory", "tributary"), ("memory", "connect"),

@@ -3,6 +3,7 @@ rot."""
 import json
 import os
 import pathlib
+import sqlite3
 import subprocess
 
 import pytest
@@ -83,3 +84,17 @@ def test_every_connector_example_starts(start_worker, bed, tmp_path):
              what="file-sink to write the orders")
     lines = read_raw(bed.bootstrap, f"{run}-example-lines", lambda vs: len(vs) >= 2)
     assert lines == [b"first line", b"second line"]
+    wait_for(lambda: len(sqlite_rows(tmp_path / "orders.db",
+                                     "SELECT order_id, customer FROM orders")) >= 3,
+             what="jdbc-sink to write the orders into SQLite")
+
+
+def sqlite_rows(path, query):
+    """The rows of query, or none while the database or table is missing."""
+    if not path.exists():
+        return []
+    try:
+        with sqlite3.connect(path, timeout=5) as db:
+            return db.execute(query).fetchall()
+    except sqlite3.OperationalError:
+        return []

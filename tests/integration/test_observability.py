@@ -406,3 +406,112 @@ def test_connect_names_show_tributary_values(start_worker, bed, tmp_path):
                        connector="cmgen"))
     wait_for(lambda: counted_again() == ([1], [1], []), timeout=30,
              what="the deleted source no longer counted nor served")
+
+
+def test_connect_windows_errors_and_startups(start_worker, bed, tmp_path):
+    """The rest of Connect's task, error and worker names: rates, averages,
+    maxima and shares over the last minute, the error totals of a sink that
+    tolerates bad records, its partitions, and the startups (a task that
+    cannot create its dead letter queue fails to start)."""
+    w = start_worker({**STRINGS, "task.restart.backoff.initial.ms": "0"})
+    topic = bed.unique_topic("cw")
+    create_topic(bed, topic, 2)
+    records = [(i % 2, None, b"not json" if i % 6 == 0 else b'{"n":%d}' % i)
+               for i in range(30)]
+    bad = sum(1 for _, _, value in records if value == b"not json")
+    produce(bed.bootstrap, topic, records)
+    out = tmp_path / "out.txt"
+    sink = bed.unique_topic("cwsink")
+    create(w, sink, file_sink(
+        topic, out, **{"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                       "value.converter.schemas.enable": "false",
+                       "errors.tolerance": "all", "errors.log.enable": "true",
+                       "errors.deadletterqueue.topic.name": bed.unique_topic("cwdlq"),
+                       "errors.deadletterqueue.topic.replication.factor": "1"}))
+    create(w, "cwgen", datagen(bed.unique_topic("cwgen"), 40))
+    create(w, "cwbroken", file_sink(
+        topic, tmp_path / "never.txt", **{
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": bed.unique_topic("cwnodlq"),
+            "errors.deadletterqueue.topic.replication.factor": "3"}))
+    wait_for(lambda: w.get("/connectors/cwbroken/status").json()["tasks"][0]["state"]
+             == "FAILED", timeout=60, what="the task without its DLQ to fail")
+
+    def moved():
+        page = w.get("/metrics").text
+        moved.last = [series(page, "tributary_task_records_written_total",
+                             connector=c, task="0") for c in (sink, "cwgen")]
+        moved.last.append(series(page, "tributary_task_records_dlq_total",
+                                  connector=sink, task="0"))
+        return moved.last == [[30 - bad], [40], [bad]] and page
+    wait_until(moved, "the good records sunk, the bad in the DLQ, 40 sourced",
+               timeout=60, interval=0.2)
+
+    def committed():
+        page = w.get("/metrics").text
+        return all(series(page, "tributary_task_offset_commits_total", connector=c,
+                          task="0", result="success") >= [1]
+                   for c in (sink, "cwgen")) and page
+    page = wait_for(committed, timeout=30, what="an offset commit by each task")
+    promtool_check(page)
+
+    def one(name, connector=None, **labels):
+        if connector is not None:
+            labels.update(connector=connector, task="0")
+        found = series(page, name, **labels)
+        assert len(found) == 1, (name, labels, found)
+        return found[0]
+
+    task = "kafka_connect_connector_task_metrics_"
+    errors = "kafka_connect_task_error_metrics_"
+    for c, batch_bound in ((sink, 30 - bad), ("cwgen", 512)):
+        assert 0 < one(task + "offset_commit_avg_time_seconds", c) <= one(
+            task + "offset_commit_max_time_seconds", c)
+        assert one(task + "offset_commit_success_percentage", c) == 1
+        assert one(task + "offset_commit_failure_percentage", c) == 0
+        assert 1 <= one(task + "batch_size_avg", c) <= one(
+            task + "batch_size_max", c) <= batch_bound
+        assert one(errors + "total_retries", c) == 0
+        assert one(errors + "deadletterqueue_produce_failures", c) == 0
+    assert one(errors + "total_record_errors", sink) == bad
+    assert one(errors + "total_record_failures", sink) == bad
+    assert one(errors + "total_records_skipped", sink) == bad
+    assert one(errors + "total_errors_logged", sink) == bad
+    assert one(errors + "deadletterqueue_produce_requests", sink) == bad
+    assert one(errors + "last_error_timestamp", sink) > 1.7e12  # ms since the epoch
+    assert one(errors + "total_record_errors", "cwgen") == 0
+    assert one(errors + "last_error_timestamp", "cwgen") == 0
+
+    prefix = "kafka_connect_sink_task_metrics_"
+    assert one(prefix + "partition_count", sink) == 2
+    assert one(prefix + "offset_commit_completion_total", sink) == one(
+        "tributary_task_offset_commits_total", sink, result="success")
+    assert one(prefix + "offset_commit_completion_rate", sink) > 0
+    assert one(prefix + "offset_commit_skip_total", sink) == 0
+    assert one(prefix + "offset_commit_skip_rate", sink) == 0
+    assert 0 < one(prefix + "sink_record_read_rate", sink) <= 30
+    assert 0 < one(prefix + "sink_record_send_rate", sink) <= 30 - bad
+    assert 0 < one(prefix + "put_batch_avg_time_seconds", sink) <= one(
+        prefix + "put_batch_max_time_seconds", sink)
+    prefix = "kafka_connect_source_task_metrics_"
+    assert 0 < one(prefix + "source_record_poll_rate", "cwgen") <= 40
+    assert 0 < one(prefix + "source_record_write_rate", "cwgen") <= 40
+    assert 0 < one(prefix + "poll_batch_avg_time_seconds", "cwgen") <= one(
+        prefix + "poll_batch_max_time_seconds", "cwgen")
+
+    worker = "kafka_connect_connect_worker_metrics_"
+    for kind, failed in (("connector", 0), ("task", 1)):
+        assert one(f"{worker}{kind}_startup_attempts_total") == 3
+        assert one(f"{worker}{kind}_startup_success_total") == 3 - failed
+        assert one(f"{worker}{kind}_startup_failure_total") == failed
+        assert one(f"{worker}{kind}_startup_success_percentage") == (3 - failed) / 3
+        assert one(f"{worker}{kind}_startup_failure_percentage") == failed / 3
+
+    # a pause and a resume start nothing
+    for action, state in (("pause", "PAUSED"), ("resume", "RUNNING")):
+        assert w.put(f"/connectors/{sink}/{action}").status_code == 202
+        wait_for(lambda: w.get(f"/connectors/{sink}/status").json()["tasks"][0]["state"]
+                 == state, timeout=30, what=f"the sink's task {state}")
+    page = w.get("/metrics").text
+    for kind in ("connector", "task"):
+        assert one(f"{worker}{kind}_startup_attempts_total") == 3

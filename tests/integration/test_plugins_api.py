@@ -93,8 +93,17 @@ def test_transforms_and_predicates_are_listed_and_checked_by_class(worker, bed):
     assert keys["predicates"]["type"] == "LIST" and keys["predicates"]["group"] == "Predicates"
     listed = {p["class"]: p["type"] for p in worker.get(
         "/connector-plugins", params={"connectorsOnly": "false"}).json()}
-    assert listed["org.apache.kafka.connect.transforms.RegexRouter"] == "transformation"
-    assert listed["org.apache.kafka.connect.transforms.HoistField$Value"] == "transformation"
+    sided = ["Cast", "ExtractField", "Flatten", "HeaderFrom", "HoistField", "InsertField",
+             "MaskField", "ReplaceField", "SetSchemaMetadata", "TimestampConverter"]
+    builtins = {f"{name}${side}" for name in sided for side in ("Key", "Value")} | {
+        "DropHeaders", "Filter", "InsertHeader", "RegexRouter", "TimestampRouter",
+        "ValueToKey"}
+    for name in builtins:  # every one of Connect 3.9's built-in transformations
+        assert listed.get(f"org.apache.kafka.connect.transforms.{name}") == \
+            "transformation", name
+    cast_keys = {k["name"] for k in worker.get(
+        "/connector-plugins/org.apache.kafka.connect.transforms.Cast$Value/config").json()}
+    assert cast_keys == {"spec", "replace.null.with.default"}
     assert listed["org.apache.kafka.connect.transforms.predicates.TopicNameMatches"] == \
         "predicate"
     assert "org.apache.kafka.connect.transforms.RegexRouter" not in {
@@ -134,6 +143,19 @@ def test_transforms_and_predicates_are_listed_and_checked_by_class(worker, bed):
     errors = {c["value"]["name"]: c["value"]["errors"] for c in duplicate["configs"]}
     assert errors["transforms"] == [
         "Invalid value route,route for configuration transforms: Duplicate alias provided."]
+    checked = worker.put("/connector-plugins/FileStreamSink/config/validate", json={
+        "connector.class": "FileStreamSink", "topics": "t", "name": "smt",
+        "transforms": "mask,cast",
+        "transforms.mask.type": "org.apache.kafka.connect.transforms.MaskField$Value",
+        "transforms.mask.fields": "",
+        "transforms.cast.type": "org.apache.kafka.connect.transforms.Cast$Key",
+        "transforms.cast.spec": "a:map"}).json()
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in checked["configs"]}
+    assert errors["transforms.mask.fields"] == [
+        "Invalid value  for configuration transforms.mask.fields: Empty list"]
+    assert errors["transforms.cast.spec"] == [
+        "Cast transformation does not support casting to MAP; supported types are "
+        "[INT8, INT16, INT32, INT64, FLOAT32, FLOAT64, BOOLEAN, STRING]"]
 
 
 @pytest.mark.parametrize("name,errors", [

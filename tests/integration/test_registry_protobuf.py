@@ -222,3 +222,71 @@ def test_malformed_frames_go_to_the_dlq(start_worker, bed, registry, tmp_path):
     assert task_state(w, "sink")["state"] == "RUNNING"
     assert len(output_lines(out)) == 2
 
+
+
+SMT = "org.apache.kafka.connect.transforms."
+
+
+def test_sink_chain_extracts_a_field_of_confluent_protobuf(start_worker, bed, registry,
+                                                           tmp_path):
+    """ExtractField$Value on Orders ProtobufSerializer wrote: the message is
+    Connect data (its enum, map, repeated message and Timestamp included), and
+    the sink gets the nested Address; ExtractField$Key reads the keys, the
+    file's third message (message index [2])."""
+    w = start_worker(FAST)
+    topic = bed.unique_topic("pb-smt-in")
+    create_topic(bed, topic, 1)
+    produce(bed, topic, serialized(registry, topic, 3))
+    out = tmp_path / "city.txt"
+    file_sink(w, "extract", topic, out, **converters(PROTOBUF, registry),
+              **{"transforms": "Pick,Key",
+                 "transforms.Pick.type": SMT + "ExtractField$Value",
+                 "transforms.Pick.field": "address",
+                 "transforms.Key.type": SMT + "ExtractField$Key",
+                 "transforms.Key.field": "id"})
+    assert json_lines(out, 3) == [{"city": f"c{i}"} for i in range(3)]
+
+
+def message_class(text, name):
+    """The class of message name in the .proto text, built with protoc."""
+    tmp = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"tbproto-{os.getpid()}")
+    os.makedirs(tmp, exist_ok=True)
+    with open(os.path.join(tmp, "derived.proto"), "w") as f:
+        f.write(text)
+    out = os.path.join(tmp, "derived.pb")
+    subprocess.run(["protoc", f"-I{tmp}", "-I/usr/include", f"--descriptor_set_out={out}",
+                    "derived.proto"], check=True, cwd=tmp)
+    files = descriptor_pb2.FileDescriptorSet()
+    with open(out, "rb") as f:
+        files.ParseFromString(f.read())
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(files.file[0])
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
+
+
+def test_source_chain_structs_are_read_by_confluent(start_worker, bed, registry,
+                                                     tmp_path):
+    """HoistField$Value and InsertField$Value on FileStreamSource lines: the
+    struct they make goes out under a proto3 schema derived from it and
+    registered under the topic's subject; ProtobufDeserializer reads it."""
+    w = start_worker(FAST)
+    topic = bed.unique_topic("pb-smt-out")
+    source = tmp_path / "in.txt"
+    source.write_text("foo\nbar\n")
+    create(w, "chain", {
+        "connector.class": "FileStreamSource", "topic": topic, "file": str(source),
+        "value.converter": PROTOBUF, "value.converter.schema.registry.url": registry.url,
+        "transforms": "MakeMap,InsertSource",
+        "transforms.MakeMap.type": SMT + "HoistField$Value",
+        "transforms.MakeMap.field": "line",
+        "transforms.InsertSource.type": SMT + "InsertField$Value",
+        "transforms.InsertSource.static.field": "data_source",
+        "transforms.InsertSource.static.value": "test-file-source"})
+    messages = consume(bed, topic, 2)
+    text = client(registry).get_latest_version(f"{topic}-value").schema.schema_str
+    assert "optional string data_source = 2;" in text, text
+    Line = message_class(text, "ConnectDefault")
+    values = ProtobufDeserializer(Line, {"use.deprecated.format": False}, client(registry))
+    got = [values(m.value(), context(topic)) for m in messages]
+    assert [(v.line, v.data_source) for v in got] == [("foo", "test-file-source"),
+                                                     ("bar", "test-file-source")]

@@ -1,5 +1,6 @@
 #include "tb_test.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +170,70 @@ static void test_default_value_kept_and_compared(void **state)
     tb_schema_decref(b);
 }
 
+/* The bytes of a decimal text under scale, as hex. */
+static void assert_decimal(const char *text, int scale, const char *hex)
+{
+    char errstr[256] = "";
+    char got[128] = "";
+    size_t len;
+    tb_value_t *v = tb_decimal_parse(text, strlen(text), scale, errstr, sizeof(errstr));
+    if (v == NULL) {
+        fail_msg("%s: %s", text, errstr);
+    }
+    const unsigned char *b = (const unsigned char *)tb_value_text(v, &len);
+    for (size_t i = 0; i < len; i++) {
+        snprintf(got + 2 * i, sizeof(got) - 2 * i, "%02x", b[i]);
+    }
+    assert_string_equal(got, hex);
+    tb_value_free(v);
+}
+
+static void assert_decimal_text(const char *hex, int scale, const char *text)
+{
+    unsigned char b[64];
+    size_t n = strlen(hex) / 2;
+    for (size_t i = 0; i < n; i++) {
+        sscanf(hex + 2 * i, "%2hhx", &b[i]);
+    }
+    char *got = tb_decimal_text(b, n, scale);
+    assert_string_equal(got, text);
+    free(got);
+}
+
+static void test_decimals_exact_beyond_a_double(void **state)
+{
+    (void)state;
+    char errstr[256] = "";
+    /* 29 digits: a double holds 17 */
+    assert_decimal("12345678901234567890.123456789", 9, "27e41b3246bec9b16e398115");
+    assert_decimal("-12345678901234567890.123456789", 9, "d81be4cdb941364e91c67eeb");
+    assert_decimal_text("27e41b3246bec9b16e398115", 9, "12345678901234567890.123456789");
+    assert_decimal_text("d81be4cdb941364e91c67eeb", 9, "-12345678901234567890.123456789");
+    /* fewer decimals than the scale, exponents, zeros, sign bytes */
+    assert_decimal("15", 2, "05dc");
+    assert_decimal("1.5E+1", 2, "05dc");
+    assert_decimal("150.000", 1, "05dc");
+    assert_decimal("1.28", 2, "0080");
+    assert_decimal("-1.25", 2, "83");
+    assert_decimal("-0.00", 2, "00");
+    assert_decimal("-1", 0, "ff");
+    assert_decimal_text("00", 3, "0.000");
+    assert_decimal_text("83", 2, "-1.25");
+    assert_decimal_text("05dc", 0, "1500");
+    assert_decimal_text("0f", -2, "1500");
+    assert_null(tb_decimal_text("\x0f", 1, 2000000000)); /* no 2 GB of zeros */
+    /* bad text, and digits the scale cannot hold, are named */
+    assert_null(tb_decimal_parse("1.234", 5, 2, errstr, sizeof(errstr)));
+    assert_string_equal(errstr,
+                        "decimal \"1.234\" has more decimals than the scale 2 holds");
+    assert_null(tb_decimal_parse("1.2.3", 5, 2, errstr, sizeof(errstr)));
+    assert_string_equal(errstr, "decimal \"1.2.3\" is not a number");
+    assert_null(tb_decimal_parse("12e", 3, 0, errstr, sizeof(errstr)));
+    assert_null(tb_decimal_parse("", 0, 0, errstr, sizeof(errstr)));
+    assert_null(tb_decimal_parse("1e99999", 7, 0, errstr, sizeof(errstr)));
+    assert_string_equal(errstr, "decimal \"1e99999\" has too many digits");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_logical_types_by_name),
         cmocka_unit_test(test_validate_with_connect_messages),
         cmocka_unit_test(test_default_value_kept_and_compared),
+        cmocka_unit_test(test_decimals_exact_beyond_a_double),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

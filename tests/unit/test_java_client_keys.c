@@ -87,8 +87,31 @@ static void test_consumer_keys_and_the_batch_bound(void **state)
     assert_string_equal(prop(p, "fetch.wait.max.ms"), "100");
     assert_string_equal(prop(p, TB_JAVA_MAX_POLL_RECORDS), "3");
     assert_string_equal(prop(p, "socket.timeout.ms"), "20000");
-    assert_int_equal(json_object_size(p), 3);
+    assert_int_equal(json_object_size(p), 5); /* and the two queue defaults */
     json_decref(p);
+    json_decref(errors);
+}
+
+/* librdkafka 2.0.2 waits up to a second before it fetches again once its
+ * queue bounds are reached: a consumer gets bounds a fast sink does not reach,
+ * unless the worker or the connector sets them. */
+static void test_consumer_queue_defaults_yield_to_the_user(void **state)
+{
+    (void)state;
+    json_t *errors = json_object();
+    json_t *p = props_of(TB_CLIENT_CONSUMER, "{}", "{}", errors);
+    assert_string_equal(prop(p, "queued.min.messages"), "10000000");
+    assert_string_equal(prop(p, "queued.max.messages.kbytes"), "131072");
+    json_decref(p);
+    p = props_of(TB_CLIENT_CONSUMER, "{\"consumer.queued.min.messages\": \"1000\"}",
+                 "{\"consumer.override.queued.max.messages.kbytes\": \"2048\"}", errors);
+    assert_string_equal(prop(p, "queued.min.messages"), "1000");
+    assert_string_equal(prop(p, "queued.max.messages.kbytes"), "2048");
+    json_decref(p);
+    p = props_of(TB_CLIENT_PRODUCER, "{}", "{}", errors);
+    assert_null(prop(p, "queued.min.messages"));
+    json_decref(p);
+    assert_int_equal(json_object_size(errors), 0);
     json_decref(errors);
 }
 
@@ -216,7 +239,7 @@ static void test_trust_and_key_stores(void **state)
     assert_non_null(p);
     assert_string_equal(prop(p, "ssl.ca.location"), "/ca.pem");
     assert_string_equal(prop(p, "ssl.keystore.location"), "/c.p12");
-    assert_int_equal(json_object_size(p), 3);
+    assert_int_equal(json_object_size(p), 5); /* and the two queue defaults */
     json_decref(p);
     assert_null(props_of(TB_CLIENT_CONSUMER, "{}",
                          "{\"consumer.override.ssl.truststore.location\": \"/t.jks\"}",
@@ -250,6 +273,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_producer_keys_become_librdkafka_properties),
         cmocka_unit_test(test_consumer_keys_and_the_batch_bound),
+        cmocka_unit_test(test_consumer_queue_defaults_yield_to_the_user),
         cmocka_unit_test(test_a_later_layer_wins_under_either_name),
         cmocka_unit_test(test_out_of_range_names_the_key_written),
         cmocka_unit_test(test_jaas_plain_scram_and_oauthbearer),

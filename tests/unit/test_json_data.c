@@ -1,5 +1,6 @@
 #include "tb_test.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,8 +64,8 @@ static char *from_typed(tb_converter_t *c, const tb_schema_t *schema,
     char errstr[512] = "";
     void *out = NULL;
     size_t len = 0;
-    if (tb_converter_from_typed(c, schema, value, &out, &len, errstr, sizeof(errstr)) !=
-        0) {
+    if (tb_converter_from_typed(c, "t", schema, value, &out, &len, errstr,
+                                sizeof(errstr)) != 0) {
         fail_msg("%s", errstr);
     }
     char *text = malloc(len + 1);
@@ -136,6 +137,109 @@ static void test_decimal_numeric_and_defaults(void **state)
     tb_schema_decref(schema);
     tb_converter_destroy(numeric);
     tb_converter_destroy(base64);
+}
+
+/* A Decimal that no double holds keeps every digit through NUMERIC and
+ * BASE64, both ways. */
+#define BIG_DECIMAL                                                                      \
+    "{\"type\":\"bytes\",\"optional\":false,\"name\":\"org.apache.kafka.connect.data."   \
+    "Decimal\",\"version\":1,\"parameters\":{\"scale\":\"9\"}}"
+#define BIG_DECIMAL_SCHEMA                                                               \
+    "{\"type\":\"struct\",\"fields\":[{\"type\":\"array\",\"items\":" BIG_DECIMAL        \
+    ",\"optional\":false,\"field\":\"amounts\"},{\"type\":\"map\",\"keys\":{\"type\":"   \
+    "\"int32\",\"optional\":false},\"values\":" BIG_DECIMAL ",\"optional\":false,"       \
+    "\"field\":\"by_id\"},{\"type\":\"map\",\"keys\":{\"type\":\"string\",\"optional\":" \
+    "false},\"values\":" BIG_DECIMAL ",\"optional\":false,\"field\":\"by_name\"}],"      \
+    "\"optional\":false}"
+#define BIG "12345678901234567890.123456789"
+
+static void test_decimal_exact_beyond_a_double(void **state)
+{
+    (void)state;
+    tb_converter_t *base64 = make("{}");
+    tb_converter_t *numeric = make("{\"decimal.format\":\"NUMERIC\"}");
+    const char *message = "{\"schema\":" BIG_DECIMAL_SCHEMA ",\"payload\":{\"amounts\":"
+                          "[" BIG ",-0.5,7],\"by_id\":[[1,-" BIG "]],\"by_name\":{"
+                          "\"a\":9" BIG "}}}";
+    tb_schema_t *schema = NULL;
+    tb_value_t *value = NULL;
+    to_typed(numeric, message, &schema, &value);
+    const tb_value_t *amounts = tb_value_struct_get(value, "amounts");
+    size_t len;
+    const char *unscaled = tb_value_text(tb_value_array_get(amounts, 0), &len);
+    char *digits = tb_decimal_text(unscaled, len, 9);
+    assert_string_equal(digits, "12345678901234567890.123456789");
+    free(digits);
+    /* a sink plugin gets a Decimal alone as its digits, as Connect's toString */
+    char errstr[256] = "";
+    void *plain = NULL;
+    size_t plain_len = 0;
+    assert_int_equal(
+        tb_typed_to_plugin(tb_schema_items(tb_schema_field(schema, "amounts")->schema),
+                           tb_value_array_get(amounts, 0), &plain, &plain_len, errstr,
+                           sizeof(errstr)),
+        0);
+    assert_int_equal(plain_len, strlen("12345678901234567890.123456789"));
+    assert_memory_equal(plain, "12345678901234567890.123456789", plain_len);
+    free(plain);
+    char *text = from_typed(numeric, schema, value);
+    assert_string_equal(text, "{\"schema\":" BIG_DECIMAL_SCHEMA ",\"payload\":{"
+                              "\"amounts\":[" BIG ",-0.500000000,7.000000000],"
+                              "\"by_id\":[[1,-" BIG "]],\"by_name\":{\"a\":9" BIG "}}}");
+    free(text);
+    text = from_typed(base64, schema, value);
+    assert_non_null(strstr(text, "\"amounts\":[\"J+QbMka+ybFuOYEV\","));
+    tb_schema_t *again_schema = NULL;
+    tb_value_t *again = NULL;
+    to_typed(base64, text, &again_schema, &again);
+    assert_true(tb_value_equal(value, again));
+    tb_value_free(again);
+    tb_schema_decref(again_schema);
+    /* whitespace anywhere, a repeated key (the last wins, as in jansson) */
+    const char *spaced =
+        "{ \"payload\" : 1 ,\n \"schema\" : " BIG_DECIMAL_SCHEMA
+        " ,\t\"payload\" :{ \"by_name\" : { \"a\" : 9" BIG " } ,"
+        " \"by_id\" : [ [ 1 , -" BIG " ] ] , \"amounts\" : [ " BIG " , -0.5 , 7 ] } }";
+    to_typed(numeric, spaced, &again_schema, &again);
+    assert_true(tb_value_equal(value, again));
+    free(text);
+    tb_value_free(again);
+    tb_schema_decref(again_schema);
+    tb_value_free(value);
+    tb_schema_decref(schema);
+    tb_converter_destroy(numeric);
+    tb_converter_destroy(base64);
+}
+
+/* A scale-0 Decimal beyond 64 bits is an integer no double holds either. */
+static void test_decimal_integer_beyond_64_bits(void **state)
+{
+    (void)state;
+    char errstr[512] = "";
+    tb_converter_t *numeric = make("{\"decimal.format\":\"NUMERIC\"}");
+    const char *message =
+        "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"int64\","
+        "\"optional\":false,\"field\":\"n\"},{\"type\":\"bytes\",\"optional\":false,"
+        "\"name\":\"org.apache.kafka.connect.data.Decimal\",\"version\":1,"
+        "\"parameters\":{\"scale\":\"0\"},\"field\":\"d\"}],\"optional\":false},"
+        "\"payload\":{\"n\":9223372036854775807,\"d\":-123456789012345678901234}}";
+    tb_schema_t *schema = NULL;
+    tb_value_t *value = NULL;
+    to_typed(numeric, message, &schema, &value);
+    assert_int_equal(tb_value_int64(tb_value_struct_get(value, "n")), INT64_MAX);
+    char *text = from_typed(numeric, schema, value);
+    assert_string_equal(text, message);
+    free(text);
+    tb_value_free(value);
+    tb_schema_decref(schema);
+    /* an INT64 beyond 64 bits is refused, naming the type */
+    const char *too_big = "{\"schema\":{\"type\":\"int64\",\"optional\":false},"
+                          "\"payload\":9223372036854775808}";
+    assert_int_equal(tb_converter_to_typed(numeric, too_big, strlen(too_big), &schema,
+                                           &value, errstr, sizeof(errstr)),
+                     -1);
+    assert_string_equal(errstr, "Invalid value for schema type INT64: a JSON NUMBER");
+    tb_converter_destroy(numeric);
 }
 
 static void test_schemaless_data(void **state)
@@ -263,6 +367,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_connect_envelope_round_trips_byte_for_byte),
         cmocka_unit_test(test_decimal_numeric_and_defaults),
+        cmocka_unit_test(test_decimal_exact_beyond_a_double),
+        cmocka_unit_test(test_decimal_integer_beyond_64_bits),
         cmocka_unit_test(test_schemaless_data),
         cmocka_unit_test(test_bad_envelopes_name_the_problem),
         cmocka_unit_test(test_reals_spelled_as_java),

@@ -273,6 +273,120 @@ static void test_alias_renders_its_sources_value_under_its_own_name(void **state
     assert_page("");
 }
 
+/* The windows' clock, set by the tests. */
+static int64_t fake_now_ms;
+
+static int64_t fake_clock(void)
+{
+    return fake_now_ms;
+}
+
+static int with_fake_clock(void **state)
+{
+    fake_now_ms = 0;
+    tb_metrics_clock_set(fake_clock);
+    return reset(state);
+}
+
+static int real_clock(void **state)
+{
+    tb_metrics_clock_set(NULL);
+    return reset(state);
+}
+
+/* The value the series page shows for the sample line named name (with its
+ * labels, if any); NaN's spelling comes back as NaN. */
+static double value_of(const char *name)
+{
+    char *page = tb_metrics_render_series();
+    assert_non_null(page);
+    char prefix[256];
+    snprintf(prefix, sizeof(prefix), "\n%s ", name);
+    const char *line = strstr(page, prefix);
+    assert_non_null(line);
+    double value = strtod(line + strlen(prefix), NULL);
+    free(page);
+    return value;
+}
+
+static const tb_metric_def_t windowed_def = {
+    .name = "tb_test_windowed",
+    .type = TB_METRIC_UNTYPED,
+    .help = "A window.",
+};
+static const tb_metric_def_t max_latency_def = {
+    .name = "tb_test_max_latency_seconds",
+    .type = TB_METRIC_HISTOGRAM,
+    .help = "Time to answer, with its maximum.",
+    .buckets = latency_buckets,
+    .bucket_count = 3,
+    .keep_max = true,
+};
+
+static void test_rate_is_the_increase_per_second_over_the_last_minute(void **state)
+{
+    (void)state;
+    tb_series_t *counter = records("a", "0");
+    tb_series_t *rate = tb_metrics_window(
+        &windowed_def, NULL, &(tb_window_t){.kind = TB_WINDOW_RATE, .a = counter});
+    assert_non_null(rate);
+    assert_null(tb_metrics_window(&windowed_def, NULL,
+                                  &(tb_window_t){.kind = TB_WINDOW_RATE, .a = NULL}));
+    tb_series_add(counter, 60);
+    fake_now_ms = 10000; /* over at least 30 s, as in Kafka */
+    assert_true(value_of("tb_test_windowed") == 2);
+    fake_now_ms = 40000;
+    assert_true(value_of("tb_test_windowed") == 1.5);
+    fake_now_ms = 110000; /* nothing since 40 s: the reading then is the base */
+    assert_true(value_of("tb_test_windowed") == 0);
+    tb_series_add(counter, 90);
+    fake_now_ms = 130000;
+    assert_true(value_of("tb_test_windowed") == 1);
+    tb_series_release(rate);
+    tb_series_release(counter);
+    assert_page("");
+}
+
+static void test_ratio_and_max_over_a_histogram(void **state)
+{
+    (void)state;
+    tb_series_t *plain = latency("/");
+    tb_series_t *timed = tb_metrics_series(&max_latency_def, NULL);
+    const char *avg_label[] = {"avg"};
+    const char *max_label[] = {"max"};
+    static const char *const which[] = {"which", NULL};
+    static const tb_metric_def_t labelled = {
+        .name = "tb_test_windowed", .type = TB_METRIC_UNTYPED, .labels = which};
+    tb_series_t *avg = tb_metrics_window(
+        &labelled, avg_label,
+        &(tb_window_t){.kind = TB_WINDOW_RATIO, .a = timed, .b = timed, .none = NAN});
+    tb_series_t *max = tb_metrics_window(
+        &labelled, max_label, &(tb_window_t){.kind = TB_WINDOW_MAX, .a = timed});
+    assert_non_null(avg);
+    assert_non_null(max);
+    /* a maximum needs a histogram that keeps it */
+    assert_null(tb_metrics_window(&labelled, max_label,
+                                  &(tb_window_t){.kind = TB_WINDOW_MAX, .a = plain}));
+    assert_true(isnan(value_of("tb_test_windowed{which=\"avg\"}")));
+    assert_true(isnan(value_of("tb_test_windowed{which=\"max\"}")));
+    tb_series_observe(timed, 1);
+    tb_series_observe(timed, 3);
+    assert_true(value_of("tb_test_windowed{which=\"avg\"}") == 2);
+    assert_true(value_of("tb_test_windowed{which=\"max\"}") == 3);
+    fake_now_ms = 35000; /* the previous sample still counts */
+    tb_series_observe(timed, 2);
+    assert_true(value_of("tb_test_windowed{which=\"max\"}") == 3);
+    fake_now_ms = 65000;
+    assert_true(value_of("tb_test_windowed{which=\"max\"}") == 2);
+    fake_now_ms = 95000;
+    assert_true(isnan(value_of("tb_test_windowed{which=\"max\"}")));
+    tb_series_release(plain);
+    tb_series_release(avg);
+    tb_series_release(max);
+    tb_series_release(timed);
+    assert_page("");
+}
+
 static void test_calls_that_do_not_fit_the_type_are_ignored(void **state)
 {
     (void)state;
@@ -477,6 +591,11 @@ int main(void)
         cmocka_unit_test_setup(test_same_key_gives_same_handle, reset),
         cmocka_unit_test_setup(test_release_removes_the_series_then_the_family, reset),
         cmocka_unit_test_setup(test_calls_that_do_not_fit_the_type_are_ignored, reset),
+        cmocka_unit_test_setup_teardown(
+            test_rate_is_the_increase_per_second_over_the_last_minute, with_fake_clock,
+            real_clock),
+        cmocka_unit_test_setup_teardown(test_ratio_and_max_over_a_histogram,
+                                        with_fake_clock, real_clock),
         cmocka_unit_test_setup(test_alias_renders_its_sources_value_under_its_own_name,
                                reset),
         cmocka_unit_test_setup(

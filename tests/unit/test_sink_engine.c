@@ -89,6 +89,20 @@ static void topic_used(void *opaque, const char *connector, const char *topic)
     (void)opaque, (void)connector, (void)topic;
 }
 
+/* What the engine told the task it waits for: the first thing, and the
+ * last ("" for nothing). */
+static char first_wait[512];
+static char last_wait[512];
+
+static void waiting_for(void *task, const char *what)
+{
+    (void)task;
+    if (first_wait[0] == '\0' && what != NULL) {
+        snprintf(first_wait, sizeof(first_wait), "%s", what);
+    }
+    snprintf(last_wait, sizeof(last_wait), "%s", what != NULL ? what : "");
+}
+
 static void produce_records(const char *bootstraps)
 {
     char errstr[512];
@@ -112,6 +126,7 @@ static int setup(void **state)
     char errstr[512];
     memset(&f, 0, sizeof(f));
     records_put = 0;
+    first_wait[0] = last_wait[0] = '\0';
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_conf_set(conf, "log_level", "3", errstr, sizeof(errstr)); /* no servers */
     f.owner = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
@@ -149,6 +164,7 @@ static int setup(void **state)
         .worker_config = json_object(),
         .store = f.store,
         .wake = wake,
+        .waiting_for = waiting_for,
         .topic_used = topic_used,
         .offset_flush_interval_ms = 100,
         .shutdown_timeout_ms = 1000};
@@ -281,8 +297,8 @@ static void test_a_failed_commit_is_retried_by_the_next_flush(void **state)
 }
 
 /* Issue 12: the watermarks cannot be read when the partition is assigned
- * (one ListOffsets fails); the partition waits and tries again, and every
- * record is read. */
+ * (one ListOffsets fails); the partition waits and tries again, telling
+ * the task (its status) what it waits for, and every record is read. */
 static void test_unreadable_watermarks_are_retried(void **state)
 {
     fixture_t *f = *state;
@@ -291,6 +307,9 @@ static void test_unreadable_watermarks_are_retried(void **state)
     start_engine(f);
     assert_true(step_until(f, all_put));
     assert_int_equal(partition_gauge("tributary_sink_partition_stopped"), -1);
+    assert_non_null(
+        strstr(first_wait, "partition t-0 is not read yet, waiting for its watermarks"));
+    assert_string_equal(last_wait, "");
 }
 
 int main(void)

@@ -7,7 +7,11 @@
 static tb_start_t resolve(int64_t stored, int64_t committed, int64_t low, int64_t high,
                           tb_reset_policy_t reset)
 {
-    tb_start_inputs_t in = {stored, committed, low, high, reset, NULL};
+    tb_start_inputs_t in = {.stored = stored,
+                            .committed = committed,
+                            .low = low,
+                            .high = high,
+                            .reset = reset};
     return tb_sink_start_resolve(&in);
 }
 
@@ -125,6 +129,35 @@ static void test_unreadable_watermarks_wait(void **state)
     assert_int_equal(tb_sink_start_retry_delay_ms(100), 30000);
 }
 
+/* Issue 21: a plugin that keeps its offsets with its data (a JDBC sink's
+ * offsets table) is authoritative: it wins over the store and over a group
+ * offset ahead of it, and is still clamped to what the partition holds. */
+static void test_plugin_offset_is_authoritative(void **state)
+{
+    (void)state;
+    tb_start_inputs_t in = {.stored = 40,
+                            .committed = 90,
+                            .low = 0,
+                            .high = 100,
+                            .reset = TB_RESET_EARLIEST,
+                            .has_plugin = true,
+                            .plugin = 30};
+    tb_start_t s = tb_sink_start_resolve(&in);
+    assert_int_equal(s.origin, TB_START_PLUGIN);
+    assert_string_equal(tb_start_origin_name(s.origin), "plugin");
+    assert_int_equal(s.offset, 30);
+    assert_int_equal(s.skipped, 0);
+
+    in.low = 35; /* retention deleted what the plugin wants next */
+    s = tb_sink_start_resolve(&in);
+    assert_int_equal(s.offset, 35);
+    assert_int_equal(s.deleted, 5);
+
+    in.plugin = 150; /* past the end: the topic was recreated */
+    s = tb_sink_start_resolve(&in);
+    assert_int_equal(s.origin, TB_START_STOPPED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -137,6 +170,7 @@ int main(void)
         cmocka_unit_test(test_reset_policies),
         cmocka_unit_test(test_unreadable_watermarks_wait),
         cmocka_unit_test(test_reset_policy_names),
+        cmocka_unit_test(test_plugin_offset_is_authoritative),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,341 @@
+/*
+ * jdbc_pg.c - the PostgreSQL dialect, through libpq.
+ *
+ * Parameters go as text (bytes as binary), untyped: the server reads each
+ * as the type of the column it lands in. What failed is told by the
+ * SQLSTATE: class 22 (data) and 23 (constraints) and a datatype mismatch
+ * are the row's fault, class 08, an administrator's shutdown, a
+ * serialization failure or a deadlock are retried, anything else stops the
+ * task; a connection that libpq reports as bad is lost whatever the state.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "connectors/jdbc/tb_jdbc.h"
+
+#define CONNECT_TIMEOUT_S "10"
+
+struct tb_jdbc_conn {
+    PGconn *pg;
+};
+
+/* A server's message on one line, without its trailing newline. */
+static void message_of(const char *text, char *errstr, size_t errstr_size)
+{
+    snprintf(errstr, errstr_size, "%s", text != NULL && text[0] ? text : "unknown error");
+    for (char *p = errstr; *p != '\0'; p++) {
+        if (*p == '\n') {
+            *p = p[1] != '\0' ? ' ' : '\0';
+        }
+    }
+}
+
+static tb_jdbc_conn_t *pg_connect(const tb_jdbc_settings_t *s, const tb_limits_t *limits,
+                                  tb_jdbc_rc_t *rc, char *errstr, size_t errstr_size)
+{
+    const tb_jdbc_url_t *url = &s->url;
+    const char *keywords[64], *values[64];
+    size_t n = 0;
+    (void)limits; /* a server, not a file */
+    for (size_t i = 0; i < url->count && n < 58; i++) {
+        /* connection.user and connection.password win over the URL's */
+        if ((s->user != NULL && strcmp(url->keywords[i], "user") == 0) ||
+            (s->password != NULL && strcmp(url->keywords[i], "password") == 0)) {
+            continue;
+        }
+        keywords[n] = url->keywords[i];
+        values[n++] = url->values[i];
+    }
+    if (s->user != NULL) {
+        keywords[n] = "user";
+        values[n++] = s->user;
+    }
+    if (s->password != NULL) {
+        keywords[n] = "password";
+        values[n++] = s->password;
+    }
+    if (tb_jdbc_url_get(url, "connect_timeout") == NULL) {
+        keywords[n] = "connect_timeout";
+        values[n++] = CONNECT_TIMEOUT_S;
+    }
+    keywords[n] = "fallback_application_name";
+    values[n++] = "tributary";
+    keywords[n] = NULL;
+    values[n] = NULL;
+
+    tb_jdbc_conn_t *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        *rc = TB_JDBC_FATAL;
+        snprintf(errstr, errstr_size, "out of memory");
+        return NULL;
+    }
+    c->pg = PQconnectdbParams(keywords, values, 0);
+    if (c->pg != NULL && PQstatus(c->pg) == CONNECTION_OK) {
+        return c;
+    }
+    const char *why = c->pg != NULL ? PQerrorMessage(c->pg) : "out of memory";
+    char message[512];
+    message_of(why, message, sizeof(message));
+    snprintf(errstr, errstr_size, "cannot connect to %s: %s", s->shown_url, message);
+    /* wrong credentials or names do not heal by themselves */
+    *rc = strstr(why, "authentication failed") != NULL || strstr(why, "does not exist")
+              ? TB_JDBC_FATAL
+              : TB_JDBC_LOST;
+    PQfinish(c->pg);
+    free(c);
+    return NULL;
+}
+
+static void pg_disconnect(tb_jdbc_conn_t *c)
+{
+    if (c != NULL) {
+        PQfinish(c->pg);
+        free(c);
+    }
+}
+
+static tb_jdbc_rc_t classify(const char *state)
+{
+    if (state == NULL) {
+        return TB_JDBC_LOST;
+    }
+    if (strncmp(state, "22", 2) == 0 || strncmp(state, "23", 2) == 0 ||
+        strcmp(state, "42804") == 0) {
+        return TB_JDBC_BAD_ROW;
+    }
+    if (strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0 ||
+        strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0) {
+        return TB_JDBC_LOST;
+    }
+    return TB_JDBC_FATAL;
+}
+
+/* The text of a non-text parameter, into buf. */
+static const char *number_text(const tb_jdbc_param_t *p, char *buf, size_t size)
+{
+    if (p->kind == TB_JDBC_P_BOOL) {
+        return p->i ? "true" : "false";
+    }
+    if (p->kind == TB_JDBC_P_INT) {
+        snprintf(buf, size, "%lld", (long long)p->i);
+    } else if (isnan(p->d)) {
+        return "NaN";
+    } else if (isinf(p->d)) {
+        return p->d > 0 ? "Infinity" : "-Infinity";
+    } else {
+        snprintf(buf, size, "%.17g", p->d);
+    }
+    return buf;
+}
+
+#define NUMBER_TEXT 32
+
+static tb_jdbc_rc_t pg_exec(tb_jdbc_conn_t *c, const char *sql,
+                            const tb_jdbc_param_t *params, size_t n, json_t **rows,
+                            char *errstr, size_t errstr_size)
+{
+    const char **values = calloc(n + 1, sizeof(*values));
+    int *lengths = calloc(n + 1, sizeof(*lengths));
+    int *formats = calloc(n + 1, sizeof(*formats));
+    char *numbers = malloc((n + 1) * NUMBER_TEXT);
+    tb_jdbc_rc_t rc = TB_JDBC_FATAL;
+    PGresult *res = NULL;
+    if (values == NULL || lengths == NULL || formats == NULL || numbers == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const tb_jdbc_param_t *p = &params[i];
+        switch (p->kind) {
+        case TB_JDBC_P_NULL:
+            break;
+        case TB_JDBC_P_TEXT:
+            values[i] = p->data;
+            break;
+        case TB_JDBC_P_BLOB:
+            values[i] = p->len > 0 ? p->data : "";
+            lengths[i] = (int)p->len;
+            formats[i] = 1;
+            break;
+        default:
+            values[i] = number_text(p, numbers + i * NUMBER_TEXT, NUMBER_TEXT);
+            break;
+        }
+    }
+    res = PQexecParams(c->pg, sql, (int)n, NULL, values, lengths, formats, 0);
+    ExecStatusType status = res != NULL ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+        rc = TB_JDBC_OK;
+        if (rows != NULL) {
+            *rows = json_array();
+            for (int r = 0; r < PQntuples(res); r++) {
+                json_t *row = json_array();
+                for (int f = 0; f < PQnfields(res); f++) {
+                    json_array_append_new(row, PQgetisnull(res, r, f)
+                                                   ? json_null()
+                                                   : json_string(PQgetvalue(res, r, f)));
+                }
+                json_array_append_new(*rows, row);
+            }
+        }
+        goto done;
+    }
+    message_of(res != NULL ? PQresultErrorMessage(res) : PQerrorMessage(c->pg), errstr,
+               errstr_size);
+    rc = PQstatus(c->pg) == CONNECTION_BAD
+             ? TB_JDBC_LOST
+             : classify(res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL);
+done:
+    PQclear(res);
+    free(values);
+    free(lengths);
+    free(formats);
+    free(numbers);
+    return rc;
+}
+
+#define COPY_CHUNK 65536
+
+/* One value in COPY's text format: \N for a null, backslash escapes. */
+static void copy_value(tb_jdbc_sql_t *out, const tb_jdbc_param_t *p)
+{
+    char number[NUMBER_TEXT];
+    static const char hex[] = "0123456789abcdef";
+    switch (p->kind) {
+    case TB_JDBC_P_NULL:
+        tb_jdbc_sql_bytes(out, "\\N", 2);
+        return;
+    case TB_JDBC_P_BLOB:
+        tb_jdbc_sql_bytes(out, "\\\\x", 3);
+        for (size_t i = 0; i < p->len; i++) {
+            unsigned char b = (unsigned char)p->data[i];
+            char two[2] = {hex[b >> 4], hex[b & 15]};
+            tb_jdbc_sql_bytes(out, two, 2);
+        }
+        return;
+    case TB_JDBC_P_TEXT:
+        break;
+    default: {
+        const char *text = number_text(p, number, sizeof(number));
+        tb_jdbc_sql_bytes(out, text, strlen(text));
+        return;
+    }
+    }
+    size_t len = p->len > 0 ? p->len : strlen(p->data);
+    size_t from = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = p->data[i];
+        const char *escape = c == '\\'   ? "\\\\"
+                             : c == '\n' ? "\\n"
+                             : c == '\r' ? "\\r"
+                             : c == '\t' ? "\\t"
+                                         : NULL;
+        if (escape != NULL) {
+            tb_jdbc_sql_bytes(out, p->data + from, i - from);
+            tb_jdbc_sql_bytes(out, escape, 2);
+            from = i + 1;
+        }
+    }
+    tb_jdbc_sql_bytes(out, p->data + from, len - from);
+}
+
+/* The result of a statement whose first result was not what it wanted:
+ * its message and what it came to. */
+static tb_jdbc_rc_t failed(tb_jdbc_conn_t *c, PGresult *res, char *errstr,
+                           size_t errstr_size)
+{
+    message_of(res != NULL ? PQresultErrorMessage(res) : PQerrorMessage(c->pg), errstr,
+               errstr_size);
+    return PQstatus(c->pg) == CONNECTION_BAD
+               ? TB_JDBC_LOST
+               : classify(res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL);
+}
+
+static tb_jdbc_rc_t pg_copy(tb_jdbc_conn_t *c, const char *sql,
+                            const struct tb_jdbc_row *const *rows, size_t n, char *errstr,
+                            size_t errstr_size)
+{
+    PGresult *res = PQexec(c->pg, sql);
+    if (PQresultStatus(res) != PGRES_COPY_IN) {
+        tb_jdbc_rc_t rc = failed(c, res, errstr, errstr_size);
+        PQclear(res);
+        return rc;
+    }
+    PQclear(res);
+    tb_jdbc_sql_t buf = {0};
+    bool sent = true;
+    for (size_t r = 0; r < n && sent; r++) {
+        for (size_t col = 0; col < rows[r]->count; col++) {
+            if (col > 0) {
+                tb_jdbc_sql_bytes(&buf, "\t", 1);
+            }
+            copy_value(&buf, &rows[r]->columns[col].param);
+        }
+        tb_jdbc_sql_bytes(&buf, "\n", 1);
+        if (buf.failed) {
+            break;
+        }
+        if (buf.len >= COPY_CHUNK || r + 1 == n) {
+            sent = PQputCopyData(c->pg, buf.data, (int)buf.len) == 1;
+            buf.len = 0;
+        }
+    }
+    bool complete = sent && !buf.failed;
+    tb_jdbc_sql_free(&buf);
+    PQputCopyEnd(c->pg, complete ? NULL : "out of memory");
+    tb_jdbc_rc_t rc = TB_JDBC_OK;
+    while ((res = PQgetResult(c->pg)) != NULL) {
+        if (rc == TB_JDBC_OK && PQresultStatus(res) != PGRES_COMMAND_OK) {
+            rc = failed(c, res, errstr, errstr_size);
+        }
+        PQclear(res);
+    }
+    if (rc == TB_JDBC_OK && !complete) {
+        snprintf(errstr, errstr_size, "COPY failed: out of memory or connection lost");
+        rc = PQstatus(c->pg) == CONNECTION_BAD ? TB_JDBC_LOST : TB_JDBC_FATAL;
+    }
+    return rc;
+}
+
+static tb_jdbc_rc_t pg_columns(tb_jdbc_conn_t *c, const char *schema, const char *table,
+                               json_t **names, char *errstr, size_t errstr_size)
+{
+    tb_jdbc_param_t params[2] = {
+        {.kind = schema != NULL ? TB_JDBC_P_TEXT : TB_JDBC_P_NULL, .data = schema},
+        {.kind = TB_JDBC_P_TEXT, .data = table}};
+    json_t *rows = NULL;
+    tb_jdbc_rc_t rc = pg_exec(c,
+                              "SELECT column_name FROM information_schema.columns "
+                              "WHERE table_schema = COALESCE($1, current_schema()) "
+                              "AND table_name = $2",
+                              params, 2, &rows, errstr, errstr_size);
+    if (rc != TB_JDBC_OK) {
+        return rc;
+    }
+    *names = json_array();
+    size_t i;
+    json_t *row;
+    json_array_foreach (rows, i, row) {
+        json_array_append(*names, json_array_get(row, 0));
+    }
+    json_decref(rows);
+    return TB_JDBC_OK;
+}
+
+const tb_jdbc_dialect_t tb_jdbc_postgres = {
+    .name = "PostgreSQL",
+    .connect = pg_connect,
+    .disconnect = pg_disconnect,
+    .exec = pg_exec,
+    .copy = pg_copy,
+    .columns = pg_columns,
+    .column_type = tb_jdbc_pg_type,
+    .begin = "BEGIN",
+    .lock_rows = " FOR UPDATE",
+    .param_prefix = '$',
+    .max_params = 65535,
+};

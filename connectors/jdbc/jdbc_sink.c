@@ -1,0 +1,329 @@
+/*
+ * jdbc_sink.c - the JDBC sink plugin (Confluent's
+ * io.confluent.connect.jdbc.JdbcSinkConnector): records with a struct
+ * value become rows of PostgreSQL or SQLite tables, each put() in one
+ * transaction with its offsets (tb_jdbc.h says how that makes it
+ * exactly-once).
+ *
+ * put() writes everything it is given before it returns: nothing is
+ * buffered, so flush() and close() have nothing to do. A record that cannot
+ * be a row, or that the database refuses, goes to record_failed once its
+ * transaction committed. A lost connection (or a serialization conflict)
+ * is retried: put() returns TB_PLUGIN_RETRY after asking the runtime to
+ * wait retry.backoff.ms, at most max.retries times in a row; the retry
+ * connects again and writes the same records, none of them twice.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "connectors/jdbc/tb_jdbc.h"
+#include "core/tb_log.h"
+
+#define LOGGER "tributary.task"
+
+typedef struct {
+    const tb_task_context_t *ctx;
+    tb_jdbc_settings_t settings;
+    tb_jdbc_writer_t writer; /* its conn is NULL while disconnected */
+    tb_jdbc_kafka_schemas_t kafka;
+    tb_jdbc_metrics_t metrics;
+    int retries_left;
+    tb_jdbc_row_t *rows;
+    size_t row_cap;
+} jdbc_task_t;
+
+static void sleep_ms(long long ms)
+{
+    struct timespec left = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+}
+
+/* Connects once, when not connected, and makes sure of the offsets table. */
+static tb_jdbc_rc_t connect_once(jdbc_task_t *t, char *errstr, size_t errstr_size)
+{
+    tb_jdbc_writer_t *w = &t->writer;
+    tb_jdbc_rc_t rc = TB_JDBC_OK;
+    if (w->conn != NULL) {
+        return TB_JDBC_OK;
+    }
+    w->conn = w->dialect->connect(&t->settings, t->ctx->limits, &rc, errstr, errstr_size);
+    if (w->conn == NULL) {
+        return rc;
+    }
+    tb_jdbc_ddl_forget(&w->tables); /* the tables may have changed meanwhile */
+    rc = tb_jdbc_offsets_prepare(w, errstr, errstr_size);
+    if (rc != TB_JDBC_OK) {
+        w->dialect->disconnect(w->conn);
+        w->conn = NULL;
+    }
+    return rc;
+}
+
+static void disconnect(jdbc_task_t *t)
+{
+    t->writer.dialect->disconnect(t->writer.conn);
+    t->writer.conn = NULL;
+}
+
+static json_t *jdbc_task_configs(const json_t *config, int max_tasks)
+{
+    json_t *list = json_array();
+    for (int i = 0; i < max_tasks; i++) {
+        json_array_append_new(list, json_deep_copy(config));
+    }
+    return list;
+}
+
+static void jdbc_task_stop(void *opaque)
+{
+    jdbc_task_t *t = opaque;
+    if (t == NULL) {
+        return;
+    }
+    if (t->writer.dialect != NULL) {
+        disconnect(t);
+    }
+    tb_jdbc_writer_clear(&t->writer);
+    tb_jdbc_metrics_release(&t->metrics);
+    tb_schema_decref(t->kafka.topic);
+    tb_schema_decref(t->kafka.partition);
+    tb_schema_decref(t->kafka.offset);
+    free(t->rows);
+    tb_jdbc_settings_clear(&t->settings);
+    free(t);
+}
+
+typedef int (*settings_init_fn)(tb_jdbc_settings_t *settings, const json_t *config,
+                                char *errstr, size_t errstr_size);
+
+static int task_start(const tb_task_context_t *ctx, const json_t *config,
+                      settings_init_fn settings_init, void **out, char *errstr,
+                      size_t errstr_size)
+{
+    jdbc_task_t *t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    t->ctx = ctx;
+    if (settings_init(&t->settings, config, errstr, errstr_size) != 0) {
+        goto fail;
+    }
+    t->writer = (tb_jdbc_writer_t){.dialect = t->settings.url.kind == TB_JDBC_POSTGRES
+                                                  ? &tb_jdbc_postgres
+                                                  : &tb_jdbc_sqlite,
+                                   .settings = &t->settings,
+                                   .connector = ctx->connector,
+                                   .metrics = &t->metrics};
+    tb_jdbc_metrics_take(&t->metrics, ctx->connector, ctx->task);
+    t->kafka = (tb_jdbc_kafka_schemas_t){.topic = tb_schema_new(TB_TYPE_STRING),
+                                         .partition = tb_schema_new(TB_TYPE_INT32),
+                                         .offset = tb_schema_new(TB_TYPE_INT64)};
+    t->retries_left = t->settings.max_retries;
+    if (t->kafka.topic == NULL || t->kafka.partition == NULL || t->kafka.offset == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        goto fail;
+    }
+    /* connection.attempts, connection.backoff.ms apart, as Confluent's */
+    for (int attempt = 1;; attempt++) {
+        tb_jdbc_rc_t rc = connect_once(t, errstr, errstr_size);
+        if (rc == TB_JDBC_OK) {
+            break;
+        }
+        if (rc == TB_JDBC_FATAL || attempt >= t->settings.connection_attempts) {
+            goto fail;
+        }
+        TB_LOG_TASK(TB_LOG_WARN, LOGGER, ctx->connector, ctx->task,
+                    "connection attempt %d of %d failed, trying again in %lld ms: %s",
+                    attempt, t->settings.connection_attempts,
+                    t->settings.connection_backoff_ms, errstr);
+        sleep_ms(t->settings.connection_backoff_ms);
+    }
+    TB_LOG_TASK(TB_LOG_INFO, LOGGER, ctx->connector, ctx->task,
+                "writing to %s (%s), offsets in its table " TB_JDBC_OFFSETS_TABLE,
+                t->settings.shown_url, t->writer.dialect->name);
+    *out = t;
+    return 0;
+
+fail:
+    jdbc_task_stop(t);
+    return -1;
+}
+
+/* After a failed put: a retriable failure is retried (the runtime waits
+ * retry.backoff.ms and puts the same records again) until max.retries in a
+ * row are spent. Returns what put() returns. */
+static int after_failure(jdbc_task_t *t, tb_jdbc_rc_t rc, const char *what, char *errstr,
+                         size_t errstr_size)
+{
+    char reason[1024];
+    snprintf(reason, sizeof(reason), "%s", errstr);
+    if (rc == TB_JDBC_FATAL) {
+        snprintf(errstr, errstr_size, "%s %s failed: %s", what, t->settings.shown_url,
+                 reason);
+        return -1;
+    }
+    disconnect(t);
+    if (t->retries_left <= 0) {
+        snprintf(errstr, errstr_size,
+                 "%s %s failed and max.retries=%d retries are spent: %s", what,
+                 t->settings.shown_url, t->settings.max_retries, reason);
+        return -1;
+    }
+    t->retries_left--;
+    tb_series_add(t->metrics.retries, 1);
+    t->ctx->retry_after(t->ctx->runtime, t->settings.retry_backoff_ms);
+    snprintf(errstr, errstr_size,
+             "%s %s failed, retrying in %lld ms (%d of max.retries=%d left): %s", what,
+             t->settings.shown_url, (long long)t->settings.retry_backoff_ms,
+             t->retries_left, t->settings.max_retries, reason);
+    return TB_PLUGIN_RETRY;
+}
+
+static int by_record(const void *a, const void *b)
+{
+    size_t x = ((const tb_jdbc_failure_t *)a)->record;
+    size_t y = ((const tb_jdbc_failure_t *)b)->record;
+    return (x > y) - (x < y);
+}
+
+/* Builds the rows of records into t->rows (*n of them); a record that
+ * cannot be a row goes to the writer's failures. -1 on no memory. */
+static int build_rows(jdbc_task_t *t, const tb_sink_record_t *records, size_t count,
+                      size_t *n)
+{
+    char reason[512];
+    *n = 0;
+    t->writer.failure_count = 0;
+    if (count > t->row_cap) {
+        tb_jdbc_row_t *grown = realloc(t->rows, count * sizeof(*grown));
+        if (grown == NULL) {
+            return -1;
+        }
+        t->rows = grown;
+        t->row_cap = count;
+    }
+    for (size_t i = 0; i < count; i++) {
+        int built = tb_jdbc_row_build(&t->settings, &t->kafka, &records[i], &t->rows[*n],
+                                      reason, sizeof(reason));
+        if (built == 0) {
+            t->rows[(*n)++].record = i;
+        } else if (built == -1 && tb_jdbc_writer_fail(&t->writer, i, reason) != 0) {
+            return -1;
+        } /* 1: writes nothing, and is done with */
+    }
+    return 0;
+}
+
+static int jdbc_put(void *opaque, const tb_sink_record_t *records, size_t count,
+                    char *errstr, size_t errstr_size)
+{
+    jdbc_task_t *t = opaque;
+    tb_jdbc_writer_t *w = &t->writer;
+    size_t n = 0;
+    tb_jdbc_rc_t rc = TB_JDBC_FATAL;
+
+    if (build_rows(t, records, count, &n) != 0) {
+        snprintf(errstr, errstr_size, "out of memory");
+    } else if ((rc = connect_once(t, errstr, errstr_size)) == TB_JDBC_OK) {
+        rc = tb_jdbc_write(w, records, count, t->rows, n, errstr, errstr_size);
+    }
+    for (size_t i = 0; i < n; i++) {
+        tb_jdbc_row_clear(&t->rows[i]);
+    }
+    if (rc != TB_JDBC_OK) {
+        return after_failure(t, rc, "writing to", errstr, errstr_size);
+    }
+    t->retries_left = t->settings.max_retries;
+    if (w->skipped > 0) {
+        TB_LOG_TASK(TB_LOG_INFO, LOGGER, t->ctx->connector, t->ctx->task,
+                    "%zu records were written before (their offsets are in the table) "
+                    "and were not written again",
+                    w->skipped);
+    }
+    /* in the order they were read, as the dead letter queue gets them */
+    if (w->failure_count > 1) {
+        qsort(w->failures, w->failure_count, sizeof(*w->failures), by_record);
+    }
+    for (size_t i = 0; i < w->failure_count; i++) {
+        t->ctx->record_failed(t->ctx->runtime, &records[w->failures[i].record],
+                              w->failures[i].reason);
+    }
+    return 0;
+}
+
+/* The offsets the table holds for the partitions opened. */
+static int jdbc_open(void *opaque, tb_sink_partition_t *partitions, size_t count,
+                     char *errstr, size_t errstr_size)
+{
+    jdbc_task_t *t = opaque;
+    tb_jdbc_rc_t rc = connect_once(t, errstr, errstr_size);
+    if (rc == TB_JDBC_OK) {
+        rc = tb_jdbc_offsets_read(&t->writer, partitions, count, errstr, errstr_size);
+    }
+    if (rc == TB_JDBC_OK) {
+        return 0;
+    }
+    /* the runtime opens the partitions again later, with its own backoff */
+    char reason[1024];
+    snprintf(reason, sizeof(reason), "%s", errstr);
+    snprintf(errstr, errstr_size, "reading the offsets table of %s failed: %s",
+             t->settings.shown_url, reason);
+    if (rc == TB_JDBC_FATAL) {
+        return -1;
+    }
+    disconnect(t);
+    return TB_PLUGIN_RETRY;
+}
+
+static int jdbc_task_start(const tb_task_context_t *ctx, const json_t *config, void **out,
+                           char *errstr, size_t errstr_size)
+{
+    return task_start(ctx, config, tb_jdbc_settings_init, out, errstr, errstr_size);
+}
+
+static int debezium_task_start(const tb_task_context_t *ctx, const json_t *config,
+                               void **out, char *errstr, size_t errstr_size)
+{
+    return task_start(ctx, config, tb_jdbc_debezium_settings_init, out, errstr,
+                      errstr_size);
+}
+
+static const char *const jdbc_sink_aliases[] = {"jdbc-sink", "JdbcSink", NULL};
+
+const tb_plugin_t tb_jdbc_sink_plugin = {
+    .class_name = "io.confluent.connect.jdbc.JdbcSinkConnector",
+    .aliases = jdbc_sink_aliases,
+    .kind = TB_PLUGIN_SINK,
+    .version = "0.1.0",
+    .config = &tb_jdbc_sink_table,
+    .validate = tb_jdbc_sink_validate,
+    .task_configs = jdbc_task_configs,
+    .task_start = jdbc_task_start,
+    .typed = true,
+    .open = jdbc_open,
+    .put = jdbc_put,
+    .task_stop = jdbc_task_stop,
+};
+
+static const char *const debezium_aliases[] = {"debezium-jdbc-sink", NULL};
+
+/* Debezium's keys over the same engine (jdbc_debezium.c). */
+const tb_plugin_t tb_jdbc_debezium_plugin = {
+    .class_name = "io.debezium.connector.jdbc.JdbcSinkConnector",
+    .aliases = debezium_aliases,
+    .kind = TB_PLUGIN_SINK,
+    .version = "0.1.0",
+    .config = &tb_jdbc_debezium_table,
+    .validate = tb_jdbc_debezium_validate,
+    .task_configs = jdbc_task_configs,
+    .task_start = debezium_task_start,
+    .typed = true,
+    .open = jdbc_open,
+    .put = jdbc_put,
+    .task_stop = jdbc_task_stop,
+};

@@ -1,0 +1,601 @@
+/*
+ * jdbc_writer.c - one put() in one transaction: its rows, in their order,
+ * and the next offset of every partition it read from, in the offsets
+ * table.
+ *
+ * Consecutive rows of one shape (table, columns, insert or delete) share
+ * statements: INSERT with as many rows as batch.size and the database's
+ * parameter limit allow (upsert adds ON CONFLICT, and a key seen twice
+ * starts a new statement, since one statement cannot touch a row twice);
+ * UPDATE and DELETE take one row each. When the database refuses a row,
+ * the transaction is rolled back and made again with a savepoint around
+ * each row, so that only the rows at fault are left out (and reported).
+ *
+ * The transaction first locks the offsets of its partitions (claiming a row
+ * of -1 for a partition written the first time, so that there is a row to
+ * lock) and skips the rows below them: a put after a commit whose answer
+ * was lost, or the records a task that lost its partition still had, are
+ * not written twice.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connectors/jdbc/tb_jdbc.h"
+#include "core/tb_time.h"
+
+#define OFFSETS "\"" TB_JDBC_OFFSETS_TABLE "\""
+
+/* One partition of a put: where its records end, and what was stored. */
+typedef struct {
+    const char *topic;
+    int32_t partition;
+    int64_t next;   /* after the put's last record */
+    int64_t stored; /* next offset in the table; -1: none */
+} part_t;
+
+typedef struct {
+    tb_jdbc_writer_t *w;
+    const tb_sink_record_t *records;
+    size_t count;
+    tb_jdbc_row_t *rows;
+    size_t row_count;
+    part_t *parts;
+    size_t part_count;
+    bool careful; /* each row in a savepoint of its own */
+    char *errstr;
+    size_t errstr_size;
+} put_t;
+
+int tb_jdbc_writer_fail(tb_jdbc_writer_t *w, size_t record, const char *reason)
+{
+    if (w->failure_count == w->failure_cap) {
+        size_t cap = w->failure_cap ? w->failure_cap * 2 : 16;
+        tb_jdbc_failure_t *grown = realloc(w->failures, cap * sizeof(*grown));
+        if (grown == NULL) {
+            return -1;
+        }
+        w->failures = grown;
+        w->failure_cap = cap;
+    }
+    tb_jdbc_failure_t *f = &w->failures[w->failure_count++];
+    f->record = record;
+    snprintf(f->reason, sizeof(f->reason), "%s", reason);
+    return 0;
+}
+
+void tb_jdbc_writer_clear(tb_jdbc_writer_t *w)
+{
+    free(w->failures);
+    w->failures = NULL;
+    w->failure_count = w->failure_cap = 0;
+    tb_jdbc_ddl_forget(&w->tables);
+}
+
+/* Counts a statement that started at started (tb_monotonic_us). */
+static void count_statement(const put_t *p, int64_t started)
+{
+    tb_series_add(p->w->metrics->statements, 1);
+    tb_series_observe(p->w->metrics->statement_seconds,
+                      (double)(tb_monotonic_us() - started) / 1e6);
+}
+
+static tb_jdbc_rc_t exec(put_t *p, const char *sql, const tb_jdbc_param_t *params,
+                         size_t n, json_t **rows)
+{
+    if (sql == NULL) {
+        snprintf(p->errstr, p->errstr_size, "out of memory");
+        return TB_JDBC_FATAL;
+    }
+    int64_t started = tb_monotonic_us();
+    tb_jdbc_rc_t rc =
+        p->w->dialect->exec(p->w->conn, sql, params, n, rows, p->errstr, p->errstr_size);
+    count_statement(p, started);
+    return rc;
+}
+
+static void param_ref(tb_jdbc_sql_t *sql, const tb_jdbc_writer_t *w, size_t n)
+{
+    tb_jdbc_sql_append(sql, "%c%zu", w->dialect->param_prefix, n);
+}
+
+tb_jdbc_rc_t tb_jdbc_offsets_prepare(tb_jdbc_writer_t *w, char *errstr,
+                                     size_t errstr_size)
+{
+    return w->dialect->exec(w->conn,
+                            "CREATE TABLE IF NOT EXISTS " OFFSETS
+                            " (connector TEXT NOT NULL, topic TEXT NOT NULL, "
+                            "kafka_partition INTEGER NOT NULL, next_offset BIGINT NOT "
+                            "NULL, PRIMARY KEY (connector, topic, kafka_partition))",
+                            NULL, 0, NULL, errstr, errstr_size);
+}
+
+/* Reads the stored offsets of the connector, locking those of parts (all
+ * when parts is NULL), into each part's stored; fill, when not NULL, also
+ * gets them. */
+static tb_jdbc_rc_t read_offsets(tb_jdbc_writer_t *w, part_t *parts, size_t count,
+                                 bool lock, tb_sink_partition_t *fill, size_t fill_count,
+                                 char *errstr, size_t errstr_size)
+{
+    tb_jdbc_sql_t sql = {0};
+    tb_jdbc_param_t *params = calloc(count * 2 + 1, sizeof(*params));
+    size_t n = 0;
+    tb_jdbc_rc_t rc = TB_JDBC_FATAL;
+    if (params == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return rc;
+    }
+    params[n++] = (tb_jdbc_param_t){
+        .kind = TB_JDBC_P_TEXT, .data = w->connector, .len = strlen(w->connector)};
+    tb_jdbc_sql_append(&sql, "SELECT topic, kafka_partition, next_offset FROM " OFFSETS
+                             " WHERE connector = ");
+    param_ref(&sql, w, 1);
+    for (size_t i = 0; i < count; i++) {
+        tb_jdbc_sql_append(&sql, i == 0 ? " AND (" : " OR ");
+        params[n++] = (tb_jdbc_param_t){.kind = TB_JDBC_P_TEXT,
+                                        .data = parts[i].topic,
+                                        .len = strlen(parts[i].topic)};
+        tb_jdbc_sql_append(&sql, "(topic = ");
+        param_ref(&sql, w, n);
+        params[n++] = (tb_jdbc_param_t){.kind = TB_JDBC_P_INT, .i = parts[i].partition};
+        tb_jdbc_sql_append(&sql, " AND kafka_partition = ");
+        param_ref(&sql, w, n);
+        tb_jdbc_sql_append(&sql, i + 1 == count ? "))" : ")");
+    }
+    tb_jdbc_sql_append(&sql, "%s", lock ? w->dialect->lock_rows : "");
+    json_t *rows = NULL;
+    if (sql.data == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+    } else {
+        rc = w->dialect->exec(w->conn, sql.data, params, n, &rows, errstr, errstr_size);
+    }
+    size_t i;
+    json_t *row;
+    json_array_foreach (rc == TB_JDBC_OK ? rows : NULL, i, row) {
+        const char *topic = json_string_value(json_array_get(row, 0));
+        long partition = strtol(json_string_value(json_array_get(row, 1)), NULL, 10);
+        long long next = strtoll(json_string_value(json_array_get(row, 2)), NULL, 10);
+        for (size_t k = 0; k < count; k++) {
+            if (parts[k].partition == partition && strcmp(parts[k].topic, topic) == 0) {
+                parts[k].stored = next;
+            }
+        }
+        for (size_t k = 0; k < fill_count; k++) {
+            if (fill[k].partition == partition && strcmp(fill[k].topic, topic) == 0) {
+                fill[k].offset = next;
+            }
+        }
+    }
+    json_decref(rows);
+    free(params);
+    tb_jdbc_sql_free(&sql);
+    return rc;
+}
+
+tb_jdbc_rc_t tb_jdbc_offsets_read(tb_jdbc_writer_t *w, tb_sink_partition_t *parts,
+                                  size_t count, char *errstr, size_t errstr_size)
+{
+    return read_offsets(w, NULL, 0, false, parts, count, errstr, errstr_size);
+}
+
+/* The topic record was read from (its offset is of that topic). */
+static const char *source_topic(const tb_sink_record_t *r)
+{
+    return r->original_topic != NULL ? r->original_topic : r->topic;
+}
+
+/* The partitions of the put's records and the offset after each one's
+ * last record. */
+static int collect_parts(put_t *p)
+{
+    p->parts = calloc(p->count + 1, sizeof(*p->parts));
+    if (p->parts == NULL) {
+        return -1;
+    }
+    for (size_t i = 0; i < p->count; i++) {
+        const tb_sink_record_t *r = &p->records[i];
+        part_t *part = NULL;
+        for (size_t k = 0; k < p->part_count && part == NULL; k++) {
+            if (p->parts[k].partition == r->partition &&
+                strcmp(p->parts[k].topic, source_topic(r)) == 0) {
+                part = &p->parts[k];
+            }
+        }
+        if (part == NULL) {
+            part = &p->parts[p->part_count++];
+            *part = (part_t){
+                .topic = source_topic(r), .partition = r->partition, .stored = -1};
+        }
+        part->next = r->offset + 1 > part->next ? r->offset + 1 : part->next;
+    }
+    return 0;
+}
+
+/* Whether record i was written by an earlier transaction. */
+static bool written_before(const put_t *p, size_t i)
+{
+    const tb_sink_record_t *r = &p->records[i];
+    for (size_t k = 0; k < p->part_count; k++) {
+        if (p->parts[k].partition == r->partition &&
+            strcmp(p->parts[k].topic, source_topic(r)) == 0) {
+            return r->offset < p->parts[k].stored;
+        }
+    }
+    return false;
+}
+
+/* ---- statements ---- */
+
+static void column_list(tb_jdbc_sql_t *sql, const tb_jdbc_row_t *row, size_t from,
+                        size_t to, bool quote)
+{
+    for (size_t i = from; i < to; i++) {
+        if (i > from) {
+            tb_jdbc_sql_append(sql, ",");
+        }
+        tb_jdbc_sql_identifier(sql, row->columns[i].name, quote);
+    }
+}
+
+/* INSERT (or upsert) of rows[0..n), all of one shape. */
+static tb_jdbc_rc_t insert_rows(put_t *p, tb_jdbc_row_t *const *rows, size_t n)
+{
+    const tb_jdbc_settings_t *s = p->w->settings;
+    const tb_jdbc_row_t *shape = rows[0];
+    size_t cols = shape->count;
+    tb_jdbc_param_t *params = malloc((n * cols + 1) * sizeof(*params));
+    tb_jdbc_sql_t sql = {0};
+    size_t k = 0;
+    if (params == NULL) {
+        snprintf(p->errstr, p->errstr_size, "out of memory");
+        return TB_JDBC_FATAL;
+    }
+    tb_jdbc_sql_append(&sql, "INSERT INTO ");
+    tb_jdbc_sql_identifier(&sql, shape->table, s->quote);
+    tb_jdbc_sql_append(&sql, " (");
+    column_list(&sql, shape, 0, cols, s->quote);
+    tb_jdbc_sql_append(&sql, ") VALUES ");
+    for (size_t r = 0; r < n; r++) {
+        tb_jdbc_sql_append(&sql, r > 0 ? ",(" : "(");
+        for (size_t c = 0; c < cols; c++) {
+            params[k++] = rows[r]->columns[c].param;
+            if (c > 0) {
+                tb_jdbc_sql_append(&sql, ",");
+            }
+            param_ref(&sql, p->w, k);
+        }
+        tb_jdbc_sql_append(&sql, ")");
+    }
+    if (s->insert_mode == TB_JDBC_UPSERT) {
+        tb_jdbc_sql_append(&sql, " ON CONFLICT (");
+        column_list(&sql, shape, 0, shape->key_count, s->quote);
+        tb_jdbc_sql_append(&sql,
+                           cols > shape->key_count ? ") DO UPDATE SET " : ") DO NOTHING");
+        for (size_t c = shape->key_count; c < cols; c++) {
+            if (c > shape->key_count) {
+                tb_jdbc_sql_append(&sql, ",");
+            }
+            tb_jdbc_sql_identifier(&sql, shape->columns[c].name, s->quote);
+            tb_jdbc_sql_append(&sql, "=EXCLUDED.");
+            tb_jdbc_sql_identifier(&sql, shape->columns[c].name, s->quote);
+        }
+    }
+    tb_jdbc_rc_t rc = exec(p, sql.data, params, k, NULL);
+    tb_jdbc_sql_free(&sql);
+    free(params);
+    return rc;
+}
+
+/* Inserts rows[0..n), all of one shape, with the dialect's COPY. */
+static tb_jdbc_rc_t copy_rows(put_t *p, tb_jdbc_row_t *const *rows, size_t n)
+{
+    const tb_jdbc_settings_t *s = p->w->settings;
+    tb_jdbc_sql_t sql = {0};
+    tb_jdbc_sql_append(&sql, "COPY ");
+    tb_jdbc_sql_identifier(&sql, rows[0]->table, s->quote);
+    tb_jdbc_sql_append(&sql, " (");
+    column_list(&sql, rows[0], 0, rows[0]->count, s->quote);
+    tb_jdbc_sql_append(&sql, ") FROM STDIN");
+    if (sql.data == NULL) {
+        snprintf(p->errstr, p->errstr_size, "out of memory");
+        return TB_JDBC_FATAL;
+    }
+    int64_t started = tb_monotonic_us();
+    tb_jdbc_rc_t rc =
+        p->w->dialect->copy(p->w->conn, sql.data, (const struct tb_jdbc_row *const *)rows,
+                            n, p->errstr, p->errstr_size);
+    count_statement(p, started);
+    tb_jdbc_sql_free(&sql);
+    return rc;
+}
+
+/* UPDATE or DELETE of one row by its key. */
+static tb_jdbc_rc_t keyed_row(put_t *p, const tb_jdbc_row_t *row)
+{
+    const tb_jdbc_settings_t *s = p->w->settings;
+    tb_jdbc_param_t *params = malloc((row->count + 1) * sizeof(*params));
+    tb_jdbc_sql_t sql = {0};
+    size_t k = 0;
+    if (params == NULL) {
+        snprintf(p->errstr, p->errstr_size, "out of memory");
+        return TB_JDBC_FATAL;
+    }
+    tb_jdbc_sql_append(&sql, row->is_delete ? "DELETE FROM " : "UPDATE ");
+    tb_jdbc_sql_identifier(&sql, row->table, s->quote);
+    for (size_t c = row->key_count; !row->is_delete && c < row->count; c++) {
+        tb_jdbc_sql_append(&sql, c == row->key_count ? " SET " : ",");
+        tb_jdbc_sql_identifier(&sql, row->columns[c].name, s->quote);
+        params[k++] = row->columns[c].param;
+        tb_jdbc_sql_append(&sql, "=");
+        param_ref(&sql, p->w, k);
+    }
+    for (size_t c = 0; c < row->key_count; c++) {
+        tb_jdbc_sql_append(&sql, c == 0 ? " WHERE " : " AND ");
+        tb_jdbc_sql_identifier(&sql, row->columns[c].name, s->quote);
+        params[k++] = row->columns[c].param;
+        tb_jdbc_sql_append(&sql, "=");
+        param_ref(&sql, p->w, k);
+    }
+    tb_jdbc_rc_t rc = exec(p, sql.data, params, k, NULL);
+    tb_jdbc_sql_free(&sql);
+    free(params);
+    return rc;
+}
+
+/* A hash of a row's key values, to find a key twice in one upsert. */
+static uint64_t key_hash(const tb_jdbc_row_t *row)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t c = 0; c < row->key_count; c++) {
+        const tb_jdbc_param_t *v = &row->columns[c].param;
+        const unsigned char *bytes = (const unsigned char *)v->data;
+        size_t len = v->data != NULL ? v->len : sizeof(v->i);
+        if (v->data == NULL) {
+            bytes = (const unsigned char *)&v->i;
+        }
+        for (size_t i = 0; i < len; i++) {
+            h = (h ^ bytes[i]) * 1099511628211ull;
+        }
+        h = (h ^ (uint64_t)v->kind ^ 0xff) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* Writes rows[0..n) of one shape, not careful: INSERTs of up to the batch
+ * size, or one statement per keyed row. */
+static tb_jdbc_rc_t write_run(put_t *p, tb_jdbc_row_t *const *rows, size_t n)
+{
+    const tb_jdbc_settings_t *s = p->w->settings;
+    if (rows[0]->is_delete || s->insert_mode == TB_JDBC_UPDATE) {
+        tb_jdbc_rc_t rc = TB_JDBC_OK;
+        for (size_t i = 0; i < n && rc == TB_JDBC_OK; i++) {
+            if (rows[i]->is_delete || rows[i]->count > rows[i]->key_count) {
+                rc = keyed_row(p, rows[i]);
+            }
+        }
+        return rc;
+    }
+    if (s->insert_mode == TB_JDBC_INSERT && p->w->dialect->copy != NULL) {
+        return copy_rows(p, rows, n);
+    }
+    size_t per = p->w->dialect->max_params / rows[0]->count;
+    per = per < s->batch_size ? per : s->batch_size;
+    per = per > 0 ? per : 1;
+    uint64_t *seen = s->insert_mode == TB_JDBC_UPSERT ? calloc(per, sizeof(*seen)) : NULL;
+    tb_jdbc_rc_t rc = TB_JDBC_OK;
+    for (size_t first = 0; first < n && rc == TB_JDBC_OK;) {
+        size_t take = 0;
+        while (first + take < n && take < per) {
+            if (seen != NULL) {
+                uint64_t h = key_hash(rows[first + take]);
+                bool twice = false;
+                for (size_t j = 0; j < take && !twice; j++) {
+                    twice = seen[j] == h;
+                }
+                if (twice) {
+                    break;
+                }
+                seen[take] = h;
+            }
+            take++;
+        }
+        rc = insert_rows(p, rows + first, take);
+        first += take;
+    }
+    free(seen);
+    return rc;
+}
+
+/* One row in a savepoint of its own: a refused row is rolled back alone
+ * and reported. */
+static tb_jdbc_rc_t write_careful(put_t *p, tb_jdbc_row_t *row)
+{
+    tb_jdbc_rc_t rc = exec(p, "SAVEPOINT tb_row", NULL, 0, NULL);
+    tb_jdbc_row_t *one[1] = {row};
+    if (rc == TB_JDBC_OK) {
+        rc = write_run(p, one, 1);
+    }
+    if (rc == TB_JDBC_BAD_ROW) {
+        char reason[512];
+        snprintf(reason, sizeof(reason), "%s: %s", row->table, p->errstr);
+        if (tb_jdbc_writer_fail(p->w, row->record, reason) != 0) {
+            snprintf(p->errstr, p->errstr_size, "out of memory");
+            return TB_JDBC_FATAL;
+        }
+        return exec(p, "ROLLBACK TO SAVEPOINT tb_row", NULL, 0, NULL);
+    }
+    return rc == TB_JDBC_OK ? exec(p, "RELEASE SAVEPOINT tb_row", NULL, 0, NULL) : rc;
+}
+
+/* Writes the offsets of the put's partitions: each one's next offset, or
+ * with claim, a row of -1 for each partition that has none yet, so that a
+ * transaction that writes a partition for the first time holds a row to
+ * lock, as the others do (a second one waits for it, then sees its
+ * offset). */
+static tb_jdbc_rc_t write_offsets(put_t *p, bool claim)
+{
+    tb_jdbc_param_t *params = calloc(p->part_count * 4 + 1, sizeof(*params));
+    tb_jdbc_sql_t sql = {0};
+    size_t k = 0;
+    if (params == NULL) {
+        snprintf(p->errstr, p->errstr_size, "out of memory");
+        return TB_JDBC_FATAL;
+    }
+    tb_jdbc_sql_append(&sql, "INSERT INTO " OFFSETS
+                             " (connector, topic, kafka_partition, next_offset) VALUES ");
+    for (size_t i = 0; i < p->part_count; i++) {
+        const part_t *part = &p->parts[i];
+        if (claim && part->stored >= 0) {
+            continue;
+        }
+        params[k++] = (tb_jdbc_param_t){.kind = TB_JDBC_P_TEXT,
+                                        .data = p->w->connector,
+                                        .len = strlen(p->w->connector)};
+        params[k++] = (tb_jdbc_param_t){
+            .kind = TB_JDBC_P_TEXT, .data = part->topic, .len = strlen(part->topic)};
+        params[k++] = (tb_jdbc_param_t){.kind = TB_JDBC_P_INT, .i = part->partition};
+        params[k++] = (tb_jdbc_param_t){.kind = TB_JDBC_P_INT,
+                                        .i = claim                       ? -1
+                                             : part->next > part->stored ? part->next
+                                                                         : part->stored};
+        tb_jdbc_sql_append(&sql, k > 4 ? ",(" : "(");
+        for (size_t j = k - 3; j <= k; j++) {
+            param_ref(&sql, p->w, j);
+            tb_jdbc_sql_append(&sql, j < k ? "," : ")");
+        }
+    }
+    tb_jdbc_sql_append(&sql, claim ? " ON CONFLICT DO NOTHING"
+                                   : " ON CONFLICT (connector, topic, kafka_partition) "
+                                     "DO UPDATE SET next_offset = EXCLUDED.next_offset");
+    tb_jdbc_rc_t rc = k == 0 ? TB_JDBC_OK : exec(p, sql.data, params, k, NULL);
+    tb_jdbc_sql_free(&sql);
+    free(params);
+    return rc;
+}
+
+/* Locks the offsets of the put's partitions and reads them into their
+ * stored (-1: none). */
+static tb_jdbc_rc_t lock_offsets(put_t *p)
+{
+    bool unclaimed = false;
+    for (size_t k = 0; k < p->part_count; k++) {
+        p->parts[k].stored = -1;
+    }
+    tb_jdbc_rc_t rc = read_offsets(p->w, p->parts, p->part_count, true, NULL, 0,
+                                   p->errstr, p->errstr_size);
+    for (size_t k = 0; k < p->part_count; k++) {
+        unclaimed = unclaimed || p->parts[k].stored < 0;
+    }
+    if (rc == TB_JDBC_OK && unclaimed) { /* the first write of a partition */
+        rc = write_offsets(p, true);
+        if (rc == TB_JDBC_OK) {
+            rc = read_offsets(p->w, p->parts, p->part_count, true, NULL, 0, p->errstr,
+                              p->errstr_size);
+        }
+    }
+    return rc;
+}
+
+/* Drops the failures of records written before (reported then). */
+static void forget_old_failures(put_t *p)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < p->w->failure_count; i++) {
+        if (!written_before(p, p->w->failures[i].record)) {
+            p->w->failures[kept++] = p->w->failures[i];
+        }
+    }
+    p->w->failure_count = kept;
+}
+
+/* The transaction, careful or not. */
+static tb_jdbc_rc_t transaction(put_t *p, size_t failures_before)
+{
+    tb_jdbc_writer_t *w = p->w;
+    w->failure_count = failures_before;
+    w->skipped = 0;
+    tb_jdbc_rc_t rc = exec(p, w->dialect->begin, NULL, 0, NULL);
+    if (rc == TB_JDBC_OK) {
+        rc = lock_offsets(p);
+    }
+    tb_jdbc_row_t **run =
+        rc == TB_JDBC_OK ? malloc((p->row_count + 1) * sizeof(*run)) : NULL;
+    if (rc == TB_JDBC_OK && run == NULL) {
+        snprintf(p->errstr, p->errstr_size, "out of memory");
+        rc = TB_JDBC_FATAL;
+    }
+    size_t n = 0;
+    for (size_t i = 0; rc == TB_JDBC_OK && i <= p->row_count; i++) {
+        tb_jdbc_row_t *row = i < p->row_count ? &p->rows[i] : NULL;
+        if (row != NULL && written_before(p, row->record)) {
+            w->skipped++;
+            continue;
+        }
+        if (n > 0 && (row == NULL || !tb_jdbc_row_same_shape(run[0], row))) {
+            rc = write_run(p, run, n);
+            n = 0;
+        }
+        if (row != NULL && rc == TB_JDBC_OK && p->careful) {
+            rc = write_careful(p, row);
+        } else if (row != NULL) {
+            run[n++] = row;
+        }
+    }
+    free(run);
+    if (rc == TB_JDBC_OK && p->part_count > 0) {
+        rc = write_offsets(p, false);
+    }
+    if (rc == TB_JDBC_OK) {
+        rc = exec(p, "COMMIT", NULL, 0, NULL);
+    }
+    if (rc == TB_JDBC_OK) {
+        size_t refused = w->failure_count - failures_before;
+        size_t written = p->row_count - w->skipped - refused;
+        forget_old_failures(p);
+        tb_series_add(w->metrics->rows_written, (double)written);
+        tb_series_add(w->metrics->rows_skipped, (double)w->skipped);
+        tb_series_observe(w->metrics->transaction_rows, (double)written);
+        return rc;
+    }
+    char ignored[256];
+    w->dialect->exec(w->conn, "ROLLBACK", NULL, 0, NULL, ignored, sizeof(ignored));
+    return rc;
+}
+
+tb_jdbc_rc_t tb_jdbc_write(tb_jdbc_writer_t *w, const tb_sink_record_t *records,
+                           size_t count, tb_jdbc_row_t *rows, size_t row_count,
+                           char *errstr, size_t errstr_size)
+{
+    put_t p = {.w = w,
+               .records = records,
+               .count = count,
+               .rows = rows,
+               .row_count = row_count,
+               .errstr = errstr,
+               .errstr_size = errstr_size};
+    tb_jdbc_rc_t rc = TB_JDBC_OK;
+    if (count == 0) {
+        return TB_JDBC_OK;
+    }
+    for (size_t i = 0; i < row_count && rc == TB_JDBC_OK; i++) {
+        if (i == 0 || !tb_jdbc_row_same_shape(&rows[i - 1], &rows[i])) {
+            rc = tb_jdbc_ddl_ensure(&w->tables, w->dialect, w->conn, w->settings,
+                                    &rows[i], errstr, errstr_size);
+        }
+    }
+    if (rc != TB_JDBC_OK) {
+        return rc;
+    }
+    if (collect_parts(&p) != 0) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return TB_JDBC_FATAL;
+    }
+    size_t failures_before = w->failure_count;
+    rc = transaction(&p, failures_before);
+    if (rc == TB_JDBC_BAD_ROW) {
+        p.careful = true;
+        rc = transaction(&p, failures_before);
+    }
+    free(p.parts);
+    return rc;
+}

@@ -1,0 +1,503 @@
+/*
+ * The PostgreSQL source's keys (tb_pg_config.h). Names, defaults and
+ * checks are Debezium 3.0's, except plugin.name: Debezium defaults it to
+ * decoderbufs, a server extension tributary does not speak, so here the
+ * default is pgoutput (docs/postgres-cdc.md says why).
+ */
+#include <ctype.h>
+#include <regex.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "connectors/postgres/tb_pg_config.h"
+
+static const tb_config_range_t non_negative = {.has_min = true, .min = 0};
+static const tb_config_range_t positive = {.has_min = true, .min = 1};
+static const tb_config_range_t port_range = {
+    .has_min = true, .min = 1, .has_max = true, .max = 65535};
+
+static const char *const publication_modes[] = {"all_tables", "disabled", "filtered",
+                                                NULL};
+static const char *const snapshot_modes[] = {"initial", "initial_only", "no_data",
+                                             "always",  "when_needed",  NULL};
+static const char *const decimal_modes[] = {"precise", "double", "string", NULL};
+static const char *const time_modes[] = {"adaptive", "adaptive_time_microseconds",
+                                         "connect", NULL};
+static const char *const binary_modes[] = {"bytes", "base64", "base64-url-safe", "hex",
+                                           NULL};
+
+static int check_plugin_name(const json_t *value, char *reason, size_t size)
+{
+    const char *name = json_string_value(value);
+    if (name != NULL && strcmp(name, "pgoutput") != 0) {
+        snprintf(reason, size,
+                 "tributary decodes only the pgoutput plugin (built into PostgreSQL "
+                 "10 and later); set plugin.name=pgoutput");
+        return -1;
+    }
+    return 0;
+}
+
+/* PostgreSQL's rule for slot names: lower-case letters, digits and
+ * underscores, at most 63 of them. */
+static int check_slot_name(const json_t *value, char *reason, size_t size)
+{
+    const char *name = json_string_value(value);
+    size_t n = name != NULL ? strlen(name) : 0;
+    bool valid = n > 0 && n <= 63;
+    for (size_t i = 0; valid && i < n; i++) {
+        valid = islower((unsigned char)name[i]) || isdigit((unsigned char)name[i]) ||
+                name[i] == '_';
+    }
+    if (!valid) {
+        snprintf(reason, size,
+                 "Valid replication slot name must contain only digits, lowercase "
+                 "characters and underscores with length <= 63");
+        return -1;
+    }
+    return 0;
+}
+
+/* Topic names: letters, digits, '.', '_' and '-'. */
+static int check_topic_prefix(const json_t *value, char *reason, size_t size)
+{
+    const char *prefix = json_string_value(value);
+    size_t n = prefix != NULL ? strlen(prefix) : 0;
+    bool valid = n > 0;
+    for (size_t i = 0; valid && i < n; i++) {
+        valid = isalnum((unsigned char)prefix[i]) || strchr("._-", prefix[i]) != NULL;
+    }
+    if (!valid) {
+        snprintf(reason, size,
+                 "the prefix of topic names may hold only letters, digits, '.', '_' "
+                 "and '-', and must not be empty");
+        return -1;
+    }
+    return 0;
+}
+
+static int check_regex_list(const json_t *value, char *reason, size_t size)
+{
+    size_t i;
+    json_t *item;
+    json_array_foreach (value, i, item) {
+        regex_t re;
+        if (regcomp(&re, json_string_value(item), REG_EXTENDED | REG_NOSUB) != 0) {
+            snprintf(reason, size, "%s is not a valid regular expression",
+                     json_string_value(item));
+            return -1;
+        }
+        regfree(&re);
+    }
+    return 0;
+}
+
+static int check_skipped(const json_t *value, char *reason, size_t size)
+{
+    size_t i;
+    json_t *item;
+    json_array_foreach (value, i, item) {
+        const char *op = json_string_value(item);
+        if (strcmp(op, "c") != 0 && strcmp(op, "u") != 0 && strcmp(op, "d") != 0 &&
+            strcmp(op, "t") != 0 && strcmp(op, "none") != 0) {
+            snprintf(reason, size,
+                     "The operation '%s' is not valid: use c, u, d, t or none", op);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+#define GROUP_CONNECTION "Connection"
+#define GROUP_REPLICATION "Replication"
+#define GROUP_FILTERS "Filters"
+#define GROUP_SNAPSHOT "Snapshot"
+#define GROUP_VALUES "Values"
+#define GROUP_SIZING "Sizing"
+
+static const tb_config_def_t pg_keys[] = {
+    {.name = "database.hostname",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_CONNECTION,
+     .order = 1,
+     .documentation = "Host name or address of the PostgreSQL server."},
+    {.name = "database.port",
+     .type = TB_CONFIG_INT,
+     .default_value = "5432",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_CONNECTION,
+     .order = 2,
+     .range = &port_range,
+     .documentation = "Port of the PostgreSQL server."},
+    {.name = "database.user",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_CONNECTION,
+     .order = 3,
+     .documentation = "The role to connect as; it needs the REPLICATION attribute "
+                      "and may read the captured tables."},
+    {.name = "database.password",
+     .type = TB_CONFIG_PASSWORD,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_CONNECTION,
+     .order = 4,
+     .documentation = "The role's password."},
+    {.name = "database.dbname",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_CONNECTION,
+     .order = 5,
+     .documentation = "The database whose changes are captured."},
+    {.name = "topic.prefix",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_CONNECTION,
+     .order = 6,
+     .check = check_topic_prefix,
+     .documentation = "The logical name of the server: records go to "
+                      "<topic.prefix>.<schema>.<table>, and it is the source "
+                      "partition of the stored offsets."},
+    {.name = "plugin.name",
+     .type = TB_CONFIG_STRING,
+     .default_value = "pgoutput",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_REPLICATION,
+     .order = 1,
+     .check = check_plugin_name,
+     .documentation = "The logical decoding plugin; only pgoutput is implemented."},
+    {.name = "slot.name",
+     .type = TB_CONFIG_STRING,
+     .default_value = "debezium",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_REPLICATION,
+     .order = 2,
+     .check = check_slot_name,
+     .documentation = "The logical replication slot, created when missing."},
+    {.name = "publication.name",
+     .type = TB_CONFIG_STRING,
+     .default_value = "dbz_publication",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_REPLICATION,
+     .order = 3,
+     .documentation = "The publication the slot streams."},
+    {.name = "publication.autocreate.mode",
+     .type = TB_CONFIG_STRING,
+     .default_value = "all_tables",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_REPLICATION,
+     .order = 4,
+     .one_of = publication_modes,
+     .documentation = "When the publication is missing: all_tables creates it FOR ALL "
+                      "TABLES, filtered for the tables the filters capture, disabled "
+                      "fails the task."},
+    {.name = "schema.include.list",
+     .type = TB_CONFIG_LIST,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_FILTERS,
+     .order = 1,
+     .check = check_regex_list,
+     .documentation = "Regular expressions of the schemas to capture (whole names, "
+                      "any case)."},
+    {.name = "schema.exclude.list",
+     .type = TB_CONFIG_LIST,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_FILTERS,
+     .order = 2,
+     .check = check_regex_list,
+     .documentation = "Regular expressions of the schemas not to capture."},
+    {.name = "table.include.list",
+     .type = TB_CONFIG_LIST,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_FILTERS,
+     .order = 3,
+     .check = check_regex_list,
+     .documentation = "Regular expressions of the tables to capture, matched against "
+                      "<schema>.<table>."},
+    {.name = "table.exclude.list",
+     .type = TB_CONFIG_LIST,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_FILTERS,
+     .order = 4,
+     .check = check_regex_list,
+     .documentation = "Regular expressions of the tables not to capture."},
+    {.name = "column.include.list",
+     .type = TB_CONFIG_LIST,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_FILTERS,
+     .order = 5,
+     .check = check_regex_list,
+     .documentation = "Regular expressions of the columns to write, matched against "
+                      "<schema>.<table>.<column>."},
+    {.name = "column.exclude.list",
+     .type = TB_CONFIG_LIST,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_FILTERS,
+     .order = 6,
+     .check = check_regex_list,
+     .documentation = "Regular expressions of the columns not to write."},
+    {.name = "snapshot.mode",
+     .type = TB_CONFIG_STRING,
+     .default_value = "initial",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_SNAPSHOT,
+     .order = 1,
+     .one_of = snapshot_modes,
+     .documentation = "initial: a snapshot when no offset is stored, then the stream; "
+                      "initial_only: the snapshot alone; no_data: the stream alone; "
+                      "always: a snapshot at every start; when_needed: a snapshot "
+                      "when no offset is stored or the slot lost it."},
+    {.name = "heartbeat.interval.ms",
+     .type = TB_CONFIG_INT,
+     .default_value = "0",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_REPLICATION,
+     .order = 5,
+     .range = &non_negative,
+     .documentation = "How often a heartbeat record goes to "
+                      "__debezium-heartbeat.<topic.prefix>, so that the slot moves "
+                      "on while the captured tables are quiet; 0 sends none."},
+    {.name = "tombstones.on.delete",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_VALUES,
+     .order = 1,
+     .documentation = "Whether a delete is followed by a record with a null value."},
+    {.name = "decimal.handling.mode",
+     .type = TB_CONFIG_STRING,
+     .default_value = "precise",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_VALUES,
+     .order = 2,
+     .one_of = decimal_modes,
+     .documentation = "numeric as Connect's Decimal (precise), a double, or a string."},
+    {.name = "time.precision.mode",
+     .type = TB_CONFIG_STRING,
+     .default_value = "adaptive",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_VALUES,
+     .order = 3,
+     .one_of = time_modes,
+     .documentation = "Dates and times in Debezium's types at the column's precision "
+                      "(adaptive), with times always in microseconds "
+                      "(adaptive_time_microseconds), or as Connect's Date, Time and "
+                      "Timestamp in milliseconds (connect)."},
+    {.name = "binary.handling.mode",
+     .type = TB_CONFIG_STRING,
+     .default_value = "bytes",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_VALUES,
+     .order = 4,
+     .one_of = binary_modes,
+     .documentation = "bytea as bytes, or a base64, base64-url-safe or hex string."},
+    {.name = "skipped.operations",
+     .type = TB_CONFIG_LIST,
+     .default_value = "t",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_VALUES,
+     .order = 5,
+     .check = check_skipped,
+     .documentation = "Operations not written: c, u, d, t (truncate), or none."},
+    {.name = "max.batch.size",
+     .type = TB_CONFIG_INT,
+     .default_value = "2048",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_SIZING,
+     .order = 1,
+     .range = &positive,
+     .documentation = "The most records one poll returns."},
+    {.name = "max.queue.size",
+     .type = TB_CONFIG_INT,
+     .default_value = "8192",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_SIZING,
+     .order = 2,
+     .range = &positive,
+     .documentation = "Kept for Debezium's configs (it must exceed max.batch.size): "
+                      "tributary reads the stream as the task polls, with no queue "
+                      "between."},
+    {.name = "poll.interval.ms",
+     .type = TB_CONFIG_LONG,
+     .default_value = "500",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_SIZING,
+     .order = 3,
+     .range = &positive,
+     .documentation = "The longest a poll that found nothing waits before the next, "
+                      "when the server sends nothing."},
+};
+
+const tb_config_table_t tb_pg_config_table =
+    TB_CONFIG_TABLE("PostgresConnector", pg_keys);
+
+/* Debezium's PostgreSQL connector keys tributary does not implement; an
+ * entry ending in '.' covers a family. */
+const char *const tb_pg_refused_keys[] = {
+    "database.",
+    "slot.",
+    "publication.",
+    "snapshot.",
+    "schema.",
+    "table.",
+    "column.",
+    "heartbeat.",
+    "signal.",
+    "incremental.",
+    "notification.",
+    "message.key.columns",
+    "message.prefix.",
+    "datatype.",
+    "include.",
+    "topic.naming.",
+    "topic.heartbeat.",
+    "topic.transaction",
+    "topic.delimiter",
+    "topic.cache.size",
+    "converters",
+    "post.processors",
+    "custom.metric.tags",
+    "event.",
+    "field.name.adjustment.mode",
+    "hstore.handling.mode",
+    "interval.handling.mode",
+    "money.fraction.digits",
+    "max.queue.size.in.bytes",
+    "provide.transaction.metadata",
+    "query.",
+    "read.only",
+    "replica.identity.autoset.values",
+    "retriable.restart.connector.wait.ms",
+    "skip.messages.without.change",
+    "sourceinfo.struct.maker",
+    "status.update.interval.ms",
+    "streaming.delay.ms",
+    "unavailable.value.placeholder",
+    "xmin.fetch.interval.ms",
+    "flush.lsn.source",
+    "lsn.flush.",
+    "connection.",
+    "errors.max.retries",
+    "extended.headers.enabled",
+    "transaction.metadata.factory",
+    "publish.via.partition.root",
+    "guardrail.",
+    NULL,
+};
+
+static void exclusive(const json_t *values, const char *include, const char *exclude,
+                      json_t *errors)
+{
+    if (json_array_size(json_object_get(values, include)) > 0 &&
+        json_array_size(json_object_get(values, exclude)) > 0) {
+        char message[256];
+        snprintf(message, sizeof(message),
+                 "\"%s\" is already specified: set %s or %s, not both", include, include,
+                 exclude);
+        tb_config_error_add(errors, exclude, message);
+    }
+}
+
+void tb_pg_config_validate(const json_t *values, json_t *errors)
+{
+    exclusive(values, "schema.include.list", "schema.exclude.list", errors);
+    exclusive(values, "table.include.list", "table.exclude.list", errors);
+    exclusive(values, "column.include.list", "column.exclude.list", errors);
+    json_t *batch = json_object_get(values, "max.batch.size");
+    json_t *queue = json_object_get(values, "max.queue.size");
+    if (json_is_integer(batch) && json_is_integer(queue) &&
+        json_integer_value(queue) <= json_integer_value(batch)) {
+        tb_config_error_add(
+            errors, "max.queue.size",
+            "Must be larger than the maximum batch size (max.batch.size)");
+    }
+}
+
+/* The index of value in names (a one_of list, so always found). */
+static int choice(const json_t *values, const char *key, const char *const *names)
+{
+    const char *value = tb_config_string(values, key);
+    for (int i = 0; names[i] != NULL; i++) {
+        if (strcmp(names[i], value) == 0) {
+            return i;
+        }
+    }
+    return 0;
+}
+
+static unsigned skipped_ops(const json_t *list)
+{
+    unsigned skipped = 0;
+    size_t i;
+    json_t *item;
+    json_array_foreach (list, i, item) {
+        switch (json_string_value(item)[0]) {
+        case 'c':
+            skipped |= TB_PG_SKIP_CREATE;
+            break;
+        case 'u':
+            skipped |= TB_PG_SKIP_UPDATE;
+            break;
+        case 'd':
+            skipped |= TB_PG_SKIP_DELETE;
+            break;
+        case 't':
+            skipped |= TB_PG_SKIP_TRUNCATE;
+            break;
+        default: /* none */
+            break;
+        }
+    }
+    return skipped;
+}
+
+int tb_pg_options_parse(const json_t *config, tb_pg_options_t *out, char *errstr,
+                        size_t errstr_size)
+{
+    const tb_config_table_t *tables[] = {&tb_pg_config_table};
+    json_t *errors = json_object();
+    memset(out, 0, sizeof(*out));
+    out->values = tb_config_parse(tables, 1, config, errors);
+    tb_pg_config_validate(out->values, errors);
+    if (tb_config_error_count(errors) > 0) {
+        tb_config_errors_join(errors, "; ", errstr, errstr_size);
+        json_decref(errors);
+        tb_pg_options_release(out);
+        return -1;
+    }
+    json_decref(errors);
+    const json_t *v = out->values;
+    out->host = tb_config_string(v, "database.hostname");
+    out->port = (int)tb_config_int(v, "database.port");
+    out->user = tb_config_string(v, "database.user");
+    out->password = tb_config_string(v, "database.password");
+    out->dbname = tb_config_string(v, "database.dbname");
+    out->prefix = tb_config_string(v, "topic.prefix");
+    out->slot = tb_config_string(v, "slot.name");
+    out->publication = tb_config_string(v, "publication.name");
+    out->publication_mode = (tb_pg_publication_mode_t)choice(
+        v, "publication.autocreate.mode", publication_modes);
+    out->snapshot_mode =
+        (tb_pg_snapshot_mode_t)choice(v, "snapshot.mode", snapshot_modes);
+    out->heartbeat_ms = tb_config_int(v, "heartbeat.interval.ms");
+    out->tombstones = tb_config_bool(v, "tombstones.on.delete");
+    out->modes.decimal =
+        (tb_pg_decimal_mode_t)choice(v, "decimal.handling.mode", decimal_modes);
+    out->modes.time = (tb_pg_time_mode_t)choice(v, "time.precision.mode", time_modes);
+    out->modes.binary =
+        (tb_pg_binary_mode_t)choice(v, "binary.handling.mode", binary_modes);
+    out->skipped = skipped_ops(tb_config_list(v, "skipped.operations"));
+    out->max_batch = (int)tb_config_int(v, "max.batch.size");
+    out->poll_interval_ms = tb_config_int(v, "poll.interval.ms");
+    return 0;
+}
+
+void tb_pg_options_release(tb_pg_options_t *o)
+{
+    json_decref(o->values);
+    memset(o, 0, sizeof(*o));
+}

@@ -1,0 +1,159 @@
+/* Debezium's change event envelope and source block (tb_pg_envelope.h). */
+#include <string.h>
+
+#include "connectors/postgres/tb_pg_envelope.h"
+
+/* Debezium's SnapshotRecord values, as the snapshot field allows them. */
+#define SNAPSHOT_ALLOWED                                                                 \
+    "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
+
+static tb_schema_t *optional(tb_type_t type)
+{
+    tb_schema_t *s = tb_schema_new(type);
+    if (s != NULL) {
+        tb_schema_set_optional(s, true);
+    }
+    return s;
+}
+
+static tb_schema_t *snapshot_schema(void)
+{
+    tb_schema_t *s = optional(TB_TYPE_STRING);
+    if (s == NULL || tb_schema_set_name(s, "io.debezium.data.Enum") != 0 ||
+        tb_schema_set_parameter(s, "allowed", SNAPSHOT_ALLOWED) != 0) {
+        tb_schema_decref(s);
+        return NULL;
+    }
+    tb_schema_set_version(s, true, 1);
+    tb_schema_set_default(s, tb_value_string("false", 5));
+    return s;
+}
+
+tb_schema_t *tb_pg_source_schema(void)
+{
+    tb_schema_t *s = tb_schema_new(TB_TYPE_STRUCT);
+    int rc =
+        s == NULL || tb_schema_set_name(s, "io.debezium.connector.postgresql.Source");
+    rc = rc || tb_schema_add_field(s, "version", tb_schema_new(TB_TYPE_STRING));
+    rc = rc || tb_schema_add_field(s, "connector", tb_schema_new(TB_TYPE_STRING));
+    rc = rc || tb_schema_add_field(s, "name", tb_schema_new(TB_TYPE_STRING));
+    rc = rc || tb_schema_add_field(s, "ts_ms", tb_schema_new(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "snapshot", snapshot_schema());
+    rc = rc || tb_schema_add_field(s, "db", tb_schema_new(TB_TYPE_STRING));
+    rc = rc || tb_schema_add_field(s, "sequence", optional(TB_TYPE_STRING));
+    rc = rc || tb_schema_add_field(s, "ts_us", optional(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "ts_ns", optional(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "schema", tb_schema_new(TB_TYPE_STRING));
+    rc = rc || tb_schema_add_field(s, "table", tb_schema_new(TB_TYPE_STRING));
+    rc = rc || tb_schema_add_field(s, "txId", optional(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "lsn", optional(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "xmin", optional(TB_TYPE_INT64));
+    if (rc) {
+        tb_schema_decref(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int set_string(tb_value_t *st, const char *field, const char *s)
+{
+    return tb_value_struct_set(st, field,
+                               s != NULL ? tb_value_string(s, strlen(s)) : NULL);
+}
+
+static int set_int64(tb_value_t *st, const char *field, int64_t v, bool present)
+{
+    return tb_value_struct_set(st, field,
+                               present ? tb_value_int(TB_TYPE_INT64, v) : NULL);
+}
+
+tb_value_t *tb_pg_source_value(tb_schema_t *schema, const tb_pg_source_t *info)
+{
+    tb_value_t *v = tb_value_struct(schema);
+    int64_t ts_us = info->ts_us;
+    int rc = v == NULL;
+    rc = rc || set_string(v, "version", TB_PG_DEBEZIUM_VERSION);
+    rc = rc || set_string(v, "connector", "postgresql");
+    rc = rc || set_string(v, "name", info->name);
+    rc = rc || set_int64(v, "ts_ms", ts_us / 1000, true);
+    rc = rc || set_string(v, "snapshot", info->snapshot);
+    rc = rc || set_string(v, "db", info->db);
+    rc = rc || set_string(v, "sequence", info->sequence);
+    rc = rc || set_int64(v, "ts_us", ts_us, true);
+    rc = rc || set_int64(v, "ts_ns", ts_us * 1000, true);
+    rc = rc || set_string(v, "schema", info->schema);
+    rc = rc || set_string(v, "table", info->table);
+    rc = rc || set_int64(v, "txId", info->tx_id, info->tx_id >= 0);
+    rc = rc || set_int64(v, "lsn", info->lsn, info->lsn >= 0);
+    rc = rc || set_int64(v, "xmin", info->xmin, info->xmin >= 0);
+    if (rc) {
+        tb_value_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* Debezium's transaction block (event.block), null unless
+ * provide.transaction.metadata, which tributary does not implement. */
+static tb_schema_t *transaction_schema(void)
+{
+    tb_schema_t *s = optional(TB_TYPE_STRUCT);
+    int rc = s == NULL || tb_schema_set_name(s, "event.block");
+    rc = rc || tb_schema_add_field(s, "id", tb_schema_new(TB_TYPE_STRING));
+    rc = rc || tb_schema_add_field(s, "total_order", tb_schema_new(TB_TYPE_INT64));
+    rc = rc ||
+         tb_schema_add_field(s, "data_collection_order", tb_schema_new(TB_TYPE_INT64));
+    if (rc) {
+        tb_schema_decref(s);
+        return NULL;
+    }
+    tb_schema_set_version(s, true, 1);
+    return s;
+}
+
+tb_schema_t *tb_pg_envelope_schema(const char *name, tb_schema_t *row,
+                                   tb_schema_t *source)
+{
+    tb_schema_t *s = tb_schema_new(TB_TYPE_STRUCT);
+    int rc = s == NULL || tb_schema_set_name(s, name);
+    rc = rc || tb_schema_add_field(s, "before", tb_schema_incref(row));
+    rc = rc || tb_schema_add_field(s, "after", tb_schema_incref(row));
+    rc = rc || tb_schema_add_field(s, "source", tb_schema_incref(source));
+    rc = rc || tb_schema_add_field(s, "transaction", transaction_schema());
+    rc = rc || tb_schema_add_field(s, "op", tb_schema_new(TB_TYPE_STRING));
+    rc = rc || tb_schema_add_field(s, "ts_ms", optional(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "ts_us", optional(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "ts_ns", optional(TB_TYPE_INT64));
+    if (rc) {
+        tb_schema_decref(s);
+        return NULL;
+    }
+    tb_schema_set_version(s, true, 2);
+    return s;
+}
+
+tb_value_t *tb_pg_envelope_value(tb_schema_t *schema, char op, tb_value_t *before,
+                                 tb_value_t *after, tb_value_t *source, int64_t now_us)
+{
+    char code[2] = {op, '\0'};
+    tb_value_t *v = tb_value_struct(schema);
+    if (v == NULL) {
+        tb_value_free(before);
+        tb_value_free(after);
+        tb_value_free(source);
+        return NULL;
+    }
+    /* each setter releases what it is given on failure */
+    int rc = tb_value_struct_set(v, "before", before);
+    rc |= tb_value_struct_set(v, "after", after);
+    rc |= tb_value_struct_set(v, "source", source);
+    rc |= set_string(v, "op", code);
+    rc |= set_int64(v, "ts_ms", now_us / 1000, true);
+    rc |= set_int64(v, "ts_us", now_us, true);
+    rc |= set_int64(v, "ts_ns", now_us * 1000, true);
+    if (rc != 0) {
+        tb_value_free(v);
+        return NULL;
+    }
+    return v;
+}

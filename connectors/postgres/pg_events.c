@@ -1,0 +1,157 @@
+/* Change events (tb_pg_events.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "connectors/postgres/tb_pg_envelope.h"
+#include "connectors/postgres/tb_pg_events.h"
+#include "core/tb_time.h"
+
+/* Debezium's source.sequence: ["<last commit LSN>","<LSN>"], null for an
+ * unknown commit. */
+static void sequence_text(const tb_pg_position_t *p, char *out, size_t size)
+{
+    if (p->lsn_commit != 0) {
+        snprintf(out, size, "[\"%" PRIu64 "\",\"%" PRIu64 "\"]", p->lsn_commit, p->lsn);
+    } else {
+        snprintf(out, size, "[null,\"%" PRIu64 "\"]", p->lsn);
+    }
+}
+
+static tb_value_t *source_block(const tb_pg_events_t *ev, const tb_pg_relation_t *r,
+                                const tb_pg_position_t *p, const char *marker)
+{
+    char sequence[64];
+    sequence_text(p, sequence, sizeof(sequence));
+    tb_pg_source_t info = {.name = ev->options->prefix,
+                           .db = ev->options->dbname,
+                           .schema = r->schema_name,
+                           .table = r->table_name,
+                           .snapshot = marker,
+                           .sequence = p->snapshot ? NULL : sequence,
+                           .ts_us = p->ts_us,
+                           .tx_id = p->tx_id,
+                           .lsn = (int64_t)p->lsn,
+                           .xmin = -1};
+    return tb_pg_source_value(ev->source_schema, &info);
+}
+
+static int64_t now_us(void)
+{
+    return tb_wall_ms() * 1000;
+}
+
+/* Queues the envelope of op with key (stolen; NULL when r has no key). */
+static int queue_envelope(const tb_pg_events_t *ev, const tb_pg_relation_t *r,
+                          const char *topic, char op, tb_value_t *key, tb_value_t *before,
+                          tb_value_t *after, const tb_pg_position_t *p,
+                          const char *marker)
+{
+    tb_value_t *envelope = tb_pg_envelope_value(r->envelope_schema, op, before, after,
+                                                source_block(ev, r, p, marker), now_us());
+    if (envelope == NULL) {
+        tb_value_free(key);
+        return -1;
+    }
+    return tb_pg_queue_push(ev->queue, topic, r->key_schema, key, r->envelope_schema,
+                            envelope, p);
+}
+
+static int queue_delete(const tb_pg_events_t *ev, const tb_pg_relation_t *r,
+                        const char *topic, tb_value_t *key, tb_value_t *before,
+                        const tb_pg_position_t *p, const char *marker)
+{
+    if (ev->options->skipped & TB_PG_SKIP_DELETE) {
+        tb_value_free(key);
+        tb_value_free(before);
+        return 0;
+    }
+    tb_value_t *tombstone_key = ev->options->tombstones ? tb_value_copy(key) : NULL;
+    if (queue_envelope(ev, r, topic, 'd', key, before, NULL, p, marker) != 0) {
+        tb_value_free(tombstone_key);
+        return -1;
+    }
+    if (!ev->options->tombstones) {
+        return 0;
+    }
+    return tb_pg_queue_push(ev->queue, topic, r->key_schema, tombstone_key, NULL, NULL,
+                            p);
+}
+
+/* The key and value structs of cells; -1 with errstr. */
+static int read_row(const tb_pg_events_t *ev, const tb_pg_relation_t *r,
+                    const tb_pg_cell_t *cells, size_t n, tb_value_t **key,
+                    tb_value_t **value, char *errstr, size_t errstr_size)
+{
+    *key = *value = NULL;
+    if (tb_pg_relation_row(r, &ev->options->modes, cells, n, true, key, errstr,
+                           errstr_size) != 0 ||
+        tb_pg_relation_row(r, &ev->options->modes, cells, n, false, value, errstr,
+                           errstr_size) != 0) {
+        tb_value_free(*key);
+        *key = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int tb_pg_event_change(const tb_pg_events_t *ev, const tb_pg_relation_t *r,
+                       const char *topic, const tb_pg_change_t *c,
+                       const tb_pg_position_t *p, char *errstr, size_t errstr_size)
+{
+    tb_value_t *old_key = NULL, *before = NULL, *key = NULL, *after = NULL;
+    int rc = 0;
+    if ((c->op == 'c' && (ev->options->skipped & TB_PG_SKIP_CREATE)) ||
+        (c->op == 'u' && (ev->options->skipped & TB_PG_SKIP_UPDATE) &&
+         c->before == NULL)) {
+        return 0;
+    }
+    if (c->before != NULL && read_row(ev, r, c->before, c->nbefore, &old_key, &before,
+                                      errstr, errstr_size) != 0) {
+        return -1;
+    }
+    if (c->after != NULL &&
+        read_row(ev, r, c->after, c->nafter, &key, &after, errstr, errstr_size) != 0) {
+        tb_value_free(old_key);
+        tb_value_free(before);
+        return -1;
+    }
+    if (c->op == 'd') {
+        return queue_delete(ev, r, topic, old_key, before, p, c->marker) == 0 ? 0 : -1;
+    }
+    if (c->op == 'u' && old_key != NULL && !tb_value_equal(old_key, key)) {
+        /* the primary key changed: a delete of the old, a create of the new */
+        rc = queue_delete(ev, r, topic, old_key, before, p, c->marker);
+        if (rc == 0 && !(ev->options->skipped & TB_PG_SKIP_CREATE)) {
+            return queue_envelope(ev, r, topic, 'c', key, NULL, after, p, c->marker);
+        }
+        tb_value_free(key);
+        tb_value_free(after);
+        return rc;
+    }
+    tb_value_free(old_key);
+    if (c->op == 'u' && (ev->options->skipped & TB_PG_SKIP_UPDATE)) {
+        tb_value_free(before);
+        tb_value_free(key);
+        tb_value_free(after);
+        return 0;
+    }
+    return queue_envelope(ev, r, topic, c->op, key, before, after, p, c->marker);
+}
+
+int tb_pg_event_truncate(const tb_pg_events_t *ev, const tb_pg_relation_t *r,
+                         const char *topic, const tb_pg_position_t *p, char *errstr,
+                         size_t errstr_size)
+{
+    if (ev->options->skipped & TB_PG_SKIP_TRUNCATE) {
+        return 0;
+    }
+    tb_value_t *envelope = tb_pg_envelope_value(
+        r->envelope_schema, 't', NULL, NULL, source_block(ev, r, p, "false"), now_us());
+    if (envelope == NULL || tb_pg_queue_push(ev->queue, topic, NULL, NULL,
+                                             r->envelope_schema, envelope, p) != 0) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    return 0;
+}

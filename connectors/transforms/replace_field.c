@@ -1,0 +1,244 @@
+/*
+ * ReplaceField: keeps the fields of a struct (or map) that exclude does not
+ * name and, when include names any, that it names; renames them by
+ * renames ("old:new" pairs). A null passes unchanged. The deprecated
+ * blacklist and whitelist stand for exclude and include when those are
+ * empty, as Connect 3.9 translates them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connectors/transforms/tb_field_util.h"
+
+typedef struct {
+    tb_side_t side;
+    json_t *exclude; /* name -> true */
+    json_t *include; /* name -> true; empty: every field */
+    json_t *renames; /* old name -> new name */
+    json_t *reverse; /* new name -> old name */
+    bool replace_null;
+    tb_schema_cache_t cache;
+} tb_replace_field_t;
+
+/* The two names of a rename mapping, as Java's split(":") reads it (trailing
+ * empty parts dropped): false unless there are exactly two. */
+static bool rename_parts(const char *mapping, char *from, char *to, size_t size)
+{
+    const char *colon = strchr(mapping, ':');
+    if (colon == NULL || strchr(colon + 1, ':') != NULL || colon[1] == '\0') {
+        return false;
+    }
+    snprintf(from, size, "%.*s", (int)(colon - mapping), mapping);
+    snprintf(to, size, "%s", colon + 1);
+    return true;
+}
+
+static int renames_check(const json_t *value, char *reason, size_t reason_size)
+{
+    size_t i;
+    json_t *item;
+    char from[256], to[256];
+    json_array_foreach (value, i, item) {
+        if (!rename_parts(json_string_value(item), from, to, sizeof(from))) {
+            snprintf(reason, reason_size, "Invalid rename mapping: %s",
+                     json_string_value(item));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void replace_destroy(void *state)
+{
+    tb_replace_field_t *r = state;
+    if (r != NULL) {
+        json_decref(r->exclude);
+        json_decref(r->include);
+        json_decref(r->renames);
+        json_decref(r->reverse);
+        tb_schema_cache_clear(&r->cache);
+        free(r);
+    }
+}
+
+/* A set of the names in the list key, or in the deprecated list when key's
+ * is empty. */
+static json_t *name_set(const json_t *values, const char *key, const char *deprecated)
+{
+    const json_t *list = tb_config_list(values, key);
+    const json_t *old = tb_config_list(values, deprecated);
+    json_t *set = json_object();
+    size_t i;
+    json_t *item;
+    if (json_array_size(list) == 0 && old != NULL) {
+        list = old;
+    }
+    json_array_foreach (list, i, item) {
+        if (set != NULL &&
+            json_object_set(set, json_string_value(item), json_true()) != 0) {
+            json_decref(set);
+            set = NULL;
+        }
+    }
+    return set;
+}
+
+static void *replace_create(const json_t *values, tb_side_t side, char *errstr,
+                            size_t errstr_size)
+{
+    tb_replace_field_t *r = calloc(1, sizeof(*r));
+    size_t i;
+    json_t *item;
+    char from[256], to[256];
+    if (r == NULL || (r->exclude = name_set(values, "exclude", "blacklist")) == NULL ||
+        (r->include = name_set(values, "include", "whitelist")) == NULL ||
+        (r->renames = json_object()) == NULL || (r->reverse = json_object()) == NULL) {
+        goto fail;
+    }
+    r->side = side;
+    r->replace_null = tb_config_bool(values, "replace.null.with.default");
+    json_array_foreach (tb_config_list(values, "renames"), i, item) {
+        rename_parts(json_string_value(item), from, to, sizeof(from));
+        if (json_object_set_new(r->renames, from, json_string(to)) != 0 ||
+            json_object_set_new(r->reverse, to, json_string(from)) != 0) {
+            goto fail;
+        }
+    }
+    return r;
+
+fail:
+    replace_destroy(r);
+    tb_field_oom(errstr, errstr_size);
+    return NULL;
+}
+
+static bool kept(const tb_replace_field_t *r, const char *name)
+{
+    return json_object_get(r->exclude, name) == NULL &&
+           (json_object_size(r->include) == 0 ||
+            json_object_get(r->include, name) != NULL);
+}
+
+static const char *renamed(const json_t *map, const char *name)
+{
+    const char *to = json_string_value(json_object_get(map, name));
+    return to != NULL ? to : name;
+}
+
+static int replace_schemaless(tb_replace_field_t *r, tb_record_t *record,
+                              const tb_value_t *map, char *errstr, size_t errstr_size)
+{
+    tb_value_t *out = tb_value_map();
+    for (size_t i = 0; out != NULL && i < tb_value_size(map); i++) {
+        const char *name = tb_value_text(tb_value_map_key(map, i), NULL);
+        if (name != NULL && !kept(r, name)) {
+            continue;
+        }
+        tb_value_t *key = name != NULL ? tb_field_string(renamed(r->renames, name))
+                                       : tb_value_copy(tb_value_map_key(map, i));
+        if (tb_value_map_put(out, key, tb_value_copy(tb_value_map_value(map, i))) != 0) {
+            tb_value_free(out);
+            out = NULL;
+        }
+    }
+    if (out == NULL) {
+        return tb_field_oom(errstr, errstr_size);
+    }
+    tb_record_set(record, r->side, NULL, out);
+    return 0;
+}
+
+/* The schema ReplaceField makes of struct schema s; NULL with errstr. */
+static tb_schema_t *replaced_schema(const tb_replace_field_t *r, const tb_schema_t *s,
+                                    char *errstr, size_t errstr_size)
+{
+    tb_schema_t *schema = tb_field_struct_like(s);
+    if (schema == NULL) {
+        tb_field_oom(errstr, errstr_size);
+    }
+    for (size_t i = 0; schema != NULL && i < tb_schema_field_count(s); i++) {
+        const tb_field_t *f = tb_schema_field_at(s, i);
+        if (kept(r, f->name) && tb_schema_add_field(schema, renamed(r->renames, f->name),
+                                                    tb_schema_incref(f->schema)) != 0) {
+            tb_schema_decref(schema);
+            snprintf(errstr, errstr_size,
+                     "Cannot create field because of field name duplication %s",
+                     renamed(r->renames, f->name));
+            return NULL;
+        }
+    }
+    return schema;
+}
+
+static int replace_apply(void *state, tb_record_t *record, char *errstr,
+                         size_t errstr_size)
+{
+    tb_replace_field_t *r = state;
+    tb_record_side_t *s = tb_record_typed(record, r->side, errstr, errstr_size);
+    if (s == NULL) {
+        return -1;
+    }
+    if (s->value == NULL) {
+        return 0;
+    }
+    if ((s = tb_field_structured(record, r->side, "field replacement", errstr,
+                                 errstr_size)) == NULL) {
+        return -1;
+    }
+    if (s->schema == NULL) {
+        return replace_schemaless(r, record, s->value, errstr, errstr_size);
+    }
+    tb_schema_t *schema = tb_schema_cache_get(&r->cache, s->schema);
+    if (schema == NULL &&
+        (schema = replaced_schema(r, s->schema, errstr, errstr_size)) == NULL) {
+        return -1;
+    }
+    tb_schema_cache_put(&r->cache, s->schema, schema);
+    tb_value_t *st = tb_value_struct(schema);
+    if (st == NULL) {
+        tb_schema_decref(schema);
+        return tb_field_oom(errstr, errstr_size);
+    }
+    for (size_t i = 0; i < tb_schema_field_count(schema); i++) {
+        const tb_field_t *f = tb_schema_field(
+            s->schema, renamed(r->reverse, tb_schema_field_at(schema, i)->name));
+        tb_value_struct_set_at(st, i,
+                               tb_value_copy(tb_field_get(s->value, f, r->replace_null)));
+    }
+    return tb_field_set_checked(record, r->side, schema, st, errstr, errstr_size);
+}
+
+static const tb_config_def_t replace_keys[] = {
+    {.name = "exclude",
+     .type = TB_CONFIG_LIST,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .documentation = "Fields dropped, whatever include says."},
+    {.name = "blacklist",
+     .type = TB_CONFIG_LIST,
+     .importance = TB_IMPORTANCE_LOW,
+     .documentation = "The deprecated name of exclude, read when exclude is empty."},
+    {.name = "include",
+     .type = TB_CONFIG_LIST,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .documentation = "Fields kept (all when empty), unless exclude names them."},
+    {.name = "whitelist",
+     .type = TB_CONFIG_LIST,
+     .importance = TB_IMPORTANCE_LOW,
+     .documentation = "The deprecated name of include, read when include is empty."},
+    {.name = "renames",
+     .type = TB_CONFIG_LIST,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .check = renames_check,
+     .documentation = "Field rename mappings, as old:new pairs (foo:bar,abc:xyz)."},
+    TB_REPLACE_NULL_WITH_DEFAULT_DEF,
+};
+
+static const tb_config_table_t replace_table =
+    TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "ReplaceField", replace_keys);
+
+TB_SIDED_CLASSES(tb_replace_field, "ReplaceField", replace_table, NULL, replace_create,
+                 replace_destroy, replace_apply);

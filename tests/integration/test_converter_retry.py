@@ -1,0 +1,149 @@
+"""errors.retry.timeout and errors.retry.delay.max.ms in the converter stages,
+as Connect's RetryWithToleranceOperator applies them: a registry converter
+whose registry is down is tried again with backoff, so a registry that comes
+back within the timeout loses no record and fails no task; once the timeout
+is spent, errors.tolerance decides, naming the stage."""
+import os
+import sys
+
+import pytest
+from confluent_kafka.schema_registry.avro import AvroDeserializer
+
+from kafka_io import create_topic
+from worker import output_lines, wait_for
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "registry"))
+from fixtures import (AVRO, client, consume, context, converters,  # noqa: E402
+                      create, dlq_headers, file_sink, json_lines, produce, registry,
+                      task_state)
+from test_registry_avro import expected, serialized  # noqa: E402
+
+pytestmark = pytest.mark.integration
+__all__ = ["registry"]  # the fixture, imported for pytest
+
+# each registry call answers at once (no retries of the registry client's own)
+FAST_REGISTRY = {"max.retries": "0", "retries.wait.ms": "50"}
+# failed tasks stay failed: a restart would hide a failure
+WORKER = {"offset.flush.interval.ms": "200", "task.restart.backoff.initial.ms": "0"}
+
+
+def metric(w, name, connector):
+    for line in w.get("/metrics").text.splitlines():
+        if line.startswith(f'{name}{{connector="{connector}",task="0"}} '):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def retried_while_down(w, registry, name, path, times=3):
+    """Waits until the task has retried times with the registry down and
+    is still RUNNING."""
+    wait_for(lambda: registry.count(path) >= times and
+             (metric(w, "tributary_task_retries_total", name) or 0) >= times,
+             timeout=60, what=f"{times} retries of the converter")
+    assert task_state(w, name)["state"] == "RUNNING", task_state(w, name)
+
+
+def retrying(timeout_ms):
+    return {"errors.retry.timeout": str(timeout_ms),
+            "errors.retry.delay.max.ms": "400"}
+
+
+def test_sink_converter_retries_until_the_registry_is_back(start_worker, bed, registry,
+                                                           tmp_path):
+    w = start_worker(WORKER)
+    topic = bed.unique_topic("retry-sink")
+    create_topic(bed, topic, 1)
+    records = serialized(registry, topic, 5)
+    produce(bed, topic, records)
+    registry.down = True
+    out = tmp_path / "out.txt"
+    file_sink(w, "sink", topic, out, **converters(AVRO, registry, **FAST_REGISTRY),
+              **retrying(120000))
+    retried_while_down(w, registry, "sink", "GET /schemas/ids/")
+    assert output_lines(out) == []
+    registry.down = False
+    assert json_lines(out, 5) == [expected(i) for i in range(5)]
+    assert task_state(w, "sink")["state"] == "RUNNING"
+    assert metric(w, "tributary_task_restarts_total", "sink") == 0
+    assert metric(w, "kafka_connect_task_error_metrics_total_retries", "sink") >= 3
+    assert metric(w, "kafka_connect_task_error_metrics_total_record_errors", "sink") == 0
+
+
+def test_sink_converter_retries_spent_fail_the_task_naming_the_stage(
+        start_worker, bed, registry, tmp_path):
+    w = start_worker(WORKER)
+    topic = bed.unique_topic("retry-spent")
+    create_topic(bed, topic, 1)
+    produce(bed, topic, serialized(registry, topic, 2))
+    registry.down = True
+    out = tmp_path / "out.txt"
+    file_sink(w, "sink", topic, out, **converters(AVRO, registry, **FAST_REGISTRY),
+              **retrying(1000))
+    failed = wait_for(lambda: task_state(w, "sink").get("state") == "FAILED" and
+                      task_state(w, "sink"), timeout=60, what="the task to fail")
+    trace = failed["trace"]
+    assert f"{topic}-0 at offset 0" in trace and "KEY_CONVERTER" in trace, trace
+    assert "errors.retry.timeout=1000 ms spent" in trace, trace
+    assert "schema registry unavailable" in trace, trace
+    assert registry.count("GET /schemas/ids/") >= 2  # retried before failing
+    assert output_lines(out) == []
+
+
+def test_sink_converter_retries_spent_go_to_the_dlq(start_worker, bed, registry,
+                                                   tmp_path):
+    w = start_worker(WORKER)
+    topic, dlq = bed.unique_topic("retry-dlq-in"), bed.unique_topic("retry-dlq")
+    create_topic(bed, topic, 1)
+    records = serialized(registry, topic, 3)
+    produce(bed, topic, records)
+    registry.down = True
+    out = tmp_path / "out.txt"
+    file_sink(w, "sink", topic, out, **converters(AVRO, registry, **FAST_REGISTRY),
+              **retrying(500), **{
+                  "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+                  "errors.deadletterqueue.topic.replication.factor": "1",
+                  "errors.deadletterqueue.context.headers.enable": "true"})
+    dead = consume(bed, dlq, 3)
+    assert [dlq_headers(m)["__connect.errors.stage"] for m in dead] == \
+        ["KEY_CONVERTER"] * 3
+    assert [m.value() for m in dead] == [v for _, v in records]
+    assert all("errors.retry.timeout=500 ms spent" in
+               dlq_headers(m)["__connect.errors.exception.message"] for m in dead)
+    assert task_state(w, "sink")["state"] == "RUNNING"
+    assert output_lines(out) == []
+
+
+def datagen(topic, count, **extra):
+    return {"connector.class": "datagen", "topic": topic, "count": str(count),
+            "records.per.second": "0", **extra}
+
+
+def test_source_converter_retries_until_the_registry_is_back(start_worker, bed,
+                                                             registry):
+    w = start_worker(WORKER)
+    topic = bed.unique_topic("retry-source")
+    registry.down = True
+    create(w, "gen", datagen(topic, 20, **converters(AVRO, registry, **FAST_REGISTRY),
+                             **retrying(120000)))
+    retried_while_down(w, registry, "gen", "POST /subjects/")
+    registry.down = False
+    messages = consume(bed, topic, 20)
+    values = AvroDeserializer(client(registry))
+    assert sorted(values(m.value(), context(topic))["seq"] for m in messages) == \
+        list(range(20))
+    assert task_state(w, "gen")["state"] == "RUNNING"
+    assert metric(w, "tributary_task_restarts_total", "gen") == 0
+
+
+def test_source_converter_retries_spent_fail_the_task_naming_the_stage(
+        start_worker, bed, registry):
+    w = start_worker(WORKER)
+    topic = bed.unique_topic("retry-source-spent")
+    registry.down = True
+    create(w, "gen", datagen(topic, 5, **converters(AVRO, registry, **FAST_REGISTRY),
+                             **retrying(1000)))
+    failed = wait_for(lambda: task_state(w, "gen").get("state") == "FAILED" and
+                      task_state(w, "gen"), timeout=60, what="the task to fail")
+    assert "KEY_CONVERTER" in failed["trace"], failed["trace"]
+    assert "errors.retry.timeout=1000 ms spent" in failed["trace"], failed["trace"]
+    assert registry.count("POST /subjects/") >= 2  # retried before failing

@@ -1,0 +1,566 @@
+"""Kafka -> the JDBC sink (Confluent's keys) into SQLite files and the bed's
+PostgreSQL: insert, upsert and update with every pk.mode, deletes from
+tombstones, auto.create and auto.evolve, JsonConverter with schemas, a bad
+record to the DLQ, and exactly-once through kill -9."""
+import datetime
+import decimal
+import json
+import os
+import signal
+import sqlite3
+import sys
+
+import pytest
+from confluent_kafka import Consumer
+
+from confluent_kafka.schema_registry.avro import AvroSerializer
+
+from kafka_io import create_topic, produce
+from worker import wait_for
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "registry"))
+from fixtures import AVRO, client, context, converters, registry  # noqa: E402
+
+__all__ = ["registry"]  # the fixture, imported for pytest
+
+pytestmark = pytest.mark.integration
+
+SETTINGS = {"offset.flush.interval.ms": "500"}
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+
+
+def schema_of(fields, name="row"):
+    """A Connect struct schema of (name, type, optional[, logical name[, params]])."""
+    out = []
+    for f in fields:
+        field = {"field": f[0], "type": f[1], "optional": f[2]}
+        if len(f) > 3:
+            field["name"] = f[3]
+        if len(f) > 4:
+            field["parameters"] = f[4]
+        out.append(field)
+    return {"type": "struct", "name": name, "optional": False, "fields": out}
+
+
+ROW = schema_of([("id", "int32", False), ("name", "string", True)])
+KEY = schema_of([("id", "int32", False)], "key")
+
+
+def envelope(schema, payload):
+    return json.dumps({"schema": schema, "payload": payload}).encode()
+
+
+def rows_of(ids_names):
+    return [envelope(ROW, {"id": i, "name": n}) for i, n in ids_names]
+
+
+def sink(w, name, topic, url, **extra):
+    config = {"connector.class": "jdbc-sink", "topics": topic, "connection.url": url,
+              "key.converter": JSON, "value.converter": JSON,
+              "auto.create": "true", **extra}
+    reply = w.post("/connectors", json={"name": name, "config": config})
+    assert reply.status_code == 201, reply.text
+
+
+def sqlite_rows(path, sql):
+    if not os.path.exists(path):
+        return None
+    try:
+        with sqlite3.connect(path, timeout=5) as db:
+            return db.execute(sql).fetchall()
+    except sqlite3.OperationalError:
+        return None  # the table is not created yet
+
+
+def task_state(w, name):
+    reply = w.get(f"/connectors/{name}/status")
+    tasks = reply.json().get("tasks", []) if reply.status_code == 200 else []
+    return (tasks[0]["state"], tasks[0].get("trace", "")) if tasks else (None, "")
+
+
+# ---- SQLite ----------------------------------------------------------------
+
+def test_sqlite_insert_creates_the_table_and_writes_each_row_once(start_worker, bed,
+                                                                  tmp_path):
+    w = start_worker(SETTINGS)
+    topic = bed.unique_topic("jdbcins")
+    db = str(tmp_path / "target.db")
+    create_topic(bed, topic, 2)
+    produce(bed.bootstrap, topic,
+            [(i % 2, None, v) for i, v in enumerate(rows_of((i, f"n{i}")
+                                                           for i in range(50)))])
+    sink(w, "jins", topic, f"jdbc:sqlite:{db}")
+    query = f'SELECT id, name FROM "{topic}" ORDER BY id'
+    wait_for(lambda: (sqlite_rows(db, query) or []).__len__() >= 50, timeout=60,
+             what="50 rows")
+    assert sqlite_rows(db, query) == [(i, f"n{i}") for i in range(50)]
+    # the offsets of both partitions are in the database, with the rows
+    stored = sqlite_rows(db, 'SELECT topic, kafka_partition, next_offset FROM '
+                             '"__tributary_sink_offsets" WHERE connector = \'jins\' '
+                             'ORDER BY kafka_partition')
+    assert stored == [(topic, 0, 25), (topic, 1, 25)]
+
+
+def test_sqlite_upsert_by_record_key_and_delete_by_tombstone(start_worker, bed, tmp_path):
+    w = start_worker(SETTINGS)
+    topic = bed.unique_topic("jdbcups")
+    db = str(tmp_path / "target.db")
+    create_topic(bed, topic, 1)
+    key = lambda i: envelope(KEY, {"id": i})  # noqa: E731
+    records = [(0, key(i), envelope(ROW, {"id": i, "name": f"a{i}"})) for i in range(10)]
+    # the same keys again in one batch: one statement cannot touch a row twice
+    records += [(0, key(i), envelope(ROW, {"id": i, "name": f"b{i}"})) for i in range(5)]
+    records += [(0, key(1), envelope(ROW, {"id": 1, "name": "c1"}))]
+    records += [(0, key(9), None), (0, key(8), None)]
+    produce(bed.bootstrap, topic, records)
+    sink(w, "jups", topic, f"jdbc:sqlite:{db}", **{
+        "insert.mode": "upsert", "pk.mode": "record_key", "delete.enabled": "true"})
+    query = f'SELECT id, name FROM "{topic}" ORDER BY id'
+    expected = [(0, "b0"), (1, "c1"), (2, "b2"), (3, "b3"), (4, "b4"), (5, "a5"),
+                (6, "a6"), (7, "a7")]
+    wait_for(lambda: sqlite_rows(db, query) == expected, timeout=60,
+             what="the upserted rows without the deleted ones")
+
+
+def test_sqlite_evolves_the_table_when_the_schema_gains_a_field(start_worker, bed,
+                                                                tmp_path):
+    w = start_worker(SETTINGS)
+    topic = bed.unique_topic("jdbcevo")
+    db = str(tmp_path / "target.db")
+    create_topic(bed, topic, 1)
+    produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of([(1, "one")])])
+    sink(w, "jevo", topic, f"jdbc:sqlite:{db}", **{"auto.evolve": "true"})
+    wait_for(lambda: sqlite_rows(db, f'SELECT id FROM "{topic}"') == [(1,)], timeout=60,
+             what="the first row")
+    wider = schema_of([("id", "int32", False), ("name", "string", True),
+                       ("price", "bytes", True, "org.apache.kafka.connect.data.Decimal",
+                        {"scale": "2"}),
+                       ("day", "int32", True, "org.apache.kafka.connect.data.Date"),
+                       ("at", "int64", True, "org.apache.kafka.connect.data.Timestamp")])
+    # 12345 unscaled at scale 2, base64 of 0x3039; 19000 days; ms since the epoch
+    produce(bed.bootstrap, topic, [(0, None, envelope(wider, {
+        "id": 2, "name": "two", "price": "MDk=", "day": 19000, "at": 1700000000123}))])
+    query = f'SELECT id, name, price, day, at FROM "{topic}" ORDER BY id'
+    wait_for(lambda: sqlite_rows(db, query) == [
+        (1, "one", None, None, None),
+        (2, "two", 123.45, "2022-01-08", "2023-11-14 22:13:20.123")], timeout=60,
+        what="the row of the wider schema in the evolved table")
+
+
+def test_sqlite_without_auto_evolve_fails_naming_the_missing_field(start_worker, bed,
+                                                                   tmp_path):
+    w = start_worker(SETTINGS)
+    topic = bed.unique_topic("jdbcnoevo")
+    db = str(tmp_path / "target.db")
+    create_topic(bed, topic, 1)
+    wider = schema_of([("id", "int32", False), ("name", "string", True),
+                       ("extra", "string", True)])
+    produce(bed.bootstrap, topic,
+            [(0, None, v) for v in rows_of([(1, "one")]) +
+             [envelope(wider, {"id": 2, "name": "two", "extra": "x"})]])
+    sink(w, "jnoevo", topic, f"jdbc:sqlite:{db}")
+    state = wait_for(lambda: task_state(w, "jnoevo")[0] == "FAILED" and
+                     task_state(w, "jnoevo"), timeout=60, what="the task to fail")
+    assert "is missing fields (extra) and auto-evolution is disabled" in state[1]
+    # the first row is written only when it came in an earlier put: a put is
+    # one transaction, and its DDL is checked before it begins
+    assert sqlite_rows(db, f'SELECT id FROM "{topic}"') in ([], [(1,)])
+
+
+def test_sqlite_bad_records_go_to_the_dlq_with_their_reason(start_worker, bed, tmp_path):
+    w = start_worker(SETTINGS)
+    topic, dlq = bed.unique_topic("jdbcbad"), bed.unique_topic("jdbcdlq")
+    db = str(tmp_path / "target.db")
+    create_topic(bed, topic, 1)
+    nameless = schema_of([("id", "int32", False), ("name", "string", False)])
+    records = rows_of([(i, f"n{i}") for i in range(5)])
+    records.append(b'{"schema":null,"payload":{"id":99}}')  # no struct schema
+    records += rows_of([(i, f"n{i}") for i in range(5, 10)])
+    produce(bed.bootstrap, topic, [(0, None, v) for v in records])
+    # the table exists with name NOT NULL; a null name violates it
+    with sqlite3.connect(db) as conn:
+        conn.execute(f'CREATE TABLE "{topic}" (id INTEGER NOT NULL, name TEXT NOT NULL)')
+    produce(bed.bootstrap, topic, [(0, None, envelope(
+        {**nameless, "fields": [nameless["fields"][0],
+                                {"field": "name", "type": "string", "optional": True}]},
+        {"id": 100, "name": None}))])
+    sink(w, "jbad", topic, f"jdbc:sqlite:{db}", **{
+        "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true"})
+    query = f'SELECT id FROM "{topic}" ORDER BY id'
+    wait_for(lambda: sqlite_rows(db, query) == [(i,) for i in range(10)], timeout=60,
+             what="the ten good rows")
+    consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": f"g-{dlq}",
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe([dlq])
+    found = {}
+
+    def two():
+        m = consumer.poll(0.5)
+        if m is not None and not m.error():
+            found[m.offset()] = (m.value(), dict(m.headers() or []))
+        return len(found) >= 2
+    wait_for(two, timeout=60, what="two records in the DLQ")
+    consumer.close()
+    (v1, h1), (v2, h2) = found[0], found[1]
+    assert v1 == b'{"schema":null,"payload":{"id":99}}'
+    assert h1["__connect.errors.stage"] == b"TASK_PUT"
+    assert b"struct with a schema" in h1["__connect.errors.exception.message"]
+    assert json.loads(v2)["payload"] == {"id": 100, "name": None}
+    assert b"NOT NULL" in h2["__connect.errors.exception.message"]
+    assert task_state(w, "jbad")[0] == "RUNNING"
+
+
+def test_validation_speaks_confluents_messages_and_hides_the_password(start_worker):
+    w = start_worker(SETTINGS)
+    config = {"connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
+              "topics": "t",
+              "connection.url": "jdbc:postgresql://db:5432/x?password=s3cret&bogus=1",
+              "insert.mode": "merge", "delete.enabled": "true", "pk.mode": "kafka"}
+    reply = w.put("/connector-plugins/JdbcSinkConnector/config/validate", json=config)
+    assert reply.status_code == 200, reply.text
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in reply.json()["configs"]
+              if c["value"]["errors"]}
+    assert errors["insert.mode"] == [
+        "Invalid value merge for configuration insert.mode: Invalid enumerator"]
+    assert errors["delete.enabled"] == [
+        "Primary key mode must be 'record_key' when delete support is enabled"]
+    assert "'bogus' is not supported" in errors["connection.url"][0]
+    # the message hides it (the value is echoed as written, as Connect does)
+    assert "s3cret" not in json.dumps(errors)
+    assert "password=[hidden]" in errors["connection.url"][0]
+    assert "s3cret" not in w.logs()
+
+
+def debezium_event(op, before, after):
+    """A Debezium change event of ROW rows (before/after null when absent)."""
+    row = {**ROW, "optional": True, "name": "srv.inv.cust.Value"}
+    schema = {"type": "struct", "name": "srv.inv.cust.Envelope", "optional": False,
+              "fields": [{**row, "field": "before"}, {**row, "field": "after"},
+                         {"field": "op", "type": "string", "optional": False}]}
+    return envelope(schema, {"before": before, "after": after, "op": op})
+
+
+def test_debezium_keys_write_change_events(start_worker, bed, tmp_path):
+    w = start_worker(SETTINGS)
+    topic = bed.unique_topic("srv.inv.cust")
+    db = str(tmp_path / "target.db")
+    create_topic(bed, topic, 1)
+    key = lambda i: envelope(KEY, {"id": i})  # noqa: E731
+    produce(bed.bootstrap, topic, [
+        (0, key(1), debezium_event("r", None, {"id": 1, "name": "snap"})),
+        (0, key(2), debezium_event("c", None, {"id": 2, "name": "new"})),
+        (0, key(1), debezium_event("u", {"id": 1, "name": "snap"},
+                                   {"id": 1, "name": "changed"})),
+        (0, key(2), debezium_event("d", {"id": 2, "name": "new"}, None)),
+        (0, key(2), None),  # the tombstone after a delete
+        (0, key(3), envelope(ROW, {"id": 3, "name": "flat"})),  # an unwrapped one
+    ])
+    config = {"connector.class": "io.debezium.connector.jdbc.JdbcSinkConnector",
+              "topics": topic, "connection.url": f"jdbc:sqlite:{db}",
+              "connection.username": "ignored-by-sqlite",
+              "key.converter": JSON, "value.converter": JSON,
+              "insert.mode": "upsert", "primary.key.mode": "record_key",
+              "delete.enabled": "true", "schema.evolution": "basic"}
+    reply = w.post("/connectors", json={"name": "dbz", "config": config})
+    assert reply.status_code == 201, reply.text
+    table = topic.replace(".", "_")  # Debezium's default table naming
+    wait_for(lambda: sqlite_rows(db, f'SELECT id, name FROM "{table}" ORDER BY id') ==
+             [(1, "changed"), (3, "flat")], timeout=60,
+             what="the change events applied, the deleted row gone")
+    # Debezium's messages for its keys
+    bad = {**config, "delete.enabled": "true", "primary.key.mode": "none",
+           "truncate.enabled": "true"}
+    reply = w.put("/connector-plugins/io.debezium.connector.jdbc.JdbcSinkConnector/"
+                  "config/validate", json=bad)
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in reply.json()["configs"]
+              if c["value"]["errors"]}
+    assert errors["delete.enabled"] == [
+        "When 'delete.enabled' is set to 'true', the 'primary.key.mode' option must be "
+        "set to 'record_key'."]
+    assert errors["insert.mode"] == ["When using UPSERT, please define 'primary.key.mode'."]
+    assert "truncate events" in errors["truncate.enabled"][0]
+
+
+# ---- PostgreSQL ------------------------------------------------------------
+
+def pg_or_skip(bed):
+    pg = getattr(bed, "pg", None)
+    if pg is None:
+        pytest.skip("the bed has no PostgreSQL")
+    return pg
+
+
+def pg_worker(start_worker, bed, directory=None, **settings):
+    """A worker that has the bed's password in its environment, where the
+    connectors' ${env:...} reference finds it (a literal secret is refused)."""
+    return start_worker({**SETTINGS, **settings}, env={"JDBC_PG_PASSWORD": bed.pg.password},
+                        directory=directory)
+
+
+def pg_sink(w, bed, name, topic, db, **extra):
+    sink(w, name, topic, bed.pg.jdbc_url(db), **{
+        "connection.user": bed.pg.user, "connection.password": "${env:JDBC_PG_PASSWORD}",
+        **extra})
+
+
+def pg_rows(pg, db, sql):
+    try:
+        return pg.sql(sql, db=db)
+    except Exception:  # noqa: BLE001 - the table is not there yet
+        return None
+
+
+def test_postgres_insert_upsert_update_with_every_pk_mode(start_worker, bed):
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbcmodes")
+    key = lambda i: envelope(KEY, {"id": i})  # noqa: E731
+    first = [(0, key(i), envelope(ROW, {"id": i, "name": f"a{i}"})) for i in range(6)]
+    again = [(0, key(i), envelope(ROW, {"id": i, "name": f"b{i}"})) for i in range(3)]
+    cases = [
+        ("insert", "none", "", first + again, 9),
+        ("insert", "kafka", "", first + again, 9),
+        ("upsert", "record_key", "", first + again, 6),
+        ("upsert", "kafka", "", first + again, 9),
+        ("upsert", "record_value", "id", first + again, 6),
+        ("update", "record_value", "id", again, 3),
+        ("update", "record_key", "", again, 3),
+    ]
+    for n, (mode, pk, fields, records, count) in enumerate(cases):
+        topic = bed.unique_topic(f"pgm{n}")
+        create_topic(bed, topic, 1)
+        if mode == "update":  # update needs the rows to be there
+            pg.sql(f'CREATE TABLE "{topic}" (id INT PRIMARY KEY, name TEXT)', db=db)
+            pg.sql(f"INSERT INTO \"{topic}\" VALUES (0, 'x'), (1, 'x'), (2, 'x')", db=db)
+        produce(bed.bootstrap, topic, records)
+        pg_sink(w, bed, f"pgm{n}", topic, db, **{"insert.mode": mode, "pk.mode": pk,
+                                                 "pk.fields": fields})
+        # a row per record, both of id 0; or one row per key, the last record's
+        names = [["a0"], ["b0"]] if pk in ("none", "kafka") else [["b0"]]
+        wait_for(lambda: pg_rows(pg, db, f'SELECT count(*) FROM "{topic}"') ==
+                 [[str(count)]] and
+                 pg_rows(pg, db, f'SELECT name FROM "{topic}" WHERE id = 0 '
+                                 'ORDER BY name') == names,
+                 timeout=60, what=f"{count} rows, {mode} by {pk}")
+        if pk == "kafka":
+            assert pg.sql(f'SELECT count(DISTINCT __connect_offset) FROM "{topic}"',
+                          db=db) == [["9"]]
+
+
+def test_postgres_creates_typed_columns_evolves_and_deletes(start_worker, bed):
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbctypes")
+    topic = bed.unique_topic("pgtypes")
+    create_topic(bed, topic, 1)
+    typed = schema_of([("id", "int64", False), ("ok", "boolean", True),
+                       ("ratio", "double", True), ("blob", "bytes", True),
+                       ("price", "bytes", True, "org.apache.kafka.connect.data.Decimal",
+                        {"scale": "3"}),
+                       ("day", "int32", True, "org.apache.kafka.connect.data.Date"),
+                       ("tod", "int32", True, "org.apache.kafka.connect.data.Time"),
+                       ("at", "int64", True, "org.apache.kafka.connect.data.Timestamp")])
+    wider = {**typed, "fields": typed["fields"] + [
+        {"field": "note", "type": "string", "optional": True}]}
+    key = schema_of([("id", "int64", False)], "key")
+    # -12345 unscaled at scale 3 is 0xCFC7, base64 z8c=
+    produce(bed.bootstrap, topic, [
+        (0, envelope(key, {"id": 1}), envelope(typed, {
+            "id": 1, "ok": True, "ratio": 0.25, "blob": "AAEC", "price": "z8c=",
+            "day": 19000, "tod": 45296789, "at": 1700000000123})),
+        (0, envelope(key, {"id": 2}), envelope(typed, {"id": 2})),
+        (0, envelope(key, {"id": 3}), envelope(wider, {"id": 3, "note": "new"})),
+        (0, envelope(key, {"id": 2}), None),
+    ])
+    pg_sink(w, bed, "pgtypes", topic, db, **{
+        "insert.mode": "upsert", "pk.mode": "record_key", "delete.enabled": "true",
+        "auto.evolve": "true"})
+    query = (f'SELECT id, ok, ratio, encode(blob, \'hex\'), price, day, tod, at, note '
+             f'FROM "{topic}" ORDER BY id')
+    wait_for(lambda: pg_rows(pg, db, query) == [
+        ["1", "t", "0.25", "000102", "-12.345", "2022-01-08", "12:34:56.789",
+         "2023-11-14 22:13:20.123", None],
+        ["3", None, None, None, None, None, None, None, "new"]], timeout=60,
+        what="typed rows, the evolved column, and the deleted row gone")
+    types = pg.sql("SELECT column_name, data_type FROM information_schema.columns "
+                   f"WHERE table_name = '{topic}' ORDER BY ordinal_position", db=db)
+    assert types == [["id", "bigint"], ["ok", "boolean"], ["ratio", "double precision"],
+                     ["blob", "bytea"], ["price", "numeric"], ["day", "date"],
+                     ["tod", "time without time zone"],
+                     ["at", "timestamp without time zone"], ["note", "text"]]
+    assert pg.sql(f"SELECT constraint_type FROM information_schema.table_constraints "
+                  f"WHERE table_name = '{topic}' AND constraint_type = 'PRIMARY KEY'",
+                  db=db) == [["PRIMARY KEY"]]
+
+
+def test_postgres_refused_rows_go_to_the_dlq_and_the_others_are_written(start_worker, bed):
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbcdlq")
+    topic, dlq = bed.unique_topic("pgbad"), bed.unique_topic("pgdlq")
+    create_topic(bed, topic, 1)
+    pg.sql(f'CREATE TABLE "{topic}" (id INT NOT NULL, name TEXT NOT NULL)', db=db)
+    textual = schema_of([("id", "string", False), ("name", "string", True)])
+    records = rows_of([(i, f"n{i}") for i in range(4)])
+    records.append(envelope(ROW, {"id": 4, "name": None}))  # NOT NULL violation
+    records.append(envelope(textual, {"id": "five", "name": "x"}))  # not an integer
+    records += rows_of([(i, f"n{i}") for i in range(6, 10)])
+    produce(bed.bootstrap, topic, [(0, None, v) for v in records])
+    pg_sink(w, bed, "pgbad", topic, db, **{
+        "auto.create": "false", "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true"})
+    ids = [str(i) for i in range(10) if i not in (4, 5)]
+    wait_for(lambda: pg_rows(pg, db, f'SELECT id FROM "{topic}" ORDER BY id') ==
+             [[i] for i in ids], timeout=60, what="the eight good rows")
+    consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": f"g-{dlq}",
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe([dlq])
+    found = {}
+
+    def two():
+        m = consumer.poll(0.5)
+        if m is not None and not m.error():
+            found[m.offset()] = dict(m.headers() or [])
+        return len(found) >= 2
+    wait_for(two, timeout=60, what="two records in the DLQ")
+    consumer.close()
+    reasons = [found[o]["__connect.errors.exception.message"] for o in sorted(found)]
+    assert b"null value in column" in reasons[0], reasons
+    assert b"invalid input syntax for type integer" in reasons[1], reasons
+    assert all(found[o]["__connect.errors.stage"] == b"TASK_PUT" for o in found)
+
+
+def test_postgres_lost_connection_is_retried_without_duplicates(start_worker, bed):
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbclost")
+    topic = bed.unique_topic("pglost")
+    create_topic(bed, topic, 1)
+    produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+        (i, "x") for i in range(100))])
+    pg_sink(w, bed, "pglost", topic, db, **{"retry.backoff.ms": "200"})
+    count = f'SELECT count(*), count(DISTINCT id) FROM "{topic}"'
+    wait_for(lambda: pg_rows(pg, db, count) == [["100", "100"]], timeout=60,
+             what="the first 100 rows")
+    for round_ in range(3):
+        pg.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+               f"WHERE datname = '{db}' AND pid <> pg_backend_pid()", superuser=True)
+        first = 100 * (round_ + 1)
+        produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+            (i, "x") for i in range(first, first + 100))])
+        total = str(first + 100)
+        wait_for(lambda: pg_rows(pg, db, count) == [[total, total]], timeout=60,
+                 what=f"{total} rows, each once")
+    assert "retrying in 200 ms" in w.logs()
+    assert pg.password not in w.logs()
+    assert task_state(w, "pglost")[0] == "RUNNING"
+    assert metric(w, "tributary_jdbc_retries_total", "pglost") >= 1
+    assert metric(w, "tributary_jdbc_rows_written_total", "pglost") == 400
+    assert metric(w, "tributary_jdbc_statement_seconds_count", "pglost") > 0
+
+
+def metric(w, name, connector):
+    """The value of a task 0 series of connector on the /metrics page."""
+    prefix = f'{name}{{connector="{connector}",task="0"}} '
+    for line in w.get("/metrics").text.splitlines():
+        if line.startswith(prefix):
+            return float(line[len(prefix):])
+    raise AssertionError(f"no {prefix}on the metrics page")
+
+
+def test_postgres_kill_9_writes_each_record_exactly_once(start_worker, bed, tmp_path):
+    pg = pg_or_skip(bed)
+    total, batches = 20000, 4
+    # the store is recorded only every 10 minutes: only the offsets table
+    # can say where each partition resumes after a kill
+    settings = {"offset.flush.interval.ms": "600000"}
+    folder = tmp_path / "worker"
+    folder.mkdir()
+    db = pg.fresh_database("jdbckill")
+    topic = bed.unique_topic("pgkill")
+    create_topic(bed, topic, 3)
+    count = f'SELECT count(*), count(DISTINCT id) FROM "{topic}"'
+
+    def written():
+        rows = pg_rows(pg, db, count)
+        return int(rows[0][0]) if rows else 0
+
+    per = total // batches
+    w = pg_worker(start_worker, bed, directory=folder, **settings)
+    # a killed member leaves the group after its session: a short one
+    pg_sink(w, bed, "pgkill", topic, db, **{"consumer.override.max.poll.records": "200",
+                                            "consumer.override.session.timeout.ms": "6000"})
+    for b in range(batches):
+        produce(bed.bootstrap, topic, [(i % 3, None, v) for i, v in enumerate(rows_of(
+            (i, "x") for i in range(b * per, (b + 1) * per)))])
+        if b in (1, 2):
+            # kill -9 while it writes, then start again on the same store
+            wait_for(lambda: written() > b * per, timeout=60, what="progress")
+            w.stop(signal.SIGKILL)
+            w = pg_worker(start_worker, bed, directory=folder, **settings)
+    wait_for(lambda: written() >= total, timeout=120, what=f"{total} rows")
+    assert pg.sql(count, db=db) == [[str(total), str(total)]]
+
+
+def test_postgres_copy_keeps_every_character(start_worker, bed):
+    """insert.mode=insert goes through COPY's text format: tabs, newlines,
+    backslashes, nulls and bytes come out as they went in."""
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbccopy")
+    topic = bed.unique_topic("pgcopy")
+    create_topic(bed, topic, 1)
+    tricky = schema_of([("id", "int32", False), ("name", "string", True),
+                        ("raw", "bytes", True)])
+    names = ["tab\there", "new\nline", "back\\slash \\N", "cr\rlf", None, "plain ü"]
+    produce(bed.bootstrap, topic, [(0, None, envelope(tricky, {
+        "id": i, "name": n, "raw": "CQpc"})) for i, n in enumerate(names)])  # \t\n\\
+    pg_sink(w, bed, "pgcopy", topic, db)
+    wait_for(lambda: pg_rows(pg, db, f'SELECT count(*) FROM "{topic}"') ==
+             [[str(len(names))]], timeout=60, what="the rows")
+    # psql's lines would split at a newline: the text comes back as hex
+    rows = pg.sql(f'SELECT id, encode(convert_to(name, \'UTF8\'), \'hex\'), '
+                  f'encode(raw, \'hex\') FROM "{topic}" ORDER BY id', db=db)
+    assert [(r[1] and bytes.fromhex(r[1]).decode()) for r in rows] == names
+    assert {r[2] for r in rows} == {"090a5c"}
+
+
+AVRO_ORDER = json.dumps({
+    "type": "record", "name": "Order", "namespace": "shop",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "item", "type": "string"},
+        {"name": "note", "type": ["null", "string"], "default": None},
+        {"name": "price", "type": {"type": "bytes", "logicalType": "decimal",
+                                   "precision": 10, "scale": 2}},
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}}]})
+AVRO_KEY = json.dumps({"type": "record", "name": "OrderKey", "namespace": "shop",
+                       "fields": [{"name": "id", "type": "long"}]})
+
+
+def test_postgres_from_avro_through_the_registry(start_worker, bed, registry):
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbcavro")
+    topic = bed.unique_topic("pgavro")
+    create_topic(bed, topic, 1)
+    values = AvroSerializer(client(registry), AVRO_ORDER)
+    keys = AvroSerializer(client(registry), AVRO_KEY)
+    at = datetime.datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=datetime.timezone.utc)
+    produce(bed.bootstrap, topic, [
+        (0, keys({"id": i}, context(topic, True)), values({
+            "id": i, "item": f"item-{i}", "note": None if i % 2 else f"n{i}",
+            "price": decimal.Decimal(f"{i}.25"), "day": datetime.date(2024, 1, 2),
+            "at": at}, context(topic))) for i in range(4)])
+    pg_sink(w, bed, "pgavro", topic, db, **converters(AVRO, registry), **{
+        "insert.mode": "upsert", "pk.mode": "record_key"})
+    query = f'SELECT id, item, note, price, day, at FROM "{topic}" ORDER BY id'
+    wait_for(lambda: pg_rows(pg, db, query) == [
+        [str(i), f"item-{i}", None if i % 2 else f"n{i}", f"{i}.25", "2024-01-02",
+         "2024-01-02 03:04:05.678"] for i in range(4)], timeout=60,
+        what="the Avro records as typed rows")

@@ -1,0 +1,518 @@
+"""PostgreSQL -> Kafka with tributary's Debezium-compatible CDC source, on the
+bed's real PostgreSQL 15 and Kafka: the snapshot and the stream meet, every
+operation makes Debezium's records, filters and ALTER TABLE apply, and a
+kill -9 loses nothing."""
+import json
+import pathlib
+import signal
+import time
+import uuid
+
+import pytest
+from confluent_kafka import Consumer
+
+from worker import wait_for
+
+pytestmark = pytest.mark.integration
+
+WORKER = {"offset.flush.interval.ms": "100"}
+
+
+def start_cdc_worker(start_worker, bed, directory=None):
+    """A worker that knows the database password from its environment."""
+    return start_worker(WORKER, env={"TB_TEST_PG_PASSWORD": bed.pg.password},
+                        directory=directory)
+
+
+def connector_config(bed, db, prefix, **extra):
+    return {"connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+            "database.hostname": bed.pg.host, "database.port": str(bed.pg.port),
+            "database.user": bed.pg.user, "database.password": "${env:TB_TEST_PG_PASSWORD}",
+            "database.dbname": db, "topic.prefix": prefix, "plugin.name": "pgoutput",
+            "slot.name": f"s_{uuid.uuid4().hex[:20]}",
+            "publication.autocreate.mode": "filtered", **extra}
+
+
+@pytest.fixture
+def cdc_db(bed):
+    """A fresh database; its replication slots are dropped at the end, once the
+    workers (set up after this fixture, so stopped before) released them."""
+    db = bed.pg.fresh_database("cdc")
+    yield db
+    query = f"SELECT slot_name FROM pg_replication_slots WHERE database = '{db}'"
+    for (slot,) in bed.pg.sql(query, db=db):
+        wait_for(lambda: bed.pg.sql(f"SELECT active FROM pg_replication_slots WHERE "
+                                    f"slot_name = '{slot}'", db=db) != [["t"]],
+                 what=f"slot {slot} released")
+        bed.pg.sql(f"SELECT pg_drop_replication_slot('{slot}')", db=db)
+
+
+class Reader:
+    """Reads (topic, key, value) of JSON records (None for a null) from topics, from
+    the beginning, across calls; each record once, though a topic created later
+    makes the consumer start its partitions again."""
+
+    def __init__(self, bed, *topics):
+        self.consumer = Consumer({"bootstrap.servers": bed.bootstrap,
+                                  "group.id": f"r-{uuid.uuid4().hex}",
+                                  "auto.offset.reset": "earliest",
+                                  "enable.auto.commit": False,
+                                  "topic.metadata.refresh.interval.ms": 1000})
+        self.consumer.subscribe(list(topics))
+        self.records = []
+        self.seen = set()
+
+    def until(self, count, timeout=90):
+        def enough():
+            message = self.consumer.poll(0.5)
+            if message is None or message.error():
+                return len(self.records) >= count
+            where = (message.topic(), message.partition(), message.offset())
+            if where not in self.seen:
+                self.seen.add(where)
+                decode = lambda b: None if b is None else json.loads(b)  # noqa: E731
+                self.records.append((message.topic(), decode(message.key()),
+                                     decode(message.value())))
+            return len(self.records) >= count
+        wait_for(enough, timeout=timeout, interval=0, what=f"{count} records")
+        return self.records
+
+    def close(self):
+        self.consumer.close()
+
+
+def payload(record):
+    return None if record is None else record["payload"]
+
+
+def start_connector(w, name, config):
+    response = w.post("/connectors", json={"name": name, "config": config})
+    assert response.status_code == 201, response.text
+
+
+def running(w, name):
+    status = w.get(f"/connectors/{name}/status").json()
+    tasks = status.get("tasks", [])
+    assert not tasks or tasks[0]["state"] != "FAILED", tasks[0].get("trace")
+    return bool(tasks) and tasks[0]["state"] == "RUNNING"
+
+
+def test_snapshot_then_stream_writes_debeziums_records(cdc_db, start_worker, bed):
+    db = cdc_db
+    bed.pg.sql("CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, "
+               "price numeric(10,2)); INSERT INTO items VALUES (1, 'one', 1.50), "
+               "(2, 'two', NULL); CREATE TABLE zeta (id int PRIMARY KEY); "
+               "INSERT INTO zeta VALUES (1), (2)", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    topic = f"{prefix}.public.items"
+    w = start_cdc_worker(start_worker, bed)
+    start_connector(w, "cdc", connector_config(bed, db, prefix))
+    zeta = Reader(bed, f"{prefix}.public.zeta")
+    try:
+        # Debezium's snapshot markers: the tables in order, and their rows
+        assert [payload(v)["source"]["snapshot"] for _, _, v in zeta.until(2)] == [
+            "first_in_data_collection", "last"]
+    finally:
+        zeta.close()
+    reader = Reader(bed, topic)
+    try:
+        snapshot = reader.until(2)
+        assert [payload(v)["op"] for _, _, v in snapshot] == ["r", "r"]
+        _, key, value = snapshot[0]
+        assert key == {"schema": {"type": "struct", "fields": [
+            {"type": "int32", "optional": False, "field": "id"}], "optional": False,
+            "name": f"{prefix}.public.items.Key"}, "payload": {"id": 1}}
+        assert value["schema"]["name"] == f"{prefix}.public.items.Envelope"
+        assert value["schema"]["version"] == 2
+        first = payload(value)
+        assert first["after"] == {"id": 1, "name": "one", "price": "AJY="}  # 150, scale 2
+        assert first["before"] is None
+        source = first["source"]
+        assert (source["connector"], source["name"], source["db"], source["schema"],
+                source["table"]) == ("postgresql", prefix, db, "public", "items")
+        assert [payload(v)["source"]["snapshot"] for _, _, v in snapshot] == [
+            "first", "last_in_data_collection"]
+
+        wait_for(lambda: running(w, "cdc"), what="the task running")
+        bed.pg.sql("INSERT INTO items VALUES (3, 'three', 3); "
+                   "UPDATE items SET name = 'uno' WHERE id = 1; DELETE FROM items WHERE id = 2",
+                   db=db)
+        records = reader.until(6)[2:]
+        ops = [(payload(k)["id"], payload(v) and payload(v)["op"]) for _, k, v in records]
+        assert ops == [(3, "c"), (1, "u"), (2, "d"), (2, None)]
+        update = payload(records[1][2])
+        assert update["before"] is None  # REPLICA IDENTITY DEFAULT sends no old row
+        assert update["after"]["name"] == "uno"
+        assert update["source"]["snapshot"] == "false"
+        assert update["source"]["txId"] > 0 and update["source"]["lsn"] > 0
+        delete = payload(records[2][2])
+        assert delete["before"]["id"] == 2 and delete["after"] is None
+    finally:
+        reader.close()
+
+
+def test_full_identity_truncate_filters_and_alter_table(cdc_db, start_worker, bed):
+    db = cdc_db
+    bed.pg.sql("CREATE SCHEMA inv; CREATE TABLE inv.full_rows (id int PRIMARY KEY, v text); "
+               "ALTER TABLE inv.full_rows REPLICA IDENTITY FULL; "
+               "CREATE TABLE inv.skipped (id int PRIMARY KEY); "
+               "CREATE TABLE public.other (id int PRIMARY KEY)", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    w = start_cdc_worker(start_worker, bed)
+    start_connector(w, "cdc", connector_config(
+        bed, db, prefix, **{"schema.include.list": "inv", "table.exclude.list": "inv\\.skip.*",
+                            "skipped.operations": "none", "snapshot.mode": "no_data"}))
+    topic = f"{prefix}.inv.full_rows"
+    reader = Reader(bed, topic, f"{prefix}.inv.skipped", f"{prefix}.public.other")
+    try:
+        # publication.autocreate.mode=filtered publishes only the captured table
+        wait_for(lambda: bed.pg.sql("SELECT schemaname || '.' || tablename FROM "
+                                    "pg_publication_tables", db=db) == [["inv.full_rows"]],
+                 what="the publication")
+        wait_for(lambda: bed.pg.sql("SELECT active FROM pg_replication_slots WHERE "
+                                    f"database = '{db}'", db=db)
+                 == [["t"]], what="the slot streaming")
+        bed.pg.sql("INSERT INTO inv.full_rows VALUES (1, 'a'); "
+                   "INSERT INTO inv.skipped VALUES (1); INSERT INTO public.other VALUES (1); "
+                   "UPDATE inv.full_rows SET v = 'b'; "
+                   "ALTER TABLE inv.full_rows ADD COLUMN n int NOT NULL DEFAULT 7; "
+                   "UPDATE inv.full_rows SET v = 'c'; "
+                   "ALTER TABLE inv.full_rows ALTER COLUMN n TYPE bigint; "
+                   "UPDATE inv.full_rows SET v = 'd'; TRUNCATE inv.full_rows", db=db)
+        records = reader.until(5)
+        assert {t for t, _, _ in records} == {topic}
+        values = [payload(v) for _, _, v in records]
+        assert [v["op"] for v in values] == ["c", "u", "u", "u", "t"]
+        assert values[1]["before"] == {"id": 1, "v": "a"}  # REPLICA IDENTITY FULL
+        assert values[1]["after"] == {"id": 1, "v": "b"}
+        # the records after the ALTER TABLE carry the new column and schema
+        assert values[2]["before"] == {"id": 1, "v": "b", "n": 7}
+        assert values[2]["after"] == {"id": 1, "v": "c", "n": 7}
+        after_fields = records[2][2]["schema"]["fields"][1]["fields"]
+        assert [f["field"] for f in after_fields] == ["id", "v", "n"]
+        assert after_fields[2]["default"] == 7  # the column's default, as Debezium's
+        assert after_fields[2]["type"] == "int32"
+        retyped = records[3][2]["schema"]["fields"][1]["fields"][2]
+        assert retyped["type"] == "int64" and values[3]["after"]["n"] == 7
+        assert records[4][1] is None and values[4]["before"] is None
+        assert values[4]["source"]["table"] == "full_rows"
+    finally:
+        reader.close()
+
+
+def test_kill_9_mid_stream_loses_nothing(cdc_db, start_worker, bed, tmp_path):
+    db = cdc_db
+    bed.pg.sql("CREATE TABLE counter (id int PRIMARY KEY, n int NOT NULL)", db=db)
+    bed.pg.sql("INSERT INTO counter SELECT g, 0 FROM generate_series(1, 50) g", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    topic = f"{prefix}.public.counter"
+    folder = tmp_path / "w"
+    config = connector_config(bed, db, prefix)
+    w = start_cdc_worker(start_worker, bed, directory=folder)
+    start_connector(w, "cdc", config)
+    reader = Reader(bed, topic)
+    rounds, updates = 3, 40
+    try:
+        reader.until(50)  # the snapshot
+        for r in range(1, rounds + 1):
+            wait_for(lambda: running(w, "cdc"), what="the task running")
+            for i in range(1, updates + 1):  # one transaction each
+                bed.pg.sql(f"UPDATE counter SET n = n + 1 WHERE id = {i}", db=db)
+
+            def stored():
+                offsets = w.get("/connectors/cdc/offsets").json()["offsets"]
+                return offsets and "lsn_commit" in offsets[0]["offset"]
+            wait_for(stored, what="a streamed change recorded")
+            w.stop(signal.SIGKILL)
+            w = start_cdc_worker(start_worker, bed, directory=folder)
+        wait_for(lambda: running(w, "cdc"), what="the task running")
+        bed.pg.sql("UPDATE counter SET n = -1 WHERE id = 50", db=db)
+        # the last change is read after every earlier one (one partition, commit order)
+        def last_read():
+            records = reader.until(len(reader.records) + 1, timeout=180)
+            return payload(records[-1][1])["id"] == 50
+        wait_for(last_read, timeout=180, interval=0, what="the last change")
+        records = reader.records
+        offsets = w.get("/connectors/cdc/offsets").json()["offsets"]
+        assert offsets[0]["partition"] == {"server": prefix}
+        assert set(offsets[0]["offset"]) >= {"lsn", "lsn_proc", "lsn_commit", "txId",
+                                             "ts_usec"}
+    finally:
+        reader.close()
+    # at least once, in order per key: every row's counter climbs by one, and
+    # a change may repeat after a kill but none is missing
+    seen = {}
+    for _, key, value in records[50:]:
+        after = payload(value)["after"]
+        seen.setdefault(payload(key)["id"], []).append(after["n"])
+    for i in range(1, updates + 1):
+        distinct = list(dict.fromkeys(seen[i]))
+        assert distinct == list(range(1, rounds + 1)), (i, seen[i])
+    assert seen[50] == [-1]
+    # the slot confirmed only what was recorded, and got there
+    confirmed = bed.pg.sql("SELECT confirmed_flush_lsn IS NOT NULL FROM pg_replication_slots "
+                           f"WHERE slot_name = '{config['slot.name']}'", db=db)
+    assert confirmed == [["t"]]
+
+
+TYPES_TABLE = (
+    "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy'); "
+    "CREATE DOMAIN positive AS int CHECK (VALUE > 0); "
+    "CREATE TABLE typed (id int PRIMARY KEY, i2 smallint, i8 bigint, f4 real, "
+    "f8 double precision, b boolean, dec numeric(10,2), var numeric, t text, "
+    "vc varchar(10), c char(3), d date, tm time, tm3 time(3), ts timestamp, "
+    "ts3 timestamp(3), tz timestamptz, j json, jb jsonb, u uuid, raw bytea, "
+    "ints int[], texts text[], m mood, iv interval, mo money, ttz timetz, dm positive)")
+TYPES_ROW = ("{id}, 7, 9000000000, 1.5, 2.25, true, 123.45, 1.005, 'text', 'vc', 'ab', "
+             "'2024-01-02', '10:00:00.5', '10:00:00.5', '2024-01-02 03:04:05.123456', "
+             "'2024-01-02 03:04:05.123', '2024-01-02 05:04:05.123456+02', '{{\"a\": 1}}', "
+             "'{{\"b\": [1, 2]}}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\\x00ff10', "
+             "'{{1,NULL,3}}', '{{\"a b\",c}}', 'ok', "
+             "'1 year 2 mons 3 days 04:05:06.5', 1234.56, '10:00:00.5+02', 5")
+COMMON = {"i2": 7, "i8": 9000000000, "f4": 1.5, "f8": 2.25, "b": True, "t": "text",
+          "vc": "vc", "c": "ab ", "d": 19724, "tz": "2024-01-02T03:04:05.123456Z",
+          "j": "{\"a\": 1}", "jb": "{\"b\": [1, 2]}",
+          "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "ints": [1, None, 3],
+          "texts": ["a b", "c"], "m": "ok", "ts3": 1704164645123,
+          "iv": 37091106500000, "ttz": "08:00:00.5Z", "dm": 5}
+MODES = {
+    "precise-adaptive-bytes": (
+        {}, {"dec": "MDk=", "var": {"scale": 3, "value": "A+0="}, "tm": 36000500000,
+             "tm3": 36000500, "ts": 1704164645123456, "raw": "AP8Q", "mo": "AeJA"}),
+    "double-connect-base64": (
+        {"decimal.handling.mode": "double", "time.precision.mode": "connect",
+         "binary.handling.mode": "base64"},
+        {"dec": 123.45, "var": 1.005, "tm": 36000500, "tm3": 36000500, "ts": 1704164645123,
+         "raw": "AP8Q", "mo": 1234.56}),
+    "string-microseconds-hex": (
+        {"decimal.handling.mode": "string", "time.precision.mode": "adaptive_time_microseconds",
+         "binary.handling.mode": "hex"},
+        {"dec": "123.45", "var": "1.005", "tm": 36000500000, "tm3": 36000500000,
+         "ts": 1704164645123456, "raw": "00ff10", "mo": "1234.56"}),
+}
+SCHEMA_NAMES = {
+    "precise-adaptive-bytes": {"dec": "org.apache.kafka.connect.data.Decimal",
+                               "var": "io.debezium.data.VariableScaleDecimal",
+                               "d": "io.debezium.time.Date", "tm": "io.debezium.time.MicroTime",
+                               "tm3": "io.debezium.time.Time",
+                               "ts": "io.debezium.time.MicroTimestamp",
+                               "ts3": "io.debezium.time.Timestamp"},
+    "double-connect-base64": {"dec": None, "d": "org.apache.kafka.connect.data.Date",
+                              "tm": "org.apache.kafka.connect.data.Time",
+                              "ts": "org.apache.kafka.connect.data.Timestamp"},
+    "string-microseconds-hex": {"dec": None, "tm3": "io.debezium.time.MicroTime"},
+}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_types_under_handling_modes(cdc_db, start_worker, bed, mode):
+    db = cdc_db
+    bed.pg.sql(TYPES_TABLE + "; INSERT INTO typed VALUES (" + TYPES_ROW.format(id=1) + ")",
+               db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    settings, expected = MODES[mode]
+    w = start_cdc_worker(start_worker, bed)
+    start_connector(w, "cdc", connector_config(bed, db, prefix, **settings))
+    reader = Reader(bed, f"{prefix}.public.typed")
+    try:
+        reader.until(1)
+        wait_for(lambda: bed.pg.sql("SELECT active FROM pg_replication_slots WHERE "
+                                    f"database = '{db}'", db=db) == [["t"]],
+                 what="the slot streaming")
+        bed.pg.sql("INSERT INTO typed VALUES (" + TYPES_ROW.format(id=2) + ")", db=db)
+        records = reader.until(2)
+    finally:
+        reader.close()
+    want = {**COMMON, **expected}
+    for (_, _, value), row_id in zip(records, (1, 2)):  # the snapshot's and the stream's
+        after = payload(value)["after"]
+        assert after == {"id": row_id, **want}, after
+    fields = {f["field"]: f for f in records[1][2]["schema"]["fields"][1]["fields"]}
+    for column, name in {"jb": "io.debezium.data.Json", "u": "io.debezium.data.Uuid",
+                         "tz": "io.debezium.time.ZonedTimestamp", "m": "io.debezium.data.Enum",
+                         **SCHEMA_NAMES[mode]}.items():
+        assert fields[column].get("name") == name, (column, fields[column])
+    assert fields["m"]["parameters"] == {"allowed": "sad,ok,happy"}
+    assert fields["ints"]["type"] == "array"
+
+
+def slot_of(bed, db, column):
+    rows = bed.pg.sql(f"SELECT {column} FROM pg_replication_slots WHERE database = '{db}'",
+                      db=db, superuser=True)
+    return rows[0][0] if rows else None
+
+
+def test_lost_connection_resumes_and_heartbeats_move_the_slot(cdc_db, start_worker, bed):
+    db = cdc_db
+    bed.pg.sql("CREATE TABLE quiet (id int PRIMARY KEY); CREATE TABLE busy (id int)", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    w = start_cdc_worker(start_worker, bed)
+    start_connector(w, "cdc", connector_config(
+        bed, db, prefix, **{"table.include.list": "public.quiet",
+                            "heartbeat.interval.ms": "200", "snapshot.mode": "no_data"}))
+    reader = Reader(bed, f"{prefix}.public.quiet", f"__debezium-heartbeat.{prefix}")
+    try:
+        wait_for(lambda: slot_of(bed, db, "active") == "t", what="the slot streaming")
+        # the server drops the replication connection: the task connects again
+        bed.pg.sql("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                   f"WHERE database = '{db}'", db=db, superuser=True)
+        wait_for(lambda: slot_of(bed, db, "active") == "t", what="the slot streaming again")
+        bed.pg.sql("INSERT INTO quiet VALUES (1)", db=db)
+        wait_for(lambda: any(t.endswith(".quiet") for t, _, _ in reader.until(1)),
+                 what="the insert after the reconnection")
+        assert running(w, "cdc")
+        # changes the slot does not capture: heartbeats still move its position
+        bed.pg.sql("INSERT INTO busy SELECT generate_series(1, 1000)", db=db)
+        wal = bed.pg.sql("SELECT pg_current_wal_lsn()", db=db)[0][0]
+        wait_for(lambda: bed.pg.sql(f"SELECT confirmed_flush_lsn >= '{wal}' FROM "
+                                    f"pg_replication_slots WHERE database = '{db}'",
+                                    db=db) == [["t"]],
+                 timeout=60, what="the slot's flush position past the busy table's changes")
+        # the slot's lag, in bytes and seconds, on the metrics page
+        def lag(unit):
+            for line in w.get("/metrics").text.splitlines():
+                if line.startswith(f'tributary_postgres_slot_lag_{unit}{{connector="cdc"'):
+                    return float(line.split()[-1])
+            return None
+        busy_wal = int(bed.pg.sql(f"SELECT pg_current_wal_lsn() - '{wal}'", db=db)[0][0])
+        wait_for(lambda: lag("bytes") is not None and lag("bytes") < busy_wal + 65536,
+                 what="the slot's lag in bytes")
+        assert lag("seconds") is not None and lag("seconds") >= 0
+        beats = [(k, v) for t, k, v in reader.until(len(reader.records) + 2)
+                 if t.startswith("__debezium-heartbeat")]
+        assert beats and payload(beats[0][0]) == {"serverName": prefix}
+        assert beats[0][0]["schema"]["name"] == "io.debezium.connector.common.ServerNameKey"
+        assert beats[0][1]["schema"]["name"] == "io.debezium.connector.common.Heartbeat"
+        assert beats[0][0]["schema"]["version"] == beats[0][1]["schema"]["version"] == 1
+        assert set(payload(beats[0][1])) == {"ts_ms"}
+    finally:
+        reader.close()
+
+
+def test_dropped_slot_is_reported(cdc_db, start_worker, bed, tmp_path):
+    db = cdc_db
+    bed.pg.sql("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    folder = tmp_path / "w"
+    config = connector_config(bed, db, prefix)
+    w = start_cdc_worker(start_worker, bed, directory=folder)
+    start_connector(w, "cdc", config)
+    reader = Reader(bed, f"{prefix}.public.t")
+    try:
+        reader.until(1)
+        wait_for(lambda: w.get("/connectors/cdc/offsets").json()["offsets"],
+                 what="the snapshot recorded")
+    finally:
+        reader.close()
+    w.stop(signal.SIGKILL)
+    wait_for(lambda: slot_of(bed, db, "active") == "f", what="the slot released")
+    bed.pg.sql(f"SELECT pg_drop_replication_slot('{config['slot.name']}')", db=db)
+    w = start_cdc_worker(start_worker, bed, directory=folder)
+
+    def failed():
+        tasks = w.get("/connectors/cdc/status").json().get("tasks", [])
+        return tasks and tasks[0]["state"] == "FAILED" and tasks[0]["trace"]
+    trace = wait_for(failed, what="the task failed")
+    assert f"the replication slot {config['slot.name']} no longer exists" in trace
+    assert "snapshot.mode=when_needed" in trace
+
+
+def test_the_example_connector_runs(cdc_db, start_worker, bed):
+    example = json.loads((pathlib.Path(__file__).resolve().parents[2] / "examples" /
+                          "postgres-cdc" / "inventory.json").read_text())
+    db = cdc_db
+    bed.pg.sql("CREATE TABLE orders (id int PRIMARY KEY, total numeric(8,2)); "
+               "CREATE TABLE customers (id int PRIMARY KEY, name text); "
+               "CREATE TABLE audit (id int); INSERT INTO orders VALUES (1, 9.99)", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    config = {**example["config"], "database.hostname": bed.pg.host,
+              "database.port": str(bed.pg.port), "database.user": bed.pg.user,
+              "database.dbname": db, "topic.prefix": prefix,
+              "slot.name": f"s_{uuid.uuid4().hex[:20]}"}
+    w = start_worker(WORKER, env={"INVENTORY_DB_PASSWORD": bed.pg.password})
+    start_connector(w, example["name"], config)
+    reader = Reader(bed, f"{prefix}.public.orders", f"{prefix}.public.customers")
+    try:
+        reader.until(1)
+        wait_for(lambda: slot_of(bed, db, "active") == "t", what="the slot streaming")
+        bed.pg.sql("INSERT INTO customers VALUES (1, 'Ada'); INSERT INTO audit VALUES (1)",
+                   db=db)
+        records = reader.until(2)
+    finally:
+        reader.close()
+    assert [(t.split(".")[-1], payload(v)["op"]) for t, _, v in records] == [
+        ("orders", "r"), ("customers", "c")]
+
+
+JDBC_SINK = "io.debezium.connector.jdbc.JdbcSinkConnector"
+
+
+def test_cdc_to_jdbc_sink_copies_the_tables(cdc_db, start_worker, bed):
+    """PostgreSQL -> CDC -> Kafka -> the JDBC sink -> a second database: the
+    copy ends equal to the source, deletes included."""
+    w = start_cdc_worker(start_worker, bed)
+    if JDBC_SINK not in [p["class"] for p in w.get("/connector-plugins").json()]:
+        pytest.skip("this build has no JDBC sink")
+    db, copy = cdc_db, bed.pg.fresh_database("copy")
+    bed.pg.sql("CREATE TABLE items (id int PRIMARY KEY, name text); "
+               "INSERT INTO items SELECT g, 'n' || g FROM generate_series(1, 20) g", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    start_connector(w, "cdc", connector_config(bed, db, prefix))
+    sink = {"connector.class": JDBC_SINK, "topics": f"{prefix}.public.items",
+            "connection.url": f"jdbc:postgresql://{bed.pg.host}:{bed.pg.port}/{copy}",
+            "connection.username": bed.pg.user,
+            "connection.password": "${env:TB_TEST_PG_PASSWORD}",
+            "insert.mode": "upsert", "primary.key.mode": "record_key",
+            "delete.enabled": "true", "schema.evolution": "basic"}
+    start_connector(w, "copy", sink)
+    table = f"{prefix}_public_items"
+    wait_for(lambda: slot_of(bed, db, "active") == "t", what="the slot streaming")
+    bed.pg.sql("UPDATE items SET name = 'changed' WHERE id <= 5; DELETE FROM items "
+               "WHERE id > 15; INSERT INTO items VALUES (100, 'new')", db=db)
+    rows = "SELECT id, name FROM {} ORDER BY id"
+
+    def equal():
+        try:
+            return bed.pg.sql(rows.format(f'"{table}"'), db=copy) == bed.pg.sql(
+                rows.format("items"), db=db)
+        except RuntimeError:  # the sink has not created the table yet
+            return False
+    wait_for(equal, timeout=90, what="the copy equal to the source")
+
+
+def test_kill_9_mid_snapshot_takes_it_again(cdc_db, start_worker, bed, tmp_path):
+    db = cdc_db
+    rows = 30000
+    bed.pg.sql("CREATE TABLE big (id int PRIMARY KEY); "
+               f"INSERT INTO big SELECT generate_series(1, {rows})", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    folder = tmp_path / "w"
+    config = connector_config(bed, db, prefix, **{"max.batch.size": "50",
+                                                  "max.queue.size": "100"})
+    w = start_cdc_worker(start_worker, bed, directory=folder)
+    start_connector(w, "cdc", config)
+
+    def snapshot_offset():
+        offsets = w.get("/connectors/cdc/offsets").json()["offsets"]
+        return offsets[0]["offset"] if offsets else None
+    wait_for(lambda: snapshot_offset() is not None, interval=0.05,
+             what="part of the snapshot recorded")
+    assert snapshot_offset()["last_snapshot_record"] is False, "killed too late"
+    w.stop(signal.SIGKILL)
+    w = start_cdc_worker(start_worker, bed, directory=folder)
+    wait_for(lambda: (snapshot_offset() or {}).get("last_snapshot_record"), timeout=180,
+             what="the snapshot taken again, to its end")
+    bed.pg.sql(f"INSERT INTO big VALUES ({rows + 1})", db=db)
+    reader = Reader(bed, f"{prefix}.public.big")
+    try:
+        def streamed():
+            records = reader.until(len(reader.records) + 1, timeout=180)
+            return payload(records[-1][2])["op"] == "c"
+        wait_for(streamed, timeout=180, interval=0, what="the insert after the snapshot")
+    finally:
+        reader.close()
+    ids = [payload(k)["id"] for _, k, _ in reader.records]
+    # every row at least once, the insert once and after all of the second snapshot
+    assert set(ids) == set(range(1, rows + 2))
+    assert ids.count(rows + 1) == 1
+    assert [payload(v)["source"]["snapshot"] for _, _, v in reader.records].count("last") == 1

@@ -1,0 +1,363 @@
+/*
+ * The JDBC sink's parts: connection.url parsing and redaction, decimal and
+ * time zone text, validation messages, and the plugin itself against a
+ * SQLite file, driven through its callbacks with a fake task context.
+ */
+#include "tb_test.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "connectors/jdbc/tb_jdbc.h"
+
+extern const tb_plugin_t tb_jdbc_sink_plugin;
+
+static void test_postgres_url_maps_to_libpq(void **state)
+{
+    (void)state;
+    tb_jdbc_url_t url;
+    char reason[512] = "";
+    assert_int_equal(tb_jdbc_url_parse("jdbc:postgresql://h1:5433,h2/db%20x?user=u&"
+                                       "password=p%40ss&ssl=true&ApplicationName=app&"
+                                       "currentSchema=s",
+                                       &url, reason, sizeof(reason)),
+                     0);
+    assert_int_equal(url.kind, TB_JDBC_POSTGRES);
+    assert_string_equal(tb_jdbc_url_get(&url, "host"), "h1,h2");
+    assert_string_equal(tb_jdbc_url_get(&url, "port"), "5433,5432");
+    assert_string_equal(tb_jdbc_url_get(&url, "dbname"), "db x");
+    assert_string_equal(tb_jdbc_url_get(&url, "password"), "p@ss");
+    assert_string_equal(tb_jdbc_url_get(&url, "sslmode"), "require");
+    assert_string_equal(tb_jdbc_url_get(&url, "application_name"), "app");
+    assert_string_equal(tb_jdbc_url_get(&url, "options"), "-c search_path=s");
+    tb_jdbc_url_clear(&url);
+
+    assert_int_equal(
+        tb_jdbc_url_parse("jdbc:sqlite:/tmp/x.db", &url, reason, sizeof(reason)), 0);
+    assert_int_equal(url.kind, TB_JDBC_SQLITE);
+    assert_string_equal(url.path, "/tmp/x.db");
+    tb_jdbc_url_clear(&url);
+}
+
+/* A parameter without a libpq equivalent changes behaviour: refused by
+ * name, never ignored; a reason never holds the password. */
+static void test_url_refusals_name_the_problem(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *url;
+        const char *reason;
+    } cases[] = {
+        {"jdbc:postgresql://h/db?socketTimeout=5", "'socketTimeout' is not supported"},
+        {"jdbc:postgresql://u:pw@h/db", "use connection.user and connection.password"},
+        {"jdbc:postgresql:db", "expected jdbc:postgresql://"},
+        {"jdbc:postgresql://h:port/db", "the port 'port' is not a number"},
+        {"jdbc:mysql://h/db", "only jdbc:postgresql://"},
+        {"jdbc:sqlite:", "expected jdbc:sqlite:"},
+        {"jdbc:sqlite:/x.db?mode=ro", "not supported in a SQLite URL"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tb_jdbc_url_t url;
+        char reason[512] = "";
+        assert_int_equal(tb_jdbc_url_parse(cases[i].url, &url, reason, sizeof(reason)),
+                         -1);
+        assert_non_null(strstr(reason, cases[i].reason));
+        assert_null(strstr(reason, "pw"));
+    }
+}
+
+static void test_redaction_hides_passwords(void **state)
+{
+    (void)state;
+    char out[256];
+    tb_jdbc_url_redact("jdbc:postgresql://h/db?user=u&password=secret&sslpassword=k&x=1",
+                       out, sizeof(out));
+    assert_string_equal(out,
+                        "jdbc:postgresql://h/db?user=u&password=[hidden]&sslpassword="
+                        "[hidden]&x=1");
+    tb_jdbc_url_redact("jdbc:postgresql://u:pw@h/db", out, sizeof(out));
+    assert_string_equal(out, "jdbc:postgresql://[hidden]@h/db");
+    tb_jdbc_url_redact("jdbc:postgresql://h/db?password=secret", out, 20);
+    assert_null(strstr(out, "secret"));
+}
+
+static void test_decimal_text(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned char bytes[4];
+        size_t len;
+        int scale;
+        const char *text;
+    } cases[] = {
+        {{0x30, 0x39}, 2, 2, "123.45"},
+        {{0xCF, 0xC7}, 2, 3, "-12.345"},
+        {{0x01}, 1, 3, "0.001"},
+        {{0x00}, 1, 0, "0"},
+        {{0x7B}, 1, -2, "12300"},
+        {{0xFF}, 1, 0, "-1"},
+        {{0x80, 0, 0, 0}, 4, 0, "-2147483648"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *text = tb_jdbc_decimal_text(cases[i].bytes, cases[i].len, cases[i].scale);
+        assert_string_equal(text, cases[i].text);
+        free(text);
+    }
+}
+
+static void test_timezones(void **state)
+{
+    (void)state;
+    int minutes;
+    assert_int_equal(tb_jdbc_timezone_parse("UTC", &minutes), 0);
+    assert_int_equal(minutes, 0);
+    assert_int_equal(tb_jdbc_timezone_parse("+02:00", &minutes), 0);
+    assert_int_equal(minutes, 120);
+    assert_int_equal(tb_jdbc_timezone_parse("-05:30", &minutes), 0);
+    assert_int_equal(minutes, -330);
+    assert_int_equal(tb_jdbc_timezone_parse("UTC+01:00", &minutes), 0);
+    assert_int_equal(minutes, 60);
+    assert_int_equal(tb_jdbc_timezone_parse("Europe/Paris", &minutes), -1);
+    assert_int_equal(tb_jdbc_timezone_parse("+0230", &minutes), -1);
+    assert_int_equal(tb_jdbc_timezone_parse("+02:3", &minutes), -1);
+}
+
+/* The messages of Confluent's JDBC sink, on the key the user wrote. */
+static void test_validation_messages(void **state)
+{
+    (void)state;
+    const tb_config_table_t *tables[] = {&tb_jdbc_sink_table};
+    json_t *raw = json_pack("{s:s, s:s, s:s, s:s, s:s}", "connection.url",
+                            "jdbc:postgresql://h/db?password=hunter2&bogus=1",
+                            "insert.mode", "upsert", "pk.mode", "none", "delete.enabled",
+                            "true", "quote.sql.identifiers", "sometimes");
+    json_t *errors = json_object();
+    json_t *values = tb_config_parse(tables, 1, raw, errors);
+    tb_jdbc_sink_validate(values, errors);
+    const char *url =
+        json_string_value(json_array_get(json_object_get(errors, "connection.url"), 0));
+    assert_non_null(strstr(url, "password=[hidden]"));
+    assert_null(strstr(url, "hunter2"));
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(errors, "delete.enabled"), 0)),
+        "Primary key mode must be 'record_key' when delete support is enabled");
+    assert_non_null(strstr(
+        json_string_value(json_array_get(json_object_get(errors, "insert.mode"), 0)),
+        "requires key field names to be known"));
+    assert_string_equal(
+        json_string_value(
+            json_array_get(json_object_get(errors, "quote.sql.identifiers"), 0)),
+        "Invalid value sometimes for configuration quote.sql.identifiers: "
+        "No matching QuoteMethod found for 'sometimes'");
+    json_decref(values);
+    json_decref(errors);
+    json_decref(raw);
+}
+
+/* ---- the plugin against SQLite ---- */
+
+typedef struct {
+    int failed;
+    char reason[512];
+    int64_t retry_ms;
+} fake_t;
+
+static void record_failed(void *runtime, const tb_sink_record_t *record,
+                          const char *reason)
+{
+    fake_t *f = runtime;
+    (void)record;
+    f->failed++;
+    snprintf(f->reason, sizeof(f->reason), "%s", reason);
+}
+
+static void retry_after(void *runtime, int64_t ms)
+{
+    ((fake_t *)runtime)->retry_ms = ms;
+}
+
+typedef struct {
+    char path[64];
+    fake_t fake;
+    tb_task_context_t ctx;
+    void *task;
+    tb_schema_t *schema;
+    tb_value_t *values[8];
+    tb_sink_record_t records[8];
+} fixture_t;
+
+static int setup(void **state)
+{
+    fixture_t *f = calloc(1, sizeof(*f));
+    snprintf(f->path, sizeof(f->path), "/tmp/tb_jdbc_test_XXXXXX");
+    close(mkstemp(f->path));
+    f->ctx = (tb_task_context_t){.connector = "c",
+                                 .task = 0,
+                                 .record_failed = record_failed,
+                                 .retry_after = retry_after,
+                                 .runtime = &f->fake};
+    f->schema = tb_schema_new(TB_TYPE_STRUCT);
+    tb_schema_t *name = tb_schema_new(TB_TYPE_STRING);
+    tb_schema_set_optional(name, true);
+    tb_schema_add_field(f->schema, "id", tb_schema_new(TB_TYPE_INT32));
+    tb_schema_add_field(f->schema, "name", name);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *f = *state;
+    if (f->task != NULL) {
+        tb_jdbc_sink_plugin.task_stop(f->task);
+    }
+    for (size_t i = 0; i < 8; i++) {
+        tb_value_free(f->values[i]);
+    }
+    tb_schema_decref(f->schema);
+    unlink(f->path);
+    free(f);
+    return 0;
+}
+
+static void start(fixture_t *f, const char *extra_key, const char *extra_value)
+{
+    char url[128], errstr[512] = "";
+    snprintf(url, sizeof(url), "jdbc:sqlite:%s", f->path);
+    json_t *config =
+        json_pack("{s:s, s:s}", "connection.url", url, "auto.create", "true");
+    if (extra_key != NULL) {
+        json_object_set_new(config, extra_key, json_string(extra_value));
+    }
+    int rc =
+        tb_jdbc_sink_plugin.task_start(&f->ctx, config, &f->task, errstr, sizeof(errstr));
+    json_decref(config);
+    assert_int_equal(rc, 0);
+}
+
+/* Record i of the fixture: id and name (NULL: null), at offset. */
+static void record(fixture_t *f, size_t i, int id, const char *name, int64_t offset)
+{
+    tb_value_free(f->values[i]);
+    f->values[i] = tb_value_struct(f->schema);
+    tb_value_struct_set(f->values[i], "id", tb_value_int(TB_TYPE_INT32, id));
+    if (name != NULL) {
+        tb_value_struct_set(f->values[i], "name", tb_value_string(name, strlen(name)));
+    }
+    f->records[i] = (tb_sink_record_t){.topic = "orders",
+                                       .partition = 0,
+                                       .offset = offset,
+                                       .value_schema = f->schema,
+                                       .value_data = f->values[i]};
+}
+
+static int count_rows(const fixture_t *f, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *stmt = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &stmt, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
+    int n = sqlite3_column_int(stmt, 0);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return n;
+}
+
+/* A put is one transaction with its offsets: open() finds them, and the
+ * same records put again (a retry after a lost commit answer, or a task
+ * that lost its partition) are not written twice. */
+static void test_put_again_writes_nothing_twice(void **state)
+{
+    fixture_t *f = *state;
+    char errstr[512] = "";
+    start(f, NULL, NULL);
+    for (size_t i = 0; i < 3; i++) {
+        record(f, i, (int)i, "x", 10 + (int64_t)i);
+    }
+    assert_int_equal(
+        tb_jdbc_sink_plugin.put(f->task, f->records, 3, errstr, sizeof(errstr)), 0);
+    tb_sink_partition_t parts[2] = {{.topic = "orders", .partition = 0, .offset = -1},
+                                    {.topic = "orders", .partition = 1, .offset = -1}};
+    assert_int_equal(tb_jdbc_sink_plugin.open(f->task, parts, 2, errstr, sizeof(errstr)),
+                     0);
+    assert_int_equal(parts[0].offset, 13);
+    assert_int_equal(parts[1].offset, -1);
+
+    record(f, 3, 3, "y", 13);
+    assert_int_equal(
+        tb_jdbc_sink_plugin.put(f->task, f->records + 1, 3, errstr, sizeof(errstr)), 0);
+    assert_int_equal(count_rows(f, "SELECT count(*) FROM \"orders\""), 4);
+    assert_int_equal(count_rows(f, "SELECT count(DISTINCT id) FROM \"orders\""), 4);
+    assert_int_equal(f->fake.failed, 0);
+}
+
+/* A row the database refuses goes to record_failed with its reason; the
+ * rest of the put is written. */
+static void test_refused_row_is_reported_and_the_rest_written(void **state)
+{
+    fixture_t *f = *state;
+    char errstr[512] = "";
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "CREATE TABLE \"orders\" (id INTEGER NOT NULL, "
+                                  "name TEXT NOT NULL)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    start(f, NULL, NULL);
+    record(f, 0, 1, "a", 0);
+    record(f, 1, 2, NULL, 1);
+    record(f, 2, 3, "c", 2);
+    f->records[3] = (tb_sink_record_t){.topic = "orders", .partition = 0, .offset = 3};
+    assert_int_equal(
+        tb_jdbc_sink_plugin.put(f->task, f->records, 4, errstr, sizeof(errstr)), 0);
+    assert_int_equal(count_rows(f, "SELECT count(*) FROM \"orders\""), 2);
+    assert_int_equal(f->fake.failed, 2);
+    assert_non_null(strstr(f->fake.reason, "struct with a schema")); /* the tombstone */
+    assert_int_equal(
+        count_rows(f, "SELECT next_offset FROM \"__tributary_sink_offsets\""), 4);
+}
+
+/* Without auto.evolve a new field stops the task with Confluent's reason. */
+static void test_missing_column_without_auto_evolve(void **state)
+{
+    fixture_t *f = *state;
+    char errstr[512] = "";
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "CREATE TABLE \"orders\" (id INTEGER)", NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    start(f, NULL, NULL);
+    record(f, 0, 1, "a", 0);
+    assert_int_equal(
+        tb_jdbc_sink_plugin.put(f->task, f->records, 1, errstr, sizeof(errstr)), -1);
+    assert_non_null(strstr(errstr,
+                           "Table orders is missing fields (name) and auto-evolution is "
+                           "disabled"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_postgres_url_maps_to_libpq),
+        cmocka_unit_test(test_url_refusals_name_the_problem),
+        cmocka_unit_test(test_redaction_hides_passwords),
+        cmocka_unit_test(test_decimal_text),
+        cmocka_unit_test(test_timezones),
+        cmocka_unit_test(test_validation_messages),
+        cmocka_unit_test_setup_teardown(test_put_again_writes_nothing_twice, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_refused_row_is_reported_and_the_rest_written,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_column_without_auto_evolve, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,736 @@
+/* The PostgreSQL change data capture source's pure parts: the pgoutput
+ * decoder, the type mapping, Debezium's envelope as JsonConverter writes
+ * it, the change events and the config. */
+#include "tb_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "connectors/converters/tb_converter.h"
+#include "connectors/postgres/tb_pg_config.h"
+#include "connectors/postgres/tb_pg_envelope.h"
+#include "connectors/postgres/tb_pg_events.h"
+#include "connectors/postgres/tb_pg_records.h"
+#include "connectors/postgres/tb_pg_relation.h"
+#include "connectors/postgres/tb_pg_types.h"
+#include "connectors/postgres/tb_pgoutput.h"
+#include "connectors/runtime/tb_connector_config.h"
+#include "connectors/runtime/tb_plugin.h"
+
+/* A message under construction, written as on the wire. */
+typedef struct {
+    uint8_t data[1024];
+    size_t len;
+} wire_t;
+
+static void put(wire_t *w, uint64_t v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        w->data[w->len++] = (uint8_t)(v >> (8 * (n - 1 - i)));
+    }
+}
+
+static void put_string(wire_t *w, const char *s)
+{
+    memcpy(w->data + w->len, s, strlen(s) + 1);
+    w->len += strlen(s) + 1;
+}
+
+static void put_text(wire_t *w, const char *s)
+{
+    put(w, 't', 1);
+    put(w, strlen(s), 4);
+    memcpy(w->data + w->len, s, strlen(s));
+    w->len += strlen(s);
+}
+
+static void decode(const wire_t *w, tb_pgoutput_msg_t *m)
+{
+    char errstr[256] = "";
+    if (tb_pgoutput_decode(w->data, w->len, m, errstr, sizeof(errstr)) != 0) {
+        fail_msg("%s", errstr);
+    }
+}
+
+static void test_pgoutput_messages(void **state)
+{
+    (void)state;
+    tb_pgoutput_msg_t m = {0};
+    wire_t w = {.len = 0};
+
+    put(&w, 'B', 1);
+    put(&w, 0x16B3748, 8);
+    put(&w, 1000, 8);
+    put(&w, 731, 4);
+    decode(&w, &m);
+    assert_int_equal(m.kind, TB_PGOUTPUT_BEGIN);
+    assert_int_equal(m.lsn, 0x16B3748);
+    assert_int_equal(m.xid, 731);
+
+    w.len = 0;
+    put(&w, 'R', 1);
+    put(&w, 16384, 4);
+    put_string(&w, "public");
+    put_string(&w, "items");
+    put(&w, 'f', 1);
+    put(&w, 2, 2);
+    put(&w, 1, 1);
+    put_string(&w, "id");
+    put(&w, 23, 4);
+    put(&w, 0xffffffff, 4);
+    put(&w, 0, 1);
+    put_string(&w, "name");
+    put(&w, 25, 4);
+    put(&w, 0xffffffff, 4);
+    decode(&w, &m);
+    assert_int_equal(m.kind, TB_PGOUTPUT_RELATION);
+    assert_int_equal(m.relid, 16384);
+    assert_string_equal(m.nspname, "public");
+    assert_string_equal(m.relname, "items");
+    assert_int_equal(m.replica_identity, 'f');
+    assert_int_equal(m.ncolumns, 2);
+    assert_string_equal(m.columns[1].name, "name");
+    assert_int_equal(m.columns[0].flags, 1);
+    assert_int_equal(m.columns[0].typmod, -1);
+
+    /* an update with the old row (REPLICA IDENTITY FULL) */
+    w.len = 0;
+    put(&w, 'U', 1);
+    put(&w, 16384, 4);
+    put(&w, 'O', 1);
+    put(&w, 2, 2);
+    put_text(&w, "1");
+    put(&w, 'n', 1);
+    put(&w, 'N', 1);
+    put(&w, 2, 2);
+    put_text(&w, "1");
+    put(&w, 'u', 1);
+    decode(&w, &m);
+    assert_int_equal(m.kind, TB_PGOUTPUT_UPDATE);
+    assert_int_equal(m.old_kind, 'O');
+    assert_int_equal(m.old_tuple.columns[1].kind, 'n');
+    assert_int_equal(m.new_tuple.columns[0].len, 1);
+    assert_memory_equal(m.new_tuple.columns[0].data, "1", 1);
+    assert_int_equal(m.new_tuple.columns[1].kind, 'u');
+
+    /* a delete with the old key */
+    w.len = 0;
+    put(&w, 'D', 1);
+    put(&w, 16384, 4);
+    put(&w, 'K', 1);
+    put(&w, 2, 2);
+    put_text(&w, "7");
+    put(&w, 'n', 1);
+    decode(&w, &m);
+    assert_int_equal(m.old_kind, 'K');
+    assert_memory_equal(m.old_tuple.columns[0].data, "7", 1);
+
+    w.len = 0;
+    put(&w, 'T', 1);
+    put(&w, 2, 4);
+    put(&w, 1, 1);
+    put(&w, 16384, 4);
+    put(&w, 16390, 4);
+    decode(&w, &m);
+    assert_int_equal(m.nrelids, 2);
+    assert_int_equal(m.relids[1], 16390);
+
+    w.len = 0;
+    put(&w, 'C', 1);
+    put(&w, 0, 1);
+    put(&w, 0x16B3748, 8);
+    put(&w, 0x16B3778, 8);
+    put(&w, 1000, 8);
+    decode(&w, &m);
+    assert_int_equal(m.kind, TB_PGOUTPUT_COMMIT);
+    assert_int_equal(m.end_lsn, 0x16B3778);
+
+    /* a truncated insert is an error, not a read past the end */
+    w.len = 0;
+    put(&w, 'I', 1);
+    put(&w, 16384, 4);
+    put(&w, 'N', 1);
+    put(&w, 1, 2);
+    put(&w, 't', 1);
+    put(&w, 100, 4);
+    char errstr[256];
+    assert_int_equal(tb_pgoutput_decode(w.data, w.len, &m, errstr, sizeof(errstr)), -1);
+    assert_non_null(strstr(errstr, "malformed pgoutput message 'I'"));
+    tb_pgoutput_msg_clear(&m);
+}
+
+static void test_replication_frames(void **state)
+{
+    (void)state;
+    wire_t w = {.len = 0};
+    tb_pg_frame_t f;
+    char errstr[128];
+    put(&w, 'k', 1);
+    put(&w, 0x2000, 8);
+    put(&w, 5, 8);
+    put(&w, 1, 1);
+    assert_int_equal(tb_pg_frame_parse(w.data, w.len, &f, errstr, sizeof(errstr)), 0);
+    assert_int_equal(f.kind, 'k');
+    assert_int_equal(f.wal_end, 0x2000);
+    assert_true(f.reply_requested);
+
+    w.len = 0;
+    put(&w, 'w', 1);
+    put(&w, 0x1000, 8);
+    put(&w, 0x2000, 8);
+    put(&w, 5, 8);
+    put(&w, 'B', 1);
+    assert_int_equal(tb_pg_frame_parse(w.data, w.len, &f, errstr, sizeof(errstr)), 0);
+    assert_int_equal(f.wal_start, 0x1000);
+    assert_int_equal(f.data_len, 1);
+
+    uint8_t status[TB_PG_STATUS_LEN];
+    tb_pg_status_update(status, 0x0102030405060708ULL, 0, true);
+    assert_int_equal(status[0], 'r');
+    assert_int_equal(status[1], 1);
+    assert_int_equal(status[16], 8);
+    assert_int_equal(status[33], 1);
+
+    char text[32];
+    uint64_t lsn;
+    tb_pg_lsn_format(0x16B3748, text, sizeof(text));
+    assert_string_equal(text, "0/16B3748");
+    assert_int_equal(tb_pg_lsn_parse("1/A0", &lsn), 0);
+    assert_int_equal(lsn, 0x1000000A0ULL);
+    assert_int_equal(tb_pg_lsn_parse("nope", &lsn), -1);
+}
+
+/* The value of text under type oid (typmod) and modes, as JSON text of
+ * JsonConverter's payload (schemas off). */
+static char *json_of(const tb_schema_t *schema, const tb_value_t *value)
+{
+    char errstr[256] = "";
+    json_t *settings = json_pack("{s:s}", "schemas.enable", "false");
+    tb_converter_t *c = tb_converter_create("org.apache.kafka.connect.json.JsonConverter",
+                                            settings, false, errstr, sizeof(errstr));
+    json_decref(settings);
+    void *out = NULL;
+    size_t len = 0;
+    if (c == NULL || tb_converter_from_typed(c, "t", schema, value, &out, &len, errstr,
+                                             sizeof(errstr)) != 0) {
+        fail_msg("%s", errstr);
+    }
+    tb_converter_destroy(c);
+    char *text = malloc(len + 1);
+    memcpy(text, out, len);
+    text[len] = '\0';
+    free(out);
+    return text;
+}
+
+static void check_value(uint32_t oid, int32_t typmod, tb_pg_modes_t modes,
+                        const char *text, const char *schema_name, const char *expected)
+{
+    char errstr[256] = "";
+    tb_pg_type_t t = {.oid = oid, .typmod = typmod, .elem_oid = tb_pg_array_elem(oid)};
+    tb_schema_t *schema = tb_pg_type_schema(&t, &modes, errstr, sizeof(errstr));
+    tb_value_t *value = NULL;
+    if (schema == NULL || tb_pg_type_value(&t, schema, &modes, text, strlen(text), &value,
+                                           errstr, sizeof(errstr)) != 0) {
+        fail_msg("%s: %s", text, errstr);
+    }
+    if (schema_name != NULL) {
+        assert_string_equal(tb_schema_name(schema), schema_name);
+    }
+    char *json = json_of(schema, value);
+    if (strcmp(json, expected) != 0) {
+        fail_msg("%s under oid %u: %s, expected %s", text, oid, json, expected);
+    }
+    free(json);
+    tb_value_free(value);
+    tb_schema_decref(schema);
+}
+
+#define NUMERIC_10_2 ((10 << 16 | 2) + 4)
+
+static void test_types_under_modes(void **state)
+{
+    (void)state;
+    tb_pg_modes_t dflt = {0};
+    tb_pg_modes_t connect = {.time = TB_PG_TIME_CONNECT};
+    tb_pg_modes_t micro = {.time = TB_PG_TIME_ADAPTIVE_MICROSECONDS};
+    tb_pg_modes_t dbl = {.decimal = TB_PG_DECIMAL_DOUBLE};
+    tb_pg_modes_t str = {.decimal = TB_PG_DECIMAL_STRING};
+    tb_pg_modes_t b64 = {.binary = TB_PG_BINARY_BASE64};
+    tb_pg_modes_t hex = {.binary = TB_PG_BINARY_HEX};
+    tb_pg_modes_t url = {.binary = TB_PG_BINARY_BASE64_URL_SAFE};
+
+    check_value(23, -1, dflt, "-42", NULL, "-42");
+    check_value(21, -1, dflt, "7", NULL, "7");
+    check_value(16, -1, dflt, "t", NULL, "true");
+    check_value(701, -1, dflt, "1.5", NULL, "1.5");
+    /* numeric(10,2): Decimal, 123.45 is 12345 = 0x3039 */
+    check_value(1700, NUMERIC_10_2, dflt, "123.45",
+                "org.apache.kafka.connect.data.Decimal", "\"MDk=\"");
+    check_value(1700, NUMERIC_10_2, dflt, "-1.5", NULL, "\"/2o=\"");
+    check_value(1700, -1, dflt, "1.005", "io.debezium.data.VariableScaleDecimal",
+                "{\"scale\":3,\"value\":\"A+0=\"}");
+    check_value(1700, NUMERIC_10_2, dbl, "123.45", NULL, "123.45");
+    check_value(1700, NUMERIC_10_2, str, "123.45", NULL, "\"123.45\"");
+    /* 2024-01-02 is day 19724 */
+    check_value(1082, -1, dflt, "2024-01-02", "io.debezium.time.Date", "19724");
+    check_value(1082, -1, connect, "2024-01-02", "org.apache.kafka.connect.data.Date",
+                "19724");
+    check_value(1082, -1, dflt, "1969-12-31", NULL, "-1");
+    check_value(1083, -1, dflt, "10:00:00.5", "io.debezium.time.MicroTime",
+                "36000500000");
+    check_value(1083, 3, dflt, "10:00:00.5", "io.debezium.time.Time", "36000500");
+    check_value(1083, 3, micro, "10:00:00.5", "io.debezium.time.MicroTime",
+                "36000500000");
+    check_value(1083, -1, connect, "10:00:00.5", "org.apache.kafka.connect.data.Time",
+                "36000500");
+    check_value(1114, -1, dflt, "2024-01-02 03:04:05.123456",
+                "io.debezium.time.MicroTimestamp", "1704164645123456");
+    check_value(1114, 3, dflt, "2024-01-02 03:04:05.123", "io.debezium.time.Timestamp",
+                "1704164645123");
+    check_value(1114, -1, connect, "2024-01-02 03:04:05.123456",
+                "org.apache.kafka.connect.data.Timestamp", "1704164645123");
+    check_value(1184, -1, dflt, "2024-01-02 03:04:05.1+00",
+                "io.debezium.time.ZonedTimestamp", "\"2024-01-02T03:04:05.100000Z\"");
+    check_value(1184, 0, dflt, "2024-01-02 05:04:05+02", NULL,
+                "\"2024-01-02T03:04:05Z\"");
+    check_value(114, -1, dflt, "{\"a\": 1}", "io.debezium.data.Json",
+                "\"{\\\"a\\\": 1}\"");
+    check_value(3802, -1, dflt, "{}", "io.debezium.data.Json", "\"{}\"");
+    check_value(2950, -1, dflt, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+                "io.debezium.data.Uuid", "\"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11\"");
+    check_value(17, -1, dflt, "\\x00ff10", NULL, "\"AP8Q\"");
+    check_value(17, -1, b64, "\\x00ff10", NULL, "\"AP8Q\"");
+    check_value(17, -1, hex, "\\x00ff10", NULL, "\"00ff10\"");
+    check_value(17, -1, url, "\\xfbff", NULL, "\"-_8=\"");
+    check_value(1007, -1, dflt, "{1,NULL,3}", NULL, "[1,null,3]");
+    check_value(1183, -1, connect, "{10:00:00.5}", NULL, "[36000500000]");
+    check_value(1182, -1, connect, "{2024-01-02,NULL}", NULL, "[19724,null]");
+    check_value(1186, -1, dflt, "P1Y2M3DT4H5M6.5S", "io.debezium.time.MicroDuration",
+                "37091106500000");
+    check_value(1186, -1, dflt, "P-1D", NULL, "-86400000000");
+    check_value(1266, -1, dflt, "10:00:00.5+02", "io.debezium.time.ZonedTime",
+                "\"08:00:00.5Z\"");
+    check_value(1266, -1, dflt, "23:30:00-01", NULL, "\"00:30:00Z\"");
+    check_value(790, -1, dflt, "$1,234.56", "org.apache.kafka.connect.data.Decimal",
+                "\"AeJA\"");
+    check_value(790, -1, dflt, "-$1.50", NULL, "\"/2o=\"");
+    check_value(790, -1, dbl, "$1,234.56", NULL, "1234.56");
+    check_value(3904, -1, dflt, "[1,5)", NULL, "\"[1,5)\"");
+    check_value(1009, -1, dflt, "{\"a b\",\"c\\\"d\",NULL,\"NULL\"}", NULL,
+                "[\"a b\",\"c\\\"d\",null,\"NULL\"]");
+
+    /* an enum: Debezium's Enum with its labels */
+    char errstr[256];
+    tb_pg_type_t mood = {.oid = 90000, .typmod = -1, .enum_labels = "sad,ok,happy"};
+    tb_schema_t *s = tb_pg_type_schema(&mood, &dflt, errstr, sizeof(errstr));
+    assert_string_equal(tb_schema_name(s), "io.debezium.data.Enum");
+    assert_string_equal(tb_schema_parameter(s, "allowed"), "sad,ok,happy");
+    tb_schema_decref(s);
+
+    /* defaults as Debezium writes them into schemas: a constant's value, a
+     * generated value's placeholder, none for a null */
+    struct {
+        uint32_t oid;
+        const char *expr;
+        const char *json; /* NULL: no default */
+    } defaults[] = {
+        {23, "nextval('items_id_seq'::regclass)", "0"},
+        {23, "'-1'::integer", "-1"},
+        {25, "'abc'::text", "\"abc\""},
+        {25, "NULL::text", NULL},
+        {16, "true", "true"},
+        {1700, "12.5", "12.5"},
+        {1184, "now()", "\"1970-01-01T00:00:00.000000Z\""},
+        {1082, "CURRENT_DATE", "0"},
+        {17, "'\\x00'::bytea", NULL},
+    };
+    tb_pg_modes_t doubles = {.decimal = TB_PG_DECIMAL_DOUBLE};
+    for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+        tb_pg_type_t t = {.oid = defaults[i].oid, .typmod = -1};
+        tb_schema_t *schema = tb_pg_type_schema(&t, &doubles, errstr, sizeof(errstr));
+        tb_value_t *v = tb_pg_type_default(&t, schema, &doubles, defaults[i].expr);
+        if (defaults[i].json == NULL) {
+            assert_null(v);
+        } else {
+            char *json = json_of(schema, v);
+            assert_string_equal(json, defaults[i].json);
+            free(json);
+        }
+        tb_value_free(v);
+        tb_schema_decref(schema);
+    }
+
+    /* a type without a mapping is an error naming it */
+    tb_pg_type_t tsvector = {.oid = 3614, .typmod = -1, .name = "tsvector"};
+    assert_null(tb_pg_type_schema(&tsvector, &dflt, errstr, sizeof(errstr)));
+    assert_non_null(strstr(errstr, "type tsvector (oid 3614) is not supported"));
+}
+
+/* A relation srv.public.items (id int4 primary key, name text, price
+ * numeric(10,2)). */
+static tb_pg_relation_t *items(tb_schema_t *source, const tb_pg_filter_t *filter,
+                               const tb_pg_modes_t *modes)
+{
+    char errstr[256] = "";
+    tb_pg_column_info_t cols[] = {
+        {.name = "id",
+         .type = {.oid = 23, .typmod = -1},
+         .not_null = true,
+         .primary_key = true},
+        {.name = "name", .type = {.oid = 25, .typmod = -1}},
+        {.name = "price", .type = {.oid = 1700, .typmod = NUMERIC_10_2}},
+    };
+    tb_pg_relation_ctx_t ctx = {
+        .prefix = "srv", .modes = modes, .filter = filter, .source_schema = source};
+    tb_pg_relation_t *r = tb_pg_relation_build(&ctx, 16384, "public", "items", cols, 3,
+                                               cols, 3, errstr, sizeof(errstr));
+    if (r == NULL) {
+        fail_msg("%s", errstr);
+    }
+    return r;
+}
+
+static tb_pg_filter_t *filter_of(const char *config)
+{
+    char errstr[256] = "";
+    tb_pg_options_t o;
+    json_t *raw = json_loads(config, 0, NULL);
+    if (tb_pg_options_parse(raw, &o, errstr, sizeof(errstr)) != 0) {
+        fail_msg("%s", errstr);
+    }
+    tb_pg_filter_t *f = tb_pg_filter_create(o.values, errstr, sizeof(errstr));
+    tb_pg_options_release(&o);
+    json_decref(raw);
+    return f;
+}
+
+#define BASE_CONFIG                                                                      \
+    "\"database.hostname\":\"h\",\"database.user\":\"u\",\"database.dbname\":\"d\","     \
+    "\"topic.prefix\":\"srv\""
+
+static char *schema_json(const tb_schema_t *schema, const tb_value_t *value)
+{
+    char errstr[256] = "";
+    tb_converter_t *c = tb_converter_create("org.apache.kafka.connect.json.JsonConverter",
+                                            NULL, false, errstr, sizeof(errstr));
+    void *out = NULL;
+    size_t len = 0;
+    if (c == NULL || tb_converter_from_typed(c, "t", schema, value, &out, &len, errstr,
+                                             sizeof(errstr)) != 0) {
+        fail_msg("%s", errstr);
+    }
+    tb_converter_destroy(c);
+    char *text = malloc(len + 1);
+    memcpy(text, out, len);
+    text[len] = '\0';
+    free(out);
+    return text;
+}
+
+static void test_envelope_as_debezium_writes_it(void **state)
+{
+    (void)state;
+    char errstr[256] = "";
+    tb_pg_modes_t modes = {0};
+    tb_schema_t *source = tb_pg_source_schema();
+    tb_pg_filter_t *filter = filter_of("{" BASE_CONFIG "}");
+    tb_pg_relation_t *r = items(source, filter, &modes);
+    tb_pg_cell_t cells[] = {
+        {.data = "1", .len = 1}, {.data = "a", .len = 1}, {.data = NULL}};
+
+    tb_value_t *key = NULL;
+    assert_int_equal(
+        tb_pg_relation_row(r, &modes, cells, 3, true, &key, errstr, sizeof(errstr)), 0);
+    char *json = schema_json(r->key_schema, key);
+    assert_string_equal(json, "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":"
+                              "\"int32\",\"optional\":false,\"field\":\"id\"}],"
+                              "\"optional\":false,\"name\":\"srv.public.items.Key\"},"
+                              "\"payload\":{\"id\":1}}");
+    free(json);
+    tb_value_free(key);
+
+    tb_value_t *after = NULL;
+    assert_int_equal(
+        tb_pg_relation_row(r, &modes, cells, 3, false, &after, errstr, sizeof(errstr)),
+        0);
+    tb_pg_source_t info = {.name = "srv",
+                           .db = "d",
+                           .schema = "public",
+                           .table = "items",
+                           .snapshot = "false",
+                           .sequence = "[\"100\",\"200\"]",
+                           .ts_us = 1700000000123456,
+                           .tx_id = 731,
+                           .lsn = 200,
+                           .xmin = -1};
+    tb_value_t *envelope =
+        tb_pg_envelope_value(r->envelope_schema, 'c', NULL, after,
+                             tb_pg_source_value(source, &info), 1700000001000000);
+    json = schema_json(r->envelope_schema, envelope);
+    json_t *doc = json_loads(json, 0, NULL);
+    json_t *schema = json_object_get(doc, "schema");
+    assert_string_equal(json_string_value(json_object_get(schema, "name")),
+                        "srv.public.items.Envelope");
+    assert_int_equal(json_integer_value(json_object_get(schema, "version")), 2);
+    const char *fields[] = {"before", "after", "source", "transaction",
+                            "op",     "ts_ms", "ts_us",  "ts_ns"};
+    json_t *list = json_object_get(schema, "fields");
+    assert_int_equal(json_array_size(list), 8);
+    for (size_t i = 0; i < 8; i++) {
+        assert_string_equal(
+            json_string_value(json_object_get(json_array_get(list, i), "field")),
+            fields[i]);
+    }
+    json_t *value_schema = json_array_get(list, 1);
+    assert_string_equal(json_string_value(json_object_get(value_schema, "name")),
+                        "srv.public.items.Value");
+    assert_true(json_is_true(json_object_get(value_schema, "optional")));
+    json_t *price = json_array_get(json_object_get(value_schema, "fields"), 2);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(price, "parameters"),
+                                          "connect.decimal.precision")),
+        "10");
+    json_t *src = json_array_get(list, 2);
+    assert_string_equal(json_string_value(json_object_get(src, "name")),
+                        "io.debezium.connector.postgresql.Source");
+    json_t *snapshot = json_array_get(json_object_get(src, "fields"), 4);
+    assert_string_equal(json_string_value(json_object_get(snapshot, "default")), "false");
+    assert_string_equal(
+        json_string_value(
+            json_object_get(json_object_get(snapshot, "parameters"), "allowed")),
+        "true,first,first_in_data_collection,last_in_data_collection,last,"
+        "false,incremental");
+
+    char *payload = json_dumps(json_object_get(doc, "payload"), JSON_COMPACT);
+    assert_string_equal(
+        payload,
+        "{\"before\":null,\"after\":{\"id\":1,\"name\":\"a\",\"price\":null},"
+        "\"source\":{\"version\":\"" TB_PG_DEBEZIUM_VERSION
+        "\",\"connector\":\"postgresql\","
+        "\"name\":\"srv\",\"ts_ms\":1700000000123,\"snapshot\":\"false\",\"db\":\"d\","
+        "\"sequence\":\"[\\\"100\\\",\\\"200\\\"]\",\"ts_us\":1700000000123456,"
+        "\"ts_ns\":1700000000123456000,\"schema\":\"public\",\"table\":\"items\","
+        "\"txId\":731,\"lsn\":200,\"xmin\":null},\"transaction\":null,\"op\":\"c\","
+        "\"ts_ms\":1700000001000,\"ts_us\":1700000001000000,\"ts_ns\":"
+        "1700000001000000000}");
+    free(payload);
+    json_decref(doc);
+    free(json);
+    tb_value_free(envelope);
+    tb_pg_relation_free(r);
+    tb_pg_filter_destroy(filter);
+    tb_schema_decref(source);
+}
+
+static void test_events_and_offsets(void **state)
+{
+    (void)state;
+    char errstr[256] = "";
+    tb_pg_options_t o;
+    json_t *raw = json_loads(
+        "{" BASE_CONFIG ",\"column.exclude.list\":\"public.items.price\"}", 0, NULL);
+    assert_int_equal(tb_pg_options_parse(raw, &o, errstr, sizeof(errstr)), 0);
+    assert_true(o.tombstones);
+    assert_int_equal(o.skipped, TB_PG_SKIP_TRUNCATE); /* Debezium skips truncates */
+    tb_pg_filter_t *filter = tb_pg_filter_create(o.values, errstr, sizeof(errstr));
+    tb_schema_t *source = tb_pg_source_schema();
+    tb_pg_relation_t *r = items(source, filter, &o.modes);
+    assert_int_equal(tb_schema_field_count(r->value_schema), 2); /* price excluded */
+    tb_pg_queue_t q = {0};
+    tb_pg_events_t ev = {.queue = &q, .options = &o, .source_schema = source};
+    tb_pg_position_t p = {
+        .lsn = 200, .lsn_commit = 100, .tx_id = 7, .ts_us = 1, .message_type = "UPDATE"};
+    tb_pg_cell_t old_row[] = {{.data = "1", .len = 1}, {.data = NULL}, {.data = NULL}};
+    tb_pg_cell_t new_row[] = {
+        {.data = "2", .len = 1}, {.data = "b", .len = 1}, {.data = NULL}};
+
+    /* the key changed: delete, tombstone, create */
+    tb_pg_change_t change = {.op = 'u',
+                             .before = old_row,
+                             .nbefore = 3,
+                             .after = new_row,
+                             .nafter = 3,
+                             .marker = "false"};
+    assert_int_equal(tb_pg_event_change(&ev, r, "t", &change, &p, errstr, sizeof(errstr)),
+                     0);
+    assert_int_equal(q.count, 3);
+    tb_source_record_t out[4];
+    assert_int_equal(tb_pg_queue_drain(&q, out, 4, NULL, false), 3);
+    const tb_value_t *op = tb_value_struct_get(out[0].value_data, "op");
+    assert_string_equal(tb_value_text(op, NULL), "d");
+    assert_null(out[1].value_data); /* the tombstone */
+    assert_int_equal(tb_value_int64(tb_value_struct_get(out[1].key_data, "id")), 1);
+    assert_string_equal(tb_value_text(tb_value_struct_get(out[2].value_data, "op"), NULL),
+                        "c");
+    /* the old row's non-key NOT NULL-less columns stay null */
+    const tb_value_t *before = tb_value_struct_get(out[0].value_data, "before");
+    assert_null(tb_value_struct_get(before, "name"));
+    /* the last record carries Debezium's offset */
+    char *offset = json_dumps(out[2].source_offset, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(offset, "{\"lsn\":200,\"lsn_commit\":100,\"lsn_proc\":200,"
+                                "\"messageType\":\"UPDATE\",\"ts_usec\":1,\"txId\":7}");
+    free(offset);
+    for (int i = 0; i < 3; i++) {
+        tb_schema_decref(out[i].key_schema);
+        tb_value_free(out[i].key_data);
+        tb_schema_decref(out[i].value_schema);
+        tb_value_free(out[i].value_data);
+        json_decref(out[i].source_offset);
+        json_decref(out[i].source_partition);
+    }
+
+    /* without tombstones a delete is one record */
+    o.tombstones = false;
+    change =
+        (tb_pg_change_t){.op = 'd', .before = old_row, .nbefore = 3, .marker = "false"};
+    assert_int_equal(tb_pg_event_change(&ev, r, "t", &change, &p, errstr, sizeof(errstr)),
+                     0);
+    assert_int_equal(q.count, 1);
+    /* skipped truncates make nothing */
+    assert_int_equal(tb_pg_event_truncate(&ev, r, "t", &p, errstr, sizeof(errstr)), 0);
+    assert_int_equal(q.count, 1);
+
+    tb_pg_position_t back;
+    json_t *stored =
+        json_pack("{s:I,s:I,s:I,s:I}", "lsn", (json_int_t)200, "lsn_commit",
+                  (json_int_t)100, "txId", (json_int_t)7, "ts_usec", (json_int_t)1);
+    assert_int_equal(tb_pg_offset_parse(stored, &back), 0);
+    assert_int_equal(back.lsn_commit, 100);
+    assert_false(back.snapshot);
+    json_decref(stored);
+
+    tb_pg_queue_clear(&q);
+    tb_pg_relation_free(r);
+    tb_schema_decref(source);
+    tb_pg_filter_destroy(filter);
+    tb_pg_options_release(&o);
+    json_decref(raw);
+}
+
+/* A column of a type tributary does not map is an error naming it, unless
+ * the column filters leave it out. */
+static void test_unsupported_column(void **state)
+{
+    (void)state;
+    char errstr[256] = "";
+    tb_pg_modes_t modes = {0};
+    tb_schema_t *source = tb_pg_source_schema();
+    tb_pg_column_info_t cols[] = {
+        {.name = "id", .type = {.oid = 23, .typmod = -1}, .primary_key = true},
+        {.name = "doc", .type = {.oid = 3614, .typmod = -1, .name = "tsvector"}},
+    };
+    tb_pg_filter_t *all = filter_of("{" BASE_CONFIG "}");
+    tb_pg_relation_ctx_t ctx = {
+        .prefix = "srv", .modes = &modes, .filter = all, .source_schema = source};
+    assert_null(tb_pg_relation_build(&ctx, 1, "public", "docs", cols, 2, cols, 2, errstr,
+                                     sizeof(errstr)));
+    assert_non_null(strstr(errstr, "column public.docs.doc: type tsvector (oid 3614) is "
+                                   "not supported; column.exclude.list"));
+    tb_pg_filter_t *without =
+        filter_of("{" BASE_CONFIG ",\"column.exclude.list\":\"public.docs.doc\"}");
+    ctx.filter = without;
+    tb_pg_relation_t *r = tb_pg_relation_build(&ctx, 1, "public", "docs", cols, 2, cols,
+                                               2, errstr, sizeof(errstr));
+    assert_non_null(r);
+    assert_int_equal(tb_schema_field_count(r->value_schema), 1);
+    tb_pg_relation_free(r);
+    tb_pg_filter_destroy(all);
+    tb_pg_filter_destroy(without);
+    tb_schema_decref(source);
+}
+
+static void test_filters(void **state)
+{
+    (void)state;
+    tb_pg_filter_t *f =
+        filter_of("{" BASE_CONFIG ",\"schema.include.list\":\"inv,sales\","
+                  "\"table.exclude.list\":\"inv\\\\.tmp_.*\","
+                  "\"column.exclude.list\":\"inv\\\\.orders\\\\.secret\"}");
+    assert_true(tb_pg_filter_table(f, "inv", "orders"));
+    assert_true(tb_pg_filter_table(f, "INV", "orders"));        /* any case */
+    assert_false(tb_pg_filter_table(f, "inventory", "orders")); /* whole names */
+    assert_false(tb_pg_filter_table(f, "public", "orders"));
+    assert_false(tb_pg_filter_table(f, "inv", "tmp_1"));
+    assert_true(tb_pg_filter_column(f, "inv", "orders", "id"));
+    assert_false(tb_pg_filter_column(f, "inv", "orders", "secret"));
+    tb_pg_filter_destroy(f);
+    f = filter_of("{" BASE_CONFIG "}");
+    assert_true(tb_pg_filter_table(f, "public", "t"));
+    assert_false(
+        tb_pg_filter_table(f, "pg_catalog", "pg_class")); /* never the system's */
+    assert_false(tb_pg_filter_table(f, "information_schema", "tables"));
+    tb_pg_filter_destroy(f);
+}
+
+/* The errors of a connector config of the PostgreSQL source. */
+static json_t *validate(const char *config)
+{
+    const tb_plugin_t *plugin = tb_plugin_find("postgres-cdc");
+    assert_non_null(plugin);
+    assert_ptr_equal(
+        plugin, tb_plugin_find("io.debezium.connector.postgresql.PostgresConnector"));
+    json_t *raw = json_loads(config, 0, NULL);
+    json_t *errors = json_object();
+    json_decref(tb_connector_config_validate(plugin, raw, errors));
+    json_decref(raw);
+    return errors;
+}
+
+static const char *first_error(const json_t *errors, const char *key)
+{
+    return json_string_value(json_array_get(json_object_get(errors, key), 0));
+}
+
+static void test_config_keys(void **state)
+{
+    (void)state;
+    json_t *errors =
+        validate("{\"name\":\"c\",\"connector.class\":\"postgres-cdc\"," BASE_CONFIG "}");
+    if (tb_config_error_count(errors) != 0) {
+        char *text = json_dumps(errors, 0);
+        fail_msg("%s", text);
+    }
+    json_decref(errors);
+
+    errors =
+        validate("{\"name\":\"c\",\"connector.class\":\"postgres-cdc\"," BASE_CONFIG
+                 ",\"plugin.name\":\"decoderbufs\",\"snapshot.locking.mode\":\"none\","
+                 "\"provide.transaction.metadata\":\"true\",\"slot.name\":\"Bad-Name\","
+                 "\"table.include.list\":\"a\",\"table.exclude.list\":\"b\","
+                 "\"max.queue.size\":\"10\",\"snapshot.mode\":\"never\","
+                 "\"message.id.header\":\"id\"}");
+    assert_non_null(
+        strstr(first_error(errors, "plugin.name"), "only the pgoutput plugin"));
+    assert_non_null(strstr(first_error(errors, "snapshot.locking.mode"),
+                           "snapshot.locking.mode is a key of "
+                           "io.debezium.connector.postgresql.PostgresConnector that "
+                           "tributary does not implement"));
+    assert_non_null(first_error(errors, "provide.transaction.metadata"));
+    assert_non_null(strstr(first_error(errors, "slot.name"), "lowercase"));
+    assert_non_null(
+        strstr(first_error(errors, "table.exclude.list"), "already specified"));
+    assert_non_null(strstr(first_error(errors, "max.queue.size"), "max.batch.size"));
+    assert_non_null(first_error(errors, "snapshot.mode"));
+    assert_null(first_error(errors, "message.id.header")); /* the framework's key */
+    json_decref(errors);
+
+    /* the password is a secret: redacted wherever configs are shown */
+    const tb_plugin_t *plugin = tb_plugin_find("postgres-cdc");
+    assert_true(tb_connector_config_secret_key(plugin, "database.password"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pgoutput_messages),
+        cmocka_unit_test(test_replication_frames),
+        cmocka_unit_test(test_types_under_modes),
+        cmocka_unit_test(test_envelope_as_debezium_writes_it),
+        cmocka_unit_test(test_events_and_offsets),
+        cmocka_unit_test(test_unsupported_column),
+        cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_config_keys),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
