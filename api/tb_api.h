@@ -18,6 +18,8 @@
 #include "core/tb_error.h"
 
 typedef struct tb_herder tb_herder_t;
+struct tb_api_request;
+struct tb_api_response;
 
 /* What every handler can reach. Owned by the server; handlers borrow it. */
 typedef struct {
@@ -25,11 +27,17 @@ typedef struct {
     const char *worker_id;        /* host:port, as Connect's worker_id */
     bool topic_tracking_disabled; /* topic.tracking.enable=false */
     bool topic_reset_disabled;    /* topic.tracking.allow.reset=false */
+    /* Distributed mode: answers a request that the leader must answer by
+     * forwarding it there (true, res filled); false: answer it here. NULL
+     * standalone. */
+    bool (*forward)(void *opaque, const struct tb_api_request *req,
+                    struct tb_api_response *res);
+    void *forward_opaque;
 } tb_api_context_t;
 
 #define TB_API_MAX_PARAMS 4
 
-typedef struct {
+typedef struct tb_api_request {
     const char *method;
     const char *path;
     /* Decoded path segments captured by the template's "{}" parts. */
@@ -41,10 +49,15 @@ typedef struct {
     size_t body_len;
     /* The scheme://host:port this request reached, for Location headers. */
     const char *base_url;
+    /* The Authorization header as sent, or NULL; forwarded with the
+     * request, so the leader checks it again. */
+    const char *authorization;
+    /* The X-Tributary-Forwarded header: another worker forwarded it. */
+    const char *forwarded_by;
     const tb_api_context_t *ctx;
 } tb_api_request_t;
 
-typedef struct {
+typedef struct tb_api_response {
     unsigned status;
     json_t *body;             /* owned; NULL for an empty body */
     char *text;               /* owned; a non-JSON body, used when body is NULL */

@@ -395,7 +395,11 @@ static const tb_api_route_t *dispatch(const listener_t *listener, tb_api_request
         route_find(listener, req->path, req->method, buf, req->params, &path_route);
 
     if (route != NULL) {
-        route->handler(req, res);
+        const tb_api_context_t *ctx = req->ctx;
+        if (ctx == NULL || ctx->forward == NULL ||
+            !ctx->forward(ctx->forward_opaque, req, res)) {
+            route->handler(req, res);
+        }
     } else if (path_route != NULL) {
         tb_api_reply_error(res, TB_ERR_METHOD, "HTTP 405 Method Not Allowed");
     } else {
@@ -927,6 +931,10 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
         .body = state->body,
         .body_len = state->len,
         .base_url = listener->base_url,
+        .authorization = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_AUTHORIZATION),
+        .forwarded_by = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                                    "X-Tributary-Forwarded"),
         .ctx = options->ctx,
     };
     const tb_api_route_t *path_route = NULL;

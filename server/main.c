@@ -38,6 +38,8 @@
 #include "core/tb_secret.h"
 #include "server/tb_auth.h"
 #include "server/tb_connector_file.h"
+#include "server/tb_distributed.h"
+#include "server/tb_forward.h"
 #include "server/tb_http.h"
 #include "server/tb_worker_config.h"
 #include "tb_version.h"
@@ -401,6 +403,7 @@ static int run(const cli_t *cli)
     json_t *raw = NULL;
     json_t *values = load_worker_config(cli, &raw);
     tb_herder_t *herder = NULL;
+    tb_cluster_t *cluster = NULL;
     tb_http_server_t *http = NULL;
     json_t *kafka_props = NULL;
     json_t *converters = NULL;
@@ -473,7 +476,33 @@ static int run(const cli_t *cli)
     worker_id_of(values, worker_id, sizeof(worker_id));
     kafka_props = tb_worker_config_kafka_props(raw);
     converters = tb_worker_config_converters(raw, values);
+    bool distributed = tb_distributed_enabled(values);
+    tb_store_t *store = NULL;
+    bool literal_secrets = tb_config_bool(values, "secrets.literal.allowed");
+    if (distributed && (dev || literal_secrets || cli->connector_file_count > 0)) {
+        TB_LOG(TB_LOG_FATAL, "tributary.worker",
+               "refusing to start: group.id makes this worker distributed, %s",
+               dev ? "and dev mode runs one worker on its in-process Kafka"
+               : literal_secrets
+                   ? "and secrets.literal.allowed=true would keep a connector's "
+                     "secrets in one worker's files, which the others cannot read: "
+                     "write them as ${env:NAME} or ${file:/path:key} references, "
+                     "which every worker resolves"
+                   : "and a distributed worker's connectors are created through the "
+                     "REST API, not named on the command line (as in Connect)");
+        goto done;
+    }
+    if (distributed) {
+        store = tb_distributed_store_open(values, kafka_props, worker_id, errstr,
+                                          sizeof(errstr));
+        if (store == NULL) {
+            TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start: %s", errstr);
+            goto done;
+        }
+    }
     tb_herder_options_t herder_options = {
+        .store = store,
+        .distributed = distributed,
         .store_path = store_path,
         .kafka_props = kafka_props,
         .converter_config = converters,
@@ -490,7 +519,7 @@ static int run(const cli_t *cli)
                    "All") == 0,
         .override_allowlist =
             tb_config_list(values, "connector.client.config.override.allowlist"),
-        .literal_secrets = tb_config_bool(values, "secrets.literal.allowed"),
+        .literal_secrets = literal_secrets,
         .downgrade_allowed =
             tb_config_bool(values, "connector.client.security.downgrade.allowed"),
         .secret_policy = secret_policy_of(values, store_path),
@@ -509,12 +538,28 @@ static int run(const cli_t *cli)
     if (put_connector_files(herder, cli) != 0) {
         goto done;
     }
+    if (distributed) {
+        char worker_url[400];
+        snprintf(worker_url, sizeof(worker_url), "%s://%s",
+                 strncmp(listeners != NULL ? listeners : "", "https:", 6) == 0 ? "https"
+                                                                               : "http",
+                 worker_id);
+        cluster = tb_distributed_join(values, kafka_props, herder, worker_url, errstr,
+                                      sizeof(errstr));
+        if (cluster == NULL) {
+            TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot join the cluster: %s",
+                   errstr);
+            goto done;
+        }
+    }
     log_kafka_link(herder, dev, raw);
     ctx = (tb_api_context_t){
         .herder = herder,
         .worker_id = worker_id,
         .topic_tracking_disabled = !tb_config_bool(values, "topic.tracking.enable"),
         .topic_reset_disabled = !tb_config_bool(values, "topic.tracking.allow.reset"),
+        .forward = cluster != NULL ? tb_forward_request : NULL,
+        .forward_opaque = cluster,
     };
     http = tb_http_start(&http_options, errstr, sizeof(errstr));
     if (http == NULL) {
@@ -535,6 +580,7 @@ static int run(const cli_t *cli)
 
 done:
     tb_http_stop(http);
+    tb_cluster_stop(cluster);
     tb_herder_destroy(herder);
     if (key_password != NULL) {
         OPENSSL_cleanse(key_password, strlen(key_password));

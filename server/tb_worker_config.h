@@ -24,7 +24,7 @@ typedef enum {
     TB_CONNECT_KEY_IMPLEMENTED = 0, /* a key of tb_worker_config_table */
     TB_CONNECT_KEY_CLIENT,          /* passed to the worker's Kafka clients */
     TB_CONNECT_KEY_NOOP,            /* accepted, has no effect, logged at start */
-    TB_CONNECT_KEY_DISTRIBUTED,     /* refused: distributed mode is not available */
+    TB_CONNECT_KEY_DISTRIBUTED,     /* refused: a distributed key not implemented yet */
     TB_CONNECT_KEY_REFUSED,         /* refused: note says why */
 } tb_connect_key_decision_t;
 

@@ -22,6 +22,7 @@ static const char *const log_levels[] = {"OFF",  "FATAL", "ERROR", "WARN",
                                          "INFO", "DEBUG", "TRACE", NULL};
 static const tb_config_range_t at_least_one = {.has_min = true, .min = 1};
 static const tb_config_range_t non_negative = {.has_min = true, .min = 0};
+static const tb_config_range_t replication_range = {.has_min = true, .min = -1};
 static const tb_config_range_t connections_range = {
     .has_min = true, .min = 1, .has_max = true, .max = 65535};
 /* at most a day: libmicrohttpd takes whole seconds */
@@ -434,6 +435,94 @@ static const tb_config_def_t worker_keys[] = {
      .group = "REST",
      .documentation = "Allow PUT /connectors/{name}/topics/reset; false answers "
                       "it 403, as Connect does."},
+    {.name = "group.id",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Distributed",
+     .documentation = "The cluster this worker joins. Set, the worker runs distributed "
+                      "(docs/OPERATIONS.md, \"Running a cluster\"): its store is the "
+                      "three topics below instead of offset.storage.file.filename, and "
+                      "connectors are created through the REST API only."},
+    {.name = "config.storage.topic",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Distributed",
+     .documentation = "The compacted topic of one partition holding connector configs, "
+                      "in Connect's format; required with group.id."},
+    {.name = "config.storage.replication.factor",
+     .type = TB_CONFIG_SHORT,
+     .default_value = "3",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Distributed",
+     .range = &replication_range,
+     .documentation = "Replication factor of config.storage.topic and of the "
+                      "coordination topic when the worker creates them; -1: the "
+                      "broker's default."},
+    {.name = "offset.storage.topic",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Distributed",
+     .documentation = "The compacted topic holding source offsets; required with "
+                      "group.id."},
+    {.name = "offset.storage.partitions",
+     .type = TB_CONFIG_INT,
+     .default_value = "25",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Distributed",
+     .range = &at_least_one,
+     .documentation = "Partitions of offset.storage.topic when the worker creates it."},
+    {.name = "offset.storage.replication.factor",
+     .type = TB_CONFIG_SHORT,
+     .default_value = "3",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Distributed",
+     .range = &replication_range,
+     .documentation = "Replication factor of offset.storage.topic when the worker "
+                      "creates it; -1: the broker's default."},
+    {.name = "status.storage.topic",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Distributed",
+     .documentation = "The compacted topic holding connector and task statuses; "
+                      "required with group.id."},
+    {.name = "status.storage.partitions",
+     .type = TB_CONFIG_INT,
+     .default_value = "5",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Distributed",
+     .range = &at_least_one,
+     .documentation = "Partitions of status.storage.topic when the worker creates it."},
+    {.name = "status.storage.replication.factor",
+     .type = TB_CONFIG_SHORT,
+     .default_value = "3",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Distributed",
+     .range = &replication_range,
+     .documentation = "Replication factor of status.storage.topic when the worker "
+                      "creates it; -1: the broker's default."},
+    {.name = "session.timeout.ms",
+     .type = TB_CONFIG_INT,
+     .default_value = "10000",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Distributed",
+     .range = &at_least_one,
+     .documentation = "How long the group's coordinator waits for a silent worker "
+                      "before it counts it as gone."},
+    {.name = "heartbeat.interval.ms",
+     .type = TB_CONFIG_INT,
+     .default_value = "3000",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Distributed",
+     .range = &at_least_one,
+     .documentation = "How often a worker tells the group's coordinator it lives."},
+    {.name = "scheduled.rebalance.max.delay.ms",
+     .type = TB_CONFIG_INT,
+     .default_value = "300000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Distributed",
+     .range = &non_negative,
+     .documentation = "How long the leader holds back a departed worker's connectors "
+                      "and tasks for it before it gives them to the others."},
     {.name = "log.format",
      .type = TB_CONFIG_STRING,
      .default_value = "text",
@@ -459,7 +548,7 @@ const tb_config_table_t tb_worker_config_table = TB_CONFIG_TABLE("Worker", worke
 #define GROUP_CLIENT                                                                     \
     "Connect's distributed worker's own group client; unused, as in "                    \
     "connect-standalone (set client keys under producer., consumer. or admin.)"
-#define DISTRIBUTED_ONLY "a distributed worker's key"
+#define DISTRIBUTED_ONLY "a distributed worker's key tributary does not implement yet"
 #define METRICS "tributary serves its metrics at /metrics in Prometheus format"
 #define BUILT_IN "tributary's plugins are built in; nothing is loaded"
 
@@ -469,7 +558,7 @@ const tb_connect_key_t tb_connect_worker_keys[] = {
     {"rest.advertised.host.name", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"rest.advertised.port", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"rest.advertised.listener", WORKER, TB_CONNECT_KEY_NOOP,
-     "worker_id is host:port, and a standalone worker forwards no request"},
+     "worker_id is host:port; workers forward to the scheme of the first listener"},
     {"admin.listeners", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"access.control.allow.origin", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"access.control.allow.methods", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
@@ -546,26 +635,20 @@ const tb_connect_key_t tb_connect_worker_keys[] = {
      GROUP_CLIENT},
     {"socket.connection.setup.timeout.max.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP,
      GROUP_CLIENT},
-    {"group.id", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
-    {"config.storage.topic", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
-    {"config.storage.replication.factor", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
-     DISTRIBUTED_ONLY},
-    {"offset.storage.topic", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
-    {"offset.storage.partitions", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
-     DISTRIBUTED_ONLY},
-    {"offset.storage.replication.factor", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
-     DISTRIBUTED_ONLY},
-    {"status.storage.topic", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
-    {"status.storage.partitions", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
-     DISTRIBUTED_ONLY},
-    {"status.storage.replication.factor", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
-     DISTRIBUTED_ONLY},
+    {"group.id", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"config.storage.topic", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"config.storage.replication.factor", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"offset.storage.topic", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"offset.storage.partitions", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"offset.storage.replication.factor", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"status.storage.topic", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"status.storage.partitions", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"status.storage.replication.factor", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"connect.protocol", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
-    {"session.timeout.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
-    {"heartbeat.interval.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
+    {"session.timeout.ms", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"heartbeat.interval.ms", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"rebalance.timeout.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
-    {"scheduled.rebalance.max.delay.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
-     DISTRIBUTED_ONLY},
+    {"scheduled.rebalance.max.delay.ms", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"worker.sync.timeout.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
     {"worker.unsync.backoff.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
      DISTRIBUTED_ONLY},
@@ -695,10 +778,9 @@ int tb_worker_config_check_connect_keys(const json_t *raw)
     if (distributed[0] != '\0') {
         TB_LOG(TB_LOG_FATAL, "tributary.worker",
                "refusing to start: the worker config sets Kafka Connect's distributed "
-               "worker keys (%s), and distributed mode is not available yet; to run "
-               "this worker standalone, as connect-standalone, remove them and name "
-               "the connector files after the worker file: tributary "
-               "worker.properties connector.properties ...",
+               "worker keys (%s), which tributary's distributed mode does not "
+               "implement yet; remove them (docs/configuration.md lists the "
+               "distributed keys it implements)",
                distributed);
         rc = -1;
     }

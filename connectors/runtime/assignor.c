@@ -24,23 +24,27 @@ static tb_work_t *work_of(const tb_config_state_t *state, size_t *count)
     return work;
 }
 
-int tb_assignor_standalone(const tb_config_state_t *state, const char *const *workers,
-                           size_t worker_count, tb_assignment_t *out)
+int tb_assignor_compute(const tb_config_state_t *state, const tb_assignment_input_t *base,
+                        tb_assignment_t *out)
 {
     size_t count;
     tb_work_t *work = work_of(state, &count);
-    tb_assignment_input_t in = {
-        .live = workers,
-        .live_count = worker_count,
-        .work = work,
-        .work_count = count,
-    };
+    tb_assignment_input_t in = *base;
+    in.work = work;
+    in.work_count = count;
     int rc = work != NULL ? tb_assignment_compute(&in, out) : -1;
     if (work == NULL) {
         memset(out, 0, sizeof(*out));
     }
     free(work);
     return rc;
+}
+
+int tb_assignor_standalone(const tb_config_state_t *state, const char *const *workers,
+                           size_t worker_count, tb_assignment_t *out)
+{
+    tb_assignment_input_t in = {.live = workers, .live_count = worker_count};
+    return tb_assignor_compute(state, &in, out);
 }
 
 bool tb_assignor_runs(const tb_assignment_t *assignment, const char *worker,

@@ -54,9 +54,9 @@ static tb_known_connector_t *known_add(tb_config_state_t *state, const char *nam
     return c;
 }
 
-static int load_one(const tb_store_connector_t *stored, void *opaque)
+/* The plugin of a stored row, or NULL (logged) when this build lacks it. */
+static const tb_plugin_t *plugin_of(const tb_store_connector_t *stored)
 {
-    tb_config_state_t *state = opaque;
     const char *class_name =
         json_string_value(json_object_get(stored->config, "connector.class"));
     const tb_plugin_t *plugin = tb_plugin_find(class_name);
@@ -65,6 +65,15 @@ static int load_one(const tb_store_connector_t *stored, void *opaque)
                     "stored connector names class %s, which this build does not "
                     "have; it is not started",
                     class_name ? class_name : "(none)");
+    }
+    return plugin;
+}
+
+static int load_one(const tb_store_connector_t *stored, void *opaque)
+{
+    tb_config_state_t *state = opaque;
+    const tb_plugin_t *plugin = plugin_of(stored);
+    if (plugin == NULL) {
         return 0;
     }
     json_t *config = json_deep_copy(stored->config);
@@ -78,6 +87,77 @@ static int load_one(const tb_store_connector_t *stored, void *opaque)
 int tb_config_state_load(tb_config_state_t *state, char *errstr, size_t errstr_size)
 {
     return tb_store_connectors_load(state->store, load_one, state, errstr, errstr_size);
+}
+
+/* Drops connector name's entry from the view. */
+static void known_drop(tb_config_state_t *state, const char *name)
+{
+    for (tb_known_connector_t **link = &state->connectors; *link != NULL;
+         link = &(*link)->next) {
+        if (strcmp((*link)->name, name) == 0) {
+            tb_known_connector_t *c = *link;
+            *link = c->next;
+            known_free(c);
+            break;
+        }
+    }
+}
+
+/* Sets c's fields, taking references to config and task_configs. */
+static void known_set(tb_known_connector_t *c, json_t *config, const tb_plugin_t *plugin,
+                      tb_target_state_t target, json_t *task_configs)
+{
+    json_incref(config);
+    json_decref(c->config);
+    c->config = config;
+    c->plugin = plugin;
+    c->target = target;
+    json_incref(task_configs);
+    json_decref(c->task_configs);
+    c->task_configs = task_configs;
+}
+
+typedef struct {
+    tb_config_state_t *state;
+    const char *name;
+    tb_known_connector_t *found;
+} reread_t;
+
+static int reread_one(const tb_store_connector_t *stored, void *opaque)
+{
+    reread_t *r = opaque;
+    const tb_plugin_t *plugin =
+        strcmp(stored->name, r->name) == 0 ? plugin_of(stored) : NULL;
+    if (plugin == NULL) {
+        return 0;
+    }
+    json_t *config = json_deep_copy(stored->config);
+    json_t *task_configs = json_deep_copy(stored->task_configs);
+    r->found = tb_config_state_find(r->state, r->name);
+    if (r->found == NULL) {
+        r->found =
+            known_add(r->state, r->name, config, plugin, stored->target, task_configs);
+    } else {
+        known_set(r->found, config, plugin, stored->target, task_configs);
+    }
+    json_decref(config);
+    json_decref(task_configs);
+    return 0;
+}
+
+int tb_config_state_reread(tb_config_state_t *state, const char *name,
+                           tb_known_connector_t **out, char *errstr, size_t errstr_size)
+{
+    reread_t r = {state, name, NULL};
+    if (tb_store_connectors_load(state->store, reread_one, &r, errstr, errstr_size) !=
+        0) {
+        return -1;
+    }
+    if (r.found == NULL) {
+        known_drop(state, name);
+    }
+    *out = r.found;
+    return 0;
 }
 
 tb_known_connector_t *tb_config_state_first(const tb_config_state_t *state)
@@ -109,14 +189,7 @@ tb_known_connector_t *tb_config_state_put(tb_config_state_t *state, const char *
     if (c == NULL) {
         return known_add(state, name, config, plugin, target, task_configs);
     }
-    json_incref(config);
-    json_decref(c->config);
-    c->config = config;
-    c->plugin = plugin;
-    c->target = target;
-    json_incref(task_configs);
-    json_decref(c->task_configs);
-    c->task_configs = task_configs;
+    known_set(c, config, plugin, target, task_configs);
     return c;
 }
 
@@ -126,14 +199,6 @@ int tb_config_state_remove(tb_config_state_t *state, const char *name, char *msg
     if (tb_store_connector_delete(state->store, name, msg, msg_size) != 0) {
         return -1;
     }
-    for (tb_known_connector_t **link = &state->connectors; *link != NULL;
-         link = &(*link)->next) {
-        if (strcmp((*link)->name, name) == 0) {
-            tb_known_connector_t *c = *link;
-            *link = c->next;
-            known_free(c);
-            break;
-        }
-    }
+    known_drop(state, name);
     return 0;
 }

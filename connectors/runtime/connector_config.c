@@ -85,8 +85,9 @@ static int check_no_offsets_topic(const json_t *value, char *reason, size_t size
     (void)value;
     snprintf(reason, size,
              "tributary keeps source offsets in the worker's store "
-             "(offset.storage.file.filename); a connector's own offsets topic is a "
-             "distributed worker's, not available yet");
+             "(offset.storage.file.filename, or a distributed worker's "
+             "offset.storage.topic); a connector's own offsets topic is not "
+             "available yet");
     return -1;
 }
 

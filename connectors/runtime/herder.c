@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connectors/runtime/tb_assignment_json.h"
 #include "connectors/runtime/tb_assignor.h"
 #include "connectors/runtime/tb_config_state.h"
 #include "connectors/runtime/tb_connector_config.h"
@@ -24,7 +25,8 @@ struct tb_herder {
     tb_store_t *store;
     tb_config_state_t *config_state; /* what the cluster knows */
     tb_worker_t *worker;             /* what this worker runs */
-    tb_assignor_fn assignor;         /* who runs what */
+    tb_assignor_fn assignor;         /* who runs what, standalone */
+    tb_assignment_t assignment;      /* who runs what, distributed: the leader's */
     tb_connector_checks_t checks;    /* what this worker allows */
     tb_offsets_env_t offsets;
     /* Guards the config state, the worker's connector instances and tasks,
@@ -112,22 +114,26 @@ static int settle_task_configs(tb_herder_t *herder, tb_known_connector_t *c)
 static void apply_target(tb_herder_t *herder, tb_known_connector_t *c)
 {
     const char *workers[] = {tb_worker_id(herder->worker)};
-    tb_assignment_t assignment;
-    if (herder->assignor(herder->config_state, workers, 1, &assignment) != 0) {
-        TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", c->name, -1,
-                    "out of memory assigning its tasks; none started");
+    tb_assignment_t computed = {0};
+    const tb_assignment_t *assignment = &herder->assignment;
+    if (!herder->options.distributed) {
+        if (herder->assignor(herder->config_state, workers, 1, &computed) != 0) {
+            TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", c->name, -1,
+                        "out of memory assigning its tasks; none started");
+        }
+        assignment = &computed;
     }
     if (c->target != TB_TARGET_STOPPED) {
-        tb_worker_apply(herder->worker, c, &assignment);
+        tb_worker_apply(herder->worker, c, assignment);
     }
-    if (tb_assignor_runs(&assignment, workers[0], c->name, TB_ASSIGNOR_CONNECTOR)) {
+    if (tb_assignor_runs(assignment, workers[0], c->name, TB_ASSIGNOR_CONNECTOR)) {
         record_connector_state(herder, c,
                                c->target == TB_TARGET_STOPPED  ? TB_STATE_STOPPED
                                : c->target == TB_TARGET_PAUSED ? TB_STATE_PAUSED
                                                                : TB_STATE_RUNNING,
                                NULL);
     }
-    tb_assignment_clear(&assignment);
+    tb_assignment_clear(&computed);
 }
 
 /* Starts every stored connector in its target state. Call with the lock
@@ -142,8 +148,9 @@ static int load(tb_herder_t *herder, char *errstr, size_t errstr_size)
         if (herder->options.dev && c->plugin->kind == TB_PLUGIN_SINK) {
             tb_offsets_drop_dev_sink(herder->store, c->name);
         }
-        /* a store written before rows were written whole may hold a mix */
-        if (settle_task_configs(herder, c) == 0) {
+        /* a store written before rows were written whole may hold a mix;
+         * distributed, the task configs are the leader's to write */
+        if (herder->options.distributed || settle_task_configs(herder, c) == 0) {
             apply_target(herder, c);
         }
         TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1,
@@ -198,7 +205,10 @@ tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
     pthread_mutex_init(&herder->lock, NULL);
     pthread_cond_init(&herder->idle, NULL);
     herder->claims = json_object();
-    herder->store = tb_store_open(options->store_path, errstr, errstr_size);
+    herder->options.store = NULL;
+    herder->store = options->store != NULL
+                        ? options->store
+                        : tb_store_open(options->store_path, errstr, errstr_size);
     if (herder->store == NULL || check_store_mode(herder, errstr, errstr_size) != 0) {
         goto fail;
     }
@@ -241,6 +251,7 @@ void tb_herder_destroy(tb_herder_t *herder)
     tb_worker_destroy(herder->worker);
     tb_config_state_destroy(herder->config_state);
     tb_store_close(herder->store);
+    tb_assignment_clear(&herder->assignment);
     pthread_mutex_destroy(&herder->lock);
     pthread_cond_destroy(&herder->idle);
     json_decref(herder->claims);
@@ -481,9 +492,41 @@ tb_err_t tb_herder_connector_config(tb_herder_t *herder, const char *name, json_
     return TB_OK;
 }
 
-/* {"id","state","worker_id","trace"?} of task i of c. */
+/* The status the store holds of c's connector instance (task -1) or of
+ * one task, as its worker wrote it: {"state","trace","worker_id"} or NULL.
+ * Distributed only: standalone, this worker runs everything. Borrowed from
+ * stored (tb_store_status_get's, or NULL). */
+static const json_t *stored_status(const tb_herder_t *herder, const json_t *stored,
+                                   int task)
+{
+    char key[32];
+    snprintf(key, sizeof(key), "%d", task);
+    return !herder->options.distributed ? NULL
+           : task < 0                   ? json_object_get(stored, "connector")
+                      : json_object_get(json_object_get(stored, "tasks"), key);
+}
+
+/* Sets out's "state", "worker_id" and "trace" from the status another
+ * worker recorded (in stored), when there is one. */
+static void shown_from_store(json_t *out, const json_t *status)
+{
+    const char *state = json_string_value(json_object_get(status, "state"));
+    const char *worker = json_string_value(json_object_get(status, "worker_id"));
+    const char *trace = json_string_value(json_object_get(status, "trace"));
+    if (state != NULL && worker != NULL) {
+        json_object_set_new(out, "state", json_string(state));
+        json_object_set_new(out, "worker_id", json_string(worker));
+        if (trace != NULL) {
+            json_object_set_new(out, "trace", json_string(trace));
+        }
+    }
+}
+
+/* {"id","state","worker_id","trace"?} of task i of c: this worker's own
+ * when the task runs here, else (distributed) what its worker recorded in
+ * stored. */
 static json_t *task_state_of(const tb_herder_t *herder, const tb_known_connector_t *c,
-                             size_t i, bool restarting)
+                             size_t i, bool restarting, const json_t *stored)
 {
     char *trace = NULL;
     tb_state_t state = tb_worker_task_state(herder->worker, c->name, (int)i, &trace);
@@ -492,6 +535,9 @@ static json_t *task_state_of(const tb_herder_t *herder, const tb_known_connector
                             "worker_id", tb_worker_id(herder->worker));
     if (trace != NULL && !restarting) {
         json_object_set_new(out, "trace", json_string(trace));
+    }
+    if (state == TB_STATE_UNASSIGNED && !restarting) {
+        shown_from_store(out, stored_status(herder, stored, (int)i));
     }
     /* beyond Connect: how often the task was restarted, shown once it was */
     int restarts = tb_worker_task_restarts(herder->worker, c->name, (int)i);
@@ -509,7 +555,12 @@ static json_t *status_of(const tb_herder_t *herder, const tb_known_connector_t *
                          const bool *restarting_tasks, bool restarting_connector)
 {
     const char *trace;
+    char errstr[256];
     tb_state_t state = tb_worker_connector_state(herder->worker, c->name, &trace);
+    json_t *stored =
+        herder->options.distributed
+            ? tb_store_status_get(herder->store, c->name, errstr, sizeof(errstr))
+            : NULL;
     json_t *connector =
         json_pack("{s:s, s:s}", "state",
                   tb_state_name(restarting_connector ? TB_STATE_RESTARTING : state),
@@ -517,11 +568,18 @@ static json_t *status_of(const tb_herder_t *herder, const tb_known_connector_t *
     if (trace != NULL && !restarting_connector) {
         json_object_set_new(connector, "trace", json_string(trace));
     }
+    const char *self = tb_worker_id(herder->worker);
+    if (herder->options.distributed && !restarting_connector &&
+        !tb_assignor_runs(&herder->assignment, self, c->name, TB_ASSIGNOR_CONNECTOR)) {
+        shown_from_store(connector, stored_status(herder, stored, TB_ASSIGNOR_CONNECTOR));
+    }
     json_t *tasks = json_array();
     for (size_t i = 0; i < json_array_size(c->task_configs); i++) {
         json_array_append_new(
-            tasks, task_state_of(herder, c, i, restarting_tasks && restarting_tasks[i]));
+            tasks,
+            task_state_of(herder, c, i, restarting_tasks && restarting_tasks[i], stored));
     }
+    json_decref(stored);
     return json_pack("{s:s, s:o, s:o, s:s}", "name", c->name, "connector", connector,
                      "tasks", tasks, "type", tb_plugin_kind_name(c->plugin->kind));
 }
@@ -553,7 +611,13 @@ tb_err_t tb_herder_task_status(tb_herder_t *herder, const char *name, int task,
         err = fail(TB_ERR_NOT_FOUND, msg, msg_size, "No status found for task %s-%d",
                    name, task);
     } else {
-        *out = task_state_of(herder, c, (size_t)task, false);
+        char errstr[256];
+        json_t *stored =
+            herder->options.distributed
+                ? tb_store_status_get(herder->store, name, errstr, sizeof(errstr))
+                : NULL;
+        *out = task_state_of(herder, c, (size_t)task, false, stored);
+        json_decref(stored);
     }
     pthread_mutex_unlock(&herder->lock);
     return err;
@@ -646,8 +710,13 @@ tb_err_t tb_herder_connector_restart(tb_herder_t *herder, const char *name,
                : NULL;
     if (restart_connector) {
         TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1, "restarting");
-        record_connector_state(herder, c,
-                               state == TB_STATE_FAILED ? TB_STATE_RUNNING : state, NULL);
+        /* distributed, only the worker running the instance records its state */
+        if (!herder->options.distributed ||
+            tb_assignor_runs(&herder->assignment, tb_worker_id(herder->worker), name,
+                             TB_ASSIGNOR_CONNECTOR)) {
+            record_connector_state(
+                herder, c, state == TB_STATE_FAILED ? TB_STATE_RUNNING : state, NULL);
+        }
         if (settle_task_configs(herder, c) == 0) {
             apply_target(herder, c);
         }
@@ -782,4 +851,123 @@ json_t *tb_herder_topics(tb_herder_t *herder, const char *name)
 void tb_herder_topics_reset(tb_herder_t *herder, const char *name)
 {
     tb_worker_topics_forget(herder->worker, name);
+}
+
+/* -------------------------------------------------------------------------
+ * Distributed mode
+ */
+
+int tb_herder_assign(tb_herder_t *herder, const tb_assignment_input_t *base,
+                     tb_assignment_t *out)
+{
+    pthread_mutex_lock(&herder->lock);
+    int rc = tb_assignor_compute(herder->config_state, base, out);
+    pthread_mutex_unlock(&herder->lock);
+    return rc;
+}
+
+void tb_herder_assignment_set(tb_herder_t *herder, const tb_assignment_t *assignment)
+{
+    tb_assignment_t copy;
+    if (tb_assignment_copy(assignment, &copy) != 0) {
+        TB_LOG(TB_LOG_ERROR, "tributary.herder",
+               "out of memory taking the new assignment; the last one stays");
+        return;
+    }
+    pthread_mutex_lock(&herder->lock);
+    tb_assignment_clear(&herder->assignment);
+    herder->assignment = copy;
+    /* first stop what moved away, so that its new worker does not run it
+     * twice for long, then start what arrived; the lost tasks are collected
+     * under the lock and stopped without it */
+    tb_task_t **lost = NULL;
+    size_t lost_count = 0;
+    for (tb_known_connector_t *c = tb_config_state_first(herder->config_state); c != NULL;
+         c = c->next) {
+        size_t count;
+        tb_task_t **detached = tb_worker_detach_unassigned(herder->worker, c->name,
+                                                           &herder->assignment, &count);
+        if (count > 0) {
+            TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1,
+                        "%zu task(s) assigned to another worker; stopping them here",
+                        count);
+        }
+        tb_task_t **grown = realloc(lost, (lost_count + count + 1) * sizeof(*lost));
+        if (grown == NULL) {
+            tb_worker_stop_tasks(detached, count); /* out of memory: here, locked */
+            continue;
+        }
+        lost = grown;
+        memcpy(lost + lost_count, detached, count * sizeof(*lost));
+        lost_count += count;
+        free(detached);
+    }
+    stop_unlocked(herder, lost, lost_count);
+    for (tb_known_connector_t *c = tb_config_state_first(herder->config_state); c != NULL;
+         c = c->next) {
+        if (json_object_get(herder->claims, c->name) == NULL) {
+            apply_target(herder, c);
+        }
+    }
+    pthread_mutex_unlock(&herder->lock);
+}
+
+/* Brings connector name to what the store now says another worker wrote.
+ * Call with the lock held. */
+static int refresh_one(tb_herder_t *herder, const char *name, char *errstr,
+                       size_t errstr_size)
+{
+    tb_known_connector_t *c = claim(herder, name);
+    tb_known_connector_t old = {0};
+    if (c != NULL) {
+        old = *c;
+        json_incref(old.config);
+        json_incref(old.task_configs);
+    }
+    int rc = tb_config_state_reread(herder->config_state, name, &c, errstr, errstr_size);
+    size_t keep = 0;
+    if (rc == 0 && c != NULL && old.name != NULL) {
+        keep = tb_worker_tasks_kept(herder->worker, &old, c->plugin, c->config,
+                                    c->task_configs);
+    }
+    if (rc == 0) {
+        size_t count;
+        tb_task_t **stopped = tb_worker_detach_tasks(herder->worker, name, keep, &count);
+        stop_unlocked(herder, stopped, count);
+        if (c != NULL) {
+            TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1,
+                        "changed by another worker: %s with %zu task(s)",
+                        tb_target_state_name(c->target),
+                        json_array_size(c->task_configs));
+            apply_target(herder, c);
+        } else {
+            tb_worker_connector_forget(herder->worker, name);
+            TB_LOG(TB_LOG_INFO, "tributary.herder",
+                   "connector %s deleted by another worker", name);
+        }
+    }
+    json_decref(old.config);
+    json_decref(old.task_configs);
+    release(herder, name);
+    return rc;
+}
+
+int tb_herder_refresh(tb_herder_t *herder, char *errstr, size_t errstr_size)
+{
+    json_t *changed = tb_store_refresh(herder->store, errstr, errstr_size);
+    if (changed == NULL) {
+        return -1;
+    }
+    int rc = 0;
+    size_t i;
+    json_t *name;
+    pthread_mutex_lock(&herder->lock);
+    json_array_foreach (changed, i, name) {
+        if (rc == 0) {
+            rc = refresh_one(herder, json_string_value(name), errstr, errstr_size);
+        }
+    }
+    pthread_mutex_unlock(&herder->lock);
+    json_decref(changed);
+    return rc;
 }

@@ -4,8 +4,9 @@
  * tasks of the config state each live worker runs; its worker then starts
  * what is assigned to it.
  *
- * An assignor is a function, so that distributed mode can plug in its own
- * (one that remembers the last assignment and the departed workers). The
+ * An assignor is a function. Distributed mode's leader calls
+ * tb_assignor_compute with the last assignment and the departed workers
+ * (tb_cluster.h); its other workers run what the leader published. The
  * assignment is tb_incremental_assignment.h's tb_assignment_t, and both
  * compute it with tb_assignment_compute: standalone mode is its one-worker
  * case, not a second implementation.
@@ -31,6 +32,13 @@
  * *out empty). */
 typedef int (*tb_assignor_fn)(const tb_config_state_t *state, const char *const *workers,
                               size_t worker_count, tb_assignment_t *out);
+
+/* Assigns every connector instance and task of state as
+ * tb_assignment_compute does from base (live and waiting workers, the
+ * previous assignment; its work is ignored). Returns 0, or -1 when out of
+ * memory (with *out empty). */
+int tb_assignor_compute(const tb_config_state_t *state, const tb_assignment_input_t *base,
+                        tb_assignment_t *out);
 
 /* The standalone worker's assignor: no previous assignment and no departed
  * worker, so its one live worker gets everything. */

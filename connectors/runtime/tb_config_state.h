@@ -4,8 +4,9 @@
  * written through it. It holds no task objects: which worker runs what is
  * tb_assignor.h's, the running tasks are tb_worker.h's.
  *
- * Standalone, the store is the worker's SQLite file; a store shared through
- * Kafka topics would feed the same view.
+ * Standalone, the store is the worker's SQLite file; distributed, Kafka
+ * Connect's internal topics, whose changes by other workers
+ * tb_config_state_reread brings into the view.
  *
  * Ownership: the config state owns its entries, their names and JSON; a
  * caller borrows an entry until the next tb_config_state_remove of it or
@@ -66,6 +67,14 @@ tb_known_connector_t *tb_config_state_put(tb_config_state_t *state, const char *
                                           json_t *config, const tb_plugin_t *plugin,
                                           tb_target_state_t target, json_t *task_configs,
                                           char *msg, size_t msg_size);
+
+/* Reads connector name again from the store, which another worker wrote:
+ * the view's entry takes its row (created or replaced; a class this build
+ * lacks is logged and the entry dropped), or is dropped when the store has
+ * none. Writes nothing. *out gets the entry, or NULL when there is none.
+ * Returns 0, or -1 with errstr when the store cannot be read. */
+int tb_config_state_reread(tb_config_state_t *state, const char *name,
+                           tb_known_connector_t **out, char *errstr, size_t errstr_size);
 
 /* Deletes connector name from the store, then frees its entry. Returns 0,
  * or -1 with msg when the store refused (the view is unchanged). */

@@ -8,8 +8,11 @@
  * configs (tb_connector_validate.h), keeps literal secrets out of the store
  * (tb_connector_secrets.h) and changes offsets (tb_offsets_ops.h). A
  * standalone worker is the one-worker case: its assignor gives it
- * everything. The REST layer calls it and translates the result; nothing
- * here knows about HTTP.
+ * everything. A distributed worker runs what its cluster's leader assigned
+ * it (tb_herder_assignment_set, from tb_cluster.h), learns other workers'
+ * changes from the Kafka store (tb_herder_refresh), and shows the status
+ * of work that runs elsewhere from the status topic. The REST layer calls
+ * it and translates the result; nothing here knows about HTTP.
  *
  * Every function may be called from any thread: one lock (herder.c) guards
  * the config state and the worker's tasks, and is never held through slow
@@ -35,8 +38,19 @@
 
 typedef struct tb_herder tb_herder_t;
 
+typedef struct tb_store tb_store_t;
+struct tb_assignment;
+struct tb_assignment_input;
+
 typedef struct {
-    const char *store_path;    /* the store file */
+    const char *store_path; /* the store file, or distributed the data directory's */
+    /* Distributed mode: the Kafka store (tb_store_kafka.h), handed over to
+     * the herder, which closes it; NULL: the herder opens store_path's SQLite
+     * store. */
+    tb_store_t *store;
+    /* Distributed mode: what this worker runs is what tb_herder_assignment_set
+     * says (tb_cluster.h), not the standalone assignor's everything. */
+    bool distributed;
     const json_t *kafka_props; /* the worker's client keys: common ones, and
                               producer./consumer./admin. ones */
     bool overrides_allowed;    /* connector.client.config.override.policy */
@@ -66,6 +80,28 @@ tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
 /* Stops every task gracefully (recording offsets) and releases everything.
  * NULL is a no-op. */
 void tb_herder_destroy(tb_herder_t *herder);
+
+/* Distributed mode, for tb_cluster.h. */
+
+/* Computes the next assignment into *out from base (live and waiting
+ * workers, the previous assignment) and the work of every connector the
+ * config state knows (base's work is ignored). Returns 0, or -1 when out of
+ * memory. */
+int tb_herder_assign(tb_herder_t *herder, const struct tb_assignment_input *base,
+                     struct tb_assignment *out);
+
+/* Makes assignment (copied) what this worker runs: every task it no longer
+ * gives this worker stops (gracefully, before the call returns), every
+ * task it gives this worker and that runs nowhere here starts. */
+void tb_herder_assignment_set(tb_herder_t *herder,
+                              const struct tb_assignment *assignment);
+
+/* Applies what other workers wrote to the store (tb_store_refresh): each
+ * connector created, changed or deleted elsewhere is brought here to its
+ * new config, target state and task configs, under the current
+ * assignment. Returns 0, or -1 with errstr when the store cannot be
+ * read. */
+int tb_herder_refresh(tb_herder_t *herder, char *errstr, size_t errstr_size);
 
 typedef enum {
     TB_HEALTH_STARTING = 0,

@@ -34,7 +34,7 @@ typedef struct {
     size_t count;
 } tb_worker_work_t;
 
-typedef struct {
+typedef struct tb_assignment_input {
     const char *const *live; /* the workers in the group now */
     size_t live_count;
     /* Departed workers still in their grace period: their work waits. */
@@ -49,7 +49,7 @@ typedef struct {
 /* The result: one entry per live worker, sorted by worker. Everything in it
  * is owned by the result (strings copied), freed by
  * tb_assignment_clear(). */
-typedef struct {
+typedef struct tb_assignment {
     tb_worker_work_t *workers;
     size_t count;
 } tb_assignment_t;

@@ -117,6 +117,12 @@ size_t tb_worker_tasks_kept(tb_worker_t *worker, const tb_known_connector_t *c,
 tb_task_t **tb_worker_detach_tasks(tb_worker_t *worker, const char *name, size_t keep,
                                    size_t *count);
 
+/* Takes out of the worker the tasks of connector name that run here and
+ * that assignment gives to no slot of this worker (their slots stay,
+ * empty); *count gets how many. Stop them with tb_worker_stop_tasks. */
+tb_task_t **tb_worker_detach_unassigned(tb_worker_t *worker, const char *name,
+                                        const tb_assignment_t *assignment, size_t *count);
+
 /* Stops and frees detached tasks: each stops gracefully, recording its
  * offsets. Call without the herder's lock. */
 void tb_worker_stop_tasks(tb_task_t **tasks, size_t count);

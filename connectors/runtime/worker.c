@@ -362,6 +362,8 @@ void tb_worker_apply(tb_worker_t *worker, const tb_known_connector_t *c,
     for (size_t i = 0; i < n; i++) {
         if (inst->tasks[i] == NULL &&
             tb_assignor_runs(assignment, worker->worker_id, c->name, (int)i)) {
+            TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, (int)i,
+                        "starting on this worker");
             inst->tasks[i] = start_task(worker, c, i);
         }
     }
@@ -450,6 +452,23 @@ tb_task_t **tb_worker_detach_tasks(tb_worker_t *worker, const char *name, size_t
     }
     if (inst != NULL) {
         inst->task_count -= *count;
+    }
+    return tasks;
+}
+
+tb_task_t **tb_worker_detach_unassigned(tb_worker_t *worker, const char *name,
+                                        const tb_assignment_t *assignment, size_t *count)
+{
+    instance_t *inst = find_instance(worker, name);
+    size_t slots = inst != NULL ? inst->task_count : 0;
+    tb_task_t **tasks = calloc(slots + 1, sizeof(*tasks));
+    *count = 0;
+    for (size_t i = 0; i < slots; i++) {
+        if (inst->tasks[i] != NULL &&
+            !tb_assignor_runs(assignment, worker->worker_id, name, (int)i)) {
+            tasks[(*count)++] = inst->tasks[i];
+            inst->tasks[i] = NULL;
+        }
     }
     return tasks;
 }

@@ -151,15 +151,19 @@ static void test_connect_key_find_prefers_exact_rows(void **state)
     assert_null(tb_worker_connect_key_find("no.such.key"));
 }
 
-static void test_distributed_and_refused_keys_stop_the_worker(void **state)
+static void test_unimplemented_distributed_and_refused_keys_stop_the_worker(void **state)
 {
     (void)state;
     json_t *raw =
         json_pack("{s:s, s:s}", "plugin.path", "/x", "bootstrap.servers", "b:1");
     assert_int_equal(tb_worker_config_check_connect_keys(raw), 0);
+    /* distributed mode's keys are the worker's own */
     json_object_set_new(raw, "group.id", json_string("g"));
+    json_object_set_new(raw, "scheduled.rebalance.max.delay.ms", json_string("1"));
+    assert_int_equal(tb_worker_config_check_connect_keys(raw), 0);
+    json_object_set_new(raw, "connect.protocol", json_string("sessioned"));
     assert_int_equal(tb_worker_config_check_connect_keys(raw), -1);
-    json_object_del(raw, "group.id");
+    json_object_del(raw, "connect.protocol");
     json_object_set_new(raw, "response.http.headers.config", json_string("set X: y"));
     assert_int_equal(tb_worker_config_check_connect_keys(raw), -1);
     json_decref(raw);
@@ -177,7 +181,7 @@ int main(void)
         cmocka_unit_test(test_listener_urls),
         cmocka_unit_test(test_connect_key_decisions_match_the_table),
         cmocka_unit_test(test_connect_key_find_prefers_exact_rows),
-        cmocka_unit_test(test_distributed_and_refused_keys_stop_the_worker),
+        cmocka_unit_test(test_unimplemented_distributed_and_refused_keys_stop_the_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

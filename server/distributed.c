@@ -1,0 +1,104 @@
+#include "server/tb_distributed.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "connectors/kafka/tb_kafka_conf.h"
+#include "core/tb_config.h"
+#include "store/tb_store_kafka.h"
+
+bool tb_distributed_enabled(const json_t *values)
+{
+    const char *group = tb_config_string(values, "group.id");
+    return group != NULL && group[0] != '\0';
+}
+
+/* The worker's client keys every client shares (bootstrap and security),
+ * without those of one client role (producer., consumer., admin.): the
+ * store's and the group's clients. New reference. */
+static json_t *common_props(const json_t *kafka_props)
+{
+    static const char *const roles[] = {"producer.", "consumer.", "admin."};
+    json_t *props = json_object();
+    const char *key;
+    json_t *value;
+    json_object_foreach ((json_t *)kafka_props, key, value) {
+        bool of_role = false;
+        for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
+            of_role = of_role || strncmp(key, roles[i], strlen(roles[i])) == 0;
+        }
+        if (!of_role) {
+            json_object_set(props, key, value);
+        }
+    }
+    return props;
+}
+
+/* The topic a key names; NULL with errstr when it is unset. */
+static const char *topic_of(const json_t *values, const char *key, char *errstr,
+                            size_t errstr_size)
+{
+    const char *topic = tb_config_string(values, key);
+    if (topic == NULL || topic[0] == '\0') {
+        snprintf(errstr, errstr_size,
+                 "%s is required in distributed mode (group.id is set)", key);
+        return NULL;
+    }
+    return topic;
+}
+
+tb_store_t *tb_distributed_store_open(const json_t *values, const json_t *kafka_props,
+                                      const char *worker_id, char *errstr,
+                                      size_t errstr_size)
+{
+    const char *config = topic_of(values, "config.storage.topic", errstr, errstr_size);
+    const char *offsets =
+        config != NULL ? topic_of(values, "offset.storage.topic", errstr, errstr_size)
+                       : NULL;
+    const char *status =
+        offsets != NULL ? topic_of(values, "status.storage.topic", errstr, errstr_size)
+                        : NULL;
+    if (status == NULL) {
+        return NULL;
+    }
+    json_t *props = common_props(kafka_props);
+    rd_kafka_conf_t *conf = tb_kafka_conf_new(props, errstr, errstr_size);
+    json_decref(props);
+    if (conf == NULL) {
+        return NULL;
+    }
+    tb_store_kafka_options_t options = {
+        .conf = conf,
+        .config = {config, 1,
+                   (int)tb_config_int(values, "config.storage.replication.factor")},
+        .offsets = {offsets, (int)tb_config_int(values, "offset.storage.partitions"),
+                    (int)tb_config_int(values, "offset.storage.replication.factor")},
+        .status = {status, (int)tb_config_int(values, "status.storage.partitions"),
+                   (int)tb_config_int(values, "status.storage.replication.factor")},
+        .worker_id = worker_id,
+    };
+    tb_store_t *store = tb_store_kafka_open(&options, errstr, errstr_size);
+    rd_kafka_conf_destroy(conf);
+    return store;
+}
+
+tb_cluster_t *tb_distributed_join(const json_t *values, const json_t *kafka_props,
+                                  tb_herder_t *herder, const char *worker_url,
+                                  char *errstr, size_t errstr_size)
+{
+    json_t *props = common_props(kafka_props);
+    tb_cluster_options_t options = {
+        .herder = herder,
+        .group_id = tb_config_string(values, "group.id"),
+        .worker_url = worker_url,
+        .client_props = props,
+        .replication_factor =
+            (int)tb_config_int(values, "config.storage.replication.factor"),
+        .session_timeout_ms = (int)tb_config_int(values, "session.timeout.ms"),
+        .heartbeat_interval_ms = (int)tb_config_int(values, "heartbeat.interval.ms"),
+        .rebalance_delay_ms = tb_config_int(values, "scheduled.rebalance.max.delay.ms"),
+    };
+    tb_cluster_t *cluster = tb_cluster_start(&options, errstr, errstr_size);
+    json_decref(props);
+    return cluster;
+}

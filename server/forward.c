@@ -1,0 +1,228 @@
+#include "server/tb_forward.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "connectors/runtime/tb_herder.h"
+#include "core/tb_log.h"
+#include "core/tb_time.h"
+
+#define RETRY_MS 100
+#define FORWARDED_HEADER "X-Tributary-Forwarded"
+
+/* Whether the leader answers req: a write of a connector. */
+static bool leader_answers(const tb_api_request_t *req)
+{
+    size_t len = strlen(req->path);
+    static const char reset[] = "/topics/reset";
+    return strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0 &&
+           strncmp(req->path, "/connectors", strlen("/connectors")) == 0 &&
+           !(len >= sizeof(reset) - 1 &&
+             strcmp(req->path + len - (sizeof(reset) - 1), reset) == 0);
+}
+
+typedef struct {
+    char *data;
+    size_t len;
+} buffer_t;
+
+static size_t collect(char *ptr, size_t size, size_t nmemb, void *opaque)
+{
+    buffer_t *buf = opaque;
+    size_t n = size * nmemb;
+    char *grown = realloc(buf->data, buf->len + n + 1);
+    if (grown == NULL) {
+        return 0;
+    }
+    memcpy(grown + buf->len, ptr, n);
+    buf->data = grown;
+    buf->len += n;
+    buf->data[buf->len] = '\0';
+    return n;
+}
+
+/* CURLOPT_HEADERFUNCTION: keeps the Location header in *opaque. */
+static size_t keep_location(char *line, size_t size, size_t nmemb, void *opaque)
+{
+    char **location = opaque;
+    size_t n = size * nmemb;
+    static const char name[] = "location:";
+    if (n > sizeof(name) - 1 && strncasecmp(line, name, sizeof(name) - 1) == 0) {
+        const char *value = line + sizeof(name) - 1;
+        size_t len = n - (sizeof(name) - 1);
+        while (len > 0 && (*value == ' ' || *value == '\t')) {
+            value++;
+            len--;
+        }
+        while (len > 0 && (value[len - 1] == '\r' || value[len - 1] == '\n')) {
+            len--;
+        }
+        free(*location);
+        *location = strndup(value, len);
+    }
+    return n;
+}
+
+/* leader + path + the query, re-encoded. malloc'd. */
+static char *url_of(CURL *curl, const char *leader, const tb_api_request_t *req)
+{
+    size_t size = strlen(leader) + strlen(req->path) + 2;
+    char *url = malloc(size);
+    snprintf(url, size, "%s%s", leader, req->path);
+    const char *name;
+    json_t *values;
+    char sep = '?';
+    json_object_foreach ((json_t *)req->query, name, values) {
+        size_t i;
+        json_t *value;
+        json_array_foreach (values, i, value) {
+            char *n = curl_easy_escape(curl, name, 0);
+            char *v = curl_easy_escape(curl, json_string_value(value), 0);
+            size_t len = strlen(url);
+            char *grown = realloc(url, len + strlen(n) + strlen(v) + 3);
+            if (grown != NULL) {
+                url = grown;
+                sprintf(url + len, "%c%s=%s", sep, n, v);
+                sep = '&';
+            }
+            curl_free(n);
+            curl_free(v);
+        }
+    }
+    return url;
+}
+
+/* Sends req to leader. Returns 0 with res filled from the leader's reply,
+ * or -1 with errstr when the leader could not be reached. */
+static int send_to(const char *leader, const tb_api_request_t *req,
+                   tb_api_response_t *res, char *errstr, size_t errstr_size)
+{
+    CURL *curl = curl_easy_init();
+    if (curl == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    char *url = url_of(curl, leader, req);
+    struct curl_slist *headers =
+        curl_slist_append(NULL, "Content-Type: application/json");
+    headers = curl_slist_append(headers, FORWARDED_HEADER ": yes");
+    char *auth = NULL;
+    if (req->authorization != NULL &&
+        asprintf(&auth, "Authorization: %s", req->authorization) > 0) {
+        headers = curl_slist_append(headers, auth);
+    }
+    buffer_t body = {0};
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req->method);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)TB_FORWARD_WAIT_MS);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    char *location = NULL;
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, keep_location);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &location);
+    if (req->body != NULL) {
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req->body);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)req->body_len);
+    }
+    CURLcode code = curl_easy_perform(curl);
+    long status = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    int rc = code == CURLE_OK ? 0 : -1;
+    if (rc == 0) {
+        json_t *json =
+            body.len > 0 ? json_loadb(body.data, body.len, JSON_DECODE_ANY, NULL) : NULL;
+        tb_api_reply(res, (unsigned)status, json);
+        if (json == NULL && body.len > 0) {
+            res->text = body.data;
+            body.data = NULL;
+        }
+        res->location = location;
+        location = NULL;
+    } else {
+        snprintf(errstr, errstr_size, "%s", curl_easy_strerror(code));
+    }
+    free(body.data);
+    free(location);
+    free(auth);
+    free(url);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(curl);
+    return rc;
+}
+
+/* Whether req restarts one task (POST /connectors/{}/tasks/{}/restart). */
+static bool task_restart(const tb_api_request_t *req)
+{
+    size_t len = strlen(req->path);
+    static const char restart[] = "/restart";
+    return req->params[1] != NULL && strstr(req->path, "/tasks/") != NULL &&
+           len >= sizeof(restart) - 1 &&
+           strcmp(req->path + len - (sizeof(restart) - 1), restart) == 0;
+}
+
+/* Where req is answered: 1 here, 0 at url, -1 nowhere known yet. A task's
+ * restart goes to the worker running it, as the status topic says (only
+ * it can restart it); every other write to the leader. */
+static int target_of(tb_cluster_t *cluster, const tb_api_request_t *req, char *url,
+                     size_t url_size)
+{
+    json_t *status = NULL;
+    char msg[256];
+    if (task_restart(req) &&
+        tb_herder_task_status(req->ctx->herder, req->params[0], atoi(req->params[1]),
+                              &status, msg, sizeof(msg)) == TB_OK) {
+        const char *owner = json_string_value(json_object_get(status, "worker_id"));
+        const char *state = json_string_value(json_object_get(status, "state"));
+        int who = owner == NULL || strcmp(state, "UNASSIGNED") == 0 ? -1
+                  : strcmp(owner, req->ctx->worker_id) == 0         ? 1
+                                                                    : 0;
+        if (who == 0) {
+            const char *sep = strstr(req->base_url, "://");
+            snprintf(url, url_size, "%.*s://%s",
+                     sep != NULL ? (int)(sep - req->base_url) : 4,
+                     sep != NULL ? req->base_url : "http", owner);
+        }
+        json_decref(status);
+        return who;
+    }
+    return tb_cluster_leader(cluster, url, url_size);
+}
+
+bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_response_t *res)
+{
+    tb_cluster_t *cluster = opaque;
+    if (req->forwarded_by != NULL || !leader_answers(req)) {
+        return false;
+    }
+    int64_t deadline = tb_monotonic_ms() + TB_FORWARD_WAIT_MS;
+    char leader[512];
+    char errstr[256] = "no leader is known";
+    for (;;) {
+        int who = target_of(cluster, req, leader, sizeof(leader));
+        if (who == 1) {
+            return false;
+        }
+        if (who == 0 && send_to(leader, req, res, errstr, sizeof(errstr)) == 0) {
+            return true;
+        }
+        if (tb_monotonic_ms() >= deadline) {
+            break;
+        }
+        struct timespec pause = {0, RETRY_MS * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+    tb_api_reply_error(res, TB_ERR_UNAVAILABLE,
+                       "Request timed out: the worker that answers it (the leader, or "
+                       "the task's worker) could not be reached "
+                       "within %d ms (%s)",
+                       TB_FORWARD_WAIT_MS, errstr);
+    return true;
+}

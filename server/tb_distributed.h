@@ -1,0 +1,37 @@
+/*
+ * tb_distributed.h - a worker whose config sets group.id runs distributed,
+ * as connect-distributed does: its store is Connect's three internal
+ * topics (tb_store_kafka.h) and it joins its cluster (tb_cluster.h).
+ * This module reads the distributed keys (docs/configuration.md,
+ * "Distributed") into those two; main wires them.
+ *
+ * Ownership: the store and the cluster returned belong to the caller
+ * (tb_store_close, usually through the herder; tb_cluster_stop).
+ */
+#ifndef TB_DISTRIBUTED_H
+#define TB_DISTRIBUTED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "connectors/runtime/tb_cluster.h"
+#include "connectors/runtime/tb_herder.h"
+
+/* Whether the worker's values (parsed) make it distributed: group.id set. */
+bool tb_distributed_enabled(const json_t *values);
+
+/* Opens the Kafka store over the topics the values name, for worker_id.
+ * NULL with errstr (naming the key) on failure. */
+tb_store_t *tb_distributed_store_open(const json_t *values, const json_t *kafka_props,
+                                      const char *worker_id, char *errstr,
+                                      size_t errstr_size);
+
+/* Joins the cluster as worker_url (scheme://worker_id) for herder. NULL
+ * with errstr on failure. */
+tb_cluster_t *tb_distributed_join(const json_t *values, const json_t *kafka_props,
+                                  tb_herder_t *herder, const char *worker_url,
+                                  char *errstr, size_t errstr_size);
+
+#endif
