@@ -94,10 +94,7 @@ static int own_headers(tb_record_t *r, size_t extra)
         }
     }
     if (r->headers_owned) {
-        for (size_t i = 0; i < r->header_count; i++) {
-            free_header(&r->headers[i]);
-        }
-        free(r->headers);
+        tb_headers_free(r->headers, r->header_count);
     }
     r->headers = owned;
     r->headers_owned = true;
@@ -134,6 +131,27 @@ int tb_record_header_remove(tb_record_t *r, const char *name)
     return 0;
 }
 
+bool tb_record_headers_take(tb_record_t *r, tb_header_t **headers, size_t *count)
+{
+    if (!r->headers_owned) {
+        return false;
+    }
+    *headers = r->headers;
+    *count = r->header_count;
+    r->headers = NULL;
+    r->header_count = 0;
+    r->headers_owned = false;
+    return true;
+}
+
+void tb_headers_free(tb_header_t *headers, size_t count)
+{
+    for (size_t i = 0; headers != NULL && i < count; i++) {
+        free_header(&headers[i]);
+    }
+    free(headers);
+}
+
 void tb_record_release(tb_record_t *r)
 {
     for (tb_side_t side = TB_SIDE_KEY; side <= TB_SIDE_VALUE; side++) {
@@ -147,10 +165,7 @@ void tb_record_release(tb_record_t *r)
         }
     }
     if (r->headers_owned) {
-        for (size_t i = 0; i < r->header_count; i++) {
-            free_header(&r->headers[i]);
-        }
-        free(r->headers);
+        tb_headers_free(r->headers, r->header_count);
         r->headers = NULL;
         r->header_count = 0;
         r->headers_owned = false;

@@ -86,6 +86,15 @@ int tb_record_header_add(tb_record_t *r, const char *name, const void *value, si
 /* Removes every header called name. -1 on no memory. */
 int tb_record_header_remove(tb_record_t *r, const char *name);
 
+/* Hands over r's headers when r owns them (a transform changed them):
+ * *headers and *count become the caller's (tb_headers_free) and r has none.
+ * Returns false, changing nothing, while they are still the engine's. */
+bool tb_record_headers_take(tb_record_t *r, tb_header_t **headers, size_t *count);
+
+/* Frees headers as a record owns them: each name and value, then the array.
+ * NULL is a no-op. */
+void tb_headers_free(tb_header_t *headers, size_t count);
+
 /* Frees what r owns (typed data, copied headers); r's borrowed parts stay
  * the engine's. */
 void tb_record_release(tb_record_t *r);

@@ -4,7 +4,8 @@
  *
  * tributary's plugins see a header value as its bytes, read as text: the
  * HTTP sink writes each one as a JSON string, and sources write their
- * headers (message.id.header) as the bytes of a string. For those, both
+ * headers (the chain's, message.id.header) as the bytes it made of them:
+ * the bytes of a string for InsertHeader and message ids. For those, both
  * classes convert alike (SimpleHeaderConverter writes a string as its UTF-8
  * bytes, as StringConverter does); SimpleHeaderConverter's inferred types
  * (numbers, booleans, lists, maps) reach no plugin, since none takes typed

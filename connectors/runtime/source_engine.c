@@ -43,6 +43,7 @@ void tb_source_free_record(tb_source_record_t *record)
     tb_value_free(record->value_data);
     json_decref(record->source_partition);
     json_decref(record->source_offset);
+    tb_headers_free(record->headers, record->header_count);
     memset(record, 0, sizeof(*record));
 }
 

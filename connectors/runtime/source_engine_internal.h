@@ -155,8 +155,9 @@ int tb_source_start_plugin(source_engine_t *engine, char *errstr, size_t errstr_
 rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
                                       char *errstr, size_t errstr_size);
 
-/* Hands one record to librdkafka (flags: F_FREE or F_COPY), with its
- * message id header when message.id.header is set. */
+/* Hands one record to librdkafka (flags: F_FREE or F_COPY) with its
+ * headers: the ones the chain left, then its message id when
+ * message.id.header is set; no headers object when it has none. */
 rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
                                              tb_source_record_t *record, int flags,
                                              void *opaque);

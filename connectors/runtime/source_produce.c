@@ -17,9 +17,6 @@
 #include "core/tb_log.h"
 #include "core/tb_time.h"
 
-/* The headers a produced record can carry: its message id at most. */
-#define RECORD_HEADERS 1
-
 /* Counts a delivery error under its librdkafka name; the counter of each
  * name met is held until the task stops. */
 static void count_delivery_error(source_engine_t *engine, rd_kafka_resp_err_t err)
@@ -95,21 +92,24 @@ static bool let_go_refused(source_engine_t *engine, uint64_t seq,
     return true;
 }
 
-/* The record of a failed delivery report, for let_go_refused(). headers
- * receives up to RECORD_HEADERS of its headers. */
+/* The record of a failed delivery report, for let_go_refused(). *headers
+ * gets an array of its headers, borrowed from msg (free() the array; NULL:
+ * none). */
 static tb_sink_record_t refused_record(const rd_kafka_message_t *msg,
-                                       tb_header_t headers[RECORD_HEADERS])
+                                       tb_header_t **headers)
 {
     rd_kafka_headers_t *hdrs = NULL;
+    tb_header_t *h = NULL;
     size_t count = 0;
     if (rd_kafka_message_headers(msg, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        while (count < RECORD_HEADERS &&
-               rd_kafka_header_get_all(
-                   hdrs, count, &headers[count].name, &headers[count].value,
-                   &headers[count].value_len) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-            count++;
-        }
+        h = calloc(rd_kafka_header_cnt(hdrs), sizeof(*h));
     }
+    while (h != NULL &&
+           rd_kafka_header_get_all(hdrs, count, &h[count].name, &h[count].value,
+                                   &h[count].value_len) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        count++;
+    }
+    *headers = h;
     return (tb_sink_record_t){.topic = rd_kafka_topic_name(msg->rkt),
                               .partition = msg->partition,
                               .offset = -1,
@@ -118,7 +118,7 @@ static tb_sink_record_t refused_record(const rd_kafka_message_t *msg,
                               .key_len = msg->key_len,
                               .value = msg->payload,
                               .value_len = msg->len,
-                              .headers = headers,
+                              .headers = h,
                               .header_count = count};
 }
 
@@ -144,9 +144,10 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opa
         return;
     }
     count_delivery_error(engine, msg->err);
-    tb_header_t headers[RECORD_HEADERS];
-    tb_sink_record_t record = refused_record(msg, headers);
+    tb_header_t *headers;
+    tb_sink_record_t record = refused_record(msg, &headers);
     entry->delivered = let_go_refused(engine, seq, &record, msg->err);
+    free(headers);
 }
 
 /* librdkafka's errors are mostly transient and retried by itself; failed
@@ -190,20 +191,37 @@ rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
     return rk;
 }
 
-/* Hands one record to librdkafka (flags: F_FREE or F_COPY), with its
- * message id header when message.id.header is set. */
-rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
-                                             tb_source_record_t *record, int flags,
-                                             void *opaque)
+/* The Kafka headers of record: the ones its chain left, then its message id
+ * when message.id.header is set. NULL when it has none, so that a record
+ * without headers costs no headers object. */
+static rd_kafka_headers_t *record_headers(const source_engine_t *engine,
+                                          const tb_source_record_t *record)
 {
-    rd_kafka_headers_t *headers = NULL;
+    size_t count = record->header_count + (engine->message_id_header != NULL ? 1 : 0);
+    if (count == 0) {
+        return NULL;
+    }
+    rd_kafka_headers_t *headers = rd_kafka_headers_new(count);
+    for (size_t i = 0; i < record->header_count; i++) {
+        const tb_header_t *h = &record->headers[i];
+        rd_kafka_header_add(headers, h->name, -1, h->value, (ssize_t)h->value_len);
+    }
     if (engine->message_id_header != NULL) {
         char id[65];
         tb_message_id(engine->env->connector, record->source_partition,
                       record->source_offset, id);
-        headers = rd_kafka_headers_new(1);
         rd_kafka_header_add(headers, engine->message_id_header, -1, id, 64);
     }
+    return headers;
+}
+
+/* Hands one record to librdkafka (flags: F_FREE or F_COPY) with its
+ * headers (record_headers). */
+rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
+                                             tb_source_record_t *record, int flags,
+                                             void *opaque)
+{
+    rd_kafka_headers_t *headers = record_headers(engine, record);
     rd_kafka_resp_err_t err = rd_kafka_producev(
         engine->rk, RD_KAFKA_V_TOPIC(record->topic),
         RD_KAFKA_V_PARTITION(record->partition),
@@ -268,7 +286,9 @@ bool tb_source_produce_batch(source_engine_t *engine)
                                         .key = record->key,
                                         .key_len = record->key_len,
                                         .value = record->value,
-                                        .value_len = record->value_len};
+                                        .value_len = record->value_len,
+                                        .headers = record->headers,
+                                        .header_count = record->header_count};
             entry->delivered = let_go_refused(engine, seq, &refused, err);
             free(record->value);
         }

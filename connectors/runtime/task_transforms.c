@@ -87,6 +87,8 @@ int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
                      .partition = record->partition,
                      .offset = -1,
                      .timestamp = tb_wall_ms(),
+                     .headers = record->headers,
+                     .header_count = record->header_count,
                      .key = {.bytes = record->key, .len = record->key_len},
                      .value = {.bytes = record->value, .len = record->value_len},
                      .typer = source_typer,
@@ -100,6 +102,13 @@ int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
     int rc = run_chain(chain, &r, &typing, converters, failure);
     record->topic = r.topic;
     record->partition = r.partition;
+    tb_header_t *headers;
+    size_t header_count;
+    if (tb_record_headers_take(&r, &headers, &header_count)) { /* the chain's copies */
+        tb_headers_free(record->headers, record->header_count);
+        record->headers = headers;
+        record->header_count = header_count;
+    }
     for (tb_side_t side = TB_SIDE_KEY; rc == 0 && side <= TB_SIDE_VALUE; side++) {
         tb_record_side_t *s = tb_record_side(&r, side);
         void **data = side == TB_SIDE_KEY ? &record->key : &record->value;

@@ -99,6 +99,12 @@ typedef struct {
     tb_value_t *key_data;
     tb_schema_t *value_schema;
     tb_value_t *value_data;
+    /* The headers the transformation chain leaves (NULL: none; a plugin
+     * leaves them NULL), written as they are: each value already the bytes
+     * of the header converter's form. The runtime's: the array and each
+     * name and value are freed with tb_headers_free (core/tb_record.h). */
+    tb_header_t *headers;
+    size_t header_count;
 } tb_source_record_t;
 
 /* Context the runtime gives a task. Borrowed for the task's life. */

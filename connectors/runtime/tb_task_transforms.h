@@ -39,7 +39,8 @@ typedef struct {
  * Source: transforms a polled record in place. On 0 its topic may be a
  * string the chain owns, and each side the chain changed is already Kafka
  * bytes from its converter (converted[side] set; the runtime still owns
- * key and value, as before).
+ * key and value, as before). Headers the chain changed replace the
+ * record's (the runtime's, as tb_source_record_t says).
  */
 int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
                         tb_source_record_t *record, bool converted[2],

@@ -1,5 +1,5 @@
 """Single message transforms on the real broker: a source chain writes the
-bytes Connect's JsonConverter would, a sink's Filter skips one topic
+bytes Connect's JsonConverter would and the headers it leaves, a sink's Filter skips one topic
 of two while every partition's lag still reaches 0, a sink chain of the
 structural transforms reshapes schema'd records, and a transform's failure
 goes to the dead letter queue under stage TRANSFORMATION."""
@@ -69,7 +69,9 @@ def test_source_chain_writes_what_connect_writes(start_worker, bed, tmp_path):
     name = bed.unique_topic("smtsrc")
     reply = w.post("/connectors", json={"name": name, "config": config})
     assert reply.status_code == 201, reply.text
-    got = read_records(bed, routed, 2)
+    messages = read_messages(bed, routed, 2)
+    assert [m.headers() for m in messages] == [None, None]  # a chain adds none
+    got = [(m.key(), m.value()) for m in messages]
     expected = []
     for line in ("foo", "bar"):
         key = ('{"schema":{"type":"struct","fields":[{"type":"string","optional":false,'
@@ -241,3 +243,51 @@ def test_source_chain_converts_before_the_converters(start_worker, bed, tmp_path
         "schema": {"type": "struct", "optional": False, "fields": [
             {"type": "int64", "optional": False, "field": "day"}]},
         "payload": {"day": day}}
+
+
+# at-least-once, and in transactions with a message id after the chain's
+SOURCE_MODES = {
+    "at-least-once": ({}, {}, []),
+    "exactly-once": ({"exactly.once.source.support": "enabled"},
+                     {"exactly.once.support": "required", "message.id.header": "id"},
+                     ["id"]),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(SOURCE_MODES))
+def test_source_chain_headers_are_written(start_worker, bed, tmp_path, mode):
+    """InsertHeader and HeaderFrom (a field of the value HoistField made)
+    put headers on FileStreamSource records and DropHeaders takes one off
+    again: Kafka has exactly the headers the chain left, in its order."""
+    worker_extra, connector_extra, trailing = SOURCE_MODES[mode]
+    w = start_worker({"offset.flush.interval.ms": "100", **worker_extra})
+    topic = bed.unique_topic("smtsrchdr")
+    create_topic(bed, topic, 1)
+    source = tmp_path / "in.txt"
+    source.write_text("foo\nbar\n")
+    config = {"connector.class": "FileStreamSource", "topic": topic, "file": str(source),
+              "value.converter": JSON,
+              "transforms": "hoist,origin,scratch,copy,drop",
+              "transforms.hoist.type": T + "HoistField$Value",
+              "transforms.hoist.field": "line",
+              "transforms.origin.type": T + "InsertHeader",
+              "transforms.origin.header": "origin",
+              "transforms.origin.value.literal": "file",
+              "transforms.scratch.type": T + "InsertHeader",
+              "transforms.scratch.header": "scratch",
+              "transforms.scratch.value.literal": "dropped",
+              "transforms.copy.type": T + "HeaderFrom$Value",
+              "transforms.copy.fields": "line", "transforms.copy.headers": "text",
+              "transforms.copy.operation": "copy",
+              "transforms.drop.type": T + "DropHeaders",
+              "transforms.drop.headers": "scratch", **connector_extra}
+    name = bed.unique_topic("smtsrchdr")
+    reply = w.post("/connectors", json={"name": name, "config": config})
+    assert reply.status_code == 201, reply.text
+    messages = read_messages(bed, topic, 2)
+    assert len(messages) == 2
+    for message, line in zip(messages, ("foo", "bar")):
+        headers = message.headers()
+        assert headers[:2] == [("origin", b"file"), ("text", line.encode())]
+        assert [k for k, _ in headers[2:]] == trailing
+        assert json.loads(message.value())["payload"] == {"line": line}

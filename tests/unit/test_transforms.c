@@ -125,7 +125,20 @@ static void test_headers(void **state)
     assert_memory_equal(r.headers[1].value, "file", 4);
     assert_string_equal(r.headers[2].name, "seen");
     assert_string_equal(headers[0].name, "secret"); /* the engine's stay as they were */
+    tb_header_t *taken = NULL;
+    size_t taken_count = 0;
+    assert_true(tb_record_headers_take(&r, &taken, &taken_count)); /* a source's */
+    assert_int_equal(taken_count, 3);
+    assert_string_equal(taken[1].name, "source");
+    assert_null(r.headers);
+    assert_int_equal(r.header_count, 0);
     tb_record_release(&r);
+    tb_headers_free(taken, taken_count);
+    tb_record_t untouched = record_of("t", "x"); /* no header changed: none to take */
+    untouched.headers = headers;
+    untouched.header_count = 3;
+    assert_false(tb_record_headers_take(&untouched, &taken, &taken_count));
+    assert_ptr_equal(untouched.headers, headers);
     tb_chain_destroy(chain);
 }
 
