@@ -26,12 +26,22 @@ int tb_task_chain_create(const tb_task_env_t *env, tb_chain_t **chain, char *err
 static const char *const converter_stages[] = {"KEY_CONVERTER", "VALUE_CONVERTER"};
 
 /* What a typer needs: the task's converters (sink) or the plugin's data
- * kinds (source), and which side failed to be read. */
+ * kinds (source), and which side failed to be read, and how. */
 typedef struct {
     tb_converter_t *const *converters;
     const tb_source_record_t *source;
     int failed_side; /* -1: none */
+    int failed_rc;   /* the typer's: -1, or TB_CONVERTER_RETRY */
 } tb_typing_t;
+
+/* What a failure of the typer's converter makes of rc, a failed -1:
+ * TB_TRANSFORM_RETRY when the converter asked to be tried again later. */
+static int typing_outcome(const tb_typing_t *typing, int rc)
+{
+    return rc == -1 && typing->failed_side >= 0 && typing->failed_rc == TB_CONVERTER_RETRY
+               ? TB_TRANSFORM_RETRY
+               : rc;
+}
 
 static int sink_typer(void *opaque, tb_side_t side, const void *bytes, size_t len,
                       tb_schema_t **schema, tb_value_t **value, char *errstr,
@@ -42,6 +52,7 @@ static int sink_typer(void *opaque, tb_side_t side, const void *bytes, size_t le
                                    errstr_size);
     if (rc != 0) {
         t->failed_side = (int)side;
+        t->failed_rc = rc;
     }
     return rc;
 }
@@ -75,7 +86,7 @@ static int run_chain(tb_chain_t *chain, tb_record_t *record, const tb_typing_t *
         failure->stage = "TRANSFORMATION";
         failure->class_name = failed_class;
     }
-    return rc;
+    return typing_outcome(typing, rc);
 }
 
 int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
@@ -177,7 +188,7 @@ int tb_sink_type(tb_converter_t *const converters[2], tb_record_t *record,
         if (s == NULL) {
             failure->stage = converter_stages[side];
             failure->class_name = tb_converter_class_name(converters[side]);
-            rc = -1;
+            rc = typing_outcome(&typing, -1);
             break;
         }
         if (side == TB_SIDE_KEY) {
