@@ -90,7 +90,7 @@ static int run_chain(tb_chain_t *chain, tb_record_t *record, const tb_typing_t *
 }
 
 int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
-                        tb_source_record_t *record, bool converted[2],
+                        tb_source_record_t *record, bool typed[2],
                         tb_transform_failure_t *failure)
 {
     tb_typing_t typing = {.source = record, .failed_side = -1};
@@ -113,25 +113,15 @@ int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
     record->partition = r.partition;
     for (tb_side_t side = TB_SIDE_KEY; rc == 0 && side <= TB_SIDE_VALUE; side++) {
         tb_record_side_t *s = tb_record_side(&r, side);
-        void **data = side == TB_SIDE_KEY ? &record->key : &record->value;
-        size_t *len = side == TB_SIDE_KEY ? &record->key_len : &record->value_len;
-        void *out = NULL;
-        size_t out_len = 0;
-        converted[side] = s->typed;
-        if (!s->typed) {
-            continue;
+        typed[side] = s->typed;
+        if (s->typed) { /* the chain's Connect data, now the record's again */
+            *(side == TB_SIDE_KEY ? &record->key_schema : &record->value_schema) =
+                s->schema;
+            *(side == TB_SIDE_KEY ? &record->key_data : &record->value_data) = s->value;
+            s->typed = false;
+            s->schema = NULL;
+            s->value = NULL;
         }
-        if (tb_converter_from_typed(converters[side], r.topic, s->schema, s->value, &out,
-                                    &out_len, failure->reason,
-                                    sizeof(failure->reason)) != 0) {
-            failure->stage = converter_stages[side];
-            failure->class_name = tb_converter_class_name(converters[side]);
-            rc = -1;
-            break;
-        }
-        free(*data);
-        *data = out;
-        *len = out_len;
     }
     tb_record_release(&r);
     return rc;

@@ -43,13 +43,15 @@ typedef struct {
 } tb_transform_failure_t;
 
 /*
- * Source: transforms a polled record in place. On 0 its topic may be a
- * string the chain owns, and each side the chain changed is already Kafka
- * bytes from its converter (converted[side] set; the runtime still owns
- * key and value, as before).
+ * Source: transforms a polled record in place (its source typer parses no
+ * converter's data, so it never returns TB_TRANSFORM_RETRY). On 0 its topic
+ * may be a string the chain owns, and each side the chain typed is Connect
+ * data in the record's key_schema and key_data (value_schema, value_data),
+ * the record's to free, for the converter's typed form to write (typed[side]
+ * set; a typed record's sides always are); the other sides keep their bytes.
  */
 int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
-                        tb_source_record_t *record, bool converted[2],
+                        tb_source_record_t *record, bool typed[2],
                         tb_transform_failure_t *failure);
 
 /*
