@@ -136,7 +136,8 @@ static int convert(tb_converter_t *converter, const void *data, size_t len,
 
 /* Runs the chain on records[i] (read from msg): 0 it goes on, with the
  * sides the chain changed already in plugin form (converted), 1 it was
- * filtered out, -1 it failed in *stage. */
+ * filtered out, -1 it failed in *stage, TB_TRANSFORM_RETRY the converter
+ * the chain read through asks to be tried again (*stage names it). */
 static int transform(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
                      bool converted[2], const char **stage, const char **failed_class,
                      char *reason, size_t reason_size)
@@ -160,7 +161,7 @@ static int transform(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
     if (e->transformed[i].headers_owned) {
         free(read); /* the record holds copies now */
     }
-    if (rc == -1) {
+    if (rc == -1 || rc == TB_TRANSFORM_RETRY) {
         *stage = failure.stage;
         *failed_class = failure.class_name;
         snprintf(reason, reason_size, "%s", failure.reason);
@@ -170,7 +171,8 @@ static int transform(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
 
 /* For a typed plugin: types both sides of records[i] (read from msg)
  * through the converters, unless the chain did already; a side the chain
- * did not change keeps msg's bytes as its text form. 0, or -1 with *stage. */
+ * did not change keeps msg's bytes as its text form. 0, or -1 or
+ * TB_TRANSFORM_RETRY with *stage. */
 static int type_record(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
                        const bool converted[2], const char **stage,
                        const char **failed_class, char *reason, size_t reason_size)
@@ -197,13 +199,13 @@ static int type_record(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
         r->value = msg->payload;
         r->value_len = msg->len;
     }
-    if (tb_sink_type(converters, &e->transformed[i], r, &failure) != 0) {
+    int rc = tb_sink_type(converters, &e->transformed[i], r, &failure);
+    if (rc != 0) {
         *stage = failure.stage;
         *failed_class = failure.class_name;
         snprintf(reason, reason_size, "%s", failure.reason);
-        return -1;
     }
-    return 0;
+    return rc;
 }
 
 /* A converter that cannot convert now (TB_CONVERTER_RETRY): holds the
@@ -279,7 +281,8 @@ static bool convert_batch(sink_engine_t *e, size_t first)
                                  sizeof(reason))) != 0) {
             stage = "VALUE_CONVERTER";
         }
-        if (rc == TB_CONVERTER_RETRY &&
+        /* rc is no longer transform's: 1 here is a converter's retry */
+        if ((rc == TB_CONVERTER_RETRY || rc == TB_TRANSFORM_RETRY) &&
             wait_for_converter(e, stage, msg, reason, sizeof(reason))) {
             /* not the record's fault (the schema registry did not answer) */
             release_record(e, kept);

@@ -144,8 +144,9 @@ fail:
 }
 
 /* Replaces *data by what converter makes of it (nothing to do for a
- * pass-through converter). A typed record's side (schema, typed_data, both
- * then released) is written by the converter's typed form instead. Returns
+ * pass-through converter). A typed side (schema, typed_data: the plugin's
+ * or the chain's, both released unless the converter asks to be tried
+ * again) is written by the converter's typed form instead. Returns
  * -1 with errstr on failure. */
 static int convert(tb_converter_t *converter, const char *topic, tb_data_kind_t kind,
                    bool typed, tb_schema_t **schema, tb_value_t **typed_data, void **data,
@@ -153,22 +154,19 @@ static int convert(tb_converter_t *converter, const char *topic, tb_data_kind_t 
 {
     void *out = NULL;
     size_t out_len = 0;
-    if (typed) {
-        int rc = tb_converter_from_typed(converter, topic, *schema, *typed_data, data,
-                                         len, errstr, errstr_size);
-        if (rc != TB_CONVERTER_RETRY) { /* else kept for the next attempt */
-            tb_schema_decref(*schema);
-            tb_value_free(*typed_data);
-            *schema = NULL;
-            *typed_data = NULL;
-        }
-        return rc;
-    }
-    if (tb_converter_passthrough(converter)) {
+    if (!typed && tb_converter_passthrough(converter)) {
         return 0;
     }
-    int rc = tb_converter_from_plugin_topic(converter, topic, kind, *data, *len, &out,
-                                            &out_len, errstr, errstr_size);
+    int rc = typed ? tb_converter_from_typed(converter, topic, *schema, *typed_data, &out,
+                                             &out_len, errstr, errstr_size)
+                   : tb_converter_from_plugin_topic(converter, topic, kind, *data, *len,
+                                                    &out, &out_len, errstr, errstr_size);
+    if (typed && rc != TB_CONVERTER_RETRY) { /* else kept for the next attempt */
+        tb_schema_decref(*schema);
+        tb_value_free(*typed_data);
+        *schema = NULL;
+        *typed_data = NULL;
+    }
     if (rc != 0) {
         return rc;
     }
@@ -220,8 +218,12 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
     char reason[512];
     const char *stage = NULL;
     bool *done = engine->done;
+    bool *typed = engine->typed;
     bool reshaped = engine->reshaped;
     engine->reshaped = true;
+    if (!reshaped) {
+        typed[TB_SIDE_KEY] = typed[TB_SIDE_VALUE] = record->typed;
+    }
     if (!reshaped && engine->primary_key != NULL) {
         tb_upsert_result_t result =
             tb_upsert_apply(engine->primary_key, record, reason, sizeof(reason));
@@ -238,7 +240,7 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
         tb_converter_t *const converters[2] = {engine->key_converter,
                                                engine->value_converter};
         tb_transform_failure_t failure;
-        rc = tb_source_transform(engine->chain, converters, record, done, &failure);
+        rc = tb_source_transform(engine->chain, converters, record, typed, &failure);
         if (rc == 1) {
             return SKIP; /* filtered out */
         }
@@ -250,14 +252,14 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
     }
     if (stage == NULL && !done[TB_SIDE_KEY]) {
         rc = convert(engine->key_converter, record->topic, record->key_kind,
-                     record->typed, &record->key_schema, &record->key_data, &record->key,
-                     &record->key_len, reason, sizeof(reason));
+                     typed[TB_SIDE_KEY], &record->key_schema, &record->key_data,
+                     &record->key, &record->key_len, reason, sizeof(reason));
         done[TB_SIDE_KEY] = rc == 0;
         stage = rc != 0 ? "KEY_CONVERTER" : NULL;
     }
     if (stage == NULL && !done[TB_SIDE_VALUE]) {
         rc = convert(engine->value_converter, record->topic, record->value_kind,
-                     record->typed, &record->value_schema, &record->value_data,
+                     typed[TB_SIDE_VALUE], &record->value_schema, &record->value_data,
                      &record->value, &record->value_len, reason, sizeof(reason));
         done[TB_SIDE_VALUE] = rc == 0;
         stage = rc != 0 ? "VALUE_CONVERTER" : NULL;

@@ -91,10 +91,12 @@ typedef struct {
     size_t batch_pos;
     /* batch[0, prepared) have their disposition; batch[prepared] waits for
      * a converter's retry at retry_at_ms, reshaped (upsert and chain done)
-     * and with the sides in done already Kafka bytes */
+     * and with the sides in done already Kafka bytes, the sides in typed
+     * Connect data (the plugin's or the chain's) for the converters */
     size_t prepared;
     bool reshaped;
     bool done[2];
+    bool typed[2];
     tb_task_retry_t retry;
     int64_t retry_at_ms;
     int64_t last_flush_ms;

@@ -26,12 +26,22 @@ int tb_task_chain_create(const tb_task_env_t *env, tb_chain_t **chain, char *err
 static const char *const converter_stages[] = {"KEY_CONVERTER", "VALUE_CONVERTER"};
 
 /* What a typer needs: the task's converters (sink) or the plugin's data
- * kinds (source), and which side failed to be read. */
+ * kinds (source), and which side failed to be read, and how. */
 typedef struct {
     tb_converter_t *const *converters;
     const tb_source_record_t *source;
     int failed_side; /* -1: none */
+    int failed_rc;   /* the typer's: -1, or TB_CONVERTER_RETRY */
 } tb_typing_t;
+
+/* What a failure of the typer's converter makes of rc, a failed -1:
+ * TB_TRANSFORM_RETRY when the converter asked to be tried again later. */
+static int typing_outcome(const tb_typing_t *typing, int rc)
+{
+    return rc == -1 && typing->failed_side >= 0 && typing->failed_rc == TB_CONVERTER_RETRY
+               ? TB_TRANSFORM_RETRY
+               : rc;
+}
 
 static int sink_typer(void *opaque, tb_side_t side, const void *bytes, size_t len,
                       tb_schema_t **schema, tb_value_t **value, char *errstr,
@@ -42,6 +52,7 @@ static int sink_typer(void *opaque, tb_side_t side, const void *bytes, size_t le
                                    errstr_size);
     if (rc != 0) {
         t->failed_side = (int)side;
+        t->failed_rc = rc;
     }
     return rc;
 }
@@ -75,11 +86,11 @@ static int run_chain(tb_chain_t *chain, tb_record_t *record, const tb_typing_t *
         failure->stage = "TRANSFORMATION";
         failure->class_name = failed_class;
     }
-    return rc;
+    return typing_outcome(typing, rc);
 }
 
 int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
-                        tb_source_record_t *record, bool converted[2],
+                        tb_source_record_t *record, bool typed[2],
                         tb_transform_failure_t *failure)
 {
     tb_typing_t typing = {.source = record, .failed_side = -1};
@@ -111,25 +122,15 @@ int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
     }
     for (tb_side_t side = TB_SIDE_KEY; rc == 0 && side <= TB_SIDE_VALUE; side++) {
         tb_record_side_t *s = tb_record_side(&r, side);
-        void **data = side == TB_SIDE_KEY ? &record->key : &record->value;
-        size_t *len = side == TB_SIDE_KEY ? &record->key_len : &record->value_len;
-        void *out = NULL;
-        size_t out_len = 0;
-        converted[side] = s->typed;
-        if (!s->typed) {
-            continue;
+        typed[side] = s->typed;
+        if (s->typed) { /* the chain's Connect data, now the record's again */
+            *(side == TB_SIDE_KEY ? &record->key_schema : &record->value_schema) =
+                s->schema;
+            *(side == TB_SIDE_KEY ? &record->key_data : &record->value_data) = s->value;
+            s->typed = false;
+            s->schema = NULL;
+            s->value = NULL;
         }
-        if (tb_converter_from_typed(converters[side], r.topic, s->schema, s->value, &out,
-                                    &out_len, failure->reason,
-                                    sizeof(failure->reason)) != 0) {
-            failure->stage = converter_stages[side];
-            failure->class_name = tb_converter_class_name(converters[side]);
-            rc = -1;
-            break;
-        }
-        free(*data);
-        *data = out;
-        *len = out_len;
     }
     tb_record_release(&r);
     return rc;
@@ -186,7 +187,7 @@ int tb_sink_type(tb_converter_t *const converters[2], tb_record_t *record,
         if (s == NULL) {
             failure->stage = converter_stages[side];
             failure->class_name = tb_converter_class_name(converters[side]);
-            rc = -1;
+            rc = typing_outcome(&typing, -1);
             break;
         }
         if (side == TB_SIDE_KEY) {

@@ -10,7 +10,11 @@
  * dropped it, -1 it failed in *stage ("TRANSFORMATION", or
  * "KEY_CONVERTER" / "VALUE_CONVERTER" when the chain needed the structure
  * of data the converter cannot read) with the class that failed in
- * *failed_class (static storage) and the reason in reason.
+ * *failed_class (static storage) and the reason in reason, or
+ * TB_TRANSFORM_RETRY: that converter asked to be tried again later
+ * (TB_CONVERTER_RETRY: the schema registry did not answer), failure filled
+ * as for -1; the engine waits under errors.retry.* (tb_task_retry.h) and
+ * runs the record again, as it does for a plain conversion.
  */
 #ifndef TB_TASK_TRANSFORMS_H
 #define TB_TASK_TRANSFORMS_H
@@ -22,6 +26,9 @@
 #include "connectors/runtime/tb_plugin.h"
 #include "connectors/runtime/tb_task_engine.h"
 #include "connectors/transforms/tb_chain.h"
+
+/* Distinct from 1 (dropped), which is TB_CONVERTER_RETRY's value. */
+#define TB_TRANSFORM_RETRY 2
 
 /* The task's chain, or NULL when its connector has no transformation (the
  * engines then skip it). Returns -1 with errstr when it cannot be built. */
@@ -36,14 +43,17 @@ typedef struct {
 } tb_transform_failure_t;
 
 /*
- * Source: transforms a polled record in place. On 0 its topic may be a
- * string the chain owns, and each side the chain changed is already Kafka
- * bytes from its converter (converted[side] set; the runtime still owns
- * key and value, as before). Headers the chain changed replace the
- * record's (the runtime's, as tb_source_record_t says).
+ * Source: transforms a polled record in place (its source typer parses no
+ * converter's data, so it never returns TB_TRANSFORM_RETRY). On 0 its topic
+ * may be a string the chain owns, and each side the chain typed is Connect
+ * data in the record's key_schema and key_data (value_schema, value_data),
+ * the record's to free, for the converter's typed form to write (typed[side]
+ * set; a typed record's sides always are); the other sides keep their bytes.
+ * Headers the chain changed replace the record's (the runtime's, as
+ * tb_source_record_t says).
  */
 int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
-                        tb_source_record_t *record, bool converted[2],
+                        tb_source_record_t *record, bool typed[2],
                         tb_transform_failure_t *failure);
 
 /*
@@ -62,8 +72,9 @@ int tb_sink_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
  * Sink, for a plugin that takes Connect data (tb_plugin_t.typed): types both
  * sides of record through the converters (a side the chain typed stays as
  * the chain left it) and points out's key_schema, key_data, value_schema
- * and value_data at them; they stay record's. Returns 0, or -1 with the
- * converter's stage, class and reason in failure.
+ * and value_data at them; they stay record's. Returns 0, or -1 or
+ * TB_TRANSFORM_RETRY with the converter's stage, class and reason in
+ * failure.
  */
 int tb_sink_type(tb_converter_t *const converters[2], tb_record_t *record,
                  tb_sink_record_t *out, tb_transform_failure_t *failure);
