@@ -295,8 +295,10 @@ static bool parse_date(const char **p, int64_t *days)
     errno = 0;
     long long y = strtoll(*p, &end, 10);
     int m, d, used = 0;
-    if (errno != 0 || end == *p || sscanf(end, "-%2d-%2d%n", &m, &d, &used) != 2 ||
-        m < 1 || m > 12 || d < 1 || d > 31) {
+    /* PostgreSQL's dates end at 5874897 AD: a longer year is no date of its */
+    if (errno != 0 || end == *p || y < 0 || y > 5874897 ||
+        sscanf(end, "-%2d-%2d%n", &m, &d, &used) != 2 || m < 1 || m > 12 || d < 1 ||
+        d > 31) {
         return false;
     }
     *p = end + used;
@@ -365,7 +367,13 @@ static bool parse_timestamp(const char *text, bool zoned, int64_t *micros)
     if (strcmp(p, " BC") == 0) { /* the era follows the time */
         return false;            /* rare; refused rather than guessed */
     }
-    *micros = days * 86400000000LL + time - offset * 1000000;
+    /* the latest timestamps PostgreSQL holds lie beyond what microseconds
+     * since 1970 in 64 bits can say: refused, never wrapped */
+    int64_t day_micros;
+    if (__builtin_mul_overflow(days, 86400000000LL, &day_micros) ||
+        __builtin_add_overflow(day_micros, time - offset * 1000000, micros)) {
+        return false;
+    }
     return *p == '\0';
 }
 
