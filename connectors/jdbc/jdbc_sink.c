@@ -280,6 +280,56 @@ static int jdbc_open(void *opaque, tb_sink_partition_t *partitions, size_t count
     return TB_PLUGIN_RETRY;
 }
 
+/* An operator's change of the offsets: made in the offsets table, since
+ * open() takes each partition's start from there. */
+static int alter_offsets(const tb_sink_offsets_change_t *change,
+                         settings_init_fn settings_init, char *errstr, size_t errstr_size)
+{
+    tb_jdbc_settings_t settings = {0};
+    tb_jdbc_rc_t rc = TB_JDBC_FATAL;
+    char reason[1024] = "";
+    if (settings_init(&settings, change->config, errstr, errstr_size) != 0) {
+        tb_jdbc_settings_clear(&settings);
+        return -1;
+    }
+    tb_jdbc_writer_t w = {.dialect = settings.url.kind == TB_JDBC_POSTGRES
+                                         ? &tb_jdbc_postgres
+                                         : &tb_jdbc_sqlite,
+                          .settings = &settings,
+                          .connector = change->connector};
+    w.conn = w.dialect->connect(&settings, change->limits, &rc, reason, sizeof(reason));
+    if (w.conn != NULL) {
+        rc = tb_jdbc_offsets_prepare(&w, reason, sizeof(reason));
+    }
+    if (rc == TB_JDBC_OK) {
+        rc = tb_jdbc_offsets_change(&w, change->offsets, reason, sizeof(reason));
+    }
+    if (rc != TB_JDBC_OK) {
+        snprintf(errstr, errstr_size, "changing the offsets table of %s failed: %s",
+                 settings.shown_url, reason);
+    } else {
+        TB_LOG_TASK(TB_LOG_INFO, LOGGER, change->connector, -1,
+                    "offsets %s in the table " TB_JDBC_OFFSETS_TABLE " of %s",
+                    change->offsets != NULL ? "altered" : "reset", settings.shown_url);
+    }
+    w.dialect->disconnect(w.conn);
+    tb_jdbc_writer_clear(&w);
+    tb_jdbc_settings_clear(&settings);
+    return rc == TB_JDBC_OK ? 0 : -1;
+}
+
+static int jdbc_alter_offsets(const tb_sink_offsets_change_t *change, char *errstr,
+                              size_t errstr_size)
+{
+    return alter_offsets(change, tb_jdbc_settings_init, errstr, errstr_size);
+}
+
+static int debezium_alter_offsets(const tb_sink_offsets_change_t *change, char *errstr,
+                                  size_t errstr_size)
+{
+    return alter_offsets(change, tb_jdbc_debezium_settings_init, errstr, errstr_size);
+}
+
 static int jdbc_task_start(const tb_task_context_t *ctx, const json_t *config, void **out,
                            char *errstr, size_t errstr_size)
 {
@@ -306,6 +356,7 @@ const tb_plugin_t tb_jdbc_sink_plugin = {
     .task_start = jdbc_task_start,
     .typed = true,
     .open = jdbc_open,
+    .alter_offsets = jdbc_alter_offsets,
     .put = jdbc_put,
     .task_stop = jdbc_task_stop,
 };
@@ -324,6 +375,7 @@ const tb_plugin_t tb_jdbc_debezium_plugin = {
     .task_start = debezium_task_start,
     .typed = true,
     .open = jdbc_open,
+    .alter_offsets = debezium_alter_offsets,
     .put = jdbc_put,
     .task_stop = jdbc_task_stop,
 };

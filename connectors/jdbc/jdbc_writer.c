@@ -99,17 +99,6 @@ static void param_ref(tb_jdbc_sql_t *sql, const tb_jdbc_writer_t *w, size_t n)
     tb_jdbc_sql_append(sql, "%c%zu", w->dialect->param_prefix, n);
 }
 
-tb_jdbc_rc_t tb_jdbc_offsets_prepare(tb_jdbc_writer_t *w, char *errstr,
-                                     size_t errstr_size)
-{
-    return w->dialect->exec(w->conn,
-                            "CREATE TABLE IF NOT EXISTS " OFFSETS
-                            " (connector TEXT NOT NULL, topic TEXT NOT NULL, "
-                            "kafka_partition INTEGER NOT NULL, next_offset BIGINT NOT "
-                            "NULL, PRIMARY KEY (connector, topic, kafka_partition))",
-                            NULL, 0, NULL, errstr, errstr_size);
-}
-
 /* Reads the stored offsets of the connector, locking those of parts (all
  * when parts is NULL), into each part's stored; fill, when not NULL, also
  * gets them. */

@@ -11,6 +11,7 @@
  *   jdbc_rows.c     a record -> the table, columns and values it writes
  *   jdbc_ddl.c      CREATE TABLE and ALTER TABLE ... ADD, the table cache
  *   jdbc_writer.c   a put's rows and offsets in one transaction
+ *   jdbc_offsets.c  the offsets table: made, and changed by an operator
  *   jdbc_pg.c       the PostgreSQL dialect (libpq)
  *   jdbc_sqlite.c   the SQLite dialect
  *   jdbc_metrics.c  rows, statements and their time, retries, per task
@@ -348,9 +349,15 @@ typedef struct {
     tb_jdbc_metrics_t *metrics; /* borrowed */
 } tb_jdbc_writer_t;
 
-/* Creates the offsets table when it is missing. */
+/* Creates the offsets table when it is missing (jdbc_offsets.c). */
 tb_jdbc_rc_t tb_jdbc_offsets_prepare(tb_jdbc_writer_t *w, char *errstr,
                                      size_t errstr_size);
+
+/* Changes the connector's rows of the offsets table in one transaction, as
+ * tb_sink_offsets_change_t.offsets says (NULL: deletes them all; an offset
+ * of -1 deletes that partition's row) (jdbc_offsets.c). */
+tb_jdbc_rc_t tb_jdbc_offsets_change(tb_jdbc_writer_t *w, const json_t *offsets,
+                                    char *errstr, size_t errstr_size);
 
 /* Fills each partition's offset with the next offset stored for it (left
  * alone when none is). */

@@ -229,6 +229,7 @@ tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
         .store = herder->store,
         .client = tb_worker_client(herder->worker),
         .dev = options->dev,
+        .limits = &herder->options.limits,
     };
     pthread_mutex_lock(&herder->lock);
     int rc = load(herder, errstr, errstr_size);

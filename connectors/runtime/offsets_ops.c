@@ -210,6 +210,32 @@ static int write_offsets(const tb_offsets_env_t *env, const tb_known_connector_t
     return rc;
 }
 
+/* Lets a sink plugin that keeps its own offsets change them, before the
+ * store and the group are (the order Connect calls a connector's
+ * alterOffsets in): plugin_ops as tb_sink_offsets_change_t.offsets has
+ * them, NULL to reset them all. *managed tells whether the plugin did. */
+static int alter_plugin_offsets(const tb_offsets_env_t *env,
+                                const tb_known_connector_t *c, const json_t *plugin_ops,
+                                bool *managed, char *msg, size_t msg_size)
+{
+    *managed = false;
+    if (c->plugin->kind != TB_PLUGIN_SINK || c->plugin->alter_offsets == NULL) {
+        return 0;
+    }
+    json_t *config = tb_connector_config_resolve(c->plugin, c->config, msg, msg_size);
+    if (config == NULL) {
+        return -1;
+    }
+    tb_sink_offsets_change_t change = {.connector = c->name,
+                                       .config = config,
+                                       .limits = env->limits,
+                                       .offsets = plugin_ops};
+    int rc = c->plugin->alter_offsets(&change, msg, msg_size);
+    json_decref(config);
+    *managed = rc == 0;
+    return rc;
+}
+
 /* Applies group_ops to the sink connector's consumer group: with an admin
  * client made from its settings, or in dev mode, where the mock cluster
  * takes offsets from group members only, as a member made from its
@@ -245,6 +271,7 @@ tb_err_t tb_offsets_alter(const tb_offsets_env_t *env, const tb_known_connector_
     const char *verb = offsets != NULL ? "altered" : "reset";
     json_t *checked = NULL;
     json_t *group_ops = NULL;
+    bool managed = false;
     if (c->target != TB_TARGET_STOPPED || tasks_running) {
         snprintf(msg, msg_size,
                  "Connectors must be in the STOPPED state before their offsets can be "
@@ -258,6 +285,9 @@ tb_err_t tb_offsets_alter(const tb_offsets_env_t *env, const tb_known_connector_
     } else if (offsets != NULL && c->plugin->kind == TB_PLUGIN_SINK &&
                (checked = sink_offsets_of(offsets, &group_ops, msg, msg_size)) == NULL) {
         err = TB_ERR_BAD_REQUEST;
+    } else if (alter_plugin_offsets(env, c, offsets != NULL ? group_ops : NULL, &managed,
+                                    msg, msg_size) != 0) {
+        err = TB_ERR_INTERNAL;
     } else if (c->plugin->kind == TB_PLUGIN_SINK && group_ops == NULL &&
                (group_ops = sink_reset_ops(env, c, msg, msg_size)) == NULL) {
         err = TB_ERR_INTERNAL;
@@ -268,12 +298,17 @@ tb_err_t tb_offsets_alter(const tb_offsets_env_t *env, const tb_known_connector_
     } else {
         TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1, "offsets %s", verb);
         char text[512];
-        snprintf(text, sizeof(text),
-                 "The Connect framework-managed offsets for this connector have been "
-                 "%s successfully. However, if this connector manages offsets "
-                 "externally, they will need to be manually %s in the system that the "
-                 "connector uses.",
-                 verb, verb);
+        if (managed) {
+            snprintf(text, sizeof(text),
+                     "The offsets for this connector have been %s successfully", verb);
+        } else {
+            snprintf(text, sizeof(text),
+                     "The Connect framework-managed offsets for this connector have "
+                     "been %s successfully. However, if this connector manages offsets "
+                     "externally, they will need to be manually %s in the system that "
+                     "the connector uses.",
+                     verb, verb);
+        }
         *out = json_pack("{s:s}", "message", text);
     }
     json_decref(checked);

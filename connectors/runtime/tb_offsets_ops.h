@@ -7,7 +7,9 @@
  * change alters through the Kafka admin API (or, in dev mode, as a group
  * member), so a change may take long: the herder calls it with the
  * connector claimed and its lock released. A source's change also raises
- * the connector's offsets generation (tb_progress_marker.h).
+ * the connector's offsets generation (tb_progress_marker.h). A sink plugin
+ * that keeps its own offsets (tb_plugin_t.alter_offsets) changes them
+ * first: a failure there fails the request with nothing else changed.
  *
  * Ownership: everything is borrowed; *out is a new reference, on TB_OK
  * only. Locking: none of its own.
@@ -22,6 +24,7 @@
 
 #include "connectors/kafka/tb_client_props.h"
 #include "connectors/runtime/tb_config_state.h"
+#include "connectors/runtime/tb_limits.h"
 #include "core/tb_error.h"
 #include "store/tb_store.h"
 
@@ -30,6 +33,7 @@ typedef struct {
     tb_store_t *store;
     const tb_client_settings_t *client; /* the worker's side of clients */
     bool dev;                           /* the mock cluster's groups */
+    const tb_limits_t *limits;          /* what a plugin's alter_offsets may reach */
 } tb_offsets_env_t;
 
 /* ConnectorOffsets {"offsets":[{partition, offset}]} of connector name, the

@@ -142,6 +142,21 @@ typedef struct {
     const tb_limits_t *limits;
 } tb_task_context_t;
 
+/* An operator's change of a sink connector's offsets (PATCH or DELETE
+ * /connectors/{name}/offsets), for a plugin that keeps its own
+ * (tb_plugin_t.alter_offsets). Borrowed for the call. */
+typedef struct {
+    const char *connector; /* connector name */
+    /* the connector's config, its secrets resolved: never store or log it */
+    const json_t *config;
+    const tb_limits_t *limits; /* what the connector may reach */
+    /* [{"topic","partition","offset"}]: where each partition resumes, offset
+     * -1 meaning that the plugin keeps none for it any more (reading then
+     * starts per auto.offset.reset); NULL resets every partition the
+     * connector has */
+    const json_t *offsets;
+} tb_sink_offsets_change_t;
+
 typedef struct tb_plugin {
     const char *class_name;     /* Connect's class name, or tributary's */
     const char *const *aliases; /* other accepted names, NULL-terminated */
@@ -202,6 +217,18 @@ typedef struct tb_plugin {
      * whatever it still holds of them. offset is TB_PLUGIN_NO_OFFSET.
      * Optional. */
     void (*close)(void *task, const tb_sink_partition_t *partitions, size_t count);
+
+    /* Sink: the connector's offsets are being altered or reset over REST
+     * while it is STOPPED (Connect's SinkConnector.alterOffsets). A plugin
+     * whose open() supplies start offsets changes its own here, since they
+     * win over the store's and the group's; the runtime changes those after
+     * this returns 0. Returns 0, or -1 with errstr: the request then fails
+     * and nothing else is changed. Called on a REST thread, with no task of
+     * the connector running; it may take long (a database's connect).
+     * Optional: without it the response says that offsets kept outside the
+     * framework must be changed by hand. */
+    int (*alter_offsets)(const tb_sink_offsets_change_t *change, char *errstr,
+                         size_t errstr_size);
 
     /* Sink: writes records (may buffer them until flush). */
     int (*put)(void *task, const tb_sink_record_t *records, size_t count, char *errstr,

@@ -463,6 +463,57 @@ def test_postgres_lost_connection_is_retried_without_duplicates(start_worker, be
     assert metric(w, "tributary_jdbc_statement_seconds_count", "pglost") > 0
 
 
+def stopped(w, name):
+    assert w.put(f"/connectors/{name}/stop").status_code in (202, 204)
+    wait_for(lambda: w.get(f"/connectors/{name}/status").json()["connector"]["state"] ==
+             "STOPPED" and not w.get(f"/connectors/{name}/status").json()["tasks"],
+             timeout=60, what=f"{name} stopped")
+
+
+def test_postgres_offsets_reset_over_rest_moves_the_offsets_table(start_worker, bed):
+    """PATCH and DELETE /connectors/{name}/offsets change the sink's own
+    offsets table, where it resumes from: after PATCH to 6 it writes the
+    records from 6 again; after DELETE, all of them (auto.offset.reset
+    earliest)."""
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbcreset")
+    topic = bed.unique_topic("pgreset")
+    create_topic(bed, topic, 1)
+    produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+        (i, "x") for i in range(10))])
+    pg_sink(w, bed, "pgreset", topic, db)
+    count = f'SELECT count(*), count(DISTINCT id) FROM "{topic}"'
+    stored = (f"SELECT topic, kafka_partition, next_offset FROM "
+              f"__tributary_sink_offsets WHERE connector = 'pgreset'")
+    wait_for(lambda: pg_rows(pg, db, count) == [["10", "10"]], timeout=60,
+             what="the ten rows")
+    wait_for(lambda: pg.sql(stored, db=db) == [[topic, "0", "10"]], what="offset 10")
+
+    stopped(w, "pgreset")
+    body = {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0},
+                         "offset": {"kafka_offset": 6}}]}
+    reply = w.patch("/connectors/pgreset/offsets", json=body)
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["message"] == (
+        "The offsets for this connector have been altered successfully")
+    assert pg.sql(stored, db=db) == [[topic, "0", "6"]]
+    assert w.put("/connectors/pgreset/resume").status_code in (202, 204)
+    wait_for(lambda: pg_rows(pg, db, count) == [["14", "10"]], timeout=60,
+             what="records 6 to 9 written again")
+
+    stopped(w, "pgreset")
+    reply = w.delete("/connectors/pgreset/offsets")
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["message"] == (
+        "The offsets for this connector have been reset successfully")
+    assert pg.sql(stored, db=db) == []
+    assert w.put("/connectors/pgreset/resume").status_code in (202, 204)
+    wait_for(lambda: pg_rows(pg, db, count) == [["24", "10"]], timeout=60,
+             what="every record written again from the earliest")
+    wait_for(lambda: pg.sql(stored, db=db) == [[topic, "0", "10"]], what="offset 10")
+
+
 def metric(w, name, connector):
     """The value of a task 0 series of connector on the /metrics page."""
     prefix = f'{name}{{connector="{connector}",task="0"}} '
