@@ -8,18 +8,22 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
 import sys
 
 import pytest
 from confluent_kafka import Consumer
 
 from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.schema_registry.json_schema import JSONSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 
 from kafka_io import create_topic, produce
 from worker import wait_for
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "registry"))
-from fixtures import AVRO, client, context, converters, registry  # noqa: E402
+from fixtures import (AVRO, JSON_SCHEMA, PROTOBUF, client, context,  # noqa: E402
+                      converters, registry)
 
 __all__ = ["registry"]  # the fixture, imported for pytest
 
@@ -615,3 +619,127 @@ def test_postgres_from_avro_through_the_registry(start_worker, bed, registry):
         [str(i), f"item-{i}", None if i % 2 else f"n{i}", f"{i}.25", "2024-01-02",
          "2024-01-02 03:04:05.678"] for i in range(4)], timeout=60,
         what="the Avro records as typed rows")
+
+
+def pg_columns(pg, db, table):
+    return pg.sql("SELECT column_name, data_type FROM information_schema.columns "
+                  f"WHERE table_name = '{table}' ORDER BY ordinal_position", db=db)
+
+
+ITEM_PROTO = """syntax = "proto3";
+package tbtest.jdbc;
+import "google/protobuf/timestamp.proto";
+message Item {
+  int64 id = 1;
+  string name = 2;
+  int32 qty = 3;
+  double price = 4;
+  float ratio = 5;
+  bool ok = 6;
+  bytes raw = 7;
+  optional string note = 8;
+  google.protobuf.Timestamp at = 9;
+}
+"""
+
+
+def item_class():
+    """The tbtest.jdbc.Item message class, compiled from ITEM_PROTO with
+    protoc into the protobuf package's default pool (which holds
+    google/protobuf/timestamp.proto)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf import timestamp_pb2  # noqa: F401 (Timestamp in the pool)
+    pool = descriptor_pool.Default()
+    try:
+        return message_factory.GetMessageClass(pool.FindMessageTypeByName(
+            "tbtest.jdbc.Item"))
+    except KeyError:
+        pass
+    tmp = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"tbjdbc-{os.getpid()}")
+    os.makedirs(tmp, exist_ok=True)
+    with open(os.path.join(tmp, "tbtest_jdbc.proto"), "w") as f:
+        f.write(ITEM_PROTO)
+    out = os.path.join(tmp, "jdbc.pb")
+    subprocess.run(["protoc", f"-I{tmp}", "-I/usr/include", f"--descriptor_set_out={out}",
+                    "tbtest_jdbc.proto"], check=True, cwd=tmp)
+    files = descriptor_pb2.FileDescriptorSet()
+    with open(out, "rb") as f:
+        files.ParseFromString(f.read())
+    pool.Add(files.file[0])
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("tbtest.jdbc.Item"))
+
+
+def test_postgres_from_protobuf_through_the_registry(start_worker, bed, registry):
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbcproto")
+    topic = bed.unique_topic("pgproto")
+    create_topic(bed, topic, 1)
+    Item = item_class()
+    values = ProtobufSerializer(Item, client(registry), conf={"use.deprecated.format": False})
+
+    def item(i):
+        message = Item(id=i, name=f"n{i}", qty=i * 10, price=i + 0.5, ratio=0.25,
+                       ok=i % 2 == 0, raw=bytes([i, 255]))
+        if i % 2 == 0:
+            message.note = f"note{i}"
+        message.at.FromJsonString("2024-01-02T03:04:05.678Z")
+        return message
+    produce(bed.bootstrap, topic, [(0, None, values(item(i), context(topic)))
+                                   for i in range(3)])
+    pg_sink(w, bed, "pgproto", topic, db, **{
+        **converters(PROTOBUF, registry), "key.converter": JSON,
+        "insert.mode": "upsert", "pk.mode": "record_value", "pk.fields": "id"})
+    query = (f"SELECT id, name, qty, price, ratio, ok, encode(raw, 'hex'), note, at "
+             f'FROM "{topic}" ORDER BY id')
+    wait_for(lambda: pg_rows(pg, db, query) == [
+        [str(i), f"n{i}", str(i * 10), f"{i}.5", "0.25", "t" if i % 2 == 0 else "f",
+         f"{i:02x}ff", f"note{i}" if i % 2 == 0 else None, "2024-01-02 03:04:05.678"]
+        for i in range(3)], timeout=60, what="the Protobuf records as typed rows")
+    assert pg_columns(pg, db, topic) == [
+        ["id", "bigint"], ["name", "text"], ["qty", "integer"],
+        ["price", "double precision"], ["ratio", "real"], ["ok", "boolean"],
+        ["raw", "bytea"], ["note", "text"], ["at", "timestamp without time zone"]]
+
+
+ITEM_JSON_SCHEMA = json.dumps({
+    "type": "object", "title": "Item",
+    "properties": {
+        "id": {"type": "integer", "connect.index": 0, "connect.type": "int64"},
+        "name": {"type": "string", "connect.index": 1},
+        "qty": {"type": "integer", "connect.index": 2, "connect.type": "int32"},
+        "small": {"type": "integer", "connect.index": 3, "connect.type": "int16"},
+        "price": {"type": "number", "connect.index": 4},
+        "ratio": {"type": "number", "connect.index": 5, "connect.type": "float32"},
+        "ok": {"type": "boolean", "connect.index": 6},
+        "note": {"oneOf": [{"type": "null"}, {"type": "string"}], "connect.index": 7},
+        "at": {"type": "integer", "connect.index": 8, "connect.type": "int64",
+               "title": "org.apache.kafka.connect.data.Timestamp"}},
+    "required": ["id", "name", "qty", "small", "price", "ratio", "ok", "at"]})
+
+
+def test_postgres_from_json_schema_through_the_registry(start_worker, bed, registry):
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbcjsons")
+    topic = bed.unique_topic("pgjsons")
+    create_topic(bed, topic, 1)
+    values = JSONSerializer(ITEM_JSON_SCHEMA, client(registry))
+    at = 1704164645678  # 2024-01-02T03:04:05.678Z
+    produce(bed.bootstrap, topic, [(0, None, values({
+        "id": i, "name": f"n{i}", "qty": i * 10, "small": -i, "price": i + 0.5,
+        "ratio": 0.25, "ok": i % 2 == 0, "note": f"note{i}" if i % 2 == 0 else None,
+        "at": at}, context(topic))) for i in range(3)])
+    pg_sink(w, bed, "pgjsons", topic, db, **{
+        **converters(JSON_SCHEMA, registry), "key.converter": JSON,
+        "insert.mode": "upsert", "pk.mode": "record_value", "pk.fields": "id"})
+    query = f'SELECT id, name, qty, small, price, ratio, ok, note, at FROM "{topic}" ORDER BY id'
+    wait_for(lambda: pg_rows(pg, db, query) == [
+        [str(i), f"n{i}", str(i * 10), str(-i), f"{i}.5", "0.25",
+         "t" if i % 2 == 0 else "f", f"note{i}" if i % 2 == 0 else None,
+         "2024-01-02 03:04:05.678"] for i in range(3)], timeout=60,
+        what="the JSON Schema records as typed rows")
+    assert pg_columns(pg, db, topic) == [
+        ["id", "bigint"], ["name", "text"], ["qty", "integer"], ["small", "smallint"],
+        ["price", "double precision"], ["ratio", "real"], ["ok", "boolean"],
+        ["note", "text"], ["at", "timestamp without time zone"]]
