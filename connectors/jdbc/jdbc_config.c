@@ -173,15 +173,15 @@ static int non_empty_check(const json_t *value, char *reason, size_t reason_size
     return 0;
 }
 
-static int timezone_check(const json_t *value, char *reason, size_t reason_size)
+int tb_jdbc_timezone_check(const json_t *value, char *reason, size_t reason_size)
 {
-    int minutes;
-    if (tb_jdbc_timezone_parse(json_string_value(value), &minutes) != 0) {
-        snprintf(reason, reason_size,
-                 "Invalid time zone identifier (tributary takes UTC or a fixed offset "
-                 "such as +02:00; region names are not supported)");
+    char why[512];
+    tb_zone_t *zone = tb_jdbc_timezone_parse(json_string_value(value), why, sizeof(why));
+    if (zone == NULL) {
+        snprintf(reason, reason_size, "Invalid time zone identifier: %s", why);
         return -1;
     }
+    tb_zone_free(zone);
     return 0;
 }
 
@@ -403,9 +403,10 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .order = 5,
      .width = TB_WIDTH_MEDIUM,
      .display_name = "DB Time Zone",
-     .check = timezone_check,
-     .documentation = "The time zone Timestamp values are written in: UTC (the default) "
-                      "or a fixed offset such as +02:00 or -05:30."},
+     .check = tb_jdbc_timezone_check,
+     .documentation = "The time zone Timestamp values are written in: UTC (the default), "
+                      "a fixed offset such as +02:00 or -05:30, or a region of the tz "
+                      "database such as Europe/Paris, daylight saving time included."},
     {.name = KEY_TIMESTAMP_FIELDS,
      .type = TB_CONFIG_LIST,
      .default_value = "",
@@ -555,7 +556,8 @@ static const tb_config_def_t jdbc_sink_keys[] = {
 
 const tb_config_table_t tb_jdbc_sink_table = TB_CONFIG_TABLE("JDBC sink", jdbc_sink_keys);
 
-int tb_jdbc_timezone_parse(const char *text, int *minutes)
+/* UTC and fixed offsets: 0 with *minutes east of UTC, or -1. */
+static int fixed_offset(const char *text, int *minutes)
 {
     static const char *const utc[] = {"UTC", "Z", "GMT", "UT", "Etc/UTC", "Etc/GMT"};
     *minutes = 0;
@@ -590,6 +592,25 @@ int tb_jdbc_timezone_parse(const char *text, int *minutes)
     }
     *minutes = (sign == '-' ? -1 : 1) * (hours * 60 + mins);
     return 0;
+}
+
+tb_zone_t *tb_jdbc_timezone_parse(const char *text, char *errstr, size_t errstr_size)
+{
+    int minutes;
+    if (text != NULL && fixed_offset(text, &minutes) == 0) {
+        tb_zone_t *zone = tb_zone_fixed(minutes * 60);
+        if (zone == NULL) {
+            snprintf(errstr, errstr_size, "out of memory");
+        }
+        return zone;
+    }
+    return tb_zone_load(text, errstr, errstr_size);
+}
+
+bool tb_jdbc_timezone_is_utc(const char *text)
+{
+    int minutes;
+    return text != NULL && fixed_offset(text, &minutes) == 0 && minutes == 0;
 }
 
 /* The next problem about the connection and pk keys that the table cannot
@@ -635,9 +656,8 @@ void tb_jdbc_sink_validate(const json_t *values, json_t *errors)
     }
     const char *date_tz = tb_config_string(values, KEY_DATE_TIMEZONE);
     const char *db_tz = tb_config_string(values, KEY_TIMEZONE);
-    int offset = 0;
     if (date_tz != NULL && strcasecmp(date_tz, "db_timezone") == 0 && db_tz != NULL &&
-        tb_jdbc_timezone_parse(db_tz, &offset) == 0 && offset != 0) {
+        !tb_jdbc_timezone_is_utc(db_tz)) {
         tb_config_error_add(errors, KEY_DATE_TIMEZONE,
                             "date.timezone=DB_TIMEZONE with a db.timezone other than UTC "
                             "is not supported: Dates are written as the day they name; "
@@ -706,7 +726,11 @@ int tb_jdbc_settings_init(tb_jdbc_settings_t *s, const json_t *config, char *err
     s->auto_create = tb_config_bool(values, KEY_AUTO_CREATE);
     s->auto_evolve = tb_config_bool(values, KEY_AUTO_EVOLVE);
     s->quote = name_index(quote_methods, tb_config_string(values, KEY_QUOTE)) == 0;
-    tb_jdbc_timezone_parse(tb_config_string(values, KEY_TIMEZONE), &s->tz_offset_minutes);
+    s->zone = tb_jdbc_timezone_parse(tb_config_string(values, KEY_TIMEZONE), errstr,
+                                     errstr_size);
+    if (s->zone == NULL) {
+        goto fail;
+    }
     s->max_retries = (int)tb_config_int(values, KEY_MAX_RETRIES);
     s->retry_backoff_ms = tb_config_int(values, KEY_RETRY_BACKOFF);
     if (s->shown_url == NULL || s->table_format == NULL ||
@@ -740,5 +764,6 @@ void tb_jdbc_settings_clear(tb_jdbc_settings_t *s)
     free(s->table_format);
     json_decref(s->pk_fields);
     json_decref(s->fields_allow);
+    tb_zone_free(s->zone);
     *s = (tb_jdbc_settings_t){0};
 }

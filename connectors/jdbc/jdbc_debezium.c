@@ -77,18 +77,6 @@ static int empty_check(const json_t *value, char *reason, size_t reason_size)
     return 0;
 }
 
-static int timezone_check(const json_t *value, char *reason, size_t reason_size)
-{
-    int minutes;
-    if (tb_jdbc_timezone_parse(json_string_value(value), &minutes) != 0) {
-        snprintf(reason, reason_size,
-                 "tributary takes UTC or a fixed offset such as +02:00; region names "
-                 "are not supported");
-        return -1;
-    }
-    return 0;
-}
-
 #define CONNECTION "Connection"
 #define CONNECTOR "Connector"
 
@@ -217,9 +205,9 @@ static const tb_config_def_t debezium_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = CONNECTOR,
      .order = 6,
-     .check = timezone_check,
-     .documentation = "The timezone used when inserting temporal values: UTC or a fixed "
-                      "offset."},
+     .check = tb_jdbc_timezone_check,
+     .documentation = "The timezone used when inserting temporal values: UTC, a fixed "
+                      "offset, or a region of the tz database such as Europe/Paris."},
     {.name = KEY_EVOLUTION,
      .type = TB_CONFIG_STRING,
      .default_value = "none",

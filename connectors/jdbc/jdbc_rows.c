@@ -89,8 +89,7 @@ static int add_column(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s, const cha
         value = tb_schema_default(schema);
     }
     *c = (tb_jdbc_column_t){.name = name, .schema = schema, .key = key};
-    if (tb_jdbc_param_of(schema, value, s->tz_offset_minutes, &c->param, why,
-                         sizeof(why)) != 0) {
+    if (tb_jdbc_param_of(schema, value, s->zone, &c->param, why, sizeof(why)) != 0) {
         snprintf(reason, reason_size, "field '%s' of table '%s' cannot be written: %s",
                  name, row->table, why);
         return -1;

@@ -201,7 +201,7 @@ static int text_param(tb_jdbc_param_t *p, const char *fmt_kind, int64_t v)
 }
 
 int tb_jdbc_param_of(const tb_schema_t *schema, const tb_value_t *value,
-                     int tz_offset_minutes, tb_jdbc_param_t *out, char *reason,
+                     const tb_zone_t *zone, tb_jdbc_param_t *out, char *reason,
                      size_t reason_size)
 {
     *out = (tb_jdbc_param_t){.kind = TB_JDBC_P_NULL};
@@ -228,8 +228,9 @@ int tb_jdbc_param_of(const tb_schema_t *schema, const tb_value_t *value,
     } else if (is_logical(schema, TB_LOGICAL_TIME)) {
         rc = text_param(out, "time", tb_value_int64(value));
     } else if (is_logical(schema, TB_LOGICAL_TIMESTAMP)) {
-        rc = text_param(out, "timestamp",
-                        tb_value_int64(value) + (int64_t)tz_offset_minutes * 60000);
+        int64_t ms = tb_value_int64(value);
+        int64_t local = ms + (int64_t)tb_zone_offset(zone, floor_div(ms, 1000)) * 1000;
+        rc = text_param(out, "timestamp", local);
     } else {
         switch (type) {
         case TB_TYPE_BOOLEAN:

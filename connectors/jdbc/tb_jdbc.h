@@ -36,6 +36,7 @@
 #include "core/tb_config.h"
 #include "core/tb_data.h"
 #include "core/tb_metrics.h"
+#include "core/tb_zone.h"
 
 /* The table of offsets the connector owns in the target database. */
 #define TB_JDBC_OFFSETS_TABLE "__tributary_sink_offsets"
@@ -107,8 +108,8 @@ typedef struct {
     tb_jdbc_pk_mode_t pk_mode;
     bool auto_create;
     bool auto_evolve;
-    bool quote;            /* quote.sql.identifiers=always */
-    int tz_offset_minutes; /* db.timezone, east of UTC */
+    bool quote;      /* quote.sql.identifiers=always */
+    tb_zone_t *zone; /* db.timezone (owned) */
     int max_retries;
     long long retry_backoff_ms;
     /* Debezium's sink: change events are unwrapped, deletes and tombstones
@@ -137,9 +138,17 @@ void tb_jdbc_debezium_validate(const json_t *values, json_t *errors);
 int tb_jdbc_debezium_settings_init(tb_jdbc_settings_t *settings, const json_t *config,
                                    char *errstr, size_t errstr_size);
 
-/* Parses db.timezone: UTC (or Z, GMT, Etc/UTC, UTC+hh:mm...) or a fixed
- * offset +hh:mm / -hh:mm. Returns 0 with *minutes east of UTC, or -1. */
-int tb_jdbc_timezone_parse(const char *text, int *minutes);
+/* The zone db.timezone names: UTC (or Z, GMT, Etc/UTC, UTC+hh:mm...), a
+ * fixed offset +hh:mm / -hh:mm, or a region of the tz database
+ * (Europe/Paris; core/tb_zone.h). NULL with errstr. */
+tb_zone_t *tb_jdbc_timezone_parse(const char *text, char *errstr, size_t errstr_size);
+
+/* Whether text names UTC itself (UTC, +00:00, ...), not a zone that is UTC
+ * only part of the year. */
+bool tb_jdbc_timezone_is_utc(const char *text);
+
+/* A tb_config_def_t check of a time zone key. */
+int tb_jdbc_timezone_check(const json_t *value, char *reason, size_t reason_size);
 
 /* ---- parameters and column types (jdbc_types.c) ---- */
 
@@ -166,7 +175,7 @@ typedef struct {
 /* The parameter of a value under schema (value NULL: a null). Returns 0, or
  * -1 with the reason (an ARRAY, MAP or STRUCT field has no column). */
 int tb_jdbc_param_of(const tb_schema_t *schema, const tb_value_t *value,
-                     int tz_offset_minutes, tb_jdbc_param_t *out, char *reason,
+                     const tb_zone_t *zone, tb_jdbc_param_t *out, char *reason,
                      size_t reason_size);
 
 /* The column type of a Connect schema in PostgreSQL and in SQLite, NULL

@@ -743,3 +743,36 @@ def test_postgres_from_json_schema_through_the_registry(start_worker, bed, regis
         ["id", "bigint"], ["name", "text"], ["qty", "integer"], ["small", "smallint"],
         ["price", "double precision"], ["ratio", "real"], ["ok", "boolean"],
         ["note", "text"], ["at", "timestamp without time zone"]]
+
+
+def test_postgres_timestamps_in_a_region_follow_its_daylight_saving_time(start_worker,
+                                                                        bed):
+    """db.timezone=Europe/Paris writes each Timestamp as Paris's wall clock
+    at that instant: UTC+1 in winter, UTC+2 in summer, on both sides of the
+    change of 2024-03-31 01:00 UTC; a zone the tz database does not have is
+    refused on db.timezone."""
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database("jdbczone")
+    topic = bed.unique_topic("pgzone")
+    create_topic(bed, topic, 1)
+    stamped = schema_of([("id", "int32", False),
+                         ("at", "int64", False, "org.apache.kafka.connect.data.Timestamp")])
+    change = 1711846800000  # 2024-03-31T01:00:00Z, Paris goes to summer time
+    instants = [1705320000000, change - 1, change, 1720000000000]
+    produce(bed.bootstrap, topic, [(0, None, envelope(stamped, {"id": i, "at": at}))
+                                   for i, at in enumerate(instants)])
+    pg_sink(w, bed, "pgzone", topic, db, **{"db.timezone": "Europe/Paris",
+                                            "date.timezone": "UTC"})
+    query = f'SELECT id, at FROM "{topic}" ORDER BY id'
+    wait_for(lambda: pg_rows(pg, db, query) == [
+        ["0", "2024-01-15 13:00:00"], ["1", "2024-03-31 01:59:59.999"],
+        ["2", "2024-03-31 03:00:00"], ["3", "2024-07-03 11:46:40"]], timeout=60,
+        what="Paris's wall clock on both sides of the change")
+
+    config = {"connector.class": "jdbc-sink", "topics": topic,
+              "connection.url": bed.pg.jdbc_url(db), "db.timezone": "Europe/Atlantis"}
+    reply = w.put("/connector-plugins/jdbc-sink/config/validate", json=config)
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in reply.json()["configs"]}
+    assert "no time zone of the tz database" in errors["db.timezone"][0], errors
+    assert "Europe/Atlantis" in errors["db.timezone"][0]

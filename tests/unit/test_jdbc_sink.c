@@ -108,21 +108,34 @@ static void test_decimal_text(void **state)
     }
 }
 
+/* The offset east of UTC, in minutes, db.timezone text names at utc
+ * seconds; -9999 when it is refused. */
+static int zone_minutes(const char *text, int64_t utc)
+{
+    char errstr[512];
+    tb_zone_t *zone = tb_jdbc_timezone_parse(text, errstr, sizeof(errstr));
+    int minutes = zone != NULL ? tb_zone_offset(zone, utc) / 60 : -9999;
+    tb_zone_free(zone);
+    return minutes;
+}
+
 static void test_timezones(void **state)
 {
     (void)state;
-    int minutes;
-    assert_int_equal(tb_jdbc_timezone_parse("UTC", &minutes), 0);
-    assert_int_equal(minutes, 0);
-    assert_int_equal(tb_jdbc_timezone_parse("+02:00", &minutes), 0);
-    assert_int_equal(minutes, 120);
-    assert_int_equal(tb_jdbc_timezone_parse("-05:30", &minutes), 0);
-    assert_int_equal(minutes, -330);
-    assert_int_equal(tb_jdbc_timezone_parse("UTC+01:00", &minutes), 0);
-    assert_int_equal(minutes, 60);
-    assert_int_equal(tb_jdbc_timezone_parse("Europe/Paris", &minutes), -1);
-    assert_int_equal(tb_jdbc_timezone_parse("+0230", &minutes), -1);
-    assert_int_equal(tb_jdbc_timezone_parse("+02:3", &minutes), -1);
+    int64_t winter = 1705320000, summer = 1720000000; /* 2024-01-15, 2024-07-03 */
+    assert_int_equal(zone_minutes("UTC", summer), 0);
+    assert_int_equal(zone_minutes("+02:00", winter), 120);
+    assert_int_equal(zone_minutes("-05:30", summer), -330);
+    assert_int_equal(zone_minutes("UTC+01:00", summer), 60);
+    assert_int_equal(zone_minutes("Europe/Paris", winter), 60);
+    assert_int_equal(zone_minutes("Europe/Paris", summer), 120);
+    assert_int_equal(zone_minutes("America/New_York", summer), -240);
+    assert_int_equal(zone_minutes("Mars/Olympus", summer), -9999);
+    assert_int_equal(zone_minutes("+0230", summer), -9999);
+    assert_int_equal(zone_minutes("+02:3", summer), -9999);
+    assert_true(tb_jdbc_timezone_is_utc("UTC"));
+    assert_true(tb_jdbc_timezone_is_utc("+00:00"));
+    assert_false(tb_jdbc_timezone_is_utc("Europe/London"));
 }
 
 /* The messages of Confluent's JDBC sink, on the key the user wrote. */
