@@ -122,19 +122,24 @@ static tb_jdbc_rc_t refresh(tb_jdbc_tables_t *cache, const tb_jdbc_dialect_t *d,
 {
     char *schema = NULL;
     const char *own = split_table(table, &schema);
-    json_t *names = NULL;
-    tb_jdbc_rc_t rc = d->columns(c, schema, own, &names, errstr, errstr_size);
+    tb_jdbc_param_t params[2] = {
+        {.kind = schema != NULL ? TB_JDBC_P_TEXT : TB_JDBC_P_NULL,
+         .data = schema,
+         .len = schema != NULL ? strlen(schema) : 0},
+        {.kind = TB_JDBC_P_TEXT, .data = own, .len = strlen(own)}};
+    json_t *rows = NULL;
+    tb_jdbc_rc_t rc = d->exec(c, d->columns_sql, params, 2, &rows, errstr, errstr_size);
     free(schema);
     if (rc != TB_JDBC_OK) {
         return rc;
     }
     json_t *set = json_object();
     size_t i;
-    json_t *name;
-    json_array_foreach (names, i, name) {
-        json_object_set_new(set, json_string_value(name), json_true());
+    json_t *row;
+    json_array_foreach (rows, i, row) {
+        json_object_set_new(set, json_string_value(json_array_get(row, 0)), json_true());
     }
-    json_decref(names);
+    json_decref(rows);
     if (cache->tables == NULL) {
         cache->tables = json_object();
     }

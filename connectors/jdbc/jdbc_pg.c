@@ -7,8 +7,16 @@
  * are the row's fault, class 08, an administrator's shutdown, a
  * serialization failure or a deadlock are retried, anything else stops the
  * task; a connection that libpq reports as bad is lost whatever the state.
+ *
+ * Connecting never blocks on the network: PQconnectStartParams starts it
+ * (a host name is still resolved there, blocking; an address is not), and
+ * pg_connect_poll drives PQconnectPoll for as long as its caller allows,
+ * until the connect timeout (connectTimeout, else 10 s) gives the attempt
+ * up.
  */
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +24,15 @@
 #include <libpq-fe.h>
 
 #include "connectors/jdbc/tb_jdbc.h"
+#include "core/tb_time.h"
 
-#define CONNECT_TIMEOUT_S "10"
+#define CONNECT_TIMEOUT_S 10
 
 struct tb_jdbc_conn {
     PGconn *pg;
+    const char *shown_url;             /* the settings', for messages */
+    PostgresPollingStatusType polling; /* what PQconnectPoll last said */
+    int64_t deadline_ms;               /* when a connect under way gives up */
 };
 
 /* A server's message on one line, without its trailing newline. */
@@ -34,6 +46,22 @@ static void message_of(const char *text, char *errstr, size_t errstr_size)
     }
 }
 
+/* Why connecting failed, in errstr, and what that comes to: wrong
+ * credentials or names do not heal by themselves. */
+static tb_jdbc_rc_t connect_failed(tb_jdbc_conn_t *c, char *errstr, size_t errstr_size)
+{
+    const char *why = c->pg != NULL ? PQerrorMessage(c->pg) : "out of memory";
+    char message[512];
+    message_of(why, message, sizeof(message));
+    snprintf(errstr, errstr_size, "cannot connect to %s: %s", c->shown_url, message);
+    return strstr(why, "authentication failed") != NULL || strstr(why, "does not exist")
+               ? TB_JDBC_FATAL
+               : TB_JDBC_LOST;
+}
+
+static void pg_disconnect(tb_jdbc_conn_t *c);
+
+/* Starts connecting (PQconnectStartParams); pg_connect_poll goes on. */
 static tb_jdbc_conn_t *pg_connect(const tb_jdbc_settings_t *s, const tb_limits_t *limits,
                                   tb_jdbc_rc_t *rc, char *errstr, size_t errstr_size)
 {
@@ -58,10 +86,6 @@ static tb_jdbc_conn_t *pg_connect(const tb_jdbc_settings_t *s, const tb_limits_t
         keywords[n] = "password";
         values[n++] = s->password;
     }
-    if (tb_jdbc_url_get(url, "connect_timeout") == NULL) {
-        keywords[n] = "connect_timeout";
-        values[n++] = CONNECT_TIMEOUT_S;
-    }
     keywords[n] = "fallback_application_name";
     values[n++] = "tributary";
     keywords[n] = NULL;
@@ -73,21 +97,61 @@ static tb_jdbc_conn_t *pg_connect(const tb_jdbc_settings_t *s, const tb_limits_t
         snprintf(errstr, errstr_size, "out of memory");
         return NULL;
     }
-    c->pg = PQconnectdbParams(keywords, values, 0);
-    if (c->pg != NULL && PQstatus(c->pg) == CONNECTION_OK) {
+    /* libpq leaves connect_timeout to its blocking wait: the attempt's
+     * deadline is kept here */
+    const char *timeout = tb_jdbc_url_get(url, "connect_timeout");
+    long seconds = timeout != NULL ? strtol(timeout, NULL, 10) : CONNECT_TIMEOUT_S;
+    c->deadline_ms =
+        tb_monotonic_ms() + (seconds > 0 ? seconds : CONNECT_TIMEOUT_S) * 1000;
+    c->shown_url = s->shown_url;
+    c->polling = PGRES_POLLING_WRITING; /* as libpq says to begin */
+    c->pg = PQconnectStartParams(keywords, values, 0);
+    if (c->pg != NULL && PQstatus(c->pg) != CONNECTION_BAD) {
         return c;
     }
-    const char *why = c->pg != NULL ? PQerrorMessage(c->pg) : "out of memory";
-    char message[512];
-    message_of(why, message, sizeof(message));
-    snprintf(errstr, errstr_size, "cannot connect to %s: %s", s->shown_url, message);
-    /* wrong credentials or names do not heal by themselves */
-    *rc = strstr(why, "authentication failed") != NULL || strstr(why, "does not exist")
-              ? TB_JDBC_FATAL
-              : TB_JDBC_LOST;
-    PQfinish(c->pg);
-    free(c);
+    *rc = connect_failed(c, errstr, errstr_size);
+    pg_disconnect(c);
     return NULL;
+}
+
+/* Drives PQconnectPoll while the socket is ready, waiting for it at most
+ * wait_ms in all. */
+static tb_jdbc_rc_t pg_connect_poll(tb_jdbc_conn_t *c, int wait_ms, char *errstr,
+                                    size_t errstr_size)
+{
+    int64_t step_end = tb_monotonic_ms() + wait_ms;
+    for (;;) {
+        if (c->polling == PGRES_POLLING_OK) {
+            return TB_JDBC_OK;
+        }
+        if (c->polling == PGRES_POLLING_FAILED) {
+            return connect_failed(c, errstr, errstr_size);
+        }
+        int64_t now = tb_monotonic_ms();
+        if (now >= c->deadline_ms) {
+            snprintf(errstr, errstr_size,
+                     "cannot connect to %s: no answer within the connect timeout",
+                     c->shown_url);
+            return TB_JDBC_LOST;
+        }
+        int64_t left = (step_end < c->deadline_ms ? step_end : c->deadline_ms) - now;
+        if (left <= 0) {
+            snprintf(errstr, errstr_size, "connecting to %s: waiting for the server",
+                     c->shown_url);
+            return TB_JDBC_PENDING;
+        }
+        struct pollfd fd = {.fd = PQsocket(c->pg),
+                            .events =
+                                c->polling == PGRES_POLLING_READING ? POLLIN : POLLOUT};
+        int ready = poll(&fd, 1, (int)left);
+        if (ready > 0) {
+            c->polling = PQconnectPoll(c->pg);
+        } else if (ready < 0 && errno != EINTR) {
+            snprintf(errstr, errstr_size, "cannot connect to %s: %s", c->shown_url,
+                     strerror(errno));
+            return TB_JDBC_LOST;
+        }
+    }
 }
 
 static void pg_disconnect(tb_jdbc_conn_t *c)
@@ -301,38 +365,16 @@ static tb_jdbc_rc_t pg_copy(tb_jdbc_conn_t *c, const char *sql,
     return rc;
 }
 
-static tb_jdbc_rc_t pg_columns(tb_jdbc_conn_t *c, const char *schema, const char *table,
-                               json_t **names, char *errstr, size_t errstr_size)
-{
-    tb_jdbc_param_t params[2] = {
-        {.kind = schema != NULL ? TB_JDBC_P_TEXT : TB_JDBC_P_NULL, .data = schema},
-        {.kind = TB_JDBC_P_TEXT, .data = table}};
-    json_t *rows = NULL;
-    tb_jdbc_rc_t rc = pg_exec(c,
-                              "SELECT column_name FROM information_schema.columns "
-                              "WHERE table_schema = COALESCE($1, current_schema()) "
-                              "AND table_name = $2",
-                              params, 2, &rows, errstr, errstr_size);
-    if (rc != TB_JDBC_OK) {
-        return rc;
-    }
-    *names = json_array();
-    size_t i;
-    json_t *row;
-    json_array_foreach (rows, i, row) {
-        json_array_append(*names, json_array_get(row, 0));
-    }
-    json_decref(rows);
-    return TB_JDBC_OK;
-}
-
 const tb_jdbc_dialect_t tb_jdbc_postgres = {
     .name = "PostgreSQL",
     .connect = pg_connect,
+    .connect_poll = pg_connect_poll,
     .disconnect = pg_disconnect,
     .exec = pg_exec,
     .copy = pg_copy,
-    .columns = pg_columns,
+    .columns_sql = "SELECT column_name FROM information_schema.columns "
+                   "WHERE table_schema = COALESCE($1, current_schema()) "
+                   "AND table_name = $2",
     .column_type = tb_jdbc_pg_type,
     .begin = "BEGIN",
     .lock_rows = " FOR UPDATE",

@@ -12,12 +12,14 @@
  * is retried: put() returns TB_PLUGIN_RETRY after asking the runtime to
  * wait retry.backoff.ms, at most max.retries times in a row; the retry
  * connects again and writes the same records, none of them twice.
+ *
+ * Connecting holds no pool thread for long (jdbc_connect.c): task_start,
+ * open() and put() each take one bounded step of it; while it is not done,
+ * open() and put() return TB_PLUGIN_RETRY, and the runtime asks again.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "connectors/jdbc/tb_jdbc.h"
 #include "core/tb_log.h"
@@ -28,6 +30,7 @@ typedef struct {
     const tb_task_context_t *ctx;
     tb_jdbc_settings_t settings;
     tb_jdbc_writer_t writer; /* its conn is NULL while disconnected */
+    tb_jdbc_connecting_t connecting;
     tb_jdbc_kafka_schemas_t kafka;
     tb_jdbc_metrics_t metrics;
     int retries_left;
@@ -35,23 +38,21 @@ typedef struct {
     size_t row_cap;
 } jdbc_task_t;
 
-static void sleep_ms(long long ms)
-{
-    struct timespec left = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
-    }
-}
+/* How long one step of connecting may hold the caller's thread. */
+#define CONNECT_STEP_MS 200
 
-/* Connects once, when not connected, and makes sure of the offsets table. */
-static tb_jdbc_rc_t connect_once(jdbc_task_t *t, char *errstr, size_t errstr_size)
+/* One step of connecting, when not connected, then makes sure of the
+ * offsets table; PENDING (*wait_ms: when to ask again) until connected. */
+static tb_jdbc_rc_t connect_step(jdbc_task_t *t, int64_t *wait_ms, char *errstr,
+                                 size_t errstr_size)
 {
     tb_jdbc_writer_t *w = &t->writer;
-    tb_jdbc_rc_t rc = TB_JDBC_OK;
     if (w->conn != NULL) {
         return TB_JDBC_OK;
     }
-    w->conn = w->dialect->connect(&t->settings, t->ctx->limits, &rc, errstr, errstr_size);
-    if (w->conn == NULL) {
+    tb_jdbc_rc_t rc = tb_jdbc_connect_step(&t->connecting, CONNECT_STEP_MS, &w->conn,
+                                           wait_ms, errstr, errstr_size);
+    if (rc != TB_JDBC_OK) {
         return rc;
     }
     tb_jdbc_ddl_forget(&w->tables); /* the tables may have changed meanwhile */
@@ -59,8 +60,12 @@ static tb_jdbc_rc_t connect_once(jdbc_task_t *t, char *errstr, size_t errstr_siz
     if (rc != TB_JDBC_OK) {
         w->dialect->disconnect(w->conn);
         w->conn = NULL;
+        return rc;
     }
-    return rc;
+    TB_LOG_TASK(TB_LOG_INFO, LOGGER, t->ctx->connector, t->ctx->task,
+                "writing to %s (%s), offsets in its table " TB_JDBC_OFFSETS_TABLE,
+                t->settings.shown_url, w->dialect->name);
+    return TB_JDBC_OK;
 }
 
 static void disconnect(jdbc_task_t *t)
@@ -87,6 +92,7 @@ static void jdbc_task_stop(void *opaque)
     if (t->writer.dialect != NULL) {
         disconnect(t);
     }
+    tb_jdbc_connecting_cancel(&t->connecting);
     tb_jdbc_writer_clear(&t->writer);
     tb_jdbc_metrics_release(&t->metrics);
     tb_schema_decref(t->kafka.topic);
@@ -128,24 +134,15 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config,
         snprintf(errstr, errstr_size, "out of memory");
         goto fail;
     }
-    /* connection.attempts, connection.backoff.ms apart, as Confluent's */
-    for (int attempt = 1;; attempt++) {
-        tb_jdbc_rc_t rc = connect_once(t, errstr, errstr_size);
-        if (rc == TB_JDBC_OK) {
-            break;
-        }
-        if (rc == TB_JDBC_FATAL || attempt >= t->settings.connection_attempts) {
-            goto fail;
-        }
-        TB_LOG_TASK(TB_LOG_WARN, LOGGER, ctx->connector, ctx->task,
-                    "connection attempt %d of %d failed, trying again in %lld ms: %s",
-                    attempt, t->settings.connection_attempts,
-                    t->settings.connection_backoff_ms, errstr);
-        sleep_ms(t->settings.connection_backoff_ms);
+    /* the first step: a reachable server with wrong credentials fails the
+     * task at once; an unreachable one is tried again by open() and put() */
+    tb_jdbc_connecting_init(&t->connecting, t->writer.dialect, &t->settings, ctx->limits,
+                            ctx->connector, ctx->task);
+    int64_t wait_ms;
+    tb_jdbc_rc_t rc = connect_step(t, &wait_ms, errstr, errstr_size);
+    if (rc == TB_JDBC_FATAL || rc == TB_JDBC_LOST) {
+        goto fail;
     }
-    TB_LOG_TASK(TB_LOG_INFO, LOGGER, ctx->connector, ctx->task,
-                "writing to %s (%s), offsets in its table " TB_JDBC_OFFSETS_TABLE,
-                t->settings.shown_url, t->writer.dialect->name);
     *out = t;
     return 0;
 
@@ -225,11 +222,17 @@ static int jdbc_put(void *opaque, const tb_sink_record_t *records, size_t count,
     jdbc_task_t *t = opaque;
     tb_jdbc_writer_t *w = &t->writer;
     size_t n = 0;
-    tb_jdbc_rc_t rc = TB_JDBC_FATAL;
-
-    if (build_rows(t, records, count, &n) != 0) {
+    int64_t wait_ms = 0;
+    tb_jdbc_rc_t rc = connect_step(t, &wait_ms, errstr, errstr_size);
+    if (rc == TB_JDBC_PENDING) {
+        /* not a failure: max.retries is not spent on it */
+        t->ctx->retry_after(t->ctx->runtime, wait_ms);
+        return TB_PLUGIN_RETRY;
+    }
+    if (rc == TB_JDBC_OK && build_rows(t, records, count, &n) != 0) {
         snprintf(errstr, errstr_size, "out of memory");
-    } else if ((rc = connect_once(t, errstr, errstr_size)) == TB_JDBC_OK) {
+        rc = TB_JDBC_FATAL;
+    } else if (rc == TB_JDBC_OK) {
         rc = tb_jdbc_write(w, records, count, t->rows, n, errstr, errstr_size);
     }
     for (size_t i = 0; i < n; i++) {
@@ -261,7 +264,11 @@ static int jdbc_open(void *opaque, tb_sink_partition_t *partitions, size_t count
                      char *errstr, size_t errstr_size)
 {
     jdbc_task_t *t = opaque;
-    tb_jdbc_rc_t rc = connect_once(t, errstr, errstr_size);
+    int64_t wait_ms;
+    tb_jdbc_rc_t rc = connect_step(t, &wait_ms, errstr, errstr_size);
+    if (rc == TB_JDBC_PENDING) {
+        return TB_PLUGIN_RETRY; /* the runtime opens them again, with backoff */
+    }
     if (rc == TB_JDBC_OK) {
         rc = tb_jdbc_offsets_read(&t->writer, partitions, count, errstr, errstr_size);
     }
@@ -297,7 +304,8 @@ static int alter_offsets(const tb_sink_offsets_change_t *change,
                                          : &tb_jdbc_sqlite,
                           .settings = &settings,
                           .connector = change->connector};
-    w.conn = w.dialect->connect(&settings, change->limits, &rc, reason, sizeof(reason));
+    w.conn = tb_jdbc_connect_blocking(w.dialect, &settings, change->limits, &rc, reason,
+                                      sizeof(reason));
     if (w.conn != NULL) {
         rc = tb_jdbc_offsets_prepare(&w, reason, sizeof(reason));
     }

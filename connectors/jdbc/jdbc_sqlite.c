@@ -63,6 +63,14 @@ static tb_jdbc_conn_t *sqlite_connect(const tb_jdbc_settings_t *s,
     return c;
 }
 
+/* An open file is ready at once. */
+static tb_jdbc_rc_t sqlite_connect_poll(tb_jdbc_conn_t *c, int wait_ms, char *errstr,
+                                        size_t errstr_size)
+{
+    (void)c, (void)wait_ms, (void)errstr, (void)errstr_size;
+    return TB_JDBC_OK;
+}
+
 static void sqlite_disconnect(tb_jdbc_conn_t *c)
 {
     if (c != NULL) {
@@ -144,39 +152,13 @@ static tb_jdbc_rc_t sqlite_exec(tb_jdbc_conn_t *c, const char *sql,
     return rc;
 }
 
-static tb_jdbc_rc_t sqlite_columns(tb_jdbc_conn_t *c, const char *schema,
-                                   const char *table, json_t **names, char *errstr,
-                                   size_t errstr_size)
-{
-    tb_jdbc_param_t params[2] = {{.kind = TB_JDBC_P_TEXT, .data = table},
-                                 {.kind = TB_JDBC_P_TEXT, .data = schema}};
-    params[0].len = strlen(table);
-    params[1].len = schema != NULL ? strlen(schema) : 0;
-    json_t *rows = NULL;
-    tb_jdbc_rc_t rc =
-        sqlite_exec(c,
-                    schema != NULL ? "SELECT name FROM pragma_table_info(?1, ?2)"
-                                   : "SELECT name FROM pragma_table_info(?1)",
-                    params, schema != NULL ? 2 : 1, &rows, errstr, errstr_size);
-    if (rc != TB_JDBC_OK) {
-        return rc;
-    }
-    *names = json_array();
-    size_t i;
-    json_t *row;
-    json_array_foreach (rows, i, row) {
-        json_array_append(*names, json_array_get(row, 0));
-    }
-    json_decref(rows);
-    return TB_JDBC_OK;
-}
-
 const tb_jdbc_dialect_t tb_jdbc_sqlite = {
     .name = "SQLite",
     .connect = sqlite_connect,
+    .connect_poll = sqlite_connect_poll,
     .disconnect = sqlite_disconnect,
     .exec = sqlite_exec,
-    .columns = sqlite_columns,
+    .columns_sql = "SELECT name FROM pragma_table_info(?2, COALESCE(?1, 'main'))",
     .column_type = tb_jdbc_sqlite_type,
     .begin = "BEGIN IMMEDIATE",
     .lock_rows = "",

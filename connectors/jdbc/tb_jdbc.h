@@ -12,6 +12,7 @@
  *   jdbc_ddl.c      CREATE TABLE and ALTER TABLE ... ADD, the table cache
  *   jdbc_writer.c   a put's rows and offsets in one transaction
  *   jdbc_offsets.c  the offsets table: made, and changed by an operator
+ *   jdbc_connect.c  connecting in bounded steps, connection.attempts
  *   jdbc_pg.c       the PostgreSQL dialect (libpq)
  *   jdbc_sqlite.c   the SQLite dialect
  *   jdbc_metrics.c  rows, statements and their time, retries, per task
@@ -242,15 +243,24 @@ typedef enum {
     TB_JDBC_FATAL = -1,  /* the task cannot go on (errstr) */
     TB_JDBC_BAD_ROW = 2, /* the data was refused: a constraint, a type */
     TB_JDBC_LOST = 3,    /* the connection broke, or a retriable conflict */
+    TB_JDBC_PENDING = 4, /* connecting, not done yet: ask again later */
 } tb_jdbc_rc_t;
 
 typedef struct tb_jdbc_conn tb_jdbc_conn_t;
 
 typedef struct {
     const char *name;
-    /* Connects once. NULL with errstr (LOST or FATAL in *rc). */
+    /* Starts one connection attempt, without waiting on the network. NULL
+     * with errstr (LOST or FATAL in *rc); else a connection that
+     * connect_poll finishes. */
     tb_jdbc_conn_t *(*connect)(const tb_jdbc_settings_t *s, const tb_limits_t *limits,
                                tb_jdbc_rc_t *rc, char *errstr, size_t errstr_size);
+    /* Goes on with the attempt, waiting at most wait_ms for the server: OK
+     * once the connection is ready, PENDING while it is not (errstr says
+     * why), or LOST or FATAL with errstr (then disconnect it). An attempt
+     * gives up by itself (LOST) after its connect timeout. */
+    tb_jdbc_rc_t (*connect_poll)(tb_jdbc_conn_t *c, int wait_ms, char *errstr,
+                                 size_t errstr_size);
     /* NULL is a no-op. */
     void (*disconnect)(tb_jdbc_conn_t *c);
     /* Runs one statement with n parameters. When rows is not NULL it gets a
@@ -263,10 +273,10 @@ typedef struct {
     tb_jdbc_rc_t (*copy)(tb_jdbc_conn_t *c, const char *sql,
                          const struct tb_jdbc_row *const *rows, size_t n, char *errstr,
                          size_t errstr_size);
-    /* The column names of table (schema NULL: the default), as a new array;
-     * empty when the table does not exist. */
-    tb_jdbc_rc_t (*columns)(tb_jdbc_conn_t *c, const char *schema, const char *table,
-                            json_t **names, char *errstr, size_t errstr_size);
+    /* The query of a table's column names, one row each, the name first:
+     * parameter 1 is the table's schema (a null: the default one), 2 the
+     * table's own name. No rows when the table does not exist. */
+    const char *columns_sql;
     /* The column type of a Connect schema, NULL when it has none. */
     const char *(*column_type)(const tb_schema_t *schema);
     const char *begin;     /* starts a write transaction */
@@ -277,6 +287,46 @@ typedef struct {
 
 extern const tb_jdbc_dialect_t tb_jdbc_postgres;
 extern const tb_jdbc_dialect_t tb_jdbc_sqlite;
+
+/* ---- connecting (jdbc_connect.c) ---- */
+
+/* A task's way to a connection, in bounded steps. Borrows everything it is
+ * given; owns the attempt under way (tb_jdbc_connecting_cancel). */
+typedef struct {
+    const tb_jdbc_dialect_t *dialect;
+    const tb_jdbc_settings_t *settings;
+    const tb_limits_t *limits;
+    const char *connector; /* for its log lines */
+    int task;
+    tb_jdbc_conn_t *pending; /* the attempt under way, or NULL */
+    int attempt;             /* attempts made in the current series */
+    int attempts;            /* its bound: connection.attempts, 1 once connected */
+    int64_t next_at_ms;      /* when the next attempt may start */
+} tb_jdbc_connecting_t;
+
+void tb_jdbc_connecting_init(tb_jdbc_connecting_t *c, const tb_jdbc_dialect_t *dialect,
+                             const tb_jdbc_settings_t *settings,
+                             const tb_limits_t *limits, const char *connector, int task);
+
+/* Goes on connecting for at most about step_ms: OK with *out the ready
+ * connection (the caller's); PENDING with errstr saying what it waits for
+ * and *wait_ms how long until another step is worth it (an attempt under
+ * way, or the backoff before the next); LOST when the series' attempts are
+ * spent, or FATAL, with errstr (the next step starts a new series). A
+ * failed attempt before the last is logged. */
+tb_jdbc_rc_t tb_jdbc_connect_step(tb_jdbc_connecting_t *c, int step_ms,
+                                  tb_jdbc_conn_t **out, int64_t *wait_ms, char *errstr,
+                                  size_t errstr_size);
+
+/* Drops the attempt under way, if any. */
+void tb_jdbc_connecting_cancel(tb_jdbc_connecting_t *c);
+
+/* One attempt, waited for until it succeeds or gives up (its connect
+ * timeout): for a caller that may block (a REST request), never a task. */
+tb_jdbc_conn_t *tb_jdbc_connect_blocking(const tb_jdbc_dialect_t *d,
+                                         const tb_jdbc_settings_t *s,
+                                         const tb_limits_t *limits, tb_jdbc_rc_t *rc,
+                                         char *errstr, size_t errstr_size);
 
 /* ---- DDL (jdbc_ddl.c) ---- */
 

@@ -1,10 +1,14 @@
 """Pool threads never wait long on the network (delivery issue item 17): a
 task whose broker does not answer takes one bounded attempt per step and
 gives its pool thread back, so connectors whose brokers answer keep moving
-records."""
+records. The same holds for a JDBC sink whose database does not answer."""
+import socket
+import threading
+
 import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+from kafka_io import create_topic
 from worker import free_port, wait_for
 
 pytestmark = pytest.mark.integration
@@ -59,3 +63,64 @@ def test_unreachable_transaction_coordinators_starve_no_other_connector(
     # not FAILED yet): the healthy one ran while they were trying, not after
     # they gave up
     assert [task_state(w, name) for name in dead] == ["UNASSIGNED", "UNASSIGNED"]
+
+
+class SilentServer:
+    """A TCP server that accepts connections and never says a word: what a
+    database behind a dead proxy looks like to libpq."""
+
+    def __init__(self):
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.port = self.listener.getsockname()[1]
+        self.accepted = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                self.accepted.append(self.listener.accept()[0])
+            except OSError:
+                return  # closed
+
+    def close(self):
+        self.listener.close()
+        for conn in self.accepted:
+            conn.close()
+
+
+def test_a_database_that_does_not_answer_starves_no_other_connector(start_worker, bed):
+    # libpq's connect timeout is 10 s, three attempts 10 s apart: a JDBC task
+    # that waited through them on its pool thread would hold it for 50 s
+    silent = SilentServer()
+    url = f"jdbc:postgresql://127.0.0.1:{silent.port}/nobody"
+    try:
+        w = start_worker({"task.threads": "2"}, env={"MUTE_PASSWORD": "x"})
+        for name in ("mute1", "mute2"):
+            topic = bed.unique_topic(name)
+            create_topic(bed, topic, 1)
+            config = {"connector.class": "jdbc-sink", "topics": topic,
+                      "connection.url": url, "connection.user": "u",
+                      "connection.password": "${env:MUTE_PASSWORD}"}
+            assert w.post("/connectors", json={"name": name,
+                                               "config": config}).status_code == 201
+        wait_for(lambda: len(silent.accepted) >= 2, timeout=30,
+                 what="both sinks connecting to the silent server")
+
+        topic = bed.unique_topic("healthy")
+        config = {"connector.class": "datagen", "topic": topic,
+                  "records.per.second": "50"}
+        assert w.post("/connectors", json={"name": "healthy",
+                                           "config": config}).status_code == 201
+        first = wait_for(lambda: end_offset(bed, topic), timeout=20,
+                         what="the healthy connector's first records")
+        wait_for(lambda: end_offset(bed, topic) > first, timeout=20,
+                 what="the healthy connector's records to keep growing")
+        # the silent ones are still in their first attempt, and say so
+        for name in ("mute1", "mute2"):
+            task = w.get(f"/connectors/{name}/status").json()["tasks"][0]
+            assert task["state"] == "RUNNING", task
+            assert "waiting for the server" in task.get("trace", ""), task
+    finally:
+        silent.close()
