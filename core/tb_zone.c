@@ -177,7 +177,7 @@ static const char *rule_number(const char *s, int max, int *out)
 static const char *rule_hms(const char *s, int max_hours, int32_t *out)
 {
     int sign = *s == '-' ? -1 : 1;
-    int h, m = 0, sec = 0;
+    int h = 0, m = 0, sec = 0;
     s += *s == '-' || *s == '+';
     s = rule_number(s, max_hours, &h);
     if (s != NULL && *s == ':') {

@@ -621,24 +621,15 @@ void tb_jdbc_sink_validate(const json_t *values, json_t *errors)
     const char *pk_mode = tb_config_string(values, KEY_PK_MODE);
     const char *insert_mode = tb_config_string(values, KEY_INSERT_MODE);
     const char *dialect = tb_config_string(values, KEY_DIALECT);
-    char reason[512], shown[1024], message[1800];
+    char message[1800];
+    tb_jdbc_kind_t kind;
 
-    if (url_text != NULL) {
-        tb_jdbc_url_t url;
-        if (tb_jdbc_url_parse(url_text, &url, reason, sizeof(reason)) != 0) {
-            /* the table's message would show the URL as written */
-            tb_jdbc_url_redact(url_text, shown, sizeof(shown));
-            snprintf(message, sizeof(message),
-                     "Invalid value %s for configuration " KEY_URL ": %s", shown, reason);
-            tb_config_error_add(errors, KEY_URL, message);
-        } else if (dialect != NULL && dialect[0] != '\0' &&
-                   (strcasecmp(dialect, "PostgreSqlDatabaseDialect") == 0) !=
-                       (url.kind == TB_JDBC_POSTGRES)) {
-            tb_config_error_add(errors, KEY_DIALECT,
-                                "dialect.name does not match the database of "
-                                "connection.url");
-        }
-        tb_jdbc_url_clear(&url);
+    if (tb_jdbc_url_validate(url_text, KEY_URL, errors, &kind) == 0 && dialect != NULL &&
+        dialect[0] != '\0' &&
+        (strcasecmp(dialect, "PostgreSqlDatabaseDialect") == 0) !=
+            (kind == TB_JDBC_POSTGRES)) {
+        tb_config_error_add(errors, KEY_DIALECT,
+                            "dialect.name does not match the database of connection.url");
     }
     if (tb_config_bool(values, KEY_DELETE) && pk_mode != NULL &&
         strcasecmp(pk_mode, "record_key") != 0) {

@@ -295,18 +295,9 @@ void tb_jdbc_debezium_validate(const json_t *values, json_t *errors)
     const char *insert_mode = tb_config_string(values, KEY_INSERT_MODE);
     const char *pk_mode = tb_config_string(values, KEY_PK_MODE);
     const char *fields = tb_config_string(values, KEY_PK_FIELDS);
-    const char *url = tb_config_string(values, KEY_URL);
-    char reason[512], shown[1024], message[1800];
-    if (url != NULL) {
-        tb_jdbc_url_t parsed;
-        if (tb_jdbc_url_parse(url, &parsed, reason, sizeof(reason)) != 0) {
-            tb_jdbc_url_redact(url, shown, sizeof(shown));
-            snprintf(message, sizeof(message),
-                     "Invalid value %s for configuration " KEY_URL ": %s", shown, reason);
-            tb_config_error_add(errors, KEY_URL, message);
-        }
-        tb_jdbc_url_clear(&parsed);
-    }
+    char message[512];
+    tb_jdbc_kind_t kind;
+    tb_jdbc_url_validate(tb_config_string(values, KEY_URL), KEY_URL, errors, &kind);
     if (insert_mode != NULL && strcmp(insert_mode, "insert") != 0 && pk_mode != NULL &&
         strcmp(pk_mode, "none") == 0) {
         snprintf(message, sizeof(message),
@@ -332,30 +323,44 @@ void tb_jdbc_debezium_validate(const json_t *values, json_t *errors)
     }
 }
 
-/* Debezium's values as the JDBC sink's keys. */
-static json_t *as_confluent(const json_t *v)
+/* Debezium's keys that are Confluent's under another name (or the same):
+ * their values are handed over as they are. */
+static const struct {
+    const char *debezium;
+    const char *confluent;
+} renamed[] = {
+    {KEY_URL, "connection.url"},
+    {KEY_USER, "connection.user"},
+    {KEY_PASSWORD, "connection.password"},
+    {KEY_INSERT_MODE, "insert.mode"},
+    {KEY_DELETE, "delete.enabled"},
+    {KEY_TABLE_FORMAT, "table.name.format"},
+    {KEY_PK_MODE, "pk.mode"},
+    {KEY_PK_FIELDS, "pk.fields"},
+    {KEY_TIMEZONE, "db.timezone"},
+    {KEY_BATCH_SIZE, "batch.size"},
+};
+
+/* The values of a task's raw config as the JDBC sink's keys: the renamed
+ * ones as written (Debezium's defaults where absent), and the keys whose
+ * meaning differs translated. */
+static json_t *as_confluent(const json_t *config, const json_t *v)
 {
     bool basic = strcmp(tb_config_string(v, KEY_EVOLUTION), "basic") == 0;
-    const char *fields = tb_config_string(v, KEY_PK_FIELDS);
-    json_t *raw = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "connection.url",
-        tb_config_string(v, KEY_URL), "insert.mode", tb_config_string(v, KEY_INSERT_MODE),
-        "delete.enabled", tb_config_bool(v, KEY_DELETE) ? "true" : "false",
-        "table.name.format", tb_config_string(v, KEY_TABLE_FORMAT), "pk.mode",
-        tb_config_string(v, KEY_PK_MODE), "pk.fields", fields != NULL ? fields : "",
-        "auto.create", basic ? "true" : "false", "auto.evolve", basic ? "true" : "false",
-        "quote.sql.identifiers", tb_config_bool(v, KEY_QUOTE) ? "always" : "never",
-        "db.timezone", tb_config_string(v, KEY_TIMEZONE));
-    char batch[32];
-    snprintf(batch, sizeof(batch), "%lld", tb_config_int(v, KEY_BATCH_SIZE));
-    json_object_set_new(raw, "batch.size", json_string(batch));
-    if (tb_config_string(v, KEY_USER) != NULL) {
-        json_object_set_new(raw, "connection.user",
-                            json_string(tb_config_string(v, KEY_USER)));
-    }
-    if (tb_config_string(v, KEY_PASSWORD) != NULL) {
-        json_object_set_new(raw, "connection.password",
-                            json_string(tb_config_string(v, KEY_PASSWORD)));
+    json_t *raw =
+        json_pack("{s:s, s:s, s:s}", "auto.create", basic ? "true" : "false",
+                  "auto.evolve", basic ? "true" : "false", "quote.sql.identifiers",
+                  tb_config_bool(v, KEY_QUOTE) ? "always" : "never");
+    for (size_t i = 0; raw != NULL && i < sizeof(renamed) / sizeof(renamed[0]); i++) {
+        json_t *value = json_object_get(config, renamed[i].debezium);
+        const tb_config_table_t *tables[] = {&tb_jdbc_debezium_table};
+        const tb_config_def_t *def = tb_config_find(tables, 1, renamed[i].debezium);
+        if (value == NULL && def->default_value != NULL) {
+            value = json_string(def->default_value);
+            json_object_set_new(raw, renamed[i].confluent, value);
+        } else if (value != NULL) {
+            json_object_set(raw, renamed[i].confluent, value);
+        }
     }
     return raw;
 }
@@ -374,7 +379,7 @@ int tb_jdbc_debezium_settings_init(tb_jdbc_settings_t *s, const json_t *config,
     if (values == NULL || tb_config_error_count(errors) > 0) {
         tb_config_errors_join(errors, "; ", errstr, errstr_size);
     } else {
-        json_t *raw = as_confluent(values);
+        json_t *raw = as_confluent(config, values);
         rc = raw != NULL ? tb_jdbc_settings_init(s, raw, errstr, errstr_size) : -1;
         json_decref(raw);
         s->debezium = true;

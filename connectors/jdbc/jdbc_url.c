@@ -361,3 +361,24 @@ int tb_jdbc_url_check(const json_t *value, char *reason, size_t reason_size)
     tb_jdbc_url_clear(&url);
     return rc;
 }
+
+int tb_jdbc_url_validate(const char *url, const char *key, json_t *errors,
+                         tb_jdbc_kind_t *kind)
+{
+    char reason[512], shown[1024], message[1800];
+    tb_jdbc_url_t parsed;
+    if (url == NULL) {
+        return -1;
+    }
+    int rc = tb_jdbc_url_parse(url, &parsed, reason, sizeof(reason));
+    if (rc != 0) {
+        tb_jdbc_url_redact(url, shown, sizeof(shown));
+        snprintf(message, sizeof(message), "Invalid value %s for configuration %s: %s",
+                 shown, key, reason);
+        tb_config_error_add(errors, key, message);
+    } else {
+        *kind = parsed.kind;
+    }
+    tb_jdbc_url_clear(&parsed);
+    return rc;
+}

@@ -72,6 +72,13 @@ void tb_jdbc_url_clear(tb_jdbc_url_t *url);
  * replaced by [hidden]. Always NUL-terminates out. */
 void tb_jdbc_url_redact(const char *url, char *out, size_t out_size);
 
+/* Checks url, key's value (NULL: nothing to check): one that cannot be
+ * parsed adds Connect's "Invalid value <url> for configuration <key>:
+ * <reason>" to errors, the URL shown without secrets (a table's check
+ * would show it as written). Returns 0 with *kind, or -1. */
+int tb_jdbc_url_validate(const char *url, const char *key, json_t *errors,
+                         tb_jdbc_kind_t *kind);
+
 /* A tb_config_def_t check of connection.url. */
 int tb_jdbc_url_check(const json_t *value, char *reason, size_t reason_size);
 
