@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
 import sys
 
 import pytest
@@ -23,7 +22,7 @@ from worker import wait_for
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "registry"))
 from fixtures import (AVRO, JSON_SCHEMA, PROTOBUF, client, context,  # noqa: E402
-                      converters, registry)
+                      converters, proto_classes, registry)
 
 __all__ = ["registry"]  # the fixture, imported for pytest
 
@@ -438,14 +437,21 @@ def test_postgres_refused_rows_go_to_the_dlq_and_the_others_are_written(start_wo
     assert all(found[o]["__connect.errors.stage"] == b"TASK_PUT" for o in found)
 
 
-def test_postgres_lost_connection_is_retried_without_duplicates(start_worker, bed):
+def pg_case(start_worker, bed, name, records):
+    """The bed's PostgreSQL, a worker, a fresh database and a one-partition
+    topic holding records rows of ids 0 to records - 1."""
     pg = pg_or_skip(bed)
     w = pg_worker(start_worker, bed)
-    db = pg.fresh_database("jdbclost")
-    topic = bed.unique_topic("pglost")
+    db = pg.fresh_database(f"jdbc{name}")
+    topic = bed.unique_topic(f"pg{name}")
     create_topic(bed, topic, 1)
     produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
-        (i, "x") for i in range(100))])
+        (i, "x") for i in range(records))])
+    return pg, w, db, topic
+
+
+def test_postgres_lost_connection_is_retried_without_duplicates(start_worker, bed):
+    pg, w, db, topic = pg_case(start_worker, bed, "lost", 100)
     pg_sink(w, bed, "pglost", topic, db, **{"retry.backoff.ms": "200"})
     count = f'SELECT count(*), count(DISTINCT id) FROM "{topic}"'
     wait_for(lambda: pg_rows(pg, db, count) == [["100", "100"]], timeout=60,
@@ -479,13 +485,7 @@ def test_postgres_offsets_reset_over_rest_moves_the_offsets_table(start_worker, 
     offsets table, where it resumes from: after PATCH to 6 it writes the
     records from 6 again; after DELETE, all of them (auto.offset.reset
     earliest)."""
-    pg = pg_or_skip(bed)
-    w = pg_worker(start_worker, bed)
-    db = pg.fresh_database("jdbcreset")
-    topic = bed.unique_topic("pgreset")
-    create_topic(bed, topic, 1)
-    produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
-        (i, "x") for i in range(10))])
+    pg, w, db, topic = pg_case(start_worker, bed, "reset", 10)
     pg_sink(w, bed, "pgreset", topic, db)
     count = f'SELECT count(*), count(DISTINCT id) FROM "{topic}"'
     stored = (f"SELECT topic, kafka_partition, next_offset FROM "
@@ -655,29 +655,14 @@ message Item {
 
 
 def item_class():
-    """The tbtest.jdbc.Item message class, compiled from ITEM_PROTO with
-    protoc into the protobuf package's default pool (which holds
-    google/protobuf/timestamp.proto)."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    """The tbtest.jdbc.Item message class, compiled from ITEM_PROTO once."""
+    from google.protobuf import descriptor_pool, message_factory
     from google.protobuf import timestamp_pb2  # noqa: F401 (Timestamp in the pool)
-    pool = descriptor_pool.Default()
     try:
-        return message_factory.GetMessageClass(pool.FindMessageTypeByName(
-            "tbtest.jdbc.Item"))
+        return message_factory.GetMessageClass(descriptor_pool.Default()
+                                               .FindMessageTypeByName("tbtest.jdbc.Item"))
     except KeyError:
-        pass
-    tmp = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"tbjdbc-{os.getpid()}")
-    os.makedirs(tmp, exist_ok=True)
-    with open(os.path.join(tmp, "tbtest_jdbc.proto"), "w") as f:
-        f.write(ITEM_PROTO)
-    out = os.path.join(tmp, "jdbc.pb")
-    subprocess.run(["protoc", f"-I{tmp}", "-I/usr/include", f"--descriptor_set_out={out}",
-                    "tbtest_jdbc.proto"], check=True, cwd=tmp)
-    files = descriptor_pb2.FileDescriptorSet()
-    with open(out, "rb") as f:
-        files.ParseFromString(f.read())
-    pool.Add(files.file[0])
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("tbtest.jdbc.Item"))
+        return proto_classes(ITEM_PROTO, "tbtest_jdbc.proto", ["tbtest.jdbc.Item"])[0]
 
 
 def test_postgres_from_protobuf_through_the_registry(start_worker, bed, registry):

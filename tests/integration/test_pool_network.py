@@ -31,6 +31,18 @@ def task_state(w, name):
     return tasks[0]["state"] if tasks else None
 
 
+def healthy_connector_moves(w, bed):
+    """A datagen connector created now writes records, and keeps writing."""
+    topic = bed.unique_topic("healthy")
+    config = {"connector.class": "datagen", "topic": topic, "records.per.second": "50"}
+    assert w.post("/connectors", json={"name": "healthy",
+                                       "config": config}).status_code == 201
+    first = wait_for(lambda: end_offset(bed, topic), timeout=20,
+                     what="the healthy connector's first records")
+    wait_for(lambda: end_offset(bed, topic) > first, timeout=20,
+             what="the healthy connector's records to keep growing")
+
+
 def test_unreachable_transaction_coordinators_starve_no_other_connector(
         start_worker, bed):
     # two dead tasks, two pool threads: a dead task that held its thread
@@ -50,14 +62,7 @@ def test_unreachable_transaction_coordinators_starve_no_other_connector(
     for name, closed in dead.items():
         wait_for(lambda: closed in w.logs(), what=f"{name}'s producer trying {closed}")
 
-    topic = bed.unique_topic("healthy")
-    config = {"connector.class": "datagen", "topic": topic, "records.per.second": "50"}
-    assert w.post("/connectors", json={"name": "healthy",
-                                       "config": config}).status_code == 201
-    first = wait_for(lambda: end_offset(bed, topic), timeout=20,
-                     what="the healthy connector's first records")
-    wait_for(lambda: end_offset(bed, topic) > first, timeout=20,
-             what="the healthy connector's records to keep growing")
+    healthy_connector_moves(w, bed)
     assert w.get("/health").status_code == 200
     # the dead tasks are still in their first attempt, starting (not RUNNING,
     # not FAILED yet): the healthy one ran while they were trying, not after
@@ -108,15 +113,7 @@ def test_a_database_that_does_not_answer_starves_no_other_connector(start_worker
         wait_for(lambda: len(silent.accepted) >= 2, timeout=30,
                  what="both sinks connecting to the silent server")
 
-        topic = bed.unique_topic("healthy")
-        config = {"connector.class": "datagen", "topic": topic,
-                  "records.per.second": "50"}
-        assert w.post("/connectors", json={"name": "healthy",
-                                           "config": config}).status_code == 201
-        first = wait_for(lambda: end_offset(bed, topic), timeout=20,
-                         what="the healthy connector's first records")
-        wait_for(lambda: end_offset(bed, topic) > first, timeout=20,
-                 what="the healthy connector's records to keep growing")
+        healthy_connector_moves(w, bed)
         # the silent ones are still in their first attempt, and say so
         for name in ("mute1", "mute2"):
             task = w.get(f"/connectors/{name}/status").json()["tasks"][0]

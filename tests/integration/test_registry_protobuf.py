@@ -11,7 +11,6 @@ default pool; no generated code is kept in the tree."""
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -19,7 +18,7 @@ from confluent_kafka.schema_registry import record_subject_name_strategy
 from confluent_kafka.schema_registry import topic_record_subject_name_strategy
 from confluent_kafka.schema_registry.protobuf import (ProtobufDeserializer,
                                                       ProtobufSerializer)
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import descriptor_pool
 from google.protobuf import timestamp_pb2  # noqa: F401 (puts Timestamp in the pool)
 
 from kafka_io import create_topic
@@ -28,7 +27,7 @@ from worker import output_lines, wait_for
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "registry"))
 from fixtures import (PROTOBUF, client, consume, context,  # noqa: E402
                       converters, create, dlq_headers, file_sink, json_lines,
-                      produce, registry, task_state)
+                      produce, proto_classes, registry, task_state)
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(shutil.which("protoc") is None,
@@ -65,21 +64,8 @@ _classes = {}
 def classes():
     """The Order and OrderKey message classes, built once from ORDER_PROTO."""
     if not _classes:
-        tmp = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"tbproto-{os.getpid()}")
-        os.makedirs(tmp, exist_ok=True)
-        with open(os.path.join(tmp, "tbtest_shop.proto"), "w") as f:
-            f.write(ORDER_PROTO)
-        out = os.path.join(tmp, "shop.pb")
-        subprocess.run(["protoc", f"-I{tmp}", "-I/usr/include", f"--descriptor_set_out={out}",
-                        "tbtest_shop.proto"], check=True, cwd=tmp)
-        files = descriptor_pb2.FileDescriptorSet()
-        with open(out, "rb") as f:
-            files.ParseFromString(f.read())
-        pool = descriptor_pool.Default()
-        pool.Add(files.file[0])
-        for name in ("Order", "OrderKey"):
-            _classes[name] = message_factory.GetMessageClass(
-                pool.FindMessageTypeByName(f"tbtest.shop.{name}"))
+        _classes["Order"], _classes["OrderKey"] = proto_classes(
+            ORDER_PROTO, "tbtest_shop.proto", ["tbtest.shop.Order", "tbtest.shop.OrderKey"])
     return _classes["Order"], _classes["OrderKey"]
 
 
@@ -249,19 +235,7 @@ def test_sink_chain_extracts_a_field_of_confluent_protobuf(start_worker, bed, re
 
 def message_class(text, name):
     """The class of message name in the .proto text, built with protoc."""
-    tmp = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"tbproto-{os.getpid()}")
-    os.makedirs(tmp, exist_ok=True)
-    with open(os.path.join(tmp, "derived.proto"), "w") as f:
-        f.write(text)
-    out = os.path.join(tmp, "derived.pb")
-    subprocess.run(["protoc", f"-I{tmp}", "-I/usr/include", f"--descriptor_set_out={out}",
-                    "derived.proto"], check=True, cwd=tmp)
-    files = descriptor_pb2.FileDescriptorSet()
-    with open(out, "rb") as f:
-        files.ParseFromString(f.read())
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(files.file[0])
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
+    return proto_classes(text, "derived.proto", [name], descriptor_pool.DescriptorPool())[0]
 
 
 def test_source_chain_structs_are_read_by_confluent(start_worker, bed, registry,

@@ -2,6 +2,8 @@
 the test registry as a fixture, Confluent's serializers against it, and readers of
 what tributary wrote."""
 import json
+import os
+import subprocess
 import time
 import uuid
 
@@ -62,6 +64,28 @@ def consume(bed, topic, count, timeout=60):
     return got
 
 
+
+
+def proto_classes(text, file_name, names, pool=None):
+    """The message classes of full names in the .proto text, compiled with
+    protoc (Debian's protobuf-compiler) as file_name into pool (the protobuf
+    package's default pool when None, which holds the well-known types once
+    their _pb2 modules are imported)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    pool = pool if pool is not None else descriptor_pool.Default()
+    tmp = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"tbproto-{os.getpid()}")
+    os.makedirs(tmp, exist_ok=True)
+    with open(os.path.join(tmp, file_name), "w") as f:
+        f.write(text)
+    out = os.path.join(tmp, file_name + ".pb")
+    subprocess.run(["protoc", f"-I{tmp}", "-I/usr/include", f"--descriptor_set_out={out}",
+                    file_name], check=True, cwd=tmp)
+    files = descriptor_pb2.FileDescriptorSet()
+    with open(out, "rb") as f:
+        files.ParseFromString(f.read())
+    pool.Add(files.file[0])
+    return [message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
+            for name in names]
 
 
 def json_lines(path, count, timeout=60):
