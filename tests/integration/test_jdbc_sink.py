@@ -315,6 +315,20 @@ def pg_rows(pg, db, sql):
         return None
 
 
+def pg_case(start_worker, bed, name, records=0):
+    """The bed's PostgreSQL, a worker, a fresh database and a one-partition
+    topic holding records rows of ids 0 to records - 1."""
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed)
+    db = pg.fresh_database(f"jdbc{name}")
+    topic = bed.unique_topic(f"pg{name}")
+    create_topic(bed, topic, 1)
+    if records > 0:
+        produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+            (i, "x") for i in range(records))])
+    return pg, w, db, topic
+
+
 def test_postgres_insert_upsert_update_with_every_pk_mode(start_worker, bed):
     pg = pg_or_skip(bed)
     w = pg_worker(start_worker, bed)
@@ -353,11 +367,7 @@ def test_postgres_insert_upsert_update_with_every_pk_mode(start_worker, bed):
 
 
 def test_postgres_creates_typed_columns_evolves_and_deletes(start_worker, bed):
-    pg = pg_or_skip(bed)
-    w = pg_worker(start_worker, bed)
-    db = pg.fresh_database("jdbctypes")
-    topic = bed.unique_topic("pgtypes")
-    create_topic(bed, topic, 1)
+    pg, w, db, topic = pg_case(start_worker, bed, "types")
     typed = schema_of([("id", "int64", False), ("ok", "boolean", True),
                        ("ratio", "double", True), ("blob", "bytes", True),
                        ("price", "bytes", True, "org.apache.kafka.connect.data.Decimal",
@@ -435,19 +445,6 @@ def test_postgres_refused_rows_go_to_the_dlq_and_the_others_are_written(start_wo
     assert b"null value in column" in reasons[0], reasons
     assert b"invalid input syntax for type integer" in reasons[1], reasons
     assert all(found[o]["__connect.errors.stage"] == b"TASK_PUT" for o in found)
-
-
-def pg_case(start_worker, bed, name, records):
-    """The bed's PostgreSQL, a worker, a fresh database and a one-partition
-    topic holding records rows of ids 0 to records - 1."""
-    pg = pg_or_skip(bed)
-    w = pg_worker(start_worker, bed)
-    db = pg.fresh_database(f"jdbc{name}")
-    topic = bed.unique_topic(f"pg{name}")
-    create_topic(bed, topic, 1)
-    produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
-        (i, "x") for i in range(records))])
-    return pg, w, db, topic
 
 
 def test_postgres_lost_connection_is_retried_without_duplicates(start_worker, bed):
@@ -575,11 +572,7 @@ def test_postgres_kill_9_writes_each_record_exactly_once(start_worker, bed, tmp_
 def test_postgres_copy_keeps_every_character(start_worker, bed):
     """insert.mode=insert goes through COPY's text format: tabs, newlines,
     backslashes, nulls and bytes come out as they went in."""
-    pg = pg_or_skip(bed)
-    w = pg_worker(start_worker, bed)
-    db = pg.fresh_database("jdbccopy")
-    topic = bed.unique_topic("pgcopy")
-    create_topic(bed, topic, 1)
+    pg, w, db, topic = pg_case(start_worker, bed, "copy")
     tricky = schema_of([("id", "int32", False), ("name", "string", True),
                         ("raw", "bytes", True)])
     names = ["tab\there", "new\nline", "back\\slash \\N", "cr\rlf", None, "plain ü"]
@@ -610,11 +603,7 @@ AVRO_KEY = json.dumps({"type": "record", "name": "OrderKey", "namespace": "shop"
 
 
 def test_postgres_from_avro_through_the_registry(start_worker, bed, registry):
-    pg = pg_or_skip(bed)
-    w = pg_worker(start_worker, bed)
-    db = pg.fresh_database("jdbcavro")
-    topic = bed.unique_topic("pgavro")
-    create_topic(bed, topic, 1)
+    pg, w, db, topic = pg_case(start_worker, bed, "avro")
     values = AvroSerializer(client(registry), AVRO_ORDER)
     keys = AvroSerializer(client(registry), AVRO_KEY)
     at = datetime.datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=datetime.timezone.utc)
@@ -666,11 +655,7 @@ def item_class():
 
 
 def test_postgres_from_protobuf_through_the_registry(start_worker, bed, registry):
-    pg = pg_or_skip(bed)
-    w = pg_worker(start_worker, bed)
-    db = pg.fresh_database("jdbcproto")
-    topic = bed.unique_topic("pgproto")
-    create_topic(bed, topic, 1)
+    pg, w, db, topic = pg_case(start_worker, bed, "proto")
     Item = item_class()
     values = ProtobufSerializer(Item, client(registry), conf={"use.deprecated.format": False})
 
@@ -715,11 +700,7 @@ ITEM_JSON_SCHEMA = json.dumps({
 
 
 def test_postgres_from_json_schema_through_the_registry(start_worker, bed, registry):
-    pg = pg_or_skip(bed)
-    w = pg_worker(start_worker, bed)
-    db = pg.fresh_database("jdbcjsons")
-    topic = bed.unique_topic("pgjsons")
-    create_topic(bed, topic, 1)
+    pg, w, db, topic = pg_case(start_worker, bed, "jsons")
     values = JSONSerializer(ITEM_JSON_SCHEMA, client(registry))
     at = 1704164645678  # 2024-01-02T03:04:05.678Z
     produce(bed.bootstrap, topic, [(0, None, values({
@@ -747,11 +728,7 @@ def test_postgres_timestamps_in_a_region_follow_its_daylight_saving_time(start_w
     at that instant: UTC+1 in winter, UTC+2 in summer, on both sides of the
     change of 2024-03-31 01:00 UTC; a zone the tz database does not have is
     refused on db.timezone."""
-    pg = pg_or_skip(bed)
-    w = pg_worker(start_worker, bed)
-    db = pg.fresh_database("jdbczone")
-    topic = bed.unique_topic("pgzone")
-    create_topic(bed, topic, 1)
+    pg, w, db, topic = pg_case(start_worker, bed, "zone")
     stamped = schema_of([("id", "int32", False),
                          ("at", "int64", False, "org.apache.kafka.connect.data.Timestamp")])
     change = 1711846800000  # 2024-03-31T01:00:00Z, Paris goes to summer time
