@@ -41,9 +41,9 @@
 #define KEY_MAX_RETRIES "max.retries"
 #define KEY_RETRY_BACKOFF "retry.backoff.ms"
 
-static const char *const insert_modes[] = {"insert", "upsert", "update", NULL};
-static const char *const pk_modes[] = {"none", "kafka", "record_key", "record_value",
-                                       NULL};
+const char *const tb_jdbc_insert_modes[] = {"insert", "upsert", "update", NULL};
+const char *const tb_jdbc_pk_modes[] = {"none", "kafka", "record_key", "record_value",
+                                        NULL};
 static const char *const quote_methods[] = {"always", "never", NULL};
 static const char *const dialects[] = {"", "PostgreSqlDatabaseDialect",
                                        "SqliteDatabaseDialect", NULL};
@@ -89,12 +89,12 @@ static int enum_check(const char *const *names, const json_t *value, char *reaso
 
 static int insert_mode_check(const json_t *value, char *reason, size_t reason_size)
 {
-    return enum_check(insert_modes, value, reason, reason_size);
+    return enum_check(tb_jdbc_insert_modes, value, reason, reason_size);
 }
 
 static int pk_mode_check(const json_t *value, char *reason, size_t reason_size)
 {
-    return enum_check(pk_modes, value, reason, reason_size);
+    return enum_check(tb_jdbc_pk_modes, value, reason, reason_size);
 }
 
 static int quote_check(const json_t *value, char *reason, size_t reason_size)
@@ -696,7 +696,7 @@ int tb_jdbc_settings_init(tb_jdbc_settings_t *s, const json_t *config, char *err
     s->connection_attempts = (int)tb_config_int(values, KEY_ATTEMPTS);
     s->connection_backoff_ms = tb_config_int(values, KEY_BACKOFF);
     s->insert_mode = (tb_jdbc_insert_mode_t)name_index(
-        insert_modes, tb_config_string(values, KEY_INSERT_MODE));
+        tb_jdbc_insert_modes, tb_config_string(values, KEY_INSERT_MODE));
     s->batch_size = (size_t)tb_config_int(values, KEY_BATCH_SIZE);
     s->batch_size = s->batch_size > 0 ? s->batch_size : 1;
     s->delete_enabled = tb_config_bool(values, KEY_DELETE);
@@ -710,8 +710,8 @@ int tb_jdbc_settings_init(tb_jdbc_settings_t *s, const json_t *config, char *err
            isspace((unsigned char)s->table_format[strlen(s->table_format) - 1])) {
         s->table_format[strlen(s->table_format) - 1] = '\0';
     }
-    s->pk_mode =
-        (tb_jdbc_pk_mode_t)name_index(pk_modes, tb_config_string(values, KEY_PK_MODE));
+    s->pk_mode = (tb_jdbc_pk_mode_t)name_index(tb_jdbc_pk_modes,
+                                               tb_config_string(values, KEY_PK_MODE));
     s->pk_fields = json_incref((json_t *)tb_config_list(values, KEY_PK_FIELDS));
     s->fields_allow = json_incref((json_t *)tb_config_list(values, KEY_FIELDS));
     s->auto_create = tb_config_bool(values, KEY_AUTO_CREATE);

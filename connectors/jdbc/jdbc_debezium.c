@@ -44,9 +44,6 @@
 #define TABLE_NAMING "io.debezium.connector.jdbc.naming.DefaultTableNamingStrategy"
 #define COLUMN_NAMING "io.debezium.connector.jdbc.naming.DefaultColumnNamingStrategy"
 
-static const char *const insert_modes[] = {"insert", "upsert", "update", NULL};
-static const char *const pk_modes[] = {"none", "kafka", "record_key", "record_value",
-                                       NULL};
 static const char *const evolutions[] = {"none", "basic", NULL};
 static const tb_config_range_t at_least_one = {.has_min = true, .min = 1};
 
@@ -155,7 +152,7 @@ static const tb_config_def_t debezium_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = CONNECTOR,
      .order = 1,
-     .one_of = insert_modes,
+     .one_of = tb_jdbc_insert_modes,
      .documentation = "The insertion mode to use: insert, upsert (needs "
                       "primary.key.mode) or update."},
     {.name = KEY_DELETE,
@@ -189,7 +186,7 @@ static const tb_config_def_t debezium_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = CONNECTOR,
      .order = 4,
-     .one_of = pk_modes,
+     .one_of = tb_jdbc_pk_modes,
      .documentation = "The primary key mode: none, kafka, record_key or record_value "
                       "(record_header is not supported)."},
     {.name = KEY_PK_FIELDS,

@@ -128,6 +128,11 @@ typedef struct {
 
 extern const tb_config_table_t tb_jdbc_sink_table;
 
+/* The names of insert.mode and pk.mode, in the order of their enums,
+ * NULL-terminated; Debezium's keys take the same. */
+extern const char *const tb_jdbc_insert_modes[];
+extern const char *const tb_jdbc_pk_modes[];
+
 /* The plugin's checks across keys (tb_plugin_t.validate). */
 void tb_jdbc_sink_validate(const json_t *values, json_t *errors);
 
