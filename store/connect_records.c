@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "store/tb_store_backend.h"
 
 /* The prefixes of the keys, by kind, for the config topic and the status
@@ -140,6 +142,43 @@ int tb_connect_commit_parse(const json_t *value)
         return -1;
     }
     return (int)json_integer_value(tasks);
+}
+
+char *tb_connect_session_key_value(const tb_connect_session_key_t *key)
+{
+    char encoded[4 * ((TB_CONNECT_SESSION_KEY_MAX_BYTES + 2) / 3) + 1];
+
+    EVP_EncodeBlock((unsigned char *)encoded, key->bytes, (int)key->len);
+    return tb_dump(json_pack("{s:s, s:s, s:I}", "key", encoded, "algorithm",
+                             key->algorithm, "creation-timestamp",
+                             (json_int_t)key->created_ms),
+                   0);
+}
+
+int tb_connect_session_key_parse(const json_t *value, tb_connect_session_key_t *out)
+{
+    const char *encoded = json_string_value(json_object_get(value, "key"));
+    const char *algorithm = json_string_value(json_object_get(value, "algorithm"));
+    json_t *created = json_object_get(value, "creation-timestamp");
+    size_t len = encoded != NULL ? strlen(encoded) : 0;
+
+    memset(out, 0, sizeof(*out));
+    if (len == 0 || len % 4 != 0 || len / 4 * 3 > sizeof(out->bytes) ||
+        algorithm == NULL || strlen(algorithm) >= sizeof(out->algorithm) ||
+        !json_is_integer(created)) {
+        return -1;
+    }
+    int n = EVP_DecodeBlock(out->bytes, (const unsigned char *)encoded, (int)len);
+    /* EVP_DecodeBlock counts the padding as zero bytes */
+    size_t padding = encoded[len - 1] == '=' ? (encoded[len - 2] == '=' ? 2 : 1) : 0;
+    if (n < 0 || (size_t)n <= padding) {
+        memset(out, 0, sizeof(*out));
+        return -1;
+    }
+    out->len = (size_t)n - padding;
+    snprintf(out->algorithm, sizeof(out->algorithm), "%s", algorithm);
+    out->created_ms = (long long)json_integer_value(created);
+    return 0;
 }
 
 char *tb_connect_target_value(tb_target_state_t target)

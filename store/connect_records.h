@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "core/tb_state.h"
+#include "store/tb_connect_session_key.h"
 
 /* What a key of the config or status topic names. */
 typedef enum {
@@ -77,6 +78,13 @@ char *tb_connect_status_value(tb_state_t state, const char *trace, const char *w
  * "worker_id","generation"} (a new reference), or NULL when value is not a
  * status. */
 json_t *tb_connect_status_parse(const json_t *value);
+
+/* {"key":<base64>,"algorithm":...,"creation-timestamp":...}. */
+char *tb_connect_session_key_value(const tb_connect_session_key_t *key);
+
+/* Fills out from a session-key value. Returns -1 when value is not one
+ * (a key that is not base64, empty, or longer than the maximum). */
+int tb_connect_session_key_parse(const json_t *value, tb_connect_session_key_t *out);
 
 /* ["<connector>",{partition}] as one compact JSON text, the partition's
  * keys sorted. Its bytes decide the offsets topic's partition (murmur2),
