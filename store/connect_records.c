@@ -14,12 +14,13 @@
 
 /* The prefixes of the keys, by kind, for the config topic and the status
  * topic; NULL where a topic has no such key. */
-static const char *const tb_key_prefixes[2][TB_CONNECT_KEY_TARGET + 1] = {
+static const char *const tb_key_prefixes[2][TB_CONNECT_KEY_RESTART + 1] = {
     {
         [TB_CONNECT_KEY_CONNECTOR] = "connector-",
         [TB_CONNECT_KEY_TASK] = "task-",
         [TB_CONNECT_KEY_COMMIT] = "commit-",
         [TB_CONNECT_KEY_TARGET] = "target-state-",
+        [TB_CONNECT_KEY_RESTART] = "restart-connector-",
     },
     {
         [TB_CONNECT_KEY_CONNECTOR] = "status-connector-",
@@ -66,7 +67,7 @@ int tb_connect_key_parse(const char *key, size_t key_len, int status,
                          tb_connect_key_t *out)
 {
     memset(out, 0, sizeof(*out));
-    for (int kind = TB_CONNECT_KEY_CONNECTOR; kind <= TB_CONNECT_KEY_TARGET; kind++) {
+    for (int kind = TB_CONNECT_KEY_CONNECTOR; kind <= TB_CONNECT_KEY_RESTART; kind++) {
         const char *prefix = tb_key_prefixes[status ? 1 : 0][kind];
         size_t plen = prefix == NULL ? 0 : strlen(prefix);
 
@@ -142,6 +143,23 @@ int tb_connect_commit_parse(const json_t *value)
         return -1;
     }
     return (int)json_integer_value(tasks);
+}
+
+char *tb_connect_restart_value(bool include_tasks, bool only_failed)
+{
+    return tb_dump(json_pack("{s:b, s:b}", "include-tasks", include_tasks, "only-failed",
+                             only_failed),
+                   0);
+}
+
+int tb_connect_restart_parse(const json_t *value, bool *include_tasks, bool *only_failed)
+{
+    if (!json_is_object(value)) {
+        return -1;
+    }
+    *include_tasks = json_is_true(json_object_get(value, "include-tasks"));
+    *only_failed = json_is_true(json_object_get(value, "only-failed"));
+    return 0;
 }
 
 char *tb_connect_session_key_value(const tb_connect_session_key_t *key)

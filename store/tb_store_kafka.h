@@ -26,6 +26,9 @@
  *    another worker wrote in a newer generation than this store's is not
  *    overwritten (the put succeeds and writes nothing), as in Connect.
  *  - tb_store_mode_bind always binds TB_STORE_MODE_KAFKA.
+ *  - tb_store_restart_request writes restart-connector-<c>; a refresh
+ *    keeps each such record it reads (its own too) for
+ *    tb_store_restarts_take.
  */
 #ifndef TB_STORE_KAFKA_H
 #define TB_STORE_KAFKA_H

@@ -1,7 +1,8 @@
 """REST between the workers of a cluster (server/tb_forward.h): forwarded requests are signed
 with the session key the leader keeps in the config topic (Connect's "session-key" record), and
 a request that only says it was forwarded is refused; the URL a worker advertises
-(rest.advertised.*) is the one the others forward to."""
+(rest.advertised.*) is the one the others forward to; a connector's restart with its tasks
+restarts each task on the worker that runs it."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from test_distributed import cluster_settings, leader_of, worker_id
+from kafka_io import create_topic
+from test_distributed import agreed_placement, cluster_settings, leader_of, worker_id
 from worker import free_port, wait_for
 
 pytestmark = pytest.mark.integration
@@ -178,3 +180,57 @@ def test_the_others_forward_to_the_advertised_url(start_worker, bed, tmp_path):
         second.get("/connectors/one/status").json()), timeout=60, what="its task")
     shown = {status["connector"]["worker_id"], status["tasks"][0]["worker_id"]}
     assert shown <= {f"127.0.0.1:{relay.port}", worker_id(second)}, shown
+
+
+def test_a_connector_restart_with_its_tasks_restarts_each_on_its_worker(start_worker, bed,
+                                                                        tmp_path):
+    group = bed.unique_topic("cluster")
+    workers = [start_worker(cluster_settings(bed, group)) for _ in range(3)]
+    by_id = {worker_id(w): w for w in workers}
+    data = bed.unique_topic("data")
+    create_topic(bed, data, 3)
+    config = {"connector.class": "FileStreamSink", "topics": data,
+              "file": str(tmp_path / "out.txt"), "tasks.max": "3"}
+    reply = workers[0].post("/connectors", json={"name": "sink", "config": config})
+    assert reply.status_code == 201, reply.text
+    placed = wait_for(lambda: (lambda p: p if p and len(set(p.values())) == 3 else None)(
+        agreed_placement(workers, ["sink"], {"sink": 3})), timeout=90,
+        what="one task RUNNING on each worker")
+    owner = by_id[workers[0].get("/connectors/sink/status").json()["connector"]["worker_id"]]
+
+    def restarts(task):
+        """How often task was restarted, as the worker running it counts."""
+        w = by_id[placed[("sink", task)]]
+        return w.get(f"/connectors/sink/tasks/{task}/status").json().get("restarts", 0)
+
+    def connector_restarts():
+        return owner.logs().count("[connector:sink] restarting")
+
+    # Connect's answer: 202 with every instance to restart shown RESTARTING where it runs;
+    # each worker restarts the task it runs, and the owner the connector
+    for round, w in enumerate(workers, start=1):
+        reply = w.post("/connectors/sink/restart", params={"includeTasks": "true"})
+        assert reply.status_code == 202, reply.text
+        body = reply.json()
+        assert body["name"] == "sink" and body["type"] == "sink", body
+        assert body["connector"] == {"state": "RESTARTING", "worker_id": worker_id(owner)}
+        assert [(t["id"], t["state"], t["worker_id"]) for t in body["tasks"]] == [
+            (n, "RESTARTING", placed[("sink", n)]) for n in range(3)], body
+        wait_for(lambda: [restarts(n) for n in range(3)] == [round] * 3
+                 and connector_restarts() == round, timeout=30,
+                 what=f"restart {round} of each task on its own worker")
+    assert agreed_placement(workers, ["sink"], {"sink": 3}) or wait_for(
+        lambda: agreed_placement(workers, ["sink"], {"sink": 3}) == placed, timeout=30,
+        what="every task RUNNING again where it ran")
+
+    # onlyFailed with nothing failed restarts nothing and shows nothing RESTARTING
+    reply = workers[1].post("/connectors/sink/restart",
+                            params={"includeTasks": "true", "onlyFailed": "true"})
+    assert reply.status_code == 202, reply.text
+    assert {t["state"] for t in reply.json()["tasks"]} == {"RUNNING"}, reply.text
+    assert reply.json()["connector"]["state"] == "RUNNING", reply.text
+    # a plain connector restart after it: 204, and once the owner carried it out, it has
+    # carried out the onlyFailed request before it too (one config topic, read in order)
+    assert workers[2].post("/connectors/sink/restart").status_code == 204
+    wait_for(lambda: connector_restarts() == 4, timeout=30, what="the connector's restart")
+    assert [restarts(n) for n in range(3)] == [3, 3, 3]

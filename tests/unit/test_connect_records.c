@@ -211,6 +211,22 @@ static void test_session_key_round_trip(void **state)
     }
 }
 
+static void test_restart_requests_are_connects(void **state)
+{
+    (void)state;
+    bool include_tasks = false, only_failed = true;
+    expect_key("restart-connector-a-1", 0, TB_CONNECT_KEY_RESTART, "a-1", 0);
+    assert_text(tb_connect_key_format(TB_CONNECT_KEY_RESTART, 0, "a", 0),
+                "restart-connector-a");
+    assert_text(tb_connect_restart_value(true, false),
+                "{\"include-tasks\":true,\"only-failed\":false}");
+    json_t *value = parse("{\"include-tasks\":true}");
+    assert_int_equal(tb_connect_restart_parse(value, &include_tasks, &only_failed), 0);
+    assert_true(include_tasks);
+    assert_false(only_failed);
+    json_decref(value);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +238,7 @@ int main(void)
         cmocka_unit_test(test_status_parse),
         cmocka_unit_test(test_offset_key_parse),
         cmocka_unit_test(test_session_key_round_trip),
+        cmocka_unit_test(test_restart_requests_are_connects),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
