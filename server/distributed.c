@@ -76,6 +76,7 @@ tb_store_t *tb_distributed_store_open(const json_t *values, const json_t *kafka_
         .status = {status, (int)tb_config_int(values, "status.storage.partitions"),
                    (int)tb_config_int(values, "status.storage.replication.factor")},
         .worker_id = worker_id,
+        .generation_of_topic = true,
     };
     tb_store_t *store = tb_store_kafka_open(&options, errstr, errstr_size);
     rd_kafka_conf_destroy(conf);

@@ -48,6 +48,7 @@ typedef struct {
     tb_kafka_log_t *logs[TB_LOG__COUNT];
     char *worker_id;
     int generation;
+    int highest_generation; /* of the status records read */
     json_t *connectors;
     json_t *status;
     json_t *offsets;
@@ -286,6 +287,16 @@ static void tb_apply_config(const tb_kafka_log_record_t *record, void *opaque)
     tb_connect_key_clear(&key);
 }
 
+/* Keeps the highest generation a status record carries. */
+static void tb_see_generation(tb_kafka_store_t *store, const json_t *status)
+{
+    json_int_t generation = json_integer_value(json_object_get(status, "generation"));
+
+    if (generation > store->highest_generation && generation <= 0x7fffffff) {
+        store->highest_generation = (int)generation;
+    }
+}
+
 static void tb_apply_status(const tb_kafka_log_record_t *record, void *opaque)
 {
     tb_kafka_store_t *store = opaque;
@@ -308,9 +319,11 @@ static void tb_apply_status(const tb_kafka_log_record_t *record, void *opaque)
                "Connect's format",
                key.name);
     } else if (key.kind == TB_CONNECT_KEY_CONNECTOR) {
+        tb_see_generation(store, status);
         tb_set(store, entry, "connector", json_incref(status), NULL);
     } else {
         snprintf(index, sizeof(index), "%d", key.task);
+        tb_see_generation(store, status);
         tb_set(store, tb_entry(entry, "tasks"), index, json_incref(status), NULL);
         tb_prune(entry, "tasks");
     }
@@ -878,6 +891,9 @@ tb_store_t *tb_store_kafka_open(const tb_store_kafka_options_t *options, char *e
     if (tb_open_logs(store, options, errstr, errstr_size) != 0 ||
         tb_read_all(store, "open", errstr, errstr_size) != 0) {
         goto fail;
+    }
+    if (options->generation_of_topic && store->highest_generation > store->generation) {
+        store->generation = store->highest_generation;
     }
     return &store->base;
 fail:
