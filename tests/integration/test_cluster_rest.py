@@ -127,6 +127,28 @@ def test_a_forwarded_request_needs_the_session_keys_signature(start_worker, bed,
         assert encoded not in w.logs() and valid not in w.logs()
 
 
+def test_the_leader_rotates_the_session_key_and_forwarding_goes_on(start_worker, bed,
+                                                                    tmp_path):
+    group = bed.unique_topic("cluster")
+    settings = {**cluster_settings(bed, group), "inter.worker.key.ttl.ms": "1500",
+                "inter.worker.key.size": "512"}
+    workers = [start_worker(settings) for _ in range(2)]
+    topic = settings["config.storage.topic"]
+    keys = wait_for(lambda: (lambda k: k if len(k) >= 3 else None)(
+        [v for key, v in config_records(bed, topic) if key == "session-key"]), timeout=60,
+        what="three session keys, one per inter.worker.key.ttl.ms")
+    assert len({k["key"] for k in keys}) == len(keys)  # each one new
+    assert all(len(base64.b64decode(k["key"])) == 64 for k in keys)
+    assert [k["creation-timestamp"] for k in keys] == sorted(
+        k["creation-timestamp"] for k in keys)
+    leader = wait_for(lambda: leader_of(workers), timeout=60, what="a leader")
+    follower = next(w for w in workers if w is not leader)
+    for i in range(3):  # forwarded across rotations
+        reply = follower.post("/connectors", json={
+            "name": f"c{i}", "config": sink_config(bed, tmp_path, f"c{i}")})
+        assert reply.status_code == 201, reply.text
+
+
 class Relay:
     """A TCP relay from a port of its own to target_port, counting the connections it
     carried: stands for what a worker advertises (a load balancer, a NAT)."""
