@@ -17,7 +17,7 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from kafka_io import create_topic
+from kafka_io import create_topic, produce
 from test_distributed import agreed_placement, cluster_settings, leader_of, worker_id
 from worker import free_port, wait_for
 
@@ -207,12 +207,16 @@ def test_the_others_forward_to_the_advertised_url(start_worker, bed, tmp_path):
 def test_a_connector_restart_with_its_tasks_restarts_each_on_its_worker(start_worker, bed,
                                                                         tmp_path):
     group = bed.unique_topic("cluster")
-    workers = [start_worker(cluster_settings(bed, group)) for _ in range(3)]
+    # a failed task stays FAILED until restarted by hand
+    settings = {**cluster_settings(bed, group), "task.restart.backoff.initial.ms": "0"}
+    workers = [start_worker(settings) for _ in range(3)]
     by_id = {worker_id(w): w for w in workers}
     data = bed.unique_topic("data")
     create_topic(bed, data, 3)
     config = {"connector.class": "FileStreamSink", "topics": data,
-              "file": str(tmp_path / "out.txt"), "tasks.max": "3"}
+              "file": str(tmp_path / "out.txt"), "tasks.max": "3",
+              "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false"}
     reply = workers[0].post("/connectors", json={"name": "sink", "config": config})
     assert reply.status_code == 201, reply.text
     placed = wait_for(lambda: (lambda p: p if p and len(set(p.values())) == 3 else None)(
@@ -256,3 +260,25 @@ def test_a_connector_restart_with_its_tasks_restarts_each_on_its_worker(start_wo
     assert workers[2].post("/connectors/sink/restart").status_code == 204
     wait_for(lambda: connector_restarts() == 4, timeout=30, what="the connector's restart")
     assert [restarts(n) for n in range(3)] == [3, 3, 3]
+
+    # a record that is not JSON fails the one task that reads its partition
+    produce(bed.bootstrap, data, [(0, None, b"not json")])
+
+    def failed():
+        states = [[t["state"] for t in w.get("/connectors/sink/status").json()["tasks"]]
+                  for w in workers]
+        return states[0] if states[0].count("FAILED") == 1 and all(
+            s == states[0] for s in states) else None
+    states = wait_for(failed, timeout=60, what="one task FAILED, as every worker shows")
+    broken = states.index("FAILED")
+    reply = workers[0].post("/connectors/sink/restart",
+                            params={"includeTasks": "true", "onlyFailed": "true"})
+    assert reply.status_code == 202, reply.text
+    assert reply.json()["connector"]["state"] == "RUNNING", reply.text
+    assert [t["state"] for t in reply.json()["tasks"]] == [
+        "RESTARTING" if n == broken else "RUNNING" for n in range(3)], reply.text
+    # only the failed task restarts, on its own worker (and fails again on the record)
+    wait_for(lambda: restarts(broken) == 4, timeout=30, what="the failed task's restart")
+    assert workers[1].post("/connectors/sink/restart").status_code == 204
+    wait_for(lambda: connector_restarts() == 5, timeout=30, what="the connector's restart")
+    assert [restarts(n) for n in range(3)] == [4 if n == broken else 3 for n in range(3)]
