@@ -1068,7 +1068,7 @@ def latency(ctx: Context) -> None:
             seen = Tail(out)
             # one record first, so that the group has joined before the paced run starts
             produce = [ctx.floor("floor_produce"), "-b", ctx.bootstrap, "-t", topic,
-                       "-s", ctx.size, "-X", "linger.ms=0", "-T", int(ctx.run_timeout)]
+                       "-s", ctx.size, "-T", int(ctx.run_timeout)]
             run_floor(ctx, produce + ["-n", 1], f"{label}-first")
             seen.until(1, alive, ctx.run_timeout, label)
             background = Background(ctx)
@@ -1539,7 +1539,8 @@ def render(ctx, goals, profile_lines, wall) -> str:
                      f"{fmt(e['p50_ms_max'])} | {fmt(e['p99_ms'])} | "
                      f"{fmt(e['p99_ms_min'])} | {fmt(e['p99_ms_max'])} | "
                      f"{fmt(e['max_ms'])} | {e['background']:.2f} |")
-    L += ["", f"floor_produce paces {a.latency_rate:g} records/s (linger.ms=0) into a fresh "
+    L += ["", f"floor_produce paces {a.latency_rate:g} records/s (librdkafka's defaults, "
+          "linger.ms=5, acks=all) into a fresh "
           f"{PARTITIONS}-partition topic, each value stamped with its produce time; "
           f"the first {a.latency_warmup:g} s of records are not counted, then "
           f"{a.latency_seconds:g} s are. Latency: when the harness first saw the line in "
