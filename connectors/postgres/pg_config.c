@@ -59,7 +59,7 @@ static int check_slot_name(const json_t *value, char *reason, size_t size)
 }
 
 /* Topic names: letters, digits, '.', '_' and '-'. */
-static int check_topic_prefix(const json_t *value, char *reason, size_t size)
+static int check_topic_name(const json_t *value, char *reason, size_t size)
 {
     const char *prefix = json_string_value(value);
     size_t n = prefix != NULL ? strlen(prefix) : 0;
@@ -69,8 +69,8 @@ static int check_topic_prefix(const json_t *value, char *reason, size_t size)
     }
     if (!valid) {
         snprintf(reason, size,
-                 "the prefix of topic names may hold only letters, digits, '.', '_' "
-                 "and '-', and must not be empty");
+                 "a topic name may hold only letters, digits, '.', '_' and '-', and "
+                 "must not be empty");
         return -1;
     }
     return 0;
@@ -158,7 +158,7 @@ static const tb_config_def_t pg_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_CONNECTION,
      .order = 6,
-     .check = check_topic_prefix,
+     .check = check_topic_name,
      .documentation = "The logical name of the server: records go to "
                       "<topic.prefix>.<schema>.<table>, and it is the source "
                       "partition of the stored offsets."},
@@ -303,6 +303,23 @@ static const tb_config_def_t pg_keys[] = {
      .order = 5,
      .check = check_skipped,
      .documentation = "Operations not written: c, u, d, t (truncate), or none."},
+    {.name = "provide.transaction.metadata",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_VALUES,
+     .order = 6,
+     .documentation = "Whether each streamed transaction gets a BEGIN and an END record "
+                      "on the transaction topic, and each change event a transaction "
+                      "block (id, total_order, data_collection_order)."},
+    {.name = "topic.transaction",
+     .type = TB_CONFIG_STRING,
+     .default_value = "transaction",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_VALUES,
+     .order = 7,
+     .check = check_topic_name,
+     .documentation = "The transaction topic is <topic.prefix>.<topic.transaction>."},
     {.name = "max.batch.size",
      .type = TB_CONFIG_INT,
      .default_value = "2048",
@@ -355,7 +372,6 @@ const char *const tb_pg_refused_keys[] = {
     "include.",
     "topic.naming.",
     "topic.heartbeat.",
-    "topic.transaction",
     "topic.delimiter",
     "topic.cache.size",
     "converters",
@@ -367,7 +383,6 @@ const char *const tb_pg_refused_keys[] = {
     "interval.handling.mode",
     "money.fraction.digits",
     "max.queue.size.in.bytes",
-    "provide.transaction.metadata",
     "query.",
     "read.only",
     "replica.identity.autoset.values",
@@ -491,6 +506,8 @@ int tb_pg_options_parse(const json_t *config, tb_pg_options_t *out, char *errstr
     out->modes.binary =
         (tb_pg_binary_mode_t)choice(v, "binary.handling.mode", binary_modes);
     out->skipped = skipped_ops(tb_config_list(v, "skipped.operations"));
+    out->transaction_metadata = tb_config_bool(v, "provide.transaction.metadata");
+    out->transaction_topic = tb_config_string(v, "topic.transaction");
     out->max_batch = (int)tb_config_int(v, "max.batch.size");
     out->poll_interval_ms = tb_config_int(v, "poll.interval.ms");
     return 0;

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "connectors/postgres/tb_pg_envelope.h"
+#include "connectors/postgres/tb_pg_transaction.h"
 
 /* Debezium's SnapshotRecord values, as the snapshot field allows them. */
 #define SNAPSHOT_ALLOWED                                                                 \
@@ -93,24 +94,6 @@ tb_value_t *tb_pg_source_value(tb_schema_t *schema, const tb_pg_source_t *info)
     return v;
 }
 
-/* Debezium's transaction block (event.block), null unless
- * provide.transaction.metadata, which tributary does not implement. */
-static tb_schema_t *transaction_schema(void)
-{
-    tb_schema_t *s = optional(TB_TYPE_STRUCT);
-    int rc = s == NULL || tb_schema_set_name(s, "event.block");
-    rc = rc || tb_schema_add_field(s, "id", tb_schema_new(TB_TYPE_STRING));
-    rc = rc || tb_schema_add_field(s, "total_order", tb_schema_new(TB_TYPE_INT64));
-    rc = rc ||
-         tb_schema_add_field(s, "data_collection_order", tb_schema_new(TB_TYPE_INT64));
-    if (rc) {
-        tb_schema_decref(s);
-        return NULL;
-    }
-    tb_schema_set_version(s, true, 1);
-    return s;
-}
-
 tb_schema_t *tb_pg_envelope_schema(const char *name, tb_schema_t *row,
                                    tb_schema_t *source)
 {
@@ -119,7 +102,7 @@ tb_schema_t *tb_pg_envelope_schema(const char *name, tb_schema_t *row,
     rc = rc || tb_schema_add_field(s, "before", tb_schema_incref(row));
     rc = rc || tb_schema_add_field(s, "after", tb_schema_incref(row));
     rc = rc || tb_schema_add_field(s, "source", tb_schema_incref(source));
-    rc = rc || tb_schema_add_field(s, "transaction", transaction_schema());
+    rc = rc || tb_schema_add_field(s, "transaction", tb_pg_transaction_block_schema());
     rc = rc || tb_schema_add_field(s, "op", tb_schema_new(TB_TYPE_STRING));
     rc = rc || tb_schema_add_field(s, "ts_ms", optional(TB_TYPE_INT64));
     rc = rc || tb_schema_add_field(s, "ts_us", optional(TB_TYPE_INT64));
@@ -133,7 +116,8 @@ tb_schema_t *tb_pg_envelope_schema(const char *name, tb_schema_t *row,
 }
 
 tb_value_t *tb_pg_envelope_value(tb_schema_t *schema, char op, tb_value_t *before,
-                                 tb_value_t *after, tb_value_t *source, int64_t now_us)
+                                 tb_value_t *after, tb_value_t *source,
+                                 tb_value_t *transaction, int64_t now_us)
 {
     char code[2] = {op, '\0'};
     tb_value_t *v = tb_value_struct(schema);
@@ -141,12 +125,14 @@ tb_value_t *tb_pg_envelope_value(tb_schema_t *schema, char op, tb_value_t *befor
         tb_value_free(before);
         tb_value_free(after);
         tb_value_free(source);
+        tb_value_free(transaction);
         return NULL;
     }
     /* each setter releases what it is given on failure */
     int rc = tb_value_struct_set(v, "before", before);
     rc |= tb_value_struct_set(v, "after", after);
     rc |= tb_value_struct_set(v, "source", source);
+    rc |= tb_value_struct_set(v, "transaction", transaction);
     rc |= set_string(v, "op", code);
     rc |= set_int64(v, "ts_ms", now_us / 1000, true);
     rc |= set_int64(v, "ts_us", now_us, true);

@@ -31,6 +31,7 @@
 #include "connectors/postgres/tb_pg_records.h"
 #include "connectors/postgres/tb_pg_relation.h"
 #include "connectors/postgres/tb_pg_snapshot.h"
+#include "connectors/postgres/tb_pg_transaction.h"
 #include "connectors/postgres/tb_pgoutput.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "core/tb_log.h"
@@ -60,7 +61,8 @@ typedef struct {
     tb_pg_relations_t relations;
     tb_pg_queue_t queue;
     tb_pg_events_t events;
-    json_t *partition; /* {"server": <topic.prefix>} */
+    tb_pg_transactions_t *transactions; /* NULL: no transaction metadata */
+    json_t *partition;                  /* {"server": <topic.prefix>} */
     topic_t *topics;
     PGconn *sql;  /* catalog and snapshot */
     PGconn *repl; /* the slot */
@@ -156,8 +158,18 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
     s->source_schema = tb_pg_source_schema();
     s->lag = tb_pg_lag_create(s->connector, s->task);
     s->partition = json_pack("{s:s}", "server", s->o.prefix);
-    s->events = (tb_pg_events_t){
-        .queue = &s->queue, .options = &s->o, .source_schema = s->source_schema};
+    if (s->o.transaction_metadata) {
+        char topic[600];
+        snprintf(topic, sizeof(topic), "%s.%s", s->o.prefix, s->o.transaction_topic);
+        if ((s->transactions = tb_pg_transactions_create(topic)) == NULL) {
+            snprintf(errstr, errstr_size, "out of memory");
+            goto fail;
+        }
+    }
+    s->events = (tb_pg_events_t){.queue = &s->queue,
+                                 .options = &s->o,
+                                 .source_schema = s->source_schema,
+                                 .transactions = s->transactions};
     if (s->o.heartbeat_ms > 0) {
         char topic[300];
         snprintf(topic, sizeof(topic), "__debezium-heartbeat.%s", s->o.prefix);
@@ -501,6 +513,40 @@ static int on_truncate(pg_source_t *s, uint64_t lsn, char *errstr, size_t errstr
     return 0;
 }
 
+/* The BEGIN record of a transaction to be read. Its offset records no
+ * change of it (txId -1), so a restart from it reads the whole
+ * transaction again. */
+static int transaction_begins(pg_source_t *s, char *errstr, size_t errstr_size)
+{
+    tb_pg_position_t p = {.lsn = s->last_commit,
+                          .lsn_commit = s->last_commit,
+                          .tx_id = -1,
+                          .ts_us = s->commit_us,
+                          .message_type = "BEGIN"};
+    if (tb_pg_transactions_begin(s->transactions, &s->queue, s->xid, s->commit_us, &p) !=
+        0) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* The END record, whose offset covers the whole transaction. */
+static int transaction_ends(pg_source_t *s, uint64_t lsn, char *errstr,
+                            size_t errstr_size)
+{
+    tb_pg_position_t p = {.lsn = lsn,
+                          .lsn_commit = s->last_commit,
+                          .tx_id = s->xid,
+                          .ts_us = s->commit_us,
+                          .message_type = "COMMIT"};
+    if (tb_pg_transactions_end(s->transactions, &s->queue, s->commit_us, &p) != 0) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 static int on_message(pg_source_t *s, const tb_pg_frame_t *f, char *errstr,
                       size_t errstr_size)
 {
@@ -515,15 +561,22 @@ static int on_message(pg_source_t *s, const tb_pg_frame_t *f, char *errstr,
         s->commit_us = m->time_us + TB_PG_EPOCH_OFFSET_US;
         /* committed at or before the last commit read: read already */
         s->skip_transaction = m->lsn <= s->last_commit;
+        if (s->transactions != NULL && !s->skip_transaction) {
+            return transaction_begins(s, errstr, errstr_size);
+        }
         return 0;
     case TB_PGOUTPUT_COMMIT:
         s->in_transaction = false;
-        if (!s->skip_transaction && m->lsn > s->last_commit) {
+        bool read = !s->skip_transaction && m->lsn > s->last_commit;
+        if (read) {
             s->last_commit = m->lsn;
             tb_pg_lag_commit(s->lag, m->lsn, s->commit_us);
         }
         if (s->resuming && (int64_t)s->xid == s->resume_xid) {
             s->resuming = false; /* past the stored transaction */
+        }
+        if (s->transactions != NULL && read) {
+            return transaction_ends(s, f->wal_start, errstr, errstr_size);
         }
         return 0;
     case TB_PGOUTPUT_RELATION:
@@ -740,6 +793,7 @@ static void task_stop(void *opaque)
     free(s->snapshot_relations);
     tb_pgoutput_msg_clear(&s->msg);
     tb_schema_decref(s->source_schema);
+    tb_pg_transactions_destroy(s->transactions);
     tb_pg_lag_destroy(s->lag);
     tb_schema_decref(s->heartbeat_key_schema);
     tb_schema_decref(s->heartbeat_value_schema);

@@ -73,7 +73,9 @@ typedef struct {
     int64_t heartbeat_ms; /* 0: no heartbeats */
     bool tombstones;
     tb_pg_modes_t modes;
-    unsigned skipped; /* TB_PG_SKIP_* */
+    unsigned skipped;              /* TB_PG_SKIP_* */
+    bool transaction_metadata;     /* provide.transaction.metadata */
+    const char *transaction_topic; /* topic.transaction */
     int max_batch;
     int64_t poll_interval_ms;
 } tb_pg_options_t;

@@ -516,3 +516,75 @@ def test_kill_9_mid_snapshot_takes_it_again(cdc_db, start_worker, bed, tmp_path)
     assert set(ids) == set(range(1, rows + 2))
     assert ids.count(rows + 1) == 1
     assert [payload(v)["source"]["snapshot"] for _, _, v in reader.records].count("last") == 1
+
+
+def test_transaction_metadata_begin_end_and_orders(cdc_db, start_worker, bed):
+    """provide.transaction.metadata: each streamed transaction is a BEGIN, its change
+    events with their orders, and an END with the counts, as Debezium 3.0 writes them."""
+    db = cdc_db
+    bed.pg.sql("CREATE TABLE a (id int PRIMARY KEY, v text); "
+               "CREATE TABLE b (id int PRIMARY KEY); INSERT INTO a VALUES (0, 'snap')", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    w = start_cdc_worker(start_worker, bed)
+    start_connector(w, "cdc", connector_config(
+        bed, db, prefix, **{"provide.transaction.metadata": "true"}))
+    tx_topic, a_topic, b_topic = (f"{prefix}.transaction", f"{prefix}.public.a",
+                                  f"{prefix}.public.b")
+    reader = Reader(bed, tx_topic, a_topic, b_topic)
+    try:
+        snapshot = reader.until(1)
+        assert payload(snapshot[0][2])["transaction"] is None  # a snapshot row has none
+        wait_for(lambda: running(w, "cdc"), what="the task running")
+        bed.pg.sql("BEGIN; INSERT INTO a VALUES (1, 'x'); INSERT INTO b VALUES (1); "
+                   "UPDATE a SET v = 'y' WHERE id = 1; DELETE FROM b WHERE id = 1; "
+                   "INSERT INTO a VALUES (2, 'z'); COMMIT", db=db)
+        bed.pg.sql("INSERT INTO b VALUES (5)", db=db)
+        # 1 snapshot row; BEGIN, 5 changes, a tombstone, END; BEGIN, 1 change, END
+        records = reader.until(12)
+    finally:
+        reader.close()
+    markers = [(k, v) for t, k, v in records if t == tx_topic]
+    assert [payload(v)["status"] for _, v in markers] == ["BEGIN", "END", "BEGIN", "END"]
+    begin_key, begin = markers[0]
+    assert begin_key["schema"] == {
+        "type": "struct", "optional": False, "version": 1,
+        "name": "io.debezium.connector.common.TransactionMetadataKey",
+        "fields": [{"type": "string", "optional": False, "field": "id"}]}
+    assert begin["schema"]["name"] == "io.debezium.connector.common.TransactionMetadataValue"
+    assert begin["schema"]["version"] == 1
+    assert [f["field"] for f in begin["schema"]["fields"]] == [
+        "status", "id", "event_count", "data_collections", "ts_ms"]
+    collection = begin["schema"]["fields"][3]
+    assert collection["optional"] and collection["items"]["name"] == "event.collection"
+    assert [f["field"] for f in collection["items"]["fields"]] == [
+        "data_collection", "event_count"]
+    # the tables' topics are read in any order between them: in the stream's order
+    changes = sorted(((t, payload(v)) for t, _, v in records
+                      if t != tx_topic and v is not None and payload(v)["op"] != "r"),
+                     key=lambda change: change[1]["source"]["lsn"])
+    first = [v for _, v in changes[:5]]
+    tx_id = str(first[0]["source"]["txId"])
+    assert payload(begin_key) == {"id": tx_id}
+    assert payload(begin) == {"status": "BEGIN", "id": tx_id, "event_count": None,
+                              "data_collections": None,
+                              "ts_ms": first[0]["source"]["ts_ms"]}
+    assert [(t.rsplit(".", 1)[1], v["op"], v["transaction"]) for t, v in changes[:5]] == [
+        ("a", "c", {"id": tx_id, "total_order": 1, "data_collection_order": 1}),
+        ("b", "c", {"id": tx_id, "total_order": 2, "data_collection_order": 1}),
+        ("a", "u", {"id": tx_id, "total_order": 3, "data_collection_order": 2}),
+        ("b", "d", {"id": tx_id, "total_order": 4, "data_collection_order": 2}),
+        ("a", "c", {"id": tx_id, "total_order": 5, "data_collection_order": 3})]
+    assert payload(markers[1][1]) == {
+        "status": "END", "id": tx_id, "event_count": 5,
+        "data_collections": [{"data_collection": "public.a", "event_count": 3},
+                             {"data_collection": "public.b", "event_count": 2}],
+        "ts_ms": first[0]["source"]["ts_ms"]}
+    a_record = next(v for t, _, v in records if t == a_topic)
+    block_schema = next(f for f in a_record["schema"]["fields"] if f["field"] == "transaction")
+    assert (block_schema["name"], block_schema["version"]) == ("event.block", 1)
+    # the next transaction counts from one again
+    second = changes[5][1]
+    assert second["transaction"]["total_order"] == 1
+    assert payload(markers[3][1])["event_count"] == 1
+    assert payload(markers[3][1])["data_collections"] == [
+        {"data_collection": "public.b", "event_count": 1}]

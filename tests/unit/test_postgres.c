@@ -466,7 +466,7 @@ static void test_envelope_as_debezium_writes_it(void **state)
                            .xmin = -1};
     tb_value_t *envelope =
         tb_pg_envelope_value(r->envelope_schema, 'c', NULL, after,
-                             tb_pg_source_value(source, &info), 1700000001000000);
+                             tb_pg_source_value(source, &info), NULL, 1700000001000000);
     json = schema_json(r->envelope_schema, envelope);
     json_t *doc = json_loads(json, 0, NULL);
     json_t *schema = json_object_get(doc, "schema");
@@ -693,20 +693,23 @@ static void test_config_keys(void **state)
     }
     json_decref(errors);
 
-    errors =
-        validate("{\"name\":\"c\",\"connector.class\":\"postgres-cdc\"," BASE_CONFIG
-                 ",\"plugin.name\":\"decoderbufs\",\"snapshot.locking.mode\":\"none\","
-                 "\"provide.transaction.metadata\":\"true\",\"slot.name\":\"Bad-Name\","
-                 "\"table.include.list\":\"a\",\"table.exclude.list\":\"b\","
-                 "\"max.queue.size\":\"10\",\"snapshot.mode\":\"never\","
-                 "\"message.id.header\":\"id\"}");
+    errors = validate(
+        "{\"name\":\"c\",\"connector.class\":\"postgres-cdc\"," BASE_CONFIG
+        ",\"plugin.name\":\"decoderbufs\",\"snapshot.locking.mode\":\"none\","
+        "\"provide.transaction.metadata\":\"true\",\"topic.transaction\":\"t x\","
+        "\"interval.handling.mode\":\"string\",\"slot.name\":\"Bad-Name\","
+        "\"table.include.list\":\"a\",\"table.exclude.list\":\"b\","
+        "\"max.queue.size\":\"10\",\"snapshot.mode\":\"never\","
+        "\"message.id.header\":\"id\"}");
     assert_non_null(
         strstr(first_error(errors, "plugin.name"), "only the pgoutput plugin"));
     assert_non_null(strstr(first_error(errors, "snapshot.locking.mode"),
                            "snapshot.locking.mode is a key of "
                            "io.debezium.connector.postgresql.PostgresConnector that "
                            "tributary does not implement"));
-    assert_non_null(first_error(errors, "provide.transaction.metadata"));
+    assert_null(first_error(errors, "provide.transaction.metadata"));
+    assert_non_null(strstr(first_error(errors, "topic.transaction"), "a topic name"));
+    assert_non_null(first_error(errors, "interval.handling.mode"));
     assert_non_null(strstr(first_error(errors, "slot.name"), "lowercase"));
     assert_non_null(
         strstr(first_error(errors, "table.exclude.list"), "already specified"));
