@@ -23,6 +23,7 @@ static const char *const snapshot_modes[] = {"initial", "initial_only", "no_data
 static const char *const decimal_modes[] = {"precise", "double", "string", NULL};
 static const char *const time_modes[] = {"adaptive", "adaptive_time_microseconds",
                                          "connect", NULL};
+static const char *const hstore_modes[] = {"json", "map", NULL};
 static const char *const binary_modes[] = {"bytes", "base64", "base64-url-safe", "hex",
                                            NULL};
 
@@ -295,6 +296,15 @@ static const tb_config_def_t pg_keys[] = {
      .order = 4,
      .one_of = binary_modes,
      .documentation = "bytea as bytes, or a base64, base64-url-safe or hex string."},
+    {.name = "hstore.handling.mode",
+     .type = TB_CONFIG_STRING,
+     .default_value = "json",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_VALUES,
+     .order = 8,
+     .one_of = hstore_modes,
+     .documentation = "hstore values as a JSON object in a string (json), or a map of "
+                      "strings (map)."},
     {.name = "skipped.operations",
      .type = TB_CONFIG_LIST,
      .default_value = "t",
@@ -379,7 +389,6 @@ const char *const tb_pg_refused_keys[] = {
     "custom.metric.tags",
     "event.",
     "field.name.adjustment.mode",
-    "hstore.handling.mode",
     "interval.handling.mode",
     "money.fraction.digits",
     "max.queue.size.in.bytes",
@@ -505,6 +514,8 @@ int tb_pg_options_parse(const json_t *config, tb_pg_options_t *out, char *errstr
     out->modes.time = (tb_pg_time_mode_t)choice(v, "time.precision.mode", time_modes);
     out->modes.binary =
         (tb_pg_binary_mode_t)choice(v, "binary.handling.mode", binary_modes);
+    out->modes.hstore =
+        (tb_pg_hstore_mode_t)choice(v, "hstore.handling.mode", hstore_modes);
     out->skipped = skipped_ops(tb_config_list(v, "skipped.operations"));
     out->transaction_metadata = tb_config_bool(v, "provide.transaction.metadata");
     out->transaction_topic = tb_config_string(v, "topic.transaction");

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "connectors/postgres/tb_pg_more_types.h"
 #include "connectors/postgres/tb_pg_types.h"
 #include "registry/tb_text.h"
 
@@ -80,6 +81,7 @@ void tb_pg_type_release(tb_pg_type_t *t)
 {
     free(t->enum_labels);
     free(t->name);
+    free(t->base_name);
     memset(t, 0, sizeof(*t));
 }
 
@@ -257,8 +259,8 @@ tb_schema_t *tb_pg_type_schema(const tb_pg_type_t *t, const tb_pg_modes_t *modes
             tb_schema_set_optional(items, true);
         }
         s = items != NULL ? tb_schema_array(items) : NULL;
-    } else {
-        s = scalar_schema(t, modes);
+    } else if ((s = scalar_schema(t, modes)) == NULL && t->enum_labels == NULL) {
+        s = tb_pg_more_schema(t, modes);
     }
     if (s == NULL) {
         snprintf(errstr, errstr_size, "type %s (oid %u) is not supported",
@@ -731,8 +733,11 @@ int tb_pg_type_value(const tb_pg_type_t *t, const tb_schema_t *schema,
     }
     memcpy(copy, text, len);
     copy[len] = '\0';
-    *out = t->elem_oid != 0 ? array_value(t, schema, modes, copy)
-                            : scalar_value(t, schema, modes, copy, len);
+    if (t->elem_oid != 0) {
+        *out = array_value(t, schema, modes, copy);
+    } else if (!tb_pg_more_value(t, schema, copy, out)) {
+        *out = scalar_value(t, schema, modes, copy, len);
+    }
     if (*out == NULL) {
         snprintf(errstr, errstr_size, "cannot read '%.64s' as a value of type %s", copy,
                  t->name != NULL ? t->name : "?");

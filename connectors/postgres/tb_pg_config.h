@@ -30,6 +30,7 @@ typedef enum {
     TB_PG_BINARY_BASE64_URL_SAFE,
     TB_PG_BINARY_HEX
 } tb_pg_binary_mode_t;
+typedef enum { TB_PG_HSTORE_JSON = 0, TB_PG_HSTORE_MAP } tb_pg_hstore_mode_t;
 typedef enum {
     TB_PG_SNAPSHOT_INITIAL = 0,
     TB_PG_SNAPSHOT_INITIAL_ONLY,
@@ -48,6 +49,7 @@ typedef struct {
     tb_pg_decimal_mode_t decimal;
     tb_pg_time_mode_t time;
     tb_pg_binary_mode_t binary;
+    tb_pg_hstore_mode_t hstore;
 } tb_pg_modes_t;
 
 /* Operations skipped.operations names. */

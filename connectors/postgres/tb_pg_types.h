@@ -24,6 +24,7 @@ typedef struct {
     uint32_t elem_oid; /* an array's element type, else 0 */
     char *enum_labels; /* an enum's labels, "a,b,c" (owned), else NULL */
     char *name;        /* format_type(), for messages (owned) */
+    char *base_name;   /* the base type's pg_type.typname (owned), or NULL */
 } tb_pg_type_t;
 
 /* Frees what t owns. */

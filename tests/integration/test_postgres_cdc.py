@@ -262,28 +262,39 @@ TYPES_TABLE = (
     "f8 double precision, b boolean, dec numeric(10,2), var numeric, t text, "
     "vc varchar(10), c char(3), d date, tm time, tm3 time(3), ts timestamp, "
     "ts3 timestamp(3), tz timestamptz, j json, jb jsonb, u uuid, raw bytea, "
-    "ints int[], texts text[], m mood, iv interval, mo money, ttz timetz, dm positive)")
+    "ints int[], texts text[], m mood, iv interval, mo money, ttz timetz, dm positive, "
+    "bt bit(3), b1 bit(1), vb varbit, vb5 varbit(5), pt point, hs hstore, ci citext, "
+    "lt ltree)")
+# the extensions' types have no fixed OID: created by the superuser in each database
+EXTENSIONS = "CREATE EXTENSION hstore; CREATE EXTENSION citext; CREATE EXTENSION ltree"
 TYPES_ROW = ("{id}, 7, 9000000000, 1.5, 2.25, true, 123.45, 1.005, 'text', 'vc', 'ab', "
              "'2024-01-02', '10:00:00.5', '10:00:00.5', '2024-01-02 03:04:05.123456', "
              "'2024-01-02 03:04:05.123', '2024-01-02 05:04:05.123456+02', '{{\"a\": 1}}', "
              "'{{\"b\": [1, 2]}}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\\x00ff10', "
              "'{{1,NULL,3}}', '{{\"a b\",c}}', 'ok', "
-             "'1 year 2 mons 3 days 04:05:06.5', 1234.56, '10:00:00.5+02', 5")
+             "'1 year 2 mons 3 days 04:05:06.5', 1234.56, '10:00:00.5+02', 5, "
+             "B'101', B'1', B'1011001011', B'0', '(1.5,-2)', '\"a\"=>\"1\", \"b\"=>NULL', "
+             "'MiXed', 'top.sci'")
 COMMON = {"i2": 7, "i8": 9000000000, "f4": 1.5, "f8": 2.25, "b": True, "t": "text",
           "vc": "vc", "c": "ab ", "d": 19724, "tz": "2024-01-02T03:04:05.123456Z",
           "j": "{\"a\": 1}", "jb": "{\"b\": [1, 2]}",
           "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "ints": [1, None, 3],
           "texts": ["a b", "c"], "m": "ok", "ts3": 1704164645123,
-          "iv": 37091106500000, "ttz": "08:00:00.5Z", "dm": 5}
+          "iv": 37091106500000, "ttz": "08:00:00.5Z", "dm": 5,
+          # Debezium's Bits: bit 0 is the last digit, little-endian bytes up to
+          # the highest bit set; a single bit is a boolean
+          "bt": "BQ==", "b1": True, "vb": "ywI=", "vb5": "",
+          "pt": {"x": 1.5, "y": -2.0, "wkb": "AQEAAAAAAAAAAAD4PwAAAAAAAADA", "srid": None},
+          "hs": "{\"a\":\"1\",\"b\":null}", "ci": "MiXed", "lt": "top.sci"}
 MODES = {
     "precise-adaptive-bytes": (
         {}, {"dec": "MDk=", "var": {"scale": 3, "value": "A+0="}, "tm": 36000500000,
              "tm3": 36000500, "ts": 1704164645123456, "raw": "AP8Q", "mo": "AeJA"}),
     "double-connect-base64": (
         {"decimal.handling.mode": "double", "time.precision.mode": "connect",
-         "binary.handling.mode": "base64"},
+         "binary.handling.mode": "base64", "hstore.handling.mode": "map"},
         {"dec": 123.45, "var": 1.005, "tm": 36000500, "tm3": 36000500, "ts": 1704164645123,
-         "raw": "AP8Q", "mo": 1234.56}),
+         "raw": "AP8Q", "mo": 1234.56, "hs": {"a": "1", "b": None}}),
     "string-microseconds-hex": (
         {"decimal.handling.mode": "string", "time.precision.mode": "adaptive_time_microseconds",
          "binary.handling.mode": "hex"},
@@ -297,7 +308,7 @@ SCHEMA_NAMES = {
                                "tm3": "io.debezium.time.Time",
                                "ts": "io.debezium.time.MicroTimestamp",
                                "ts3": "io.debezium.time.Timestamp"},
-    "double-connect-base64": {"dec": None, "d": "org.apache.kafka.connect.data.Date",
+    "double-connect-base64": {"dec": None, "hs": None, "d": "org.apache.kafka.connect.data.Date",
                               "tm": "org.apache.kafka.connect.data.Time",
                               "ts": "org.apache.kafka.connect.data.Timestamp"},
     "string-microseconds-hex": {"dec": None, "tm3": "io.debezium.time.MicroTime"},
@@ -307,6 +318,7 @@ SCHEMA_NAMES = {
 @pytest.mark.parametrize("mode", list(MODES))
 def test_types_under_handling_modes(cdc_db, start_worker, bed, mode):
     db = cdc_db
+    bed.pg.sql(EXTENSIONS, db=db, superuser=True)
     bed.pg.sql(TYPES_TABLE + "; INSERT INTO typed VALUES (" + TYPES_ROW.format(id=1) + ")",
                db=db)
     prefix = f"p{uuid.uuid4().hex[:8]}"
@@ -330,10 +342,18 @@ def test_types_under_handling_modes(cdc_db, start_worker, bed, mode):
     fields = {f["field"]: f for f in records[1][2]["schema"]["fields"][1]["fields"]}
     for column, name in {"jb": "io.debezium.data.Json", "u": "io.debezium.data.Uuid",
                          "tz": "io.debezium.time.ZonedTimestamp", "m": "io.debezium.data.Enum",
+                         "bt": "io.debezium.data.Bits", "b1": None,
+                         "pt": "io.debezium.data.geometry.Point", "hs": "io.debezium.data.Json",
+                         "ci": None, "lt": "io.debezium.data.Ltree",
                          **SCHEMA_NAMES[mode]}.items():
         assert fields[column].get("name") == name, (column, fields[column])
     assert fields["m"]["parameters"] == {"allowed": "sad,ok,happy"}
     assert fields["ints"]["type"] == "array"
+    assert (fields["bt"]["type"], fields["bt"]["parameters"]) == ("bytes", {"length": "3"})
+    assert fields["vb"]["parameters"] == {"length": "2147483647"}  # unbounded, as Debezium's
+    assert fields["b1"]["type"] == "boolean"
+    assert [f["field"] for f in fields["pt"]["fields"]] == ["x", "y", "wkb", "srid"]
+    assert fields["hs"]["type"] == ("map" if "map" in settings.values() else "string")
 
 
 def slot_of(bed, db, column):

@@ -223,14 +223,13 @@ static char *json_of(const tb_schema_t *schema, const tb_value_t *value)
     return text;
 }
 
-static void check_value(uint32_t oid, int32_t typmod, tb_pg_modes_t modes,
-                        const char *text, const char *schema_name, const char *expected)
+static void check_type_value(const tb_pg_type_t *t, tb_pg_modes_t modes, const char *text,
+                             const char *schema_name, const char *expected)
 {
     char errstr[256] = "";
-    tb_pg_type_t t = {.oid = oid, .typmod = typmod, .elem_oid = tb_pg_array_elem(oid)};
-    tb_schema_t *schema = tb_pg_type_schema(&t, &modes, errstr, sizeof(errstr));
+    tb_schema_t *schema = tb_pg_type_schema(t, &modes, errstr, sizeof(errstr));
     tb_value_t *value = NULL;
-    if (schema == NULL || tb_pg_type_value(&t, schema, &modes, text, strlen(text), &value,
+    if (schema == NULL || tb_pg_type_value(t, schema, &modes, text, strlen(text), &value,
                                            errstr, sizeof(errstr)) != 0) {
         fail_msg("%s: %s", text, errstr);
     }
@@ -239,11 +238,64 @@ static void check_value(uint32_t oid, int32_t typmod, tb_pg_modes_t modes,
     }
     char *json = json_of(schema, value);
     if (strcmp(json, expected) != 0) {
-        fail_msg("%s under oid %u: %s, expected %s", text, oid, json, expected);
+        fail_msg("%s under oid %u: %s, expected %s", text, t->oid, json, expected);
     }
     free(json);
     tb_value_free(value);
     tb_schema_decref(schema);
+}
+
+static void check_value(uint32_t oid, int32_t typmod, tb_pg_modes_t modes,
+                        const char *text, const char *schema_name, const char *expected)
+{
+    tb_pg_type_t t = {.oid = oid, .typmod = typmod, .elem_oid = tb_pg_array_elem(oid)};
+    check_type_value(&t, modes, text, schema_name, expected);
+}
+
+/* Whether text cannot be read as a value of t. */
+static bool unreadable(const tb_pg_type_t *t, tb_pg_modes_t modes, const char *text)
+{
+    char errstr[256] = "";
+    tb_schema_t *schema = tb_pg_type_schema(t, &modes, errstr, sizeof(errstr));
+    tb_value_t *value = NULL;
+    int rc = tb_pg_type_value(t, schema, &modes, text, strlen(text), &value, errstr,
+                              sizeof(errstr));
+    tb_value_free(value);
+    tb_schema_decref(schema);
+    return rc != 0;
+}
+
+/* Bit strings, points and the extension types, as Debezium writes them. */
+static void test_more_types(void **state)
+{
+    (void)state;
+    tb_pg_modes_t json = {0};
+    tb_pg_modes_t map = {.hstore = TB_PG_HSTORE_MAP};
+    check_value(1560, 3, json, "101", "io.debezium.data.Bits", "\"BQ==\"");
+    check_value(1560, 1, json, "1", NULL, "true");
+    check_value(1562, 16, json, "0000000100000000", NULL, "\"AAE=\""); /* bit 8 */
+    check_value(1562, -1, json, "000", NULL, "\"\""); /* no bit set: no bytes */
+    check_value(600, -1, json, "(1.5,-2)", "io.debezium.data.geometry.Point",
+                "{\"x\":1.5,\"y\":-2.0,\"wkb\":\"AQEAAAAAAAAAAAD4PwAAAAAAAADA\","
+                "\"srid\":null}");
+    tb_pg_type_t hstore = {.oid = 90001, .typmod = -1, .base_name = "hstore"};
+    const char *pairs = "\"k\\\"1\"=>\"v\\\\2\", \"n\"=>NULL";
+    check_type_value(&hstore, json, pairs, "io.debezium.data.Json",
+                     "\"{\\\"k\\\\\\\"1\\\":\\\"v\\\\\\\\2\\\",\\\"n\\\":null}\"");
+    check_type_value(&hstore, map, pairs, NULL, "{\"k\\\"1\":\"v\\\\2\",\"n\":null}");
+    check_type_value(&hstore, json, "", NULL, "\"{}\"");
+    tb_pg_type_t ltree = {.oid = 90002, .typmod = -1, .base_name = "ltree"};
+    check_type_value(&ltree, json, "top.sci", "io.debezium.data.Ltree", "\"top.sci\"");
+    tb_pg_type_t citext = {.oid = 90003, .typmod = -1, .base_name = "citext"};
+    check_type_value(&citext, json, "MiXed", NULL, "\"MiXed\"");
+
+    tb_pg_type_t bits = {.oid = 1560, .typmod = 3};
+    tb_pg_type_t point = {.oid = 600, .typmod = -1};
+    assert_true(unreadable(&bits, json, "1021"));
+    assert_true(unreadable(&point, json, "(1,2"));
+    assert_true(unreadable(&hstore, json, "\"a\"=>\"b\","));
+    assert_true(unreadable(&hstore, json, "\"a\"=>\"b"));
+    assert_true(unreadable(&hstore, json, "NULL=>\"b\""));
 }
 
 #define NUMERIC_10_2 ((10 << 16 | 2) + 4)
@@ -729,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_pgoutput_messages),
         cmocka_unit_test(test_replication_frames),
         cmocka_unit_test(test_types_under_modes),
+        cmocka_unit_test(test_more_types),
         cmocka_unit_test(test_envelope_as_debezium_writes_it),
         cmocka_unit_test(test_events_and_offsets),
         cmocka_unit_test(test_unsupported_column),
