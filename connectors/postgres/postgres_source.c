@@ -96,6 +96,8 @@ typedef struct {
     int64_t heartbeat_due_ms;
     tb_pg_lag_t *lag;
     uint64_t server_lsn; /* the end of WAL the server last told */
+    /* polls in a row that found nothing to hand over (the wait's back-off) */
+    int idle_polls;
     /* a lost connection: started again from the stored offset */
     bool lost;
     int64_t restart_due_ms;
@@ -717,6 +719,18 @@ static int lost_connection(pg_source_t *s, const char *reason)
     return 0;
 }
 
+/* How long a poll that found nothing waits: 1 ms after the last records,
+ * doubling with each empty poll up to poll.interval.ms. The stream is read
+ * as the task polls, so a full wait after a momentary lull (the server
+ * decoding the next transaction) would leave the socket's buffer full and
+ * the WAL sender blocked for most of it. */
+static int64_t idle_wait_ms(pg_source_t *s)
+{
+    int64_t wait = (int64_t)1 << (s->idle_polls < 20 ? s->idle_polls : 20);
+    s->idle_polls++;
+    return wait < s->o.poll_interval_ms ? wait : s->o.poll_interval_ms;
+}
+
 static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count,
                 int64_t *wake_ms, char *errstr, size_t errstr_size)
 {
@@ -753,7 +767,9 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
     *count =
         tb_pg_queue_drain(&s->queue, out, max, s->partition, s->ctx->offset_every_record);
     if (*count == 0) {
-        *wake_ms = s->phase == PHASE_DONE ? -1 : s->o.poll_interval_ms;
+        *wake_ms = s->phase == PHASE_DONE ? -1 : idle_wait_ms(s);
+    } else {
+        s->idle_polls = 0;
     }
     return 0;
 }
