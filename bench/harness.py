@@ -434,13 +434,14 @@ def run_floor(ctx: Context, argv: list, label: str) -> dict:
 
 class Watcher:
     """floor_consume --end-offsets: creates the topic with 4 partitions and waits until its
-    end offsets add up to N."""
+    end offsets add up to count (N unless told)."""
 
-    def __init__(self, ctx: Context, topic: str, label: str):
+    def __init__(self, ctx: Context, topic: str, label: str, count: int | None = None):
         self.ctx = ctx
+        self.count = count or ctx.n
         self.log_path = ctx.work / f"{label}-watch.log"
         self.proc = spawn([ctx.floor("floor_consume"), "--end-offsets", "-c", PARTITIONS,
-                           "-b", ctx.bootstrap, "-t", topic, "-n", ctx.n,
+                           "-b", ctx.bootstrap, "-t", topic, "-n", self.count,
                            "-T", int(ctx.run_timeout), "-i", 20],
                           self.log_path, stdout=subprocess.PIPE)
         line = self._line(60)
@@ -453,7 +454,7 @@ class Watcher:
         return self.proc.stdout.readline().decode().strip() if ready else ""
 
     def wait(self, worker: Worker | None = None) -> float:
-        """Waits for the N-th record; returns the monotonic time it was seen."""
+        """Waits for the count-th record; returns the monotonic time it was seen."""
         deadline = time.monotonic() + self.ctx.run_timeout + 30
         while self.proc.poll() is None:
             if worker is not None:
@@ -469,7 +470,7 @@ class Watcher:
         self.proc.wait(30)
         CHILDREN.remove(self.proc)
         if self.proc.returncode != 0:
-            raise BenchError(f"the topic did not reach {self.ctx.n} records: {out.strip()}")
+            raise BenchError(f"the topic did not reach {self.count} records: {out.strip()}")
         return done
 
 
