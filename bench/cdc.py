@@ -326,11 +326,7 @@ def main() -> int:
         return 1
     finally:
         harness.stop_all()
-    results = Path(args.results)
-    results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(text)
-    print(text)
-    log(f"results written to {results}")
+    harness.publish(Path(args.results), text)
     return 0
 
 

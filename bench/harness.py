@@ -1454,6 +1454,14 @@ def render(ctx, goals, profile_lines, wall) -> str:
 
 
 # ------------------------------------------------------------------------ main
+def publish(results: Path, text: str) -> None:
+    """Writes the results file and prints it."""
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(text)
+    print(text)
+    log(f"results written to {results}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--smoke", action="store_true")
@@ -1528,11 +1536,7 @@ def main() -> int:
         stop_all()
         if ctx.sink_dir != ctx.work:
             shutil.rmtree(ctx.sink_dir, ignore_errors=True)
-    results = Path(args.results)
-    results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(text)
-    print(text)
-    log(f"results written to {results}")
+    publish(Path(args.results), text)
     return 0
 
 

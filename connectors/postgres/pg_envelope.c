@@ -3,23 +3,15 @@
 
 #include "connectors/postgres/tb_pg_envelope.h"
 #include "connectors/postgres/tb_pg_transaction.h"
+#include "connectors/postgres/tb_pg_types.h"
 
 /* Debezium's SnapshotRecord values, as the snapshot field allows them. */
 #define SNAPSHOT_ALLOWED                                                                 \
     "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
 
-static tb_schema_t *optional(tb_type_t type)
-{
-    tb_schema_t *s = tb_schema_new(type);
-    if (s != NULL) {
-        tb_schema_set_optional(s, true);
-    }
-    return s;
-}
-
 static tb_schema_t *snapshot_schema(void)
 {
-    tb_schema_t *s = optional(TB_TYPE_STRING);
+    tb_schema_t *s = tb_pg_optional_schema(TB_TYPE_STRING);
     if (s == NULL || tb_schema_set_name(s, "io.debezium.data.Enum") != 0 ||
         tb_schema_set_parameter(s, "allowed", SNAPSHOT_ALLOWED) != 0) {
         tb_schema_decref(s);
@@ -41,14 +33,14 @@ tb_schema_t *tb_pg_source_schema(void)
     rc = rc || tb_schema_add_field(s, "ts_ms", tb_schema_new(TB_TYPE_INT64));
     rc = rc || tb_schema_add_field(s, "snapshot", snapshot_schema());
     rc = rc || tb_schema_add_field(s, "db", tb_schema_new(TB_TYPE_STRING));
-    rc = rc || tb_schema_add_field(s, "sequence", optional(TB_TYPE_STRING));
-    rc = rc || tb_schema_add_field(s, "ts_us", optional(TB_TYPE_INT64));
-    rc = rc || tb_schema_add_field(s, "ts_ns", optional(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "sequence", tb_pg_optional_schema(TB_TYPE_STRING));
+    rc = rc || tb_schema_add_field(s, "ts_us", tb_pg_optional_schema(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "ts_ns", tb_pg_optional_schema(TB_TYPE_INT64));
     rc = rc || tb_schema_add_field(s, "schema", tb_schema_new(TB_TYPE_STRING));
     rc = rc || tb_schema_add_field(s, "table", tb_schema_new(TB_TYPE_STRING));
-    rc = rc || tb_schema_add_field(s, "txId", optional(TB_TYPE_INT64));
-    rc = rc || tb_schema_add_field(s, "lsn", optional(TB_TYPE_INT64));
-    rc = rc || tb_schema_add_field(s, "xmin", optional(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "txId", tb_pg_optional_schema(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "lsn", tb_pg_optional_schema(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "xmin", tb_pg_optional_schema(TB_TYPE_INT64));
     if (rc) {
         tb_schema_decref(s);
         return NULL;
@@ -104,9 +96,9 @@ tb_schema_t *tb_pg_envelope_schema(const char *name, tb_schema_t *row,
     rc = rc || tb_schema_add_field(s, "source", tb_schema_incref(source));
     rc = rc || tb_schema_add_field(s, "transaction", tb_pg_transaction_block_schema());
     rc = rc || tb_schema_add_field(s, "op", tb_schema_new(TB_TYPE_STRING));
-    rc = rc || tb_schema_add_field(s, "ts_ms", optional(TB_TYPE_INT64));
-    rc = rc || tb_schema_add_field(s, "ts_us", optional(TB_TYPE_INT64));
-    rc = rc || tb_schema_add_field(s, "ts_ns", optional(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "ts_ms", tb_pg_optional_schema(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "ts_us", tb_pg_optional_schema(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "ts_ns", tb_pg_optional_schema(TB_TYPE_INT64));
     if (rc) {
         tb_schema_decref(s);
         return NULL;

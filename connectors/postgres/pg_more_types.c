@@ -39,28 +39,6 @@ static kind_t kind_of(const tb_pg_type_t *t)
     return KIND_NONE;
 }
 
-static tb_schema_t *named(tb_type_t type, const char *name)
-{
-    tb_schema_t *s = tb_schema_new(type);
-    if (s != NULL) {
-        tb_schema_set_version(s, true, 1);
-        if (tb_schema_set_name(s, name) != 0) {
-            tb_schema_decref(s);
-            return NULL;
-        }
-    }
-    return s;
-}
-
-static tb_schema_t *optional(tb_type_t type)
-{
-    tb_schema_t *s = tb_schema_new(type);
-    if (s != NULL) {
-        tb_schema_set_optional(s, true);
-    }
-    return s;
-}
-
 /* bit(n), bit varying(n): Bits of length n; a single bit: BOOLEAN. */
 static tb_schema_t *bits_schema(const tb_pg_type_t *t)
 {
@@ -70,7 +48,7 @@ static tb_schema_t *bits_schema(const tb_pg_type_t *t)
     }
     char text[16];
     snprintf(text, sizeof(text), "%d", length);
-    tb_schema_t *s = named(TB_TYPE_BYTES, "io.debezium.data.Bits");
+    tb_schema_t *s = tb_pg_named_schema(TB_TYPE_BYTES, "io.debezium.data.Bits");
     if (s != NULL && tb_schema_set_parameter(s, "length", text) != 0) {
         tb_schema_decref(s);
         return NULL;
@@ -80,12 +58,13 @@ static tb_schema_t *bits_schema(const tb_pg_type_t *t)
 
 static tb_schema_t *point_schema(void)
 {
-    tb_schema_t *s = named(TB_TYPE_STRUCT, "io.debezium.data.geometry.Point");
+    tb_schema_t *s =
+        tb_pg_named_schema(TB_TYPE_STRUCT, "io.debezium.data.geometry.Point");
     int rc = s == NULL || tb_schema_set_doc(s, "Geometry (POINT)") != 0;
     rc = rc || tb_schema_add_field(s, "x", tb_schema_new(TB_TYPE_FLOAT64));
     rc = rc || tb_schema_add_field(s, "y", tb_schema_new(TB_TYPE_FLOAT64));
-    rc = rc || tb_schema_add_field(s, "wkb", optional(TB_TYPE_BYTES));
-    rc = rc || tb_schema_add_field(s, "srid", optional(TB_TYPE_INT32));
+    rc = rc || tb_schema_add_field(s, "wkb", tb_pg_optional_schema(TB_TYPE_BYTES));
+    rc = rc || tb_schema_add_field(s, "srid", tb_pg_optional_schema(TB_TYPE_INT32));
     if (rc) {
         tb_schema_decref(s);
         return NULL;
@@ -102,12 +81,12 @@ tb_schema_t *tb_pg_more_schema(const tb_pg_type_t *t, const tb_pg_modes_t *modes
         return point_schema();
     case KIND_HSTORE:
         return modes->hstore == TB_PG_HSTORE_JSON
-                   ? named(TB_TYPE_STRING, "io.debezium.data.Json")
+                   ? tb_pg_named_schema(TB_TYPE_STRING, "io.debezium.data.Json")
                    : tb_schema_map(tb_schema_new(TB_TYPE_STRING),
-                                   optional(TB_TYPE_STRING));
+                                   tb_pg_optional_schema(TB_TYPE_STRING));
     case KIND_TEXT:
         return strcmp(t->base_name, "ltree") == 0
-                   ? named(TB_TYPE_STRING, "io.debezium.data.Ltree")
+                   ? tb_pg_named_schema(TB_TYPE_STRING, "io.debezium.data.Ltree")
                    : tb_schema_new(TB_TYPE_STRING);
     default:
         return NULL;

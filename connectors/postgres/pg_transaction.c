@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "connectors/postgres/tb_pg_transaction.h"
+#include "connectors/postgres/tb_pg_types.h"
 
 #define KEY_NAME "io.debezium.connector.common.TransactionMetadataKey"
 #define VALUE_NAME "io.debezium.connector.common.TransactionMetadataValue"
@@ -30,23 +31,13 @@ struct tb_pg_transactions {
     size_t cap;
 };
 
-static tb_schema_t *optional(tb_type_t type)
-{
-    tb_schema_t *s = tb_schema_new(type);
-    if (s != NULL) {
-        tb_schema_set_optional(s, true);
-    }
-    return s;
-}
-
 /* A struct schema called name, version 1, of primitive fields. */
 static tb_schema_t *struct_schema(const char *name, bool is_optional,
                                   const char *const *fields, const tb_type_t *types,
                                   size_t n)
 {
-    tb_schema_t *s =
-        is_optional ? optional(TB_TYPE_STRUCT) : tb_schema_new(TB_TYPE_STRUCT);
-    int rc = s == NULL || tb_schema_set_name(s, name);
+    tb_schema_t *s = tb_pg_named_schema(TB_TYPE_STRUCT, name);
+    int rc = s == NULL;
     for (size_t i = 0; i < n; i++) {
         rc = rc || tb_schema_add_field(s, fields[i], tb_schema_new(types[i]));
     }
@@ -54,7 +45,7 @@ static tb_schema_t *struct_schema(const char *name, bool is_optional,
         tb_schema_decref(s);
         return NULL;
     }
-    tb_schema_set_version(s, true, 1);
+    tb_schema_set_optional(s, is_optional);
     return s;
 }
 
@@ -77,7 +68,8 @@ static tb_schema_t *value_schema(tb_schema_t *collection)
     int rc = list == NULL || s == NULL || tb_schema_set_name(s, VALUE_NAME);
     rc = rc || tb_schema_add_field(s, "status", tb_schema_new(TB_TYPE_STRING));
     rc = rc || tb_schema_add_field(s, "id", tb_schema_new(TB_TYPE_STRING));
-    rc = rc || tb_schema_add_field(s, "event_count", optional(TB_TYPE_INT64));
+    rc =
+        rc || tb_schema_add_field(s, "event_count", tb_pg_optional_schema(TB_TYPE_INT64));
     rc = rc || tb_schema_add_field(s, "data_collections", tb_schema_incref(list));
     rc = rc || tb_schema_add_field(s, "ts_ms", tb_schema_new(TB_TYPE_INT64));
     tb_schema_decref(list);

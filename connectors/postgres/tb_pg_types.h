@@ -34,6 +34,12 @@ void tb_pg_type_release(tb_pg_type_t *t);
  * arrays only); and the element of a built-in array type, or 0. */
 uint32_t tb_pg_array_elem(uint32_t array_oid);
 
+/* A required schema of type with Debezium's logical name, version 1; an
+ * optional schema of a primitive type (or an empty struct). NULL on no
+ * memory. */
+tb_schema_t *tb_pg_named_schema(tb_type_t type, const char *name);
+tb_schema_t *tb_pg_optional_schema(tb_type_t type);
+
 /* The schema of a column of type t (required; the caller makes it
  * optional for a nullable column), or NULL when Debezium's mapping is not
  * implemented for the type, with errstr naming the type. */
