@@ -567,9 +567,9 @@ static int on_message(pg_source_t *s, const tb_pg_frame_t *f, char *errstr,
             return transaction_begins(s, errstr, errstr_size);
         }
         return 0;
-    case TB_PGOUTPUT_COMMIT:
-        s->in_transaction = false;
+    case TB_PGOUTPUT_COMMIT: {
         bool read = !s->skip_transaction && m->lsn > s->last_commit;
+        s->in_transaction = false;
         if (read) {
             s->last_commit = m->lsn;
             tb_pg_lag_commit(s->lag, m->lsn, s->commit_us);
@@ -581,6 +581,7 @@ static int on_message(pg_source_t *s, const tb_pg_frame_t *f, char *errstr,
             return transaction_ends(s, f->wal_start, errstr, errstr_size);
         }
         return 0;
+    }
     case TB_PGOUTPUT_RELATION:
         return on_relation(s, errstr, errstr_size);
     case TB_PGOUTPUT_INSERT:
