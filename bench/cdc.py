@@ -61,6 +61,12 @@ class Debezium(ConnectTuned):
 
 
 class Context(harness.Context):
+    def __init__(self, args):
+        super().__init__(args)
+        # Debezium streams about a thousand changes a second on a loaded 2-core machine:
+        # ten minutes, or ten times that long
+        self.run_timeout = max(600.0, self.n / 100.0)
+
     def _sink_dir(self) -> Path:
         return self.work  # no sink here
 
