@@ -10,6 +10,7 @@
 #include "connectors/postgres/tb_pg_config.h"
 #include "connectors/postgres/tb_pg_envelope.h"
 #include "connectors/postgres/tb_pg_events.h"
+#include "connectors/postgres/tb_pg_transaction.h"
 #include "connectors/postgres/tb_pg_records.h"
 #include "connectors/postgres/tb_pg_relation.h"
 #include "connectors/postgres/tb_pg_types.h"
@@ -575,6 +576,62 @@ static void test_envelope_as_debezium_writes_it(void **state)
     tb_schema_decref(source);
 }
 
+/* Debezium's transaction metadata: BEGIN, the blocks of the events, END with
+ * the counts per table in the order of their first event. */
+static void test_transaction_metadata(void **state)
+{
+    (void)state;
+    tb_pg_transactions_t *t = tb_pg_transactions_create("srv.transaction");
+    tb_pg_queue_t q = {0};
+    tb_pg_position_t p = {.lsn = 1, .tx_id = -1, .ts_us = 5000};
+    assert_int_equal(tb_pg_transactions_begin(t, &q, 731, 1700000000123456, &p), 0);
+    const char *tables[] = {"b", "a", "b"};
+    const char *blocks[] = {
+        "{\"id\":\"731\",\"total_order\":1,\"data_collection_order\":1}",
+        "{\"id\":\"731\",\"total_order\":2,\"data_collection_order\":1}",
+        "{\"id\":\"731\",\"total_order\":3,\"data_collection_order\":2}"};
+    tb_schema_t *block_schema = tb_pg_transaction_block_schema();
+    for (size_t i = 0; i < 3; i++) {
+        tb_value_t *block = tb_pg_transactions_event(t, "public", tables[i]);
+        char *json = json_of(block_schema, block);
+        assert_string_equal(json, blocks[i]);
+        free(json);
+        tb_value_free(block);
+    }
+    assert_int_equal(tb_pg_transactions_end(t, &q, 1700000000123456, &p), 0);
+    tb_source_record_t out[2];
+    assert_int_equal(tb_pg_queue_drain(&q, out, 2, NULL, false), 2);
+    assert_string_equal(out[0].topic, "srv.transaction");
+    char *json = schema_json(out[0].key_schema, out[0].key_data);
+    assert_string_equal(json,
+                        "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":"
+                        "\"string\",\"optional\":false,\"field\":\"id\"}],"
+                        "\"optional\":false,\"name\":\"io.debezium.connector.common."
+                        "TransactionMetadataKey\",\"version\":1},\"payload\":{\"id\":"
+                        "\"731\"}}");
+    free(json);
+    json = json_of(out[0].value_schema, out[0].value_data);
+    assert_string_equal(json, "{\"status\":\"BEGIN\",\"id\":\"731\",\"event_count\":null,"
+                              "\"data_collections\":null,\"ts_ms\":1700000000123}");
+    free(json);
+    json = json_of(out[1].value_schema, out[1].value_data);
+    assert_string_equal(json, "{\"status\":\"END\",\"id\":\"731\",\"event_count\":3,"
+                              "\"data_collections\":[{\"data_collection\":\"public.b\","
+                              "\"event_count\":2},{\"data_collection\":\"public.a\","
+                              "\"event_count\":1}],\"ts_ms\":1700000000123}");
+    free(json);
+    for (size_t i = 0; i < 2; i++) {
+        tb_schema_decref(out[i].key_schema);
+        tb_value_free(out[i].key_data);
+        tb_schema_decref(out[i].value_schema);
+        tb_value_free(out[i].value_data);
+        json_decref(out[i].source_offset);
+    }
+    tb_pg_queue_clear(&q);
+    tb_schema_decref(block_schema);
+    tb_pg_transactions_destroy(t);
+}
+
 static void test_events_and_offsets(void **state)
 {
     (void)state;
@@ -783,6 +840,7 @@ int main(void)
         cmocka_unit_test(test_types_under_modes),
         cmocka_unit_test(test_more_types),
         cmocka_unit_test(test_envelope_as_debezium_writes_it),
+        cmocka_unit_test(test_transaction_metadata),
         cmocka_unit_test(test_events_and_offsets),
         cmocka_unit_test(test_unsupported_column),
         cmocka_unit_test(test_filters),
