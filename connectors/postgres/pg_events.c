@@ -50,7 +50,7 @@ static tb_value_t *envelope_of(const tb_pg_events_t *ev, const tb_pg_relation_t 
     tb_value_t *transaction = NULL;
     if (ev->transactions != NULL && !p->snapshot &&
         (transaction = tb_pg_transactions_event(ev->transactions, r->schema_name,
-                                                r->table_name)) == NULL) {
+                                                r->table_name, p->lsn)) == NULL) {
         tb_value_free(before);
         tb_value_free(after);
         return NULL;

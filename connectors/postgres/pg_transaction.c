@@ -24,7 +24,7 @@ struct tb_pg_transactions {
     tb_schema_t *value_schema;
     tb_schema_t *block_schema;
     tb_schema_t *collection_schema;
-    char id[16]; /* the xid in decimal */
+    uint32_t xid;
     int64_t total;
     collection_t *collections; /* in the order of their first event */
     size_t ncollections;
@@ -160,16 +160,25 @@ static tb_value_t *collections_value(const tb_pg_transactions_t *t)
     return list;
 }
 
+/* Debezium's PostgreSQL id of a record of the transaction: "<xid>:<lsn>",
+ * the LSN of the message the record comes from. */
+static tb_value_t *id_at(const tb_pg_transactions_t *t, uint64_t lsn)
+{
+    char id[48];
+    snprintf(id, sizeof(id), "%" PRIu32 ":%" PRIu64, t->xid, lsn);
+    return string(id);
+}
+
 /* Queues the BEGIN or END record of the current transaction. */
 static int queue_marker(tb_pg_transactions_t *t, tb_pg_queue_t *queue, bool end,
-                        int64_t commit_us, const tb_pg_position_t *position)
+                        uint64_t lsn, int64_t commit_us, const tb_pg_position_t *position)
 {
     tb_value_t *key = tb_value_struct(t->key_schema);
     tb_value_t *value = tb_value_struct(t->value_schema);
     int rc = key == NULL || value == NULL;
-    rc = rc || tb_value_struct_set(key, "id", string(t->id));
+    rc = rc || tb_value_struct_set(key, "id", id_at(t, lsn));
     rc = rc || tb_value_struct_set(value, "status", string(end ? "END" : "BEGIN"));
-    rc = rc || tb_value_struct_set(value, "id", string(t->id));
+    rc = rc || tb_value_struct_set(value, "id", id_at(t, lsn));
     rc = rc || tb_value_struct_set(value, "ts_ms", int64(commit_us / 1000));
     if (end) {
         rc = rc || tb_value_struct_set(value, "event_count", int64(t->total));
@@ -185,17 +194,18 @@ static int queue_marker(tb_pg_transactions_t *t, tb_pg_queue_t *queue, bool end,
 }
 
 int tb_pg_transactions_begin(tb_pg_transactions_t *t, tb_pg_queue_t *queue, uint32_t xid,
-                             int64_t commit_us, const tb_pg_position_t *position)
+                             uint64_t lsn, int64_t commit_us,
+                             const tb_pg_position_t *position)
 {
     forget_collections(t);
-    snprintf(t->id, sizeof(t->id), "%" PRIu32, xid);
-    return queue_marker(t, queue, false, commit_us, position);
+    t->xid = xid;
+    return queue_marker(t, queue, false, lsn, commit_us, position);
 }
 
-int tb_pg_transactions_end(tb_pg_transactions_t *t, tb_pg_queue_t *queue,
+int tb_pg_transactions_end(tb_pg_transactions_t *t, tb_pg_queue_t *queue, uint64_t lsn,
                            int64_t commit_us, const tb_pg_position_t *position)
 {
-    int rc = queue_marker(t, queue, true, commit_us, position);
+    int rc = queue_marker(t, queue, true, lsn, commit_us, position);
     forget_collections(t);
     return rc;
 }
@@ -232,7 +242,7 @@ static collection_t *collection_of(tb_pg_transactions_t *t, const char *schema,
 }
 
 tb_value_t *tb_pg_transactions_event(tb_pg_transactions_t *t, const char *schema,
-                                     const char *table)
+                                     const char *table, uint64_t lsn)
 {
     collection_t *c = collection_of(t, schema, table);
     if (c == NULL) {
@@ -241,7 +251,7 @@ tb_value_t *tb_pg_transactions_event(tb_pg_transactions_t *t, const char *schema
     c->count++;
     t->total++;
     tb_value_t *block = tb_value_struct(t->block_schema);
-    if (block == NULL || tb_value_struct_set(block, "id", string(t->id)) != 0 ||
+    if (block == NULL || tb_value_struct_set(block, "id", id_at(t, lsn)) != 0 ||
         tb_value_struct_set(block, "total_order", int64(t->total)) != 0 ||
         tb_value_struct_set(block, "data_collection_order", int64(c->count)) != 0) {
         tb_value_free(block);

@@ -518,15 +518,16 @@ static int on_truncate(pg_source_t *s, uint64_t lsn, char *errstr, size_t errstr
 /* The BEGIN record of a transaction to be read. Its offset records no
  * change of it (txId -1), so a restart from it reads the whole
  * transaction again. */
-static int transaction_begins(pg_source_t *s, char *errstr, size_t errstr_size)
+static int transaction_begins(pg_source_t *s, uint64_t lsn, char *errstr,
+                              size_t errstr_size)
 {
     tb_pg_position_t p = {.lsn = s->last_commit,
                           .lsn_commit = s->last_commit,
                           .tx_id = -1,
                           .ts_us = s->commit_us,
                           .message_type = "BEGIN"};
-    if (tb_pg_transactions_begin(s->transactions, &s->queue, s->xid, s->commit_us, &p) !=
-        0) {
+    if (tb_pg_transactions_begin(s->transactions, &s->queue, s->xid, lsn, s->commit_us,
+                                 &p) != 0) {
         snprintf(errstr, errstr_size, "out of memory");
         return -1;
     }
@@ -542,7 +543,7 @@ static int transaction_ends(pg_source_t *s, uint64_t lsn, char *errstr,
                           .tx_id = s->xid,
                           .ts_us = s->commit_us,
                           .message_type = "COMMIT"};
-    if (tb_pg_transactions_end(s->transactions, &s->queue, s->commit_us, &p) != 0) {
+    if (tb_pg_transactions_end(s->transactions, &s->queue, lsn, s->commit_us, &p) != 0) {
         snprintf(errstr, errstr_size, "out of memory");
         return -1;
     }
@@ -564,7 +565,7 @@ static int on_message(pg_source_t *s, const tb_pg_frame_t *f, char *errstr,
         /* committed at or before the last commit read: read already */
         s->skip_transaction = m->lsn <= s->last_commit;
         if (s->transactions != NULL && !s->skip_transaction) {
-            return transaction_begins(s, errstr, errstr_size);
+            return transaction_begins(s, f->wal_start, errstr, errstr_size);
         }
         return 0;
     case TB_PGOUTPUT_COMMIT: {

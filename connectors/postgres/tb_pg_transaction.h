@@ -13,9 +13,12 @@
  * - the envelope's block event.block {id, total_order,
  *   data_collection_order}.
  *
- * The id is the transaction's xid in decimal, a data collection is
- * "<schema>.<table>", and data_collections lists the tables in the order
- * their first event came. Snapshot records have no transaction.
+ * The id is Debezium's for PostgreSQL, "<xid>:<lsn>" with the LSN of the
+ * message each record comes from (the Begin's, the change's, the Commit's),
+ * so it differs from record to record of one transaction. A data
+ * collection is "<schema>.<table>", and data_collections lists the tables
+ * in the order their first event came. Snapshot records have no
+ * transaction.
  */
 #ifndef TB_PG_TRANSACTION_H
 #define TB_PG_TRANSACTION_H
@@ -36,19 +39,22 @@ tb_pg_transactions_t *tb_pg_transactions_create(const char *topic);
 /* NULL is a no-op. */
 void tb_pg_transactions_destroy(tb_pg_transactions_t *t);
 
-/* A transaction begins: its counts start again, and its BEGIN record
- * (at position, committed at commit_us) is queued. 0, or -1 on no memory. */
+/* Transaction xid begins with the Begin message at lsn: its counts start
+ * again, and its BEGIN record (with the offset of position, committed at
+ * commit_us) is queued. 0, or -1 on no memory. */
 int tb_pg_transactions_begin(tb_pg_transactions_t *t, tb_pg_queue_t *queue, uint32_t xid,
-                             int64_t commit_us, const tb_pg_position_t *position);
+                             uint64_t lsn, int64_t commit_us,
+                             const tb_pg_position_t *position);
 
-/* Counts one change event of the table schema.table in the transaction
- * begun last, and returns its block (a new value), or NULL on no memory. */
+/* Counts one change event (at lsn) of the table schema.table in the
+ * transaction begun last, and returns its block (a new value), or NULL on
+ * no memory. */
 tb_value_t *tb_pg_transactions_event(tb_pg_transactions_t *t, const char *schema,
-                                     const char *table);
+                                     const char *table, uint64_t lsn);
 
-/* The transaction ends: its END record, with the counts, is queued.
- * 0, or -1 on no memory. */
-int tb_pg_transactions_end(tb_pg_transactions_t *t, tb_pg_queue_t *queue,
+/* The transaction ends with the Commit message at lsn: its END record, with
+ * the counts, is queued. 0, or -1 on no memory. */
+int tb_pg_transactions_end(tb_pg_transactions_t *t, tb_pg_queue_t *queue, uint64_t lsn,
                            int64_t commit_us, const tb_pg_position_t *position);
 
 #endif

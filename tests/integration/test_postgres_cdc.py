@@ -583,19 +583,28 @@ def test_transaction_metadata_begin_end_and_orders(cdc_db, start_worker, bed):
                       if t != tx_topic and v is not None and payload(v)["op"] != "r"),
                      key=lambda change: change[1]["source"]["lsn"])
     first = [v for _, v in changes[:5]]
-    tx_id = str(first[0]["source"]["txId"])
-    assert payload(begin_key) == {"id": tx_id}
-    assert payload(begin) == {"status": "BEGIN", "id": tx_id, "event_count": None,
+    xid = first[0]["source"]["txId"]
+
+    def at(lsn):  # Debezium's PostgreSQL id: the xid and the LSN of each record's message
+        return f"{xid}:{lsn}"
+    # PostgreSQL 15 sends the Begin with the first change's LSN
+    begin_id = at(first[0]["source"]["lsn"])
+    assert payload(begin_key) == {"id": begin_id}
+    assert payload(begin) == {"status": "BEGIN", "id": begin_id, "event_count": None,
                               "data_collections": None,
                               "ts_ms": first[0]["source"]["ts_ms"]}
     assert [(t.rsplit(".", 1)[1], v["op"], v["transaction"]) for t, v in changes[:5]] == [
-        ("a", "c", {"id": tx_id, "total_order": 1, "data_collection_order": 1}),
-        ("b", "c", {"id": tx_id, "total_order": 2, "data_collection_order": 1}),
-        ("a", "u", {"id": tx_id, "total_order": 3, "data_collection_order": 2}),
-        ("b", "d", {"id": tx_id, "total_order": 4, "data_collection_order": 2}),
-        ("a", "c", {"id": tx_id, "total_order": 5, "data_collection_order": 3})]
-    assert payload(markers[1][1]) == {
-        "status": "END", "id": tx_id, "event_count": 5,
+        (table, op, {"id": at(v["source"]["lsn"]), "total_order": total,
+                     "data_collection_order": order})
+        for (table, op, total, order), (_, v) in zip(
+            [("a", "c", 1, 1), ("b", "c", 2, 1), ("a", "u", 3, 2), ("b", "d", 4, 2),
+             ("a", "c", 5, 3)], changes[:5])]
+    end_key, end = markers[1]
+    end_id = payload(end)["id"]  # the Commit's LSN: past the last change
+    assert end_id.startswith(f"{xid}:") and int(end_id.split(":")[1]) > first[4]["source"]["lsn"]
+    assert payload(end_key) == {"id": end_id}
+    assert payload(end) == {
+        "status": "END", "id": end_id, "event_count": 5,
         "data_collections": [{"data_collection": "public.a", "event_count": 3},
                              {"data_collection": "public.b", "event_count": 2}],
         "ts_ms": first[0]["source"]["ts_ms"]}

@@ -584,21 +584,21 @@ static void test_transaction_metadata(void **state)
     tb_pg_transactions_t *t = tb_pg_transactions_create("srv.transaction");
     tb_pg_queue_t q = {0};
     tb_pg_position_t p = {.lsn = 1, .tx_id = -1, .ts_us = 5000};
-    assert_int_equal(tb_pg_transactions_begin(t, &q, 731, 1700000000123456, &p), 0);
+    assert_int_equal(tb_pg_transactions_begin(t, &q, 731, 100, 1700000000123456, &p), 0);
     const char *tables[] = {"b", "a", "b"};
     const char *blocks[] = {
-        "{\"id\":\"731\",\"total_order\":1,\"data_collection_order\":1}",
-        "{\"id\":\"731\",\"total_order\":2,\"data_collection_order\":1}",
-        "{\"id\":\"731\",\"total_order\":3,\"data_collection_order\":2}"};
+        "{\"id\":\"731:200\",\"total_order\":1,\"data_collection_order\":1}",
+        "{\"id\":\"731:201\",\"total_order\":2,\"data_collection_order\":1}",
+        "{\"id\":\"731:202\",\"total_order\":3,\"data_collection_order\":2}"};
     tb_schema_t *block_schema = tb_pg_transaction_block_schema();
     for (size_t i = 0; i < 3; i++) {
-        tb_value_t *block = tb_pg_transactions_event(t, "public", tables[i]);
+        tb_value_t *block = tb_pg_transactions_event(t, "public", tables[i], 200 + i);
         char *json = json_of(block_schema, block);
         assert_string_equal(json, blocks[i]);
         free(json);
         tb_value_free(block);
     }
-    assert_int_equal(tb_pg_transactions_end(t, &q, 1700000000123456, &p), 0);
+    assert_int_equal(tb_pg_transactions_end(t, &q, 300, 1700000000123456, &p), 0);
     tb_source_record_t out[2];
     assert_int_equal(tb_pg_queue_drain(&q, out, 2, NULL, false), 2);
     assert_string_equal(out[0].topic, "srv.transaction");
@@ -608,14 +608,15 @@ static void test_transaction_metadata(void **state)
                         "\"string\",\"optional\":false,\"field\":\"id\"}],"
                         "\"optional\":false,\"name\":\"io.debezium.connector.common."
                         "TransactionMetadataKey\",\"version\":1},\"payload\":{\"id\":"
-                        "\"731\"}}");
+                        "\"731:100\"}}");
     free(json);
     json = json_of(out[0].value_schema, out[0].value_data);
-    assert_string_equal(json, "{\"status\":\"BEGIN\",\"id\":\"731\",\"event_count\":null,"
-                              "\"data_collections\":null,\"ts_ms\":1700000000123}");
+    assert_string_equal(json,
+                        "{\"status\":\"BEGIN\",\"id\":\"731:100\",\"event_count\":null,"
+                        "\"data_collections\":null,\"ts_ms\":1700000000123}");
     free(json);
     json = json_of(out[1].value_schema, out[1].value_data);
-    assert_string_equal(json, "{\"status\":\"END\",\"id\":\"731\",\"event_count\":3,"
+    assert_string_equal(json, "{\"status\":\"END\",\"id\":\"731:300\",\"event_count\":3,"
                               "\"data_collections\":[{\"data_collection\":\"public.b\","
                               "\"event_count\":2},{\"data_collection\":\"public.a\","
                               "\"event_count\":1}],\"ts_ms\":1700000000123}");
