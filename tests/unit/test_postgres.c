@@ -290,6 +290,12 @@ static void test_more_types(void **state)
     tb_pg_type_t citext = {.oid = 90003, .typmod = -1, .base_name = "citext"};
     check_type_value(&citext, json, "MiXed", NULL, "\"MiXed\"");
 
+    /* Debezium maps no array of interval, money, name or xml */
+    char errstr[256];
+    tb_pg_type_t intervals = {.oid = 1187, .typmod = -1, .elem_oid = 1186};
+    assert_null(tb_pg_type_schema(&intervals, &json, errstr, sizeof(errstr)));
+    assert_non_null(strstr(errstr, "Debezium maps no array of it"));
+
     tb_pg_type_t bits = {.oid = 1560, .typmod = 3};
     tb_pg_type_t point = {.oid = 600, .typmod = -1};
     assert_true(unreadable(&bits, json, "1021"));
