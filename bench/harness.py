@@ -443,7 +443,7 @@ def run_floor(ctx: Context, argv: list, label: str) -> dict:
 
 class Watcher:
     """floor_consume --end-offsets: creates the topic with 4 partitions and waits until its
-    end offsets add up to N."""
+    end offsets add up to n (N unless told)."""
 
     def __init__(self, ctx: Context, topic: str, label: str, n: int | None = None):
         self.ctx = ctx
@@ -463,7 +463,7 @@ class Watcher:
         return self.proc.stdout.readline().decode().strip() if ready else ""
 
     def wait(self, worker: Worker | None = None) -> float:
-        """Waits for the N-th record; returns the monotonic time it was seen."""
+        """Waits for the count-th record; returns the monotonic time it was seen."""
         deadline = time.monotonic() + self.ctx.run_timeout + 30
         while self.proc.poll() is None:
             if worker is not None:
@@ -1652,6 +1652,14 @@ def render(ctx, goals, profile_lines, wall) -> str:
 
 
 # ------------------------------------------------------------------------ main
+def publish(results: Path, text: str) -> None:
+    """Writes the results file and prints it."""
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(text)
+    print(text)
+    log(f"results written to {results}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--smoke", action="store_true")
@@ -1737,11 +1745,7 @@ def main() -> int:
         stop_all()
         if ctx.sink_dir != ctx.work:
             shutil.rmtree(ctx.sink_dir, ignore_errors=True)
-    results = Path(args.results)
-    results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(text)
-    print(text)
-    log(f"results written to {results}")
+    publish(Path(args.results), text)
     return 0
 
 
