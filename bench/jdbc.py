@@ -12,7 +12,7 @@ into a fresh database (its table created by the sink) with one task. Rows per se
 the worker's CPU time (from /proc) per row are measured from the first row written to the
 N-th, PostgreSQL's count polled every 20 ms; the time from the connector's creation to its
 first row (the task's start: Hibernate's, for Debezium) is reported apart. Debezium's plugin is fetched once with Maven into
-~/.cache/tributary/debezium-jdbc-<version>/ (bench/debezium/pom.xml). Needs
+~/.cache/tributary/debezium-jdbc-<version>/ (bench/debezium-jdbc/pom.xml). Needs
 confluent-kafka (the test venv: tests/bed/venv.sh) to write the records.
 """
 import argparse
@@ -59,7 +59,7 @@ def debezium_plugins() -> Path:
     tmp = home.with_name(home.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     log(f"resolving Debezium's JDBC sink {DEBEZIUM_VERSION} into {home}")
-    subprocess.run(["mvn", "-q", "-B", "-f", str(ROOT / "bench" / "debezium" / "pom.xml"),
+    subprocess.run(["mvn", "-q", "-B", "-f", str(ROOT / "bench" / "debezium-jdbc" / "pom.xml"),
                     # Connect's Jackson, not a second one: the broker's jars on the
                     # classpath register a Jackson module that a plugin's own copy of
                     # Jackson refuses ("not a subtype"), and Hibernate fails to start
