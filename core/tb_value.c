@@ -276,6 +276,25 @@ const tb_value_t *tb_value_struct_get_at(const tb_value_t *v, size_t index)
     return index < tb_schema_field_count(v->u.st.schema) ? v->u.st.fields[index] : NULL;
 }
 
+tb_value_t *tb_value_map_take_value(tb_value_t *map, size_t i)
+{
+    tb_value_t *v = i < map->u.list.count ? map->u.list.values[i] : NULL;
+    if (v != NULL) {
+        map->u.list.values[i] = NULL;
+    }
+    return v;
+}
+
+tb_value_t *tb_value_struct_take_at(tb_value_t *st, size_t index)
+{
+    tb_value_t *v = NULL;
+    if (index < tb_schema_field_count(st->u.st.schema)) {
+        v = st->u.st.fields[index];
+        st->u.st.fields[index] = NULL;
+    }
+    return v;
+}
+
 /* Appends a copy of member i of the ARRAY or MAP from to copy. */
 static int copy_member(tb_value_t *copy, const tb_value_t *from, size_t i)
 {
