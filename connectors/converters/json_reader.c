@@ -544,7 +544,8 @@ static bool read_primitive(tb_reader_t *r, const tb_schema_t *schema, tb_type_t 
         skip_space(r);
         if (tb_schema_is_logical(schema, TB_LOGICAL_DECIMAL) && r->pos < r->n &&
             r->s[r->pos] != '"') {
-            return read_number(r, &text, &flag) &&
+            /* the digits come from the text, but jansson must read it too */
+            return read_number(r, &text, &flag) && number_value(text, flag, &i, &d) &&
                    (*out = tb_decimal_parse(text.s, text.n, tb_decimal_scale(schema),
                                             errstr, sizeof(errstr))) != NULL;
         }
@@ -575,8 +576,11 @@ static bool read_value(tb_reader_t *r, const tb_schema_t *schema, tb_value_t **o
         return accept(r, '{') && read_struct(r, schema, out);
     }
     if (type == TB_TYPE_ARRAY) {
+        if (!accept(r, '[')) {
+            return false;
+        }
         tb_container_t c = {tb_value_array(), tb_schema_items(schema), 0};
-        return accept(r, '[') && read_container(r, &c, false, NULL, array_item, out);
+        return read_container(r, &c, false, NULL, array_item, out);
     }
     if (type == TB_TYPE_MAP) {
         bool string_keys = tb_schema_type(tb_schema_key_schema(schema)) == TB_TYPE_STRING;
@@ -584,8 +588,11 @@ static bool read_value(tb_reader_t *r, const tb_schema_t *schema, tb_value_t **o
             tb_container_t c = {tb_value_map(), tb_schema_value_schema(schema), 0};
             return read_container(r, &c, true, map_member, NULL, out);
         }
+        if (!accept(r, '[')) {
+            return false;
+        }
         tb_container_t c = {tb_value_map(), schema, 0};
-        return accept(r, '[') && read_container(r, &c, false, NULL, map_pair, out);
+        return read_container(r, &c, false, NULL, map_pair, out);
     }
     return read_primitive(r, schema, type, out);
 }
