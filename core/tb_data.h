@@ -199,6 +199,10 @@ const tb_value_t *tb_value_struct_get_at(const tb_value_t *v, size_t index);
 tb_value_t *tb_value_map_take_value(tb_value_t *map, size_t i);
 tb_value_t *tb_value_struct_take_at(tb_value_t *st, size_t index);
 
+/* Removes (and frees) entry i of a map, the later ones moving up; past the
+ * end a no-op. */
+void tb_value_map_remove_at(tb_value_t *map, size_t i);
+
 /* A deep copy (NULL for NULL). */
 tb_value_t *tb_value_copy(const tb_value_t *v);
 
