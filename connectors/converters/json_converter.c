@@ -419,7 +419,8 @@ static bool read_quickly(tb_json_converter_t *jc, const char *data, size_t len,
     tb_json_span_t payload = {data, len};
     tb_schema_t *s = NULL;
     if (jc->schemas_enable) {
-        if (!tb_json_read_envelope(data, len, &schema_text, &payload)) {
+        if (!tb_json_read_envelope(data, len, tb_json_schema_cache_latest(&jc->read),
+                                   &schema_text, &payload)) {
             return false;
         }
         bool null_schema = schema_text.n == 4 && memcmp(schema_text.s, "null", 4) == 0;

@@ -635,11 +635,30 @@ bool tb_json_read_value(const tb_schema_t *schema, const char *text, size_t len,
 }
 
 typedef struct {
+    tb_json_span_t known; /* a schema text read before; n 0: none */
     tb_json_span_t schema;
     tb_json_span_t payload;
     bool has_schema;
     bool has_payload;
 } tb_envelope_t;
+
+/* Whether the known text is the value at r->pos: its bytes, then the end
+ * of the member. A JSON value ends where it ends (a number, the one kind
+ * that does not, is followed by the member's end), so the value is exactly
+ * the known text, which jansson read before. */
+static bool at_known(tb_reader_t *r, tb_json_span_t known)
+{
+    if (known.n == 0 || r->n - r->pos < known.n ||
+        memcmp(r->s + r->pos, known.s, known.n) != 0) {
+        return false;
+    }
+    size_t end = r->pos + known.n;
+    while (end < r->n && (r->s[end] == ' ' || r->s[end] == '\t' || r->s[end] == '\n' ||
+                          r->s[end] == '\r')) {
+        end++;
+    }
+    return end < r->n && (r->s[end] == ',' || r->s[end] == '}');
+}
 
 static bool envelope_member(tb_reader_t *r, tb_json_span_t key, void *opaque)
 {
@@ -650,7 +669,9 @@ static bool envelope_member(tb_reader_t *r, tb_json_span_t key, void *opaque)
     }
     skip_space(r);
     size_t start = r->pos;
-    if (!skip_value(r)) {
+    if (is_schema && at_known(r, e->known)) {
+        r->pos += e->known.n;
+    } else if (!skip_value(r)) {
         return false;
     }
     tb_json_span_t value = {r->s + start, r->pos - start};
@@ -669,10 +690,10 @@ static bool top_envelope(tb_reader_t *r, void *opaque)
     return accept(r, '{') && read_members(r, envelope_member, opaque);
 }
 
-bool tb_json_read_envelope(const char *text, size_t len, tb_json_span_t *schema,
-                           tb_json_span_t *payload)
+bool tb_json_read_envelope(const char *text, size_t len, tb_json_span_t known,
+                           tb_json_span_t *schema, tb_json_span_t *payload)
 {
-    tb_envelope_t e = {0};
+    tb_envelope_t e = {.known = known};
     if (!read_all(text, len, top_envelope, &e) || !e.has_schema || !e.has_payload) {
         return false;
     }

@@ -19,6 +19,7 @@ static tb_json_schema_entry_t *remember(tb_json_schema_cache_t *c, tb_schema_t *
                                         char *text, size_t len)
 {
     tb_json_schema_entry_t *e = &c->entries[c->next];
+    c->latest = c->next;
     c->next = (c->next + 1) % TB_JSON_SCHEMA_CACHE_SIZE;
     entry_clear(e);
     *e = (tb_json_schema_entry_t){tb_schema_incref(schema), text, len};
@@ -69,6 +70,7 @@ tb_schema_t *tb_json_schema_cache_parse(tb_json_schema_cache_t *c, const char *t
     for (size_t i = 0; i < TB_JSON_SCHEMA_CACHE_SIZE; i++) {
         tb_json_schema_entry_t *e = &c->entries[i];
         if (e->schema != NULL && e->len == len && memcmp(e->text, text, len) == 0) {
+            c->latest = i;
             return tb_schema_incref(e->schema);
         }
     }
@@ -85,10 +87,18 @@ tb_schema_t *tb_json_schema_cache_parse(tb_json_schema_cache_t *c, const char *t
     return schema;
 }
 
+tb_json_span_t tb_json_schema_cache_latest(const tb_json_schema_cache_t *c)
+{
+    const tb_json_schema_entry_t *e = &c->entries[c->latest];
+    return e->schema != NULL ? (tb_json_span_t){e->text, e->len}
+                             : (tb_json_span_t){"", 0};
+}
+
 void tb_json_schema_cache_clear(tb_json_schema_cache_t *c)
 {
     for (size_t i = 0; i < TB_JSON_SCHEMA_CACHE_SIZE; i++) {
         entry_clear(&c->entries[i]);
     }
     c->next = 0;
+    c->latest = 0;
 }

@@ -31,9 +31,12 @@ bool tb_json_read_value(const tb_schema_t *schema, const char *text, size_t len,
 
 /* The members of JsonConverter's envelope, text[0..len) being an object
  * whose members are all called "schema" or "payload", both there (the last
- * of a repeated one counts, as in jansson): their values' text. False:
- * declined (not such an object, or not JSON). */
-bool tb_json_read_envelope(const char *text, size_t len, tb_json_span_t *schema,
-                           tb_json_span_t *payload);
+ * of a repeated one counts, as in jansson): their values' text. known is
+ * the text of a schema that jansson has read (n 0: none): a schema written
+ * with exactly those bytes is not checked again, which is most of the work
+ * on a run of records under one schema. False: declined (not such an
+ * object, or not JSON). */
+bool tb_json_read_envelope(const char *text, size_t len, tb_json_span_t known,
+                           tb_json_span_t *schema, tb_json_span_t *payload);
 
 #endif

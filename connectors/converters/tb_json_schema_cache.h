@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "connectors/converters/tb_json_text.h"
 #include "core/tb_data.h"
 
 #define TB_JSON_SCHEMA_CACHE_SIZE 16
@@ -33,7 +34,8 @@ typedef struct {
 
 typedef struct {
     tb_json_schema_entry_t entries[TB_JSON_SCHEMA_CACHE_SIZE];
-    size_t next; /* the entry replaced next */
+    size_t next;   /* the entry replaced next */
+    size_t latest; /* the entry found or made last */
 } tb_json_schema_cache_t;
 
 /* The JSON text of schema as JsonConverter writes it (tb_json_schema_dump,
@@ -50,6 +52,10 @@ const char *tb_json_schema_cache_text(tb_json_schema_cache_t *c,
  * here is the message's, not JsonConverter's. */
 tb_schema_t *tb_json_schema_cache_parse(tb_json_schema_cache_t *c, const char *text,
                                         size_t len);
+
+/* The text of the entry found or made last (n 0 when none), borrowed from
+ * the cache until its next call. */
+tb_json_span_t tb_json_schema_cache_latest(const tb_json_schema_cache_t *c);
 
 /* Drops every entry. */
 void tb_json_schema_cache_clear(tb_json_schema_cache_t *c);

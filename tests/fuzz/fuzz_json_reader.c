@@ -6,8 +6,9 @@
  * accepts, jansson's path must read as an equal value; whatever value
  * jansson's path reads, the writer must write as tb_json_write() writes
  * tb_json_value_dump()'s tree, or fail as it does. The text is also read
- * as an envelope: what that accepts must be an object jansson reads with
- * exactly the members "schema" and "payload".
+ * as an envelope (with a known schema text, which it skips unchecked): what
+ * that accepts must be an object jansson reads with exactly the members
+ * "schema" and "payload".
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -92,9 +93,12 @@ static void check_writer(const tb_schema_t *schema, const tb_value_t *value,
 
 static void check_envelope(const char *text, size_t len)
 {
+    /* a schema text "read before", as JsonConverter passes its latest */
+    static const char known[] = "{\"type\":\"int64\"}";
     tb_json_span_t schema;
     tb_json_span_t payload;
-    if (!tb_json_read_envelope(text, len, &schema, &payload)) {
+    if (!tb_json_read_envelope(text, len, (tb_json_span_t){known, sizeof(known) - 1},
+                               &schema, &payload)) {
         return;
     }
     json_t *json = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);

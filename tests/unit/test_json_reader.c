@@ -311,15 +311,26 @@ static void test_envelope_schema_parsed_once(void **state)
 static void test_envelope_members(void **state)
 {
     (void)state;
+    tb_json_span_t none = {"", 0};
     tb_json_span_t schema;
     tb_json_span_t payload;
     const char *text = " { \"payload\" : [1, 2] , \"schema\":{\"type\":\"x\"},"
                        "\"schema\" : null } ";
-    assert_true(tb_json_read_envelope(text, strlen(text), &schema, &payload));
+    assert_true(tb_json_read_envelope(text, strlen(text), none, &schema, &payload));
     assert_int_equal(schema.n, 4);
     assert_memory_equal(schema.s, "null", 4);
     assert_int_equal(payload.n, 6);
     assert_memory_equal(payload.s, "[1, 2]", 6);
+    /* a known schema text is taken as it is, but only as a whole value */
+    tb_json_span_t known = {"1", 1};
+    text = "{\"schema\":1,\"payload\":2}";
+    assert_true(tb_json_read_envelope(text, strlen(text), known, &schema, &payload));
+    assert_int_equal(schema.n, 1);
+    text = "{\"schema\":12 ,\"payload\":2}";
+    assert_true(tb_json_read_envelope(text, strlen(text), known, &schema, &payload));
+    assert_int_equal(schema.n, 2);
+    text = "{\"schema\":1x,\"payload\":2}";
+    assert_false(tb_json_read_envelope(text, strlen(text), known, &schema, &payload));
     static const char *const declined[] = {
         "{\"schema\":null}",
         "{\"payload\":1}",
@@ -330,8 +341,8 @@ static void test_envelope_members(void **state)
         "{\"schema\":nul,\"payload\":1}",
     };
     for (size_t i = 0; i < sizeof(declined) / sizeof(declined[0]); i++) {
-        assert_false(
-            tb_json_read_envelope(declined[i], strlen(declined[i]), &schema, &payload));
+        assert_false(tb_json_read_envelope(declined[i], strlen(declined[i]), none,
+                                           &schema, &payload));
     }
 }
 
