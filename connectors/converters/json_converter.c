@@ -500,7 +500,7 @@ static int json_from_typed(void *state, const char *topic, const tb_schema_t *sc
 {
     (void)topic; /* the format names no subject */
     tb_json_converter_t *jc = state;
-    tb_json_buf_t b = {0};
+    tb_buf_t b = {0};
 
     if (schema == NULL && value == NULL) {
         return 0;
@@ -513,18 +513,18 @@ static int json_from_typed(void *state, const char *topic, const tb_schema_t *sc
             snprintf(errstr, errstr_size, "out of memory");
             return -1;
         }
-        tb_json_buf_put(&b, "{\"schema\":", 10);
-        tb_json_buf_put(&b, text, n);
-        tb_json_buf_put(&b, ",\"payload\":", 11);
+        tb_buf_append(&b, "{\"schema\":", 10);
+        tb_buf_append(&b, text, n);
+        tb_buf_append(&b, ",\"payload\":", 11);
     }
     if (tb_json_write_value(&b, schema, value, jc->decimals, errstr, errstr_size) != 0) {
-        tb_json_buf_release(&b);
+        tb_buf_release(&b);
         return -1;
     }
     if (jc->schemas_enable) {
-        tb_json_buf_put(&b, "}", 1);
+        tb_buf_append(&b, "}", 1);
     }
-    *out = tb_json_buf_take(&b, out_len);
+    *out = tb_buf_take(&b, out_len);
     if (*out == NULL) {
         snprintf(errstr, errstr_size, "%sout of memory", FROM_CONNECT_ERROR);
         return -1;

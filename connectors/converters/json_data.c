@@ -771,7 +771,7 @@ int tb_json_value_dump(const tb_schema_t *schema, const tb_value_t *v,
  * Writing JSON as Jackson does
  */
 
-static void put_json(tb_json_buf_t *t, const json_t *json)
+static void put_json(tb_buf_t *t, const json_t *json)
 {
     const char *key;
     json_t *member;
@@ -780,60 +780,65 @@ static void put_json(tb_json_buf_t *t, const json_t *json)
 
     switch (json_typeof(json)) {
     case JSON_OBJECT:
-        tb_json_buf_put(t, "{", 1);
+        tb_buf_append(t, "{", 1);
         json_object_foreach ((json_t *)json, key, member) {
             if (!first) {
-                tb_json_buf_put(t, ",", 1);
+                tb_buf_append(t, ",", 1);
             }
             first = false;
-            tb_json_buf_string(t, key, strlen(key));
-            tb_json_buf_put(t, ":", 1);
+            tb_json_put_string(t, key, strlen(key));
+            tb_buf_append(t, ":", 1);
             put_json(t, member);
         }
-        tb_json_buf_put(t, "}", 1);
+        tb_buf_append(t, "}", 1);
         return;
     case JSON_ARRAY:
-        tb_json_buf_put(t, "[", 1);
+        tb_buf_append(t, "[", 1);
         json_array_foreach (json, i, member) {
             if (i > 0) {
-                tb_json_buf_put(t, ",", 1);
+                tb_buf_append(t, ",", 1);
             }
             put_json(t, member);
         }
-        tb_json_buf_put(t, "]", 1);
+        tb_buf_append(t, "]", 1);
         return;
     case JSON_STRING:
         if (number_text(json) != NULL) {
-            tb_json_buf_put(t, number_text(json), json_string_length(json) - 1);
+            tb_buf_append(t, number_text(json), json_string_length(json) - 1);
             return;
         }
-        tb_json_buf_string(t, json_string_value(json), json_string_length(json));
+        tb_json_put_string(t, json_string_value(json), json_string_length(json));
         return;
     case JSON_INTEGER:
-        tb_json_buf_int(t, json_integer_value(json));
+        tb_json_put_int(t, json_integer_value(json));
         return;
     case JSON_REAL:
         if (!isfinite(json_real_value(json))) {
             t->failed = true;
             return;
         }
-        tb_json_buf_real(t, json_real_value(json), false);
+        tb_json_put_real(t, json_real_value(json), false);
         return;
     case JSON_TRUE:
-        tb_json_buf_put(t, "true", 4);
+        tb_buf_append(t, "true", 4);
         return;
     case JSON_FALSE:
-        tb_json_buf_put(t, "false", 5);
+        tb_buf_append(t, "false", 5);
         return;
     default:
-        tb_json_buf_put(t, "null", 4);
+        tb_buf_append(t, "null", 4);
         return;
     }
 }
 
 char *tb_json_write(const json_t *json, size_t *len)
 {
-    tb_json_buf_t t = {0};
+    tb_buf_t t = {0};
+    size_t n = 0;
     put_json(&t, json);
-    return tb_json_buf_take(&t, len);
+    char *text = tb_buf_take(&t, &n);
+    if (len != NULL) {
+        *len = n;
+    }
+    return text;
 }

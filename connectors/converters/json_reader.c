@@ -15,13 +15,14 @@
 #include "connectors/converters/tb_json_data.h"
 #include "connectors/converters/tb_json_reader.h"
 #include "connectors/converters/tb_json_writer.h"
+#include "registry/tb_buf.h"
 
 typedef struct {
     const char *s;
     size_t n;
     size_t pos;
     int depth;
-    tb_json_buf_t scratch; /* the text of a string with escapes */
+    tb_buf_t scratch; /* the text of a string with escapes */
 } tb_reader_t;
 
 /* The longest number text converted through a buffer on the stack. */
@@ -88,7 +89,7 @@ static bool read_hex4(tb_reader_t *r, uint32_t *out)
     return true;
 }
 
-static void put_utf8(tb_json_buf_t *b, uint32_t cp)
+static void put_utf8(tb_buf_t *b, uint32_t cp)
 {
     char u[4];
     size_t n;
@@ -111,7 +112,7 @@ static void put_utf8(tb_json_buf_t *b, uint32_t cp)
         u[3] = (char)(0x80 | (cp & 0x3F));
         n = 4;
     }
-    tb_json_buf_put(b, u, n);
+    tb_buf_append(b, u, n);
 }
 
 /* The escape whose backslash is at r->pos, decoded onto the scratch. */
@@ -126,7 +127,7 @@ static bool read_escape(tb_reader_t *r)
     r->pos += 2;
     const char *plain = e != '\0' ? strchr(plain_from, e) : NULL;
     if (plain != NULL) {
-        tb_json_buf_put(&r->scratch, &plain_to[plain - plain_from], 1);
+        tb_buf_append(&r->scratch, &plain_to[plain - plain_from], 1);
         return true;
     }
     uint32_t cp;
@@ -186,7 +187,7 @@ static bool read_string(tb_reader_t *r, tb_json_span_t *text, bool *escaped)
         return true;
     }
     r->scratch.len = 0;
-    tb_json_buf_put(&r->scratch, r->s + start, r->pos - start);
+    tb_buf_append(&r->scratch, r->s + start, r->pos - start);
     while (r->pos < r->n && r->s[r->pos] != '"') {
         if (r->s[r->pos] == '\\') {
             if (!read_escape(r)) {
@@ -198,7 +199,7 @@ static bool read_string(tb_reader_t *r, tb_json_span_t *text, bool *escaped)
         if (step == 0) {
             return false;
         }
-        tb_json_buf_put(&r->scratch, r->s + r->pos, step);
+        tb_buf_append(&r->scratch, r->s + r->pos, step);
         r->pos += step;
     }
     if (r->pos >= r->n || r->scratch.failed) {
@@ -606,7 +607,7 @@ static bool read_all(const char *text, size_t len, bool (*fn)(tb_reader_t *, voi
     bool ok = fn(&r, opaque);
     skip_space(&r);
     ok = ok && r.pos == r.n;
-    tb_json_buf_release(&r.scratch);
+    tb_buf_release(&r.scratch);
     return ok;
 }
 

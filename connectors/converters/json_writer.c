@@ -13,60 +13,6 @@
 #include "connectors/converters/tb_json_text.h"
 #include "connectors/converters/tb_json_writer.h"
 
-/* Makes room for n more bytes and the NUL; false when b failed. */
-static bool reserve(tb_json_buf_t *b, size_t n)
-{
-    if (b->failed) {
-        return false;
-    }
-    if (b->len + n + 1 <= b->capacity) {
-        return true;
-    }
-    size_t capacity = b->capacity > 0 ? b->capacity : 256;
-    while (capacity < b->len + n + 1) {
-        capacity *= 2;
-    }
-    char *grown = realloc(b->data, capacity);
-    if (grown == NULL) {
-        b->failed = true;
-        return false;
-    }
-    b->data = grown;
-    b->capacity = capacity;
-    return true;
-}
-
-void tb_json_buf_put(tb_json_buf_t *b, const char *s, size_t n)
-{
-    if (!reserve(b, n)) {
-        return;
-    }
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
-char *tb_json_buf_take(tb_json_buf_t *b, size_t *len)
-{
-    if (!reserve(b, 0)) {
-        tb_json_buf_release(b);
-        return NULL;
-    }
-    b->data[b->len] = '\0';
-    char *text = b->data;
-    if (len != NULL) {
-        *len = b->len;
-    }
-    *b = (tb_json_buf_t){0};
-    return text;
-}
-
-void tb_json_buf_release(tb_json_buf_t *b)
-{
-    free(b->data);
-    *b = (tb_json_buf_t){0};
-}
-
 /* -------------------------------------------------------------------------
  * Strings
  */
@@ -118,21 +64,21 @@ static const char *escape(unsigned char ch, char u[7])
     return u;
 }
 
-void tb_json_buf_string(tb_json_buf_t *b, const char *s, size_t n)
+void tb_json_put_string(tb_buf_t *b, const char *s, size_t n)
 {
     size_t run = 0; /* s[run..i) is still to be copied as it is */
-    tb_json_buf_put(b, "\"", 1);
+    tb_buf_append(b, "\"", 1);
     for (size_t i = 0; i < n; i++) {
         char u[7];
         const char *esc = escape((unsigned char)s[i], u);
         if (esc != NULL) {
-            tb_json_buf_put(b, s + run, i - run);
-            tb_json_buf_put(b, esc, strlen(esc));
+            tb_buf_append(b, s + run, i - run);
+            tb_buf_append(b, esc, strlen(esc));
             run = i + 1;
         }
     }
-    tb_json_buf_put(b, s + run, n - run);
-    tb_json_buf_put(b, "\"", 1);
+    tb_buf_append(b, s + run, n - run);
+    tb_buf_append(b, "\"", 1);
 }
 
 /* -------------------------------------------------------------------------
@@ -150,7 +96,7 @@ static char *digits_of(uint64_t u, char *end)
     return p;
 }
 
-void tb_json_buf_int(tb_json_buf_t *b, int64_t i)
+void tb_json_put_int(tb_buf_t *b, int64_t i)
 {
     char text[24];
     char *end = text + sizeof(text);
@@ -159,7 +105,7 @@ void tb_json_buf_int(tb_json_buf_t *b, int64_t i)
     if (i < 0) {
         *--p = '-';
     }
-    tb_json_buf_put(b, p, (size_t)(end - p));
+    tb_buf_append(b, p, (size_t)(end - p));
 }
 
 /* The shortest digits of a positive d (DIGITS, no trailing zeros) and the
@@ -281,11 +227,11 @@ static size_t java_real(double d, bool is_float, char text[48])
     return used;
 }
 
-void tb_json_buf_real(tb_json_buf_t *b, double d, bool is_float)
+void tb_json_put_real(tb_buf_t *b, double d, bool is_float)
 {
     char text[48];
     size_t n = java_real(d, is_float, text);
-    tb_json_buf_put(b, text, n);
+    tb_buf_append(b, text, n);
 }
 
 /* -------------------------------------------------------------------------
@@ -302,31 +248,29 @@ static int fail(char *errstr, size_t errstr_size, const char *reason)
     "Conversion error: the value cannot be written as JSON (not UTF-8, or not a "        \
     "finite number)"
 
-static int write_text(tb_json_buf_t *b, const char *s, size_t n, char *errstr,
+static int write_text(tb_buf_t *b, const char *s, size_t n, char *errstr,
                       size_t errstr_size)
 {
     if (!utf8_valid(s, n)) {
         return fail(errstr, errstr_size, NOT_WRITABLE);
     }
-    tb_json_buf_string(b, s, n);
+    tb_json_put_string(b, s, n);
     return 0;
 }
 
-static void write_base64(tb_json_buf_t *b, const char *data, size_t len)
+static void write_base64(tb_buf_t *b, const char *data, size_t len)
 {
-    size_t encoded = 4 * ((len + 2) / 3);
-    if (!reserve(b, encoded + 2)) {
-        return;
+    unsigned char chunk[4 * 64 + 1]; /* 64 groups of 3 bytes at a time */
+    tb_buf_append(b, "\"", 1);
+    for (size_t done = 0; done < len; done += 3 * 64) {
+        size_t n = len - done < 3 * 64 ? len - done : 3 * 64;
+        int encoded = EVP_EncodeBlock(chunk, (const unsigned char *)data + done, (int)n);
+        tb_buf_append(b, (const char *)chunk, (size_t)encoded);
     }
-    b->data[b->len] = '"';
-    EVP_EncodeBlock((unsigned char *)b->data + b->len + 1, (const unsigned char *)data,
-                    (int)len);
-    b->len += encoded + 1;
-    b->data[b->len++] = '"';
-    b->data[b->len] = '\0';
+    tb_buf_append(b, "\"", 1);
 }
 
-static int write_bytes(tb_json_buf_t *b, const tb_schema_t *schema, const tb_value_t *v,
+static int write_bytes(tb_buf_t *b, const tb_schema_t *schema, const tb_value_t *v,
                        tb_decimal_format_t decimals, char *errstr, size_t errstr_size)
 {
     size_t len;
@@ -344,9 +288,9 @@ static int write_bytes(tb_json_buf_t *b, const tb_schema_t *schema, const tb_val
         return fail(errstr, errstr_size, NOT_WRITABLE);
     }
     if (decimals == TB_DECIMAL_NUMERIC) {
-        tb_json_buf_put(b, digits, strlen(digits));
+        tb_buf_append(b, digits, strlen(digits));
     } else {
-        tb_json_buf_string(b, digits, strlen(digits));
+        tb_json_put_string(b, digits, strlen(digits));
     }
     free(digits);
     return 0;
@@ -368,89 +312,89 @@ bool tb_json_map_is_object(const tb_schema_t *schema, const tb_value_t *map)
 
 /* A key of a map written as an object: its string (a null the key schema's
  * default, or "null" as Connect's asText() of a null node). */
-static int write_key(tb_json_buf_t *b, const tb_schema_t *ks, const tb_value_t *k,
+static int write_key(tb_buf_t *b, const tb_schema_t *ks, const tb_value_t *k,
                      char *errstr, size_t errstr_size)
 {
     if (k == NULL && ks != NULL && tb_schema_default(ks) == NULL &&
         tb_schema_optional(ks)) {
-        tb_json_buf_put(b, "\"null\"", 6);
+        tb_buf_append(b, "\"null\"", 6);
         return 0;
     }
     return tb_json_write_value(b, ks, k, TB_DECIMAL_BASE64, errstr, errstr_size);
 }
 
-static int write_map(tb_json_buf_t *b, const tb_schema_t *schema, const tb_value_t *v,
+static int write_map(tb_buf_t *b, const tb_schema_t *schema, const tb_value_t *v,
                      tb_decimal_format_t decimals, char *errstr, size_t errstr_size)
 {
     tb_schema_t *ks = schema != NULL ? tb_schema_key_schema(schema) : NULL;
     tb_schema_t *vs = schema != NULL ? tb_schema_value_schema(schema) : NULL;
     bool as_object = tb_json_map_is_object(schema, v);
-    tb_json_buf_put(b, as_object ? "{" : "[", 1);
+    tb_buf_append(b, as_object ? "{" : "[", 1);
     for (size_t i = 0; i < tb_value_size(v); i++) {
         const tb_value_t *k = tb_value_map_key(v, i);
         if (i > 0) {
-            tb_json_buf_put(b, ",", 1);
+            tb_buf_append(b, ",", 1);
         }
         if (!as_object) {
-            tb_json_buf_put(b, "[", 1);
+            tb_buf_append(b, "[", 1);
         }
         if ((as_object
                  ? write_key(b, ks, k, errstr, errstr_size)
                  : tb_json_write_value(b, ks, k, decimals, errstr, errstr_size)) != 0) {
             return -1;
         }
-        tb_json_buf_put(b, as_object ? ":" : ",", 1);
+        tb_buf_append(b, as_object ? ":" : ",", 1);
         if (tb_json_write_value(b, vs, tb_value_map_value(v, i), decimals, errstr,
                                 errstr_size) != 0) {
             return -1;
         }
         if (!as_object) {
-            tb_json_buf_put(b, "]", 1);
+            tb_buf_append(b, "]", 1);
         }
     }
-    tb_json_buf_put(b, as_object ? "}" : "]", 1);
+    tb_buf_append(b, as_object ? "}" : "]", 1);
     return 0;
 }
 
-static int write_struct(tb_json_buf_t *b, const tb_schema_t *schema, const tb_value_t *v,
+static int write_struct(tb_buf_t *b, const tb_schema_t *schema, const tb_value_t *v,
                         tb_decimal_format_t decimals, char *errstr, size_t errstr_size)
 {
     const tb_schema_t *ss = tb_value_struct_schema(v);
     if (schema != NULL && !tb_schema_equal(ss, schema)) {
         return fail(errstr, errstr_size, "Mismatching schema.");
     }
-    tb_json_buf_put(b, "{", 1);
+    tb_buf_append(b, "{", 1);
     for (size_t i = 0; i < tb_schema_field_count(ss); i++) {
         const tb_field_t *f = tb_schema_field_at(ss, i);
         if (i > 0) {
-            tb_json_buf_put(b, ",", 1);
+            tb_buf_append(b, ",", 1);
         }
-        tb_json_buf_string(b, f->name, strlen(f->name));
-        tb_json_buf_put(b, ":", 1);
+        tb_json_put_string(b, f->name, strlen(f->name));
+        tb_buf_append(b, ":", 1);
         if (tb_json_write_value(b, f->schema, tb_value_struct_get_at(v, i), decimals,
                                 errstr, errstr_size) != 0) {
             return -1;
         }
     }
-    tb_json_buf_put(b, "}", 1);
+    tb_buf_append(b, "}", 1);
     return 0;
 }
 
-static int write_array(tb_json_buf_t *b, const tb_schema_t *schema, const tb_value_t *v,
+static int write_array(tb_buf_t *b, const tb_schema_t *schema, const tb_value_t *v,
                        tb_decimal_format_t decimals, char *errstr, size_t errstr_size)
 {
     const tb_schema_t *items = schema != NULL ? tb_schema_items(schema) : NULL;
-    tb_json_buf_put(b, "[", 1);
+    tb_buf_append(b, "[", 1);
     for (size_t i = 0; i < tb_value_size(v); i++) {
         if (i > 0) {
-            tb_json_buf_put(b, ",", 1);
+            tb_buf_append(b, ",", 1);
         }
         if (tb_json_write_value(b, items, tb_value_array_get(v, i), decimals, errstr,
                                 errstr_size) != 0) {
             return -1;
         }
     }
-    tb_json_buf_put(b, "]", 1);
+    tb_buf_append(b, "]", 1);
     return 0;
 }
 
@@ -483,14 +427,14 @@ int tb_json_value_to_write(const tb_schema_t *schema, const tb_value_t **v, char
     return 0;
 }
 
-int tb_json_write_value(tb_json_buf_t *b, const tb_schema_t *schema, const tb_value_t *v,
+int tb_json_write_value(tb_buf_t *b, const tb_schema_t *schema, const tb_value_t *v,
                         tb_decimal_format_t decimals, char *errstr, size_t errstr_size)
 {
     if (tb_json_value_to_write(schema, &v, errstr, errstr_size) != 0) {
         return -1;
     }
     if (v == NULL) {
-        tb_json_buf_put(b, "null", 4);
+        tb_buf_append(b, "null", 4);
         return 0;
     }
     tb_type_t type = tb_value_type(v);
@@ -509,22 +453,22 @@ int tb_json_write_value(tb_json_buf_t *b, const tb_schema_t *schema, const tb_va
     case TB_TYPE_BYTES:
         return write_bytes(b, schema, v, decimals, errstr, errstr_size);
     case TB_TYPE_BOOLEAN:
-        tb_json_buf_put(b, tb_value_boolean(v) ? "true" : "false",
-                        tb_value_boolean(v) ? 4 : 5);
+        tb_buf_append(b, tb_value_boolean(v) ? "true" : "false",
+                      tb_value_boolean(v) ? 4 : 5);
         return 0;
     case TB_TYPE_FLOAT32:
     case TB_TYPE_FLOAT64:
         if (!isfinite(tb_value_double(v))) {
             return fail(errstr, errstr_size, NOT_WRITABLE);
         }
-        tb_json_buf_real(b,
+        tb_json_put_real(b,
                          type == TB_TYPE_FLOAT32
                              ? tb_json_float32_as_double(tb_value_double(v))
                              : tb_value_double(v),
                          false);
         return 0;
     default:
-        tb_json_buf_int(b, tb_value_int64(v));
+        tb_json_put_int(b, tb_value_int64(v));
         return 0;
     }
 }

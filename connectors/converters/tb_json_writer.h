@@ -7,10 +7,9 @@
  * under its schema this way with no jansson tree in between, exactly the
  * text tb_json_write(tb_json_value_dump(...)) gives (tb_json_data.h).
  *
- * A tb_json_buf_t belongs to whoever declared it: start it zeroed, write,
- * then take the text (tb_json_buf_take, the caller's to free) or drop it
- * (tb_json_buf_release). Running out of memory marks the buffer failed:
- * later writes do nothing and take returns NULL.
+ * Everything appends to a tb_buf_t (registry/tb_buf.h), the caller's:
+ * running out of memory marks it failed, and tb_buf_take() then returns
+ * NULL.
  */
 #ifndef TB_JSON_WRITER_H
 #define TB_JSON_WRITER_H
@@ -21,39 +20,23 @@
 
 #include "connectors/converters/tb_json_data.h"
 #include "core/tb_data.h"
-
-typedef struct {
-    char *data; /* NUL-terminated once anything was written */
-    size_t len;
-    size_t capacity;
-    bool failed;
-} tb_json_buf_t;
-
-/* Appends s[0..n) as it is. */
-void tb_json_buf_put(tb_json_buf_t *b, const char *s, size_t n);
+#include "registry/tb_buf.h"
 
 /* Appends s[0..n) as a JSON string literal. */
-void tb_json_buf_string(tb_json_buf_t *b, const char *s, size_t n);
+void tb_json_put_string(tb_buf_t *b, const char *s, size_t n);
 
 /* Appends i in decimal. */
-void tb_json_buf_int(tb_json_buf_t *b, int64_t i);
+void tb_json_put_int(tb_buf_t *b, int64_t i);
 
 /* Appends a finite d as Java's Double.toString writes it (or, with
  * is_float, as Float.toString writes the float d holds): the shortest
  * digits that read back as d. */
-void tb_json_buf_real(tb_json_buf_t *b, double d, bool is_float);
+void tb_json_put_real(tb_buf_t *b, double d, bool is_float);
 
 /* The double that Java's Float.toString text of the float f reads as, so
  * that a FLOAT32 is written as Java writes the float ("0.1", not
  * "0.10000000149011612"). NaN and the infinities are returned as they are. */
 double tb_json_float32_as_double(double f);
-
-/* Hands over the text (NUL-terminated, its length in *len when len is not
- * NULL) and empties b; NULL when b failed (b is then released). */
-char *tb_json_buf_take(tb_json_buf_t *b, size_t *len);
-
-/* Frees b's memory and zeroes it. */
-void tb_json_buf_release(tb_json_buf_t *b);
 
 /* Whether map is written as a JSON object (else as an array of [key,
  * value] pairs): under a schema whose keys are strings, or schemaless when
@@ -76,8 +59,7 @@ int tb_json_value_to_write(const tb_schema_t *schema, const tb_value_t **v, char
  * with tb_json_value_dump()'s reason in errstr (a required null, a type or
  * struct schema that does not match, text that is not UTF-8, a real that
  * is not finite); b then holds part of the value. */
-int tb_json_write_value(tb_json_buf_t *b, const tb_schema_t *schema,
-                        const tb_value_t *value, tb_decimal_format_t decimals,
-                        char *errstr, size_t errstr_size);
+int tb_json_write_value(tb_buf_t *b, const tb_schema_t *schema, const tb_value_t *value,
+                        tb_decimal_format_t decimals, char *errstr, size_t errstr_size);
 
 #endif

@@ -80,13 +80,13 @@ int tb_typed_to_plugin(const tb_schema_t *schema, const tb_value_t *value, void 
         const char *text = tb_value_text(value, &len);
         return copy_out(text, len, out, out_len, errstr, errstr_size);
     }
-    tb_json_buf_t b = {0};
+    tb_buf_t b = {0};
     if (tb_json_write_value(&b, schema, value, TB_DECIMAL_BASE64, errstr, errstr_size) !=
         0) {
-        tb_json_buf_release(&b);
+        tb_buf_release(&b);
         return -1;
     }
-    *out = tb_json_buf_take(&b, out_len);
+    *out = tb_buf_take(&b, out_len);
     if (*out == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
         return -1;

@@ -71,13 +71,13 @@ static void check_writer(const tb_schema_t *schema, const tb_value_t *value,
     char errstr[256];
     char dump_errstr[256];
     json_t *json = NULL;
-    tb_json_buf_t b = {0};
+    tb_buf_t b = {0};
     int written =
         tb_json_write_value(&b, schema, value, decimals, errstr, sizeof(errstr));
     int dumped = tb_json_value_dump(schema, value, decimals, &json, dump_errstr,
                                     sizeof(dump_errstr));
     size_t len = 0;
-    char *text = written == 0 ? tb_json_buf_take(&b, &len) : NULL;
+    char *text = written == 0 ? tb_buf_take(&b, &len) : NULL;
     size_t jansson_len = 0;
     char *jansson_text = dumped == 0 ? tb_json_write(json, &jansson_len) : NULL;
     if (written != dumped || (written != 0 && strcmp(errstr, dump_errstr) != 0) ||
@@ -85,7 +85,7 @@ static void check_writer(const tb_schema_t *schema, const tb_value_t *value,
         (text != NULL && (len != jansson_len || memcmp(text, jansson_text, len) != 0))) {
         __builtin_trap();
     }
-    tb_json_buf_release(&b);
+    tb_buf_release(&b);
     free(text);
     free(jansson_text);
     json_decref(json);

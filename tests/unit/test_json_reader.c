@@ -42,13 +42,13 @@ static int read_slowly(const tb_schema_t *schema, const char *text, tb_value_t *
 static char *text_of(const tb_schema_t *schema, const tb_value_t *v)
 {
     char errstr[256] = "";
-    tb_json_buf_t b = {0};
+    tb_buf_t b = {0};
     if (tb_json_write_value(&b, schema, v, TB_DECIMAL_NUMERIC, errstr, sizeof(errstr)) !=
         0) {
-        tb_json_buf_release(&b);
+        tb_buf_release(&b);
         return strdup(errstr);
     }
-    return tb_json_buf_take(&b, NULL);
+    return tb_buf_take(&b, &(size_t){0});
 }
 
 /* The reader takes text under schema and gives what jansson's path gives,

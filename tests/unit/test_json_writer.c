@@ -17,9 +17,9 @@
 
 static char *real_text(double d)
 {
-    tb_json_buf_t b = {0};
-    tb_json_buf_real(&b, d, false);
-    return tb_json_buf_take(&b, NULL);
+    tb_buf_t b = {0};
+    tb_json_put_real(&b, d, false);
+    return tb_buf_take(&b, &(size_t){0});
 }
 
 static void test_reals_as_java_writes_them(void **state)
@@ -172,9 +172,9 @@ static void test_integers(void **state)
         {1700000000000, "1700000000000"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        tb_json_buf_t b = {0};
-        tb_json_buf_int(&b, cases[i].i);
-        char *text = tb_json_buf_take(&b, NULL);
+        tb_buf_t b = {0};
+        tb_json_put_int(&b, cases[i].i);
+        char *text = tb_buf_take(&b, &(size_t){0});
         assert_string_equal(text, cases[i].text);
         free(text);
     }
@@ -186,18 +186,18 @@ static void test_integers(void **state)
 static char *written(const tb_schema_t *schema, const tb_value_t *value,
                      tb_decimal_format_t decimals, char *errstr, size_t errstr_size)
 {
-    tb_json_buf_t b = {0};
+    tb_buf_t b = {0};
     char dump_errstr[256] = "";
     json_t *json = NULL;
     int dumped = tb_json_value_dump(schema, value, decimals, &json, dump_errstr,
                                     sizeof(dump_errstr));
     if (tb_json_write_value(&b, schema, value, decimals, errstr, errstr_size) != 0) {
-        tb_json_buf_release(&b);
+        tb_buf_release(&b);
         assert_int_equal(dumped, -1);
         assert_string_equal(errstr, dump_errstr);
         return NULL;
     }
-    char *text = tb_json_buf_take(&b, NULL);
+    char *text = tb_buf_take(&b, &(size_t){0});
     assert_int_equal(dumped, 0);
     char *jansson_text = tb_json_write(json, NULL);
     assert_string_equal(text, jansson_text);
