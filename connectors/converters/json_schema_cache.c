@@ -26,18 +26,13 @@ static tb_json_schema_entry_t *remember(tb_json_schema_cache_t *c, tb_schema_t *
     return e;
 }
 
-/* The entry of schema: by address, else an equal schema's; NULL. */
+/* The entry of schema, by address (an equal schema at another address may
+ * hold its parameters in another order, which its JSON shows); NULL. */
 static tb_json_schema_entry_t *entry_of(tb_json_schema_cache_t *c,
                                         const tb_schema_t *schema)
 {
     for (size_t i = 0; i < TB_JSON_SCHEMA_CACHE_SIZE; i++) {
         if (c->entries[i].schema == schema) {
-            return &c->entries[i];
-        }
-    }
-    for (size_t i = 0; i < TB_JSON_SCHEMA_CACHE_SIZE; i++) {
-        if (c->entries[i].schema != NULL &&
-            tb_schema_equal(c->entries[i].schema, schema)) {
             return &c->entries[i];
         }
     }

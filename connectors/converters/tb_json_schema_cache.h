@@ -39,8 +39,9 @@ typedef struct {
 } tb_json_schema_cache_t;
 
 /* The JSON text of schema as JsonConverter writes it (tb_json_schema_dump,
- * tb_json_write), made on first sight of the schema (by address, or equal
- * to one known). Borrowed from the cache until its next call; NULL on no
+ * tb_json_write), made on first sight of the schema (by address: CDC
+ * sources and the field transforms hand over one schema for a run of
+ * records). Borrowed from the cache until its next call; NULL on no
  * memory. */
 const char *tb_json_schema_cache_text(tb_json_schema_cache_t *c,
                                       const tb_schema_t *schema, size_t *len);

@@ -391,10 +391,12 @@ static char *from_typed(tb_converter_t *c, const tb_schema_t *schema,
     return text;
 }
 
-/* JsonConverter writes each schema's JSON once and reuses it: for the same
- * schema, an equal one, and after more schemas than it keeps went by (the
- * oldest is written again); a schema freed by its owner while the
- * converter keeps it stays valid (the converter holds a reference). */
+/* JsonConverter writes each schema's JSON once and reuses it, and writes it
+ * again after more schemas than it keeps went by; a schema freed by its
+ * owner while the converter keeps it stays valid (the converter holds a
+ * reference), so no later schema at its address gets its text. Equal
+ * schemas at two addresses get each its own text (their parameters' order
+ * may differ). */
 static void test_envelope_schema_written_once_per_schema(void **state)
 {
     (void)state;
@@ -415,7 +417,24 @@ static void test_envelope_schema_written_once_per_schema(void **state)
             free(text);
         }
     }
-    char *text = from_typed(c, NULL, v);
+    tb_schema_t *ab = tb_schema_new(TB_TYPE_INT64);
+    tb_schema_t *ba = tb_schema_new(TB_TYPE_INT64);
+    tb_schema_set_parameter(ab, "a", "1");
+    tb_schema_set_parameter(ab, "b", "2");
+    tb_schema_set_parameter(ba, "b", "2");
+    tb_schema_set_parameter(ba, "a", "1");
+    assert_true(tb_schema_equal(ab, ba));
+    char *text = from_typed(c, ab, v);
+    assert_string_equal(text, "{\"schema\":{\"type\":\"int64\",\"optional\":false,"
+                              "\"parameters\":{\"a\":\"1\",\"b\":\"2\"}},\"payload\":5}");
+    free(text);
+    text = from_typed(c, ba, v);
+    assert_string_equal(text, "{\"schema\":{\"type\":\"int64\",\"optional\":false,"
+                              "\"parameters\":{\"b\":\"2\",\"a\":\"1\"}},\"payload\":5}");
+    free(text);
+    tb_schema_decref(ab);
+    tb_schema_decref(ba);
+    text = from_typed(c, NULL, v);
     assert_string_equal(text, "{\"schema\":null,\"payload\":5}");
     free(text);
     tb_value_free(v);
