@@ -192,6 +192,17 @@ tb_schema_t *tb_value_struct_schema(const tb_value_t *v); /* borrowed */
 const tb_value_t *tb_value_struct_get(const tb_value_t *v, const char *field);
 const tb_value_t *tb_value_struct_get_at(const tb_value_t *v, size_t index);
 
+/* Hands over the value of entry i of a map, or of field index of a struct
+ * (the caller's; NULL for a null or past the end), leaving a null there:
+ * for a transform that builds new data of the old's members instead of
+ * copying them. */
+tb_value_t *tb_value_map_take_value(tb_value_t *map, size_t i);
+tb_value_t *tb_value_struct_take_at(tb_value_t *st, size_t index);
+
+/* Removes (and frees) entry i of a map, the later ones moving up; past the
+ * end a no-op. */
+void tb_value_map_remove_at(tb_value_t *map, size_t i);
+
 /* A deep copy (NULL for NULL). */
 tb_value_t *tb_value_copy(const tb_value_t *v);
 

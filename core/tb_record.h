@@ -9,7 +9,11 @@
  * structure calls tb_record_typed(); one that only routes or touches
  * headers never does, so a byte-for-byte pipeline never parses. Once typed,
  * a side's Connect data is authoritative and its bytes are stale: the
- * engine serialises the data again.
+ * engine serialises the data again. A typed side's value is the record's
+ * alone, so a transform may change it in place, or take its members for
+ * the value it sets (a transform that fails leaves the record to be
+ * dropped or failed, whatever its data then holds); its schema may be
+ * shared and is read only.
  *
  * Headers stay the engine's (borrowed) until a transform changes them; the
  * record then owns copies. tb_record_release() frees what the record owns.

@@ -1,6 +1,8 @@
 /*
  * Connect values (tb_data.h): one owner each; containers own their members.
+ * A text's bytes and a struct's fields live in their value's allocation.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +32,23 @@ struct tb_value {
     } u;
 };
 
-static tb_value_t *value_new(tb_type_t type)
+/* A value with room for extra bytes after it, in the same allocation (a
+ * text's bytes, a struct's fields: one malloc per value). */
+static tb_value_t *value_with_room(tb_type_t type, size_t extra)
 {
-    tb_value_t *v = calloc(1, sizeof(*v));
+    if (extra > SIZE_MAX - sizeof(tb_value_t)) {
+        return NULL;
+    }
+    tb_value_t *v = calloc(1, sizeof(tb_value_t) + extra);
     if (v != NULL) {
         v->type = type;
     }
     return v;
+}
+
+static tb_value_t *value_new(tb_type_t type)
+{
+    return value_with_room(type, 0);
 }
 
 tb_value_t *tb_value_int(tb_type_t type, int64_t i)
@@ -68,11 +80,11 @@ tb_value_t *tb_value_bool(bool b)
 
 static tb_value_t *text_new(tb_type_t type, const void *data, size_t len)
 {
-    tb_value_t *v = value_new(type);
-    if (v == NULL || (v->u.text.data = malloc(len + 1)) == NULL) {
-        free(v);
+    tb_value_t *v = len < SIZE_MAX ? value_with_room(type, len + 1) : NULL;
+    if (v == NULL) {
         return NULL;
     }
+    v->u.text.data = (char *)(v + 1);
     if (len > 0) {
         memcpy(v->u.text.data, data, len);
     }
@@ -103,12 +115,14 @@ tb_value_t *tb_value_map(void)
 
 tb_value_t *tb_value_struct(tb_schema_t *schema)
 {
-    tb_value_t *v = value_new(TB_TYPE_STRUCT);
     size_t n = tb_schema_field_count(schema);
-    if (v == NULL || (v->u.st.fields = calloc(n ? n : 1, sizeof(tb_value_t *))) == NULL) {
-        free(v);
+    tb_value_t *v = n <= SIZE_MAX / sizeof(tb_value_t *)
+                        ? value_with_room(TB_TYPE_STRUCT, n * sizeof(tb_value_t *))
+                        : NULL;
+    if (v == NULL) {
         return NULL;
     }
+    v->u.st.fields = (tb_value_t **)(v + 1);
     v->u.st.schema = tb_schema_incref(schema);
     return v;
 }
@@ -276,6 +290,40 @@ const tb_value_t *tb_value_struct_get_at(const tb_value_t *v, size_t index)
     return index < tb_schema_field_count(v->u.st.schema) ? v->u.st.fields[index] : NULL;
 }
 
+tb_value_t *tb_value_map_take_value(tb_value_t *map, size_t i)
+{
+    tb_value_t *v = i < map->u.list.count ? map->u.list.values[i] : NULL;
+    if (v != NULL) {
+        map->u.list.values[i] = NULL;
+    }
+    return v;
+}
+
+void tb_value_map_remove_at(tb_value_t *map, size_t i)
+{
+    if (i >= map->u.list.count) {
+        return;
+    }
+    tb_value_free(map->u.list.items[i]);
+    tb_value_free(map->u.list.values[i]);
+    size_t after = map->u.list.count - i - 1;
+    memmove(map->u.list.items + i, map->u.list.items + i + 1,
+            after * sizeof(tb_value_t *));
+    memmove(map->u.list.values + i, map->u.list.values + i + 1,
+            after * sizeof(tb_value_t *));
+    map->u.list.count--;
+}
+
+tb_value_t *tb_value_struct_take_at(tb_value_t *st, size_t index)
+{
+    tb_value_t *v = NULL;
+    if (index < tb_schema_field_count(st->u.st.schema)) {
+        v = st->u.st.fields[index];
+        st->u.st.fields[index] = NULL;
+    }
+    return v;
+}
+
 /* Appends a copy of member i of the ARRAY or MAP from to copy. */
 static int copy_member(tb_value_t *copy, const tb_value_t *from, size_t i)
 {
@@ -391,10 +439,6 @@ void tb_value_free(tb_value_t *v)
         return;
     }
     switch (v->type) {
-    case TB_TYPE_STRING:
-    case TB_TYPE_BYTES:
-        free(v->u.text.data);
-        break;
     case TB_TYPE_ARRAY:
     case TB_TYPE_MAP:
         for (size_t i = 0; i < v->u.list.count; i++) {
@@ -410,7 +454,6 @@ void tb_value_free(tb_value_t *v)
         for (size_t i = 0; i < tb_schema_field_count(v->u.st.schema); i++) {
             tb_value_free(v->u.st.fields[i]);
         }
-        free(v->u.st.fields);
         tb_schema_decref(v->u.st.schema);
         break;
     default:

@@ -28,7 +28,10 @@
 
 #include "connectors/converters/tb_converter_class.h"
 #include "connectors/converters/tb_json_data.h"
+#include "connectors/converters/tb_json_reader.h"
+#include "connectors/converters/tb_json_schema_cache.h"
 #include "connectors/converters/tb_json_text.h"
+#include "connectors/converters/tb_json_writer.h"
 
 #define ENVELOPE_ERROR                                                                   \
     "JsonConverter with schemas.enable requires \"schema\" and \"payload\" fields and "  \
@@ -48,6 +51,8 @@
 typedef struct {
     bool schemas_enable;
     tb_decimal_format_t decimals; /* how Decimal data is written */
+    tb_json_schema_cache_t read;  /* schemas of the messages read */
+    tb_json_schema_cache_t write; /* the JSON of the schemas written */
 } tb_json_converter_t;
 
 static const char *const decimal_formats[] = {"BASE64", "NUMERIC", NULL};
@@ -72,8 +77,9 @@ static const tb_config_def_t json_keys[] = {
      .order = 2,
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Schema Cache Size",
-     .documentation = "Accepted for compatibility: tributary keeps no schema cache, "
-                      "as it hands plugins JSON text instead of Connect data."},
+     .documentation = "Accepted for compatibility: when transforms need Connect "
+                      "data, tributary keeps the last 16 schemas read and the last 16 "
+                      "written, whatever this says."},
     {.name = "decimal.format",
      .type = TB_CONFIG_STRING,
      .default_value = "BASE64",
@@ -376,7 +382,7 @@ static int json_from_plugin(void *state, tb_data_kind_t kind, const void *data,
 static void *json_create(const json_t *values, bool for_key, char *errstr,
                          size_t errstr_size)
 {
-    tb_json_converter_t *jc = malloc(sizeof(*jc));
+    tb_json_converter_t *jc = calloc(1, sizeof(*jc));
     (void)for_key; /* keys and values are converted alike */
     if (jc == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
@@ -389,14 +395,55 @@ static void *json_create(const json_t *values, bool for_key, char *errstr,
     return jc;
 }
 
+static void json_destroy(void *state)
+{
+    tb_json_converter_t *jc = state;
+    if (jc != NULL) {
+        tb_json_schema_cache_clear(&jc->read);
+        tb_json_schema_cache_clear(&jc->write);
+        free(jc);
+    }
+}
+
 /*
  * Connect data.
  */
 
+/* A message read in one pass (tb_json_reader.h), its schema known by its
+ * text after the first; false when declined (nothing set): the jansson
+ * path below then reads it, or says why it cannot be read. */
+static bool read_quickly(tb_json_converter_t *jc, const char *data, size_t len,
+                         tb_schema_t **schema, tb_value_t **value)
+{
+    tb_json_span_t schema_text;
+    tb_json_span_t payload = {data, len};
+    tb_schema_t *s = NULL;
+    if (jc->schemas_enable) {
+        if (!tb_json_read_envelope(data, len, tb_json_schema_cache_latest(&jc->read),
+                                   &schema_text, &payload)) {
+            return false;
+        }
+        bool null_schema = schema_text.n == 4 && memcmp(schema_text.s, "null", 4) == 0;
+        if (!null_schema && (s = tb_json_schema_cache_parse(&jc->read, schema_text.s,
+                                                            schema_text.n)) == NULL) {
+            return false;
+        }
+    }
+    if (!tb_json_read_value(s, payload.s, payload.n, value)) {
+        tb_schema_decref(s);
+        return false;
+    }
+    *schema = s;
+    return true;
+}
+
 static int json_to_typed(void *state, const void *data, size_t len, tb_schema_t **schema,
                          tb_value_t **value, char *errstr, size_t errstr_size)
 {
-    const tb_json_converter_t *jc = state;
+    tb_json_converter_t *jc = state;
+    if (data != NULL && read_quickly(jc, data, len, schema, value)) {
+        return 0;
+    }
     json_t *message =
         parse(data, len, PARSE_FLAGS, TO_CONNECT_ERROR, errstr, errstr_size);
     char *widened = NULL;
@@ -445,34 +492,41 @@ done:
 }
 
 /* As Connect: no schema and no value is a null message; otherwise the
- * payload, in an envelope with schemas.enable. */
+ * payload, in an envelope with schemas.enable (the schema's JSON built once
+ * per schema). */
 static int json_from_typed(void *state, const char *topic, const tb_schema_t *schema,
                            const tb_value_t *value, void **out, size_t *out_len,
                            char *errstr, size_t errstr_size)
 {
     (void)topic; /* the format names no subject */
-    const tb_json_converter_t *jc = state;
-    json_t *payload = NULL;
-    json_t *message;
+    tb_json_converter_t *jc = state;
+    tb_buf_t b = {0};
 
     if (schema == NULL && value == NULL) {
         return 0;
     }
-    if (tb_json_value_dump(schema, value, jc->decimals, &payload, errstr, errstr_size) !=
-        0) {
+    if (jc->schemas_enable) {
+        size_t n = 4;
+        const char *text =
+            schema != NULL ? tb_json_schema_cache_text(&jc->write, schema, &n) : "null";
+        if (text == NULL) {
+            snprintf(errstr, errstr_size, "out of memory");
+            return -1;
+        }
+        tb_buf_append(&b, "{\"schema\":", 10);
+        tb_buf_append(&b, text, n);
+        tb_buf_append(&b, ",\"payload\":", 11);
+    }
+    if (tb_json_write_value(&b, schema, value, jc->decimals, errstr, errstr_size) != 0) {
+        tb_buf_release(&b);
         return -1;
     }
-    message = payload;
     if (jc->schemas_enable) {
-        message = json_pack("{s:o, s:o}", "schema",
-                            schema != NULL ? tb_json_schema_dump(schema) : json_null(),
-                            "payload", payload);
+        tb_buf_append(&b, "}", 1);
     }
-    *out = message != NULL ? tb_json_write(message, out_len) : NULL;
-    json_decref(message);
+    *out = tb_buf_take(&b, out_len);
     if (*out == NULL) {
-        snprintf(errstr, errstr_size, "%sthe data cannot be written as JSON",
-                 FROM_CONNECT_ERROR);
+        snprintf(errstr, errstr_size, "%sout of memory", FROM_CONNECT_ERROR);
         return -1;
     }
     return 0;
@@ -483,7 +537,7 @@ const tb_converter_class_t tb_json_converter = {
     .alias = "JsonConverter",
     .config = &json_table,
     .create = json_create,
-    .destroy = free,
+    .destroy = json_destroy,
     .to_plugin = json_to_plugin,
     .from_plugin = json_from_plugin,
     .to_typed = json_to_typed,

@@ -9,7 +9,9 @@
 #include <openssl/evp.h>
 
 #include "connectors/converters/tb_json_data.h"
+#include "connectors/converters/tb_json_reader.h"
 #include "connectors/converters/tb_json_text.h"
+#include "connectors/converters/tb_json_writer.h"
 
 /* JsonConverter's names of the types, in tb_type_t order. */
 static const char *const json_type_names[] = {
@@ -248,86 +250,6 @@ tb_schema_t *tb_json_infer_schema(const json_t *json)
 }
 
 /* -------------------------------------------------------------------------
- * Numbers as Java spells them
- */
-
-/* The shortest decimal digits that read back as d (as a float when
- * is_float), and the exponent of the first: d = 0.DIGITS * 10^(exp + 1). */
-static void shortest_digits(double d, bool is_float, char *digits, int *exp10)
-{
-    char text[40];
-    for (int precision = 1; precision <= 17; precision++) {
-        snprintf(text, sizeof(text), "%.*e", precision - 1, fabs(d));
-        if (is_float ? strtof(text, NULL) == (float)fabs(d)
-                     : strtod(text, NULL) == fabs(d)) {
-            break;
-        }
-    }
-    size_t n = 0;
-    char *e = strchr(text, 'e');
-    for (char *p = text; p < e; p++) {
-        if (*p != '.') {
-            digits[n++] = *p;
-        }
-    }
-    while (n > 1 && digits[n - 1] == '0') {
-        n--;
-    }
-    digits[n] = '\0';
-    *exp10 = atoi(e + 1);
-}
-
-/* Java's Double.toString (or Float.toString) of a finite d into buf (at
- * least 40 bytes). */
-static void java_real(double d, bool is_float, char *buf)
-{
-    char digits[24];
-    int exp10;
-    size_t used = 0;
-    if (d == 0) {
-        strcpy(buf, signbit(d) ? "-0.0" : "0.0");
-        return;
-    }
-    shortest_digits(d, is_float, digits, &exp10);
-    size_t n = strlen(digits);
-    if (d < 0) {
-        buf[used++] = '-';
-    }
-    if (fabs(d) >= 1e-3 && fabs(d) < 1e7) {
-        if (exp10 < 0) {
-            used += (size_t)sprintf(buf + used, "0.");
-            for (int i = -1; i > exp10; i--) {
-                buf[used++] = '0';
-            }
-            strcpy(buf + used, digits);
-            return;
-        }
-        for (int i = 0; i <= exp10; i++) {
-            buf[used++] = (size_t)i < n ? digits[i] : '0';
-        }
-        buf[used++] = '.';
-        if ((size_t)exp10 + 1 >= n) {
-            buf[used++] = '0';
-        }
-        for (size_t i = (size_t)exp10 + 1; i < n; i++) {
-            buf[used++] = digits[i];
-        }
-        buf[used] = '\0';
-        return;
-    }
-    sprintf(buf + used, "%c.%sE%d", digits[0], n > 1 ? digits + 1 : "0", exp10);
-}
-
-/* A FLOAT32 as the double its shortest decimal text reads as, so that it
- * is written as Java writes the float ("0.1", not "0.10000000149011612"). */
-static double float32_as_double(double f)
-{
-    char buf[40];
-    java_real(f, true, buf);
-    return strtod(buf, NULL);
-}
-
-/* -------------------------------------------------------------------------
  * Bytes and decimals
  */
 
@@ -344,8 +266,7 @@ static json_t *base64_string(const char *data, size_t len)
     return json;
 }
 
-/* The bytes of base64 text into a new value, NULL when it is no base64. */
-static tb_value_t *base64_bytes(const char *text, size_t len)
+tb_value_t *tb_json_base64_bytes(const char *text, size_t len)
 {
     unsigned char *buf;
     tb_value_t *v = NULL;
@@ -647,8 +568,8 @@ static int primitive_parse(const tb_schema_t *schema, const json_t *json,
             return decimal_parse(schema, json, text, out, errstr, errstr_size);
         }
         if (!json_is_string(json) ||
-            (*out = base64_bytes(json_string_value(json), json_string_length(json))) ==
-                NULL) {
+            (*out = tb_json_base64_bytes(json_string_value(json),
+                                         json_string_length(json))) == NULL) {
             snprintf(errstr, errstr_size, "Invalid bytes field");
             return -1;
         }
@@ -702,8 +623,10 @@ int tb_json_value_read(const tb_schema_t *schema, const char *text, size_t len,
                        tb_value_t **out, char *errstr, size_t errstr_size)
 {
     json_error_t error;
+    if (tb_json_read_value(schema, text, len, out)) {
+        return 0;
+    }
     json_t *json = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
-    *out = NULL;
     if (json == NULL) {
         snprintf(errstr, errstr_size, "the payload is not JSON: %s", error.text);
         return -1;
@@ -721,27 +644,13 @@ int tb_json_value_parse_text(const tb_schema_t *schema, const json_t *payload,
     return value_parse(schema, payload, &span, out, errstr, errstr_size);
 }
 
-/* Whether every key of a schemaless map is a string (it is then written
- * as a JSON object, else as an array of [key, value] pairs). */
-static bool string_keys(const tb_value_t *map)
-{
-    for (size_t i = 0; i < tb_value_size(map); i++) {
-        const tb_value_t *k = tb_value_map_key(map, i);
-        if (k == NULL || tb_value_type(k) != TB_TYPE_STRING) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static int map_dump(const tb_schema_t *schema, const tb_value_t *v,
                     tb_decimal_format_t decimals, json_t **out, char *errstr,
                     size_t errstr_size)
 {
     tb_schema_t *ks = schema != NULL ? tb_schema_key_schema(schema) : NULL;
     tb_schema_t *vs = schema != NULL ? tb_schema_value_schema(schema) : NULL;
-    bool as_object =
-        schema != NULL ? tb_schema_type(ks) == TB_TYPE_STRING : string_keys(v);
+    bool as_object = tb_json_map_is_object(schema, v);
     json_t *json = as_object ? json_object() : json_array();
     for (size_t i = 0; i < tb_value_size(v); i++) {
         json_t *k = NULL;
@@ -755,7 +664,8 @@ static int map_dump(const tb_schema_t *schema, const tb_value_t *v,
             return -1;
         }
         if (as_object) {
-            json_object_set_new(json, json_string_value(k), item);
+            json_object_set_new(json, json_is_null(k) ? "null" : json_string_value(k),
+                                item);
             json_decref(k);
         } else {
             json_array_append_new(json, json_pack("[o,o]", k, item));
@@ -770,26 +680,14 @@ int tb_json_value_dump(const tb_schema_t *schema, const tb_value_t *v,
                        size_t errstr_size)
 {
     *out = NULL;
+    if (tb_json_value_to_write(schema, &v, errstr, errstr_size) != 0) {
+        return -1;
+    }
     if (v == NULL) {
-        if (schema != NULL && tb_schema_default(schema) != NULL) {
-            return tb_json_value_dump(schema, tb_schema_default(schema), decimals, out,
-                                      errstr, errstr_size);
-        }
-        if (schema != NULL && !tb_schema_optional(schema)) {
-            snprintf(errstr, errstr_size,
-                     "Conversion error: null value for field that "
-                     "is required and has no default value");
-            return -1;
-        }
         *out = json_null();
         return 0;
     }
     tb_type_t type = tb_value_type(v);
-    if (schema != NULL && tb_schema_type(schema) != type) {
-        snprintf(errstr, errstr_size, "Invalid type for %s: class %s",
-                 tb_type_name(tb_schema_type(schema)), tb_value_class_name(v));
-        return -1;
-    }
     size_t len;
     const char *text;
     switch (type) {
@@ -851,7 +749,7 @@ int tb_json_value_dump(const tb_schema_t *schema, const tb_value_t *v,
         *out = json_boolean(tb_value_boolean(v));
         break;
     case TB_TYPE_FLOAT32:
-        *out = json_real(float32_as_double(tb_value_double(v)));
+        *out = json_real(tb_json_float32_as_double(tb_value_double(v)));
         break;
     case TB_TYPE_FLOAT64:
         *out = json_real(tb_value_double(v));
@@ -873,80 +771,8 @@ int tb_json_value_dump(const tb_schema_t *schema, const tb_value_t *v,
  * Writing JSON as Jackson does
  */
 
-typedef struct {
-    char *data;
-    size_t len;
-    size_t capacity;
-    bool failed;
-} tb_text_t;
-
-static void put(tb_text_t *t, const char *s, size_t n)
+static void put_json(tb_buf_t *t, const json_t *json)
 {
-    if (t->failed) {
-        return;
-    }
-    if (t->len + n + 1 > t->capacity) {
-        size_t capacity = (t->len + n + 1) * 2;
-        char *grown = realloc(t->data, capacity);
-        if (grown == NULL) {
-            t->failed = true;
-            return;
-        }
-        t->data = grown;
-        t->capacity = capacity;
-    }
-    memcpy(t->data + t->len, s, n);
-    t->len += n;
-    t->data[t->len] = '\0';
-}
-
-static void put_string(tb_text_t *t, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    put(t, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        const char *esc = NULL;
-        switch (ch) {
-        case '"':
-            esc = "\\\"";
-            break;
-        case '\\':
-            esc = "\\\\";
-            break;
-        case '\b':
-            esc = "\\b";
-            break;
-        case '\t':
-            esc = "\\t";
-            break;
-        case '\n':
-            esc = "\\n";
-            break;
-        case '\f':
-            esc = "\\f";
-            break;
-        case '\r':
-            esc = "\\r";
-            break;
-        default:
-            break;
-        }
-        if (esc != NULL) {
-            put(t, esc, strlen(esc));
-        } else if (ch < 0x20) {
-            char u[7] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15], '\0'};
-            put(t, u, 6);
-        } else {
-            put(t, s + i, 1);
-        }
-    }
-    put(t, "\"", 1);
-}
-
-static void put_json(tb_text_t *t, const json_t *json)
-{
-    char number[48];
     const char *key;
     json_t *member;
     size_t i;
@@ -954,71 +780,65 @@ static void put_json(tb_text_t *t, const json_t *json)
 
     switch (json_typeof(json)) {
     case JSON_OBJECT:
-        put(t, "{", 1);
+        tb_buf_append(t, "{", 1);
         json_object_foreach ((json_t *)json, key, member) {
             if (!first) {
-                put(t, ",", 1);
+                tb_buf_append(t, ",", 1);
             }
             first = false;
-            put_string(t, key, strlen(key));
-            put(t, ":", 1);
+            tb_json_put_string(t, key, strlen(key));
+            tb_buf_append(t, ":", 1);
             put_json(t, member);
         }
-        put(t, "}", 1);
+        tb_buf_append(t, "}", 1);
         return;
     case JSON_ARRAY:
-        put(t, "[", 1);
+        tb_buf_append(t, "[", 1);
         json_array_foreach (json, i, member) {
             if (i > 0) {
-                put(t, ",", 1);
+                tb_buf_append(t, ",", 1);
             }
             put_json(t, member);
         }
-        put(t, "]", 1);
+        tb_buf_append(t, "]", 1);
         return;
     case JSON_STRING:
         if (number_text(json) != NULL) {
-            put(t, number_text(json), json_string_length(json) - 1);
+            tb_buf_append(t, number_text(json), json_string_length(json) - 1);
             return;
         }
-        put_string(t, json_string_value(json), json_string_length(json));
+        tb_json_put_string(t, json_string_value(json), json_string_length(json));
         return;
     case JSON_INTEGER:
-        snprintf(number, sizeof(number), "%" JSON_INTEGER_FORMAT,
-                 json_integer_value(json));
-        put(t, number, strlen(number));
+        tb_json_put_int(t, json_integer_value(json));
         return;
     case JSON_REAL:
         if (!isfinite(json_real_value(json))) {
             t->failed = true;
             return;
         }
-        java_real(json_real_value(json), false, number);
-        put(t, number, strlen(number));
+        tb_json_put_real(t, json_real_value(json), false);
         return;
     case JSON_TRUE:
-        put(t, "true", 4);
+        tb_buf_append(t, "true", 4);
         return;
     case JSON_FALSE:
-        put(t, "false", 5);
+        tb_buf_append(t, "false", 5);
         return;
     default:
-        put(t, "null", 4);
+        tb_buf_append(t, "null", 4);
         return;
     }
 }
 
 char *tb_json_write(const json_t *json, size_t *len)
 {
-    tb_text_t t = {0};
-    put(&t, "", 0);
+    tb_buf_t t = {0};
+    size_t n = 0;
     put_json(&t, json);
-    if (t.failed) {
-        free(t.data);
-        return NULL;
-    }
+    char *text = tb_buf_take(&t, &n);
     if (len != NULL) {
-        *len = t.len;
+        *len = n;
     }
-    return t.data;
+    return text;
 }

@@ -54,9 +54,14 @@ int tb_json_value_parse_text(const tb_schema_t *schema, const json_t *payload,
                              size_t errstr_size);
 
 /* The value of the JSON text[0..len) under schema, as
- * tb_json_value_parse_text(); -1 with errstr for text that is no JSON too. */
+ * tb_json_value_parse_text(); -1 with errstr for text that is no JSON too.
+ * Read in one pass when it can be (tb_json_reader.h). */
 int tb_json_value_read(const tb_schema_t *schema, const char *text, size_t len,
                        tb_value_t **out, char *errstr, size_t errstr_size);
+
+/* The bytes of base64 text[0..len) as a BYTES value, as JsonConverter reads
+ * bytes; NULL when it is no base64 (or on no memory). */
+tb_value_t *tb_json_base64_bytes(const char *text, size_t len);
 
 /* The payload of value under schema (NULL: schemaless) into *out. A null
  * under a schema with a default is the default. Returns 0, or -1 with the

@@ -39,4 +39,9 @@ bool tb_json_text_next(tb_json_span_t container, size_t *pos, tb_json_span_t *ke
  * Jackson keep the last of repeated keys. False when there is none. */
 bool tb_json_text_member(tb_json_span_t object, const char *name, tb_json_span_t *value);
 
+/* The length of the UTF-8 sequence at s[0..n) (n > 0), as jansson accepts
+ * them (no overlong forms, surrogates or code points past U+10FFFF); 0
+ * when there is none. Any text. */
+size_t tb_json_utf8_sequence(const unsigned char *s, size_t n);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include "connectors/converters/tb_converter.h"
 #include "connectors/converters/tb_json_data.h"
+#include "connectors/converters/tb_json_writer.h"
 
 int tb_plugin_data_to_typed(tb_data_kind_t kind, const void *data, size_t len,
                             tb_schema_t **schema, tb_value_t **value, char *errstr,
@@ -58,7 +59,6 @@ static int copy_out(const char *data, size_t len, void **out, size_t *out_len,
 int tb_typed_to_plugin(const tb_schema_t *schema, const tb_value_t *value, void **out,
                        size_t *out_len, char *errstr, size_t errstr_size)
 {
-    json_t *payload = NULL;
     size_t len;
     *out = NULL;
     *out_len = 0;
@@ -80,14 +80,15 @@ int tb_typed_to_plugin(const tb_schema_t *schema, const tb_value_t *value, void 
         const char *text = tb_value_text(value, &len);
         return copy_out(text, len, out, out_len, errstr, errstr_size);
     }
-    if (tb_json_value_dump(schema, value, TB_DECIMAL_BASE64, &payload, errstr,
-                           errstr_size) != 0) {
+    tb_buf_t b = {0};
+    if (tb_json_write_value(&b, schema, value, TB_DECIMAL_BASE64, errstr, errstr_size) !=
+        0) {
+        tb_buf_release(&b);
         return -1;
     }
-    *out = tb_json_write(payload, out_len);
-    json_decref(payload);
+    *out = tb_buf_take(&b, out_len);
     if (*out == NULL) {
-        snprintf(errstr, errstr_size, "the value cannot be written as JSON");
+        snprintf(errstr, errstr_size, "out of memory");
         return -1;
     }
     return 0;

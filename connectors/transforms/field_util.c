@@ -67,6 +67,12 @@ const tb_value_t *tb_field_get(const tb_value_t *st, const tb_field_t *f,
     return v == NULL && replace_null ? tb_schema_default(f->schema) : v;
 }
 
+tb_value_t *tb_field_take(tb_value_t *st, const tb_field_t *f, bool replace_null)
+{
+    tb_value_t *v = tb_value_struct_take_at(st, f->index);
+    return v == NULL && replace_null ? tb_value_copy(tb_schema_default(f->schema)) : v;
+}
+
 int tb_field_copy_basics(const tb_schema_t *from, tb_schema_t *to)
 {
     const char *key;

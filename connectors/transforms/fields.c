@@ -242,18 +242,13 @@ static int insert_schemaless(tb_record_t *record, tb_side_t side,
                              const tb_insertion_t *ins, size_t n, char *errstr,
                              size_t errstr_size)
 {
-    tb_value_t *map = tb_value_copy(tb_record_side(record, side)->value);
-    for (size_t i = 0; map != NULL && i < n; i++) {
+    tb_value_t *map = tb_record_side(record, side)->value; /* the record's: changed */
+    for (size_t i = 0; i < n; i++) {
         if (tb_value_map_put(map, tb_field_string(ins[i].spec->name),
                              insertion_value(&ins[i])) != 0) {
-            tb_value_free(map);
-            map = NULL;
+            return tb_field_oom(errstr, errstr_size);
         }
     }
-    if (map == NULL) {
-        return tb_field_oom(errstr, errstr_size);
-    }
-    tb_record_set(record, side, NULL, map);
     return 0;
 }
 
@@ -320,8 +315,7 @@ static int insert_apply(void *state, tb_record_t *record, char *errstr,
     for (size_t i = 0; i < kept; i++) {
         tb_value_struct_set_at(
             st, i,
-            tb_value_copy(tb_field_get(s->value, tb_schema_field_at(s->schema, i),
-                                       t->replace_null)));
+            tb_field_take(s->value, tb_schema_field_at(s->schema, i), t->replace_null));
     }
     for (size_t i = 0; i < n; i++) {
         tb_value_struct_set_at(st, kept + i, insertion_value(&ins[i]));

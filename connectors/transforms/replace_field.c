@@ -126,18 +126,39 @@ static const char *renamed(const json_t *map, const char *name)
     return to != NULL ? to : name;
 }
 
-static int replace_schemaless(tb_replace_field_t *r, tb_record_t *record,
-                              const tb_value_t *map, char *errstr, size_t errstr_size)
+/* The text of a map's STRING key, NULL for any other key. */
+static const char *key_name(const tb_value_t *key)
 {
+    return key != NULL && tb_value_type(key) == TB_TYPE_STRING ? tb_value_text(key, NULL)
+                                                               : NULL;
+}
+
+/* Without renames the record's own map loses the dropped entries in place;
+ * with them a new map gets the kept values, renamed (a rename onto a kept
+ * name replaces its value, as a HashMap put does). */
+static int replace_schemaless(tb_replace_field_t *r, tb_record_t *record, tb_value_t *map,
+                              char *errstr, size_t errstr_size)
+{
+    if (json_object_size(r->renames) == 0) {
+        for (size_t i = 0; i < tb_value_size(map);) {
+            const char *name = key_name(tb_value_map_key(map, i));
+            if (name != NULL && !kept(r, name)) {
+                tb_value_map_remove_at(map, i);
+            } else {
+                i++;
+            }
+        }
+        return 0;
+    }
     tb_value_t *out = tb_value_map();
     for (size_t i = 0; out != NULL && i < tb_value_size(map); i++) {
-        const char *name = tb_value_text(tb_value_map_key(map, i), NULL);
+        const char *name = key_name(tb_value_map_key(map, i));
         if (name != NULL && !kept(r, name)) {
             continue;
         }
         tb_value_t *key = name != NULL ? tb_field_string(renamed(r->renames, name))
                                        : tb_value_copy(tb_value_map_key(map, i));
-        if (tb_value_map_put(out, key, tb_value_copy(tb_value_map_value(map, i))) != 0) {
+        if (tb_value_map_put(out, key, tb_value_map_take_value(map, i)) != 0) {
             tb_value_free(out);
             out = NULL;
         }
@@ -203,8 +224,7 @@ static int replace_apply(void *state, tb_record_t *record, char *errstr,
     for (size_t i = 0; i < tb_schema_field_count(schema); i++) {
         const tb_field_t *f = tb_schema_field(
             s->schema, renamed(r->reverse, tb_schema_field_at(schema, i)->name));
-        tb_value_struct_set_at(st, i,
-                               tb_value_copy(tb_field_get(s->value, f, r->replace_null)));
+        tb_value_struct_set_at(st, i, tb_field_take(s->value, f, r->replace_null));
     }
     return tb_field_set_checked(record, r->side, schema, st, errstr, errstr_size);
 }

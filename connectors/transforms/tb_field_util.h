@@ -81,6 +81,10 @@ tb_record_side_t *tb_field_structured(tb_record_t *record, tb_side_t side,
 const tb_value_t *tb_field_get(const tb_value_t *st, const tb_field_t *f,
                                bool replace_null);
 
+/* As tb_field_get(), taking the value out of st (the caller's; a
+ * default is copied): for the struct a transform replaces by a new one. */
+tb_value_t *tb_field_take(tb_value_t *st, const tb_field_t *f, bool replace_null);
+
 /* An empty STRUCT schema with from's name, version, doc and parameters
  * (Connect's SchemaUtil.copySchemaBasics), or NULL on no memory. */
 tb_schema_t *tb_field_struct_like(const tb_schema_t *from);

@@ -65,6 +65,24 @@ static void test_replace_field(void **state)
     tb_record_release(&r);
     tb_chain_destroy(chain);
 
+    /* without renames a schemaless map loses the dropped entries, the rest in
+     * their order; with a rename onto a kept name, the later value wins */
+    chain = chain_of("{\"transforms\":\"r\",\"transforms.r.type\":\"ReplaceField$Value\","
+                     "\"transforms.r.exclude\":\"b,d,e\"}");
+    r = json_record(NULL, "{'a':1,'b':2,'c':[3],'d':4,'e':5}");
+    apply(chain, &r, 0, NULL);
+    assert_value(&r, false, "{'a':1,'c':[3]}");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+    chain =
+        chain_of("{\"transforms\":\"r\",\"transforms.r.type\":\"ReplaceField$Value\","
+                 "\"transforms.r.include\":\"a,c\",\"transforms.r.renames\":\"c:a\"}");
+    r = json_record(NULL, "{'a':1,'b':2,'c':3}");
+    apply(chain, &r, 0, NULL);
+    assert_value(&r, false, "{'a':3}");
+    tb_record_release(&r);
+    tb_chain_destroy(chain);
+
     chain = chain_of("{\"transforms\":\"r\",\"transforms.r.type\":\"ReplaceField$Value\","
                      "\"transforms.r.renames\":\"id:name\"}");
     r = json_record(PERSON_FIELDS, "{'id':1,'name':'ann'}");
