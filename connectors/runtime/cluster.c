@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +47,13 @@ struct tb_cluster {
     tb_worker_group_t *group;
     pthread_t thread;
     bool started;
-    pthread_mutex_t lock; /* guards stopping and the wake-up */
+    pthread_mutex_t lock; /* guards stopping, the wake-up and caught_up */
     pthread_cond_t wake;
     bool stopping;
+    /* the group view (its changes count) at the start of the last refresh
+     * of the store that succeeded: the leader answers writes only once it
+     * read the store after the view that made it leader */
+    uint64_t caught_up;
     /* the thread's own */
     json_t *published;     /* the last assignment record read, or NULL */
     json_t *departed;      /* worker -> tb_monotonic_ms() when first missed */
@@ -309,12 +314,16 @@ static void tick(tb_cluster_t *cluster)
 {
     char errstr[512];
     cluster->troubled = false;
-    if (tb_herder_refresh(cluster->herder, errstr, sizeof(errstr)) != 0) {
-        trouble(cluster, "cannot read the store", errstr);
-    }
-    follow(cluster);
     tb_worker_group_view_t view;
     tb_worker_group_view(cluster->group, &view);
+    if (tb_herder_refresh(cluster->herder, errstr, sizeof(errstr)) != 0) {
+        trouble(cluster, "cannot read the store", errstr);
+    } else {
+        pthread_mutex_lock(&cluster->lock);
+        cluster->caught_up = view.changes;
+        pthread_mutex_unlock(&cluster->lock);
+    }
+    follow(cluster);
     tb_series_set(cluster->leader, view.leader ? 1 : 0);
     if (view.leader && view.member_count > 0 &&
         tb_monotonic_ms() >= cluster->hold_until_ms) {
@@ -449,7 +458,15 @@ int tb_cluster_leader(tb_cluster_t *cluster, char *url, size_t url_size)
 {
     tb_worker_group_view_t view;
     tb_worker_group_view(cluster->group, &view);
-    int who = view.leader ? 1 : view.leader_url != NULL ? 0 : -1;
+    pthread_mutex_lock(&cluster->lock);
+    bool caught_up = view.member_count > 0 && cluster->caught_up >= view.changes;
+    pthread_mutex_unlock(&cluster->lock);
+    /* the group may name this worker before its own assignment says it
+     * leads: nobody is known yet, as a forward to itself would wait on
+     * itself */
+    bool other = !view.leader && view.leader_url != NULL &&
+                 strcmp(id_of_url(view.leader_url), cluster->worker_id) != 0;
+    int who = view.leader && caught_up ? 1 : other ? 0 : -1;
     if (who == 0) {
         snprintf(url, url_size, "%s", view.leader_url);
     }
