@@ -6,7 +6,8 @@
  * coordination topic "<group.id>.tributary-cluster" (compacted, one
  * partition, created if missing), whose one key "assignment" holds the
  * leader's latest assignment: {"epoch":n,"leader":"<worker>","workers":
- * {"<worker>":[["<connector>",<task>],...]}} (tb_assignment_json.h).
+ * {"<worker>":[["<connector>",<task>],...]}} (tb_assignment_json.h), with
+ * "revoking":true on the first step of a move (below).
  *
  * Its thread, every TB_CLUSTER_TICK_MS and whenever the group changes:
  * 1. applies what other workers wrote to the store (tb_herder_refresh);
@@ -22,6 +23,7 @@
  *    worker keeps only what it keeps) and publishes the rest no sooner
  *    than TB_CLUSTER_REVOKE_PAUSE_MS later, so that the work stopped
  *    before it starts elsewhere.
+ * Its metrics (tb_cluster_metrics.h) count and time the rebalances.
  *
  * Ownership: the cluster borrows the herder, which must outlive it; it
  * copies its options. Locking: the thread is the only user of the group's
