@@ -1453,6 +1453,14 @@ def render(ctx, goals, profile_lines, wall) -> str:
 
 
 # ------------------------------------------------------------------------ main
+def write_results(results: Path, text: str) -> None:
+    """Writes the results file and prints it."""
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(text)
+    print(text)
+    log(f"results written to {results}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--smoke", action="store_true")
@@ -1527,11 +1535,7 @@ def main() -> int:
         stop_all()
         if ctx.sink_dir != ctx.work:
             shutil.rmtree(ctx.sink_dir, ignore_errors=True)
-    results = Path(args.results)
-    results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(text)
-    print(text)
-    log(f"results written to {results}")
+    write_results(Path(args.results), text)
     return 0
 
 
