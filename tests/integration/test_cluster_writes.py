@@ -29,34 +29,26 @@ EXPECTED = {"POST": 201, "PUT config": 200, "PUT pause": 202, "PUT resume": 202,
 
 
 class Serving:
-    """The workers clients may send to, and how many requests each has in flight, so
-    that a worker is stopped only once no client is waiting on it (as a load balancer
-    drains a worker before it goes)."""
+    """The workers clients send to, in turn. A worker about to stop is taken out first,
+    as a load balancer takes it out, and then stopped at once: the requests it had
+    accepted must still be answered."""
 
     def __init__(self, workers):
-        self.cond = threading.Condition()
+        self.lock = threading.Lock()
         self.workers = list(workers)
-        self.in_flight = {}
         self.turn = 0
 
     def pick(self):
-        with self.cond:
+        with self.lock:
             self.turn += 1
-            w = self.workers[self.turn % len(self.workers)]
-            self.in_flight[w] = self.in_flight.get(w, 0) + 1
-            return w
-
-    def done(self, w):
-        with self.cond:
-            self.in_flight[w] -= 1
-            self.cond.notify_all()
+            return self.workers[self.turn % len(self.workers)]
 
     def add(self, w):
-        with self.cond:
+        with self.lock:
             self.workers.append(w)
 
-    def drain(self, w):
-        with self.cond:
+    def remove(self, w):
+        with self.lock:
             self.workers.remove(w)
 
 
@@ -76,7 +68,8 @@ class Client(threading.Thread):
 
     def config(self, name, round_):
         return {"connector.class": "FileStreamSource", "file": str(self.file),
-                "topic": self.topic, "batch.size": str(100 + round_), "note": f"{name}/{round_}"}
+                "topic": self.topic, "batch.size": str(100 + round_),
+                "note": f"{name}/{round_}"}
 
     def write(self, what, name, method, path, body=None):
         """One write; sent again elsewhere only when its worker, stopped since it was
@@ -94,8 +87,6 @@ class Client(threading.Thread):
                     continue
                 self.replies.append((what, name, None, f"{w.url}: {e!r}"))
                 break
-            finally:
-                self.serving.done(w)
         self.progress.step()
 
     def run(self):
@@ -150,7 +141,7 @@ def churn(start_worker, serving, workers, settings, progress, tmp_path, events):
     events.append(("joined", progress.count))
     assert progress.reached(2 * WRITES // 5), "the clients stalled before the stop"
     leaving = workers[0]  # the first to start: the leader as long as it lives
-    serving.drain(leaving)
+    serving.remove(leaving)
     assert leaving.stop() == 0
     events.append(("stopped", progress.count))
     assert progress.reached(3 * WRITES // 5), "the clients stalled before the restart"
