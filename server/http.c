@@ -15,16 +15,21 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <gnutls/gnutls.h>
 #include <openssl/crypto.h>
 
 #include "core/tb_log.h"
 #include "core/tb_metrics.h"
+#include "core/tb_time.h"
 #include "server/tb_forward.h"
 #include "server/tb_request_signature.h"
 
 #define MAX_LISTENERS 8
+/* How long a stopping server goes on answering the requests it accepted. */
+#define DRAIN_MS 10000
+#define DRAIN_POLL_MS 10
 #define MAX_SEGMENTS 16
 #define PEM_MAX_BYTES (1024 * 1024)
 /* Jetty's CrossOriginFilter defaults, which Connect uses, plus
@@ -42,9 +47,9 @@ typedef struct {
     struct MHD_Daemon *daemon;
     char base_url[300];
     bool tls;
-    bool admin_only;                /* an admin.listeners entry */
-    bool serves_admin;              /* admin routes are served here */
-    const tb_http_server_t *server; /* borrowed */
+    bool admin_only;          /* an admin.listeners entry */
+    bool serves_admin;        /* admin routes are served here */
+    tb_http_server_t *server; /* borrowed */
 } listener_t;
 
 struct tb_http_server {
@@ -58,6 +63,7 @@ struct tb_http_server {
     char *tls_ca;
     listener_t listeners[MAX_LISTENERS];
     size_t count;
+    atomic_size_t in_flight; /* requests begun and not yet completed */
 };
 
 typedef enum {
@@ -897,6 +903,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
         if (state == NULL) {
             return MHD_NO;
         }
+        atomic_fetch_add(&listener->server->in_flight, 1);
         clock_gettime(CLOCK_MONOTONIC, &state->start);
         if (!screen(listener, connection, method, &res, &challenge)) {
             return MHD_YES;
@@ -966,14 +973,15 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
 static void request_completed(void *cls, struct MHD_Connection *connection,
                               void **con_cls, enum MHD_RequestTerminationCode code)
 {
+    const listener_t *listener = cls;
     request_state_t *state = *con_cls;
-    (void)cls;
     (void)connection;
     (void)code;
     if (state != NULL) {
         free(state->body);
         free(state);
         *con_cls = NULL;
+        atomic_fetch_sub(&listener->server->in_flight, 1);
     }
 }
 
@@ -1140,8 +1148,9 @@ static int listener_start(tb_http_server_t *server, listener_t *listener, const 
      * take a socket numbered 1024 or above, and each connector's Kafka client
      * holds a few descriptors: with about 170 connectors the API refused every
      * new connection. */
+    /* MHD_USE_ITC: tb_http_stop quiesces the daemon first */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
-                     (addr->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
+                     MHD_USE_ITC | (addr->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
                      (listener->tls ? MHD_USE_TLS : 0);
     listener->daemon = MHD_start_daemon(
         flags, (uint16_t)port, NULL, NULL, handle_request, listener,
@@ -1150,8 +1159,8 @@ static int listener_start(tb_http_server_t *server, listener_t *listener, const 
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_s(server->options.connection_timeout_ms),
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, server->options.connections_per_client,
         MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED,
-        request_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION, connection_notify, NULL,
-        MHD_OPTION_ARRAY, tls_options, MHD_OPTION_END);
+        request_completed, listener, MHD_OPTION_NOTIFY_CONNECTION, connection_notify,
+        NULL, MHD_OPTION_ARRAY, tls_options, MHD_OPTION_END);
     freeaddrinfo(addr);
     if (listener->daemon == NULL) {
         snprintf(errstr, errstr_size,
@@ -1281,11 +1290,39 @@ fail:
     return NULL;
 }
 
+/* Stops accepting connections, then waits until no request is in flight,
+ * up to DRAIN_MS, so that a request accepted before the stop is answered. */
+static void drain(tb_http_server_t *server)
+{
+    for (size_t i = 0; i < server->count; i++) {
+        MHD_socket listening = MHD_quiesce_daemon(server->listeners[i].daemon);
+        if (listening != MHD_INVALID_SOCKET) {
+            close(listening);
+        }
+    }
+    int64_t deadline = tb_monotonic_ms() + DRAIN_MS;
+    size_t left = atomic_load(&server->in_flight);
+    if (left > 0) {
+        TB_LOG(TB_LOG_INFO, "tributary.rest", "answering %zu request(s) in flight", left);
+    }
+    while (left > 0 && tb_monotonic_ms() < deadline) {
+        struct timespec pause = {0, DRAIN_POLL_MS * 1000000L};
+        nanosleep(&pause, NULL);
+        left = atomic_load(&server->in_flight);
+    }
+    if (left > 0) {
+        TB_LOG(TB_LOG_WARN, "tributary.rest",
+               "stopping with %zu request(s) still in flight after %d ms", left,
+               DRAIN_MS);
+    }
+}
+
 void tb_http_stop(tb_http_server_t *server)
 {
     if (server == NULL) {
         return;
     }
+    drain(server);
     for (size_t i = 0; i < server->count; i++) {
         MHD_stop_daemon(server->listeners[i].daemon);
     }

@@ -96,7 +96,9 @@ int tb_http_check(const tb_http_options_t *options, char *errstr, size_t errstr_
 tb_http_server_t *tb_http_start(const tb_http_options_t *options, char *errstr,
                                 size_t errstr_size);
 
-/* Stops accepting, finishes requests in flight, frees. NULL is a no-op. */
+/* Stops accepting, answers the requests in flight (for up to 10 s: a
+ * worker stopped by SIGTERM answers what it accepted), frees. NULL is a
+ * no-op. */
 void tb_http_stop(tb_http_server_t *server);
 
 /* Splits one listener URL into scheme, host and port. Returns -1 and fills

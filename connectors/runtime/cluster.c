@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,32 +11,13 @@
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "connectors/kafka/tb_worker_group.h"
 #include "connectors/runtime/tb_assignment_json.h"
+#include "connectors/runtime/tb_cluster_metrics.h"
 #include "core/tb_log.h"
-#include "core/tb_metrics.h"
 #include "core/tb_time.h"
 #include "store/kafka_log.h"
 
 #define ASSIGNMENT_KEY "assignment"
 
-static const tb_metric_def_t leader_def = {
-    .name = "tributary_cluster_leader",
-    .type = TB_METRIC_GAUGE,
-    .help = "1 while this worker leads its cluster, else 0."};
-static const tb_metric_def_t epoch_def = {
-    .name = "tributary_cluster_assignment_epoch",
-    .type = TB_METRIC_GAUGE,
-    .help = "The epoch of the assignment this worker runs (the leader's count of "
-            "publications)."};
-static const tb_metric_def_t rebalances_def = {
-    .name = "tributary_cluster_rebalances_total",
-    .type = TB_METRIC_COUNTER,
-    .help = "Assignments this worker applied since it started: each rebalance's steps."};
-static const tb_metric_def_t assigned_def = {
-    .name = "tributary_cluster_assigned",
-    .type = TB_METRIC_GAUGE,
-    .help = "Connector instances (kind=\"connector\") and tasks (kind=\"task\") the "
-            "assignment gives this worker.",
-    .labels = (const char *const[]){"kind", NULL}};
 #define LOG_TIMEOUT_MS 30000
 
 struct tb_cluster {
@@ -47,14 +29,18 @@ struct tb_cluster {
     tb_session_keys_t *session_keys;
     pthread_t thread;
     bool started;
-    pthread_mutex_t lock; /* guards stopping and the wake-up */
+    pthread_mutex_t lock; /* guards stopping, the wake-up and caught_up */
     pthread_cond_t wake;
     bool stopping;
+    /* the group view (its changes count) at the start of the last refresh
+     * of the store that succeeded: the leader answers writes only once it
+     * read the store after the view that made it leader */
+    uint64_t caught_up;
     /* the thread's own */
     json_t *published;     /* the last assignment record read, or NULL */
     json_t *departed;      /* worker -> tb_monotonic_ms() when first missed */
     int64_t hold_until_ms; /* after a revocation, nothing published before it */
-    tb_series_t *leader, *epoch, *rebalances, *connectors, *tasks;
+    tb_cluster_metrics_t metrics;
     char trouble[512]; /* the last problem logged, "" once things work again */
     bool troubled;     /* a problem in this tick */
 };
@@ -115,19 +101,18 @@ static void on_record(const tb_kafka_log_record_t *record, void *opaque)
     *latest = value;
 }
 
-/* Sets the gauges of what assignment gives this worker. */
-static void count_assigned(tb_cluster_t *cluster, const tb_assignment_t *assignment)
+/* Counts the connector instances and tasks assignment gives this worker. */
+static void count_assigned(const tb_cluster_t *cluster, const tb_assignment_t *assignment,
+                           size_t *connectors, size_t *tasks)
 {
-    size_t connectors = 0, tasks = 0;
+    *connectors = *tasks = 0;
     for (size_t w = 0; w < assignment->count; w++) {
         const tb_worker_work_t *held = &assignment->workers[w];
         for (size_t i = 0;
              strcmp(held->worker, cluster->worker_id) == 0 && i < held->count; i++) {
-            *(held->work[i].task < 0 ? &connectors : &tasks) += 1;
+            *(held->work[i].task < 0 ? connectors : tasks) += 1;
         }
     }
-    tb_series_set(cluster->connectors, (double)connectors);
-    tb_series_set(cluster->tasks, (double)tasks);
 }
 
 /* Reads the coordination topic; a new assignment becomes what this worker
@@ -152,14 +137,17 @@ static void follow(tb_cluster_t *cluster)
         json_decref(latest);
         return;
     }
-    TB_LOG(TB_LOG_INFO, "tributary.cluster", "assignment %lld from %s",
-           json_integer_value(json_object_get(latest, "epoch")),
-           json_string_value(json_object_get(latest, "leader")));
+    json_int_t epoch = json_integer_value(json_object_get(latest, "epoch"));
+    bool revoking = json_is_true(json_object_get(latest, "revoking"));
+    TB_LOG(TB_LOG_INFO, "tributary.cluster", "assignment %lld from %s%s",
+           (long long)epoch, json_string_value(json_object_get(latest, "leader")),
+           revoking ? ": revoking the work that moves" : "");
+    int64_t arrived = tb_monotonic_ms();
     tb_herder_assignment_set(cluster->herder, &assignment);
-    count_assigned(cluster, &assignment);
-    tb_series_set(cluster->epoch,
-                  (double)json_integer_value(json_object_get(latest, "epoch")));
-    tb_series_add(cluster->rebalances, 1);
+    size_t connectors, tasks;
+    count_assigned(cluster, &assignment, &connectors, &tasks);
+    tb_cluster_metrics_applied(&cluster->metrics, arrived, revoking, (long long)epoch,
+                               connectors, tasks);
     tb_assignment_clear(&assignment);
     json_decref(cluster->published);
     cluster->published = latest;
@@ -208,12 +196,16 @@ static json_t *revocation(const json_t *previous, const json_t *next)
     return step;
 }
 
-static int publish(tb_cluster_t *cluster, json_t *workers)
+/* Publishes the assignment of workers; revoking marks a move's first step. */
+static int publish(tb_cluster_t *cluster, json_t *workers, bool revoking)
 {
     char errstr[512];
     json_int_t epoch = json_integer_value(json_object_get(cluster->published, "epoch"));
     json_t *record = json_pack("{s:I, s:s, s:O}", "epoch", epoch + 1, "leader",
                                cluster->worker_id, "workers", workers);
+    if (revoking) {
+        json_object_set_new(record, "revoking", json_true());
+    }
     char *value = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(record);
     tb_kafka_log_record_t out = {ASSIGNMENT_KEY, strlen(ASSIGNMENT_KEY), value,
@@ -288,10 +280,10 @@ static void lead(tb_cluster_t *cluster, const tb_worker_group_view_t *view)
             if (step != NULL) {
                 TB_LOG(TB_LOG_INFO, "tributary.cluster",
                        "rebalancing: revoking the work that moves first");
-                if (publish(cluster, step) == 0) {
+                if (publish(cluster, step, true) == 0) {
                     cluster->hold_until_ms = now + TB_CLUSTER_REVOKE_PAUSE_MS;
                 }
-            } else if (publish(cluster, wanted) == 0) {
+            } else if (publish(cluster, wanted, false) == 0) {
                 TB_LOG(TB_LOG_INFO, "tributary.cluster",
                        "published the assignment of %zu live and %zu waiting worker(s)",
                        view->member_count, waiting_count);
@@ -310,13 +302,17 @@ static void tick(tb_cluster_t *cluster)
 {
     char errstr[512];
     cluster->troubled = false;
-    if (tb_herder_refresh(cluster->herder, errstr, sizeof(errstr)) != 0) {
-        trouble(cluster, "cannot read the store", errstr);
-    }
-    follow(cluster);
     tb_worker_group_view_t view;
     tb_worker_group_view(cluster->group, &view);
-    tb_series_set(cluster->leader, view.leader ? 1 : 0);
+    if (tb_herder_refresh(cluster->herder, errstr, sizeof(errstr)) != 0) {
+        trouble(cluster, "cannot read the store", errstr);
+    } else {
+        pthread_mutex_lock(&cluster->lock);
+        cluster->caught_up = view.changes;
+        pthread_mutex_unlock(&cluster->lock);
+    }
+    follow(cluster);
+    tb_cluster_metrics_tick(&cluster->metrics, view.leader, view.leader_url);
     if (tb_session_keys_tick(cluster->session_keys, view.leader, errstr,
                              sizeof(errstr)) != 0) {
         trouble(cluster, "cannot read or write the session key", errstr);
@@ -383,12 +379,7 @@ tb_cluster_t *tb_cluster_start(const tb_cluster_options_t *options, char *errstr
     cluster->worker_id = strdup(id_of_url(options->worker_url));
     cluster->rebalance_delay_ms = options->rebalance_delay_ms;
     cluster->departed = json_object();
-    cluster->leader = tb_metrics_series(&leader_def, NULL);
-    cluster->epoch = tb_metrics_series(&epoch_def, NULL);
-    cluster->rebalances = tb_metrics_series(&rebalances_def, NULL);
-    cluster->connectors =
-        tb_metrics_series(&assigned_def, (const char *const[]){"connector"});
-    cluster->tasks = tb_metrics_series(&assigned_def, (const char *const[]){"task"});
+    tb_cluster_metrics_take(&cluster->metrics);
     pthread_mutex_init(&cluster->lock, NULL);
     pthread_cond_init(&cluster->wake, NULL);
     tb_session_keys_options_t keys = options->session_keys;
@@ -447,11 +438,7 @@ void tb_cluster_stop(tb_cluster_t *cluster)
     pthread_cond_destroy(&cluster->wake);
     json_decref(cluster->published);
     json_decref(cluster->departed);
-    tb_series_release(cluster->leader);
-    tb_series_release(cluster->epoch);
-    tb_series_release(cluster->rebalances);
-    tb_series_release(cluster->connectors);
-    tb_series_release(cluster->tasks);
+    tb_cluster_metrics_release(&cluster->metrics);
     free(cluster->worker_id);
     free(cluster);
 }
@@ -460,7 +447,15 @@ int tb_cluster_leader(tb_cluster_t *cluster, char *url, size_t url_size)
 {
     tb_worker_group_view_t view;
     tb_worker_group_view(cluster->group, &view);
-    int who = view.leader ? 1 : view.leader_url != NULL ? 0 : -1;
+    pthread_mutex_lock(&cluster->lock);
+    bool caught_up = view.member_count > 0 && cluster->caught_up >= view.changes;
+    pthread_mutex_unlock(&cluster->lock);
+    /* the group may name this worker before its own assignment says it
+     * leads: nobody is known yet, as a forward to itself would wait on
+     * itself */
+    bool other = !view.leader && view.leader_url != NULL &&
+                 strcmp(id_of_url(view.leader_url), cluster->worker_id) != 0;
+    int who = view.leader && caught_up ? 1 : other ? 0 : -1;
     if (who == 0) {
         snprintf(url, url_size, "%s", view.leader_url);
     }

@@ -10,6 +10,8 @@
  */
 #include "connectors/runtime/tb_connect_metrics.h"
 
+#include "connectors/runtime/tb_cluster_metrics.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stddef.h>
@@ -17,6 +19,7 @@
 static const char *const task_labels[] = {"connector", "task", NULL};
 static const char *const task_status_labels[] = {"connector", "task", "status", NULL};
 static const char *const connector_status_labels[] = {"connector", "status", NULL};
+static const char *const leader_name_labels[] = {"leader_name", NULL};
 
 #define FAMILY(var, metric, labelled, text)                                              \
     static const tb_metric_def_t var = {                                                 \
@@ -29,6 +32,7 @@ static const char *const connector_status_labels[] = {"connector", "status", NUL
 #define TASK "kafka_connect_connector_task_metrics_"
 #define ERRORS "kafka_connect_task_error_metrics_"
 #define WORKER "kafka_connect_connect_worker_metrics_"
+#define REBALANCE "kafka_connect_connect_worker_rebalance_metrics_"
 
 TASK_FAMILY(sink_read, SINK "sink_record_read_total",
             "Connect's sink-record-read-total: tributary_task_records_read_total.");
@@ -139,6 +143,31 @@ WORKER_FAMILY(task_failure_share, WORKER "task_startup_failure_percentage",
               "Connect's task-startup-failure-percentage: the share (0 to 1) of task "
               "startups that failed.");
 
+WORKER_FAMILY(
+    completed_rebalances, REBALANCE "completed_rebalances_total",
+    "Connect's completed-rebalances-total: tributary_cluster_rebalances_total.");
+WORKER_FAMILY(rebalance_epoch, REBALANCE "epoch",
+              "Connect's epoch: tributary_cluster_assignment_epoch, the epoch of the "
+              "assignment this worker runs.");
+WORKER_FAMILY(rebalancing, REBALANCE "rebalancing",
+              "Connect's rebalancing: tributary_cluster_rebalancing, 1 while a "
+              "rebalance is under way.");
+WORKER_FAMILY(rebalance_max, REBALANCE "rebalance_max_time_seconds",
+              "Connect's rebalance-max-time-ms, in seconds: the longest rebalance "
+              "(tributary_cluster_rebalance_seconds).");
+WORKER_FAMILY(rebalance_avg, REBALANCE "rebalance_avg_time_seconds",
+              "Connect's rebalance-avg-time-ms, in seconds: the mean rebalance "
+              "(tributary_cluster_rebalance_seconds).");
+WORKER_FAMILY(since_rebalance, REBALANCE "time_since_last_rebalance_seconds",
+              "Connect's time-since-last-rebalance-ms, in seconds: since this worker "
+              "last completed a rebalance; +Inf before the first.");
+static const tb_metric_def_t leader_name = {
+    .name = REBALANCE "leader_name",
+    .type = TB_METRIC_UNTYPED,
+    .help = "Connect's leader-name: 1, labelled with the REST URL of the leader this "
+            "worker knows.",
+    .labels = leader_name_labels};
+
 static const tb_metric_def_t task_status = {
     .name = TASK "status",
     .type = TB_METRIC_UNTYPED,
@@ -239,6 +268,13 @@ static const rule_t task_worker_rules[] = {
     SHARE(task_failure_share, S, startups_failed, startup_attempts),
 };
 #undef S
+#define C tb_cluster_metrics_t
+static const rule_t rebalance_rules[] = {
+    ALIAS(completed_rebalances, C, rebalances), ALIAS(rebalance_epoch, C, epoch),
+    ALIAS(rebalancing, C, rebalancing),         MAX(rebalance_max, C, rebalance_seconds),
+    AVG(rebalance_avg, C, rebalance_seconds),
+};
+#undef C
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
@@ -248,6 +284,7 @@ _Static_assert(COUNT(source_task_rules) + COUNT(task_rules) <= TB_CONNECT_ALIASE
                "and a source's");
 _Static_assert(TB_SHOWN_STATE_COUNT + COUNT(task_worker_rules) <= TB_CONNECT_ALIASES_MAX,
                "and the states");
+_Static_assert(COUNT(rebalance_rules) <= TB_CONNECT_ALIASES_MAX, "and a cluster's");
 
 static tb_series_t *handle_at(const void *owner, size_t field)
 {
@@ -332,6 +369,19 @@ void tb_connect_state_take(tb_connect_metrics_t *c, const tb_state_metrics_t *m,
     tb_series_add(c->worker_count, 1);
 }
 
+void tb_connect_rebalance_take(tb_connect_metrics_t *c, const tb_cluster_metrics_t *m)
+{
+    size_t next = 0;
+    *c = (tb_connect_metrics_t){0};
+    take_rules(c, &next, m, rebalance_rules, COUNT(rebalance_rules), NULL);
+    c->since_rebalance = tb_metrics_series(&since_rebalance, NULL);
+}
+
+tb_series_t *tb_connect_leader_name(const char *url)
+{
+    return tb_metrics_series(&leader_name, (const char *const[]){url, NULL});
+}
+
 void tb_connect_release(tb_connect_metrics_t *c)
 {
     for (size_t i = 0; i < TB_CONNECT_ALIASES_MAX; i++) {
@@ -339,7 +389,8 @@ void tb_connect_release(tb_connect_metrics_t *c)
         c->aliases[i] = NULL;
     }
     tb_series_add(c->worker_count, -1);
-    tb_series_t **own[] = {&c->worker_count, &c->last_error, &c->commit_skips};
+    tb_series_t **own[] = {&c->worker_count, &c->last_error, &c->commit_skips,
+                           &c->since_rebalance};
     for (size_t i = 0; i < COUNT(own); i++) {
         tb_series_release(*own[i]);
         *own[i] = NULL;

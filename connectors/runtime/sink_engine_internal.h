@@ -75,6 +75,7 @@ typedef struct {
     bool log_messages; /* errors.log.include.messages: key and value too */
     bool read_headers; /* the plugin reads them, or the DLQ copies them */
     bool paused;
+    int64_t revoked_us; /* tb_monotonic_us() of the last revocation; 0 once assigned */
     /* every partition paused while a put or flush waits for its retry: the
      * consumer is still polled (rebalances, max.poll.interval.ms) */
     bool held;

@@ -314,6 +314,11 @@ void tb_sink_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     bool cooperative = strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
 
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+        if (e->revoked_us > 0) {
+            tb_series_observe(e->metrics.rebalance_pause,
+                              (double)(tb_monotonic_us() - e->revoked_us) / 1e6);
+            e->revoked_us = 0;
+        }
         resolve_starts(e, list);
         rd_kafka_error_t *error =
             cooperative ? rd_kafka_incremental_assign(rk, list) : NULL;
@@ -328,7 +333,11 @@ void tb_sink_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         apply_pauses(e);
         return;
     }
-    /* revoked or lost: record what was written before letting go */
+    /* revoked or lost: record what was written before letting go; an
+     * eager group reads nothing until its next assignment */
+    if (list->cnt > 0 && !cooperative) {
+        e->revoked_us = tb_monotonic_us();
+    }
     if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS && !rd_kafka_assignment_lost(rk) &&
         tb_sink_flush_offsets(e, true, errstr, sizeof(errstr)) != 0) {
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,

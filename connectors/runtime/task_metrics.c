@@ -22,6 +22,7 @@ static const double batch_buckets[] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05,
                                        0.1,    0.5,    1,     5,     30};
 static const double record_buckets[] = {1, 8, 64, 256, 512, 1024};
 static const double commit_buckets[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30};
+static const double pause_buckets[] = {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60};
 
 #define COUNTER(var, metric, text)                                                       \
     static const tb_metric_def_t var = {                                                 \
@@ -84,6 +85,15 @@ static const tb_metric_def_t partitions = {.name = "tributary_sink_task_partitio
                                            .help =
                                                "The partitions assigned to a sink task.",
                                            .labels = task_labels};
+
+static const tb_metric_def_t rebalance_pause = {
+    .name = "tributary_sink_rebalance_pause_seconds",
+    .type = TB_METRIC_HISTOGRAM,
+    .help = "Time a sink task read nothing at a rebalance of its consumer group (eager, "
+            "the default): from its partitions revoked to the group's next assignment.",
+    .labels = task_labels,
+    .buckets = pause_buckets,
+    .bucket_count = sizeof(pause_buckets) / sizeof(pause_buckets[0])};
 
 static const tb_metric_def_t connector_startups = {
     .name = "tributary_connector_startups_total",
@@ -212,6 +222,7 @@ void tb_task_metrics_take(tb_task_metrics_t *m, const char *connector, int task,
     m->errors_logged = tb_metrics_series(&errors_logged, values);
     m->dlq_failures = tb_metrics_series(&dlq_failures, values);
     m->partitions = sink ? tb_metrics_series(&partitions, values) : NULL;
+    m->rebalance_pause = sink ? tb_metrics_series(&rebalance_pause, values) : NULL;
     tb_connect_task_take(&m->connect, m, connector, id, sink);
 }
 
@@ -261,7 +272,8 @@ void tb_task_metrics_release(tb_task_metrics_t *m)
                            &m->retries,
                            &m->errors_logged,
                            &m->dlq_failures,
-                           &m->partitions};
+                           &m->partitions,
+                           &m->rebalance_pause};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         tb_series_release(*all[i]);
         *all[i] = NULL;

@@ -6,10 +6,13 @@
  * coordination topic "<group.id>.tributary-cluster" (compacted, one
  * partition, created if missing), whose one key "assignment" holds the
  * leader's latest assignment: {"epoch":n,"leader":"<worker>","workers":
- * {"<worker>":[["<connector>",<task>],...]}} (tb_assignment_json.h).
+ * {"<worker>":[["<connector>",<task>],...]}} (tb_assignment_json.h), with
+ * "revoking":true on the first step of a move (below).
  *
  * Its thread, every TB_CLUSTER_TICK_MS and whenever the group changes:
  * 1. applies what other workers wrote to the store (tb_herder_refresh);
+ *    once it has since the group last changed, a leader answers writes
+ *    (tb_cluster_leader);
  * 2. reads the coordination topic and, when the assignment changed, makes
  *    it what this worker runs (tb_herder_assignment_set);
  * 3. on the leader only, computes the next assignment (tb_herder_assign)
@@ -20,6 +23,7 @@
  *    worker keeps only what it keeps) and publishes the rest no sooner
  *    than TB_CLUSTER_REVOKE_PAUSE_MS later, so that the work stopped
  *    before it starts elsewhere.
+ * Its metrics (tb_cluster_metrics.h) count and time the rebalances.
  *
  * The thread also follows the cluster's session key (tb_session_key.h),
  * which the leader writes and rotates.
@@ -27,7 +31,8 @@
  * Ownership: the cluster borrows the herder, which must outlive it; it
  * copies its options. Locking: the thread is the only user of the group's
  * consumer, the coordination log and its own state; tb_cluster_leader
- * reads the group's view, which has a lock of its own.
+ * reads the group's view, which has a lock of its own, and the count of
+ * the view the thread last caught up with, under the cluster's lock.
  */
 #ifndef TB_CLUSTER_H
 #define TB_CLUSTER_H
@@ -67,8 +72,11 @@ tb_cluster_t *tb_cluster_start(const tb_cluster_options_t *options, char *errstr
  * NULL is a no-op. */
 void tb_cluster_stop(tb_cluster_t *cluster);
 
-/* Who leads now: 1 this worker, 0 another (its REST URL copied into url),
- * -1 nobody known yet. */
+/* Who answers writes now: 1 this worker (it leads, and has read the store
+ * to its end since it became leader, so that it writes on top of what the
+ * leader before it wrote), 0 another (its REST URL copied into url), -1
+ * nobody yet (no leader known, or this worker leads and is still
+ * catching up, or the group names it before its own assignment does). */
 int tb_cluster_leader(tb_cluster_t *cluster, char *url, size_t url_size);
 
 /* The cluster's session keys, borrowed for the cluster's life. */

@@ -10,9 +10,11 @@
  * (tb_metrics_alias) of a tributary series, or a window over tributary
  * series (tb_metrics_window: Connect's -rate, -avg, -max and -percentage
  * attributes), so no record is counted twice; only connector-count,
- * task-count, last-error-timestamp and offset-commit-skip-total have values
- * of their own, changed when a connector or task comes and goes, when an
- * attempt fails, and never.
+ * task-count, last-error-timestamp, offset-commit-skip-total,
+ * time-since-last-rebalance-ms and leader-name have values of their own,
+ * changed when a connector or task comes and goes, when an attempt fails,
+ * never, at each tick of the cluster's thread, and when the leader
+ * changes.
  */
 #ifndef TB_CONNECT_METRICS_H
 #define TB_CONNECT_METRICS_H
@@ -34,6 +36,18 @@ void tb_connect_source_take(tb_connect_metrics_t *c, const tb_source_metrics_t *
  * task-count and task-startup-*. */
 void tb_connect_state_take(tb_connect_metrics_t *c, const tb_state_metrics_t *m,
                            const char *connector, const char *task);
+
+/* connect-worker-rebalance-metrics over a distributed worker's cluster
+ * series (tb_cluster_metrics.h): completed-rebalances-total, epoch,
+ * rebalancing, rebalance-max-time-ms and rebalance-avg-time-ms, and
+ * time-since-last-rebalance-ms (c->since_rebalance, set by its owner). */
+struct tb_cluster_metrics;
+void tb_connect_rebalance_take(tb_connect_metrics_t *c,
+                               const struct tb_cluster_metrics *m);
+
+/* Connect's leader-name: a new series labelled with the leader's url, for
+ * its owner to set to 1 and release when the leader changes. */
+tb_series_t *tb_connect_leader_name(const char *url);
 
 /* Releases what a take filled in; a zeroed c is a no-op. */
 void tb_connect_release(tb_connect_metrics_t *c);

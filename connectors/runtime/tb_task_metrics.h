@@ -20,9 +20,10 @@
 #define TB_CONNECT_ALIASES_MAX 32
 typedef struct {
     tb_series_t *aliases[TB_CONNECT_ALIASES_MAX];
-    tb_series_t *worker_count; /* connector-count or task-count, this one's 1 */
-    tb_series_t *last_error;   /* a task's last-error-timestamp, in ms */
-    tb_series_t *commit_skips; /* a sink's offset-commit-skip-total: always 0 */
+    tb_series_t *worker_count;    /* connector-count or task-count, this one's 1 */
+    tb_series_t *last_error;      /* a task's last-error-timestamp, in ms */
+    tb_series_t *commit_skips;    /* a sink's offset-commit-skip-total: always 0 */
+    tb_series_t *since_rebalance; /* a cluster's time-since-last-rebalance, in s */
 } tb_connect_metrics_t;
 
 /* The states tb_state_metrics_t shows, in the order of its states[]. */
@@ -55,6 +56,10 @@ typedef struct {
     tb_series_t *errors_logged; /* errors.log.enable lines */
     tb_series_t *dlq_failures;  /* records the dead letter queue refused */
     tb_series_t *partitions;    /* a sink's assigned partitions; NULL for a source */
+    /* a sink's pause at each rebalance of its consumer group: from its
+     * partitions revoked (or lost) to the group's next assignment; NULL
+     * for a source */
+    tb_series_t *rebalance_pause;
     tb_connect_metrics_t connect;
 } tb_task_metrics_t;
 

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 import requests
-from confluent_kafka import Consumer, TopicPartition
 
-from kafka_io import read_raw
+from kafka_io import read_raw, read_topic
 from test_distributed import agreed_placement, cluster_settings
 from worker import free_port, wait_for
 
@@ -109,32 +108,6 @@ def open_store(bed, topics):
     for tool in tools:
         if tool.proc.poll() is None:
             tool.close()
-
-
-def read_topic(bed, topic):
-    """Every record of a topic from its start to its end now, as (partition, key, value)
-    with key and value bytes (value None for a tombstone), in each partition's order."""
-    consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": "unused",
-                         "enable.auto.commit": False})
-    try:
-        meta = consumer.list_topics(topic, timeout=30).topics[topic]
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
-                for p in meta.partitions}
-        wanted = {p: hi for p, (lo, hi) in ends.items() if hi > lo}
-        consumer.assign([TopicPartition(topic, p, lo) for p, (lo, hi) in ends.items()])
-        records, done = [], {p: -1 for p in wanted}
-
-        def caught_up():
-            for m in consumer.consume(100, timeout=0.5):
-                if m.error() is None:
-                    records.append((m.partition(), m.key(), m.value()))
-                    done[m.partition()] = m.offset()
-            return all(done[p] >= hi - 1 for p, hi in wanted.items())
-
-        wait_for(caught_up, timeout=30, what=f"the end of {topic}")
-        return records
-    finally:
-        consumer.close()
 
 
 def latest(records):
