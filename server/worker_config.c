@@ -463,7 +463,9 @@ static const tb_config_def_t worker_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Distributed",
      .documentation = "The compacted topic holding source offsets; required with "
-                      "group.id."},
+                      "group.id. Exactly-once sources write their offsets there in "
+                      "their transactions; a standalone worker's default is "
+                      "tributary-offsets, created when missing."},
     {.name = "offset.storage.partitions",
      .type = TB_CONFIG_INT,
      .default_value = "25",
@@ -478,7 +480,8 @@ static const tb_config_def_t worker_keys[] = {
      .group = "Distributed",
      .range = &replication_range,
      .documentation = "Replication factor of offset.storage.topic when the worker "
-                      "creates it; -1: the broker's default."},
+                      "creates it; -1: the broker's default, which a standalone worker "
+                      "uses when this is not set."},
     {.name = "status.storage.topic",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_HIGH,
