@@ -3,7 +3,9 @@ import json
 import time
 import uuid
 
-from confluent_kafka import Consumer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+
+from worker import wait_for
 
 
 def unwrap(value):
@@ -89,3 +91,50 @@ def read_values(bootstrap, topic, until, timeout=60.0, isolation="read_uncommitt
 
 def sequences(values, task=0):
     return [v["seq"] for v in values if v["task"] == task]
+
+
+def offsets_records(bed, topic, connector):
+    """The connector's records of the offsets topic, read_committed to the
+    end: {partition text: (offset, key bytes)}; a tombstone removes one."""
+    consumer = Consumer({"bootstrap.servers": bed.bootstrap,
+                         "group.id": f"rc-{uuid.uuid4().hex}",
+                         "isolation.level": "read_committed",
+                         "enable.auto.commit": False})
+    partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
+    tps = [TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions]
+    consumer.assign(tps)
+    ends = {tp.partition: consumer.get_watermark_offsets(tp, timeout=30)[1] for tp in tps}
+    records = {}
+
+    def at_end():
+        message = consumer.poll(0.2)
+        if message is not None and not message.error():
+            name, partition = json.loads(message.key())
+            key = json.dumps(partition, sort_keys=True)
+            if name == connector and message.value() is None:
+                records.pop(key, None)
+            elif name == connector:
+                records[key] = (json.loads(message.value()), message.key())
+        return all(p.offset >= ends[p.partition]
+                   for p in consumer.position([TopicPartition(topic, q) for q in ends]))
+    try:
+        wait_for(at_end, timeout=60, interval=0, what=f"the end of {topic}")
+    finally:
+        consumer.close()
+    return records
+
+
+def task_record_key(connector, task):
+    return json.dumps([connector, {"tributary.exactly.once.task": task}],
+                      separators=(",", ":")).encode()
+
+
+def tombstone(bed, topic, key):
+    """Deletes one record of the offsets topic, in the partition Java's
+    partitioner gives its key, as an operator's tool would."""
+    producer = Producer({"bootstrap.servers": bed.bootstrap,
+                         "partitioner": "murmur2_random"})
+    producer.produce(topic, key=key, value=None)
+    assert producer.flush(30) == 0
+STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+           "value.converter": "org.apache.kafka.connect.storage.StringConverter"}

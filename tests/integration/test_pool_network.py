@@ -59,3 +59,34 @@ def test_unreachable_transaction_coordinators_starve_no_other_connector(
     # not FAILED yet): the healthy one ran while they were trying, not after
     # they gave up
     assert [task_state(w, name) for name in dead] == ["UNASSIGNED", "UNASSIGNED"]
+
+
+def test_unreachable_offsets_topic_starves_no_other_connector(start_worker, bed):
+    # the producers reach the broker, so both dead tasks fence their
+    # predecessors; the offsets they then read at start come through their
+    # consumers, which reach nothing: a read that held its pool thread
+    # (metadata, end offsets, the topic's creation) would leave none
+    w = start_worker({"task.threads": "2", "exactly.once.source.support": "enabled",
+                      "offset.storage.topic": bed.unique_topic("offsets"),
+                      "connector.client.config.override.allowlist": "bootstrap.servers",
+                      "task.restart.backoff.initial.ms": "600000"})
+    for name in ("deadread1", "deadread2"):
+        closed = f"127.0.0.1:{free_port()}"
+        config = {"connector.class": "datagen", "topic": bed.unique_topic(name),
+                  "exactly.once.support": "required",
+                  "consumer.override.bootstrap.servers": closed}
+        assert w.post("/connectors", json={"name": name,
+                                           "config": config}).status_code == 201
+        wait_for(lambda: closed in w.logs(), what=f"{name}'s reader trying {closed}")
+
+    topic = bed.unique_topic("healthyread")
+    config = {"connector.class": "datagen", "topic": topic, "records.per.second": "50"}
+    assert w.post("/connectors", json={"name": "healthy",
+                                       "config": config}).status_code == 201
+    first = wait_for(lambda: end_offset(bed, topic), timeout=20,
+                     what="the healthy connector's first records")
+    wait_for(lambda: end_offset(bed, topic) > first, timeout=20,
+             what="the healthy connector's records to keep growing")
+    assert w.get("/health").status_code == 200
+    assert [task_state(w, name) for name in ("deadread1", "deadread2")] == \
+        ["UNASSIGNED", "UNASSIGNED"]
