@@ -138,3 +138,30 @@ def tombstone(bed, topic, key):
     assert producer.flush(30) == 0
 STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
            "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+
+
+def read_committed_to_end(bed, topics):
+    """Every committed record of topics' partitions, read_committed, up to
+    the ends they had when the call began: [(topic, key bytes, value
+    bytes)], in each partition's order."""
+    consumer = Consumer({"bootstrap.servers": bed.bootstrap,
+                         "group.id": f"rc-{uuid.uuid4().hex}",
+                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    tps = [TopicPartition(t, p, OFFSET_BEGINNING) for t in topics
+           for p in consumer.list_topics(t, timeout=30).topics[t].partitions]
+    consumer.assign(tps)
+    ends = {(tp.topic, tp.partition): consumer.get_watermark_offsets(tp, timeout=30)[1]
+            for tp in tps}
+    records = []
+
+    def at_end():
+        message = consumer.poll(0.2)
+        if message is not None and not message.error():
+            records.append((message.topic(), message.key(), message.value()))
+        positions = consumer.position([TopicPartition(t, p) for t, p in ends])
+        return all(p.offset >= ends[(p.topic, p.partition)] for p in positions)
+    try:
+        wait_for(at_end, timeout=60, interval=0, what=f"the end of {topics}")
+    finally:
+        consumer.close()
+    return records
