@@ -411,8 +411,9 @@ static const tb_config_def_t worker_keys[] = {
      .group = "Tasks",
      .one_of = eos_support_values,
      .documentation = "enabled lets source connectors ask for exactly-once delivery "
-                      "(exactly.once.support=required): Kafka transactions with a "
-                      "progress marker. Not available in dev mode."},
+                      "(exactly.once.support=required) and runs requested ones so: "
+                      "Kafka transactions holding the records and their offsets "
+                      "(offset.storage.topic). Not available in dev mode."},
     {.name = "offset.flush.interval.ms",
      .type = TB_CONFIG_LONG,
      .default_value = "60000",

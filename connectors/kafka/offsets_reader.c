@@ -289,7 +289,17 @@ int tb_offsets_reader_step(tb_offsets_reader_t *reader, int step_ms, bool *progr
         reader->phase_since_ms = rc == 1 ? now : reader->phase_since_ms;
     }
     if (reader->phase == PHASE_READING) {
-        return read_records(reader, step_ms, progress, errstr, errstr_size);
+        int rc = read_records(reader, step_ms, progress, errstr, errstr_size);
+        if (*progress) {
+            reader->phase_since_ms = now;
+        } else if (rc == 0 &&
+                   now - reader->phase_since_ms >= TB_OFFSETS_READER_STALL_MS) {
+            snprintf(errstr, errstr_size,
+                     "reading the offsets topic %s: nothing arrived for %d ms",
+                     reader->topic.name, TB_OFFSETS_READER_STALL_MS);
+            return -1;
+        }
+        return rc;
     }
     if (now - reader->phase_since_ms >= TB_OFFSETS_READER_TIMEOUT_MS) {
         size_t len = strlen(errstr);

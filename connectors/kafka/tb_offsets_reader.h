@@ -19,7 +19,10 @@
  *    this task's predecessor committed after that transaction began lie
  *    beyond it.
  * Every phase but the reading fails the read once it has lasted
- * TB_OFFSETS_READER_TIMEOUT_MS; the reading goes on as long as it moves.
+ * TB_OFFSETS_READER_TIMEOUT_MS; the reading fails once nothing arrived for
+ * TB_OFFSETS_READER_STALL_MS, longer than a transaction may stay open by
+ * default (transaction.timeout.ms, 60 s): a transaction left open by a
+ * killed task holds read_committed back until the broker aborts it.
  *
  * Ownership: the reader owns its clients; tb_offsets_reader_offsets lends
  * its result until the reader is destroyed. Not thread-safe: one caller at
@@ -34,6 +37,7 @@
 #include <jansson.h>
 
 #define TB_OFFSETS_READER_TIMEOUT_MS 30000
+#define TB_OFFSETS_READER_STALL_MS 90000
 
 /* An offsets topic, and how it is created when missing. */
 typedef struct {
