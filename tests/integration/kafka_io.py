@@ -26,7 +26,6 @@ def create_topic(bed, topic, partitions):
 def produce(bootstrap, topic, records, transactional_id=None, abort=False):
     """Produces (partition, key, value) records; with transactional_id, in one
     transaction that is committed, or aborted when abort is set."""
-    from confluent_kafka import Producer
     config = {"bootstrap.servers": bootstrap}
     if transactional_id:
         config["transactional.id"] = transactional_id
@@ -96,31 +95,14 @@ def sequences(values, task=0):
 def offsets_records(bed, topic, connector):
     """The connector's records of the offsets topic, read_committed to the
     end: {partition text: (offset, key bytes)}; a tombstone removes one."""
-    consumer = Consumer({"bootstrap.servers": bed.bootstrap,
-                         "group.id": f"rc-{uuid.uuid4().hex}",
-                         "isolation.level": "read_committed",
-                         "enable.auto.commit": False})
-    partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
-    tps = [TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions]
-    consumer.assign(tps)
-    ends = {tp.partition: consumer.get_watermark_offsets(tp, timeout=30)[1] for tp in tps}
     records = {}
-
-    def at_end():
-        message = consumer.poll(0.2)
-        if message is not None and not message.error():
-            name, partition = json.loads(message.key())
-            key = json.dumps(partition, sort_keys=True)
-            if name == connector and message.value() is None:
-                records.pop(key, None)
-            elif name == connector:
-                records[key] = (json.loads(message.value()), message.key())
-        return all(p.offset >= ends[p.partition]
-                   for p in consumer.position([TopicPartition(topic, q) for q in ends]))
-    try:
-        wait_for(at_end, timeout=60, interval=0, what=f"the end of {topic}")
-    finally:
-        consumer.close()
+    for _, key, value in read_committed_to_end(bed, [topic]):
+        name, partition = json.loads(key)
+        text = json.dumps(partition, sort_keys=True)
+        if name == connector and value is None:
+            records.pop(text, None)
+        elif name == connector:
+            records[text] = (json.loads(value), key)
     return records
 
 
@@ -159,7 +141,8 @@ def read_committed_to_end(bed, topics):
         if message is not None and not message.error():
             records.append((message.topic(), message.key(), message.value()))
         positions = consumer.position([TopicPartition(t, p) for t, p in ends])
-        return all(p.offset >= ends[(p.topic, p.partition)] for p in positions)
+        return all(ends[(p.topic, p.partition)] == 0 or p.offset >= ends[(p.topic, p.partition)]
+                   for p in positions)
     try:
         wait_for(at_end, timeout=60, interval=0, what=f"the end of {topics}")
     finally:

@@ -8,18 +8,19 @@ once."""
 import json
 import signal
 import sqlite3
-import uuid
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
-from kafka_io import offsets_records, task_record_key, tombstone
+from kafka_io import offsets_records, read_committed_to_end, task_record_key, tombstone
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
 
 EOS = {"exactly.once.source.support": "enabled", "offset.flush.interval.ms": "100",
        "task.restart.backoff.initial.ms": "0", "offset.storage.replication.factor": "1"}
+STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+           "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
 
 
 def eos_worker(start_worker, bed, directory=None):
@@ -29,25 +30,8 @@ def eos_worker(start_worker, bed, directory=None):
 
 
 def committed_values(bed, topic):
-    """Every committed value of partition 0, read_committed, up to its end."""
-    consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": f"rc-{topic}",
-                         "isolation.level": "read_committed",
-                         "enable.auto.commit": False})
-    tp = TopicPartition(topic, 0, OFFSET_BEGINNING)
-    consumer.assign([tp])
-    end = consumer.get_watermark_offsets(tp, timeout=30)[1]
-    values = []
-
-    def at_end():
-        message = consumer.poll(0.2)
-        if message is not None and not message.error():
-            values.append(message.value().decode())
-        return consumer.position([tp])[0].offset >= end
-    try:
-        wait_for(at_end, timeout=60, interval=0, what=f"the end of {topic}")
-    finally:
-        consumer.close()
-    return values
+    """Every committed value of topic, read_committed, up to its end."""
+    return [value.decode() for _, _, value in read_committed_to_end(bed, [topic])]
 
 
 def file_source(topic, path):
@@ -123,27 +107,12 @@ def test_the_offsets_generation_cannot_be_patched(worker, bed, tmp_path):
 
 def read_sequences(bed, topic, count):
     """Every task-0 sequence number in topic, read_committed, once count
-    distinct ones arrived."""
-    consumer = Consumer({"bootstrap.servers": bed.bootstrap,
-                         "group.id": f"rc-{uuid.uuid4().hex}",
-                         "isolation.level": "read_committed",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    consumer.subscribe([topic])
-    got = []
-
-    def arrived():
-        message = consumer.poll(0.2)
-        if message is not None and not message.error():
-            got.append(json.loads(message.value())["seq"])
-        return len(set(got)) >= count
-    try:
-        wait_for(arrived, timeout=90, interval=0, what=f"{count} records of {topic}")
-        while (message := consumer.poll(1.0)) is not None:  # and nothing more
-            if not message.error():
-                got.append(json.loads(message.value())["seq"])
-    finally:
-        consumer.close()
-    return got
+    distinct ones are committed."""
+    def committed():
+        return read_committed_to_end(bed, [topic])
+    records = wait_for(lambda: (lambda rs: rs if len(rs) >= count else None)(committed()),
+                       timeout=90, what=f"{count} records of {topic}")
+    return [json.loads(value)["seq"] for _, _, value in records]
 
 
 # Item 8: the offsets of 200 source partitions (about 12 KB of JSON, where

@@ -27,6 +27,20 @@ def task_state(w, name):
     return tasks[0]["state"] if tasks else None
 
 
+def assert_a_healthy_connector_runs(w, bed):
+    """A connector whose broker answers gets its records through, and the
+    worker is healthy."""
+    topic = bed.unique_topic("healthy")
+    config = {"connector.class": "datagen", "topic": topic, "records.per.second": "50"}
+    assert w.post("/connectors", json={"name": "healthy",
+                                       "config": config}).status_code == 201
+    first = wait_for(lambda: end_offset(bed, topic), timeout=20,
+                     what="the healthy connector's first records")
+    wait_for(lambda: end_offset(bed, topic) > first, timeout=20,
+             what="the healthy connector's records to keep growing")
+    assert w.get("/health").status_code == 200
+
+
 def test_unreachable_transaction_coordinators_starve_no_other_connector(
         start_worker, bed):
     # two dead tasks, two pool threads: a dead task that held its thread
@@ -46,15 +60,7 @@ def test_unreachable_transaction_coordinators_starve_no_other_connector(
     for name, closed in dead.items():
         wait_for(lambda: closed in w.logs(), what=f"{name}'s producer trying {closed}")
 
-    topic = bed.unique_topic("healthy")
-    config = {"connector.class": "datagen", "topic": topic, "records.per.second": "50"}
-    assert w.post("/connectors", json={"name": "healthy",
-                                       "config": config}).status_code == 201
-    first = wait_for(lambda: end_offset(bed, topic), timeout=20,
-                     what="the healthy connector's first records")
-    wait_for(lambda: end_offset(bed, topic) > first, timeout=20,
-             what="the healthy connector's records to keep growing")
-    assert w.get("/health").status_code == 200
+    assert_a_healthy_connector_runs(w, bed)
     # the dead tasks are still in their first attempt, starting (not RUNNING,
     # not FAILED yet): the healthy one ran while they were trying, not after
     # they gave up
@@ -79,14 +85,6 @@ def test_unreachable_offsets_topic_starves_no_other_connector(start_worker, bed)
                                            "config": config}).status_code == 201
         wait_for(lambda: closed in w.logs(), what=f"{name}'s reader trying {closed}")
 
-    topic = bed.unique_topic("healthyread")
-    config = {"connector.class": "datagen", "topic": topic, "records.per.second": "50"}
-    assert w.post("/connectors", json={"name": "healthy",
-                                       "config": config}).status_code == 201
-    first = wait_for(lambda: end_offset(bed, topic), timeout=20,
-                     what="the healthy connector's first records")
-    wait_for(lambda: end_offset(bed, topic) > first, timeout=20,
-             what="the healthy connector's records to keep growing")
-    assert w.get("/health").status_code == 200
+    assert_a_healthy_connector_runs(w, bed)
     assert [task_state(w, name) for name in ("deadread1", "deadread2")] == \
         ["UNASSIGNED", "UNASSIGNED"]
