@@ -119,7 +119,6 @@ typedef struct {
      * before are read, then (no task record) the old progress marker */
     tb_offsets_reader_t *offsets_reader;
     tb_progress_marker_query_t *marker_query;
-    int64_t start_since_ms;
     /* canonical partition -> {partition, offset, key?}: what the plugin is
      * given at start (the offsets topic's, or the store's) */
     json_t *start_offsets;

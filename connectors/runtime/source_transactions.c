@@ -49,7 +49,8 @@ static json_t *offsets_by_partition(const json_t *stored)
     return by_partition;
 }
 
-/* The offsets read from the topic as the store's array (a new one). */
+/* An object of {partition, offset, ...} (start_offsets, given) as the
+ * store's array of {partition, offset} (a new one). */
 static json_t *offsets_array(const json_t *by_partition)
 {
     json_t *array = json_array();
@@ -261,18 +262,6 @@ json_t *tb_source_txn_offset(source_engine_t *engine, const json_t *partition)
     return json_incref(offset);
 }
 
-/* What the plugin was given, as the store's array (new). */
-static json_t *given_offsets(const source_engine_t *engine)
-{
-    json_t *offsets = json_array();
-    const char *key;
-    json_t *entry;
-    json_object_foreach (engine->given, key, entry) {
-        json_array_append(offsets, entry);
-    }
-    return offsets;
-}
-
 /* A task without a task record or marker whose plugin found stored offsets
  * of its own cannot trust them: records may be in Kafka past them (the
  * task ran at-least-once before, or its offsets topic was lost). A task
@@ -282,7 +271,7 @@ int tb_source_txn_started(source_engine_t *engine, char *errstr, size_t errstr_s
 {
     const tb_task_env_t *env = engine->env;
     if (engine->start_from_topic && !engine->offsets_in_store) {
-        json_t *given = given_offsets(engine);
+        json_t *given = offsets_array(engine->given);
         int rc =
             tb_store_offsets_put(env->store, env->connector, given, errstr, errstr_size);
         json_decref(given);
@@ -398,8 +387,6 @@ int tb_source_txn_producer_ready(source_engine_t *engine, char *errstr,
 static json_t *txn_offsets_of(const source_engine_t *engine, size_t first, size_t count)
 {
     json_t *latest = json_object(); /* canonical partition -> {partition, offset} */
-    const char *key;
-    json_t *entry;
     if (engine->write_given) {
         json_object_update(latest, engine->given);
     }
@@ -414,10 +401,7 @@ static json_t *txn_offsets_of(const source_engine_t *engine, size_t first, size_
             free(canonical);
         }
     }
-    json_t *offsets = json_array();
-    json_object_foreach (latest, key, entry) {
-        json_array_append(offsets, entry);
-    }
+    json_t *offsets = offsets_array(latest);
     json_decref(latest);
     return offsets;
 }
@@ -681,7 +665,6 @@ static int64_t txn_initialised(source_engine_t *engine, rd_kafka_error_t *error,
         rd_kafka_error_destroy(error);
         return TB_TASK_STEP_FAILED;
     }
-    engine->start_since_ms = tb_monotonic_ms();
     return TB_POOL_RUN_AGAIN;
 }
 
