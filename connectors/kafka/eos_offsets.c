@@ -45,6 +45,14 @@ json_t *tb_eos_offsets_task_partition(int task)
     return json_pack("{s:i}", TASK_KEY, task);
 }
 
+int tb_eos_offsets_task_of(const json_t *partition)
+{
+    json_t *task = json_object_get(partition, TASK_KEY);
+    return json_object_size(partition) == 1 && json_is_integer(task)
+               ? (int)json_integer_value(task)
+               : -1;
+}
+
 json_t *tb_eos_offsets_task_offset(int64_t transactions, int64_t generation)
 {
     return json_pack("{s:I, s:I}", "transactions", (json_int_t)transactions, "generation",

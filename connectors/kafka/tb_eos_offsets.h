@@ -63,6 +63,9 @@ json_t *tb_eos_offsets_generation_entry(int64_t generation);
 /* The partition of task's record. */
 json_t *tb_eos_offsets_task_partition(int task);
 
+/* The task a task record's partition names; -1 for any other partition. */
+int tb_eos_offsets_task_of(const json_t *partition);
+
 /* The offset of a task record. */
 json_t *tb_eos_offsets_task_offset(int64_t transactions, int64_t generation);
 

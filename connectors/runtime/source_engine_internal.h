@@ -34,6 +34,7 @@
 
 #include "connectors/kafka/tb_offsets_reader.h"
 #include "connectors/kafka/tb_progress_marker.h"
+#include "connectors/kafka/tb_txn_fence.h"
 #include "connectors/runtime/tb_task_engine.h"
 #include "connectors/runtime/tb_task_metrics.h"
 #include "connectors/runtime/tb_task_retry.h"
@@ -119,6 +120,7 @@ typedef struct {
      * before are read, then (no task record) the old progress marker */
     tb_offsets_reader_t *offsets_reader;
     tb_progress_marker_query_t *marker_query;
+    tb_txn_fence_t *fence; /* task 0: the ids of removed tasks, then */
     /* canonical partition -> {partition, offset, key?}: what the plugin is
      * given at start (the offsets topic's, or the store's) */
     json_t *start_offsets;

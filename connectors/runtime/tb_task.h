@@ -27,6 +27,7 @@ typedef struct {
     const char *connector;
     int id;
     const tb_plugin_t *plugin;
+    int task_count;                     /* the connector's tasks */
     const json_t *config;               /* the task config (borrowed, copied) */
     const json_t *connector_config;     /* its connector's (borrowed, copied) */
     const tb_client_settings_t *client; /* the worker's client settings (borrowed) */

@@ -35,6 +35,7 @@ typedef struct {
     json_t *settings;
     bool exactly_once_available;        /* the worker runs sources in transactions */
     const tb_eos_settings_t *eos;       /* and where (the worker's) */
+    int task_count;                     /* the connector's tasks, this one among them */
     bool cluster_creates_topics;        /* CreateTopics works (not dev mode) */
     const tb_client_settings_t *client; /* the worker's side of its Kafka clients */
     const tb_limits_t *limits;          /* what the plugin may reach */

@@ -10,7 +10,7 @@ import signal
 import sqlite3
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from kafka_io import offsets_records, read_committed_to_end, task_record_key, tombstone
 from worker import wait_for
@@ -246,3 +246,31 @@ def test_a_task_resumes_once_from_the_previous_release_marker(start_worker, bed,
     assert records[json.dumps({"filename": str(path)})][0] == {
         "position": size + len("line-10\n")}
     assert json.dumps({"tributary.exactly.once.task": 0}) in records
+
+
+# Zombie fencing when the task count goes down: a producer still running as
+# task 1 (a zombie, here one of the test's own) cannot commit once task 0 of
+# the connector's new, single-task generation has started.
+def test_a_removed_task_is_fenced_when_the_task_count_goes_down(start_worker, bed):
+    topic = bed.unique_topic("eosfence")
+    name = topic
+    w, _ = eos_worker(start_worker, bed)
+    assert w.post("/connectors", json={"name": name, "config": datagen(topic, 2)}
+                  ).status_code == 201
+    wait_for(lambda: (task_sequence(w, name, 1) or 0) > 0, what="task 1's commits")
+    stop(w, name)
+    zombie = Producer({"bootstrap.servers": bed.bootstrap,
+                       "transactional.id": f"connect-{name}-1"})
+    zombie.init_transactions(30)
+    zombie.begin_transaction()
+    zombie.produce(topic, value=b'{"zombie":true}')
+    assert zombie.flush(30) == 0
+    reply = w.put(f"/connectors/{name}/config", json=datagen(topic, 1))
+    assert reply.status_code == 200
+    assert w.put(f"/connectors/{name}/resume").status_code == 202
+    before = task_sequence(w, name, 0)
+    wait_for(lambda: task_sequence(w, name, 0) > before, what="the single task to go on")
+    with pytest.raises(KafkaException):
+        zombie.commit_transaction(30)
+    assert all(b"zombie" not in value
+               for _, _, value in read_committed_to_end(bed, [topic]))
