@@ -54,7 +54,8 @@ def stop(w, name):
              == "STOPPED" and not tasks(w, name), what=f"{name} to stop")
 
 
-# Item 7: the store decides after PATCH or DELETE, not the older marker.
+# Item 7: the store decides after PATCH or DELETE, not the offsets topic's
+# older transactions; the next transaction makes the topic agree again.
 def test_offsets_patch_and_delete_move_an_exactly_once_source(start_worker, bed,
                                                               tmp_path):
     topic = bed.unique_topic("eosoff")
