@@ -52,8 +52,13 @@ typedef struct tb_api_request {
     /* The Authorization header as sent, or NULL; forwarded with the
      * request, so the leader checks it again. */
     const char *authorization;
-    /* The X-Tributary-Forwarded header: another worker forwarded it. */
+    /* The X-Tributary-Forwarded header: another worker says it forwarded
+     * it, which the signature below must prove (server/tb_forward.h). */
     const char *forwarded_by;
+    /* X-Connect-Authorization and X-Connect-Request-Signature-Algorithm,
+     * or NULL (server/tb_request_signature.h). */
+    const char *signature;
+    const char *signature_algorithm;
     const tb_api_context_t *ctx;
 } tb_api_request_t;
 

@@ -371,6 +371,15 @@ WORKERS = {"tributary": Tributary, "connect": Connect, "connect-tuned": ConnectT
 
 
 # ------------------------------------------------------------------------ context
+class Dataset:
+    """A preloaded topic the sinks read: n records of size-byte values, and the bytes a sink's
+    file holds once it wrote them all (each value and a newline)."""
+
+    def __init__(self, topic: str, n: int, size: int):
+        self.topic, self.n, self.size = topic, n, size
+        self.expected_bytes = 0
+
+
 class Context:
     def __init__(self, args):
         self.args = args
@@ -390,7 +399,7 @@ class Context:
         self.run_id = f"{int(time.time()) % 1000000}"
         self.topic = f"bench-in-{self.run_id}"
         self.input_file = self.work / "source-input.txt"
-        self.expected_sink_bytes = 0
+        self.data = Dataset(self.topic, self.n, self.size)  # preload() fills expected_bytes
         # generous but bounded: a minute, or 5000 records/s (ten times slower than the
         # slowest system measured so far)
         self.run_timeout = max(60.0, self.n / 5000.0)
@@ -434,13 +443,14 @@ def run_floor(ctx: Context, argv: list, label: str) -> dict:
 
 class Watcher:
     """floor_consume --end-offsets: creates the topic with 4 partitions and waits until its
-    end offsets add up to N."""
+    end offsets add up to n (N unless told)."""
 
-    def __init__(self, ctx: Context, topic: str, label: str):
+    def __init__(self, ctx: Context, topic: str, label: str, n: int | None = None):
         self.ctx = ctx
+        self.n = ctx.n if n is None else n
         self.log_path = ctx.work / f"{label}-watch.log"
         self.proc = spawn([ctx.floor("floor_consume"), "--end-offsets", "-c", PARTITIONS,
-                           "-b", ctx.bootstrap, "-t", topic, "-n", ctx.n,
+                           "-b", ctx.bootstrap, "-t", topic, "-n", self.n,
                            "-T", int(ctx.run_timeout), "-i", 20],
                           self.log_path, stdout=subprocess.PIPE)
         line = self._line(60)
@@ -453,7 +463,7 @@ class Watcher:
         return self.proc.stdout.readline().decode().strip() if ready else ""
 
     def wait(self, worker: Worker | None = None) -> float:
-        """Waits for the N-th record; returns the monotonic time it was seen."""
+        """Waits for the count-th record; returns the monotonic time it was seen."""
         deadline = time.monotonic() + self.ctx.run_timeout + 30
         while self.proc.poll() is None:
             if worker is not None:
@@ -469,7 +479,7 @@ class Watcher:
         self.proc.wait(30)
         CHILDREN.remove(self.proc)
         if self.proc.returncode != 0:
-            raise BenchError(f"the topic did not reach {self.ctx.n} records: {out.strip()}")
+            raise BenchError(f"the topic did not reach {self.n} records: {out.strip()}")
         return done
 
 
@@ -510,15 +520,22 @@ def throughput_row(ctx, scenario, system, seconds, cpu, hwm_kb, background, reco
 
 
 # ------------------------------------------------------------------------ data
-def preload(ctx: Context) -> None:
-    log(f"preloading {ctx.n} records of {ctx.size} bytes into {ctx.topic} "
+def preload_topic(ctx: Context, data: Dataset, label: str) -> dict:
+    """Writes data's records into its topic (created with PARTITIONS partitions) with
+    floor_produce; returns floor_produce's figures."""
+    log(f"preloading {data.n} records of {data.size} bytes into {data.topic} "
         f"({PARTITIONS} partitions)")
-    watcher = Watcher(ctx, ctx.topic, "preload")
-    result = run_floor(ctx, [ctx.floor("floor_produce"), "-b", ctx.bootstrap, "-t", ctx.topic,
-                             "-n", ctx.n, "-s", ctx.size, "-T", int(ctx.run_timeout)],
-                       "preload")
+    watcher = Watcher(ctx, data.topic, label, n=data.n)
+    result = run_floor(ctx, [ctx.floor("floor_produce"), "-b", ctx.bootstrap, "-t", data.topic,
+                             "-n", data.n, "-s", data.size, "-T", int(ctx.run_timeout)],
+                       label)
     watcher.wait()
-    ctx.expected_sink_bytes = result["bytes"] + ctx.n  # each value and a newline
+    data.expected_bytes = result["bytes"] + data.n  # each value and a newline
+    return result
+
+
+def preload(ctx: Context) -> None:
+    result = preload_topic(ctx, ctx.data, "preload")
     # The bed's first consumer group creates __consumer_offsets (and its coordinator answers
     # COORDINATOR_NOT_AVAILABLE meanwhile): let a throwaway group pay that, not a system.
     run_floor(ctx, [ctx.floor("floor_consume"), "-b", ctx.bootstrap, "-t", ctx.topic, "-n", 1,
@@ -571,9 +588,11 @@ def sink(ctx: Context) -> None:
             sink_worker(ctx, system)
 
 
-def sink_floor(ctx: Context, system: str) -> None:
-    out = ctx.sink_dir / f"sink-{system}.txt"
-    argv = [ctx.floor("floor_consume"), "-b", ctx.bootstrap, "-t", ctx.topic, "-n", ctx.n,
+def sink_floor(ctx: Context, system: str, scenario: str = "sink",
+               data: Dataset | None = None) -> dict:
+    data = data or ctx.data
+    out = ctx.sink_dir / f"{scenario}-{system}.txt"
+    argv = [ctx.floor("floor_consume"), "-b", ctx.bootstrap, "-t", data.topic, "-n", data.n,
             "-T", int(ctx.run_timeout)]
     for setting in TRIBUTARY_CONSUMER:
         argv += ["-X", setting]
@@ -581,28 +600,32 @@ def sink_floor(ctx: Context, system: str) -> None:
         argv += ["-o", out]
     try:
         background = Background(ctx)
-        result = run_floor(ctx, argv, f"sink-{system}")
-        throughput_row(ctx, "sink", system, result["seconds"], result["cpu_seconds"],
-                       result["hwm_kb"], background)
+        result = run_floor(ctx, argv, f"{scenario}-{system}")
+        return throughput_row(ctx, scenario, system, result["seconds"],
+                              result["cpu_seconds"], result["hwm_kb"], background,
+                              records=data.n)
     finally:
         out.unlink(missing_ok=True)
 
 
-def wait_for_file(ctx: Context, worker: Worker, out: Path, t0: float, label: str) -> None:
+def wait_for_file(ctx: Context, worker: Worker, out: Path, t0: float, label: str,
+                  data: Dataset | None = None) -> None:
     """Until the sink's file holds every line. Its size tells (each value has the same
     length): a stat every 20 ms, cheaper than counting lines."""
-    while (size := out.stat().st_size if out.exists() else 0) < ctx.expected_sink_bytes:
+    expected = (data or ctx.data).expected_bytes
+    while (size := out.stat().st_size if out.exists() else 0) < expected:
         worker.check_alive()
         if time.monotonic() > t0 + ctx.run_timeout:
-            raise BenchError(f"{label} sink: {size} of {ctx.expected_sink_bytes} bytes "
+            raise BenchError(f"{label} sink: {size} of {expected} bytes "
                              f"after {ctx.run_timeout} s")
         time.sleep(0.02)
 
 
 def sink_worker(ctx: Context, system: str, scenario: str = "sink",
-                extra: dict | None = None) -> None:
+                extra: dict | None = None, data: Dataset | None = None) -> dict:
     """One sink run: a fresh worker, a FileStreamSink with a new group, until the file holds
     every line."""
+    data = data or ctx.data
     scraped = system == "tributary-scraped"
     kind = "tributary" if scraped else system
     worker = WORKERS[kind](ctx, scenario).start()
@@ -615,23 +638,24 @@ def sink_worker(ctx: Context, system: str, scenario: str = "sink",
             scraper = Scraper(worker.port)
         background = Background(ctx)
         cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
-        worker.create(name, {"connector.class": "FileStreamSink", "topics": ctx.topic,
+        worker.create(name, {"connector.class": "FileStreamSink", "topics": data.topic,
                              "file": str(out), "key.converter": STRING,
                              "value.converter": STRING, **(extra or {})})
         if extra:
             wait_for_lines(ctx, worker, out, t0, f"{scenario} {system}")
         else:
-            wait_for_file(ctx, worker, out, t0, system)
+            wait_for_file(ctx, worker, out, t0, system, data)
         t1, cpu1 = time.monotonic(), cpu_seconds(worker.pid)
         hwm = status_number(worker.pid, "VmHWM")
         busy = background.cores()
         with open(out, "rb") as f:
             lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-        if lines != ctx.n:
-            raise BenchError(f"{system} {scenario} wrote {lines} lines, not {ctx.n}")
+        if lines != data.n:
+            raise BenchError(f"{system} {scenario} wrote {lines} lines, not {data.n}")
         if extra:
             check_chain(out, f"{scenario} {system}")
-        throughput_row(ctx, scenario, system, t1 - t0, cpu1 - cpu0, hwm, Fixed(busy))
+        return throughput_row(ctx, scenario, system, t1 - t0, cpu1 - cpu0, hwm, Fixed(busy),
+                              records=data.n)
     finally:
         if scraper is not None:
             scraper.stop()
@@ -962,6 +986,136 @@ def tasks(ctx: Context) -> None:
                            records=count * ctx.n)
         finally:
             worker.stop()
+
+
+# ------------------------------------------------------------------------ latency
+LATENCY_SYSTEMS = ["floor-write", "tributary", "connect-tuned"]
+STAMP = re.compile(rb'{"id":(\d+),"ts":(\d+)')
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The nearest-rank percentile p (0-100) of values."""
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, int(round(p / 100 * len(ordered))) - 1))]
+
+
+class Tail:
+    """Reads a file as it grows, every millisecond: when each complete line was first seen
+    (wall clock, the clock of floor_produce's stamps)."""
+
+    def __init__(self, path: Path):
+        self.path, self.offset, self.partial = path, 0, b""
+        self.seen: list[tuple[float, bytes]] = []
+
+    def poll(self) -> None:
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            chunk = f.read()
+        now = time.time()
+        self.offset += len(chunk)
+        lines = (self.partial + chunk).split(b"\n")
+        self.partial = lines.pop()
+        self.seen.extend((now, line) for line in lines)
+
+    def until(self, count: int, check, timeout: float, label: str) -> None:
+        deadline = time.monotonic() + timeout
+        while len(self.seen) < count:
+            check()
+            if time.monotonic() > deadline:
+                raise BenchError(f"{label}: {len(self.seen)} of {count} lines after "
+                                 f"{timeout:.0f} s")
+            self.poll()
+            time.sleep(0.001)
+
+
+def latency(ctx: Context) -> None:
+    """End-to-end latency at a fixed offered rate below saturation: floor_produce -r paces
+    records into a fresh topic, each value stamped with the time it was produced; the sink
+    (a connector's FileStreamSink, or floor_consume writing the same file) writes them; the
+    harness tails the file and takes, for each line, the time it first saw it minus the
+    stamp. The first --latency-warmup seconds of records are not counted."""
+    rate, seconds = ctx.args.latency_rate, ctx.args.latency_seconds
+    warm = int(rate * ctx.args.latency_warmup)
+    count = warm + int(rate * seconds)
+    log(f"scenario latency: {count} records at {rate:g} records/s")
+    for system in alternating(ctx, LATENCY_SYSTEMS):
+        label = f"latency-{system}-{ctx.rep}"
+        topic = f"bench-{label}-{ctx.run_id}"
+        out = ctx.sink_dir / f"{label}.txt"
+        run_floor(ctx, [ctx.floor("floor_consume"), "--end-offsets", "-c", PARTITIONS,
+                        "-b", ctx.bootstrap, "-t", topic, "-n", 0], f"{label}-topic")
+        worker, floor = None, None
+        try:
+            if system == "floor-write":
+                floor = spawn([ctx.floor("floor_consume"), "-b", ctx.bootstrap, "-t", topic,
+                               "-n", count + 1, "-T", int(ctx.run_timeout), "-o", out,
+                               "--flush-each", *[a for setting in TRIBUTARY_CONSUMER
+                                                 for a in ("-X", setting)]],
+                              ctx.work / f"{label}.log", stdout=subprocess.DEVNULL)
+
+                def alive():
+                    if floor.poll() not in (None, 0):
+                        raise BenchError(f"{label}: floor_consume exited {floor.returncode}")
+            else:
+                worker = WORKERS[system](ctx, "latency").start()
+                worker.wait_ready()
+                worker.create(f"bench-{label}-{ctx.run_id}", {
+                    "connector.class": "FileStreamSink", "topics": topic, "file": str(out),
+                    "key.converter": STRING, "value.converter": STRING})
+                alive = worker.check_alive
+            seen = Tail(out)
+            # one record first, so that the group has joined before the paced run starts
+            produce = [ctx.floor("floor_produce"), "-b", ctx.bootstrap, "-t", topic,
+                       "-s", ctx.size, "-T", int(ctx.run_timeout)]
+            run_floor(ctx, produce + ["-n", 1], f"{label}-first")
+            seen.until(1, alive, ctx.run_timeout, label)
+            background = Background(ctx)
+            pacer = spawn(produce + ["-n", count, "-r", rate], ctx.work / f"{label}-pace.log",
+                          stdout=subprocess.DEVNULL)
+            seen.until(1 + count, alive, ctx.run_timeout + count / rate, label)
+            busy = background.cores()
+            try:
+                code = pacer.wait(30)
+            except subprocess.TimeoutExpired:
+                code = None
+            stop(pacer, 5)
+            if code != 0:
+                raise BenchError(f"{label}: floor_produce -r failed ({code}):\n"
+                                 f"{tail(ctx.work / f'{label}-pace.log')}")
+        finally:
+            if worker is not None:
+                worker.stop()
+            if floor is not None:
+                stop(floor, 10)
+            out.unlink(missing_ok=True)
+        waits = [(at - int(m.group(2)) / 1e6) * 1000 for at, line in seen.seen
+                 if (m := STAMP.match(line)) and int(m.group(1)) >= warm]
+        if len(waits) != count - warm:
+            raise BenchError(f"{label}: {len(waits)} stamped lines, not {count - warm}")
+        row(ctx, "latency", system, rate=rate, records=len(waits),
+            p50_ms=percentile(waits, 50), p99_ms=percentile(waits, 99), max_ms=max(waits),
+            background=busy)
+
+
+# ------------------------------------------------------------------------ message sizes
+SIZE_SYSTEMS = ["floor-write", "tributary", "connect-tuned"]
+
+
+def sizes(ctx: Context) -> None:
+    """The sink (Kafka -> file) with values of each of --sizes bytes: a topic per size
+    holding --size-mb of values, read by each system as in the sink scenario."""
+    for size in (int(x) for x in ctx.args.sizes.split(",")):
+        data = Dataset(f"bench-size-{size}-{ctx.run_id}",
+                       max(1, int(ctx.args.size_mb * 1e6) // size), size)
+        log(f"scenario sizes: {data.n} records of {size} bytes")
+        preload_topic(ctx, data, f"size-{size}")
+        for system in alternating(ctx, SIZE_SYSTEMS):
+            scenario = f"size-{size}"
+            entry = (sink_floor(ctx, system, scenario, data) if system.startswith("floor")
+                     else sink_worker(ctx, system, scenario, data=data))
+            entry["mb_per_s"] = entry["rps"] * size / 1e6
 
 
 # ------------------------------------------------------------------------ profile
@@ -1373,6 +1527,41 @@ def render(ctx, goals, profile_lines, wall) -> str:
           "that many FileStreamSource connectors at once, each reading the input file into "
           "a topic of its own; records are all of theirs together.", ""]
 
+    L += ["## End-to-end latency", "",
+          "| scenario | system | runs | records/s offered | records counted | p50 ms | min "
+          "| max | p99 ms | min | max | worst ms | background cores |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for system in LATENCY_SYSTEMS:
+        e = find(ctx, "latency", system)
+        if e:
+            L.append(f"| latency | {system} | {e['runs']} | {fmt(e['rate'])} | "
+                     f"{fmt(e['records'])} | {fmt(e['p50_ms'])} | {fmt(e['p50_ms_min'])} | "
+                     f"{fmt(e['p50_ms_max'])} | {fmt(e['p99_ms'])} | "
+                     f"{fmt(e['p99_ms_min'])} | {fmt(e['p99_ms_max'])} | "
+                     f"{fmt(e['max_ms'])} | {e['background']:.2f} |")
+    L += ["", f"floor_produce paces {a.latency_rate:g} records/s (librdkafka's defaults, "
+          "linger.ms=5, acks=all) into a fresh "
+          f"{PARTITIONS}-partition topic, each value stamped with its produce time; "
+          f"the first {a.latency_warmup:g} s of records are not counted, then "
+          f"{a.latency_seconds:g} s are. Latency: when the harness first saw the line in "
+          "the sink's file (it reads the file every millisecond) minus the stamp. "
+          "floor-write: floor_consume writing the file, flushed after every batch. "
+          "worst: the largest of all runs' counted records.", "",
+          "## Message size", "",
+          "| scenario | system | runs | records | seconds | records/s | MB/s | CPU s per M "
+          "records | cores used | peak RSS MB | background cores |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for size in (int(x) for x in a.sizes.split(",")):
+        for system in SIZE_SYSTEMS:
+            e = find(ctx, f"size-{size}", system)
+            if e:
+                L.append(f"| size-{size} | {system} | {e['runs']} | {fmt(e['records'])} | "
+                         f"{fmt(e['seconds'])} | {fmt(e['rps'])} | {fmt(e['mb_per_s'])} | "
+                         f"{fmt(e['cpu_per_m'])} | {e['cores']:.2f} | {fmt(e['rss_mb'])} | "
+                         f"{e['background']:.2f} |")
+    L += ["", f"The sink (Kafka → file) as in the sink scenario, on a topic per value size "
+          f"holding {a.size_mb:g} MB of values; MB/s counts the values' bytes.", ""]
+
     def r(s, k1, k2, field):
         a_, b_ = find(ctx, s, k1), find(ctx, s, k2)
         return ratio(a_ and a_.get(field), b_ and b_.get(field))
@@ -1386,6 +1575,16 @@ def render(ctx, goals, profile_lines, wall) -> str:
             L.append(f"| {scenario} | {label} | " + " | ".join(
                 ratio_text(r(scenario, "tributary", other, field))
                 for other in ("connect", "connect-tuned", "floor", "floor-write")) + " |")
+    for field, label in (("p50_ms", "p50 latency"), ("p99_ms", "p99 latency")):
+        L.append(f"| latency | {label} | – | "
+                 f"{ratio_text(r('latency', 'tributary', 'connect-tuned', field))} | – | "
+                 f"{ratio_text(r('latency', 'tributary', 'floor-write', field))} |")
+    for size in (int(x) for x in a.sizes.split(",")):
+        for field, label in (("rps", "records/s"), ("cpu_per_m", "CPU per record")):
+            scenario = f"size-{size}"
+            L.append(f"| {scenario} | {label} | – | "
+                     f"{ratio_text(r(scenario, 'tributary', 'connect-tuned', field))} | – | "
+                     f"{ratio_text(r(scenario, 'tributary', 'floor-write', field))} |")
     for field, label in (("rps", "requests/s"), ("p50_ms", "p50 latency"),
                          ("p99_ms", "p99 latency"), ("cpu_per_m", "CPU per request")):
         L.append(f"| rest | {label} | {ratio_text(r('rest', 'tributary', 'connect', field))} "
@@ -1453,6 +1652,14 @@ def render(ctx, goals, profile_lines, wall) -> str:
 
 
 # ------------------------------------------------------------------------ main
+def publish(results: Path, text: str) -> None:
+    """Writes the results file and prints it."""
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(text)
+    print(text)
+    log(f"results written to {results}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--smoke", action="store_true")
@@ -1488,6 +1695,16 @@ def main() -> int:
                    help="connector counts of the scale scenario")
     p.add_argument("--connect-scale-max", type=int, default=100,
                    help="the most connectors the scale scenario gives Connect")
+    p.add_argument("--latency-rate", type=float, default=10000,
+                   help="records/s the latency scenario offers")
+    p.add_argument("--latency-seconds", type=float, default=10,
+                   help="how long the latency scenario's counted records are offered")
+    p.add_argument("--latency-warmup", type=float, default=2,
+                   help="seconds of records offered first and not counted")
+    p.add_argument("--sizes", default="100,1024,10240",
+                   help="value sizes (bytes) of the message-size scenario")
+    p.add_argument("--size-mb", type=float, default=50,
+                   help="MB of values per size in the message-size scenario")
     p.add_argument("--profile", action="store_true", help="profile the missed goals")
     p.add_argument("--profile-seconds", type=int, default=10)
     p.add_argument("--only", default="", help="comma-separated scenarios (for development)")
@@ -1502,13 +1719,14 @@ def main() -> int:
     ctx.work.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     wanted = set(filter(None, args.only.split(","))) or {
-        "service", "sink", "source", "datagen", "transforms", "scale", "tasks", "formats"}
+        "service", "sink", "source", "datagen", "transforms", "scale", "tasks", "latency",
+        "sizes", "formats"}
     try:
         preload(ctx)
         for name, scenario in (("service", service), ("sink", sink), ("source", source),
                                ("datagen", datagen), ("transforms", transforms),
-                               ("scale", scale), ("tasks", tasks),
-                               ("formats", formats)):
+                               ("scale", scale), ("tasks", tasks), ("latency", latency),
+                               ("sizes", sizes), ("formats", formats)):
             if name in wanted:
                 scenario(ctx)
         goals = evaluate(ctx)
@@ -1527,11 +1745,7 @@ def main() -> int:
         stop_all()
         if ctx.sink_dir != ctx.work:
             shutil.rmtree(ctx.sink_dir, ignore_errors=True)
-    results = Path(args.results)
-    results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(text)
-    print(text)
-    log(f"results written to {results}")
+    publish(Path(args.results), text)
     return 0
 
 

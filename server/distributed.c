@@ -99,16 +99,39 @@ tb_store_t *tb_distributed_store_open(const json_t *values, const json_t *kafka_
         .status = {status, (int)tb_config_int(values, "status.storage.partitions"),
                    (int)tb_config_int(values, "status.storage.replication.factor")},
         .worker_id = worker_id,
+        .generation_of_topic = true,
     };
     tb_store_t *store = tb_store_kafka_open(&options, errstr, errstr_size);
     rd_kafka_conf_destroy(conf);
     return store;
 }
 
+/* Connect's check: a worker verifies what it signs itself. */
+static int check_signature_keys(const json_t *values, char *errstr, size_t errstr_size)
+{
+    const char *signing = tb_config_string(values, "inter.worker.signature.algorithm");
+    size_t i;
+    json_t *item;
+    json_array_foreach (tb_config_list(values, "inter.worker.verification.algorithms"), i,
+                        item) {
+        if (strcmp(json_string_value(item), signing) == 0) {
+            return 0;
+        }
+    }
+    snprintf(errstr, errstr_size,
+             "inter.worker.verification.algorithms must include "
+             "inter.worker.signature.algorithm %s",
+             signing);
+    return -1;
+}
+
 tb_cluster_t *tb_distributed_join(const json_t *values, const json_t *kafka_props,
                                   tb_herder_t *herder, const char *worker_url,
                                   char *errstr, size_t errstr_size)
 {
+    if (check_signature_keys(values, errstr, errstr_size) != 0) {
+        return NULL;
+    }
     json_t *props = common_props(kafka_props);
     tb_cluster_options_t options = {
         .herder = herder,
@@ -120,6 +143,14 @@ tb_cluster_t *tb_distributed_join(const json_t *values, const json_t *kafka_prop
         .session_timeout_ms = (int)tb_config_int(values, "session.timeout.ms"),
         .heartbeat_interval_ms = (int)tb_config_int(values, "heartbeat.interval.ms"),
         .rebalance_delay_ms = tb_config_int(values, "scheduled.rebalance.max.delay.ms"),
+        .session_keys =
+            {
+                .config_topic = tb_config_string(values, "config.storage.topic"),
+                .algorithm =
+                    tb_config_string(values, "inter.worker.key.generation.algorithm"),
+                .key_bits = (int)tb_config_int(values, "inter.worker.key.size"),
+                .ttl_ms = tb_config_int(values, "inter.worker.key.ttl.ms"),
+            },
     };
     tb_cluster_t *cluster = tb_cluster_start(&options, errstr, errstr_size);
     json_decref(props);

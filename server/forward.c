@@ -8,12 +8,91 @@
 
 #include <curl/curl.h>
 
+#include <openssl/crypto.h>
+
 #include "connectors/runtime/tb_herder.h"
+#include "connectors/runtime/tb_session_key.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
+#include "server/tb_request_signature.h"
 
 #define RETRY_MS 100
-#define FORWARDED_HEADER "X-Tributary-Forwarded"
+/* how a refused signature's message begins: the sender tries again */
+#define REFUSED "Refused a request forwarded by another worker"
+
+struct tb_forward {
+    tb_cluster_t *cluster;
+    char *signature_algorithm;
+    json_t *verification_algorithms;
+};
+
+tb_forward_t *tb_forward_create(const tb_forward_options_t *options)
+{
+    tb_forward_t *forward = calloc(1, sizeof(*forward));
+    if (forward == NULL) {
+        return NULL;
+    }
+    forward->cluster = options->cluster;
+    forward->signature_algorithm = strdup(options->signature_algorithm);
+    forward->verification_algorithms = json_deep_copy(options->verification_algorithms);
+    if (forward->signature_algorithm == NULL ||
+        forward->verification_algorithms == NULL) {
+        tb_forward_destroy(forward);
+        return NULL;
+    }
+    return forward;
+}
+
+void tb_forward_destroy(tb_forward_t *forward)
+{
+    if (forward == NULL) {
+        return;
+    }
+    free(forward->signature_algorithm);
+    json_decref(forward->verification_algorithms);
+    free(forward);
+}
+
+/* Whether algorithm is one of inter.worker.verification.algorithms. */
+static bool verifies_with(const tb_forward_t *forward, const char *algorithm)
+{
+    size_t i;
+    json_t *item;
+    json_array_foreach (forward->verification_algorithms, i, item) {
+        if (strcmp(json_string_value(item), algorithm) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The reason a request that says it was forwarded is not to be answered,
+ * or NULL when its signature is good. */
+static const char *refusal_of(const tb_forward_t *forward, const tb_api_request_t *req)
+{
+    tb_connect_session_key_t current, previous;
+    const char *reason = NULL;
+    if (req->signature == NULL || req->signature_algorithm == NULL) {
+        return "it carries no " TB_SIGNATURE_HEADER
+               " or no " TB_SIGNATURE_ALGORITHM_HEADER;
+    }
+    if (!verifies_with(forward, req->signature_algorithm)) {
+        return "its signature algorithm is not one of "
+               "inter.worker.verification.algorithms";
+    }
+    if (tb_session_keys_get(tb_cluster_session_keys(forward->cluster), &current,
+                            &previous) != 0) {
+        reason = "this worker knows no session key yet";
+    } else if (!tb_request_signature_matches(&current, req->signature_algorithm, req,
+                                             req->signature) &&
+               !tb_request_signature_matches(&previous, req->signature_algorithm, req,
+                                             req->signature)) {
+        reason = "its signature is not the session key's";
+    }
+    OPENSSL_cleanse(&current, sizeof(current));
+    OPENSSL_cleanse(&previous, sizeof(previous));
+    return reason;
+}
 
 /* Whether the leader answers req: a write of a connector. */
 static bool leader_answers(const tb_api_request_t *req)
@@ -99,18 +178,38 @@ static char *url_of(CURL *curl, const char *leader, const tb_api_request_t *req)
 
 /* Sends req to leader. Returns 0 with res filled from the leader's reply,
  * or -1 with errstr when the leader could not be reached. */
-static int send_to(const char *leader, const tb_api_request_t *req,
-                   tb_api_response_t *res, char *errstr, size_t errstr_size)
+static int send_to(const tb_forward_t *forward, const char *leader,
+                   const tb_api_request_t *req, tb_api_response_t *res, char *errstr,
+                   size_t errstr_size)
 {
-    CURL *curl = curl_easy_init();
+    tb_connect_session_key_t key, previous;
+    char signature[TB_SIGNATURE_MAX];
+    char signature_header[sizeof(TB_SIGNATURE_HEADER) + TB_SIGNATURE_MAX + 2];
+    char algorithm_header[sizeof(TB_SIGNATURE_ALGORITHM_HEADER) + 64];
+    int signed_ok = tb_session_keys_get(tb_cluster_session_keys(forward->cluster), &key,
+                                        &previous) == 0 &&
+                            tb_request_signature_sign(&key, forward->signature_algorithm,
+                                                      req, signature) == 0
+                        ? 0
+                        : -1;
+    OPENSSL_cleanse(&key, sizeof(key));
+    OPENSSL_cleanse(&previous, sizeof(previous));
+    CURL *curl = signed_ok == 0 ? curl_easy_init() : NULL;
     if (curl == NULL) {
-        snprintf(errstr, errstr_size, "out of memory");
+        snprintf(errstr, errstr_size, "%s",
+                 signed_ok == 0 ? "out of memory" : "no session key is known yet");
         return -1;
     }
+    snprintf(signature_header, sizeof(signature_header), "%s: %s", TB_SIGNATURE_HEADER,
+             signature);
+    snprintf(algorithm_header, sizeof(algorithm_header), "%s: %s",
+             TB_SIGNATURE_ALGORITHM_HEADER, forward->signature_algorithm);
     char *url = url_of(curl, leader, req);
     struct curl_slist *headers =
         curl_slist_append(NULL, "Content-Type: application/json");
-    headers = curl_slist_append(headers, FORWARDED_HEADER ": yes");
+    headers = curl_slist_append(headers, TB_FORWARDED_HEADER ": yes");
+    headers = curl_slist_append(headers, signature_header);
+    headers = curl_slist_append(headers, algorithm_header);
     char *auth = NULL;
     if (req->authorization != NULL &&
         asprintf(&auth, "Authorization: %s", req->authorization) > 0) {
@@ -155,6 +254,7 @@ static int send_to(const char *leader, const tb_api_request_t *req,
     free(url);
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
+    OPENSSL_cleanse(signature_header, sizeof(signature_header));
     return rc;
 }
 
@@ -196,22 +296,52 @@ static int target_of(tb_cluster_t *cluster, const tb_api_request_t *req, char *u
     return tb_cluster_leader(cluster, url, url_size);
 }
 
+/* Whether res is a receiver's refusal of the signature, which a newer
+ * key on its side cures: res is then emptied for the next try. */
+static bool refused_signature(tb_api_response_t *res)
+{
+    const char *message = json_string_value(json_object_get(res->body, "message"));
+    if (res->status != 403 || message == NULL ||
+        strncmp(message, REFUSED, strlen(REFUSED)) != 0) {
+        return false;
+    }
+    json_decref(res->body);
+    free(res->text);
+    free(res->location);
+    memset(res, 0, sizeof(*res));
+    return true;
+}
+
 bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_response_t *res)
 {
-    tb_cluster_t *cluster = opaque;
-    if (req->forwarded_by != NULL || !leader_answers(req)) {
+    tb_forward_t *forward = opaque;
+    if (req->forwarded_by != NULL || req->signature != NULL) {
+        const char *reason = refusal_of(forward, req);
+        if (reason == NULL) {
+            return false;
+        }
+        TB_LOG(TB_LOG_WARN, "tributary.cluster",
+               "refused %s %s, which says another worker forwarded it: %s", req->method,
+               req->path, reason);
+        tb_api_reply_error(res, TB_ERR_FORBIDDEN, "%s: %s", REFUSED, reason);
+        return true;
+    }
+    if (!leader_answers(req)) {
         return false;
     }
     int64_t deadline = tb_monotonic_ms() + TB_FORWARD_WAIT_MS;
     char leader[512];
     char errstr[256] = "no leader is known";
     for (;;) {
-        int who = target_of(cluster, req, leader, sizeof(leader));
+        int who = target_of(forward->cluster, req, leader, sizeof(leader));
         if (who == 1) {
             return false;
         }
-        if (who == 0 && send_to(leader, req, res, errstr, sizeof(errstr)) == 0) {
-            return true;
+        if (who == 0 && send_to(forward, leader, req, res, errstr, sizeof(errstr)) == 0) {
+            if (!refused_signature(res)) {
+                return true;
+            }
+            snprintf(errstr, sizeof(errstr), "the receiver refused the signature");
         }
         if (tb_monotonic_ms() >= deadline) {
             break;

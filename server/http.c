@@ -21,6 +21,8 @@
 
 #include "core/tb_log.h"
 #include "core/tb_metrics.h"
+#include "server/tb_forward.h"
+#include "server/tb_request_signature.h"
 
 #define MAX_LISTENERS 8
 #define MAX_SEGMENTS 16
@@ -933,8 +935,12 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
         .base_url = listener->base_url,
         .authorization = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_AUTHORIZATION),
-        .forwarded_by = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                    "X-Tributary-Forwarded"),
+        .forwarded_by =
+            MHD_lookup_connection_value(connection, MHD_HEADER_KIND, TB_FORWARDED_HEADER),
+        .signature =
+            MHD_lookup_connection_value(connection, MHD_HEADER_KIND, TB_SIGNATURE_HEADER),
+        .signature_algorithm = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                                           TB_SIGNATURE_ALGORITHM_HEADER),
         .ctx = options->ctx,
     };
     const tb_api_route_t *path_route = NULL;

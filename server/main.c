@@ -39,6 +39,7 @@
 #include "server/tb_auth.h"
 #include "server/tb_connector_file.h"
 #include "server/tb_distributed.h"
+#include "server/tb_advertised.h"
 #include "server/tb_forward.h"
 #include "server/tb_http.h"
 #include "server/tb_worker_config.h"
@@ -257,27 +258,6 @@ static int lock_store(const char *store_path)
     return fd;
 }
 
-static void worker_id_of(const json_t *values, char *buf, size_t size)
-{
-    char scheme[16], host[256], errstr[256];
-    unsigned port = 0;
-    const char *first =
-        json_string_value(json_array_get(tb_config_list(values, "listeners"), 0));
-    if (first == NULL ||
-        tb_http_listener_parse(first, scheme, sizeof(scheme), host, sizeof(host), &port,
-                               errstr, sizeof(errstr)) != 0) {
-        host[0] = '\0';
-    }
-    const char *advertised = tb_config_string(values, "rest.advertised.host.name");
-    json_t *advertised_port = json_object_get(values, "rest.advertised.port");
-    snprintf(buf, size, "%s:%lld",
-             advertised ? advertised
-             : host[0]  ? host
-                        : "localhost",
-             json_is_integer(advertised_port) ? json_integer_value(advertised_port)
-                                              : (long long)port);
-}
-
 /* The comma-joined items of a LIST key; NULL when it is null (unset). */
 static char *joined_list(const json_t *values, const char *key)
 {
@@ -404,6 +384,7 @@ static int run(const cli_t *cli)
     json_t *values = load_worker_config(cli, &raw);
     tb_herder_t *herder = NULL;
     tb_cluster_t *cluster = NULL;
+    tb_forward_t *forward = NULL;
     tb_http_server_t *http = NULL;
     json_t *kafka_props = NULL;
     json_t *converters = NULL;
@@ -414,6 +395,7 @@ static int run(const cli_t *cli)
     tb_http_options_t http_options = {0};
     char errstr[1024];
     char worker_id[300];
+    char worker_url[320];
     int rc = 1;
     int store_lock = -1;
     sigset_t signals;
@@ -473,7 +455,12 @@ static int run(const cli_t *cli)
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "refusing to start: %s", errstr);
         goto done;
     }
-    worker_id_of(values, worker_id, sizeof(worker_id));
+    if (tb_advertised_url(values, worker_url, sizeof(worker_url), errstr,
+                          sizeof(errstr)) != 0) {
+        TB_LOG(TB_LOG_FATAL, "tributary.worker", "refusing to start: %s", errstr);
+        goto done;
+    }
+    snprintf(worker_id, sizeof(worker_id), "%s", tb_advertised_worker_id(worker_url));
     kafka_props = tb_worker_config_kafka_props(raw);
     converters = tb_worker_config_converters(raw, values);
     bool distributed = tb_distributed_enabled(values);
@@ -540,16 +527,22 @@ static int run(const cli_t *cli)
         goto done;
     }
     if (distributed) {
-        char worker_url[400];
-        snprintf(worker_url, sizeof(worker_url), "%s://%s",
-                 strncmp(listeners != NULL ? listeners : "", "https:", 6) == 0 ? "https"
-                                                                               : "http",
-                 worker_id);
         cluster = tb_distributed_join(values, kafka_props, herder, worker_url, errstr,
                                       sizeof(errstr));
         if (cluster == NULL) {
             TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot join the cluster: %s",
                    errstr);
+            goto done;
+        }
+        forward = tb_forward_create(&(tb_forward_options_t){
+            .cluster = cluster,
+            .signature_algorithm =
+                tb_config_string(values, "inter.worker.signature.algorithm"),
+            .verification_algorithms =
+                tb_config_list(values, "inter.worker.verification.algorithms"),
+        });
+        if (forward == NULL) {
+            TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start: out of memory");
             goto done;
         }
     }
@@ -559,8 +552,8 @@ static int run(const cli_t *cli)
         .worker_id = worker_id,
         .topic_tracking_disabled = !tb_config_bool(values, "topic.tracking.enable"),
         .topic_reset_disabled = !tb_config_bool(values, "topic.tracking.allow.reset"),
-        .forward = cluster != NULL ? tb_forward_request : NULL,
-        .forward_opaque = cluster,
+        .forward = forward != NULL ? tb_forward_request : NULL,
+        .forward_opaque = forward,
     };
     http = tb_http_start(&http_options, errstr, sizeof(errstr));
     if (http == NULL) {
@@ -581,6 +574,7 @@ static int run(const cli_t *cli)
 
 done:
     tb_http_stop(http);
+    tb_forward_destroy(forward);
     tb_cluster_stop(cluster);
     tb_herder_destroy(herder);
     if (key_password != NULL) {

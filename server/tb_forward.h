@@ -7,30 +7,60 @@
  * and a task's restart by the worker that runs it: another worker sends it
  * on with libcurl, the method, path, query and body unchanged, with the
  * caller's Authorization header, so the receiver authenticates the caller
- * again (rest.auth): forwarding grants
- * nothing the caller's credentials do not. The leader's reply is the
- * reply. A forwarded request carries X-Tributary-Forwarded and is
- * answered where it arrives, so it is never forwarded twice.
+ * again (rest.auth): forwarding grants nothing the caller's credentials do
+ * not. The leader's reply is the reply. A forwarded request carries
+ * X-Tributary-Forwarded and is answered where it arrives, so it is never
+ * forwarded twice.
  *
- * While no leader is known (a rebalance, a leader that just died), or a
- * task runs nowhere, the request waits for one, up to TB_FORWARD_WAIT_MS, and is not
- * refused with 409 as Connect's are; a leader that cannot be reached is waited for the
- * same way.
+ * A forwarded request is signed (tb_request_signature.h) with the
+ * cluster's session key (tb_session_key.h) by inter.worker.signature.
+ * algorithm. A request that carries X-Tributary-Forwarded or a signature
+ * is answered only when the signature is that of the current session key,
+ * or of the key before it in its grace, by one of inter.worker.
+ * verification.algorithms; else it is refused with 403 and one log line
+ * (method, path and reason; never a key or a signature), so that no
+ * client can make a worker that does not lead write the config topic. A
+ * sender refused so (the receiver may not have read a new key yet) tries
+ * again, as it does while no leader is known.
  *
- * Locking: none of its own; each call has its own curl handle.
+ * While no leader is known (a rebalance, a leader that just died), no
+ * session key is known yet, or a task runs nowhere, the request waits, up
+ * to TB_FORWARD_WAIT_MS, and is not refused with 409 as Connect's are; a
+ * leader that cannot be reached is waited for the same way.
+ *
+ * Ownership: tb_forward_create copies its options but borrows the
+ * cluster, which must outlive it. Locking: none of its own; each call has
+ * its own curl handle.
  */
 #ifndef TB_FORWARD_H
 #define TB_FORWARD_H
 
 #include <stdbool.h>
 
+#include <jansson.h>
+
 #include "api/tb_api.h"
 #include "connectors/runtime/tb_cluster.h"
 
 #define TB_FORWARD_WAIT_MS 60000
+#define TB_FORWARDED_HEADER "X-Tributary-Forwarded"
 
-/* tb_api_context_t's forward, opaque the tb_cluster_t. */
-bool tb_forward_request(void *cluster, const tb_api_request_t *req,
+typedef struct tb_forward tb_forward_t;
+
+typedef struct {
+    tb_cluster_t *cluster;
+    const char *signature_algorithm;       /* inter.worker.signature.algorithm */
+    const json_t *verification_algorithms; /* inter.worker.verification.algorithms */
+} tb_forward_options_t;
+
+/* NULL when out of memory. */
+tb_forward_t *tb_forward_create(const tb_forward_options_t *options);
+
+/* NULL is a no-op. */
+void tb_forward_destroy(tb_forward_t *forward);
+
+/* tb_api_context_t's forward, opaque the tb_forward_t. */
+bool tb_forward_request(void *forward, const tb_api_request_t *req,
                         tb_api_response_t *res);
 
 #endif

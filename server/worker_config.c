@@ -15,6 +15,9 @@
 
 static const char *const eos_support_values[] = {"disabled", "enabled", NULL};
 static const char *const override_policies[] = {"All", "None", NULL};
+static const char *const mac_algorithms[] = {"HmacSHA1",   "HmacSHA224", "HmacSHA256",
+                                             "HmacSHA384", "HmacSHA512", NULL};
+static const char *const listener_schemes[] = {"http", "https", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const rest_auth_modes[] = {"none", "basic", "bearer", NULL};
 static const char *const client_auth_modes[] = {"none", "requested", "required", NULL};
@@ -75,6 +78,43 @@ static int check_pattern(const json_t *value, char *reason, size_t reason_size)
     return 0;
 }
 
+/* inter.worker.verification.algorithms: Mac algorithms tributary has. */
+static int check_mac_list(const json_t *value, char *reason, size_t reason_size)
+{
+    size_t i;
+    json_t *name;
+    if (json_array_size(value) == 0) {
+        snprintf(reason, reason_size, "The list is empty: name at least HmacSHA256");
+        return -1;
+    }
+    json_array_foreach ((json_t *)value, i, name) {
+        const char *text = json_string_value(name);
+        bool known = false;
+        for (size_t m = 0; mac_algorithms[m] != NULL && !known; m++) {
+            known = strcmp(text, mac_algorithms[m]) == 0;
+        }
+        if (!known) {
+            snprintf(reason, reason_size,
+                     "Unknown Mac algorithm %s: tributary has HmacSHA1, HmacSHA224, "
+                     "HmacSHA256, HmacSHA384 and HmacSHA512",
+                     text);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* inter.worker.key.size: whole bytes, as Java's Hmac key generators take. */
+static int check_key_bits(const json_t *value, char *reason, size_t reason_size)
+{
+    json_int_t bits = json_integer_value(value);
+    if (json_is_null(value) || (bits >= 40 && bits <= 8192 && bits % 8 == 0)) {
+        return 0;
+    }
+    snprintf(reason, reason_size, "A key size is a multiple of 8 bits from 40 to 8192");
+    return -1;
+}
+
 static const tb_config_def_t worker_keys[] = {
     {.name = "bootstrap.servers",
      .type = TB_CONFIG_LIST,
@@ -108,15 +148,25 @@ static const tb_config_def_t worker_keys[] = {
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
-     .documentation = "Host name shown in worker_id; defaults to the first "
-                      "listener's host."},
+     .documentation = "The host the other workers of a cluster reach this one at, "
+                      "and its worker_id's host; defaults to the advertised "
+                      "listener's host, or the machine's host name when that "
+                      "listener binds every interface."},
     {.name = "rest.advertised.port",
      .type = TB_CONFIG_INT,
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
      .range = &port_range,
-     .documentation = "Port shown in worker_id; defaults to the first listener's "
-                      "port."},
+     .documentation = "The port the other workers reach this one at, and its "
+                      "worker_id's port; defaults to the advertised listener's port."},
+    {.name = "rest.advertised.listener",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "REST",
+     .one_of = listener_schemes,
+     .documentation = "http or https: the first listener of that scheme is the one "
+                      "advertised (its scheme, host and port); defaults to the first "
+                      "listener."},
     {.name = "rest.request.body.max.bytes",
      .type = TB_CONFIG_LONG,
      .default_value = "1048576",
@@ -527,6 +577,48 @@ static const tb_config_def_t worker_keys[] = {
      .range = &non_negative,
      .documentation = "How long the leader holds back a departed worker's connectors "
                       "and tasks for it before it gives them to the others."},
+    {.name = "inter.worker.key.generation.algorithm",
+     .type = TB_CONFIG_STRING,
+     .default_value = "HmacSHA256",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Distributed",
+     .one_of = mac_algorithms,
+     .documentation = "The algorithm the leader names the session key after, which "
+                      "signs the requests workers forward to one another; its digest's "
+                      "size is the key's default size."},
+    {.name = "inter.worker.key.size",
+     .type = TB_CONFIG_INT,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Distributed",
+     .check = check_key_bits,
+     .documentation = "Bits of the session key the leader draws; unset: the size of "
+                      "inter.worker.key.generation.algorithm's digest."},
+    {.name = "inter.worker.key.ttl.ms",
+     .type = TB_CONFIG_LONG,
+     .default_value = "3600000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Distributed",
+     .range = &at_least_one,
+     .documentation = "How old a session key gets before the leader writes a new one "
+                      "to config.storage.topic."},
+    {.name = "inter.worker.signature.algorithm",
+     .type = TB_CONFIG_STRING,
+     .default_value = "HmacSHA256",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Distributed",
+     .one_of = mac_algorithms,
+     .documentation = "The HMAC this worker signs the requests it forwards with "
+                      "(X-Connect-Authorization over the method, path, query and "
+                      "body); one of inter.worker.verification.algorithms."},
+    {.name = "inter.worker.verification.algorithms",
+     .type = TB_CONFIG_LIST,
+     .default_value = "HmacSHA256",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Distributed",
+     .check = check_mac_list,
+     .documentation = "The HMACs this worker accepts on a forwarded request; a "
+                      "forwarded request signed otherwise, or not signed, is refused "
+                      "with 403."},
     {.name = "log.format",
      .type = TB_CONFIG_STRING,
      .default_value = "text",
@@ -561,8 +653,7 @@ const tb_connect_key_t tb_connect_worker_keys[] = {
     {"listeners", WORKER, TB_CONNECT_KEY_IMPLEMENTED, "default binds loopback"},
     {"rest.advertised.host.name", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"rest.advertised.port", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
-    {"rest.advertised.listener", WORKER, TB_CONNECT_KEY_NOOP,
-     "worker_id is host:port; workers forward to the scheme of the first listener"},
+    {"rest.advertised.listener", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"admin.listeners", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"access.control.allow.origin", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"access.control.allow.methods", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
@@ -656,15 +747,13 @@ const tb_connect_key_t tb_connect_worker_keys[] = {
     {"worker.sync.timeout.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
     {"worker.unsync.backoff.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
      DISTRIBUTED_ONLY},
-    {"inter.worker.key.generation.algorithm", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
-     DISTRIBUTED_ONLY},
-    {"inter.worker.key.size", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED, DISTRIBUTED_ONLY},
-    {"inter.worker.key.ttl.ms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
-     DISTRIBUTED_ONLY},
-    {"inter.worker.signature.algorithm", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
-     DISTRIBUTED_ONLY},
-    {"inter.worker.verification.algorithms", DISTRIBUTED, TB_CONNECT_KEY_DISTRIBUTED,
-     DISTRIBUTED_ONLY},
+    {"inter.worker.key.generation.algorithm", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED,
+     ""},
+    {"inter.worker.key.size", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"inter.worker.key.ttl.ms", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"inter.worker.signature.algorithm", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED,
+     "signs the method, path, query and body, not the body only"},
+    {"inter.worker.verification.algorithms", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
 };
 
 const size_t tb_connect_worker_key_count =

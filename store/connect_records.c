@@ -8,16 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "store/tb_store_backend.h"
 
 /* The prefixes of the keys, by kind, for the config topic and the status
  * topic; NULL where a topic has no such key. */
-static const char *const tb_key_prefixes[2][TB_CONNECT_KEY_TARGET + 1] = {
+static const char *const tb_key_prefixes[2][TB_CONNECT_KEY_RESTART + 1] = {
     {
         [TB_CONNECT_KEY_CONNECTOR] = "connector-",
         [TB_CONNECT_KEY_TASK] = "task-",
         [TB_CONNECT_KEY_COMMIT] = "commit-",
         [TB_CONNECT_KEY_TARGET] = "target-state-",
+        [TB_CONNECT_KEY_RESTART] = "restart-connector-",
     },
     {
         [TB_CONNECT_KEY_CONNECTOR] = "status-connector-",
@@ -64,7 +67,7 @@ int tb_connect_key_parse(const char *key, size_t key_len, int status,
                          tb_connect_key_t *out)
 {
     memset(out, 0, sizeof(*out));
-    for (int kind = TB_CONNECT_KEY_CONNECTOR; kind <= TB_CONNECT_KEY_TARGET; kind++) {
+    for (int kind = TB_CONNECT_KEY_CONNECTOR; kind <= TB_CONNECT_KEY_RESTART; kind++) {
         const char *prefix = tb_key_prefixes[status ? 1 : 0][kind];
         size_t plen = prefix == NULL ? 0 : strlen(prefix);
 
@@ -140,6 +143,60 @@ int tb_connect_commit_parse(const json_t *value)
         return -1;
     }
     return (int)json_integer_value(tasks);
+}
+
+char *tb_connect_restart_value(bool include_tasks, bool only_failed)
+{
+    return tb_dump(json_pack("{s:b, s:b}", "include-tasks", include_tasks, "only-failed",
+                             only_failed),
+                   0);
+}
+
+int tb_connect_restart_parse(const json_t *value, bool *include_tasks, bool *only_failed)
+{
+    if (!json_is_object(value)) {
+        return -1;
+    }
+    *include_tasks = json_is_true(json_object_get(value, "include-tasks"));
+    *only_failed = json_is_true(json_object_get(value, "only-failed"));
+    return 0;
+}
+
+char *tb_connect_session_key_value(const tb_connect_session_key_t *key)
+{
+    char encoded[4 * ((TB_CONNECT_SESSION_KEY_MAX_BYTES + 2) / 3) + 1];
+
+    EVP_EncodeBlock((unsigned char *)encoded, key->bytes, (int)key->len);
+    return tb_dump(json_pack("{s:s, s:s, s:I}", "key", encoded, "algorithm",
+                             key->algorithm, "creation-timestamp",
+                             (json_int_t)key->created_ms),
+                   0);
+}
+
+int tb_connect_session_key_parse(const json_t *value, tb_connect_session_key_t *out)
+{
+    const char *encoded = json_string_value(json_object_get(value, "key"));
+    const char *algorithm = json_string_value(json_object_get(value, "algorithm"));
+    json_t *created = json_object_get(value, "creation-timestamp");
+    size_t len = encoded != NULL ? strlen(encoded) : 0;
+
+    memset(out, 0, sizeof(*out));
+    if (len == 0 || len % 4 != 0 || len / 4 * 3 > sizeof(out->bytes) ||
+        algorithm == NULL || strlen(algorithm) >= sizeof(out->algorithm) ||
+        !json_is_integer(created)) {
+        return -1;
+    }
+    int n = EVP_DecodeBlock(out->bytes, (const unsigned char *)encoded, (int)len);
+    /* EVP_DecodeBlock counts the padding as zero bytes */
+    size_t padding = encoded[len - 1] == '=' ? (encoded[len - 2] == '=' ? 2 : 1) : 0;
+    if (n < 0 || (size_t)n <= padding) {
+        memset(out, 0, sizeof(*out));
+        return -1;
+    }
+    out->len = (size_t)n - padding;
+    snprintf(out->algorithm, sizeof(out->algorithm), "%s", algorithm);
+    out->created_ms = (long long)json_integer_value(created);
+    return 0;
 }
 
 char *tb_connect_target_value(tb_target_state_t target)

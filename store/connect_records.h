@@ -11,11 +11,13 @@
 #ifndef TB_CONNECT_RECORDS_H
 #define TB_CONNECT_RECORDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
 
 #include "core/tb_state.h"
+#include "store/tb_connect_session_key.h"
 
 /* What a key of the config or status topic names. */
 typedef enum {
@@ -24,6 +26,7 @@ typedef enum {
     TB_CONNECT_KEY_TASK,      /* config: task-<c>-<n>; status: status-task-<c>-<n> */
     TB_CONNECT_KEY_COMMIT,    /* config: commit-<c> */
     TB_CONNECT_KEY_TARGET,    /* config: target-state-<c> */
+    TB_CONNECT_KEY_RESTART,   /* config: restart-connector-<c> */
 } tb_connect_key_kind_t;
 
 typedef struct {
@@ -40,8 +43,8 @@ int tb_connect_key_parse(const char *key, size_t key_len, int status,
                          tb_connect_key_t *out);
 void tb_connect_key_clear(tb_connect_key_t *key);
 
-/* The key of a record of the config topic (kind CONNECTOR, TASK, COMMIT
- * or TARGET) or of the status topic (CONNECTOR or TASK); task is used by
+/* The key of a record of the config topic (kind CONNECTOR, TASK, COMMIT,
+ * TARGET or RESTART) or of the status topic (CONNECTOR or TASK); task is used by
  * TASK only. */
 char *tb_connect_key_format(tb_connect_key_kind_t kind, int status, const char *name,
                             int task);
@@ -68,6 +71,14 @@ char *tb_connect_target_value(tb_target_state_t target);
  * "state". Returns -1 when neither names a target state. */
 int tb_connect_target_parse(const json_t *value, tb_target_state_t *out);
 
+/* {"include-tasks":bool,"only-failed":bool}: a request to restart a
+ * connector (and per the flags its tasks) wherever its instances run. */
+char *tb_connect_restart_value(bool include_tasks, bool only_failed);
+
+/* The flags of a restart value (a flag left out is false, as in Connect).
+ * Returns -1 when value is not an object. */
+int tb_connect_restart_parse(const json_t *value, bool *include_tasks, bool *only_failed);
+
 /* {"state","trace","worker_id","generation"} in that order; trace null
  * when NULL. */
 char *tb_connect_status_value(tb_state_t state, const char *trace, const char *worker_id,
@@ -77,6 +88,13 @@ char *tb_connect_status_value(tb_state_t state, const char *trace, const char *w
  * "worker_id","generation"} (a new reference), or NULL when value is not a
  * status. */
 json_t *tb_connect_status_parse(const json_t *value);
+
+/* {"key":<base64>,"algorithm":...,"creation-timestamp":...}. */
+char *tb_connect_session_key_value(const tb_connect_session_key_t *key);
+
+/* Fills out from a session-key value. Returns -1 when value is not one
+ * (a key that is not base64, empty, or longer than the maximum). */
+int tb_connect_session_key_parse(const json_t *value, tb_connect_session_key_t *out);
 
 /* ["<connector>",{partition}] as one compact JSON text, the partition's
  * keys sorted. Its bytes decide the offsets topic's partition (murmur2),

@@ -261,3 +261,21 @@ json_t *tb_store_refresh(tb_store_t *store, char *errstr, size_t errstr_size)
     }
     return changed;
 }
+
+int tb_store_restart_request(tb_store_t *store, const char *name, bool include_tasks,
+                             bool only_failed, char *errstr, size_t errstr_size)
+{
+    if (store->ops->restart_request == NULL) {
+        tb_store_error(errstr, errstr_size, "restart", name,
+                       "this store has no other worker to ask");
+        return -1;
+    }
+    return store->ops->restart_request(store, name, include_tasks, only_failed, errstr,
+                                       errstr_size);
+}
+
+json_t *tb_store_restarts_take(tb_store_t *store)
+{
+    return store->ops->restarts_take != NULL ? store->ops->restarts_take(store)
+                                             : json_array();
+}

@@ -31,6 +31,7 @@
 #ifndef TB_STORE_H
 #define TB_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -129,5 +130,18 @@ int tb_store_mode_bind(tb_store_t *store, tb_store_mode_t mode, tb_store_mode_t 
  * owns it. NULL with errstr on failure. A SQLite store has one writer, its
  * own process, and always returns an empty array. */
 json_t *tb_store_refresh(tb_store_t *store, char *errstr, size_t errstr_size);
+
+/* Asks every worker of a cluster to restart a connector's instances (per
+ * the flags, Connect's includeTasks and onlyFailed) that it runs: the
+ * Kafka store writes Connect's restart-connector-<name> record. A SQLite
+ * store, which has no other reader, refuses it. */
+int tb_store_restart_request(tb_store_t *store, const char *name, bool include_tasks,
+                             bool only_failed, char *errstr, size_t errstr_size);
+
+/* The restart requests the refreshes since the last call read (this
+ * store's own included; none of those read at open), in order, as
+ * [{"name","include_tasks","only_failed"}]; the caller owns it. NULL only
+ * when out of memory. */
+json_t *tb_store_restarts_take(tb_store_t *store);
 
 #endif

@@ -14,6 +14,7 @@
 #ifndef TB_STORE_BACKEND_H
 #define TB_STORE_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -52,6 +53,10 @@ typedef struct {
      * row changed under another writer since the last open or refresh,
      * once each, in the order first seen. */
     int (*refresh)(tb_store_t *store, json_t *changed, char *errstr, size_t errstr_size);
+    /* Optional (NULL: the store keeps no restart requests). */
+    int (*restart_request)(tb_store_t *store, const char *name, bool include_tasks,
+                           bool only_failed, char *errstr, size_t errstr_size);
+    json_t *(*restarts_take)(tb_store_t *store);
 } tb_store_ops_t;
 
 struct tb_store {

@@ -48,10 +48,12 @@ typedef struct {
     tb_kafka_log_t *logs[TB_LOG__COUNT];
     char *worker_id;
     int generation;
+    int highest_generation; /* of the status records read */
     json_t *connectors;
     json_t *status;
     json_t *offsets;
-    json_t *changed; /* while a refresh applies records: the names reported */
+    json_t *changed;  /* while a refresh applies records: the names reported */
+    json_t *restarts; /* restart requests read by refreshes, not yet taken */
 } tb_kafka_store_t;
 
 /* Records to write; the batch owns their keys and values. */
@@ -186,6 +188,27 @@ static void tb_apply_commit(tb_kafka_store_t *store, json_t *entry, const char *
     json_object_del(entry, "deferred");
 }
 
+/* A restart request read by a refresh is kept for tb_store_restarts_take;
+ * those read at open were handled before this worker started. */
+static void tb_apply_restart(tb_kafka_store_t *store, const char *name,
+                             const json_t *value)
+{
+    bool include_tasks, only_failed;
+    if (store->changed == NULL || value == NULL) {
+        return;
+    }
+    if (tb_connect_restart_parse(value, &include_tasks, &only_failed) != 0) {
+        TB_LOG(TB_LOG_WARN, TB_LOG_FACILITY,
+               "config topic: ignored a restart request of connector '%s' that is not "
+               "in Connect's format",
+               name);
+        return;
+    }
+    json_array_append_new(store->restarts,
+                          json_pack("{s:s, s:b, s:b}", "name", name, "include_tasks",
+                                    include_tasks, "only_failed", only_failed));
+}
+
 static void tb_apply_config(const tb_kafka_log_record_t *record, void *opaque)
 {
     tb_kafka_store_t *store = opaque;
@@ -198,6 +221,12 @@ static void tb_apply_config(const tb_kafka_log_record_t *record, void *opaque)
         return;
     }
     json_t *value = tb_connect_value_parse(record->value, record->value_len, &bad);
+    if (key.kind == TB_CONNECT_KEY_RESTART) {
+        tb_apply_restart(store, key.name, value);
+        json_decref(value);
+        tb_connect_key_clear(&key);
+        return;
+    }
     json_t *entry = tb_entry(store->connectors, key.name);
     const json_t *properties = tb_connect_properties_parse(value);
     tb_target_state_t target;
@@ -244,6 +273,7 @@ static void tb_apply_config(const tb_kafka_log_record_t *record, void *opaque)
         }
         break;
     case TB_CONNECT_KEY_OTHER:
+    case TB_CONNECT_KEY_RESTART:
         break;
     }
     if (bad) {
@@ -255,6 +285,16 @@ static void tb_apply_config(const tb_kafka_log_record_t *record, void *opaque)
     tb_prune(store->connectors, key.name);
     json_decref(value);
     tb_connect_key_clear(&key);
+}
+
+/* Keeps the highest generation a status record carries. */
+static void tb_see_generation(tb_kafka_store_t *store, const json_t *status)
+{
+    json_int_t generation = json_integer_value(json_object_get(status, "generation"));
+
+    if (generation > store->highest_generation && generation <= 0x7fffffff) {
+        store->highest_generation = (int)generation;
+    }
 }
 
 static void tb_apply_status(const tb_kafka_log_record_t *record, void *opaque)
@@ -279,9 +319,11 @@ static void tb_apply_status(const tb_kafka_log_record_t *record, void *opaque)
                "Connect's format",
                key.name);
     } else if (key.kind == TB_CONNECT_KEY_CONNECTOR) {
+        tb_see_generation(store, status);
         tb_set(store, entry, "connector", json_incref(status), NULL);
     } else {
         snprintf(index, sizeof(index), "%d", key.task);
+        tb_see_generation(store, status);
         tb_set(store, tb_entry(entry, "tasks"), index, json_incref(status), NULL);
         tb_prune(entry, "tasks");
     }
@@ -731,6 +773,38 @@ static int tb_kafka_refresh(tb_store_t *base, json_t *changed, char *errstr,
     return rc;
 }
 
+static int tb_kafka_restart_request(tb_store_t *base, const char *name,
+                                    bool include_tasks, bool only_failed, char *errstr,
+                                    size_t errstr_size)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+    tb_batch_t batch = {0};
+    int rc;
+
+    tb_batch_add(&batch, tb_config_key(TB_CONNECT_KEY_RESTART, name, 0),
+                 tb_connect_restart_value(include_tasks, only_failed), 0);
+    pthread_mutex_lock(&store->lock);
+    rc = tb_write(store, TB_LOG_CONFIG, &batch, "restart", name, errstr, errstr_size);
+    pthread_mutex_unlock(&store->lock);
+    tb_batch_free(&batch);
+    return rc;
+}
+
+static json_t *tb_kafka_restarts_take(tb_store_t *base)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+    json_t *fresh = json_array();
+
+    if (fresh == NULL) {
+        return NULL;
+    }
+    pthread_mutex_lock(&store->lock);
+    json_t *taken = store->restarts;
+    store->restarts = fresh;
+    pthread_mutex_unlock(&store->lock);
+    return taken;
+}
+
 static void tb_kafka_close(tb_store_t *base)
 {
     tb_kafka_store_t *store = (tb_kafka_store_t *)base;
@@ -741,6 +815,7 @@ static void tb_kafka_close(tb_store_t *base)
     json_decref(store->connectors);
     json_decref(store->status);
     json_decref(store->offsets);
+    json_decref(store->restarts);
     free(store->worker_id);
     pthread_mutex_destroy(&store->lock);
     free(store);
@@ -758,6 +833,8 @@ static const tb_store_ops_t tb_kafka_ops = {
     .offsets_delete = tb_kafka_offsets_delete,
     .mode_bind = tb_kafka_mode_bind,
     .refresh = tb_kafka_refresh,
+    .restart_request = tb_kafka_restart_request,
+    .restarts_take = tb_kafka_restarts_take,
 };
 
 static int tb_open_logs(tb_kafka_store_t *store, const tb_store_kafka_options_t *o,
@@ -805,14 +882,18 @@ tb_store_t *tb_store_kafka_open(const tb_store_kafka_options_t *options, char *e
     store->connectors = json_object();
     store->status = json_object();
     store->offsets = json_object();
+    store->restarts = json_array();
     if (store->worker_id == NULL || store->connectors == NULL || store->status == NULL ||
-        store->offsets == NULL) {
+        store->offsets == NULL || store->restarts == NULL) {
         tb_store_error(errstr, errstr_size, "open", NULL, "out of memory");
         goto fail;
     }
     if (tb_open_logs(store, options, errstr, errstr_size) != 0 ||
         tb_read_all(store, "open", errstr, errstr_size) != 0) {
         goto fail;
+    }
+    if (options->generation_of_topic && store->highest_generation > store->generation) {
+        store->generation = store->highest_generation;
     }
     return &store->base;
 fail:

@@ -26,10 +26,14 @@
  *    another worker wrote in a newer generation than this store's is not
  *    overwritten (the put succeeds and writes nothing), as in Connect.
  *  - tb_store_mode_bind always binds TB_STORE_MODE_KAFKA.
+ *  - tb_store_restart_request writes restart-connector-<c>; a refresh
+ *    keeps each such record it reads (its own too) for
+ *    tb_store_restarts_take.
  */
 #ifndef TB_STORE_KAFKA_H
 #define TB_STORE_KAFKA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <librdkafka/rdkafka.h>
@@ -51,6 +55,10 @@ typedef struct {
     tb_store_kafka_topic_t status;  /* status.storage.topic */
     const char *worker_id;          /* written in status records */
     int generation;                 /* likewise */
+    /* Raise generation to the highest the status topic holds at open, so
+     * that the statuses another cluster's workers wrote (Connect's, taken
+     * over) are not newer than this store's and can be overwritten. */
+    bool generation_of_topic;
     int timeout_ms; /* bound of open, each write and each refresh; 0: 30000 */
 } tb_store_kafka_options_t;
 

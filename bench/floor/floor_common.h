@@ -72,6 +72,22 @@ static inline long floor_hwm_kb(void)
 }
 
 /*
+ * Pads the value whose first n bytes buf holds (a JSON object up to its open
+ * "note" string) with 'x' to exactly size bytes and closes it. Returns size.
+ */
+static inline size_t floor_pad(char *buf, size_t size, size_t n)
+{
+    size_t len = n;
+    while (len < size - 2) {
+        buf[len++] = 'x';
+    }
+    buf[len++] = '"';
+    buf[len++] = '}';
+    buf[len] = '\0';
+    return len;
+}
+
+/*
  * Record i's value: a JSON object of exactly `size` bytes (padded in its
  * "note" field), so a sink's output file of N records is N * (size + 1) bytes.
  * buf must hold size + 1 bytes. Returns the length (size, or the bare object
@@ -87,14 +103,7 @@ static inline size_t floor_value(char *buf, size_t size, long long i)
         /* too small to pad: the shortest valid object */
         return (size_t)snprintf(buf, size + 1, "{\"id\":%lld}", i);
     }
-    size_t len = (size_t)n;
-    while (len < size - 2) {
-        buf[len++] = 'x';
-    }
-    buf[len++] = '"';
-    buf[len++] = '}';
-    buf[len] = '\0';
-    return len;
+    return floor_pad(buf, size, (size_t)n);
 }
 
 #endif

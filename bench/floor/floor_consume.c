@@ -5,7 +5,7 @@
  * counts records and bytes.
  *
  *   floor_consume -b BOOTSTRAP -t TOPIC -n N [-T TIMEOUT_S] [-g GROUP] [-o FILE]
- *                 [--check] [-X key=value]...
+ *                 [--flush-each] [--check] [-X key=value]...
  *
  * Prints one JSON line: records, bytes, seconds (start of the program to the
  * N-th record), cpu_seconds (utime + stime of this process over that span, from
@@ -14,7 +14,9 @@
  *
  * With -o, also writes each value and a newline to FILE through a 256 KiB
  * stdio buffer, flushed before the N-th record's time is taken: the work of a
- * file sink without a connector runtime. With --check, checks the content
+ * file sink without a connector runtime; with --flush-each, the buffer is
+ * flushed after every batch, as a file sink's put does (the latency
+ * scenario reads the file while it grows). With --check, checks the content
  * (floor_check.h) and adds duplicates, out_of_order, unparsed, distinct and
  * check_passed to the line; it then exits 1 when the check fails.
  *
@@ -41,7 +43,7 @@ static void usage(void)
     fprintf(
         stderr,
         "usage: floor_consume -b BOOTSTRAP -t TOPIC -n N [-T TIMEOUT_S] [-g GROUP] "
-        "[-o FILE] [--check] [-X key=value]...\n"
+        "[-o FILE] [--flush-each] [--check] [-X key=value]...\n"
         "       floor_consume --end-offsets -b BOOTSTRAP -t TOPIC -n N [-T TIMEOUT_S] "
         "[-i INTERVAL_MS] [-c PARTITIONS]\n");
     exit(2);
@@ -182,7 +184,7 @@ int main(int argc, char **argv)
     double start = floor_now();
     double cpu_start = floor_cpu_seconds();
     const char *bootstrap = NULL, *topic = NULL, *group = NULL, *output = NULL;
-    bool check = false;
+    bool check = false, flush_each = false;
     long long n = -1;
     double timeout = 300;
     int interval_ms = 20, create = 0;
@@ -195,6 +197,8 @@ int main(int argc, char **argv)
             end_offsets = true;
         } else if (strcmp(argv[i], "--check") == 0) {
             check = true;
+        } else if (strcmp(argv[i], "--flush-each") == 0) {
+            flush_each = true;
         } else if (i + 1 < argc && argv[i][0] == '-' && strlen(argv[i]) == 2) {
             const char *v = argv[++i];
             switch (argv[i - 1][1]) {
@@ -306,6 +310,10 @@ int main(int argc, char **argv)
                 fprintf(stderr, "floor_consume: %s\n", rd_kafka_message_errstr(m));
             }
             rd_kafka_message_destroy(batch[i]);
+        }
+        if (out != NULL && flush_each && got > 0 && fflush(out) != 0) {
+            fprintf(stderr, "floor_consume: writing %s failed\n", output);
+            return 2;
         }
         if (records >= n || floor_now() >= deadline) {
             if (out != NULL && fflush(out) != 0) {

@@ -4,8 +4,15 @@
  * them, with acks=all and idempotence on, and counts the delivery reports.
  * Nothing else: no conversion, no offsets, no framework.
  *
- *   floor_produce -b BOOTSTRAP -t TOPIC -n N [-s SIZE] [-T TIMEOUT_S] [-X key=value]...
+ *   floor_produce -b BOOTSTRAP -t TOPIC -n N [-s SIZE] [-T TIMEOUT_S] [-r RATE]
+ *                 [-X key=value]...
  *   floor_produce -o FILE -n N [-s SIZE]      write the same values as lines, no Kafka
+ *
+ * With -r, paced: record i is produced RATE records/s after the first
+ * (i / RATE seconds after it, never earlier), and each value is
+ * {"id":i,"ts":T,"note":"xxx…"} of SIZE bytes, where T is the wall-clock time
+ * it was handed to librdkafka, in microseconds since 1970: the latency
+ * scenario reads it back from the sink's output.
  *
  * Prints one JSON line: records (delivered), errors, bytes, seconds (start of
  * the program to the last delivery report), cpu_seconds (utime + stime of this
@@ -34,11 +41,35 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
     }
 }
 
+/* A paced record's value: its number and the time it is sent, padded to size
+ * bytes (at least 64: room for both numbers). */
+static size_t stamped_value(char *buf, size_t size, long long i)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int n = snprintf(buf, size + 1, "{\"id\":%lld,\"ts\":%lld,\"note\":\"", i,
+                     (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000);
+    return floor_pad(buf, size, (size_t)n);
+}
+
+/* Sleeps until the monotonic time due (floor_now's clock), serving delivery
+ * reports meanwhile. */
+static void wait_until(rd_kafka_t *rk, double due)
+{
+    double left;
+    while ((left = due - floor_now()) > 0) {
+        rd_kafka_poll(rk, 0);
+        struct timespec pause = {.tv_sec = 0,
+                                 .tv_nsec = (long)((left < 0.001 ? left : 0.001) * 1e9)};
+        nanosleep(&pause, NULL);
+    }
+}
+
 static void usage(void)
 {
     fprintf(stderr,
             "usage: floor_produce -b BOOTSTRAP -t TOPIC -n N [-s SIZE] [-T TIMEOUT_S] "
-            "[-X key=value]...\n"
+            "[-r RATE] [-X key=value]...\n"
             "       floor_produce -o FILE -n N [-s SIZE]\n");
     exit(2);
 }
@@ -71,7 +102,7 @@ int main(int argc, char **argv)
     const char *bootstrap = NULL, *topic = NULL, *file = NULL;
     long long n = -1;
     size_t size = 100;
-    double timeout = 300;
+    double timeout = 300, rate = 0;
     char errstr[512];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     int opt;
@@ -85,7 +116,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    while ((opt = getopt(argc, argv, "b:t:n:s:T:X:o:")) != -1) {
+    while ((opt = getopt(argc, argv, "b:t:n:s:T:X:o:r:")) != -1) {
         switch (opt) {
         case 'b':
             bootstrap = optarg;
@@ -105,6 +136,9 @@ int main(int argc, char **argv)
         case 'o':
             file = optarg;
             break;
+        case 'r':
+            rate = atof(optarg);
+            break;
         case 'X': {
             char *eq = strchr(optarg, '=');
             if (eq == NULL) {
@@ -122,7 +156,7 @@ int main(int argc, char **argv)
             usage();
         }
     }
-    if (n < 0 || size < 64 || size > 1000000) {
+    if (n < 0 || size < 64 || size > 1000000 || rate < 0) {
         usage();
     }
     if (file != NULL) {
@@ -148,9 +182,14 @@ int main(int argc, char **argv)
     double deadline = start + timeout;
     long long bytes = 0;
     bool timed_out = false;
+    double paced_from = floor_now();
 
     for (long long i = 0; i < n && !timed_out && failed == 0; i++) {
-        size_t len = floor_value(value, size, i);
+        if (rate > 0) {
+            wait_until(rk, paced_from + (double)i / rate);
+        }
+        size_t len =
+            rate > 0 ? stamped_value(value, size, i) : floor_value(value, size, i);
         /* Bounded: each retry waits up to 100 ms for delivery reports; the
          * deadline ends it. */
         while (rd_kafka_produce(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, value,
@@ -167,7 +206,7 @@ int main(int argc, char **argv)
             }
         }
         bytes += (long long)len;
-        if ((i & 1023) == 0) {
+        if ((i & 1023) == 0 || rate > 0) {
             rd_kafka_poll(rk, 0);
         }
     }

@@ -7,6 +7,11 @@
  * are on disk. A crash in the middle of a
  * write can leave a partial last line, whose record was never recorded as
  * written: a task that starts removes it, and writes the record again.
+ *
+ * Test seam (builds with TB_TEST_SEAMS): with TB_FILE_SINK_HOLD set to a
+ * suffix, every put() is refused as retriable, taking nothing, while the
+ * file named <file><suffix> exists, so that a test can keep a batch
+ * pending in the runtime for as long as it likes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,6 +41,7 @@ static const tb_config_table_t file_sink_table =
 typedef struct {
     char *path; /* NULL: standard output */
     FILE *out;
+    char *hold; /* the test seam's file; NULL: none */
 } file_sink_t;
 
 static json_t *task_configs(const json_t *config, int max_tasks)
@@ -78,6 +84,21 @@ static off_t cut_partial_line(FILE *out)
     return st.st_size - end;
 }
 
+/* The test seam's file for the sink writing to path, or NULL. */
+static char *test_hold_path(const char *path)
+{
+    char *hold = NULL;
+#ifdef TB_TEST_SEAMS
+    const char *suffix = getenv("TB_FILE_SINK_HOLD");
+    if (suffix != NULL && asprintf(&hold, "%s%s", path, suffix) < 0) {
+        hold = NULL;
+    }
+#else
+    (void)path;
+#endif
+    return hold;
+}
+
 static int task_start(const tb_task_context_t *ctx, const json_t *config, void **out,
                       char *errstr, size_t errstr_size)
 {
@@ -89,6 +110,7 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
         return 0;
     }
     sink->path = strdup(path);
+    sink->hold = test_hold_path(path);
     sink->out = tb_limits_fopen(ctx->limits, path, true, errstr, errstr_size);
     if (sink->out == NULL) {
         goto fail;
@@ -114,6 +136,7 @@ fail:
     if (sink->out != NULL) {
         fclose(sink->out);
     }
+    free(sink->hold);
     free(sink->path);
     free(sink);
     return -1;
@@ -124,6 +147,12 @@ static int put(void *opaque, const tb_sink_record_t *records, size_t count, char
 {
     file_sink_t *sink = opaque;
     bool ok = true;
+    if (sink->hold != NULL && access(sink->hold, F_OK) == 0) {
+        snprintf(errstr, errstr_size,
+                 "test seam: a put of %zu records held while %s exists", count,
+                 sink->hold);
+        return TB_PLUGIN_RETRY;
+    }
     /* one lock for the batch, not two per record */
     flockfile(sink->out);
     for (size_t i = 0; i < count && ok; i++) {
@@ -162,6 +191,7 @@ static void task_stop(void *opaque)
     } else {
         fflush(sink->out);
     }
+    free(sink->hold);
     free(sink->path);
     free(sink);
 }

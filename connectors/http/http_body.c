@@ -263,6 +263,10 @@ int tb_http_sink_item_init(tb_http_sink_item_t *item, const tb_sink_record_t *re
     copy->topic = record->topic
                       ? copy_bytes(record->topic, strlen(record->topic) + 1, &failed)
                       : NULL;
+    copy->original_topic = record->original_topic
+                               ? copy_bytes(record->original_topic,
+                                            strlen(record->original_topic) + 1, &failed)
+                               : NULL;
     copy->key = copy_bytes(record->key, record->key_len, &failed);
     copy->key_len = record->key_len;
     copy->value = copy_bytes(record->value, record->value_len, &failed);
@@ -293,6 +297,7 @@ void tb_http_sink_item_clear(tb_http_sink_item_t *item)
     }
     free((void *)copy->headers);
     free((void *)copy->topic);
+    free((void *)copy->original_topic);
     free((void *)copy->key);
     free((void *)copy->value);
     free(item->element);

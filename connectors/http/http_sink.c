@@ -15,6 +15,9 @@
  * record_failed, while the others are written in their order. A 3xx, or a
  * 4xx that says the endpoint itself refuses (401, 403, 404, ...), is fatal.
  *
+ * close() drops the queued records of the partitions taken from the task:
+ * their offsets were not recorded, and their next owner writes them.
+ *
  * When the retries are spent the queue is kept, and:
  * - put() returns TB_PLUGIN_RETRY only before it has taken any of its
  *   records (a backlog of full batches is still refused), since the
@@ -537,6 +540,42 @@ static void pending_drop(http_sink_task_t *task, size_t n)
     }
 }
 
+/* Whether item was read from one of the partitions. */
+static bool item_of(const tb_http_sink_item_t *item,
+                    const tb_sink_partition_t *partitions, size_t count)
+{
+    const tb_sink_record_t *r = &item->record;
+    const char *topic = r->original_topic != NULL ? r->original_topic : r->topic;
+    for (size_t i = 0; i < count; i++) {
+        if (partitions[i].partition == r->partition && topic != NULL &&
+            strcmp(partitions[i].topic, topic) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Connect's close(): the pending records of partitions taken from the task
+ * are dropped, unwritten (their offsets were not recorded: their next owner
+ * writes them); the others keep their order. */
+static void http_sink_close(void *opaque, const tb_sink_partition_t *partitions,
+                            size_t count)
+{
+    http_sink_task_t *task = opaque;
+    size_t kept = task->head;
+    for (size_t i = task->head; i < task->count; i++) {
+        if (item_of(&task->items[i], partitions, count)) {
+            tb_http_sink_item_clear(&task->items[i]);
+        } else {
+            task->items[kept++] = task->items[i];
+        }
+    }
+    task->count = kept;
+    if (pending(task) == 0) {
+        task->head = task->count = 0;
+    }
+}
+
 /* ---- sending ---- */
 
 static void sleep_ms(int64_t ms)
@@ -700,6 +739,7 @@ const tb_plugin_t tb_http_sink_plugin = {
     .task_configs = http_sink_task_configs,
     .task_start = http_sink_task_start,
     .reads_headers = true,
+    .close = http_sink_close,
     .put = http_sink_put,
     .flush = http_sink_flush,
     .task_stop = http_sink_task_stop,

@@ -23,6 +23,7 @@ static const char *const snapshot_modes[] = {"initial", "initial_only", "no_data
 static const char *const decimal_modes[] = {"precise", "double", "string", NULL};
 static const char *const time_modes[] = {"adaptive", "adaptive_time_microseconds",
                                          "connect", NULL};
+static const char *const hstore_modes[] = {"json", "map", NULL};
 static const char *const binary_modes[] = {"bytes", "base64", "base64-url-safe", "hex",
                                            NULL};
 
@@ -59,7 +60,7 @@ static int check_slot_name(const json_t *value, char *reason, size_t size)
 }
 
 /* Topic names: letters, digits, '.', '_' and '-'. */
-static int check_topic_prefix(const json_t *value, char *reason, size_t size)
+static int check_topic_name(const json_t *value, char *reason, size_t size)
 {
     const char *prefix = json_string_value(value);
     size_t n = prefix != NULL ? strlen(prefix) : 0;
@@ -69,8 +70,8 @@ static int check_topic_prefix(const json_t *value, char *reason, size_t size)
     }
     if (!valid) {
         snprintf(reason, size,
-                 "the prefix of topic names may hold only letters, digits, '.', '_' "
-                 "and '-', and must not be empty");
+                 "a topic name may hold only letters, digits, '.', '_' and '-', and "
+                 "must not be empty");
         return -1;
     }
     return 0;
@@ -158,7 +159,7 @@ static const tb_config_def_t pg_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_CONNECTION,
      .order = 6,
-     .check = check_topic_prefix,
+     .check = check_topic_name,
      .documentation = "The logical name of the server: records go to "
                       "<topic.prefix>.<schema>.<table>, and it is the source "
                       "partition of the stored offsets."},
@@ -295,6 +296,15 @@ static const tb_config_def_t pg_keys[] = {
      .order = 4,
      .one_of = binary_modes,
      .documentation = "bytea as bytes, or a base64, base64-url-safe or hex string."},
+    {.name = "hstore.handling.mode",
+     .type = TB_CONFIG_STRING,
+     .default_value = "json",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_VALUES,
+     .order = 8,
+     .one_of = hstore_modes,
+     .documentation = "hstore values as a JSON object in a string (json), or a map of "
+                      "strings (map)."},
     {.name = "skipped.operations",
      .type = TB_CONFIG_LIST,
      .default_value = "t",
@@ -303,6 +313,23 @@ static const tb_config_def_t pg_keys[] = {
      .order = 5,
      .check = check_skipped,
      .documentation = "Operations not written: c, u, d, t (truncate), or none."},
+    {.name = "provide.transaction.metadata",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_VALUES,
+     .order = 6,
+     .documentation = "Whether each streamed transaction gets a BEGIN and an END record "
+                      "on the transaction topic, and each change event a transaction "
+                      "block (id, total_order, data_collection_order)."},
+    {.name = "topic.transaction",
+     .type = TB_CONFIG_STRING,
+     .default_value = "transaction",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_VALUES,
+     .order = 7,
+     .check = check_topic_name,
+     .documentation = "The transaction topic is <topic.prefix>.<topic.transaction>."},
     {.name = "max.batch.size",
      .type = TB_CONFIG_INT,
      .default_value = "2048",
@@ -355,7 +382,6 @@ const char *const tb_pg_refused_keys[] = {
     "include.",
     "topic.naming.",
     "topic.heartbeat.",
-    "topic.transaction",
     "topic.delimiter",
     "topic.cache.size",
     "converters",
@@ -363,11 +389,9 @@ const char *const tb_pg_refused_keys[] = {
     "custom.metric.tags",
     "event.",
     "field.name.adjustment.mode",
-    "hstore.handling.mode",
     "interval.handling.mode",
     "money.fraction.digits",
     "max.queue.size.in.bytes",
-    "provide.transaction.metadata",
     "query.",
     "read.only",
     "replica.identity.autoset.values",
@@ -490,7 +514,11 @@ int tb_pg_options_parse(const json_t *config, tb_pg_options_t *out, char *errstr
     out->modes.time = (tb_pg_time_mode_t)choice(v, "time.precision.mode", time_modes);
     out->modes.binary =
         (tb_pg_binary_mode_t)choice(v, "binary.handling.mode", binary_modes);
+    out->modes.hstore =
+        (tb_pg_hstore_mode_t)choice(v, "hstore.handling.mode", hstore_modes);
     out->skipped = skipped_ops(tb_config_list(v, "skipped.operations"));
+    out->transaction_metadata = tb_config_bool(v, "provide.transaction.metadata");
+    out->transaction_topic = tb_config_string(v, "topic.transaction");
     out->max_batch = (int)tb_config_int(v, "max.batch.size");
     out->poll_interval_ms = tb_config_int(v, "poll.interval.ms");
     return 0;

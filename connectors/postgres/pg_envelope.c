@@ -2,23 +2,16 @@
 #include <string.h>
 
 #include "connectors/postgres/tb_pg_envelope.h"
+#include "connectors/postgres/tb_pg_transaction.h"
+#include "connectors/postgres/tb_pg_types.h"
 
 /* Debezium's SnapshotRecord values, as the snapshot field allows them. */
 #define SNAPSHOT_ALLOWED                                                                 \
     "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
 
-static tb_schema_t *optional(tb_type_t type)
-{
-    tb_schema_t *s = tb_schema_new(type);
-    if (s != NULL) {
-        tb_schema_set_optional(s, true);
-    }
-    return s;
-}
-
 static tb_schema_t *snapshot_schema(void)
 {
-    tb_schema_t *s = optional(TB_TYPE_STRING);
+    tb_schema_t *s = tb_pg_optional_schema(TB_TYPE_STRING);
     if (s == NULL || tb_schema_set_name(s, "io.debezium.data.Enum") != 0 ||
         tb_schema_set_parameter(s, "allowed", SNAPSHOT_ALLOWED) != 0) {
         tb_schema_decref(s);
@@ -40,14 +33,14 @@ tb_schema_t *tb_pg_source_schema(void)
     rc = rc || tb_schema_add_field(s, "ts_ms", tb_schema_new(TB_TYPE_INT64));
     rc = rc || tb_schema_add_field(s, "snapshot", snapshot_schema());
     rc = rc || tb_schema_add_field(s, "db", tb_schema_new(TB_TYPE_STRING));
-    rc = rc || tb_schema_add_field(s, "sequence", optional(TB_TYPE_STRING));
-    rc = rc || tb_schema_add_field(s, "ts_us", optional(TB_TYPE_INT64));
-    rc = rc || tb_schema_add_field(s, "ts_ns", optional(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "sequence", tb_pg_optional_schema(TB_TYPE_STRING));
+    rc = rc || tb_schema_add_field(s, "ts_us", tb_pg_optional_schema(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "ts_ns", tb_pg_optional_schema(TB_TYPE_INT64));
     rc = rc || tb_schema_add_field(s, "schema", tb_schema_new(TB_TYPE_STRING));
     rc = rc || tb_schema_add_field(s, "table", tb_schema_new(TB_TYPE_STRING));
-    rc = rc || tb_schema_add_field(s, "txId", optional(TB_TYPE_INT64));
-    rc = rc || tb_schema_add_field(s, "lsn", optional(TB_TYPE_INT64));
-    rc = rc || tb_schema_add_field(s, "xmin", optional(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "txId", tb_pg_optional_schema(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "lsn", tb_pg_optional_schema(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "xmin", tb_pg_optional_schema(TB_TYPE_INT64));
     if (rc) {
         tb_schema_decref(s);
         return NULL;
@@ -93,24 +86,6 @@ tb_value_t *tb_pg_source_value(tb_schema_t *schema, const tb_pg_source_t *info)
     return v;
 }
 
-/* Debezium's transaction block (event.block), null unless
- * provide.transaction.metadata, which tributary does not implement. */
-static tb_schema_t *transaction_schema(void)
-{
-    tb_schema_t *s = optional(TB_TYPE_STRUCT);
-    int rc = s == NULL || tb_schema_set_name(s, "event.block");
-    rc = rc || tb_schema_add_field(s, "id", tb_schema_new(TB_TYPE_STRING));
-    rc = rc || tb_schema_add_field(s, "total_order", tb_schema_new(TB_TYPE_INT64));
-    rc = rc ||
-         tb_schema_add_field(s, "data_collection_order", tb_schema_new(TB_TYPE_INT64));
-    if (rc) {
-        tb_schema_decref(s);
-        return NULL;
-    }
-    tb_schema_set_version(s, true, 1);
-    return s;
-}
-
 tb_schema_t *tb_pg_envelope_schema(const char *name, tb_schema_t *row,
                                    tb_schema_t *source)
 {
@@ -119,11 +94,11 @@ tb_schema_t *tb_pg_envelope_schema(const char *name, tb_schema_t *row,
     rc = rc || tb_schema_add_field(s, "before", tb_schema_incref(row));
     rc = rc || tb_schema_add_field(s, "after", tb_schema_incref(row));
     rc = rc || tb_schema_add_field(s, "source", tb_schema_incref(source));
-    rc = rc || tb_schema_add_field(s, "transaction", transaction_schema());
+    rc = rc || tb_schema_add_field(s, "transaction", tb_pg_transaction_block_schema());
     rc = rc || tb_schema_add_field(s, "op", tb_schema_new(TB_TYPE_STRING));
-    rc = rc || tb_schema_add_field(s, "ts_ms", optional(TB_TYPE_INT64));
-    rc = rc || tb_schema_add_field(s, "ts_us", optional(TB_TYPE_INT64));
-    rc = rc || tb_schema_add_field(s, "ts_ns", optional(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "ts_ms", tb_pg_optional_schema(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "ts_us", tb_pg_optional_schema(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "ts_ns", tb_pg_optional_schema(TB_TYPE_INT64));
     if (rc) {
         tb_schema_decref(s);
         return NULL;
@@ -133,7 +108,8 @@ tb_schema_t *tb_pg_envelope_schema(const char *name, tb_schema_t *row,
 }
 
 tb_value_t *tb_pg_envelope_value(tb_schema_t *schema, char op, tb_value_t *before,
-                                 tb_value_t *after, tb_value_t *source, int64_t now_us)
+                                 tb_value_t *after, tb_value_t *source,
+                                 tb_value_t *transaction, int64_t now_us)
 {
     char code[2] = {op, '\0'};
     tb_value_t *v = tb_value_struct(schema);
@@ -141,12 +117,14 @@ tb_value_t *tb_pg_envelope_value(tb_schema_t *schema, char op, tb_value_t *befor
         tb_value_free(before);
         tb_value_free(after);
         tb_value_free(source);
+        tb_value_free(transaction);
         return NULL;
     }
     /* each setter releases what it is given on failure */
     int rc = tb_value_struct_set(v, "before", before);
     rc |= tb_value_struct_set(v, "after", after);
     rc |= tb_value_struct_set(v, "source", source);
+    rc |= tb_value_struct_set(v, "transaction", transaction);
     rc |= set_string(v, "op", code);
     rc |= set_int64(v, "ts_ms", now_us / 1000, true);
     rc |= set_int64(v, "ts_us", now_us, true);

@@ -41,14 +41,31 @@ static int64_t now_us(void)
     return tb_wall_ms() * 1000;
 }
 
+/* The envelope of op (before and after stolen), counted in its
+ * transaction when there is transaction metadata. NULL on no memory. */
+static tb_value_t *envelope_of(const tb_pg_events_t *ev, const tb_pg_relation_t *r,
+                               char op, tb_value_t *before, tb_value_t *after,
+                               const tb_pg_position_t *p, const char *marker)
+{
+    tb_value_t *transaction = NULL;
+    if (ev->transactions != NULL && !p->snapshot &&
+        (transaction = tb_pg_transactions_event(ev->transactions, r->schema_name,
+                                                r->table_name, p->lsn)) == NULL) {
+        tb_value_free(before);
+        tb_value_free(after);
+        return NULL;
+    }
+    return tb_pg_envelope_value(r->envelope_schema, op, before, after,
+                                source_block(ev, r, p, marker), transaction, now_us());
+}
+
 /* Queues the envelope of op with key (stolen; NULL when r has no key). */
 static int queue_envelope(const tb_pg_events_t *ev, const tb_pg_relation_t *r,
                           const char *topic, char op, tb_value_t *key, tb_value_t *before,
                           tb_value_t *after, const tb_pg_position_t *p,
                           const char *marker)
 {
-    tb_value_t *envelope = tb_pg_envelope_value(r->envelope_schema, op, before, after,
-                                                source_block(ev, r, p, marker), now_us());
+    tb_value_t *envelope = envelope_of(ev, r, op, before, after, p, marker);
     if (envelope == NULL) {
         tb_value_free(key);
         return -1;
@@ -146,8 +163,7 @@ int tb_pg_event_truncate(const tb_pg_events_t *ev, const tb_pg_relation_t *r,
     if (ev->options->skipped & TB_PG_SKIP_TRUNCATE) {
         return 0;
     }
-    tb_value_t *envelope = tb_pg_envelope_value(
-        r->envelope_schema, 't', NULL, NULL, source_block(ev, r, p, "false"), now_us());
+    tb_value_t *envelope = envelope_of(ev, r, 't', NULL, NULL, p, "false");
     if (envelope == NULL || tb_pg_queue_push(ev->queue, topic, NULL, NULL,
                                              r->envelope_schema, envelope, p) != 0) {
         snprintf(errstr, errstr_size, "out of memory");

@@ -117,7 +117,8 @@ static int build_column(const tb_pg_relation_ctx_t *ctx, const tb_pg_relation_t 
                                                                    : column->type.typmod,
         .elem_oid = type->elem_oid != 0 ? type->elem_oid : tb_pg_array_elem(type->oid),
         .enum_labels = dup_or_null(type->enum_labels),
-        .name = dup_or_null(type->name)};
+        .name = dup_or_null(type->name),
+        .base_name = dup_or_null(type->base_name)};
     if (c->name == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
         return -1;

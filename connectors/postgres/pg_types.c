@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "connectors/postgres/tb_pg_more_types.h"
 #include "connectors/postgres/tb_pg_types.h"
 #include "registry/tb_text.h"
 
@@ -80,11 +81,11 @@ void tb_pg_type_release(tb_pg_type_t *t)
 {
     free(t->enum_labels);
     free(t->name);
+    free(t->base_name);
     memset(t, 0, sizeof(*t));
 }
 
-/* A required schema of type with Debezium's logical name, version 1. */
-static tb_schema_t *named(tb_type_t type, const char *name)
+tb_schema_t *tb_pg_named_schema(tb_type_t type, const char *name)
 {
     tb_schema_t *s = tb_schema_new(type);
     if (s != NULL) {
@@ -93,6 +94,15 @@ static tb_schema_t *named(tb_type_t type, const char *name)
             tb_schema_decref(s);
             return NULL;
         }
+    }
+    return s;
+}
+
+tb_schema_t *tb_pg_optional_schema(tb_type_t type)
+{
+    tb_schema_t *s = tb_schema_new(type);
+    if (s != NULL) {
+        tb_schema_set_optional(s, true);
     }
     return s;
 }
@@ -125,7 +135,7 @@ static tb_schema_t *numeric_schema(const tb_pg_type_t *t, const tb_pg_modes_t *m
         return tb_schema_new(TB_TYPE_STRING);
     }
     if (!numeric_constrained(t, &precision, &scale)) {
-        tb_schema_t *s = named(TB_TYPE_STRUCT, VARIABLE_SCALE_DECIMAL);
+        tb_schema_t *s = tb_pg_named_schema(TB_TYPE_STRUCT, VARIABLE_SCALE_DECIMAL);
         if (s == NULL || tb_schema_set_doc(s, "Variable scaled decimal") != 0 ||
             tb_schema_add_field(s, "scale", tb_schema_new(TB_TYPE_INT32)) != 0 ||
             tb_schema_add_field(s, "value", tb_schema_new(TB_TYPE_BYTES)) != 0) {
@@ -150,9 +160,9 @@ static tb_schema_t *time_schema(const tb_pg_type_t *t, const tb_pg_modes_t *mode
         return tb_schema_time();
     }
     if (modes->time == TB_PG_TIME_ADAPTIVE && time_precision(t) <= 3) {
-        return named(TB_TYPE_INT32, "io.debezium.time.Time");
+        return tb_pg_named_schema(TB_TYPE_INT32, "io.debezium.time.Time");
     }
-    return named(TB_TYPE_INT64, "io.debezium.time.MicroTime");
+    return tb_pg_named_schema(TB_TYPE_INT64, "io.debezium.time.MicroTime");
 }
 
 static tb_schema_t *timestamp_schema(const tb_pg_type_t *t, const tb_pg_modes_t *modes)
@@ -161,14 +171,14 @@ static tb_schema_t *timestamp_schema(const tb_pg_type_t *t, const tb_pg_modes_t 
         return tb_schema_timestamp();
     }
     if (time_precision(t) <= 3) {
-        return named(TB_TYPE_INT64, "io.debezium.time.Timestamp");
+        return tb_pg_named_schema(TB_TYPE_INT64, "io.debezium.time.Timestamp");
     }
-    return named(TB_TYPE_INT64, "io.debezium.time.MicroTimestamp");
+    return tb_pg_named_schema(TB_TYPE_INT64, "io.debezium.time.MicroTimestamp");
 }
 
 static tb_schema_t *enum_schema(const tb_pg_type_t *t)
 {
-    tb_schema_t *s = named(TB_TYPE_STRING, "io.debezium.data.Enum");
+    tb_schema_t *s = tb_pg_named_schema(TB_TYPE_STRING, "io.debezium.data.Enum");
     if (s != NULL && tb_schema_set_parameter(s, "allowed", t->enum_labels) != 0) {
         tb_schema_decref(s);
         return NULL;
@@ -209,12 +219,12 @@ static tb_schema_t *scalar_schema(const tb_pg_type_t *t, const tb_pg_modes_t *mo
     case OID_INT8RANGE:
         return tb_schema_new(TB_TYPE_STRING);
     case OID_XML:
-        return named(TB_TYPE_STRING, "io.debezium.data.Xml");
+        return tb_pg_named_schema(TB_TYPE_STRING, "io.debezium.data.Xml");
     case OID_JSON:
     case OID_JSONB:
-        return named(TB_TYPE_STRING, "io.debezium.data.Json");
+        return tb_pg_named_schema(TB_TYPE_STRING, "io.debezium.data.Json");
     case OID_UUID:
-        return named(TB_TYPE_STRING, "io.debezium.data.Uuid");
+        return tb_pg_named_schema(TB_TYPE_STRING, "io.debezium.data.Uuid");
     case OID_NUMERIC:
         return numeric_schema(t, modes);
     case OID_BYTEA:
@@ -223,17 +233,17 @@ static tb_schema_t *scalar_schema(const tb_pg_type_t *t, const tb_pg_modes_t *mo
     case OID_DATE:
         return modes->time == TB_PG_TIME_CONNECT
                    ? tb_schema_date()
-                   : named(TB_TYPE_INT32, "io.debezium.time.Date");
+                   : tb_pg_named_schema(TB_TYPE_INT32, "io.debezium.time.Date");
     case OID_TIME:
         return time_schema(t, modes);
     case OID_TIMESTAMP:
         return timestamp_schema(t, modes);
     case OID_TIMESTAMPTZ:
-        return named(TB_TYPE_STRING, "io.debezium.time.ZonedTimestamp");
+        return tb_pg_named_schema(TB_TYPE_STRING, "io.debezium.time.ZonedTimestamp");
     case OID_TIMETZ:
-        return named(TB_TYPE_STRING, "io.debezium.time.ZonedTime");
+        return tb_pg_named_schema(TB_TYPE_STRING, "io.debezium.time.ZonedTime");
     case OID_INTERVAL: /* interval.handling.mode=numeric, Debezium's default */
-        return named(TB_TYPE_INT64, "io.debezium.time.MicroDuration");
+        return tb_pg_named_schema(TB_TYPE_INT64, "io.debezium.time.MicroDuration");
     case OID_MONEY: /* money.fraction.digits=2, Debezium's default */
         return modes->decimal == TB_PG_DECIMAL_PRECISE  ? tb_schema_decimal(2)
                : modes->decimal == TB_PG_DECIMAL_DOUBLE ? tb_schema_new(TB_TYPE_FLOAT64)
@@ -243,22 +253,37 @@ static tb_schema_t *scalar_schema(const tb_pg_type_t *t, const tb_pg_modes_t *mo
     }
 }
 
+/* The element types whose arrays Debezium 3.0 leaves out (its converter has
+ * no schema for them), though it maps the elements themselves. */
+static bool unmapped_array(uint32_t elem_oid)
+{
+    return elem_oid == OID_INTERVAL || elem_oid == OID_MONEY || elem_oid == OID_NAME ||
+           elem_oid == OID_XML;
+}
+
 tb_schema_t *tb_pg_type_schema(const tb_pg_type_t *t, const tb_pg_modes_t *modes,
                                char *errstr, size_t errstr_size)
 {
     tb_schema_t *s;
     if (t->elem_oid != 0) {
         tb_pg_type_t elem = {.oid = t->elem_oid, .typmod = t->typmod};
+        if (unmapped_array(elem.oid)) {
+            snprintf(errstr, errstr_size,
+                     "type %s (oid %u) is not supported (Debezium maps no array of it)",
+                     t->name != NULL ? t->name : "?", (unsigned)t->oid);
+            return NULL;
+        }
         /* Debezium writes a time[]'s items as MicroTime whatever the mode */
-        tb_schema_t *items = elem.oid == OID_TIME
-                                 ? named(TB_TYPE_INT64, "io.debezium.time.MicroTime")
-                                 : scalar_schema(&elem, modes);
+        tb_schema_t *items =
+            elem.oid == OID_TIME
+                ? tb_pg_named_schema(TB_TYPE_INT64, "io.debezium.time.MicroTime")
+                : scalar_schema(&elem, modes);
         if (items != NULL) {
             tb_schema_set_optional(items, true);
         }
         s = items != NULL ? tb_schema_array(items) : NULL;
-    } else {
-        s = scalar_schema(t, modes);
+    } else if ((s = scalar_schema(t, modes)) == NULL && t->enum_labels == NULL) {
+        s = tb_pg_more_schema(t, modes);
     }
     if (s == NULL) {
         snprintf(errstr, errstr_size, "type %s (oid %u) is not supported",
@@ -731,8 +756,11 @@ int tb_pg_type_value(const tb_pg_type_t *t, const tb_schema_t *schema,
     }
     memcpy(copy, text, len);
     copy[len] = '\0';
-    *out = t->elem_oid != 0 ? array_value(t, schema, modes, copy)
-                            : scalar_value(t, schema, modes, copy, len);
+    if (t->elem_oid != 0) {
+        *out = array_value(t, schema, modes, copy);
+    } else if (!tb_pg_more_value(t, schema, copy, out)) {
+        *out = scalar_value(t, schema, modes, copy, len);
+    }
     if (*out == NULL) {
         snprintf(errstr, errstr_size, "cannot read '%.64s' as a value of type %s", copy,
                  t->name != NULL ? t->name : "?");

@@ -31,6 +31,7 @@
 #include "connectors/postgres/tb_pg_records.h"
 #include "connectors/postgres/tb_pg_relation.h"
 #include "connectors/postgres/tb_pg_snapshot.h"
+#include "connectors/postgres/tb_pg_transaction.h"
 #include "connectors/postgres/tb_pgoutput.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "core/tb_log.h"
@@ -60,7 +61,8 @@ typedef struct {
     tb_pg_relations_t relations;
     tb_pg_queue_t queue;
     tb_pg_events_t events;
-    json_t *partition; /* {"server": <topic.prefix>} */
+    tb_pg_transactions_t *transactions; /* NULL: no transaction metadata */
+    json_t *partition;                  /* {"server": <topic.prefix>} */
     topic_t *topics;
     PGconn *sql;  /* catalog and snapshot */
     PGconn *repl; /* the slot */
@@ -94,6 +96,8 @@ typedef struct {
     int64_t heartbeat_due_ms;
     tb_pg_lag_t *lag;
     uint64_t server_lsn; /* the end of WAL the server last told */
+    /* polls in a row that found nothing to hand over (the wait's back-off) */
+    int idle_polls;
     /* a lost connection: started again from the stored offset */
     bool lost;
     int64_t restart_due_ms;
@@ -156,8 +160,18 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
     s->source_schema = tb_pg_source_schema();
     s->lag = tb_pg_lag_create(s->connector, s->task);
     s->partition = json_pack("{s:s}", "server", s->o.prefix);
-    s->events = (tb_pg_events_t){
-        .queue = &s->queue, .options = &s->o, .source_schema = s->source_schema};
+    if (s->o.transaction_metadata) {
+        char topic[600];
+        snprintf(topic, sizeof(topic), "%s.%s", s->o.prefix, s->o.transaction_topic);
+        if ((s->transactions = tb_pg_transactions_create(topic)) == NULL) {
+            snprintf(errstr, errstr_size, "out of memory");
+            goto fail;
+        }
+    }
+    s->events = (tb_pg_events_t){.queue = &s->queue,
+                                 .options = &s->o,
+                                 .source_schema = s->source_schema,
+                                 .transactions = s->transactions};
     if (s->o.heartbeat_ms > 0) {
         char topic[300];
         snprintf(topic, sizeof(topic), "__debezium-heartbeat.%s", s->o.prefix);
@@ -501,6 +515,41 @@ static int on_truncate(pg_source_t *s, uint64_t lsn, char *errstr, size_t errstr
     return 0;
 }
 
+/* The BEGIN record of a transaction to be read. Its offset records no
+ * change of it (txId -1), so a restart from it reads the whole
+ * transaction again. */
+static int transaction_begins(pg_source_t *s, uint64_t lsn, char *errstr,
+                              size_t errstr_size)
+{
+    tb_pg_position_t p = {.lsn = s->last_commit,
+                          .lsn_commit = s->last_commit,
+                          .tx_id = -1,
+                          .ts_us = s->commit_us,
+                          .message_type = "BEGIN"};
+    if (tb_pg_transactions_begin(s->transactions, &s->queue, s->xid, lsn, s->commit_us,
+                                 &p) != 0) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* The END record, whose offset covers the whole transaction. */
+static int transaction_ends(pg_source_t *s, uint64_t lsn, char *errstr,
+                            size_t errstr_size)
+{
+    tb_pg_position_t p = {.lsn = lsn,
+                          .lsn_commit = s->last_commit,
+                          .tx_id = s->xid,
+                          .ts_us = s->commit_us,
+                          .message_type = "COMMIT"};
+    if (tb_pg_transactions_end(s->transactions, &s->queue, lsn, s->commit_us, &p) != 0) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 static int on_message(pg_source_t *s, const tb_pg_frame_t *f, char *errstr,
                       size_t errstr_size)
 {
@@ -515,17 +564,25 @@ static int on_message(pg_source_t *s, const tb_pg_frame_t *f, char *errstr,
         s->commit_us = m->time_us + TB_PG_EPOCH_OFFSET_US;
         /* committed at or before the last commit read: read already */
         s->skip_transaction = m->lsn <= s->last_commit;
+        if (s->transactions != NULL && !s->skip_transaction) {
+            return transaction_begins(s, f->wal_start, errstr, errstr_size);
+        }
         return 0;
-    case TB_PGOUTPUT_COMMIT:
+    case TB_PGOUTPUT_COMMIT: {
+        bool read = !s->skip_transaction && m->lsn > s->last_commit;
         s->in_transaction = false;
-        if (!s->skip_transaction && m->lsn > s->last_commit) {
+        if (read) {
             s->last_commit = m->lsn;
             tb_pg_lag_commit(s->lag, m->lsn, s->commit_us);
         }
         if (s->resuming && (int64_t)s->xid == s->resume_xid) {
             s->resuming = false; /* past the stored transaction */
         }
+        if (s->transactions != NULL && read) {
+            return transaction_ends(s, f->wal_start, errstr, errstr_size);
+        }
         return 0;
+    }
     case TB_PGOUTPUT_RELATION:
         return on_relation(s, errstr, errstr_size);
     case TB_PGOUTPUT_INSERT:
@@ -664,6 +721,18 @@ static int lost_connection(pg_source_t *s, const char *reason)
     return 0;
 }
 
+/* How long a poll that found nothing waits: 1 ms after the last records,
+ * doubling with each empty poll up to poll.interval.ms. The stream is read
+ * as the task polls, so a full wait after a momentary lull (the server
+ * decoding the next transaction) would leave the socket's buffer full and
+ * the WAL sender blocked for most of it. */
+static int64_t idle_wait_ms(pg_source_t *s)
+{
+    int64_t wait = (int64_t)1 << (s->idle_polls < 20 ? s->idle_polls : 20);
+    s->idle_polls++;
+    return wait < s->o.poll_interval_ms ? wait : s->o.poll_interval_ms;
+}
+
 static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count,
                 int64_t *wake_ms, char *errstr, size_t errstr_size)
 {
@@ -700,7 +769,9 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
     *count =
         tb_pg_queue_drain(&s->queue, out, max, s->partition, s->ctx->offset_every_record);
     if (*count == 0) {
-        *wake_ms = s->phase == PHASE_DONE ? -1 : s->o.poll_interval_ms;
+        *wake_ms = s->phase == PHASE_DONE ? -1 : idle_wait_ms(s);
+    } else {
+        s->idle_polls = 0;
     }
     return 0;
 }
@@ -740,6 +811,7 @@ static void task_stop(void *opaque)
     free(s->snapshot_relations);
     tb_pgoutput_msg_clear(&s->msg);
     tb_schema_decref(s->source_schema);
+    tb_pg_transactions_destroy(s->transactions);
     tb_pg_lag_destroy(s->lag);
     tb_schema_decref(s->heartbeat_key_schema);
     tb_schema_decref(s->heartbeat_value_schema);

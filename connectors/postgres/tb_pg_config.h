@@ -30,6 +30,7 @@ typedef enum {
     TB_PG_BINARY_BASE64_URL_SAFE,
     TB_PG_BINARY_HEX
 } tb_pg_binary_mode_t;
+typedef enum { TB_PG_HSTORE_JSON = 0, TB_PG_HSTORE_MAP } tb_pg_hstore_mode_t;
 typedef enum {
     TB_PG_SNAPSHOT_INITIAL = 0,
     TB_PG_SNAPSHOT_INITIAL_ONLY,
@@ -48,6 +49,7 @@ typedef struct {
     tb_pg_decimal_mode_t decimal;
     tb_pg_time_mode_t time;
     tb_pg_binary_mode_t binary;
+    tb_pg_hstore_mode_t hstore;
 } tb_pg_modes_t;
 
 /* Operations skipped.operations names. */
@@ -73,7 +75,9 @@ typedef struct {
     int64_t heartbeat_ms; /* 0: no heartbeats */
     bool tombstones;
     tb_pg_modes_t modes;
-    unsigned skipped; /* TB_PG_SKIP_* */
+    unsigned skipped;              /* TB_PG_SKIP_* */
+    bool transaction_metadata;     /* provide.transaction.metadata */
+    const char *transaction_topic; /* topic.transaction */
     int max_batch;
     int64_t poll_interval_ms;
 } tb_pg_options_t;

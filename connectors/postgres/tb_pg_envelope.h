@@ -41,10 +41,12 @@ tb_value_t *tb_pg_source_value(tb_schema_t *schema, const tb_pg_source_t *info);
 tb_schema_t *tb_pg_envelope_schema(const char *name, tb_schema_t *row,
                                    tb_schema_t *source);
 
-/* An envelope of op ('c', 'u', 'd', 'r', 't') under schema: before and after
- * (NULL: null) and source are stolen; now_us is when it was made (ts_ms,
- * ts_us, ts_ns). NULL on no memory. */
+/* An envelope of op ('c', 'u', 'd', 'r', 't') under schema: before, after
+ * and transaction (the block of tb_pg_transaction.h; NULL: null) and source
+ * are stolen; now_us is when it was made (ts_ms, ts_us, ts_ns). NULL on no
+ * memory. */
 tb_value_t *tb_pg_envelope_value(tb_schema_t *schema, char op, tb_value_t *before,
-                                 tb_value_t *after, tb_value_t *source, int64_t now_us);
+                                 tb_value_t *after, tb_value_t *source,
+                                 tb_value_t *transaction, int64_t now_us);
 
 #endif

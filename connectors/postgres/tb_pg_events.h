@@ -4,7 +4,9 @@
  * snapshot read (r) or table truncate (t) into the key and envelope
  * records of its table's topic, honouring skipped.operations. An update
  * that changes the primary key is, as in Debezium, a delete of the old key
- * (and its tombstone) and a create of the new one.
+ * (and its tombstone) and a create of the new one. With transaction
+ * metadata every streamed envelope (not a tombstone, not a snapshot row)
+ * counts as one event of its transaction.
  */
 #ifndef TB_PG_EVENTS_H
 #define TB_PG_EVENTS_H
@@ -14,12 +16,16 @@
 #include "connectors/postgres/tb_pg_config.h"
 #include "connectors/postgres/tb_pg_records.h"
 #include "connectors/postgres/tb_pg_relation.h"
+#include "connectors/postgres/tb_pg_transaction.h"
 
 /* What every event needs. Borrowed. */
 typedef struct {
     tb_pg_queue_t *queue;
     const tb_pg_options_t *options;
     tb_schema_t *source_schema;
+    /* provide.transaction.metadata: counts the streamed events and gives
+     * them their transaction block; NULL: the block is null */
+    tb_pg_transactions_t *transactions;
 } tb_pg_events_t;
 
 /* One row change of r, whose records go to topic (which outlives them).

@@ -24,6 +24,7 @@ typedef struct {
     uint32_t elem_oid; /* an array's element type, else 0 */
     char *enum_labels; /* an enum's labels, "a,b,c" (owned), else NULL */
     char *name;        /* format_type(), for messages (owned) */
+    char *base_name;   /* the base type's pg_type.typname (owned), or NULL */
 } tb_pg_type_t;
 
 /* Frees what t owns. */
@@ -32,6 +33,12 @@ void tb_pg_type_release(tb_pg_type_t *t);
 /* The OID of the array type whose elements are elem, or 0 (built-in
  * arrays only); and the element of a built-in array type, or 0. */
 uint32_t tb_pg_array_elem(uint32_t array_oid);
+
+/* A required schema of type with Debezium's logical name, version 1; an
+ * optional schema of a primitive type (or an empty struct). NULL on no
+ * memory. */
+tb_schema_t *tb_pg_named_schema(tb_type_t type, const char *name);
+tb_schema_t *tb_pg_optional_schema(tb_type_t type);
 
 /* The schema of a column of type t (required; the caller makes it
  * optional for a nullable column), or NULL when Debezium's mapping is not

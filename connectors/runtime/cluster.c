@@ -44,6 +44,7 @@ struct tb_cluster {
     long long rebalance_delay_ms;
     tb_kafka_log_t *log;
     tb_worker_group_t *group;
+    tb_session_keys_t *session_keys;
     pthread_t thread;
     bool started;
     pthread_mutex_t lock; /* guards stopping and the wake-up */
@@ -316,6 +317,10 @@ static void tick(tb_cluster_t *cluster)
     tb_worker_group_view_t view;
     tb_worker_group_view(cluster->group, &view);
     tb_series_set(cluster->leader, view.leader ? 1 : 0);
+    if (tb_session_keys_tick(cluster->session_keys, view.leader, errstr,
+                             sizeof(errstr)) != 0) {
+        trouble(cluster, "cannot read or write the session key", errstr);
+    }
     if (view.leader && view.member_count > 0 &&
         tb_monotonic_ms() >= cluster->hold_until_ms) {
         lead(cluster, &view);
@@ -386,7 +391,12 @@ tb_cluster_t *tb_cluster_start(const tb_cluster_options_t *options, char *errstr
     cluster->tasks = tb_metrics_series(&assigned_def, (const char *const[]){"task"});
     pthread_mutex_init(&cluster->lock, NULL);
     pthread_cond_init(&cluster->wake, NULL);
-    if (open_log(cluster, options, topic, errstr, errstr_size) != 0) {
+    tb_session_keys_options_t keys = options->session_keys;
+    keys.client_props = options->client_props;
+    keys.replication_factor = options->replication_factor;
+    if (open_log(cluster, options, topic, errstr, errstr_size) != 0 ||
+        (cluster->session_keys = tb_session_keys_open(&keys, errstr, errstr_size)) ==
+            NULL) {
         goto fail;
     }
     json_t *props = json_deep_copy(options->client_props);
@@ -432,6 +442,7 @@ void tb_cluster_stop(tb_cluster_t *cluster)
     }
     tb_worker_group_leave(cluster->group);
     tb_kafka_log_close(cluster->log);
+    tb_session_keys_close(cluster->session_keys);
     pthread_mutex_destroy(&cluster->lock);
     pthread_cond_destroy(&cluster->wake);
     json_decref(cluster->published);
@@ -455,4 +466,9 @@ int tb_cluster_leader(tb_cluster_t *cluster, char *url, size_t url_size)
     }
     tb_worker_group_view_clear(&view);
     return who;
+}
+
+tb_session_keys_t *tb_cluster_session_keys(tb_cluster_t *cluster)
+{
+    return cluster->session_keys;
 }

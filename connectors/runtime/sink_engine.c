@@ -23,6 +23,7 @@
 
 #include "connectors/kafka/tb_java_client_keys.h"
 #include "connectors/kafka/tb_kafka_conf.h"
+#include "connectors/kafka/tb_kafka_reaper.h"
 #include "connectors/kafka/tb_kafka_stats.h"
 #include "connectors/runtime/sink_engine_internal.h"
 #include "connectors/runtime/tb_sink_open.h"
@@ -165,9 +166,18 @@ static bool consumer_closed(rd_kafka_t *rk, const void *arg)
     return rd_kafka_consumer_closed(rk) != 0;
 }
 
+/* Says that what the stop waited for was cut short by its bound. */
+static void warn_cut_short(const sink_engine_t *e, const char *what,
+                           const char *consequence)
+{
+    TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                "%s was cut short after task.shutdown.graceful.timeout.ms=%lld ms: %s",
+                what, e->env->shutdown_timeout_ms, consequence);
+}
+
 /* Leaves the group and destroys the consumer, waiting for the group's
- * answer until the stop's deadline (an unreachable broker would hold the
- * stop forever); cut short, it says so. */
+ * answer and for the destroy until the stop's deadline (an unreachable
+ * broker would hold the stop forever); cut short, it says so. */
 static void close_consumer(sink_engine_t *e)
 {
     rd_kafka_queue_t *queue = rd_kafka_queue_new(e->rk);
@@ -178,16 +188,19 @@ static void close_consumer(sink_engine_t *e)
         rd_kafka_error_destroy(error);
     } else if (!tb_sink_serve_until(e->rk, queue, consumer_closed, NULL,
                                     tb_sink_sync_deadline(e))) {
-        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
-                    "closing the consumer was cut short after "
-                    "task.shutdown.graceful.timeout.ms=%lld ms: the group was not told "
-                    "that this member left (it notices when the session times out)",
-                    e->env->shutdown_timeout_ms);
+        warn_cut_short(e, "closing the consumer",
+                       "the group was not told that this member left (it notices when "
+                       "the session times out)");
     }
     bool closed = rd_kafka_consumer_closed(e->rk) != 0;
     rd_kafka_queue_destroy(queue);
     rd_kafka_queue_destroy(e->queue);
-    rd_kafka_destroy_flags(e->rk, closed ? 0 : RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    if (!tb_kafka_destroy_within(e->rk, closed ? 0 : RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE,
+                                 tb_sink_sync_deadline(e))) {
+        warn_cut_short(e, "destroying the consumer",
+                       "librdkafka still waits for a broker that does not answer, and "
+                       "finishes the destroy in the background");
+    }
 }
 
 static void sink_stop(void *opaque)

@@ -168,7 +168,7 @@ static int64_t take_start(sink_engine_t *e, partition_t *p, const tb_start_t *st
 }
 
 /* The store could not say where the partitions start: none of them is
- * read (assigned at the end, paused by pause_stopped), and the task fails
+ * read (assigned at the end, paused by apply_pauses), and the task fails
  * with the store's message. */
 static void refuse_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *list,
                           const char *why)
@@ -282,20 +282,28 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
     free(own);
 }
 
-/* Stopped partitions stay assigned (the group keeps them here) but paused. */
-static void pause_stopped(sink_engine_t *e)
+/* After an assign: stopped partitions stay assigned (the group keeps them
+ * here) but paused, as are all while the task is paused or held; every
+ * other one is resumed, since librdkafka keeps a partition paused across a
+ * revocation and its next assignment (one revoked while the task was held
+ * would never be read again). */
+static void apply_pauses(sink_engine_t *e)
 {
-    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_t *paused = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_t *read = rd_kafka_topic_partition_list_new(1);
     for (size_t i = 0; i < e->part_count; i++) {
-        if (e->parts[i].stopped || e->paused || e->held) {
-            rd_kafka_topic_partition_list_add(list, e->parts[i].topic,
-                                              e->parts[i].partition);
-        }
+        bool reading = !e->parts[i].stopped && !e->paused && !e->held;
+        rd_kafka_topic_partition_list_add(reading ? read : paused, e->parts[i].topic,
+                                          e->parts[i].partition);
     }
-    if (list->cnt > 0) {
-        rd_kafka_pause_partitions(e->rk, list);
+    if (paused->cnt > 0) {
+        rd_kafka_pause_partitions(e->rk, paused);
     }
-    rd_kafka_topic_partition_list_destroy(list);
+    if (read->cnt > 0) {
+        rd_kafka_resume_partitions(e->rk, read);
+    }
+    rd_kafka_topic_partition_list_destroy(read);
+    rd_kafka_topic_partition_list_destroy(paused);
 }
 
 void tb_sink_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
@@ -317,7 +325,7 @@ void tb_sink_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                         "assign failed: %s", rd_kafka_error_string(error));
             rd_kafka_error_destroy(error);
         }
-        pause_stopped(e);
+        apply_pauses(e);
         return;
     }
     /* revoked or lost: record what was written before letting go */
@@ -383,7 +391,7 @@ static void assign_again(sink_engine_t *e, const partition_t *p)
         rd_kafka_error_destroy(error);
     }
     rd_kafka_topic_partition_list_destroy(list);
-    pause_stopped(e);
+    apply_pauses(e);
 }
 
 /* librdkafka found a partition's next offset out of range (its own
@@ -434,20 +442,13 @@ void tb_sink_retry_waiting_starts(sink_engine_t *e)
     if (list->cnt > 0) {
         resolve_starts(e, list);
     }
-    rd_kafka_topic_partition_list_t *resumed = rd_kafka_topic_partition_list_new(1);
     for (int i = 0; i < list->cnt; i++) {
         partition_t *p =
             tb_sink_find_part(e, list->elems[i].topic, list->elems[i].partition);
         if (!p->stopped) {
-            assign_again(e, p);
-            rd_kafka_topic_partition_list_add(resumed, p->topic, p->partition);
+            assign_again(e, p); /* resumed there, paused while it waited */
         }
     }
-    /* paused while it waited (pause_stopped) */
-    if (resumed->cnt > 0 && !e->paused) {
-        rd_kafka_resume_partitions(e->rk, resumed);
-    }
-    rd_kafka_topic_partition_list_destroy(resumed);
     rd_kafka_topic_partition_list_destroy(list);
 }
 

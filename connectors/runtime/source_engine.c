@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connectors/kafka/tb_kafka_reaper.h"
 #include "connectors/runtime/source_engine_internal.h"
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_upsert.h"
@@ -381,6 +382,10 @@ static void source_stop(void *opaque)
     if (engine == NULL) {
         return;
     }
+    /* the flush and the producer's destroy share the stop's bound; an
+     * exactly-once task's open transaction is aborted by the next instance,
+     * so it is not flushed */
+    int64_t deadline_ms = tb_monotonic_ms() + engine->env->shutdown_timeout_ms;
     if (engine->rk != NULL && !engine->transactional) {
         engine->served_us =
             tb_monotonic_us(); /* the flush's reports: timed at its start */
@@ -406,8 +411,14 @@ static void source_stop(void *opaque)
     for (size_t i = engine->batch_pos; i < engine->batch_len; i++) {
         tb_source_free_record(&engine->batch[i]);
     }
-    if (engine->rk != NULL) {
-        rd_kafka_destroy(engine->rk);
+    if (engine->rk != NULL && !tb_kafka_destroy_within(engine->rk, 0, deadline_ms)) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector,
+                    engine->env->id,
+                    "destroying the producer was cut short after "
+                    "task.shutdown.graceful.timeout.ms=%lld ms: librdkafka still waits "
+                    "for a broker that does not answer, and finishes the destroy in the "
+                    "background",
+                    engine->env->shutdown_timeout_ms);
     }
     tb_dlq_destroy(engine->dlq, (int)engine->env->shutdown_timeout_ms);
     for (uint64_t seq = engine->head_seq; engine->ring != NULL && seq < engine->next_seq;

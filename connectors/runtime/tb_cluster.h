@@ -21,6 +21,9 @@
  *    than TB_CLUSTER_REVOKE_PAUSE_MS later, so that the work stopped
  *    before it starts elsewhere.
  *
+ * The thread also follows the cluster's session key (tb_session_key.h),
+ * which the leader writes and rotates.
+ *
  * Ownership: the cluster borrows the herder, which must outlive it; it
  * copies its options. Locking: the thread is the only user of the group's
  * consumer, the coordination log and its own state; tb_cluster_leader
@@ -34,6 +37,7 @@
 #include <jansson.h>
 
 #include "connectors/runtime/tb_herder.h"
+#include "connectors/runtime/tb_session_key.h"
 
 #define TB_CLUSTER_TICK_MS 250
 #define TB_CLUSTER_REVOKE_PAUSE_MS 1000
@@ -49,6 +53,9 @@ typedef struct {
     int session_timeout_ms;       /* session.timeout.ms */
     int heartbeat_interval_ms;    /* heartbeat.interval.ms */
     long long rebalance_delay_ms; /* scheduled.rebalance.max.delay.ms */
+    /* the session key's: config topic, inter.worker.key.* (client_props
+     * and the topic's replication factor are filled in by the cluster) */
+    tb_session_keys_options_t session_keys;
 } tb_cluster_options_t;
 
 /* Opens the coordination topic, joins the group and starts the thread.
@@ -63,5 +70,8 @@ void tb_cluster_stop(tb_cluster_t *cluster);
 /* Who leads now: 1 this worker, 0 another (its REST URL copied into url),
  * -1 nobody known yet. */
 int tb_cluster_leader(tb_cluster_t *cluster, char *url, size_t url_size);
+
+/* The cluster's session keys, borrowed for the cluster's life. */
+tb_session_keys_t *tb_cluster_session_keys(tb_cluster_t *cluster);
 
 #endif

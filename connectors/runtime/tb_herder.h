@@ -101,8 +101,9 @@ void tb_herder_assignment_set(tb_herder_t *herder,
 /* Applies what other workers wrote to the store (tb_store_refresh): each
  * connector created, changed or deleted elsewhere is brought here to its
  * new config, target state and task configs, under the current
- * assignment. Returns 0, or -1 with errstr when the store cannot be
- * read. */
+ * assignment; each restart request read (tb_store_restarts_take)
+ * restarts what this worker runs of its connector. Returns 0, or -1 with
+ * errstr when the store cannot be read. */
 int tb_herder_refresh(tb_herder_t *herder, char *errstr, size_t errstr_size);
 
 typedef enum {
@@ -171,7 +172,10 @@ tb_err_t tb_herder_tasks_config(tb_herder_t *herder, const char *name, json_t **
 
 /* Restarts the connector and, per the flags, its tasks. *out is NULL when
  * both flags are false (Connect answers 204), else the ConnectorStateInfo
- * with the restarted instances shown as RESTARTING. */
+ * with the restarted instances shown as RESTARTING. Distributed (on the
+ * leader), the instances are chosen from the cluster's statuses and the
+ * restart is a request every worker carries out (tb_store_restart_request,
+ * tb_herder_refresh). */
 tb_err_t tb_herder_connector_restart(tb_herder_t *herder, const char *name,
                                      bool include_tasks, bool only_failed, json_t **out,
                                      char *msg, size_t msg_size);

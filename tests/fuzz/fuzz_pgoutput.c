@@ -28,6 +28,11 @@ static const tb_pg_type_t types[] = {
     {.oid = 790, .typmod = -1},
     {.oid = 1007, .typmod = -1, .elem_oid = 23},
     {.oid = 1009, .typmod = -1, .elem_oid = 25},
+    {.oid = 1560, .typmod = 3},
+    {.oid = 1560, .typmod = 1},
+    {.oid = 1562, .typmod = -1},
+    {.oid = 600, .typmod = -1},
+    {.oid = 90001, .typmod = -1, .base_name = (char *)"hstore"},
 };
 
 static void read_values(const tb_pg_tuple_t *t)

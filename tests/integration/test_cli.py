@@ -37,7 +37,7 @@ def test_invalid_connector_file_stops_the_worker(start_worker, tmp_path):
 
 # Connect's distributed keys that tributary's distributed mode does not implement
 UNIMPLEMENTED_DISTRIBUTED = {"connect.protocol": "sessioned",
-                             "inter.worker.key.size": "128"}
+                             "worker.sync.timeout.ms": "3000"}
 
 
 def test_unimplemented_distributed_keys_are_refused(start_worker):

@@ -253,6 +253,14 @@ def test_joining_workers_take_tasks_and_the_tasks_that_stay_keep_running(start_w
 @pytest.mark.parametrize("change, expected", [
     ({"config.storage.topic": None}, "config.storage.topic is required in distributed mode"),
     ({"secrets.literal.allowed": "true"}, "secrets.literal.allowed=true would keep"),
+    ({"rest.advertised.listener": "https"},
+     "rest.advertised.listener names a scheme that no listener of listeners has"),
+    ({"rest.advertised.host.name": "host/path"},
+     "rest.advertised.host.name \"host/path\" is not a host name"),
+    ({"rest.advertised.port": "0"}, "rest.advertised.port 0 is no port"),
+    ({"inter.worker.signature.algorithm": "HmacSHA512"},
+     "inter.worker.verification.algorithms must include inter.worker.signature.algorithm"),
+    ({"inter.worker.key.size": "100"}, "inter.worker.key.size"),
 ])
 def test_a_distributed_worker_refuses_what_it_cannot_honour(start_worker, bed, change,
                                                             expected):

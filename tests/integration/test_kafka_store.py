@@ -13,6 +13,8 @@ import pytest
 import requests
 from confluent_kafka import Consumer, TopicPartition
 
+from kafka_io import read_raw
+from test_distributed import agreed_placement, cluster_settings
 from worker import free_port, wait_for
 
 pytestmark = pytest.mark.integration
@@ -331,6 +333,7 @@ class ConnectDistributed:
     """connect-distributed from the bed's jars, on a free loopback REST port."""
 
     def __init__(self, bed, folder, group, topics):
+        self.group = group
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         folder.mkdir(parents=True, exist_ok=True)
@@ -363,6 +366,16 @@ class ConnectDistributed:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for(lambda: requests.get(f"{self.url}/connectors", timeout=5).status_code == 200,
                  timeout=120, what="Connect's REST API")
+
+    def create(self, name, config):
+        """Creates a connector, past the 409s Connect answers while its first rebalance
+        runs."""
+        def created():
+            r = requests.post(f"{self.url}/connectors", json={"name": name, "config": config},
+                              timeout=60)
+            return r.status_code == 201 or (r.status_code == 409 and "already exists" in r.text)
+
+        wait_for(created, timeout=60, what="Connect to create the connector")
 
     def get(self, path):
         response = requests.get(self.url + path, timeout=30)
@@ -405,12 +418,7 @@ def test_reads_what_connect_wrote_and_connect_reads_what_it_writes(connect, open
 
     java = connect()
 
-    def created():  # Connect answers 409 while its first rebalance runs
-        r = requests.post(f"{java.url}/connectors", json={"name": "fsrc", "config": config},
-                          timeout=60)
-        return r.status_code == 201 or (r.status_code == 409 and "already exists" in r.text)
-
-    wait_for(created, timeout=60, what="Connect to create the connector")
+    java.create("fsrc", config)
     wait_for(lambda: java.get("/connectors/fsrc/offsets")["offsets"] == [
         {"partition": partition, "offset": end}], timeout=60, what="Connect's source offset")
     assert requests.put(f"{java.url}/connectors/fsrc/pause", timeout=30).status_code == 202
@@ -466,3 +474,71 @@ def test_reads_what_connect_wrote_and_connect_reads_what_it_writes(connect, open
     assert java.get("/connectors/fsrc/offsets")["offsets"] == [
         {"partition": partition, "offset": {"position": 8}}]
     java.stop()
+
+
+def test_a_tributary_cluster_goes_on_where_a_stopped_connect_cluster_left_off(
+        connect, start_worker, bed, topics, tmp_path):
+    """docs/OPERATIONS.md, "Taking over from Kafka Connect": Connect's FileStreamSource is
+    continued by tributary workers on Connect's three topics and group.id from Connect's
+    last committed source offset. Connect commits offsets periodically, at least once: the
+    lines it wrote after its last commit are written again, so the topic must hold every line,
+    in order, each once, except that the lines between Connect's last committed offset and
+    the last line Connect wrote may appear twice (once from each)."""
+    source_file = tmp_path / "in.txt"
+    lines = [f"line-{i:05d}" for i in range(3000)]
+    source_file.write_text("".join(f"{line}\n" for line in lines))
+    topic = bed.unique_topic("takeover")
+    config = {"connector.class": FILE_SOURCE, "file": str(source_file), "topic": topic,
+              "tasks.max": "1", "batch.size": "100"}
+    partition = {"filename": str(source_file)}
+
+    java = connect()
+
+    java.create("fsrc", config)
+    wait_for(lambda: java.get("/connectors/fsrc/offsets")["offsets"], timeout=60,
+             what="Connect's first committed source offset")
+    java_config = java.get("/connectors/fsrc/config")
+    java.stop()
+
+    # Connect's last committed offset, as its offsets topic holds it
+    key = json.dumps(["fsrc", partition], separators=(",", ":")).encode()
+    committed = [json.loads(v) for _, k, v in read_topic(bed, topics["offsets"]) if k == key]
+    position = committed[-1]["position"]
+    ends = [sum(len(line) + 1 for line in lines[:n]) for n in range(len(lines) + 1)]
+    assert position in ends, position  # an offset after a whole line
+    resumed_at = ends.index(position)  # the first line after Connect's last commit
+    # lines appended while no worker runs: only tributary can write them
+    more = [f"more-{i:05d}" for i in range(500)]
+    with source_file.open("a") as f:
+        f.write("".join(f"{line}\n" for line in more))
+    everything = lines + more
+
+    settings = {**cluster_settings(bed, java.group),
+                "config.storage.topic": topics["config"],
+                "offset.storage.topic": topics["offsets"],
+                "status.storage.topic": topics["status"],
+                "offset.storage.partitions": str(OFFSET_PARTITIONS),
+                "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    workers = [start_worker(settings) for _ in range(2)]
+    placed = wait_for(lambda: agreed_placement(workers, ["fsrc"], {"fsrc": 1}), timeout=60,
+                      what="Connect's connector RUNNING on tributary, as every worker shows")
+    assert set(placed.values()) <= {w.url.removeprefix("http://") for w in workers}
+    assert workers[1].get("/connectors/fsrc/config").json() == java_config
+
+    values = read_raw(bed.bootstrap, topic, lambda v: v[-1:] == [everything[-1]],
+                      timeout=60, decode=lambda value: value.decode())
+    connect_wrote = len(values) - (len(everything) - resumed_at)
+    print(f"Connect committed {resumed_at} lines, wrote {connect_wrote}; "
+          f"{connect_wrote - resumed_at} written twice")
+    assert resumed_at <= connect_wrote <= len(lines), (resumed_at, len(values))
+    assert values[:connect_wrote] == everything[:connect_wrote]  # Connect's, each once
+    assert values[connect_wrote:] == everything[resumed_at:]  # tributary's, from the offset
+    end = {"position": len(source_file.read_bytes())}
+    wait_for(lambda: workers[0].get("/connectors/fsrc/offsets").json()["offsets"] == [
+        {"partition": partition, "offset": end}], timeout=60,
+        what="tributary's offset at the end of the file")
+    # the workers sign with the session key Connect's leader wrote, still fresh
+    keys = [json.loads(v) for _, k, v in read_topic(bed, topics["config"])
+            if k == b"session-key"]
+    assert len(keys) == 1 and keys[0]["algorithm"] == "HmacSHA256", keys
+    assert f"created at {keys[0]['creation-timestamp']} ms is in use" in workers[0].logs()

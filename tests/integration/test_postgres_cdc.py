@@ -335,28 +335,39 @@ TYPES_TABLE = (
     "f8 double precision, b boolean, dec numeric(10,2), var numeric, t text, "
     "vc varchar(10), c char(3), d date, tm time, tm3 time(3), ts timestamp, "
     "ts3 timestamp(3), tz timestamptz, j json, jb jsonb, u uuid, raw bytea, "
-    "ints int[], texts text[], m mood, iv interval, mo money, ttz timetz, dm positive)")
+    "ints int[], texts text[], m mood, iv interval, mo money, ttz timetz, dm positive, "
+    "bt bit(3), b1 bit(1), vb varbit, vb5 varbit(5), pt point, hs hstore, ci citext, "
+    "lt ltree)")
+# the extensions' types have no fixed OID: created by the superuser in each database
+EXTENSIONS = "CREATE EXTENSION hstore; CREATE EXTENSION citext; CREATE EXTENSION ltree"
 TYPES_ROW = ("{id}, 7, 9000000000, 1.5, 2.25, true, 123.45, 1.005, 'text', 'vc', 'ab', "
              "'2024-01-02', '10:00:00.5', '10:00:00.5', '2024-01-02 03:04:05.123456', "
              "'2024-01-02 03:04:05.123', '2024-01-02 05:04:05.123456+02', '{{\"a\": 1}}', "
              "'{{\"b\": [1, 2]}}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\\x00ff10', "
              "'{{1,NULL,3}}', '{{\"a b\",c}}', 'ok', "
-             "'1 year 2 mons 3 days 04:05:06.5', 1234.56, '10:00:00.5+02', 5")
+             "'1 year 2 mons 3 days 04:05:06.5', 1234.56, '10:00:00.5+02', 5, "
+             "B'101', B'1', B'1011001011', B'0', '(1.5,-2)', '\"a\"=>\"1\", \"b\"=>NULL', "
+             "'MiXed', 'top.sci'")
 COMMON = {"i2": 7, "i8": 9000000000, "f4": 1.5, "f8": 2.25, "b": True, "t": "text",
           "vc": "vc", "c": "ab ", "d": 19724, "tz": "2024-01-02T03:04:05.123456Z",
           "j": "{\"a\": 1}", "jb": "{\"b\": [1, 2]}",
           "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "ints": [1, None, 3],
           "texts": ["a b", "c"], "m": "ok", "ts3": 1704164645123,
-          "iv": 37091106500000, "ttz": "08:00:00.5Z", "dm": 5}
+          "iv": 37091106500000, "ttz": "08:00:00.5Z", "dm": 5,
+          # Debezium's Bits: bit 0 is the last digit, little-endian bytes up to
+          # the highest bit set; a single bit is a boolean
+          "bt": "BQ==", "b1": True, "vb": "ywI=", "vb5": "",
+          "pt": {"x": 1.5, "y": -2.0, "wkb": "AQEAAAAAAAAAAAD4PwAAAAAAAADA", "srid": None},
+          "hs": "{\"a\":\"1\",\"b\":null}", "ci": "MiXed", "lt": "top.sci"}
 MODES = {
     "precise-adaptive-bytes": (
         {}, {"dec": "MDk=", "var": {"scale": 3, "value": "A+0="}, "tm": 36000500000,
              "tm3": 36000500, "ts": 1704164645123456, "raw": "AP8Q", "mo": "AeJA"}),
     "double-connect-base64": (
         {"decimal.handling.mode": "double", "time.precision.mode": "connect",
-         "binary.handling.mode": "base64"},
+         "binary.handling.mode": "base64", "hstore.handling.mode": "map"},
         {"dec": 123.45, "var": 1.005, "tm": 36000500, "tm3": 36000500, "ts": 1704164645123,
-         "raw": "AP8Q", "mo": 1234.56}),
+         "raw": "AP8Q", "mo": 1234.56, "hs": {"a": "1", "b": None}}),
     "string-microseconds-hex": (
         {"decimal.handling.mode": "string", "time.precision.mode": "adaptive_time_microseconds",
          "binary.handling.mode": "hex"},
@@ -370,7 +381,7 @@ SCHEMA_NAMES = {
                                "tm3": "io.debezium.time.Time",
                                "ts": "io.debezium.time.MicroTimestamp",
                                "ts3": "io.debezium.time.Timestamp"},
-    "double-connect-base64": {"dec": None, "d": "org.apache.kafka.connect.data.Date",
+    "double-connect-base64": {"dec": None, "hs": None, "d": "org.apache.kafka.connect.data.Date",
                               "tm": "org.apache.kafka.connect.data.Time",
                               "ts": "org.apache.kafka.connect.data.Timestamp"},
     "string-microseconds-hex": {"dec": None, "tm3": "io.debezium.time.MicroTime"},
@@ -380,6 +391,7 @@ SCHEMA_NAMES = {
 @pytest.mark.parametrize("mode", list(MODES))
 def test_types_under_handling_modes(cdc_db, start_worker, bed, mode):
     db = cdc_db
+    bed.pg.sql(EXTENSIONS, db=db, superuser=True)
     bed.pg.sql(TYPES_TABLE + "; INSERT INTO typed VALUES (" + TYPES_ROW.format(id=1) + ")",
                db=db)
     prefix = f"p{uuid.uuid4().hex[:8]}"
@@ -403,10 +415,18 @@ def test_types_under_handling_modes(cdc_db, start_worker, bed, mode):
     fields = {f["field"]: f for f in records[1][2]["schema"]["fields"][1]["fields"]}
     for column, name in {"jb": "io.debezium.data.Json", "u": "io.debezium.data.Uuid",
                          "tz": "io.debezium.time.ZonedTimestamp", "m": "io.debezium.data.Enum",
+                         "bt": "io.debezium.data.Bits", "b1": None,
+                         "pt": "io.debezium.data.geometry.Point", "hs": "io.debezium.data.Json",
+                         "ci": None, "lt": "io.debezium.data.Ltree",
                          **SCHEMA_NAMES[mode]}.items():
         assert fields[column].get("name") == name, (column, fields[column])
     assert fields["m"]["parameters"] == {"allowed": "sad,ok,happy"}
     assert fields["ints"]["type"] == "array"
+    assert (fields["bt"]["type"], fields["bt"]["parameters"]) == ("bytes", {"length": "3"})
+    assert fields["vb"]["parameters"] == {"length": "2147483647"}  # unbounded, as Debezium's
+    assert fields["b1"]["type"] == "boolean"
+    assert [f["field"] for f in fields["pt"]["fields"]] == ["x", "y", "wkb", "srid"]
+    assert fields["hs"]["type"] == ("map" if "map" in settings.values() else "string")
 
 
 def slot_of(bed, db, column):
@@ -589,3 +609,84 @@ def test_kill_9_mid_snapshot_takes_it_again(cdc_db, start_worker, bed, tmp_path)
     assert set(ids) == set(range(1, rows + 2))
     assert ids.count(rows + 1) == 1
     assert [payload(v)["source"]["snapshot"] for _, _, v in reader.records].count("last") == 1
+
+
+def test_transaction_metadata_begin_end_and_orders(cdc_db, start_worker, bed):
+    """provide.transaction.metadata: each streamed transaction is a BEGIN, its change
+    events with their orders, and an END with the counts, as Debezium 3.0 writes them."""
+    db = cdc_db
+    bed.pg.sql("CREATE TABLE a (id int PRIMARY KEY, v text); "
+               "CREATE TABLE b (id int PRIMARY KEY); INSERT INTO a VALUES (0, 'snap')", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    w = start_cdc_worker(start_worker, bed)
+    start_connector(w, "cdc", connector_config(
+        bed, db, prefix, **{"provide.transaction.metadata": "true"}))
+    tx_topic, a_topic, b_topic = (f"{prefix}.transaction", f"{prefix}.public.a",
+                                  f"{prefix}.public.b")
+    reader = Reader(bed, tx_topic, a_topic, b_topic)
+    try:
+        snapshot = reader.until(1)
+        assert payload(snapshot[0][2])["transaction"] is None  # a snapshot row has none
+        wait_for(lambda: running(w, "cdc"), what="the task running")
+        bed.pg.sql("BEGIN; INSERT INTO a VALUES (1, 'x'); INSERT INTO b VALUES (1); "
+                   "UPDATE a SET v = 'y' WHERE id = 1; DELETE FROM b WHERE id = 1; "
+                   "INSERT INTO a VALUES (2, 'z'); COMMIT", db=db)
+        bed.pg.sql("INSERT INTO b VALUES (5)", db=db)
+        # 1 snapshot row; BEGIN, 5 changes, a tombstone, END; BEGIN, 1 change, END
+        records = reader.until(12)
+    finally:
+        reader.close()
+    markers = [(k, v) for t, k, v in records if t == tx_topic]
+    assert [payload(v)["status"] for _, v in markers] == ["BEGIN", "END", "BEGIN", "END"]
+    begin_key, begin = markers[0]
+    assert begin_key["schema"] == {
+        "type": "struct", "optional": False, "version": 1,
+        "name": "io.debezium.connector.common.TransactionMetadataKey",
+        "fields": [{"type": "string", "optional": False, "field": "id"}]}
+    assert begin["schema"]["name"] == "io.debezium.connector.common.TransactionMetadataValue"
+    assert begin["schema"]["version"] == 1
+    assert [f["field"] for f in begin["schema"]["fields"]] == [
+        "status", "id", "event_count", "data_collections", "ts_ms"]
+    collection = begin["schema"]["fields"][3]
+    assert collection["optional"] and collection["items"]["name"] == "event.collection"
+    assert [f["field"] for f in collection["items"]["fields"]] == [
+        "data_collection", "event_count"]
+    # the tables' topics are read in any order between them: in the stream's order
+    changes = sorted(((t, payload(v)) for t, _, v in records
+                      if t != tx_topic and v is not None and payload(v)["op"] != "r"),
+                     key=lambda change: change[1]["source"]["lsn"])
+    first = [v for _, v in changes[:5]]
+    xid = first[0]["source"]["txId"]
+
+    def at(lsn):  # Debezium's PostgreSQL id: the xid and the LSN of each record's message
+        return f"{xid}:{lsn}"
+    # PostgreSQL 15 sends the Begin with the first change's LSN
+    begin_id = at(first[0]["source"]["lsn"])
+    assert payload(begin_key) == {"id": begin_id}
+    assert payload(begin) == {"status": "BEGIN", "id": begin_id, "event_count": None,
+                              "data_collections": None,
+                              "ts_ms": first[0]["source"]["ts_ms"]}
+    assert [(t.rsplit(".", 1)[1], v["op"], v["transaction"]) for t, v in changes[:5]] == [
+        (table, op, {"id": at(v["source"]["lsn"]), "total_order": total,
+                     "data_collection_order": order})
+        for (table, op, total, order), (_, v) in zip(
+            [("a", "c", 1, 1), ("b", "c", 2, 1), ("a", "u", 3, 2), ("b", "d", 4, 2),
+             ("a", "c", 5, 3)], changes[:5])]
+    end_key, end = markers[1]
+    end_id = payload(end)["id"]  # the Commit's LSN: past the last change
+    assert end_id.startswith(f"{xid}:") and int(end_id.split(":")[1]) > first[4]["source"]["lsn"]
+    assert payload(end_key) == {"id": end_id}
+    assert payload(end) == {
+        "status": "END", "id": end_id, "event_count": 5,
+        "data_collections": [{"data_collection": "public.a", "event_count": 3},
+                             {"data_collection": "public.b", "event_count": 2}],
+        "ts_ms": first[0]["source"]["ts_ms"]}
+    a_record = next(v for t, _, v in records if t == a_topic)
+    block_schema = next(f for f in a_record["schema"]["fields"] if f["field"] == "transaction")
+    assert (block_schema["name"], block_schema["version"]) == ("event.block", 1)
+    # the next transaction counts from one again
+    second = changes[5][1]
+    assert second["transaction"]["total_order"] == 1
+    assert payload(markers[3][1])["event_count"] == 1
+    assert payload(markers[3][1])["data_collections"] == [
+        {"data_collection": "public.b", "event_count": 1}]

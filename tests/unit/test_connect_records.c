@@ -179,6 +179,54 @@ static void test_offset_key_parse(void **state)
     }
 }
 
+static void test_session_key_round_trip(void **state)
+{
+    (void)state;
+    tb_connect_session_key_t key = {.len = 5, .created_ms = 1700000000123LL};
+    memcpy(key.bytes, "\x01\x02\x03\xfe\xff", 5);
+    strcpy(key.algorithm, "HmacSHA256");
+    assert_text(tb_connect_session_key_value(&key),
+                "{\"key\":\"AQID/v8=\",\"algorithm\":\"HmacSHA256\","
+                "\"creation-timestamp\":1700000000123}");
+    /* as a Connect worker writes it: 32 bytes of HmacSHA256 */
+    json_t *value = parse("{\"key\":\"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\","
+                          "\"algorithm\":\"HmacSHA256\",\"creation-timestamp\":42}");
+    tb_connect_session_key_t out;
+    assert_int_equal(tb_connect_session_key_parse(value, &out), 0);
+    assert_int_equal(out.len, 32);
+    assert_int_equal(out.bytes[31], 31);
+    assert_string_equal(out.algorithm, "HmacSHA256");
+    assert_int_equal(out.created_ms, 42);
+    json_decref(value);
+    static const char *const bad[] = {
+        "{\"key\":\"\",\"algorithm\":\"HmacSHA256\",\"creation-timestamp\":1}",
+        "{\"key\":\"AQID/v8\",\"algorithm\":\"HmacSHA256\",\"creation-timestamp\":1}",
+        "{\"key\":\"AQID\",\"creation-timestamp\":1}",
+        "{\"key\":\"AQID\",\"algorithm\":\"HmacSHA256\"}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        value = parse(bad[i]);
+        assert_int_equal(tb_connect_session_key_parse(value, &out), -1);
+        json_decref(value);
+    }
+}
+
+static void test_restart_requests_are_connects(void **state)
+{
+    (void)state;
+    bool include_tasks = false, only_failed = true;
+    expect_key("restart-connector-a-1", 0, TB_CONNECT_KEY_RESTART, "a-1", 0);
+    assert_text(tb_connect_key_format(TB_CONNECT_KEY_RESTART, 0, "a", 0),
+                "restart-connector-a");
+    assert_text(tb_connect_restart_value(true, false),
+                "{\"include-tasks\":true,\"only-failed\":false}");
+    json_t *value = parse("{\"include-tasks\":true}");
+    assert_int_equal(tb_connect_restart_parse(value, &include_tasks, &only_failed), 0);
+    assert_true(include_tasks);
+    assert_false(only_failed);
+    json_decref(value);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +237,8 @@ int main(void)
         cmocka_unit_test(test_configs_and_commits_parse),
         cmocka_unit_test(test_status_parse),
         cmocka_unit_test(test_offset_key_parse),
+        cmocka_unit_test(test_session_key_round_trip),
+        cmocka_unit_test(test_restart_requests_are_connects),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

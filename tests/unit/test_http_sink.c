@@ -717,6 +717,30 @@ static void test_retries_exhausted_keep_the_pending_records(void **state)
     assert_delivered(f, "0,1,2,3,4,5");
 }
 
+static void test_close_drops_the_pending_records_of_those_partitions(void **state)
+{
+    fixture_t *f = *state;
+    START(f, "batch.linger.ms", "3600000", NULL); /* nothing is sent before flush */
+    /* read from orders-0 and orders-1; the chain routed the last two */
+    static const char *const values[] = {"{\"n\":0}", "{\"n\":1}", "{\"n\":2}",
+                                         "{\"n\":3}"};
+    tb_sink_record_t records[4];
+    for (int i = 0; i < 4; i++) {
+        records[i] = (tb_sink_record_t){.topic = i < 2 ? "orders" : "routed",
+                                        .original_topic = i < 2 ? NULL : "orders",
+                                        .partition = i % 2,
+                                        .offset = i,
+                                        .value = values[i],
+                                        .value_len = strlen(values[i])};
+    }
+    assert_int_equal(
+        tb_http_sink_plugin.put(f->task, records, 4, f->errstr, sizeof(f->errstr)), 0);
+    const tb_sink_partition_t revoked[] = {{.topic = "orders", .partition = 1}};
+    tb_http_sink_plugin.close(f->task, revoked, 1);
+    assert_int_equal(flush(f), 0);
+    assert_delivered(f, "0,2");
+}
+
 static void test_429_honours_a_capped_retry_after(void **state)
 {
     fixture_t *f = *state;
@@ -913,6 +937,7 @@ int main(void)
         T(test_linger_sends_a_partial_batch_from_put),
         T(test_503_then_200_resends_only_that_batch),
         T(test_retries_exhausted_keep_the_pending_records),
+        T(test_close_drops_the_pending_records_of_those_partitions),
         T(test_429_honours_a_capped_retry_after),
         T(test_400_reports_only_the_bad_records),
         T(test_one_bad_record_in_ten),

@@ -10,6 +10,7 @@
 #include "connectors/postgres/tb_pg_config.h"
 #include "connectors/postgres/tb_pg_envelope.h"
 #include "connectors/postgres/tb_pg_events.h"
+#include "connectors/postgres/tb_pg_transaction.h"
 #include "connectors/postgres/tb_pg_records.h"
 #include "connectors/postgres/tb_pg_relation.h"
 #include "connectors/postgres/tb_pg_types.h"
@@ -223,14 +224,13 @@ static char *json_of(const tb_schema_t *schema, const tb_value_t *value)
     return text;
 }
 
-static void check_value(uint32_t oid, int32_t typmod, tb_pg_modes_t modes,
-                        const char *text, const char *schema_name, const char *expected)
+static void check_type_value(const tb_pg_type_t *t, tb_pg_modes_t modes, const char *text,
+                             const char *schema_name, const char *expected)
 {
     char errstr[256] = "";
-    tb_pg_type_t t = {.oid = oid, .typmod = typmod, .elem_oid = tb_pg_array_elem(oid)};
-    tb_schema_t *schema = tb_pg_type_schema(&t, &modes, errstr, sizeof(errstr));
+    tb_schema_t *schema = tb_pg_type_schema(t, &modes, errstr, sizeof(errstr));
     tb_value_t *value = NULL;
-    if (schema == NULL || tb_pg_type_value(&t, schema, &modes, text, strlen(text), &value,
+    if (schema == NULL || tb_pg_type_value(t, schema, &modes, text, strlen(text), &value,
                                            errstr, sizeof(errstr)) != 0) {
         fail_msg("%s: %s", text, errstr);
     }
@@ -239,11 +239,70 @@ static void check_value(uint32_t oid, int32_t typmod, tb_pg_modes_t modes,
     }
     char *json = json_of(schema, value);
     if (strcmp(json, expected) != 0) {
-        fail_msg("%s under oid %u: %s, expected %s", text, oid, json, expected);
+        fail_msg("%s under oid %u: %s, expected %s", text, t->oid, json, expected);
     }
     free(json);
     tb_value_free(value);
     tb_schema_decref(schema);
+}
+
+static void check_value(uint32_t oid, int32_t typmod, tb_pg_modes_t modes,
+                        const char *text, const char *schema_name, const char *expected)
+{
+    tb_pg_type_t t = {.oid = oid, .typmod = typmod, .elem_oid = tb_pg_array_elem(oid)};
+    check_type_value(&t, modes, text, schema_name, expected);
+}
+
+/* Whether text cannot be read as a value of t. */
+static bool unreadable(const tb_pg_type_t *t, tb_pg_modes_t modes, const char *text)
+{
+    char errstr[256] = "";
+    tb_schema_t *schema = tb_pg_type_schema(t, &modes, errstr, sizeof(errstr));
+    tb_value_t *value = NULL;
+    int rc = tb_pg_type_value(t, schema, &modes, text, strlen(text), &value, errstr,
+                              sizeof(errstr));
+    tb_value_free(value);
+    tb_schema_decref(schema);
+    return rc != 0;
+}
+
+/* Bit strings, points and the extension types, as Debezium writes them. */
+static void test_more_types(void **state)
+{
+    (void)state;
+    tb_pg_modes_t json = {0};
+    tb_pg_modes_t map = {.hstore = TB_PG_HSTORE_MAP};
+    check_value(1560, 3, json, "101", "io.debezium.data.Bits", "\"BQ==\"");
+    check_value(1560, 1, json, "1", NULL, "true");
+    check_value(1562, 16, json, "0000000100000000", NULL, "\"AAE=\""); /* bit 8 */
+    check_value(1562, -1, json, "000", NULL, "\"\""); /* no bit set: no bytes */
+    check_value(600, -1, json, "(1.5,-2)", "io.debezium.data.geometry.Point",
+                "{\"x\":1.5,\"y\":-2.0,\"wkb\":\"AQEAAAAAAAAAAAD4PwAAAAAAAADA\","
+                "\"srid\":null}");
+    tb_pg_type_t hstore = {.oid = 90001, .typmod = -1, .base_name = "hstore"};
+    const char *pairs = "\"k\\\"1\"=>\"v\\\\2\", \"n\"=>NULL";
+    check_type_value(&hstore, json, pairs, "io.debezium.data.Json",
+                     "\"{\\\"k\\\\\\\"1\\\":\\\"v\\\\\\\\2\\\",\\\"n\\\":null}\"");
+    check_type_value(&hstore, map, pairs, NULL, "{\"k\\\"1\":\"v\\\\2\",\"n\":null}");
+    check_type_value(&hstore, json, "", NULL, "\"{}\"");
+    tb_pg_type_t ltree = {.oid = 90002, .typmod = -1, .base_name = "ltree"};
+    check_type_value(&ltree, json, "top.sci", "io.debezium.data.Ltree", "\"top.sci\"");
+    tb_pg_type_t citext = {.oid = 90003, .typmod = -1, .base_name = "citext"};
+    check_type_value(&citext, json, "MiXed", NULL, "\"MiXed\"");
+
+    /* Debezium maps no array of interval, money, name or xml */
+    char errstr[256];
+    tb_pg_type_t intervals = {.oid = 1187, .typmod = -1, .elem_oid = 1186};
+    assert_null(tb_pg_type_schema(&intervals, &json, errstr, sizeof(errstr)));
+    assert_non_null(strstr(errstr, "Debezium maps no array of it"));
+
+    tb_pg_type_t bits = {.oid = 1560, .typmod = 3};
+    tb_pg_type_t point = {.oid = 600, .typmod = -1};
+    assert_true(unreadable(&bits, json, "1021"));
+    assert_true(unreadable(&point, json, "(1,2"));
+    assert_true(unreadable(&hstore, json, "\"a\"=>\"b\","));
+    assert_true(unreadable(&hstore, json, "\"a\"=>\"b"));
+    assert_true(unreadable(&hstore, json, "NULL=>\"b\""));
 }
 
 #define NUMERIC_10_2 ((10 << 16 | 2) + 4)
@@ -466,7 +525,7 @@ static void test_envelope_as_debezium_writes_it(void **state)
                            .xmin = -1};
     tb_value_t *envelope =
         tb_pg_envelope_value(r->envelope_schema, 'c', NULL, after,
-                             tb_pg_source_value(source, &info), 1700000001000000);
+                             tb_pg_source_value(source, &info), NULL, 1700000001000000);
     json = schema_json(r->envelope_schema, envelope);
     json_t *doc = json_loads(json, 0, NULL);
     json_t *schema = json_object_get(doc, "schema");
@@ -521,6 +580,63 @@ static void test_envelope_as_debezium_writes_it(void **state)
     tb_pg_relation_free(r);
     tb_pg_filter_destroy(filter);
     tb_schema_decref(source);
+}
+
+/* Debezium's transaction metadata: BEGIN, the blocks of the events, END with
+ * the counts per table in the order of their first event. */
+static void test_transaction_metadata(void **state)
+{
+    (void)state;
+    tb_pg_transactions_t *t = tb_pg_transactions_create("srv.transaction");
+    tb_pg_queue_t q = {0};
+    tb_pg_position_t p = {.lsn = 1, .tx_id = -1, .ts_us = 5000};
+    assert_int_equal(tb_pg_transactions_begin(t, &q, 731, 100, 1700000000123456, &p), 0);
+    const char *tables[] = {"b", "a", "b"};
+    const char *blocks[] = {
+        "{\"id\":\"731:200\",\"total_order\":1,\"data_collection_order\":1}",
+        "{\"id\":\"731:201\",\"total_order\":2,\"data_collection_order\":1}",
+        "{\"id\":\"731:202\",\"total_order\":3,\"data_collection_order\":2}"};
+    tb_schema_t *block_schema = tb_pg_transaction_block_schema();
+    for (size_t i = 0; i < 3; i++) {
+        tb_value_t *block = tb_pg_transactions_event(t, "public", tables[i], 200 + i);
+        char *json = json_of(block_schema, block);
+        assert_string_equal(json, blocks[i]);
+        free(json);
+        tb_value_free(block);
+    }
+    assert_int_equal(tb_pg_transactions_end(t, &q, 300, 1700000000123456, &p), 0);
+    tb_source_record_t out[2];
+    assert_int_equal(tb_pg_queue_drain(&q, out, 2, NULL, false), 2);
+    assert_string_equal(out[0].topic, "srv.transaction");
+    char *json = schema_json(out[0].key_schema, out[0].key_data);
+    assert_string_equal(json,
+                        "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":"
+                        "\"string\",\"optional\":false,\"field\":\"id\"}],"
+                        "\"optional\":false,\"name\":\"io.debezium.connector.common."
+                        "TransactionMetadataKey\",\"version\":1},\"payload\":{\"id\":"
+                        "\"731:100\"}}");
+    free(json);
+    json = json_of(out[0].value_schema, out[0].value_data);
+    assert_string_equal(json,
+                        "{\"status\":\"BEGIN\",\"id\":\"731:100\",\"event_count\":null,"
+                        "\"data_collections\":null,\"ts_ms\":1700000000123}");
+    free(json);
+    json = json_of(out[1].value_schema, out[1].value_data);
+    assert_string_equal(json, "{\"status\":\"END\",\"id\":\"731:300\",\"event_count\":3,"
+                              "\"data_collections\":[{\"data_collection\":\"public.b\","
+                              "\"event_count\":2},{\"data_collection\":\"public.a\","
+                              "\"event_count\":1}],\"ts_ms\":1700000000123}");
+    free(json);
+    for (size_t i = 0; i < 2; i++) {
+        tb_schema_decref(out[i].key_schema);
+        tb_value_free(out[i].key_data);
+        tb_schema_decref(out[i].value_schema);
+        tb_value_free(out[i].value_data);
+        json_decref(out[i].source_offset);
+    }
+    tb_pg_queue_clear(&q);
+    tb_schema_decref(block_schema);
+    tb_pg_transactions_destroy(t);
 }
 
 static void test_events_and_offsets(void **state)
@@ -693,20 +809,23 @@ static void test_config_keys(void **state)
     }
     json_decref(errors);
 
-    errors =
-        validate("{\"name\":\"c\",\"connector.class\":\"postgres-cdc\"," BASE_CONFIG
-                 ",\"plugin.name\":\"decoderbufs\",\"snapshot.locking.mode\":\"none\","
-                 "\"provide.transaction.metadata\":\"true\",\"slot.name\":\"Bad-Name\","
-                 "\"table.include.list\":\"a\",\"table.exclude.list\":\"b\","
-                 "\"max.queue.size\":\"10\",\"snapshot.mode\":\"never\","
-                 "\"message.id.header\":\"id\"}");
+    errors = validate(
+        "{\"name\":\"c\",\"connector.class\":\"postgres-cdc\"," BASE_CONFIG
+        ",\"plugin.name\":\"decoderbufs\",\"snapshot.locking.mode\":\"none\","
+        "\"provide.transaction.metadata\":\"true\",\"topic.transaction\":\"t x\","
+        "\"interval.handling.mode\":\"string\",\"slot.name\":\"Bad-Name\","
+        "\"table.include.list\":\"a\",\"table.exclude.list\":\"b\","
+        "\"max.queue.size\":\"10\",\"snapshot.mode\":\"never\","
+        "\"message.id.header\":\"id\"}");
     assert_non_null(
         strstr(first_error(errors, "plugin.name"), "only the pgoutput plugin"));
     assert_non_null(strstr(first_error(errors, "snapshot.locking.mode"),
                            "snapshot.locking.mode is a key of "
                            "io.debezium.connector.postgresql.PostgresConnector that "
                            "tributary does not implement"));
-    assert_non_null(first_error(errors, "provide.transaction.metadata"));
+    assert_null(first_error(errors, "provide.transaction.metadata"));
+    assert_non_null(strstr(first_error(errors, "topic.transaction"), "a topic name"));
+    assert_non_null(first_error(errors, "interval.handling.mode"));
     assert_non_null(strstr(first_error(errors, "slot.name"), "lowercase"));
     assert_non_null(
         strstr(first_error(errors, "table.exclude.list"), "already specified"));
@@ -726,7 +845,9 @@ int main(void)
         cmocka_unit_test(test_pgoutput_messages),
         cmocka_unit_test(test_replication_frames),
         cmocka_unit_test(test_types_under_modes),
+        cmocka_unit_test(test_more_types),
         cmocka_unit_test(test_envelope_as_debezium_writes_it),
+        cmocka_unit_test(test_transaction_metadata),
         cmocka_unit_test(test_events_and_offsets),
         cmocka_unit_test(test_unsupported_column),
         cmocka_unit_test(test_filters),

@@ -1,7 +1,9 @@
 #include "tb_test.h"
 
 #include <string.h>
+#include <unistd.h>
 
+#include "server/tb_advertised.h"
 #include "server/tb_http.h"
 #include "server/tb_worker_config.h"
 
@@ -169,6 +171,61 @@ static void test_unimplemented_distributed_and_refused_keys_stop_the_worker(void
     json_decref(raw);
 }
 
+/* The URL tb_advertised_url makes of raw worker keys; "" when refused
+ * (errstr then names the key). */
+static void expect_advertised(json_t *raw, const char *expected, const char *error_key)
+{
+    const tb_config_table_t *tables[] = {&tb_worker_config_table};
+    json_t *errors = json_object();
+    json_t *values = tb_config_parse(tables, 1, raw, errors);
+    char url[300] = "", errstr[300] = "";
+    assert_int_equal(tb_config_error_count(errors), 0);
+    int rc = tb_advertised_url(values, url, sizeof(url), errstr, sizeof(errstr));
+    if (error_key != NULL) {
+        assert_int_equal(rc, -1);
+        assert_non_null(strstr(errstr, error_key));
+    } else {
+        assert_int_equal(rc, 0);
+        assert_string_equal(url, expected);
+    }
+    json_decref(values);
+    json_decref(errors);
+    json_decref(raw);
+}
+
+static void test_advertised_url(void **state)
+{
+    (void)state;
+    char machine[256] = "", everywhere[300];
+    assert_int_equal(gethostname(machine, sizeof(machine)), 0);
+    snprintf(everywhere, sizeof(everywhere), "http://%s:8083", machine);
+    expect_advertised(json_pack("{s:s}", "listeners", "http://127.0.0.1:8083"),
+                      "http://127.0.0.1:8083", NULL);
+    /* a listener on every interface names no machine: the host name does */
+    expect_advertised(json_pack("{s:s}", "listeners", "http://0.0.0.0:8083"), everywhere,
+                      NULL);
+    expect_advertised(json_pack("{s:s}", "listeners", "http://:8083"), everywhere, NULL);
+    expect_advertised(json_pack("{s:s}", "listeners", "http://[::1]:8083"),
+                      "http://[::1]:8083", NULL);
+    expect_advertised(json_pack("{s:s, s:s, s:s}", "listeners", "http://0.0.0.0:8083",
+                                "rest.advertised.host.name", "w1.example",
+                                "rest.advertised.port", "9000"),
+                      "http://w1.example:9000", NULL);
+    expect_advertised(json_pack("{s:s, s:s}", "listeners",
+                                "http://127.0.0.1:8083,https://127.0.0.1:8443",
+                                "rest.advertised.listener", "HTTPS"),
+                      "https://127.0.0.1:8443", NULL);
+    expect_advertised(json_pack("{s:s, s:s}", "listeners", "http://127.0.0.1:8083",
+                                "rest.advertised.listener", "https"),
+                      NULL, "rest.advertised.listener");
+    expect_advertised(json_pack("{s:s, s:s}", "listeners", "http://127.0.0.1:8083",
+                                "rest.advertised.host.name", "a:b"),
+                      NULL, "rest.advertised.host.name");
+    expect_advertised(json_pack("{s:s, s:s}", "listeners", "http://127.0.0.1:8083",
+                                "rest.advertised.port", "0"),
+                      NULL, "rest.advertised.port");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_connect_key_decisions_match_the_table),
         cmocka_unit_test(test_connect_key_find_prefers_exact_rows),
         cmocka_unit_test(test_unimplemented_distributed_and_refused_keys_stop_the_worker),
+        cmocka_unit_test(test_advertised_url),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
