@@ -47,6 +47,29 @@ static const char *topic_of(const json_t *values, const char *key, char *errstr,
     return topic;
 }
 
+tb_eos_settings_t tb_distributed_eos_settings(const json_t *values, const json_t *raw)
+{
+    const char *topic = tb_config_string(values, "offset.storage.topic");
+    bool distributed = tb_distributed_enabled(values);
+    bool replication_set =
+        json_object_get(raw, "offset.storage.replication.factor") != NULL;
+    return (tb_eos_settings_t){
+        .transactional_id_prefix =
+            distributed ? tb_config_string(values, "group.id") : "connect",
+        .offsets_topic =
+            {
+                .name = topic != NULL && topic[0] != '\0' ? topic : "tributary-offsets",
+                .partitions = (int)tb_config_int(values, "offset.storage.partitions"),
+                .replication_factor =
+                    distributed || replication_set
+                        ? (int)tb_config_int(values, "offset.storage.replication.factor")
+                        : -1,
+                .create = !distributed,
+            },
+        .offsets_topic_is_store = distributed,
+    };
+}
+
 tb_store_t *tb_distributed_store_open(const json_t *values, const json_t *kafka_props,
                                       const char *worker_id, char *errstr,
                                       size_t errstr_size)

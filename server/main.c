@@ -516,6 +516,7 @@ static int run(const cli_t *cli)
         .exactly_once_source =
             strcmp(tb_config_string(values, "exactly.once.source.support"), "enabled") ==
             0,
+        .eos = tb_distributed_eos_settings(values, raw),
     };
     herder = tb_herder_create(&herder_options, errstr, sizeof(errstr));
     if (herder == NULL) {

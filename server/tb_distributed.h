@@ -28,6 +28,15 @@ tb_store_t *tb_distributed_store_open(const json_t *values, const json_t *kafka_
                                       const char *worker_id, char *errstr,
                                       size_t errstr_size);
 
+/* Where the worker's exactly-once sources keep their transactions, read
+ * from its values (parsed) and raw (as written): distributed, Connect's
+ * <group.id>-<connector>-<task> ids and the store's offset.storage.topic;
+ * standalone, connect-<connector>-<task> and offset.storage.topic or
+ * tributary-offsets, created by the first task that needs it, with
+ * offset.storage.partitions and offset.storage.replication.factor when
+ * set, else the broker's default. Its strings are borrowed from values. */
+tb_eos_settings_t tb_distributed_eos_settings(const json_t *values, const json_t *raw);
+
 /* Joins the cluster as worker_url (scheme://worker_id) for herder. NULL
  * with errstr on failure. */
 tb_cluster_t *tb_distributed_join(const json_t *values, const json_t *kafka_props,

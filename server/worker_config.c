@@ -461,8 +461,9 @@ static const tb_config_def_t worker_keys[] = {
      .group = "Tasks",
      .one_of = eos_support_values,
      .documentation = "enabled lets source connectors ask for exactly-once delivery "
-                      "(exactly.once.support=required): Kafka transactions with a "
-                      "progress marker. Not available in dev mode."},
+                      "(exactly.once.support=required) and runs requested ones so: "
+                      "Kafka transactions holding the records and their offsets "
+                      "(offset.storage.topic). Not available in dev mode."},
     {.name = "offset.flush.interval.ms",
      .type = TB_CONFIG_LONG,
      .default_value = "60000",
@@ -513,7 +514,9 @@ static const tb_config_def_t worker_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Distributed",
      .documentation = "The compacted topic holding source offsets; required with "
-                      "group.id."},
+                      "group.id. Exactly-once sources write their offsets there in "
+                      "their transactions; a standalone worker's default is "
+                      "tributary-offsets, created when missing."},
     {.name = "offset.storage.partitions",
      .type = TB_CONFIG_INT,
      .default_value = "25",
@@ -528,7 +531,8 @@ static const tb_config_def_t worker_keys[] = {
      .group = "Distributed",
      .range = &replication_range,
      .documentation = "Replication factor of offset.storage.topic when the worker "
-                      "creates it; -1: the broker's default."},
+                      "creates it; -1: the broker's default, which a standalone worker "
+                      "uses when this is not set."},
     {.name = "status.storage.topic",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_HIGH,

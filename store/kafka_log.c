@@ -279,7 +279,10 @@ tb_kafka_log_t *tb_kafka_log_open(const rd_kafka_conf_t *conf,
         "enable.idempotence", "true", "acks", "all",
         /* Java's default partitioner: murmur2 of the key bytes */
         "partitioner", "murmur2_random", "linger.ms", "0", NULL};
-    static const char *const consumer_settings[] = {"enable.partition.eof",
+    /* read_committed: an exactly-once task's aborted offsets are not its */
+    static const char *const consumer_settings[] = {"isolation.level",
+                                                    "read_committed",
+                                                    "enable.partition.eof",
                                                     "true",
                                                     "auto.offset.reset",
                                                     "earliest",

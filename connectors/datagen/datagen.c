@@ -5,7 +5,10 @@
  *
  * Each task numbers its records 0, 1, 2, ...; its source partition is
  * {"task":N} and its offset {"sequence":next}, so a restarted task goes on
- * from the next unacknowledged number.
+ * from the next unacknowledged number. With source.partitions=P above 1,
+ * record n belongs to source partition {"task":N,"slot":n mod P} (many
+ * source partitions, for testing how offsets scale), and a restarted task
+ * goes on from the highest offset among them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,8 @@ typedef enum { SHAPE_ORDERS = 0, SHAPE_USERS, SHAPE_PAGEVIEWS } shape_t;
 static const char *const shapes[] = {"orders", "users", "pageviews", NULL};
 static const tb_config_range_t non_negative = {.has_min = true, .min = 0};
 static const tb_config_range_t count_range = {.has_min = true, .min = -1};
+static const tb_config_range_t slots_range = {
+    .has_min = true, .min = 1, .has_max = true, .max = 100000};
 
 static const tb_config_def_t datagen_keys[] = {
     {.name = "topic",
@@ -62,6 +67,16 @@ static const tb_config_def_t datagen_keys[] = {
      .order = 5,
      .documentation = "Seed of the generator: the same seed gives the same keys "
                       "and values."},
+    {.name = "source.partitions",
+     .type = TB_CONFIG_INT,
+     .default_value = "1",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Datagen",
+     .order = 6,
+     .range = &slots_range,
+     .documentation = "Source partitions of each task: above 1, record n has the "
+                      "source partition {\"task\":N,\"slot\":n mod this}, so the "
+                      "task's offsets have one entry per slot (tributary)."},
 };
 
 static const tb_config_table_t datagen_table = TB_CONFIG_TABLE("datagen", datagen_keys);
@@ -79,7 +94,8 @@ typedef struct {
     long long next;      /* sequence number of the next record */
     long long generated; /* since start, for the rate */
     struct timespec started;
-    json_t *partition;        /* {"task": task}, shared by the task's records */
+    json_t **partitions; /* by slot: {"task": task(, "slot": n)}, shared by records */
+    int slots;
     bool offset_every_record; /* else only the last record of a poll has one */
 } datagen_task_t;
 
@@ -147,12 +163,20 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
             task->shape = (shape_t)i;
         }
     }
-    task->partition = json_pack("{s:i}", "task", task->task);
+    task->slots = (int)tb_config_int(values, "source.partitions");
+    task->partitions = calloc((size_t)task->slots, sizeof(*task->partitions));
     task->offset_every_record = ctx->offset_every_record;
-    json_t *offset = ctx->offset_for(ctx->runtime, task->partition);
-    json_t *sequence = json_object_get(offset, "sequence");
-    task->next = json_is_integer(sequence) ? json_integer_value(sequence) : 0;
-    json_decref(offset);
+    for (int slot = 0; slot < task->slots; slot++) {
+        task->partitions[slot] =
+            task->slots == 1 ? json_pack("{s:i}", "task", task->task)
+                             : json_pack("{s:i, s:i}", "task", task->task, "slot", slot);
+        json_t *offset = ctx->offset_for(ctx->runtime, task->partitions[slot]);
+        json_t *sequence = json_object_get(offset, "sequence");
+        if (json_is_integer(sequence) && json_integer_value(sequence) > task->next) {
+            task->next = json_integer_value(sequence);
+        }
+        json_decref(offset);
+    }
     clock_gettime(CLOCK_MONOTONIC, &task->started);
     *out = task;
 
@@ -286,11 +310,13 @@ static char *make_value(const datagen_task_t *task, unsigned long long r, size_t
     return copy_of(text, (size_t)(p - text), len);
 }
 
-/* Marks record as the task's progress up to sequence number sequence. */
+/* Marks record as the task's progress up to sequence number sequence (the
+ * record's number + 1). */
 static void set_offset(const datagen_task_t *task, tb_source_record_t *record,
                        long long sequence)
 {
-    record->source_partition = json_incref(task->partition);
+    record->source_partition =
+        json_incref(task->partitions[(sequence - 1) % task->slots]);
     record->source_offset = json_object();
     json_object_set_new(record->source_offset, "sequence",
                         json_integer((json_int_t)sequence));
@@ -341,7 +367,10 @@ static void task_stop(void *opaque)
 {
     datagen_task_t *task = opaque;
     if (task != NULL) {
-        json_decref(task->partition);
+        for (int slot = 0; task->partitions != NULL && slot < task->slots; slot++) {
+            json_decref(task->partitions[slot]);
+        }
+        free(task->partitions);
         free(task->topic);
         free(task);
     }

@@ -79,18 +79,6 @@ static int check_no_topic_creation(const json_t *value, char *reason, size_t siz
     return -1;
 }
 
-/* offsets.storage.topic: source offsets live in the worker's store. */
-static int check_no_offsets_topic(const json_t *value, char *reason, size_t size)
-{
-    (void)value;
-    snprintf(reason, size,
-             "tributary keeps source offsets in the worker's store "
-             "(offset.storage.file.filename, or a distributed worker's "
-             "offset.storage.topic); a connector's own offsets topic is not "
-             "available yet");
-    return -1;
-}
-
 #define COMMON "Common"
 #define ERRORS "Error Handling"
 
@@ -408,9 +396,10 @@ static const tb_config_def_t source_keys[] = {
      .group = "Exactly Once Support",
      .order = 4,
      .width = TB_WIDTH_LONG,
-     .check = check_no_offsets_topic,
-     .documentation = "Connect's per-connector offsets topic; refused when set: "
-                      "tributary keeps source offsets in the worker's store."},
+     .documentation = "The offsets topic of this connector's exactly-once tasks, "
+                      "created (compacted) when missing; empty: the worker's "
+                      "offset.storage.topic. At-least-once tasks keep their offsets "
+                      "in the worker's store."},
     {.name = "topic.creation.groups",
      .type = TB_CONFIG_LIST,
      .default_value = "",
@@ -444,9 +433,10 @@ static const tb_config_def_t source_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Exactly Once Support",
      .order = 6,
-     .documentation = "Start a task whose progress marker is gone (its consumer group "
-                      "expired or was deleted) from the stored offsets. Records written "
-                      "after those offsets may then be written twice (tributary)."},
+     .documentation = "Start a task that has no record of a committed transaction in "
+                      "its offsets topic (nor an older release's progress marker) "
+                      "from the stored offsets. Records written after those offsets "
+                      "may then be written twice (tributary)."},
 };
 
 const tb_config_table_t tb_connector_common_table =
@@ -538,8 +528,8 @@ static void check_client_overrides(const json_t *raw, json_t *errors)
 }
 
 /* A sink's consumer group may not take the name of a progress marker's
- * group (tb_progress_marker.h): its commits would move an exactly-once
- * source's marker. */
+ * group (tb_progress_marker.h): its commits would replace the marker an
+ * exactly-once source upgraded from an older release resumes from. */
 static void check_sink_group(const json_t *raw, json_t *errors)
 {
     const char *key = "consumer.override.group.id";
@@ -548,8 +538,8 @@ static void check_sink_group(const json_t *raw, json_t *errors)
     if (group != NULL && strncmp(group, prefix, strlen(prefix)) == 0) {
         char message[512];
         snprintf(message, sizeof(message),
-                 "Invalid value %s for configuration %s: groups named %s... hold the "
-                 "progress markers of exactly-once sources",
+                 "Invalid value %s for configuration %s: groups named %s... are "
+                 "tributary's own, for exactly-once sources",
                  group, key, prefix);
         tb_config_error_add(errors, key, message);
     }
@@ -580,22 +570,11 @@ bool tb_connector_config_transactional(const json_t *values, bool worker_exactly
 
 void tb_connector_config_check_transactions(const json_t *values, json_t *errors)
 {
-    const char *support = tb_config_string(values, "exactly.once.support");
     const char *boundary = tb_config_string(values, "transaction.boundary");
-    const char *topic = tb_config_string(values, "topic");
-    char message[512];
     if (boundary != NULL && strcmp(boundary, "poll") != 0) {
         tb_config_error_add(errors, "transaction.boundary",
                             "Invalid value for configuration transaction.boundary: "
                             "tributary supports poll only");
-    }
-    if (topic == NULL || topic[0] == '\0') {
-        snprintf(message, sizeof(message),
-                 "exactly.once.support=%s runs this connector in transactions, which "
-                 "needs a connector that writes to one topic, named by its 'topic' "
-                 "key: the progress marker lives there",
-                 support);
-        tb_config_error_add(errors, "exactly.once.support", message);
     }
 }
 

@@ -141,8 +141,7 @@ static void check_worker_support(const tb_connector_checks_t *checks,
     } else if (!checks->exactly_once_available) { /* enabled: dev mode */
         tb_config_error_add(errors, "exactly.once.support",
                             "exactly-once is not available in dev mode: the in-process "
-                            "cluster does not keep transactional offsets, so the "
-                            "progress marker cannot work");
+                            "cluster does not keep transactions as a broker does");
     }
 }
 

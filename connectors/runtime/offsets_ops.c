@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "connectors/kafka/tb_group_offsets.h"
-#include "connectors/kafka/tb_progress_marker.h"
+#include "connectors/kafka/tb_eos_offsets.h"
 #include "connectors/runtime/tb_connector_config.h"
 #include "core/tb_log.h"
 
@@ -19,7 +19,7 @@ tb_err_t tb_offsets_get(tb_store_t *store, const char *name, json_t **out, char 
     size_t i;
     json_t *entry;
     json_array_foreach (stored, i, entry) {
-        if (!tb_progress_marker_is_generation(json_object_get(entry, "partition"))) {
+        if (!tb_eos_offsets_is_reserved(json_object_get(entry, "partition"))) {
             json_array_append(offsets, entry);
         }
     }
@@ -44,10 +44,11 @@ static json_t *source_offsets_of(const json_t *offsets, char *msg, size_t msg_si
             snprintf(msg, msg_size, "The partition of entry %zu must be a map", i);
             goto fail;
         }
-        if (tb_progress_marker_is_generation(partition)) {
+        if (tb_eos_offsets_is_reserved(partition)) {
             snprintf(msg, msg_size,
                      "The partition of entry %zu is reserved: tributary records there "
-                     "how often the connector's offsets were changed",
+                     "how often the connector's offsets were changed, and each "
+                     "exactly-once task's last transaction",
                      i);
             goto fail;
         }
@@ -163,9 +164,9 @@ static json_t *sink_reset_ops(const tb_offsets_env_t *env, const tb_known_connec
 
 /* The store writes of a source connector's offsets change, in one store
  * transaction: checked (NULL resets: every stored offset deleted), and the
- * next offsets generation, so that an exactly-once task's progress marker
- * from before the change is ignored at its next start
- * (tb_progress_marker.h). New reference, or NULL with msg. */
+ * next offsets generation, so that an exactly-once task's record of a
+ * transaction from before the change is ignored at its next start
+ * (tb_eos_offsets.h). New reference, or NULL with msg. */
 static json_t *source_offsets_change(const tb_offsets_env_t *env,
                                      const tb_known_connector_t *c, const json_t *checked,
                                      char *msg, size_t msg_size)
@@ -180,14 +181,14 @@ static json_t *source_offsets_change(const tb_offsets_env_t *env,
     if (checked == NULL) {
         json_array_foreach (stored, i, entry) {
             json_t *partition = json_object_get(entry, "partition");
-            if (!tb_progress_marker_is_generation(partition)) {
+            if (!tb_eos_offsets_is_reserved(partition)) {
                 json_array_append_new(
                     writes, json_pack("{s:O, s:n}", "partition", partition, "offset"));
             }
         }
     }
-    json_array_append_new(writes, tb_progress_marker_generation_entry(
-                                      tb_progress_marker_generation_of(stored) + 1));
+    json_array_append_new(writes, tb_eos_offsets_generation_entry(
+                                      tb_eos_offsets_generation_of(stored) + 1));
     json_decref(stored);
     return writes;
 }

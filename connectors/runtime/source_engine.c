@@ -14,10 +14,11 @@
  *
  * In transactions (exactly.once.support=required, or requested on a worker
  * with exactly.once.source.support=enabled), each polled batch instead goes to
- * Kafka in one transaction together with the task's progress marker
- * (tb_progress_marker.h): the records and the source offsets they reach are
- * committed atomically, and a restarted task fences its predecessor
- * (init_transactions) and resumes exactly after the last committed batch.
+ * Kafka in one transaction together with the source offsets it reaches,
+ * written to the offsets topic (source_transactions.c): the records and
+ * their offsets are committed atomically, and a restarted task fences its
+ * predecessor (init_transactions) and resumes exactly after the last
+ * committed batch.
  *
  * This file starts, steps and stops the engine; source_engine_internal.h
  * lists the files of the other parts.
@@ -48,8 +49,8 @@ void tb_source_free_record(tb_source_record_t *record)
     memset(record, 0, sizeof(*record));
 }
 
-/* Starts the plugin: an exactly-once task's once the store agrees with its
- * progress marker. */
+/* Starts the plugin: an exactly-once task's once the offsets its
+ * predecessors committed are known. */
 int tb_source_start_plugin(source_engine_t *engine, char *errstr, size_t errstr_size)
 {
     if (tb_task_start_plugin(engine->env, &engine->ctx, &engine->plugin_task, errstr,
@@ -62,7 +63,7 @@ int tb_source_start_plugin(source_engine_t *engine, char *errstr, size_t errstr_
         return -1;
     }
     if (engine->transactional &&
-        tb_source_check_missing_marker(engine, errstr, errstr_size) != 0) {
+        tb_source_txn_started(engine, errstr, errstr_size) != 0) {
         return -1;
     }
     return 0;
@@ -126,10 +127,13 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
         goto fail;
     }
     engine->rk = tb_source_producer_create(engine, props, errstr, errstr_size);
-    if (engine->rk == NULL) {
+    if (engine->rk == NULL ||
+        (engine->transactional &&
+         tb_source_txn_producer_ready(engine, errstr, errstr_size) != 0)) {
         goto fail;
     }
-    /* an exactly-once task starts its plugin in open_transactions */
+    /* an exactly-once task starts its plugin in its steps, once fenced and
+     * its offsets read (source_transactions.c) */
     if (!engine->transactional &&
         tb_source_start_plugin(engine, errstr, errstr_size) != 0) {
         goto fail;
@@ -378,9 +382,11 @@ static void source_stop(void *opaque)
     if (engine == NULL) {
         return;
     }
-    /* the flush and the producer's destroy share the stop's bound */
+    /* the flush and the producer's destroy share the stop's bound; an
+     * exactly-once task's open transaction is aborted by the next instance,
+     * so it is not flushed */
     int64_t deadline_ms = tb_monotonic_ms() + engine->env->shutdown_timeout_ms;
-    if (engine->rk != NULL) {
+    if (engine->rk != NULL && !engine->transactional) {
         engine->served_us =
             tb_monotonic_us(); /* the flush's reports: timed at its start */
         rd_kafka_flush(engine->rk, (int)engine->env->shutdown_timeout_ms);
@@ -401,7 +407,7 @@ static void source_stop(void *opaque)
     if (engine->plugin_task != NULL) {
         engine->env->plugin->task_stop(engine->plugin_task);
     }
-    tb_source_txn_clear(engine);
+    tb_source_txn_destroy(engine); /* an open transaction is aborted by the next */
     for (size_t i = engine->batch_pos; i < engine->batch_len; i++) {
         tb_source_free_record(&engine->batch[i]);
     }

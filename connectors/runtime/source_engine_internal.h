@@ -10,8 +10,9 @@
  *                          records under errors.tolerance
  *   source_offsets.c       the ring of source offsets in flight and their
  *                          recording in the store
- *   source_transactions.c  exactly-once: fencing, the progress marker, one
- *                          transaction per batch
+ *   source_transactions.c  exactly-once: fencing, the offsets committed
+ *                          before, one transaction per batch with its
+ *                          offsets in the offsets topic
  *
  * Ownership: the engine belongs to its task; every pointer in it is the
  * engine's own unless its comment says otherwise.
@@ -31,6 +32,9 @@
 
 #include <jansson.h>
 
+#include "connectors/kafka/tb_offsets_reader.h"
+#include "connectors/kafka/tb_progress_marker.h"
+#include "connectors/kafka/tb_txn_fence.h"
 #include "connectors/runtime/tb_task_engine.h"
 #include "connectors/runtime/tb_task_metrics.h"
 #include "connectors/runtime/tb_task_retry.h"
@@ -43,7 +47,6 @@
 typedef enum {
     TXN_CALL_NONE = 0, /* between transactions */
     TXN_CALL_INIT,     /* init_transactions: fences the predecessors */
-    TXN_CALL_OFFSETS,  /* send_offsets_to_transaction: the progress marker */
     TXN_CALL_COMMIT,
     TXN_CALL_ABORT,
 } txn_call_t;
@@ -108,14 +111,28 @@ typedef struct {
     const char *message_id_header; /* or NULL */
     /* exactly-once only: source_transactions.c */
     bool transactional;
-    char txn_id[300];       /* the transactional id */
-    char marker_group[300]; /* the group of the progress marker */
-    const char *marker_topic;
-    int64_t marker_sequence; /* transactions committed so far */
-    int64_t generation;      /* the offsets generation of the store */
-    bool marker_missing;     /* no marker: a stored offset refuses the start */
-    bool stored_history;     /* the plugin found a stored offset of its own */
-    bool legacy_marker;      /* resumed from the old group: forget it once */
+    char txn_id[300]; /* the transactional id */
+    tb_offsets_topic_t offsets_topic;
+    bool offsets_in_store;         /* the store is the offsets topic (distributed) */
+    rd_kafka_topic_t *offsets_rkt; /* the offsets topic, murmur2-partitioned */
+    const char *marker_topic;      /* where an old progress marker may be, or NULL */
+    /* the start, once the predecessors are fenced: the offsets committed
+     * before are read, then (no task record) the old progress marker */
+    tb_offsets_reader_t *offsets_reader;
+    tb_progress_marker_query_t *marker_query;
+    tb_txn_fence_t *fence; /* task 0: the ids of removed tasks, then */
+    /* canonical partition -> {partition, offset, key?}: what the plugin is
+     * given at start (the offsets topic's, or the store's) */
+    json_t *start_offsets;
+    bool start_from_topic; /* start_offsets are the offsets topic's */
+    /* canonical partition -> {partition, offset|null}: what the plugin was
+     * given, written again by the first transaction when write_given */
+    json_t *given;
+    bool write_given;
+    int64_t transactions; /* the task's transactions committed so far */
+    int64_t generation;   /* the offsets generation it runs in */
+    bool marker_missing;  /* no task record, no marker: a stored offset refuses */
+    bool stored_history;  /* the plugin found a stored offset of its own */
     size_t txn_max_records;
     size_t txn_max_bytes;
     size_t txn_size; /* records in the next attempt (halved on aborts) */
@@ -124,9 +141,8 @@ typedef struct {
     txn_call_t txn_call;       /* attempted once a step until it is over */
     int64_t txn_call_since_ms; /* its first attempt; 0: not attempted yet */
     bool txn_call_warned;      /* its wait was logged */
-    /* the open transaction: its marker (owned), source offsets (owned) and
-     * records, from batch_pos */
-    rd_kafka_topic_partition_list_t *txn_marker;
+    /* the open transaction: its source offsets (owned) and records, from
+     * batch_pos */
     json_t *txn_offsets;
     size_t txn_count;
     char txn_reason[1024]; /* why the open transaction is being aborted */
@@ -146,8 +162,8 @@ void tb_source_count_polled(source_engine_t *engine);
  * of batch[prepared] is tried again. */
 int64_t tb_source_prepare_batch(source_engine_t *engine);
 
-/* Starts the plugin: an exactly-once task's once the store agrees with its
- * progress marker. */
+/* Starts the plugin: an exactly-once task's once the offsets its
+ * predecessors committed are known. */
 int tb_source_start_plugin(source_engine_t *engine, char *errstr, size_t errstr_size);
 
 /* source_produce.c */
@@ -179,7 +195,8 @@ void tb_source_advance_head(source_engine_t *engine);
 int tb_source_flush_offsets(source_engine_t *engine, char *errstr, size_t errstr_size);
 
 /* tb_task_context_t's offset_for: the stored offset of one source
- * partition, for the plugin at start. */
+ * partition, for the plugin at start (an exactly-once task's from
+ * tb_source_txn_offset). */
 json_t *tb_source_stored_offset(void *runtime, const json_t *partition);
 
 /* source_transactions.c */
@@ -189,17 +206,30 @@ json_t *tb_source_stored_offset(void *runtime, const json_t *partition);
 int tb_source_txn_setup(source_engine_t *engine, json_t *props, char *errstr,
                         size_t errstr_size);
 
+/* Once the producer exists: the offsets topic's handle and the reader of
+ * what the predecessors committed. -1 with errstr. */
+int tb_source_txn_producer_ready(source_engine_t *engine, char *errstr,
+                                 size_t errstr_size);
+
 /* Once the plugin has asked for its offsets: fails (-1 with errstr) a
- * start with no progress marker whose plugin found stored offsets of its
- * own, unless exactly.once.allow.missing.marker=true. */
-int tb_source_check_missing_marker(const source_engine_t *engine, char *errstr,
-                                   size_t errstr_size);
+ * start with no record of a committed transaction whose plugin found
+ * stored offsets of its own, unless exactly.once.allow.missing.marker=true;
+ * else makes the store agree with what the plugin was given. */
+int tb_source_txn_started(source_engine_t *engine, char *errstr, size_t errstr_size);
+
+/* The offset an exactly-once task's plugin is given for partition (new, or
+ * NULL: none), remembered for the first transaction. */
+json_t *tb_source_txn_offset(source_engine_t *engine, const json_t *partition);
 
 /* A step of an exactly-once task. */
 int64_t tb_source_transactional_step(source_engine_t *engine, bool paused, char *errstr,
                                      size_t errstr_size);
 
-/* Forgets the open transaction's marker, offsets and size. */
+/* Forgets the open transaction's offsets and size. */
 void tb_source_txn_clear(source_engine_t *engine);
+
+/* Releases what the exactly-once start and transactions hold (not the
+ * producer). */
+void tb_source_txn_destroy(source_engine_t *engine);
 
 #endif

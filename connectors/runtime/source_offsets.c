@@ -100,6 +100,9 @@ json_t *tb_source_stored_offset(void *runtime, const json_t *partition)
     source_engine_t *engine = runtime;
     const tb_task_env_t *env = engine->env;
     char errstr[512];
+    if (engine->transactional) {
+        return tb_source_txn_offset(engine, partition);
+    }
     json_t *offsets =
         tb_store_offsets_get(env->store, env->connector, errstr, sizeof(errstr));
     if (offsets == NULL && engine->failure[0] == '\0') {

@@ -228,6 +228,8 @@ tb_task_t *tb_task_create(const tb_task_options_t *options)
         .config = json_deep_copy(options->config),
         .connector_config = json_deep_copy(options->connector_config),
         .exactly_once_available = options->exactly_once_available,
+        .eos = options->eos,
+        .task_count = options->task_count,
         .cluster_creates_topics = options->cluster_creates_topics,
         .client = options->client,
         .limits = options->limits,

@@ -38,8 +38,7 @@ json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *ra
 bool tb_connector_config_transactional(const json_t *values, bool worker_exactly_once);
 
 /* Adds to errors what keeps a source connector with these parsed values from
- * running in transactions: a transaction.boundary other than poll, or no
- * 'topic' key to hold its progress marker. */
+ * running in transactions: a transaction.boundary other than poll. */
 void tb_connector_config_check_transactions(const json_t *values, json_t *errors);
 
 /* Checks the count of task configs connector name's plugin generated

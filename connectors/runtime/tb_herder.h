@@ -32,6 +32,7 @@
 
 #include "core/tb_secret.h"
 
+#include "connectors/kafka/tb_eos_offsets.h"
 #include "connectors/runtime/tb_limits.h"
 #include "core/tb_error.h"
 #include "core/tb_state.h"
@@ -63,6 +64,7 @@ typedef struct {
                                          their settings, defaults applied */
     bool dev;                         /* run an in-process mock Kafka cluster */
     bool exactly_once_source;         /* exactly.once.source.support=enabled */
+    tb_eos_settings_t eos;            /* where exactly-once sources keep offsets */
     const char *worker_id;            /* host:port shown in status */
     int task_threads;                 /* size of the task pool */
     long long offset_flush_interval_ms;

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "connectors/kafka/tb_client_props.h"
+#include "connectors/kafka/tb_eos_offsets.h"
 #include "connectors/runtime/tb_limits.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "connectors/runtime/tb_pool.h"
@@ -26,6 +27,7 @@ typedef struct {
     const char *connector;
     int id;
     const tb_plugin_t *plugin;
+    int task_count;                     /* the connector's tasks */
     const json_t *config;               /* the task config (borrowed, copied) */
     const json_t *connector_config;     /* its connector's (borrowed, copied) */
     const tb_client_settings_t *client; /* the worker's client settings (borrowed) */
@@ -34,6 +36,7 @@ typedef struct {
     /* exactly.once.source.support=enabled on a real Kafka cluster: sources
      * with exactly.once.support=requested run in transactions too */
     bool exactly_once_available;
+    const tb_eos_settings_t *eos; /* where they keep their offsets (borrowed) */
     /* the cluster answers CreateTopics: false for dev mode's mock cluster,
      * which creates a topic when it is first written */
     bool cluster_creates_topics;

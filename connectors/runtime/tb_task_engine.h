@@ -15,6 +15,7 @@
 #include "connectors/converters/tb_converter.h"
 #include "connectors/kafka/tb_client_props.h"
 #include "connectors/kafka/tb_dlq.h"
+#include "connectors/kafka/tb_eos_offsets.h"
 #include "connectors/runtime/tb_limits.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "connectors/runtime/tb_pool.h"
@@ -33,6 +34,8 @@ typedef struct {
      * engine reads its settings from, with tb_config_string() and friends */
     json_t *settings;
     bool exactly_once_available;        /* the worker runs sources in transactions */
+    const tb_eos_settings_t *eos;       /* and where (the worker's) */
+    int task_count;                     /* the connector's tasks, this one among them */
     bool cluster_creates_topics;        /* CreateTopics works (not dev mode) */
     const tb_client_settings_t *client; /* the worker's side of its Kafka clients */
     const tb_limits_t *limits;          /* what the plugin may reach */

@@ -56,8 +56,8 @@ const tb_client_settings_t *tb_worker_client(const tb_worker_t *worker);
 
 /* Whether this worker can run sources in transactions:
  * exactly.once.source.support=enabled and a real Kafka cluster
- * (librdkafka's mock cluster stores no transactional offsets, so no
- * progress marker). */
+ * (librdkafka's mock cluster does not keep transactions as a broker
+ * does). */
 bool tb_worker_exactly_once_available(const tb_worker_t *worker);
 
 /* Copies the Kafka cluster id into buf; false while it is not known. */

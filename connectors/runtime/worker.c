@@ -28,6 +28,8 @@ typedef struct instance {
 struct tb_worker {
     tb_herder_options_t options; /* its JSON and strings are the copies below */
     char *worker_id;
+    char *eos_prefix; /* options.eos's strings */
+    char *eos_offsets_topic;
     json_t *kafka_props; /* the worker's client keys, with the bootstrap tasks use */
     json_t *allowlist;
     tb_client_settings_t client; /* borrows kafka_props and allowlist */
@@ -142,6 +144,13 @@ tb_worker_t *tb_worker_create(const tb_herder_options_t *options, tb_store_t *st
     tb_worker_t *worker = calloc(1, sizeof(*worker));
     worker->options = *options;
     worker->worker_id = strdup(options->worker_id);
+    worker->eos_prefix = strdup(options->eos.transactional_id_prefix != NULL
+                                    ? options->eos.transactional_id_prefix
+                                    : "connect");
+    worker->eos_offsets_topic = strdup(
+        options->eos.offsets_topic.name != NULL ? options->eos.offsets_topic.name : "");
+    worker->options.eos.transactional_id_prefix = worker->eos_prefix;
+    worker->options.eos.offsets_topic.name = worker->eos_offsets_topic;
     worker->options.worker_id = worker->worker_id;
     worker->options.store_path = NULL;
     worker->store = store;
@@ -196,6 +205,8 @@ void tb_worker_destroy(tb_worker_t *worker)
     pthread_mutex_destroy(&worker->topics_lock);
     json_decref(worker->topics);
     free(worker->worker_id);
+    free(worker->eos_prefix);
+    free(worker->eos_offsets_topic);
     free(worker);
 }
 
@@ -314,11 +325,13 @@ static tb_task_t *start_task(tb_worker_t *worker, const tb_known_connector_t *c,
         .id = (int)i,
         .plugin = c->plugin,
         .config = json_array_get(c->task_configs, i),
+        .task_count = (int)json_array_size(c->task_configs),
         .connector_config = c->config,
         .client = &worker->client,
         .limits = &worker->options.limits,
         .worker_config = worker->converter_config,
         .exactly_once_available = tb_worker_exactly_once_available(worker),
+        .eos = &worker->options.eos,
         .cluster_creates_topics = !worker->options.dev,
         .target = c->target,
         .pool = worker->pool,

@@ -322,7 +322,8 @@ cmd_tool() {
   console-producer) main=kafka.tools.ConsoleProducer ;;
   get-offsets) main=org.apache.kafka.tools.GetOffsetShell ;;
   delete-records) main=org.apache.kafka.tools.DeleteRecordsCommand ;;
-  *) die "unknown tool '$name' (topics, configs, consumer-groups, console-consumer, console-producer, get-offsets, delete-records)" ;;
+  transactions) main=org.apache.kafka.tools.TransactionsCommand ;;
+  *) die "unknown tool '$name' (topics, configs, consumer-groups, console-consumer, console-producer, get-offsets, delete-records, transactions)" ;;
   esac
   libs=$(libs_of "$dir")
   [[ -d $libs ]] || die "no Kafka jars in $libs; run: bed.sh fetch"

@@ -89,7 +89,8 @@ class Bed:
 
     def tool(self, name: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
         """Run a Kafka CLI tool (`bed.sh tool DIR NAME ARGS...`): topics, consumer-groups,
-        console-consumer, console-producer, get-offsets, delete-records, configs. Pass
+        console-consumer, console-producer, get-offsets, delete-records, configs,
+        transactions. Pass
         --bootstrap-server yourself.
         Output is captured as text; raises subprocess.TimeoutExpired after `timeout` s."""
         return subprocess.run(

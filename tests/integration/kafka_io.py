@@ -3,7 +3,7 @@ import json
 import time
 import uuid
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from worker import wait_for
 
@@ -26,7 +26,6 @@ def create_topic(bed, topic, partitions):
 def produce(bootstrap, topic, records, transactional_id=None, abort=False):
     """Produces (partition, key, value) records; with transactional_id, in one
     transaction that is committed, or aborted when abort is set."""
-    from confluent_kafka import Producer
     config = {"bootstrap.servers": bootstrap}
     if transactional_id:
         config["transactional.id"] = transactional_id
@@ -117,3 +116,63 @@ def read_topic(bed, topic):
         return records
     finally:
         consumer.close()
+
+
+def offsets_records(bed, topic, connector):
+    """The connector's records of the offsets topic, read_committed to the
+    end: {partition text: (offset, key bytes)}; a tombstone removes one."""
+    records = {}
+    for _, key, value in read_committed_to_end(bed, [topic]):
+        name, partition = json.loads(key)
+        text = json.dumps(partition, sort_keys=True)
+        if name == connector and value is None:
+            records.pop(text, None)
+        elif name == connector:
+            records[text] = (json.loads(value), key)
+    return records
+
+
+def task_record_key(connector, task):
+    return json.dumps([connector, {"tributary.exactly.once.task": task}],
+                      separators=(",", ":")).encode()
+
+
+def tombstone(bed, topic, key):
+    """Deletes one record of the offsets topic, in the partition Java's
+    partitioner gives its key, as an operator's tool would."""
+    producer = Producer({"bootstrap.servers": bed.bootstrap,
+                         "partitioner": "murmur2_random"})
+    producer.produce(topic, key=key, value=None)
+    assert producer.flush(30) == 0
+
+
+STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+           "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+
+
+def read_committed_to_end(bed, topics):
+    """Every committed record of topics' partitions, read_committed, up to
+    the ends they had when the call began: [(topic, key bytes, value
+    bytes)], in each partition's order."""
+    consumer = Consumer({"bootstrap.servers": bed.bootstrap,
+                         "group.id": f"rc-{uuid.uuid4().hex}",
+                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    tps = [TopicPartition(t, p, OFFSET_BEGINNING) for t in topics
+           for p in consumer.list_topics(t, timeout=30).topics[t].partitions]
+    consumer.assign(tps)
+    ends = {(tp.topic, tp.partition): consumer.get_watermark_offsets(tp, timeout=30)[1]
+            for tp in tps}
+    records = []
+
+    def at_end():
+        message = consumer.poll(0.2)
+        if message is not None and not message.error():
+            records.append((message.topic(), message.key(), message.value()))
+        positions = consumer.position([TopicPartition(t, p) for t, p in ends])
+        return all(ends[(p.topic, p.partition)] == 0 or p.offset >= ends[(p.topic, p.partition)]
+                   for p in positions)
+    try:
+        wait_for(at_end, timeout=60, interval=0, what=f"the end of {topics}")
+    finally:
+        consumer.close()
+    return records

@@ -334,3 +334,56 @@ def test_a_rolling_restart_under_traffic_loses_nothing(start_worker, bed, tmp_pa
     expected = {f"r{i:06d}" for i in range(sent)}
     wait_for(lambda: expected <= set(output_lines(out)), timeout=120,
              what=f"all {sent} records at the sink")
+
+
+def test_an_exactly_once_source_survives_the_kill_of_its_worker(start_worker, bed):
+    """KIP-618 in a cluster: each task's transactional producer (id
+    <group.id>-<connector>-<task>) writes its records and their source
+    offsets, as records of the offsets topic, in one transaction; the task
+    restarted on another worker fences its predecessor and resumes from
+    the offsets topic: nothing missing, nothing twice, read_committed."""
+    import json
+
+    from kafka_io import offsets_records
+    group = bed.unique_topic("eoscluster")
+    settings = {**cluster_settings(bed, group), "exactly.once.source.support": "enabled",
+                "task.restart.backoff.initial.ms": "0"}
+    workers = [start_worker(settings) for _ in range(3)]
+    topic = bed.unique_topic("eosdata")
+    per_task, tasks_max = 2500, 2
+    source = {"connector.class": "datagen", "topic": topic, "tasks.max": str(tasks_max),
+              "count": str(per_task * tasks_max), "records.per.second": "250",
+              "exactly.once.support": "required",
+              "exactly.once.transaction.max.records": "50",
+              "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false"}
+    reply = workers[0].post("/connectors", json={"name": "eosd", "config": source})
+    assert reply.status_code == 201, reply.text
+    names, tasks = ["eosd"], {"eosd": tasks_max}
+    before = wait_for(lambda: agreed_placement(workers, names, tasks), timeout=90,
+                      what="the exactly-once tasks RUNNING")
+
+    def sequence(task):
+        offsets = offsets_records(bed, f"{group}-offsets", "eosd")
+        return offsets.get(json.dumps({"task": task}), ({},))[0].get("sequence", 0)
+    wait_for(lambda: sequence(0) > 500, timeout=60, what="task 0's committed offsets")
+    victim = next(w for w in workers if worker_id(w) == before[("eosd", 0)])
+    survivors = [w for w in workers if w is not victim]
+    victim.stop(signal.SIGKILL)
+    bound = SESSION_MS / 1000 + DELAY_MS / 1000 + FAILOVER_BOUND_S
+    wait_for(lambda: (lambda p: p if p and worker_id(victim) not in p.values()
+                      else None)(agreed_placement(survivors, names, tasks)),
+             timeout=bound, what="the killed worker's task running elsewhere")
+
+    wait_for(lambda: all(sequence(t) == per_task for t in range(tasks_max)), timeout=90,
+             what="every task's last offset in the offsets topic")
+    values = read_raw(bed.bootstrap, topic,
+                      lambda vs: len(vs) >= per_task * tasks_max, timeout=90,
+                      isolation="read_committed", decode=json.loads)
+    for task in range(tasks_max):
+        got = sorted(v["seq"] for v in values if v["task"] == task)
+        assert got == list(range(per_task)), f"task {task}: each record exactly once"
+    assert len(values) == per_task * tasks_max
+    listed = bed.tool("transactions", "--bootstrap-server", bed.bootstrap, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert f"{group}-eosd-0" in listed.stdout and f"{group}-eosd-1" in listed.stdout

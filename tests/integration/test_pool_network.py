@@ -31,8 +31,9 @@ def task_state(w, name):
     return tasks[0]["state"] if tasks else None
 
 
-def healthy_connector_moves(w, bed):
-    """A datagen connector created now writes records, and keeps writing."""
+def assert_a_healthy_connector_runs(w, bed):
+    """A connector whose broker answers gets its records through, and the
+    worker is healthy."""
     topic = bed.unique_topic("healthy")
     config = {"connector.class": "datagen", "topic": topic, "records.per.second": "50"}
     assert w.post("/connectors", json={"name": "healthy",
@@ -41,6 +42,7 @@ def healthy_connector_moves(w, bed):
                      what="the healthy connector's first records")
     wait_for(lambda: end_offset(bed, topic) > first, timeout=20,
              what="the healthy connector's records to keep growing")
+    assert w.get("/health").status_code == 200
 
 
 def test_unreachable_transaction_coordinators_starve_no_other_connector(
@@ -62,8 +64,7 @@ def test_unreachable_transaction_coordinators_starve_no_other_connector(
     for name, closed in dead.items():
         wait_for(lambda: closed in w.logs(), what=f"{name}'s producer trying {closed}")
 
-    healthy_connector_moves(w, bed)
-    assert w.get("/health").status_code == 200
+    assert_a_healthy_connector_runs(w, bed)
     # the dead tasks are still in their first attempt, starting (not RUNNING,
     # not FAILED yet): the healthy one ran while they were trying, not after
     # they gave up
@@ -113,7 +114,7 @@ def test_a_database_that_does_not_answer_starves_no_other_connector(start_worker
         wait_for(lambda: len(silent.accepted) >= 2, timeout=30,
                  what="both sinks connecting to the silent server")
 
-        healthy_connector_moves(w, bed)
+        assert_a_healthy_connector_runs(w, bed)
         # the silent ones are still in their first attempt, and say so
         for name in ("mute1", "mute2"):
             task = w.get(f"/connectors/{name}/status").json()["tasks"][0]
@@ -121,3 +122,26 @@ def test_a_database_that_does_not_answer_starves_no_other_connector(start_worker
             assert "waiting for the server" in task.get("trace", ""), task
     finally:
         silent.close()
+
+
+def test_unreachable_offsets_topic_starves_no_other_connector(start_worker, bed):
+    # the producers reach the broker, so both dead tasks fence their
+    # predecessors; the offsets they then read at start come through their
+    # consumers, which reach nothing: a read that held its pool thread
+    # (metadata, end offsets, the topic's creation) would leave none
+    w = start_worker({"task.threads": "2", "exactly.once.source.support": "enabled",
+                      "offset.storage.topic": bed.unique_topic("offsets"),
+                      "connector.client.config.override.allowlist": "bootstrap.servers",
+                      "task.restart.backoff.initial.ms": "600000"})
+    for name in ("deadread1", "deadread2"):
+        closed = f"127.0.0.1:{free_port()}"
+        config = {"connector.class": "datagen", "topic": bed.unique_topic(name),
+                  "exactly.once.support": "required",
+                  "consumer.override.bootstrap.servers": closed}
+        assert w.post("/connectors", json={"name": name,
+                                           "config": config}).status_code == 201
+        wait_for(lambda: closed in w.logs(), what=f"{name}'s reader trying {closed}")
+
+    assert_a_healthy_connector_runs(w, bed)
+    assert [task_state(w, name) for name in ("deadread1", "deadread2")] == \
+        ["UNASSIGNED", "UNASSIGNED"]

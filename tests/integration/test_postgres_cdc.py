@@ -1,7 +1,7 @@
 """PostgreSQL -> Kafka with tributary's Debezium-compatible CDC source, on the
 bed's real PostgreSQL 15 and Kafka: the snapshot and the stream meet, every
 operation makes Debezium's records, filters and ALTER TABLE apply, and a
-kill -9 loses nothing."""
+kill -9 loses nothing (and, exactly-once, repeats nothing)."""
 import json
 import pathlib
 import signal
@@ -11,6 +11,7 @@ import uuid
 import pytest
 from confluent_kafka import Consumer
 
+from kafka_io import read_committed_to_end
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -253,6 +254,78 @@ def test_kill_9_mid_stream_loses_nothing(cdc_db, start_worker, bed, tmp_path):
     confirmed = bed.pg.sql("SELECT confirmed_flush_lsn IS NOT NULL FROM pg_replication_slots "
                            f"WHERE slot_name = '{config['slot.name']}'", db=db)
     assert confirmed == [["t"]]
+
+
+def test_kill_9_mid_stream_under_exactly_once_writes_each_change_once(
+        cdc_db, start_worker, bed, tmp_path):
+    """exactly.once.support=required: the changes of two tables go to their two
+    topics and their offset to the offsets topic in one transaction; after
+    each kill -9 the task resumes from the committed offset, so read_committed
+    shows every change once."""
+    db = cdc_db
+    for table in ("ca", "cb"):
+        bed.pg.sql(f"CREATE TABLE {table} (id int PRIMARY KEY, n int NOT NULL)", db=db)
+        bed.pg.sql(f"INSERT INTO {table} SELECT g, 0 FROM generate_series(1, 20) g", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    topics = [f"{prefix}.public.ca", f"{prefix}.public.cb"]
+    folder = tmp_path / "w"
+    settings = {**WORKER, "exactly.once.source.support": "enabled",
+                "offset.storage.topic": f"offsets-{prefix}",
+                "offset.storage.replication.factor": "1"}
+
+    def start():
+        return start_worker(settings, env={"TB_TEST_PG_PASSWORD": bed.pg.password},
+                            directory=folder)
+    config = connector_config(bed, db, prefix, **{"exactly.once.support": "required"})
+    w = start()
+    start_connector(w, "cdceos", config)
+    reader = Reader(bed, *topics)  # librdkafka's default: read_committed
+    rounds = 3
+    try:
+        reader.until(40)  # the snapshots
+        for r in range(1, rounds + 1):
+            wait_for(lambda: running(w, "cdceos"), what="the task running")
+            for i in range(1, 21):  # one transaction each, alternating tables
+                bed.pg.sql(f"UPDATE {'ca' if i % 2 else 'cb'} SET n = n + 1 "
+                           f"WHERE id = {i}", db=db)
+            bed.pg.sql(f"UPDATE ca SET n = n + 1 WHERE id > 10 AND id % 2 = 1", db=db)
+
+            def stored():
+                offsets = w.get("/connectors/cdceos/offsets").json()["offsets"]
+                return offsets and "lsn_commit" in offsets[0]["offset"]
+            wait_for(stored, what="a streamed change committed")
+            w.stop(signal.SIGKILL)
+            w = start()
+        wait_for(lambda: running(w, "cdceos"), what="the task running")
+        bed.pg.sql("UPDATE cb SET n = -1 WHERE id = 20", db=db)
+
+        def last_read():
+            reader.until(len(reader.records) + 1, timeout=120)
+            return any(t == topics[1] and payload(v)["after"]["n"] == -1
+                       for t, _, v in reader.records[40:] if v is not None)
+        wait_for(last_read, timeout=120, interval=0, what="the last change")
+    finally:
+        reader.close()
+    # everything committed up to now (the last change came after all others)
+    decode = lambda b: None if b is None else json.loads(b)  # noqa: E731
+    records = [(t, decode(k), decode(v)) for t, k, v in read_committed_to_end(bed, topics)]
+    records = [r for r in records if r[2] is not None]
+    snapshot = [(t, payload(k)["id"]) for t, k, v in records
+                if payload(v)["op"] == "r"]
+    assert sorted(snapshot) == sorted((t, i) for t in topics for i in range(1, 21))
+    seen = {}
+    for topic, key, value in records:
+        if payload(value)["op"] != "u":
+            continue
+        seen.setdefault((topic, payload(key)["id"]), []).append(payload(value)["after"]["n"])
+    for i in range(1, 21):
+        topic = topics[0] if i % 2 else topics[1]
+        # every change once: n climbs by one a round (twice for ca's odd ids above 10)
+        steps = 2 if topic == topics[0] and i > 10 else 1
+        expected = list(range(1, rounds * steps + 1))
+        if (topic, i) == (topics[1], 20):
+            expected.append(-1)
+        assert seen[(topic, i)] == expected, (topic, i, seen[(topic, i)])
 
 
 TYPES_TABLE = (

@@ -248,7 +248,8 @@ def test_source_chain_converts_before_the_converters(start_worker, bed, tmp_path
 # at-least-once, and in transactions with a message id after the chain's
 SOURCE_MODES = {
     "at-least-once": ({}, {}, []),
-    "exactly-once": ({"exactly.once.source.support": "enabled"},
+    "exactly-once": ({"exactly.once.source.support": "enabled",
+                      "offset.storage.topic": f"offsets-{uuid.uuid4().hex[:8]}"},
                      {"exactly.once.support": "required", "message.id.header": "id"},
                      ["id"]),
 }
