@@ -1,5 +1,6 @@
 #include "server/tb_forward.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ struct tb_forward {
     tb_cluster_t *cluster;
     char *signature_algorithm;
     json_t *verification_algorithms;
+    atomic_bool stopping; /* tb_forward_stop was called */
 };
 
 tb_forward_t *tb_forward_create(const tb_forward_options_t *options)
@@ -312,6 +314,13 @@ static bool refused_signature(tb_api_response_t *res)
     return true;
 }
 
+void tb_forward_stop(tb_forward_t *forward)
+{
+    if (forward != NULL) {
+        atomic_store(&forward->stopping, true);
+    }
+}
+
 bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_response_t *res)
 {
     tb_forward_t *forward = opaque;
@@ -342,6 +351,13 @@ bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_respon
                 return true;
             }
             snprintf(errstr, sizeof(errstr), "the receiver refused the signature");
+        }
+        if (atomic_load(&forward->stopping)) {
+            tb_api_reply_error(res, TB_ERR_UNAVAILABLE,
+                               "The worker is stopping: the request was not carried "
+                               "out (%s)",
+                               errstr);
+            return true;
         }
         if (tb_monotonic_ms() >= deadline) {
             break;

@@ -573,6 +573,7 @@ static int run(const cli_t *cli)
     rc = 0;
 
 done:
+    tb_forward_stop(forward);
     tb_http_stop(http);
     tb_forward_destroy(forward);
     tb_cluster_stop(cluster);

@@ -26,7 +26,8 @@
  * While no leader is known (a rebalance, a leader that just died), no
  * session key is known yet, or a task runs nowhere, the request waits, up
  * to TB_FORWARD_WAIT_MS, and is not refused with 409 as Connect's are; a
- * leader that cannot be reached is waited for the same way.
+ * leader that cannot be reached is waited for the same way, until the
+ * worker stops (tb_forward_stop): a request still waiting then gets 503.
  *
  * Ownership: tb_forward_create copies its options but borrows the
  * cluster, which must outlive it. Locking: none of its own; each call has
@@ -58,6 +59,11 @@ tb_forward_t *tb_forward_create(const tb_forward_options_t *options);
 
 /* NULL is a no-op. */
 void tb_forward_destroy(tb_forward_t *forward);
+
+/* Ends every wait for a leader at once (the worker is stopping), so the
+ * REST server's stop is not held for TB_FORWARD_WAIT_MS. Thread-safe;
+ * NULL is a no-op. */
+void tb_forward_stop(tb_forward_t *forward);
 
 /* tb_api_context_t's forward, opaque the tb_forward_t. */
 bool tb_forward_request(void *forward, const tb_api_request_t *req,
