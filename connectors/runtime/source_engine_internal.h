@@ -10,9 +10,10 @@
  *                          records under errors.tolerance
  *   source_offsets.c       the ring of source offsets in flight and their
  *                          recording in the store
- *   source_transactions.c  exactly-once: fencing, the offsets committed
- *                          before, one transaction per batch with its
- *                          offsets in the offsets topic
+ *   source_transactions.c  exactly-once: one transaction per batch with
+ *                          its offsets in the offsets topic
+ *   source_txn_start.c     exactly-once: where a task starts (the offsets
+ *                          committed before, an old marker, fencing)
  *
  * Ownership: the engine belongs to its task; every pointer in it is the
  * engine's own unless its comment says otherwise.
@@ -199,12 +200,13 @@ int tb_source_flush_offsets(source_engine_t *engine, char *errstr, size_t errstr
  * tb_source_txn_offset). */
 json_t *tb_source_stored_offset(void *runtime, const json_t *partition);
 
-/* source_transactions.c */
+/* source_transactions.c and source_txn_start.c */
 
-/* Makes the producer's props (changed) and the engine transactional; -1
- * with errstr when the connector's settings refuse transactions. */
-int tb_source_txn_setup(source_engine_t *engine, json_t *props, char *errstr,
-                        size_t errstr_size);
+/* A transactional call or a start's fencing holds a pool thread for at
+ * most this long a step. */
+#define TB_TXN_STEP_MS 500
+
+/* source_txn_start.c */
 
 /* Once the producer exists: the offsets topic's handle and the reader of
  * what the predecessors committed. -1 with errstr. */
@@ -220,6 +222,23 @@ int tb_source_txn_started(source_engine_t *engine, char *errstr, size_t errstr_s
 /* The offset an exactly-once task's plugin is given for partition (new, or
  * NULL: none), remembered for the first transaction. */
 json_t *tb_source_txn_offset(source_engine_t *engine, const json_t *partition);
+
+/* The start after fencing, one bounded step: reading the offsets topic,
+ * then the old marker when needed, then (task 0) fencing the removed
+ * tasks, then the plugin. */
+int64_t tb_source_txn_start_step(source_engine_t *engine, char *errstr,
+                                 size_t errstr_size);
+
+/* An object of {partition, offset, ...} (start_offsets, given) as the
+ * store's array of {partition, offset} (a new one). */
+json_t *tb_source_txn_offsets_array(const json_t *by_partition);
+
+/* source_transactions.c */
+
+/* Makes the producer's props (changed) and the engine transactional; -1
+ * with errstr when the connector's settings refuse transactions. */
+int tb_source_txn_setup(source_engine_t *engine, json_t *props, char *errstr,
+                        size_t errstr_size);
 
 /* A step of an exactly-once task. */
 int64_t tb_source_transactional_step(source_engine_t *engine, bool paused, char *errstr,
