@@ -149,12 +149,14 @@ static size_t keep_location(char *line, size_t size, size_t nmemb, void *opaque)
     return n;
 }
 
-/* leader + path + the query, re-encoded. malloc'd. */
+/* leader's URL for req, its query escaped (a new string), or NULL when out
+ * of memory: a parameter is never left out. */
 static char *url_of(CURL *curl, const char *leader, const tb_api_request_t *req)
 {
-    size_t size = strlen(leader) + strlen(req->path) + 2;
-    char *url = malloc(size);
-    snprintf(url, size, "%s%s", leader, req->path);
+    char *url = NULL;
+    if (asprintf(&url, "%s%s", leader, req->path) < 0) {
+        return NULL;
+    }
     const char *name;
     json_t *values;
     char sep = '?';
@@ -164,15 +166,19 @@ static char *url_of(CURL *curl, const char *leader, const tb_api_request_t *req)
         json_array_foreach (values, i, value) {
             char *n = curl_easy_escape(curl, name, 0);
             char *v = curl_easy_escape(curl, json_string_value(value), 0);
-            size_t len = strlen(url);
-            char *grown = realloc(url, len + strlen(n) + strlen(v) + 3);
-            if (grown != NULL) {
-                url = grown;
-                sprintf(url + len, "%c%s=%s", sep, n, v);
-                sep = '&';
+            char *longer = NULL;
+            if (n == NULL || v == NULL ||
+                asprintf(&longer, "%s%c%s=%s", url, sep, n, v) < 0) {
+                longer = NULL;
             }
             curl_free(n);
             curl_free(v);
+            free(url);
+            url = longer;
+            if (url == NULL) {
+                return NULL;
+            }
+            sep = '&';
         }
     }
     return url;
@@ -207,6 +213,11 @@ static int send_to(const tb_forward_t *forward, const char *leader,
     snprintf(algorithm_header, sizeof(algorithm_header), "%s: %s",
              TB_SIGNATURE_ALGORITHM_HEADER, forward->signature_algorithm);
     char *url = url_of(curl, leader, req);
+    if (url == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        curl_easy_cleanup(curl);
+        return -1;
+    }
     struct curl_slist *headers =
         curl_slist_append(NULL, "Content-Type: application/json");
     headers = curl_slist_append(headers, TB_FORWARDED_HEADER ": yes");
