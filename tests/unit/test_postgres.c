@@ -201,12 +201,14 @@ static void test_replication_frames(void **state)
     assert_int_equal(tb_pg_lsn_parse("nope", &lsn), -1);
 }
 
-/* The value of text under type oid (typmod) and modes, as JSON text of
- * JsonConverter's payload (schemas off). */
-static char *json_of(const tb_schema_t *schema, const tb_value_t *value)
+/* value as JsonConverter writes it (a new string): its payload alone, or
+ * with schemas enabled the {"schema","payload"} envelope. */
+static char *converted(const tb_schema_t *schema, const tb_value_t *value,
+                       bool schemas_enable)
 {
     char errstr[256] = "";
-    json_t *settings = json_pack("{s:s}", "schemas.enable", "false");
+    json_t *settings =
+        json_pack("{s:s}", "schemas.enable", schemas_enable ? "true" : "false");
     tb_converter_t *c = tb_converter_create("org.apache.kafka.connect.json.JsonConverter",
                                             settings, false, errstr, sizeof(errstr));
     json_decref(settings);
@@ -237,7 +239,7 @@ static void check_type_value(const tb_pg_type_t *t, tb_pg_modes_t modes, const c
     if (schema_name != NULL) {
         assert_string_equal(tb_schema_name(schema), schema_name);
     }
-    char *json = json_of(schema, value);
+    char *json = converted(schema, value, false);
     if (strcmp(json, expected) != 0) {
         fail_msg("%s under oid %u: %s, expected %s", text, t->oid, json, expected);
     }
@@ -412,7 +414,7 @@ static void test_types_under_modes(void **state)
         if (defaults[i].json == NULL) {
             assert_null(v);
         } else {
-            char *json = json_of(schema, v);
+            char *json = converted(schema, v, false);
             assert_string_equal(json, defaults[i].json);
             free(json);
         }
@@ -468,25 +470,6 @@ static tb_pg_filter_t *filter_of(const char *config)
     "\"database.hostname\":\"h\",\"database.user\":\"u\",\"database.dbname\":\"d\","     \
     "\"topic.prefix\":\"srv\""
 
-static char *schema_json(const tb_schema_t *schema, const tb_value_t *value)
-{
-    char errstr[256] = "";
-    tb_converter_t *c = tb_converter_create("org.apache.kafka.connect.json.JsonConverter",
-                                            NULL, false, errstr, sizeof(errstr));
-    void *out = NULL;
-    size_t len = 0;
-    if (c == NULL || tb_converter_from_typed(c, "t", schema, value, &out, &len, errstr,
-                                             sizeof(errstr)) != 0) {
-        fail_msg("%s", errstr);
-    }
-    tb_converter_destroy(c);
-    char *text = malloc(len + 1);
-    memcpy(text, out, len);
-    text[len] = '\0';
-    free(out);
-    return text;
-}
-
 static void test_envelope_as_debezium_writes_it(void **state)
 {
     (void)state;
@@ -501,7 +484,7 @@ static void test_envelope_as_debezium_writes_it(void **state)
     tb_value_t *key = NULL;
     assert_int_equal(
         tb_pg_relation_row(r, &modes, cells, 3, true, &key, errstr, sizeof(errstr)), 0);
-    char *json = schema_json(r->key_schema, key);
+    char *json = converted(r->key_schema, key, true);
     assert_string_equal(json, "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":"
                               "\"int32\",\"optional\":false,\"field\":\"id\"}],"
                               "\"optional\":false,\"name\":\"srv.public.items.Key\"},"
@@ -526,7 +509,7 @@ static void test_envelope_as_debezium_writes_it(void **state)
     tb_value_t *envelope =
         tb_pg_envelope_value(r->envelope_schema, 'c', NULL, after,
                              tb_pg_source_value(source, &info), NULL, 1700000001000000);
-    json = schema_json(r->envelope_schema, envelope);
+    json = converted(r->envelope_schema, envelope, true);
     json_t *doc = json_loads(json, 0, NULL);
     json_t *schema = json_object_get(doc, "schema");
     assert_string_equal(json_string_value(json_object_get(schema, "name")),
@@ -599,7 +582,7 @@ static void test_transaction_metadata(void **state)
     tb_schema_t *block_schema = tb_pg_transaction_block_schema();
     for (size_t i = 0; i < 3; i++) {
         tb_value_t *block = tb_pg_transactions_event(t, "public", tables[i], 200 + i);
-        char *json = json_of(block_schema, block);
+        char *json = converted(block_schema, block, false);
         assert_string_equal(json, blocks[i]);
         free(json);
         tb_value_free(block);
@@ -608,7 +591,7 @@ static void test_transaction_metadata(void **state)
     tb_source_record_t out[2];
     assert_int_equal(tb_pg_queue_drain(&q, out, 2, NULL, false), 2);
     assert_string_equal(out[0].topic, "srv.transaction");
-    char *json = schema_json(out[0].key_schema, out[0].key_data);
+    char *json = converted(out[0].key_schema, out[0].key_data, true);
     assert_string_equal(json,
                         "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":"
                         "\"string\",\"optional\":false,\"field\":\"id\"}],"
@@ -616,12 +599,12 @@ static void test_transaction_metadata(void **state)
                         "TransactionMetadataKey\",\"version\":1},\"payload\":{\"id\":"
                         "\"731:100\"}}");
     free(json);
-    json = json_of(out[0].value_schema, out[0].value_data);
+    json = converted(out[0].value_schema, out[0].value_data, false);
     assert_string_equal(json,
                         "{\"status\":\"BEGIN\",\"id\":\"731:100\",\"event_count\":null,"
                         "\"data_collections\":null,\"ts_ms\":1700000000123}");
     free(json);
-    json = json_of(out[1].value_schema, out[1].value_data);
+    json = converted(out[1].value_schema, out[1].value_data, false);
     assert_string_equal(json, "{\"status\":\"END\",\"id\":\"731:300\",\"event_count\":3,"
                               "\"data_collections\":[{\"data_collection\":\"public.b\","
                               "\"event_count\":2},{\"data_collection\":\"public.a\","
