@@ -258,7 +258,9 @@ def test_a_removed_task_is_fenced_when_the_task_count_goes_down(start_worker, be
     w, _ = eos_worker(start_worker, bed)
     assert w.post("/connectors", json={"name": name, "config": datagen(topic, 2)}
                   ).status_code == 201
-    wait_for(lambda: (task_sequence(w, name, 1) or 0) > 0, what="task 1's commits")
+    # both tasks have committed: task 0's sequence is compared after the resume
+    wait_for(lambda: all((task_sequence(w, name, t) or 0) > 0 for t in (0, 1)),
+             what="both tasks' commits")
     stop(w, name)
     zombie = Producer({"bootstrap.servers": bed.bootstrap,
                        "transactional.id": f"connect-{name}-1"})
