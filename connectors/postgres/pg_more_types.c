@@ -93,6 +93,21 @@ tb_schema_t *tb_pg_more_schema(const tb_pg_type_t *t, const tb_pg_modes_t *modes
     }
 }
 
+tb_schema_t *tb_pg_more_items_schema(const tb_pg_type_t *elem, const tb_pg_modes_t *modes)
+{
+    kind_t kind = kind_of(elem);
+    if (kind != KIND_HSTORE && kind != KIND_TEXT) {
+        return NULL; /* Debezium maps no array of bits or points */
+    }
+    tb_schema_t *items = tb_pg_more_schema(elem, modes);
+    /* isbn's array has required items: Debezium's converter builds them from
+     * the element's schema alone */
+    if (items != NULL && strcmp(elem->base_name, "isbn") != 0) {
+        tb_schema_set_optional(items, true);
+    }
+    return items;
+}
+
 /* "0110...": as Debezium's, the bytes of a bit set whose bit 0 is the
  * last character, little-endian, up to the highest bit set (no bytes when
  * none is); a single bit is a boolean. */

@@ -102,6 +102,9 @@ typedef struct {
     bool lost;
     int64_t restart_due_ms;
     tb_pgoutput_msg_t msg;
+    /* what was logged of columns of types tributary does not map, once each */
+    char **noticed;
+    size_t nnoticed;
 } pg_source_t;
 
 static const char *intern_topic(pg_source_t *s, const char *name)
@@ -198,6 +201,37 @@ fail:
  * Start: offsets, publication, slot, and whether to snapshot
  */
 
+/* Logs what becomes of a column whose type tributary does not map (left
+ * out, or written opaque), once per column and fate in the task's life. */
+static void column_notice(void *arg, const char *column, const char *what)
+{
+    pg_source_t *s = arg;
+    char line[1024];
+    snprintf(line, sizeof(line), "column %s: %s", column, what);
+    for (size_t i = 0; i < s->nnoticed; i++) {
+        if (strcmp(s->noticed[i], line) == 0) {
+            return;
+        }
+    }
+    char **grown = realloc(s->noticed, (s->nnoticed + 1) * sizeof(*grown));
+    if (grown != NULL) {
+        s->noticed = grown;
+        s->noticed[s->nnoticed] = strdup(line);
+        s->nnoticed += s->noticed[s->nnoticed] != NULL;
+    }
+    TB_LOG_TASK(TB_LOG_WARN, LOGGER, s->connector, s->task, "%s", line);
+}
+
+static tb_pg_relation_ctx_t relation_ctx(pg_source_t *s)
+{
+    return (tb_pg_relation_ctx_t){.prefix = s->o.prefix,
+                                  .modes = &s->o.modes,
+                                  .filter = s->filter,
+                                  .source_schema = s->source_schema,
+                                  .notice = column_notice,
+                                  .notice_arg = s};
+}
+
 /* A relation built from the catalog (for the snapshot, or a table a
  * truncate names before any Relation message), cached. */
 static tb_pg_relation_t *catalog_relation(pg_source_t *s, const tb_pg_table_t *t,
@@ -208,10 +242,7 @@ static tb_pg_relation_t *catalog_relation(pg_source_t *s, const tb_pg_table_t *t
     if (tb_pg_catalog_columns(s->sql, t->oid, &info, &n, errstr, errstr_size) != 0) {
         return NULL;
     }
-    tb_pg_relation_ctx_t rctx = {.prefix = s->o.prefix,
-                                 .modes = &s->o.modes,
-                                 .filter = s->filter,
-                                 .source_schema = s->source_schema};
+    tb_pg_relation_ctx_t rctx = relation_ctx(s);
     tb_pg_relation_t *r =
         tb_pg_relation_build(&rctx, t->oid, t->schema_name, t->table_name, info, n, info,
                              n, errstr, errstr_size);
@@ -424,10 +455,7 @@ static int on_relation(pg_source_t *s, char *errstr, size_t errstr_size)
         columns[i].type.oid = m->columns[i].type_oid;
         columns[i].type.typmod = m->columns[i].typmod;
     }
-    tb_pg_relation_ctx_t rctx = {.prefix = s->o.prefix,
-                                 .modes = &s->o.modes,
-                                 .filter = s->filter,
-                                 .source_schema = s->source_schema};
+    tb_pg_relation_ctx_t rctx = relation_ctx(s);
     tb_pg_relation_t *r =
         tb_pg_relation_build(&rctx, m->relid, m->nspname, m->relname, columns,
                              m->ncolumns, info, ninfo, errstr, errstr_size);
@@ -824,6 +852,10 @@ static void task_stop(void *opaque)
         free(s->topics);
         s->topics = next;
     }
+    for (size_t i = 0; i < s->nnoticed; i++) {
+        free(s->noticed[i]);
+    }
+    free(s->noticed);
     free(s->connector);
     free(s);
 }
