@@ -148,6 +148,23 @@ def test_snapshot_then_stream_writes_debeziums_records(cdc_db, start_worker, bed
         assert update["source"]["txId"] > 0 and update["source"]["lsn"] > 0
         delete = payload(records[2][2])
         assert delete["before"]["id"] == 2 and delete["after"] is None
+
+        # Debezium's source.sequence: [last commit's end LSN, the change's LSN], with
+        # null while no commit was read since the snapshot
+        sequences = [payload(v)["source"]["sequence"] for _, _, v in snapshot[:2] + records[:3]]
+        lsns = [payload(v)["source"]["lsn"] for _, _, v in snapshot[:2] + records[:3]]
+        assert sequences == [json.dumps([None, str(lsn)], separators=(",", ":"))
+                             for lsn in lsns]
+        bed.pg.sql("INSERT INTO items VALUES (4, 'four', 4)", db=db)
+        fourth = payload(reader.until(7)[6][2])["source"]
+        bed.pg.sql("CREATE EXTENSION pg_walinspect", db=db, superuser=True)
+        first = update["source"]
+        commit_end = bed.pg.sql(
+            "SELECT end_lsn - '0/0'::pg_lsn FROM pg_get_wal_records_info("
+            f"'0/0'::pg_lsn + {first['lsn']}, pg_current_wal_flush_lsn()) "
+            f"WHERE xid = {first['txId']} AND record_type = 'COMMIT'", db=db,
+            superuser=True)[0][0]
+        assert fourth["sequence"] == f'["{commit_end}","{fourth["lsn"]}"]'
     finally:
         reader.close()
 
