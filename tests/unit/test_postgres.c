@@ -731,6 +731,11 @@ static void test_events_and_offsets(void **state)
     assert_int_equal(tb_value_int64(tb_value_struct_get(out[1].key_data, "id")), 1);
     assert_string_equal(tb_value_text(tb_value_struct_get(out[2].value_data, "op"), NULL),
                         "c");
+    /* Debezium's source.sequence: [the last commit's end, the change's LSN];
+     * null before the first commit read since the stream started */
+    const tb_value_t *source_of = tb_value_struct_get(out[2].value_data, "source");
+    assert_string_equal(tb_value_text(tb_value_struct_get(source_of, "sequence"), NULL),
+                        "[null,\"200\"]");
     /* the old row's non-key NOT NULL-less columns stay null */
     const tb_value_t *before = tb_value_struct_get(out[0].value_data, "before");
     assert_null(tb_value_struct_get(before, "name"));
@@ -748,8 +753,10 @@ static void test_events_and_offsets(void **state)
         json_decref(out[i].source_partition);
     }
 
-    /* without tombstones a delete is one record */
+    /* without tombstones a delete is one record; after a commit read, the
+     * sequence starts with its end */
     o.tombstones = false;
+    p.commit_known = true;
     change =
         (tb_pg_change_t){.op = 'd', .before = old_row, .nbefore = 3, .marker = "false"};
     assert_int_equal(tb_pg_event_change(&ev, r, "t", &change, &p, errstr, sizeof(errstr)),
@@ -758,6 +765,15 @@ static void test_events_and_offsets(void **state)
     /* skipped truncates make nothing */
     assert_int_equal(tb_pg_event_truncate(&ev, r, "t", &p, errstr, sizeof(errstr)), 0);
     assert_int_equal(q.count, 1);
+    assert_int_equal(tb_pg_queue_drain(&q, out, 1, NULL, false), 1);
+    source_of = tb_value_struct_get(out[0].value_data, "source");
+    assert_string_equal(tb_value_text(tb_value_struct_get(source_of, "sequence"), NULL),
+                        "[\"100\",\"200\"]");
+    tb_schema_decref(out[0].key_schema);
+    tb_value_free(out[0].key_data);
+    tb_schema_decref(out[0].value_schema);
+    tb_value_free(out[0].value_data);
+    json_decref(out[0].source_offset);
 
     tb_pg_position_t back;
     json_t *stored =
