@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "connectors/postgres/tb_pg_java_order.h"
 #include "connectors/postgres/tb_pg_more_types.h"
 
 #define OID_POINT 600
@@ -250,11 +251,14 @@ static json_t *hstore_pairs(const char *text)
     return pairs;
 }
 
-/* json mode: the pairs as a JSON object; map mode: a map of strings. */
+/* json mode: the pairs as a JSON object; map mode: a map of strings; both
+ * in the order Debezium's Java map has them. */
 static tb_value_t *hstore_value(const tb_schema_t *schema, const char *text)
 {
-    json_t *pairs = hstore_pairs(text);
+    json_t *read = hstore_pairs(text);
+    json_t *pairs = read != NULL ? tb_pg_java_hashmap_order(read) : NULL;
     tb_value_t *v = NULL;
+    json_decref(read);
     if (pairs == NULL) {
         return NULL;
     }

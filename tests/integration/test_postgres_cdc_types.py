@@ -19,11 +19,12 @@ TABLE = (
     "CREATE TABLE odd (id int PRIMARY KEY, moods mood[] NOT NULL, hs hstore[], "
     "cis citext[], lts ltree[], doc tsvector, q tsquery, at pg_lsn, "
     "snap txid_snapshot, ivs interval[])")
-ROW = ("{id}, '{{ok,happy}}', ARRAY['\"a\"=>\"1\"'::hstore, NULL], '{{MiXed,NULL}}', "
+ROW = ("{id}, '{{ok,happy}}', ARRAY['name=>1, color=>2'::hstore, NULL], '{{MiXed,NULL}}', "
        "'{{top.sci,a.b}}', 'fat cat', 'fat & cat', '0/16B3748', '10:20:10,14,15', "
        "'{{1 day}}'")
 # what Debezium writes for the mapped arrays, whatever include.unknown.datatypes
-ARRAYS = {"moods": ["ok", "happy"], "hs": ["{\"a\":\"1\"}", None],
+# (an hstore's pairs in the order of Debezium's Java HashMap, by String.hashCode())
+ARRAYS = {"moods": ["ok", "happy"], "hs": ["{\"color\":\"2\",\"name\":\"1\"}", None],
           "cis": ["MiXed", None], "lts": ["top.sci", "a.b"]}
 ARRAY_SCHEMAS = {
     # an enum array's items are required, as Debezium's converter builds them

@@ -288,6 +288,23 @@ static void test_more_types(void **state)
                      "\"{\\\"k\\\\\\\"1\\\":\\\"v\\\\\\\\2\\\",\\\"n\\\":null}\"");
     check_type_value(&hstore, map, pairs, NULL, "{\"k\\\"1\":\"v\\\\2\",\"n\":null}");
     check_type_value(&hstore, json, "", NULL, "\"{}\"");
+    /* in a Java HashMap's order, as Debezium's: by String.hashCode() bucket
+     * (over UTF-16 units), 32 buckets past 12 keys */
+    check_type_value(&hstore, map,
+                     "\"name\"=>\"1\", \"color\"=>\"2\", \"size\"=>\"3\", "
+                     "\"\xc3\xa9\"=>\"4\", \"\xf0\x9f\x98\x80\"=>\"5\"",
+                     NULL,
+                     "{\"color\":\"2\",\"size\":\"3\",\"name\":\"1\","
+                     "\"\xf0\x9f\x98\x80\":\"5\",\"\xc3\xa9\":\"4\"}");
+    char keys[256] = "";
+    for (int i = 0; i < 13; i++) {
+        snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), "%s\"k%d\"=>NULL",
+                 i > 0 ? ", " : "", i);
+    }
+    check_type_value(&hstore, map, keys, NULL,
+                     "{\"k0\":null,\"k1\":null,\"k2\":null,\"k3\":null,\"k4\":null,"
+                     "\"k5\":null,\"k11\":null,\"k6\":null,\"k10\":null,\"k7\":null,"
+                     "\"k8\":null,\"k12\":null,\"k9\":null}");
     tb_pg_type_t ltree = {.oid = 90002, .typmod = -1, .base_name = "ltree"};
     check_type_value(&ltree, json, "top.sci", "io.debezium.data.Ltree", "\"top.sci\"");
     tb_pg_type_t citext = {.oid = 90003, .typmod = -1, .base_name = "citext"};
