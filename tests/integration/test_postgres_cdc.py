@@ -405,6 +405,21 @@ SCHEMA_NAMES = {
 }
 
 
+def snapshot_then_stream(bed, db, topic, insert):
+    """The records of a table's one snapshot row, then of the row `insert` makes once
+    the slot streams."""
+    reader = Reader(bed, topic)
+    try:
+        reader.until(1)
+        wait_for(lambda: bed.pg.sql("SELECT active FROM pg_replication_slots WHERE "
+                                    f"database = '{db}'", db=db) == [["t"]],
+                 what="the slot streaming")
+        bed.pg.sql(insert, db=db)
+        return reader.until(2)
+    finally:
+        reader.close()
+
+
 @pytest.mark.parametrize("mode", list(MODES))
 def test_types_under_handling_modes(cdc_db, start_worker, bed, mode):
     db = cdc_db
@@ -415,16 +430,8 @@ def test_types_under_handling_modes(cdc_db, start_worker, bed, mode):
     settings, expected = MODES[mode]
     w = start_cdc_worker(start_worker, bed)
     start_connector(w, "cdc", connector_config(bed, db, prefix, **settings))
-    reader = Reader(bed, f"{prefix}.public.typed")
-    try:
-        reader.until(1)
-        wait_for(lambda: bed.pg.sql("SELECT active FROM pg_replication_slots WHERE "
-                                    f"database = '{db}'", db=db) == [["t"]],
-                 what="the slot streaming")
-        bed.pg.sql("INSERT INTO typed VALUES (" + TYPES_ROW.format(id=2) + ")", db=db)
-        records = reader.until(2)
-    finally:
-        reader.close()
+    records = snapshot_then_stream(bed, db, f"{prefix}.public.typed",
+                                   "INSERT INTO typed VALUES (" + TYPES_ROW.format(id=2) + ")")
     want = {**COMMON, **expected}
     for (_, _, value), row_id in zip(records, (1, 2)):  # the snapshot's and the stream's
         after = payload(value)["after"]

@@ -7,9 +7,8 @@ import uuid
 import pytest
 
 from test_postgres_cdc import cdc_db  # noqa: F401 (the fixture)
-from test_postgres_cdc import (Reader, connector_config, payload, start_cdc_worker,
-                               start_connector)
-from worker import wait_for
+from test_postgres_cdc import (connector_config, payload, snapshot_then_stream,
+                               start_cdc_worker, start_connector)
 
 pytestmark = pytest.mark.integration
 
@@ -57,16 +56,8 @@ def test_extension_arrays_and_unknown_types(cdc_db, start_worker, bed, include):
     w = start_cdc_worker(start_worker, bed)
     start_connector(w, "cdc", connector_config(
         bed, db, prefix, **{"include.unknown.datatypes": str(include).lower()}))
-    reader = Reader(bed, f"{prefix}.public.odd")
-    try:
-        reader.until(1)
-        wait_for(lambda: bed.pg.sql("SELECT active FROM pg_replication_slots WHERE "
-                                    f"database = '{db}'", db=db) == [["t"]],
-                 what="the slot streaming")
-        bed.pg.sql("INSERT INTO odd VALUES (" + ROW.format(id=2) + ")", db=db)
-        records = reader.until(2)
-    finally:
-        reader.close()
+    records = snapshot_then_stream(bed, db, f"{prefix}.public.odd",
+                                   "INSERT INTO odd VALUES (" + ROW.format(id=2) + ")")
     unknown = UNKNOWN if include else {}
     for (_, _, value), row_id in zip(records, (1, 2)):  # the snapshot's and the stream's
         assert payload(value)["after"] == {"id": row_id, **ARRAYS, **unknown}
