@@ -428,10 +428,12 @@ def test_reads_what_connect_wrote_and_connect_reads_what_it_writes(connect, open
 
     # the same key as Connect's, hence the same partition: compaction keeps the newest
     fsrc_key = json.dumps(["fsrc", partition], separators=(",", ":")).encode()
-    placed = {(p, v) for p, k, v in read_topic(bed, topics["offsets"]) if k == fsrc_key}
+    placed = [(p, v) for p, k, v in read_topic(bed, topics["offsets"]) if k == fsrc_key]
     assert {p for p, _ in placed} == {java_partition(fsrc_key, OFFSET_PARTITIONS)}
-    assert {v for _, v in placed} == {json.dumps(end).replace(" ", "").encode(),
-                                      b'{"position":8}'}
+    # Connect may have committed a line's offset before the end; the store's is the newest
+    values = [v for _, v in placed]
+    assert json.dumps(end).replace(" ", "").encode() in values
+    assert values[-1] == b'{"position":8}'
     status_keys = {k: v for _, k, v in read_topic(bed, topics["status"])}
     assert list(json.loads(status_keys[b"status-connector-fsrc"])) == [
         "state", "trace", "worker_id", "generation"]  # Connect's order, as ours
