@@ -366,6 +366,41 @@ def test_postgres_insert_upsert_update_with_every_pk_mode(start_worker, bed):
                           db=db) == [["9"]]
 
 
+def test_postgres_upsert_keeps_the_last_record_of_each_key_and_the_tables_defaults(
+        start_worker, bed):
+    """A put's upsert is one multi-row statement, prepared once and run again for the next
+    put of its size: a key seen twice in a put takes its last record, a column the records
+    do not name keeps its NOT NULL default, and a row the table refuses is left out
+    alone."""
+    pg, w, db, topic = pg_case(start_worker, bed, "upsertlast")
+    pg.sql(f'CREATE TABLE "{topic}" (id INT PRIMARY KEY, name TEXT NOT NULL, '
+           "seen TIMESTAMPTZ NOT NULL DEFAULT now())", db=db)
+    pg.sql(f"INSERT INTO \"{topic}\" (id, name) VALUES (1, 'old')", db=db)
+    # 40 keys, three of them twice: 40 rows of two parameters each, enough to be prepared
+    produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+        [(i, "a") for i in range(1, 41)] + [(1, "b"), (2, "b"), (1, "c")])])
+    pg_sink(w, bed, "pgupsertlast", topic, db, **{
+        "insert.mode": "upsert", "pk.mode": "record_value", "pk.fields": "id",
+        "errors.tolerance": "all"})
+    query = f'SELECT id, name, seen IS NOT NULL FROM "{topic}" ORDER BY id'
+    names = {1: "c", 2: "b", **{i: "a" for i in range(3, 41)}}
+    expected = lambda: [[str(i), n, "t"] for i, n in sorted(names.items())]  # noqa: E731
+    wait_for(lambda: pg_rows(pg, db, query) == expected(), timeout=60,
+             what="the last record of each key")
+    # the same statement again: 40 rows of other keys
+    produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+        [(i, "d") for i in range(21, 61)])])
+    names.update({i: "d" for i in range(21, 61)})
+    wait_for(lambda: pg_rows(pg, db, query) == expected(), timeout=60,
+             what="the second put's rows")
+    produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+        [(70, None), (71, "a"), (3, "e")])])
+    names.update({71: "a", 3: "e"})
+    wait_for(lambda: pg_rows(pg, db, query) == expected(), timeout=60,
+             what="the rows around the refused one")
+    assert task_state(w, "pgupsertlast")[0] == "RUNNING"
+
+
 def test_postgres_creates_typed_columns_evolves_and_deletes(start_worker, bed):
     pg, w, db, topic = pg_case(start_worker, bed, "types")
     typed = schema_of([("id", "int64", False), ("ok", "boolean", True),
