@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -206,6 +207,8 @@ def main() -> int:
     parser.add_argument("--tributary", default=str(ROOT / "build" / "bench" / "tributary"))
     parser.add_argument("--label", default="")
     parser.add_argument("--out", type=Path, help="also write the table there")
+    parser.add_argument("--work", type=Path, default=ROOT / "build" / "bench" / "jdbc-work",
+                        help="the workers' directory (emptied first)")
     parser.add_argument("--systems", default="tributary,debezium",
                         help="the systems to run, comma-separated (default: both)")
     parser.add_argument("--modes", default="insert,upsert",
@@ -215,7 +218,7 @@ def main() -> int:
     pg = Postgres(env)
     systems = args.systems.split(",")
     plugins = debezium_plugins() if "debezium" in systems else ""
-    work = ROOT / "build" / "bench" / "jdbc-work"
+    work = args.work
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     ctx = SimpleNamespace(work=work, bootstrap=env["BED_BOOTSTRAP"], flush_ms=500,
@@ -238,10 +241,10 @@ def main() -> int:
              + (f" ({args.label})" if args.label else ""), "",
              "rows/s and CPU per row from the first row written to the last; the "
              "connector's start until its first row apart.", "",
-             "| mode | system | rows/s | CPU µs/row | s to the first row | s after it |",
+             "| scenario | system | rows/s | CPU µs/row | s to the first row | s after it |",
              "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['mode']} | {r['system']} | {r['rows_per_s']:.0f} | "
+        lines.append(f"| jdbc-{r['mode']} | {r['system']} | {r['rows_per_s']:.0f} | "
                      f"{r['cpu_us_per_row']:.1f} | {r['to_first']:.2f} | "
                      f"{r['seconds']:.2f} |")
     lines.append("")
@@ -260,7 +263,13 @@ def main() -> int:
     return 0
 
 
+def on_signal(signum, _frame):
+    raise SystemExit(128 + signum)  # the workers are stopped on the way out
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     try:
         sys.exit(main())
     except BenchError as e:
