@@ -5,7 +5,8 @@
  *   jdbc_sink.c     the plugin: task lifecycle, put, open and close, retries
  *   jdbc_config.c   the config table (Confluent's keys), cross-key checks,
  *                   the settings a task runs on
- *   jdbc_debezium.c Debezium's JDBC sink keys, as a second key set
+ *   jdbc_debezium.c Debezium's JDBC sink keys, as a second key set: its own,
+ *                   and Confluent's under Debezium's names and defaults
  *   jdbc_url.c      connection.url: parsing, and its form without secrets
  *   jdbc_types.c    Connect types -> column types, values -> parameters
  *   jdbc_rows.c     a record -> the table, columns and values it writes
@@ -144,8 +145,10 @@ int tb_jdbc_settings_init(tb_jdbc_settings_t *settings, const json_t *config,
 /* NULL-safe; a zeroed settings is a no-op. */
 void tb_jdbc_settings_clear(tb_jdbc_settings_t *settings);
 
-/* Debezium's key set (jdbc_debezium.c): its table, its checks across keys,
- * and the settings its keys come to. */
+/* Debezium's key set (jdbc_debezium.c): its table (the keys it shares with
+ * Confluent's, from tb_jdbc_sink_table's definitions, filled before main()
+ * runs, then its own), its checks across keys, and the settings its keys
+ * come to. */
 extern const tb_config_table_t tb_jdbc_debezium_table;
 void tb_jdbc_debezium_validate(const json_t *values, json_t *errors);
 int tb_jdbc_debezium_settings_init(tb_jdbc_settings_t *settings, const json_t *config,
