@@ -14,6 +14,8 @@
  *   jdbc_writer.c   a put's rows and offsets in one transaction
  *   jdbc_offsets.c  the offsets table: made, and changed by an operator
  *   jdbc_connect.c  connecting in bounded steps, connection.attempts
+ *   jdbc_outage.c   a run of failures logged at its start, at growing
+ *                   intervals and at its end, not at each try
  *   jdbc_pg.c       the PostgreSQL dialect (libpq)
  *   jdbc_sqlite.c   the SQLite dialect
  *   jdbc_metrics.c  rows, statements and their time, retries, per task
@@ -342,6 +344,29 @@ tb_jdbc_conn_t *tb_jdbc_connect_blocking(const tb_jdbc_dialect_t *d,
                                          const tb_jdbc_settings_t *s,
                                          const tb_limits_t *limits, tb_jdbc_rc_t *rc,
                                          char *errstr, size_t errstr_size);
+
+/* ---- failures told to the operator (jdbc_outage.c) ---- */
+
+/* A task's current run of failed tries (a lost or silent database), if
+ * any. Borrows connector. */
+typedef struct {
+    const char *connector;
+    int task;
+    int64_t since_ms;     /* when the run began (tb_monotonic_ms); 0: none */
+    int64_t notice_at_ms; /* when a failure is logged again */
+    int64_t gap_ms;       /* the wait before the notice after that one */
+} tb_jdbc_outage_t;
+
+void tb_jdbc_outage_init(tb_jdbc_outage_t *o, const char *connector, int task);
+
+/* A failed try, why: logged (WARN) when it begins a run, or when the run
+ * has lasted until its next notice (10 s, then twice the last gap each
+ * time); not logged otherwise. */
+void tb_jdbc_outage_failed(tb_jdbc_outage_t *o, const char *reason);
+
+/* A try that worked: a run under way is over, logged once (INFO) as what
+ * and how long the run lasted. Returns whether one was. */
+bool tb_jdbc_outage_over(tb_jdbc_outage_t *o, const char *what);
 
 /* ---- DDL (jdbc_ddl.c) ---- */
 

@@ -505,6 +505,52 @@ def test_postgres_lost_connection_is_retried_without_duplicates(start_worker, be
     assert metric(w, "tributary_jdbc_statement_seconds_count", "pglost") > 0
 
 
+def postmaster_pid(bed):
+    """The bed's PostgreSQL server process (tests/bed/postgres.sh keeps its data
+    directory's path in the bed's postgres.dir)."""
+    with open(os.path.join(bed.dir, "postgres.dir")) as f:
+        root = f.read().strip()
+    with open(os.path.join(root, "data", "postmaster.pid")) as f:
+        return int(f.readline())
+
+
+def test_postgres_silent_database_is_logged_at_its_loss_a_notice_and_its_return(
+        start_worker, bed):
+    """The server stops answering (its postmaster stopped: new connections wait, never
+    refused) after the task's connection was cut: the loss is logged once, a notice after
+    10 s, and the return once, not each of the reconnect's 200 ms steps."""
+    pg, w, db, topic = pg_case(start_worker, bed, "silent", 10)
+    pg_sink(w, bed, "pgsilent", topic, db, **{"retry.backoff.ms": "200"})
+    count = f'SELECT count(*) FROM "{topic}"'
+    wait_for(lambda: pg_rows(pg, db, count) == [["10"]], timeout=60, what="the first rows")
+    pg.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+           f"WHERE datname = '{db}' AND pid <> pg_backend_pid()", superuser=True)
+    tries = metric(w, "tributary_task_retries_total", "pgsilent")
+    task = "[connector:pgsilent:0]"
+    pid = postmaster_pid(bed)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+            (i, "x") for i in range(10, 20))])
+        wait_for(lambda: any(task in line and "still failing after" in line
+                             for line in w.logs().splitlines()),
+                 timeout=60, what="the notice after 10 s")
+        steps = metric(w, "tributary_task_retries_total", "pgsilent") - tries
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    wait_for(lambda: pg_rows(pg, db, count) == [["20"]], timeout=60,
+             what="the rows written once the server answers")
+    lines = [line for line in w.logs().splitlines() if task in line]
+    warnings = [line for line in lines if " WARN " in line]
+    assert steps >= 20, f"only {steps} tries while the server was silent"
+    assert len(warnings) == 2, "\n".join(warnings)
+    assert "failed, retrying in 200 ms" in warnings[0]
+    assert "still failing after 1" in warnings[1]  # 10 s, or a little more
+    back = [line for line in lines if "of failures" in line]
+    assert len(back) == 1 and "writing to" in back[0], "\n".join(lines)
+    assert pg.password not in w.logs()
+
+
 def stopped(w, name):
     assert w.put(f"/connectors/{name}/stop").status_code in (202, 204)
     wait_for(lambda: w.get(f"/connectors/{name}/status").json()["connector"]["state"] ==
