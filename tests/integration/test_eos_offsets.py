@@ -10,9 +10,10 @@ import signal
 import sqlite3
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from kafka_io import offsets_records, read_committed_to_end, task_record_key, tombstone
+from kafka_io import (offsets_records, read_committed_to_end, task_record_key, tombstone,
+                      zombie_producer)
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -249,9 +250,10 @@ def test_a_task_resumes_once_from_the_previous_release_marker(start_worker, bed,
     assert json.dumps({"tributary.exactly.once.task": 0}) in records
 
 
-# Zombie fencing when the task count goes down: a producer still running as
-# task 1 (a zombie, here one of the test's own) cannot commit once task 0 of
-# the connector's new, single-task generation has started.
+# Zombie fencing when the task count goes down, standalone: a producer still
+# running as task 1 (a zombie, here one of the test's own) cannot commit once
+# task 0 of the connector's new, single-task configs has started, since the
+# worker fences the previous tasks' ids before it starts them.
 def test_a_removed_task_is_fenced_when_the_task_count_goes_down(start_worker, bed):
     topic = bed.unique_topic("eosfence")
     name = topic
@@ -262,12 +264,7 @@ def test_a_removed_task_is_fenced_when_the_task_count_goes_down(start_worker, be
     wait_for(lambda: all((task_sequence(w, name, t) or 0) > 0 for t in (0, 1)),
              what="both tasks' commits")
     stop(w, name)
-    zombie = Producer({"bootstrap.servers": bed.bootstrap,
-                       "transactional.id": f"connect-{name}-1"})
-    zombie.init_transactions(30)
-    zombie.begin_transaction()
-    zombie.produce(topic, value=b'{"zombie":true}')
-    assert zombie.flush(30) == 0
+    zombie = zombie_producer(bed, f"connect-{name}-1", topic)
     reply = w.put(f"/connectors/{name}/config", json=datagen(topic, 1))
     assert reply.status_code == 200
     assert w.put(f"/connectors/{name}/resume").status_code == 202
