@@ -14,6 +14,7 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from kafka_io import (offsets_records, read_committed_to_end, task_record_key, tombstone,
                       zombie_producer)
+from test_distributed import cluster_settings
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -55,35 +56,63 @@ def stop(w, name):
              == "STOPPED" and not tasks(w, name), what=f"{name} to stop")
 
 
+def topic_position(bed, offsets_topic, name, path):
+    """The position the offsets topic holds for the file, committed; None when none."""
+    entry = offsets_records(bed, offsets_topic, name).get(
+        json.dumps({"filename": str(path)}))
+    return entry[0]["position"] if entry else None
+
+
 # Item 7: the store decides after PATCH or DELETE, not the offsets topic's
-# older transactions; the next transaction makes the topic agree again.
+# older transactions; the next transaction makes the topic agree again. In a
+# cluster of two workers the writes go through the worker that is not asked
+# the reads, and the offsets topic is the store: PATCH and DELETE write it.
+@pytest.mark.parametrize("mode", ["standalone", "cluster"])
 def test_offsets_patch_and_delete_move_an_exactly_once_source(start_worker, bed,
-                                                              tmp_path):
+                                                              tmp_path, mode):
     topic = bed.unique_topic("eosoff")
     name = topic
     lines = [f"line-{i}" for i in range(20)]
     path = tmp_path / "in.txt"
     path.write_text("".join(f"{line}\n" for line in lines))
     size = path.stat().st_size
-    w, _ = eos_worker(start_worker, bed)
-    reply = w.post("/connectors", json={"name": name, "config": file_source(topic, path)})
+    if mode == "standalone":
+        w, offsets_topic = eos_worker(start_worker, bed)
+        workers = [w]
+    else:
+        group = bed.unique_topic("eosoffcluster")
+        settings = {**cluster_settings(bed, group), **EOS}
+        workers = [start_worker(settings) for _ in range(2)]
+        w, offsets_topic = workers[0], f"{group}-offsets"
+    writer = workers[-1]
+    reply = writer.post("/connectors", json={"name": name,
+                                             "config": file_source(topic, path)})
     assert reply.status_code == 201, reply.text
     wait_for(lambda: stored_position(w, name) == size, what="every line")
 
-    stop(w, name)
+    stop(writer, name)
+    wait_for(lambda: all(not tasks(x, name) for x in workers), what="no task anywhere")
     tenth = len("".join(f"{line}\n" for line in lines[:10]))
     body = {"offsets": [{"partition": {"filename": str(path)},
                          "offset": {"position": tenth}}]}
-    assert w.patch(f"/connectors/{name}/offsets", json=body).status_code == 200
-    assert stored_position(w, name) == tenth  # the generation entry is not shown
-    assert w.put(f"/connectors/{name}/resume").status_code == 202
+    assert writer.patch(f"/connectors/{name}/offsets", json=body).status_code == 200
+    wait_for(lambda: stored_position(w, name) == tenth,  # the generation is not shown
+             what="the patched offset")
+    if mode == "cluster":
+        assert topic_position(bed, offsets_topic, name, path) == tenth
+    assert writer.put(f"/connectors/{name}/resume").status_code == 202
     wait_for(lambda: stored_position(w, name) == size, what="the lines after the tenth")
     assert committed_values(bed, topic) == lines + lines[10:]
+    assert topic_position(bed, offsets_topic, name, path) == size
 
-    stop(w, name)
-    assert w.delete(f"/connectors/{name}/offsets").status_code == 200
-    assert w.get(f"/connectors/{name}/offsets").json()["offsets"] == []
-    assert w.put(f"/connectors/{name}/resume").status_code == 202
+    stop(writer, name)
+    wait_for(lambda: all(not tasks(x, name) for x in workers), what="no task anywhere")
+    assert writer.delete(f"/connectors/{name}/offsets").status_code == 200
+    wait_for(lambda: w.get(f"/connectors/{name}/offsets").json()["offsets"] == [],
+             what="no offsets")
+    if mode == "cluster":
+        assert topic_position(bed, offsets_topic, name, path) is None
+    assert writer.put(f"/connectors/{name}/resume").status_code == 202
     wait_for(lambda: stored_position(w, name) == size, what="the lines from the start")
     assert committed_values(bed, topic) == lines + lines[10:] + lines
 
