@@ -111,14 +111,23 @@ static int settle_task_configs(tb_herder_t *herder, tb_known_connector_t *c)
     return rc;
 }
 
+/* Whether c's tasks run in transactions here and have task configs: the
+ * ones the fencing holds. */
+static bool fenced_source(const tb_herder_t *herder, const tb_known_connector_t *c)
+{
+    return c->plugin->kind == TB_PLUGIN_SOURCE &&
+           tb_worker_exactly_once_available(herder->worker) &&
+           json_array_size(c->task_configs) > 0;
+}
+
 /* Notes the generation of an exactly-once source's task configs with the
  * fencing, which holds their tasks until the previous tasks' producers are
- * fenced. Call with the lock held. */
-static void note_generation(tb_herder_t *herder, const tb_known_connector_t *c)
+ * fenced; view is the store's (tb_store_fencing_get), or NULL to read it.
+ * Call with the lock held. */
+static void note_generation(tb_herder_t *herder, const tb_known_connector_t *c,
+                            const tb_store_fencing_t *view)
 {
-    if (c->plugin->kind != TB_PLUGIN_SOURCE ||
-        !tb_worker_exactly_once_available(herder->worker) ||
-        json_array_size(c->task_configs) == 0) {
+    if (!fenced_source(herder, c)) {
         return;
     }
     tb_fencing_generation_t g = {
@@ -128,7 +137,11 @@ static void note_generation(tb_herder_t *herder, const tb_known_connector_t *c)
         .task_count = (int)json_array_size(c->task_configs),
         .fences = herder->fences,
     };
-    tb_store_fencing_get(herder->store, c->name, &g.store);
+    if (view != NULL) {
+        g.store = *view;
+    } else {
+        tb_store_fencing_get(herder->store, c->name, &g.store);
+    }
     tb_fencing_note(tb_worker_fencing(herder->worker), &g);
 }
 
@@ -147,7 +160,7 @@ static void apply_target(tb_herder_t *herder, tb_known_connector_t *c)
         }
         assignment = &computed;
     }
-    note_generation(herder, c);
+    note_generation(herder, c, NULL);
     if (c->target != TB_TARGET_STOPPED) {
         tb_worker_apply(herder->worker, c, assignment);
     }
@@ -1046,13 +1059,40 @@ static int refresh_one(tb_herder_t *herder, const char *name, char *errstr,
 
 void tb_herder_fencing_tick(tb_herder_t *herder, bool leader)
 {
+    /* the store's views are read without the lock (a store write in flight
+     * holds the store's lock for as long as Kafka takes to acknowledge it),
+     * after the generations they are noted for: a view is as new as its
+     * generation's task configs, or newer */
+    json_t *names = json_object(); /* name -> the generation seen */
     pthread_mutex_lock(&herder->lock);
-    herder->fences = leader;
     for (tb_known_connector_t *c = tb_config_state_first(herder->config_state); c != NULL;
          c = c->next) {
-        note_generation(herder, c);
+        if (fenced_source(herder, c)) {
+            json_object_set_new(names, c->name,
+                                json_integer((json_int_t)c->task_generation));
+        }
     }
     pthread_mutex_unlock(&herder->lock);
+    tb_store_fencing_t *views = calloc(json_object_size(names) + 1, sizeof(*views));
+    const char *name;
+    json_t *seen;
+    size_t i = 0;
+    json_object_foreach (names, name, seen) {
+        tb_store_fencing_get(herder->store, name, &views[i++]);
+    }
+    pthread_mutex_lock(&herder->lock);
+    herder->fences = leader;
+    i = 0;
+    json_object_foreach (names, name, seen) {
+        const tb_known_connector_t *c = tb_config_state_find(herder->config_state, name);
+        if (c != NULL && c->task_generation == (unsigned long)json_integer_value(seen)) {
+            note_generation(herder, c, &views[i]);
+        }
+        i++;
+    }
+    pthread_mutex_unlock(&herder->lock);
+    free(views);
+    json_decref(names);
     tb_fencing_tick(tb_worker_fencing(herder->worker));
 }
 
