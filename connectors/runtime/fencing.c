@@ -98,6 +98,18 @@ static int larger(int a, int b)
     return a > b ? a : b;
 }
 
+/* The transactional ids of connector's tasks [0, ids): a new array. */
+static json_t *ids_of(const tb_fencing_t *fencing, const char *connector, int ids)
+{
+    json_t *list = json_array();
+    for (int n = 0; n < ids; n++) {
+        char id[400];
+        snprintf(id, sizeof(id), "%s-%s-%d", fencing->prefix, connector, n);
+        json_array_append_new(list, json_string(id));
+    }
+    return list;
+}
+
 /* Test seam (builds with TB_TEST_SEAMS): TB_FENCING_DELAY_MS=<ms> delays
  * each fencing's start by ms, as a slow broker would. */
 static int64_t test_delay_ms(void)
@@ -147,12 +159,7 @@ static int64_t fence_begin(entry_t *e)
         return FENCE_RETRY_MS;
     }
     /* one task before and after: the new one fences its predecessor */
-    json_t *list = json_array();
-    for (int n = 0; !(ids == 1 && count == 1) && n < ids; n++) {
-        char id[400];
-        snprintf(id, sizeof(id), "%s-%s-%d", fencing->prefix, e->name, n);
-        json_array_append_new(list, json_string(id));
-    }
+    json_t *list = ids_of(fencing, e->name, ids == 1 && count == 1 ? 0 : ids);
     TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", e->name, -1,
                 "new task configs (%d task(s)) wait for the fencing of %zu "
                 "transactional id(s) of the previous tasks",
@@ -251,6 +258,36 @@ bool tb_fencing_passes(tb_fencing_t *fencing, const char *connector,
     bool passes = e != NULL && generation <= e->fenced;
     pthread_mutex_unlock(&fencing->lock);
     return passes;
+}
+
+int tb_fencing_fence_now(tb_fencing_t *fencing, const char *connector,
+                         const json_t *config, int task_count, char *errstr,
+                         size_t errstr_size)
+{
+    tb_store_fencing_t view;
+    tb_store_fencing_get(fencing->store, connector, &view);
+    pthread_mutex_lock(&fencing->lock);
+    const entry_t *e = find(fencing, connector);
+    int ids = larger(larger(view.task_count, task_count), e != NULL ? e->noted_count : 0);
+    pthread_mutex_unlock(&fencing->lock);
+    json_t *props = tb_client_props_resolved(fencing->client, TB_CLIENT_PRODUCER, config,
+                                             errstr, errstr_size);
+    if (props == NULL) {
+        return -1;
+    }
+    json_t *list = ids_of(fencing, connector, ids);
+    tb_txn_fence_t *fence = tb_txn_fence_create(props, list);
+    int rc;
+    while ((rc = tb_txn_fence_step(fence, FENCE_STEP_MS, errstr, errstr_size)) == 0) {
+    }
+    tb_txn_fence_destroy(fence);
+    json_decref(list);
+    json_decref(props);
+    if (rc > 0) {
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", connector, -1,
+                    "fenced %d task(s)' producers before changing its offsets", ids);
+    }
+    return rc > 0 ? 0 : -1;
 }
 
 void tb_fencing_tick(tb_fencing_t *fencing)

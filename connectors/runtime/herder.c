@@ -269,6 +269,9 @@ tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
         .client = tb_worker_client(herder->worker),
         .dev = options->dev,
         .limits = &herder->options.limits,
+        .fencing = tb_worker_exactly_once_available(herder->worker)
+                       ? tb_worker_fencing(herder->worker)
+                       : NULL,
     };
     pthread_mutex_lock(&herder->lock);
     int rc = load(herder, errstr, errstr_size);

@@ -72,6 +72,17 @@ void tb_fencing_note(tb_fencing_t *fencing, const tb_fencing_generation_t *g);
 bool tb_fencing_passes(tb_fencing_t *fencing, const char *connector,
                        unsigned long generation);
 
+/* Fences, on the caller's thread, every producer connector's tasks may
+ * have run (ids [0, n) for n the largest of the store's last record, the
+ * task count last noted and task_count), as Connect does before an
+ * exactly-once source's offsets change, so that no zombie commits offsets
+ * over the change. For a caller that may wait (a REST operation, without
+ * the herder's lock): each id may take up to TB_TXN_FENCE_TIMEOUT_MS.
+ * Returns 0, or -1 with errstr. */
+int tb_fencing_fence_now(tb_fencing_t *fencing, const char *connector,
+                         const json_t *config, int task_count, char *errstr,
+                         size_t errstr_size);
+
 /* Writes the record of each fencing done to a store that keeps them, then
  * lets its tasks start. Call from a thread that may wait on the store (the
  * cluster's), without the herder's lock. */

@@ -67,6 +67,8 @@ def topic_position(bed, offsets_topic, name, path):
 # older transactions; the next transaction makes the topic agree again. In a
 # cluster of two workers the writes go through the worker that is not asked
 # the reads, and the offsets topic is the store: PATCH and DELETE write it.
+# As in Connect, the change first fences the task's producers: a zombie of the
+# task cannot commit over it.
 @pytest.mark.parametrize("mode", ["standalone", "cluster"])
 def test_offsets_patch_and_delete_move_an_exactly_once_source(start_worker, bed,
                                                               tmp_path, mode):
@@ -78,12 +80,12 @@ def test_offsets_patch_and_delete_move_an_exactly_once_source(start_worker, bed,
     size = path.stat().st_size
     if mode == "standalone":
         w, offsets_topic = eos_worker(start_worker, bed)
-        workers = [w]
+        workers, prefix = [w], "connect"
     else:
         group = bed.unique_topic("eosoffcluster")
         settings = {**cluster_settings(bed, group), **EOS}
         workers = [start_worker(settings) for _ in range(2)]
-        w, offsets_topic = workers[0], f"{group}-offsets"
+        w, offsets_topic, prefix = workers[0], f"{group}-offsets", group
     writer = workers[-1]
     reply = writer.post("/connectors", json={"name": name,
                                              "config": file_source(topic, path)})
@@ -92,10 +94,13 @@ def test_offsets_patch_and_delete_move_an_exactly_once_source(start_worker, bed,
 
     stop(writer, name)
     wait_for(lambda: all(not tasks(x, name) for x in workers), what="no task anywhere")
+    zombie = zombie_producer(bed, f"{prefix}-{name}-0", topic)
     tenth = len("".join(f"{line}\n" for line in lines[:10]))
     body = {"offsets": [{"partition": {"filename": str(path)},
                          "offset": {"position": tenth}}]}
     assert writer.patch(f"/connectors/{name}/offsets", json=body).status_code == 200
+    with pytest.raises(KafkaException):
+        zombie.commit_transaction(30)
     wait_for(lambda: stored_position(w, name) == tenth,  # the generation is not shown
              what="the patched offset")
     if mode == "cluster":
