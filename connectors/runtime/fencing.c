@@ -295,6 +295,9 @@ void tb_fencing_tick(tb_fencing_t *fencing)
     pthread_mutex_lock(&fencing->lock);
     json_t *due = json_array();
     for (entry_t *e = fencing->entries; e != NULL; e = e->next) {
+        if (!e->fences) {
+            e->to_record = 0; /* no longer the leader: its successor fences */
+        }
         if (e->to_record != 0) {
             json_array_append_new(due, json_pack("{s:s, s:i, s:I}", "name", e->name,
                                                  "count", e->record_count, "generation",
