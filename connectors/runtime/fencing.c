@@ -30,6 +30,7 @@ typedef struct entry {
     unsigned long running;
     int running_count;
     tb_txn_fence_t *fence;   /* the job's alone, while running */
+    bool fence_warned;       /* the job's: a failure was logged */
     unsigned long to_record; /* fenced, its record not yet written (0: none) */
     int record_count;
     bool record_warned;
@@ -149,11 +150,14 @@ static int64_t fence_begin(entry_t *e)
                                              errstr, sizeof(errstr));
     json_decref(config);
     if (props == NULL) {
-        TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", e->name, -1,
-                    "cannot fence its previous tasks' producers: %s; trying again in "
-                    "%d ms",
-                    errstr, FENCE_RETRY_MS);
+        if (!e->fence_warned) { /* once, until a fencing succeeds */
+            TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", e->name, -1,
+                        "cannot fence its previous tasks' producers: %s; trying again "
+                        "every %d ms",
+                        errstr, FENCE_RETRY_MS);
+        }
         pthread_mutex_lock(&fencing->lock);
+        e->fence_warned = true;
         e->running = 0;
         pthread_mutex_unlock(&fencing->lock);
         return FENCE_RETRY_MS;
@@ -187,14 +191,16 @@ static int64_t run(void *opaque)
     tb_txn_fence_destroy(e->fence);
     e->fence = NULL;
     pthread_mutex_lock(&fencing->lock);
-    if (rc < 0) {
+    if (rc < 0 && !e->fence_warned) { /* once, until a fencing succeeds */
         TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", e->name, -1,
-                    "%s; its new tasks wait, the fencing is tried again in %d ms", errstr,
-                    FENCE_RETRY_MS);
-    } else if (fencing->records) {
+                    "%s; its new tasks wait, the fencing is tried again every %d ms",
+                    errstr, FENCE_RETRY_MS);
+    }
+    e->fence_warned = rc < 0;
+    if (rc > 0 && fencing->records) {
         e->to_record = e->running;
         e->record_count = e->running_count;
-    } else if (e->running > e->fenced) {
+    } else if (rc > 0 && e->running > e->fenced) {
         e->fenced = e->running;
         TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", e->name, -1,
                     "its previous tasks' producers are fenced: %d new task(s) may start",
