@@ -122,6 +122,21 @@ static tb_sink_record_t refused_record(const rd_kafka_message_t *msg,
                               .header_count = count};
 }
 
+/* Observes the run of reports of one latency in the histogram. */
+static void observe_run(source_engine_t *engine)
+{
+    tb_series_observe_many(engine->source_metrics.produce_seconds,
+                           (double)engine->run_latency_us / 1e6, engine->run_count);
+    engine->run_count = 0;
+}
+
+void tb_source_count_delivered(source_engine_t *engine)
+{
+    observe_run(engine);
+    tb_series_add(engine->metrics.records_written, (double)engine->acknowledged);
+    engine->acknowledged = 0;
+}
+
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque)
 {
     source_engine_t *engine = opaque;
@@ -136,10 +151,14 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opa
     }
     uint64_t seq = (uint64_t)(uintptr_t)msg->_private;
     in_flight_t *entry = &engine->ring[seq % RING_SIZE];
-    tb_series_observe(engine->source_metrics.produce_seconds,
-                      (double)(engine->served_us - entry->produced_us) / 1e6);
+    int64_t latency_us = engine->served_us - entry->produced_us;
+    if (latency_us != engine->run_latency_us) {
+        observe_run(engine);
+        engine->run_latency_us = latency_us;
+    }
+    engine->run_count++;
     if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        tb_series_add(engine->metrics.records_written, 1);
+        engine->acknowledged++;
         entry->delivered = true;
         return;
     }
