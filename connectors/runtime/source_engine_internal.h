@@ -182,10 +182,11 @@ rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
 
 /* Hands one record to librdkafka (flags: F_FREE or F_COPY) with its
  * headers: the ones the chain left, then its message id when
- * message.id.header is set; no headers object when it has none. */
+ * message.id.header is set; no headers object when it has none. Its
+ * timestamp is timestamp_ms, or with 0 the time librdkafka reads itself. */
 rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
                                              tb_source_record_t *record, int flags,
-                                             void *opaque);
+                                             int64_t timestamp_ms, void *opaque);
 
 /* Produces the polled records not yet handed to librdkafka that have their
  * disposition (up to engine->prepared), each numbered in the ring. Returns

@@ -235,10 +235,10 @@ static rd_kafka_headers_t *record_headers(const source_engine_t *engine,
 }
 
 /* Hands one record to librdkafka (flags: F_FREE or F_COPY) with its
- * headers (record_headers). */
+ * headers (record_headers) and timestamp (0: librdkafka reads the clock). */
 rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
                                              tb_source_record_t *record, int flags,
-                                             void *opaque)
+                                             int64_t timestamp_ms, void *opaque)
 {
     rd_kafka_headers_t *headers = record_headers(engine, record);
     rd_kafka_resp_err_t err = rd_kafka_producev(
@@ -246,7 +246,8 @@ rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
         RD_KAFKA_V_PARTITION(record->partition),
         RD_KAFKA_V_KEY(record->key, record->key_len),
         RD_KAFKA_V_VALUE(record->value, record->value_len), RD_KAFKA_V_MSGFLAGS(flags),
-        RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+        RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_HEADERS(headers),
+        RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR && headers != NULL) {
         rd_kafka_headers_destroy(headers); /* not taken on failure */
     }
@@ -257,7 +258,10 @@ rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
  * disposition. Returns false when librdkafka's queue or the ring is full. */
 bool tb_source_produce_batch(source_engine_t *engine)
 {
-    int64_t now_us = tb_monotonic_us(); /* a batch is produced within microseconds */
+    /* a batch is produced within microseconds: its records share the time
+     * they went to librdkafka, and their CreateTime */
+    int64_t now_us = tb_monotonic_us();
+    int64_t timestamp_ms = tb_wall_ms();
     while (engine->batch_pos < engine->prepared) {
         tb_source_record_t *record = &engine->batch[engine->batch_pos];
         if (engine->next_seq - engine->head_seq >= RING_SIZE) {
@@ -285,7 +289,7 @@ bool tb_source_produce_batch(source_engine_t *engine)
         }
         engine->last_topic = record->topic;
         rd_kafka_resp_err_t err = tb_source_produce_record(
-            engine, record, RD_KAFKA_MSG_F_FREE, (void *)(uintptr_t)seq);
+            engine, record, RD_KAFKA_MSG_F_FREE, timestamp_ms, (void *)(uintptr_t)seq);
         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
             return false;
         }
