@@ -775,7 +775,10 @@ def check_chain(out: Path, label: str) -> None:
 
 
 SOURCE_SYSTEMS = ["floor", "tributary", "connect", "connect-tuned"]
-DATAGEN_SYSTEMS = ["floor", "tributary"]
+# floor-keyed: floor_produce -k, each record with a key as datagen's (a number below 1000
+# as text), so that the partitioner spreads them over the partitions by key as it does
+# datagen's, instead of filling one partition's batch at a time (the same work)
+DATAGEN_SYSTEMS = ["floor", "floor-keyed", "tributary"]
 
 
 def check_content(ctx: Context, topic: str, label: str) -> None:
@@ -793,14 +796,15 @@ def source_like(ctx: Context, scenario: str, systems: list[str], config_of,
     for kind in alternating(ctx, systems):
         topic = f"bench-{scenario}-{kind}-{ctx.run_id}-{ctx.rep}"
         label = f"{scenario}-{kind}-{ctx.rep}"
-        if kind == "floor":
+        if kind.startswith("floor"):
             watcher = Watcher(ctx, topic, label)
             background = Background(ctx)
             result = run_floor(ctx, [ctx.floor("floor_produce"), "-b", ctx.bootstrap,
                                      "-t", topic, "-n", ctx.n, "-s", ctx.size,
-                                     "-T", int(ctx.run_timeout)], label)
+                                     "-T", int(ctx.run_timeout),
+                                     *(["-k"] if kind == "floor-keyed" else [])], label)
             watcher.wait()
-            throughput_row(ctx, scenario, "floor", result["seconds"], result["cpu_seconds"],
+            throughput_row(ctx, scenario, kind, result["seconds"], result["cpu_seconds"],
                            result["hwm_kb"], Fixed(background.cores()))
             continue
         worker = WORKERS[kind](ctx, scenario).start()
@@ -1371,7 +1375,7 @@ def evaluate(ctx) -> list[dict]:
     # 0 CPU seconds: the run was shorter than the clock tick (smoke N), not measured
     at_least("sink cores used", 0.9, cores or None, f"{fmt(cores)} cores", unit="")
     for scenario, floor in (("sink", "floor-write"), ("source", "floor"),
-                            ("datagen", "floor")):
+                            ("datagen", "floor"), ("datagen", "floor-keyed")):
         t, f = get(scenario, "tributary", "cpu_per_m"), get(scenario, floor, "cpu_per_m")
         at_most(f"{scenario} CPU per record vs {floor}", 1.3, ratio(t, f),
                 f"{fmt(t)} vs {fmt(f)} CPU s per M records")
@@ -1495,7 +1499,8 @@ def render(ctx, goals, profile_lines, wall) -> str:
           "", "sink: Kafka → file (floor: floor_consume, only counting; floor-write: "
           "floor_consume writing each value as a line to the same tmpfs, through a 256 KiB "
           "buffer). source: file → Kafka (floor: floor_produce, generating). datagen: "
-          "tributary's datagen connector → Kafka (floor: floor_produce). Connect has no "
+          "tributary's datagen connector → Kafka (floor: floor_produce; floor-keyed: "
+          "floor_produce -k, each record with a key as datagen's). Connect has no "
           "datagen connector. transforms: the sink with the chain RegexRouter, "
           "InsertField$Value (a static field and the topic), ReplaceField$Value (exclude) on "
           "JsonConverter values with schemas.enable=false, the same config on both systems, "
@@ -1617,6 +1622,9 @@ def render(ctx, goals, profile_lines, wall) -> str:
             L.append(f"| {scenario} | {label} | " + " | ".join(
                 ratio_text(r(scenario, "tributary", other, field))
                 for other in ("connect", "connect-tuned", "floor", "floor-write")) + " |")
+    for field, label in (("rps", "records/s"), ("cpu_per_m", "CPU per record")):
+        L.append(f"| datagen | {label}, against floor-keyed | – | – | "
+                 f"{ratio_text(r('datagen', 'tributary', 'floor-keyed', field))} | – |")
     for field, label in (("p50_ms", "p50 latency"), ("p99_ms", "p99 latency")):
         L.append(f"| latency | {label} | – | "
                  f"{ratio_text(r('latency', 'tributary', 'connect-tuned', field))} | – | "
