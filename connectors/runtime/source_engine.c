@@ -413,6 +413,9 @@ static void source_stop(void *opaque)
     for (size_t i = engine->batch_pos; i < engine->batch_len; i++) {
         tb_source_free_record(&engine->batch[i]);
     }
+    if (engine->rkt != NULL) {
+        rd_kafka_topic_destroy(engine->rkt);
+    }
     if (engine->rk != NULL && !tb_kafka_destroy_within(engine->rk, 0, deadline_ms)) {
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector,
                     engine->env->id,

@@ -74,6 +74,7 @@ typedef struct {
     tb_task_context_t ctx;    /* the plugin may keep a pointer to it */
     void *plugin_task;
     rd_kafka_t *rk;
+    rd_kafka_topic_t *rkt; /* the last record's topic (source_produce.c), or NULL */
     tb_converter_t *key_converter;
     tb_converter_t *value_converter;
     tb_chain_t *chain; /* NULL: no transforms */

@@ -234,16 +234,34 @@ static rd_kafka_headers_t *record_headers(const source_engine_t *engine,
     return headers;
 }
 
+/* librdkafka's handle of topic, kept for the next record: producing by a
+ * topic's name looks the handle up under librdkafka's lock for every record.
+ * NULL when librdkafka refuses the name. */
+static rd_kafka_topic_t *topic_handle(source_engine_t *engine, const char *topic)
+{
+    if (engine->rkt != NULL && strcmp(rd_kafka_topic_name(engine->rkt), topic) == 0) {
+        return engine->rkt;
+    }
+    if (engine->rkt != NULL) {
+        rd_kafka_topic_destroy(engine->rkt);
+    }
+    engine->rkt = rd_kafka_topic_new(engine->rk, topic, NULL);
+    return engine->rkt;
+}
+
 /* Hands one record to librdkafka (flags: F_FREE or F_COPY) with its
  * headers (record_headers) and timestamp (0: librdkafka reads the clock). */
 rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
                                              tb_source_record_t *record, int flags,
                                              int64_t timestamp_ms, void *opaque)
 {
+    rd_kafka_topic_t *rkt = topic_handle(engine, record->topic);
+    if (rkt == NULL) {
+        return RD_KAFKA_RESP_ERR__INVALID_ARG; /* what producing by its name answers */
+    }
     rd_kafka_headers_t *headers = record_headers(engine, record);
     rd_kafka_resp_err_t err = rd_kafka_producev(
-        engine->rk, RD_KAFKA_V_TOPIC(record->topic),
-        RD_KAFKA_V_PARTITION(record->partition),
+        engine->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(record->partition),
         RD_KAFKA_V_KEY(record->key, record->key_len),
         RD_KAFKA_V_VALUE(record->value, record->value_len), RD_KAFKA_V_MSGFLAGS(flags),
         RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_HEADERS(headers),
