@@ -10,6 +10,7 @@
 
 #include <openssl/evp.h>
 
+#include "core/tb_base64.h"
 #include "registry/tb_avro_node.h"
 #include "registry/tb_text.h"
 
@@ -361,12 +362,13 @@ static bool fits(const tb_avro_node_t *node, const json_t *value, int depth);
 static int encode_base64(encoder_t *e, const tb_avro_node_t *node, const json_t *value)
 {
     size_t n = json_string_length(value);
-    uint8_t *raw = malloc(n / 4 * 3 + 3);
-    int used;
+    uint8_t *raw = malloc(TB_BASE64_DECODED_MAX(n));
+    long used;
     if (raw == NULL) {
         return mismatch(e, node, "out of memory");
     }
-    used = tb_text_base64_decode(json_string_value(value), n, raw);
+    used = tb_base64_decode(json_string_value(value), n, TB_BASE64_LENIENT, raw,
+                            TB_BASE64_DECODED_MAX(n));
     if (used < 0 || (node->kind == TB_AVRO_FIXED && (size_t)used != node->size)) {
         free(raw);
         return mismatch(e, node, "not base64 of the right length");

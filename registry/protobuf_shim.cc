@@ -41,6 +41,7 @@
 #include "registry/tb_protobuf.h"
 
 extern "C" {
+#include "core/tb_base64.h"
 #include "registry/tb_text.h"
 #include "registry/tb_wire.h"
 }
@@ -146,10 +147,10 @@ bool read_file(const std::string &name, const std::string &text,
                pb::FileDescriptorProto *proto, std::string *error)
 {
     if (is_base64(text)) {
-        std::string bytes(text.size() / 4 * 3 + 3, '\0');
-        int n = tb_text_base64_decode(text.data(), text.size(),
-                                      reinterpret_cast<uint8_t *>(&bytes[0]));
-        if (n < 0 || !proto->ParseFromArray(bytes.data(), n)) {
+        std::string bytes(TB_BASE64_DECODED_MAX(text.size()), '\0');
+        long n = tb_base64_decode(text.data(), text.size(), TB_BASE64_LENIENT,
+                                  reinterpret_cast<uint8_t *>(&bytes[0]), bytes.size());
+        if (n < 0 || !proto->ParseFromArray(bytes.data(), static_cast<int>(n))) {
             *error = name + ": neither .proto text nor a base64 FileDescriptorProto";
             return false;
         }
@@ -858,9 +859,9 @@ class Reader
         }
         std::string text(json_string_value(value), json_string_length(value));
         if (f->type() == pb::FieldDescriptor::TYPE_BYTES) {
-            std::string bytes(text.size() / 4 * 3 + 3, '\0');
-            int n = tb_text_base64_decode(text.data(), text.size(),
-                                          reinterpret_cast<uint8_t *>(&bytes[0]));
+            std::string bytes(TB_BASE64_DECODED_MAX(text.size()), '\0');
+            long n = tb_base64_decode(text.data(), text.size(), TB_BASE64_LENIENT,
+                                      reinterpret_cast<uint8_t *>(&bytes[0]), bytes.size());
             if (n < 0) {
                 return fail("not base64");
             }

@@ -1,6 +1,6 @@
 /*
  * tb_text.h - text helpers the registry formats share: UTF-8 checks,
- * base64, decimals as big-endian two's complement, reals and JSON in their
+ * decimals as big-endian two's complement, reals and JSON in their
  * shortest spelling, dates and timestamps.
  */
 #ifndef TB_TEXT_H
@@ -16,12 +16,6 @@
 
 /* Whether s[0..n) is well-formed UTF-8. */
 bool tb_text_utf8_valid(const uint8_t *s, size_t n);
-
-/* Decodes base64 text s[0..n) (standard or URL-safe alphabet, padding
- * optional) into out, which holds at
- * least n / 4 * 3 + 3 bytes. Returns the byte count, or -1 when s is not
- * base64. */
-int tb_text_base64_decode(const char *s, size_t n, uint8_t *out);
 
 /* Appends the decimal number whose unscaled value is the big-endian two's
  * complement data[0..n), with scale digits after the point (over

@@ -47,47 +47,6 @@ bool tb_text_utf8_valid(const uint8_t *s, size_t n)
     return true;
 }
 
-static int sextet(char ch)
-{
-    if (ch >= 'A' && ch <= 'Z') {
-        return ch - 'A';
-    }
-    if (ch >= 'a' && ch <= 'z') {
-        return ch - 'a' + 26;
-    }
-    if (ch >= '0' && ch <= '9') {
-        return ch - '0' + 52;
-    }
-    /* the standard alphabet, or the URL-safe one */
-    return ch == '+' || ch == '-' ? 62 : ch == '/' || ch == '_' ? 63 : -1;
-}
-
-int tb_text_base64_decode(const char *s, size_t n, uint8_t *out)
-{
-    uint32_t acc = 0;
-    int bits = 0;
-    int used = 0;
-    while (n > 0 && s[n - 1] == '=') {
-        n--;
-    }
-    if (n % 4 == 1) {
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        int v = sextet(s[i]);
-        if (v < 0) {
-            return -1;
-        }
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[used++] = (uint8_t)(acc >> bits);
-        }
-    }
-    return used;
-}
-
 void tb_text_decimal(tb_buf_t *out, const uint8_t *data, size_t n, int scale)
 {
     char *text = tb_decimal_text(data, n, scale);

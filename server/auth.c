@@ -16,6 +16,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include "core/tb_base64.h"
 #include "core/tb_metrics.h"
 #include "core/tb_time.h"
 
@@ -97,54 +98,6 @@ int tb_auth_mode_parse(const char *text, tb_auth_mode_t *mode)
     return -1;
 }
 
-static int b64_value(char c)
-{
-    if (c >= 'A' && c <= 'Z') {
-        return c - 'A';
-    }
-    if (c >= 'a' && c <= 'z') {
-        return c - 'a' + 26;
-    }
-    if (c >= '0' && c <= '9') {
-        return c - '0' + 52;
-    }
-    if (c == '+') {
-        return 62;
-    }
-    if (c == '/') {
-        return 63;
-    }
-    return -1;
-}
-
-/* Decodes padded base64 without whitespace (len characters of in). Returns
- * the decoded length, or -1 when in is not such base64 or out is too small. */
-static long b64_decode(const char *in, size_t len, unsigned char *out, size_t out_size)
-{
-    if (len == 0 || len % 4 != 0) {
-        return -1;
-    }
-    size_t pad = (in[len - 1] == '=') + (in[len - 1] == '=' && in[len - 2] == '=');
-    size_t out_len = len / 4 * 3 - pad;
-    if (out_len > out_size) {
-        return -1;
-    }
-    for (size_t i = 0, o = 0; i < len; i += 4) {
-        uint32_t group = 0;
-        for (size_t j = 0; j < 4; j++) {
-            int v = i + 4 == len && j >= 4 - pad ? 0 : b64_value(in[i + j]);
-            if (v < 0) {
-                return -1;
-            }
-            group = group << 6 | (uint32_t)v;
-        }
-        for (int shift = 16; shift >= 0 && o < out_len; shift -= 8) {
-            out[o++] = (unsigned char)(group >> shift);
-        }
-    }
-    return (long)out_len;
-}
-
 static int derive(const char *secret, size_t len, const hash_t *params,
                   unsigned char out[HASH_LEN])
 {
@@ -202,9 +155,11 @@ static int hash_decode(const char *encoded, hash_t *out)
     if (sep == NULL) {
         return -1;
     }
-    long salt_len = b64_decode(salt, (size_t)(sep - salt), out->salt, SALT_MAX);
+    long salt_len = tb_base64_decode(salt, (size_t)(sep - salt), TB_BASE64_STRICT,
+                                     out->salt, SALT_MAX);
     unsigned char hash[HASH_LEN + 3];
-    long hash_len = b64_decode(sep + 1, strlen(sep + 1), hash, sizeof(hash));
+    long hash_len =
+        tb_base64_decode(sep + 1, strlen(sep + 1), TB_BASE64_STRICT, hash, sizeof(hash));
     if (salt_len < SALT_MIN || hash_len != HASH_LEN) {
         return -1;
     }
@@ -446,7 +401,8 @@ int tb_auth_basic_parse(const char *header, char *user, size_t user_size, char *
     if (b64 == NULL || len > HEADER_B64_MAX) {
         goto done;
     }
-    decoded_len = b64_decode(b64, len, decoded, sizeof(decoded) - 1);
+    decoded_len =
+        tb_base64_decode(b64, len, TB_BASE64_STRICT, decoded, sizeof(decoded) - 1);
     if (decoded_len < 0) {
         goto done;
     }

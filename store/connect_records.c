@@ -10,6 +10,7 @@
 
 #include <openssl/evp.h>
 
+#include "core/tb_base64.h"
 #include "store/tb_store_backend.h"
 
 /* The prefixes of the keys, by kind, for the config topic and the status
@@ -181,19 +182,17 @@ int tb_connect_session_key_parse(const json_t *value, tb_connect_session_key_t *
     size_t len = encoded != NULL ? strlen(encoded) : 0;
 
     memset(out, 0, sizeof(*out));
-    if (len == 0 || len % 4 != 0 || len / 4 * 3 > sizeof(out->bytes) ||
-        algorithm == NULL || strlen(algorithm) >= sizeof(out->algorithm) ||
+    if (algorithm == NULL || strlen(algorithm) >= sizeof(out->algorithm) ||
         !json_is_integer(created)) {
         return -1;
     }
-    int n = EVP_DecodeBlock(out->bytes, (const unsigned char *)encoded, (int)len);
-    /* EVP_DecodeBlock counts the padding as zero bytes */
-    size_t padding = encoded[len - 1] == '=' ? (encoded[len - 2] == '=' ? 2 : 1) : 0;
-    if (n < 0 || (size_t)n <= padding) {
+    long n =
+        tb_base64_decode(encoded, len, TB_BASE64_STRICT, out->bytes, sizeof(out->bytes));
+    if (n <= 0) {
         memset(out, 0, sizeof(*out));
         return -1;
     }
-    out->len = (size_t)n - padding;
+    out->len = (size_t)n;
     snprintf(out->algorithm, sizeof(out->algorithm), "%s", algorithm);
     out->created_ms = (long long)json_integer_value(created);
     return 0;

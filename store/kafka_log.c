@@ -279,16 +279,10 @@ tb_kafka_log_t *tb_kafka_log_open(const rd_kafka_conf_t *conf,
         "enable.idempotence", "true", "acks", "all",
         /* Java's default partitioner: murmur2 of the key bytes */
         "partitioner", "murmur2_random", "linger.ms", "0", NULL};
-    /* read_committed: an exactly-once task's aborted offsets are not its */
-    static const char *const consumer_settings[] = {"isolation.level",
-                                                    "read_committed",
-                                                    "enable.partition.eof",
-                                                    "true",
-                                                    "auto.offset.reset",
-                                                    "earliest",
-                                                    "enable.auto.commit",
-                                                    "false",
-                                                    NULL};
+    static const char *const consumer_settings[] = {
+        "enable.partition.eof", "true", "auto.offset.reset", "earliest",
+        /* an exactly-once task's aborted offsets are not its */
+        "isolation.level", "read_committed", "enable.auto.commit", "false", NULL};
     tb_kafka_log_t *log = calloc(1, sizeof(*log));
 
     if (log == NULL || (log->topic = strdup(spec->topic)) == NULL) {

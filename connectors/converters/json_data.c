@@ -12,6 +12,7 @@
 #include "connectors/converters/tb_json_reader.h"
 #include "connectors/converters/tb_json_text.h"
 #include "connectors/converters/tb_json_writer.h"
+#include "core/tb_base64.h"
 
 /* JsonConverter's names of the types, in tb_type_t order. */
 static const char *const json_type_names[] = {
@@ -268,16 +269,11 @@ static json_t *base64_string(const char *data, size_t len)
 
 tb_value_t *tb_json_base64_bytes(const char *text, size_t len)
 {
-    unsigned char *buf;
+    uint8_t *buf = malloc(TB_BASE64_DECODED_MAX(len));
     tb_value_t *v = NULL;
-    if (len % 4 != 0 || (buf = malloc(len / 4 * 3 + 1)) == NULL) {
-        return NULL;
-    }
-    int n = EVP_DecodeBlock(buf, (const unsigned char *)text, (int)len);
-    if (n >= 0) {
-        for (size_t i = len; i > 0 && text[i - 1] == '='; i--) {
-            n--;
-        }
+    long n;
+    if (buf != NULL && (n = tb_base64_decode(text, len, TB_BASE64_STRICT, buf,
+                                             TB_BASE64_DECODED_MAX(len))) >= 0) {
         v = tb_value_bytes(buf, (size_t)n);
     }
     free(buf);

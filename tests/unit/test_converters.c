@@ -1,4 +1,4 @@
-#include "tb_test.h"
+#include "tb_converter_test.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,22 +22,10 @@
     "false,\"field\":\"id\"},{\"type\":\"string\",\"optional\":true,\"field\":\"n\"}],"  \
     "\"optional\":false,\"name\":\"rec\"},\"payload\":{\"id\":1,\"n\":\"x\"}}"
 
-/* A converter from a class name and settings given as JSON text. */
-static tb_converter_t *make(const char *name, const char *settings)
-{
-    char errstr[512] = "";
-    json_t *raw = settings != NULL ? json_loads(settings, 0, NULL) : NULL;
-    tb_converter_t *c = tb_converter_create(name, raw, false, errstr, sizeof(errstr));
-    json_decref(raw);
-    if (c == NULL) {
-        fail_msg("%s: %s", name, errstr);
-    }
-    return c;
-}
-
 static tb_converter_t *json_converter(bool schemas_enable)
 {
-    return make(JSON_CLASS, schemas_enable ? "{}" : "{\"schemas.enable\":\"false\"}");
+    return converter_of(JSON_CLASS,
+                        schemas_enable ? "{}" : "{\"schemas.enable\":\"false\"}");
 }
 
 static void expect_create_error(const char *name, const char *settings,
@@ -197,23 +185,26 @@ static void test_bad_settings(void **state)
 static void test_good_settings_and_unknown_keys_accepted(void **state)
 {
     (void)state;
-    tb_converter_destroy(make(JSON_CLASS, "{\"schemas.enable\":\"FALSE\","
-                                          "\"schemas.cache.size\":\"50\","
-                                          "\"decimal.format\":\"numeric\","
-                                          "\"replace.null.with.default\":\"false\","
-                                          "\"some.other.key\":\"x\"}"));
-    tb_converter_destroy(make("StringConverter", "{\"converter.encoding\":\"utf-8\"}"));
-    tb_converter_destroy(make("StringConverter", "{\"converter.encoding\":\"UTF8\"}"));
-    tb_converter_destroy(make("ByteArrayConverter", "{\"anything\":\"goes\"}"));
-    tb_converter_destroy(make(JSON_CLASS, NULL));
+    tb_converter_destroy(converter_of(JSON_CLASS,
+                                      "{\"schemas.enable\":\"FALSE\","
+                                      "\"schemas.cache.size\":\"50\","
+                                      "\"decimal.format\":\"numeric\","
+                                      "\"replace.null.with.default\":\"false\","
+                                      "\"some.other.key\":\"x\"}"));
+    tb_converter_destroy(
+        converter_of("StringConverter", "{\"converter.encoding\":\"utf-8\"}"));
+    tb_converter_destroy(
+        converter_of("StringConverter", "{\"converter.encoding\":\"UTF8\"}"));
+    tb_converter_destroy(converter_of("ByteArrayConverter", "{\"anything\":\"goes\"}"));
+    tb_converter_destroy(converter_of(JSON_CLASS, NULL));
     tb_converter_destroy(NULL);
 }
 
 static void test_passthrough_flags(void **state)
 {
     (void)state;
-    tb_converter_t *string = make("StringConverter", "{}");
-    tb_converter_t *bytes = make(BYTES_CLASS, "{}");
+    tb_converter_t *string = converter_of("StringConverter", "{}");
+    tb_converter_t *bytes = converter_of(BYTES_CLASS, "{}");
     tb_converter_t *json = json_converter(true);
     tb_converter_t *plain = json_converter(false);
     assert_true(tb_converter_passthrough(string));
@@ -259,7 +250,7 @@ static void check_passthrough(tb_converter_t *c, const void *data, size_t len)
 static void test_string_converter_passes_through(void **state)
 {
     (void)state;
-    tb_converter_t *c = make(STRING_CLASS, "{}");
+    tb_converter_t *c = converter_of(STRING_CLASS, "{}");
     const char *text = "h\xc3\xa9llo {\"not\": \"parsed\"}";
     check_passthrough(c, text, strlen(text));
     check_passthrough(c, "", 0);
@@ -269,7 +260,7 @@ static void test_string_converter_passes_through(void **state)
 static void test_byte_array_converter_passes_through(void **state)
 {
     (void)state;
-    tb_converter_t *c = make("ByteArrayConverter", "{}");
+    tb_converter_t *c = converter_of("ByteArrayConverter", "{}");
     const unsigned char bytes[] = {0x00, 0xff, 0x7b, 0x00, 0x80};
     check_passthrough(c, bytes, sizeof(bytes));
     tb_converter_destroy(c);
@@ -301,8 +292,9 @@ static void check_nulls(tb_converter_t *c)
 static void test_null_is_null_everywhere(void **state)
 {
     (void)state;
-    tb_converter_t *all[] = {make(STRING_CLASS, "{}"), make(BYTES_CLASS, "{}"),
-                             json_converter(true), json_converter(false)};
+    tb_converter_t *all[] = {converter_of(STRING_CLASS, "{}"),
+                             converter_of(BYTES_CLASS, "{}"), json_converter(true),
+                             json_converter(false)};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         check_nulls(all[i]);
         tb_converter_destroy(all[i]);

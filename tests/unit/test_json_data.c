@@ -1,4 +1,4 @@
-#include "tb_test.h"
+#include "tb_converter_test.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,54 +34,13 @@
     "\"price\":\"MDk=\",\"tags\":[\"a\",\"b\"],\"scores\":{\"x\":1.5,\"y\":1.0E10},"     \
     "\"ratio\":0.1,\"active\":false}}"
 
-static tb_converter_t *make(const char *settings)
-{
-    char errstr[512] = "";
-    json_t *raw = json_loads(settings, 0, NULL);
-    tb_converter_t *c =
-        tb_converter_create(JSON_CLASS, raw, false, errstr, sizeof(errstr));
-    json_decref(raw);
-    if (c == NULL) {
-        fail_msg("%s", errstr);
-    }
-    return c;
-}
-
-static void to_typed(tb_converter_t *c, const char *text, tb_schema_t **schema,
-                     tb_value_t **value)
-{
-    char errstr[512] = "";
-    if (tb_converter_to_typed(c, text, strlen(text), schema, value, errstr,
-                              sizeof(errstr)) != 0) {
-        fail_msg("%s", errstr);
-    }
-}
-
-/* What c writes for schema and value, as a NUL-terminated string. */
-static char *from_typed(tb_converter_t *c, const tb_schema_t *schema,
-                        const tb_value_t *value)
-{
-    char errstr[512] = "";
-    void *out = NULL;
-    size_t len = 0;
-    if (tb_converter_from_typed(c, "t", schema, value, &out, &len, errstr,
-                                sizeof(errstr)) != 0) {
-        fail_msg("%s", errstr);
-    }
-    char *text = malloc(len + 1);
-    memcpy(text, out, len);
-    text[len] = '\0';
-    free(out);
-    return text;
-}
-
 static void test_connect_envelope_round_trips_byte_for_byte(void **state)
 {
     (void)state;
-    tb_converter_t *c = make("{}");
+    tb_converter_t *c = converter_of(JSON_CLASS, "{}");
     tb_schema_t *schema = NULL;
     tb_value_t *value = NULL;
-    to_typed(c, CONNECT_ENVELOPE, &schema, &value);
+    typed_of(c, CONNECT_ENVELOPE, &schema, &value);
 
     assert_string_equal(tb_schema_name(schema), "com.example.Order");
     assert_int_equal(tb_schema_version(schema), 3);
@@ -102,7 +61,7 @@ static void test_connect_envelope_round_trips_byte_for_byte(void **state)
     const tb_value_t *scores = tb_value_struct_get(value, "scores");
     assert_true(tb_value_double(tb_value_map_get_string(scores, "y")) == 1e10);
 
-    char *back = from_typed(c, schema, value);
+    char *back = text_of(c, schema, value);
     assert_string_equal(back, CONNECT_ENVELOPE);
     free(back);
     tb_value_free(value);
@@ -113,22 +72,23 @@ static void test_connect_envelope_round_trips_byte_for_byte(void **state)
 static void test_decimal_numeric_and_defaults(void **state)
 {
     (void)state;
-    tb_converter_t *base64 = make("{}");
-    tb_converter_t *numeric = make("{\"decimal.format\":\"numeric\"}");
+    tb_converter_t *base64 = converter_of(JSON_CLASS, "{}");
+    tb_converter_t *numeric =
+        converter_of(JSON_CLASS, "{\"decimal.format\":\"numeric\"}");
     tb_schema_t *schema = NULL;
     tb_value_t *value = NULL;
-    to_typed(base64, CONNECT_ENVELOPE, &schema, &value);
-    char *text = from_typed(numeric, schema, value);
+    typed_of(base64, CONNECT_ENVELOPE, &schema, &value);
+    char *text = text_of(numeric, schema, value);
     assert_non_null(strstr(text, "\"price\":123.45,"));
     /* a NUMERIC decimal reads back to the same unscaled bytes */
     tb_schema_t *again_schema = NULL;
     tb_value_t *again = NULL;
-    to_typed(numeric, text, &again_schema, &again);
+    typed_of(numeric, text, &again_schema, &again);
     assert_true(tb_value_equal(value, again));
     /* a null under a schema with a default is written as the default */
     tb_value_struct_set(again, "active", NULL);
     free(text);
-    text = from_typed(base64, again_schema, again);
+    text = text_of(base64, again_schema, again);
     assert_non_null(strstr(text, "\"active\":true}}"));
     free(text);
     tb_value_free(again);
@@ -156,14 +116,15 @@ static void test_decimal_numeric_and_defaults(void **state)
 static void test_decimal_exact_beyond_a_double(void **state)
 {
     (void)state;
-    tb_converter_t *base64 = make("{}");
-    tb_converter_t *numeric = make("{\"decimal.format\":\"NUMERIC\"}");
+    tb_converter_t *base64 = converter_of(JSON_CLASS, "{}");
+    tb_converter_t *numeric =
+        converter_of(JSON_CLASS, "{\"decimal.format\":\"NUMERIC\"}");
     const char *message = "{\"schema\":" BIG_DECIMAL_SCHEMA ",\"payload\":{\"amounts\":"
                           "[" BIG ",-0.5,7],\"by_id\":[[1,-" BIG "]],\"by_name\":{"
                           "\"a\":9" BIG "}}}";
     tb_schema_t *schema = NULL;
     tb_value_t *value = NULL;
-    to_typed(numeric, message, &schema, &value);
+    typed_of(numeric, message, &schema, &value);
     const tb_value_t *amounts = tb_value_struct_get(value, "amounts");
     size_t len;
     const char *unscaled = tb_value_text(tb_value_array_get(amounts, 0), &len);
@@ -182,16 +143,16 @@ static void test_decimal_exact_beyond_a_double(void **state)
     assert_int_equal(plain_len, strlen("12345678901234567890.123456789"));
     assert_memory_equal(plain, "12345678901234567890.123456789", plain_len);
     free(plain);
-    char *text = from_typed(numeric, schema, value);
+    char *text = text_of(numeric, schema, value);
     assert_string_equal(text, "{\"schema\":" BIG_DECIMAL_SCHEMA ",\"payload\":{"
                               "\"amounts\":[" BIG ",-0.500000000,7.000000000],"
                               "\"by_id\":[[1,-" BIG "]],\"by_name\":{\"a\":9" BIG "}}}");
     free(text);
-    text = from_typed(base64, schema, value);
+    text = text_of(base64, schema, value);
     assert_non_null(strstr(text, "\"amounts\":[\"J+QbMka+ybFuOYEV\","));
     tb_schema_t *again_schema = NULL;
     tb_value_t *again = NULL;
-    to_typed(base64, text, &again_schema, &again);
+    typed_of(base64, text, &again_schema, &again);
     assert_true(tb_value_equal(value, again));
     tb_value_free(again);
     tb_schema_decref(again_schema);
@@ -200,7 +161,7 @@ static void test_decimal_exact_beyond_a_double(void **state)
         "{ \"payload\" : 1 ,\n \"schema\" : " BIG_DECIMAL_SCHEMA
         " ,\t\"payload\" :{ \"by_name\" : { \"a\" : 9" BIG " } ,"
         " \"by_id\" : [ [ 1 , -" BIG " ] ] , \"amounts\" : [ " BIG " , -0.5 , 7 ] } }";
-    to_typed(numeric, spaced, &again_schema, &again);
+    typed_of(numeric, spaced, &again_schema, &again);
     assert_true(tb_value_equal(value, again));
     free(text);
     tb_value_free(again);
@@ -216,7 +177,8 @@ static void test_decimal_integer_beyond_64_bits(void **state)
 {
     (void)state;
     char errstr[512] = "";
-    tb_converter_t *numeric = make("{\"decimal.format\":\"NUMERIC\"}");
+    tb_converter_t *numeric =
+        converter_of(JSON_CLASS, "{\"decimal.format\":\"NUMERIC\"}");
     const char *message =
         "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"int64\","
         "\"optional\":false,\"field\":\"n\"},{\"type\":\"bytes\",\"optional\":false,"
@@ -225,9 +187,9 @@ static void test_decimal_integer_beyond_64_bits(void **state)
         "\"payload\":{\"n\":9223372036854775807,\"d\":-123456789012345678901234}}";
     tb_schema_t *schema = NULL;
     tb_value_t *value = NULL;
-    to_typed(numeric, message, &schema, &value);
+    typed_of(numeric, message, &schema, &value);
     assert_int_equal(tb_value_int64(tb_value_struct_get(value, "n")), INT64_MAX);
-    char *text = from_typed(numeric, schema, value);
+    char *text = text_of(numeric, schema, value);
     assert_string_equal(text, message);
     free(text);
     tb_value_free(value);
@@ -245,24 +207,24 @@ static void test_decimal_integer_beyond_64_bits(void **state)
 static void test_schemaless_data(void **state)
 {
     (void)state;
-    tb_converter_t *c = make("{\"schemas.enable\":\"false\"}");
+    tb_converter_t *c = converter_of(JSON_CLASS, "{\"schemas.enable\":\"false\"}");
     tb_schema_t *schema = NULL;
     tb_value_t *value = NULL;
-    to_typed(c, "{\"a\":1,\"b\":[true,null],\"c\":2.5}", &schema, &value);
+    typed_of(c, "{\"a\":1,\"b\":[true,null],\"c\":2.5}", &schema, &value);
     assert_null(schema);
     assert_int_equal(tb_value_type(value), TB_TYPE_MAP);
     assert_int_equal(tb_value_type(tb_value_map_get_string(value, "a")), TB_TYPE_INT64);
     assert_int_equal(tb_value_type(tb_value_map_get_string(value, "c")), TB_TYPE_FLOAT64);
-    char *back = from_typed(c, NULL, value);
+    char *back = text_of(c, NULL, value);
     assert_string_equal(back, "{\"a\":1,\"b\":[true,null],\"c\":2.5}");
     free(back);
     tb_value_free(value);
 
     /* an envelope with a null schema holds schemaless data */
-    tb_converter_t *enveloped = make("{}");
-    to_typed(enveloped, "{\"schema\":null,\"payload\":[1]}", &schema, &value);
+    tb_converter_t *enveloped = converter_of(JSON_CLASS, "{}");
+    typed_of(enveloped, "{\"schema\":null,\"payload\":[1]}", &schema, &value);
     assert_null(schema);
-    back = from_typed(enveloped, NULL, value);
+    back = text_of(enveloped, NULL, value);
     assert_string_equal(back, "{\"schema\":null,\"payload\":[1]}");
     free(back);
     tb_value_free(value);
@@ -274,7 +236,7 @@ static void test_bad_envelopes_name_the_problem(void **state)
 {
     (void)state;
     char errstr[512];
-    tb_converter_t *c = make("{}");
+    tb_converter_t *c = converter_of(JSON_CLASS, "{}");
     tb_schema_t *schema = NULL;
     tb_value_t *value = NULL;
     static const struct {

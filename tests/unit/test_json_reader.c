@@ -1,4 +1,4 @@
-#include "tb_test.h"
+#include "tb_converter_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +39,7 @@ static int read_slowly(const tb_schema_t *schema, const char *text, tb_value_t *
     return rc;
 }
 
-static char *text_of(const tb_schema_t *schema, const tb_value_t *v)
+static char *written_text(const tb_schema_t *schema, const tb_value_t *v)
 {
     char errstr[256] = "";
     tb_buf_t b = {0};
@@ -63,7 +63,7 @@ static void assert_read(const char *schema_json, const char *text, const char *e
     }
     assert_int_equal(read_slowly(schema, text, &slow), 0);
     assert_true(tb_value_equal(fast, slow));
-    char *written = text_of(schema, fast);
+    char *written = written_text(schema, fast);
     assert_string_equal(written, expected);
     free(written);
     tb_value_free(fast);
@@ -237,15 +237,6 @@ static void test_schemaless(void **state)
     DECLINED("null", "{\"a\" 1}", false);
 }
 
-static tb_converter_t *json_converter(void)
-{
-    char errstr[256] = "";
-    tb_converter_t *c =
-        tb_converter_create("JsonConverter", NULL, false, errstr, sizeof(errstr));
-    assert_non_null(c);
-    return c;
-}
-
 static int to_typed(tb_converter_t *c, const char *text, tb_schema_t **schema,
                     tb_value_t **value, char *errstr, size_t errstr_size)
 {
@@ -261,7 +252,7 @@ static void test_envelope_schema_parsed_once(void **state)
 {
     (void)state;
     char errstr[512] = "";
-    tb_converter_t *c = json_converter();
+    tb_converter_t *c = converter_of("JsonConverter", NULL);
     tb_schema_t *first;
     tb_schema_t *again;
     tb_schema_t *other;

@@ -1,4 +1,4 @@
-#include "tb_test.h"
+#include "tb_converter_test.h"
 
 #include <float.h>
 #include <math.h>
@@ -363,34 +363,6 @@ static void test_what_cannot_be_written(void **state)
     tb_value_free(inf);
 }
 
-static tb_converter_t *json_converter(const char *schemas_enable)
-{
-    char errstr[256] = "";
-    json_t *settings = json_pack("{s:s}", "schemas.enable", schemas_enable);
-    tb_converter_t *c =
-        tb_converter_create("JsonConverter", settings, false, errstr, sizeof(errstr));
-    json_decref(settings);
-    assert_non_null(c);
-    return c;
-}
-
-static char *from_typed(tb_converter_t *c, const tb_schema_t *schema,
-                        const tb_value_t *value)
-{
-    char errstr[256] = "";
-    void *out = NULL;
-    size_t len = 0;
-    if (tb_converter_from_typed(c, "t", schema, value, &out, &len, errstr,
-                                sizeof(errstr)) != 0) {
-        fail_msg("%s", errstr);
-    }
-    char *text = malloc(len + 1);
-    memcpy(text, out, len);
-    text[len] = '\0';
-    free(out);
-    return text;
-}
-
 /* JsonConverter writes each schema's JSON once and reuses it, and writes it
  * again after more schemas than it keeps went by; a schema freed by its
  * owner while the converter keeps it stays valid (the converter holds a
@@ -400,14 +372,14 @@ static char *from_typed(tb_converter_t *c, const tb_schema_t *schema,
 static void test_envelope_schema_written_once_per_schema(void **state)
 {
     (void)state;
-    tb_converter_t *c = json_converter("true");
+    tb_converter_t *c = converter_of("JsonConverter", NULL);
     tb_value_t *v = tb_value_int(TB_TYPE_INT64, 5);
     char expected[256];
     for (int round = 0; round < 2; round++) {
         for (int version = 1; version <= 20; version++) {
             tb_schema_t *s = tb_schema_new(TB_TYPE_INT64);
             tb_schema_set_version(s, true, version);
-            char *text = from_typed(c, s, v);
+            char *text = text_of(c, s, v);
             tb_schema_decref(s); /* the converter may keep it */
             snprintf(expected, sizeof(expected),
                      "{\"schema\":{\"type\":\"int64\",\"optional\":false,"
@@ -424,17 +396,17 @@ static void test_envelope_schema_written_once_per_schema(void **state)
     tb_schema_set_parameter(ba, "b", "2");
     tb_schema_set_parameter(ba, "a", "1");
     assert_true(tb_schema_equal(ab, ba));
-    char *text = from_typed(c, ab, v);
+    char *text = text_of(c, ab, v);
     assert_string_equal(text, "{\"schema\":{\"type\":\"int64\",\"optional\":false,"
                               "\"parameters\":{\"a\":\"1\",\"b\":\"2\"}},\"payload\":5}");
     free(text);
-    text = from_typed(c, ba, v);
+    text = text_of(c, ba, v);
     assert_string_equal(text, "{\"schema\":{\"type\":\"int64\",\"optional\":false,"
                               "\"parameters\":{\"b\":\"2\",\"a\":\"1\"}},\"payload\":5}");
     free(text);
     tb_schema_decref(ab);
     tb_schema_decref(ba);
-    text = from_typed(c, NULL, v);
+    text = text_of(c, NULL, v);
     assert_string_equal(text, "{\"schema\":null,\"payload\":5}");
     free(text);
     tb_value_free(v);

@@ -1,7 +1,7 @@
 /* The PostgreSQL change data capture source's pure parts: the pgoutput
  * decoder, the type mapping, Debezium's envelope as JsonConverter writes
  * it, the change events and the config. */
-#include "tb_test.h"
+#include "tb_converter_test.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -206,23 +206,11 @@ static void test_replication_frames(void **state)
 static char *converted(const tb_schema_t *schema, const tb_value_t *value,
                        bool schemas_enable)
 {
-    char errstr[256] = "";
-    json_t *settings =
-        json_pack("{s:s}", "schemas.enable", schemas_enable ? "true" : "false");
-    tb_converter_t *c = tb_converter_create("org.apache.kafka.connect.json.JsonConverter",
-                                            settings, false, errstr, sizeof(errstr));
-    json_decref(settings);
-    void *out = NULL;
-    size_t len = 0;
-    if (c == NULL || tb_converter_from_typed(c, "t", schema, value, &out, &len, errstr,
-                                             sizeof(errstr)) != 0) {
-        fail_msg("%s", errstr);
-    }
+    tb_converter_t *c =
+        converter_of("org.apache.kafka.connect.json.JsonConverter",
+                     schemas_enable ? NULL : "{\"schemas.enable\":\"false\"}");
+    char *text = text_of(c, schema, value);
     tb_converter_destroy(c);
-    char *text = malloc(len + 1);
-    memcpy(text, out, len);
-    text[len] = '\0';
-    free(out);
     return text;
 }
 

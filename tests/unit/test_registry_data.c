@@ -12,67 +12,34 @@
 #include "connectors/converters/tb_json_schema_data.h"
 #include "connectors/converters/tb_protobuf_data.h"
 
-#define F(type, name) "{\"type\":\"" type "\",\"optional\":false,\"field\":\"" name "\"}"
-#define LOGICAL(type, name, field)                                                       \
-    "{\"type\":\"" type                                                                  \
-    "\",\"optional\":false,\"name\":\"org.apache.kafka.connect.data." name               \
-    "\",\"version\":1,\"field\":\"" field "\"}"
-
 /* Connect's JSON form of a struct with every type Avro carries. */
-#define ORDER_SCHEMA                                                                                                                   \
-    "{\"type\":\"struct\",\"name\":\"com.example.Order\",\"version\":3,"                                                               \
-    "\"doc\":\"an order\",\"optional\":false,\"fields\":[" F("int32", "id") "," F(                                                     \
-        "int8",                                                                                                                        \
-        "small") "," F("int16",                                                                                                        \
-                       "medium") "," F("int64",                                                                                        \
-                                       "big") ","                                                                                      \
-                                              "{\"type\":\"string\",\"optional\":true,"                                                \
-                                              "\"field\":\"note\"},"                                                                   \
-                                              "{\"type\":\"bytes\",\"optional\":false,"                                                \
-                                              "\"name\":"                                                                              \
-                                              "\"org.apache.kafka.connect.data."                                                       \
-                                              "Decimal\",\"version\":1,\"parameters\":"                                                \
-                                              "{\"scale\":\"9\"},\"field\":\"price\"}"                                                 \
-                                              "," LOGICAL("int32", "Date", "day") "," LOGICAL("int32", "Time", "at_time") "," LOGICAL( \
-                                                  "int64", "Timestamp",                                                                \
-                                                  "at") ","                                                                            \
-                                                        "{\"type\":\"array\",\"items\":"                                               \
-                                                        "{\"type\":\"string\","                                                        \
-                                                        "\"optional\":false},"                                                         \
-                                                        "\"optional\":false,\"field\":"                                                \
-                                                        "\"tags\"},"                                                                   \
-                                                        "{\"type\":\"map\",\"keys\":{"                                                 \
-                                                        "\"type\":\"string\","                                                         \
-                                                        "\"optional\":false},"                                                         \
-                                                        "\"values\":{\"type\":"                                                        \
-                                                        "\"double\",\"optional\":true},"                                               \
-                                                        "\"optional\":false,"                                                          \
-                                                        "\"field\":\"scores\"}," F(                                                    \
-                                                            "float",                                                                   \
-                                                            "ratio") ","                                                               \
-                                                                     "{\"type\":"                                                      \
-                                                                     "\"boolean\","                                                    \
-                                                                     "\"optional\":"                                                   \
-                                                                     "false,"                                                          \
-                                                                     "\"default\":true,"                                               \
-                                                                     "\"field\":"                                                      \
-                                                                     "\"active\"},"                                                    \
-                                                                     "{\"type\":"                                                      \
-                                                                     "\"struct\","                                                     \
-                                                                     "\"fields\":[" F(                                                 \
-                                                                         "int32",                                                      \
-                                                                         "x") "],"                                                     \
-                                                                              "\"option"                                               \
-                                                                              "al\":"                                                  \
-                                                                              "true,"                                                  \
-                                                                              "\"field"                                                \
-                                                                              "\":"                                                    \
-                                                                              "\"inner"                                                \
-                                                                              "\"}," F(                                                \
-                                                                                  "byte"                                               \
-                                                                                  "s",                                                 \
-                                                                                  "blo"                                                \
-                                                                                  "b") "]}"
+static const char order_schema[] =
+    "{\"type\":\"struct\",\"name\":\"com.example.Order\",\"version\":3,"
+    "\"doc\":\"an order\",\"optional\":false,\"fields\":["
+    "{\"type\":\"int32\",\"optional\":false,\"field\":\"id\"},"
+    "{\"type\":\"int8\",\"optional\":false,\"field\":\"small\"},"
+    "{\"type\":\"int16\",\"optional\":false,\"field\":\"medium\"},"
+    "{\"type\":\"int64\",\"optional\":false,\"field\":\"big\"},"
+    "{\"type\":\"string\",\"optional\":true,\"field\":\"note\"},"
+    "{\"type\":\"bytes\",\"optional\":false,"
+    "\"name\":\"org.apache.kafka.connect.data.Decimal\",\"version\":1,"
+    "\"parameters\":{\"scale\":\"9\"},\"field\":\"price\"},"
+    "{\"type\":\"int32\",\"optional\":false,"
+    "\"name\":\"org.apache.kafka.connect.data.Date\",\"version\":1,\"field\":\"day\"},"
+    "{\"type\":\"int32\",\"optional\":false,"
+    "\"name\":\"org.apache.kafka.connect.data.Time\",\"version\":1,"
+    "\"field\":\"at_time\"},{\"type\":\"int64\",\"optional\":false,"
+    "\"name\":\"org.apache.kafka.connect.data.Timestamp\",\"version\":1,"
+    "\"field\":\"at\"},"
+    "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":false},"
+    "\"optional\":false,\"field\":\"tags\"},"
+    "{\"type\":\"map\",\"keys\":{\"type\":\"string\",\"optional\":false},"
+    "\"values\":{\"type\":\"double\",\"optional\":true},\"optional\":false,"
+    "\"field\":\"scores\"},{\"type\":\"float\",\"optional\":false,\"field\":\"ratio\"},"
+    "{\"type\":\"boolean\",\"optional\":false,\"default\":true,\"field\":\"active\"},"
+    "{\"type\":\"struct\",\"fields\":[{\"type\":\"int32\",\"optional\":false,"
+    "\"field\":\"x\"}],\"optional\":true,\"field\":\"inner\"},"
+    "{\"type\":\"bytes\",\"optional\":false,\"field\":\"blob\"}]}";
 
 #define ORDER_PAYLOAD                                                                    \
     "{\"id\":42,\"small\":-8,\"medium\":300,\"big\":9007199254740993,\"note\":null,"     \
@@ -112,7 +79,7 @@ static void test_schema_round_trip_and_connect_properties(void **state)
     (void)state;
     char errstr[256] = "";
     char *text = NULL;
-    tb_schema_t *schema = connect_schema(ORDER_SCHEMA);
+    tb_schema_t *schema = connect_schema(order_schema);
     tb_avro_schema_t *avro = avro_of(schema, &text);
     assert_non_null(strstr(text, "\"name\":\"Order\",\"namespace\":\"com.example\""));
     assert_non_null(strstr(text, "\"connect.name\":\"com.example.Order\""));
@@ -147,7 +114,7 @@ static void test_values_through_avro_binary_keep_decimals_exact(void **state)
     (void)state;
     char errstr[256] = "";
     char *text = NULL;
-    tb_schema_t *schema = connect_schema(ORDER_SCHEMA);
+    tb_schema_t *schema = connect_schema(order_schema);
     tb_avro_schema_t *avro = avro_of(schema, &text);
     json_t *payload = json_loads(ORDER_PAYLOAD, 0, NULL);
     tb_value_t *value = NULL;
@@ -244,7 +211,7 @@ static void test_json_schema_round_trip_with_exact_decimals(void **state)
     (void)state;
     char errstr[256] = "";
     char *text = NULL;
-    tb_schema_t *schema = connect_schema(ORDER_SCHEMA);
+    tb_schema_t *schema = connect_schema(order_schema);
     tb_json_schema_t *js = json_schema_of(schema, &text);
     assert_non_null(strstr(text, "\"title\":\"com.example.Order\""));
     assert_non_null(strstr(text, "\"small\":{\"type\":\"integer\",\"connect.type\":"
@@ -330,33 +297,26 @@ static void test_json_schemas_written_by_hand(void **state)
 
 /* What Protobuf carries of Connect's types (INT8, INT16, Decimal, Date and
  * Time need type files of their own). */
-#define PROTO_SCHEMA                                                                     \
-    "{\"type\":\"struct\",\"name\":\"com.example.Order\",\"optional\":false,"            \
-    "\"fields\":[" F("int32", "id") "," F(                                               \
-        "int64",                                                                         \
-        "big") ","                                                                       \
-               "{\"type\":\"string\",\"optional\":true,\"field\":\"note\"},"             \
-               "{\"type\":\"int64\",\"optional\":true,\"name\":"                         \
-               "\"org.apache.kafka.connect.data.Timestamp\",\"version\":1,\"field\":"    \
-               "\"at\"},"                                                                \
-               "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":false}," \
-               "\"optional\":false,\"field\":\"tags\"},"                                 \
-               "{\"type\":\"map\",\"keys\":{\"type\":\"string\",\"optional\":false},"    \
-               "\"values\":{\"type\":\"double\",\"optional\":false},\"optional\":false," \
-               "\"field\":\"scores\"}," F("float", "ratio") "," F(                       \
-                   "boolean",                                                            \
-                   "active") ","                                                         \
-                             "{\"type\":\"struct\",\"name\":\"com.example.Address\","    \
-                             "\"fields\":[" F(                                           \
-                                 "string", "city") "],\"optional\":true,\"field\":"      \
-                                                   "\"inner\"}," F("bytes",              \
-                                                                   "blob") ",{\"type\":" \
-                                                                           "\"int64\","  \
-                                                                           "\"optional"  \
-                                                                           "\":true,"    \
-                                                                           "\"field\":"  \
-                                                                           "\"count\"}]" \
-                                                                           "}"
+static const char proto_schema[] =
+    "{\"type\":\"struct\",\"name\":\"com.example.Order\",\"optional\":false,"
+    "\"fields\":["
+    "{\"type\":\"int32\",\"optional\":false,\"field\":\"id\"},"
+    "{\"type\":\"int64\",\"optional\":false,\"field\":\"big\"},"
+    "{\"type\":\"string\",\"optional\":true,\"field\":\"note\"},"
+    "{\"type\":\"int64\",\"optional\":true,"
+    "\"name\":\"org.apache.kafka.connect.data.Timestamp\",\"version\":1,"
+    "\"field\":\"at\"},"
+    "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":false},"
+    "\"optional\":false,\"field\":\"tags\"},"
+    "{\"type\":\"map\",\"keys\":{\"type\":\"string\",\"optional\":false},"
+    "\"values\":{\"type\":\"double\",\"optional\":false},\"optional\":false,"
+    "\"field\":\"scores\"},{\"type\":\"float\",\"optional\":false,\"field\":\"ratio\"},"
+    "{\"type\":\"boolean\",\"optional\":false,\"field\":\"active\"},"
+    "{\"type\":\"struct\",\"name\":\"com.example.Address\","
+    "\"fields\":[{\"type\":\"string\",\"optional\":false,\"field\":\"city\"}],"
+    "\"optional\":true,\"field\":\"inner\"},"
+    "{\"type\":\"bytes\",\"optional\":false,\"field\":\"blob\"},"
+    "{\"type\":\"int64\",\"optional\":true,\"field\":\"count\"}]}";
 
 #define PROTO_PAYLOAD                                                                    \
     "{\"id\":42,\"big\":9007199254740993,\"note\":null,\"at\":1700000000123,"            \
@@ -367,7 +327,7 @@ static void test_protobuf_round_trip(void **state)
 {
     (void)state;
     char errstr[256] = "";
-    tb_schema_t *schema = connect_schema(PROTO_SCHEMA);
+    tb_schema_t *schema = connect_schema(proto_schema);
     char *text = tb_protobuf_from_connect(schema, errstr, sizeof(errstr));
     if (text == NULL) {
         fail_msg("%s", errstr);
@@ -433,7 +393,7 @@ static void test_protobuf_round_trip(void **state)
 
     /* what Protobuf cannot carry is named */
     tb_schema_decref(schema);
-    schema = connect_schema(ORDER_SCHEMA);
+    schema = connect_schema(order_schema);
     assert_null(tb_protobuf_from_connect(schema, errstr, sizeof(errstr)));
     assert_string_equal(errstr, "field price: org.apache.kafka.connect.data.Decimal has "
                                 "no Protobuf form here");
