@@ -3,7 +3,7 @@
 (io.debezium.connector.jdbc.JdbcSinkConnector) in Kafka Connect 3.9, tuned, into the same
 PostgreSQL, the same N rows, in insert and upsert modes. See bench/README.md.
 
-    bench/jdbc.py --bed DIR [-n N] [--label TEXT]
+    bench/jdbc.py --bed DIR [-n N] [--label TEXT] [--systems LIST] [--modes LIST]
 
 DIR is a running test bed (tests/bed/bed.sh start DIR: Kafka 3.9 and PostgreSQL 15). The
 topic holds N JsonConverter records with schemas (a struct of id, customer, amount,
@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -206,11 +207,18 @@ def main() -> int:
     parser.add_argument("--tributary", default=str(ROOT / "build" / "bench" / "tributary"))
     parser.add_argument("--label", default="")
     parser.add_argument("--out", type=Path, help="also write the table there")
+    parser.add_argument("--work", type=Path, default=ROOT / "build" / "bench" / "jdbc-work",
+                        help="the workers' directory (emptied first)")
+    parser.add_argument("--systems", default="tributary,debezium",
+                        help="the systems to run, comma-separated (default: both)")
+    parser.add_argument("--modes", default="insert,upsert",
+                        help="the insert modes to run, comma-separated (default: both)")
     args = parser.parse_args()
     env = bed_env(args.bed)
     pg = Postgres(env)
-    plugins = debezium_plugins()
-    work = ROOT / "build" / "bench" / "jdbc-work"
+    systems = args.systems.split(",")
+    plugins = debezium_plugins() if "debezium" in systems else ""
+    work = args.work
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     ctx = SimpleNamespace(work=work, bootstrap=env["BED_BOOTSTRAP"], flush_ms=500,
@@ -220,9 +228,11 @@ def main() -> int:
     log(f"writing {args.records} records to {topic}")
     preload(env["BED_BOOTSTRAP"], topic, args.records)
     rows = []
-    for mode in ("insert", "upsert"):
+    for mode in args.modes.split(","):
         for system, worker_class, make in (("tributary", Tributary, tributary_config),
                                            ("debezium", DebeziumConnect, debezium_config)):
+            if system not in systems:
+                continue
             db = pg.fresh_database(f"bench_{system}_{mode}")
             log(f"{system}, {mode}: {args.records} rows")
             rows.append(measure(worker_class, ctx, make(pg, db, topic, mode), pg, db,
@@ -231,16 +241,18 @@ def main() -> int:
              + (f" ({args.label})" if args.label else ""), "",
              "rows/s and CPU per row from the first row written to the last; the "
              "connector's start until its first row apart.", "",
-             "| mode | system | rows/s | CPU µs/row | s to the first row | s after it |",
+             "| scenario | system | rows/s | CPU µs/row | s to the first row | s after it |",
              "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['mode']} | {r['system']} | {r['rows_per_s']:.0f} | "
+        lines.append(f"| jdbc-{r['mode']} | {r['system']} | {r['rows_per_s']:.0f} | "
                      f"{r['cpu_us_per_row']:.1f} | {r['to_first']:.2f} | "
                      f"{r['seconds']:.2f} |")
     lines.append("")
-    for mode in ("insert", "upsert"):
-        ours, theirs = (next(r for r in rows if r["mode"] == mode and r["system"] == s)
-                        for s in ("tributary", "debezium-connect"))
+    for mode in args.modes.split(","):
+        ours, theirs = (next((r for r in rows if r["mode"] == mode and r["system"] == s),
+                             None) for s in ("tributary", "debezium-connect"))
+        if ours is None or theirs is None:
+            continue
         ratio = ours["rows_per_s"] / theirs["rows_per_s"]
         lines.append(f"- {mode}: tributary writes {ratio:.1f}x Debezium's rows/s "
                      f"(goal 3x: {'met' if ratio >= 3 else 'missed'})")
@@ -251,7 +263,13 @@ def main() -> int:
     return 0
 
 
+def on_signal(signum, _frame):
+    raise SystemExit(128 + signum)  # the workers are stopped on the way out
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     try:
         sys.exit(main())
     except BenchError as e:

@@ -15,13 +15,14 @@
 
 /* The prefixes of the keys, by kind, for the config topic and the status
  * topic; NULL where a topic has no such key. */
-static const char *const tb_key_prefixes[2][TB_CONNECT_KEY_RESTART + 1] = {
+static const char *const tb_key_prefixes[2][TB_CONNECT_KEY_FENCING + 1] = {
     {
         [TB_CONNECT_KEY_CONNECTOR] = "connector-",
         [TB_CONNECT_KEY_TASK] = "task-",
         [TB_CONNECT_KEY_COMMIT] = "commit-",
         [TB_CONNECT_KEY_TARGET] = "target-state-",
         [TB_CONNECT_KEY_RESTART] = "restart-connector-",
+        [TB_CONNECT_KEY_FENCING] = "tasks-fencing-",
     },
     {
         [TB_CONNECT_KEY_CONNECTOR] = "status-connector-",
@@ -68,7 +69,7 @@ int tb_connect_key_parse(const char *key, size_t key_len, int status,
                          tb_connect_key_t *out)
 {
     memset(out, 0, sizeof(*out));
-    for (int kind = TB_CONNECT_KEY_CONNECTOR; kind <= TB_CONNECT_KEY_RESTART; kind++) {
+    for (int kind = TB_CONNECT_KEY_CONNECTOR; kind <= TB_CONNECT_KEY_FENCING; kind++) {
         const char *prefix = tb_key_prefixes[status ? 1 : 0][kind];
         size_t plen = prefix == NULL ? 0 : strlen(prefix);
 
@@ -135,15 +136,31 @@ char *tb_connect_commit_value(int tasks)
     return tb_dump(json_pack("{s:i}", "tasks", tasks), 0);
 }
 
-int tb_connect_commit_parse(const json_t *value)
+/* A count field of value: a non-negative int, else -1. */
+static int tb_count_of(const json_t *value, const char *field)
 {
-    json_t *tasks = json_object_get(value, "tasks");
+    json_t *count = json_object_get(value, field);
 
-    if (!json_is_integer(tasks) || json_integer_value(tasks) < 0 ||
-        json_integer_value(tasks) > 0x7fffffff) {
+    if (!json_is_integer(count) || json_integer_value(count) < 0 ||
+        json_integer_value(count) > 0x7fffffff) {
         return -1;
     }
-    return (int)json_integer_value(tasks);
+    return (int)json_integer_value(count);
+}
+
+int tb_connect_commit_parse(const json_t *value)
+{
+    return tb_count_of(value, "tasks");
+}
+
+char *tb_connect_fencing_value(int task_count)
+{
+    return tb_dump(json_pack("{s:i}", "task-count", task_count), 0);
+}
+
+int tb_connect_fencing_parse(const json_t *value)
+{
+    return tb_count_of(value, "task-count");
 }
 
 char *tb_connect_restart_value(bool include_tasks, bool only_failed)

@@ -27,6 +27,7 @@ typedef enum {
     TB_CONNECT_KEY_COMMIT,    /* config: commit-<c> */
     TB_CONNECT_KEY_TARGET,    /* config: target-state-<c> */
     TB_CONNECT_KEY_RESTART,   /* config: restart-connector-<c> */
+    TB_CONNECT_KEY_FENCING,   /* config: tasks-fencing-<c> (KIP-618) */
 } tb_connect_key_kind_t;
 
 typedef struct {
@@ -44,7 +45,7 @@ int tb_connect_key_parse(const char *key, size_t key_len, int status,
 void tb_connect_key_clear(tb_connect_key_t *key);
 
 /* The key of a record of the config topic (kind CONNECTOR, TASK, COMMIT,
- * TARGET or RESTART) or of the status topic (CONNECTOR or TASK); task is used by
+ * TARGET, RESTART or FENCING) or of the status topic (CONNECTOR or TASK); task is used by
  * TASK only. */
 char *tb_connect_key_format(tb_connect_key_kind_t kind, int status, const char *name,
                             int task);
@@ -62,6 +63,13 @@ char *tb_connect_commit_value(int tasks);
 
 /* The task count of a commit value; -1 when it has none. */
 int tb_connect_commit_parse(const json_t *value);
+
+/* {"task-count":N}: the tasks of an exactly-once source whose producers
+ * a fencing of the connector's next task configs must fence (KIP-618). */
+char *tb_connect_fencing_value(int task_count);
+
+/* The task count of a fencing value; -1 when it has none. */
+int tb_connect_fencing_parse(const json_t *value);
 
 /* {"state":...,"state.v2":...}: "state" is PAUSED for STOPPED, which
  * workers before 3.5 do not know. */

@@ -279,3 +279,24 @@ json_t *tb_store_restarts_take(tb_store_t *store)
     return store->ops->restarts_take != NULL ? store->ops->restarts_take(store)
                                              : json_array();
 }
+
+void tb_store_fencing_get(tb_store_t *store, const char *name, tb_store_fencing_t *out)
+{
+    *out = (tb_store_fencing_t){.kept = false, .task_count = -1, .pending = false};
+    if (store->ops->fencing_get != NULL && name != NULL) {
+        store->ops->fencing_get(store, name, out);
+    }
+}
+
+int tb_store_fencing_put(tb_store_t *store, const char *name, int task_count,
+                         char *errstr, size_t errstr_size)
+{
+    if (name == NULL || task_count < 0) {
+        tb_store_error(errstr, errstr_size, "fencing", name,
+                       "a connector name and a task count >= 0 are required");
+        return -1;
+    }
+    return store->ops->fencing_put != NULL
+               ? store->ops->fencing_put(store, name, task_count, errstr, errstr_size)
+               : 0;
+}

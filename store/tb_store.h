@@ -144,4 +144,24 @@ int tb_store_restart_request(tb_store_t *store, const char *name, bool include_t
  * when out of memory. */
 json_t *tb_store_restarts_take(tb_store_t *store);
 
+/* The zombie fencing of an exactly-once source's task configs (KIP-618),
+ * as the store records it: the Kafka store reads and writes Connect's
+ * tasks-fencing-<name> records. A SQLite store keeps none (kept false):
+ * its one worker fences before its own new tasks start, in memory. */
+typedef struct {
+    bool kept;      /* the store keeps fencing records */
+    int task_count; /* of the last record; -1 when there is none */
+    bool pending;   /* task configs were committed after it, or with none */
+} tb_store_fencing_t;
+
+/* Fills out for connector name (any name). */
+void tb_store_fencing_get(tb_store_t *store, const char *name, tb_store_fencing_t *out);
+
+/* Records that every producer of connector name's previous tasks is
+ * fenced and that its task_count current tasks may start: the Kafka store
+ * writes tasks-fencing-<name> {"task-count":N}. A SQLite store succeeds
+ * and writes nothing. */
+int tb_store_fencing_put(tb_store_t *store, const char *name, int task_count,
+                         char *errstr, size_t errstr_size);
+
 #endif

@@ -57,6 +57,10 @@ typedef struct {
     int (*restart_request)(tb_store_t *store, const char *name, bool include_tasks,
                            bool only_failed, char *errstr, size_t errstr_size);
     json_t *(*restarts_take)(tb_store_t *store);
+    /* Optional (NULL: the store keeps no fencing records). */
+    void (*fencing_get)(tb_store_t *store, const char *name, tb_store_fencing_t *out);
+    int (*fencing_put)(tb_store_t *store, const char *name, int task_count, char *errstr,
+                       size_t errstr_size);
 } tb_store_ops_t;
 
 struct tb_store {

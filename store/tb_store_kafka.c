@@ -13,6 +13,8 @@
  *   offsets     connector -> {canonical partition text ->
  *               {"key": the record key as read or written, "partition",
  *               "offset"}}
+ *   fencing     name -> {"count"? (the last tasks-fencing record's),
+ *               "pending"? (task configs committed after it)}
  * Every change goes through one path: a write makes Connect's records,
  * sends them, and once they are acknowledged applies them to the state
  * with the same functions that apply records read from the topics. A
@@ -54,6 +56,9 @@ typedef struct {
     json_t *offsets;
     json_t *changed;  /* while a refresh applies records: the names reported */
     json_t *restarts; /* restart requests read by refreshes, not yet taken */
+    /* connector -> {"count":N (of its last tasks-fencing record, when one
+     * was read), "pending":true (task configs committed after it)} */
+    json_t *fencing;
 } tb_kafka_store_t;
 
 /* Records to write; the batch owns their keys and values. */
@@ -182,6 +187,9 @@ static void tb_apply_commit(tb_kafka_store_t *store, json_t *entry, const char *
     }
     if (tasks != NULL && json_object_get(entry, "config") != NULL) {
         tb_set(store, entry, "tasks", tasks, name);
+        /* as Connect: task configs after the last fencing record wait for
+         * the next fencing */
+        json_object_set_new(tb_entry(store->fencing, name), "pending", json_true());
     } else {
         json_decref(tasks);
     }
@@ -209,6 +217,24 @@ static void tb_apply_restart(tb_kafka_store_t *store, const char *name,
                                     include_tasks, "only_failed", only_failed));
 }
 
+/* A tasks-fencing record: the connector's task configs so far are fenced;
+ * a tombstone forgets the record. */
+static void tb_apply_fencing(tb_kafka_store_t *store, const char *name,
+                             const json_t *value, int bad)
+{
+    int count = tb_connect_fencing_parse(value);
+    if (value == NULL && !bad) {
+        json_object_del(store->fencing, name);
+    } else if (count >= 0) {
+        json_object_set_new(store->fencing, name, json_pack("{s:i}", "count", count));
+    } else {
+        TB_LOG(TB_LOG_WARN, TB_LOG_FACILITY,
+               "config topic: ignored a fencing record of connector '%s' that is not "
+               "in Connect's format",
+               name);
+    }
+}
+
 static void tb_apply_config(const tb_kafka_log_record_t *record, void *opaque)
 {
     tb_kafka_store_t *store = opaque;
@@ -221,8 +247,12 @@ static void tb_apply_config(const tb_kafka_log_record_t *record, void *opaque)
         return;
     }
     json_t *value = tb_connect_value_parse(record->value, record->value_len, &bad);
-    if (key.kind == TB_CONNECT_KEY_RESTART) {
-        tb_apply_restart(store, key.name, value);
+    if (key.kind == TB_CONNECT_KEY_RESTART || key.kind == TB_CONNECT_KEY_FENCING) {
+        if (key.kind == TB_CONNECT_KEY_RESTART) {
+            tb_apply_restart(store, key.name, value);
+        } else {
+            tb_apply_fencing(store, key.name, value, bad);
+        }
         json_decref(value);
         tb_connect_key_clear(&key);
         return;
@@ -274,6 +304,7 @@ static void tb_apply_config(const tb_kafka_log_record_t *record, void *opaque)
         break;
     case TB_CONNECT_KEY_OTHER:
     case TB_CONNECT_KEY_RESTART:
+    case TB_CONNECT_KEY_FENCING:
         break;
     }
     if (bad) {
@@ -790,6 +821,36 @@ static int tb_kafka_restart_request(tb_store_t *base, const char *name,
     return rc;
 }
 
+static void tb_kafka_fencing_get(tb_store_t *base, const char *name,
+                                 tb_store_fencing_t *out)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+
+    pthread_mutex_lock(&store->lock);
+    json_t *entry = json_object_get(store->fencing, name);
+    json_t *count = json_object_get(entry, "count");
+    out->kept = true;
+    out->task_count = count != NULL ? (int)json_integer_value(count) : -1;
+    out->pending = json_is_true(json_object_get(entry, "pending"));
+    pthread_mutex_unlock(&store->lock);
+}
+
+static int tb_kafka_fencing_put(tb_store_t *base, const char *name, int task_count,
+                                char *errstr, size_t errstr_size)
+{
+    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
+    tb_batch_t batch = {0};
+    int rc;
+
+    tb_batch_add(&batch, tb_config_key(TB_CONNECT_KEY_FENCING, name, 0),
+                 tb_connect_fencing_value(task_count), 0);
+    pthread_mutex_lock(&store->lock);
+    rc = tb_write(store, TB_LOG_CONFIG, &batch, "fencing", name, errstr, errstr_size);
+    pthread_mutex_unlock(&store->lock);
+    tb_batch_free(&batch);
+    return rc;
+}
+
 static json_t *tb_kafka_restarts_take(tb_store_t *base)
 {
     tb_kafka_store_t *store = (tb_kafka_store_t *)base;
@@ -816,6 +877,7 @@ static void tb_kafka_close(tb_store_t *base)
     json_decref(store->status);
     json_decref(store->offsets);
     json_decref(store->restarts);
+    json_decref(store->fencing);
     free(store->worker_id);
     pthread_mutex_destroy(&store->lock);
     free(store);
@@ -835,6 +897,8 @@ static const tb_store_ops_t tb_kafka_ops = {
     .refresh = tb_kafka_refresh,
     .restart_request = tb_kafka_restart_request,
     .restarts_take = tb_kafka_restarts_take,
+    .fencing_get = tb_kafka_fencing_get,
+    .fencing_put = tb_kafka_fencing_put,
 };
 
 static int tb_open_logs(tb_kafka_store_t *store, const tb_store_kafka_options_t *o,
@@ -883,8 +947,9 @@ tb_store_t *tb_store_kafka_open(const tb_store_kafka_options_t *options, char *e
     store->status = json_object();
     store->offsets = json_object();
     store->restarts = json_array();
+    store->fencing = json_object();
     if (store->worker_id == NULL || store->connectors == NULL || store->status == NULL ||
-        store->offsets == NULL || store->restarts == NULL) {
+        store->offsets == NULL || store->restarts == NULL || store->fencing == NULL) {
         tb_store_error(errstr, errstr_size, "open", NULL, "out of memory");
         goto fail;
     }

@@ -77,35 +77,7 @@ static int empty_check(const json_t *value, char *reason, size_t reason_size)
 #define CONNECTION "Connection"
 #define CONNECTOR "Connector"
 
-static const tb_config_def_t debezium_keys[] = {
-    {.name = KEY_URL,
-     .type = TB_CONFIG_STRING,
-     .required = true,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = CONNECTION,
-     .order = 1,
-     .width = TB_WIDTH_MEDIUM,
-     .display_name = "Hostname",
-     .documentation = "Valid JDBC URL: jdbc:postgresql://... or jdbc:sqlite:... (the "
-                      "JDBC sink's connection.url)."},
-    {.name = KEY_USER,
-     .type = TB_CONFIG_STRING,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = CONNECTION,
-     .order = 2,
-     .width = TB_WIDTH_SHORT,
-     .display_name = "User",
-     .documentation = "Name of the database user to be used when connecting to the "
-                      "connection."},
-    {.name = KEY_PASSWORD,
-     .type = TB_CONFIG_PASSWORD,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = CONNECTION,
-     .order = 3,
-     .width = TB_WIDTH_SHORT,
-     .display_name = "Password",
-     .documentation = "Password of the database user to be used when connecting to the "
-                      "connection."},
+static const tb_config_def_t own_keys[] = {
     {.name = KEY_PROVIDER,
      .type = TB_CONFIG_CLASS,
      .default_value = PROVIDER,
@@ -146,24 +118,6 @@ static const tb_config_def_t debezium_keys[] = {
      .group = CONNECTION,
      .order = 7,
      .documentation = "Accepted; no effect: each task holds one connection."},
-    {.name = KEY_INSERT_MODE,
-     .type = TB_CONFIG_STRING,
-     .default_value = "insert",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = CONNECTOR,
-     .order = 1,
-     .one_of = tb_jdbc_insert_modes,
-     .documentation = "The insertion mode to use: insert, upsert (needs "
-                      "primary.key.mode) or update."},
-    {.name = KEY_DELETE,
-     .type = TB_CONFIG_BOOLEAN,
-     .default_value = "false",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = CONNECTOR,
-     .order = 2,
-     .documentation = "Whether a delete event or a tombstone deletes the row of its key "
-                      "(requires primary.key.mode=record_key); when false they are "
-                      "skipped."},
     {.name = KEY_TRUNCATE,
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",
@@ -171,40 +125,6 @@ static const tb_config_def_t debezium_keys[] = {
      .group = CONNECTOR,
      .order = 2,
      .documentation = "Must stay false: truncate events are not supported."},
-    {.name = KEY_TABLE_FORMAT,
-     .type = TB_CONFIG_STRING,
-     .default_value = "${topic}",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = CONNECTOR,
-     .order = 3,
-     .documentation = "A format string for the table, which may contain '${topic}' as a "
-                      "placeholder for the original topic name (its dots replaced by "
-                      "underscores)."},
-    {.name = KEY_PK_MODE,
-     .type = TB_CONFIG_STRING,
-     .default_value = "none",
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = CONNECTOR,
-     .order = 4,
-     .one_of = tb_jdbc_pk_modes,
-     .documentation = "The primary key mode: none, kafka, record_key or record_value "
-                      "(record_header is not supported)."},
-    {.name = KEY_PK_FIELDS,
-     .type = TB_CONFIG_STRING,
-     .importance = TB_IMPORTANCE_LOW,
-     .group = CONNECTOR,
-     .order = 5,
-     .documentation = "A comma-separated list of primary key field names, read per "
-                      "primary.key.mode."},
-    {.name = KEY_TIMEZONE,
-     .type = TB_CONFIG_STRING,
-     .default_value = "UTC",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = CONNECTOR,
-     .order = 6,
-     .check = tb_jdbc_timezone_check,
-     .documentation = "The timezone used when inserting temporal values: UTC, a fixed "
-                      "offset, or a region of the tz database such as Europe/Paris."},
     {.name = KEY_EVOLUTION,
      .type = TB_CONFIG_STRING,
      .default_value = "none",
@@ -252,14 +172,6 @@ static const tb_config_def_t debezium_keys[] = {
      .group = CONNECTOR,
      .order = 12,
      .documentation = "For SQL Server only: no effect on PostgreSQL and SQLite."},
-    {.name = KEY_BATCH_SIZE,
-     .type = TB_CONFIG_INT,
-     .default_value = "500",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = CONNECTOR,
-     .order = 13,
-     .range = &at_least_one,
-     .documentation = "The most rows in one statement."},
     {.name = KEY_INCLUDE,
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_LOW,
@@ -284,26 +196,79 @@ static const tb_config_def_t debezium_keys[] = {
                       "order, its last event winning, either way."},
 };
 
+/* Debezium's keys that are Confluent's under another name (or the same):
+ * each is declared once, in Confluent's table (jdbc_config.c), and
+ * Debezium's table takes that definition under Debezium's name, with
+ * Debezium's default and text where they differ. A task's values of these
+ * are handed over to Confluent's keys as they are. */
+static const struct {
+    const char *debezium;
+    const char *confluent;
+    const char *default_value; /* Debezium's; NULL: Confluent's */
+    const char *documentation; /* NULL: Confluent's */
+} renamed[] = {
+    {KEY_URL, "connection.url", NULL, NULL},
+    {KEY_USER, "connection.user", NULL, NULL},
+    {KEY_PASSWORD, "connection.password", NULL, NULL},
+    {KEY_INSERT_MODE, "insert.mode", NULL,
+     "The insertion mode to use: insert, upsert (needs primary.key.mode) or update."},
+    {KEY_DELETE, "delete.enabled", NULL,
+     "Whether a delete event or a tombstone deletes the row of its key (requires "
+     "primary.key.mode=record_key); when false they are skipped."},
+    {KEY_TABLE_FORMAT, "table.name.format", NULL,
+     "A format string for the table, which may contain '${topic}' as a placeholder for "
+     "the original topic name (its dots replaced by underscores)."},
+    {KEY_PK_MODE, "pk.mode", NULL,
+     "The primary key mode: none, kafka, record_key or record_value (record_header is "
+     "not supported)."},
+    {KEY_PK_FIELDS, "pk.fields", NULL,
+     "A comma-separated list of primary key field names, read per primary.key.mode."},
+    {KEY_TIMEZONE, "db.timezone", NULL, NULL},
+    {KEY_BATCH_SIZE, "batch.size", "500", NULL},
+};
+
+#define RENAMED (sizeof(renamed) / sizeof(renamed[0]))
+#define OWN (sizeof(own_keys) / sizeof(own_keys[0]))
+
+/* The renamed keys, then Debezium's own: filled before main() runs. */
+static tb_config_def_t debezium_keys[RENAMED + OWN];
+
 const tb_config_table_t tb_jdbc_debezium_table =
     TB_CONFIG_TABLE("Debezium JDBC sink", debezium_keys);
+
+__attribute__((constructor)) static void debezium_keys_fill(void)
+{
+    const tb_config_table_t *confluent[] = {&tb_jdbc_sink_table};
+    for (size_t i = 0; i < RENAMED; i++) {
+        tb_config_def_t *def = &debezium_keys[i];
+        *def = *tb_config_find(confluent, 1, renamed[i].confluent);
+        def->name = renamed[i].debezium;
+        def->group = CONNECTOR;
+        def->default_value = renamed[i].default_value != NULL ? renamed[i].default_value
+                                                              : def->default_value;
+        def->documentation = renamed[i].documentation != NULL ? renamed[i].documentation
+                                                              : def->documentation;
+    }
+    memcpy(debezium_keys + RENAMED, own_keys, sizeof(own_keys));
+}
 
 void tb_jdbc_debezium_validate(const json_t *values, json_t *errors)
 {
     const char *insert_mode = tb_config_string(values, KEY_INSERT_MODE);
     const char *pk_mode = tb_config_string(values, KEY_PK_MODE);
-    const char *fields = tb_config_string(values, KEY_PK_FIELDS);
+    size_t fields = json_array_size(tb_config_list(values, KEY_PK_FIELDS));
     char message[512];
     tb_jdbc_kind_t kind;
     tb_jdbc_url_validate(tb_config_string(values, KEY_URL), KEY_URL, errors, &kind);
-    if (insert_mode != NULL && strcmp(insert_mode, "insert") != 0 && pk_mode != NULL &&
-        strcmp(pk_mode, "none") == 0) {
+    if (insert_mode != NULL && strcasecmp(insert_mode, "insert") != 0 &&
+        pk_mode != NULL && strcasecmp(pk_mode, "none") == 0) {
         snprintf(message, sizeof(message),
                  "When using %s, please define '" KEY_PK_MODE "'.",
-                 strcmp(insert_mode, "upsert") == 0 ? "UPSERT" : "UPDATE");
+                 strcasecmp(insert_mode, "upsert") == 0 ? "UPSERT" : "UPDATE");
         tb_config_error_add(errors, KEY_INSERT_MODE, message);
-    } else if (insert_mode != NULL && strcmp(insert_mode, "upsert") == 0 &&
-               pk_mode != NULL && strcmp(pk_mode, "record_value") == 0 &&
-               (fields == NULL || fields[0] == '\0')) {
+    } else if (insert_mode != NULL && strcasecmp(insert_mode, "upsert") == 0 &&
+               pk_mode != NULL && strcasecmp(pk_mode, "record_value") == 0 &&
+               fields == 0) {
         tb_config_error_add(errors, KEY_INSERT_MODE,
                             "When using UPSERT, please define '" KEY_PK_FIELDS "'.");
     }
@@ -313,30 +278,12 @@ void tb_jdbc_debezium_validate(const json_t *values, json_t *errors)
                             "sink does not write truncate events");
     }
     if (tb_config_bool(values, KEY_DELETE) && pk_mode != NULL &&
-        strcmp(pk_mode, "record_key") != 0) {
+        strcasecmp(pk_mode, "record_key") != 0) {
         tb_config_error_add(errors, KEY_DELETE,
                             "When 'delete.enabled' is set to 'true', the "
                             "'primary.key.mode' option must be set to 'record_key'.");
     }
 }
-
-/* Debezium's keys that are Confluent's under another name (or the same):
- * their values are handed over as they are. */
-static const struct {
-    const char *debezium;
-    const char *confluent;
-} renamed[] = {
-    {KEY_URL, "connection.url"},
-    {KEY_USER, "connection.user"},
-    {KEY_PASSWORD, "connection.password"},
-    {KEY_INSERT_MODE, "insert.mode"},
-    {KEY_DELETE, "delete.enabled"},
-    {KEY_TABLE_FORMAT, "table.name.format"},
-    {KEY_PK_MODE, "pk.mode"},
-    {KEY_PK_FIELDS, "pk.fields"},
-    {KEY_TIMEZONE, "db.timezone"},
-    {KEY_BATCH_SIZE, "batch.size"},
-};
 
 /* The values of a task's raw config as the JDBC sink's keys: the renamed
  * ones as written (Debezium's defaults where absent), and the keys whose
@@ -348,10 +295,9 @@ static json_t *as_confluent(const json_t *config, const json_t *v)
         json_pack("{s:s, s:s, s:s}", "auto.create", basic ? "true" : "false",
                   "auto.evolve", basic ? "true" : "false", "quote.sql.identifiers",
                   tb_config_bool(v, KEY_QUOTE) ? "always" : "never");
-    for (size_t i = 0; raw != NULL && i < sizeof(renamed) / sizeof(renamed[0]); i++) {
+    for (size_t i = 0; raw != NULL && i < RENAMED; i++) {
         json_t *value = json_object_get(config, renamed[i].debezium);
-        const tb_config_table_t *tables[] = {&tb_jdbc_debezium_table};
-        const tb_config_def_t *def = tb_config_find(tables, 1, renamed[i].debezium);
+        const tb_config_def_t *def = &debezium_keys[i];
         if (value == NULL && def->default_value != NULL) {
             value = json_string(def->default_value);
             json_object_set_new(raw, renamed[i].confluent, value);

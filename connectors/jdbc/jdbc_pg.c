@@ -7,6 +7,8 @@
  * are the row's fault, class 08, an administrator's shutdown, a
  * serialization failure or a deadlock are retried, anything else stops the
  * task; a connection that libpq reports as bad is lost whatever the state.
+ * A statement of many parameters (a put's multi-row upsert) is prepared on
+ * its connection the first time and run by name after that, a few kept.
  *
  * Connecting never blocks on the network: PQconnectStartParams starts it
  * (a host name is still resolved there, blocking; an address is not), and
@@ -28,8 +30,23 @@
 
 #define CONNECT_TIMEOUT_S 10
 
+/* Statements with this many parameters or more are prepared once per
+ * connection and run again by name: a put's multi-row INSERT of thousands
+ * of parameters is otherwise parsed and planned by the server every time. */
+#define PREPARE_FROM 64
+#define PREPARED_MAX 8
+
+typedef struct {
+    char *sql; /* owned; NULL: a free slot */
+    char name[24];
+    uint64_t used; /* when last run, in the connection's uses */
+} prepared_t;
+
 struct tb_jdbc_conn {
     PGconn *pg;
+    prepared_t prepared[PREPARED_MAX];
+    uint64_t uses;
+    unsigned names;                    /* prepared statements named so far */
     const char *shown_url;             /* the settings', for messages */
     PostgresPollingStatusType polling; /* what PQconnectPoll last said */
     int64_t deadline_ms;               /* when a connect under way gives up */
@@ -157,6 +174,9 @@ static tb_jdbc_rc_t pg_connect_poll(tb_jdbc_conn_t *c, int wait_ms, char *errstr
 static void pg_disconnect(tb_jdbc_conn_t *c)
 {
     if (c != NULL) {
+        for (size_t i = 0; i < PREPARED_MAX; i++) {
+            free(c->prepared[i].sql);
+        }
         PQfinish(c->pg);
         free(c);
     }
@@ -198,6 +218,51 @@ static const char *number_text(const tb_jdbc_param_t *p, char *buf, size_t size)
 
 #define NUMBER_TEXT 32
 
+/* The name of sql prepared on c with n parameters: found, or prepared now
+ * in the least recently used slot (whose statement is deallocated). NULL
+ * with *failed the server's answer when preparing failed, or on no memory
+ * (then *failed is NULL too, and the statement runs unnamed). */
+static const char *prepared_name(tb_jdbc_conn_t *c, const char *sql, size_t n,
+                                 PGresult **failed)
+{
+    prepared_t *slot = &c->prepared[0];
+    *failed = NULL;
+    c->uses++;
+    for (size_t i = 0; i < PREPARED_MAX; i++) {
+        prepared_t *p = &c->prepared[i];
+        if (p->sql != NULL && strcmp(p->sql, sql) == 0) {
+            p->used = c->uses;
+            return p->name;
+        }
+        if (p->sql == NULL || (slot->sql != NULL && p->used < slot->used)) {
+            slot = p;
+        }
+    }
+    char *copy = strdup(sql);
+    if (copy == NULL) {
+        return NULL;
+    }
+    if (slot->sql != NULL) {
+        char deallocate[48];
+        snprintf(deallocate, sizeof(deallocate), "DEALLOCATE %s", slot->name);
+        PQclear(PQexec(c->pg, deallocate));
+        free(slot->sql);
+        slot->sql = NULL;
+    }
+    char name[sizeof(slot->name)];
+    snprintf(name, sizeof(name), "tb_%u", c->names++);
+    PGresult *res = PQprepare(c->pg, name, sql, (int)n, NULL);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+        free(copy);
+        *failed = res;
+        return NULL;
+    }
+    PQclear(res);
+    *slot = (prepared_t){.sql = copy, .used = c->uses};
+    memcpy(slot->name, name, sizeof(name));
+    return slot->name;
+}
+
 static tb_jdbc_rc_t pg_exec(tb_jdbc_conn_t *c, const char *sql,
                             const tb_jdbc_param_t *params, size_t n, json_t **rows,
                             char *errstr, size_t errstr_size)
@@ -230,7 +295,12 @@ static tb_jdbc_rc_t pg_exec(tb_jdbc_conn_t *c, const char *sql,
             break;
         }
     }
-    res = PQexecParams(c->pg, sql, (int)n, NULL, values, lengths, formats, 0);
+    const char *name = n >= PREPARE_FROM ? prepared_name(c, sql, n, &res) : NULL;
+    if (name != NULL) {
+        res = PQexecPrepared(c->pg, name, (int)n, values, lengths, formats, 0);
+    } else if (res == NULL) {
+        res = PQexecParams(c->pg, sql, (int)n, NULL, values, lengths, formats, 0);
+    }
     ExecStatusType status = res != NULL ? PQresultStatus(res) : PGRES_FATAL_ERROR;
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
         rc = TB_JDBC_OK;

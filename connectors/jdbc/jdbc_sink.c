@@ -33,6 +33,7 @@ typedef struct {
     tb_jdbc_connecting_t connecting;
     tb_jdbc_kafka_schemas_t kafka;
     tb_jdbc_metrics_t metrics;
+    tb_jdbc_outage_t outage; /* failed tries since the last that worked */
     int retries_left;
     tb_jdbc_row_t *rows;
     size_t row_cap;
@@ -62,9 +63,14 @@ static tb_jdbc_rc_t connect_step(jdbc_task_t *t, int64_t *wait_ms, char *errstr,
         w->conn = NULL;
         return rc;
     }
-    TB_LOG_TASK(TB_LOG_INFO, LOGGER, t->ctx->connector, t->ctx->task,
-                "writing to %s (%s), offsets in its table " TB_JDBC_OFFSETS_TABLE,
-                t->settings.shown_url, w->dialect->name);
+    char connected[1200];
+    snprintf(connected, sizeof(connected),
+             "writing to %s (%s), offsets in its table " TB_JDBC_OFFSETS_TABLE,
+             t->settings.shown_url, w->dialect->name);
+    if (!tb_jdbc_outage_over(&t->outage, connected)) {
+        TB_LOG_TASK(TB_LOG_INFO, LOGGER, t->ctx->connector, t->ctx->task, "%s",
+                    connected);
+    }
     return TB_JDBC_OK;
 }
 
@@ -126,6 +132,7 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config,
                                    .connector = ctx->connector,
                                    .metrics = &t->metrics};
     tb_jdbc_metrics_take(&t->metrics, ctx->connector, ctx->task);
+    tb_jdbc_outage_init(&t->outage, ctx->connector, ctx->task);
     t->kafka = (tb_jdbc_kafka_schemas_t){.topic = tb_schema_new(TB_TYPE_STRING),
                                          .partition = tb_schema_new(TB_TYPE_INT32),
                                          .offset = tb_schema_new(TB_TYPE_INT64)};
@@ -153,7 +160,9 @@ fail:
 
 /* After a failed put: a retriable failure is retried (the runtime waits
  * retry.backoff.ms and puts the same records again) until max.retries in a
- * row are spent. Returns what put() returns. */
+ * row are spent, each retry told to the outage (which logs what the
+ * operator needs) and an empty errstr to the runtime. Returns what put()
+ * returns. */
 static int after_failure(jdbc_task_t *t, tb_jdbc_rc_t rc, const char *what, char *errstr,
                          size_t errstr_size)
 {
@@ -178,6 +187,8 @@ static int after_failure(jdbc_task_t *t, tb_jdbc_rc_t rc, const char *what, char
              "%s %s failed, retrying in %lld ms (%d of max.retries=%d left): %s", what,
              t->settings.shown_url, (long long)t->settings.retry_backoff_ms,
              t->retries_left, t->settings.max_retries, reason);
+    tb_jdbc_outage_failed(&t->outage, errstr);
+    errstr[0] = '\0';
     return TB_PLUGIN_RETRY;
 }
 
@@ -225,7 +236,10 @@ static int jdbc_put(void *opaque, const tb_sink_record_t *records, size_t count,
     int64_t wait_ms = 0;
     tb_jdbc_rc_t rc = connect_step(t, &wait_ms, errstr, errstr_size);
     if (rc == TB_JDBC_PENDING) {
-        /* not a failure: max.retries is not spent on it */
+        /* not a failure: max.retries is not spent on it, and only the
+         * outage's notices are logged, not each step */
+        tb_jdbc_outage_failed(&t->outage, errstr);
+        errstr[0] = '\0';
         t->ctx->retry_after(t->ctx->runtime, wait_ms);
         return TB_PLUGIN_RETRY;
     }

@@ -5,8 +5,8 @@
  *
  * Consecutive rows of one shape (table, columns, insert or delete) share
  * statements: INSERT with as many rows as batch.size and the database's
- * parameter limit allow (upsert adds ON CONFLICT, and a key seen twice
- * starts a new statement, since one statement cannot touch a row twice);
+ * parameter limit allow (upsert adds ON CONFLICT, and writes only the last
+ * row of each key, since one statement cannot touch a row twice);
  * UPDATE and DELETE take one row each. When the database refuses a row,
  * the transaction is rolled back and made again with a savepoint around
  * each row, so that only the rows at fault are left out (and reported).
@@ -350,8 +350,63 @@ static uint64_t key_hash(const tb_jdbc_row_t *row)
     return h;
 }
 
+/* Whether a and b, of one shape, have the same key (a null is like no
+ * other value, as in SQL). */
+static bool same_key(const tb_jdbc_row_t *a, const tb_jdbc_row_t *b)
+{
+    for (size_t c = 0; c < a->key_count; c++) {
+        const tb_jdbc_param_t *x = &a->columns[c].param;
+        const tb_jdbc_param_t *y = &b->columns[c].param;
+        if (x->kind != y->kind || x->kind == TB_JDBC_P_NULL) {
+            return false;
+        }
+        bool same = x->kind == TB_JDBC_P_DOUBLE ? x->d == y->d : x->i == y->i;
+        if (x->kind == TB_JDBC_P_TEXT || x->kind == TB_JDBC_P_BLOB) {
+            same = x->len == y->len &&
+                   (x->len == 0 || memcmp(x->data, y->data, x->len) == 0);
+        }
+        if (!same) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The last row of each key among rows[0..n), in their order, into kept;
+ * returns how many there are, or 0 on no memory. Upserting only those
+ * leaves the table as upserting them all in turn would. */
+static size_t last_per_key(tb_jdbc_row_t *const *rows, size_t n, tb_jdbc_row_t **kept)
+{
+    size_t slots = 16;
+    while (slots < n * 2) {
+        slots *= 2;
+    }
+    size_t *table = calloc(slots, sizeof(*table)); /* a row's index + 1, or 0 */
+    bool *last = calloc(n, sizeof(*last));
+    size_t m = 0;
+    for (size_t i = n; i-- > 0 && table != NULL && last != NULL;) {
+        size_t slot = (size_t)key_hash(rows[i]) & (slots - 1);
+        while (table[slot] != 0 && !same_key(rows[table[slot] - 1], rows[i])) {
+            slot = (slot + 1) & (slots - 1);
+        }
+        if (table[slot] == 0) {
+            table[slot] = i + 1;
+            last[i] = true;
+        }
+    }
+    for (size_t i = 0; i < n && table != NULL && last != NULL; i++) {
+        if (last[i]) {
+            kept[m++] = rows[i];
+        }
+    }
+    free(table);
+    free(last);
+    return m;
+}
+
 /* Writes rows[0..n) of one shape, not careful: INSERTs of up to the batch
- * size, or one statement per keyed row. */
+ * size (upserts of the last row of each key), or one statement per keyed
+ * row. */
 static tb_jdbc_rc_t write_run(put_t *p, tb_jdbc_row_t *const *rows, size_t n)
 {
     const tb_jdbc_settings_t *s = p->w->settings;
@@ -370,28 +425,22 @@ static tb_jdbc_rc_t write_run(put_t *p, tb_jdbc_row_t *const *rows, size_t n)
     size_t per = p->w->dialect->max_params / rows[0]->count;
     per = per < s->batch_size ? per : s->batch_size;
     per = per > 0 ? per : 1;
-    uint64_t *seen = s->insert_mode == TB_JDBC_UPSERT ? calloc(per, sizeof(*seen)) : NULL;
-    tb_jdbc_rc_t rc = TB_JDBC_OK;
-    for (size_t first = 0; first < n && rc == TB_JDBC_OK;) {
-        size_t take = 0;
-        while (first + take < n && take < per) {
-            if (seen != NULL) {
-                uint64_t h = key_hash(rows[first + take]);
-                bool twice = false;
-                for (size_t j = 0; j < take && !twice; j++) {
-                    twice = seen[j] == h;
-                }
-                if (twice) {
-                    break;
-                }
-                seen[take] = h;
-            }
-            take++;
+    tb_jdbc_row_t **kept = NULL;
+    if (s->insert_mode == TB_JDBC_UPSERT) {
+        kept = malloc(n * sizeof(*kept));
+        n = kept != NULL ? last_per_key(rows, n, kept) : 0;
+        if (n == 0) {
+            free(kept);
+            snprintf(p->errstr, p->errstr_size, "out of memory");
+            return TB_JDBC_FATAL;
         }
-        rc = insert_rows(p, rows + first, take);
-        first += take;
+        rows = kept;
     }
-    free(seen);
+    tb_jdbc_rc_t rc = TB_JDBC_OK;
+    for (size_t first = 0; first < n && rc == TB_JDBC_OK; first += per) {
+        rc = insert_rows(p, rows + first, n - first < per ? n - first : per);
+    }
+    free(kept);
     return rc;
 }
 

@@ -5,7 +5,8 @@
  *   jdbc_sink.c     the plugin: task lifecycle, put, open and close, retries
  *   jdbc_config.c   the config table (Confluent's keys), cross-key checks,
  *                   the settings a task runs on
- *   jdbc_debezium.c Debezium's JDBC sink keys, as a second key set
+ *   jdbc_debezium.c Debezium's JDBC sink keys, as a second key set: its own,
+ *                   and Confluent's under Debezium's names and defaults
  *   jdbc_url.c      connection.url: parsing, and its form without secrets
  *   jdbc_types.c    Connect types -> column types, values -> parameters
  *   jdbc_rows.c     a record -> the table, columns and values it writes
@@ -13,6 +14,8 @@
  *   jdbc_writer.c   a put's rows and offsets in one transaction
  *   jdbc_offsets.c  the offsets table: made, and changed by an operator
  *   jdbc_connect.c  connecting in bounded steps, connection.attempts
+ *   jdbc_outage.c   a run of failures logged at its start, at growing
+ *                   intervals and at its end, not at each try
  *   jdbc_pg.c       the PostgreSQL dialect (libpq)
  *   jdbc_sqlite.c   the SQLite dialect
  *   jdbc_metrics.c  rows, statements and their time, retries, per task
@@ -144,8 +147,10 @@ int tb_jdbc_settings_init(tb_jdbc_settings_t *settings, const json_t *config,
 /* NULL-safe; a zeroed settings is a no-op. */
 void tb_jdbc_settings_clear(tb_jdbc_settings_t *settings);
 
-/* Debezium's key set (jdbc_debezium.c): its table, its checks across keys,
- * and the settings its keys come to. */
+/* Debezium's key set (jdbc_debezium.c): its table (the keys it shares with
+ * Confluent's, from tb_jdbc_sink_table's definitions, filled before main()
+ * runs, then its own), its checks across keys, and the settings its keys
+ * come to. */
 extern const tb_config_table_t tb_jdbc_debezium_table;
 void tb_jdbc_debezium_validate(const json_t *values, json_t *errors);
 int tb_jdbc_debezium_settings_init(tb_jdbc_settings_t *settings, const json_t *config,
@@ -339,6 +344,29 @@ tb_jdbc_conn_t *tb_jdbc_connect_blocking(const tb_jdbc_dialect_t *d,
                                          const tb_jdbc_settings_t *s,
                                          const tb_limits_t *limits, tb_jdbc_rc_t *rc,
                                          char *errstr, size_t errstr_size);
+
+/* ---- failures told to the operator (jdbc_outage.c) ---- */
+
+/* A task's current run of failed tries (a lost or silent database), if
+ * any. Borrows connector. */
+typedef struct {
+    const char *connector;
+    int task;
+    int64_t since_ms;     /* when the run began (tb_monotonic_ms); 0: none */
+    int64_t notice_at_ms; /* when a failure is logged again */
+    int64_t gap_ms;       /* the wait before the notice after that one */
+} tb_jdbc_outage_t;
+
+void tb_jdbc_outage_init(tb_jdbc_outage_t *o, const char *connector, int task);
+
+/* A failed try, why: logged (WARN) when it begins a run, or when the run
+ * has lasted until its next notice (10 s, then twice the last gap each
+ * time); not logged otherwise. */
+void tb_jdbc_outage_failed(tb_jdbc_outage_t *o, const char *reason);
+
+/* A try that worked: a run under way is over, logged once (INFO) as what
+ * and how long the run lasted. Returns whether one was. */
+bool tb_jdbc_outage_over(tb_jdbc_outage_t *o, const char *what);
 
 /* ---- DDL (jdbc_ddl.c) ---- */
 

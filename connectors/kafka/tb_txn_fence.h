@@ -1,13 +1,14 @@
 /*
- * tb_txn_fence.h - fences transactional ids that no task uses any more, in
+ * tb_txn_fence.h - fences transactional ids that no running task holds, in
  * bounded steps: for each id in turn, a producer of that id initialises
  * its transactions (which aborts the id's open transaction and makes every
- * other producer of it fail) and is destroyed. An exactly-once connector
- * whose task count went down fences the ids of its removed tasks this way,
- * so that a zombie still running one of them cannot commit.
+ * other producer of it fail) and is destroyed. An exactly-once source's
+ * previous tasks are fenced this way before its new task configs run
+ * (tb_fencing.h), so that a zombie still running one of them cannot
+ * commit.
  *
  * Ownership: the fence owns its producer and its copy of the ids. Not
- * thread-safe: one caller at a time (a task's pool thread).
+ * thread-safe: one caller at a time (a pool job, or a REST operation).
  */
 #ifndef TB_TXN_FENCE_H
 #define TB_TXN_FENCE_H

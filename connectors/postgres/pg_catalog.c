@@ -49,8 +49,8 @@ int tb_pg_catalog_tables(PGconn *conn, const tb_pg_filter_t *filter,
 }
 
 /* The type of a column: a domain's base type (and its name), an array's
- * element, an enum's labels, and format_type's name; and its default
- * expression. */
+ * element (and its name), an enum's labels (an enum array's element's), and
+ * format_type's name; and its default expression. */
 #define COLUMNS_SQL                                                                      \
     "SELECT a.attname, "                                                                 \
     "CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END, "                 \
@@ -61,8 +61,9 @@ int tb_pg_catalog_tables(PGconn *conn, const tb_pg_filter_t *filter,
     "format_type(a.atttypid, a.atttypmod), "                                             \
     "CASE WHEN b.typcategory = 'A' THEN b.typelem ELSE 0 END, "                          \
     "(SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_enum e "      \
-    "WHERE e.enumtypid = b.oid), "                                                       \
-    "pg_get_expr(d.adbin, d.adrelid), a.atttypid, b.typname "                            \
+    "WHERE e.enumtypid = CASE WHEN b.typcategory = 'A' THEN b.typelem ELSE b.oid END), " \
+    "pg_get_expr(d.adbin, d.adrelid), a.atttypid, b.typname, "                           \
+    "(SELECT l.typname FROM pg_type l WHERE l.oid = b.typelem AND b.typcategory = 'A') " \
     "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "                          \
     "LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "           \
     "JOIN pg_type b ON b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype "            \
@@ -97,6 +98,8 @@ int tb_pg_catalog_columns(PGconn *conn, uint32_t oid, tb_pg_column_info_t **colu
         c->default_expr = PQgetisnull(res, i, 8) ? NULL : strdup(PQgetvalue(res, i, 8));
         c->declared_oid = (uint32_t)strtoul(PQgetvalue(res, i, 9), NULL, 10);
         c->type.base_name = strdup(PQgetvalue(res, i, 10));
+        c->type.elem_name =
+            PQgetisnull(res, i, 11) ? NULL : strdup(PQgetvalue(res, i, 11));
     }
     PQclear(res);
     if (*columns == NULL) {

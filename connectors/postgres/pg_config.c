@@ -305,6 +305,16 @@ static const tb_config_def_t pg_keys[] = {
      .one_of = hstore_modes,
      .documentation = "hstore values as a JSON object in a string (json), or a map of "
                       "strings (map)."},
+    {.name = "include.unknown.datatypes",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_VALUES,
+     .order = 9,
+     .documentation = "Whether a column of a type Debezium does not know (tsvector, "
+                      "pg_lsn, a composite type, ...) is written, as the bytes of its "
+                      "text under binary.handling.mode; false leaves it out of the "
+                      "records. Either way the task logs it once."},
     {.name = "skipped.operations",
      .type = TB_CONFIG_LIST,
      .default_value = "t",
@@ -516,6 +526,7 @@ int tb_pg_options_parse(const json_t *config, tb_pg_options_t *out, char *errstr
         (tb_pg_binary_mode_t)choice(v, "binary.handling.mode", binary_modes);
     out->modes.hstore =
         (tb_pg_hstore_mode_t)choice(v, "hstore.handling.mode", hstore_modes);
+    out->modes.include_unknown = tb_config_bool(v, "include.unknown.datatypes");
     out->skipped = skipped_ops(tb_config_list(v, "skipped.operations"));
     out->transaction_metadata = tb_config_bool(v, "provide.transaction.metadata");
     out->transaction_topic = tb_config_string(v, "topic.transaction");

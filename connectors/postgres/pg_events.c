@@ -7,11 +7,12 @@
 #include "connectors/postgres/tb_pg_events.h"
 #include "core/tb_time.h"
 
-/* Debezium's source.sequence: ["<last commit LSN>","<LSN>"], null for an
- * unknown commit. */
+/* Debezium's source.sequence: ["<the last commit's end LSN>","<LSN>"], with
+ * null while no commit was read since the stream's start (a snapshot's
+ * rows, the first transaction after it or after the slot's creation). */
 static void sequence_text(const tb_pg_position_t *p, char *out, size_t size)
 {
-    if (p->lsn_commit != 0) {
+    if (p->commit_known) {
         snprintf(out, size, "[\"%" PRIu64 "\",\"%" PRIu64 "\"]", p->lsn_commit, p->lsn);
     } else {
         snprintf(out, size, "[null,\"%" PRIu64 "\"]", p->lsn);
@@ -28,7 +29,7 @@ static tb_value_t *source_block(const tb_pg_events_t *ev, const tb_pg_relation_t
                            .schema = r->schema_name,
                            .table = r->table_name,
                            .snapshot = marker,
-                           .sequence = p->snapshot ? NULL : sequence,
+                           .sequence = sequence,
                            .ts_us = p->ts_us,
                            .tx_id = p->tx_id,
                            .lsn = (int64_t)p->lsn,

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "connectors/postgres/tb_pg_java_order.h"
 #include "connectors/postgres/tb_pg_more_types.h"
 
 #define OID_POINT 600
@@ -91,6 +92,21 @@ tb_schema_t *tb_pg_more_schema(const tb_pg_type_t *t, const tb_pg_modes_t *modes
     default:
         return NULL;
     }
+}
+
+tb_schema_t *tb_pg_more_items_schema(const tb_pg_type_t *elem, const tb_pg_modes_t *modes)
+{
+    kind_t kind = kind_of(elem);
+    if (kind != KIND_HSTORE && kind != KIND_TEXT) {
+        return NULL; /* Debezium maps no array of bits or points */
+    }
+    tb_schema_t *items = tb_pg_more_schema(elem, modes);
+    /* isbn's array has required items: Debezium's converter builds them from
+     * the element's schema alone */
+    if (items != NULL && strcmp(elem->base_name, "isbn") != 0) {
+        tb_schema_set_optional(items, true);
+    }
+    return items;
 }
 
 /* "0110...": as Debezium's, the bytes of a bit set whose bit 0 is the
@@ -235,11 +251,14 @@ static json_t *hstore_pairs(const char *text)
     return pairs;
 }
 
-/* json mode: the pairs as a JSON object; map mode: a map of strings. */
+/* json mode: the pairs as a JSON object; map mode: a map of strings; both
+ * in the order Debezium's Java map has them. */
 static tb_value_t *hstore_value(const tb_schema_t *schema, const char *text)
 {
-    json_t *pairs = hstore_pairs(text);
+    json_t *read = hstore_pairs(text);
+    json_t *pairs = read != NULL ? tb_pg_java_hashmap_order(read) : NULL;
     tb_value_t *v = NULL;
+    json_decref(read);
     if (pairs == NULL) {
         return NULL;
     }

@@ -5,6 +5,7 @@
 
 #include "connectors/postgres/tb_pg_envelope.h"
 #include "connectors/postgres/tb_pg_relation.h"
+#include "connectors/postgres/tb_pg_unknown.h"
 
 /* Debezium's placeholder for an unchanged TOASTed value the server did not
  * send (unavailable.value.placeholder's default). */
@@ -98,6 +99,35 @@ static int build_schemas(tb_pg_relation_t *r, const tb_pg_relation_ctx_t *ctx)
     return (has_key && r->key_schema == NULL) || r->envelope_schema == NULL ? -1 : 0;
 }
 
+/* Column c of r, whose type tributary does not map, as Debezium treats it
+ * (tb_pg_unknown.h): refused (-1 with errstr), left out (no schema), or
+ * opaque; ctx is told of the last two. */
+static int unmapped_column(const tb_pg_relation_ctx_t *ctx, const tb_pg_relation_t *r,
+                           tb_pg_column_t *c, char *errstr, size_t errstr_size)
+{
+    char reason[256], id[512];
+    tb_pg_fate_t fate = tb_pg_unknown_fate(&c->type, ctx->modes, reason, sizeof(reason));
+    snprintf(id, sizeof(id), "%s.%s.%s", r->schema_name, r->table_name, c->name);
+    if (fate == TB_PG_REFUSED) {
+        snprintf(errstr, errstr_size,
+                 "column %s: %s; column.exclude.list can leave the column out", id,
+                 reason);
+        return -1;
+    }
+    if (fate == TB_PG_OPAQUE) {
+        c->type.opaque = true;
+        c->schema = tb_pg_type_schema(&c->type, ctx->modes, errstr, errstr_size);
+        if (c->schema == NULL) {
+            snprintf(errstr, errstr_size, "out of memory");
+            return -1;
+        }
+    }
+    if (ctx->notice != NULL) {
+        ctx->notice(ctx->notice_arg, id, reason);
+    }
+    return 0;
+}
+
 /* Column c of r from its name and type (column) and what the catalog
  * knows of it (NULL: nothing). The catalog's type (a domain's base type,
  * an enum's labels) applies only while it is still the type the column is
@@ -118,7 +148,8 @@ static int build_column(const tb_pg_relation_ctx_t *ctx, const tb_pg_relation_t 
         .elem_oid = type->elem_oid != 0 ? type->elem_oid : tb_pg_array_elem(type->oid),
         .enum_labels = dup_or_null(type->enum_labels),
         .name = dup_or_null(type->name),
-        .base_name = dup_or_null(type->base_name)};
+        .base_name = dup_or_null(type->base_name),
+        .elem_name = dup_or_null(type->elem_name)};
     if (c->name == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
         return -1;
@@ -130,11 +161,12 @@ static int build_column(const tb_pg_relation_ctx_t *ctx, const tb_pg_relation_t 
         return 0; /* left out: its type need not be one tributary maps */
     }
     c->schema = tb_pg_type_schema(&c->type, ctx->modes, reason, sizeof(reason));
-    if (c->schema == NULL) {
-        snprintf(errstr, errstr_size,
-                 "column %s.%s.%s: %s; column.exclude.list can leave the column out",
-                 r->schema_name, r->table_name, column->name, reason);
+    if (c->schema == NULL && unmapped_column(ctx, r, c, errstr, errstr_size) != 0) {
         return -1;
+    }
+    if (c->schema == NULL) { /* left out, as Debezium leaves it */
+        c->key = c->included = false;
+        return 0;
     }
     tb_schema_set_optional(c->schema, known == NULL || !known->not_null);
     if (known != NULL && known->default_expr != NULL) {

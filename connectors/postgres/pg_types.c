@@ -13,6 +13,7 @@
 
 #include "connectors/postgres/tb_pg_more_types.h"
 #include "connectors/postgres/tb_pg_types.h"
+#include "connectors/postgres/tb_pg_unknown.h"
 #include "registry/tb_text.h"
 
 /* Built-in type OIDs (pg_type.dat). */
@@ -82,6 +83,7 @@ void tb_pg_type_release(tb_pg_type_t *t)
     free(t->enum_labels);
     free(t->name);
     free(t->base_name);
+    free(t->elem_name);
     memset(t, 0, sizeof(*t));
 }
 
@@ -253,12 +255,42 @@ static tb_schema_t *scalar_schema(const tb_pg_type_t *t, const tb_pg_modes_t *mo
     }
 }
 
-/* The element types whose arrays Debezium 3.0 leaves out (its converter has
- * no schema for them), though it maps the elements themselves. */
-static bool unmapped_array(uint32_t elem_oid)
+tb_pg_type_t tb_pg_array_element(const tb_pg_type_t *array)
 {
-    return elem_oid == OID_INTERVAL || elem_oid == OID_MONEY || elem_oid == OID_NAME ||
-           elem_oid == OID_XML;
+    return (tb_pg_type_t){.oid = array->elem_oid,
+                          .typmod = array->typmod,
+                          .enum_labels = array->enum_labels,
+                          .base_name = array->elem_name,
+                          .opaque = array->opaque};
+}
+
+/* binary.handling.mode's schema, which Debezium gives its unknown types. */
+static tb_schema_t *opaque_schema(const tb_pg_modes_t *modes)
+{
+    return tb_schema_new(modes->binary == TB_PG_BINARY_BYTES ? TB_TYPE_BYTES
+                                                             : TB_TYPE_STRING);
+}
+
+/* An array's items, optional as Debezium's, but for an enum's and an
+ * unknown type's, which its converter leaves required. */
+static tb_schema_t *items_schema(const tb_pg_type_t *elem, const tb_pg_modes_t *modes)
+{
+    if (elem->opaque) {
+        return opaque_schema(modes);
+    }
+    if (tb_pg_array_left_out(elem->oid)) {
+        return NULL;
+    }
+    /* Debezium writes a time[]'s items as MicroTime whatever the mode */
+    tb_schema_t *items =
+        elem->oid == OID_TIME
+            ? tb_pg_named_schema(TB_TYPE_INT64, "io.debezium.time.MicroTime")
+            : scalar_schema(elem, modes);
+    if (items != NULL) {
+        tb_schema_set_optional(items, elem->enum_labels == NULL);
+        return items;
+    }
+    return tb_pg_more_items_schema(elem, modes);
 }
 
 tb_schema_t *tb_pg_type_schema(const tb_pg_type_t *t, const tb_pg_modes_t *modes,
@@ -266,22 +298,11 @@ tb_schema_t *tb_pg_type_schema(const tb_pg_type_t *t, const tb_pg_modes_t *modes
 {
     tb_schema_t *s;
     if (t->elem_oid != 0) {
-        tb_pg_type_t elem = {.oid = t->elem_oid, .typmod = t->typmod};
-        if (unmapped_array(elem.oid)) {
-            snprintf(errstr, errstr_size,
-                     "type %s (oid %u) is not supported (Debezium maps no array of it)",
-                     t->name != NULL ? t->name : "?", (unsigned)t->oid);
-            return NULL;
-        }
-        /* Debezium writes a time[]'s items as MicroTime whatever the mode */
-        tb_schema_t *items =
-            elem.oid == OID_TIME
-                ? tb_pg_named_schema(TB_TYPE_INT64, "io.debezium.time.MicroTime")
-                : scalar_schema(&elem, modes);
-        if (items != NULL) {
-            tb_schema_set_optional(items, true);
-        }
+        tb_pg_type_t elem = tb_pg_array_element(t);
+        tb_schema_t *items = items_schema(&elem, modes);
         s = items != NULL ? tb_schema_array(items) : NULL;
+    } else if (t->opaque) {
+        s = opaque_schema(modes);
     } else if ((s = scalar_schema(t, modes)) == NULL && t->enum_labels == NULL) {
         s = tb_pg_more_schema(t, modes);
     }
@@ -435,7 +456,7 @@ static void zoned_text(int64_t micros, int width, char *out, size_t size)
     snprintf(out + n, size - (size_t)n, "%s%sZ", keep > 0 ? "." : "", digits);
 }
 
-static tb_value_t *bytes_value(const tb_pg_modes_t *modes, const uint8_t *data, size_t n)
+tb_value_t *tb_pg_binary_value(const tb_pg_modes_t *modes, const uint8_t *data, size_t n)
 {
     static const char std[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -486,7 +507,7 @@ static tb_value_t *bytea_value(const tb_pg_modes_t *modes, const char *text, siz
         }
         data[i] = (uint8_t)byte;
     }
-    tb_value_t *v = data != NULL ? bytes_value(modes, data, n) : NULL;
+    tb_value_t *v = data != NULL ? tb_pg_binary_value(modes, data, n) : NULL;
     free(data);
     return v;
 }
@@ -604,6 +625,9 @@ static tb_value_t *scalar_value(const tb_pg_type_t *t, const tb_schema_t *schema
     tb_type_t type = tb_schema_type(schema);
     const char *p = text;
     int64_t n;
+    if (t->opaque) { /* Debezium's unknown type: its text's bytes */
+        return tb_pg_binary_value(modes, (const uint8_t *)text, len);
+    }
     switch (t->oid) {
     case OID_BOOL:
         return len == 1 && (text[0] == 't' || text[0] == 'f')
@@ -713,7 +737,7 @@ static bool array_element(const char **p, char **out, bool *is_null)
 static tb_value_t *array_value(const tb_pg_type_t *t, const tb_schema_t *schema,
                                const tb_pg_modes_t *modes, const char *text)
 {
-    tb_pg_type_t elem = {.oid = t->elem_oid, .typmod = t->typmod};
+    tb_pg_type_t elem = tb_pg_array_element(t);
     tb_schema_t *items = tb_schema_items(schema);
     tb_value_t *array = tb_value_array();
     const char *p = text;
@@ -728,9 +752,13 @@ static tb_value_t *array_value(const tb_pg_type_t *t, const tb_schema_t *schema,
             tb_value_free(array);
             return NULL;
         }
-        tb_value_t *v =
-            is_null ? NULL : scalar_value(&elem, items, modes, item, strlen(item));
-        bool bad = !is_null && v == NULL;
+        tb_value_t *v = NULL;
+        if (!is_null && !tb_pg_more_value(&elem, items, item, &v)) {
+            v = scalar_value(&elem, items, modes, item, strlen(item));
+        }
+        /* a NULL among required items (an enum's): Debezium cannot convert
+         * the array */
+        bool bad = is_null ? !tb_schema_optional(items) : v == NULL;
         free(item);
         if (bad || tb_value_array_append(array, v) != 0 || (*p != ',' && *p != '}')) {
             tb_value_free(array);
@@ -758,7 +786,7 @@ int tb_pg_type_value(const tb_pg_type_t *t, const tb_schema_t *schema,
     copy[len] = '\0';
     if (t->elem_oid != 0) {
         *out = array_value(t, schema, modes, copy);
-    } else if (!tb_pg_more_value(t, schema, copy, out)) {
+    } else if (t->opaque || !tb_pg_more_value(t, schema, copy, out)) {
         *out = scalar_value(t, schema, modes, copy, len);
     }
     if (*out == NULL) {

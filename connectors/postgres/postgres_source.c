@@ -13,7 +13,8 @@
  * The slot's confirmed flush position moves only in commit(), which the
  * runtime calls once offsets are recorded, so it never passes a change
  * Kafka has not acknowledged. After a restart the stream resumes from the
- * stored offset: transactions committed at or before its lsn_commit, and
+ * stored offset: transactions whose commit starts before its lsn_commit (the
+ * end of the last commit read, as Debezium stores it), and
  * the stored transaction's changes up to its lsn, are skipped.
  */
 #include <inttypes.h>
@@ -75,7 +76,10 @@ typedef struct {
     tb_pg_position_t snapshot_position;
     /* the stream */
     uint64_t start_lsn;
-    uint64_t last_commit; /* the last commit fully read */
+    uint64_t last_commit; /* the end of the last commit fully read, or where
+                           * the stream started: a commit starting before it
+                           * is read already */
+    bool commit_known;    /* last_commit is a commit's end (tb_pg_position_t) */
     bool resuming;        /* skip what the stored offset covers */
     int64_t resume_xid;
     uint64_t resume_lsn;
@@ -102,6 +106,9 @@ typedef struct {
     bool lost;
     int64_t restart_due_ms;
     tb_pgoutput_msg_t msg;
+    /* what was logged of columns of types tributary does not map, once each */
+    char **noticed;
+    size_t nnoticed;
 } pg_source_t;
 
 static const char *intern_topic(pg_source_t *s, const char *name)
@@ -198,6 +205,37 @@ fail:
  * Start: offsets, publication, slot, and whether to snapshot
  */
 
+/* Logs what becomes of a column whose type tributary does not map (left
+ * out, or written opaque), once per column and fate in the task's life. */
+static void column_notice(void *arg, const char *column, const char *what)
+{
+    pg_source_t *s = arg;
+    char line[1024];
+    snprintf(line, sizeof(line), "column %s: %s", column, what);
+    for (size_t i = 0; i < s->nnoticed; i++) {
+        if (strcmp(s->noticed[i], line) == 0) {
+            return;
+        }
+    }
+    char **grown = realloc(s->noticed, (s->nnoticed + 1) * sizeof(*grown));
+    if (grown != NULL) {
+        s->noticed = grown;
+        s->noticed[s->nnoticed] = strdup(line);
+        s->nnoticed += s->noticed[s->nnoticed] != NULL;
+    }
+    TB_LOG_TASK(TB_LOG_WARN, LOGGER, s->connector, s->task, "%s", line);
+}
+
+static tb_pg_relation_ctx_t relation_ctx(pg_source_t *s)
+{
+    return (tb_pg_relation_ctx_t){.prefix = s->o.prefix,
+                                  .modes = &s->o.modes,
+                                  .filter = s->filter,
+                                  .source_schema = s->source_schema,
+                                  .notice = column_notice,
+                                  .notice_arg = s};
+}
+
 /* A relation built from the catalog (for the snapshot, or a table a
  * truncate names before any Relation message), cached. */
 static tb_pg_relation_t *catalog_relation(pg_source_t *s, const tb_pg_table_t *t,
@@ -208,10 +246,7 @@ static tb_pg_relation_t *catalog_relation(pg_source_t *s, const tb_pg_table_t *t
     if (tb_pg_catalog_columns(s->sql, t->oid, &info, &n, errstr, errstr_size) != 0) {
         return NULL;
     }
-    tb_pg_relation_ctx_t rctx = {.prefix = s->o.prefix,
-                                 .modes = &s->o.modes,
-                                 .filter = s->filter,
-                                 .source_schema = s->source_schema};
+    tb_pg_relation_ctx_t rctx = relation_ctx(s);
     tb_pg_relation_t *r =
         tb_pg_relation_build(&rctx, t->oid, t->schema_name, t->table_name, info, n, info,
                              n, errstr, errstr_size);
@@ -266,6 +301,7 @@ static int begin_snapshot(pg_source_t *s, char *errstr, size_t errstr_size)
     s->snapshot_position = (tb_pg_position_t){
         .lsn = lsn, .tx_id = xid, .ts_us = tb_wall_ms() * 1000, .snapshot = true};
     s->start_lsn = s->last_commit = lsn;
+    s->commit_known = false;
     s->phase = PHASE_SNAPSHOT;
     char at[32];
     tb_pg_lsn_format(lsn, at, sizeof(at));
@@ -344,14 +380,17 @@ static int start(pg_source_t *s, char *errstr, size_t errstr_size)
             return -1;
         }
         s->last_commit = s->start_lsn;
+        s->commit_known = false;
     } else if (has_stored) {
         s->last_commit = stored.snapshot ? stored.lsn : stored.lsn_commit;
+        s->commit_known = !stored.snapshot;
         s->start_lsn = s->last_commit;
         s->resuming = !stored.snapshot;
         s->resume_xid = stored.tx_id;
         s->resume_lsn = stored.lsn;
     } else {
         s->start_lsn = s->last_commit = confirmed;
+        s->commit_known = false;
     }
     s->flushable = s->flushed = s->last_commit;
     return start_stream(s, errstr, errstr_size);
@@ -424,10 +463,7 @@ static int on_relation(pg_source_t *s, char *errstr, size_t errstr_size)
         columns[i].type.oid = m->columns[i].type_oid;
         columns[i].type.typmod = m->columns[i].typmod;
     }
-    tb_pg_relation_ctx_t rctx = {.prefix = s->o.prefix,
-                                 .modes = &s->o.modes,
-                                 .filter = s->filter,
-                                 .source_schema = s->source_schema};
+    tb_pg_relation_ctx_t rctx = relation_ctx(s);
     tb_pg_relation_t *r =
         tb_pg_relation_build(&rctx, m->relid, m->nspname, m->relname, columns,
                              m->ncolumns, info, ninfo, errstr, errstr_size);
@@ -469,6 +505,7 @@ static int on_change(pg_source_t *s, uint64_t lsn, char *errstr, size_t errstr_s
     int kind = m->kind == TB_PGOUTPUT_INSERT ? 0 : m->kind == TB_PGOUTPUT_UPDATE ? 1 : 2;
     tb_pg_position_t p = {.lsn = lsn,
                           .lsn_commit = s->last_commit,
+                          .commit_known = s->commit_known,
                           .tx_id = s->xid,
                           .ts_us = s->commit_us,
                           .message_type = types[kind]};
@@ -500,6 +537,7 @@ static int on_truncate(pg_source_t *s, uint64_t lsn, char *errstr, size_t errstr
     }
     tb_pg_position_t p = {.lsn = lsn,
                           .lsn_commit = s->last_commit,
+                          .commit_known = s->commit_known,
                           .tx_id = s->xid,
                           .ts_us = s->commit_us,
                           .message_type = "TRUNCATE"};
@@ -562,18 +600,20 @@ static int on_message(pg_source_t *s, const tb_pg_frame_t *f, char *errstr,
         s->in_transaction = true;
         s->xid = m->xid;
         s->commit_us = m->time_us + TB_PG_EPOCH_OFFSET_US;
-        /* committed at or before the last commit read: read already */
-        s->skip_transaction = m->lsn <= s->last_commit;
+        /* its commit (m->lsn) starts before the end of the last one read, or
+         * before where the stream started: read already */
+        s->skip_transaction = m->lsn < s->last_commit;
         if (s->transactions != NULL && !s->skip_transaction) {
             return transaction_begins(s, f->wal_start, errstr, errstr_size);
         }
         return 0;
     case TB_PGOUTPUT_COMMIT: {
-        bool read = !s->skip_transaction && m->lsn > s->last_commit;
+        bool read = !s->skip_transaction && m->lsn >= s->last_commit;
         s->in_transaction = false;
-        if (read) {
-            s->last_commit = m->lsn;
-            tb_pg_lag_commit(s->lag, m->lsn, s->commit_us);
+        if (read) { /* Debezium's last commit LSN: the end of the commit */
+            s->last_commit = m->end_lsn;
+            s->commit_known = true;
+            tb_pg_lag_commit(s->lag, m->end_lsn, s->commit_us);
         }
         if (s->resuming && (int64_t)s->xid == s->resume_xid) {
             s->resuming = false; /* past the stored transaction */
@@ -824,6 +864,10 @@ static void task_stop(void *opaque)
         free(s->topics);
         s->topics = next;
     }
+    for (size_t i = 0; i < s->nnoticed; i++) {
+        free(s->noticed[i]);
+    }
+    free(s->noticed);
     free(s->connector);
     free(s);
 }

@@ -50,6 +50,7 @@ typedef struct {
     tb_pg_time_mode_t time;
     tb_pg_binary_mode_t binary;
     tb_pg_hstore_mode_t hstore;
+    bool include_unknown; /* include.unknown.datatypes */
 } tb_pg_modes_t;
 
 /* Operations skipped.operations names. */

@@ -24,7 +24,10 @@
 /* Where a record leaves the source; its offset. */
 typedef struct {
     uint64_t lsn;             /* the change's LSN; a snapshot's consistent point */
-    uint64_t lsn_commit;      /* every transaction committed up to here is done; 0 none */
+    uint64_t lsn_commit;      /* every transaction whose commit starts before here is
+                               * done; 0 none */
+    bool commit_known;        /* lsn_commit is the end of a commit read (Debezium's
+                               * last commit LSN), not a starting position */
     int64_t tx_id;            /* -1: none */
     int64_t ts_us;            /* the commit's (or snapshot's) time, Unix microseconds */
     const char *message_type; /* "INSERT", ...; NULL: none (static storage) */

@@ -7,7 +7,8 @@
  * A relation is built from a column list (a pgoutput Relation message, or
  * the catalog for a snapshot) and what the catalog adds per column
  * (nullability, primary key membership, enum labels, array elements, the
- * default, which Debezium writes into the field's schema). A
+ * default, which Debezium writes into the field's schema). A column whose
+ * type Debezium leaves out has no field, as in Debezium's records. A
  * Relation message mid-stream (an ALTER TABLE) replaces the cached one, so
  * the records after it carry the new schemas.
  */
@@ -60,6 +61,10 @@ typedef struct {
     const tb_pg_modes_t *modes;
     const tb_pg_filter_t *filter;
     tb_schema_t *source_schema;
+    /* told of each column left out or written opaque (tb_pg_unknown.h):
+     * its "schema.table.column" and what becomes of it; NULL: not told */
+    void (*notice)(void *arg, const char *column, const char *what);
+    void *notice_arg;
 } tb_pg_relation_ctx_t;
 
 /* Builds a relation of ncolumns columns (names and types, whose strings

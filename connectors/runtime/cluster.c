@@ -311,6 +311,7 @@ static void tick(tb_cluster_t *cluster)
         cluster->caught_up = view.changes;
         pthread_mutex_unlock(&cluster->lock);
     }
+    tb_herder_fencing_tick(cluster->herder, view.leader);
     follow(cluster);
     tb_cluster_metrics_tick(&cluster->metrics, view.leader, view.leader_url);
     if (tb_session_keys_tick(cluster->session_keys, view.leader, errstr,

@@ -8,6 +8,7 @@
 struct tb_config_state {
     tb_store_t *store;
     tb_known_connector_t *connectors;
+    unsigned long generations; /* the last task-config generation given */
 };
 
 tb_config_state_t *tb_config_state_create(tb_store_t *store)
@@ -49,6 +50,7 @@ static tb_known_connector_t *known_add(tb_config_state_t *state, const char *nam
     c->plugin = plugin;
     c->target = target;
     c->task_configs = json_incref(task_configs);
+    c->task_generation = ++state->generations;
     c->next = state->connectors;
     state->connectors = c;
     return c;
@@ -103,10 +105,15 @@ static void known_drop(tb_config_state_t *state, const char *name)
     }
 }
 
-/* Sets c's fields, taking references to config and task_configs. */
-static void known_set(tb_known_connector_t *c, json_t *config, const tb_plugin_t *plugin,
-                      tb_target_state_t target, json_t *task_configs)
+/* Sets c's fields, taking references to config and task_configs; new task
+ * configs are a new generation. */
+static void known_set(tb_config_state_t *state, tb_known_connector_t *c, json_t *config,
+                      const tb_plugin_t *plugin, tb_target_state_t target,
+                      json_t *task_configs)
 {
+    if (!json_equal(c->task_configs, task_configs)) {
+        c->task_generation = ++state->generations;
+    }
     json_incref(config);
     json_decref(c->config);
     c->config = config;
@@ -138,7 +145,7 @@ static int reread_one(const tb_store_connector_t *stored, void *opaque)
         r->found =
             known_add(r->state, r->name, config, plugin, stored->target, task_configs);
     } else {
-        known_set(r->found, config, plugin, stored->target, task_configs);
+        known_set(r->state, r->found, config, plugin, stored->target, task_configs);
     }
     json_decref(config);
     json_decref(task_configs);
@@ -189,7 +196,7 @@ tb_known_connector_t *tb_config_state_put(tb_config_state_t *state, const char *
     if (c == NULL) {
         return known_add(state, name, config, plugin, target, task_configs);
     }
-    known_set(c, config, plugin, target, task_configs);
+    known_set(state, c, config, plugin, target, task_configs);
     return c;
 }
 

@@ -38,6 +38,9 @@ struct tb_herder {
     pthread_mutex_t lock;
     pthread_cond_t idle; /* broadcast when a claim ends */
     json_t *claims;      /* connector name -> true while an operation holds it */
+    /* this worker fences exactly-once sources' old tasks (tb_fencing.h):
+     * standalone always, distributed while it leads */
+    bool fences;
 };
 
 #define HEARTBEAT_STALE_MS 15000
@@ -108,6 +111,40 @@ static int settle_task_configs(tb_herder_t *herder, tb_known_connector_t *c)
     return rc;
 }
 
+/* Whether c's tasks run in transactions here and have task configs: the
+ * ones the fencing holds. */
+static bool fenced_source(const tb_herder_t *herder, const tb_known_connector_t *c)
+{
+    return c->plugin->kind == TB_PLUGIN_SOURCE &&
+           tb_worker_exactly_once_available(herder->worker) &&
+           json_array_size(c->task_configs) > 0;
+}
+
+/* Notes the generation of an exactly-once source's task configs with the
+ * fencing, which holds their tasks until the previous tasks' producers are
+ * fenced; view is the store's (tb_store_fencing_get), or NULL to read it.
+ * Call with the lock held. */
+static void note_generation(tb_herder_t *herder, const tb_known_connector_t *c,
+                            const tb_store_fencing_t *view)
+{
+    if (!fenced_source(herder, c)) {
+        return;
+    }
+    tb_fencing_generation_t g = {
+        .connector = c->name,
+        .config = c->config,
+        .generation = c->task_generation,
+        .task_count = (int)json_array_size(c->task_configs),
+        .fences = herder->fences,
+    };
+    if (view != NULL) {
+        g.store = *view;
+    } else {
+        tb_store_fencing_get(herder->store, c->name, &g.store);
+    }
+    tb_fencing_note(tb_worker_fencing(herder->worker), &g);
+}
+
 /* Brings c's instance and tasks to its target state, as the assignor
  * assigns them: a stopped connector has had its tasks detached; others get
  * a task for every task config assigned here. Call with the lock held. */
@@ -123,6 +160,7 @@ static void apply_target(tb_herder_t *herder, tb_known_connector_t *c)
         }
         assignment = &computed;
     }
+    note_generation(herder, c, NULL);
     if (c->target != TB_TARGET_STOPPED) {
         tb_worker_apply(herder->worker, c, assignment);
     }
@@ -218,6 +256,7 @@ tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
     }
     herder->config_state = tb_config_state_create(herder->store);
     herder->assignor = tb_assignor_standalone;
+    herder->fences = !options->distributed; /* distributed: the leader's tick */
     herder->checks = (tb_connector_checks_t){
         .client = tb_worker_client(herder->worker),
         .secret_policy = &herder->options.secret_policy,
@@ -230,6 +269,9 @@ tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
         .client = tb_worker_client(herder->worker),
         .dev = options->dev,
         .limits = &herder->options.limits,
+        .fencing = tb_worker_exactly_once_available(herder->worker)
+                       ? tb_worker_fencing(herder->worker)
+                       : NULL,
     };
     pthread_mutex_lock(&herder->lock);
     int rc = load(herder, errstr, errstr_size);
@@ -1016,6 +1058,45 @@ static int refresh_one(tb_herder_t *herder, const char *name, char *errstr,
     json_decref(old.task_configs);
     release(herder, name);
     return rc;
+}
+
+void tb_herder_fencing_tick(tb_herder_t *herder, bool leader)
+{
+    /* the store's views are read without the lock (a store write in flight
+     * holds the store's lock for as long as Kafka takes to acknowledge it),
+     * after the generations they are noted for: a view is as new as its
+     * generation's task configs, or newer */
+    json_t *names = json_object(); /* name -> the generation seen */
+    pthread_mutex_lock(&herder->lock);
+    for (tb_known_connector_t *c = tb_config_state_first(herder->config_state); c != NULL;
+         c = c->next) {
+        if (fenced_source(herder, c)) {
+            json_object_set_new(names, c->name,
+                                json_integer((json_int_t)c->task_generation));
+        }
+    }
+    pthread_mutex_unlock(&herder->lock);
+    tb_store_fencing_t *views = calloc(json_object_size(names) + 1, sizeof(*views));
+    const char *name;
+    json_t *seen;
+    size_t i = 0;
+    json_object_foreach (names, name, seen) {
+        tb_store_fencing_get(herder->store, name, &views[i++]);
+    }
+    pthread_mutex_lock(&herder->lock);
+    herder->fences = leader;
+    i = 0;
+    json_object_foreach (names, name, seen) {
+        const tb_known_connector_t *c = tb_config_state_find(herder->config_state, name);
+        if (c != NULL && c->task_generation == (unsigned long)json_integer_value(seen)) {
+            note_generation(herder, c, &views[i]);
+        }
+        i++;
+    }
+    pthread_mutex_unlock(&herder->lock);
+    free(views);
+    json_decref(names);
+    tb_fencing_tick(tb_worker_fencing(herder->worker));
 }
 
 int tb_herder_refresh(tb_herder_t *herder, char *errstr, size_t errstr_size)

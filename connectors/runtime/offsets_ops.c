@@ -193,6 +193,26 @@ static json_t *source_offsets_change(const tb_offsets_env_t *env,
     return writes;
 }
 
+/* As Connect's leader before an exactly-once source's offsets change: every
+ * producer its tasks may have run is fenced, so that no zombie commits
+ * offsets over the change. */
+static int fence_zombies(const tb_offsets_env_t *env, const tb_known_connector_t *c,
+                         char *msg, size_t msg_size)
+{
+    char why[512];
+    if (env->fencing == NULL || c->plugin->kind != TB_PLUGIN_SOURCE ||
+        tb_fencing_fence_now(env->fencing, c->name, c->config, 0, why, sizeof(why)) ==
+            0) {
+        return 0;
+    }
+    snprintf(msg, msg_size,
+             "Failed to perform zombie fencing for source connector prior to modifying "
+             "offsets: %s",
+             why);
+    TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", c->name, -1, "%s", msg);
+    return -1;
+}
+
 /* Writes an offsets change into the store: a sink's as given (checked NULL
  * deletes them all), a source's with its next offsets generation. */
 static int write_offsets(const tb_offsets_env_t *env, const tb_known_connector_t *c,
@@ -286,6 +306,8 @@ tb_err_t tb_offsets_alter(const tb_offsets_env_t *env, const tb_known_connector_
     } else if (offsets != NULL && c->plugin->kind == TB_PLUGIN_SINK &&
                (checked = sink_offsets_of(offsets, &group_ops, msg, msg_size)) == NULL) {
         err = TB_ERR_BAD_REQUEST;
+    } else if (fence_zombies(env, c, msg, msg_size) != 0) {
+        err = TB_ERR_INTERNAL;
     } else if (alter_plugin_offsets(env, c, offsets != NULL ? group_ops : NULL, &managed,
                                     msg, msg_size) != 0) {
         err = TB_ERR_INTERNAL;

@@ -385,8 +385,10 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
                             ? e->plugin_retry_ms
                             : tb_task_retry_next(&e->retry, errstr, errstr_size);
         e->plugin_retry_ms = 0;
-        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
-                    "retriable failure: %s", errstr);
+        if (errstr[0] != '\0') { /* empty: the plugin told the operator itself */
+            TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                        "retriable failure: %s", errstr);
+        }
         if (delay < 0) {
             return TB_TASK_STEP_FAILED;
         }

@@ -13,7 +13,7 @@
  *   source_transactions.c  exactly-once: one transaction per batch with
  *                          its offsets in the offsets topic
  *   source_txn_start.c     exactly-once: where a task starts (the offsets
- *                          committed before, an old marker, fencing)
+ *                          committed before, an old marker)
  *
  * Ownership: the engine belongs to its task; every pointer in it is the
  * engine's own unless its comment says otherwise.
@@ -35,7 +35,6 @@
 
 #include "connectors/kafka/tb_offsets_reader.h"
 #include "connectors/kafka/tb_progress_marker.h"
-#include "connectors/kafka/tb_txn_fence.h"
 #include "connectors/runtime/tb_task_engine.h"
 #include "connectors/runtime/tb_task_metrics.h"
 #include "connectors/runtime/tb_task_retry.h"
@@ -128,7 +127,9 @@ typedef struct {
      * before are read, then (no task record) the old progress marker */
     tb_offsets_reader_t *offsets_reader;
     tb_progress_marker_query_t *marker_query;
-    tb_txn_fence_t *fence; /* task 0: the ids of removed tasks, then */
+    bool fencing_asked;          /* the fencing was asked (a wait is logged once) */
+    bool fencing_passed;         /* the generation's fencing let the task start */
+    int64_t start_hold_until_ms; /* test seam: the task's start waits till then */
     /* canonical partition -> {partition, offset, key?}: what the plugin is
      * given at start (the offsets topic's, or the store's) */
     json_t *start_offsets;

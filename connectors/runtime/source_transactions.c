@@ -18,7 +18,6 @@
 
 #include "connectors/kafka/tb_eos_offsets.h"
 #include "connectors/kafka/tb_progress_marker.h"
-#include "connectors/kafka/tb_txn_fence.h"
 #include "connectors/runtime/source_engine_internal.h"
 #include "connectors/runtime/tb_connector_config.h"
 #include "core/tb_log.h"
@@ -29,7 +28,26 @@
  * is attempted again at a later step, for up to TXN_TIMEOUT_MS in all. */
 #define TXN_WARN_MS 5000 /* a call unanswered this long is logged */
 #define TXN_TIMEOUT_MS 30000
-#define TXN_ABORTS 10 /* aborted attempts in a row before the task fails */
+#define TXN_ABORTS 10       /* aborted attempts in a row before the task fails */
+#define FENCING_WAIT_MS 100 /* how often a task held at its start asks again */
+
+/* Test seam (builds with TB_TEST_SEAMS): TB_EOS_START_DELAY=<task>:<ms>
+ * delays that task number's start (its init_transactions) by ms, as a slow
+ * worker would. */
+static int64_t test_start_delay_ms(int task)
+{
+#ifdef TB_TEST_SEAMS
+    const char *seam = getenv("TB_EOS_START_DELAY");
+    int which;
+    long long ms;
+    if (seam != NULL && sscanf(seam, "%d:%lld", &which, &ms) == 2 && which == task) {
+        return ms;
+    }
+#else
+    (void)task;
+#endif
+    return 0;
+}
 
 /* Whether settings keep a task from running in transactions: a connector
  * stored before its worker enabled them may have a transaction.boundary they
@@ -82,7 +100,29 @@ int tb_source_txn_setup(source_engine_t *engine, json_t *props, char *errstr,
     json_object_set_new(props, "transactional.id", json_string(engine->txn_id));
     json_object_set_new(props, "enable.idempotence", json_string("true"));
     engine->txn_call = TXN_CALL_INIT; /* at the first step */
+    engine->start_hold_until_ms = tb_monotonic_ms() + test_start_delay_ms(env->id);
     return 0;
+}
+
+/* Whether the task's start still waits: for the fencing of its task
+ * configs' generation (tb_fencing.h), so that no zombie of the previous
+ * tasks commits once this one runs; then for the test seam. */
+static bool start_held(source_engine_t *engine)
+{
+    const tb_task_env_t *env = engine->env;
+    bool asked = engine->fencing_asked;
+    if (!engine->fencing_passed) {
+        engine->fencing_passed =
+            tb_fencing_passes(env->fencing, env->connector, env->task_generation);
+        engine->fencing_asked = true;
+    }
+    if (!engine->fencing_passed && !asked) {
+        TB_LOG_TASK(TB_LOG_INFO, "tributary.task", env->connector, env->id,
+                    "waiting for the fencing of the previous tasks' producers before "
+                    "%s begins its transactions",
+                    engine->txn_id);
+    }
+    return !engine->fencing_passed || tb_monotonic_ms() < engine->start_hold_until_ms;
 }
 
 /* The source offsets batch[first, first + count) reaches: the latest of
@@ -250,7 +290,6 @@ void tb_source_txn_destroy(source_engine_t *engine)
     tb_source_txn_clear(engine);
     tb_offsets_reader_destroy(engine->offsets_reader);
     tb_progress_marker_query_destroy(engine->marker_query);
-    tb_txn_fence_destroy(engine->fence);
     if (engine->offsets_rkt != NULL) {
         rd_kafka_topic_destroy(engine->offsets_rkt);
     }
@@ -411,6 +450,9 @@ int64_t tb_source_transactional_step(source_engine_t *engine, bool paused, char 
     if (engine->failure[0] != '\0') {
         snprintf(errstr, errstr_size, "%s", engine->failure);
         return TB_TASK_STEP_FAILED;
+    }
+    if (engine->txn_call == TXN_CALL_INIT && start_held(engine)) {
+        return FENCING_WAIT_MS;
     }
     if (engine->txn_call != TXN_CALL_NONE) {
         return txn_call_step(engine, errstr, errstr_size);

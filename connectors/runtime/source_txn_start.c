@@ -2,8 +2,8 @@
  * Where an exactly-once source task starts (source_transactions.c runs its
  * transactions): after init_transactions has fenced its predecessor, the
  * offsets topic is read read_committed (tb_offsets_reader.h), then, for a
- * task without a record there, an older release's progress marker; task 0
- * fences the transactional ids of removed tasks; then the plugin starts
+ * task without a record there, an older release's progress marker; then
+ * the plugin starts
  * from what these say, and the store is made to agree. Every read is a
  * bounded step: no pool thread waits on a broker for long.
  */
@@ -15,7 +15,6 @@
 #include "connectors/kafka/tb_eos_offsets.h"
 #include "connectors/kafka/tb_java_client_keys.h"
 #include "connectors/kafka/tb_progress_marker.h"
-#include "connectors/kafka/tb_txn_fence.h"
 #include "connectors/runtime/source_engine_internal.h"
 #include "core/tb_log.h"
 
@@ -121,42 +120,6 @@ static json_t *stored_offsets(source_engine_t *engine, char *errstr, size_t errs
                                 errstr_size);
 }
 
-/* Task 0, once the offsets topic is read: the tasks with a record there
- * whose number the connector no longer has (its task count went down) are
- * fenced, so that a zombie still running one commits nothing more. */
-static void fence_removed_tasks(source_engine_t *engine, const json_t *read)
-{
-    const tb_task_env_t *env = engine->env;
-    json_t *ids = json_array();
-    const char *key;
-    json_t *entry;
-    json_object_foreach ((json_t *)read, key, entry) {
-        json_t *partition = json_object_get(entry, "partition");
-        int task = tb_eos_offsets_task_of(partition);
-        if (env->task_count > 0 && task >= env->task_count) {
-            char id[400];
-            snprintf(id, sizeof(id), "%s-%s-%d", env->eos->transactional_id_prefix,
-                     env->connector, task);
-            json_array_append_new(ids, json_string(id));
-        }
-    }
-    char errstr[512];
-    json_t *props =
-        json_array_size(ids) > 0
-            ? tb_client_props_resolved(env->client, TB_CLIENT_PRODUCER,
-                                       env->connector_config, errstr, sizeof(errstr))
-            : NULL;
-    if (props != NULL) {
-        TB_LOG_TASK(TB_LOG_INFO, "tributary.task", env->connector, env->id,
-                    "the connector has %d task(s) now: fencing %zu removed task(s)' "
-                    "transactional ids",
-                    env->task_count, json_array_size(ids));
-        engine->fence = tb_txn_fence_create(props, ids);
-    }
-    json_decref(props);
-    json_decref(ids);
-}
-
 /* With the offsets topic read: where the plugin starts. The task's record
  * of its last transaction makes the offsets topic the authority, unless
  * the operator changed the offsets since (a later offsets generation in the
@@ -172,9 +135,6 @@ static int offsets_read(source_engine_t *engine, char *errstr, size_t errstr_siz
     }
     const json_t *record = task_record(engine, read);
     engine->generation = tb_eos_offsets_generation_of(stored);
-    if (env->id == 0) {
-        fence_removed_tasks(engine, read);
-    }
     if (record != NULL && tb_eos_offsets_generation_in(record) >= engine->generation) {
         engine->transactions = tb_eos_offsets_task_transactions(record);
         engine->start_offsets = json_deep_copy(read);
@@ -240,13 +200,7 @@ int64_t tb_source_txn_start_step(source_engine_t *engine, char *errstr,
 {
     bool progress = false;
     int rc = 1;
-    if (engine->marker_query == NULL && engine->fence != NULL) {
-        rc = tb_txn_fence_step(engine->fence, TB_TXN_STEP_MS, errstr, errstr_size);
-        if (rc == 1) {
-            tb_txn_fence_destroy(engine->fence);
-            engine->fence = NULL;
-        }
-    } else if (engine->marker_query == NULL) {
+    if (engine->marker_query == NULL) {
         rc = tb_offsets_reader_step(engine->offsets_reader, START_STEP_MS, &progress,
                                     errstr, errstr_size);
         if (rc == 1 && offsets_read(engine, errstr, errstr_size) != 0) {
@@ -268,9 +222,8 @@ int64_t tb_source_txn_start_step(source_engine_t *engine, char *errstr,
     if (rc < 0) {
         return TB_TASK_STEP_FAILED;
     }
-    if (rc == 0 || engine->marker_query != NULL || engine->fence != NULL) {
-        return progress || engine->marker_query != NULL || engine->fence != NULL ? 50
-                                                                                 : 100;
+    if (rc == 0 || engine->marker_query != NULL) {
+        return progress || engine->marker_query != NULL ? 50 : 100;
     }
     tb_offsets_reader_destroy(engine->offsets_reader);
     engine->offsets_reader = NULL;

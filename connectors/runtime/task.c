@@ -229,6 +229,8 @@ tb_task_t *tb_task_create(const tb_task_options_t *options)
         .connector_config = json_deep_copy(options->connector_config),
         .exactly_once_available = options->exactly_once_available,
         .eos = options->eos,
+        .fencing = options->fencing,
+        .task_generation = options->task_generation,
         .task_count = options->task_count,
         .cluster_creates_topics = options->cluster_creates_topics,
         .client = options->client,

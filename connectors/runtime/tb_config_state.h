@@ -35,6 +35,10 @@ typedef struct tb_known_connector {
     const tb_plugin_t *plugin;
     tb_target_state_t target;
     json_t *task_configs; /* array of objects */
+    /* Numbers each set of task configs the view held, across connectors,
+     * never reused in this process: an exactly-once source's tasks start
+     * once their generation is fenced (tb_fencing.h). */
+    unsigned long task_generation;
     struct tb_known_connector *next;
 } tb_known_connector_t;
 

@@ -106,6 +106,13 @@ void tb_herder_assignment_set(tb_herder_t *herder,
  * errstr when the store cannot be read. */
 int tb_herder_refresh(tb_herder_t *herder, char *errstr, size_t errstr_size);
 
+/* Exactly-once sources' zombie fencing (tb_fencing.h), each tick: notes
+ * what the store says of every connector's task configs (another worker
+ * recorded their fencing, or they wait for one), with leader telling
+ * whether this worker does the fencing, and writes the records of
+ * fencings done. Call without the herder's lock. */
+void tb_herder_fencing_tick(tb_herder_t *herder, bool leader);
+
 typedef enum {
     TB_HEALTH_STARTING = 0,
     TB_HEALTH_HEALTHY,

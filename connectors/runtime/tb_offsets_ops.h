@@ -24,6 +24,7 @@
 
 #include "connectors/kafka/tb_client_props.h"
 #include "connectors/runtime/tb_config_state.h"
+#include "connectors/runtime/tb_fencing.h"
 #include "connectors/runtime/tb_limits.h"
 #include "core/tb_error.h"
 #include "store/tb_store.h"
@@ -34,6 +35,9 @@ typedef struct {
     const tb_client_settings_t *client; /* the worker's side of clients */
     bool dev;                           /* the mock cluster's groups */
     const tb_limits_t *limits;          /* what a plugin's alter_offsets may reach */
+    /* sources run in transactions: their old producers are fenced before
+     * their offsets change (NULL: they do not) */
+    tb_fencing_t *fencing;
 } tb_offsets_env_t;
 
 /* ConnectorOffsets {"offsets":[{partition, offset}]} of connector name, the

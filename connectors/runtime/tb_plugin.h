@@ -8,7 +8,9 @@
  *
  * Callbacks that can fail return 0 on success, TB_PLUGIN_RETRY for a
  * retriable failure (the runtime retries per errors.retry.*), or -1 for a
- * fatal one, with the reason in errstr.
+ * fatal one, with the reason in errstr. A put() that returns
+ * TB_PLUGIN_RETRY with an empty errstr is not logged by the runtime: the
+ * plugin tells the operator itself (a JDBC sink's outage, not each step).
  */
 #ifndef TB_PLUGIN_H
 #define TB_PLUGIN_H

@@ -17,6 +17,7 @@
 #include "connectors/kafka/tb_eos_offsets.h"
 #include "connectors/runtime/tb_limits.h"
 #include "connectors/runtime/tb_plugin.h"
+#include "connectors/runtime/tb_fencing.h"
 #include "connectors/runtime/tb_pool.h"
 #include "core/tb_state.h"
 #include "store/tb_store.h"
@@ -37,6 +38,10 @@ typedef struct {
      * with exactly.once.support=requested run in transactions too */
     bool exactly_once_available;
     const tb_eos_settings_t *eos; /* where they keep their offsets (borrowed) */
+    /* when their first transaction may begin: once task_generation, the
+     * connector's task configs', is fenced (borrowed) */
+    tb_fencing_t *fencing;
+    unsigned long task_generation;
     /* the cluster answers CreateTopics: false for dev mode's mock cluster,
      * which creates a topic when it is first written */
     bool cluster_creates_topics;

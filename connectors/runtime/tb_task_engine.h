@@ -16,6 +16,7 @@
 #include "connectors/kafka/tb_client_props.h"
 #include "connectors/kafka/tb_dlq.h"
 #include "connectors/kafka/tb_eos_offsets.h"
+#include "connectors/runtime/tb_fencing.h"
 #include "connectors/runtime/tb_limits.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "connectors/runtime/tb_pool.h"
@@ -33,8 +34,12 @@ typedef struct {
      * defaults applied, enum values in their listed spelling): what the
      * engine reads its settings from, with tb_config_string() and friends */
     json_t *settings;
-    bool exactly_once_available;        /* the worker runs sources in transactions */
-    const tb_eos_settings_t *eos;       /* and where (the worker's) */
+    bool exactly_once_available;  /* the worker runs sources in transactions */
+    const tb_eos_settings_t *eos; /* and where (the worker's) */
+    /* a transactional task's first transaction waits until
+     * tb_fencing_passes(fencing, connector, task_generation) */
+    tb_fencing_t *fencing;
+    unsigned long task_generation;
     int task_count;                     /* the connector's tasks, this one among them */
     bool cluster_creates_topics;        /* CreateTopics works (not dev mode) */
     const tb_client_settings_t *client; /* the worker's side of its Kafka clients */

@@ -31,6 +31,7 @@
 #include "connectors/kafka/tb_client_props.h"
 #include "connectors/runtime/tb_assignor.h"
 #include "connectors/runtime/tb_config_state.h"
+#include "connectors/runtime/tb_fencing.h"
 #include "connectors/runtime/tb_herder.h"
 #include "connectors/runtime/tb_task.h"
 #include "store/tb_store.h"
@@ -53,6 +54,10 @@ const char *tb_worker_id(const tb_worker_t *worker);
 /* The settings connectors' clients start from, with the bootstrap servers
  * tasks use. Valid for the worker's life. */
 const tb_client_settings_t *tb_worker_client(const tb_worker_t *worker);
+
+/* The fencing of exactly-once sources' task generations (tb_fencing.h)
+ * that this worker's tasks wait for. Valid for the worker's life. */
+tb_fencing_t *tb_worker_fencing(const tb_worker_t *worker);
 
 /* Whether this worker can run sources in transactions:
  * exactly.once.source.support=enabled and a real Kafka cluster
@@ -107,7 +112,9 @@ bool tb_worker_task_restart(tb_worker_t *worker, const char *name, int task);
 /* How many of c's running tasks a config change keeps: a started
  * connector keeps every task, in order, whose task config (in fresh, the
  * new task configs) and framework keys (the config's keys but the
- * plugin's own) are unchanged. Call before the config state changes. */
+ * plugin's own) are unchanged; an exactly-once source whose task configs
+ * change keeps none (the fencing of the old ones fences them too). Call
+ * before the config state changes. */
 size_t tb_worker_tasks_kept(tb_worker_t *worker, const tb_known_connector_t *c,
                             const tb_plugin_t *plugin, const json_t *config,
                             const json_t *fresh);

@@ -37,6 +37,7 @@ struct tb_worker {
     tb_store_t *store;
     tb_kafka_cluster_t *cluster;
     tb_pool_t *pool;
+    tb_fencing_t *fencing; /* of exactly-once sources' task generations */
     instance_t *instances;
     pthread_mutex_t topics_lock;
     json_t *topics; /* connector -> {topic: true}, since the last reset */
@@ -167,6 +168,8 @@ tb_worker_t *tb_worker_create(const tb_herder_options_t *options, tb_store_t *st
                  options->task_threads);
         goto fail;
     }
+    worker->fencing =
+        tb_fencing_create(worker->pool, store, &worker->client, worker->eos_prefix);
     atomic_store(&worker->last_beat_ms, tb_monotonic_ms());
     worker->heartbeat = tb_pool_job_create(worker->pool, beat, worker);
     tb_pool_job_wake(worker->heartbeat);
@@ -197,6 +200,7 @@ void tb_worker_destroy(tb_worker_t *worker)
         instance_free(inst);
     }
     tb_pool_job_destroy(worker->heartbeat);
+    tb_fencing_destroy(worker->fencing);
     tb_pool_destroy(worker->pool);
     tb_kafka_cluster_destroy(worker->cluster);
     json_decref(worker->kafka_props);
@@ -213,6 +217,11 @@ void tb_worker_destroy(tb_worker_t *worker)
 const char *tb_worker_id(const tb_worker_t *worker)
 {
     return worker->worker_id;
+}
+
+tb_fencing_t *tb_worker_fencing(const tb_worker_t *worker)
+{
+    return worker->fencing;
 }
 
 const tb_client_settings_t *tb_worker_client(const tb_worker_t *worker)
@@ -332,6 +341,8 @@ static tb_task_t *start_task(tb_worker_t *worker, const tb_known_connector_t *c,
         .worker_config = worker->converter_config,
         .exactly_once_available = tb_worker_exactly_once_available(worker),
         .eos = &worker->options.eos,
+        .fencing = worker->fencing,
+        .task_generation = c->task_generation,
         .cluster_creates_topics = !worker->options.dev,
         .target = c->target,
         .pool = worker->pool,
@@ -441,9 +452,14 @@ size_t tb_worker_tasks_kept(tb_worker_t *worker, const tb_known_connector_t *c,
     json_t *old_framework = framework_keys(c->plugin, c->config);
     json_t *new_framework = framework_keys(plugin, config);
     bool same_framework = plugin == c->plugin && json_equal(old_framework, new_framework);
+    /* an exactly-once source's new task configs fence every old producer,
+     * a kept task's too: its tasks all start again */
+    bool fenced = plugin->kind == TB_PLUGIN_SOURCE &&
+                  tb_worker_exactly_once_available(worker) &&
+                  !json_equal((json_t *)fresh, c->task_configs);
     size_t keep = 0;
     while (
-        same_framework && c->target == TB_TARGET_STARTED && keep < running &&
+        same_framework && !fenced && c->target == TB_TARGET_STARTED && keep < running &&
         keep < json_array_size(fresh) &&
         json_equal(json_array_get(fresh, keep), json_array_get(c->task_configs, keep))) {
         keep++;

@@ -150,10 +150,23 @@ STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
            "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
 
 
-def read_committed_to_end(bed, topics):
+def zombie_producer(bed, transactional_id, topic):
+    """A transactional producer of transactional_id (fencing its other producers) with an
+    open transaction holding one record of topic, {"zombie":true}: a zombie of a task."""
+    zombie = Producer({"bootstrap.servers": bed.bootstrap,
+                       "transactional.id": transactional_id})
+    zombie.init_transactions(30)
+    zombie.begin_transaction()
+    zombie.produce(topic, value=b'{"zombie":true}')
+    assert zombie.flush(30) == 0
+    return zombie
+
+
+def read_committed_to_end(bed, topics, timestamps=False):
     """Every committed record of topics' partitions, read_committed, up to
     the ends they had when the call began: [(topic, key bytes, value
-    bytes)], in each partition's order."""
+    bytes)], in each partition's order; with timestamps, (topic, key, value,
+    timestamp in ms)."""
     consumer = Consumer({"bootstrap.servers": bed.bootstrap,
                          "group.id": f"rc-{uuid.uuid4().hex}",
                          "isolation.level": "read_committed", "enable.auto.commit": False})
@@ -167,7 +180,8 @@ def read_committed_to_end(bed, topics):
     def at_end():
         message = consumer.poll(0.2)
         if message is not None and not message.error():
-            records.append((message.topic(), message.key(), message.value()))
+            record = (message.topic(), message.key(), message.value())
+            records.append(record + (message.timestamp()[1],) if timestamps else record)
         positions = consumer.position([TopicPartition(t, p) for t, p in ends])
         return all(ends[(p.topic, p.partition)] == 0 or p.offset >= ends[(p.topic, p.partition)]
                    for p in positions)

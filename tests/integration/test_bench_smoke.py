@@ -1,7 +1,9 @@
 """bench/run --smoke: the benchmark harness end to end with tiny figures, so that it cannot
 rot. It starts its own Kafka test bed (not the suite's), builds tributary in Release and
 the floor programs, and runs every scenario against tributary, Kafka Connect and the floor,
-and the formats' encode and decode loops against confluent-kafka's serializers.
+the formats' encode and decode loops against confluent-kafka's serializers, and the JDBC
+sink into the bed's PostgreSQL (tributary alone: Debezium's task takes tens of seconds to
+start).
 """
 import os
 import re
@@ -37,7 +39,8 @@ EXPECTED = [("sink", "floor"), ("sink", "floor-write"), ("sink", "tributary"),
             ("json", "tributary"),
             ("avro", "tributary"), ("avro", "confluent-kafka"),
             ("protobuf", "tributary"), ("protobuf", "confluent-kafka"),
-            ("json_schema", "tributary"), ("json_schema", "confluent-kafka")]
+            ("json_schema", "tributary"), ("json_schema", "confluent-kafka"),
+            ("jdbc-insert", "tributary"), ("jdbc-upsert", "tributary")]
 NUMBER = re.compile(r"^-?\d[\d ]*(\.\d+)?(e[+-]?\d+)?$")
 
 

@@ -10,9 +10,11 @@ import signal
 import sqlite3
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from kafka_io import offsets_records, read_committed_to_end, task_record_key, tombstone
+from kafka_io import (offsets_records, read_committed_to_end, task_record_key, tombstone,
+                      zombie_producer)
+from test_distributed import cluster_settings
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -54,35 +56,68 @@ def stop(w, name):
              == "STOPPED" and not tasks(w, name), what=f"{name} to stop")
 
 
+def topic_position(bed, offsets_topic, name, path):
+    """The position the offsets topic holds for the file, committed; None when none."""
+    entry = offsets_records(bed, offsets_topic, name).get(
+        json.dumps({"filename": str(path)}))
+    return entry[0]["position"] if entry else None
+
+
 # Item 7: the store decides after PATCH or DELETE, not the offsets topic's
-# older transactions; the next transaction makes the topic agree again.
+# older transactions; the next transaction makes the topic agree again. In a
+# cluster of two workers the writes go through the worker that is not asked
+# the reads, and the offsets topic is the store: PATCH and DELETE write it.
+# As in Connect, the change first fences the task's producers: a zombie of the
+# task cannot commit over it.
+@pytest.mark.parametrize("mode", ["standalone", "cluster"])
 def test_offsets_patch_and_delete_move_an_exactly_once_source(start_worker, bed,
-                                                              tmp_path):
+                                                              tmp_path, mode):
     topic = bed.unique_topic("eosoff")
     name = topic
     lines = [f"line-{i}" for i in range(20)]
     path = tmp_path / "in.txt"
     path.write_text("".join(f"{line}\n" for line in lines))
     size = path.stat().st_size
-    w, _ = eos_worker(start_worker, bed)
-    reply = w.post("/connectors", json={"name": name, "config": file_source(topic, path)})
+    if mode == "standalone":
+        w, offsets_topic = eos_worker(start_worker, bed)
+        workers, prefix = [w], "connect"
+    else:
+        group = bed.unique_topic("eosoffcluster")
+        settings = {**cluster_settings(bed, group), **EOS}
+        workers = [start_worker(settings) for _ in range(2)]
+        w, offsets_topic, prefix = workers[0], f"{group}-offsets", group
+    writer = workers[-1]
+    reply = writer.post("/connectors", json={"name": name,
+                                             "config": file_source(topic, path)})
     assert reply.status_code == 201, reply.text
     wait_for(lambda: stored_position(w, name) == size, what="every line")
 
-    stop(w, name)
+    stop(writer, name)
+    wait_for(lambda: all(not tasks(x, name) for x in workers), what="no task anywhere")
+    zombie = zombie_producer(bed, f"{prefix}-{name}-0", topic)
     tenth = len("".join(f"{line}\n" for line in lines[:10]))
     body = {"offsets": [{"partition": {"filename": str(path)},
                          "offset": {"position": tenth}}]}
-    assert w.patch(f"/connectors/{name}/offsets", json=body).status_code == 200
-    assert stored_position(w, name) == tenth  # the generation entry is not shown
-    assert w.put(f"/connectors/{name}/resume").status_code == 202
+    assert writer.patch(f"/connectors/{name}/offsets", json=body).status_code == 200
+    with pytest.raises(KafkaException):
+        zombie.commit_transaction(30)
+    wait_for(lambda: stored_position(w, name) == tenth,  # the generation is not shown
+             what="the patched offset")
+    if mode == "cluster":
+        assert topic_position(bed, offsets_topic, name, path) == tenth
+    assert writer.put(f"/connectors/{name}/resume").status_code == 202
     wait_for(lambda: stored_position(w, name) == size, what="the lines after the tenth")
     assert committed_values(bed, topic) == lines + lines[10:]
+    assert topic_position(bed, offsets_topic, name, path) == size
 
-    stop(w, name)
-    assert w.delete(f"/connectors/{name}/offsets").status_code == 200
-    assert w.get(f"/connectors/{name}/offsets").json()["offsets"] == []
-    assert w.put(f"/connectors/{name}/resume").status_code == 202
+    stop(writer, name)
+    wait_for(lambda: all(not tasks(x, name) for x in workers), what="no task anywhere")
+    assert writer.delete(f"/connectors/{name}/offsets").status_code == 200
+    wait_for(lambda: w.get(f"/connectors/{name}/offsets").json()["offsets"] == [],
+             what="no offsets")
+    if mode == "cluster":
+        assert topic_position(bed, offsets_topic, name, path) is None
+    assert writer.put(f"/connectors/{name}/resume").status_code == 202
     wait_for(lambda: stored_position(w, name) == size, what="the lines from the start")
     assert committed_values(bed, topic) == lines + lines[10:] + lines
 
@@ -249,9 +284,10 @@ def test_a_task_resumes_once_from_the_previous_release_marker(start_worker, bed,
     assert json.dumps({"tributary.exactly.once.task": 0}) in records
 
 
-# Zombie fencing when the task count goes down: a producer still running as
-# task 1 (a zombie, here one of the test's own) cannot commit once task 0 of
-# the connector's new, single-task generation has started.
+# Zombie fencing when the task count goes down, standalone: a producer still
+# running as task 1 (a zombie, here one of the test's own) cannot commit once
+# task 0 of the connector's new, single-task configs has started, since the
+# worker fences the previous tasks' ids before it starts them.
 def test_a_removed_task_is_fenced_when_the_task_count_goes_down(start_worker, bed):
     topic = bed.unique_topic("eosfence")
     name = topic
@@ -262,12 +298,7 @@ def test_a_removed_task_is_fenced_when_the_task_count_goes_down(start_worker, be
     wait_for(lambda: all((task_sequence(w, name, t) or 0) > 0 for t in (0, 1)),
              what="both tasks' commits")
     stop(w, name)
-    zombie = Producer({"bootstrap.servers": bed.bootstrap,
-                       "transactional.id": f"connect-{name}-1"})
-    zombie.init_transactions(30)
-    zombie.begin_transaction()
-    zombie.produce(topic, value=b'{"zombie":true}')
-    assert zombie.flush(30) == 0
+    zombie = zombie_producer(bed, f"connect-{name}-1", topic)
     reply = w.put(f"/connectors/{name}/config", json=datagen(topic, 1))
     assert reply.status_code == 200
     assert w.put(f"/connectors/{name}/resume").status_code == 202

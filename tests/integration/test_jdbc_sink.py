@@ -366,6 +366,41 @@ def test_postgres_insert_upsert_update_with_every_pk_mode(start_worker, bed):
                           db=db) == [["9"]]
 
 
+def test_postgres_upsert_keeps_the_last_record_of_each_key_and_the_tables_defaults(
+        start_worker, bed):
+    """A put's upsert is one multi-row statement, prepared once and run again for the next
+    put of its size: a key seen twice in a put takes its last record, a column the records
+    do not name keeps its NOT NULL default, and a row the table refuses is left out
+    alone."""
+    pg, w, db, topic = pg_case(start_worker, bed, "upsertlast")
+    pg.sql(f'CREATE TABLE "{topic}" (id INT PRIMARY KEY, name TEXT NOT NULL, '
+           "seen TIMESTAMPTZ NOT NULL DEFAULT now())", db=db)
+    pg.sql(f"INSERT INTO \"{topic}\" (id, name) VALUES (1, 'old')", db=db)
+    # 40 keys, three of them twice: 40 rows of two parameters each, enough to be prepared
+    produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+        [(i, "a") for i in range(1, 41)] + [(1, "b"), (2, "b"), (1, "c")])])
+    pg_sink(w, bed, "pgupsertlast", topic, db, **{
+        "insert.mode": "upsert", "pk.mode": "record_value", "pk.fields": "id",
+        "errors.tolerance": "all"})
+    query = f'SELECT id, name, seen IS NOT NULL FROM "{topic}" ORDER BY id'
+    names = {1: "c", 2: "b", **{i: "a" for i in range(3, 41)}}
+    expected = lambda: [[str(i), n, "t"] for i, n in sorted(names.items())]  # noqa: E731
+    wait_for(lambda: pg_rows(pg, db, query) == expected(), timeout=60,
+             what="the last record of each key")
+    # the same statement again: 40 rows of other keys
+    produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+        [(i, "d") for i in range(21, 61)])])
+    names.update({i: "d" for i in range(21, 61)})
+    wait_for(lambda: pg_rows(pg, db, query) == expected(), timeout=60,
+             what="the second put's rows")
+    produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+        [(70, None), (71, "a"), (3, "e")])])
+    names.update({71: "a", 3: "e"})
+    wait_for(lambda: pg_rows(pg, db, query) == expected(), timeout=60,
+             what="the rows around the refused one")
+    assert task_state(w, "pgupsertlast")[0] == "RUNNING"
+
+
 def test_postgres_creates_typed_columns_evolves_and_deletes(start_worker, bed):
     pg, w, db, topic = pg_case(start_worker, bed, "types")
     typed = schema_of([("id", "int64", False), ("ok", "boolean", True),
@@ -468,6 +503,54 @@ def test_postgres_lost_connection_is_retried_without_duplicates(start_worker, be
     assert metric(w, "tributary_jdbc_retries_total", "pglost") >= 1
     assert metric(w, "tributary_jdbc_rows_written_total", "pglost") == 400
     assert metric(w, "tributary_jdbc_statement_seconds_count", "pglost") > 0
+
+
+def postmaster_pid(bed):
+    """The bed's PostgreSQL server process (tests/bed/postgres.sh keeps its data
+    directory's path in the bed's postgres.dir)."""
+    with open(os.path.join(bed.dir, "postgres.dir")) as f:
+        root = f.read().strip()
+    with open(os.path.join(root, "data", "postmaster.pid")) as f:
+        return int(f.readline())
+
+
+def test_postgres_silent_database_is_logged_at_its_loss_a_notice_and_its_return(
+        start_worker, bed):
+    """The server stops answering (its postmaster stopped: new connections wait, never
+    refused) after the task's connection was cut: the loss is logged once, a notice after
+    10 s, and the return once, not each of the reconnect's 200 ms steps."""
+    pg, w, db, topic = pg_case(start_worker, bed, "silent", 10)
+    pg_sink(w, bed, "pgsilent", topic, db, **{"retry.backoff.ms": "200"})
+    count = f'SELECT count(*) FROM "{topic}"'
+    wait_for(lambda: pg_rows(pg, db, count) == [["10"]], timeout=60, what="the first rows")
+    pg.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+           f"WHERE datname = '{db}' AND pid <> pg_backend_pid()", superuser=True)
+    tries = metric(w, "tributary_task_retries_total", "pgsilent")
+    task = "[connector:pgsilent:0]"
+    pid = postmaster_pid(bed)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of(
+            (i, "x") for i in range(10, 20))])
+        wait_for(lambda: any(task in line and "still failing after" in line
+                             for line in w.logs().splitlines()),
+                 timeout=60, what="the notice after 10 s")
+        steps = metric(w, "tributary_task_retries_total", "pgsilent") - tries
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    wait_for(lambda: pg_rows(pg, db, count) == [["20"]], timeout=60,
+             what="the rows written once the server answers")
+    lines = [line for line in w.logs().splitlines() if task in line]
+    # from the loss on (a slow first connect may have been told before it)
+    lost = next(i for i, line in enumerate(lines) if "failed, retrying in 200 ms" in line)
+    lines = lines[lost:]
+    warnings = [line for line in lines if " WARN " in line]
+    assert steps >= 20, f"only {steps} tries while the server was silent"
+    assert len(warnings) == 2, "\n".join(warnings)
+    assert "still failing after 1" in warnings[1]  # 10 s, or a little more
+    back = [line for line in lines if "of failures" in line]
+    assert len(back) == 1 and "writing to" in back[0], "\n".join(lines)
+    assert pg.password not in w.logs()
 
 
 def stopped(w, name):

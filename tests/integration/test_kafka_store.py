@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from confluent_kafka import Producer
 
 from confluent_kafka import Consumer, TopicPartition
 
@@ -219,6 +220,41 @@ def test_refresh_reports_what_other_writers_changed(open_store):
     assert reader.call("refresh")["changed"] == ["b", "a"]
     assert [(c["name"], c["target"]) for c in reader.call("load")["connectors"]] == [
         ("a", "PAUSED"), ("c", "STARTED")]
+
+
+def test_fencing_records_as_connect_writes_and_reads_them(open_store, bed, topics):
+    """KIP-618's tasks-fencing-<c> {"task-count":N}: task configs committed after a
+    connector's last one wait for a fencing ("pending"), as Connect's reader decides; a
+    record another writer (Connect's leader, here a plain producer) wrote is read."""
+    store = open_store()
+    assert store.call("fencing_get", name="a")["fencing"] == {"task_count": -1,
+                                                               "pending": False}
+    store.call("put", name="a", config={"connector.class": FILE_SOURCE},
+               tasks=[{"x": "1"}, {"x": "2"}])
+    assert store.call("fencing_get", name="a")["fencing"] == {"task_count": -1,
+                                                               "pending": True}
+    store.call("fencing_put", name="a", count=2)
+    assert store.call("fencing_get", name="a")["fencing"] == {"task_count": 2,
+                                                               "pending": False}
+    assert latest(read_topic(bed, topics["config"]))[b"tasks-fencing-a"] == (
+        0, b'{"task-count":2}')
+
+    producer = Producer({"bootstrap.servers": bed.bootstrap})
+    for key, value in ((b"task-a-0", b'{"properties":{"x":"3"}}'),
+                       (b"commit-a", b'{"tasks":1}')):
+        producer.produce(topics["config"], key=key, value=value)
+    assert producer.flush(30) == 0
+    store.call("refresh")
+    assert store.call("fencing_get", name="a")["fencing"] == {"task_count": 2,
+                                                               "pending": True}
+    producer.produce(topics["config"], key=b"tasks-fencing-a", value=b'{"task-count":1}')
+    assert producer.flush(30) == 0
+    store.call("refresh")
+    assert store.call("fencing_get", name="a")["fencing"] == {"task_count": 1,
+                                                               "pending": False}
+    reopened = open_store()
+    assert reopened.call("fencing_get", name="a")["fencing"] == {"task_count": 1,
+                                                                  "pending": False}
 
 
 def test_a_status_from_a_newer_generation_of_another_worker_is_kept(open_store):

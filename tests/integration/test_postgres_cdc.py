@@ -148,6 +148,23 @@ def test_snapshot_then_stream_writes_debeziums_records(cdc_db, start_worker, bed
         assert update["source"]["txId"] > 0 and update["source"]["lsn"] > 0
         delete = payload(records[2][2])
         assert delete["before"]["id"] == 2 and delete["after"] is None
+
+        # Debezium's source.sequence: [last commit's end LSN, the change's LSN], with
+        # null while no commit was read since the snapshot
+        sequences = [payload(v)["source"]["sequence"] for _, _, v in snapshot[:2] + records[:3]]
+        lsns = [payload(v)["source"]["lsn"] for _, _, v in snapshot[:2] + records[:3]]
+        assert sequences == [json.dumps([None, str(lsn)], separators=(",", ":"))
+                             for lsn in lsns]
+        bed.pg.sql("INSERT INTO items VALUES (4, 'four', 4)", db=db)
+        fourth = payload(reader.until(7)[6][2])["source"]
+        bed.pg.sql("CREATE EXTENSION pg_walinspect", db=db, superuser=True)
+        first = update["source"]
+        commit_end = bed.pg.sql(
+            "SELECT end_lsn - '0/0'::pg_lsn FROM pg_get_wal_records_info("
+            f"'0/0'::pg_lsn + {first['lsn']}, pg_current_wal_flush_lsn()) "
+            f"WHERE xid = {first['txId']} AND record_type = 'COMMIT'", db=db,
+            superuser=True)[0][0]
+        assert fourth["sequence"] == f'["{commit_end}","{fourth["lsn"]}"]'
     finally:
         reader.close()
 
@@ -388,6 +405,21 @@ SCHEMA_NAMES = {
 }
 
 
+def snapshot_then_stream(bed, db, topic, insert):
+    """The records of a table's one snapshot row, then of the row `insert` makes once
+    the slot streams."""
+    reader = Reader(bed, topic)
+    try:
+        reader.until(1)
+        wait_for(lambda: bed.pg.sql("SELECT active FROM pg_replication_slots WHERE "
+                                    f"database = '{db}'", db=db) == [["t"]],
+                 what="the slot streaming")
+        bed.pg.sql(insert, db=db)
+        return reader.until(2)
+    finally:
+        reader.close()
+
+
 @pytest.mark.parametrize("mode", list(MODES))
 def test_types_under_handling_modes(cdc_db, start_worker, bed, mode):
     db = cdc_db
@@ -398,16 +430,8 @@ def test_types_under_handling_modes(cdc_db, start_worker, bed, mode):
     settings, expected = MODES[mode]
     w = start_cdc_worker(start_worker, bed)
     start_connector(w, "cdc", connector_config(bed, db, prefix, **settings))
-    reader = Reader(bed, f"{prefix}.public.typed")
-    try:
-        reader.until(1)
-        wait_for(lambda: bed.pg.sql("SELECT active FROM pg_replication_slots WHERE "
-                                    f"database = '{db}'", db=db) == [["t"]],
-                 what="the slot streaming")
-        bed.pg.sql("INSERT INTO typed VALUES (" + TYPES_ROW.format(id=2) + ")", db=db)
-        records = reader.until(2)
-    finally:
-        reader.close()
+    records = snapshot_then_stream(bed, db, f"{prefix}.public.typed",
+                                   "INSERT INTO typed VALUES (" + TYPES_ROW.format(id=2) + ")")
     want = {**COMMON, **expected}
     for (_, _, value), row_id in zip(records, (1, 2)):  # the snapshot's and the stream's
         after = payload(value)["after"]

@@ -21,6 +21,8 @@
  *   {"op":"offsets_get","name"}           -> "offsets"
  *   {"op":"offsets_delete","name"}
  *   {"op":"refresh"}                      -> "changed":[names]
+ *   {"op":"fencing_put","name","count"}
+ *   {"op":"fencing_get","name"}           -> "fencing":{"task_count","pending"}
  * An open that fails prints its error on stderr and exits 2.
  */
 #include <stdio.h>
@@ -116,6 +118,17 @@ static int run(tb_store_t *store, json_t *cmd, json_t *reply, char *err)
         return out == NULL ? -1 : json_object_set_new(reply, "offsets", out);
     } else if (strcmp(op, "offsets_delete") == 0) {
         return tb_store_offsets_delete(store, name, err, TB_ERR_SIZE);
+    } else if (strcmp(op, "fencing_put") == 0) {
+        return tb_store_fencing_put(
+            store, name, (int)json_integer_value(json_object_get(cmd, "count")), err,
+            TB_ERR_SIZE);
+    } else if (strcmp(op, "fencing_get") == 0) {
+        tb_store_fencing_t fencing;
+        tb_store_fencing_get(store, name, &fencing);
+        return json_object_set_new(reply, "fencing",
+                                   json_pack("{s:i, s:b}", "task_count",
+                                             fencing.task_count, "pending",
+                                             fencing.pending));
     } else if (strcmp(op, "refresh") == 0) {
         out = tb_store_refresh(store, err, TB_ERR_SIZE);
         return out == NULL ? -1 : json_object_set_new(reply, "changed", out);

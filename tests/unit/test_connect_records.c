@@ -62,11 +62,12 @@ static void test_key_parse_splits_at_the_last_dash(void **state)
     expect_key("target-state-x-1", 0, TB_CONNECT_KEY_TARGET, "x-1", 0);
     expect_key("connector-x", 0, TB_CONNECT_KEY_CONNECTOR, "x", 0);
     expect_key("commit-x", 0, TB_CONNECT_KEY_COMMIT, "x", 0);
+    expect_key("tasks-fencing-x-1", 0, TB_CONNECT_KEY_FENCING, "x-1", 0);
     expect_key("status-task-s-0", 1, TB_CONNECT_KEY_TASK, "s", 0);
     expect_key("status-connector-s", 1, TB_CONNECT_KEY_CONNECTOR, "s", 0);
     /* keys this store does not use, and task keys without a task number */
     expect_key("session-key", 0, TB_CONNECT_KEY_OTHER, NULL, 0);
-    expect_key("tasks-fencing-x", 0, TB_CONNECT_KEY_OTHER, NULL, 0);
+    expect_key("tasks-fencing-x", 1, TB_CONNECT_KEY_OTHER, NULL, 0);
     expect_key("task-x", 0, TB_CONNECT_KEY_OTHER, NULL, 0);
     expect_key("task-x-", 0, TB_CONNECT_KEY_OTHER, NULL, 0);
     expect_key("task-x-1a", 0, TB_CONNECT_KEY_OTHER, NULL, 0);
@@ -83,6 +84,9 @@ static void test_values_are_connects_bytes(void **state)
                 "{\"properties\":{\"a\":\"\\\"q\\\"\\n\",\"z\":\"1\"}}");
     json_decref(props);
     assert_text(tb_connect_commit_value(3), "{\"tasks\":3}");
+    assert_text(tb_connect_fencing_value(4), "{\"task-count\":4}");
+    assert_text(tb_connect_key_format(TB_CONNECT_KEY_FENCING, 0, "c", 0),
+                "tasks-fencing-c");
     assert_text(tb_connect_target_value(TB_TARGET_STARTED),
                 "{\"state\":\"STARTED\",\"state.v2\":\"STARTED\"}");
     /* workers before 3.5 read "state" only and do not know STOPPED */
@@ -131,6 +135,13 @@ static void test_configs_and_commits_parse(void **state)
     assert_null(tb_connect_properties_parse(number));
     assert_int_equal(tb_connect_commit_parse(commit), 2);
     assert_int_equal(tb_connect_commit_parse(good), -1);
+    json_t *fencing = parse("{\"task-count\":3}");
+    json_t *negative = parse("{\"task-count\":-1}");
+    assert_int_equal(tb_connect_fencing_parse(fencing), 3);
+    assert_int_equal(tb_connect_fencing_parse(negative), -1);
+    assert_int_equal(tb_connect_fencing_parse(commit), -1);
+    json_decref(fencing);
+    json_decref(negative);
     json_decref(good);
     json_decref(number);
     json_decref(commit);

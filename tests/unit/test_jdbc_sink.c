@@ -170,6 +170,26 @@ static void test_validation_messages(void **state)
     json_decref(raw);
 }
 
+/* Debezium's keys that are Confluent's under another name take Confluent's
+ * definition, with Debezium's default where it differs. */
+static void test_debezium_keys_are_confluents_renamed(void **state)
+{
+    (void)state;
+    const tb_config_table_t *confluent[] = {&tb_jdbc_sink_table};
+    const tb_config_table_t *debezium[] = {&tb_jdbc_debezium_table};
+    const tb_config_def_t *pk_mode = tb_config_find(debezium, 1, "primary.key.mode");
+    const tb_config_def_t *fields = tb_config_find(debezium, 1, "primary.key.fields");
+    const tb_config_def_t *batch = tb_config_find(debezium, 1, "batch.size");
+    assert_non_null(pk_mode);
+    assert_ptr_equal(pk_mode->check, tb_config_find(confluent, 1, "pk.mode")->check);
+    assert_int_equal(fields->type, TB_CONFIG_LIST);
+    assert_string_equal(batch->default_value, "500");
+    assert_string_equal(tb_config_find(confluent, 1, "batch.size")->default_value,
+                        "3000");
+    assert_non_null(tb_config_find(debezium, 1, "schema.evolution"));
+    assert_null(tb_config_find(debezium, 1, "pk.mode"));
+}
+
 /* ---- the plugin against SQLite ---- */
 
 typedef struct {
@@ -365,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_decimal_text),
         cmocka_unit_test(test_timezones),
         cmocka_unit_test(test_validation_messages),
+        cmocka_unit_test(test_debezium_keys_are_confluents_renamed),
         cmocka_unit_test_setup_teardown(test_put_again_writes_nothing_twice, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_refused_row_is_reported_and_the_rest_written,

@@ -14,6 +14,7 @@
 #include "connectors/postgres/tb_pg_records.h"
 #include "connectors/postgres/tb_pg_relation.h"
 #include "connectors/postgres/tb_pg_types.h"
+#include "connectors/postgres/tb_pg_unknown.h"
 #include "connectors/postgres/tb_pgoutput.h"
 #include "connectors/runtime/tb_connector_config.h"
 #include "connectors/runtime/tb_plugin.h"
@@ -275,16 +276,101 @@ static void test_more_types(void **state)
                      "\"{\\\"k\\\\\\\"1\\\":\\\"v\\\\\\\\2\\\",\\\"n\\\":null}\"");
     check_type_value(&hstore, map, pairs, NULL, "{\"k\\\"1\":\"v\\\\2\",\"n\":null}");
     check_type_value(&hstore, json, "", NULL, "\"{}\"");
+    /* in a Java HashMap's order, as Debezium's: by String.hashCode() bucket
+     * (over UTF-16 units), 32 buckets past 12 keys */
+    check_type_value(&hstore, map,
+                     "\"name\"=>\"1\", \"color\"=>\"2\", \"size\"=>\"3\", "
+                     "\"\xc3\xa9\"=>\"4\", \"\xf0\x9f\x98\x80\"=>\"5\"",
+                     NULL,
+                     "{\"color\":\"2\",\"size\":\"3\",\"name\":\"1\","
+                     "\"\xf0\x9f\x98\x80\":\"5\",\"\xc3\xa9\":\"4\"}");
+    char keys[256] = "";
+    for (int i = 0; i < 13; i++) {
+        snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), "%s\"k%d\"=>NULL",
+                 i > 0 ? ", " : "", i);
+    }
+    check_type_value(&hstore, map, keys, NULL,
+                     "{\"k0\":null,\"k1\":null,\"k2\":null,\"k3\":null,\"k4\":null,"
+                     "\"k5\":null,\"k11\":null,\"k6\":null,\"k10\":null,\"k7\":null,"
+                     "\"k8\":null,\"k12\":null,\"k9\":null}");
     tb_pg_type_t ltree = {.oid = 90002, .typmod = -1, .base_name = "ltree"};
     check_type_value(&ltree, json, "top.sci", "io.debezium.data.Ltree", "\"top.sci\"");
     tb_pg_type_t citext = {.oid = 90003, .typmod = -1, .base_name = "citext"};
     check_type_value(&citext, json, "MiXed", NULL, "\"MiXed\"");
 
-    /* Debezium maps no array of interval, money, name or xml */
+    /* arrays of enums (required items), hstore, citext, ltree and isbn */
+    tb_pg_type_t moods = {
+        .oid = 90010, .typmod = -1, .elem_oid = 90011, .enum_labels = "sad,ok"};
+    check_type_value(&moods, json, "{ok,sad}", NULL, "[\"ok\",\"sad\"]");
+    tb_pg_type_t hstores = {
+        .oid = 90012, .typmod = -1, .elem_oid = 90001, .elem_name = "hstore"};
+    check_type_value(&hstores, json, "{\"\\\"a\\\"=>\\\"1\\\"\",NULL}", NULL,
+                     "[\"{\\\"a\\\":\\\"1\\\"}\",null]");
+    check_type_value(&hstores, map, "{\"\\\"a\\\"=>NULL\"}", NULL, "[{\"a\":null}]");
+    tb_pg_type_t ltrees = {
+        .oid = 90013, .typmod = -1, .elem_oid = 90002, .elem_name = "ltree"};
+    check_type_value(&ltrees, json, "{top.sci,a}", NULL, "[\"top.sci\",\"a\"]");
     char errstr[256];
+    tb_pg_modes_t all_types = {.include_unknown = true};
+    struct {
+        tb_pg_type_t type;
+        const char *items; /* the items' schema name, "" for none */
+        bool optional;
+    } arrays[] = {
+        {moods, "io.debezium.data.Enum", false},
+        {hstores, "io.debezium.data.Json", true},
+        {ltrees, "io.debezium.data.Ltree", true},
+        {{.oid = 90014, .elem_oid = 90003, .elem_name = "citext"}, "", true},
+        {{.oid = 90015, .elem_oid = 90004, .elem_name = "isbn"}, "", false},
+        {{.oid = 3643, .elem_oid = 3614, .elem_name = "tsvector", .opaque = true},
+         "",
+         false},
+    };
+    for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
+        tb_schema_t *schema =
+            tb_pg_type_schema(&arrays[i].type, &all_types, errstr, sizeof(errstr));
+        assert_non_null(schema);
+        tb_schema_t *items = tb_schema_items(schema);
+        const char *name = tb_schema_name(items);
+        assert_string_equal(name != NULL ? name : "", arrays[i].items);
+        assert_int_equal(tb_schema_optional(items), arrays[i].optional);
+        tb_schema_decref(schema);
+    }
+
+    /* Debezium leaves out the arrays of interval, money, name, xml, point and
+     * bit varying; an unknown type too, unless include.unknown.datatypes */
     tb_pg_type_t intervals = {.oid = 1187, .typmod = -1, .elem_oid = 1186};
     assert_null(tb_pg_type_schema(&intervals, &json, errstr, sizeof(errstr)));
+    assert_int_equal(tb_pg_unknown_fate(&intervals, &all_types, errstr, sizeof(errstr)),
+                     TB_PG_LEFT_OUT);
     assert_non_null(strstr(errstr, "Debezium maps no array of it"));
+    tb_pg_type_t lsn = {.oid = 3220, .typmod = -1, .name = "pg_lsn"};
+    assert_int_equal(tb_pg_unknown_fate(&lsn, &json, errstr, sizeof(errstr)),
+                     TB_PG_LEFT_OUT);
+    assert_int_equal(tb_pg_unknown_fate(&lsn, &all_types, errstr, sizeof(errstr)),
+                     TB_PG_OPAQUE);
+    lsn.opaque = true;
+    check_type_value(&lsn, json, "0/16B3748", NULL, "\"MC8xNkIzNzQ4\"");
+    tb_pg_modes_t hex = {.binary = TB_PG_BINARY_HEX};
+    check_type_value(&lsn, hex, "0/1", NULL, "\"302f31\"");
+    tb_pg_type_t tsvectors = arrays[5].type;
+    check_type_value(&tsvectors, json, "{\"'a' 'b'\"}", NULL, "[\"J2EnICdiJw==\"]");
+    /* a NULL among required items: Debezium fails to convert the array */
+    assert_true(unreadable(&tsvectors, json, "{\"'a'\",NULL}"));
+    assert_true(unreadable(&moods, json, "{ok,NULL}"));
+    /* refused: what Debezium maps and tributary does not, and the geometric
+     * types Debezium writes in its JDBC driver's text */
+    tb_pg_type_t geometry = {.oid = 90020, .typmod = -1, .base_name = "geometry"};
+    tb_pg_type_t box = {.oid = 603, .typmod = -1, .name = "box"};
+    tb_pg_type_t bit_array = {.oid = 1561, .typmod = 3, .elem_oid = 1560};
+    assert_int_equal(tb_pg_unknown_fate(&geometry, &json, errstr, sizeof(errstr)),
+                     TB_PG_REFUSED);
+    assert_int_equal(tb_pg_unknown_fate(&bit_array, &json, errstr, sizeof(errstr)),
+                     TB_PG_REFUSED);
+    assert_int_equal(tb_pg_unknown_fate(&box, &json, errstr, sizeof(errstr)),
+                     TB_PG_LEFT_OUT);
+    assert_int_equal(tb_pg_unknown_fate(&box, &all_types, errstr, sizeof(errstr)),
+                     TB_PG_REFUSED);
 
     tb_pg_type_t bits = {.oid = 1560, .typmod = 3};
     tb_pg_type_t point = {.oid = 600, .typmod = -1};
@@ -650,6 +736,11 @@ static void test_events_and_offsets(void **state)
     assert_int_equal(tb_value_int64(tb_value_struct_get(out[1].key_data, "id")), 1);
     assert_string_equal(tb_value_text(tb_value_struct_get(out[2].value_data, "op"), NULL),
                         "c");
+    /* Debezium's source.sequence: [the last commit's end, the change's LSN];
+     * null before the first commit read since the stream started */
+    const tb_value_t *source_of = tb_value_struct_get(out[2].value_data, "source");
+    assert_string_equal(tb_value_text(tb_value_struct_get(source_of, "sequence"), NULL),
+                        "[null,\"200\"]");
     /* the old row's non-key NOT NULL-less columns stay null */
     const tb_value_t *before = tb_value_struct_get(out[0].value_data, "before");
     assert_null(tb_value_struct_get(before, "name"));
@@ -667,8 +758,10 @@ static void test_events_and_offsets(void **state)
         json_decref(out[i].source_partition);
     }
 
-    /* without tombstones a delete is one record */
+    /* without tombstones a delete is one record; after a commit read, the
+     * sequence starts with its end */
     o.tombstones = false;
+    p.commit_known = true;
     change =
         (tb_pg_change_t){.op = 'd', .before = old_row, .nbefore = 3, .marker = "false"};
     assert_int_equal(tb_pg_event_change(&ev, r, "t", &change, &p, errstr, sizeof(errstr)),
@@ -677,6 +770,15 @@ static void test_events_and_offsets(void **state)
     /* skipped truncates make nothing */
     assert_int_equal(tb_pg_event_truncate(&ev, r, "t", &p, errstr, sizeof(errstr)), 0);
     assert_int_equal(q.count, 1);
+    assert_int_equal(tb_pg_queue_drain(&q, out, 1, NULL, false), 1);
+    source_of = tb_value_struct_get(out[0].value_data, "source");
+    assert_string_equal(tb_value_text(tb_value_struct_get(source_of, "sequence"), NULL),
+                        "[\"100\",\"200\"]");
+    tb_schema_decref(out[0].key_schema);
+    tb_value_free(out[0].key_data);
+    tb_schema_decref(out[0].value_schema);
+    tb_value_free(out[0].value_data);
+    json_decref(out[0].source_offset);
 
     tb_pg_position_t back;
     json_t *stored =
@@ -695,25 +797,53 @@ static void test_events_and_offsets(void **state)
     json_decref(raw);
 }
 
-/* A column of a type tributary does not map is an error naming it, unless
- * the column filters leave it out. */
+static void count_notice(void *arg, const char *column, const char *what)
+{
+    (void)what;
+    assert_string_equal(column, "public.docs.doc");
+    (*(int *)arg)++;
+}
+
+/* A column of a type Debezium does not know is left out (or written as
+ * bytes); one of a type Debezium maps and tributary does not is an error
+ * naming it, unless the column filters leave it out. */
 static void test_unsupported_column(void **state)
 {
     (void)state;
     char errstr[256] = "";
     tb_pg_modes_t modes = {0};
+    int notices = 0;
     tb_schema_t *source = tb_pg_source_schema();
     tb_pg_column_info_t cols[] = {
         {.name = "id", .type = {.oid = 23, .typmod = -1}, .primary_key = true},
         {.name = "doc", .type = {.oid = 3614, .typmod = -1, .name = "tsvector"}},
     };
     tb_pg_filter_t *all = filter_of("{" BASE_CONFIG "}");
-    tb_pg_relation_ctx_t ctx = {
-        .prefix = "srv", .modes = &modes, .filter = all, .source_schema = source};
+    tb_pg_relation_ctx_t ctx = {.prefix = "srv",
+                                .modes = &modes,
+                                .filter = all,
+                                .source_schema = source,
+                                .notice = count_notice,
+                                .notice_arg = &notices};
+    tb_pg_relation_t *left_out = tb_pg_relation_build(&ctx, 1, "public", "docs", cols, 2,
+                                                      cols, 2, errstr, sizeof(errstr));
+    assert_non_null(left_out);
+    assert_int_equal(tb_schema_field_count(left_out->value_schema), 1);
+    assert_int_equal(notices, 1);
+    tb_pg_relation_free(left_out);
+    modes.include_unknown = true;
+    tb_pg_relation_t *opaque = tb_pg_relation_build(&ctx, 1, "public", "docs", cols, 2,
+                                                    cols, 2, errstr, sizeof(errstr));
+    assert_non_null(opaque);
+    assert_int_equal(tb_schema_type(opaque->columns[1].schema), TB_TYPE_BYTES);
+    assert_int_equal(notices, 2);
+    tb_pg_relation_free(opaque);
+    cols[1].type = (tb_pg_type_t){
+        .oid = 90020, .typmod = -1, .name = "geometry", .base_name = "geometry"};
     assert_null(tb_pg_relation_build(&ctx, 1, "public", "docs", cols, 2, cols, 2, errstr,
                                      sizeof(errstr)));
-    assert_non_null(strstr(errstr, "column public.docs.doc: type tsvector (oid 3614) is "
-                                   "not supported; column.exclude.list"));
+    assert_non_null(strstr(errstr, "column public.docs.doc: type geometry (oid 90020) is "
+                                   "not supported (Debezium maps it"));
     tb_pg_filter_t *without =
         filter_of("{" BASE_CONFIG ",\"column.exclude.list\":\"public.docs.doc\"}");
     ctx.filter = without;
