@@ -510,13 +510,14 @@ class Fixed:
         return self.value
 
 
-def throughput_row(ctx, scenario, system, seconds, cpu, hwm_kb, background, records=None):
-    """records: N unless said otherwise."""
+def throughput_row(ctx, scenario, system, seconds, cpu, hwm_kb, background, records=None,
+                   **extra):
+    """records: N unless said otherwise; extra: more figures of the row."""
     records = records or ctx.n
     return row(ctx, scenario, system, records=records, seconds=seconds,
                rps=records / seconds if seconds > 0 else 0.0,
                cpu_per_m=cpu / records * 1e6, cores=cpu / seconds if seconds > 0 else 0.0,
-               rss_mb=hwm_kb / 1024, background=background.cores())
+               rss_mb=hwm_kb / 1024, background=background.cores(), **extra)
 
 
 # ------------------------------------------------------------------------ data
@@ -621,6 +622,36 @@ def wait_for_file(ctx: Context, worker: Worker, out: Path, t0: float, label: str
         time.sleep(0.02)
 
 
+class AssignmentWatch:
+    """When a tributary sink task was given its partitions: its log's first "partition
+    T-N starts at offset" line (INFO, written as the assignment is handled), read every
+    5 ms from a thread of its own, with the worker's CPU seconds at that moment. Records
+    wait in the topic from then on; before it the task has nothing it may read."""
+
+    MARK = b"starts at offset"
+
+    def __init__(self, worker: Worker):
+        self.at: float | None = None
+        self.cpu = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, args=(worker,), daemon=True)
+        self._thread.start()
+
+    def _watch(self, worker: Worker) -> None:
+        with open(worker.log_path, "rb") as log_file:
+            tail_bytes = b""
+            while not self._stop.is_set():
+                tail_bytes = tail_bytes[-len(self.MARK):] + log_file.read()
+                if self.MARK in tail_bytes:
+                    self.cpu, self.at = cpu_seconds(worker.pid), time.monotonic()
+                    return
+                time.sleep(0.005)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+
 def sink_worker(ctx: Context, system: str, scenario: str = "sink",
                 extra: dict | None = None, data: Dataset | None = None) -> dict:
     """One sink run: a fresh worker, a FileStreamSink with a new group, until the file holds
@@ -637,6 +668,7 @@ def sink_worker(ctx: Context, system: str, scenario: str = "sink",
         if scraped:
             scraper = Scraper(worker.port)
         background = Background(ctx)
+        assignment = AssignmentWatch(worker) if kind == "tributary" else None
         cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
         worker.create(name, {"connector.class": "FileStreamSink", "topics": data.topic,
                              "file": str(out), "key.converter": STRING,
@@ -654,9 +686,19 @@ def sink_worker(ctx: Context, system: str, scenario: str = "sink",
             raise BenchError(f"{system} {scenario} wrote {lines} lines, not {data.n}")
         if extra:
             check_chain(out, f"{scenario} {system}")
+        figures = {}
+        if assignment is not None:
+            assignment.stop()
+            if assignment.at is None:
+                raise BenchError(f"{system} {scenario}: the log never showed the partitions' "
+                                 "assignment")
+            figures = {"assigned_s": assignment.at - t0,
+                       "cores_assigned": (cpu1 - assignment.cpu) / (t1 - assignment.at)}
         return throughput_row(ctx, scenario, system, t1 - t0, cpu1 - cpu0, hwm, Fixed(busy),
-                              records=data.n)
+                              records=data.n, **figures)
     finally:
+        if assignment is not None:
+            assignment.stop()
         if scraper is not None:
             scraper.stop()
         worker.stop()
@@ -733,7 +775,10 @@ def check_chain(out: Path, label: str) -> None:
 
 
 SOURCE_SYSTEMS = ["floor", "tributary", "connect", "connect-tuned"]
-DATAGEN_SYSTEMS = ["floor", "tributary"]
+# floor-keyed: floor_produce -k, each record with a key as datagen's (a number below 1000
+# as text), so that the partitioner spreads them over the partitions by key as it does
+# datagen's, instead of filling one partition's batch at a time (the same work)
+DATAGEN_SYSTEMS = ["floor", "floor-keyed", "tributary"]
 
 
 def check_content(ctx: Context, topic: str, label: str) -> None:
@@ -751,14 +796,15 @@ def source_like(ctx: Context, scenario: str, systems: list[str], config_of,
     for kind in alternating(ctx, systems):
         topic = f"bench-{scenario}-{kind}-{ctx.run_id}-{ctx.rep}"
         label = f"{scenario}-{kind}-{ctx.rep}"
-        if kind == "floor":
+        if kind.startswith("floor"):
             watcher = Watcher(ctx, topic, label)
             background = Background(ctx)
             result = run_floor(ctx, [ctx.floor("floor_produce"), "-b", ctx.bootstrap,
                                      "-t", topic, "-n", ctx.n, "-s", ctx.size,
-                                     "-T", int(ctx.run_timeout)], label)
+                                     "-T", int(ctx.run_timeout),
+                                     *(["-k"] if kind == "floor-keyed" else [])], label)
             watcher.wait()
-            throughput_row(ctx, scenario, "floor", result["seconds"], result["cpu_seconds"],
+            throughput_row(ctx, scenario, kind, result["seconds"], result["cpu_seconds"],
                            result["hwm_kb"], Fixed(background.cores()))
             continue
         worker = WORKERS[kind](ctx, scenario).start()
@@ -1329,7 +1375,7 @@ def evaluate(ctx) -> list[dict]:
     # 0 CPU seconds: the run was shorter than the clock tick (smoke N), not measured
     at_least("sink cores used", 0.9, cores or None, f"{fmt(cores)} cores", unit="")
     for scenario, floor in (("sink", "floor-write"), ("source", "floor"),
-                            ("datagen", "floor")):
+                            ("datagen", "floor"), ("datagen", "floor-keyed")):
         t, f = get(scenario, "tributary", "cpu_per_m"), get(scenario, floor, "cpu_per_m")
         at_most(f"{scenario} CPU per record vs {floor}", 1.3, ratio(t, f),
                 f"{fmt(t)} vs {fmt(f)} CPU s per M records")
@@ -1453,7 +1499,8 @@ def render(ctx, goals, profile_lines, wall) -> str:
           "", "sink: Kafka → file (floor: floor_consume, only counting; floor-write: "
           "floor_consume writing each value as a line to the same tmpfs, through a 256 KiB "
           "buffer). source: file → Kafka (floor: floor_produce, generating). datagen: "
-          "tributary's datagen connector → Kafka (floor: floor_produce). Connect has no "
+          "tributary's datagen connector → Kafka (floor: floor_produce; floor-keyed: "
+          "floor_produce -k, each record with a key as datagen's). Connect has no "
           "datagen connector. transforms: the sink with the chain RegexRouter, "
           "InsertField$Value (a static field and the topic), ReplaceField$Value (exclude) on "
           "JsonConverter values with schemas.enable=false, the same config on both systems, "
@@ -1575,6 +1622,9 @@ def render(ctx, goals, profile_lines, wall) -> str:
             L.append(f"| {scenario} | {label} | " + " | ".join(
                 ratio_text(r(scenario, "tributary", other, field))
                 for other in ("connect", "connect-tuned", "floor", "floor-write")) + " |")
+    for field, label in (("rps", "records/s"), ("cpu_per_m", "CPU per record")):
+        L.append(f"| datagen | {label}, against floor-keyed | – | – | "
+                 f"{ratio_text(r('datagen', 'tributary', 'floor-keyed', field))} | – |")
     for field, label in (("p50_ms", "p50 latency"), ("p99_ms", "p99 latency")):
         L.append(f"| latency | {label} | – | "
                  f"{ratio_text(r('latency', 'tributary', 'connect-tuned', field))} | – | "
@@ -1595,6 +1645,22 @@ def render(ctx, goals, profile_lines, wall) -> str:
                          ("many_mb", f"RSS, {many} connectors")):
         L.append(f"| memory | {label} | "
                  f"{ratio_text(r('memory', 'tributary', 'connect', field))} | – | – | – |")
+
+    windows = [(system, e) for system in ("tributary", "tributary-scraped")
+               if (e := find(ctx, "sink", system)) and "cores_assigned" in e]
+    if windows:
+        L += ["", "## Sink cores used: from the creation and from the assignment", "",
+              "| system | runs | cores used from the connector's creation | from the "
+              "partitions' assignment | min | max | seconds to the assignment |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+        for system, e in windows:
+            L.append(f"| {system} | {e['runs']} | {e['cores']:.2f} | "
+                     f"{e['cores_assigned']:.2f} | {e['cores_assigned_min']:.2f} | "
+                     f"{e['cores_assigned_max']:.2f} | {fmt(e['assigned_s'])} |")
+        L += ["", "From the assignment: CPU seconds over seconds from the task's first "
+              "\"partition … starts at offset\" log line (read every 5 ms) to the file "
+              "holding every line; the group's join before it is in the first column only. "
+              "The goal reads the first column.", ""]
 
     L += ["", "## Scraping /metrics while the sink runs", "",
           "| figure | tributary scraped every second / not scraped |", "|---|---:|"]

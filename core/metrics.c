@@ -197,7 +197,13 @@ static void keep_max(tb_series_t *series, double value)
 
 void tb_series_observe(tb_series_t *series, double value)
 {
-    if (series == NULL || series->family->def->type != TB_METRIC_HISTOGRAM) {
+    tb_series_observe_many(series, value, 1);
+}
+
+void tb_series_observe_many(tb_series_t *series, double value, uint64_t count)
+{
+    if (series == NULL || series->family->def->type != TB_METRIC_HISTOGRAM ||
+        count == 0) {
         return;
     }
     const family_t *family = series->family;
@@ -206,8 +212,8 @@ void tb_series_observe(tb_series_t *series, double value)
     while (bucket < family->bound_count && !(value <= family->def->buckets[bucket])) {
         bucket++;
     }
-    atomic_fetch_add_explicit(&series->counts[bucket], 1, memory_order_relaxed);
-    atomic_double_add(&series->value, value);
+    atomic_fetch_add_explicit(&series->counts[bucket], count, memory_order_relaxed);
+    atomic_double_add(&series->value, value * (double)count);
     if (family->def->keep_max) {
         keep_max(series, value);
     }

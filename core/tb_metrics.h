@@ -110,6 +110,9 @@ void tb_series_release(tb_series_t *series);
 void tb_series_add(tb_series_t *series, double amount);
 void tb_series_set(tb_series_t *series, double value);
 void tb_series_observe(tb_series_t *series, double value);
+/* A histogram's count observations of the same value at the cost of one
+ * (the same page as count tb_series_observe calls); 0 is a no-op. */
+void tb_series_observe_many(tb_series_t *series, double value, uint64_t count);
 
 /* Renders every live series, families in name order, as Prometheus text
  * exposition format 0.0.4, plus process metrics (resident memory, CPU

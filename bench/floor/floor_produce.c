@@ -4,7 +4,7 @@
  * them, with acks=all and idempotence on, and counts the delivery reports.
  * Nothing else: no conversion, no offsets, no framework.
  *
- *   floor_produce -b BOOTSTRAP -t TOPIC -n N [-s SIZE] [-T TIMEOUT_S] [-r RATE]
+ *   floor_produce -b BOOTSTRAP -t TOPIC -n N [-s SIZE] [-T TIMEOUT_S] [-r RATE] [-k]
  *                 [-X key=value]...
  *   floor_produce -o FILE -n N [-s SIZE]      write the same values as lines, no Kafka
  *
@@ -13,6 +13,10 @@
  * {"id":i,"ts":T,"note":"xxx…"} of SIZE bytes, where T is the wall-clock time
  * it was handed to librdkafka, in microseconds since 1970: the latency
  * scenario reads it back from the sink's output.
+ *
+ * With -k, each record has a key as datagen's have: the decimal text of a
+ * number below 1000 (a mix of i), so that the partitioner spreads records
+ * over the partitions by key instead of sticking to one for a batch.
  *
  * Prints one JSON line: records (delivered), errors, bytes, seconds (start of
  * the program to the last delivery report), cpu_seconds (utime + stime of this
@@ -69,7 +73,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: floor_produce -b BOOTSTRAP -t TOPIC -n N [-s SIZE] [-T TIMEOUT_S] "
-            "[-r RATE] [-X key=value]...\n"
+            "[-r RATE] [-k] [-X key=value]...\n"
             "       floor_produce -o FILE -n N [-s SIZE]\n");
     exit(2);
 }
@@ -103,6 +107,7 @@ int main(int argc, char **argv)
     long long n = -1;
     size_t size = 100;
     double timeout = 300, rate = 0;
+    bool keyed = false;
     char errstr[512];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     int opt;
@@ -116,7 +121,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    while ((opt = getopt(argc, argv, "b:t:n:s:T:X:o:r:")) != -1) {
+    while ((opt = getopt(argc, argv, "b:t:n:s:T:X:o:r:k")) != -1) {
         switch (opt) {
         case 'b':
             bootstrap = optarg;
@@ -138,6 +143,9 @@ int main(int argc, char **argv)
             break;
         case 'r':
             rate = atof(optarg);
+            break;
+        case 'k':
+            keyed = true;
             break;
         case 'X': {
             char *eq = strchr(optarg, '=');
@@ -190,10 +198,14 @@ int main(int argc, char **argv)
         }
         size_t len =
             rate > 0 ? stamped_value(value, size, i) : floor_value(value, size, i);
+        char key[8];
+        int key_len = keyed ? snprintf(key, sizeof(key), "%llu",
+                                       ((unsigned long long)i * 2654435761ULL) % 1000)
+                            : 0;
         /* Bounded: each retry waits up to 100 ms for delivery reports; the
          * deadline ends it. */
         while (rd_kafka_produce(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, value,
-                                len, NULL, 0, NULL) != 0) {
+                                len, keyed ? key : NULL, (size_t)key_len, NULL) != 0) {
             if (rd_kafka_last_error() != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
                 fprintf(stderr, "floor_produce: produce: %s\n",
                         rd_kafka_err2str(rd_kafka_last_error()));

@@ -174,22 +174,30 @@ static bool read_more(file_source_t *s)
 static bool next_line(const file_source_t *s, size_t start, bool at_end, size_t *line,
                       size_t *terminator)
 {
-    for (size_t i = start; i < s->len; i++) {
-        if (s->buf[i] == '\n') {
-            *line = i - start;
-            *terminator = 1;
-            return true;
-        }
-        if (s->buf[i] == '\r') {
-            if (i + 1 == s->len && !at_end) {
-                return false;
-            }
-            *line = i - start;
-            *terminator = i + 1 < s->len && s->buf[i + 1] == '\n' ? 2 : 1;
-            return true;
-        }
+    /* memchr's word-at-a-time scans, not a loop over every byte: the first
+     * \n, then a \r only before it */
+    if (start >= s->len) {
+        return false;
     }
-    return false;
+    const char *from = s->buf + start;
+    size_t left = s->len - start;
+    const char *nl = memchr(from, '\n', left);
+    const char *cr = memchr(from, '\r', nl != NULL ? (size_t)(nl - from) : left);
+    if (cr == NULL && nl == NULL) {
+        return false;
+    }
+    if (cr == NULL) {
+        *line = (size_t)(nl - from);
+        *terminator = 1;
+        return true;
+    }
+    size_t i = (size_t)(cr - s->buf);
+    if (i + 1 == s->len && !at_end) {
+        return false;
+    }
+    *line = i - start;
+    *terminator = i + 1 < s->len && s->buf[i + 1] == '\n' ? 2 : 1;
+    return true;
 }
 
 /* Marks r as read up to used bytes past buf[0] (a file only: standard

@@ -326,6 +326,7 @@ static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errst
     }
     engine->served_us = tb_monotonic_us();
     rd_kafka_poll(engine->rk, 0);
+    tb_source_count_delivered(engine);
     if (engine->failure[0] != '\0') {
         snprintf(errstr, errstr_size, "%s", engine->failure);
         return TB_TASK_STEP_FAILED;
@@ -390,6 +391,7 @@ static void source_stop(void *opaque)
         engine->served_us =
             tb_monotonic_us(); /* the flush's reports: timed at its start */
         rd_kafka_flush(engine->rk, (int)engine->env->shutdown_timeout_ms);
+        tb_source_count_delivered(engine);
         tb_source_advance_head(engine);
         if (tb_source_flush_offsets(engine, errstr, sizeof(errstr)) != 0) {
             TB_LOG_TASK(TB_LOG_ERROR, "tributary.task", engine->env->connector,
@@ -410,6 +412,9 @@ static void source_stop(void *opaque)
     tb_source_txn_destroy(engine); /* an open transaction is aborted by the next */
     for (size_t i = engine->batch_pos; i < engine->batch_len; i++) {
         tb_source_free_record(&engine->batch[i]);
+    }
+    if (engine->rkt != NULL) {
+        rd_kafka_topic_destroy(engine->rkt);
     }
     if (engine->rk != NULL && !tb_kafka_destroy_within(engine->rk, 0, deadline_ms)) {
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector,

@@ -73,6 +73,7 @@ typedef struct {
     tb_task_context_t ctx;    /* the plugin may keep a pointer to it */
     void *plugin_task;
     rd_kafka_t *rk;
+    rd_kafka_topic_t *rkt; /* the last record's topic (source_produce.c), or NULL */
     tb_converter_t *key_converter;
     tb_converter_t *value_converter;
     tb_chain_t *chain; /* NULL: no transforms */
@@ -86,6 +87,12 @@ typedef struct {
     json_t *topics;         /* topics written to: name -> true */
     const char *last_topic; /* the topic of the last record produced (in topics) */
     int64_t served_us;      /* when librdkafka last served delivery reports */
+    /* The delivery reports served since the last tb_source_count_delivered:
+     * the records acknowledged, and the latest run of reports of one
+     * latency (the records of a produced batch served together share it) */
+    uint64_t acknowledged;
+    int64_t run_latency_us;
+    uint64_t run_count;
     json_t *last_partition; /* the source partition last folded, and its key */
     char *last_key;
     tb_source_record_t batch[POLL_BATCH];
@@ -177,15 +184,22 @@ rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
 
 /* Hands one record to librdkafka (flags: F_FREE or F_COPY) with its
  * headers: the ones the chain left, then its message id when
- * message.id.header is set; no headers object when it has none. */
+ * message.id.header is set; no headers object when it has none. Its
+ * timestamp is timestamp_ms, or with 0 the time librdkafka reads itself. */
 rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
                                              tb_source_record_t *record, int flags,
-                                             void *opaque);
+                                             int64_t timestamp_ms, void *opaque);
 
 /* Produces the polled records not yet handed to librdkafka that have their
  * disposition (up to engine->prepared), each numbered in the ring. Returns
  * false when librdkafka's queue or the ring is full. */
 bool tb_source_produce_batch(source_engine_t *engine);
+
+/* Counts the delivery reports served since the last call into the task's
+ * metrics (records written, the produce latency histogram): called after
+ * each rd_kafka_poll and rd_kafka_flush, so that a report costs no atomic
+ * update of its own. */
+void tb_source_count_delivered(source_engine_t *engine);
 
 /* source_offsets.c */
 

@@ -122,6 +122,21 @@ static tb_sink_record_t refused_record(const rd_kafka_message_t *msg,
                               .header_count = count};
 }
 
+/* Observes the run of reports of one latency in the histogram. */
+static void observe_run(source_engine_t *engine)
+{
+    tb_series_observe_many(engine->source_metrics.produce_seconds,
+                           (double)engine->run_latency_us / 1e6, engine->run_count);
+    engine->run_count = 0;
+}
+
+void tb_source_count_delivered(source_engine_t *engine)
+{
+    observe_run(engine);
+    tb_series_add(engine->metrics.records_written, (double)engine->acknowledged);
+    engine->acknowledged = 0;
+}
+
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque)
 {
     source_engine_t *engine = opaque;
@@ -136,10 +151,14 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opa
     }
     uint64_t seq = (uint64_t)(uintptr_t)msg->_private;
     in_flight_t *entry = &engine->ring[seq % RING_SIZE];
-    tb_series_observe(engine->source_metrics.produce_seconds,
-                      (double)(engine->served_us - entry->produced_us) / 1e6);
+    int64_t latency_us = engine->served_us - entry->produced_us;
+    if (latency_us != engine->run_latency_us) {
+        observe_run(engine);
+        engine->run_latency_us = latency_us;
+    }
+    engine->run_count++;
     if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        tb_series_add(engine->metrics.records_written, 1);
+        engine->acknowledged++;
         entry->delivered = true;
         return;
     }
@@ -215,19 +234,38 @@ static rd_kafka_headers_t *record_headers(const source_engine_t *engine,
     return headers;
 }
 
+/* librdkafka's handle of topic, kept for the next record: producing by a
+ * topic's name looks the handle up under librdkafka's lock for every record.
+ * NULL when librdkafka refuses the name. */
+static rd_kafka_topic_t *topic_handle(source_engine_t *engine, const char *topic)
+{
+    if (engine->rkt != NULL && strcmp(rd_kafka_topic_name(engine->rkt), topic) == 0) {
+        return engine->rkt;
+    }
+    if (engine->rkt != NULL) {
+        rd_kafka_topic_destroy(engine->rkt);
+    }
+    engine->rkt = rd_kafka_topic_new(engine->rk, topic, NULL);
+    return engine->rkt;
+}
+
 /* Hands one record to librdkafka (flags: F_FREE or F_COPY) with its
- * headers (record_headers). */
+ * headers (record_headers) and timestamp (0: librdkafka reads the clock). */
 rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
                                              tb_source_record_t *record, int flags,
-                                             void *opaque)
+                                             int64_t timestamp_ms, void *opaque)
 {
+    rd_kafka_topic_t *rkt = topic_handle(engine, record->topic);
+    if (rkt == NULL) {
+        return RD_KAFKA_RESP_ERR__INVALID_ARG; /* what producing by its name answers */
+    }
     rd_kafka_headers_t *headers = record_headers(engine, record);
     rd_kafka_resp_err_t err = rd_kafka_producev(
-        engine->rk, RD_KAFKA_V_TOPIC(record->topic),
-        RD_KAFKA_V_PARTITION(record->partition),
+        engine->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(record->partition),
         RD_KAFKA_V_KEY(record->key, record->key_len),
         RD_KAFKA_V_VALUE(record->value, record->value_len), RD_KAFKA_V_MSGFLAGS(flags),
-        RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+        RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_HEADERS(headers),
+        RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR && headers != NULL) {
         rd_kafka_headers_destroy(headers); /* not taken on failure */
     }
@@ -238,7 +276,10 @@ rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
  * disposition. Returns false when librdkafka's queue or the ring is full. */
 bool tb_source_produce_batch(source_engine_t *engine)
 {
-    int64_t now_us = tb_monotonic_us(); /* a batch is produced within microseconds */
+    /* a batch is produced within microseconds: its records share the time
+     * they went to librdkafka, and their CreateTime */
+    int64_t now_us = tb_monotonic_us();
+    int64_t timestamp_ms = tb_wall_ms();
     while (engine->batch_pos < engine->prepared) {
         tb_source_record_t *record = &engine->batch[engine->batch_pos];
         if (engine->next_seq - engine->head_seq >= RING_SIZE) {
@@ -266,7 +307,7 @@ bool tb_source_produce_batch(source_engine_t *engine)
         }
         engine->last_topic = record->topic;
         rd_kafka_resp_err_t err = tb_source_produce_record(
-            engine, record, RD_KAFKA_MSG_F_FREE, (void *)(uintptr_t)seq);
+            engine, record, RD_KAFKA_MSG_F_FREE, timestamp_ms, (void *)(uintptr_t)seq);
         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
             return false;
         }

@@ -332,7 +332,7 @@ static int64_t txn_begin(source_engine_t *engine, char *errstr, size_t errstr_si
             continue;
         }
         rd_kafka_resp_err_t err =
-            tb_source_produce_record(engine, r, RD_KAFKA_MSG_F_COPY, NULL);
+            tb_source_produce_record(engine, r, RD_KAFKA_MSG_F_COPY, 0, NULL);
         if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
             snprintf(errstr, errstr_size, "producing to %s in transaction %s failed: %s",
                      r->topic, engine->txn_id, rd_kafka_err2str(err));

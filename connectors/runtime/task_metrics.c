@@ -166,7 +166,9 @@ static const double produce_buckets[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
 static const tb_metric_def_t produce_seconds = {
     .name = "tributary_source_produce_latency_seconds",
     .type = TB_METRIC_HISTOGRAM,
-    .help = "From handing a record to librdkafka to its acknowledgement.",
+    .help =
+        "From handing a record to librdkafka to its acknowledgement: every record, "
+        "timed from its batch's hand-off to the step that served its delivery report.",
     .labels = task_labels,
     .buckets = produce_buckets,
     .bucket_count = sizeof(produce_buckets) / sizeof(produce_buckets[0])};

@@ -1,9 +1,10 @@
 """file -> Kafka with FileStreamSource: every line in order, none missing,
 after a kill -9 in the middle; a growing file is followed."""
 import signal
+import time
 
 import pytest
-from confluent_kafka import Consumer
+from confluent_kafka import TIMESTAMP_CREATE_TIME, Consumer
 
 from worker import wait_for
 
@@ -13,7 +14,9 @@ STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter"
            "offset.flush.interval.ms": "100"}
 
 
-def read_lines(bed, topic, count, timeout=90):
+def read_records(bed, topic, count, timeout=90):
+    """(value, (timestamp type, timestamp)) of each record read until count distinct
+    values were."""
     consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": f"r-{topic}",
                          "auto.offset.reset": "earliest"})
     consumer.subscribe([topic])
@@ -22,13 +25,17 @@ def read_lines(bed, topic, count, timeout=90):
     def enough():
         message = consumer.poll(0.5)
         if message is not None and not message.error():
-            got.append(message.value().decode())
-        return len(set(got)) >= count
+            got.append((message.value().decode(), message.timestamp()))
+        return len({value for value, _ in got}) >= count
     try:
         wait_for(enough, timeout=timeout, interval=0, what=f"{count} records")
     finally:
         consumer.close()
     return got
+
+
+def read_lines(bed, topic, count, timeout=90):
+    return [value for value, _ in read_records(bed, topic, count, timeout)]
 
 
 def test_sigkill_keeps_every_line_in_order(start_worker, bed, tmp_path):
@@ -59,3 +66,20 @@ def test_sigkill_keeps_every_line_in_order(start_worker, bed, tmp_path):
     # the first time each line appears follows the file's order
     first_seen = list(dict.fromkeys(got))
     assert first_seen == expected
+
+
+def test_records_carry_the_time_they_were_produced(start_worker, bed, tmp_path):
+    """A batch's records share one clock reading as their CreateTime: it lies between
+    the connector's creation and their arrival, in ms since the epoch."""
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"stamped-{i}\n" for i in range(50)))
+    w = start_worker(STRINGS)
+    topic = bed.unique_topic("filestamp")
+    before_ms = int(time.time() * 1000)
+    config = {"connector.class": "FileStreamSource", "topic": topic, "file": str(source)}
+    assert w.post("/connectors", json={"name": "fs", "config": config}).status_code == 201
+    stamps = [stamp for _, stamp in read_records(bed, topic, 50, timeout=60)]
+    after_ms = int(time.time() * 1000) + 1
+    assert {kind for kind, _ in stamps} == {TIMESTAMP_CREATE_TIME}
+    assert all(before_ms <= ms <= after_ms for _, ms in stamps), (before_ms, stamps[:3],
+                                                                 after_ms)

@@ -117,6 +117,43 @@ static void test_counter_gauge_histogram_render_exactly(void **state)
     assert_page("");
 }
 
+/* count observations at once render as count observations one by one. */
+static void test_observe_many_counts_each_observation(void **state)
+{
+    (void)state;
+    tb_series_t *one_by_one = latency("/one");
+    tb_series_t *at_once = latency("/many");
+    for (int i = 0; i < 3; i++) {
+        tb_series_observe(one_by_one, 0.5);
+    }
+    tb_series_observe(one_by_one, 3);
+    tb_series_observe_many(at_once, 0.5, 3);
+    tb_series_observe_many(at_once, 3, 1);
+    tb_series_observe_many(at_once, 2, 0); /* nothing */
+    tb_series_observe_many(NULL, 1, 2);
+    char *page = tb_metrics_render_series();
+    assert_non_null(page);
+    /* each line of the histogram: name suffix, le label, value */
+    const char *expected[][3] = {{"_bucket", ",le=\"0.25\"", "0"},
+                                 {"_bucket", ",le=\"1\"", "3"},
+                                 {"_bucket", ",le=\"2.5\"", "3"},
+                                 {"_bucket", ",le=\"+Inf\"", "4"},
+                                 {"_sum", "", "4.5"},
+                                 {"_count", "", "4"}};
+    const char *routes[] = {"/one", "/many"};
+    for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++) {
+        for (size_t r = 0; r < 2; r++) {
+            char line[160];
+            snprintf(line, sizeof(line), "tb_test_latency_seconds%s{route=\"%s\"%s} %s\n",
+                     expected[i][0], routes[r], expected[i][1], expected[i][2]);
+            assert_non_null(strstr(page, line));
+        }
+    }
+    free(page);
+    tb_series_release(one_by_one);
+    tb_series_release(at_once);
+}
+
 static void test_label_values_and_help_are_escaped(void **state)
 {
     (void)state;
@@ -586,6 +623,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_empty_registry_renders_nothing, reset),
         cmocka_unit_test_setup(test_counter_gauge_histogram_render_exactly, reset),
+        cmocka_unit_test_setup(test_observe_many_counts_each_observation, reset),
         cmocka_unit_test_setup(test_label_values_and_help_are_escaped, reset),
         cmocka_unit_test_setup(test_numbers_are_spelled_the_prometheus_way, reset),
         cmocka_unit_test_setup(test_same_key_gives_same_handle, reset),
