@@ -208,7 +208,10 @@ static bool all_done(const tb_offsets_reader_t *reader)
     return true;
 }
 
-/* The probe's events: each partition's high watermark. */
+/* Each partition's high watermark, as the probe learns it: from its end
+ * of partition event, or from the first fetch answer it had (cached by
+ * librdkafka, no request), since a partition that other tasks write to
+ * all the time may never give the probe an end of partition. */
 static void probe_ends(tb_offsets_reader_t *reader, bool *progress)
 {
     rd_kafka_message_t *message;
@@ -220,6 +223,16 @@ static void probe_ends(tb_offsets_reader_t *reader, bool *progress)
             *progress = true;
         }
         rd_kafka_message_destroy(message);
+    }
+    for (int p = 0; p < reader->partitions; p++) {
+        int64_t low, high;
+        if (reader->high[p] < 0 &&
+            rd_kafka_get_watermark_offsets(reader->probe, reader->topic.name, p, &low,
+                                           &high) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+            high >= 0) {
+            reader->high[p] = high;
+            *progress = true;
+        }
     }
 }
 
