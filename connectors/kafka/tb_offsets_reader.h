@@ -12,7 +12,9 @@
  *  - metadata: the topic's partition count (a metadata request of at most
  *    step_ms a step);
  *  - the end: a read_uncommitted probe, assigned every partition at its end,
- *    reports each partition's high watermark (its end-of-partition event);
+ *    reports each partition's high watermark (its end-of-partition event,
+ *    or its first fetch answer: a partition other tasks keep writing to
+ *    may never give it an end);
  *  - reading: a read_committed consumer reads every partition from its
  *    start until it has passed that watermark. The last stable offset is
  *    not enough: another task's open transaction holds it back, and records
