@@ -490,6 +490,17 @@ def test_reads_what_connect_wrote_and_connect_reads_what_it_writes(connect, open
     java.stop()
 
 
+def workers_on_connects_topics(start_worker, bed, java, topics, count=2):
+    """tributary workers in the group and on the three topics of the stopped Connect java."""
+    settings = {**cluster_settings(bed, java.group),
+                "config.storage.topic": topics["config"],
+                "offset.storage.topic": topics["offsets"],
+                "status.storage.topic": topics["status"],
+                "offset.storage.partitions": str(OFFSET_PARTITIONS),
+                "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    return [start_worker(settings) for _ in range(count)]
+
+
 def test_a_tributary_cluster_goes_on_where_a_stopped_connect_cluster_left_off(
         connect, start_worker, bed, topics, tmp_path):
     """docs/OPERATIONS.md, "Taking over from Kafka Connect": Connect's FileStreamSource is
@@ -527,13 +538,7 @@ def test_a_tributary_cluster_goes_on_where_a_stopped_connect_cluster_left_off(
         f.write("".join(f"{line}\n" for line in more))
     everything = lines + more
 
-    settings = {**cluster_settings(bed, java.group),
-                "config.storage.topic": topics["config"],
-                "offset.storage.topic": topics["offsets"],
-                "status.storage.topic": topics["status"],
-                "offset.storage.partitions": str(OFFSET_PARTITIONS),
-                "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
-    workers = [start_worker(settings) for _ in range(2)]
+    workers = workers_on_connects_topics(start_worker, bed, java, topics)
     placed = wait_for(lambda: agreed_placement(workers, ["fsrc"], {"fsrc": 1}), timeout=60,
                       what="Connect's connector RUNNING on tributary, as every worker shows")
     assert set(placed.values()) <= {w.url.removeprefix("http://") for w in workers}
@@ -596,18 +601,15 @@ def test_a_tributary_cluster_continues_a_stopped_connect_clusters_sink(
     more = [f"more-{i:05d}" for i in range(500)]
     produce(bed.bootstrap, topic, [(0, None, r.encode()) for r in more])
 
-    settings = {**cluster_settings(bed, java.group),
-                "config.storage.topic": topics["config"],
-                "offset.storage.topic": topics["offsets"],
-                "status.storage.topic": topics["status"],
-                "offset.storage.partitions": str(OFFSET_PARTITIONS),
-                "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
-    workers = [start_worker(settings) for _ in range(2)]
+    workers = workers_on_connects_topics(start_worker, bed, java, topics)
     wait_for(lambda: agreed_placement(workers, ["fsink"], {"fsink": 1}), timeout=60,
              what="Connect's sink RUNNING on tributary, as every worker shows")
     everything = records + more
-    lines = wait_for(lambda: (lambda got: got if got[-1:] == [everything[-1]] else None)(
-        output_lines(sink_file)), timeout=60, what="tributary to write the last record")
+
+    def written_to_the_end():
+        lines = output_lines(sink_file)
+        return lines if lines[-1:] == [everything[-1]] else None
+    lines = wait_for(written_to_the_end, timeout=60, what="tributary to write the last record")
     assert lines == connect_wrote + everything[committed:]
     assert committed == len(records)  # so nothing was written twice
     wait_for(lambda: committed_offset(bed, "connect-fsink", topic) == len(everything),
