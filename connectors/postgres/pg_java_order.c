@@ -41,8 +41,6 @@ static uint32_t java_hash(const char *text)
 typedef struct {
     size_t bucket;
     size_t index; /* insertion order */
-    const char *key;
-    json_t *value;
 } member_t;
 
 static int by_bucket(const void *a, const void *b)
@@ -54,37 +52,63 @@ static int by_bucket(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-json_t *tb_pg_java_hashmap_order(json_t *object)
+size_t tb_pg_java_hashmap_buckets(size_t n, size_t buckets)
 {
-    size_t n = json_object_size(object), buckets = 16, i = 0;
     while (n > buckets / 4 * 3) {
         buckets *= 2;
     }
+    return buckets;
+}
+
+int tb_pg_java_hashmap_sort(const char *const *keys, size_t n, size_t buckets,
+                            size_t *order)
+{
     member_t *members = calloc(n + 1, sizeof(*members));
+    if (members == NULL) {
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t h = java_hash(keys[i]);
+        members[i] = (member_t){.bucket = (h ^ h >> 16) & (buckets - 1), .index = i};
+    }
+    qsort(members, n, sizeof(*members), by_bucket);
+    for (size_t i = 0; i < n; i++) {
+        order[i] = members[i].index;
+    }
+    free(members);
+    return 0;
+}
+
+json_t *tb_pg_java_hashmap_order(json_t *object)
+{
+    size_t n = json_object_size(object), i = 0;
+    const char **keys = calloc(n + 1, sizeof(*keys));
+    size_t *order = calloc(n + 1, sizeof(*order));
     json_t *ordered = json_object();
     const char *key;
     json_t *value;
-    if (members == NULL || ordered == NULL) {
-        free(members);
-        json_decref(ordered);
-        return NULL;
+    if (keys == NULL || order == NULL || ordered == NULL) {
+        goto fail;
     }
     json_object_foreach (object, key, value) {
-        uint32_t h = java_hash(key);
-        members[i] = (member_t){.bucket = (h ^ h >> 16) & (buckets - 1),
-                                .index = i,
-                                .key = key,
-                                .value = value};
-        i++;
+        keys[i++] = key;
     }
-    qsort(members, n, sizeof(*members), by_bucket);
+    size_t buckets = tb_pg_java_hashmap_buckets(n, TB_PG_JAVA_HASHMAP_BUCKETS);
+    if (tb_pg_java_hashmap_sort(keys, n, buckets, order) != 0) {
+        goto fail;
+    }
     for (i = 0; i < n; i++) {
-        if (json_object_set(ordered, members[i].key, members[i].value) != 0) {
-            json_decref(ordered);
-            ordered = NULL;
-            break;
+        if (json_object_set(ordered, keys[order[i]],
+                            json_object_get(object, keys[order[i]])) != 0) {
+            goto fail;
         }
     }
-    free(members);
+    free(keys);
+    free(order);
     return ordered;
+fail:
+    free(keys);
+    free(order);
+    json_decref(ordered);
+    return NULL;
 }

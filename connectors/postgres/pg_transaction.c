@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connectors/postgres/tb_pg_java_order.h"
 #include "connectors/postgres/tb_pg_transaction.h"
 #include "connectors/postgres/tb_pg_types.h"
 
@@ -29,6 +30,9 @@ struct tb_pg_transactions {
     collection_t *collections; /* in the order of their first event */
     size_t ncollections;
     size_t cap;
+    /* the buckets of Debezium's map of the counts, which it clears at each
+     * transaction and so only grows over the task's life */
+    size_t buckets;
 };
 
 /* A struct schema called name, version 1, of primitive fields. */
@@ -92,6 +96,7 @@ tb_pg_transactions_t *tb_pg_transactions_create(const char *topic)
         return NULL;
     }
     t->topic = strdup(topic);
+    t->buckets = TB_PG_JAVA_HASHMAP_BUCKETS;
     t->key_schema = struct_schema(KEY_NAME, false, key_fields, key_types, 1);
     t->collection_schema =
         struct_schema(COLLECTION_NAME, true, collection_fields, collection_types, 2);
@@ -140,24 +145,43 @@ static tb_value_t *int64(int64_t v)
     return tb_value_int(TB_TYPE_INT64, v);
 }
 
-/* The per-table counts of an END, in first-event order. */
-static tb_value_t *collections_value(const tb_pg_transactions_t *t)
+/* The per-table counts of an END, in the order Debezium's map of them
+ * iterates (tb_pg_java_order.h). */
+static tb_value_t *collections_value(tb_pg_transactions_t *t)
 {
+    size_t n = t->ncollections;
+    const char **names = calloc(n + 1, sizeof(*names));
+    size_t *order = calloc(n + 1, sizeof(*order));
     tb_value_t *list = tb_value_array();
-    for (size_t i = 0; list != NULL && i < t->ncollections; i++) {
+    if (names == NULL || order == NULL || list == NULL) {
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        names[i] = t->collections[i].name;
+    }
+    t->buckets = tb_pg_java_hashmap_buckets(n, t->buckets);
+    if (tb_pg_java_hashmap_sort(names, n, t->buckets, order) != 0) {
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const collection_t *c = &t->collections[order[i]];
         tb_value_t *item = tb_value_struct(t->collection_schema);
         if (item == NULL ||
-            tb_value_struct_set(item, "data_collection",
-                                string(t->collections[i].name)) != 0 ||
-            tb_value_struct_set(item, "event_count", int64(t->collections[i].count)) !=
-                0 ||
+            tb_value_struct_set(item, "data_collection", string(c->name)) != 0 ||
+            tb_value_struct_set(item, "event_count", int64(c->count)) != 0 ||
             tb_value_array_append(list, item) != 0) {
             tb_value_free(item);
-            tb_value_free(list);
-            return NULL;
+            goto fail;
         }
     }
+    free(names);
+    free(order);
     return list;
+fail:
+    free(names);
+    free(order);
+    tb_value_free(list);
+    return NULL;
 }
 
 /* Debezium's PostgreSQL id of a record of the transaction: "<xid>:<lsn>",

@@ -17,8 +17,9 @@
  * message each record comes from (the Begin's, the change's, the Commit's),
  * so it differs from record to record of one transaction. A data
  * collection is "<schema>.<table>", and data_collections lists the tables
- * in the order their first event came. Snapshot records have no
- * transaction.
+ * in the order Debezium's HashMap of the counts iterates them
+ * (tb_pg_java_order.h; its buckets grow over the task's life, never
+ * shrink). Snapshot records have no transaction.
  */
 #ifndef TB_PG_TRANSACTION_H
 #define TB_PG_TRANSACTION_H

@@ -640,7 +640,9 @@ static void test_envelope_as_debezium_writes_it(void **state)
 }
 
 /* Debezium's transaction metadata: BEGIN, the blocks of the events, END with
- * the counts per table in the order of their first event. */
+ * the counts per table in its HashMap's order: public.a hashes to bucket 6
+ * of 16, public.b to 7, so a comes first though b's first event came
+ * first. */
 static void test_transaction_metadata(void **state)
 {
     (void)state;
@@ -680,9 +682,9 @@ static void test_transaction_metadata(void **state)
     free(json);
     json = converted(out[1].value_schema, out[1].value_data, false);
     assert_string_equal(json, "{\"status\":\"END\",\"id\":\"731:300\",\"event_count\":3,"
-                              "\"data_collections\":[{\"data_collection\":\"public.b\","
-                              "\"event_count\":2},{\"data_collection\":\"public.a\","
-                              "\"event_count\":1}],\"ts_ms\":1700000000123}");
+                              "\"data_collections\":[{\"data_collection\":\"public.a\","
+                              "\"event_count\":1},{\"data_collection\":\"public.b\","
+                              "\"event_count\":2}],\"ts_ms\":1700000000123}");
     free(json);
     for (size_t i = 0; i < 2; i++) {
         tb_schema_decref(out[i].key_schema);
@@ -694,6 +696,71 @@ static void test_transaction_metadata(void **state)
     tb_pg_queue_clear(&q);
     tb_schema_decref(block_schema);
     tb_pg_transactions_destroy(t);
+}
+
+/* The tables an END lists, one transaction's events on each of names,
+ * joined by spaces. */
+static char *transaction_tables(tb_pg_transactions_t *t, const char *const *names,
+                                size_t n)
+{
+    tb_pg_queue_t q = {0};
+    tb_pg_position_t p = {.lsn = 1, .tx_id = -1, .ts_us = 5000};
+    assert_int_equal(tb_pg_transactions_begin(t, &q, 7, 100, 0, &p), 0);
+    for (size_t i = 0; i < n; i++) {
+        tb_value_free(tb_pg_transactions_event(t, "public", names[i], 200 + i));
+    }
+    assert_int_equal(tb_pg_transactions_end(t, &q, 300, 0, &p), 0);
+    tb_source_record_t out[2];
+    assert_int_equal(tb_pg_queue_drain(&q, out, 2, NULL, false), 2);
+    char *json = converted(out[1].value_schema, out[1].value_data, false);
+    json_t *end = json_loads(json, 0, NULL);
+    json_t *collection;
+    size_t i;
+    char tables[512] = "";
+    json_array_foreach (json_object_get(end, "data_collections"), i, collection) {
+        const char *name =
+            json_string_value(json_object_get(collection, "data_collection"));
+        strcat(tables, i == 0 ? "" : " ");
+        strcat(tables, name + strlen("public."));
+    }
+    json_decref(end);
+    free(json);
+    for (i = 0; i < 2; i++) {
+        tb_schema_decref(out[i].key_schema);
+        tb_value_free(out[i].key_data);
+        tb_schema_decref(out[i].value_schema);
+        tb_value_free(out[i].value_data);
+        json_decref(out[i].source_offset);
+    }
+    tb_pg_queue_clear(&q);
+    return strdup(tables);
+}
+
+/* Debezium keeps one HashMap of the counts for the task's life and clears
+ * it at each transaction, so its buckets only grow: after a transaction
+ * over 13 tables (more than three quarters of 16) it has 32, and in a
+ * later transaction public.z (bucket 15 of 16 and of 32) comes before
+ * public.t0 (12 of 16, 28 of 32), as it would not in a new map. Tables
+ * sharing a bucket (t0 and t10) keep their first events' order. */
+static void test_transaction_collections_order(void **state)
+{
+    (void)state;
+    static const char *const many[] = {"t0", "t1", "t2", "t3",  "t4",  "t5", "t6",
+                                       "t7", "t8", "t9", "t10", "t11", "t12"};
+    static const char *const two[] = {"t0", "z"};
+    tb_pg_transactions_t *fresh = tb_pg_transactions_create("srv.transaction");
+    tb_pg_transactions_t *grown = tb_pg_transactions_create("srv.transaction");
+    char *tables = transaction_tables(fresh, two, 2);
+    assert_string_equal(tables, "t0 z");
+    free(tables);
+    tables = transaction_tables(grown, many, 13);
+    assert_string_equal(tables, "t12 t8 t7 t9 t4 t3 t6 t5 t0 t10 t11 t2 t1");
+    free(tables);
+    tables = transaction_tables(grown, two, 2);
+    assert_string_equal(tables, "z t0");
+    free(tables);
+    tb_pg_transactions_destroy(fresh);
+    tb_pg_transactions_destroy(grown);
 }
 
 static void test_events_and_offsets(void **state)
@@ -949,6 +1016,7 @@ int main(void)
         cmocka_unit_test(test_more_types),
         cmocka_unit_test(test_envelope_as_debezium_writes_it),
         cmocka_unit_test(test_transaction_metadata),
+        cmocka_unit_test(test_transaction_collections_order),
         cmocka_unit_test(test_events_and_offsets),
         cmocka_unit_test(test_unsupported_column),
         cmocka_unit_test(test_filters),
