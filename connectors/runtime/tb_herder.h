@@ -14,7 +14,7 @@
  * of work that runs elsewhere from the status topic. The REST layer calls
  * it and translates the result; nothing here knows about HTTP.
  *
- * Every function may be called from any thread: one lock (herder.c) guards
+ * Every function may be called from any thread: one lock (herder_internal.h) guards
  * the config state and the worker's tasks, and is never held through slow
  * work.
  *
