@@ -229,6 +229,11 @@ def test_a_connector_restart_with_its_tasks_restarts_each_on_its_worker(start_wo
         w = by_id[placed[("sink", task)]]
         return w.get(f"/connectors/sink/tasks/{task}/status").json().get("restarts", 0)
 
+    def failures(task):
+        """How often task failed, as the log of the worker running it says."""
+        w = by_id[placed[("sink", task)]]
+        return w.logs().count(f"[connector:sink:{task}] task failed")
+
     def connector_restarts():
         return owner.logs().count("[connector:sink] restarting")
 
@@ -261,24 +266,33 @@ def test_a_connector_restart_with_its_tasks_restarts_each_on_its_worker(start_wo
     wait_for(lambda: connector_restarts() == 4, timeout=30, what="the connector's restart")
     assert [restarts(n) for n in range(3)] == [3, 3, 3]
 
-    # a record that is not JSON fails the one task that reads its partition
+    # A record that is not JSON fails the task that reads its partition. A failed task's
+    # consumer leaves the group, as Connect's does, so the partition moves on and the next
+    # task to hold it fails too: the failed tasks are a set that grows for a while.
     produce(bed.bootstrap, data, [(0, None, b"not json")])
 
     def failed():
         states = [[t["state"] for t in w.get("/connectors/sink/status").json()["tasks"]]
                   for w in workers]
-        return states[0] if states[0].count("FAILED") == 1 and all(
+        return states[0] if "FAILED" in states[0] and all(
             s == states[0] for s in states) else None
-    states = wait_for(failed, timeout=60, what="one task FAILED, as every worker shows")
-    broken = states.index("FAILED")
+    states = wait_for(failed, timeout=60, what="a task FAILED, as every worker shows")
+    broken = [n for n in range(3) if states[n] == "FAILED"]
     reply = workers[0].post("/connectors/sink/restart",
                             params={"includeTasks": "true", "onlyFailed": "true"})
     assert reply.status_code == 202, reply.text
     assert reply.json()["connector"]["state"] == "RUNNING", reply.text
-    assert [t["state"] for t in reply.json()["tasks"]] == [
-        "RESTARTING" if n == broken else "RUNNING" for n in range(3)], reply.text
-    # only the failed task restarts, on its own worker (and fails again on the record)
-    wait_for(lambda: restarts(broken) == 4, timeout=30, what="the failed task's restart")
+    shown = [t["state"] for t in reply.json()["tasks"]]
+    assert all(shown[n] == "RESTARTING" for n in broken), (broken, reply.text)
+    assert set(shown) <= {"RESTARTING", "RUNNING", "FAILED"}, reply.text
+    # the failed tasks restart, each on its own worker (and fail again on the record)
+    wait_for(lambda: all(restarts(n) == 4 for n in broken), timeout=30,
+             what="the failed tasks' restarts")
     assert workers[1].post("/connectors/sink/restart").status_code == 204
     wait_for(lambda: connector_restarts() == 5, timeout=30, what="the connector's restart")
-    assert [restarts(n) for n in range(3)] == [4 if n == broken else 3 for n in range(3)]
+    # a task the onlyFailed request restarted had failed: one failed after the look above
+    # (the record's partition moved to it) rightly restarts too; one never failed does not
+    counts = [restarts(n) for n in range(3)]
+    assert all(counts[n] == 4 for n in broken), (broken, counts)
+    assert all(counts[n] == 3 or (counts[n] == 4 and failures(n) > 0)
+               for n in range(3)), (counts, [failures(n) for n in range(3)])
