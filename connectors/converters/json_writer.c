@@ -371,8 +371,9 @@ static int write_struct(tb_buf_t *b, const tb_schema_t *schema, const tb_value_t
     if (schema != NULL && !tb_schema_equal(ss, schema)) {
         return fail(errstr, errstr_size, "Mismatching schema.");
     }
+    size_t n = tb_schema_field_count(ss);
     tb_buf_append(b, "{", 1);
-    for (size_t i = 0; i < tb_schema_field_count(ss); i++) {
+    for (size_t i = 0; i < n; i++) {
         const tb_field_t *f = tb_schema_field_at(ss, i);
         if (i > 0) {
             tb_buf_append(b, ",", 1);
