@@ -289,6 +289,8 @@ def main() -> int:
     p.add_argument("--records", type=int, required=True)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--no-snapshot", action="store_true")
+    p.add_argument("--systems", default=",".join(SYSTEMS),
+                   help="the systems to run, comma-separated (default: all)")
     p.add_argument("--flush-ms", type=int, default=500)
     p.add_argument("--bootstrap", required=True)
     p.add_argument("--libs", required=True)
@@ -327,7 +329,10 @@ def main() -> int:
                                 "-t", f"bench-cdc-warmup-{ctx.run_id}", "-n", ctx.n,
                                 "-s", 100, "-T", int(ctx.run_timeout)], "warmup")
         rep_systems = {}
-        for system in alternating(ctx, SYSTEMS):
+        chosen = [s for s in SYSTEMS if s in args.systems.split(",")]
+        if not chosen:
+            raise BenchError(f"--systems {args.systems}: none of {', '.join(SYSTEMS)}")
+        for system in alternating(ctx, chosen):
             rep_systems.setdefault(ctx.rep, []).append(system)
         for rep, systems in rep_systems.items():
             ctx.rep = rep

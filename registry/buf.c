@@ -16,6 +16,9 @@ static bool reserve(tb_buf_t *b, size_t n)
         return true;
     }
     size_t cap = b->cap > 0 ? b->cap : 64;
+    if (b->cap == 0 && n + 1 > cap) {
+        cap = n + 1; /* a first reservation: what was asked */
+    }
     while (cap < b->len + n + 1) {
         if (cap > SIZE_MAX / 2) {
             b->failed = true;
@@ -33,7 +36,12 @@ static bool reserve(tb_buf_t *b, size_t n)
     return true;
 }
 
-void tb_buf_append(tb_buf_t *b, const void *data, size_t n)
+bool tb_buf_reserve(tb_buf_t *b, size_t n)
+{
+    return reserve(b, n);
+}
+
+void tb_buf_append_grow(tb_buf_t *b, const void *data, size_t n)
 {
     if (n == 0 || !reserve(b, n)) {
         return;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct {
     char *data;
@@ -20,7 +21,24 @@ typedef struct {
     bool failed; /* an allocation failed; data holds what came before */
 } tb_buf_t;
 
-void tb_buf_append(tb_buf_t *b, const void *data, size_t n);
+/* Makes room for n more bytes (and a NUL) at once, for a writer that knows
+ * about how much it will write; an empty buffer gets exactly that. Returns
+ * false when an allocation failed. */
+bool tb_buf_reserve(tb_buf_t *b, size_t n);
+
+/* Appends n bytes (growing the buffer in tb_buf_append_grow()). Inline:
+ * writers append a few bytes at a time, and most fit. */
+void tb_buf_append_grow(tb_buf_t *b, const void *data, size_t n);
+static inline void tb_buf_append(tb_buf_t *b, const void *data, size_t n)
+{
+    if (b->len + n < b->cap && !b->failed) {
+        memcpy(b->data + b->len, data, n);
+        b->len += n;
+        b->data[b->len] = '\0';
+        return;
+    }
+    tb_buf_append_grow(b, data, n);
+}
 void tb_buf_putc(tb_buf_t *b, char ch);
 void tb_buf_puts(tb_buf_t *b, const char *s);
 /* printf-style append. */

@@ -64,13 +64,21 @@ static const char *escape(unsigned char ch, char u[7])
     return u;
 }
 
+/* Whether byte ch needs escape(): a control character, a quote, a
+ * backslash. */
+static bool escaped(unsigned char ch)
+{
+    return ch < 0x20 || ch == '"' || ch == '\\';
+}
+
 void tb_json_put_string(tb_buf_t *b, const char *s, size_t n)
 {
     size_t run = 0; /* s[run..i) is still to be copied as it is */
     tb_buf_append(b, "\"", 1);
     for (size_t i = 0; i < n; i++) {
         char u[7];
-        const char *esc = escape((unsigned char)s[i], u);
+        const char *esc =
+            escaped((unsigned char)s[i]) ? escape((unsigned char)s[i], u) : NULL;
         if (esc != NULL) {
             tb_buf_append(b, s + run, i - run);
             tb_buf_append(b, esc, strlen(esc));
@@ -363,8 +371,9 @@ static int write_struct(tb_buf_t *b, const tb_schema_t *schema, const tb_value_t
     if (schema != NULL && !tb_schema_equal(ss, schema)) {
         return fail(errstr, errstr_size, "Mismatching schema.");
     }
+    size_t n = tb_schema_field_count(ss);
     tb_buf_append(b, "{", 1);
-    for (size_t i = 0; i < tb_schema_field_count(ss); i++) {
+    for (size_t i = 0; i < n; i++) {
         const tb_field_t *f = tb_schema_field_at(ss, i);
         if (i > 0) {
             tb_buf_append(b, ",", 1);

@@ -22,6 +22,37 @@ static tb_schema_t *snapshot_schema(void)
     return s;
 }
 
+/* The source block's fields, in Debezium's order: their indices in
+ * tb_pg_source_schema(), which adds them in this order. */
+enum {
+    SOURCE_VERSION,
+    SOURCE_CONNECTOR,
+    SOURCE_NAME,
+    SOURCE_TS_MS,
+    SOURCE_SNAPSHOT,
+    SOURCE_DB,
+    SOURCE_SEQUENCE,
+    SOURCE_TS_US,
+    SOURCE_TS_NS,
+    SOURCE_SCHEMA,
+    SOURCE_TABLE,
+    SOURCE_TX_ID,
+    SOURCE_LSN,
+    SOURCE_XMIN
+};
+
+/* The envelope's fields, likewise (tb_pg_envelope_schema()). */
+enum {
+    ENVELOPE_BEFORE,
+    ENVELOPE_AFTER,
+    ENVELOPE_SOURCE,
+    ENVELOPE_TRANSACTION,
+    ENVELOPE_OP,
+    ENVELOPE_TS_MS,
+    ENVELOPE_TS_US,
+    ENVELOPE_TS_NS
+};
+
 tb_schema_t *tb_pg_source_schema(void)
 {
     tb_schema_t *s = tb_schema_new(TB_TYPE_STRUCT);
@@ -48,16 +79,17 @@ tb_schema_t *tb_pg_source_schema(void)
     return s;
 }
 
-static int set_string(tb_value_t *st, const char *field, const char *s)
+/* Field index of st (by index: no name to look up per record). */
+static int set_string(tb_value_t *st, size_t index, const char *s)
 {
-    return tb_value_struct_set(st, field,
-                               s != NULL ? tb_value_string(s, strlen(s)) : NULL);
+    return tb_value_struct_set_at(st, index,
+                                  s != NULL ? tb_value_string(s, strlen(s)) : NULL);
 }
 
-static int set_int64(tb_value_t *st, const char *field, int64_t v, bool present)
+static int set_int64(tb_value_t *st, size_t index, int64_t v, bool present)
 {
-    return tb_value_struct_set(st, field,
-                               present ? tb_value_int(TB_TYPE_INT64, v) : NULL);
+    return tb_value_struct_set_at(st, index,
+                                  present ? tb_value_int(TB_TYPE_INT64, v) : NULL);
 }
 
 tb_value_t *tb_pg_source_value(tb_schema_t *schema, const tb_pg_source_t *info)
@@ -65,20 +97,20 @@ tb_value_t *tb_pg_source_value(tb_schema_t *schema, const tb_pg_source_t *info)
     tb_value_t *v = tb_value_struct(schema);
     int64_t ts_us = info->ts_us;
     int rc = v == NULL;
-    rc = rc || set_string(v, "version", TB_PG_DEBEZIUM_VERSION);
-    rc = rc || set_string(v, "connector", "postgresql");
-    rc = rc || set_string(v, "name", info->name);
-    rc = rc || set_int64(v, "ts_ms", ts_us / 1000, true);
-    rc = rc || set_string(v, "snapshot", info->snapshot);
-    rc = rc || set_string(v, "db", info->db);
-    rc = rc || set_string(v, "sequence", info->sequence);
-    rc = rc || set_int64(v, "ts_us", ts_us, true);
-    rc = rc || set_int64(v, "ts_ns", ts_us * 1000, true);
-    rc = rc || set_string(v, "schema", info->schema);
-    rc = rc || set_string(v, "table", info->table);
-    rc = rc || set_int64(v, "txId", info->tx_id, info->tx_id >= 0);
-    rc = rc || set_int64(v, "lsn", info->lsn, info->lsn >= 0);
-    rc = rc || set_int64(v, "xmin", info->xmin, info->xmin >= 0);
+    rc = rc || set_string(v, SOURCE_VERSION, TB_PG_DEBEZIUM_VERSION);
+    rc = rc || set_string(v, SOURCE_CONNECTOR, "postgresql");
+    rc = rc || set_string(v, SOURCE_NAME, info->name);
+    rc = rc || set_int64(v, SOURCE_TS_MS, ts_us / 1000, true);
+    rc = rc || set_string(v, SOURCE_SNAPSHOT, info->snapshot);
+    rc = rc || set_string(v, SOURCE_DB, info->db);
+    rc = rc || set_string(v, SOURCE_SEQUENCE, info->sequence);
+    rc = rc || set_int64(v, SOURCE_TS_US, ts_us, true);
+    rc = rc || set_int64(v, SOURCE_TS_NS, ts_us * 1000, true);
+    rc = rc || set_string(v, SOURCE_SCHEMA, info->schema);
+    rc = rc || set_string(v, SOURCE_TABLE, info->table);
+    rc = rc || set_int64(v, SOURCE_TX_ID, info->tx_id, info->tx_id >= 0);
+    rc = rc || set_int64(v, SOURCE_LSN, info->lsn, info->lsn >= 0);
+    rc = rc || set_int64(v, SOURCE_XMIN, info->xmin, info->xmin >= 0);
     if (rc) {
         tb_value_free(v);
         return NULL;
@@ -121,14 +153,14 @@ tb_value_t *tb_pg_envelope_value(tb_schema_t *schema, char op, tb_value_t *befor
         return NULL;
     }
     /* each setter releases what it is given on failure */
-    int rc = tb_value_struct_set(v, "before", before);
-    rc |= tb_value_struct_set(v, "after", after);
-    rc |= tb_value_struct_set(v, "source", source);
-    rc |= tb_value_struct_set(v, "transaction", transaction);
-    rc |= set_string(v, "op", code);
-    rc |= set_int64(v, "ts_ms", now_us / 1000, true);
-    rc |= set_int64(v, "ts_us", now_us, true);
-    rc |= set_int64(v, "ts_ns", now_us * 1000, true);
+    int rc = tb_value_struct_set_at(v, ENVELOPE_BEFORE, before);
+    rc |= tb_value_struct_set_at(v, ENVELOPE_AFTER, after);
+    rc |= tb_value_struct_set_at(v, ENVELOPE_SOURCE, source);
+    rc |= tb_value_struct_set_at(v, ENVELOPE_TRANSACTION, transaction);
+    rc |= set_string(v, ENVELOPE_OP, code);
+    rc |= set_int64(v, ENVELOPE_TS_MS, now_us / 1000, true);
+    rc |= set_int64(v, ENVELOPE_TS_US, now_us, true);
+    rc |= set_int64(v, ENVELOPE_TS_NS, now_us * 1000, true);
     if (rc != 0) {
         tb_value_free(v);
         return NULL;

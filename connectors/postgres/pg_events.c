@@ -1,5 +1,4 @@
 /* Change events (tb_pg_events.h). */
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,20 +9,44 @@
 /* Debezium's source.sequence: ["<the last commit's end LSN>","<LSN>"], with
  * null while no commit was read since the stream's start (a snapshot's
  * rows, the first transaction after it or after the slot's creation). */
-static void sequence_text(const tb_pg_position_t *p, char *out, size_t size)
+static char *put_lsn(char *out, uint64_t lsn)
 {
-    if (p->commit_known) {
-        snprintf(out, size, "[\"%" PRIu64 "\",\"%" PRIu64 "\"]", p->lsn_commit, p->lsn);
-    } else {
-        snprintf(out, size, "[null,\"%" PRIu64 "\"]", p->lsn);
+    char digits[20];
+    size_t n = 0;
+    do {
+        digits[n++] = (char)('0' + lsn % 10);
+        lsn /= 10;
+    } while (lsn != 0);
+    *out++ = '"';
+    while (n > 0) {
+        *out++ = digits[--n];
     }
+    *out++ = '"';
+    return out;
+}
+
+/* Into out, of at least SEQUENCE_SIZE bytes (per record: no printf). */
+#define SEQUENCE_SIZE 64
+static void sequence_text(const tb_pg_position_t *p, char *out)
+{
+    *out++ = '[';
+    if (p->commit_known) {
+        out = put_lsn(out, p->lsn_commit);
+    } else {
+        memcpy(out, "null", 4);
+        out += 4;
+    }
+    *out++ = ',';
+    out = put_lsn(out, p->lsn);
+    *out++ = ']';
+    *out = '\0';
 }
 
 static tb_value_t *source_block(const tb_pg_events_t *ev, const tb_pg_relation_t *r,
                                 const tb_pg_position_t *p, const char *marker)
 {
-    char sequence[64];
-    sequence_text(p, sequence, sizeof(sequence));
+    char sequence[SEQUENCE_SIZE];
+    sequence_text(p, sequence);
     tb_pg_source_t info = {.name = ev->options->prefix,
                            .db = ev->options->dbname,
                            .schema = r->schema_name,

@@ -283,6 +283,8 @@ int tb_pg_relation_row(const tb_pg_relation_t *r, const tb_pg_modes_t *modes,
         snprintf(errstr, errstr_size, "out of memory");
         return -1;
     }
+    /* the schema's fields are the columns it takes, in order (row_schema) */
+    size_t field = 0;
     for (size_t i = 0; i < r->ncolumns && i < ncells; i++) {
         const tb_pg_column_t *c = &r->columns[i];
         tb_value_t *v = NULL;
@@ -302,7 +304,7 @@ int tb_pg_relation_row(const tb_pg_relation_t *r, const tb_pg_modes_t *modes,
         if (v == NULL && !tb_schema_optional(c->schema)) {
             v = fallback(c->schema);
         }
-        if (tb_value_struct_set(row, c->name, v) != 0) {
+        if (tb_value_struct_set_at(row, field++, v) != 0) {
             snprintf(errstr, errstr_size, "column %s.%s.%s: out of memory",
                      r->schema_name, r->table_name, c->name);
             tb_value_free(row);

@@ -6,14 +6,13 @@
 #include "connectors/postgres/tb_pg_conn.h"
 #include "connectors/postgres/tb_pg_snapshot.h"
 
-/* A row copied out of its result: cells point into data. */
+/* A row of a fetched result, which is kept while the row is. */
 typedef struct {
     bool present;
     size_t table;
-    tb_pg_cell_t *cells;
-    size_t ncells;
-    char *data;
-} copied_t;
+    PGresult *res;
+    int row;
+} row_ref_t;
 
 struct tb_pg_snapshot {
     PGconn *conn;
@@ -27,51 +26,54 @@ struct tb_pg_snapshot {
     PGresult *batch;
     int batch_row;
     bool batch_full; /* the last fetch returned fetch rows: more may follow */
+    /* the fetch before batch: the row handed out may still be one of its */
+    PGresult *previous;
     /* the row handed out, the one after it, and the table last handed out */
-    copied_t current;
-    copied_t ahead;
+    row_ref_t current;
+    row_ref_t ahead;
     bool started;
     bool any_returned;
     size_t last_table;
+    tb_pg_cell_t *cells; /* the current row's, pointing into its result */
+    size_t cells_cap;
     tb_pg_snapshot_row_t row;
 };
 
-static void copied_free(copied_t *c)
+/* The cells of ref's row, into s->cells (the values stay in the result,
+ * NUL-terminated as libpq keeps them). 0, or -1 on no memory. */
+static int row_cells(tb_pg_snapshot_t *s, const row_ref_t *ref)
 {
-    free(c->cells);
-    free(c->data);
-    memset(c, 0, sizeof(*c));
+    size_t n = (size_t)PQnfields(ref->res);
+    if (n + 1 > s->cells_cap) {
+        tb_pg_cell_t *grown = realloc(s->cells, (n + 1) * sizeof(*grown));
+        if (grown == NULL) {
+            return -1;
+        }
+        s->cells = grown;
+        s->cells_cap = n + 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bool null = PQgetisnull(ref->res, ref->row, (int)i);
+        s->cells[i] =
+            (tb_pg_cell_t){.data = null ? NULL : PQgetvalue(ref->res, ref->row, (int)i),
+                           .len = (size_t)PQgetlength(ref->res, ref->row, (int)i)};
+    }
+    s->row.cells = s->cells;
+    s->row.ncells = n;
+    return 0;
 }
 
-static int copy_row(PGresult *res, int row, size_t table, copied_t *out)
+/* Done with the batch: kept as previous while a row of it may be handed
+ * out (a batch with no rows has none). */
+static void retire_batch(tb_pg_snapshot_t *s)
 {
-    int n = PQnfields(res);
-    size_t total = 0;
-    for (int i = 0; i < n; i++) {
-        total += (size_t)PQgetlength(res, row, i) + 1;
+    if (s->batch != NULL && PQntuples(s->batch) > 0) {
+        PQclear(s->previous);
+        s->previous = s->batch;
+    } else {
+        PQclear(s->batch);
     }
-    out->cells = calloc((size_t)n + 1, sizeof(*out->cells));
-    out->data = malloc(total + 1);
-    if (out->cells == NULL || out->data == NULL) {
-        copied_free(out);
-        return -1;
-    }
-    char *p = out->data;
-    for (int i = 0; i < n; i++) {
-        if (PQgetisnull(res, row, i)) {
-            continue; /* data NULL: a null */
-        }
-        size_t len = (size_t)PQgetlength(res, row, i);
-        memcpy(p, PQgetvalue(res, row, i), len);
-        p[len] = '\0';
-        out->cells[i].data = p;
-        out->cells[i].len = len;
-        p += len + 1;
-    }
-    out->present = true;
-    out->table = table;
-    out->ncells = (size_t)n;
-    return 0;
+    s->batch = NULL;
 }
 
 static int run(tb_pg_snapshot_t *s, const char *what, const char *sql, char *errstr,
@@ -107,20 +109,19 @@ static int open_cursor(tb_pg_snapshot_t *s, char *errstr, size_t errstr_size)
 
 /* The next row in table order into out (out->present false at the end).
  * Returns 0 or -1 with errstr. */
-static int raw_next(tb_pg_snapshot_t *s, copied_t *out, char *errstr, size_t errstr_size)
+static int raw_next(tb_pg_snapshot_t *s, row_ref_t *out, char *errstr, size_t errstr_size)
 {
     char sql[64];
     memset(out, 0, sizeof(*out));
     while (s->table < s->ntables) {
         if (s->batch != NULL && s->batch_row < PQntuples(s->batch)) {
-            if (copy_row(s->batch, s->batch_row++, s->table, out) != 0) {
-                snprintf(errstr, errstr_size, "out of memory");
-                return -1;
-            }
+            *out = (row_ref_t){.present = true,
+                               .table = s->table,
+                               .res = s->batch,
+                               .row = s->batch_row++};
             return 0;
         }
-        PQclear(s->batch);
-        s->batch = NULL;
+        retire_batch(s);
         if (s->cursor_open && !s->batch_full) { /* the table is done */
             s->cursor_open = false;
             s->table++;
@@ -210,7 +211,6 @@ int tb_pg_snapshot_next(tb_pg_snapshot_t *s, const tb_pg_snapshot_row_t **row,
             return -1;
         }
     }
-    copied_free(&s->current);
     s->current = s->ahead;
     memset(&s->ahead, 0, sizeof(s->ahead));
     if (!s->current.present) {
@@ -222,10 +222,12 @@ int tb_pg_snapshot_next(tb_pg_snapshot_t *s, const tb_pg_snapshot_row_t **row,
         return -1;
     }
     bool first_in_table = !s->any_returned || s->current.table != s->last_table;
-    s->row = (tb_pg_snapshot_row_t){.table = s->current.table,
-                                    .cells = s->current.cells,
-                                    .ncells = s->current.ncells,
-                                    .marker = marker(s, first_in_table)};
+    if (row_cells(s, &s->current) != 0) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    s->row.table = s->current.table;
+    s->row.marker = marker(s, first_in_table);
     s->any_returned = true;
     s->last_table = s->current.table;
     *row = &s->row;
@@ -238,10 +240,10 @@ void tb_pg_snapshot_destroy(tb_pg_snapshot_t *s)
         return;
     }
     PQclear(s->batch);
+    PQclear(s->previous);
     if (s->in_transaction) {
         PQclear(PQexec(s->conn, "ROLLBACK"));
     }
-    copied_free(&s->current);
-    copied_free(&s->ahead);
+    free(s->cells);
     free(s);
 }

@@ -333,6 +333,16 @@ static int64_t days_from_civil(int64_t y, int m, int d)
     return era * 146097 + doe - 719468;
 }
 
+/* The two digits after the separator sep at p (as the server writes a
+ * date's and a time's parts), or -1. */
+static int two_digits(const char *p, char sep)
+{
+    if (p[0] != sep || !isdigit((unsigned char)p[1]) || !isdigit((unsigned char)p[2])) {
+        return -1;
+    }
+    return (p[1] - '0') * 10 + (p[2] - '0');
+}
+
 /* "YYYY-MM-DD" at *p (years of 4 or more digits); a trailing " BC" is
  * read by the caller. */
 static bool parse_date(const char **p, int64_t *days)
@@ -340,14 +350,13 @@ static bool parse_date(const char **p, int64_t *days)
     char *end;
     errno = 0;
     long long y = strtoll(*p, &end, 10);
-    int m, d, used = 0;
+    int m = two_digits(end, '-'), d = m >= 0 ? two_digits(end + 3, '-') : -1;
     /* PostgreSQL's dates end at 5874897 AD: a longer year is no date of its */
-    if (errno != 0 || end == *p || y < 0 || y > 5874897 ||
-        sscanf(end, "-%2d-%2d%n", &m, &d, &used) != 2 || m < 1 || m > 12 || d < 1 ||
+    if (errno != 0 || end == *p || y < 0 || y > 5874897 || m < 1 || m > 12 || d < 1 ||
         d > 31) {
         return false;
     }
-    *p = end + used;
+    *p = end + 6;
     bool bc = strncmp(*p, " BC", 3) == 0;
     if (bc) {
         *p += 3;
@@ -360,11 +369,15 @@ static bool parse_date(const char **p, int64_t *days)
 /* "HH:MM:SS[.ffffff]" at *p, in microseconds. */
 static bool parse_time(const char **p, int64_t *micros)
 {
-    int h, mi, s, used = 0;
-    if (sscanf(*p, "%2d:%2d:%2d%n", &h, &mi, &s, &used) != 3) {
+    if (!isdigit((unsigned char)(*p)[0]) || !isdigit((unsigned char)(*p)[1])) {
         return false;
     }
-    *p += used;
+    int h = ((*p)[0] - '0') * 10 + ((*p)[1] - '0');
+    int mi = two_digits(*p + 2, ':'), s = mi >= 0 ? two_digits(*p + 5, ':') : -1;
+    if (s < 0) {
+        return false;
+    }
+    *p += 8;
     int64_t fraction = 0;
     if (**p == '.') {
         int digits = 0;

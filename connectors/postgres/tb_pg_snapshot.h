@@ -7,7 +7,8 @@
  *
  * Rows come one at a time, each with Debezium's snapshot marker (first,
  * first_in_data_collection, true, last_in_data_collection, last), which
- * needs one row of lookahead: the iterator keeps a copy of the next row.
+ * needs one row of lookahead. Rows are not copied: a fetch is kept while a
+ * row of it may be handed out.
  */
 #ifndef TB_PG_SNAPSHOT_H
 #define TB_PG_SNAPSHOT_H

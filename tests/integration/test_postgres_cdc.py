@@ -597,6 +597,35 @@ def test_cdc_to_jdbc_sink_copies_the_tables(cdc_db, start_worker, bed):
     wait_for(equal, timeout=90, what="the copy equal to the source")
 
 
+def test_snapshot_rows_across_fetches_and_tables(cdc_db, start_worker, bed):
+    """The snapshot hands rows out of the fetched results (not copies of them): with
+    two rows a fetch, each row keeps its values and marker across fetches, an empty
+    table and the change of table."""
+    db = cdc_db
+    bed.pg.sql("CREATE TABLE a1 (id int PRIMARY KEY, note text); CREATE TABLE a2 "
+               "(id int PRIMARY KEY); CREATE TABLE a3 (id int PRIMARY KEY, note text); "
+               "INSERT INTO a1 VALUES (1, 'one'), (2, NULL), (3, 'three'); "
+               "INSERT INTO a3 VALUES (7, 'seven'), (8, 'eight'), (9, NULL)", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    w = start_cdc_worker(start_worker, bed)
+    start_connector(w, "cdc", connector_config(
+        bed, db, prefix, **{"max.batch.size": "2", "max.queue.size": "4",
+                            "snapshot.mode": "initial_only"}))
+    reader = Reader(bed, f"{prefix}.public.a1", f"{prefix}.public.a3")
+    try:
+        rows = [(t.rsplit(".", 1)[1], payload(v)["after"], payload(v)["source"]["snapshot"])
+                for t, _, v in reader.until(6)]
+    finally:
+        reader.close()
+    assert sorted(rows, key=lambda r: r[1]["id"]) == [
+        ("a1", {"id": 1, "note": "one"}, "first"),
+        ("a1", {"id": 2, "note": None}, "true"),
+        ("a1", {"id": 3, "note": "three"}, "last_in_data_collection"),
+        ("a3", {"id": 7, "note": "seven"}, "first_in_data_collection"),
+        ("a3", {"id": 8, "note": "eight"}, "true"),
+        ("a3", {"id": 9, "note": None}, "last")]
+
+
 def test_kill_9_mid_snapshot_takes_it_again(cdc_db, start_worker, bed, tmp_path):
     db = cdc_db
     rows = 30000
