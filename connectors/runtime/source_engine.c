@@ -37,8 +37,10 @@
 
 void tb_source_free_record(tb_source_record_t *record)
 {
-    free(record->key);
-    free(record->value);
+    if (!record->bytes_borrowed) {
+        free(record->key);
+        free(record->value);
+    }
     tb_schema_decref(record->key_schema);
     tb_value_free(record->key_data);
     tb_schema_decref(record->value_schema);
@@ -126,6 +128,9 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
         tb_task_chain_create(env, &engine->chain, errstr, errstr_size) != 0) {
         goto fail;
     }
+    engine->bytes_as_polled = engine->primary_key == NULL && engine->chain == NULL &&
+                              tb_converter_passthrough(engine->key_converter) &&
+                              tb_converter_passthrough(engine->value_converter);
     engine->rk = tb_source_producer_create(engine, props, errstr, errstr_size);
     if (engine->rk == NULL ||
         (engine->transactional &&
@@ -213,6 +218,28 @@ static bool wait_for_converter(source_engine_t *engine, const char *stage,
     return true;
 }
 
+/* A copy of the n bytes at data, NUL-terminated (NULL for NULL). */
+static void *copy_bytes(const void *data, size_t n)
+{
+    char *copy = data != NULL ? malloc(n + 1) : NULL;
+    if (copy != NULL) {
+        memcpy(copy, data, n);
+        copy[n] = '\0';
+    }
+    return copy;
+}
+
+/* Makes a record's borrowed key and value its own, for the steps that free
+ * what they replace (upsert, transforms, converters). */
+static void own_bytes(tb_source_record_t *record)
+{
+    if (record->bytes_borrowed) {
+        record->key = copy_bytes(record->key, record->key_len);
+        record->value = copy_bytes(record->value, record->value_len);
+        record->bytes_borrowed = false;
+    }
+}
+
 /* Reshapes (upsert) and converts a polled record's key and value. A record
  * that cannot be fails the task, or with errors.tolerance=all is skipped and
  * logged (its source offset still advances once earlier records are
@@ -220,12 +247,16 @@ static bool wait_for_converter(source_engine_t *engine, const char *stage,
  * with what was done kept in engine->reshaped and engine->done. */
 static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t *record)
 {
+    if (engine->bytes_as_polled && !record->typed) {
+        return PRODUCE; /* nothing would change its bytes */
+    }
     char reason[512];
     const char *stage = NULL;
     bool *done = engine->done;
     bool *typed = engine->typed;
     bool reshaped = engine->reshaped;
     engine->reshaped = true;
+    own_bytes(record);
     if (!reshaped) {
         typed[TB_SIDE_KEY] = typed[TB_SIDE_VALUE] = record->typed;
     }

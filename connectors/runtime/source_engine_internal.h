@@ -77,6 +77,10 @@ typedef struct {
     tb_converter_t *key_converter;
     tb_converter_t *value_converter;
     tb_chain_t *chain; /* NULL: no transforms */
+    /* no upsert, no transforms, pass-through converters: a polled record
+     * goes to Kafka with the plugin's bytes (borrowed ones copied by
+     * librdkafka) */
+    bool bytes_as_polled;
     bool tolerate_errors;
     tb_dlq_t *dlq; /* records Kafka refused, with errors.tolerance=all; or NULL */
     /* source_offsets.c, fed by source_produce.c */

@@ -306,8 +306,10 @@ bool tb_source_produce_batch(source_engine_t *engine)
                                     record->topic);
         }
         engine->last_topic = record->topic;
+        /* a value the runtime owns is handed over, a borrowed one copied */
+        int flags = record->bytes_borrowed ? RD_KAFKA_MSG_F_COPY : RD_KAFKA_MSG_F_FREE;
         rd_kafka_resp_err_t err = tb_source_produce_record(
-            engine, record, RD_KAFKA_MSG_F_FREE, timestamp_ms, (void *)(uintptr_t)seq);
+            engine, record, flags, timestamp_ms, (void *)(uintptr_t)seq);
         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
             return false;
         }
@@ -331,9 +333,9 @@ bool tb_source_produce_batch(source_engine_t *engine)
                                         .headers = record->headers,
                                         .header_count = record->header_count};
             entry->delivered = let_go_refused(engine, seq, &refused, err);
-            free(record->value);
+        } else if (flags == RD_KAFKA_MSG_F_FREE) {
+            record->value = NULL; /* librdkafka's now */
         }
-        record->value = NULL;
         tb_source_free_record(record);
         engine->next_seq++;
         engine->batch_pos++;
