@@ -74,6 +74,7 @@ typedef struct {
     void *plugin_task;
     rd_kafka_t *rk;
     rd_kafka_topic_t *rkt; /* the last record's topic (source_produce.c), or NULL */
+    const char *rkt_topic; /* the record topic string rkt was last given for */
     tb_converter_t *key_converter;
     tb_converter_t *value_converter;
     tb_chain_t *chain; /* NULL: no transforms */

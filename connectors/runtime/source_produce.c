@@ -236,16 +236,22 @@ static rd_kafka_headers_t *record_headers(const source_engine_t *engine,
 
 /* librdkafka's handle of topic, kept for the next record: producing by a
  * topic's name looks the handle up under librdkafka's lock for every record.
- * NULL when librdkafka refuses the name. */
+ * A record's topic string stays as it is while the task runs (the plugin's,
+ * or one a routing transform keeps), so the pointer the handle was last
+ * asked for names it without comparing the text. NULL when librdkafka
+ * refuses the name. */
 static rd_kafka_topic_t *topic_handle(source_engine_t *engine, const char *topic)
 {
-    if (engine->rkt != NULL && strcmp(rd_kafka_topic_name(engine->rkt), topic) == 0) {
+    if (topic == engine->rkt_topic) {
         return engine->rkt;
     }
-    if (engine->rkt != NULL) {
-        rd_kafka_topic_destroy(engine->rkt);
+    if (engine->rkt == NULL || strcmp(rd_kafka_topic_name(engine->rkt), topic) != 0) {
+        if (engine->rkt != NULL) {
+            rd_kafka_topic_destroy(engine->rkt);
+        }
+        engine->rkt = rd_kafka_topic_new(engine->rk, topic, NULL);
     }
-    engine->rkt = rd_kafka_topic_new(engine->rk, topic, NULL);
+    engine->rkt_topic = engine->rkt != NULL ? topic : NULL;
     return engine->rkt;
 }
 
