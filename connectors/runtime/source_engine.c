@@ -41,13 +41,19 @@ void tb_source_free_record(tb_source_record_t *record)
         free(record->key);
         free(record->value);
     }
-    tb_schema_decref(record->key_schema);
-    tb_value_free(record->key_data);
-    tb_schema_decref(record->value_schema);
-    tb_value_free(record->value_data);
+    /* most records have no Connect data and no headers: no calls for them */
+    if (record->key_schema != NULL || record->key_data != NULL ||
+        record->value_schema != NULL || record->value_data != NULL) {
+        tb_schema_decref(record->key_schema);
+        tb_value_free(record->key_data);
+        tb_schema_decref(record->value_schema);
+        tb_value_free(record->value_data);
+    }
     json_decref(record->source_partition);
     json_decref(record->source_offset);
-    tb_headers_free(record->headers, record->header_count);
+    if (record->headers != NULL) {
+        tb_headers_free(record->headers, record->header_count);
+    }
     memset(record, 0, sizeof(*record));
 }
 
@@ -247,9 +253,6 @@ static void own_bytes(tb_source_record_t *record)
  * with what was done kept in engine->reshaped and engine->done. */
 static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t *record)
 {
-    if (engine->bytes_as_polled && !record->typed) {
-        return PRODUCE; /* nothing would change its bytes */
-    }
     char reason[512];
     const char *stage = NULL;
     bool *done = engine->done;
@@ -332,8 +335,12 @@ int64_t tb_source_prepare_batch(source_engine_t *engine)
         return wait;
     }
     while (engine->prepared < engine->batch_len) {
-        disposition_t disposition =
-            prepare_record(engine, &engine->batch[engine->prepared]);
+        tb_source_record_t *record = &engine->batch[engine->prepared];
+        if (engine->bytes_as_polled && !record->typed) {
+            engine->disposition[engine->prepared++] = PRODUCE; /* nothing to change */
+            continue;
+        }
+        disposition_t disposition = prepare_record(engine, record);
         if (disposition == WAIT) {
             wait = engine->retry_at_ms - tb_monotonic_ms();
             return wait > 0 ? wait : 1;
