@@ -76,7 +76,8 @@ typedef struct {
 
 /* A record a source task hands to the runtime. The runtime takes ownership
  * of key, value (free()) and the source partition and offset (json_decref);
- * topic stays the task's and must live until task_stop.
+ * topic stays the task's and must live, unchanged, until task_stop (the
+ * runtime knows a topic by its pointer).
  *
  * Borrowed bytes: a plugin that sets bytes_borrowed keeps key and value
  * instead. They must stay valid and unchanged until the plugin's next
