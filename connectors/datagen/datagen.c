@@ -9,6 +9,10 @@
  * record n belongs to source partition {"task":N,"slot":n mod P} (many
  * source partitions, for testing how offsets scale), and a restarted task
  * goes on from the highest offset among them.
+ *
+ * A poll writes its records' keys and values into one buffer of the task's,
+ * reused by the next poll (bytes_borrowed in tb_plugin.h): a record costs
+ * no allocation.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +93,9 @@ static const tb_config_table_t datagen_table = TB_CONFIG_TABLE("datagen", datage
 /* The text of a value before a field's number: the comma, the quoted name,
  * the colon, and a string's quote and prefix */
 #define PIECE_MAX (2 * FIELD_NAME_MAX + 6)
+/* A record's key (a number) and value (every field's piece, 20 digits and a
+ * quote, and the closing brace) */
+#define RECORD_MAX (20 + FIELDS_MAX * (PIECE_MAX + 21) + 1)
 
 /* A value's fixed text, written once at start: each field's piece before
  * its number, and whether a quote closes it after. */
@@ -112,6 +119,8 @@ typedef struct {
     int slots;
     bool offset_every_record; /* else only the last record of a poll has one */
     value_pieces_t pieces;    /* of the shape's values */
+    char *bytes;              /* the last poll's keys and values */
+    size_t bytes_records;     /* records bytes has room for */
 } datagen_task_t;
 
 /* splitmix64: a small, well-mixed generator of deterministic values. */
@@ -231,18 +240,6 @@ typedef struct {
     unsigned long long number;
 } field_t;
 
-/* A malloc'd copy of the n bytes of data (NULL and *len 0 when memory ran
- * out). */
-static char *copy_of(const char *data, size_t n, size_t *len)
-{
-    char *copy = malloc(n);
-    if (copy != NULL) {
-        memcpy(copy, data, n);
-    }
-    *len = copy != NULL ? n : 0;
-    return copy;
-}
-
 static char *put_number(char *p, unsigned long long v)
 {
     char digits[20];
@@ -307,16 +304,14 @@ static void build_pieces(const datagen_task_t *task, value_pieces_t *pieces)
     }
 }
 
-/* The value as compact JSON text, written by hand from the task's pieces:
- * snprintf's format parsing was a third of the generator's CPU, strlen of
- * each name and prefix a tenth of what was left. */
-static char *make_value(const datagen_task_t *task, unsigned long long r, size_t *len)
+/* Writes the value as compact JSON text at p, by hand from the task's
+ * pieces (snprintf's format parsing was a third of the generator's CPU,
+ * strlen of each name and prefix a tenth of what was left); returns its
+ * end. */
+static char *put_value(const datagen_task_t *task, unsigned long long r, char *p)
 {
     field_t fields[FIELDS_MAX];
     size_t count = shape_fields(task, r, fields);
-    /* every field fits: its piece, a quote and 20 digits */
-    char text[FIELDS_MAX * (PIECE_MAX + 21) + 1];
-    char *p = text;
     for (size_t i = 0; i < count; i++) {
         memcpy(p, task->pieces.text[i], task->pieces.len[i]);
         p = put_number(p + task->pieces.len[i], fields[i].number);
@@ -325,7 +320,23 @@ static char *make_value(const datagen_task_t *task, unsigned long long r, size_t
         }
     }
     *p++ = '}';
-    return copy_of(text, (size_t)(p - text), len);
+    return p;
+}
+
+/* Makes room in the task's buffer for max records; the last poll's are the
+ * runtime's no more. */
+static bool room_for(datagen_task_t *task, size_t max)
+{
+    if (max <= task->bytes_records) {
+        return true;
+    }
+    char *grown = realloc(task->bytes, max * RECORD_MAX);
+    if (grown == NULL) {
+        return false;
+    }
+    task->bytes = grown;
+    task->bytes_records = max;
+    return true;
 }
 
 /* Marks record as the task's progress up to sequence number sequence (the
@@ -346,8 +357,6 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
     datagen_task_t *task = opaque;
     long long allowed = allowed_now(task, wake_ms);
     *count = 0;
-    (void)errstr;
-    (void)errstr_size;
     if (allowed == 0) {
         return 0;
     }
@@ -355,6 +364,11 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         *wake_ms = -1; /* done: nothing more, ever */
         return 0;
     }
+    if (!room_for(task, max)) {
+        snprintf(errstr, errstr_size, "out of memory for %zu records", max);
+        return -1;
+    }
+    char *p = task->bytes;
     while (*count < max && (allowed < 0 || (long long)*count < allowed) &&
            (task->limit < 0 || task->next < task->limit)) {
         unsigned long long r = mix(task->seed ^ ((unsigned long long)task->task << 40) ^
@@ -363,11 +377,14 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         memset(record, 0, sizeof(*record));
         record->topic = task->topic;
         record->partition = -1;
-        char key[20];
-        record->key =
-            copy_of(key, (size_t)(put_number(key, r % 1000) - key), &record->key_len);
+        record->bytes_borrowed = true;
+        record->key = p;
+        p = put_number(p, r % 1000);
+        record->key_len = (size_t)(p - (char *)record->key);
         record->key_kind = TB_DATA_STRING;
-        record->value = make_value(task, r, &record->value_len);
+        record->value = p;
+        p = put_value(task, r, p);
+        record->value_len = (size_t)(p - (char *)record->value);
         record->value_kind = TB_DATA_JSON;
         task->next++;
         task->generated++;
@@ -389,6 +406,7 @@ static void task_stop(void *opaque)
             json_decref(task->partitions[slot]);
         }
         free(task->partitions);
+        free(task->bytes);
         free(task->topic);
         free(task);
     }

@@ -5,6 +5,10 @@
  * task goes on where the last acknowledged line ended. It follows a growing
  * file; a file that shrinks below that position was truncated or replaced,
  * and is read again from the start.
+ *
+ * A poll's records borrow their lines from the read buffer (bytes_borrowed
+ * in tb_plugin.h): the next poll drops them from it before reading on, so
+ * a line costs no allocation and no copy of its own.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,9 +60,10 @@ typedef struct {
     size_t batch_size;
     FILE *in;
     long long position; /* byte offset of buf[0] in the file */
-    char *buf;          /* read but not yet returned */
+    char *buf;          /* read, from position on */
     size_t len;
     size_t cap;
+    size_t returned; /* buf's first bytes: the lines of the last poll */
     bool missing_logged;
     json_t *partition;
     bool offset_every_record; /* else only the last record of a poll has one */
@@ -200,20 +205,21 @@ static bool next_line(const file_source_t *s, size_t start, bool at_end, size_t 
     return true;
 }
 
-/* Marks r as read up to used bytes past buf[0] (a file only: standard
- * input has no offsets). */
-/* A line's len bytes, NUL bytes within included, in a new buffer with a
- * terminating NUL after them (freed by the runtime). */
-static char *copy_line(const char *start, size_t len)
+/* Drops the lines of the last poll from buf: the runtime is done with
+ * them once it polls again. */
+static void drop_returned(file_source_t *s)
 {
-    char *copy = malloc(len + 1);
-    if (copy != NULL) {
-        memcpy(copy, start, len);
-        copy[len] = '\0';
+    if (s->returned == 0) {
+        return;
     }
-    return copy;
+    memmove(s->buf, s->buf + s->returned, s->len - s->returned);
+    s->len -= s->returned;
+    s->position += (long long)s->returned;
+    s->returned = 0;
 }
 
+/* Marks r as read up to used bytes past buf[0] (a file only: standard
+ * input has no offsets). */
 static void set_offset(const file_source_t *s, tb_source_record_t *r, size_t used)
 {
     if (s->partition != NULL) {
@@ -230,6 +236,7 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
     file_source_t *s = opaque;
     size_t used = 0, line, terminator;
     *count = 0;
+    drop_returned(s);
     if (s->in == NULL) {
         int opened = open_file(s, errstr, errstr_size);
         if (opened <= 0) {
@@ -249,9 +256,10 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         memset(r, 0, sizeof(*r));
         r->topic = s->topic;
         r->partition = -1;
-        r->value = copy_line(s->buf + used, line);
+        r->value = s->buf + used;
         r->value_len = line;
         r->value_kind = TB_DATA_STRING;
+        r->bytes_borrowed = true;
         used += line + terminator;
         if (s->offset_every_record) {
             set_offset(s, r, used);
@@ -260,9 +268,7 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
     if (*count > 0 && !s->offset_every_record) {
         set_offset(s, &out[*count - 1], used);
     }
-    memmove(s->buf, s->buf + used, s->len - used);
-    s->len -= used;
-    s->position += (long long)used;
+    s->returned = used;
     if (*count == 0) {
         *wake_ms = FOLLOW_MS;
     }

@@ -109,7 +109,9 @@ static int64_t tb_deadline_after(int64_t ms)
 
 /* ---- run queue (caller holds pool->lock) ---- */
 
-static void tb_queue_push(tb_pool_t *pool, tb_pool_job_t *job)
+/* Queues job at the back, waking no worker: for the worker that ran it,
+ * which takes the queue's head next itself. */
+static void tb_queue_append(tb_pool_t *pool, tb_pool_job_t *job)
 {
     job->state = TB_JOB_QUEUED;
     job->queue_next = NULL;
@@ -120,6 +122,12 @@ static void tb_queue_push(tb_pool_t *pool, tb_pool_job_t *job)
         pool->queue_head = job;
     }
     pool->queue_tail = job;
+}
+
+/* Queues job at the back and wakes a waiting worker for it. */
+static void tb_queue_push(tb_pool_t *pool, tb_pool_job_t *job)
+{
+    tb_queue_append(pool, job);
     pthread_cond_signal(&pool->work_cond);
 }
 
@@ -278,11 +286,16 @@ static void tb_job_cancel(tb_pool_t *pool, tb_pool_job_t *job)
     job->state = TB_JOB_CANCELLED;
 }
 
-/* Acts on what a (not cancelled) run function returned. */
+/* Acts on what a (not cancelled) run function returned. A job to run
+ * again goes to the back of the queue, so that others run first, without
+ * waking a worker: the one that ran it takes the queue's head next, so
+ * the queue holds no more jobs than before that no worker is woken for.
+ * Waking one made a task that runs step after step wake another worker
+ * at each step, which found the queue empty or took the task over. */
 static void tb_job_schedule(tb_pool_t *pool, tb_pool_job_t *job, int64_t next)
 {
     if (next == TB_POOL_RUN_AGAIN) {
-        tb_queue_push(pool, job); /* at the back: others run first */
+        tb_queue_append(pool, job);
     } else if (next > 0) {
         job->state = TB_JOB_IDLE;
         tb_heap_push(pool, job, tb_deadline_after(next));
@@ -302,7 +315,7 @@ static void tb_job_after_run(tb_pool_t *pool, tb_pool_job_t *job, int64_t next)
             pthread_cond_broadcast(&pool->idle_cond);
         }
     } else if (job->state == TB_JOB_RUNNING_WOKEN) {
-        tb_queue_push(pool, job);
+        tb_queue_append(pool, job); /* as a run again (tb_job_schedule) */
     } else {
         tb_job_schedule(pool, job, next);
     }

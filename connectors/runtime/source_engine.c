@@ -37,15 +37,23 @@
 
 void tb_source_free_record(tb_source_record_t *record)
 {
-    free(record->key);
-    free(record->value);
-    tb_schema_decref(record->key_schema);
-    tb_value_free(record->key_data);
-    tb_schema_decref(record->value_schema);
-    tb_value_free(record->value_data);
+    if (!record->bytes_borrowed) {
+        free(record->key);
+        free(record->value);
+    }
+    /* most records have no Connect data and no headers: no calls for them */
+    if (record->key_schema != NULL || record->key_data != NULL ||
+        record->value_schema != NULL || record->value_data != NULL) {
+        tb_schema_decref(record->key_schema);
+        tb_value_free(record->key_data);
+        tb_schema_decref(record->value_schema);
+        tb_value_free(record->value_data);
+    }
     json_decref(record->source_partition);
     json_decref(record->source_offset);
-    tb_headers_free(record->headers, record->header_count);
+    if (record->headers != NULL) {
+        tb_headers_free(record->headers, record->header_count);
+    }
     memset(record, 0, sizeof(*record));
 }
 
@@ -126,6 +134,9 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
         tb_task_chain_create(env, &engine->chain, errstr, errstr_size) != 0) {
         goto fail;
     }
+    engine->bytes_as_polled = engine->primary_key == NULL && engine->chain == NULL &&
+                              tb_converter_passthrough(engine->key_converter) &&
+                              tb_converter_passthrough(engine->value_converter);
     engine->rk = tb_source_producer_create(engine, props, errstr, errstr_size);
     if (engine->rk == NULL ||
         (engine->transactional &&
@@ -213,6 +224,28 @@ static bool wait_for_converter(source_engine_t *engine, const char *stage,
     return true;
 }
 
+/* A copy of the n bytes at data, NUL-terminated (NULL for NULL). */
+static void *copy_bytes(const void *data, size_t n)
+{
+    char *copy = data != NULL ? malloc(n + 1) : NULL;
+    if (copy != NULL) {
+        memcpy(copy, data, n);
+        copy[n] = '\0';
+    }
+    return copy;
+}
+
+/* Makes a record's borrowed key and value its own, for the steps that free
+ * what they replace (upsert, transforms, converters). */
+static void own_bytes(tb_source_record_t *record)
+{
+    if (record->bytes_borrowed) {
+        record->key = copy_bytes(record->key, record->key_len);
+        record->value = copy_bytes(record->value, record->value_len);
+        record->bytes_borrowed = false;
+    }
+}
+
 /* Reshapes (upsert) and converts a polled record's key and value. A record
  * that cannot be fails the task, or with errors.tolerance=all is skipped and
  * logged (its source offset still advances once earlier records are
@@ -226,6 +259,7 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
     bool *typed = engine->typed;
     bool reshaped = engine->reshaped;
     engine->reshaped = true;
+    own_bytes(record);
     if (!reshaped) {
         typed[TB_SIDE_KEY] = typed[TB_SIDE_VALUE] = record->typed;
     }
@@ -301,8 +335,12 @@ int64_t tb_source_prepare_batch(source_engine_t *engine)
         return wait;
     }
     while (engine->prepared < engine->batch_len) {
-        disposition_t disposition =
-            prepare_record(engine, &engine->batch[engine->prepared]);
+        tb_source_record_t *record = &engine->batch[engine->prepared];
+        if (engine->bytes_as_polled && !record->typed) {
+            engine->disposition[engine->prepared++] = PRODUCE; /* nothing to change */
+            continue;
+        }
+        disposition_t disposition = prepare_record(engine, record);
         if (disposition == WAIT) {
             wait = engine->retry_at_ms - tb_monotonic_ms();
             return wait > 0 ? wait : 1;

@@ -74,9 +74,14 @@ typedef struct {
     void *plugin_task;
     rd_kafka_t *rk;
     rd_kafka_topic_t *rkt; /* the last record's topic (source_produce.c), or NULL */
+    const char *rkt_topic; /* the record topic string rkt was last given for */
     tb_converter_t *key_converter;
     tb_converter_t *value_converter;
     tb_chain_t *chain; /* NULL: no transforms */
+    /* no upsert, no transforms, pass-through converters: a polled record
+     * goes to Kafka with the plugin's bytes (borrowed ones copied by
+     * librdkafka) */
+    bool bytes_as_polled;
     bool tolerate_errors;
     tb_dlq_t *dlq; /* records Kafka refused, with errors.tolerance=all; or NULL */
     /* source_offsets.c, fed by source_produce.c */

@@ -236,16 +236,22 @@ static rd_kafka_headers_t *record_headers(const source_engine_t *engine,
 
 /* librdkafka's handle of topic, kept for the next record: producing by a
  * topic's name looks the handle up under librdkafka's lock for every record.
- * NULL when librdkafka refuses the name. */
+ * A record's topic string stays as it is while the task runs (the plugin's,
+ * or one a routing transform keeps), so the pointer the handle was last
+ * asked for names it without comparing the text. NULL when librdkafka
+ * refuses the name. */
 static rd_kafka_topic_t *topic_handle(source_engine_t *engine, const char *topic)
 {
-    if (engine->rkt != NULL && strcmp(rd_kafka_topic_name(engine->rkt), topic) == 0) {
+    if (topic == engine->rkt_topic) {
         return engine->rkt;
     }
-    if (engine->rkt != NULL) {
-        rd_kafka_topic_destroy(engine->rkt);
+    if (engine->rkt == NULL || strcmp(rd_kafka_topic_name(engine->rkt), topic) != 0) {
+        if (engine->rkt != NULL) {
+            rd_kafka_topic_destroy(engine->rkt);
+        }
+        engine->rkt = rd_kafka_topic_new(engine->rk, topic, NULL);
     }
-    engine->rkt = rd_kafka_topic_new(engine->rk, topic, NULL);
+    engine->rkt_topic = engine->rkt != NULL ? topic : NULL;
     return engine->rkt;
 }
 
@@ -306,8 +312,10 @@ bool tb_source_produce_batch(source_engine_t *engine)
                                     record->topic);
         }
         engine->last_topic = record->topic;
+        /* a value the runtime owns is handed over, a borrowed one copied */
+        int flags = record->bytes_borrowed ? RD_KAFKA_MSG_F_COPY : RD_KAFKA_MSG_F_FREE;
         rd_kafka_resp_err_t err = tb_source_produce_record(
-            engine, record, RD_KAFKA_MSG_F_FREE, timestamp_ms, (void *)(uintptr_t)seq);
+            engine, record, flags, timestamp_ms, (void *)(uintptr_t)seq);
         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
             return false;
         }
@@ -331,9 +339,9 @@ bool tb_source_produce_batch(source_engine_t *engine)
                                         .headers = record->headers,
                                         .header_count = record->header_count};
             entry->delivered = let_go_refused(engine, seq, &refused, err);
-            free(record->value);
+        } else if (flags == RD_KAFKA_MSG_F_FREE) {
+            record->value = NULL; /* librdkafka's now */
         }
-        record->value = NULL;
         tb_source_free_record(record);
         engine->next_seq++;
         engine->batch_pos++;

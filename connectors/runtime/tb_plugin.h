@@ -76,7 +76,20 @@ typedef struct {
 
 /* A record a source task hands to the runtime. The runtime takes ownership
  * of key, value (free()) and the source partition and offset (json_decref);
- * topic stays the task's and must live until task_stop.
+ * topic stays the task's and must live, unchanged, until task_stop (the
+ * runtime knows a topic by its pointer).
+ *
+ * Borrowed bytes: a plugin that sets bytes_borrowed keeps key and value
+ * instead. They must stay valid and unchanged until the plugin's next
+ * poll() or its task_stop(), whichever comes first; the runtime never frees
+ * them and copies whatever it needs longer (librdkafka copies them into its
+ * message as it takes them). The runtime calls poll() again only once it is
+ * done with every record of the previous poll, so a plugin may write each
+ * poll's records into one buffer it reuses (its read buffer, an arena) and
+ * allocate nothing per record. A record whose bytes the runtime must
+ * rewrite (write.mode=upsert, transforms, a converter that is not
+ * StringConverter or ByteArrayConverter) is copied first, as if the plugin
+ * had allocated it.
  *
  * Typed records: a plugin whose data has a Connect schema (a change data
  * capture source) sets typed and hands key_schema/key_data and
@@ -94,6 +107,7 @@ typedef struct {
     void *value;             /* NULL: null value (a tombstone) */
     size_t value_len;
     tb_data_kind_t value_kind;
+    bool bytes_borrowed;      /* key and value stay the plugin's (above) */
     json_t *source_partition; /* where in the source this came from */
     json_t *source_offset;    /* and how far that source has been read */
     bool typed;               /* the four below hold the key and value */

@@ -50,8 +50,10 @@ static size_t poll_records(void *task, tb_source_record_t *out)
 static void release(tb_source_record_t *records, size_t count)
 {
     for (size_t i = 0; i < count; i++) {
-        free(records[i].key);
-        free(records[i].value);
+        if (!records[i].bytes_borrowed) {
+            free(records[i].key);
+            free(records[i].value);
+        }
         json_decref(records[i].source_partition);
         json_decref(records[i].source_offset);
     }

@@ -33,7 +33,9 @@ static size_t poll_lines(const tb_plugin_t *plugin, void *task, char lines[][32]
         assert_true(records[i].value_len < 32);
         memcpy(lines[i], records[i].value, records[i].value_len);
         lines[i][records[i].value_len] = '\0';
-        free(records[i].value);
+        if (!records[i].bytes_borrowed) {
+            free(records[i].value);
+        }
         json_decref(records[i].source_partition);
         json_decref(records[i].source_offset);
     }

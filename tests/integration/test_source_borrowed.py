@@ -1,0 +1,85 @@
+"""Source records whose bytes the plugin lends (bytes_borrowed in tb_plugin.h):
+FileStreamSource's lines point into its read buffer and datagen's keys and values
+into one buffer per task, both reused by the next poll while the records of the
+earlier polls still wait for their delivery reports. Every record must reach Kafka
+once, with exactly its bytes: handed to librdkafka as they are (pass-through
+converters) or first copied by the runtime (a transform chain)."""
+import json
+from collections import Counter
+
+import pytest
+
+from kafka_io import read_topic
+from worker import wait_for
+
+pytestmark = pytest.mark.integration
+
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+WORKER = {"key.converter": STRING, "value.converter": STRING,
+          "offset.flush.interval.ms": "100"}
+RECORDS = 30000
+MASK = (1 << 64) - 1
+# a chain makes the runtime copy the borrowed bytes before it runs
+ROUTED = {"transforms": "route",
+          "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+          "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1-routed"}
+
+
+def mix(x):
+    """datagen's splitmix64."""
+    x = (x + 0x9e3779b97f4a7c15) & MASK
+    x = ((x ^ (x >> 30)) * 0xbf58476d1ce4e5b9) & MASK
+    x = ((x ^ (x >> 27)) * 0x94d049bb133111eb) & MASK
+    return x ^ (x >> 31)
+
+
+def datagen_record(seq, seed=42, task=0):
+    """The key and value datagen's orders shape writes for record seq of task."""
+    r = mix(seed ^ (task << 40) ^ seq)
+    value = (f'{{"seq":{seq},"task":{task},"order_id":{seq},'
+             f'"customer":"customer_{r % 500}","item":"item_{(r >> 10) % 100}",'
+             f'"quantity":{(r >> 20) % 10 + 1},"price_cents":{(r >> 30) % 100000}}}')
+    return str(r % 1000).encode(), value.encode()
+
+
+def run(worker, bed, config, offset):
+    """Creates the connector on a new topic and waits until its offsets record offset:
+    every record acknowledged. Returns the topic's records."""
+    topic = bed.unique_topic("borrowed")
+    config = {**config, "topic": topic}
+    assert worker.post("/connectors", json={"name": "c", "config": config}).status_code == 201
+
+    def recorded():
+        offsets = worker.get("/connectors/c/offsets").json()["offsets"]
+        return bool(offsets) and offsets[0]["offset"] == offset
+    wait_for(recorded, timeout=90, what=f"offset {offset} recorded")
+    return read_topic(bed, topic + ("-routed" if "transforms" in config else ""))
+
+
+@pytest.mark.parametrize("chain", [{}, ROUTED], ids=["as-lent", "copied"])
+def test_file_lines_arrive_exactly_once_and_intact(start_worker, bed, tmp_path, chain):
+    # lengths differ from line to line: a line read from a reused buffer too late
+    # would show another's bytes
+    lines = [f"{i:05d}:" + "abcdefghijklmnopqrstuvw"[:i % 23] * (1 + i % 7)
+             for i in range(RECORDS)]
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(lines) + "\n")
+    w = start_worker(WORKER)
+    records = run(w, bed, {"connector.class": "FileStreamSource", "file": str(source),
+                           **chain}, {"position": source.stat().st_size})
+    got = [value.decode() for _, _, value in records]
+    assert Counter(got) == Counter(lines)
+    for partition in {p for p, _, _ in records}:
+        numbers = [int(v[:5]) for p, _, v in records if p == partition]
+        assert numbers == sorted(numbers), "a partition's lines out of file order"
+
+
+@pytest.mark.parametrize("chain", [{}, ROUTED], ids=["as-lent", "copied"])
+def test_datagen_records_arrive_exactly_once_and_intact(start_worker, bed, chain):
+    w = start_worker(WORKER)
+    records = run(w, bed, {"connector.class": "datagen", "records.per.second": "0",
+                           "count": str(RECORDS), **chain}, {"sequence": RECORDS})
+    seqs = [json.loads(value)["seq"] for _, _, value in records]
+    assert sorted(seqs) == list(range(RECORDS))
+    for (_, key, value), seq in zip(records, seqs):
+        assert (key, value) == datagen_record(seq)
