@@ -890,12 +890,16 @@ static int listener_start(tb_http_server_t *server, listener_t *listener, const 
     snprintf(listener->base_url, sizeof(listener->base_url), "%s://%s%s%s:%u", scheme,
              strchr(host, ':') ? "[" : "", host[0] ? host : "localhost",
              strchr(host, ':') ? "]" : "", port);
-    /* MHD_USE_AUTO: epoll on Linux. select(), libmicrohttpd's default, cannot
-     * take a socket numbered 1024 or above, and each connector's Kafka client
-     * holds a few descriptors: with about 170 connectors the API refused every
-     * new connection. */
+    /* MHD_USE_POLL: select(), libmicrohttpd's default, cannot take a socket
+     * numbered 1024 or above, and each connector's Kafka client holds a few
+     * descriptors: with about 170 connectors the API refused every new
+     * connection. Not epoll: libmicrohttpd 0.9.75's MHD_quiesce_daemon (see
+     * MHD_USE_ITC) and its epoll loop both take the listening socket out of
+     * the epoll set, unlocked, and the loser of that race aborts the process
+     * ("Failed to remove listen FD from epoll set", seen on a worker stopped
+     * right after it started). Its poll() loop quiesces through the ITC. */
     /* MHD_USE_ITC: tb_http_stop quiesces the daemon first */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
                      MHD_USE_ITC | (addr->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
                      (listener->tls ? MHD_USE_TLS : 0);
     listener->daemon = MHD_start_daemon(
