@@ -31,6 +31,9 @@ bool tb_buf_reserve(tb_buf_t *b, size_t n);
 void tb_buf_append_grow(tb_buf_t *b, const void *data, size_t n);
 static inline void tb_buf_append(tb_buf_t *b, const void *data, size_t n)
 {
+    if (n == 0) { /* data may be NULL then */
+        return;
+    }
     if (b->len + n < b->cap && !b->failed) {
         memcpy(b->data + b->len, data, n);
         b->len += n;
