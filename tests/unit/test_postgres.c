@@ -639,6 +639,19 @@ static void test_envelope_as_debezium_writes_it(void **state)
     tb_schema_decref(source);
 }
 
+/* Frees the typed records tb_pg_queue_drain wrote to out[0..n). */
+static void free_drained(tb_source_record_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        tb_schema_decref(out[i].key_schema);
+        tb_value_free(out[i].key_data);
+        tb_schema_decref(out[i].value_schema);
+        tb_value_free(out[i].value_data);
+        json_decref(out[i].source_offset);
+        json_decref(out[i].source_partition);
+    }
+}
+
 /* Debezium's transaction metadata: BEGIN, the blocks of the events, END with
  * the counts per table in its HashMap's order: public.a hashes to bucket 6
  * of 16, public.b to 7, so a comes first though b's first event came
@@ -686,13 +699,7 @@ static void test_transaction_metadata(void **state)
                               "\"event_count\":1},{\"data_collection\":\"public.b\","
                               "\"event_count\":2}],\"ts_ms\":1700000000123}");
     free(json);
-    for (size_t i = 0; i < 2; i++) {
-        tb_schema_decref(out[i].key_schema);
-        tb_value_free(out[i].key_data);
-        tb_schema_decref(out[i].value_schema);
-        tb_value_free(out[i].value_data);
-        json_decref(out[i].source_offset);
-    }
+    free_drained(out, 2);
     tb_pg_queue_clear(&q);
     tb_schema_decref(block_schema);
     tb_pg_transactions_destroy(t);
@@ -725,13 +732,7 @@ static char *transaction_tables(tb_pg_transactions_t *t, const char *const *name
     }
     json_decref(end);
     free(json);
-    for (i = 0; i < 2; i++) {
-        tb_schema_decref(out[i].key_schema);
-        tb_value_free(out[i].key_data);
-        tb_schema_decref(out[i].value_schema);
-        tb_value_free(out[i].value_data);
-        json_decref(out[i].source_offset);
-    }
+    free_drained(out, 2);
     tb_pg_queue_clear(&q);
     return strdup(tables);
 }
@@ -816,14 +817,7 @@ static void test_events_and_offsets(void **state)
     assert_string_equal(offset, "{\"lsn\":200,\"lsn_commit\":100,\"lsn_proc\":200,"
                                 "\"messageType\":\"UPDATE\",\"ts_usec\":1,\"txId\":7}");
     free(offset);
-    for (int i = 0; i < 3; i++) {
-        tb_schema_decref(out[i].key_schema);
-        tb_value_free(out[i].key_data);
-        tb_schema_decref(out[i].value_schema);
-        tb_value_free(out[i].value_data);
-        json_decref(out[i].source_offset);
-        json_decref(out[i].source_partition);
-    }
+    free_drained(out, 3);
 
     /* without tombstones a delete is one record; after a commit read, the
      * sequence starts with its end */
