@@ -20,6 +20,15 @@
 #define QUERY_STEP_MS 1000
 #define SEEK_TIMEOUT_MS 10000 /* served by librdkafka's own threads */
 
+/* Where a partition that is not read (stopped, or waiting for its start) is
+ * assigned, paused: a real offset, never a logical one such as the end.
+ * librdkafka 2.0.2 looks a logical offset up, and a reply that comes after
+ * the next assign of the partition (outdated) re-arms its offset query with
+ * the old logical offset: a partition assigned again at a real offset once
+ * its start is known would then jump to the end and skip what it should
+ * read. */
+#define UNREAD_OFFSET 0
+
 partition_t *tb_sink_find_part(sink_engine_t *e, const char *topic, int32_t partition)
 {
     for (size_t i = 0; i < e->part_count; i++) {
@@ -92,7 +101,7 @@ void tb_sink_update_partition_metrics(sink_engine_t *e)
     for (size_t i = 0; i < e->part_count; i++) {
         partition_t *p = &e->parts[i];
         int64_t low = 0, high = -1;
-        if (positions->elems[i].offset >= 0) {
+        if (!p->stopped && positions->elems[i].offset >= 0) {
             tb_series_set(p->metrics.position, (double)positions->elems[i].offset);
         }
         if (rd_kafka_get_watermark_offsets(e->rk, p->topic, p->partition, &low, &high) ==
@@ -154,7 +163,7 @@ static int64_t take_start(sink_engine_t *e, partition_t *p, const tb_start_t *st
             TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                         "%s", p->waiting_for);
         }
-        return RD_KAFKA_OFFSET_END;
+        return UNREAD_OFFSET;
     }
     if (!p->stopped) {
         return start->offset;
@@ -164,11 +173,11 @@ static int64_t take_start(sink_engine_t *e, partition_t *p, const tb_start_t *st
                 start->reason);
     tb_partition_metrics_stop(&p->metrics, e->env->connector, p->topic, p->partition,
                               start->cause);
-    return RD_KAFKA_OFFSET_END;
+    return UNREAD_OFFSET;
 }
 
 /* The store could not say where the partitions start: none of them is
- * read (assigned at the end, paused by apply_pauses), and the task fails
+ * read (assigned at UNREAD_OFFSET, paused by apply_pauses), and the task fails
  * with the store's message. */
 static void refuse_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *list,
                           const char *why)
@@ -180,7 +189,7 @@ static void refuse_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *lis
             p = add_part(e, tp->topic, tp->partition);
         }
         p->stopped = true;
-        tp->offset = RD_KAFKA_OFFSET_END;
+        tp->offset = UNREAD_OFFSET;
     }
     if (e->failure[0] == '\0') {
         snprintf(e->failure, sizeof(e->failure),
@@ -365,7 +374,7 @@ void tb_sink_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     }
 }
 
-/* Assigns p again, from the offset it expects (a stopped one from the end,
+/* Assigns p again, from the offset it expects (a stopped one at UNREAD_OFFSET,
  * paused): once librdkafka 2.0.2 has reported a partition's offset out of
  * range it stops fetching it and refuses to seek it. Eagerly assigned
  * partitions are assigned again all together, each from its own offset. */
@@ -379,7 +388,7 @@ static void assign_again(sink_engine_t *e, const partition_t *p)
         const partition_t *q = &e->parts[i];
         if (!cooperative || q == p) {
             rd_kafka_topic_partition_list_add(list, q->topic, q->partition)->offset =
-                q->stopped ? RD_KAFKA_OFFSET_END : q->expected;
+                q->stopped ? UNREAD_OFFSET : q->expected;
         }
     }
     const char *failure = NULL;
