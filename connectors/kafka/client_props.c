@@ -238,7 +238,10 @@ static int check_override(const tb_client_settings_t *s, const char *key,
  * queue (librdkafka 2.2 names that wait fetch.queue.backoff.ms). A sink a
  * little slower than the fetcher then idles for most of each second, and its
  * throughput depends on what else wakes that thread. With no record bound and
- * 128 MiB, the queue holds more than a second of a sink writing 100 MB/s. */
+ * 128 MiB, the queue holds more than a second of a sink writing 100 MB/s.
+ * Producers partition keys as Java's default partitioner does (murmur2):
+ * librdkafka's own default hashes them with CRC32, and a key would move to
+ * another partition than the one Connect wrote it to. */
 static const struct {
     tb_client_role_t role;
     const char *key;
@@ -246,6 +249,7 @@ static const struct {
 } role_defaults[] = {
     {TB_CLIENT_CONSUMER, "queued.min.messages", "10000000"},
     {TB_CLIENT_CONSUMER, "queued.max.messages.kbytes", "131072"},
+    {TB_CLIENT_PRODUCER, "partitioner", "murmur2_random"},
 };
 
 static void put_defaults(tb_client_role_t role, json_t *props)

@@ -17,6 +17,32 @@ def unwrap(value):
     return value
 
 
+def murmur2(data: bytes) -> int:
+    """Kafka's Utils.murmur2 (the Java client's default partitioner), as unsigned 32 bits."""
+    m, h = 0x5BD1E995, (0x9747B28C ^ len(data)) & 0xFFFFFFFF
+    whole = len(data) & ~3
+    for i in range(0, whole, 4):
+        k = int.from_bytes(data[i:i + 4], "little")
+        k = (k * m) & 0xFFFFFFFF
+        k ^= k >> 24
+        k = (k * m) & 0xFFFFFFFF
+        h = ((h * m) & 0xFFFFFFFF) ^ k
+    rest = data[whole:]
+    if len(rest) == 3:
+        h ^= rest[2] << 16
+    if len(rest) >= 2:
+        h ^= rest[1] << 8
+    if rest:
+        h = ((h ^ rest[0]) * m) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * m) & 0xFFFFFFFF
+    return h ^ (h >> 15)
+
+
+def java_partition(key: bytes, partitions: int) -> int:
+    return (murmur2(key) & 0x7FFFFFFF) % partitions
+
+
 def create_topic(bed, topic, partitions):
     result = bed.tool("topics", "--bootstrap-server", bed.bootstrap, "--create",
                       "--topic", topic, "--partitions", str(partitions))

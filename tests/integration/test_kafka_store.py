@@ -15,7 +15,7 @@ from confluent_kafka import Producer
 
 from confluent_kafka import Consumer, TopicPartition
 
-from kafka_io import create_topic, produce, read_raw, read_topic
+from kafka_io import create_topic, java_partition, produce, read_raw, read_topic
 from test_distributed import agreed_placement, cluster_settings
 from worker import free_port, output_lines, wait_for
 
@@ -25,32 +25,6 @@ TOOL = Path(os.environ.get("TRIBUTARY_BIN", "build/test/tributary")).parent / "k
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 OFFSET_PARTITIONS = 25  # Connect's default for offset.storage.partitions
-
-
-def murmur2(data: bytes) -> int:
-    """Kafka's Utils.murmur2 (the Java client's default partitioner), as unsigned 32 bits."""
-    m, h = 0x5BD1E995, (0x9747B28C ^ len(data)) & 0xFFFFFFFF
-    whole = len(data) & ~3
-    for i in range(0, whole, 4):
-        k = int.from_bytes(data[i:i + 4], "little")
-        k = (k * m) & 0xFFFFFFFF
-        k ^= k >> 24
-        k = (k * m) & 0xFFFFFFFF
-        h = ((h * m) & 0xFFFFFFFF) ^ k
-    rest = data[whole:]
-    if len(rest) == 3:
-        h ^= rest[2] << 16
-    if len(rest) >= 2:
-        h ^= rest[1] << 8
-    if rest:
-        h = ((h ^ rest[0]) * m) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * m) & 0xFFFFFFFF
-    return h ^ (h >> 15)
-
-
-def java_partition(key: bytes, partitions: int) -> int:
-    return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
 class StoreTool:

@@ -8,7 +8,8 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
-from kafka_io import offsets_records, task_record_key, tombstone
+from kafka_io import (create_topic, java_partition, offsets_records, read_topic,
+                      task_record_key, tombstone)
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -42,6 +43,24 @@ def test_managed_and_unknown_client_settings_are_refused(worker, bed):
     assert "consumer.override.enable.auto.commit is managed by tributary" in message
     assert "consumer.override.no.such.property" in message
     assert "No such configuration property" in message  # librdkafka's own words
+
+
+def test_keyed_records_go_to_the_partition_javas_partitioner_picks(worker, bed):
+    """A key lands where Connect's producer puts it (murmur2 of its bytes), so that
+    it stays in its partition when a team switches; librdkafka's own default
+    partitioner (CRC32) would move most keys."""
+    topic, count, partitions = bed.unique_topic("keyed"), 200, 4
+    create_topic(bed, topic, partitions)
+    config = {"connector.class": "datagen", "topic": topic, "count": str(count),
+              "records.per.second": "0", **STRINGS}
+    assert worker.post("/connectors", json={"name": topic, "config": config}).status_code == 201
+    wait_for(lambda: len(read_topic(bed, topic)) >= count, interval=0.5,
+             what=f"{count} records in {topic}")
+    records = read_topic(bed, topic)
+    assert len(records) == count
+    misplaced = [(p, k) for p, k, _ in records if p != java_partition(k, partitions)]
+    assert misplaced == []
+    assert len({p for p, _, _ in records}) == partitions
 
 
 def read_committed(bed, topic, until, timeout=120):

@@ -66,7 +66,8 @@ static void test_producer_keys_become_librdkafka_properties(void **state)
     assert_string_equal(prop(p, "topic.metadata.refresh.interval.ms"), "60000");
     assert_string_equal(prop(p, "compression.level"), "7"); /* zstd's, not gzip's */
     assert_string_equal(prop(p, "linger.ms"), "5");
-    assert_int_equal(json_object_size(p), 10);
+    assert_string_equal(prop(p, "partitioner"), "murmur2_random"); /* Java's default */
+    assert_int_equal(json_object_size(p), 11);
     assert_int_equal(json_object_size(errors), 0);
     json_decref(p);
     json_decref(errors);
@@ -95,7 +96,7 @@ static void test_consumer_keys_and_the_batch_bound(void **state)
 /* librdkafka 2.0.2 waits up to a second before it fetches again once its
  * queue bounds are reached: a consumer gets bounds a fast sink does not reach,
  * unless the worker or the connector sets them. */
-static void test_consumer_queue_defaults_yield_to_the_user(void **state)
+static void test_role_defaults_yield_to_the_user(void **state)
 {
     (void)state;
     json_t *errors = json_object();
@@ -110,6 +111,16 @@ static void test_consumer_queue_defaults_yield_to_the_user(void **state)
     json_decref(p);
     p = props_of(TB_CLIENT_PRODUCER, "{}", "{}", errors);
     assert_null(prop(p, "queued.min.messages"));
+    assert_string_equal(prop(p, "partitioner"), "murmur2_random");
+    json_decref(p);
+    p = props_of(TB_CLIENT_PRODUCER, "{}",
+                 "{\"producer.override.partitioner.class\": "
+                 "\"org.apache.kafka.clients.producer.UniformStickyPartitioner\"}",
+                 errors);
+    assert_string_equal(prop(p, "partitioner"), "random");
+    json_decref(p);
+    p = props_of(TB_CLIENT_CONSUMER, "{}", "{}", errors);
+    assert_null(prop(p, "partitioner"));
     json_decref(p);
     assert_int_equal(json_object_size(errors), 0);
     json_decref(errors);
@@ -273,7 +284,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_producer_keys_become_librdkafka_properties),
         cmocka_unit_test(test_consumer_keys_and_the_batch_bound),
-        cmocka_unit_test(test_consumer_queue_defaults_yield_to_the_user),
+        cmocka_unit_test(test_role_defaults_yield_to_the_user),
         cmocka_unit_test(test_a_later_layer_wins_under_either_name),
         cmocka_unit_test(test_out_of_range_names_the_key_written),
         cmocka_unit_test(test_jaas_plain_scram_and_oauthbearer),
