@@ -112,8 +112,11 @@ int main(int argc, char **argv)
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     int opt;
 
-    /* The floor's settings: librdkafka's defaults plus what the issue asks. */
-    const char *fixed[][2] = {{"acks", "all"}, {"enable.idempotence", "true"}};
+    /* The floor's settings: librdkafka's defaults plus what the issue asks,
+     * and the partitioner tributary's producers use (Java's, murmur2). */
+    const char *fixed[][2] = {{"acks", "all"},
+                              {"enable.idempotence", "true"},
+                              {"partitioner", "murmur2_random"}};
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
         if (rd_kafka_conf_set(conf, fixed[i][0], fixed[i][1], errstr, sizeof(errstr)) !=
             RD_KAFKA_CONF_OK) {
