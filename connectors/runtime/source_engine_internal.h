@@ -102,6 +102,7 @@ typedef struct {
     char *last_key;
     tb_source_record_t batch[POLL_BATCH];
     disposition_t disposition[POLL_BATCH]; /* what becomes of batch[i] */
+    rd_kafka_message_t run[POLL_BATCH];    /* a run of batch for librdkafka */
     size_t batch_len;
     size_t batch_pos;
     /* batch[0, prepared) have their disposition; batch[prepared] waits for
