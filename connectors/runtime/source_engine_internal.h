@@ -75,6 +75,13 @@ typedef struct {
     rd_kafka_t *rk;
     rd_kafka_topic_t *rkt; /* the last record's topic (source_produce.c), or NULL */
     const char *rkt_topic; /* the record topic string rkt was last given for */
+    /* Runs of records without a key go to one partition each, the next run
+     * to the next partition (source_produce.c), once a record reached rkt's
+     * topic (librdkafka knows its partitions then); only where the
+     * partitioner spreads such records at random anyway */
+    bool spread_keyless;
+    bool rkt_delivered;
+    int32_t rkt_next_partition;
     tb_converter_t *key_converter;
     tb_converter_t *value_converter;
     tb_chain_t *chain; /* NULL: no transforms */

@@ -160,6 +160,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opa
     if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
         engine->acknowledged++;
         entry->delivered = true;
+        engine->rkt_delivered |= msg->rkt == engine->rkt;
         return;
     }
     count_delivery_error(engine, msg->err);
@@ -189,9 +190,27 @@ static void on_queue_event(rd_kafka_t *rk, void *opaque)
     env->wake(env->task);
 }
 
+/* Whether librdkafka's partitioner puts records without a key in a partition
+ * of its choosing (one for a while, or each at random), as Java's does: then
+ * the runtime may choose that partition itself (produce_run). */
+static bool spreads_keyless(const char *partitioner)
+{
+    static const char *const spreading[] = {"murmur2_random", "consistent_random",
+                                            "fnv1a_random", "random"};
+    for (size_t i = 0; partitioner != NULL && i < sizeof(spreading) / sizeof(*spreading);
+         i++) {
+        if (strcmp(partitioner, spreading[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
                                       char *errstr, size_t errstr_size)
 {
+    engine->spread_keyless =
+        spreads_keyless(json_string_value(json_object_get(props, "partitioner")));
     rd_kafka_conf_t *conf = tb_kafka_conf_new(props, errstr, errstr_size);
     if (conf == NULL) {
         return NULL;
@@ -250,6 +269,8 @@ static rd_kafka_topic_t *topic_handle(source_engine_t *engine, const char *topic
             rd_kafka_topic_destroy(engine->rkt);
         }
         engine->rkt = rd_kafka_topic_new(engine->rk, topic, NULL);
+        engine->rkt_delivered = false;
+        engine->rkt_next_partition = 0;
     }
     engine->rkt_topic = engine->rkt != NULL ? topic : NULL;
     return engine->rkt;
@@ -340,15 +361,36 @@ static size_t run_length(const source_engine_t *engine)
     return n;
 }
 
-/* Hands the run of n records from batch_pos to librdkafka in one call, each
- * copied (a value librdkafka frees on some failures of that call would
- * otherwise be freed twice), and settles them. Their CreateTime is the
- * call's. Returns false when librdkafka's queue is full: the records from
- * the first it refused on wait for the next step. */
-static bool produce_run(source_engine_t *engine, size_t n, int64_t now_us)
+/* The partition a run of n records from batch_pos goes to: librdkafka's
+ * partitioner's choice for each (UA), or, for records without a key where
+ * that choice is any partition, the next partition in turn. librdkafka 2.0.2
+ * spends as much on choosing a keyless record's partition as on the rest
+ * of taking it; Java's producer too puts a batch's worth of such records in
+ * one partition, then moves to another. The turn starts once a record
+ * reached the topic: by then librdkafka knows its partitions, and refuses
+ * at once a partition past the last (produce_run starts over at 0). */
+static int32_t run_partition(const source_engine_t *engine, size_t n)
 {
-    tb_source_record_t *records = &engine->batch[engine->batch_pos];
-    rd_kafka_topic_t *rkt = topic_handle(engine, records[0].topic);
+    if (!engine->spread_keyless || !engine->rkt_delivered) {
+        return RD_KAFKA_PARTITION_UA;
+    }
+    const tb_source_record_t *records = &engine->batch[engine->batch_pos];
+    for (size_t i = 0; i < n; i++) {
+        if (records[i].key != NULL) {
+            return RD_KAFKA_PARTITION_UA;
+        }
+    }
+    return engine->rkt_next_partition;
+}
+
+/* Hands the run of n records from batch_pos to librdkafka in one call, for
+ * partition, each copied (librdkafka frees a value it was given on some
+ * failures of that call, which would then be freed twice); their CreateTime
+ * is the call's. engine->run[i].err tells what became of record i. */
+static void hand_over(source_engine_t *engine, rd_kafka_topic_t *rkt, int32_t partition,
+                      size_t n)
+{
+    const tb_source_record_t *records = &engine->batch[engine->batch_pos];
     for (size_t i = 0; i < n; i++) {
         engine->run[i] = (rd_kafka_message_t){
             .err = rkt != NULL ? RD_KAFKA_RESP_ERR_NO_ERROR
@@ -360,8 +402,25 @@ static bool produce_run(source_engine_t *engine, size_t n, int64_t now_us)
             ._private = (void *)(uintptr_t)(engine->next_seq + i)};
     }
     if (rkt != NULL) {
-        rd_kafka_produce_batch(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY,
-                               engine->run, (int)n);
+        rd_kafka_produce_batch(rkt, partition, RD_KAFKA_MSG_F_COPY, engine->run, (int)n);
+    }
+}
+
+/* Produces the run of n records from batch_pos and settles them. Returns
+ * false when librdkafka's queue is full: the records from the first it
+ * refused on wait for the next step. */
+static bool produce_run(source_engine_t *engine, size_t n, int64_t now_us)
+{
+    tb_source_record_t *records = &engine->batch[engine->batch_pos];
+    rd_kafka_topic_t *rkt = topic_handle(engine, records[0].topic);
+    int32_t partition = run_partition(engine, n);
+    hand_over(engine, rkt, partition, n);
+    if (partition > 0 && engine->run[0].err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
+        partition = 0; /* past the last partition, nothing taken: the turn starts over */
+        hand_over(engine, rkt, partition, n);
+    }
+    if (partition != RD_KAFKA_PARTITION_UA) {
+        engine->rkt_next_partition = partition + 1;
     }
     for (size_t i = 0; i < n; i++) {
         if (engine->run[i].err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {

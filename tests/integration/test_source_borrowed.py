@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from kafka_io import read_topic
+from kafka_io import create_topic, read_topic
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -60,23 +60,64 @@ def run(worker, bed, config, offset):
     return read_topic(bed, topic + ("-routed" if "transforms" in config else ""))
 
 
-@pytest.mark.parametrize("chain", [{}, ROUTED, QUEUE_FULL],
-                         ids=["as-lent", "copied", "queue-full"])
-def test_file_lines_arrive_exactly_once_and_intact(start_worker, bed, tmp_path, chain):
+def numbered_lines(count):
     # lengths differ from line to line: a line read from a reused buffer too late
     # would show another's bytes
-    lines = [f"{i:05d}:" + "abcdefghijklmnopqrstuvw"[:i % 23] * (1 + i % 7)
-             for i in range(RECORDS)]
-    source = tmp_path / "in.txt"
-    source.write_text("\n".join(lines) + "\n")
-    w = start_worker(WORKER)
-    records = run(w, bed, {"connector.class": "FileStreamSource", "file": str(source),
-                           **chain}, {"position": source.stat().st_size})
+    return [f"{i:05d}:" + "abcdefghijklmnopqrstuvw"[:i % 23] * (1 + i % 7)
+            for i in range(count)]
+
+
+def check_lines(records, lines):
+    """Every line exactly once, each partition's in file order."""
     got = [value.decode() for _, _, value in records]
     assert Counter(got) == Counter(lines)
     for partition in {p for p, _, _ in records}:
         numbers = [int(v[:5]) for p, _, v in records if p == partition]
         assert numbers == sorted(numbers), "a partition's lines out of file order"
+
+
+@pytest.mark.parametrize("chain", [{}, ROUTED, QUEUE_FULL],
+                         ids=["as-lent", "copied", "queue-full"])
+def test_file_lines_arrive_exactly_once_and_intact(start_worker, bed, tmp_path, chain):
+    lines = numbered_lines(RECORDS)
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(lines) + "\n")
+    w = start_worker(WORKER)
+    records = run(w, bed, {"connector.class": "FileStreamSource", "file": str(source),
+                           **chain}, {"position": source.stat().st_size})
+    check_lines(records, lines)
+
+
+def test_keyless_runs_go_to_the_partitions_in_turn(start_worker, bed, tmp_path):
+    """Lines have no key: once a record reached the topic, a run of them (a poll's) goes
+    to one partition and the next run to the next partition (source_produce.c). Before
+    that, librdkafka's partitioner chooses, so the lines after the first delivery are
+    the ones checked: their partitions change in turn, 0, 1, 2, 0, ..."""
+    topic, partitions = bed.unique_topic("turns"), 3
+    create_topic(bed, topic, partitions)
+    lines, first = numbered_lines(RECORDS), 1000
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(lines[:first]) + "\n")
+    w = start_worker(WORKER)
+    config = {"connector.class": "FileStreamSource", "file": str(source), "topic": topic}
+    assert w.post("/connectors", json={"name": "c", "config": config}).status_code == 201
+
+    def recorded(size):
+        offsets = w.get("/connectors/c/offsets").json()["offsets"]
+        return bool(offsets) and offsets[0]["offset"] == {"position": size}
+    wait_for(lambda: recorded(source.stat().st_size), timeout=90, what="the first lines")
+    with source.open("a") as out:
+        out.write("\n".join(lines[first:]) + "\n")
+    wait_for(lambda: recorded(source.stat().st_size), timeout=90, what="every line")
+    records = read_topic(bed, topic)
+    check_lines(records, lines)
+    partition_of = {int(v[:5]): p for p, _, v in records}
+    turns = [partition_of[first]]
+    for number in range(first + 1, RECORDS):
+        if partition_of[number] != turns[-1]:
+            turns.append(partition_of[number])
+    assert len(turns) > 2 * partitions
+    assert all(b == (a + 1) % partitions for a, b in zip(turns, turns[1:])), turns
 
 
 @pytest.mark.parametrize("chain", [{}, ROUTED], ids=["as-lent", "copied"])
