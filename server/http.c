@@ -30,6 +30,7 @@
 /* How long a stopping server goes on answering the requests it accepted. */
 #define DRAIN_MS 10000
 #define DRAIN_POLL_MS 10
+#define FIRST_REQUEST_MS 1000
 #define MAX_SEGMENTS 16
 #define PEM_MAX_BYTES (1024 * 1024)
 /* Jetty's CrossOriginFilter defaults, which Connect uses, plus
@@ -64,6 +65,7 @@ struct tb_http_server {
     listener_t listeners[MAX_LISTENERS];
     size_t count;
     atomic_size_t in_flight; /* requests begun and not yet completed */
+    atomic_size_t unserved;  /* connections open whose first request has not begun */
 };
 
 typedef enum {
@@ -77,6 +79,7 @@ typedef enum {
  * close: what was verified once need not be verified per request. */
 typedef struct {
     cert_state_t cert;
+    bool served; /* a request of it began; until then in unserved */
 } connection_state_t;
 
 /* Per-request state, freed in the request-completed callback. */
@@ -461,11 +464,18 @@ static void connection_notify(void *cls, struct MHD_Connection *connection,
                               void **socket_context,
                               enum MHD_ConnectionNotificationCode code)
 {
-    (void)cls;
+    tb_http_server_t *server = ((listener_t *)cls)->server;
+    connection_state_t *state = *socket_context;
     (void)connection;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         *socket_context = calloc(1, sizeof(connection_state_t));
-    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context != NULL) {
+        if (*socket_context != NULL) {
+            atomic_fetch_add(&server->unserved, 1);
+        }
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && state != NULL) {
+        if (!state->served) {
+            atomic_fetch_sub(&server->unserved, 1);
+        }
         OPENSSL_cleanse(*socket_context, sizeof(connection_state_t));
         free(*socket_context);
         *socket_context = NULL;
@@ -650,6 +660,11 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
             return MHD_NO;
         }
         atomic_fetch_add(&listener->server->in_flight, 1);
+        connection_state_t *conn = connection_state(connection);
+        if (conn != NULL && !conn->served) {
+            conn->served = true; /* in flight before out of unserved: drain sees one */
+            atomic_fetch_sub(&listener->server->unserved, 1);
+        }
         clock_gettime(CLOCK_MONOTONIC, &state->start);
         if (!screen(listener, connection, method, &res, &challenge)) {
             return MHD_YES;
@@ -910,7 +925,7 @@ static int listener_start(tb_http_server_t *server, listener_t *listener, const 
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, server->options.connections_per_client,
         MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED,
         request_completed, listener, MHD_OPTION_NOTIFY_CONNECTION, connection_notify,
-        NULL, MHD_OPTION_ARRAY, tls_options, MHD_OPTION_END);
+        listener, MHD_OPTION_ARRAY, tls_options, MHD_OPTION_END);
     freeaddrinfo(addr);
     if (listener->daemon == NULL) {
         snprintf(errstr, errstr_size,
@@ -1041,7 +1056,9 @@ fail:
 }
 
 /* Stops accepting connections, then waits until no request is in flight,
- * up to DRAIN_MS, so that a request accepted before the stop is answered. */
+ * up to DRAIN_MS, so that a request accepted before the stop is answered:
+ * also one whose connection was open but had not sent it yet, for up to
+ * FIRST_REQUEST_MS (a connection silent that long is idle). */
 static void drain(tb_http_server_t *server)
 {
     for (size_t i = 0; i < server->count; i++) {
@@ -1050,15 +1067,20 @@ static void drain(tb_http_server_t *server)
             close(listening);
         }
     }
-    int64_t deadline = tb_monotonic_ms() + DRAIN_MS;
+    int64_t started = tb_monotonic_ms();
     size_t left = atomic_load(&server->in_flight);
     if (left > 0) {
         TB_LOG(TB_LOG_INFO, "tributary.rest", "answering %zu request(s) in flight", left);
     }
-    while (left > 0 && tb_monotonic_ms() < deadline) {
+    for (;;) {
+        int64_t waited = tb_monotonic_ms() - started;
+        left = atomic_load(&server->in_flight);
+        bool unsent = atomic_load(&server->unserved) > 0 && waited < FIRST_REQUEST_MS;
+        if ((left == 0 && !unsent) || waited >= DRAIN_MS) {
+            break;
+        }
         struct timespec pause = {0, DRAIN_POLL_MS * 1000000L};
         nanosleep(&pause, NULL);
-        left = atomic_load(&server->in_flight);
     }
     if (left > 0) {
         TB_LOG(TB_LOG_WARN, "tributary.rest",

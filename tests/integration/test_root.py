@@ -1,6 +1,8 @@
 """GET / and GET /health, with Kafka Connect's exact shapes."""
 import re
 import signal
+import socket
+import time
 
 import pytest
 
@@ -65,6 +67,24 @@ def test_stops_cleanly_on_signal(worker, sig):
     assert worker.stop(sig) == 0
     assert "received; stopping" in worker.logs()
     assert "stopped" in worker.logs()
+
+
+def test_a_request_on_a_connection_opened_before_the_stop_is_answered(worker):
+    """A client that connected before the stop and sends its request just after it (a
+    load balancer took the worker out between the two) gets its answer: the stopping
+    worker waits a moment for a connection's first request, then exits."""
+    client = socket.create_connection(("127.0.0.1", worker.port), timeout=10)
+    time.sleep(0.2)  # accepted by the worker
+    worker.proc.send_signal(signal.SIGTERM)
+    wait_for(lambda: "received; stopping" in worker.logs(), what="the stop")
+    time.sleep(0.1)
+    client.sendall(b"GET /health HTTP/1.1\r\nHost: w\r\nConnection: close\r\n\r\n")
+    reply = b""
+    while chunk := client.recv(4096):
+        reply += chunk
+    client.close()
+    assert reply.startswith(b"HTTP/1.1 200"), reply
+    assert worker.proc.wait(timeout=30) == 0
 
 
 def test_environment_overrides_the_worker_file(start_worker, bed, tmp_path):
