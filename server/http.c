@@ -662,7 +662,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
         atomic_fetch_add(&listener->server->in_flight, 1);
         connection_state_t *conn = connection_state(connection);
         if (conn != NULL && !conn->served) {
-            conn->served = true; /* in flight before out of unserved: drain sees one */
+            conn->served = true; /* in flight first (drain reads unserved first) */
             atomic_fetch_sub(&listener->server->unserved, 1);
         }
         clock_gettime(CLOCK_MONOTONIC, &state->start);
@@ -1074,8 +1074,9 @@ static void drain(tb_http_server_t *server)
     }
     for (;;) {
         int64_t waited = tb_monotonic_ms() - started;
-        left = atomic_load(&server->in_flight);
+        /* unserved first: a request leaves it only once it is in flight */
         bool unsent = atomic_load(&server->unserved) > 0 && waited < FIRST_REQUEST_MS;
+        left = atomic_load(&server->in_flight);
         if ((left == 0 && !unsent) || waited >= DRAIN_MS) {
             break;
         }
