@@ -5,7 +5,8 @@ FROM debian:bookworm AS build
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
         --no-install-recommends gcc g++ cmake make pkg-config git ca-certificates \
         librdkafka-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev \
-        libsqlite3-dev libssl-dev libavro-dev libprotobuf-dev libprotoc-dev \
+        libsqlite3-dev libpq-dev libssl-dev libavro-dev libprotobuf-dev libprotoc-dev \
+        libjemalloc-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -15,7 +16,8 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTB_TESTS=OFF \
 FROM debian:bookworm-slim
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
         --no-install-recommends librdkafka1 libmicrohttpd12 libjansson4 libcurl4 \
-        libsqlite3-0 libssl3 libavro23 libprotobuf32 libprotoc32 ca-certificates curl \
+        libsqlite3-0 libpq5 libssl3 libavro23 libprotobuf32 libprotoc32 libjemalloc2 \
+        ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --home-dir /var/lib/tributary --create-home tributary
 COPY --from=build /src/build/tributary /usr/local/bin/tributary

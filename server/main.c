@@ -33,6 +33,7 @@
 #include "connectors/runtime/tb_herder.h"
 #include "connectors/runtime/tb_plugin.h"
 #include "connectors/transforms/tb_chain.h"
+#include "core/tb_allocator.h"
 #include "core/tb_log.h"
 #include "core/tb_props.h"
 #include "core/tb_secret.h"
@@ -560,8 +561,11 @@ static int run(const cli_t *cli)
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start the REST API: %s", errstr);
         goto done;
     }
-    TB_LOG(TB_LOG_INFO, "tributary.worker", "tributary %s (%s) started as %s", TB_VERSION,
-           TB_GIT_COMMIT, worker_id);
+    char allocator[64];
+    TB_LOG(TB_LOG_INFO, "tributary.worker",
+           "tributary %s (%s) started as %s, librdkafka %s, %s", TB_VERSION,
+           TB_GIT_COMMIT, worker_id, rd_kafka_version_str(),
+           tb_allocator_describe(allocator, sizeof(allocator)));
 
     sigemptyset(&signals);
     sigaddset(&signals, SIGTERM);
@@ -608,8 +612,10 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--dev") == 0) {
             cli.dev = 1;
         } else if (strcmp(argv[i], "--version") == 0) {
-            printf("tributary %s (%s), Kafka Connect REST %s, librdkafka %s\n",
-                   TB_VERSION, TB_GIT_COMMIT, TB_CONNECT_VERSION, rd_kafka_version_str());
+            char allocator[64];
+            printf("tributary %s (%s), Kafka Connect REST %s, librdkafka %s, %s\n",
+                   TB_VERSION, TB_GIT_COMMIT, TB_CONNECT_VERSION, rd_kafka_version_str(),
+                   tb_allocator_describe(allocator, sizeof(allocator)));
             return 0;
         } else if (strcmp(argv[i], "--config-reference") == 0) {
             return print_config_reference();

@@ -78,3 +78,34 @@ def test_container_without_kafka_is_unhealthy_not_a_mock_cluster(tmp_path):
                  in log.read_text(), what="the log line saying Kafka is not reachable")
         assert "Kafka bootstrap.servers localhost:9092 (the default" in log.read_text()
         assert "DEV MODE" not in log.read_text()
+
+
+def dockerfile_stage_packages():
+    """The packages each stage's apt-get install names: [build, runtime]."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    stages = []
+    for line in text.splitlines():
+        if "apt-get install" in line:
+            words = line.split("apt-get install", 1)[1].split("&&")[0].split()
+            stages.append({w for w in words if not w.startswith("-")})
+    return stages
+
+
+def install_deps_build_packages():
+    text = (ROOT / "scripts" / "install-deps").read_text()
+    listed = re.search(r"build_packages=\(([^)]*)\)", text).group(1)
+    return set(listed.split())
+
+
+def test_the_image_builds_and_runs_with_every_library_the_build_needs():
+    """The image's stages keep up with scripts/install-deps: its build stage installs every
+    build package, and its runtime stage the shared library each -dev package is for."""
+    build_stage, runtime_stage = dockerfile_stage_packages()
+    assert install_deps_build_packages() <= build_stage, \
+        f"not in the Dockerfile's build stage: {install_deps_build_packages() - build_stage}"
+    for dev in sorted(p for p in build_stage if p.endswith("-dev")):
+        depends = subprocess.run(["dpkg-query", "-W", "-f=${Depends}", dev],
+                                 capture_output=True, text=True, check=True).stdout
+        libraries = {d.split()[0] for d in depends.split(",") if d.strip()}
+        assert libraries & runtime_stage, \
+            f"the runtime stage installs none of {sorted(libraries)}, which {dev} is for"
