@@ -78,6 +78,15 @@ def test_smoke_run_prints_every_scenario():
         assert all(NUMBER.match(f) for f in figures), f"{key}: not all numeric: {figures}"
 
     assert "## Goals" in out and "## Machine" in out
+    # the release build runs on jemalloc, and so do the floors (docs/ARCHITECTURE.md)
+    assert re.search(r"^\| tributary \| tributary .*, jemalloc \d", out, re.M), out[:3000]
+    for floor in ("floor_consume", "floor_produce"):
+        needed = subprocess.run(["readelf", "-d", str(ROOT / "build/bench/floor" / floor)],
+                                capture_output=True, text=True, check=True).stdout
+        assert "libjemalloc" in needed, f"{floor} is not linked with jemalloc"
+    # the scraping goal's back-to-back pair
+    pairs = re.search(r"^\| records/s \| 1 \| [\d.]+× \|", out, re.M)
+    assert pairs, "no scraping pair in the results"
     written = re.search(r"results written to (\S+)", err)
     assert written, err[-2000:]
     results = Path(written.group(1))
