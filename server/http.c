@@ -1068,6 +1068,12 @@ static void drain(tb_http_server_t *server)
         }
     }
     int64_t started = tb_monotonic_ms();
+    size_t silent = atomic_load(&server->unserved);
+    if (silent > 0) {
+        TB_LOG(TB_LOG_INFO, "tributary.rest",
+               "waiting up to %d ms for the first request of %zu open connection(s)",
+               FIRST_REQUEST_MS, silent);
+    }
     size_t left = atomic_load(&server->in_flight);
     if (left > 0) {
         TB_LOG(TB_LOG_INFO, "tributary.rest", "answering %zu request(s) in flight", left);

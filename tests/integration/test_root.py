@@ -76,8 +76,8 @@ def test_a_request_on_a_connection_opened_before_the_stop_is_answered(worker):
     client = socket.create_connection(("127.0.0.1", worker.port), timeout=10)
     time.sleep(0.2)  # accepted by the worker
     worker.proc.send_signal(signal.SIGTERM)
-    wait_for(lambda: "received; stopping" in worker.logs(), what="the stop")
-    time.sleep(0.1)
+    wait_for(lambda: "for the first request of 1 open connection" in worker.logs(),
+             what="the drain to wait for the connection's request")
     client.sendall(b"GET /health HTTP/1.1\r\nHost: w\r\nConnection: close\r\n\r\n")
     reply = b""
     while chunk := client.recv(4096):
