@@ -10,8 +10,10 @@
 #ifndef TB_ALLOCATOR_H
 #define TB_ALLOCATOR_H
 
+#include <stddef.h>
+
 /* Writes the allocator's name and version, e.g. "jemalloc 5.3.0", into buf
  * (always terminated) and returns buf. */
-const char *tb_allocator_describe(char *buf, int size);
+const char *tb_allocator_describe(char *buf, size_t size);
 
 #endif
