@@ -601,8 +601,9 @@ def sink(ctx: Context) -> None:
         order = SCRAPE_PAIR if pair % 2 == 0 else list(reversed(SCRAPE_PAIR))
         runs = {system: sink_worker(ctx, system) for system in order}
         scraped, plain = runs["tributary-scraped"], runs["tributary"]
-        row(ctx, "scrape-pair", "scraped/not", rps=scraped["rps"] / plain["rps"],
-            cpu_per_m=scraped["cpu_per_m"] / plain["cpu_per_m"])
+        # None where a run took less CPU than a clock tick (smoke N): not measured
+        row(ctx, "scrape-pair", "scraped/not", rps=ratio(scraped["rps"], plain["rps"]),
+            cpu_per_m=ratio(scraped["cpu_per_m"], plain["cpu_per_m"]))
 
 
 def sink_floor(ctx: Context, system: str, scenario: str = "sink",
@@ -1303,15 +1304,17 @@ def profile(ctx: Context, scenarios: list[str]) -> list[str]:
 # ------------------------------------------------------------------------ report
 def find(ctx, scenario, system):
     """The rows of (scenario, system) merged: each number is the median over the
-    repetitions, with its min and max under "<field>_min" and "<field>_max", and "runs"
-    how many there were. None when not measured."""
+    repetitions that measured it (a figure may be None in some), with its min and max
+    under "<field>_min" and "<field>_max", and "runs" how many there were. None when not
+    measured."""
     trials = [e for e in ctx.rows if e["scenario"] == scenario and e["system"] == system]
     if not trials:
         return None
     merged = dict(trials[0], runs=len(trials))
-    for key, value in trials[0].items():
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and key != "rep":
-            values = [t[key] for t in trials]
+    for key in trials[0]:
+        values = [t[key] for t in trials if isinstance(t.get(key), (int, float))
+                  and not isinstance(t[key], bool)]
+        if values and key != "rep":
             merged[key] = statistics.median(values)
             merged[f"{key}_min"], merged[f"{key}_max"] = min(values), max(values)
     return merged
@@ -1401,7 +1404,7 @@ def evaluate(ctx) -> list[dict]:
     for field, label in (("rps", "records/s"), ("cpu_per_m", "CPU per record")):
         within(f"sink {label} scraped / not scraped", 0.05, pairs and pairs[field],
                f"the median of {pairs['runs']} back-to-back pairs' ratios, "
-               f"{fmt(pairs[field + '_min'])}–{fmt(pairs[field + '_max'])}"
+               f"{fmt(pairs.get(field + '_min'))}–{fmt(pairs.get(field + '_max'))}"
                if pairs else "not measured")
     t, c = get("rest", "tributary", "rps"), get("rest", "connect", "rps")
     at_least("REST requests/s vs Connect", 5, ratio(t, c), f"{fmt(t)} vs {fmt(c)} requests/s")
@@ -1692,8 +1695,8 @@ def render(ctx, goals, profile_lines, wall) -> str:
               "| min | max | of the medians of all runs |", "|---|---:|---:|---:|---:|---:|"]
         for field, label in (("rps", "records/s"), ("cpu_per_m", "CPU per record")):
             L.append(f"| {label} | {pairs['runs']} | {ratio_text(pairs[field])} | "
-                     f"{ratio_text(pairs[field + '_min'])} | "
-                     f"{ratio_text(pairs[field + '_max'])} | "
+                     f"{ratio_text(pairs.get(field + '_min'))} | "
+                     f"{ratio_text(pairs.get(field + '_max'))} | "
                      f"{ratio_text(r('sink', 'tributary-scraped', 'tributary', field))} |")
         L += ["", "A pair: one unscraped and one scraped run back to back, each pair's first "
               "in turn; its ratio is the scraped run's figure over the unscraped one's. The "
