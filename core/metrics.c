@@ -441,6 +441,9 @@ static bool window_fits(const tb_window_t *window)
         return a != NULL;
     case TB_WINDOW_RATIO:
         return a != NULL && window->b != NULL;
+    case TB_WINDOW_SHARE:
+        return a != NULL && a->type != TB_METRIC_HISTOGRAM && window->b != NULL &&
+               window->b->family->def->type != TB_METRIC_HISTOGRAM;
     case TB_WINDOW_MAX:
         return a != NULL && a->type == TB_METRIC_HISTOGRAM && a->keep_max;
     }
@@ -802,7 +805,7 @@ static double window_max(tb_series_t *series, int64_t now_ms)
     return max;
 }
 
-/* A rate reads a's increase as b; a ratio reads a and its b. */
+/* A rate reads a's increase as b; a ratio or a share reads a and its b. */
 static reading_t take_reading(const window_t *window, tb_series_t *a, int64_t now_ms)
 {
     return (reading_t){
@@ -812,7 +815,7 @@ static reading_t take_reading(const window_t *window, tb_series_t *a, int64_t no
     };
 }
 
-/* A rate or a ratio: the change since the newest reading at or before the
+/* A rate, a ratio or a share: the change since the newest reading at or before the
  * window's start (else the oldest), then a new reading when the last is a
  * quarter of a window old. Call locked. */
 static double window_change(window_t *window, tb_series_t *a, int64_t now_ms)
@@ -829,7 +832,10 @@ static double window_change(window_t *window, tb_series_t *a, int64_t now_ms)
         value =
             (now.b - from->b) * 1000.0 / (double)(span > SAMPLE_MS ? span : SAMPLE_MS);
     } else {
-        value = now.b > from->b ? (now.a - from->a) / (now.b - from->b) : window->none;
+        double part = now.a - from->a;
+        double whole =
+            window->kind == TB_WINDOW_SHARE ? part + (now.b - from->b) : now.b - from->b;
+        value = whole > 0 ? part / whole : window->none;
     }
     const reading_t *last = &window->readings[window->reading_count - 1];
     if (now_ms - last->at_ms >= WINDOW_MS / (READINGS - 2)) {

@@ -74,6 +74,11 @@ typedef enum {
     /* The increase of a over that of b (an average, a share); `none` when
      * b did not increase. */
     TB_WINDOW_RATIO,
+    /* The increase of a over that of a and b together: the share of one
+     * outcome (a) among two counted apart (a, b), as Kafka's Frequencies
+     * give it. Each outcome is one update, so a render never sees one
+     * half-counted. `none` when neither increased. */
+    TB_WINDOW_SHARE,
     /* The largest value histogram a (its def keeps_max) observed in the
      * current sample or the one before; NaN when none. */
     TB_WINDOW_MAX,
@@ -82,8 +87,9 @@ typedef enum {
 typedef struct {
     tb_window_kind_t kind;
     tb_series_t *a;
-    tb_series_t *b; /* TB_WINDOW_RATIO's denominator; else NULL */
-    double none;    /* TB_WINDOW_RATIO's value when b did not increase */
+    tb_series_t *b; /* TB_WINDOW_RATIO's denominator, TB_WINDOW_SHARE's other
+                       outcome; else NULL */
+    double none;    /* their value when the denominator did not increase */
 } tb_window_t;
 
 /* The windowed series of def (not a histogram) with these label values, over

@@ -209,9 +209,9 @@ typedef struct {
     {                                                                                    \
         &def, true, TB_WINDOW_RATIO, offsetof(type, field), offsetof(type, field), NAN   \
     }
-#define SHARE(def, type, part, whole)                                                    \
+#define SHARE(def, type, part, other)                                                    \
     {                                                                                    \
-        &def, true, TB_WINDOW_RATIO, offsetof(type, part), offsetof(type, whole), 0      \
+        &def, true, TB_WINDOW_SHARE, offsetof(type, part), offsetof(type, other), 0      \
     }
 
 #define T tb_task_metrics_t
@@ -236,8 +236,8 @@ static const rule_t source_task_rules[] = {
 static const rule_t task_rules[] = {
     MAX(commit_max, T, commit_seconds),
     AVG(commit_avg, T, commit_seconds),
-    SHARE(commit_success, T, commits_succeeded, commit_seconds),
-    SHARE(commit_failure, T, commits_failed, commit_seconds),
+    SHARE(commit_success, T, commits_succeeded, commits_failed),
+    SHARE(commit_failure, T, commits_failed, commits_succeeded),
     MAX(batch_max, T, batch_records),
     AVG(batch_avg, T, batch_records),
     ALIAS(errors, T, record_errors),
@@ -257,15 +257,15 @@ static const rule_t connector_worker_rules[] = {
     ALIAS(connector_attempts, S, startup_attempts),
     ALIAS(connector_successes, S, startups_succeeded),
     ALIAS(connector_failures, S, startups_failed),
-    SHARE(connector_success_share, S, startups_succeeded, startup_attempts),
-    SHARE(connector_failure_share, S, startups_failed, startup_attempts),
+    SHARE(connector_success_share, S, startups_succeeded, startups_failed),
+    SHARE(connector_failure_share, S, startups_failed, startups_succeeded),
 };
 static const rule_t task_worker_rules[] = {
     ALIAS(task_attempts, S, startup_attempts),
     ALIAS(task_successes, S, startups_succeeded),
     ALIAS(task_failures, S, startups_failed),
-    SHARE(task_success_share, S, startups_succeeded, startup_attempts),
-    SHARE(task_failure_share, S, startups_failed, startup_attempts),
+    SHARE(task_success_share, S, startups_succeeded, startups_failed),
+    SHARE(task_failure_share, S, startups_failed, startups_succeeded),
 };
 #undef S
 #define C tb_cluster_metrics_t

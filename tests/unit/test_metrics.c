@@ -424,6 +424,42 @@ static void test_ratio_and_max_over_a_histogram(void **state)
     assert_page("");
 }
 
+/* A share counts outcomes, one update each, so a page rendered between a
+ * commit's timing and its result never shows it half-counted. */
+static void test_share_is_one_outcome_among_both_in_the_window(void **state)
+{
+    (void)state;
+    tb_series_t *succeeded = records("a", "ok");
+    tb_series_t *failed = records("a", "failed");
+    tb_series_t *timed = tb_metrics_series(&max_latency_def, NULL);
+    tb_series_t *share = tb_metrics_window(
+        &windowed_def, NULL,
+        &(tb_window_t){.kind = TB_WINDOW_SHARE, .a = succeeded, .b = failed});
+    assert_non_null(share);
+    /* the outcomes are counted, not observed */
+    assert_null(tb_metrics_window(
+        &windowed_def, NULL,
+        &(tb_window_t){.kind = TB_WINDOW_SHARE, .a = succeeded, .b = timed}));
+    assert_null(tb_metrics_window(
+        &windowed_def, NULL, &(tb_window_t){.kind = TB_WINDOW_SHARE, .a = succeeded}));
+    assert_true(value_of("tb_test_windowed") == 0); /* none yet */
+    tb_series_observe(timed, 1); /* another count moving does not matter */
+    tb_series_add(succeeded, 3);
+    assert_true(value_of("tb_test_windowed") == 1);
+    tb_series_add(failed, 1);
+    assert_true(value_of("tb_test_windowed") == 0.75);
+    fake_now_ms = 20000;
+    assert_true(value_of("tb_test_windowed") == 0.75); /* a reading at 15 s or later */
+    tb_series_add(succeeded, 4);
+    fake_now_ms = 80000; /* the window starts at 20 s: four successes since */
+    assert_true(value_of("tb_test_windowed") == 1);
+    tb_series_release(share);
+    tb_series_release(timed);
+    tb_series_release(failed);
+    tb_series_release(succeeded);
+    assert_page("");
+}
+
 static void test_calls_that_do_not_fit_the_type_are_ignored(void **state)
 {
     (void)state;
@@ -634,6 +670,9 @@ int main(void)
             real_clock),
         cmocka_unit_test_setup_teardown(test_ratio_and_max_over_a_histogram,
                                         with_fake_clock, real_clock),
+        cmocka_unit_test_setup_teardown(
+            test_share_is_one_outcome_among_both_in_the_window, with_fake_clock,
+            real_clock),
         cmocka_unit_test_setup(test_alias_renders_its_sources_value_under_its_own_name,
                                reset),
         cmocka_unit_test_setup(
