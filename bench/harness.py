@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -401,9 +402,12 @@ class Context:
         self.topic = f"bench-in-{self.run_id}"
         self.input_file = self.work / "source-input.txt"
         self.data = Dataset(self.topic, self.n, self.size)  # preload() fills expected_bytes
+        # the scraping pairs' topic, preloaded by sink() (bench-scrape-...)
+        self.scrape_data = Dataset(f"bench-scrape-{self.run_id}",
+                                   args.scrape_records or 4 * self.n, self.size)
         # generous but bounded: a minute, or 5000 records/s (ten times slower than the
         # slowest system measured so far)
-        self.run_timeout = max(60.0, self.n / 5000.0)
+        self.run_timeout = max(60.0, max(self.n, self.scrape_data.n) / 5000.0)
         self.rows: list[dict] = []
         self.notes: list[str] = []
         self.sink_dir = self._sink_dir()
@@ -412,7 +416,7 @@ class Context:
         """Where the sinks write: tmpfs when it has room for two outputs, so that the
         disk's writeback (and the throttling of writers while the previous system's
         half-gigabyte is still being written back) does not decide the figures."""
-        needed = 2 * self.n * (self.size + 1)
+        needed = 2 * max(self.n, self.scrape_data.n) * (self.size + 1)
         shm = Path("/dev/shm")
         if shm.is_dir() and shutil.disk_usage(shm).free > needed:
             self.notes.append("The sinks write to tmpfs (/dev/shm), the same for every "
@@ -581,12 +585,16 @@ SINK_SYSTEMS = ["floor", "floor-write", "tributary", "connect", "connect-tuned",
                 "tributary-scraped"]
 
 
-# The scraping goal asks the two tributary rows to agree within 5%, finer than the spread
-# of one 5 M-record sink run on 2 cores (some ±15%, and the broker's JIT still speeds it
-# up over the first minutes): the pair also runs back to back ctx.scrape_pairs times, each
-# first in turn, and the goal reads the median of the pairs' ratios, in which a drift
-# shared by the pair's two runs cancels out. Each pair's ratios are a "scrape-pair" row.
+# The scraping goal asks scraped and unscraped sink runs to agree within 5%, finer than
+# the spread of one 5 M-record sink run on 2 cores (some ±15%; a 2-second run also sees
+# only one or two scrapes). Its own scenario, "scraping", runs the pair back to back
+# ctx.scrape_pairs times, each first in turn, over a topic of its own four times as long
+# (its spread about halves), and the goal reads the median of the pairs' ratios, in which
+# a drift shared by the pair's two runs cancels out. Each pair's ratios are a
+# "scrape-pair" row. After each scraped run, the worker, idle with the sink's series in
+# place, answers SCRAPE_BURST scrapes back to back: their CPU is what a scrape costs.
 SCRAPE_PAIR = ["tributary", "tributary-scraped"]
+SCRAPE_BURST = 200
 
 
 def sink(ctx: Context) -> None:
@@ -596,10 +604,13 @@ def sink(ctx: Context) -> None:
             sink_floor(ctx, system)
         else:
             sink_worker(ctx, system)
+    if ctx.scrape_pairs > 0:
+        preload_topic(ctx, ctx.scrape_data, "preload-scrape")
     for pair in range(ctx.scrape_pairs):
-        ctx.rep = ctx.reps + pair
+        ctx.rep = pair
         order = SCRAPE_PAIR if pair % 2 == 0 else list(reversed(SCRAPE_PAIR))
-        runs = {system: sink_worker(ctx, system) for system in order}
+        runs = {system: sink_worker(ctx, system, "scraping", data=ctx.scrape_data)
+                for system in order}
         scraped, plain = runs["tributary-scraped"], runs["tributary"]
         # None where a run took less CPU than a clock tick (smoke N): not measured
         row(ctx, "scrape-pair", "scraped/not", rps=ratio(scraped["rps"], plain["rps"]),
@@ -669,6 +680,23 @@ class AssignmentWatch:
         self._thread.join(5)
 
 
+def scrape_cost(worker: Worker) -> float:
+    """CPU ms of the worker per GET /metrics, each read to its end: SCRAPE_BURST scrapes
+    back to back, less what the worker spent meanwhile when not scraped (measured over
+    the second before)."""
+    idle_cpu, idle_t = cpu_seconds(worker.pid), time.monotonic()
+    time.sleep(1.0)
+    cpu0, t0 = cpu_seconds(worker.pid), time.monotonic()
+    idle_rate = (cpu0 - idle_cpu) / (t0 - idle_t)
+    url = f"http://127.0.0.1:{worker.port}/metrics"
+    for _ in range(SCRAPE_BURST):
+        status, _body = http("GET", url)
+        if status != 200:
+            raise BenchError(f"GET /metrics answered {status}")
+    cpu1, t1 = cpu_seconds(worker.pid), time.monotonic()
+    return max(0.0, (cpu1 - cpu0) - idle_rate * (t1 - t0)) / SCRAPE_BURST * 1000
+
+
 def sink_worker(ctx: Context, system: str, scenario: str = "sink",
                 extra: dict | None = None, data: Dataset | None = None) -> dict:
     """One sink run: a fresh worker, a FileStreamSink with a new group, until the file holds
@@ -711,6 +739,8 @@ def sink_worker(ctx: Context, system: str, scenario: str = "sink",
                                  "assignment")
             figures = {"assigned_s": assignment.at - t0,
                        "cores_assigned": (cpu1 - assignment.cpu) / (t1 - assignment.at)}
+        if scraped and scenario == "scraping":
+            figures["scrape_cpu_ms"] = scrape_cost(worker)
         return throughput_row(ctx, scenario, system, t1 - t0, cpu1 - cpu0, hwm, Fixed(busy),
                               records=data.n, **figures)
     finally:
@@ -1334,12 +1364,29 @@ def ratio(a, b):
     return a / b if a is not None and b not in (None, 0) else None
 
 
+def median_interval(values: list[float]) -> tuple[float, float] | None:
+    """A 95% confidence interval of the median that assumes no distribution: the k-th
+    smallest and k-th largest values, k the largest with P(Binomial(n, 1/2) < k) ≤ 2.5%
+    (at 12 values the 3rd and the 10th, 96%). None with fewer than 6 values."""
+    n, below, k = len(values), 0.0, 0
+    while (below := below + math.comb(n, k) / 2 ** n) <= 0.025:
+        k += 1
+    ordered = sorted(values)
+    return (ordered[k - 1], ordered[n - k]) if k > 0 else None
+
+
+def pair_ratios(ctx, field: str) -> list[float]:
+    return [e[field] for e in ctx.rows if e["scenario"] == "scrape-pair"
+            and isinstance(e.get(field), float)]
+
+
 def ratio_text(value) -> str:
     return "–" if value is None else f"{value:.2f}×"
 
 
 # The throughput table's rows, in order.
-THROUGHPUT_SYSTEMS = [("sink", SINK_SYSTEMS), ("source", SOURCE_SYSTEMS),
+THROUGHPUT_SYSTEMS = [("sink", SINK_SYSTEMS), ("scraping", SCRAPE_PAIR),
+                      ("source", SOURCE_SYSTEMS),
                       ("datagen", DATAGEN_SYSTEMS), ("transforms", TRANSFORM_SYSTEMS)]
 
 
@@ -1402,10 +1449,12 @@ def evaluate(ctx) -> list[dict]:
                 f"{fmt(t)} vs {fmt(f)} CPU s per M records")
     pairs = find(ctx, "scrape-pair", "scraped/not")
     for field, label in (("rps", "records/s"), ("cpu_per_m", "CPU per record")):
-        within(f"sink {label} scraped / not scraped", 0.05, pairs and pairs[field],
-               f"the median of {pairs['runs']} back-to-back pairs' ratios, "
-               f"{fmt(pairs.get(field + '_min'))}–{fmt(pairs.get(field + '_max'))}"
-               if pairs else "not measured")
+        interval = median_interval(pair_ratios(ctx, field))
+        within(f"sink {label} scraped / not scraped", 0.05, pairs and pairs.get(field),
+               f"the median of {pairs['runs']} back-to-back pairs' ratios"
+               + (f", 95% interval {fmt(interval[0])}–{fmt(interval[1])}" if interval
+                  else "") + f", all {fmt(pairs.get(field + '_min'))}–"
+               f"{fmt(pairs.get(field + '_max'))}" if pairs else "not measured")
     t, c = get("rest", "tributary", "rps"), get("rest", "connect", "rps")
     at_least("REST requests/s vs Connect", 5, ratio(t, c), f"{fmt(t)} vs {fmt(c)} requests/s")
     t, c = get("rest", "tributary", "p99_ms"), get("rest", "connect", "p99_ms")
@@ -1500,8 +1549,8 @@ def render(ctx, goals, profile_lines, wall) -> str:
 
     L += ["## Throughput", "",
           f"Each system ran {ctx.reps} times (the runs column), in an order that alternates "
-          "between repetitions; the sink's tributary and tributary-scraped ran "
-          f"{ctx.scrape_pairs} more times each, in back-to-back pairs, for the scraping goal. "
+          "between repetitions; the scraping scenario's two systems ran "
+          f"{ctx.scrape_pairs} times each, in back-to-back pairs (below). "
           "Each figure is the median of the runs, records/s and CPU also with their min "
           "and max.", "",
           "| scenario | system | runs | records | seconds | records/s | min | max "
@@ -1690,17 +1739,34 @@ def render(ctx, goals, profile_lines, wall) -> str:
 
     pairs = find(ctx, "scrape-pair", "scraped/not")
     if pairs:
+        data = ctx.scrape_data
         L += ["", "## Scraping /metrics while the sink runs", "",
-              "| figure | pairs | scraped every second / not scraped, median of the pairs "
-              "| min | max | of the medians of all runs |", "|---|---:|---:|---:|---:|---:|"]
+              f"Scenario \"scraping\": the sink over a topic of its own, {fmt(data.n)} "
+              "records, in back-to-back pairs of runs, one unscraped and one scraped once a "
+              "second, each pair's first in turn. A pair's ratio is the scraped run's figure "
+              "over the unscraped one's; the goal reads the median of the pairs.", "",
+              "| figure | pairs | scraped / not scraped, median of the pairs | 95% interval "
+              "of the median | min | max | of the medians of all runs |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
         for field, label in (("rps", "records/s"), ("cpu_per_m", "CPU per record")):
-            L.append(f"| {label} | {pairs['runs']} | {ratio_text(pairs[field])} | "
+            interval = median_interval(pair_ratios(ctx, field))
+            L.append(f"| {label} | {pairs['runs']} | {ratio_text(pairs.get(field))} | "
+                     + (f"{ratio_text(interval[0])}–{ratio_text(interval[1])}" if interval
+                        else "–") + " | "
                      f"{ratio_text(pairs.get(field + '_min'))} | "
                      f"{ratio_text(pairs.get(field + '_max'))} | "
-                     f"{ratio_text(r('sink', 'tributary-scraped', 'tributary', field))} |")
-        L += ["", "A pair: one unscraped and one scraped run back to back, each pair's first "
-              "in turn; its ratio is the scraped run's figure over the unscraped one's. The "
-              "goal reads the median of the pairs.", ""]
+                     f"{ratio_text(r('scraping', 'tributary-scraped', 'tributary', field))} |")
+        scraped = find(ctx, "scraping", "tributary-scraped")
+        if scraped and "scrape_cpu_ms" in scraped:
+            cost, cores = scraped["scrape_cpu_ms"], scraped["cores"]
+            L += ["", f"What a scrape costs: after each scraped run, the worker (idle, the "
+                  f"sink's series in place) answered {SCRAPE_BURST} scrapes back to back, "
+                  f"each read to its end: {cost:.2f} ms of its CPU per scrape (median of "
+                  f"{scraped['runs']} runs, {scraped['scrape_cpu_ms_min']:.2f}–"
+                  f"{scraped['scrape_cpu_ms_max']:.2f}). Once a second, that is "
+                  f"{cost / 10 / cores:.3f}% of the {cores:.2f} cores the sink uses: what "
+                  "scraping adds to the sink's CPU per record, measured directly."]
+        L.append("")
 
     L += ["", "## Formats: encode and decode per record", "",
           "| format | system | records per loop | encodes/s | decodes/s | encode CPU µs "
@@ -1783,9 +1849,12 @@ def main() -> int:
     p.add_argument("--flush-ms", type=int, default=500)
     p.add_argument("--reps", type=int, default=3,
                    help="runs of each throughput system, in alternating order")
-    p.add_argument("--scrape-pairs", type=int, default=8,
+    p.add_argument("--scrape-pairs", type=int, default=12,
                    help="back-to-back runs of the sink unscraped and scraped, for the "
                    "scraping goal")
+    p.add_argument("--scrape-records", type=int, default=0,
+                   help="records of the scraping pairs' topic (default: four times "
+                   "--records)")
     p.add_argument("--wrk-seconds", type=float, default=10)
     p.add_argument("--wrk-warmup", type=float, default=3)
     p.add_argument("--wrk-threads", type=int, default=2)

@@ -21,6 +21,7 @@ TIMEOUT = 600  # seconds; the smoke run takes well under a minute once built
 # (scenario, system) rows the printed table must have, each with numeric figures
 EXPECTED = [("sink", "floor"), ("sink", "floor-write"), ("sink", "tributary"),
             ("sink", "tributary-scraped"), ("sink", "connect"), ("sink", "connect-tuned"),
+            ("scraping", "tributary"), ("scraping", "tributary-scraped"),
             ("source", "floor"), ("source", "tributary"), ("source", "connect"),
             ("source", "connect-tuned"),
             ("datagen", "floor"), ("datagen", "tributary"),
@@ -84,9 +85,11 @@ def test_smoke_run_prints_every_scenario():
         needed = subprocess.run(["readelf", "-d", str(ROOT / "build/bench/floor" / floor)],
                                 capture_output=True, text=True, check=True).stdout
         assert "libjemalloc" in needed, f"{floor} is not linked with jemalloc"
-    # the scraping goal's back-to-back pair
+    # the scraping goal's back-to-back pair, and what one scrape costs
     pairs = re.search(r"^\| records/s \| 1 \| [\d.]+× \|", out, re.M)
     assert pairs, "no scraping pair in the results"
+    assert re.search(r"^What a scrape costs: .*: \d+\.\d+ ms of its CPU per scrape", out,
+                     re.M), "no scrape cost in the results"
     written = re.search(r"results written to (\S+)", err)
     assert written, err[-2000:]
     results = Path(written.group(1))
