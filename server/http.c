@@ -45,8 +45,11 @@
     "SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA:-SHA1:%SERVER_PRECEDENCE"
 
 typedef struct {
-    struct MHD_Daemon *daemon;
+    struct MHD_Daemon *daemon; /* NULL until served */
+    MHD_socket socket;         /* bound and listening; the daemon's once served */
+    char url[300];             /* as configured */
     char base_url[300];
+    bool ipv6;
     bool tls;
     bool admin_only;          /* an admin.listeners entry */
     bool serves_admin;        /* admin routes are served here */
@@ -849,9 +852,32 @@ static unsigned timeout_s(unsigned ms)
     return ms / 1000 + (ms % 1000 != 0);
 }
 
-/* Binds one listener URL; admin_only for an admin.listeners entry. */
-static int listener_start(tb_http_server_t *server, listener_t *listener, const char *url,
-                          bool admin_only, char *errstr, size_t errstr_size)
+/* A listening socket on addr, as libmicrohttpd makes its own: address
+ * reuse, IPv6 only on an IPv6 address, non-blocking. MHD_INVALID_SOCKET
+ * with errno set on failure. */
+static MHD_socket listening_socket(const struct addrinfo *addr)
+{
+    int fd = socket(addr->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return MHD_INVALID_SOCKET;
+    }
+    int on = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+        (addr->ai_family == AF_INET6 &&
+         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on)) != 0) ||
+        bind(fd, addr->ai_addr, addr->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return MHD_INVALID_SOCKET;
+    }
+    return fd;
+}
+
+/* Binds one listener URL; admin_only for an admin.listeners entry. Its
+ * connections wait in the socket's backlog until listener_serve. */
+static int listener_bind(tb_http_server_t *server, listener_t *listener, const char *url,
+                         bool admin_only, char *errstr, size_t errstr_size)
 {
     char scheme[16], host[256], port_text[8];
     unsigned port;
@@ -859,14 +885,48 @@ static int listener_start(tb_http_server_t *server, listener_t *listener, const 
                              .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     struct addrinfo *addr = NULL;
-    struct MHD_OptionItem tls_options[6];
-    size_t n = 0;
 
     if (tb_http_listener_parse(url, scheme, sizeof(scheme), host, sizeof(host), &port,
                                errstr, errstr_size) != 0) {
         return -1;
     }
+    snprintf(port_text, sizeof(port_text), "%u", port);
+    int rc = getaddrinfo(host[0] ? host : NULL, port_text, &hints, &addr);
+    if (rc != 0) {
+        snprintf(errstr, errstr_size, "listener %s: %s", url, gai_strerror(rc));
+        return -1;
+    }
+    listener->socket = listening_socket(addr);
+    listener->ipv6 = addr->ai_family == AF_INET6;
+    freeaddrinfo(addr);
+    if (listener->socket == MHD_INVALID_SOCKET) {
+        snprintf(errstr, errstr_size, "listener %s: cannot bind: %s", url,
+                 strerror(errno));
+        return -1;
+    }
     listener->tls = strcmp(scheme, "https") == 0;
+    if (!listener->tls && server->auth != NULL && !tb_http_host_is_loopback(host)) {
+        TB_LOG(TB_LOG_WARN, "tributary.http",
+               "listener %s is not https: rest.auth credentials cross the network "
+               "in clear text",
+               url);
+    }
+    listener->server = server;
+    listener->admin_only = admin_only;
+    listener->serves_admin = admin_only || server->options.admin_listeners == NULL;
+    snprintf(listener->url, sizeof(listener->url), "%s", url);
+    snprintf(listener->base_url, sizeof(listener->base_url), "%s://%s%s%s:%u", scheme,
+             strchr(host, ':') ? "[" : "", host[0] ? host : "localhost",
+             strchr(host, ':') ? "]" : "", port);
+    return 0;
+}
+
+/* Starts answering on a bound listener; its daemon takes the socket. */
+static int listener_serve(tb_http_server_t *server, listener_t *listener, char *errstr,
+                          size_t errstr_size)
+{
+    struct MHD_OptionItem tls_options[6];
+    size_t n = 0;
     if (listener->tls) {
         tls_options[n++] =
             (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, server->tls_cert};
@@ -886,25 +946,8 @@ static int listener_start(tb_http_server_t *server, listener_t *listener, const 
             tls_options[n++] =
                 (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, server->tls_ca};
         }
-    } else if (server->auth != NULL && !tb_http_host_is_loopback(host)) {
-        TB_LOG(TB_LOG_WARN, "tributary.http",
-               "listener %s is not https: rest.auth credentials cross the network "
-               "in clear text",
-               url);
     }
     tls_options[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-    snprintf(port_text, sizeof(port_text), "%u", port);
-    int rc = getaddrinfo(host[0] ? host : NULL, port_text, &hints, &addr);
-    if (rc != 0) {
-        snprintf(errstr, errstr_size, "listener %s: %s", url, gai_strerror(rc));
-        return -1;
-    }
-    listener->server = server;
-    listener->admin_only = admin_only;
-    listener->serves_admin = admin_only || server->options.admin_listeners == NULL;
-    snprintf(listener->base_url, sizeof(listener->base_url), "%s://%s%s%s:%u", scheme,
-             strchr(host, ':') ? "[" : "", host[0] ? host : "localhost",
-             strchr(host, ':') ? "]" : "", port);
     /* MHD_USE_POLL: select(), libmicrohttpd's default, cannot take a socket
      * numbered 1024 or above, and each connector's Kafka client holds a few
      * descriptors: with about 170 connectors the API refused every new
@@ -915,41 +958,41 @@ static int listener_start(tb_http_server_t *server, listener_t *listener, const 
      * right after it started). Its poll() loop quiesces through the ITC. */
     /* MHD_USE_ITC: tb_http_stop quiesces the daemon first */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
-                     MHD_USE_ITC | (addr->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
+                     MHD_USE_ITC | (listener->ipv6 ? MHD_USE_IPv6 : 0) |
                      (listener->tls ? MHD_USE_TLS : 0);
     listener->daemon = MHD_start_daemon(
-        flags, (uint16_t)port, NULL, NULL, handle_request, listener,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR, addr->ai_addr,
+        flags, 0, NULL, NULL, handle_request, listener, MHD_OPTION_EXTERNAL_LOGGER,
+        mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, listener->socket,
         MHD_OPTION_THREAD_POOL_SIZE, server->options.threads,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_s(server->options.connection_timeout_ms),
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, server->options.connections_per_client,
         MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED,
         request_completed, listener, MHD_OPTION_NOTIFY_CONNECTION, connection_notify,
         listener, MHD_OPTION_ARRAY, tls_options, MHD_OPTION_END);
-    freeaddrinfo(addr);
+    /* The daemon's now, also when it failed: libmicrohttpd closes it on its
+     * failure paths (a worker that cannot serve stops at once). */
+    listener->socket = MHD_INVALID_SOCKET;
     if (listener->daemon == NULL) {
         snprintf(errstr, errstr_size,
-                 listener->tls ? "listener %s: cannot start (address in use or not "
-                                 "permitted, or the certificate, key or key password "
-                                 "rejected: see the line before)"
-                               : "listener %s: cannot bind (address in use or not "
-                                 "permitted)",
-                 url);
+                 listener->tls ? "listener %s: cannot start (the certificate, key or key "
+                                 "password rejected: see the line before)"
+                               : "listener %s: cannot start (see the line before)",
+                 listener->url);
         return -1;
     }
-    TB_LOG(TB_LOG_INFO, "tributary.http", "REST API listening on %s%s", url,
-           admin_only ? " (admin endpoints only)" : "");
+    TB_LOG(TB_LOG_INFO, "tributary.http", "REST API listening on %s%s", listener->url,
+           listener->admin_only ? " (admin endpoints only)" : "");
     return 0;
 }
 
 typedef struct {
     tb_http_server_t *server;
     bool admin_only;
-} start_arg_t;
+} bind_arg_t;
 
-static int start_url(void *arg, const char *url, char *errstr, size_t errstr_size)
+static int bind_url(void *arg, const char *url, char *errstr, size_t errstr_size)
 {
-    start_arg_t *start = arg;
+    bind_arg_t *start = arg;
     tb_http_server_t *server = start->server;
     if (server->count == MAX_LISTENERS) {
         snprintf(errstr, errstr_size,
@@ -957,8 +1000,8 @@ static int start_url(void *arg, const char *url, char *errstr, size_t errstr_siz
                  MAX_LISTENERS);
         return -1;
     }
-    if (listener_start(server, &server->listeners[server->count], url, start->admin_only,
-                       errstr, errstr_size) != 0) {
+    if (listener_bind(server, &server->listeners[server->count], url, start->admin_only,
+                      errstr, errstr_size) != 0) {
         return -1;
     }
     server->count++;
@@ -998,35 +1041,20 @@ static int server_prepare(tb_http_server_t *server, char *errstr, size_t errstr_
     return 0;
 }
 
-int tb_http_check(const tb_http_options_t *options, char *errstr, size_t errstr_size)
+tb_http_server_t *tb_http_bind(const tb_http_options_t *options, char *errstr,
+                               size_t errstr_size)
 {
     tb_http_server_t *server = calloc(1, sizeof(*server));
-    if (server == NULL) {
-        snprintf(errstr, errstr_size, "out of memory");
-        return -1;
-    }
-    server->options = *options;
-    int rc = server_prepare(server, errstr, errstr_size);
-    tb_http_stop(server);
-    return rc;
-}
-
-tb_http_server_t *tb_http_start(const tb_http_options_t *options, char *errstr,
-                                size_t errstr_size)
-{
-    tb_http_server_t *server = calloc(1, sizeof(*server));
-    start_arg_t main_listeners = {.server = server, .admin_only = false};
-    start_arg_t admin_listeners = {.server = server, .admin_only = true};
+    bind_arg_t main_listeners = {.server = server, .admin_only = false};
+    bind_arg_t admin_listeners = {.server = server, .admin_only = true};
 
     if (server == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
         return NULL;
     }
     server->options = *options;
-    tb_api_routes(); /* build the route list before any request thread */
-    tb_http_metrics_prepare();
     if (server_prepare(server, errstr, errstr_size) != 0 ||
-        for_each_url(options->listeners, start_url, &main_listeners, errstr,
+        for_each_url(options->listeners, bind_url, &main_listeners, errstr,
                      errstr_size) != 0) {
         goto fail;
     }
@@ -1035,9 +1063,26 @@ tb_http_server_t *tb_http_start(const tb_http_options_t *options, char *errstr,
         goto fail;
     }
     if (is_set(options->admin_listeners) &&
-        for_each_url(options->admin_listeners, start_url, &admin_listeners, errstr,
+        for_each_url(options->admin_listeners, bind_url, &admin_listeners, errstr,
                      errstr_size) != 0) {
         goto fail;
+    }
+    return server;
+
+fail:
+    tb_http_stop(server);
+    return NULL;
+}
+
+int tb_http_serve(tb_http_server_t *server, char *errstr, size_t errstr_size)
+{
+    const tb_http_options_t *options = &server->options;
+    tb_api_routes(); /* build the route list before any request thread */
+    tb_http_metrics_prepare();
+    for (size_t i = 0; i < server->count; i++) {
+        if (listener_serve(server, &server->listeners[i], errstr, errstr_size) != 0) {
+            return -1;
+        }
     }
     TB_LOG(TB_LOG_INFO, "tributary.http",
            "REST API authentication: %s; admin endpoints: %s; CORS: %s",
@@ -1048,11 +1093,7 @@ tb_http_server_t *tb_http_start(const tb_http_options_t *options, char *errstr,
            : is_set(options->admin_listeners) ? "on admin.listeners only"
                                               : "disabled",
            is_set(options->cors_allow_origin) ? options->cors_allow_origin : "off");
-    return server;
-
-fail:
-    tb_http_stop(server);
-    return NULL;
+    return 0;
 }
 
 /* Stops accepting connections, then waits until no request is in flight,
@@ -1062,7 +1103,10 @@ fail:
 static void drain(tb_http_server_t *server)
 {
     for (size_t i = 0; i < server->count; i++) {
-        MHD_socket listening = MHD_quiesce_daemon(server->listeners[i].daemon);
+        listener_t *listener = &server->listeners[i];
+        MHD_socket listening = listener->daemon != NULL
+                                   ? MHD_quiesce_daemon(listener->daemon)
+                                   : listener->socket; /* bound, never served */
         if (listening != MHD_INVALID_SOCKET) {
             close(listening);
         }
@@ -1103,7 +1147,9 @@ void tb_http_stop(tb_http_server_t *server)
     }
     drain(server);
     for (size_t i = 0; i < server->count; i++) {
-        MHD_stop_daemon(server->listeners[i].daemon);
+        if (server->listeners[i].daemon != NULL) {
+            MHD_stop_daemon(server->listeners[i].daemon);
+        }
     }
     tb_auth_destroy(server->auth);
     if (server->tls_key != NULL) {

@@ -452,7 +452,11 @@ static int run(const cli_t *cli)
     tb_auth_mode_parse(tb_config_string(values, "rest.auth"), &http_options.auth);
     tb_http_client_auth_parse(tb_config_string(values, "listeners.https.ssl.client.auth"),
                               &http_options.ssl_client_auth);
-    if (tb_http_check(&http_options, errstr, sizeof(errstr)) != 0) {
+    /* bound before anything starts: dev mode's in-memory cluster and the
+     * Kafka clients cannot take the port, and a worker that cannot have it
+     * starts no connector */
+    http = tb_http_bind(&http_options, errstr, sizeof(errstr));
+    if (http == NULL) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "refusing to start: %s", errstr);
         goto done;
     }
@@ -556,8 +560,7 @@ static int run(const cli_t *cli)
         .forward = forward != NULL ? tb_forward_request : NULL,
         .forward_opaque = forward,
     };
-    http = tb_http_start(&http_options, errstr, sizeof(errstr));
-    if (http == NULL) {
+    if (tb_http_serve(http, errstr, sizeof(errstr)) != 0) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start the REST API: %s", errstr);
         goto done;
     }

@@ -84,21 +84,22 @@ bool tb_http_host_is_loopback(const char *host);
 int tb_http_check_exposure(const tb_http_options_t *options, char *errstr,
                            size_t errstr_size);
 
-/* Checks what can be checked without binding: exposure (as
- * tb_http_check_exposure), the credentials file, and the presence and
- * readability of the TLS files (a key password is only tried at start).
- * Returns -1 and fills errstr, naming the key, on the first problem. */
-int tb_http_check(const tb_http_options_t *options, char *errstr, size_t errstr_size);
+/* Checks exposure (as tb_http_check_exposure), the credentials file and
+ * the TLS files (a key password is only tried by tb_http_serve), then binds
+ * every listener and admin listener, before the worker starts anything:
+ * its port is its own from then on, and connections wait in the backlog
+ * until tb_http_serve. Returns NULL and fills errstr, naming the key or the
+ * listener, on the first problem. */
+tb_http_server_t *tb_http_bind(const tb_http_options_t *options, char *errstr,
+                               size_t errstr_size);
 
-/* Checks as tb_http_check, binds every listener and admin listener and
- * starts serving. Returns NULL and fills errstr (naming the listener or the
- * key) on failure. */
-tb_http_server_t *tb_http_start(const tb_http_options_t *options, char *errstr,
-                                size_t errstr_size);
+/* Starts answering on the bound listeners. Returns -1 and fills errstr,
+ * naming the listener, when one cannot start (its TLS key rejected). */
+int tb_http_serve(tb_http_server_t *server, char *errstr, size_t errstr_size);
 
 /* Stops accepting, answers the requests in flight (for up to 10 s: a
- * worker stopped by SIGTERM answers what it accepted), frees. NULL is a
- * no-op. */
+ * worker stopped by SIGTERM answers what it accepted), frees; also a
+ * server bound and never served. NULL is a no-op. */
 void tb_http_stop(tb_http_server_t *server);
 
 /* Splits one listener URL into scheme, host and port. Returns -1 and fills

@@ -1,6 +1,7 @@
 """The command line of connect-standalone: connector files after the worker
 file create or update their connectors."""
 import json
+import socket
 
 import pytest
 
@@ -33,6 +34,25 @@ def test_invalid_connector_file_stops_the_worker(start_worker, tmp_path):
     w = start_worker(args=[str(bad)], wait_healthy=False, expect_exit=1)
     assert w.proc.wait(timeout=30) == 1
     assert "connector file" in w.logs() and "tasks.max" in w.logs()
+
+
+def test_a_taken_rest_port_stops_the_worker_before_any_connector_starts(start_worker,
+                                                                         tmp_path):
+    """The listeners are bound first, so a worker that cannot have its port says so and
+    starts nothing (and no in-memory cluster or Kafka client can take the port first)."""
+    props = tmp_path / "gen.properties"
+    props.write_text("name=never\nconnector.class=datagen\ntopic=never\n")
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        listener = f"http://127.0.0.1:{holder.getsockname()[1]}"
+        w = start_worker({"listeners": listener}, args=[str(props)], wait_healthy=False,
+                         expect_exit=1)
+        assert w.proc.wait(timeout=30) == 1
+    logs = w.logs()
+    assert f"refusing to start: listener {listener}: cannot bind: Address already in use" \
+        in logs, logs
+    assert "[connector:never]" not in logs, logs
 
 
 # Connect's distributed keys that tributary's distributed mode does not implement

@@ -83,8 +83,8 @@ static int start(void **state)
         .threads = 2,
         .auth = TB_AUTH_NONE,
     };
-    f.server = tb_http_start(&options, errstr, sizeof(errstr));
-    if (f.server == NULL) {
+    f.server = tb_http_bind(&options, errstr, sizeof(errstr));
+    if (f.server == NULL || tb_http_serve(f.server, errstr, sizeof(errstr)) != 0) {
         fprintf(stderr, "%s\n", errstr);
         return -1;
     }
