@@ -4,17 +4,15 @@ test runs the same commands on a free port and a file of its own, so that two
 runs on one machine never meet."""
 import os
 import pathlib
-import random
 import re
 import signal
-import socket
 import subprocess
 
 import pytest
 import requests
 
 import secret_scan
-from worker import wait_for
+from worker import free_port, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -34,24 +32,9 @@ def tour_commands(url, orders):
     return tour.replace(README_URL, url).replace(README_ORDERS, str(orders))
 
 
-def port_below_the_ephemeral_range():
-    """A free port the kernel never hands out on its own: dev mode's in-memory cluster
-    binds an ephemeral port before the REST listener binds, and once took the very port
-    a bind to port 0 had just returned (ci5: "Failed to bind to port 34729")."""
-    low = int(pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    for port in random.sample(range(10000, low), 100):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise AssertionError(f"no free port between 10000 and {low}")
-
-
 def test_readme_run_command_and_tour(tmp_path):
     assert "    ./scripts/run\n" in (ROOT / "README.md").read_text()
-    url = f"http://127.0.0.1:{port_below_the_ephemeral_range()}"
+    url = f"http://127.0.0.1:{free_port()}"
     orders = tmp_path / "orders.txt"
     log = open(tmp_path / "run.log", "w")
     # the store in a directory of its own: file connectors may not write
