@@ -1502,7 +1502,7 @@ def evaluate(ctx) -> list[dict]:
     for field, label in (("rps", "records/s"), ("cpu_per_m", "CPU per record")):
         interval = median_interval(pair_ratios(ctx, field))
         within(f"sink {label} scraped / not scraped", 0.05, pairs and pairs.get(field),
-               f"the median of {pairs['runs']} back-to-back pairs' ratios"
+               f"the median of {pairs['runs']} pairs' ratios (the two runs at once)"
                + (f", 95% interval {fmt(interval[0])}–{fmt(interval[1])}" if interval
                   else "") + f", all {fmt(pairs.get(field + '_min'))}–"
                f"{fmt(pairs.get(field + '_max'))}" if pairs else "not measured")
@@ -1904,8 +1904,8 @@ def main() -> int:
     p.add_argument("--reps", type=int, default=3,
                    help="runs of each throughput system, in alternating order")
     p.add_argument("--scrape-pairs", type=int, default=12,
-                   help="back-to-back runs of the sink unscraped and scraped, for the "
-                   "scraping goal")
+                   help="pairs of sink runs at once, one unscraped and one scraped, for "
+                   "the scraping goal")
     p.add_argument("--scrape-records", type=int, default=0,
                    help="records of the scraping pairs' topic (default: four times "
                    "--records)")
