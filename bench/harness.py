@@ -647,10 +647,7 @@ def scrape_pair(ctx: Context, order: list[str]) -> None:
         busy = background.cores()
         runs = {}
         for system in order:
-            with open(outs[system], "rb") as f:
-                lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-            if lines != data.n:
-                raise BenchError(f"scraping {system} wrote {lines} lines, not {data.n}")
+            check_line_count(outs[system], data.n, f"scraping {system}")
             (cpu0, t0), (cpu1, t1) = started[system], done[system]
             runs[system] = throughput_row(ctx, "scraping", system, t1 - t0, cpu1 - cpu0,
                                           status_number(workers[system].pid, "VmHWM"),
@@ -688,6 +685,13 @@ def sink_floor(ctx: Context, system: str, scenario: str = "sink",
                               records=data.n)
     finally:
         out.unlink(missing_ok=True)
+
+
+def check_line_count(out: Path, expected: int, label: str) -> None:
+    with open(out, "rb") as f:
+        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    if lines != expected:
+        raise BenchError(f"{label} wrote {lines} lines, not {expected}")
 
 
 def wait_for_file(ctx: Context, worker: Worker, out: Path, t0: float, label: str,
@@ -778,10 +782,7 @@ def sink_worker(ctx: Context, system: str, scenario: str = "sink",
         t1, cpu1 = time.monotonic(), cpu_seconds(worker.pid)
         hwm = status_number(worker.pid, "VmHWM")
         busy = background.cores()
-        with open(out, "rb") as f:
-            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-        if lines != data.n:
-            raise BenchError(f"{system} {scenario} wrote {lines} lines, not {data.n}")
+        check_line_count(out, data.n, f"{system} {scenario}")
         if extra:
             check_chain(out, f"{scenario} {system}")
         figures = {}
