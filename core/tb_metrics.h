@@ -71,8 +71,8 @@ typedef enum {
     /* The increase of a per second, over the window (at least 30 s, as in
      * Kafka, so that a task that just started shows no burst). */
     TB_WINDOW_RATE = 0,
-    /* The increase of a over that of b (an average, a share); `none` when
-     * b did not increase. */
+    /* The increase of a over that of b (an average: a histogram's sum over
+     * its count); `none` when b did not increase. */
     TB_WINDOW_RATIO,
     /* The increase of a over that of a and b together: the share of one
      * outcome (a) among two counted apart (a, b), as Kafka's Frequencies
