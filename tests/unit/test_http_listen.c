@@ -4,7 +4,7 @@
  * fails the bind, naming the listener and why; a server bound and never
  * served gives its port back when stopped. The server runs without a
  * herder, so only routes that need none are called. */
-#include "tb_test.h"
+#include "tb_port_test.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -16,31 +16,6 @@
 #include <unistd.h>
 
 #include "server/tb_http.h"
-
-/* A socket bound to a loopback port the kernel chose; listening when
- * listen_too. */
-static int bound_socket(unsigned *port, bool listen_too)
-{
-    struct sockaddr_in addr = {.sin_family = AF_INET,
-                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(addr);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
-    if (listen_too) {
-        assert_int_equal(listen(fd, 1), 0);
-    }
-    *port = ntohs(addr.sin_port);
-    return fd;
-}
-
-static unsigned free_port(void)
-{
-    unsigned port;
-    close(bound_socket(&port, false));
-    return port;
-}
 
 static int connect_to(unsigned port)
 {
@@ -72,7 +47,7 @@ static void test_a_connection_made_before_serving_is_answered_once_served(void *
 {
     (void)state;
     char listeners[64], errstr[512], reply[256] = "";
-    snprintf(listeners, sizeof(listeners), "http://127.0.0.1:%u", free_port());
+    snprintf(listeners, sizeof(listeners), "http://127.0.0.1:%u", tb_test_free_port());
     tb_http_options_t options = options_for(listeners);
     tb_http_server_t *server = tb_http_bind(&options, errstr, sizeof(errstr));
     assert_non_null(server);
@@ -99,7 +74,7 @@ static void test_a_taken_port_fails_the_bind_naming_the_listener(void **state)
 {
     (void)state;
     unsigned port;
-    int holder = bound_socket(&port, true);
+    int holder = tb_test_loopback_socket(&port, true);
     char listeners[64], errstr[512];
     snprintf(listeners, sizeof(listeners), "http://127.0.0.1:%u", port);
     tb_http_options_t options = options_for(listeners);
@@ -113,7 +88,7 @@ static void test_a_server_bound_and_never_served_gives_its_port_back(void **stat
 {
     (void)state;
     char listeners[64], errstr[512];
-    snprintf(listeners, sizeof(listeners), "http://127.0.0.1:%u", free_port());
+    snprintf(listeners, sizeof(listeners), "http://127.0.0.1:%u", tb_test_free_port());
     tb_http_options_t options = options_for(listeners);
     tb_http_server_t *server = tb_http_bind(&options, errstr, sizeof(errstr));
     assert_non_null(server);

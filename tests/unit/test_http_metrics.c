@@ -4,7 +4,7 @@
  * loopback port without a herder, so only routes that need none are
  * called. tb_metrics_reset() is never called here: the server keeps its
  * series handles for the life of the process. */
-#include "tb_test.h"
+#include "tb_port_test.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -27,19 +27,6 @@ typedef struct {
     tb_http_server_t *server;
     char base[64];
 } fixture_t;
-
-static unsigned free_port(void)
-{
-    struct sockaddr_in addr = {.sin_family = AF_INET,
-                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(addr);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
-    close(fd);
-    return ntohs(addr.sin_port);
-}
 
 static size_t discard(char *data, size_t size, size_t n, void *opaque)
 {
@@ -75,7 +62,7 @@ static int start(void **state)
     char errstr[512];
     char listeners[64];
     static fixture_t f;
-    snprintf(f.base, sizeof(f.base), "http://127.0.0.1:%u", free_port());
+    snprintf(f.base, sizeof(f.base), "http://127.0.0.1:%u", tb_test_free_port());
     snprintf(listeners, sizeof(listeners), "%s", f.base);
     tb_http_options_t options = {
         .listeners = listeners,

@@ -4,7 +4,7 @@
  * from a script. The plugin is driven through its callbacks with a fake
  * task context whose record_failed records what it is given.
  */
-#include "tb_test.h"
+#include "tb_port_test.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -904,14 +904,7 @@ static void test_network_errors_are_retriable(void **state)
 {
     fixture_t *f = *state;
     char url[128];
-    struct sockaddr_in addr = {.sin_family = AF_INET,
-                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(addr);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
-    close(fd); /* nothing listens there now */
-    snprintf(url, sizeof(url), "http://127.0.0.1:%u/ingest", ntohs(addr.sin_port));
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/ingest", tb_test_free_port());
 
     START(f, "http.url", url, "retry.max.attempts", "1", NULL);
     assert_int_equal(put_numbered(f, 0, 2, NULL), 0);
