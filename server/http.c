@@ -69,6 +69,9 @@ struct tb_http_server {
     size_t count;
     atomic_size_t in_flight; /* requests begun and not yet completed */
     atomic_size_t unserved;  /* connections open whose first request has not begun */
+    /* connections drain took from a quiesced listener's backlog, not yet
+     * started by libmicrohttpd (then they are in unserved) */
+    atomic_size_t adopted;
 };
 
 typedef enum {
@@ -474,6 +477,11 @@ static void connection_notify(void *cls, struct MHD_Connection *connection,
         *socket_context = calloc(1, sizeof(connection_state_t));
         if (*socket_context != NULL) {
             atomic_fetch_add(&server->unserved, 1);
+        }
+        /* unserved first: drain reads adopted before it */
+        size_t adopted = atomic_load(&server->adopted);
+        while (adopted > 0 &&
+               !atomic_compare_exchange_weak(&server->adopted, &adopted, adopted - 1)) {
         }
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && state != NULL) {
         if (!state->served) {
@@ -1096,23 +1104,60 @@ int tb_http_serve(tb_http_server_t *server, char *errstr, size_t errstr_size)
     return 0;
 }
 
+/* Hands the daemon the connections the kernel completed on its quiesced
+ * listening socket that it had not accepted yet: closing the socket would
+ * reset them, and their clients would not know whether their request was
+ * carried out. The socket is non-blocking (listening_socket). */
+static void adopt_backlog(tb_http_server_t *server, const listener_t *listener,
+                          MHD_socket listening)
+{
+    for (;;) {
+        struct sockaddr_storage addr;
+        socklen_t len = sizeof(addr);
+        int fd = accept4(listening, (struct sockaddr *)&addr, &len, SOCK_CLOEXEC);
+        if (fd < 0 && errno == EINTR) {
+            continue;
+        }
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                TB_LOG(TB_LOG_WARN, "tributary.rest",
+                       "listener %s: cannot accept the connections waiting at the stop "
+                       "(they are reset): %s",
+                       listener->url, strerror(errno));
+            }
+            return;
+        }
+        atomic_fetch_add(&server->adopted, 1);
+        if (MHD_add_connection(listener->daemon, fd, (struct sockaddr *)&addr, len) !=
+            MHD_YES) { /* libmicrohttpd closed it and said why */
+            atomic_fetch_sub(&server->adopted, 1);
+        }
+    }
+}
+
 /* Stops accepting connections, then waits until no request is in flight,
  * up to DRAIN_MS, so that a request accepted before the stop is answered:
  * also one whose connection was open but had not sent it yet, for up to
- * FIRST_REQUEST_MS (a connection silent that long is idle). */
+ * FIRST_REQUEST_MS (a connection silent that long is idle), and one whose
+ * connection was still in the listening socket's backlog. */
 static void drain(tb_http_server_t *server)
 {
     for (size_t i = 0; i < server->count; i++) {
         listener_t *listener = &server->listeners[i];
-        MHD_socket listening = listener->daemon != NULL
-                                   ? MHD_quiesce_daemon(listener->daemon)
-                                   : listener->socket; /* bound, never served */
+        if (listener->daemon == NULL) { /* bound and never served, or failed to */
+            if (listener->socket != MHD_INVALID_SOCKET) {
+                close(listener->socket);
+            }
+            continue;
+        }
+        MHD_socket listening = MHD_quiesce_daemon(listener->daemon);
         if (listening != MHD_INVALID_SOCKET) {
+            adopt_backlog(server, listener, listening);
             close(listening);
         }
     }
     int64_t started = tb_monotonic_ms();
-    size_t silent = atomic_load(&server->unserved);
+    size_t silent = atomic_load(&server->adopted) + atomic_load(&server->unserved);
     if (silent > 0) {
         TB_LOG(TB_LOG_INFO, "tributary.rest",
                "waiting up to %d ms for the first request of %zu open connection(s)",
@@ -1124,8 +1169,11 @@ static void drain(tb_http_server_t *server)
     }
     for (;;) {
         int64_t waited = tb_monotonic_ms() - started;
-        /* unserved first: a request leaves it only once it is in flight */
-        bool unsent = atomic_load(&server->unserved) > 0 && waited < FIRST_REQUEST_MS;
+        /* adopted, then unserved: a connection leaves each only once it is
+         * in the next */
+        bool unsent =
+            (atomic_load(&server->adopted) > 0 || atomic_load(&server->unserved) > 0) &&
+            waited < FIRST_REQUEST_MS;
         left = atomic_load(&server->in_flight);
         if ((left == 0 && !unsent) || waited >= DRAIN_MS) {
             break;
