@@ -1818,9 +1818,12 @@ def render(ctx, goals, profile_lines, wall) -> str:
                   f"sink's series in place) answered {SCRAPE_BURST} scrapes back to back, "
                   f"each read to its end: {cost:.2f} ms of its CPU per scrape (median of "
                   f"{scraped['runs']} runs, {scraped['scrape_cpu_ms_min']:.2f}–"
-                  f"{scraped['scrape_cpu_ms_max']:.2f}). Once a second, that is "
-                  f"{cost / 10 / cores:.3f}% of the {cores:.2f} cores the sink uses: what "
-                  "scraping adds to the sink's CPU per record, measured directly."]
+                  f"{scraped['scrape_cpu_ms_max']:.2f}). "
+                  + (f"Once a second, that is {cost / 10 / cores:.3f}% of the {cores:.2f} "
+                     "cores the sink uses: what scraping adds to the sink's CPU per record, "
+                     "measured directly." if cores > 0 else
+                     "The sink's runs were too short for their CPU to be measured (a "
+                     "smoke run), so no share of it is given.")]
         L.append("")
 
     L += ["", "## Formats: encode and decode per record", "",
