@@ -73,10 +73,20 @@ void tb_sink_retry_after(void *runtime, int64_t ms)
     ((sink_engine_t *)runtime)->plugin_retry_ms = ms > 0 ? ms : 1;
 }
 
+/* Whether records are built through transformed[] (the chain's, or a
+ * typed plugin's): otherwise transformed[] is never set nor read. */
+static bool builds_transformed(const sink_engine_t *e)
+{
+    return e->chain != NULL || e->env->plugin->typed;
+}
+
 static void release_record(sink_engine_t *e, size_t i)
 {
-    bool headers_transformed = e->transformed[i].headers_owned;
-    tb_record_release(&e->transformed[i]);
+    bool headers_transformed = false;
+    if (builds_transformed(e)) {
+        headers_transformed = e->transformed[i].headers_owned;
+        tb_record_release(&e->transformed[i]);
+    }
     if (!headers_transformed) {
         free((void *)e->records[i].headers);
     }
@@ -255,7 +265,6 @@ static bool convert_batch(sink_engine_t *e, size_t first)
             r->headers = headers_of(msg, &r->header_count);
         }
         e->key_owned[kept] = e->value_owned[kept] = false;
-        e->transformed[kept] = (tb_record_t){0};
         const char *stage = NULL;
         const char *failed_class = NULL;
         bool converted[2] = {false, false};
@@ -353,10 +362,10 @@ int tb_sink_put_batch(sink_engine_t *e, char *errstr, size_t errstr_size)
     if (rc != 0) {
         return rc;
     }
+    part_run_t run = {0};
     for (size_t i = 0; i < e->batch_len; i++) {
         /* offsets are the original partition's, whatever the chain routed */
-        partition_t *p = tb_sink_find_part(e, rd_kafka_topic_name(e->batch[i]->rkt),
-                                           e->batch[i]->partition);
+        partition_t *p = tb_sink_part_of(e, &run, e->batch[i]);
         if (p != NULL) {
             p->written_next = e->records[i].offset + 1;
         }
@@ -376,14 +385,14 @@ void tb_sink_consume(sink_engine_t *e)
     size_t first = e->batch_len;
     size_t bytes = 0;
     rd_kafka_message_t *msgs[BATCH_MAX];
+    part_run_t run = {0};
     ssize_t n = rd_kafka_consume_batch_queue(e->queue, 0, msgs, e->batch_max);
     for (ssize_t i = 0; i < n; i++) {
         rd_kafka_message_t *msg = msgs[i];
-        partition_t *p = msg->err ? NULL
-                                  : tb_sink_find_part(e, rd_kafka_topic_name(msg->rkt),
-                                                      msg->partition);
+        partition_t *p = msg->err ? NULL : tb_sink_part_of(e, &run, msg);
         if (msg->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET && msg->rkt != NULL) {
             tb_sink_handle_out_of_range(e, rd_kafka_topic_name(msg->rkt), msg->partition);
+            run = (part_run_t){0}; /* it may have added a partition */
         } else if (msg->err && msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
             TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                         "consumer: %s", rd_kafka_message_errstr(msg));

@@ -105,6 +105,20 @@ typedef struct {
 /* Partition partition of topic, or NULL when it is not assigned here. */
 partition_t *tb_sink_find_part(sink_engine_t *e, const char *topic, int32_t partition);
 
+/* The partition of the last message looked up (messages come in runs of
+ * one partition). Starts zeroed; valid while its messages are held and no
+ * partition is added or removed. */
+typedef struct {
+    const rd_kafka_topic_t *rkt;
+    int32_t partition;
+    partition_t *part;
+} part_run_t;
+
+/* The partition msg was read from, as tb_sink_find_part, looked up again
+ * only when msg starts a new run. */
+partition_t *tb_sink_part_of(sink_engine_t *e, part_run_t *run,
+                             const rd_kafka_message_t *msg);
+
 /* Forgets p (its gauges released); the last partition takes its place. */
 void tb_sink_remove_part(sink_engine_t *e, partition_t *p);
 

@@ -39,6 +39,18 @@ partition_t *tb_sink_find_part(sink_engine_t *e, const char *topic, int32_t part
     return NULL;
 }
 
+partition_t *tb_sink_part_of(sink_engine_t *e, part_run_t *run,
+                             const rd_kafka_message_t *msg)
+{
+    if (run->rkt != msg->rkt || run->partition != msg->partition) {
+        *run = (part_run_t){
+            .rkt = msg->rkt,
+            .partition = msg->partition,
+            .part = tb_sink_find_part(e, rd_kafka_topic_name(msg->rkt), msg->partition)};
+    }
+    return run->part;
+}
+
 static partition_t *add_part(sink_engine_t *e, const char *topic, int32_t partition)
 {
     partition_t *grown = realloc(e->parts, (e->part_count + 1) * sizeof(*grown));
