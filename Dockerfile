@@ -11,7 +11,8 @@ RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 WORKDIR /src
 COPY . .
 RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTB_TESTS=OFF \
-    && cmake --build build -j "$(nproc)"
+    && cmake --build build -j "$(nproc)" \
+    && cmake --install build --prefix /opt/tributary
 
 FROM debian:bookworm-slim
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
@@ -20,7 +21,10 @@ RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
         ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --home-dir /var/lib/tributary --create-home tributary
-COPY --from=build /src/build/tributary /usr/local/bin/tributary
+# The binary and, in lib/tributary beside its bin/, the Protobuf module it
+# loads when a connector first uses Protobuf (registry/tb_protobuf_module.h).
+COPY --from=build /opt/tributary/bin/tributary /usr/local/bin/tributary
+COPY --from=build /opt/tributary/lib/tributary /usr/local/lib/tributary
 COPY scripts/healthcheck /usr/local/bin/tributary-healthcheck
 USER tributary
 WORKDIR /var/lib/tributary

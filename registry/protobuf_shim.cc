@@ -1,5 +1,7 @@
 /*
- * protobuf_shim.cc - tb_protobuf.h over libprotobuf/libprotoc 3.21 (C++).
+ * protobuf_shim.cc - tb_protobuf.h over libprotobuf/libprotoc 3.21 (C++): the
+ * Protobuf module (tb_protobuf_module.h), which the binary loads when it
+ * first compiles a Protobuf schema.
  *
  * libprotoc's compiler::Parser turns .proto text into FileDescriptorProtos;
  * a DescriptorPool per schema builds them with their imports (the
@@ -10,7 +12,7 @@
  * value, leaving only the well-known types to libprotobuf's
  * JsonStringToMessage.
  *
- * Every extern "C" function catches whatever C++ throws (std::bad_alloc, or
+ * Every function of the module's table catches whatever C++ throws (std::bad_alloc, or
  * libprotobuf's FatalException) and returns it as an error: no exception
  * leaves this file. libprotobuf's own log lines are silenced: every failure
  * reaches the caller as a return value with its reason instead.
@@ -39,6 +41,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "registry/tb_protobuf.h"
+#include "registry/tb_protobuf_module.h"
 
 extern "C" {
 #include "core/tb_base64.h"
@@ -441,7 +444,8 @@ class Writer
                               rep ? r->GetRepeatedUInt64(m, f, i) : r->GetUInt64(m, f)));
             return true;
         case pb::FieldDescriptor::CPPTYPE_DOUBLE:
-            put_real(out_, rep ? r->GetRepeatedDouble(m, f, i) : r->GetDouble(m, f), false);
+            put_real(out_, rep ? r->GetRepeatedDouble(m, f, i) : r->GetDouble(m, f),
+                     false);
             return true;
         case pb::FieldDescriptor::CPPTYPE_FLOAT:
             put_real(out_, rep ? r->GetRepeatedFloat(m, f, i) : r->GetFloat(m, f), true);
@@ -605,7 +609,8 @@ class Reader
     }
 
     /* By its name in the .proto, or its JSON (lowerCamelCase) name. */
-    static const pb::FieldDescriptor *field_named(const pb::Descriptor *d, const char *key)
+    static const pb::FieldDescriptor *field_named(const pb::Descriptor *d,
+                                                  const char *key)
     {
         const pb::FieldDescriptor *f = d->FindFieldByName(key);
         for (int i = 0; f == nullptr && i < d->field_count(); i++) {
@@ -619,8 +624,8 @@ class Reader
     /* google.protobuf.Value: its JSON null is a value, not an absence. */
     static bool is_value_type(const pb::FieldDescriptor *f)
     {
-        return f->message_type() != nullptr &&
-               f->message_type()->well_known_type() == pb::Descriptor::WELLKNOWNTYPE_VALUE;
+        return f->message_type() != nullptr && f->message_type()->well_known_type() ==
+                                                   pb::Descriptor::WELLKNOWNTYPE_VALUE;
     }
 
     bool well_known(const json_t *value, pb::Message *m)
@@ -753,7 +758,8 @@ class Reader
             return true;
         }
         long long v;
-        if (!integer(value, 0, LLONG_MAX, &v) || static_cast<unsigned long long>(v) > max) {
+        if (!integer(value, 0, LLONG_MAX, &v) ||
+            static_cast<unsigned long long>(v) > max) {
             return fail("not an unsigned integer in range", true);
         }
         *out = static_cast<unsigned long long>(v);
@@ -839,7 +845,8 @@ class Reader
             if (!json_is_boolean(value)) {
                 return fail("not true or false");
             }
-            rep ? r->AddBool(m, f, json_is_true(value)) : r->SetBool(m, f, json_is_true(value));
+            rep ? r->AddBool(m, f, json_is_true(value))
+                : r->SetBool(m, f, json_is_true(value));
             return true;
         case pb::FieldDescriptor::CPPTYPE_STRING:
             return string_or_bytes(f, value, m);
@@ -851,7 +858,8 @@ class Reader
         return fail("unsupported field type");
     }
 
-    bool string_or_bytes(const pb::FieldDescriptor *f, const json_t *value, pb::Message *m)
+    bool string_or_bytes(const pb::FieldDescriptor *f, const json_t *value,
+                         pb::Message *m)
     {
         const pb::Reflection *r = m->GetReflection();
         if (!json_is_string(value)) {
@@ -860,8 +868,9 @@ class Reader
         std::string text(json_string_value(value), json_string_length(value));
         if (f->type() == pb::FieldDescriptor::TYPE_BYTES) {
             std::string bytes(TB_BASE64_DECODED_MAX(text.size()), '\0');
-            long n = tb_base64_decode(text.data(), text.size(), TB_BASE64_LENIENT,
-                                      reinterpret_cast<uint8_t *>(&bytes[0]), bytes.size());
+            long n =
+                tb_base64_decode(text.data(), text.size(), TB_BASE64_LENIENT,
+                                 reinterpret_cast<uint8_t *>(&bytes[0]), bytes.size());
             if (n < 0) {
                 return fail("not base64");
             }
@@ -879,7 +888,8 @@ class Reader
         const pb::EnumDescriptor *e = f->enum_type();
         int number;
         if (json_is_string(value)) {
-            const pb::EnumValueDescriptor *v = e->FindValueByName(json_string_value(value));
+            const pb::EnumValueDescriptor *v =
+                e->FindValueByName(json_string_value(value));
             if (v == nullptr) {
                 return fail(e->full_name() + " has no value " + json_string_value(value));
             }
@@ -1032,13 +1042,14 @@ template <typename Body> int guarded(char *errstr, size_t errstr_size, Body body
 } // namespace
 
 /* ---------------------------------------------------------------------------
- * The C API: nothing thrown gets past these.
+ * The module's table: nothing thrown gets past these.
  */
 
-extern "C" tb_protobuf_schema_t *tb_protobuf_schema_create(const char *text,
-                                                           const json_t *references,
-                                                           char *errstr,
-                                                           size_t errstr_size)
+namespace
+{
+
+tb_protobuf_schema_t *schema_create(const char *text, const json_t *references,
+                                    char *errstr, size_t errstr_size)
 {
     tb_protobuf_schema_t *schema = nullptr;
     guarded(errstr, errstr_size, [&](std::string *error) {
@@ -1049,35 +1060,33 @@ extern "C" tb_protobuf_schema_t *tb_protobuf_schema_create(const char *text,
     return schema;
 }
 
-extern "C" void tb_protobuf_schema_destroy(tb_protobuf_schema_t *schema)
+void schema_destroy(tb_protobuf_schema_t *schema)
 {
     delete schema;
 }
 
-extern "C" const char *tb_protobuf_schema_name(const tb_protobuf_schema_t *schema)
+const char *schema_name(const tb_protobuf_schema_t *schema)
 {
     return schema->name.empty() ? nullptr : schema->name.c_str();
 }
 
-extern "C" int tb_protobuf_decode(const tb_protobuf_schema_t *schema,
-                                  const uint8_t *payload, size_t len, tb_buf_t *out,
-                                  char *errstr, size_t errstr_size)
+int decode_payload(const tb_protobuf_schema_t *schema, const uint8_t *payload, size_t len,
+                   tb_buf_t *out, char *errstr, size_t errstr_size)
 {
     return guarded(errstr, errstr_size, [&](std::string *error) {
         return decode(schema, payload, len, out, error);
     });
 }
 
-extern "C" int tb_protobuf_encode(const tb_protobuf_schema_t *schema, const json_t *value,
-                                  tb_buf_t *out, char *errstr, size_t errstr_size)
+int encode_value(const tb_protobuf_schema_t *schema, const json_t *value, tb_buf_t *out,
+                 char *errstr, size_t errstr_size)
 {
     return guarded(errstr, errstr_size,
                    [&](std::string *error) { return encode(schema, value, out, error); });
 }
 
-extern "C" json_t *tb_protobuf_describe(const tb_protobuf_schema_t *schema,
-                                        const int32_t *indexes, size_t count,
-                                        char *errstr, size_t errstr_size)
+json_t *describe_indexes(const tb_protobuf_schema_t *schema, const int32_t *indexes,
+                         size_t count, char *errstr, size_t errstr_size)
 {
     json_t *description = nullptr;
     guarded(errstr, errstr_size, [&](std::string *error) {
@@ -1090,3 +1099,11 @@ extern "C" json_t *tb_protobuf_describe(const tb_protobuf_schema_t *schema,
     });
     return description;
 }
+
+} // namespace
+
+extern "C" __attribute__((visibility("default")))
+const tb_protobuf_module_t tb_protobuf_module = {
+    schema_create,  schema_destroy, schema_name,
+    decode_payload, encode_value,   describe_indexes,
+};

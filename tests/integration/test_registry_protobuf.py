@@ -10,6 +10,7 @@ compiles ORDER_PROTO to a descriptor set that goes into the protobuf package's
 default pool; no generated code is kept in the tree."""
 import json
 import os
+import pathlib
 import shutil
 import sys
 
@@ -119,6 +120,64 @@ def test_sink_decodes_confluent_protobuf(start_worker, bed, registry, tmp_path, 
     else:
         assert sorted(subjects) == [f"{topic}-tbtest.shop.Order",
                                     f"{topic}-tbtest.shop.OrderKey"]
+
+
+def mapped(worker, name):
+    """Whether the worker's process maps a file of that name."""
+    with open(f"/proc/{worker.proc.pid}/maps") as f:
+        return any(line.endswith("/" + name) or f"/{name}." in line
+                   for line in f.read().splitlines())
+
+
+def install(tmp_path, monkeypatch, with_module):
+    """Copies the binary to tmp_path/bin (and its Protobuf module to
+    tmp_path/lib/tributary, as `cmake --install` lays them out) and makes it
+    the one the workers run. Returns the copy's path."""
+    built = pathlib.Path(os.environ["TRIBUTARY_BIN"])
+    binary = tmp_path / "bin" / "tributary"
+    binary.parent.mkdir()
+    shutil.copy(built, binary)
+    if with_module:
+        (tmp_path / "lib" / "tributary").mkdir(parents=True)
+        shutil.copy(built.parent / "tributary-protobuf.so", tmp_path / "lib" / "tributary")
+    monkeypatch.setenv("TRIBUTARY_BIN", str(binary))
+    return binary
+
+
+@pytest.mark.parametrize("layout", ["built", "installed"])
+def test_libprotobuf_is_loaded_only_when_a_schema_is_compiled(start_worker, bed, registry,
+                                                               tmp_path, monkeypatch,
+                                                               layout):
+    """registry/tb_protobuf_module.h: an idle worker does not pay libprotobuf's
+    resident memory; the Protobuf module comes in with the first schema, from
+    beside the binary (a build directory) or from lib/tributary beside its bin/."""
+    if layout == "installed":
+        install(tmp_path, monkeypatch, with_module=True)
+    w = start_worker(FAST)
+    assert not mapped(w, "libprotobuf.so") and not mapped(w, "tributary-protobuf.so")
+    topic = bed.unique_topic("pb-lazy")
+    create_topic(bed, topic, 1)
+    produce(bed, topic, serialized(registry, topic, 1))
+    out = tmp_path / "out.txt"
+    file_sink(w, "sink", topic, out, **converters(PROTOBUF, registry))
+    assert json_lines(out, 1) == [expected(0)]
+    assert mapped(w, "libprotobuf.so") and mapped(w, "tributary-protobuf.so")
+
+
+def test_a_binary_without_its_module_says_where_it_looked(start_worker, bed, registry,
+                                                          tmp_path, monkeypatch):
+    alone = install(tmp_path, monkeypatch, with_module=False)
+    w = start_worker(FAST)
+    topic = bed.unique_topic("pb-nomodule")
+    create_topic(bed, topic, 1)
+    produce(bed, topic, serialized(registry, topic, 1))
+    file_sink(w, "sink", topic, tmp_path / "out.txt", **converters(PROTOBUF, registry))
+    wait_for(lambda: task_state(w, "sink").get("state") == "FAILED", timeout=60,
+             what="the task to fail")
+    where = f"tributary-protobuf.so is neither in {alone.parent} nor in {alone.parent}/../lib"
+    assert "Protobuf is not available" in task_state(w, "sink")["trace"]
+    assert where in task_state(w, "sink")["trace"]
+    assert any("task failed" in line and where in line for line in w.logs().splitlines())
 
 
 def test_file_source_encodes_json_lines_under_the_latest_schema(start_worker, bed,
