@@ -12,10 +12,11 @@
  * value, leaving only the well-known types to libprotobuf's
  * JsonStringToMessage.
  *
- * Every function of the module's table catches whatever C++ throws (std::bad_alloc, or
- * libprotobuf's FatalException) and returns it as an error: no exception
- * leaves this file. libprotobuf's own log lines are silenced: every failure
- * reaches the caller as a return value with its reason instead.
+ * Every function of the module's table catches whatever C++ throws
+ * (std::bad_alloc, or libprotobuf's FatalException) and returns it as an
+ * error: no exception leaves this file. libprotobuf's own log lines are
+ * silenced: every failure reaches the caller as a return value with its
+ * reason instead.
  */
 #include <cerrno>
 #include <cfloat>
@@ -444,8 +445,7 @@ class Writer
                               rep ? r->GetRepeatedUInt64(m, f, i) : r->GetUInt64(m, f)));
             return true;
         case pb::FieldDescriptor::CPPTYPE_DOUBLE:
-            put_real(out_, rep ? r->GetRepeatedDouble(m, f, i) : r->GetDouble(m, f),
-                     false);
+            put_real(out_, rep ? r->GetRepeatedDouble(m, f, i) : r->GetDouble(m, f), false);
             return true;
         case pb::FieldDescriptor::CPPTYPE_FLOAT:
             put_real(out_, rep ? r->GetRepeatedFloat(m, f, i) : r->GetFloat(m, f), true);
@@ -609,8 +609,7 @@ class Reader
     }
 
     /* By its name in the .proto, or its JSON (lowerCamelCase) name. */
-    static const pb::FieldDescriptor *field_named(const pb::Descriptor *d,
-                                                  const char *key)
+    static const pb::FieldDescriptor *field_named(const pb::Descriptor *d, const char *key)
     {
         const pb::FieldDescriptor *f = d->FindFieldByName(key);
         for (int i = 0; f == nullptr && i < d->field_count(); i++) {
@@ -624,8 +623,8 @@ class Reader
     /* google.protobuf.Value: its JSON null is a value, not an absence. */
     static bool is_value_type(const pb::FieldDescriptor *f)
     {
-        return f->message_type() != nullptr && f->message_type()->well_known_type() ==
-                                                   pb::Descriptor::WELLKNOWNTYPE_VALUE;
+        return f->message_type() != nullptr &&
+               f->message_type()->well_known_type() == pb::Descriptor::WELLKNOWNTYPE_VALUE;
     }
 
     bool well_known(const json_t *value, pb::Message *m)
@@ -758,8 +757,7 @@ class Reader
             return true;
         }
         long long v;
-        if (!integer(value, 0, LLONG_MAX, &v) ||
-            static_cast<unsigned long long>(v) > max) {
+        if (!integer(value, 0, LLONG_MAX, &v) || static_cast<unsigned long long>(v) > max) {
             return fail("not an unsigned integer in range", true);
         }
         *out = static_cast<unsigned long long>(v);
@@ -845,8 +843,7 @@ class Reader
             if (!json_is_boolean(value)) {
                 return fail("not true or false");
             }
-            rep ? r->AddBool(m, f, json_is_true(value))
-                : r->SetBool(m, f, json_is_true(value));
+            rep ? r->AddBool(m, f, json_is_true(value)) : r->SetBool(m, f, json_is_true(value));
             return true;
         case pb::FieldDescriptor::CPPTYPE_STRING:
             return string_or_bytes(f, value, m);
@@ -858,8 +855,7 @@ class Reader
         return fail("unsupported field type");
     }
 
-    bool string_or_bytes(const pb::FieldDescriptor *f, const json_t *value,
-                         pb::Message *m)
+    bool string_or_bytes(const pb::FieldDescriptor *f, const json_t *value, pb::Message *m)
     {
         const pb::Reflection *r = m->GetReflection();
         if (!json_is_string(value)) {
@@ -868,9 +864,8 @@ class Reader
         std::string text(json_string_value(value), json_string_length(value));
         if (f->type() == pb::FieldDescriptor::TYPE_BYTES) {
             std::string bytes(TB_BASE64_DECODED_MAX(text.size()), '\0');
-            long n =
-                tb_base64_decode(text.data(), text.size(), TB_BASE64_LENIENT,
-                                 reinterpret_cast<uint8_t *>(&bytes[0]), bytes.size());
+            long n = tb_base64_decode(text.data(), text.size(), TB_BASE64_LENIENT,
+                                      reinterpret_cast<uint8_t *>(&bytes[0]), bytes.size());
             if (n < 0) {
                 return fail("not base64");
             }
@@ -888,8 +883,7 @@ class Reader
         const pb::EnumDescriptor *e = f->enum_type();
         int number;
         if (json_is_string(value)) {
-            const pb::EnumValueDescriptor *v =
-                e->FindValueByName(json_string_value(value));
+            const pb::EnumValueDescriptor *v = e->FindValueByName(json_string_value(value));
             if (v == nullptr) {
                 return fail(e->full_name() + " has no value " + json_string_value(value));
             }
@@ -1102,8 +1096,7 @@ json_t *describe_indexes(const tb_protobuf_schema_t *schema, const int32_t *inde
 
 } // namespace
 
-extern "C" __attribute__((visibility("default")))
-const tb_protobuf_module_t tb_protobuf_module = {
-    schema_create,  schema_destroy, schema_name,
-    decode_payload, encode_value,   describe_indexes,
-};
+/* The module's one export (tb_protobuf_module.h). */
+extern "C" __attribute__((visibility("default"))) const tb_protobuf_module_t
+    tb_protobuf_module = {schema_create,  schema_destroy, schema_name,
+                          decode_payload, encode_value,   describe_indexes};
