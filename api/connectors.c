@@ -9,7 +9,7 @@
 #include <strings.h>
 
 #include "api/tb_api.h"
-#include "connectors/runtime/tb_herder.h"
+#include "connectors/runtime/herder/tb_herder.h"
 
 #define MSG_SIZE 4096
 

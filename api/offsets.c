@@ -1,7 +1,7 @@
 /* /connectors/{connector}/offsets: read, alter and reset a connector's
  * offsets (alter and reset only while it is STOPPED). */
 #include "api/tb_api.h"
-#include "connectors/runtime/tb_herder.h"
+#include "connectors/runtime/herder/tb_herder.h"
 
 #define MSG_SIZE 4096
 

@@ -5,9 +5,9 @@
 #include <strings.h>
 
 #include "api/tb_api.h"
-#include "connectors/runtime/tb_connector_config.h"
-#include "connectors/runtime/tb_herder.h"
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/runtime/config/tb_connector_config.h"
+#include "connectors/runtime/herder/tb_herder.h"
+#include "connectors/tb_plugin.h"
 #include "connectors/transforms/tb_chain.h"
 
 /* Connect lists sinks first, then sources, each sorted by class. */

@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "api/tb_api.h"
-#include "connectors/runtime/tb_herder.h"
+#include "connectors/runtime/herder/tb_herder.h"
 #include "tb_version.h"
 
 /* Connect's ServerInfo. "version" is the Connect version whose REST contract

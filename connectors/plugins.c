@@ -2,7 +2,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/tb_plugin.h"
 
 extern const tb_plugin_t tb_datagen_plugin;
 extern const tb_plugin_t tb_file_sink_plugin;

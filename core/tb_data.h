@@ -217,7 +217,7 @@ void tb_value_free(tb_value_t *v);
 const char *tb_value_class_name(const tb_value_t *v);
 
 /* -------------------------------------------------------------------------
- * Decimals (core/tb_decimal.c), exactly: a Decimal value is its unscaled
+ * Decimals (core/tb_data_decimal.c), exactly: a Decimal value is its unscaled
  * integer as big-endian two's complement BYTES, as few as hold it, under
  * its schema's "scale" parameter; no digit ever goes through a double.
  */

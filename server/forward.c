@@ -11,8 +11,8 @@
 
 #include <openssl/crypto.h>
 
-#include "connectors/runtime/tb_herder.h"
-#include "connectors/runtime/tb_session_key.h"
+#include "connectors/runtime/cluster/tb_session_key.h"
+#include "connectors/runtime/herder/tb_herder.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
 #include "server/tb_request_signature.h"

@@ -8,7 +8,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include "connectors/runtime/tb_session_key.h"
+#include "connectors/runtime/cluster/tb_session_key.h"
 
 /* method\npath\nquery\nbody: what is signed. malloc'd, *len set. */
 static char *signed_text(const tb_api_request_t *req, size_t *len)

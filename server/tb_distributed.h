@@ -16,8 +16,8 @@
 
 #include <jansson.h>
 
-#include "connectors/runtime/tb_cluster.h"
-#include "connectors/runtime/tb_herder.h"
+#include "connectors/runtime/cluster/tb_cluster.h"
+#include "connectors/runtime/herder/tb_herder.h"
 
 /* Whether the worker's values (parsed) make it distributed: group.id set. */
 bool tb_distributed_enabled(const json_t *values);

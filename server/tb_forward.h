@@ -41,7 +41,7 @@
 #include <jansson.h>
 
 #include "api/tb_api.h"
-#include "connectors/runtime/tb_cluster.h"
+#include "connectors/runtime/cluster/tb_cluster.h"
 
 #define TB_FORWARD_WAIT_MS 60000
 #define TB_FORWARDED_HEADER "X-Tributary-Forwarded"

@@ -1,7 +1,7 @@
 /*
  * tb_connect_session_key.h - the key of the config topic's "session-key"
  * record (its format: connect_records.h), apart from the other records so
- * that the modules that use the key (connectors/runtime/tb_session_key.h,
+ * that the modules that use the key (connectors/runtime/cluster/tb_session_key.h,
  * server/tb_request_signature.h) need nothing else of the store.
  */
 #ifndef TB_CONNECT_SESSION_KEY_H

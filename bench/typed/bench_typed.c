@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "connectors/converters/tb_converter.h"
-#include "connectors/runtime/tb_task_transforms.h"
+#include "connectors/runtime/task/tb_task_transforms.h"
 
 static double cpu_seconds(void)
 {

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/tb_plugin.h"
 
 /* Indexes of shapes[]: the task resolves its shape's name once, at start. */
 typedef enum { SHAPE_ORDERS = 0, SHAPE_USERS, SHAPE_PAGEVIEWS } shape_t;

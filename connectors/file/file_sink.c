@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/tb_plugin.h"
 #include "core/tb_log.h"
 
 #define WRITE_BUFFER_BYTES (256 * 1024)

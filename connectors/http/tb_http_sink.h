@@ -16,7 +16,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/tb_plugin.h"
 
 /* A growing byte buffer, always NUL-terminated once something was added.
  * After a failed allocation it stays failed and ignores further appends,

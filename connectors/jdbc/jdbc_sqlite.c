@@ -13,7 +13,7 @@
 #include <sqlite3.h>
 
 #include "connectors/jdbc/tb_jdbc.h"
-#include "connectors/runtime/tb_limits.h"
+#include "connectors/tb_limits.h"
 
 #define BUSY_TIMEOUT_MS 5000
 

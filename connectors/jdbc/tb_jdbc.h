@@ -36,7 +36,7 @@
 
 #include <jansson.h>
 
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/tb_plugin.h"
 #include "core/tb_config.h"
 #include "core/tb_data.h"
 #include "core/tb_metrics.h"

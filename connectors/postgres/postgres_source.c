@@ -34,7 +34,7 @@
 #include "connectors/postgres/tb_pg_snapshot.h"
 #include "connectors/postgres/tb_pg_transaction.h"
 #include "connectors/postgres/tb_pgoutput.h"
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/tb_plugin.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
 

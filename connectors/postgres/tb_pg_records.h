@@ -19,7 +19,7 @@
 
 #include <jansson.h>
 
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/tb_plugin.h"
 
 /* Where a record leaves the source; its offset. */
 typedef struct {

@@ -19,6 +19,7 @@
 #include "connectors/transforms/tb_date_format.h"
 #include "connectors/transforms/tb_field_util.h"
 #include "connectors/transforms/tb_java_number.h"
+#include "connectors/transforms/tb_transform.h"
 
 #define OUTPUT_TYPES "[INT8, INT16, INT32, INT64, FLOAT32, FLOAT64, BOOLEAN, STRING]"
 #define INPUT_TYPES                                                                      \

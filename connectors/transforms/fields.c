@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "connectors/transforms/tb_field_util.h"
+#include "connectors/transforms/tb_transform.h"
 
 /*
  * HoistField

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "connectors/transforms/tb_field_util.h"
+#include "connectors/transforms/tb_transform.h"
 
 #define PURPOSE "flattening"
 

@@ -11,6 +11,7 @@
 
 #include "connectors/converters/tb_converter.h"
 #include "connectors/transforms/tb_field_util.h"
+#include "connectors/transforms/tb_transform.h"
 
 typedef struct {
     tb_side_t side;

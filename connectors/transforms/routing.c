@@ -18,9 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connectors/transforms/tb_regex.h"
 #include "connectors/transforms/tb_date_format.h"
 #include "connectors/transforms/tb_field_util.h"
+#include "connectors/transforms/tb_regex.h"
+#include "connectors/transforms/tb_transform.h"
 
 /* The key of table equal to s (added once): a string that lives as long
  * as table. NULL on no memory. */

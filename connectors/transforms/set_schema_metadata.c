@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "connectors/transforms/tb_field_util.h"
+#include "connectors/transforms/tb_transform.h"
 
 static const char *metadata_check(const json_t *values, char *message,
                                   size_t message_size)

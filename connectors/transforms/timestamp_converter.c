@@ -14,6 +14,7 @@
 
 #include "connectors/transforms/tb_date_format.h"
 #include "connectors/transforms/tb_field_util.h"
+#include "connectors/transforms/tb_transform.h"
 
 #define PURPOSE "converting timestamp formats"
 #define MS_PER_DAY 86400000LL

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connectors/runtime/tb_herder.h"
+#include "connectors/runtime/herder/tb_herder.h"
 #include "core/tb_log.h"
 #include "server/tb_http.h"
 

@@ -1,4 +1,4 @@
-"""The worker group (connectors/kafka/tb_worker_group.h) against the real broker: members
+"""The worker group (connectors/runtime/cluster/tb_worker_group.h) against the real broker: members
 meet in a consumer group over a one-partition coordination topic, exactly one is the leader,
 every member sees the same members and leader, a killed leader is replaced, and a joining
 worker does not take the leadership. Each member is a tests/programs/worker_group_probe."""

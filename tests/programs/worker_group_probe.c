@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "connectors/kafka/tb_worker_group.h"
+#include "connectors/runtime/cluster/tb_worker_group.h"
 
 #define SESSION_TIMEOUT_MS "6000"
 #define HEARTBEAT_MS "1000"

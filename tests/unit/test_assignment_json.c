@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "connectors/runtime/tb_assignment_json.h"
+#include "connectors/runtime/assignment/tb_assignment_json.h"
 
 static void test_an_assignment_survives_its_json(void **state)
 {

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "connectors/runtime/tb_assignor.h"
-#include "connectors/runtime/tb_config_state.h"
+#include "connectors/runtime/assignment/tb_assignor.h"
+#include "connectors/runtime/config/tb_config_state.h"
 
 typedef struct {
     char dir[64];

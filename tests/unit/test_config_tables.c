@@ -11,8 +11,8 @@
 #include <strings.h>
 
 #include "connectors/converters/tb_converter.h"
-#include "connectors/runtime/tb_connector_config.h"
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/runtime/config/tb_connector_config.h"
+#include "connectors/tb_plugin.h"
 #include "server/tb_worker_config.h"
 
 static const char *const converter_classes[] = {

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "connectors/kafka/tb_consumer_protocol.h"
+#include "connectors/runtime/cluster/tb_consumer_protocol.h"
 
 /* version 1; topics "other" [0, 3] and "coord" [0]; user data null. */
 static const unsigned char two_topics[] = {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/tb_plugin.h"
 
 #define POLL_MAX 16
 

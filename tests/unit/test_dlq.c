@@ -4,7 +4,7 @@
 #include <librdkafka/rdkafka_mock.h>
 #include <string.h>
 
-#include "connectors/kafka/tb_dlq.h"
+#include "connectors/runtime/task/tb_dlq.h"
 
 #define PRODUCE_API_KEY 0 /* Kafka's ApiKey of Produce requests */
 #define FLUSH_MS 10000

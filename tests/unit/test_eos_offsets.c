@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connectors/kafka/tb_eos_offsets.h"
-#include "connectors/kafka/tb_progress_marker.h"
+#include "connectors/runtime/source/eos/tb_eos_offsets.h"
+#include "connectors/runtime/source/eos/tb_progress_marker.h"
 
 static void test_marker_metadata(void **state)
 {

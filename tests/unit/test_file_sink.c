@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/tb_plugin.h"
 
 /* The whole of path, NUL-terminated (free it). */
 static char *contents(const char *path)

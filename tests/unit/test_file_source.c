@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/tb_plugin.h"
 
 #define POLL_MAX 16
 

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "connectors/converters/tb_converter.h"
-#include "connectors/runtime/tb_connector_config.h"
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/runtime/config/tb_connector_config.h"
+#include "connectors/tb_plugin.h"
 #include "server/tb_worker_config.h"
 
 #define SIMPLE "org.apache.kafka.connect.storage.SimpleHeaderConverter"

@@ -20,7 +20,7 @@
 #include <curl/curl.h>
 #include <microhttpd.h>
 
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/tb_plugin.h"
 #include "core/tb_time.h"
 
 extern const tb_plugin_t tb_http_sink_plugin;

@@ -3,7 +3,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "connectors/runtime/tb_incremental_assignment.h"
+#include "connectors/runtime/assignment/tb_incremental_assignment.h"
 
 /* Two connectors with three tasks each: 2 connectors and 6 tasks in all. */
 static const tb_work_t all_work[] = {

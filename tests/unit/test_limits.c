@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "connectors/runtime/tb_limits.h"
+#include "connectors/tb_limits.h"
 
 typedef struct {
     char root[64];   /* a fresh temporary directory */

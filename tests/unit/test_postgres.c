@@ -10,14 +10,14 @@
 #include "connectors/postgres/tb_pg_config.h"
 #include "connectors/postgres/tb_pg_envelope.h"
 #include "connectors/postgres/tb_pg_events.h"
-#include "connectors/postgres/tb_pg_transaction.h"
 #include "connectors/postgres/tb_pg_records.h"
 #include "connectors/postgres/tb_pg_relation.h"
+#include "connectors/postgres/tb_pg_transaction.h"
 #include "connectors/postgres/tb_pg_types.h"
 #include "connectors/postgres/tb_pg_unknown.h"
 #include "connectors/postgres/tb_pgoutput.h"
-#include "connectors/runtime/tb_connector_config.h"
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/runtime/config/tb_connector_config.h"
+#include "connectors/tb_plugin.h"
 
 /* A message under construction, written as on the wire. */
 typedef struct {

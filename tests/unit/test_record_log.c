@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "connectors/runtime/tb_record_log.h"
+#include "connectors/runtime/task/tb_record_log.h"
 
 static void test_coordinates_only_without_messages(void **state)
 {

@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "connectors/runtime/sink_engine_internal.h"
-#include "connectors/runtime/tb_connector_config.h"
-#include "connectors/runtime/tb_task_engine.h"
+#include "connectors/runtime/config/tb_connector_config.h"
+#include "connectors/runtime/sink/sink_engine_internal.h"
+#include "connectors/runtime/task/tb_task_engine.h"
 #include "core/tb_metrics.h"
 #include "core/tb_time.h"
 

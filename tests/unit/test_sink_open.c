@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connectors/runtime/tb_sink_open.h"
+#include "connectors/runtime/sink/tb_sink_open.h"
 
 static int closed;
 

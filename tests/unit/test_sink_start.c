@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "connectors/runtime/tb_sink_start.h"
+#include "connectors/runtime/sink/tb_sink_start.h"
 
 static tb_start_t resolve(int64_t stored, int64_t committed, int64_t low, int64_t high,
                           tb_reset_policy_t reset)

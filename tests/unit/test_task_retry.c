@@ -2,7 +2,7 @@
 
 #include <jansson.h>
 
-#include "connectors/runtime/tb_task_retry.h"
+#include "connectors/runtime/task/tb_task_retry.h"
 
 static tb_task_retry_t schedule(long long timeout_ms, long long delay_max_ms)
 {

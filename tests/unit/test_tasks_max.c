@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-#include "connectors/runtime/tb_connector_config.h"
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/runtime/config/tb_connector_config.h"
+#include "connectors/tb_plugin.h"
 
 /* The parsed values of a file sink with these keys set. */
 static json_t *values_of(const char *tasks_max, const char *enforce)

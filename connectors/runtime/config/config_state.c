@@ -1,0 +1,211 @@
+#include "connectors/runtime/config/tb_config_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tb_log.h"
+
+struct tb_config_state {
+    tb_store_t *store;
+    tb_known_connector_t *connectors;
+    unsigned long generations; /* the last task-config generation given */
+};
+
+tb_config_state_t *tb_config_state_create(tb_store_t *store)
+{
+    tb_config_state_t *state = calloc(1, sizeof(*state));
+    state->store = store;
+    return state;
+}
+
+static void known_free(tb_known_connector_t *c)
+{
+    json_decref(c->config);
+    json_decref(c->task_configs);
+    free(c->name);
+    free(c);
+}
+
+void tb_config_state_destroy(tb_config_state_t *state)
+{
+    if (state == NULL) {
+        return;
+    }
+    while (state->connectors != NULL) {
+        tb_known_connector_t *c = state->connectors;
+        state->connectors = c->next;
+        known_free(c);
+    }
+    free(state);
+}
+
+/* Adds an entry for name, taking references to config and task_configs. */
+static tb_known_connector_t *known_add(tb_config_state_t *state, const char *name,
+                                       json_t *config, const tb_plugin_t *plugin,
+                                       tb_target_state_t target, json_t *task_configs)
+{
+    tb_known_connector_t *c = calloc(1, sizeof(*c));
+    c->name = strdup(name);
+    c->config = json_incref(config);
+    c->plugin = plugin;
+    c->target = target;
+    c->task_configs = json_incref(task_configs);
+    c->task_generation = ++state->generations;
+    c->next = state->connectors;
+    state->connectors = c;
+    return c;
+}
+
+/* The plugin of a stored row, or NULL (logged) when this build lacks it. */
+static const tb_plugin_t *plugin_of(const tb_store_connector_t *stored)
+{
+    const char *class_name =
+        json_string_value(json_object_get(stored->config, "connector.class"));
+    const tb_plugin_t *plugin = tb_plugin_find(class_name);
+    if (plugin == NULL) {
+        TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", stored->name, -1,
+                    "stored connector names class %s, which this build does not "
+                    "have; it is not started",
+                    class_name ? class_name : "(none)");
+    }
+    return plugin;
+}
+
+static int load_one(const tb_store_connector_t *stored, void *opaque)
+{
+    tb_config_state_t *state = opaque;
+    const tb_plugin_t *plugin = plugin_of(stored);
+    if (plugin == NULL) {
+        return 0;
+    }
+    json_t *config = json_deep_copy(stored->config);
+    json_t *task_configs = json_deep_copy(stored->task_configs);
+    known_add(state, stored->name, config, plugin, stored->target, task_configs);
+    json_decref(config);
+    json_decref(task_configs);
+    return 0;
+}
+
+int tb_config_state_load(tb_config_state_t *state, char *errstr, size_t errstr_size)
+{
+    return tb_store_connectors_load(state->store, load_one, state, errstr, errstr_size);
+}
+
+/* Drops connector name's entry from the view. */
+static void known_drop(tb_config_state_t *state, const char *name)
+{
+    for (tb_known_connector_t **link = &state->connectors; *link != NULL;
+         link = &(*link)->next) {
+        if (strcmp((*link)->name, name) == 0) {
+            tb_known_connector_t *c = *link;
+            *link = c->next;
+            known_free(c);
+            break;
+        }
+    }
+}
+
+/* Sets c's fields, taking references to config and task_configs; new task
+ * configs are a new generation. */
+static void known_set(tb_config_state_t *state, tb_known_connector_t *c, json_t *config,
+                      const tb_plugin_t *plugin, tb_target_state_t target,
+                      json_t *task_configs)
+{
+    if (!json_equal(c->task_configs, task_configs)) {
+        c->task_generation = ++state->generations;
+    }
+    json_incref(config);
+    json_decref(c->config);
+    c->config = config;
+    c->plugin = plugin;
+    c->target = target;
+    json_incref(task_configs);
+    json_decref(c->task_configs);
+    c->task_configs = task_configs;
+}
+
+typedef struct {
+    tb_config_state_t *state;
+    const char *name;
+    tb_known_connector_t *found;
+} reread_t;
+
+static int reread_one(const tb_store_connector_t *stored, void *opaque)
+{
+    reread_t *r = opaque;
+    const tb_plugin_t *plugin =
+        strcmp(stored->name, r->name) == 0 ? plugin_of(stored) : NULL;
+    if (plugin == NULL) {
+        return 0;
+    }
+    json_t *config = json_deep_copy(stored->config);
+    json_t *task_configs = json_deep_copy(stored->task_configs);
+    r->found = tb_config_state_find(r->state, r->name);
+    if (r->found == NULL) {
+        r->found =
+            known_add(r->state, r->name, config, plugin, stored->target, task_configs);
+    } else {
+        known_set(r->state, r->found, config, plugin, stored->target, task_configs);
+    }
+    json_decref(config);
+    json_decref(task_configs);
+    return 0;
+}
+
+int tb_config_state_reread(tb_config_state_t *state, const char *name,
+                           tb_known_connector_t **out, char *errstr, size_t errstr_size)
+{
+    reread_t r = {state, name, NULL};
+    if (tb_store_connectors_load(state->store, reread_one, &r, errstr, errstr_size) !=
+        0) {
+        return -1;
+    }
+    if (r.found == NULL) {
+        known_drop(state, name);
+    }
+    *out = r.found;
+    return 0;
+}
+
+tb_known_connector_t *tb_config_state_first(const tb_config_state_t *state)
+{
+    return state->connectors;
+}
+
+tb_known_connector_t *tb_config_state_find(const tb_config_state_t *state,
+                                           const char *name)
+{
+    for (tb_known_connector_t *c = state->connectors; c != NULL; c = c->next) {
+        if (strcmp(c->name, name) == 0) {
+            return c;
+        }
+    }
+    return NULL;
+}
+
+tb_known_connector_t *tb_config_state_put(tb_config_state_t *state, const char *name,
+                                          json_t *config, const tb_plugin_t *plugin,
+                                          tb_target_state_t target, json_t *task_configs,
+                                          char *msg, size_t msg_size)
+{
+    tb_store_connector_t row = {name, config, target, task_configs};
+    if (tb_store_connector_put(state->store, &row, msg, msg_size) != 0) {
+        return NULL;
+    }
+    tb_known_connector_t *c = tb_config_state_find(state, name);
+    if (c == NULL) {
+        return known_add(state, name, config, plugin, target, task_configs);
+    }
+    known_set(state, c, config, plugin, target, task_configs);
+    return c;
+}
+
+int tb_config_state_remove(tb_config_state_t *state, const char *name, char *msg,
+                           size_t msg_size)
+{
+    if (tb_store_connector_delete(state->store, name, msg, msg_size) != 0) {
+        return -1;
+    }
+    known_drop(state, name);
+    return 0;
+}

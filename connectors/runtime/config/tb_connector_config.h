@@ -1,0 +1,95 @@
+/*
+ * tb_connector_config.h - the keys Kafka Connect defines for every
+ * connector (name, connector.class, tasks.max, converters, errors.*, and the
+ * sink or source specific ones), and validation of a whole connector config
+ * against them and its plugin's own table.
+ */
+#ifndef TB_CONNECTOR_CONFIG_H
+#define TB_CONNECTOR_CONFIG_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "connectors/tb_plugin.h"
+
+/* Framework keys of every connector, of sinks, and of sources. */
+extern const tb_config_table_t tb_connector_common_table;
+extern const tb_config_table_t tb_connector_sink_table;
+extern const tb_config_table_t tb_connector_source_table;
+
+/* The tables that define a connector of plugin, in Connect's order for
+ * ConfigInfos: the framework's keys (common, then sink or source), then the
+ * plugin's own. Returns their count (3). */
+size_t tb_connector_config_tables(const tb_plugin_t *plugin,
+                                  const tb_config_table_t *tables[3]);
+
+/* Validates raw (an object of strings) for plugin. Returns the parsed values
+ * (new reference) and fills errors (name -> array of messages) with every
+ * problem, including the checks across keys (topics vs topics.regex). */
+json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *raw,
+                                     json_t *errors);
+
+/* Whether a source connector with these parsed values runs its tasks in
+ * Kafka transactions, as in Connect: with exactly.once.support=required
+ * always (the herder refuses it where the worker cannot), with requested
+ * when worker_exactly_once (exactly.once.source.support=enabled on a real
+ * cluster). False for a sink. */
+bool tb_connector_config_transactional(const json_t *values, bool worker_exactly_once);
+
+/* Adds to errors what keeps a source connector with these parsed values from
+ * running in transactions: a transaction.boundary other than poll. */
+void tb_connector_config_check_transactions(const json_t *values, json_t *errors);
+
+/* Checks the count of task configs connector name's plugin generated
+ * against tasks.max of its parsed values, as Connect's worker does. Returns
+ * 0 when they may run: msg is then empty, or holds the warning to log when
+ * they exceed tasks.max and tasks.max.enforce is false. Returns -1 when
+ * tasks.max.enforce refuses them, with Connect's TooManyTasksException
+ * message in msg. */
+int tb_connector_config_check_task_count(const char *name, const json_t *values,
+                                         size_t generated, char *msg, size_t msg_size);
+
+/* Connect's ConfigInfos for raw with the errors found by validating it
+ * (borrowed). New reference. */
+json_t *tb_connector_config_infos(const tb_plugin_t *plugin, const json_t *raw,
+                                  const json_t *errors);
+
+/* The ConfigKeyInfo array of /connector-plugins/{p}/config: the plugin's
+ * own keys, then the framework's, as Connect lists them (new reference). */
+json_t *tb_connector_config_keys(const tb_plugin_t *plugin);
+
+/* True when key of a connector config of plugin holds a secret: a
+ * PASSWORD key of its tables, a Kafka client secret (sasl.password,
+ * sasl.jaas.config, ...) bare or under a client prefix, or a converter's
+ * PASSWORD setting (value.converter.basic.auth.user.info, ...). */
+bool tb_connector_config_secret_key(const tb_plugin_t *plugin, const char *key);
+
+/* True when key is a header list of plugin (TB_CONFIG_ROLE_HEADERS) whose
+ * credential headers' values are secrets. */
+bool tb_connector_config_headers_key(const tb_plugin_t *plugin, const char *key);
+
+/* A copy of raw with PASSWORD values of every table, literal secrets of
+ * tb_connector_config_secret_key() keys, and literal credential header
+ * values shown as "[hidden]"; other references stay as written. New
+ * reference. */
+json_t *tb_connector_config_redact(const tb_plugin_t *plugin, const json_t *raw);
+
+/* A copy of a task config with the plugin's PASSWORD values resolved
+ * (tb_secret.h), for the plugin's task_start only: never store or log it.
+ * NULL with errstr naming the reference when one cannot be resolved. */
+json_t *tb_connector_config_resolve(const tb_plugin_t *plugin, const json_t *config,
+                                    char *errstr, size_t errstr_size);
+
+/* The consumer group of sink connector name: consumer.override.group.id,
+ * else connect-<name>. Written into buf, which is returned. */
+/* True when config (raw, as given) has config.action.reload=restart (the
+ * default, in any case) and a value that references a secret: Connect would
+ * restart the connector when that secret changes, which tributary does not
+ * detect; a reference is resolved when a task starts. */
+bool tb_connector_config_reload_unwatched(const json_t *config);
+
+const char *tb_connector_sink_group(const char *name, const json_t *config, char *buf,
+                                    size_t size);
+
+#endif

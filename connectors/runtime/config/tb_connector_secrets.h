@@ -1,0 +1,34 @@
+/*
+ * tb_connector_secrets.h - literal secrets kept out of the store.
+ *
+ * A connector config may hold a secret written literally when the worker
+ * allows it (secrets.literal.allowed=true). Such a secret never reaches
+ * the store: it goes to the worker's secrets file, "<store file>.secrets",
+ * readable by the worker's user only, and the config keeps a
+ * ${file:<secrets file>:<key>} reference in its place.
+ *
+ * Locking: none; the herder calls these under its lock, which keeps the
+ * secrets file's writers one at a time.
+ */
+#ifndef TB_CONNECTOR_SECRETS_H
+#define TB_CONNECTOR_SECRETS_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "connectors/tb_plugin.h"
+
+/* Replaces, in config (changed in place), every literal secret of connector
+ * name (PASSWORD keys and credential headers) by a reference to the
+ * secrets file beside the store at store_path. Returns 0, or -1 with msg
+ * when the secrets file cannot be written. */
+int tb_connector_secrets_externalize(const char *store_path, const char *name,
+                                     const tb_plugin_t *plugin, json_t *config, char *msg,
+                                     size_t msg_size);
+
+/* Removes connector name's entries from the secrets file; a failure is
+ * logged (the connector is gone from the store all the same). */
+void tb_connector_secrets_forget(const char *store_path, const char *name);
+
+#endif

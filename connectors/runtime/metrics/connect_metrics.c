@@ -1,0 +1,398 @@
+/*
+ * connect_metrics.c - Kafka Connect's metric names over tributary's series.
+ * One table per group maps a Connect name to the tributary handle it reads:
+ * as an alias (a total, a count), or as a window over it (tb_metrics_window:
+ * a -rate, an -avg, a -max, a -percentage). All are untyped, as a JMX
+ * exporter serves them, and as promtool accepts names such as
+ * connector_count. Connect's times in ms are served in seconds, under
+ * _seconds instead of _ms (promtool refuses abbreviated units), as a JMX
+ * exporter rule with a valueFactor of 0.001 would.
+ */
+#include "connectors/runtime/metrics/tb_connect_metrics.h"
+
+#include "connectors/runtime/metrics/tb_cluster_metrics.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stddef.h>
+
+static const char *const task_labels[] = {"connector", "task", NULL};
+static const char *const task_status_labels[] = {"connector", "task", "status", NULL};
+static const char *const connector_status_labels[] = {"connector", "status", NULL};
+static const char *const leader_name_labels[] = {"leader_name", NULL};
+
+#define FAMILY(var, metric, labelled, text)                                              \
+    static const tb_metric_def_t var = {                                                 \
+        .name = metric, .type = TB_METRIC_UNTYPED, .help = text, .labels = labelled}
+#define TASK_FAMILY(var, metric, text) FAMILY(var, metric, task_labels, text)
+#define WORKER_FAMILY(var, metric, text) FAMILY(var, metric, NULL, text)
+
+#define SINK "kafka_connect_sink_task_metrics_"
+#define SOURCE "kafka_connect_source_task_metrics_"
+#define TASK "kafka_connect_connector_task_metrics_"
+#define ERRORS "kafka_connect_task_error_metrics_"
+#define WORKER "kafka_connect_connect_worker_metrics_"
+#define REBALANCE "kafka_connect_connect_worker_rebalance_metrics_"
+
+TASK_FAMILY(sink_read, SINK "sink_record_read_total",
+            "Connect's sink-record-read-total: tributary_task_records_read_total.");
+TASK_FAMILY(sink_read_rate, SINK "sink_record_read_rate",
+            "Connect's sink-record-read-rate: sink-record-read-total per second.");
+TASK_FAMILY(sink_send, SINK "sink_record_send_total",
+            "Connect's sink-record-send-total: tributary_task_records_written_total.");
+TASK_FAMILY(sink_send_rate, SINK "sink_record_send_rate",
+            "Connect's sink-record-send-rate: sink-record-send-total per second.");
+TASK_FAMILY(partition_count, SINK "partition_count",
+            "Connect's partition-count: tributary_sink_task_partitions.");
+TASK_FAMILY(completions, SINK "offset_commit_completion_total",
+            "Connect's offset-commit-completion-total: "
+            "tributary_task_offset_commits_total{result=\"success\"}.");
+TASK_FAMILY(completion_rate, SINK "offset_commit_completion_rate",
+            "Connect's offset-commit-completion-rate: completions per second.");
+TASK_FAMILY(skips, SINK "offset_commit_skip_total",
+            "Connect's offset-commit-skip-total: always 0, tributary skips no commit.");
+TASK_FAMILY(skip_rate, SINK "offset_commit_skip_rate",
+            "Connect's offset-commit-skip-rate: always 0.");
+TASK_FAMILY(put_max, SINK "put_batch_max_time_seconds",
+            "Connect's put-batch-max-time-ms, in seconds: the longest put().");
+TASK_FAMILY(put_avg, SINK "put_batch_avg_time_seconds",
+            "Connect's put-batch-avg-time-ms, in seconds: the mean put().");
+
+TASK_FAMILY(source_poll, SOURCE "source_record_poll_total",
+            "Connect's source-record-poll-total: tributary_task_records_read_total.");
+TASK_FAMILY(source_poll_rate, SOURCE "source_record_poll_rate",
+            "Connect's source-record-poll-rate: source-record-poll-total per second.");
+TASK_FAMILY(source_write, SOURCE "source_record_write_total",
+            "Connect's source-record-write-total: tributary_task_records_written_total.");
+TASK_FAMILY(source_write_rate, SOURCE "source_record_write_rate",
+            "Connect's source-record-write-rate: source-record-write-total per second.");
+TASK_FAMILY(source_active, SOURCE "source_record_active_count",
+            "Connect's source-record-active-count: tributary_source_in_flight_records.");
+TASK_FAMILY(poll_max, SOURCE "poll_batch_max_time_seconds",
+            "Connect's poll-batch-max-time-ms, in seconds: the longest poll().");
+TASK_FAMILY(poll_avg, SOURCE "poll_batch_avg_time_seconds",
+            "Connect's poll-batch-avg-time-ms, in seconds: the mean poll().");
+
+TASK_FAMILY(commit_max, TASK "offset_commit_max_time_seconds",
+            "Connect's offset-commit-max-time-ms, in seconds: the longest commit.");
+TASK_FAMILY(commit_avg, TASK "offset_commit_avg_time_seconds",
+            "Connect's offset-commit-avg-time-ms, in seconds: the mean commit.");
+TASK_FAMILY(commit_success, TASK "offset_commit_success_percentage",
+            "Connect's offset-commit-success-percentage: the share (0 to 1) of "
+            "commits that succeeded.");
+TASK_FAMILY(commit_failure, TASK "offset_commit_failure_percentage",
+            "Connect's offset-commit-failure-percentage: the share (0 to 1) of "
+            "commits that failed.");
+TASK_FAMILY(batch_max, TASK "batch_size_max",
+            "Connect's batch-size-max: the most records of one put() or poll().");
+TASK_FAMILY(batch_avg, TASK "batch_size_avg",
+            "Connect's batch-size-avg: the mean records of one put() or poll().");
+
+TASK_FAMILY(errors, ERRORS "total_record_errors",
+            "Connect's total-record-errors: tributary_task_record_errors_total.");
+TASK_FAMILY(failures, ERRORS "total_record_failures",
+            "Connect's total-record-failures: tributary_task_failed_attempts_total.");
+TASK_FAMILY(skipped, ERRORS "total_records_skipped",
+            "Connect's total-records-skipped: tributary_task_records_dropped_total.");
+TASK_FAMILY(retries, ERRORS "total_retries",
+            "Connect's total-retries: tributary_task_retries_total.");
+TASK_FAMILY(logged, ERRORS "total_errors_logged",
+            "Connect's total-errors-logged: tributary_task_errors_logged_total.");
+TASK_FAMILY(dlq_requests, ERRORS "deadletterqueue_produce_requests",
+            "Connect's deadletterqueue-produce-requests: "
+            "tributary_task_records_dlq_total.");
+TASK_FAMILY(dlq_failures, ERRORS "deadletterqueue_produce_failures",
+            "Connect's deadletterqueue-produce-failures: "
+            "tributary_task_dlq_failures_total.");
+TASK_FAMILY(last_error, ERRORS "last_error_timestamp",
+            "Connect's last-error-timestamp: when an attempt last failed, in ms since "
+            "the epoch; 0 before.");
+
+WORKER_FAMILY(connector_count, WORKER "connector_count",
+              "Connect's connector-count: the connectors of this worker.");
+WORKER_FAMILY(task_count, WORKER "task_count",
+              "Connect's task-count: the tasks of this worker.");
+WORKER_FAMILY(connector_attempts, WORKER "connector_startup_attempts_total",
+              "Connect's connector-startup-attempts-total: "
+              "tributary_connector_startup_attempts_total.");
+WORKER_FAMILY(connector_successes, WORKER "connector_startup_success_total",
+              "Connect's connector-startup-success-total: "
+              "tributary_connector_startups_total{result=\"success\"}.");
+WORKER_FAMILY(connector_failures, WORKER "connector_startup_failure_total",
+              "Connect's connector-startup-failure-total: "
+              "tributary_connector_startups_total{result=\"failure\"}.");
+WORKER_FAMILY(connector_success_share, WORKER "connector_startup_success_percentage",
+              "Connect's connector-startup-success-percentage: the share (0 to 1) of "
+              "connector startups that succeeded.");
+WORKER_FAMILY(connector_failure_share, WORKER "connector_startup_failure_percentage",
+              "Connect's connector-startup-failure-percentage: the share (0 to 1) of "
+              "connector startups that failed.");
+WORKER_FAMILY(task_attempts, WORKER "task_startup_attempts_total",
+              "Connect's task-startup-attempts-total: "
+              "tributary_task_startup_attempts_total.");
+WORKER_FAMILY(task_successes, WORKER "task_startup_success_total",
+              "Connect's task-startup-success-total: "
+              "tributary_task_startups_total{result=\"success\"}.");
+WORKER_FAMILY(task_failures, WORKER "task_startup_failure_total",
+              "Connect's task-startup-failure-total: "
+              "tributary_task_startups_total{result=\"failure\"}.");
+WORKER_FAMILY(task_success_share, WORKER "task_startup_success_percentage",
+              "Connect's task-startup-success-percentage: the share (0 to 1) of task "
+              "startups that succeeded.");
+WORKER_FAMILY(task_failure_share, WORKER "task_startup_failure_percentage",
+              "Connect's task-startup-failure-percentage: the share (0 to 1) of task "
+              "startups that failed.");
+
+WORKER_FAMILY(
+    completed_rebalances, REBALANCE "completed_rebalances_total",
+    "Connect's completed-rebalances-total: tributary_cluster_rebalances_total.");
+WORKER_FAMILY(rebalance_epoch, REBALANCE "epoch",
+              "Connect's epoch: tributary_cluster_assignment_epoch, the epoch of the "
+              "assignment this worker runs.");
+WORKER_FAMILY(rebalancing, REBALANCE "rebalancing",
+              "Connect's rebalancing: tributary_cluster_rebalancing, 1 while a "
+              "rebalance is under way.");
+WORKER_FAMILY(rebalance_max, REBALANCE "rebalance_max_time_seconds",
+              "Connect's rebalance-max-time-ms, in seconds: the longest rebalance "
+              "(tributary_cluster_rebalance_seconds).");
+WORKER_FAMILY(rebalance_avg, REBALANCE "rebalance_avg_time_seconds",
+              "Connect's rebalance-avg-time-ms, in seconds: the mean rebalance "
+              "(tributary_cluster_rebalance_seconds).");
+WORKER_FAMILY(since_rebalance, REBALANCE "time_since_last_rebalance_seconds",
+              "Connect's time-since-last-rebalance-ms, in seconds: since this worker "
+              "last completed a rebalance; +Inf before the first.");
+static const tb_metric_def_t leader_name = {
+    .name = REBALANCE "leader_name",
+    .type = TB_METRIC_UNTYPED,
+    .help = "Connect's leader-name: 1, labelled with the REST URL of the leader this "
+            "worker knows.",
+    .labels = leader_name_labels};
+
+static const tb_metric_def_t task_status = {
+    .name = TASK "status",
+    .type = TB_METRIC_UNTYPED,
+    .help = "Connect's connector-task-metrics status, as tributary_state: 1 for the "
+            "task's current status, 0 for the others.",
+    .labels = task_status_labels};
+static const tb_metric_def_t connector_status = {
+    .name = "kafka_connect_connector_metrics_status",
+    .type = TB_METRIC_UNTYPED,
+    .help = "Connect's connector-metrics status, as tributary_state{task=\"connector\"}: "
+            "1 for the connector's current status, 0 for the others.",
+    .labels = connector_status_labels};
+
+/* A Connect name over the handles at offsets a (and b) of a tributary
+ * struct: an alias of a, or a window. */
+typedef struct {
+    const tb_metric_def_t *def;
+    bool windowed;
+    tb_window_kind_t kind;
+    size_t a, b;
+    double none;
+} rule_t;
+
+#define NO_FIELD ((size_t)-1)
+#define ALIAS(def, type, field)                                                          \
+    {                                                                                    \
+        &def, false, 0, offsetof(type, field), NO_FIELD, 0                               \
+    }
+#define RATE(def, type, field)                                                           \
+    {                                                                                    \
+        &def, true, TB_WINDOW_RATE, offsetof(type, field), NO_FIELD, 0                   \
+    }
+#define MAX(def, type, field)                                                            \
+    {                                                                                    \
+        &def, true, TB_WINDOW_MAX, offsetof(type, field), NO_FIELD, 0                    \
+    }
+/* Kafka's Avg is NaN without samples, its Frequencies 0. */
+#define AVG(def, type, field)                                                            \
+    {                                                                                    \
+        &def, true, TB_WINDOW_RATIO, offsetof(type, field), offsetof(type, field), NAN   \
+    }
+#define SHARE(def, type, part, other)                                                    \
+    {                                                                                    \
+        &def, true, TB_WINDOW_SHARE, offsetof(type, part), offsetof(type, other), 0      \
+    }
+
+#define T tb_task_metrics_t
+static const rule_t sink_rules[] = {
+    ALIAS(sink_read, T, records_read),
+    RATE(sink_read_rate, T, records_read),
+    ALIAS(sink_send, T, records_written),
+    RATE(sink_send_rate, T, records_written),
+    ALIAS(partition_count, T, partitions),
+    ALIAS(completions, T, commits_succeeded),
+    RATE(completion_rate, T, commits_succeeded),
+    RATE(skip_rate, T, connect.commit_skips),
+    MAX(put_max, T, batch_seconds),
+    AVG(put_avg, T, batch_seconds),
+};
+static const rule_t source_task_rules[] = {
+    ALIAS(source_poll, T, records_read),     RATE(source_poll_rate, T, records_read),
+    ALIAS(source_write, T, records_written), RATE(source_write_rate, T, records_written),
+    MAX(poll_max, T, batch_seconds),         AVG(poll_avg, T, batch_seconds),
+};
+/* connector-task-metrics and task-error-metrics, of sinks and sources */
+static const rule_t task_rules[] = {
+    MAX(commit_max, T, commit_seconds),
+    AVG(commit_avg, T, commit_seconds),
+    SHARE(commit_success, T, commits_succeeded, commits_failed),
+    SHARE(commit_failure, T, commits_failed, commits_succeeded),
+    MAX(batch_max, T, batch_records),
+    AVG(batch_avg, T, batch_records),
+    ALIAS(errors, T, record_errors),
+    ALIAS(failures, T, failed_attempts),
+    ALIAS(skipped, T, records_dropped),
+    ALIAS(retries, T, retries),
+    ALIAS(logged, T, errors_logged),
+    ALIAS(dlq_requests, T, records_dlq),
+    ALIAS(dlq_failures, T, dlq_failures),
+};
+#undef T
+static const rule_t source_delivery_rules[] = {
+    ALIAS(source_active, tb_source_metrics_t, in_flight),
+};
+#define S tb_state_metrics_t
+static const rule_t connector_worker_rules[] = {
+    ALIAS(connector_attempts, S, startup_attempts),
+    ALIAS(connector_successes, S, startups_succeeded),
+    ALIAS(connector_failures, S, startups_failed),
+    SHARE(connector_success_share, S, startups_succeeded, startups_failed),
+    SHARE(connector_failure_share, S, startups_failed, startups_succeeded),
+};
+static const rule_t task_worker_rules[] = {
+    ALIAS(task_attempts, S, startup_attempts),
+    ALIAS(task_successes, S, startups_succeeded),
+    ALIAS(task_failures, S, startups_failed),
+    SHARE(task_success_share, S, startups_succeeded, startups_failed),
+    SHARE(task_failure_share, S, startups_failed, startups_succeeded),
+};
+#undef S
+#define C tb_cluster_metrics_t
+static const rule_t rebalance_rules[] = {
+    ALIAS(completed_rebalances, C, rebalances), ALIAS(rebalance_epoch, C, epoch),
+    ALIAS(rebalancing, C, rebalancing),         MAX(rebalance_max, C, rebalance_seconds),
+    AVG(rebalance_avg, C, rebalance_seconds),
+};
+#undef C
+
+#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+_Static_assert(COUNT(sink_rules) + COUNT(task_rules) <= TB_CONNECT_ALIASES_MAX,
+               "room for the sink's");
+_Static_assert(COUNT(source_task_rules) + COUNT(task_rules) <= TB_CONNECT_ALIASES_MAX,
+               "and a source's");
+_Static_assert(TB_SHOWN_STATE_COUNT + COUNT(task_worker_rules) <= TB_CONNECT_ALIASES_MAX,
+               "and the states");
+_Static_assert(COUNT(rebalance_rules) <= TB_CONNECT_ALIASES_MAX, "and a cluster's");
+
+static tb_series_t *handle_at(const void *owner, size_t field)
+{
+    return field == NO_FIELD ? NULL
+                             : *(tb_series_t *const *)((const char *)owner + field);
+}
+
+/* Fills c's aliases from *next on with the rules over owner's handles. */
+static void take_rules(tb_connect_metrics_t *c, size_t *next, const void *owner,
+                       const rule_t *rules, size_t count, const char *const *values)
+{
+    for (size_t i = 0; i < count; i++) {
+        const rule_t *rule = &rules[i];
+        tb_series_t *a = handle_at(owner, rule->a);
+        c->aliases[(*next)++] =
+            rule->windowed
+                ? tb_metrics_window(rule->def, values,
+                                    &(tb_window_t){.kind = rule->kind,
+                                                   .a = a,
+                                                   .b = handle_at(owner, rule->b),
+                                                   .none = rule->none})
+                : tb_metrics_alias(rule->def, values, a);
+    }
+}
+
+void tb_connect_task_take(tb_connect_metrics_t *c, const tb_task_metrics_t *m,
+                          const char *connector, const char *task, int sink)
+{
+    const char *values[] = {connector, task, NULL};
+    size_t next = 0;
+    *c = (tb_connect_metrics_t){0};
+    c->last_error = tb_metrics_series(&last_error, values);
+    if (sink) {
+        c->commit_skips = tb_metrics_series(&skips, values);
+    }
+    /* c is m->connect: the rules read its commit_skips through m */
+    take_rules(c, &next, m, sink ? sink_rules : source_task_rules,
+               sink ? COUNT(sink_rules) : COUNT(source_task_rules), values);
+    take_rules(c, &next, m, task_rules, COUNT(task_rules), values);
+}
+
+void tb_connect_source_take(tb_connect_metrics_t *c, const tb_source_metrics_t *m,
+                            const char *connector, const char *task)
+{
+    const char *values[] = {connector, task, NULL};
+    size_t next = 0;
+    *c = (tb_connect_metrics_t){0};
+    take_rules(c, &next, m, source_delivery_rules, COUNT(source_delivery_rules), values);
+}
+
+/* Connect's spelling of a state: "RUNNING" as "running". */
+static void status_text(tb_state_t state, char *buf, size_t size)
+{
+    const char *name = tb_state_name(state);
+    size_t n = 0;
+    for (; name[n] != '\0' && n + 1 < size; n++) {
+        buf[n] = (char)tolower((unsigned char)name[n]);
+    }
+    buf[n] = '\0';
+}
+
+void tb_connect_state_take(tb_connect_metrics_t *c, const tb_state_metrics_t *m,
+                           const char *connector, const char *task)
+{
+    size_t next = 0;
+    *c = (tb_connect_metrics_t){0};
+    for (size_t i = 0; i < TB_SHOWN_STATE_COUNT; i++) {
+        char status[32];
+        status_text(tb_shown_states[i], status, sizeof(status));
+        const char *task_values[] = {connector, task, status, NULL};
+        const char *connector_values[] = {connector, status, NULL};
+        c->aliases[next++] =
+            task != NULL
+                ? tb_metrics_alias(&task_status, task_values, m->states[i])
+                : tb_metrics_alias(&connector_status, connector_values, m->states[i]);
+    }
+    take_rules(c, &next, m, task != NULL ? task_worker_rules : connector_worker_rules,
+               task != NULL ? COUNT(task_worker_rules) : COUNT(connector_worker_rules),
+               NULL);
+    c->worker_count =
+        tb_metrics_series(task != NULL ? &task_count : &connector_count, NULL);
+    tb_series_add(c->worker_count, 1);
+}
+
+void tb_connect_rebalance_take(tb_connect_metrics_t *c, const tb_cluster_metrics_t *m)
+{
+    size_t next = 0;
+    *c = (tb_connect_metrics_t){0};
+    take_rules(c, &next, m, rebalance_rules, COUNT(rebalance_rules), NULL);
+    c->since_rebalance = tb_metrics_series(&since_rebalance, NULL);
+}
+
+tb_series_t *tb_connect_leader_name(const char *url)
+{
+    return tb_metrics_series(&leader_name, (const char *const[]){url, NULL});
+}
+
+void tb_connect_release(tb_connect_metrics_t *c)
+{
+    for (size_t i = 0; i < TB_CONNECT_ALIASES_MAX; i++) {
+        tb_series_release(c->aliases[i]);
+        c->aliases[i] = NULL;
+    }
+    tb_series_add(c->worker_count, -1);
+    tb_series_t **own[] = {&c->worker_count, &c->last_error, &c->commit_skips,
+                           &c->since_rebalance};
+    for (size_t i = 0; i < COUNT(own); i++) {
+        tb_series_release(*own[i]);
+        *own[i] = NULL;
+    }
+}

@@ -1,0 +1,55 @@
+/*
+ * tb_connect_metrics.h - Kafka Connect's metric names, served next to
+ * tributary's own for dashboards built on Connect's JMX metrics.
+ *
+ * The names are what a JMX exporter makes of Connect's MBeans: an attribute
+ * A of kafka.connect:type=T becomes kafka_connect_<T>_<A>, lowercase with
+ * '-' as '_', labelled connector and task where the MBean has them
+ * (docs/OPERATIONS.md lists each with its source); a time in ms is served
+ * in seconds, its name ending _seconds. Every one is an alias
+ * (tb_metrics_alias) of a tributary series, or a window over tributary
+ * series (tb_metrics_window: Connect's -rate, -avg, -max and -percentage
+ * attributes), so no record is counted twice; only connector-count,
+ * task-count, last-error-timestamp, offset-commit-skip-total,
+ * time-since-last-rebalance-ms and leader-name have values of their own,
+ * changed when a connector or task comes and goes, when an attempt fails,
+ * never, at each tick of the cluster's thread, and when the leader
+ * changes.
+ */
+#ifndef TB_CONNECT_METRICS_H
+#define TB_CONNECT_METRICS_H
+
+#include "connectors/runtime/metrics/tb_task_metrics.h"
+
+/* Each take fills c with the aliases of one group of tributary series,
+ * already taken in m; release them with tb_connect_release() before m's. */
+
+/* sink-task-metrics or source-task-metrics, connector-task-metrics and
+ * task-error-metrics. c must be &m->connect. */
+void tb_connect_task_take(tb_connect_metrics_t *c, const tb_task_metrics_t *m,
+                          const char *connector, const char *task, int sink);
+/* source-task-metrics over the source's delivery. */
+void tb_connect_source_take(tb_connect_metrics_t *c, const tb_source_metrics_t *m,
+                            const char *connector, const char *task);
+/* connector-metrics (task NULL) or connector-task-metrics status, and
+ * connect-worker-metrics connector-count and connector-startup-* or
+ * task-count and task-startup-*. */
+void tb_connect_state_take(tb_connect_metrics_t *c, const tb_state_metrics_t *m,
+                           const char *connector, const char *task);
+
+/* connect-worker-rebalance-metrics over a distributed worker's cluster
+ * series (tb_cluster_metrics.h): completed-rebalances-total, epoch,
+ * rebalancing, rebalance-max-time-ms and rebalance-avg-time-ms, and
+ * time-since-last-rebalance-ms (c->since_rebalance, set by its owner). */
+struct tb_cluster_metrics;
+void tb_connect_rebalance_take(tb_connect_metrics_t *c,
+                               const struct tb_cluster_metrics *m);
+
+/* Connect's leader-name: a new series labelled with the leader's url, for
+ * its owner to set to 1 and release when the leader changes. */
+tb_series_t *tb_connect_leader_name(const char *url);
+
+/* Releases what a take filled in; a zeroed c is a no-op. */
+void tb_connect_release(tb_connect_metrics_t *c);
+
+#endif
