@@ -1,5 +1,5 @@
 /*
- * test_pool.c - the bounded task pool of connectors/runtime/worker/tb_pool.h: wakes,
+ * test_pool.c - the bounded task pool of core/tb_pool.h: wakes,
  * reruns, timers, parking, destroy in every state, fairness and a thread
  * count that does not grow with the number of jobs.
  *
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "connectors/runtime/worker/tb_pool.h"
+#include "core/tb_pool.h"
 
 #define WAIT_LIMIT_MS 10000
 

@@ -17,9 +17,9 @@
 #include "connectors/runtime/source/eos/tb_eos_offsets.h"
 #include "connectors/runtime/source/eos/tb_fencing.h"
 #include "connectors/runtime/task/tb_dlq.h"
-#include "connectors/runtime/worker/tb_pool.h"
 #include "connectors/tb_limits.h"
 #include "connectors/tb_plugin.h"
+#include "core/tb_pool.h"
 #include "store/tb_store.h"
 
 /* What an engine needs to know about its task. Owned by the task; valid

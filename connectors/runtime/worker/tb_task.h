@@ -16,9 +16,9 @@
 #include "connectors/kafka/tb_client_props.h"
 #include "connectors/runtime/source/eos/tb_eos_offsets.h"
 #include "connectors/runtime/source/eos/tb_fencing.h"
-#include "connectors/runtime/worker/tb_pool.h"
 #include "connectors/tb_limits.h"
 #include "connectors/tb_plugin.h"
+#include "core/tb_pool.h"
 #include "core/tb_state.h"
 #include "store/tb_store.h"
 

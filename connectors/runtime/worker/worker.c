@@ -10,8 +10,8 @@
 #include "connectors/kafka/tb_kafka_cluster.h"
 #include "connectors/runtime/config/tb_connector_config.h"
 #include "connectors/runtime/metrics/tb_task_metrics.h"
-#include "connectors/runtime/worker/tb_pool.h"
 #include "core/tb_log.h"
+#include "core/tb_pool.h"
 #include "core/tb_time.h"
 
 /* A connector's instance on this worker, and its tasks. */

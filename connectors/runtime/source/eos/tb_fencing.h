@@ -32,7 +32,7 @@
 #include <jansson.h>
 
 #include "connectors/kafka/tb_client_props.h"
-#include "connectors/runtime/worker/tb_pool.h"
+#include "core/tb_pool.h"
 #include "store/tb_store.h"
 
 typedef struct tb_fencing tb_fencing_t;

@@ -1,5 +1,5 @@
 /*
- * pool.c - the bounded task pool (see tb_pool.h for the contract).
+ * tb_pool.c - the bounded task pool (see tb_pool.h for the contract).
  *
  * Threads: pool->threads workers ("tb-pool-<i>") plus one timer thread
  * ("tb-timer"), all started by tb_pool_create() and joined by
@@ -30,7 +30,7 @@
  * of them waiting on a timer. The heap's capacity is reserved when a job is created
  * (one slot per registered job), so arming a timer never allocates or fails.
  */
-#include "connectors/runtime/worker/tb_pool.h"
+#include "core/tb_pool.h"
 
 #include <pthread.h>
 #include <stdbool.h>
