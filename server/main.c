@@ -492,7 +492,7 @@ static int run(const cli_t *cli)
             goto done;
         }
     }
-    tb_herder_options_t herder_options = {
+    tb_worker_options_t worker_options = {
         .store = store,
         .distributed = distributed,
         .store_path = store_path,
@@ -523,7 +523,7 @@ static int run(const cli_t *cli)
             0,
         .eos = tb_distributed_eos_settings(values, raw),
     };
-    herder = tb_herder_create(&herder_options, errstr, sizeof(errstr));
+    herder = tb_herder_create(&worker_options, errstr, sizeof(errstr));
     if (herder == NULL) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start: %s", errstr);
         goto done;

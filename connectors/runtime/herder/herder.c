@@ -179,7 +179,7 @@ static int check_store_mode(tb_herder_t *herder, char *errstr, size_t errstr_siz
     return -1;
 }
 
-tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
+tb_herder_t *tb_herder_create(const tb_worker_options_t *options, char *errstr,
                               size_t errstr_size)
 {
     tb_herder_t *herder = calloc(1, sizeof(*herder));

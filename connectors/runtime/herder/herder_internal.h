@@ -38,7 +38,7 @@
 
 struct tb_herder {
     /* as given; its JSON and worker_id are the worker's copies, not these */
-    tb_herder_options_t options;
+    tb_worker_options_t options;
     tb_store_t *store;
     tb_config_state_t *config_state; /* what the cluster knows */
     tb_worker_t *worker;             /* what this worker runs */

@@ -30,10 +30,7 @@
 
 #include <jansson.h>
 
-#include "core/tb_secret.h"
-
-#include "connectors/runtime/source/eos/tb_eos_offsets.h"
-#include "connectors/tb_limits.h"
+#include "connectors/runtime/worker/tb_worker.h"
 #include "core/tb_error.h"
 #include "core/tb_state.h"
 
@@ -43,40 +40,10 @@ typedef struct tb_store tb_store_t;
 struct tb_assignment;
 struct tb_assignment_input;
 
-typedef struct {
-    const char *store_path; /* the store file, or distributed the data directory's */
-    /* Distributed mode: the Kafka store (tb_store_kafka.h), handed over to
-     * the herder, which closes it; NULL: the herder opens store_path's SQLite
-     * store. */
-    tb_store_t *store;
-    /* Distributed mode: what this worker runs is what tb_herder_assignment_set
-     * says (tb_cluster.h), not the standalone assignor's everything. */
-    bool distributed;
-    const json_t *kafka_props; /* the worker's client keys: common ones, and
-                              producer./consumer./admin. ones */
-    bool overrides_allowed;    /* connector.client.config.override.policy */
-    const json_t *override_allowlist;
-    bool literal_secrets;             /* secrets.literal.allowed */
-    bool downgrade_allowed;           /* connector.client.security.downgrade.allowed */
-    tb_secret_policy_t secret_policy; /* config.providers.*, what references reach */
-    tb_limits_t limits;               /* file.allowed.dirs, http.sink.allowed.hosts */
-    const json_t *converter_config;   /* worker key.converter, value.converter and
-                                         their settings, defaults applied */
-    bool dev;                         /* run an in-process mock Kafka cluster */
-    bool exactly_once_source;         /* exactly.once.source.support=enabled */
-    tb_eos_settings_t eos;            /* where exactly-once sources keep offsets */
-    const char *worker_id;            /* host:port shown in status */
-    int task_threads;                 /* size of the task pool */
-    long long offset_flush_interval_ms;
-    long long shutdown_timeout_ms;
-    long long restart_backoff_initial_ms; /* 0: failed tasks stay FAILED */
-    long long restart_backoff_max_ms;
-} tb_herder_options_t;
-
 /* Opens the store, connects to Kafka (in the background), loads every
  * stored connector and starts it in its target state. Returns NULL and fills
  * errstr on failure. */
-tb_herder_t *tb_herder_create(const tb_herder_options_t *options, char *errstr,
+tb_herder_t *tb_herder_create(const tb_worker_options_t *options, char *errstr,
                               size_t errstr_size);
 
 /* Stops every task gracefully (recording offsets) and releases everything.

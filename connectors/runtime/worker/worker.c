@@ -26,7 +26,7 @@ typedef struct instance {
 } instance_t;
 
 struct tb_worker {
-    tb_herder_options_t options; /* its JSON and strings are the copies below */
+    tb_worker_options_t options; /* its JSON and strings are the copies below */
     char *worker_id;
     char *eos_prefix; /* options.eos's strings */
     char *eos_offsets_topic;
@@ -102,7 +102,7 @@ static void dev_consumer_session(json_t *kafka_props)
  * mode). */
 static int connect_cluster(tb_worker_t *worker, char *errstr, size_t errstr_size)
 {
-    const tb_herder_options_t *options = &worker->options;
+    const tb_worker_options_t *options = &worker->options;
     json_t *errors = json_object();
     worker->kafka_props = json_deep_copy(options->kafka_props);
     worker->allowlist = json_deep_copy(options->override_allowlist);
@@ -139,7 +139,7 @@ static int connect_cluster(tb_worker_t *worker, char *errstr, size_t errstr_size
     return 0;
 }
 
-tb_worker_t *tb_worker_create(const tb_herder_options_t *options, tb_store_t *store,
+tb_worker_t *tb_worker_create(const tb_worker_options_t *options, tb_store_t *store,
                               char *errstr, size_t errstr_size)
 {
     tb_worker_t *worker = calloc(1, sizeof(*worker));
