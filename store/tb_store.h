@@ -21,7 +21,7 @@
  * What a commit survives is in docs/OPERATIONS.md ("Durability"): every
  * write survives a crash of the process (SIGKILL).
  *
- * Test seam of the SQLite backend: in a build with TB_TEST_SEAMS (CMake
+ * Test seam of the SQLite backend (core/tb_seam.h): with TB_TEST_SEAMS (CMake
  * option, on in the sanitizer build), TB_STORE_CRASH_AFTER=<operation> in
  * the environment kills the process (SIGKILL) right after a write of that
  * operation commits; <operation> is a label of

@@ -37,6 +37,7 @@
 #include <sqlite3.h>
 
 #include "core/tb_metrics.h"
+#include "core/tb_seam.h"
 #include "core/tb_state.h"
 #include "store/tb_store_backend.h"
 
@@ -224,18 +225,13 @@ static double tb_seconds_since(const struct timespec *start)
            (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-/* The test seam of tb_store.h: TB_STORE_CRASH_AFTER=<operation> kills the
- * process right after a write with that label commits. */
+/* The test seam TB_SEAM_STORE_CRASH_AFTER (tb_seam.h). */
 static void tb_crash_seam(tb_write_t write)
 {
-#ifdef TB_TEST_SEAMS
-    const char *at = getenv("TB_STORE_CRASH_AFTER");
+    const char *at = tb_seam(TB_SEAM_STORE_CRASH_AFTER);
     if (write != TB_WRITE_NONE && at != NULL && strcmp(at, tb_write_names[write]) == 0) {
         raise(SIGKILL);
     }
-#else
-    (void)write;
-#endif
 }
 
 /* What a commit survives (docs/OPERATIONS.md, "Durability"). A config

@@ -22,6 +22,7 @@
 
 #include "connectors/tb_plugin.h"
 #include "core/tb_log.h"
+#include "core/tb_seam.h"
 
 #define WRITE_BUFFER_BYTES (256 * 1024)
 
@@ -88,14 +89,10 @@ static off_t cut_partial_line(FILE *out)
 static char *test_hold_path(const char *path)
 {
     char *hold = NULL;
-#ifdef TB_TEST_SEAMS
-    const char *suffix = getenv("TB_FILE_SINK_HOLD");
+    const char *suffix = tb_seam(TB_SEAM_FILE_SINK_HOLD);
     if (suffix != NULL && asprintf(&hold, "%s%s", path, suffix) < 0) {
         hold = NULL;
     }
-#else
-    (void)path;
-#endif
     return hold;
 }
 

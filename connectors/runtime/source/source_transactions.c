@@ -21,6 +21,7 @@
 #include "connectors/runtime/source/eos/tb_progress_marker.h"
 #include "connectors/runtime/source/source_engine_internal.h"
 #include "core/tb_log.h"
+#include "core/tb_seam.h"
 #include "core/tb_time.h"
 #include "store/connect_records.h"
 
@@ -31,21 +32,15 @@
 #define TXN_ABORTS 10       /* aborted attempts in a row before the task fails */
 #define FENCING_WAIT_MS 100 /* how often a task held at its start asks again */
 
-/* Test seam (builds with TB_TEST_SEAMS): TB_EOS_START_DELAY=<task>:<ms>
- * delays that task number's start (its init_transactions) by ms, as a slow
- * worker would. */
+/* The test seam TB_SEAM_EOS_START_DELAY (tb_seam.h). */
 static int64_t test_start_delay_ms(int task)
 {
-#ifdef TB_TEST_SEAMS
-    const char *seam = getenv("TB_EOS_START_DELAY");
+    const char *seam = tb_seam(TB_SEAM_EOS_START_DELAY);
     int which;
     long long ms;
     if (seam != NULL && sscanf(seam, "%d:%lld", &which, &ms) == 2 && which == task) {
         return ms;
     }
-#else
-    (void)task;
-#endif
     return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include "connectors/runtime/source/eos/tb_txn_fence.h"
 #include "core/tb_log.h"
+#include "core/tb_seam.h"
 #include "core/tb_time.h"
 
 #define FENCE_STEP_MS 500   /* a step's wait, as a task's transactional calls */
@@ -111,16 +112,11 @@ static json_t *ids_of(const tb_fencing_t *fencing, const char *connector, int id
     return list;
 }
 
-/* Test seam (builds with TB_TEST_SEAMS): TB_FENCING_DELAY_MS=<ms> delays
- * each fencing's start by ms, as a slow broker would. */
+/* The test seam TB_SEAM_FENCING_DELAY_MS (tb_seam.h). */
 static int64_t test_delay_ms(void)
 {
-#ifdef TB_TEST_SEAMS
-    const char *seam = getenv("TB_FENCING_DELAY_MS");
+    const char *seam = tb_seam(TB_SEAM_FENCING_DELAY_MS);
     return seam != NULL ? atoll(seam) : 0;
-#else
-    return 0;
-#endif
 }
 
 /* The fencing's first step: the generation waiting is taken under the
