@@ -6,10 +6,11 @@
  * runtime owns threads, retries, offsets, metrics, converters and Kafka.
  * Plugins are listed in connectors/plugins.c.
  *
- * Callbacks that can fail return 0 on success, TB_PLUGIN_RETRY for a
- * retriable failure (the runtime retries per errors.retry.*), or -1 for a
- * fatal one, with the reason in errstr. A put() that returns
- * TB_PLUGIN_RETRY with an empty errstr is not logged by the runtime: the
+ * Callbacks that can fail return a tb_result_t (core/tb_result.h):
+ * TB_RESULT_OK, TB_RESULT_RETRY for a retriable failure (the runtime
+ * retries per errors.retry.*), or TB_RESULT_FAILED for a fatal one, with
+ * the reason in errstr. A put() that returns TB_RESULT_RETRY with an empty
+ * errstr is not logged by the runtime: the
  * plugin tells the operator itself (a JDBC sink's outage, not each step).
  */
 #ifndef TB_PLUGIN_H
@@ -26,8 +27,7 @@
 #include "core/tb_config.h"
 #include "core/tb_data.h"
 #include "core/tb_record.h" /* tb_header_t */
-
-#define TB_PLUGIN_RETRY 1
+#include "core/tb_result.h"
 
 typedef enum {
     TB_PLUGIN_SOURCE = 0,
@@ -146,7 +146,7 @@ typedef struct {
      * them); the runtime copies what it keeps before returning. */
     void (*record_failed)(void *runtime, const tb_sink_record_t *record,
                           const char *reason);
-    /* Sink: asks that the put() or flush() about to return TB_PLUGIN_RETRY
+    /* Sink: asks that the put() or flush() about to return TB_RESULT_RETRY
      * be tried again after ms milliseconds (Connect's
      * SinkTaskContext.timeout). The plugin then bounds its own retries (a
      * JDBC sink's max.retries): errors.retry.timeout does not apply to that
@@ -222,7 +222,7 @@ typedef struct tb_plugin {
      * reading starts: that offset is authoritative, over the store and the
      * group (a sink that commits its offsets with the data it writes, in
      * the same transaction, is exactly-once so). Returns 0, or
-     * TB_PLUGIN_RETRY or -1 with errstr: the partitions then wait, and are
+     * TB_RESULT_RETRY or -1 with errstr: the partitions then wait, and are
      * opened again later with backoff. Called again for a partition whose
      * start is resolved again. Optional. */
     int (*open)(void *task, tb_sink_partition_t *partitions, size_t count, char *errstr,

@@ -14,7 +14,7 @@
  * same ways, its schema derived from its Connect schema instead of
  * inferred from JSON.
  *
- * A registry that cannot be reached makes a call return TB_CONVERTER_RETRY:
+ * A registry that cannot be reached makes a call return TB_RESULT_RETRY:
  * the record is not at fault.
  */
 #include <stdio.h>
@@ -353,10 +353,10 @@ void tb_registry_converter_destroy(void *state)
  * Schemas by id
  */
 
-/* TB_CONVERTER_RETRY for an unreachable registry, else -1. */
+/* TB_RESULT_RETRY for an unreachable registry, else -1. */
 static int failure_of(tb_registry_status_t status)
 {
-    return status == TB_REGISTRY_UNAVAILABLE ? TB_CONVERTER_RETRY : -1;
+    return status == TB_REGISTRY_UNAVAILABLE ? TB_RESULT_RETRY : -1;
 }
 
 static compiled_entry_t *entry_of(registry_converter_t *rc, int32_t id)
@@ -424,7 +424,7 @@ static int compile_schema(registry_converter_t *rc, const tb_registry_schema_t *
 }
 
 /* The compiled schema of id (the converter's). Returns 0, -1 or
- * TB_CONVERTER_RETRY with errstr. */
+ * TB_RESULT_RETRY with errstr. */
 static int schema_by_id(registry_converter_t *rc, int32_t id, void **compiled,
                         char *errstr, size_t errstr_size)
 {

@@ -28,6 +28,7 @@
 
 #include "core/tb_config.h"
 #include "core/tb_data.h"
+#include "core/tb_result.h"
 
 /* What a source plugin produced: raw bytes, UTF-8 text, or JSON text. */
 typedef enum { TB_DATA_BYTES = 0, TB_DATA_STRING, TB_DATA_JSON } tb_data_kind_t;
@@ -35,13 +36,13 @@ typedef enum { TB_DATA_BYTES = 0, TB_DATA_STRING, TB_DATA_JSON } tb_data_kind_t;
 typedef struct tb_converter tb_converter_t;
 
 /*
- * What tb_converter_to_plugin() and tb_converter_from_plugin() return
- * besides 0 (converted) and -1 (the record cannot be converted: it follows
- * errors.tolerance): the converter could not tell, because a service it
- * needs (a schema registry) did not answer. The record is not bad: the
- * caller keeps it and tries again later (errstr says why).
+ * tb_converter_to_plugin() and tb_converter_from_plugin() return a
+ * tb_result_t: TB_RESULT_OK (converted), TB_RESULT_FAILED (the record cannot
+ * be converted: it follows errors.tolerance), or TB_RESULT_RETRY: the
+ * converter could not tell, because a service it needs (a schema registry)
+ * did not answer. The record is not bad: the caller keeps it and tries
+ * again later (errstr says why).
  */
-#define TB_CONVERTER_RETRY 1
 
 /* Connect's class name for name (a class name or a short alias such as
  * "JsonConverter"), or NULL when name is no converter. Static storage. */
@@ -82,7 +83,7 @@ bool tb_converter_passthrough(const tb_converter_t *c);
  * data (owned false, valid as long as data) or to a new malloc'd buffer
  * (owned true, the caller frees it). A null gives *out NULL. Returns -1 with
  * the reason in errstr when the bytes cannot be converted, or
- * TB_CONVERTER_RETRY.
+ * TB_RESULT_RETRY.
  */
 int tb_converter_to_plugin(tb_converter_t *c, const void *data, size_t len,
                            const void **out, size_t *out_len, bool *owned, char *errstr,
@@ -92,7 +93,7 @@ int tb_converter_to_plugin(tb_converter_t *c, const void *data, size_t len,
  * Source side: plugin data of the given kind (data NULL = null) -> Kafka
  * bytes in a new malloc'd buffer the caller frees (*out NULL for a null).
  * Returns 0, or -1 with the reason in errstr (e.g. invalid JSON text), or
- * TB_CONVERTER_RETRY. Converters that name a subject after the topic (the
+ * TB_RESULT_RETRY. Converters that name a subject after the topic (the
  * schema registry ones) fail here: use tb_converter_from_plugin_topic().
  */
 int tb_converter_from_plugin(tb_converter_t *c, tb_data_kind_t kind, const void *data,
@@ -125,7 +126,7 @@ int tb_converter_from_plugin_topic(tb_converter_t *c, const char *topic,
  * from_plugin does).
  *
  * Both return 0, or -1 with Connect's reason in errstr, or
- * TB_CONVERTER_RETRY from a registry converter whose registry did not
+ * TB_RESULT_RETRY from a registry converter whose registry did not
  * answer; a converter without a typed form (tb_converter_has_typed() false)
  * refuses.
  */

@@ -148,7 +148,7 @@ static int put(void *opaque, const tb_sink_record_t *records, size_t count, char
         snprintf(errstr, errstr_size,
                  "test seam: a put of %zu records held while %s exists", count,
                  sink->hold);
-        return TB_PLUGIN_RETRY;
+        return TB_RESULT_RETRY;
     }
     /* one lock for the batch, not two per record */
     flockfile(sink->out);
@@ -175,7 +175,7 @@ static int flush(void *opaque, char *errstr, size_t errstr_size)
     if (fflush(sink->out) != 0 || (sink->path != NULL && fsync(fileno(sink->out)) != 0)) {
         snprintf(errstr, errstr_size, "flushing %s failed: %s",
                  sink->path ? sink->path : "standard output", strerror(errno));
-        return TB_PLUGIN_RETRY;
+        return TB_RESULT_RETRY;
     }
     return 0;
 }

@@ -19,11 +19,11 @@
  * their offsets were not recorded, and their next owner writes them.
  *
  * When the retries are spent the queue is kept, and:
- * - put() returns TB_PLUGIN_RETRY only before it has taken any of its
+ * - put() returns TB_RESULT_RETRY only before it has taken any of its
  *   records (a backlog of full batches is still refused), since the
  *   runtime then puts the same records again; once it has taken them it
  *   returns 0 and the backlog waits for the next put() or flush();
- * - flush() returns TB_PLUGIN_RETRY, and a later flush() carries on.
+ * - flush() returns TB_RESULT_RETRY, and a later flush() carries on.
  *
  * curl_global_init() is called once by the server's main, never here.
  */
@@ -302,7 +302,7 @@ typedef struct {
     size_t cap;
 } http_sink_task_t;
 
-/* Outcome of sending one batch, beside 0, TB_PLUGIN_RETRY and -1. */
+/* Outcome of sending one batch, beside 0, TB_RESULT_RETRY and -1. */
 #define REJECTED 2
 
 /* ---- configuration ---- */
@@ -601,7 +601,7 @@ static int64_t retry_delay(const http_sink_task_t *task, int attempt)
 }
 
 /* Sends the n oldest items as one request, retrying transient failures.
- * Returns 0 (written), REJECTED, TB_PLUGIN_RETRY or -1 (with errstr). */
+ * Returns 0 (written), REJECTED, TB_RESULT_RETRY or -1 (with errstr). */
 static int send_batch(http_sink_task_t *task, size_t n, char *errstr, size_t errstr_size)
 {
     tb_http_sink_outcome_t outcome;
@@ -634,7 +634,7 @@ static int send_batch(http_sink_task_t *task, size_t n, char *errstr, size_t err
         return REJECTED;
     case TB_HTTP_SINK_TRANSIENT:
         snprintf(errstr, errstr_size, "%s (after %d retries)", reason, task->retries);
-        return TB_PLUGIN_RETRY;
+        return TB_RESULT_RETRY;
     case TB_HTTP_SINK_BROKEN:
         break;
     }
@@ -719,7 +719,7 @@ static int http_sink_put(void *opaque, const tb_sink_record_t *records, size_t c
         rc = send_pending(task, true, errstr, errstr_size);
     }
     /* every record is taken: what could not be sent yet stays queued */
-    return rc == TB_PLUGIN_RETRY ? 0 : rc;
+    return rc == TB_RESULT_RETRY ? 0 : rc;
 }
 
 static int http_sink_flush(void *opaque, char *errstr, size_t errstr_size)

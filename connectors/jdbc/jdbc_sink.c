@@ -9,13 +9,13 @@
  * buffered, so flush() and close() have nothing to do. A record that cannot
  * be a row, or that the database refuses, goes to record_failed once its
  * transaction committed. A lost connection (or a serialization conflict)
- * is retried: put() returns TB_PLUGIN_RETRY after asking the runtime to
+ * is retried: put() returns TB_RESULT_RETRY after asking the runtime to
  * wait retry.backoff.ms, at most max.retries times in a row; the retry
  * connects again and writes the same records, none of them twice.
  *
  * Connecting holds no pool thread for long (jdbc_connect.c): task_start,
  * open() and put() each take one bounded step of it; while it is not done,
- * open() and put() return TB_PLUGIN_RETRY, and the runtime asks again.
+ * open() and put() return TB_RESULT_RETRY, and the runtime asks again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,7 +189,7 @@ static int after_failure(jdbc_task_t *t, tb_jdbc_rc_t rc, const char *what, char
              t->retries_left, t->settings.max_retries, reason);
     tb_jdbc_outage_failed(&t->outage, errstr);
     errstr[0] = '\0';
-    return TB_PLUGIN_RETRY;
+    return TB_RESULT_RETRY;
 }
 
 static int by_record(const void *a, const void *b)
@@ -241,7 +241,7 @@ static int jdbc_put(void *opaque, const tb_sink_record_t *records, size_t count,
         tb_jdbc_outage_failed(&t->outage, errstr);
         errstr[0] = '\0';
         t->ctx->retry_after(t->ctx->runtime, wait_ms);
-        return TB_PLUGIN_RETRY;
+        return TB_RESULT_RETRY;
     }
     if (rc == TB_JDBC_OK && build_rows(t, records, count, &n) != 0) {
         snprintf(errstr, errstr_size, "out of memory");
@@ -281,7 +281,7 @@ static int jdbc_open(void *opaque, tb_sink_partition_t *partitions, size_t count
     int64_t wait_ms;
     tb_jdbc_rc_t rc = connect_step(t, &wait_ms, errstr, errstr_size);
     if (rc == TB_JDBC_PENDING) {
-        return TB_PLUGIN_RETRY; /* the runtime opens them again, with backoff */
+        return TB_RESULT_RETRY; /* the runtime opens them again, with backoff */
     }
     if (rc == TB_JDBC_OK) {
         rc = tb_jdbc_offsets_read(&t->writer, partitions, count, errstr, errstr_size);
@@ -298,7 +298,7 @@ static int jdbc_open(void *opaque, tb_sink_partition_t *partitions, size_t count
         return -1;
     }
     disconnect(t);
-    return TB_PLUGIN_RETRY;
+    return TB_RESULT_RETRY;
 }
 
 /* An operator's change of the offsets: made in the offsets table, since

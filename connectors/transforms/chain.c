@@ -321,8 +321,8 @@ int tb_chain_apply(tb_chain_t *chain, tb_record_t *record, const char **failed_c
             }
         }
         int rc = step->cls->apply(step->state, record, errstr, errstr_size);
-        if (rc == TB_TRANSFORM_DROP) {
-            return 1;
+        if (rc == TB_RESULT_DROPPED) {
+            return TB_RESULT_DROPPED;
         }
         if (rc != 0) {
             *failed_class = step->cls->name;

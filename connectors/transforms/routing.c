@@ -327,7 +327,7 @@ static int filter_apply(void *state, tb_record_t *record, char *errstr,
     (void)record;
     (void)errstr;
     (void)errstr_size;
-    return TB_TRANSFORM_DROP;
+    return TB_RESULT_DROPPED;
 }
 
 static const tb_config_table_t filter_table = {

@@ -29,8 +29,9 @@ void tb_chain_destroy(tb_chain_t *chain);
 bool tb_chain_empty(const tb_chain_t *chain);
 
 /*
- * Applies the chain to record. Returns 0 when the record goes on, 1 when a
- * transformation dropped it, -1 when one failed: errstr says why and
+ * Applies the chain to record. Returns TB_RESULT_OK when the record goes
+ * on, TB_RESULT_DROPPED when a transformation dropped it, TB_RESULT_FAILED
+ * when one failed: errstr says why and
  * *failed_class names the transformation's class (static storage).
  */
 int tb_chain_apply(tb_chain_t *chain, tb_record_t *record, const char **failed_class,

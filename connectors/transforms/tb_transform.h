@@ -17,13 +17,10 @@
 
 #include "core/tb_config.h"
 #include "core/tb_record.h"
+#include "core/tb_result.h"
 
 #define TB_TRANSFORMS_PACKAGE "org.apache.kafka.connect.transforms."
 #define TB_PREDICATES_PACKAGE "org.apache.kafka.connect.transforms.predicates."
-
-/* What a transformation's apply() returns besides 0 (the record goes on)
- * and -1 (it failed, errstr says why). */
-#define TB_TRANSFORM_DROP 1
 
 typedef enum { TB_TRANSFORMATION = 0, TB_PREDICATE } tb_transform_kind_t;
 
@@ -42,7 +39,8 @@ typedef struct tb_transform_class {
     void *(*create)(const json_t *values, tb_side_t side, char *errstr,
                     size_t errstr_size);
     void (*destroy)(void *state); /* required with create */
-    /* Transformations: changes record; 0, TB_TRANSFORM_DROP or -1. */
+    /* Transformations: changes record; TB_RESULT_OK (the record goes on),
+     * TB_RESULT_DROPPED, or TB_RESULT_FAILED with errstr. */
     int (*apply)(void *state, tb_record_t *record, char *errstr, size_t errstr_size);
     /* Predicates: whether the predicate holds for record. */
     bool (*test)(void *state, tb_record_t *record);

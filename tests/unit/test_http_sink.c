@@ -698,14 +698,14 @@ static void test_retries_exhausted_keep_the_pending_records(void **state)
 
     /* the backlog is still refused: this put takes nothing (the runtime
      * puts the same records again) */
-    assert_int_equal(put_numbered(f, 5, 6, NULL), TB_PLUGIN_RETRY);
+    assert_int_equal(put_numbered(f, 5, 6, NULL), TB_RESULT_RETRY);
     assert_int_equal(request_count(f), 6);
     assert_non_null(strstr(f->errstr, "HTTP 503 from "));
     assert_non_null(strstr(f->errstr, f->url));
     assert_non_null(strstr(f->errstr, "after 2 retries"));
 
     /* flush: fails again, keeping everything */
-    assert_int_equal(flush(f), TB_PLUGIN_RETRY);
+    assert_int_equal(flush(f), TB_RESULT_RETRY);
     assert_int_equal(request_count(f), 9);
     assert_non_null(strstr(f->errstr, "HTTP 504 from "));
     assert_delivered(f, "");
@@ -858,7 +858,7 @@ static void test_secrets_never_appear_in_errors(void **state)
 
     script(&f->rx, replies, 2);
     assert_int_equal(put_numbered(f, 0, 1, NULL), 0);
-    assert_int_equal(flush(f), TB_PLUGIN_RETRY);
+    assert_int_equal(flush(f), TB_RESULT_RETRY);
     assert_non_null(strstr(f->errstr, "HTTP 500 from http://[hidden]@127.0.0.1:"));
     assert_non_null(strstr(f->errstr, "/ingest?api_key=[hidden]&x=1"));
     assert_non_null(strstr(f->errstr, "[hidden]")); /* in the echoed headers */
@@ -908,7 +908,7 @@ static void test_network_errors_are_retriable(void **state)
 
     START(f, "http.url", url, "retry.max.attempts", "1", NULL);
     assert_int_equal(put_numbered(f, 0, 2, NULL), 0);
-    assert_int_equal(flush(f), TB_PLUGIN_RETRY);
+    assert_int_equal(flush(f), TB_RESULT_RETRY);
     assert_non_null(strstr(f->errstr, "cannot send to "));
     assert_non_null(strstr(f->errstr, url));
 }

@@ -32,7 +32,7 @@ static int open_fails(void *task, tb_sink_partition_t *parts, size_t count, char
     (void)parts;
     (void)count;
     snprintf(errstr, errstr_size, "the database is down");
-    return TB_PLUGIN_RETRY;
+    return TB_RESULT_RETRY;
 }
 
 static void close_count(void *task, const tb_sink_partition_t *parts, size_t count)

@@ -86,7 +86,7 @@ static void test_filter_with_predicates(void **state)
                  "pattern\":\"a.*\"}");
     tb_record_t a = record_of("alpha", "x");
     tb_record_t b = record_of("beta", "x");
-    apply(chain, &a, 1, NULL);
+    apply(chain, &a, TB_RESULT_DROPPED, NULL);
     apply(chain, &b, 0, NULL);
     tb_chain_destroy(chain);
 
@@ -97,7 +97,7 @@ static void test_filter_with_predicates(void **state)
     tb_record_t tomb = record_of("t", NULL);
     tb_record_t live = record_of("t", "x");
     apply(chain, &tomb, 0, NULL); /* negated: only live records are dropped */
-    apply(chain, &live, 1, NULL);
+    apply(chain, &live, TB_RESULT_DROPPED, NULL);
     assert_int_equal(typed_calls, 0);
     tb_chain_destroy(chain);
 }

@@ -145,8 +145,9 @@ static int convert(tb_converter_t *converter, const void *data, size_t len,
 }
 
 /* Runs the chain on records[i] (read from msg): 0 it goes on, with the
- * sides the chain changed already in plugin form (converted), 1 it was
- * filtered out, -1 it failed in *stage, TB_TRANSFORM_RETRY the converter
+ * sides the chain changed already in plugin form (converted),
+ * TB_RESULT_DROPPED it was
+ * filtered out, -1 it failed in *stage, TB_RESULT_RETRY the converter
  * the chain read through asks to be tried again (*stage names it). */
 static int transform(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
                      bool converted[2], const char **stage, const char **failed_class,
@@ -171,7 +172,7 @@ static int transform(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
     if (e->transformed[i].headers_owned) {
         free(read); /* the record holds copies now */
     }
-    if (rc == -1 || rc == TB_TRANSFORM_RETRY) {
+    if (rc == -1 || rc == TB_RESULT_RETRY) {
         *stage = failure.stage;
         *failed_class = failure.class_name;
         snprintf(reason, reason_size, "%s", failure.reason);
@@ -182,7 +183,7 @@ static int transform(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
 /* For a typed plugin: types both sides of records[i] (read from msg)
  * through the converters, unless the chain did already; a side the chain
  * did not change keeps msg's bytes as its text form. 0, or -1 or
- * TB_TRANSFORM_RETRY with *stage. */
+ * TB_RESULT_RETRY with *stage. */
 static int type_record(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
                        const bool converted[2], const char **stage,
                        const char **failed_class, char *reason, size_t reason_size)
@@ -218,7 +219,7 @@ static int type_record(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
     return rc;
 }
 
-/* A converter that cannot convert now (TB_CONVERTER_RETRY): holds the
+/* A converter that cannot convert now (TB_RESULT_RETRY): holds the
  * partitions until the next attempt under errors.retry.*, or says that the
  * retries are spent (reason then says so too). */
 static bool wait_for_converter(sink_engine_t *e, const char *stage,
@@ -271,7 +272,7 @@ static bool convert_batch(sink_engine_t *e, size_t first)
         int rc = e->chain != NULL ? transform(e, kept, msg, converted, &stage,
                                               &failed_class, reason, sizeof(reason))
                                   : 0;
-        if (rc == 1) { /* filtered out: done with, as if written */
+        if (rc == TB_RESULT_DROPPED) { /* filtered out: done with, as if written */
             release_record(e, kept);
             rd_kafka_message_destroy(msg);
             continue;
@@ -291,7 +292,7 @@ static bool convert_batch(sink_engine_t *e, size_t first)
             stage = "VALUE_CONVERTER";
         }
         /* rc is no longer transform's: 1 here is a converter's retry */
-        if ((rc == TB_CONVERTER_RETRY || rc == TB_TRANSFORM_RETRY) &&
+        if ((rc == TB_RESULT_RETRY || rc == TB_RESULT_RETRY) &&
             wait_for_converter(e, stage, msg, reason, sizeof(reason))) {
             /* not the record's fault (the schema registry did not answer) */
             release_record(e, kept);
@@ -341,7 +342,7 @@ bool tb_sink_convert_waiting(sink_engine_t *e)
 }
 
 /* Hands the pending batch to the plugin. Returns 0 when it was taken (or
- * is empty), TB_PLUGIN_RETRY, or -1 with errstr. */
+ * is empty), TB_RESULT_RETRY, or -1 with errstr. */
 int tb_sink_put_batch(sink_engine_t *e, char *errstr, size_t errstr_size)
 {
     if (e->batch_len == 0) {

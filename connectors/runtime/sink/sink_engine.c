@@ -379,7 +379,7 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
         snprintf(errstr, errstr_size, "%s", e->failure);
         rc = -1;
     }
-    if (rc == TB_PLUGIN_RETRY) {
+    if (rc == TB_RESULT_RETRY) {
         /* a plugin that asked for its own delay bounds its own retries */
         int64_t delay = e->plugin_retry_ms > 0
                             ? e->plugin_retry_ms

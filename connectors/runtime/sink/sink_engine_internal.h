@@ -155,7 +155,7 @@ void tb_sink_consume(sink_engine_t *e);
 bool tb_sink_convert_waiting(sink_engine_t *e);
 
 /* Hands the pending batch to the plugin. Returns 0 when it was taken (or
- * is empty), TB_PLUGIN_RETRY, or -1 with errstr. */
+ * is empty), TB_RESULT_RETRY, or -1 with errstr. */
 int tb_sink_put_batch(sink_engine_t *e, char *errstr, size_t errstr_size);
 
 /* Drops the pending records of p (revoked). */
@@ -177,7 +177,7 @@ void tb_sink_record_failed(void *runtime, const tb_sink_record_t *record,
 
 /* Flushes the plugin and the dead letter queue, records the offsets that
  * moved in the store and commits to the group (sync: at once, within the
- * stop's bound). Returns 0, TB_PLUGIN_RETRY, or -1 with errstr. */
+ * stop's bound). Returns 0, TB_RESULT_RETRY, or -1 with errstr. */
 int tb_sink_flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size);
 
 /* The consumer's offset commit callback. */

@@ -135,7 +135,7 @@ static void commit_to_group(sink_engine_t *e, rd_kafka_topic_partition_list_t *o
  * the offsets of every partition whose offset moved, and commits to the
  * group every offset the broker has not acknowledged yet (so a failed
  * commit is retried by the next flush, also on an idle partition). sync
- * commits the group at once (revocation, stop). Returns 0, TB_PLUGIN_RETRY,
+ * commits the group at once (revocation, stop). Returns 0, TB_RESULT_RETRY,
  * or -1 with errstr. */
 static int record_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size)
 {

@@ -177,7 +177,7 @@ static int convert(tb_converter_t *converter, const char *topic, tb_data_kind_t 
                                              &out_len, errstr, errstr_size)
                    : tb_converter_from_plugin_topic(converter, topic, kind, *data, *len,
                                                     &out, &out_len, errstr, errstr_size);
-    if (typed && rc != TB_CONVERTER_RETRY) { /* else kept for the next attempt */
+    if (typed && rc != TB_RESULT_RETRY) { /* else kept for the next attempt */
         tb_schema_decref(*schema);
         tb_value_free(*typed_data);
         *schema = NULL;
@@ -204,7 +204,7 @@ void tb_source_count_polled(source_engine_t *engine)
     tb_series_add(engine->metrics.bytes, (double)bytes);
 }
 
-/* A converter that cannot convert now (TB_CONVERTER_RETRY): the record
+/* A converter that cannot convert now (TB_RESULT_RETRY): the record
  * waits for the next attempt under errors.retry.*, or its retries are spent
  * (reason then says so too). */
 static bool wait_for_converter(source_engine_t *engine, const char *stage,
@@ -280,7 +280,7 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
                                                engine->value_converter};
         tb_transform_failure_t failure;
         rc = tb_source_transform(engine->chain, converters, record, typed, &failure);
-        if (rc == 1) {
+        if (rc == TB_RESULT_DROPPED) {
             return SKIP; /* filtered out */
         }
         if (rc == -1) {
@@ -307,7 +307,7 @@ static disposition_t prepare_record(source_engine_t *engine, tb_source_record_t 
         return PRODUCE;
     }
     /* not the record's fault (the schema registry did not answer) */
-    if (rc == TB_CONVERTER_RETRY &&
+    if (rc == TB_RESULT_RETRY &&
         wait_for_converter(engine, stage, record, reason, sizeof(reason))) {
         return WAIT;
     }

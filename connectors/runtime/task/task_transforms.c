@@ -31,15 +31,15 @@ typedef struct {
     tb_converter_t *const *converters;
     const tb_source_record_t *source;
     int failed_side; /* -1: none */
-    int failed_rc;   /* the typer's: -1, or TB_CONVERTER_RETRY */
+    int failed_rc;   /* the typer's: -1, or TB_RESULT_RETRY */
 } tb_typing_t;
 
 /* What a failure of the typer's converter makes of rc, a failed -1:
- * TB_TRANSFORM_RETRY when the converter asked to be tried again later. */
+ * TB_RESULT_RETRY when the converter asked to be tried again later. */
 static int typing_outcome(const tb_typing_t *typing, int rc)
 {
-    return rc == -1 && typing->failed_side >= 0 && typing->failed_rc == TB_CONVERTER_RETRY
-               ? TB_TRANSFORM_RETRY
+    return rc == -1 && typing->failed_side >= 0 && typing->failed_rc == TB_RESULT_RETRY
+               ? TB_RESULT_RETRY
                : rc;
 }
 

@@ -1,7 +1,7 @@
 /*
  * tb_task_retry.h - errors.retry.timeout and errors.retry.delay.max.ms: when
  * an operation that failed for a reason that may pass (a plugin's
- * TB_PLUGIN_RETRY, a converter's TB_CONVERTER_RETRY) is tried again, as
+ * TB_RESULT_RETRY, a converter's TB_RESULT_RETRY) is tried again, as
  * Connect's RetryWithToleranceOperator does for its stages. One schedule
  * for every stage of both engines; the engines wait without holding a pool
  * thread (they return the delay from their step).

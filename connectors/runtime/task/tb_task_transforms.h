@@ -11,8 +11,8 @@
  * "KEY_CONVERTER" / "VALUE_CONVERTER" when the chain needed the structure
  * of data the converter cannot read) with the class that failed in
  * *failed_class (static storage) and the reason in reason, or
- * TB_TRANSFORM_RETRY: that converter asked to be tried again later
- * (TB_CONVERTER_RETRY: the schema registry did not answer), failure filled
+ * TB_RESULT_RETRY: that converter asked to be tried again later
+ * (TB_RESULT_RETRY: the schema registry did not answer), failure filled
  * as for -1; the engine waits under errors.retry.* (tb_task_retry.h) and
  * runs the record again, as it does for a plain conversion.
  */
@@ -26,9 +26,6 @@
 #include "connectors/runtime/task/tb_task_engine.h"
 #include "connectors/tb_plugin.h"
 #include "connectors/transforms/tb_chain.h"
-
-/* Distinct from 1 (dropped), which is TB_CONVERTER_RETRY's value. */
-#define TB_TRANSFORM_RETRY 2
 
 /* The task's chain, or NULL when its connector has no transformation (the
  * engines then skip it). Returns -1 with errstr when it cannot be built. */
@@ -44,7 +41,7 @@ typedef struct {
 
 /*
  * Source: transforms a polled record in place (its source typer parses no
- * converter's data, so it never returns TB_TRANSFORM_RETRY). On 0 its topic
+ * converter's data, so it never returns TB_RESULT_RETRY). On 0 its topic
  * may be a string the chain owns, and each side the chain typed is Connect
  * data in the record's key_schema and key_data (value_schema, value_data),
  * the record's to free, for the converter's typed form to write (typed[side]
@@ -73,7 +70,7 @@ int tb_sink_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
  * sides of record through the converters (a side the chain typed stays as
  * the chain left it) and points out's key_schema, key_data, value_schema
  * and value_data at them; they stay record's. Returns 0, or -1 or
- * TB_TRANSFORM_RETRY with the converter's stage, class and reason in
+ * TB_RESULT_RETRY with the converter's stage, class and reason in
  * failure.
  */
 int tb_sink_type(tb_converter_t *const converters[2], tb_record_t *record,

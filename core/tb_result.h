@@ -1,0 +1,22 @@
+/*
+ * tb_result.h - what a step of work returns: one small vocabulary for the
+ * plugins' callbacks, the converters, the transformations and the engines'
+ * calls to them.
+ *
+ * The values are fixed: 0 is success and -1 failure everywhere, so a
+ * function that can only succeed or fail returns 0 or -1 and is read the
+ * same way.
+ */
+#ifndef TB_RESULT_H
+#define TB_RESULT_H
+
+typedef enum {
+    TB_RESULT_FAILED = -1, /* failed: errstr says why; errors.tolerance decides */
+    TB_RESULT_OK = 0,      /* done */
+    /* failed for a reason that may pass (a database or a schema registry
+     * that did not answer): tried again under errors.retry.* (tb_task_retry.h) */
+    TB_RESULT_RETRY = 1,
+    TB_RESULT_DROPPED = 2, /* a transformation dropped the record (Filter) */
+} tb_result_t;
+
+#endif
