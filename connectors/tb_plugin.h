@@ -146,6 +146,18 @@ typedef struct {
      * them); the runtime copies what it keeps before returning. */
     void (*record_failed)(void *runtime, const tb_sink_record_t *record,
                           const char *reason);
+    /* Sink: errors.tolerance=all. When false, the first record given to
+     * record_failed fails the task: the plugin writes nothing past it, and
+     * a plugin that keeps its own offsets stores none past it, so that the
+     * restart reads it again. */
+    bool tolerates_errors;
+    /* Sink: waits until every record given to record_failed so far is in
+     * the dead letter queue (0 at once when there is none). -1 with errstr
+     * when one is not, or its task fails already: the task then fails, and
+     * a plugin that keeps its own offsets must store none past that record
+     * (one that commits them with its writes calls this before it
+     * commits). */
+    int (*failed_delivered)(void *runtime, char *errstr, size_t errstr_size);
     /* Sink: asks that the put() or flush() about to return TB_RESULT_RETRY
      * be tried again after ms milliseconds (Connect's
      * SinkTaskContext.timeout). The plugin then bounds its own retries (a

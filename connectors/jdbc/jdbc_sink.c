@@ -7,8 +7,9 @@
  *
  * put() writes everything it is given before it returns: nothing is
  * buffered, so flush() and close() have nothing to do. A record that cannot
- * be a row, or that the database refuses, goes to record_failed once its
- * transaction committed. A lost connection (or a serialization conflict)
+ * be a row, or that the database refuses, goes to record_failed before its
+ * transaction commits, and under errors.tolerance=none the put stops there
+ * (jdbc_writer.c says how). A lost connection (or a serialization conflict)
  * is retried: put() returns TB_RESULT_RETRY after asking the runtime to
  * wait retry.backoff.ms, at most max.retries times in a row; the retry
  * connects again and writes the same records, none of them twice.
@@ -130,6 +131,7 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config,
                                                   : &tb_jdbc_sqlite,
                                    .settings = &t->settings,
                                    .connector = ctx->connector,
+                                   .ctx = ctx,
                                    .metrics = &t->metrics};
     tb_jdbc_metrics_take(&t->metrics, ctx->connector, ctx->task);
     tb_jdbc_outage_init(&t->outage, ctx->connector, ctx->task);
@@ -192,15 +194,9 @@ static int after_failure(jdbc_task_t *t, tb_jdbc_rc_t rc, const char *what, char
     return TB_RESULT_RETRY;
 }
 
-static int by_record(const void *a, const void *b)
-{
-    size_t x = ((const tb_jdbc_failure_t *)a)->record;
-    size_t y = ((const tb_jdbc_failure_t *)b)->record;
-    return (x > y) - (x < y);
-}
-
 /* Builds the rows of records into t->rows (*n of them); a record that
- * cannot be a row goes to the writer's failures. -1 on no memory. */
+ * cannot be a row goes to the writer's failures, in their order. -1 on no
+ * memory. */
 static int build_rows(jdbc_task_t *t, const tb_sink_record_t *records, size_t count,
                       size_t *n)
 {
@@ -252,7 +248,7 @@ static int jdbc_put(void *opaque, const tb_sink_record_t *records, size_t count,
     for (size_t i = 0; i < n; i++) {
         tb_jdbc_row_clear(&t->rows[i]);
     }
-    if (rc != TB_JDBC_OK) {
+    if (rc != TB_JDBC_OK && rc != TB_JDBC_STOPPED) {
         return after_failure(t, rc, "writing to", errstr, errstr_size);
     }
     t->retries_left = t->settings.max_retries;
@@ -262,15 +258,7 @@ static int jdbc_put(void *opaque, const tb_sink_record_t *records, size_t count,
                     "and were not written again",
                     w->skipped);
     }
-    /* in the order they were read, as the dead letter queue gets them */
-    if (w->failure_count > 1) {
-        qsort(w->failures, w->failure_count, sizeof(*w->failures), by_record);
-    }
-    for (size_t i = 0; i < w->failure_count; i++) {
-        t->ctx->record_failed(t->ctx->runtime, &records[w->failures[i].record],
-                              w->failures[i].reason);
-    }
-    return 0;
+    return rc == TB_JDBC_OK ? 0 : -1;
 }
 
 /* The offsets the table holds for the partitions opened. */

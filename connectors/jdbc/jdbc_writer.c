@@ -9,7 +9,17 @@
  * row of each key, since one statement cannot touch a row twice);
  * UPDATE and DELETE take one row each. When the database refuses a row,
  * the transaction is rolled back and made again with a savepoint around
- * each row, so that only the rows at fault are left out (and reported).
+ * each row, so that only the rows at fault are left out.
+ *
+ * A failed record (one that is no row, or that the database refused) is
+ * given to the runtime's record_failed before the commit. Under
+ * errors.tolerance=none the put stops at the first one: the records before
+ * it are committed with their offsets, none from it on, so that the task
+ * fails and its restart reads that record again. Under all, the commit
+ * waits until the failed records are in the dead letter queue, and writes
+ * nothing when they are not: the offsets table never moves past a record
+ * that is neither in the table nor in the queue (one whose commit answer
+ * was lost may reach the queue twice).
  *
  * The transaction first locks the offsets of its partitions (claiming a row
  * of -1 for a partition written the first time, so that there is a row to
@@ -42,7 +52,11 @@ typedef struct {
     size_t row_count;
     part_t *parts;
     size_t part_count;
-    bool careful; /* each row in a savepoint of its own */
+    /* records[0..end) are written: under errors.tolerance=none, the first
+     * failed record, else count */
+    size_t end;
+    size_t written; /* rows written by the transaction */
+    bool careful;   /* each row in a savepoint of its own */
     char *errstr;
     size_t errstr_size;
 } put_t;
@@ -173,8 +187,7 @@ static const char *source_topic(const tb_sink_record_t *r)
     return r->original_topic != NULL ? r->original_topic : r->topic;
 }
 
-/* The partitions of the put's records and the offset after each one's
- * last record. */
+/* The partitions of the put's records. */
 static int collect_parts(put_t *p)
 {
     p->parts = calloc(p->count + 1, sizeof(*p->parts));
@@ -195,9 +208,27 @@ static int collect_parts(put_t *p)
             *part = (part_t){
                 .topic = source_topic(r), .partition = r->partition, .stored = -1};
         }
-        part->next = r->offset + 1 > part->next ? r->offset + 1 : part->next;
     }
     return 0;
+}
+
+/* The offset after the last record below p->end of each partition (0 for
+ * one that has none). */
+static void set_next(put_t *p)
+{
+    for (size_t k = 0; k < p->part_count; k++) {
+        p->parts[k].next = 0;
+    }
+    for (size_t i = 0; i < p->end; i++) {
+        const tb_sink_record_t *r = &p->records[i];
+        for (size_t k = 0; k < p->part_count; k++) {
+            part_t *part = &p->parts[k];
+            if (part->partition == r->partition &&
+                strcmp(part->topic, source_topic(r)) == 0 && r->offset + 1 > part->next) {
+                part->next = r->offset + 1;
+            }
+        }
+    }
 }
 
 /* Whether record i was written by an earlier transaction. */
@@ -445,7 +476,8 @@ static tb_jdbc_rc_t write_run(put_t *p, tb_jdbc_row_t *const *rows, size_t n)
 }
 
 /* One row in a savepoint of its own: a refused row is rolled back alone
- * and reported. */
+ * and added to the failures; under errors.tolerance=none the put stops
+ * there. */
 static tb_jdbc_rc_t write_careful(put_t *p, tb_jdbc_row_t *row)
 {
     tb_jdbc_rc_t rc = exec(p, "SAVEPOINT tb_row", NULL, 0, NULL);
@@ -460,9 +492,16 @@ static tb_jdbc_rc_t write_careful(put_t *p, tb_jdbc_row_t *row)
             snprintf(p->errstr, p->errstr_size, "out of memory");
             return TB_JDBC_FATAL;
         }
+        if (!p->w->ctx->tolerates_errors) {
+            p->end = row->record;
+        }
         return exec(p, "ROLLBACK TO SAVEPOINT tb_row", NULL, 0, NULL);
     }
-    return rc == TB_JDBC_OK ? exec(p, "RELEASE SAVEPOINT tb_row", NULL, 0, NULL) : rc;
+    if (rc == TB_JDBC_OK) {
+        p->written++;
+        rc = exec(p, "RELEASE SAVEPOINT tb_row", NULL, 0, NULL);
+    }
+    return rc;
 }
 
 /* Writes the offsets of the put's partitions: each one's next offset, or
@@ -534,27 +573,61 @@ static tb_jdbc_rc_t lock_offsets(put_t *p)
     return rc;
 }
 
-/* Drops the failures of records written before (reported then). */
-static void forget_old_failures(put_t *p)
+/* Where the put stops: under errors.tolerance=none, at the first record
+ * (not written before) that could not be a row, among the failures[0..
+ * built) build_rows found, in their order. */
+static size_t first_end(const put_t *p, size_t built)
 {
-    size_t kept = 0;
-    for (size_t i = 0; i < p->w->failure_count; i++) {
+    for (size_t i = 0; i < built && !p->w->ctx->tolerates_errors; i++) {
         if (!written_before(p, p->w->failures[i].record)) {
-            p->w->failures[kept++] = p->w->failures[i];
+            return p->w->failures[i].record;
         }
     }
-    p->w->failure_count = kept;
+    return p->count;
 }
 
-/* The transaction, careful or not. */
-static tb_jdbc_rc_t transaction(put_t *p, size_t failures_before)
+/* Gives the failed records up to p->end (that one included: under none,
+ * it is the one that fails the task) to record_failed, in their order
+ * (merging failures[0..built), build_rows', and those the database
+ * refused after them), except those written before (given then); under
+ * errors.tolerance=all, then waits until they are in the dead letter
+ * queue. */
+static tb_jdbc_rc_t report_failures(put_t *p, size_t built)
+{
+    const tb_task_context_t *ctx = p->w->ctx;
+    const tb_jdbc_failure_t *f = p->w->failures;
+    size_t count = p->w->failure_count;
+    size_t reported = 0;
+    for (size_t a = 0, b = built; a < built || b < count;) {
+        size_t i = b >= count || (a < built && f[a].record < f[b].record) ? a++ : b++;
+        if (f[i].record <= p->end && !written_before(p, f[i].record)) {
+            ctx->record_failed(ctx->runtime, &p->records[f[i].record], f[i].reason);
+            reported++;
+        }
+    }
+    char reason[512];
+    if (reported > 0 && ctx->tolerates_errors &&
+        ctx->failed_delivered(ctx->runtime, reason, sizeof(reason)) != 0) {
+        snprintf(p->errstr, p->errstr_size,
+                 "nothing of the put is committed, since its failed records are not in "
+                 "the dead letter queue: %s",
+                 reason);
+        return TB_JDBC_FATAL;
+    }
+    return TB_JDBC_OK;
+}
+
+/* The transaction, careful or not; failures[0..built) are build_rows'. */
+static tb_jdbc_rc_t transaction(put_t *p, size_t built)
 {
     tb_jdbc_writer_t *w = p->w;
-    w->failure_count = failures_before;
+    w->failure_count = built;
     w->skipped = 0;
+    p->written = 0;
     tb_jdbc_rc_t rc = exec(p, w->dialect->begin, NULL, 0, NULL);
     if (rc == TB_JDBC_OK) {
         rc = lock_offsets(p);
+        p->end = first_end(p, built);
     }
     tb_jdbc_row_t **run =
         rc == TB_JDBC_OK ? malloc((p->row_count + 1) * sizeof(*run)) : NULL;
@@ -563,37 +636,45 @@ static tb_jdbc_rc_t transaction(put_t *p, size_t failures_before)
         rc = TB_JDBC_FATAL;
     }
     size_t n = 0;
+    /* rows are in their records' order: the first at or past p->end (which
+     * a refused row may lower) ends the loop, after the run before it */
     for (size_t i = 0; rc == TB_JDBC_OK && i <= p->row_count; i++) {
-        tb_jdbc_row_t *row = i < p->row_count ? &p->rows[i] : NULL;
+        tb_jdbc_row_t *row =
+            i < p->row_count && p->rows[i].record < p->end ? &p->rows[i] : NULL;
         if (row != NULL && written_before(p, row->record)) {
             w->skipped++;
             continue;
         }
         if (n > 0 && (row == NULL || !tb_jdbc_row_same_shape(run[0], row))) {
             rc = write_run(p, run, n);
+            p->written += n;
             n = 0;
         }
-        if (row != NULL && rc == TB_JDBC_OK && p->careful) {
+        if (row == NULL) {
+            break;
+        }
+        if (rc == TB_JDBC_OK && p->careful) {
             rc = write_careful(p, row);
-        } else if (row != NULL) {
+        } else {
             run[n++] = row;
         }
     }
     free(run);
     if (rc == TB_JDBC_OK && p->part_count > 0) {
+        set_next(p);
         rc = write_offsets(p, false);
+    }
+    if (rc == TB_JDBC_OK) {
+        rc = report_failures(p, built);
     }
     if (rc == TB_JDBC_OK) {
         rc = exec(p, "COMMIT", NULL, 0, NULL);
     }
     if (rc == TB_JDBC_OK) {
-        size_t refused = w->failure_count - failures_before;
-        size_t written = p->row_count - w->skipped - refused;
-        forget_old_failures(p);
-        tb_series_add(w->metrics->rows_written, (double)written);
+        tb_series_add(w->metrics->rows_written, (double)p->written);
         tb_series_add(w->metrics->rows_skipped, (double)w->skipped);
-        tb_series_observe(w->metrics->transaction_rows, (double)written);
-        return rc;
+        tb_series_observe(w->metrics->transaction_rows, (double)p->written);
+        return p->end < p->count ? TB_JDBC_STOPPED : rc;
     }
     char ignored[256];
     w->dialect->exec(w->conn, "ROLLBACK", NULL, 0, NULL, ignored, sizeof(ignored));
@@ -628,11 +709,22 @@ tb_jdbc_rc_t tb_jdbc_write(tb_jdbc_writer_t *w, const tb_sink_record_t *records,
         snprintf(errstr, errstr_size, "out of memory");
         return TB_JDBC_FATAL;
     }
-    size_t failures_before = w->failure_count;
-    rc = transaction(&p, failures_before);
+    size_t built = w->failure_count;
+    rc = transaction(&p, built);
     if (rc == TB_JDBC_BAD_ROW) {
         p.careful = true;
-        rc = transaction(&p, failures_before);
+        rc = transaction(&p, built);
+    }
+    if (rc == TB_JDBC_STOPPED) {
+        const tb_sink_record_t *r = &records[p.end];
+        const char *reason = "";
+        for (size_t i = 0; i < w->failure_count; i++) {
+            reason = w->failures[i].record == p.end ? w->failures[i].reason : reason;
+        }
+        snprintf(errstr, errstr_size,
+                 "record %s-%d at offset %lld cannot be written (errors.tolerance=none: "
+                 "the records before it are written, none from it on): %s",
+                 r->topic, (int)r->partition, (long long)r->offset, reason);
     }
     free(p.parts);
     return rc;

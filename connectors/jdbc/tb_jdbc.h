@@ -261,6 +261,9 @@ typedef enum {
     TB_JDBC_BAD_ROW = 2, /* the data was refused: a constraint, a type */
     TB_JDBC_LOST = 3,    /* the connection broke, or a retriable conflict */
     TB_JDBC_PENDING = 4, /* connecting, not done yet: ask again later */
+    /* a put stopped at a failed record (errors.tolerance=none): the records
+     * before it are written, the task fails (errstr names the record) */
+    TB_JDBC_STOPPED = 5,
 } tb_jdbc_rc_t;
 
 typedef struct tb_jdbc_conn tb_jdbc_conn_t;
@@ -440,6 +443,9 @@ typedef struct {
     tb_jdbc_conn_t *conn;
     const tb_jdbc_settings_t *settings;
     const char *connector;
+    /* the task's, where failed records go (borrowed); NULL for a writer
+     * that only changes offsets */
+    const tb_task_context_t *ctx;
     tb_jdbc_tables_t tables;
     tb_jdbc_failure_t *failures; /* of the last write */
     size_t failure_count;
@@ -463,11 +469,16 @@ tb_jdbc_rc_t tb_jdbc_offsets_change(tb_jdbc_writer_t *w, const json_t *offsets,
 tb_jdbc_rc_t tb_jdbc_offsets_read(tb_jdbc_writer_t *w, tb_sink_partition_t *parts,
                                   size_t count, char *errstr, size_t errstr_size);
 
-/* Writes rows (built from the records of one put, in their order; failed
- * ones are in w->failures already) and the next offsets of records' partitions
- * in one transaction. A row the database refuses is added to w->failures
- * and the others are written. On anything but TB_JDBC_OK nothing is
- * written. */
+/* Writes rows (built from the records of one put, in their order; the
+ * records that are no row are in w->failures already, in their order) and
+ * the next offsets of records' partitions in one transaction. A row the
+ * database refuses is added to w->failures. Failed records go to
+ * w->ctx->record_failed before the commit. Under errors.tolerance=none the
+ * first one stops the put: the records before it are written and
+ * TB_JDBC_STOPPED returned with errstr naming it. Under all, the others
+ * are written once the failed ones are in the dead letter queue
+ * (w->ctx->failed_delivered). On anything but TB_JDBC_OK and
+ * TB_JDBC_STOPPED nothing is written. */
 tb_jdbc_rc_t tb_jdbc_write(tb_jdbc_writer_t *w, const tb_sink_record_t *records,
                            size_t count, tb_jdbc_row_t *rows, size_t row_count,
                            char *errstr, size_t errstr_size);

@@ -482,6 +482,107 @@ def test_postgres_refused_rows_go_to_the_dlq_and_the_others_are_written(start_wo
     assert all(found[o]["__connect.errors.stage"] == b"TASK_PUT" for o in found)
 
 
+def pg_offset(pg, db, connector):
+    """The next offset of partition 0 in the offsets table; 0 when none is."""
+    rows = pg.sql("SELECT next_offset FROM __tributary_sink_offsets WHERE "
+                  f"connector = '{connector}' AND kafka_partition = 0", db=db)
+    return max(int(rows[0][0]), 0) if rows else 0
+
+
+def test_postgres_refused_row_without_tolerance_stops_the_sink_at_its_record(
+        start_worker, bed):
+    """errors.tolerance=none: the row the database refuses (record 4) stops the sink
+    there: the rows before it and their offset are committed, nothing after it; the
+    task fails naming it, and so does its restart. Once the table takes it, the
+    restart writes every row, that one included, each once."""
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed, **{"task.restart.backoff.initial.ms": "0"})
+    db = pg.fresh_database("jdbcstop")
+    topic = bed.unique_topic("pgstop")
+    create_topic(bed, topic, 1)
+    pg.sql(f'CREATE TABLE "{topic}" (id INT NOT NULL, name TEXT NOT NULL)', db=db)
+    records = rows_of([(i, f"n{i}") for i in range(10)])
+    records[4] = envelope(ROW, {"id": 4, "name": None})  # NOT NULL violation
+    produce(bed.bootstrap, topic, [(0, None, v) for v in records])
+    pg_sink(w, bed, "pgstop", topic, db, **{"auto.create": "false"})
+    ids = f'SELECT id FROM "{topic}" ORDER BY id'
+
+    def failed():
+        state, trace = task_state(w, "pgstop")
+        return state == "FAILED" and trace
+    for round_ in range(2):  # the restart stops at the same record
+        trace = wait_for(failed, timeout=60, what=f"the task FAILED ({round_})")
+        assert pg.sql(ids, db=db) == [[str(i)] for i in range(4)]
+        assert pg_offset(pg, db, "pgstop") == 4
+        assert f"record {topic}-0 at offset 4 cannot be written" in trace, trace
+        assert "null value in column" in trace, trace
+        if round_ == 0:
+            assert w.post("/connectors/pgstop/tasks/0/restart").status_code == 204
+            wait_for(lambda: not failed(), timeout=60, what="the task restarted")
+
+    pg.sql(f'ALTER TABLE "{topic}" ALTER COLUMN name DROP NOT NULL', db=db)
+    assert w.post("/connectors/pgstop/tasks/0/restart").status_code == 204
+    wait_for(lambda: pg_offset(pg, db, "pgstop") == 10, timeout=60, what="offset 10")
+    assert pg.sql(ids, db=db) == [[str(i)] for i in range(10)]
+    assert pg.sql(f'SELECT name FROM "{topic}" WHERE id = 4', db=db) == [[None]]
+    assert task_state(w, "pgstop")[0] == "RUNNING"
+
+
+def test_postgres_refused_row_whose_dlq_write_fails_is_not_passed(start_worker, bed):
+    """errors.tolerance=all, and the dead letter queue refuses the refused record
+    (larger than its topic's max.message.bytes): the sink does not move past it, in
+    the table nor in the offsets table, and fails. Once the queue takes it, the
+    restart sends it there and writes every other row, each once."""
+    pg = pg_or_skip(bed)
+    w = pg_worker(start_worker, bed, **{"task.restart.backoff.initial.ms": "0"})
+    db = pg.fresh_database("jdbcdlqfail")
+    topic, dlq = bed.unique_topic("pgdlqf"), bed.unique_topic("pgdlqfq")
+    create_topic(bed, topic, 1)
+    result = bed.tool("topics", "--bootstrap-server", bed.bootstrap, "--create",
+                      "--topic", dlq, "--partitions", "1",
+                      "--config", "max.message.bytes=2000")
+    assert result.returncode == 0, result.stderr
+    pg.sql(f'CREATE TABLE "{topic}" (id INT NOT NULL, '
+           'name TEXT CHECK (length(name) < 1000))', db=db)
+    big = "x" * 5000  # refused by the CHECK, and by the queue's topic
+    records = rows_of([(i, big if i == 4 else f"n{i}") for i in range(10)])
+    produce(bed.bootstrap, topic, [(0, None, v) for v in records])
+    pg_sink(w, bed, "pgdlqf", topic, db, **{
+        "auto.create": "false", "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1"})
+    ids = f'SELECT id FROM "{topic}" ORDER BY id'
+    trace = wait_for(lambda: task_state(w, "pgdlqf")[0] == "FAILED" and
+                     task_state(w, "pgdlqf")[1], timeout=60, what="the task FAILED")
+    assert "Message size too large" in trace, trace
+    stored = pg_offset(pg, db, "pgdlqf")
+    assert stored <= 4
+    assert pg.sql(ids, db=db) == [[str(i)] for i in range(stored)]
+
+    result = bed.tool("configs", "--bootstrap-server", bed.bootstrap, "--alter",
+                      "--entity-type", "topics", "--entity-name", dlq,
+                      "--add-config", "max.message.bytes=1048588")
+    assert result.returncode == 0, result.stderr
+    assert w.post("/connectors/pgdlqf/tasks/0/restart").status_code == 204
+    wait_for(lambda: pg_offset(pg, db, "pgdlqf") == 10, timeout=60, what="offset 10")
+    assert pg.sql(ids, db=db) == [[str(i)] for i in range(10) if i != 4]
+    consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": f"g-{dlq}",
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe([dlq])
+    found = []
+
+    def queued():
+        m = consumer.poll(0.5)
+        if m is not None and not m.error():
+            found.append(m.value())
+        return found
+    try:
+        wait_for(queued, timeout=60, what="the record in the DLQ")
+    finally:
+        consumer.close()
+    assert found[0] == records[4]
+
+
 def test_postgres_lost_connection_is_retried_without_duplicates(start_worker, bed):
     pg, w, db, topic = pg_case(start_worker, bed, "lost", 100)
     pg_sink(w, bed, "pglost", topic, db, **{"retry.backoff.ms": "200"})

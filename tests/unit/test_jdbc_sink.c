@@ -195,16 +195,33 @@ static void test_debezium_keys_are_confluents_renamed(void **state)
 typedef struct {
     int failed;
     char reason[512];
+    int64_t offsets[8]; /* of the failed records, in their order */
     int64_t retry_ms;
+    int delivered;         /* what failed_delivered answers */
+    int delivered_asks;    /* how often it was asked */
+    const char *path;      /* the database: failed records are reported */
+    int rows_when_failing; /* rows committed when the last was reported */
 } fake_t;
+
+static int count_path_rows(const char *path);
 
 static void record_failed(void *runtime, const tb_sink_record_t *record,
                           const char *reason)
 {
     fake_t *f = runtime;
-    (void)record;
-    f->failed++;
+    f->offsets[f->failed++ % 8] = record->offset;
     snprintf(f->reason, sizeof(f->reason), "%s", reason);
+    f->rows_when_failing = count_path_rows(f->path);
+}
+
+static int failed_delivered(void *runtime, char *errstr, size_t errstr_size)
+{
+    fake_t *f = runtime;
+    f->delivered_asks++;
+    if (f->delivered != 0) {
+        snprintf(errstr, errstr_size, "the dead letter queue refused it");
+    }
+    return f->delivered;
 }
 
 static void retry_after(void *runtime, int64_t ms)
@@ -227,9 +244,11 @@ static int setup(void **state)
     fixture_t *f = calloc(1, sizeof(*f));
     snprintf(f->path, sizeof(f->path), "/tmp/tb_jdbc_test_XXXXXX");
     close(mkstemp(f->path));
+    f->fake.path = f->path;
     f->ctx = (tb_task_context_t){.connector = "c",
                                  .task = 0,
                                  .record_failed = record_failed,
+                                 .failed_delivered = failed_delivered,
                                  .retry_after = retry_after,
                                  .runtime = &f->fake};
     f->schema = tb_schema_new(TB_TYPE_STRUCT);
@@ -300,6 +319,58 @@ static int count_rows(const fixture_t *f, const char *sql)
     return n;
 }
 
+/* The committed rows of "orders" in the database at path (another
+ * connection: what the writer's transaction has not committed is not
+ * seen), -1 when there is no such table. */
+static int count_path_rows(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *stmt = NULL;
+    int n = -1;
+    if (sqlite3_open(path, &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM \"orders\"", -1, &stmt, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+        n = sqlite3_column_int(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return n;
+}
+
+/* Creates "orders" whose name may not be null. */
+static void create_strict_table(const fixture_t *f)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "CREATE TABLE \"orders\" (id INTEGER NOT NULL, "
+                                  "name TEXT NOT NULL)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* Lets "orders" take a null name, keeping its rows. */
+static void relax_table(const fixture_t *f)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "ALTER TABLE \"orders\" RENAME TO old; "
+                                  "CREATE TABLE \"orders\" (id INTEGER, name TEXT); "
+                                  "INSERT INTO \"orders\" SELECT * FROM old; "
+                                  "DROP TABLE old",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+}
+
+static int stored_offset(const fixture_t *f)
+{
+    return count_rows(f, "SELECT next_offset FROM \"__tributary_sink_offsets\"");
+}
+
 /* A put is one transaction with its offsets: open() finds them, and the
  * same records put again (a retry after a lost commit answer, or a task
  * that lost its partition) are not written twice. */
@@ -328,20 +399,16 @@ static void test_put_again_writes_nothing_twice(void **state)
     assert_int_equal(f->fake.failed, 0);
 }
 
-/* A row the database refuses goes to record_failed with its reason; the
- * rest of the put is written. */
+/* errors.tolerance=all: a row the database refuses, and a record that is
+ * no row, go to record_failed with their reason, in their order, before the
+ * commit, which waits for the dead letter queue; the rest of the put is
+ * written. */
 static void test_refused_row_is_reported_and_the_rest_written(void **state)
 {
     fixture_t *f = *state;
     char errstr[512] = "";
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "CREATE TABLE \"orders\" (id INTEGER NOT NULL, "
-                                  "name TEXT NOT NULL)",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    create_strict_table(f);
+    f->ctx.tolerates_errors = true;
     start(f, NULL, NULL);
     record(f, 0, 1, "a", 0);
     record(f, 1, 2, NULL, 1);
@@ -351,9 +418,96 @@ static void test_refused_row_is_reported_and_the_rest_written(void **state)
         tb_jdbc_sink_plugin.put(f->task, f->records, 4, errstr, sizeof(errstr)), 0);
     assert_int_equal(count_rows(f, "SELECT count(*) FROM \"orders\""), 2);
     assert_int_equal(f->fake.failed, 2);
+    assert_int_equal(f->fake.offsets[0], 1);
+    assert_int_equal(f->fake.offsets[1], 3);
+    assert_int_equal(f->fake.rows_when_failing, 0); /* not committed yet */
+    assert_int_equal(f->fake.delivered_asks, 1);
     assert_non_null(strstr(f->fake.reason, "struct with a schema")); /* the tombstone */
+    assert_int_equal(stored_offset(f), 4);
+}
+
+/* errors.tolerance=all, and the dead letter queue does not take the failed
+ * records: nothing of the put is committed, rows nor offsets, and the task
+ * fails; the same put, once the queue takes them, writes the rest. */
+static void test_undelivered_failures_commit_nothing(void **state)
+{
+    fixture_t *f = *state;
+    char errstr[512] = "";
+    create_strict_table(f);
+    f->ctx.tolerates_errors = true;
+    f->fake.delivered = -1;
+    start(f, NULL, NULL);
+    record(f, 0, 1, "a", 0);
+    record(f, 1, 2, NULL, 1);
+    record(f, 2, 3, "c", 2);
     assert_int_equal(
-        count_rows(f, "SELECT next_offset FROM \"__tributary_sink_offsets\""), 4);
+        tb_jdbc_sink_plugin.put(f->task, f->records, 3, errstr, sizeof(errstr)), -1);
+    assert_non_null(strstr(errstr, "nothing of the put is committed"));
+    assert_non_null(strstr(errstr, "the dead letter queue refused it"));
+    assert_int_equal(count_rows(f, "SELECT count(*) FROM \"orders\""), 0);
+    assert_int_equal(count_rows(f, "SELECT count(*) FROM \"__tributary_sink_offsets\""),
+                     0);
+
+    f->fake.delivered = 0;
+    assert_int_equal(
+        tb_jdbc_sink_plugin.put(f->task, f->records, 3, errstr, sizeof(errstr)), 0);
+    assert_int_equal(count_rows(f, "SELECT count(*) FROM \"orders\""), 2);
+    assert_int_equal(stored_offset(f), 3);
+}
+
+/* errors.tolerance=none: the put stops at the refused row. The records
+ * before it are committed with their offset, none from it on; put() fails
+ * naming it. Once the table takes it, the put from there writes every row,
+ * each once. */
+static void test_refused_row_stops_the_put_without_tolerance(void **state)
+{
+    fixture_t *f = *state;
+    char errstr[512] = "";
+    create_strict_table(f);
+    start(f, NULL, NULL);
+    record(f, 0, 1, "a", 0);
+    record(f, 1, 2, "b", 1);
+    record(f, 2, 3, NULL, 2);
+    record(f, 3, 4, "d", 3);
+    record(f, 4, 5, "e", 4);
+    assert_int_equal(
+        tb_jdbc_sink_plugin.put(f->task, f->records, 5, errstr, sizeof(errstr)), -1);
+    assert_non_null(strstr(errstr, "record orders-0 at offset 2 cannot be written"));
+    assert_non_null(strstr(errstr, "NOT NULL"));
+    assert_int_equal(count_rows(f, "SELECT count(*) FROM \"orders\""), 2);
+    assert_int_equal(stored_offset(f), 2);
+    assert_int_equal(f->fake.failed, 1);
+    assert_int_equal(f->fake.offsets[0], 2);
+    assert_int_equal(f->fake.delivered_asks, 0);
+
+    relax_table(f);
+    tb_jdbc_sink_plugin.task_stop(f->task);
+    f->task = NULL;
+    start(f, NULL, NULL);
+    assert_int_equal(
+        tb_jdbc_sink_plugin.put(f->task, f->records + 2, 3, errstr, sizeof(errstr)), 0);
+    assert_int_equal(count_rows(f, "SELECT count(*) FROM \"orders\""), 5);
+    assert_int_equal(count_rows(f, "SELECT count(DISTINCT id) FROM \"orders\""), 5);
+    assert_int_equal(stored_offset(f), 5);
+}
+
+/* errors.tolerance=none: a record that is no row (a tombstone without
+ * delete.enabled) stops the put there too. */
+static void test_record_without_row_stops_the_put_without_tolerance(void **state)
+{
+    fixture_t *f = *state;
+    char errstr[512] = "";
+    start(f, NULL, NULL);
+    record(f, 0, 1, "a", 0);
+    record(f, 1, 2, "b", 1);
+    f->records[2] = (tb_sink_record_t){.topic = "orders", .partition = 0, .offset = 2};
+    record(f, 3, 4, "d", 3);
+    assert_int_equal(
+        tb_jdbc_sink_plugin.put(f->task, f->records, 4, errstr, sizeof(errstr)), -1);
+    assert_non_null(strstr(errstr, "record orders-0 at offset 2 cannot be written"));
+    assert_int_equal(count_rows(f, "SELECT count(*) FROM \"orders\""), 2);
+    assert_int_equal(stored_offset(f), 2);
+    assert_int_equal(f->fake.failed, 1);
 }
 
 /* Without auto.evolve a new field stops the task with Confluent's reason. */
@@ -390,6 +544,12 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_refused_row_is_reported_and_the_rest_written,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_undelivered_failures_commit_nothing, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_refused_row_stops_the_put_without_tolerance,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_record_without_row_stops_the_put_without_tolerance, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_column_without_auto_evolve, setup,
                                         teardown),
     };

@@ -68,6 +68,24 @@ void tb_sink_record_failed(void *runtime, const tb_sink_record_t *record,
     handle_failed(e, record, "TASK_PUT", e->env->plugin->class_name, reason);
 }
 
+int tb_sink_failed_delivered(void *runtime, char *errstr, size_t errstr_size)
+{
+    sink_engine_t *e = runtime;
+    if (e->failure[0] != '\0') {
+        snprintf(errstr, errstr_size, "%s", e->failure);
+        return -1;
+    }
+    if (e->dlq == NULL) {
+        return 0;
+    }
+    if (tb_dlq_flush(e->dlq, (int)e->env->shutdown_timeout_ms, errstr, errstr_size) !=
+        0) {
+        snprintf(e->failure, sizeof(e->failure), "%s", errstr);
+        return -1;
+    }
+    return 0;
+}
+
 void tb_sink_retry_after(void *runtime, int64_t ms)
 {
     ((sink_engine_t *)runtime)->plugin_retry_ms = ms > 0 ? ms : 1;

@@ -259,14 +259,15 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     const json_t *settings = env->settings;
 
     e->env = env;
+    e->tolerate_errors =
+        strcmp(tb_config_string(settings, "errors.tolerance"), "all") == 0;
     e->ctx = (tb_task_context_t){.connector = env->connector,
                                  .task = env->id,
                                  .record_failed = tb_sink_record_failed,
+                                 .tolerates_errors = e->tolerate_errors,
+                                 .failed_delivered = tb_sink_failed_delivered,
                                  .retry_after = tb_sink_retry_after,
                                  .runtime = e};
-
-    e->tolerate_errors =
-        strcmp(tb_config_string(settings, "errors.tolerance"), "all") == 0;
     e->log_errors = tb_config_bool(settings, "errors.log.enable");
     e->log_messages = tb_config_bool(settings, "errors.log.include.messages");
     e->retry = tb_task_retry_from(settings);

@@ -173,6 +173,9 @@ void tb_sink_retry_after(void *runtime, int64_t ms);
 void tb_sink_record_failed(void *runtime, const tb_sink_record_t *record,
                            const char *reason);
 
+/* tb_task_context_t's failed_delivered: the dead letter queue flushed. */
+int tb_sink_failed_delivered(void *runtime, char *errstr, size_t errstr_size);
+
 /* sink_offsets.c */
 
 /* Flushes the plugin and the dead letter queue, records the offsets that
