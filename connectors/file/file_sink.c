@@ -1,12 +1,22 @@
 /*
  * FileStreamSink - appends each record's value and a newline to a file, as
  * Kafka Connect's FileStreamSinkConnector does. Each put() reaches the file
- * before it returns (one write call for the batch), as Connect's writes do:
- * a reader of the file sees records as they are consumed, not at the next
- * offset flush. flush() fsyncs, so offsets are recorded only for lines that
- * are on disk. A crash in the middle of a
- * write can leave a partial last line, whose record was never recorded as
- * written: a task that starts removes it, and writes the record again.
+ * before it returns, as Connect's writes do: a reader of the file sees
+ * records as they are consumed, not at the next offset flush. flush()
+ * fsyncs, so offsets are recorded only for lines that are on disk.
+ *
+ * Every task of the connector writes the same file (Connect gives each the
+ * same config), so lines must never mix. A put's lines are made in memory
+ * and appended (O_APPEND) in one write() of whole lines, under an exclusive
+ * flock(2) of the file that every writer of this plugin takes: no other
+ * task writes between them, in this process or another. A writer that
+ * stops mid-write (kill -9, a full disk) leaves at most a partial last
+ * line, never acknowledged: its record is read again. A live writer that
+ * fails cuts the file back to where its own write began before it lets go
+ * of the lock; one that died let go with its partial line still there. So
+ * a partial last line seen under the lock is always the remains of a
+ * writer that died while holding it, never a line of a running task: the
+ * next holder (a task that starts, or a put) cuts it before writing.
  *
  * Test seam (builds with TB_TEST_SEAMS): with TB_FILE_SINK_HOLD set to a
  * suffix, every put() is refused as retriable, taking nothing, while the
@@ -17,14 +27,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "connectors/tb_plugin.h"
 #include "core/tb_log.h"
 #include "core/tb_seam.h"
 
-#define WRITE_BUFFER_BYTES (256 * 1024)
+/* How long a put waits for another writer's lock (held for one write) in
+ * steps, before it asks to be tried again a little later. */
+#define LOCK_TRIES 1000
+#define LOCK_STEP_NS 1000000L /* 1 ms: about a second in all */
+#define LOCK_RETRY_MS 100
 
 static const tb_config_def_t file_sink_keys[] = {
     {.name = "file",
@@ -40,9 +56,12 @@ static const tb_config_table_t file_sink_table =
     TB_CONFIG_TABLE("FileStreamSink", file_sink_keys);
 
 typedef struct {
-    char *path; /* NULL: standard output */
-    FILE *out;
-    char *hold; /* the test seam's file; NULL: none */
+    const tb_task_context_t *ctx;
+    char *path;  /* NULL: standard output */
+    FILE *out;   /* written through its descriptor only, when path is set */
+    char *hold;  /* the test seam's file; NULL: none */
+    char *lines; /* a put's lines (owned), lines_cap bytes */
+    size_t lines_cap;
 } file_sink_t;
 
 static json_t *task_configs(const json_t *config, int max_tasks)
@@ -54,12 +73,11 @@ static json_t *task_configs(const json_t *config, int max_tasks)
     return list;
 }
 
-/* Cuts what follows the last newline of the file open as out: the partial
- * line an interrupted write left behind. Returns how many bytes were cut,
- * or -1 with errno set. */
-static off_t cut_partial_line(FILE *out)
+/* Cuts what follows the last newline of the file open as fd, locked: the
+ * partial line of a writer that died mid-write. Returns how many bytes
+ * were cut, with *size the file's size then, or -1 with errno set. */
+static off_t cut_partial_line(int fd, off_t *size)
 {
-    int fd = fileno(out);
     struct stat st;
     char chunk[4096];
     if (fstat(fd, &st) != 0) {
@@ -82,7 +100,83 @@ static off_t cut_partial_line(FILE *out)
     if (end < st.st_size && ftruncate(fd, end) != 0) {
         return -1;
     }
+    *size = end;
     return st.st_size - end;
+}
+
+/* Takes the file's exclusive lock, waiting about a second at most: 0, 1
+ * when another writer still holds it, or -1 with errno set. */
+static int lock_file(int fd)
+{
+    const struct timespec step = {.tv_nsec = LOCK_STEP_NS};
+    for (int i = 0; i < LOCK_TRIES; i++) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            return 0;
+        }
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            return -1;
+        }
+        nanosleep(&step, NULL);
+    }
+    return 1;
+}
+
+/* With the lock held: cuts a dead writer's partial last line, told once.
+ * 0 with *size the file's size, or -1 with errstr. */
+static int repair_locked(file_sink_t *sink, int fd, off_t *size, char *errstr,
+                         size_t errstr_size)
+{
+    off_t cut = cut_partial_line(fd, size);
+    if (cut < 0) {
+        snprintf(errstr, errstr_size, "reading the end of %s failed: %s", sink->path,
+                 strerror(errno));
+        return -1;
+    }
+    if (cut > 0) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", sink->ctx->connector, sink->ctx->task,
+                    "removed a partial line of %lld bytes at the end of %s, left by a "
+                    "write that was interrupted; its record is written again",
+                    (long long)cut, sink->path);
+    }
+    return 0;
+}
+
+/* Takes the lock, repairs the end, appends the first len bytes of
+ * sink->lines (0: none), lets go. 0, TB_PLUGIN_RETRY (the lock stayed
+ * busy: the runtime asks again) or -1, with errstr. */
+static int with_lock(file_sink_t *sink, size_t len, char *errstr, size_t errstr_size)
+{
+    int fd = fileno(sink->out);
+    int locked = lock_file(fd);
+    if (locked != 0) {
+        snprintf(errstr, errstr_size, "locking %s failed: %s", sink->path,
+                 locked > 0 ? "another writer holds it, trying again" : strerror(errno));
+        return locked > 0 ? TB_PLUGIN_RETRY : -1;
+    }
+    off_t start = 0;
+    int rc = repair_locked(sink, fd, &start, errstr, errstr_size);
+    /* one write of whole lines; the rest of a short one goes on under the
+     * lock, where no other writer can come between */
+    size_t done = 0;
+    while (rc == 0 && done < len) {
+        ssize_t n = write(fd, sink->lines + done, len - done);
+        if (n > 0) {
+            done += (size_t)n;
+        } else if (n == 0 || errno != EINTR) {
+            snprintf(errstr, errstr_size, "writing to %s failed: %s", sink->path,
+                     n == 0 ? "nothing was written" : strerror(errno));
+            rc = -1;
+        }
+    }
+    /* only this write's bytes, which nobody wrote after */
+    if (rc != 0 && done > 0 && ftruncate(fd, start) != 0) {
+        TB_LOG_TASK(TB_LOG_ERROR, "tributary.task", sink->ctx->connector, sink->ctx->task,
+                    "cutting the partial write at the end of %s failed: %s; the next "
+                    "writer cuts it",
+                    sink->path, strerror(errno));
+    }
+    flock(fd, LOCK_UN);
+    return rc;
 }
 
 /* The test seam's file for the sink writing to path, or NULL. */
@@ -101,6 +195,11 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
 {
     const char *path = json_string_value(json_object_get(config, "file"));
     file_sink_t *sink = calloc(1, sizeof(*sink));
+    if (sink == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    sink->ctx = ctx;
     if (path == NULL) {
         sink->out = stdout;
         *out = sink;
@@ -109,23 +208,13 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
     sink->path = strdup(path);
     sink->hold = test_hold_path(path);
     sink->out = tb_limits_fopen(ctx->limits, path, true, errstr, errstr_size);
-    if (sink->out == NULL) {
+    if (sink->out == NULL || sink->path == NULL) {
         goto fail;
     }
-    off_t cut = cut_partial_line(sink->out);
-    if (cut < 0) {
-        snprintf(errstr, errstr_size, "reading the end of %s failed: %s", path,
-                 strerror(errno));
+    /* a busy lock at start is no failure: the first put repairs too */
+    if (with_lock(sink, 0, errstr, errstr_size) == -1) {
         goto fail;
     }
-    if (cut > 0) {
-        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", ctx->connector, ctx->task,
-                    "removed a partial line of %lld bytes at the end of %s, left by an "
-                    "interrupted write; its record is written again",
-                    (long long)cut, path);
-    }
-    /* a batch of records in one write call */
-    setvbuf(sink->out, NULL, _IOFBF, WRITE_BUFFER_BYTES);
     *out = sink;
     return 0;
 
@@ -139,6 +228,36 @@ fail:
     return -1;
 }
 
+/* The lines of records into sink->lines (each value, or "null", and a
+ * newline). Returns their length, with *ok false on no memory. */
+static size_t make_lines(file_sink_t *sink, const tb_sink_record_t *records, size_t count,
+                         bool *ok)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < count; i++) {
+        len += (records[i].value != NULL ? records[i].value_len : 4) + 1;
+    }
+    *ok = true;
+    if (len > sink->lines_cap) {
+        char *grown = realloc(sink->lines, len);
+        if (grown == NULL) {
+            *ok = false;
+            return 0;
+        }
+        sink->lines = grown;
+        sink->lines_cap = len;
+    }
+    char *at = sink->lines;
+    for (size_t i = 0; i < count; i++) {
+        const tb_sink_record_t *r = &records[i];
+        size_t n = r->value != NULL ? r->value_len : 4;
+        memcpy(at, r->value != NULL ? (const char *)r->value : "null", n);
+        at[n] = '\n';
+        at += n + 1;
+    }
+    return len;
+}
+
 static int put(void *opaque, const tb_sink_record_t *records, size_t count, char *errstr,
                size_t errstr_size)
 {
@@ -150,20 +269,21 @@ static int put(void *opaque, const tb_sink_record_t *records, size_t count, char
                  sink->hold);
         return TB_RESULT_RETRY;
     }
-    /* one lock for the batch, not two per record */
-    flockfile(sink->out);
-    for (size_t i = 0; i < count && ok; i++) {
-        const tb_sink_record_t *r = &records[i];
-        ok = (r->value != NULL
-                  ? fwrite_unlocked(r->value, 1, r->value_len, sink->out) == r->value_len
-                  : fputs_unlocked("null", sink->out) >= 0) &&
-             putc_unlocked('\n', sink->out) != EOF;
-    }
-    ok = ok && fflush_unlocked(sink->out) == 0;
-    funlockfile(sink->out);
+    size_t len = make_lines(sink, records, count, &ok);
     if (!ok) {
-        snprintf(errstr, errstr_size, "writing to %s failed: %s",
-                 sink->path ? sink->path : "standard output", strerror(errno));
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    if (sink->path != NULL) {
+        int rc = len > 0 ? with_lock(sink, len, errstr, errstr_size) : 0;
+        if (rc == TB_PLUGIN_RETRY) {
+            sink->ctx->retry_after(sink->ctx->runtime, LOCK_RETRY_MS);
+        }
+        return rc;
+    }
+    if (fwrite(sink->lines, 1, len, sink->out) != len || fflush(sink->out) != 0) {
+        snprintf(errstr, errstr_size, "writing to standard output failed: %s",
+                 strerror(errno));
         return -1;
     }
     return 0;
@@ -188,6 +308,7 @@ static void task_stop(void *opaque)
     } else {
         fflush(sink->out);
     }
+    free(sink->lines);
     free(sink->hold);
     free(sink->path);
     free(sink);
