@@ -18,8 +18,9 @@ typedef enum {
     /* TB_EOS_START_DELAY=<task>:<ms>: that task number's init_transactions
      * starts ms late, as on a slow worker. */
     TB_SEAM_EOS_START_DELAY,
-    /* TB_FILE_SINK_HOLD=<suffix>: a FileStreamSink writing to F waits in its
-     * writes while the file F<suffix> exists. */
+    /* TB_FILE_SINK_HOLD=<suffix>: a FileStreamSink writing to F refuses
+     * every put() as retriable, taking nothing, while the file F<suffix>
+     * exists. */
     TB_SEAM_FILE_SINK_HOLD,
     TB_SEAM_COUNT
 } tb_seam_t;

@@ -18,7 +18,7 @@
  * writer that died while holding it, never a line of a running task: the
  * next holder (a task that starts, or a put) cuts it before writing.
  *
- * Test seam (builds with TB_TEST_SEAMS): with TB_FILE_SINK_HOLD set to a
+ * Test seam (core/tb_seam.h): with TB_FILE_SINK_HOLD set to a
  * suffix, every put() is refused as retriable, taking nothing, while the
  * file named <file><suffix> exists, so that a test can keep a batch
  * pending in the runtime for as long as it likes.
@@ -142,7 +142,7 @@ static int repair_locked(file_sink_t *sink, int fd, off_t *size, char *errstr,
 }
 
 /* Takes the lock, repairs the end, appends the first len bytes of
- * sink->lines (0: none), lets go. 0, TB_PLUGIN_RETRY (the lock stayed
+ * sink->lines (0: none), lets go. 0, TB_RESULT_RETRY (the lock stayed
  * busy: the runtime asks again) or -1, with errstr. */
 static int with_lock(file_sink_t *sink, size_t len, char *errstr, size_t errstr_size)
 {
@@ -151,7 +151,7 @@ static int with_lock(file_sink_t *sink, size_t len, char *errstr, size_t errstr_
     if (locked != 0) {
         snprintf(errstr, errstr_size, "locking %s failed: %s", sink->path,
                  locked > 0 ? "another writer holds it, trying again" : strerror(errno));
-        return locked > 0 ? TB_PLUGIN_RETRY : -1;
+        return locked > 0 ? TB_RESULT_RETRY : -1;
     }
     off_t start = 0;
     int rc = repair_locked(sink, fd, &start, errstr, errstr_size);
@@ -276,7 +276,7 @@ static int put(void *opaque, const tb_sink_record_t *records, size_t count, char
     }
     if (sink->path != NULL) {
         int rc = len > 0 ? with_lock(sink, len, errstr, errstr_size) : 0;
-        if (rc == TB_PLUGIN_RETRY) {
+        if (rc == TB_RESULT_RETRY) {
             sink->ctx->retry_after(sink->ctx->runtime, LOCK_RETRY_MS);
         }
         return rc;

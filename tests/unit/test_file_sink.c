@@ -102,7 +102,7 @@ static void test_two_tasks_never_mix_or_cut_each_others_lines(void **state)
     assert_int_equal(write(live, "thr", 3), 3);
     void *second = start_on(&ctx1, path);
     asked_retry_ms = 0;
-    assert_int_equal(put_values(second, "four", "five"), TB_PLUGIN_RETRY);
+    assert_int_equal(put_values(second, "four", "five"), TB_RESULT_RETRY);
     assert_true(asked_retry_ms > 0);
     char *text = contents(path);
     assert_string_equal(text, "one\ntwo\nthr");
