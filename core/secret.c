@@ -11,9 +11,11 @@
 #include <jansson.h>
 
 #include "core/tb_props.h"
+#include "core/tb_secret_seal.h"
 
 #define ENV_PREFIX "${env:"
 #define FILE_PREFIX "${file:"
+#define SEALED_PREFIX "${sealed:"
 
 static bool has_prefix(const char *s, const char *prefix)
 {
@@ -39,7 +41,7 @@ bool tb_secret_is_reference(const char *value)
                      (file != NULL && strrchr(file, ':') != NULL && file[0] == '/');
     free(env);
     free(file);
-    return reference;
+    return reference || tb_secret_is_sealed(value);
 }
 
 static char *from_env(const char *name, char *errstr, size_t errstr_size)
@@ -79,6 +81,9 @@ char *tb_secret_resolve(const char *value, char *errstr, size_t errstr_size)
     char *secret;
     if (!tb_secret_is_reference(value)) {
         return strdup(value);
+    }
+    if (tb_secret_is_sealed(value)) {
+        return tb_secret_seal_open(value, errstr, errstr_size);
     }
     if ((spec = inner(value, ENV_PREFIX)) != NULL) {
         secret = from_env(spec, errstr, errstr_size);
@@ -154,7 +159,7 @@ static const char *entry_replacement(const char *entry, size_t n, tb_secret_head
     *value = strndup(colon + 1 + vfrom, vto - vfrom);
     if (*name == NULL || *value == NULL || (*value)[0] == '\0' ||
         !tb_secret_name_is_credential(*name, strlen(*name)) ||
-        tb_secret_is_reference(*value)) {
+        (tb_secret_is_reference(*value) && !tb_secret_is_sealed(*value))) {
         return NULL;
     }
     return fn(arg, *name, *value);
@@ -379,12 +384,34 @@ static int check_one(const tb_secret_policy_t *policy, const char *owner, bool e
     return check_file(policy, owner, spec, colon + 1, why, why_size);
 }
 
+/* Checks the sealed secret p..end (inclusive) of a config of owner. */
+static int check_sealed(const char *owner, const char *p, const char *end, char *reason,
+                        size_t reason_size)
+{
+    char *sealed = strndup(p, (size_t)(end - p) + 1);
+    char why[1024];
+    int rc =
+        sealed != NULL ? tb_secret_seal_check(sealed, owner, NULL, why, sizeof(why)) : -1;
+    if (rc != 0) {
+        snprintf(reason, reason_size, "a sealed secret is refused: %s",
+                 sealed != NULL ? why : "out of memory");
+    }
+    free(sealed);
+    return rc;
+}
+
 int tb_secret_policy_check(const tb_secret_policy_t *policy, const char *owner,
                            const char *value, char *reason, size_t reason_size)
 {
     for (const char *p = strstr(value, "${"); p != NULL; p = strstr(p + 2, "${")) {
         bool env = has_prefix(p, ENV_PREFIX);
         const char *end = strchr(p, '}');
+        if (has_prefix(p, SEALED_PREFIX) && end != NULL) {
+            if (check_sealed(owner, p, end, reason, reason_size) != 0) {
+                return -1;
+            }
+            continue;
+        }
         if ((!env && !has_prefix(p, FILE_PREFIX)) || end == NULL) {
             continue;
         }

@@ -4,6 +4,8 @@
  * A secret value holds a reference, resolved only when a task starts:
  *   ${env:NAME}           the environment variable NAME
  *   ${file:/path:key}     key of the Java properties file /path
+ *   ${sealed:v1:...}      a literal secret a distributed worker sealed
+ *                         (tb_secret_seal.h)
  * A connector's references are checked against the worker's policy when
  * its config is validated (tb_secret_policy_check). Nothing here logs or
  * returns a resolved value in an error message.
@@ -36,8 +38,10 @@ typedef const char *(*tb_secret_header_fn)(void *arg, const char *name,
                                            const char *value);
 
 /* A header list ("Name: value|Name: value", as the HTTP sink's http.headers)
- * with the value of each credential header that is not a reference
- * replaced by what fn gives; the other entries are kept as written.
+ * with the value of each credential header that is not an ${env:} or
+ * ${file:} reference (a literal one, or a sealed one: fn tells them apart
+ * with tb_secret_is_sealed) replaced by what fn gives; the other entries
+ * are kept as written.
  * Returns a malloc'd string, NULL when out of memory. */
 char *tb_secret_headers_rewrite(const char *headers, tb_secret_header_fn fn, void *arg);
 
@@ -63,7 +67,8 @@ typedef struct {
 } tb_secret_policy_t;
 
 /* Checks every reference in value (a whole reference, or references
- * within it, as in a header list) of a config of connector owner. Returns
+ * within it, as in a header list) of a config of connector owner; a sealed
+ * one must be owner's, under this worker's key (tb_secret_seal_check). Returns
  * 0, or -1 with reason saying which reference is refused and why (never a
  * secret). */
 int tb_secret_policy_check(const tb_secret_policy_t *policy, const char *owner,

@@ -37,6 +37,7 @@
 #include "core/tb_log.h"
 #include "core/tb_props.h"
 #include "core/tb_secret.h"
+#include "core/tb_secret_seal.h"
 #include "server/tb_advertised.h"
 #include "server/tb_auth.h"
 #include "server/tb_connector_file.h"
@@ -379,6 +380,45 @@ static int resolve_key_password(const json_t *values, char **out)
     return 0;
 }
 
+/* secrets.encryption.key: its reference resolved and the key handed to
+ * tb_secret_seal.h. Returns -1, logged, when it is set and unusable. */
+static int load_encryption_key(const json_t *values, bool distributed)
+{
+    const char *value = tb_config_string(values, "secrets.encryption.key");
+    unsigned char key[TB_SECRET_SEAL_KEY_SIZE];
+    char errstr[1024];
+    char *text = NULL;
+    int rc = -1;
+    if (value == NULL) {
+        if (distributed && tb_config_bool(values, "secrets.literal.allowed")) {
+            TB_LOG(TB_LOG_INFO, "tributary.worker",
+                   "secrets.encryption.key is not set: connectors' literal secrets are "
+                   "refused (set it, the same on every worker, to keep them encrypted "
+                   "in the config topic)");
+        }
+        return 0;
+    }
+    if (!tb_secret_is_reference(value) || tb_secret_is_sealed(value)) {
+        snprintf(errstr, sizeof(errstr),
+                 "it must be a ${file:/path:key} or ${env:NAME} reference, so that the "
+                 "key stays out of the worker's properties");
+    } else if ((text = tb_secret_resolve(value, errstr, sizeof(errstr))) != NULL &&
+               tb_secret_seal_key_parse(text, key, errstr, sizeof(errstr)) == 0) {
+        rc = tb_secret_seal_key_set(key);
+        snprintf(errstr, sizeof(errstr), "out of memory");
+    }
+    if (rc != 0) {
+        TB_LOG(TB_LOG_FATAL, "tributary.worker",
+               "refusing to start: secrets.encryption.key: %s", errstr);
+    }
+    if (text != NULL) {
+        OPENSSL_cleanse(text, strlen(text));
+        free(text);
+    }
+    OPENSSL_cleanse(key, sizeof(key));
+    return rc;
+}
+
 static int run(const cli_t *cli)
 {
     json_t *raw = NULL;
@@ -471,17 +511,15 @@ static int run(const cli_t *cli)
     bool distributed = tb_distributed_enabled(values);
     tb_store_t *store = NULL;
     bool literal_secrets = tb_config_bool(values, "secrets.literal.allowed");
-    if (distributed && (dev || literal_secrets || cli->connector_file_count > 0)) {
+    if (distributed && (dev || cli->connector_file_count > 0)) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker",
                "refusing to start: group.id makes this worker distributed, %s",
                dev ? "and dev mode runs one worker on its in-process Kafka"
-               : literal_secrets
-                   ? "and secrets.literal.allowed=true would keep a connector's "
-                     "secrets in one worker's files, which the others cannot read: "
-                     "write them as ${env:NAME} or ${file:/path:key} references, "
-                     "which every worker resolves"
                    : "and a distributed worker's connectors are created through the "
                      "REST API, not named on the command line (as in Connect)");
+        goto done;
+    }
+    if (load_encryption_key(values, distributed) != 0) {
         goto done;
     }
     if (distributed) {
@@ -589,6 +627,7 @@ done:
         OPENSSL_cleanse(key_password, strlen(key_password));
         free(key_password);
     }
+    tb_secret_seal_key_set(NULL);
     if (store_lock >= 0) {
         close(store_lock);
     }

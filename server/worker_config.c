@@ -389,14 +389,29 @@ static const tb_config_def_t worker_keys[] = {
                       "override (e.g. acks,linger.ms); empty allows any (tributary)."},
     {.name = "secrets.literal.allowed",
      .type = TB_CONFIG_BOOLEAN,
-     .default_value = "false",
+     .default_value = "true",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Kafka",
-     .documentation = "Accept secrets (PASSWORD keys, sasl.password, ssl.key.password, "
-                      "...) written literally instead of as ${env:NAME} or "
-                      "${file:/path:key} references. Literal secrets are never shown "
-                      "in responses or logs, but the store holds them as given "
-                      "(tributary)."},
+     .documentation = "Accept secrets (PASSWORD keys, sasl.password, sasl.jaas.config, "
+                      "ssl.key.password, credential headers, ...) written literally, "
+                      "as Connect does, instead of as ${env:NAME} or ${file:/path:key} "
+                      "references. A literal secret is never shown or logged and never "
+                      "stored as given: standalone, it is kept in the owner-only "
+                      "<offset.storage.file.filename>.secrets file; distributed, "
+                      "encrypted in the config topic under secrets.encryption.key "
+                      "(without which a distributed worker refuses it). false refuses "
+                      "every literal secret (tributary)."},
+    {.name = "secrets.encryption.key",
+     .type = TB_CONFIG_PASSWORD,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Kafka",
+     .documentation = "Distributed mode: the key that encrypts connectors' literal "
+                      "secrets in the config topic (AES-256-GCM), the same on every "
+                      "worker of the cluster: a ${file:/path:key} or ${env:NAME} "
+                      "reference to the base64 of 32 random bytes (openssl rand -base64 "
+                      "32), read at start. Unset, a distributed worker refuses literal "
+                      "secrets; a worker with another key fails the tasks whose secrets "
+                      "it cannot open (tributary)."},
     {.name = "connector.client.security.downgrade.allowed",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",

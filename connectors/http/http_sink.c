@@ -116,9 +116,9 @@ static const tb_config_def_t http_sink_keys[] = {
          "Transfer-Encoding cannot be set. The value of a header whose name contains "
          "auth, token, secret, key, password, cookie or credential (Authorization, "
          "X-API-Key, Cookie, ...) is a secret, as a PASSWORD value is: a reference, "
-         "or a literal only with the worker's secrets.literal.allowed=true (then "
-         "kept in the secrets file); shown as [hidden], never logged. Prefer "
-         "http.auth.*."},
+         "or a literal unless the worker's secrets.literal.allowed=false (then kept "
+         "in the secrets file, or distributed sealed in the config topic); shown as "
+         "[hidden], never logged. Prefer http.auth.*."},
     {.name = KEY_TIMEOUT,
      .type = TB_CONFIG_LONG,
      .default_value = "30000",

@@ -71,17 +71,37 @@ static bool is_role_key(const char *key)
     return false;
 }
 
-/* Adds one key to props, applying the secret rules. source is the config
- * key it came from, named in errors. */
-static void put_key(const tb_client_settings_t *s, json_t *props, const char *key,
-                    const char *value, const char *source, bool resolve, json_t *errors)
+bool tb_client_literal_refused(const tb_client_settings_t *s, const char *config_key,
+                               char *msg, size_t msg_size)
 {
-    char message[1024];
-    if (is_secret(key) && !tb_secret_is_reference(value) && !s->literal_secrets) {
-        snprintf(message, sizeof(message),
+    if (!s->literal_secrets) {
+        snprintf(msg, msg_size,
                  "%s holds a literal secret, which is refused: use ${env:NAME} or "
                  "${file:/path:key} (or set the worker's secrets.literal.allowed=true)",
-                 source);
+                 config_key);
+    } else if (s->literal_unsealable) {
+        snprintf(msg, msg_size,
+                 "%s holds a literal secret, which this distributed worker cannot keep "
+                 "safe: set the worker's secrets.encryption.key (a reference to a key "
+                 "every worker has) to keep it encrypted in the config topic, or use "
+                 "${env:NAME} or ${file:/path:key}",
+                 config_key);
+    }
+    return !s->literal_secrets || s->literal_unsealable;
+}
+
+/* Adds one key to props, applying the secret rules. source is the config
+ * key it came from, named in errors, a key of the connector's config or
+ * (connector false) of the worker's. */
+static void put_key(const tb_client_settings_t *s, json_t *props, const char *key,
+                    const char *value, const char *source, bool connector, bool resolve,
+                    json_t *errors)
+{
+    char message[1024];
+    /* the worker's own secrets stay in its files: no key needed for them */
+    if (is_secret(key) && !tb_secret_is_reference(value) &&
+        (connector || !s->literal_secrets) &&
+        tb_client_literal_refused(s, source, message, sizeof(message))) {
         tb_config_error_add(errors, source, message);
         return;
     }
@@ -278,11 +298,11 @@ json_t *tb_client_props(const tb_client_settings_t *s, tb_client_role_t role,
     snprintf(fix_key, sizeof(fix_key), "%ssecurity.protocol", override_prefix);
     json_object_foreach ((json_t *)s->worker_props, key, value) {
         if (!is_role_key(key)) {
-            put_key(s, props, key, json_string_value(value), key, resolve, errors);
+            put_key(s, props, key, json_string_value(value), key, false, resolve, errors);
             json_object_set_new(origins, key, json_string(key));
         } else if (has_prefix(key, worker_prefix)) {
             put_key(s, props, key + strlen(worker_prefix), json_string_value(value), key,
-                    resolve, errors);
+                    false, resolve, errors);
             json_object_set_new(origins, key + strlen(worker_prefix), json_string(key));
         }
     }
@@ -296,7 +316,7 @@ json_t *tb_client_props(const tb_client_settings_t *s, tb_client_role_t role,
             tb_config_error_add(errors, key, message);
             continue;
         }
-        put_key(s, props, name, json_string_value(value), key, resolve, errors);
+        put_key(s, props, name, json_string_value(value), key, true, resolve, errors);
         json_object_set_new(origins, name, json_string(key));
     }
     tb_java_client_keys_translate(role, props, origins, errors);

@@ -34,6 +34,8 @@ typedef struct {
     bool overrides_allowed;     /* connector.client.config.override.policy=All */
     const json_t *allowlist;    /* override keys allowed (no prefix); empty: any */
     bool literal_secrets;       /* secrets.literal.allowed */
+    bool literal_unsealable;    /* distributed, without secrets.encryption.key:
+                                   a connector's literal secret cannot be kept */
     bool downgrade_allowed;     /* connector.client.security.downgrade.allowed */
 } tb_client_settings_t;
 
@@ -44,6 +46,11 @@ typedef struct {
  * NULL when errors got any. */
 json_t *tb_client_props(const tb_client_settings_t *settings, tb_client_role_t role,
                         const json_t *connector_config, bool resolve, json_t *errors);
+
+/* True when settings refuse a literal secret in config_key of a
+ * connector: msg then says why and which worker key to set. */
+bool tb_client_literal_refused(const tb_client_settings_t *settings,
+                               const char *config_key, char *msg, size_t msg_size);
 
 /* True when config_key names a client secret (sasl.password,
  * ssl.key.password, ...), bare or under a producer./consumer./admin. or

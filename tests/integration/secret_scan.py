@@ -10,8 +10,9 @@ end of the session by conftest.py's `secret_scan_at_the_end`, which fails the ru
 any finding.
 
 Not scanned: the files the tests themselves write (worker.properties, secret files)
-and the owner-only `<store>.secrets` file, where tributary keeps literal secrets by
-design (secrets.literal.allowed).
+and the owner-only `<store>.secrets` file, where a standalone tributary keeps literal
+secrets by design (secrets.literal.allowed; test_literal_secrets.py checks that nothing
+else holds them, nor a distributed worker's config topic).
 """
 import secrets
 import threading

@@ -252,7 +252,6 @@ def test_joining_workers_take_tasks_and_the_tasks_that_stay_keep_running(start_w
 
 @pytest.mark.parametrize("change, expected", [
     ({"config.storage.topic": None}, "config.storage.topic is required in distributed mode"),
-    ({"secrets.literal.allowed": "true"}, "secrets.literal.allowed=true would keep"),
     ({"rest.advertised.listener": "https"},
      "rest.advertised.listener names a scheme that no listener of listeners has"),
     ({"rest.advertised.host.name": "host/path"},

@@ -297,7 +297,8 @@ def pg_or_skip(bed):
 
 def pg_worker(start_worker, bed, directory=None, **settings):
     """A worker that has the bed's password in its environment, where the
-    connectors' ${env:...} reference finds it (a literal secret is refused)."""
+    connectors' ${env:...} reference finds it (test_literal_secrets.py runs the
+    password written literally)."""
     return start_worker({**SETTINGS, **settings}, env={"JDBC_PG_PASSWORD": bed.pg.password},
                         directory=directory)
 

@@ -136,7 +136,8 @@ REFUSALS = [
 @pytest.mark.parametrize("name,overrides,message", REFUSALS, ids=[r[0] for r in REFUSALS])
 def test_weaker_than_it_looks_is_refused(start_worker, untouched_socket, name, overrides,
                                          message):
-    worker = start_worker(OTHER_CLUSTER)
+    # a worker that refuses literal secrets, as its operator may choose
+    worker = start_worker({**OTHER_CLUSTER, "secrets.literal.allowed": "false"})
     config = {"connector.class": "FileStreamSink", "topics": "t", "file": "/tmp/refused",
               "consumer.override.bootstrap.servers": untouched_socket,
               **{f"consumer.override.{k}": v for k, v in overrides.items()}}

@@ -17,7 +17,8 @@ from worker import wait_for
 
 pytestmark = pytest.mark.integration
 
-LITERAL = {"secrets.literal.allowed": "true"}
+LITERAL = {"secrets.literal.allowed": "true"}  # the default
+REFUSING = {"secrets.literal.allowed": "false"}  # the operator's choice
 
 
 def secrets_file_of(w):
@@ -58,7 +59,8 @@ JAVA_KEYS = ["consumer.override.sasl.jaas.config", "admin.override.ssl.keystore.
              "producer.override.ssl.truststore.password"]
 
 
-def test_literal_secret_keys_are_refused_by_default(worker):
+def test_literal_secret_keys_are_refused_when_the_worker_refuses_them(start_worker):
+    worker = start_worker(REFUSING)
     secret = secret_scan.new_secret("literal")
     for key in SECRET_KEYS + JAVA_KEYS:
         reply = worker.post("/connectors", json={"name": "c2", "config": sink(**{key: secret})})
@@ -88,7 +90,8 @@ def test_credential_headers_are_hidden_and_kept_out_of_the_store(start_worker):
     assert token.encode() not in store_bytes(w) and key.encode() not in store_bytes(w)
 
 
-def test_literal_credential_header_is_refused_by_default(worker):
+def test_literal_credential_header_is_refused_when_the_worker_refuses_it(start_worker):
+    worker = start_worker(REFUSING)
     token = secret_scan.new_secret("bearer")
     config = {"connector.class": "HttpSink", "topics": "t", "http.url": "http://127.0.0.1:9/",
               "http.headers": f"Authorization: Bearer {token}"}

@@ -11,6 +11,7 @@
 #include "connectors/runtime/config/tb_transforms.h"
 #include "connectors/runtime/source/eos/tb_progress_marker.h"
 #include "core/tb_secret.h"
+#include "core/tb_secret_seal.h"
 
 static const char *const tolerances[] = {"none", "all", NULL};
 static const char *const reload_actions[] = {"none", "restart", NULL};
@@ -678,9 +679,10 @@ json_t *tb_connector_config_redact(const tb_plugin_t *plugin, const json_t *raw)
         if (text == NULL) {
             continue;
         }
-        /* a reference says nothing secret and stays */
+        /* a reference to a file or variable says nothing secret and stays;
+         * a sealed secret is hidden as a literal one is */
         if (tb_connector_config_secret_key(plugin, key) &&
-            !tb_secret_is_reference(text)) {
+            (!tb_secret_is_reference(text) || tb_secret_is_sealed(text))) {
             json_object_set_new(redacted, key, json_string("[hidden]"));
         } else if (tb_connector_config_headers_key(plugin, key)) {
             char *shown = tb_secret_headers_rewrite(text, hide_header, NULL);
@@ -724,7 +726,7 @@ bool tb_connector_config_reload_unwatched(const json_t *config)
     }
     json_object_foreach ((json_t *)config, key, value) {
         const char *text = json_string_value(value);
-        if (text != NULL && tb_secret_is_reference(text)) {
+        if (text != NULL && tb_secret_is_reference(text) && !tb_secret_is_sealed(text)) {
             return true;
         }
     }

@@ -2,11 +2,13 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "connectors/runtime/config/tb_connector_config.h"
 #include "core/tb_log.h"
 #include "core/tb_props.h"
 #include "core/tb_secret.h"
+#include "core/tb_secret_seal.h"
 
 /* The worker's secrets file: beside the store. */
 static void secrets_path(const char *store_path, char *path, size_t path_size)
@@ -16,43 +18,70 @@ static void secrets_path(const char *store_path, char *path, size_t path_size)
 
 /* Where a literal secret of config_key of connector owner goes. */
 typedef struct {
-    const char *path; /* the worker's secrets file */
+    const char *path; /* the worker's secrets file; NULL: sealed */
     const char *owner;
     const char *config_key;
-    char reference[6144]; /* the last one made */
+    char *reference;  /* the last one made (malloc'd) */
+    char taken[1024]; /* the keys taken so far, for the warning */
     char *msg;
     size_t msg_size;
     bool failed;
 } externalizer_t;
 
-/* Moves value to the secrets file under its owner's key for what (a
- * config key, or "<config key>.<header>"); returns its ${file:...}
- * reference, or NULL (x->failed set, msg filled). */
+/* Notes what (a config key, or "<config key>.<header>") in the warning's
+ * list, cut with "..." when it is long. */
+static void note_taken(externalizer_t *x, const char *what)
+{
+    size_t used = strlen(x->taken);
+    size_t room = sizeof(x->taken) - used;
+    int n = snprintf(x->taken + used, room, "%s%s", used > 0 ? ", " : "", what);
+    if (n < 0 || (size_t)n >= room) {
+        snprintf(x->taken + sizeof(x->taken) - 4, 4, "...");
+    }
+}
+
+/* Seals value, or moves it to the secrets file under its owner's key for
+ * what; returns what takes its place, or NULL (x->failed set, msg
+ * filled). */
 static const char *externalize(externalizer_t *x, const char *what, const char *value)
 {
-    char file_key[2048];
-    tb_secret_file_key(x->owner, what, file_key, sizeof(file_key));
-    if (tb_props_file_set(x->path, file_key, value, x->msg, x->msg_size) != 0) {
-        x->failed = true;
-        return NULL;
+    free(x->reference);
+    x->reference = NULL;
+    if (x->path == NULL) {
+        x->reference = tb_secret_seal(x->owner, what, value, x->msg, x->msg_size);
+    } else {
+        char file_key[2048];
+        tb_secret_file_key(x->owner, what, file_key, sizeof(file_key));
+        if (tb_props_file_set(x->path, file_key, value, x->msg, x->msg_size) == 0 &&
+            asprintf(&x->reference, "${file:%s:%s}", x->path, file_key) < 0) {
+            x->reference = NULL;
+            snprintf(x->msg, x->msg_size, "%s: out of memory", what);
+        }
     }
-    snprintf(x->reference, sizeof(x->reference), "${file:%s:%s}", x->path, file_key);
+    x->failed = x->reference == NULL;
+    if (!x->failed) {
+        note_taken(x, what);
+    }
     return x->reference;
 }
 
-/* tb_secret_header_fn: a credential header's value to the secrets file. */
+/* tb_secret_header_fn: a literal credential header's value taken. */
 static const char *externalize_header(void *arg, const char *name, const char *value)
 {
     externalizer_t *x = arg;
     char what[1024];
+    if (x->failed || tb_secret_is_sealed(value)) {
+        return NULL;
+    }
     snprintf(what, sizeof(what), "%s.%s", x->config_key, name);
-    return x->failed ? NULL : externalize(x, what, value);
+    return externalize(x, what, value);
 }
 
-/* Literal secrets (allowed by secrets.literal.allowed) never reach the
- * store: each goes to a properties file beside it, readable by the worker's
- * user only, and the config keeps a ${file:...} reference in its place. */
-int tb_connector_secrets_externalize(const char *store_path, const char *name,
+/* Literal secrets never reach the store as given: sealed (distributed) or
+ * moved to a properties file beside the store, readable by the worker's
+ * user only (standalone), and the config keeps a reference in their
+ * place. */
+int tb_connector_secrets_externalize(const char *store_path, bool seal, const char *name,
                                      const tb_plugin_t *plugin, json_t *config, char *msg,
                                      size_t msg_size)
 {
@@ -60,7 +89,8 @@ int tb_connector_secrets_externalize(const char *store_path, const char *name,
     const char *key;
     json_t *value;
     secrets_path(store_path, path, sizeof(path));
-    externalizer_t x = {.path = path, .owner = name, .msg = msg, .msg_size = msg_size};
+    externalizer_t x = {
+        .path = seal ? NULL : path, .owner = name, .msg = msg, .msg_size = msg_size};
     json_object_foreach (config, key, value) {
         const char *text = json_string_value(value);
         x.config_key = key;
@@ -81,10 +111,21 @@ int tb_connector_secrets_externalize(const char *store_path, const char *name,
             free(headers);
         }
         if (x.failed) {
-            return -1;
+            break;
         }
     }
-    return 0;
+    free(x.reference);
+    if (!x.failed && x.taken[0] != '\0') {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.herder", name, -1,
+                    "secrets written literally (%s) are kept %s and never shown; a "
+                    "${env:NAME} or ${file:/path:key} reference would keep them out of "
+                    "tributary altogether",
+                    x.taken,
+                    seal ? "encrypted in the config topic under the worker's "
+                           "secrets.encryption.key"
+                         : "in the worker's owner-only secrets file");
+    }
+    return x.failed ? -1 : 0;
 }
 
 /* Removes connector name's entries from the worker's secrets file; a

@@ -1,11 +1,13 @@
 #include "connectors/runtime/config/tb_connector_validate.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "connectors/kafka/tb_java_client_keys.h"
 #include "connectors/runtime/config/tb_connector_config.h"
 #include "core/tb_log.h"
+#include "core/tb_secret_seal.h"
 
 /* The list of a config's errors as Connect words it for a 400. */
 static tb_err_t invalid_config(const json_t *errors, char *msg, size_t msg_size)
@@ -56,31 +58,60 @@ void tb_connector_validate_log_unused(const char *name, const tb_plugin_t *plugi
     }
 }
 
-/* tb_secret_header_fn: notes that a credential header is literal. */
-static const char *note_literal_header(void *arg, const char *name, const char *value)
+/* A secret-bearing value of a connector config, looked at entry by entry. */
+typedef struct {
+    const char *owner;
+    const char *config_key;
+    bool literal;      /* a credential header is written literally */
+    char reason[1024]; /* why a sealed one may not stay; "" when all may */
+} secret_look_t;
+
+/* Notes, of one secret (a whole value, or the credential header name's),
+ * whether it is literal and whether a sealed one may stay in this key. */
+static void look_at(secret_look_t *look, const char *header, const char *value)
 {
-    (void)name;
-    (void)value;
-    *(bool *)arg = true;
+    char what[1024];
+    if (!tb_secret_is_sealed(value)) {
+        look->literal = look->literal || !tb_secret_is_reference(value);
+        return;
+    }
+    if (header != NULL) {
+        snprintf(what, sizeof(what), "%s.%s", look->config_key, header);
+    }
+    if (look->reason[0] == '\0') {
+        tb_secret_seal_check(value, look->owner, header != NULL ? what : look->config_key,
+                             look->reason, sizeof(look->reason));
+    }
+}
+
+/* tb_secret_header_fn: looks at a credential header that is not a
+ * reference to a file or variable. */
+static const char *look_at_header(void *arg, const char *name, const char *value)
+{
+    look_at(arg, name, value);
     return NULL;
 }
 
-/* True when value of key holds a secret written literally. */
-static bool literal_secret(const tb_plugin_t *plugin, const char *key, const char *value)
+/* Looks at value of key when it holds secrets; false when it holds none. */
+static bool look_at_secrets(const tb_plugin_t *plugin, const char *key, const char *value,
+                            secret_look_t *look)
 {
-    bool literal = false;
+    look->config_key = key;
     if (tb_connector_config_secret_key(plugin, key)) {
-        return !tb_secret_is_reference(value);
+        look_at(look, NULL, value);
+        return true;
     }
     if (tb_connector_config_headers_key(plugin, key)) {
-        free(tb_secret_headers_rewrite(value, note_literal_header, &literal));
+        free(tb_secret_headers_rewrite(value, look_at_header, look));
+        return true;
     }
-    return literal;
+    return false;
 }
 
-/* Every secret of the config: a literal one refused unless the worker
- * allows them (once per key: the client checks may have named it already),
- * and every reference checked against the worker's config.providers. */
+/* Every secret of the config: a literal one refused unless the worker takes
+ * them (once per key: the client checks may have named it already), a
+ * sealed one only in its own connector and key, and every reference
+ * checked against the worker's config.providers. */
 static void check_secret_values(const tb_connector_checks_t *checks,
                                 const tb_plugin_t *plugin, const json_t *config,
                                 json_t *errors)
@@ -91,18 +122,19 @@ static void check_secret_values(const tb_connector_checks_t *checks,
     json_object_foreach ((json_t *)config, key, value) {
         const char *text = json_string_value(value);
         char message[1536], reason[1024];
+        secret_look_t look = {.owner = owner != NULL ? owner : ""};
         if (text == NULL || json_object_get(errors, key) != NULL) {
             continue;
         }
-        if (!checks->client->literal_secrets && literal_secret(plugin, key, text)) {
-            snprintf(
-                message, sizeof(message),
-                "%s holds a literal secret, which is refused: use ${env:NAME} or "
-                "${file:/path:key} (or set the worker's secrets.literal.allowed=true)",
-                key);
+        bool secrets = look_at_secrets(plugin, key, text, &look);
+        if (secrets && look.literal &&
+            tb_client_literal_refused(checks->client, key, message, sizeof(message))) {
             tb_config_error_add(errors, key, message);
-        } else if (tb_secret_policy_check(checks->secret_policy,
-                                          owner != NULL ? owner : "", text, reason,
+        } else if (secrets && look.reason[0] != '\0') {
+            snprintf(message, sizeof(message), "%s: a sealed secret is refused: %s", key,
+                     look.reason);
+            tb_config_error_add(errors, key, message);
+        } else if (tb_secret_policy_check(checks->secret_policy, look.owner, text, reason,
                                           sizeof(reason)) != 0) {
             snprintf(message, sizeof(message), "%s: %s", key, reason);
             tb_config_error_add(errors, key, message);

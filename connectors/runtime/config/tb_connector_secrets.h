@@ -2,10 +2,12 @@
  * tb_connector_secrets.h - literal secrets kept out of the store.
  *
  * A connector config may hold a secret written literally when the worker
- * allows it (secrets.literal.allowed=true). Such a secret never reaches
- * the store: it goes to the worker's secrets file, "<store file>.secrets",
- * readable by the worker's user only, and the config keeps a
- * ${file:<secrets file>:<key>} reference in its place.
+ * allows it (secrets.literal.allowed, true by default). Such a secret never
+ * reaches the store as given. Standalone, it goes to the worker's secrets
+ * file, "<store file>.secrets", readable by the worker's user only, and the
+ * config keeps a ${file:<secrets file>:<key>} reference in its place.
+ * Distributed, the config keeps it sealed under the worker's
+ * secrets.encryption.key (tb_secret_seal.h), which every worker has.
  *
  * Locking: none; the herder calls these under its lock, which keeps the
  * secrets file's writers one at a time.
@@ -13,6 +15,7 @@
 #ifndef TB_CONNECTOR_SECRETS_H
 #define TB_CONNECTOR_SECRETS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -20,10 +23,12 @@
 #include "connectors/tb_plugin.h"
 
 /* Replaces, in config (changed in place), every literal secret of connector
- * name (PASSWORD keys and credential headers) by a reference to the
- * secrets file beside the store at store_path. Returns 0, or -1 with msg
- * when the secrets file cannot be written. */
-int tb_connector_secrets_externalize(const char *store_path, const char *name,
+ * name (PASSWORD keys and credential headers) by its sealed form (seal) or
+ * by a reference to the secrets file beside the store at store_path, and
+ * logs one warning naming the keys (never a value) when there was any.
+ * Returns 0, or -1 with msg when the secrets file cannot be written or the
+ * worker has no key to seal with. */
+int tb_connector_secrets_externalize(const char *store_path, bool seal, const char *name,
                                      const tb_plugin_t *plugin, json_t *config, char *msg,
                                      size_t msg_size);
 

@@ -55,7 +55,9 @@ typedef struct {
                               producer./consumer./admin. ones */
     bool overrides_allowed;    /* connector.client.config.override.policy */
     const json_t *override_allowlist;
-    bool literal_secrets;             /* secrets.literal.allowed */
+    bool literal_secrets;             /* secrets.literal.allowed; distributed, they
+                                         are sealed under the key tb_secret_seal.h
+                                         keeps (refused without one) */
     bool downgrade_allowed;           /* connector.client.security.downgrade.allowed */
     tb_secret_policy_t secret_policy; /* config.providers.*, what references reach */
     tb_limits_t limits;               /* file.allowed.dirs, http.sink.allowed.hosts */

@@ -12,6 +12,7 @@
 #include "connectors/runtime/metrics/tb_task_metrics.h"
 #include "core/tb_log.h"
 #include "core/tb_pool.h"
+#include "core/tb_secret_seal.h"
 #include "core/tb_time.h"
 
 /* A connector's instance on this worker, and its tasks. */
@@ -111,6 +112,7 @@ static int connect_cluster(tb_worker_t *worker, char *errstr, size_t errstr_size
         .overrides_allowed = options->overrides_allowed,
         .allowlist = worker->allowlist,
         .literal_secrets = options->literal_secrets,
+        .literal_unsealable = options->distributed && !tb_secret_seal_key_present(),
         .downgrade_allowed = options->downgrade_allowed,
     };
     worker->options.kafka_props = worker->options.override_allowlist = NULL;
