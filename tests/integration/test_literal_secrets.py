@@ -6,6 +6,7 @@ distributed they are sealed (AES-256-GCM) in the config topic under the workers'
 secrets.encryption.key. The config topic's bytes and every file of every worker are read
 for the password. The suite's scan (secret_scan.py) reads every response and log for it."""
 import base64
+import json
 import pathlib
 import secrets
 import signal
@@ -63,15 +64,18 @@ def running(w, name):
 
 def run_both(bed, w, source_db, sink_db):
     """Creates both connectors through w and sees each move records: a change of the
-    source table reaches its topic, records of a topic reach the sink's table."""
+    source table reaches its topic, records of a topic reach the sink's table. Returns
+    their configs by name."""
     bed.pg.sql("CREATE TABLE items (id int PRIMARY KEY, name text); "
                "INSERT INTO items VALUES (1, 'one')", db=source_db)
     prefix = f"p{uuid.uuid4().hex[:8]}"
     topic = bed.unique_topic("jdbc")
     create_topic(bed, topic, 1)
     produce(bed.bootstrap, topic, [(0, None, v) for v in rows_of([(1, "a"), (2, "b")])])
-    create(w, "pg", debezium_config(bed, source_db, prefix))
-    create(w, "jdbc", jdbc_config(bed, sink_db, topic))
+    configs = {"pg": debezium_config(bed, source_db, prefix),
+               "jdbc": jdbc_config(bed, sink_db, topic)}
+    for name, config in configs.items():
+        create(w, name, config)
     reader = Reader(bed, f"{prefix}.public.items")
     try:
         reader.until(1)
@@ -91,6 +95,7 @@ def run_both(bed, w, source_db, sink_db):
     wait_for(lambda: copied() == [["1", "a"], ["2", "b"]], timeout=90,
              what="the sink's rows")
     wait_for(lambda: running(w, "pg") and running(w, "jdbc"), what="both tasks RUNNING")
+    return configs
 
 
 def hidden_everywhere(w):
@@ -142,11 +147,21 @@ def test_literal_passwords_run_distributed_sealed_in_the_config_topic(cdc_db, st
     group = bed.unique_topic("cluster")
     settings = distributed_settings(bed, group, key_file(tmp_path))
     workers = [start_worker(settings) for _ in range(2)]
-    run_both(bed, workers[1], cdc_db, bed.pg.fresh_database("copy"))
+    configs = run_both(bed, workers[1], cdc_db, bed.pg.fresh_database("copy"))
     for w in workers:
         hidden_everywhere(w)
     assert len(warnings_of(workers, "pg")) == 1 and len(warnings_of(workers, "jdbc")) == 1
+    # the same config written again keeps its sealed value (a new nonce would make new
+    # task configs and restart the task)
+    reply = workers[0].put("/connectors/jdbc/config", json=configs["jdbc"])
+    assert reply.status_code == 200, reply.text
+    replaced = [line for w in workers for line in w.logs().splitlines()
+                if "[connector:jdbc" in line and "config replaced;" in line]
+    assert len(replaced) == 1 and "1 task(s) unchanged, 0 (re)started" in replaced[0], replaced
     records = read_topic(bed, f"{group}-configs")
+    sealed = {json.loads(v)["properties"]["connection.password"] for _, k, v in records
+              if k == b"connector-jdbc"}
+    assert len(sealed) == 1
     raw = b"".join((k or b"") + (v or b"") for _, k, v in records)
     leaked = bed.pg.password.encode() in raw  # not in the assertion: it would show it
     assert not leaked, "the password is in the config topic in plain text"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connectors/runtime/config/tb_connector_secrets.h"
 #include "core/tb_secret.h"
 #include "core/tb_secret_seal.h"
 
@@ -172,6 +173,58 @@ static void test_sealed_headers_are_hidden(void **state)
     free(out);
 }
 
+/* A distributed worker's write of an HTTP sink config: its literal secrets
+ * sealed, and sealed again only when they changed, so that the same config
+ * written twice is the same (tasks kept). */
+static void test_a_config_written_again_keeps_its_sealed_secrets(void **state)
+{
+    (void)state;
+    char msg[512];
+    const tb_plugin_t *plugin = tb_plugin_find("HttpSink");
+    use_key(KEY_A);
+    json_t *given =
+        json_pack("{s:s, s:s, s:s}", "http.auth.token", "t0ken", "http.headers",
+                  "X-API-Key: k3y|X-Tenant: blue", "topics", "t");
+    json_t *first = json_deep_copy(given);
+    assert_int_equal(tb_connector_secrets_externalize("/nonexistent/store", true, "h",
+                                                      plugin, NULL, first, msg,
+                                                      sizeof(msg)),
+                     0);
+    const char *token = json_string_value(json_object_get(first, "http.auth.token"));
+    const char *headers = json_string_value(json_object_get(first, "http.headers"));
+    assert_true(tb_secret_is_sealed(token));
+    assert_non_null(strstr(headers, "X-API-Key: ${sealed:v1:"));
+    assert_non_null(strstr(headers, ":h.http.headers.X-API-Key:"));
+    assert_non_null(strstr(headers, "|X-Tenant: blue"));
+    assert_null(strstr(headers, "k3y"));
+
+    json_t *again = json_deep_copy(given);
+    assert_int_equal(tb_connector_secrets_externalize("/nonexistent/store", true, "h",
+                                                      plugin, first, again, msg,
+                                                      sizeof(msg)),
+                     0);
+    assert_true(json_equal(first, again));
+
+    json_object_set_new(given, "http.auth.token", json_string("changed"));
+    json_t *changed = json_deep_copy(given);
+    assert_int_equal(tb_connector_secrets_externalize("/nonexistent/store", true, "h",
+                                                      plugin, first, changed, msg,
+                                                      sizeof(msg)),
+                     0);
+    assert_string_not_equal(
+        json_string_value(json_object_get(changed, "http.auth.token")), token);
+    assert_string_equal(json_string_value(json_object_get(changed, "http.headers")),
+                        headers);
+    char *opened = tb_secret_resolve(
+        json_string_value(json_object_get(changed, "http.auth.token")), msg, sizeof(msg));
+    assert_string_equal(opened, "changed");
+    free(opened);
+    json_decref(given);
+    json_decref(first);
+    json_decref(again);
+    json_decref(changed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +234,8 @@ int main(void)
         cmocka_unit_test_teardown(test_any_secret_round_trips, teardown),
         cmocka_unit_test(test_keys_and_forms_that_are_refused),
         cmocka_unit_test(test_sealed_headers_are_hidden),
+        cmocka_unit_test_teardown(test_a_config_written_again_keeps_its_sealed_secrets,
+                                  teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "connectors/runtime/config/tb_connector_config.h"
 #include "core/tb_log.h"
 #include "core/tb_props.h"
@@ -18,7 +20,8 @@ static void secrets_path(const char *store_path, char *path, size_t path_size)
 
 /* Where a literal secret of config_key of connector owner goes. */
 typedef struct {
-    const char *path; /* the worker's secrets file; NULL: sealed */
+    const char *path;       /* the worker's secrets file; NULL: sealed */
+    const json_t *previous; /* the config stored before, or NULL */
     const char *owner;
     const char *config_key;
     char *reference;  /* the last one made (malloc'd) */
@@ -40,15 +43,65 @@ static void note_taken(externalizer_t *x, const char *what)
     }
 }
 
+/* A header of a list, looked for by name. */
+typedef struct {
+    const char *name;
+    char *value; /* what the list gives it (malloc'd), or NULL */
+} header_find_t;
+
+/* tb_secret_header_fn: notes the value of the header looked for. */
+static const char *find_header(void *arg, const char *name, const char *value)
+{
+    header_find_t *find = arg;
+    if (find->value == NULL && strcmp(name, find->name) == 0) {
+        find->value = strdup(value);
+    }
+    return NULL;
+}
+
+/* The sealed value the previous config holds for what (the config key, or
+ * header of it), when it opens to value: kept, so that a config written
+ * again is unchanged (a new nonce would make new task configs and restart
+ * the tasks). malloc'd, or NULL. */
+static char *sealed_before(const externalizer_t *x, const char *what, const char *header,
+                           const char *value)
+{
+    const char *before = json_string_value(json_object_get(x->previous, x->config_key));
+    header_find_t find = {.name = header};
+    char errstr[512];
+    char *kept = NULL;
+    if (before != NULL && header != NULL) {
+        free(tb_secret_headers_rewrite(before, find_header, &find));
+        before = find.value;
+    }
+    if (before != NULL && tb_secret_is_sealed(before) &&
+        tb_secret_seal_check(before, x->owner, what, errstr, sizeof(errstr)) == 0) {
+        char *secret = tb_secret_seal_open(before, errstr, sizeof(errstr));
+        if (secret != NULL && strcmp(secret, value) == 0) {
+            kept = strdup(before);
+        }
+        if (secret != NULL) {
+            OPENSSL_cleanse(secret, strlen(secret));
+        }
+        free(secret);
+    }
+    free(find.value);
+    return kept;
+}
+
 /* Seals value, or moves it to the secrets file under its owner's key for
- * what; returns what takes its place, or NULL (x->failed set, msg
- * filled). */
-static const char *externalize(externalizer_t *x, const char *what, const char *value)
+ * what (the config key, or header of it); returns what takes its place,
+ * or NULL (x->failed set, msg filled). */
+static const char *externalize(externalizer_t *x, const char *what, const char *header,
+                               const char *value)
 {
     free(x->reference);
     x->reference = NULL;
     if (x->path == NULL) {
-        x->reference = tb_secret_seal(x->owner, what, value, x->msg, x->msg_size);
+        x->reference = sealed_before(x, what, header, value);
+        if (x->reference == NULL) {
+            x->reference = tb_secret_seal(x->owner, what, value, x->msg, x->msg_size);
+        }
     } else {
         char file_key[2048];
         tb_secret_file_key(x->owner, what, file_key, sizeof(file_key));
@@ -74,7 +127,7 @@ static const char *externalize_header(void *arg, const char *name, const char *v
         return NULL;
     }
     snprintf(what, sizeof(what), "%s.%s", x->config_key, name);
-    return externalize(x, what, value);
+    return externalize(x, what, name, value);
 }
 
 /* Literal secrets never reach the store as given: sealed (distributed) or
@@ -82,15 +135,18 @@ static const char *externalize_header(void *arg, const char *name, const char *v
  * user only (standalone), and the config keeps a reference in their
  * place. */
 int tb_connector_secrets_externalize(const char *store_path, bool seal, const char *name,
-                                     const tb_plugin_t *plugin, json_t *config, char *msg,
-                                     size_t msg_size)
+                                     const tb_plugin_t *plugin, const json_t *previous,
+                                     json_t *config, char *msg, size_t msg_size)
 {
     char path[4096];
     const char *key;
     json_t *value;
     secrets_path(store_path, path, sizeof(path));
-    externalizer_t x = {
-        .path = seal ? NULL : path, .owner = name, .msg = msg, .msg_size = msg_size};
+    externalizer_t x = {.path = seal ? NULL : path,
+                        .previous = previous,
+                        .owner = name,
+                        .msg = msg,
+                        .msg_size = msg_size};
     json_object_foreach (config, key, value) {
         const char *text = json_string_value(value);
         x.config_key = key;
@@ -99,7 +155,7 @@ int tb_connector_secrets_externalize(const char *store_path, bool seal, const ch
         }
         if (tb_connector_config_secret_key(plugin, key) &&
             !tb_secret_is_reference(text)) {
-            const char *reference = externalize(&x, key, text);
+            const char *reference = externalize(&x, key, NULL, text);
             if (reference != NULL) {
                 json_object_set_new(config, key, json_string(reference));
             }

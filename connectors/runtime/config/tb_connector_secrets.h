@@ -25,12 +25,14 @@
 /* Replaces, in config (changed in place), every literal secret of connector
  * name (PASSWORD keys and credential headers) by its sealed form (seal) or
  * by a reference to the secrets file beside the store at store_path, and
- * logs one warning naming the keys (never a value) when there was any.
- * Returns 0, or -1 with msg when the secrets file cannot be written or the
- * worker has no key to seal with. */
+ * logs one warning naming the keys (never a value) when there was any. A
+ * secret previous (the config stored before, borrowed; NULL for a new
+ * connector) already holds sealed is kept as it was. Returns 0, or -1 with
+ * msg when the secrets file cannot be written or the worker has no key to
+ * seal with. */
 int tb_connector_secrets_externalize(const char *store_path, bool seal, const char *name,
-                                     const tb_plugin_t *plugin, json_t *config, char *msg,
-                                     size_t msg_size);
+                                     const tb_plugin_t *plugin, const json_t *previous,
+                                     json_t *config, char *msg, size_t msg_size);
 
 /* Removes connector name's entries from the secrets file; a failure is
  * logged (the connector is gone from the store all the same). */

@@ -79,9 +79,9 @@ static tb_err_t put_config(tb_herder_t *herder, const char *name, tb_known_conne
     json_t *stored = json_deep_copy(config);
     json_object_set_new(stored, "name", json_string(name));
     tb_target_state_t target = c != NULL ? c->target : initial_state;
-    if (tb_connector_secrets_externalize(herder->options.store_path,
-                                         herder->options.distributed, name, plugin,
-                                         stored, msg, msg_size) != 0) {
+    if (tb_connector_secrets_externalize(
+            herder->options.store_path, herder->options.distributed, name, plugin,
+            c != NULL ? c->config : NULL, stored, msg, msg_size) != 0) {
         json_decref(stored);
         return TB_ERR_INTERNAL;
     }
