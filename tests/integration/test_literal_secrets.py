@@ -162,6 +162,15 @@ def test_literal_passwords_run_distributed_sealed_in_the_config_topic(cdc_db, st
     sealed = {json.loads(v)["properties"]["connection.password"] for _, k, v in records
               if k == b"connector-jdbc"}
     assert len(sealed) == 1
+    # read from the topic and given to another connector, or another key, it is refused
+    stolen = sealed.pop()
+    for name, key in [("thief", "http.auth.token"), ("jdbc", "http.auth.token")]:
+        reply = workers[0].put(f"/connectors/{name}/config", json={
+            "connector.class": "HttpSink", "topics": "t", "http.url": "http://127.0.0.1:9/",
+            "http.auth.type": "bearer", key: stolen})
+        assert reply.status_code == 400, reply.text
+        assert (f"{key}: a sealed secret is refused: it was sealed for "
+                "jdbc.connection.password") in reply.json()["message"]
     raw = b"".join((k or b"") + (v or b"") for _, k, v in records)
     leaked = bed.pg.password.encode() in raw  # not in the assertion: it would show it
     assert not leaked, "the password is in the config topic in plain text"
