@@ -448,6 +448,113 @@ const json_t *tb_config_list(const json_t *values, const char *name)
     return json_object_get(values, name);
 }
 
+/* Whether a column of kind can hold a key of def's type. */
+static bool field_fits(const tb_config_def_t *def, tb_config_field_kind_t kind)
+{
+    switch (kind) {
+    case TB_CONFIG_FIELD_NONE:
+        return true;
+    case TB_CONFIG_FIELD_BOOL:
+        return def->type == TB_CONFIG_BOOLEAN;
+    case TB_CONFIG_FIELD_INT:
+        return def->type == TB_CONFIG_INT || def->type == TB_CONFIG_SHORT;
+    case TB_CONFIG_FIELD_LONG:
+        return def->type == TB_CONFIG_LONG || def->type == TB_CONFIG_INT;
+    case TB_CONFIG_FIELD_DOUBLE:
+        return def->type == TB_CONFIG_DOUBLE;
+    case TB_CONFIG_FIELD_STRING:
+        return def->type == TB_CONFIG_STRING || def->type == TB_CONFIG_CLASS ||
+               def->type == TB_CONFIG_PASSWORD;
+    case TB_CONFIG_FIELD_LIST:
+        return def->type == TB_CONFIG_LIST;
+    case TB_CONFIG_FIELD_ENUM:
+        return def->type == TB_CONFIG_STRING && def->one_of != NULL;
+    }
+    return false;
+}
+
+/* The index of value in one_of (spelled as the list spells it, as parsing
+ * leaves it), or -1 for a null value. */
+static int enum_index(const char *const *one_of, const char *value)
+{
+    for (int i = 0; value != NULL && one_of[i] != NULL; i++) {
+        if (strcmp(one_of[i], value) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+int tb_config_fields_check(const tb_config_table_t *table, char *reason,
+                           size_t reason_size)
+{
+    for (size_t i = 0; i < table->count; i++) {
+        const tb_config_def_t *def = &table->defs[i];
+        if (!field_fits(def, def->field.kind)) {
+            snprintf(reason, reason_size, "%s: the column of %s does not fit its type %s",
+                     table->name, def->name, tb_config_type_name(def->type));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int tb_config_fill(const tb_config_table_t *table, const json_t *values, void *out)
+{
+    for (size_t i = 0; i < table->count; i++) {
+        const tb_config_def_t *def = &table->defs[i];
+        char *at = (char *)out + def->field.offset;
+        if (!field_fits(def, def->field.kind)) {
+            return -1;
+        }
+        switch (def->field.kind) {
+        case TB_CONFIG_FIELD_NONE:
+            break;
+        case TB_CONFIG_FIELD_BOOL:
+            *(bool *)at = tb_config_bool(values, def->name);
+            break;
+        case TB_CONFIG_FIELD_INT:
+            *(int *)at = (int)tb_config_int(values, def->name);
+            break;
+        case TB_CONFIG_FIELD_LONG:
+            *(long long *)at = tb_config_int(values, def->name);
+            break;
+        case TB_CONFIG_FIELD_DOUBLE:
+            *(double *)at = tb_config_double(values, def->name);
+            break;
+        case TB_CONFIG_FIELD_STRING:
+            *(const char **)at = tb_config_string(values, def->name);
+            break;
+        case TB_CONFIG_FIELD_LIST:
+            *(const json_t **)at = tb_config_list(values, def->name);
+            break;
+        case TB_CONFIG_FIELD_ENUM:
+            *(int *)at = enum_index(def->one_of, tb_config_string(values, def->name));
+            break;
+        }
+    }
+    return 0;
+}
+
+json_t *tb_config_load(const tb_config_table_t *table, const json_t *raw, void *out,
+                       char *errstr, size_t errstr_size)
+{
+    const tb_config_table_t *tables[] = {table};
+    json_t *errors = json_object();
+    json_t *values = tb_config_parse(tables, 1, raw, errors);
+    if (values != NULL && tb_config_error_count(errors) == 0 &&
+        tb_config_fill(table, values, out) != 0) {
+        tb_config_error_add(errors, table->name, "a column does not fit its key's type");
+    }
+    if (values == NULL || tb_config_error_count(errors) > 0) {
+        tb_config_errors_join(errors, "; ", errstr, errstr_size);
+        json_decref(values);
+        values = NULL;
+    }
+    json_decref(errors);
+    return values;
+}
+
 int tb_config_doc_append(char **out, const char *fmt, ...)
 {
     va_list ap;

@@ -61,6 +61,54 @@ typedef enum {
  * reason (without the key name) written to reason. */
 typedef int (*tb_config_check_fn)(const json_t *value, char *reason, size_t reason_size);
 
+/*
+ * Typed config: a key's column in the struct its component reads (nginx's
+ * ngx_command_t, fluent-bit's config_map). tb_config_fill() writes each
+ * parsed value there, so that a plugin reads a typed struct filled and
+ * checked once, never a value looked up by its key's name. The field's C
+ * type follows the key's type: BOOLEAN bool, INT and SHORT int, LONG long
+ * long, DOUBLE double, STRING, CLASS and PASSWORD const char * (borrowed
+ * from the parsed values), LIST const json_t * (borrowed), and an enum
+ * (a STRING with one_of) read as its index in one_of, an int.
+ */
+typedef enum {
+    TB_CONFIG_FIELD_NONE = 0, /* the key has no column */
+    TB_CONFIG_FIELD_BOOL,
+    TB_CONFIG_FIELD_INT,
+    TB_CONFIG_FIELD_LONG,
+    TB_CONFIG_FIELD_DOUBLE,
+    TB_CONFIG_FIELD_STRING,
+    TB_CONFIG_FIELD_LIST,
+    TB_CONFIG_FIELD_ENUM,
+} tb_config_field_kind_t;
+
+typedef struct {
+    tb_config_field_kind_t kind;
+    size_t offset; /* offsetof the member in its struct */
+} tb_config_field_t;
+
+/* The column of member in struct type T, its kind taken from the member's C
+ * type (a member of another type does not compile). */
+#define TB_CONFIG_AT(T, member)                                                            \
+    {                                                                                      \
+        .kind = _Generic(((T *)0)->member,                                               \
+            bool: TB_CONFIG_FIELD_BOOL,                                                  \
+            int: TB_CONFIG_FIELD_INT,                                                    \
+            long long: TB_CONFIG_FIELD_LONG,                                             \
+            double: TB_CONFIG_FIELD_DOUBLE,                                              \
+            const char *: TB_CONFIG_FIELD_STRING,                                        \
+            const json_t *: TB_CONFIG_FIELD_LIST),                                       \
+        .offset = offsetof(T, member) \
+    }
+
+/* The column of an enum key's index in its one_of list: an int member. */
+#define TB_CONFIG_ENUM_AT(T, member)                                                     \
+    {                                                                                    \
+        .kind = _Generic(((T *)0)->member, int                                           \
+                         : TB_CONFIG_FIELD_ENUM),                                        \
+        .offset = offsetof(T, member)                                                    \
+    }
+
 /* Inclusive bounds of a number. */
 typedef struct {
     bool has_min;
@@ -88,6 +136,7 @@ typedef struct {
     const tb_config_range_t *range;
     tb_config_check_fn check;
     tb_config_role_t role;
+    tb_config_field_t field; /* where tb_config_fill() writes it; kind NONE: nowhere */
 } tb_config_def_t;
 
 /* One component's keys: the worker's, the connector framework's, or a
@@ -151,6 +200,26 @@ double tb_config_double(const json_t *values, const char *name);
 const char *tb_config_string(const json_t *values, const char *name);
 /* Array of strings, borrowed from values. */
 const json_t *tb_config_list(const json_t *values, const char *name);
+
+/* Writes the parsed value of every key of table that has a column
+ * (tb_config_def_t.field) into the struct at out. Strings and lists are
+ * borrowed from values, which must outlive the struct. Returns 0, or -1
+ * when a column does not fit its key's type (a programming error, which
+ * tb_config_fields_check finds first). */
+int tb_config_fill(const tb_config_table_t *table, const json_t *values, void *out);
+
+/* Parses raw against table and fills out (tb_config_fill): the one call a
+ * component reads its config with. Returns the parsed values, which out's
+ * strings and lists borrow from (the caller keeps them as long as out and
+ * frees them with json_decref), or NULL with every error, each naming its
+ * key, joined by "; " in errstr. */
+json_t *tb_config_load(const tb_config_table_t *table, const json_t *raw, void *out,
+                       char *errstr, size_t errstr_size);
+
+/* Checks that every column of table fits its key's type. Returns 0, or -1
+ * with the first key that does not in reason. */
+int tb_config_fields_check(const tb_config_table_t *table, char *reason,
+                           size_t reason_size);
 
 /* Appends the Markdown reference of one table to out (a growing string
  * owned by the caller, freed with free()). Returns 0, or -1 on no memory. */

@@ -29,6 +29,16 @@ static const tb_config_range_t count_range = {.has_min = true, .min = -1};
 static const tb_config_range_t slots_range = {
     .has_min = true, .min = 1, .has_max = true, .max = 100000};
 
+/* A task's keys, filled from datagen_keys (tb_config_load). */
+typedef struct {
+    const char *topic;
+    double rate;
+    long long count;
+    int shape; /* shape_t */
+    long long seed;
+    int slots;
+} datagen_settings_t;
+
 static const tb_config_def_t datagen_keys[] = {
     {.name = "topic",
      .type = TB_CONFIG_STRING,
@@ -36,6 +46,7 @@ static const tb_config_def_t datagen_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Datagen",
      .order = 1,
+     .field = TB_CONFIG_AT(datagen_settings_t, topic),
      .documentation = "Topic the records are written to."},
     {.name = "records.per.second",
      .type = TB_CONFIG_DOUBLE,
@@ -44,6 +55,7 @@ static const tb_config_def_t datagen_keys[] = {
      .group = "Datagen",
      .order = 2,
      .range = &non_negative,
+     .field = TB_CONFIG_AT(datagen_settings_t, rate),
      .documentation = "Records per second, per task; 0 means as fast as Kafka "
                       "takes them."},
     {.name = "count",
@@ -53,6 +65,7 @@ static const tb_config_def_t datagen_keys[] = {
      .group = "Datagen",
      .order = 3,
      .range = &count_range,
+     .field = TB_CONFIG_AT(datagen_settings_t, count),
      .documentation = "Records to generate in all (spread over the tasks); -1 "
                       "means endless."},
     {.name = "shape",
@@ -62,6 +75,7 @@ static const tb_config_def_t datagen_keys[] = {
      .group = "Datagen",
      .order = 4,
      .one_of = shapes,
+     .field = TB_CONFIG_ENUM_AT(datagen_settings_t, shape),
      .documentation = "The kind of record: orders, users or pageviews."},
     {.name = "seed",
      .type = TB_CONFIG_LONG,
@@ -69,6 +83,7 @@ static const tb_config_def_t datagen_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Datagen",
      .order = 5,
+     .field = TB_CONFIG_AT(datagen_settings_t, seed),
      .documentation = "Seed of the generator: the same seed gives the same keys "
                       "and values."},
     {.name = "source.partitions",
@@ -78,6 +93,7 @@ static const tb_config_def_t datagen_keys[] = {
      .group = "Datagen",
      .order = 6,
      .range = &slots_range,
+     .field = TB_CONFIG_AT(datagen_settings_t, slots),
      .documentation = "Source partitions of each task: above 1, record n has the "
                       "source partition {\"task\":N,\"slot\":n mod this}, so the "
                       "task's offsets have one entry per slot (tributary)."},
@@ -167,29 +183,23 @@ static void build_pieces(const datagen_task_t *task, value_pieces_t *pieces);
 static int task_start(const tb_task_context_t *ctx, const json_t *config, void **out,
                       char *errstr, size_t errstr_size)
 {
-    const tb_config_table_t *tables[] = {&datagen_table};
-    json_t *errors = json_object();
-    json_t *values = tb_config_parse(tables, 1, config, errors);
+    datagen_settings_t settings;
+    json_t *values =
+        tb_config_load(&datagen_table, config, &settings, errstr, errstr_size);
     datagen_task_t *task = NULL;
     int tasks = int_of(config, TASK_COUNT_KEY, 1);
 
-    if (tb_config_error_count(errors) > 0) {
-        snprintf(errstr, errstr_size, "invalid datagen task config");
+    if (values == NULL) {
         goto done;
     }
     task = calloc(1, sizeof(*task));
     task->task = int_of(config, TASK_ID_KEY, 0);
-    task->topic = strdup(tb_config_string(values, "topic"));
-    task->rate = tb_config_double(values, "records.per.second");
-    task->limit =
-        share_of(tb_config_int(values, "count"), task->task, tasks > 0 ? tasks : 1);
-    task->seed = (unsigned long long)tb_config_int(values, "seed");
-    for (size_t i = 0; shapes[i] != NULL; i++) {
-        if (strcmp(shapes[i], tb_config_string(values, "shape")) == 0) {
-            task->shape = (shape_t)i;
-        }
-    }
-    task->slots = (int)tb_config_int(values, "source.partitions");
+    task->topic = strdup(settings.topic);
+    task->rate = settings.rate;
+    task->limit = share_of(settings.count, task->task, tasks > 0 ? tasks : 1);
+    task->seed = (unsigned long long)settings.seed;
+    task->shape = (shape_t)settings.shape;
+    task->slots = settings.slots;
     task->partitions = calloc((size_t)task->slots, sizeof(*task->partitions));
     task->offset_every_record = ctx->offset_every_record;
     for (int slot = 0; slot < task->slots; slot++) {
@@ -209,7 +219,6 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
 
 done:
     json_decref(values);
-    json_decref(errors);
     return task != NULL ? 0 : -1;
 }
 

@@ -42,6 +42,11 @@
 #define LOCK_STEP_NS 1000000L /* 1 ms: about a second in all */
 #define LOCK_RETRY_MS 100
 
+/* A task's keys, filled from file_sink_keys (tb_config_load). */
+typedef struct {
+    const char *file; /* NULL: standard output */
+} file_sink_settings_t;
+
 static const tb_config_def_t file_sink_keys[] = {
     {.name = "file",
      .role = TB_CONFIG_ROLE_PATH,
@@ -49,6 +54,7 @@ static const tb_config_def_t file_sink_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = "File",
      .order = 1,
+     .field = TB_CONFIG_AT(file_sink_settings_t, file),
      .documentation = "Destination file; null writes to standard output."},
 };
 
@@ -193,22 +199,32 @@ static char *test_hold_path(const char *path)
 static int task_start(const tb_task_context_t *ctx, const json_t *config, void **out,
                       char *errstr, size_t errstr_size)
 {
-    const char *path = json_string_value(json_object_get(config, "file"));
+    file_sink_settings_t settings;
+    json_t *values =
+        tb_config_load(&file_sink_table, config, &settings, errstr, errstr_size);
+    if (values == NULL) {
+        return -1;
+    }
+    bool to_stdout = settings.file == NULL;
     file_sink_t *sink = calloc(1, sizeof(*sink));
-    if (sink == NULL) {
+    if (sink != NULL && !to_stdout) {
+        sink->path = strdup(settings.file);
+    }
+    json_decref(values);
+    if (sink == NULL || (!to_stdout && sink->path == NULL)) {
+        free(sink);
         snprintf(errstr, errstr_size, "out of memory");
         return -1;
     }
     sink->ctx = ctx;
-    if (path == NULL) {
+    if (to_stdout) {
         sink->out = stdout;
         *out = sink;
         return 0;
     }
-    sink->path = strdup(path);
-    sink->hold = test_hold_path(path);
-    sink->out = tb_limits_fopen(ctx->limits, path, true, errstr, errstr_size);
-    if (sink->out == NULL || sink->path == NULL) {
+    sink->hold = test_hold_path(sink->path);
+    sink->out = tb_limits_fopen(ctx->limits, sink->path, true, errstr, errstr_size);
+    if (sink->out == NULL) {
         goto fail;
     }
     /* a busy lock at start is no failure: the first put repairs too */

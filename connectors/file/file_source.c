@@ -25,6 +25,13 @@
 
 static const tb_config_range_t positive = {.has_min = true, .min = 1};
 
+/* A task's keys, filled from file_source_keys (tb_config_load). */
+typedef struct {
+    const char *file; /* NULL: standard input */
+    const char *topic;
+    int batch_size;
+} file_source_settings_t;
+
 static const tb_config_def_t file_source_keys[] = {
     {.name = "file",
      .role = TB_CONFIG_ROLE_PATH,
@@ -32,6 +39,7 @@ static const tb_config_def_t file_source_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = "File",
      .order = 1,
+     .field = TB_CONFIG_AT(file_source_settings_t, file),
      .documentation = "Source file; null reads standard input (without offsets)."},
     {.name = "topic",
      .type = TB_CONFIG_STRING,
@@ -39,6 +47,7 @@ static const tb_config_def_t file_source_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = "File",
      .order = 2,
+     .field = TB_CONFIG_AT(file_source_settings_t, topic),
      .documentation = "The topic to publish data to."},
     {.name = "batch.size",
      .type = TB_CONFIG_INT,
@@ -47,6 +56,7 @@ static const tb_config_def_t file_source_keys[] = {
      .group = "File",
      .order = 3,
      .range = &positive,
+     .field = TB_CONFIG_AT(file_source_settings_t, batch_size),
      .documentation = "The maximum number of records the task returns per poll."},
 };
 
@@ -80,21 +90,20 @@ static json_t *task_configs(const json_t *config, int max_tasks)
 static int task_start(const tb_task_context_t *ctx, const json_t *config, void **out,
                       char *errstr, size_t errstr_size)
 {
-    const tb_config_table_t *tables[] = {&file_source_table};
-    json_t *errors = json_object();
-    json_t *values = tb_config_parse(tables, 1, config, errors);
+    file_source_settings_t settings;
+    json_t *values =
+        tb_config_load(&file_source_table, config, &settings, errstr, errstr_size);
     file_source_t *source = NULL;
-    if (tb_config_error_count(errors) > 0) {
-        snprintf(errstr, errstr_size, "invalid FileStreamSource task config");
+    if (values == NULL) {
         goto done;
     }
     source = calloc(1, sizeof(*source));
     source->connector = strdup(ctx->connector);
-    source->topic = strdup(tb_config_string(values, "topic"));
-    source->batch_size = (size_t)tb_config_int(values, "batch.size");
+    source->topic = strdup(settings.topic);
+    source->batch_size = (size_t)settings.batch_size;
     source->offset_every_record = ctx->offset_every_record;
     source->limits = ctx->limits;
-    const char *path = tb_config_string(values, "file");
+    const char *path = settings.file;
     if (path != NULL) {
         source->path = strdup(path);
         source->partition = json_pack("{s:s}", "filename", path);
@@ -109,7 +118,6 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
 
 done:
     json_decref(values);
-    json_decref(errors);
     return source != NULL ? 0 : -1;
 }
 

@@ -164,9 +164,108 @@ static void test_errors_join(void **state)
     json_decref(errors);
 }
 
+/* A component's typed struct, one member of each kind. */
+typedef struct {
+    bool flag;
+    int count;
+    long long big;
+    double ratio;
+    const char *name;
+    const json_t *list;
+    int mode;
+} typed_t;
+
+static const char *const write_modes[] = {"insert", "upsert", NULL};
+
+static const tb_config_def_t typed_defs[] = {
+    {.name = "flag",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .field = TB_CONFIG_AT(typed_t, flag)},
+    {.name = "count",
+     .type = TB_CONFIG_INT,
+     .default_value = "3",
+     .field = TB_CONFIG_AT(typed_t, count)},
+    {.name = "big",
+     .type = TB_CONFIG_LONG,
+     .default_value = "5000000000",
+     .field = TB_CONFIG_AT(typed_t, big)},
+    {.name = "ratio",
+     .type = TB_CONFIG_DOUBLE,
+     .default_value = "0.5",
+     .field = TB_CONFIG_AT(typed_t, ratio)},
+    {.name = "name",
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .field = TB_CONFIG_AT(typed_t, name)},
+    {.name = "list",
+     .type = TB_CONFIG_LIST,
+     .default_value = "a,b",
+     .field = TB_CONFIG_AT(typed_t, list)},
+    {.name = "mode",
+     .type = TB_CONFIG_STRING,
+     .default_value = "insert",
+     .one_of = write_modes,
+     .field = TB_CONFIG_ENUM_AT(typed_t, mode)},
+    {.name = "untyped", .type = TB_CONFIG_STRING, .default_value = "x"},
+};
+static const tb_config_table_t typed_table = TB_CONFIG_TABLE("typed", typed_defs);
+
+static void test_a_table_fills_its_typed_struct(void **state)
+{
+    (void)state;
+    char errstr[256] = "";
+    assert_int_equal(tb_config_fields_check(&typed_table, errstr, sizeof(errstr)), 0);
+    json_t *raw = json_pack("{s:s, s:s, s:s, s:s}", "flag", "TRUE", "name", "n", "mode",
+                            "UPSERT", "big", "6000000000");
+    typed_t typed = {0};
+    json_t *values = tb_config_load(&typed_table, raw, &typed, errstr, sizeof(errstr));
+    assert_non_null(values);
+    assert_true(typed.flag);
+    assert_int_equal(typed.count, 3);
+    assert_true(typed.big == 6000000000LL);
+    assert_true(typed.ratio == 0.5);
+    assert_string_equal(typed.name, "n");
+    assert_int_equal(json_array_size(typed.list), 2);
+    assert_int_equal(typed.mode, 1);
+    json_decref(values);
+    json_decref(raw);
+}
+
+static void test_a_table_that_cannot_be_read_names_its_keys(void **state)
+{
+    (void)state;
+    char errstr[256] = "";
+    json_t *raw = json_pack("{s:s}", "count", "many");
+    typed_t typed = {0};
+    assert_null(tb_config_load(&typed_table, raw, &typed, errstr, sizeof(errstr)));
+    assert_non_null(strstr(errstr, "Invalid value many for configuration count"));
+    assert_non_null(strstr(errstr, "name"));
+    json_decref(raw);
+}
+
+static void test_a_column_of_another_type_is_found(void **state)
+{
+    (void)state;
+    static const tb_config_def_t wrong[] = {
+        {.name = "count",
+         .type = TB_CONFIG_STRING,
+         .default_value = "3",
+         .field = TB_CONFIG_AT(typed_t, count)},
+    };
+    static const tb_config_table_t table = TB_CONFIG_TABLE("wrong", wrong);
+    char reason[256] = "";
+    assert_int_equal(tb_config_fields_check(&table, reason, sizeof(reason)), -1);
+    assert_string_equal(reason,
+                        "wrong: the column of count does not fit its type STRING");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_table_fills_its_typed_struct),
+        cmocka_unit_test(test_a_table_that_cannot_be_read_names_its_keys),
+        cmocka_unit_test(test_a_column_of_another_type_is_found),
         cmocka_unit_test(test_defaults_and_types),
         cmocka_unit_test(test_every_error_is_collected_with_connect_texts),
         cmocka_unit_test(test_infos_hide_passwords_and_list_groups),

@@ -100,6 +100,10 @@ static void check_boolean(const tb_config_table_t *table, const tb_config_def_t 
 /* Checks every enum and boolean key of table; counts them into *checked. */
 static void check_table(const tb_config_table_t *table, size_t *checked)
 {
+    char reason[256] = "";
+    if (tb_config_fields_check(table, reason, sizeof(reason)) != 0) {
+        fail_msg("%s", reason); /* a typed column that does not fit its key */
+    }
     for (size_t i = 0; i < table->count; i++) {
         const tb_config_def_t *def = &table->defs[i];
         if (def->one_of != NULL) {
