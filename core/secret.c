@@ -219,6 +219,17 @@ int tb_secret_file_key(const char *owner, const char *config_key, char *buf, siz
     return used;
 }
 
+char *tb_secret_file_key_new(const char *owner, const char *config_key)
+{
+    char probe[1];
+    int n = tb_secret_file_key(owner, config_key, probe, sizeof(probe));
+    char *key = malloc((size_t)n + 1);
+    if (key != NULL) {
+        tb_secret_file_key(owner, config_key, key, (size_t)n + 1);
+    }
+    return key;
+}
+
 /* ---- what references may reach ---- */
 
 /* The real path of path, symbolic links resolved; a file that does not
@@ -274,8 +285,7 @@ static bool under_any(const char *path, const json_t *dirs)
 static int check_file(const tb_secret_policy_t *policy, const char *owner,
                       const char *path, const char *key, char *reason, size_t reason_size)
 {
-    char own[1024];
-    char *real = NULL, *store = NULL, *secrets = NULL;
+    char *own = NULL, *real = NULL, *store = NULL, *secrets = NULL;
     int rc = -1;
     if (!policy->file_enabled) {
         snprintf(reason, reason_size, "the worker's config.providers does not name file");
@@ -288,10 +298,12 @@ static int check_file(const tb_secret_policy_t *policy, const char *owner,
     store = policy->store_path != NULL ? real_path_of(policy->store_path) : NULL;
     if (store != NULL && asprintf(&secrets, "%s.secrets", store) < 0) {
         secrets = NULL;
+    }
+    own = tb_secret_file_key_new(owner, "");
+    if ((store != NULL && secrets == NULL) || own == NULL) {
         snprintf(reason, reason_size, "out of memory");
         goto done;
     }
-    tb_secret_file_key(owner, "", own, sizeof(own));
     if (secrets != NULL && strcmp(real, secrets) == 0) {
         rc = strncmp(key, own, strlen(own)) == 0 ? 0 : -1;
         if (rc != 0) {
@@ -322,6 +334,7 @@ static int check_file(const tb_secret_policy_t *policy, const char *owner,
     rc = 0;
 
 done:
+    free(own);
     free(real);
     free(store);
     free(secrets);

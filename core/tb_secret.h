@@ -52,6 +52,10 @@ char *tb_secret_headers_rewrite(const char *headers, tb_secret_header_fn fn, voi
  * snprintf does. */
 int tb_secret_file_key(const char *owner, const char *config_key, char *buf, size_t size);
 
+/* The same key, whole, in a new string (free() it); NULL when out of
+ * memory. Identities are compared whole: a buffer would cut a long name. */
+char *tb_secret_file_key_new(const char *owner, const char *config_key);
+
 /* What the references of connectors' configs may reach: the worker's
  * config.providers settings. Pointers are owned by the caller and must
  * outlive the policy's use. */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "connectors/kafka/tb_client_props.h"
+#include "connectors/runtime/tb_connector_secrets.h"
 #include "core/tb_config.h"
 #include "core/tb_props.h"
 #include "core/tb_secret.h"
@@ -93,6 +94,35 @@ static void test_owner_prefix_cannot_be_borrowed(void **state)
     assert_int_equal(check(f, "a.b", value, reason), 0);
     tb_secret_file_key("we:ird/name é", "http.headers.X-Key", key, sizeof(key));
     assert_string_equal(key, "we%3Aird%2Fname%20%C3%A9.http.headers.X-Key");
+}
+
+/* Two connectors whose names share their first 2 100 bytes: neither reads
+ * the other's entries, and deleting one keeps the other's. */
+static void test_long_owners_are_compared_whole(void **state)
+{
+    fixture_t *f = *state;
+    char a[2200], b[2200], reason[1024], path[160], errstr[256];
+    memset(a, 'n', 2100);
+    memcpy(b, a, 2100);
+    snprintf(a + 2100, sizeof(a) - 2100, "-a");
+    snprintf(b + 2100, sizeof(b) - 2100, "-b");
+    char *key_a = tb_secret_file_key_new(a, "sasl.password");
+    char *key_b = tb_secret_file_key_new(b, "sasl.password");
+    char *value = NULL;
+    assert_true(asprintf(&value, "${file:%s.secrets:%s}", f->store, key_a) > 0);
+    assert_int_equal(check(f, b, value, reason), -1);
+    assert_int_equal(check(f, a, value, reason), 0);
+    snprintf(path, sizeof(path), "%s.secrets", f->store);
+    assert_int_equal(tb_props_file_set(path, key_a, "1", errstr, sizeof(errstr)), 0);
+    assert_int_equal(tb_props_file_set(path, key_b, "2", errstr, sizeof(errstr)), 0);
+    tb_connector_secrets_forget(f->store, a);
+    json_t *props = tb_props_load_file(path, errstr, sizeof(errstr));
+    assert_null(json_object_get(props, key_a));
+    assert_string_equal(json_string_value(json_object_get(props, key_b)), "2");
+    json_decref(props);
+    free(value);
+    free(key_a);
+    free(key_b);
 }
 
 static void test_allowed_paths_and_providers(void **state)
@@ -250,6 +280,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_symbolic_link_does_not_lead_into_the_store,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_owner_prefix_cannot_be_borrowed, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_long_owners_are_compared_whole, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_allowed_paths_and_providers, setup,
                                         teardown),

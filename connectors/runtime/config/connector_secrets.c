@@ -103,13 +103,16 @@ static const char *externalize(externalizer_t *x, const char *what, const char *
             x->reference = tb_secret_seal(x->owner, what, value, x->msg, x->msg_size);
         }
     } else {
-        char file_key[2048];
-        tb_secret_file_key(x->owner, what, file_key, sizeof(file_key));
-        if (tb_props_file_set(x->path, file_key, value, x->msg, x->msg_size) == 0 &&
-            asprintf(&x->reference, "${file:%s:%s}", x->path, file_key) < 0) {
+        char *file_key = tb_secret_file_key_new(x->owner, what);
+        if (file_key == NULL) {
+            snprintf(x->msg, x->msg_size, "%s: out of memory", what);
+        } else if (tb_props_file_set(x->path, file_key, value, x->msg, x->msg_size) ==
+                       0 &&
+                   asprintf(&x->reference, "${file:%s:%s}", x->path, file_key) < 0) {
             x->reference = NULL;
             snprintf(x->msg, x->msg_size, "%s: out of memory", what);
         }
+        free(file_key);
     }
     x->failed = x->reference == NULL;
     if (!x->failed) {
@@ -122,12 +125,18 @@ static const char *externalize(externalizer_t *x, const char *what, const char *
 static const char *externalize_header(void *arg, const char *name, const char *value)
 {
     externalizer_t *x = arg;
-    char what[1024];
+    char *what = NULL;
     if (x->failed || tb_secret_is_sealed(value)) {
         return NULL;
     }
-    snprintf(what, sizeof(what), "%s.%s", x->config_key, name);
-    return externalize(x, what, name, value);
+    if (asprintf(&what, "%s.%s", x->config_key, name) < 0) {
+        snprintf(x->msg, x->msg_size, "%s: out of memory", x->config_key);
+        x->failed = true;
+        return NULL;
+    }
+    const char *reference = externalize(x, what, name, value);
+    free(what);
+    return reference;
 }
 
 /* Literal secrets never reach the store as given: sealed (distributed) or
