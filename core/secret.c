@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -61,7 +62,8 @@ static char *from_file(char *spec, char *errstr, size_t errstr_size)
     char reason[512];
     *colon = '\0';
     const char *key = colon + 1;
-    json_t *props = tb_props_load_file(spec, reason, sizeof(reason));
+    json_t *props =
+        tb_props_load_regular(spec, TB_SECRET_FILE_MAX, reason, sizeof(reason));
     const char *value = json_string_value(json_object_get(props, key));
     char *secret = value != NULL ? strdup(value) : NULL;
     if (props == NULL) {
@@ -280,6 +282,30 @@ static bool under_any(const char *path, const json_t *dirs)
     return false;
 }
 
+/* Why the file at real (a file that does not exist yet passes: it is
+ * checked again when read) cannot be read by a reference, in reason;
+ * 0 when it can. stat() does not open it, so a FIFO cannot block. */
+static int regular_file_check(const char *real, char *reason, size_t reason_size)
+{
+    struct stat st;
+    if (stat(real, &st) != 0) {
+        return 0;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(reason, reason_size,
+                 "it is not a regular file (a device, FIFO, socket or directory): "
+                 "${file:} reads regular files only");
+        return -1;
+    }
+    if (st.st_size > TB_SECRET_FILE_MAX) {
+        snprintf(reason, reason_size,
+                 "it is larger than %d bytes, the most ${file:} reads",
+                 TB_SECRET_FILE_MAX);
+        return -1;
+    }
+    return 0;
+}
+
 /* Why ${file:path:key} of owner is refused by policy, in reason; 0 when
  * it is not. */
 static int check_file(const tb_secret_policy_t *policy, const char *owner,
@@ -331,7 +357,7 @@ static int check_file(const tb_secret_policy_t *policy, const char *owner,
                  "config.providers.file.param.allowed.paths");
         goto done;
     }
-    rc = 0;
+    rc = regular_file_check(real, reason, reason_size);
 
 done:
     free(own);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A growing byte buffer for one key or value. */
 typedef struct {
@@ -287,6 +288,69 @@ json_t *tb_props_load_file(const char *path, char *errstr, size_t errstr_size)
     json_t *props = tb_props_parse(text, len, reason, sizeof(reason));
     if (props == NULL) {
         snprintf(errstr, errstr_size, "%s: %s", path, reason);
+    }
+    free(text);
+    return props;
+}
+
+/* Reads the regular file open at fd, at most max bytes, into a new
+ * NUL-terminated buffer (its length in *len); NULL with errstr naming path. */
+static char *read_regular(int fd, const char *path, size_t max, size_t *len, char *errstr,
+                          size_t errstr_size)
+{
+    struct stat st;
+    char *data = NULL;
+    size_t used = 0;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(errstr, errstr_size,
+                 "%s is not a regular file: only regular files are read", path);
+        return NULL;
+    }
+    if ((unsigned long long)st.st_size > max ||
+        (data = malloc((size_t)st.st_size + 2)) == NULL) {
+        snprintf(errstr, errstr_size, "%s is larger than %zu bytes", path, max);
+        return NULL;
+    }
+    /* one byte more than its size: a file that grew meanwhile is noticed */
+    for (ssize_t n = 1; n > 0 && used <= (size_t)st.st_size; used += (size_t)n) {
+        n = read(fd, data + used, (size_t)st.st_size + 1 - used);
+        if (n < 0) {
+            snprintf(errstr, errstr_size, "%s: %s", path, strerror(errno));
+            explicit_bzero(data, used);
+            free(data);
+            return NULL;
+        }
+    }
+    if (used > (size_t)st.st_size) {
+        snprintf(errstr, errstr_size, "%s grew while it was read", path);
+        explicit_bzero(data, used);
+        free(data);
+        return NULL;
+    }
+    data[used] = '\0';
+    *len = used;
+    return data;
+}
+
+json_t *tb_props_load_regular(const char *path, size_t max, char *errstr,
+                              size_t errstr_size)
+{
+    char reason[256];
+    size_t len = 0;
+    json_t *props = NULL;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(errstr, errstr_size, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *text = read_regular(fd, path, max, &len, errstr, errstr_size);
+    close(fd);
+    if (text != NULL &&
+        (props = tb_props_parse(text, len, reason, sizeof(reason))) == NULL) {
+        snprintf(errstr, errstr_size, "%s: %s", path, reason);
+    }
+    if (text != NULL) {
+        explicit_bzero(text, len);
     }
     free(text);
     return props;

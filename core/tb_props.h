@@ -23,6 +23,15 @@ json_t *tb_props_parse(const char *text, size_t len, char *errstr, size_t errstr
 /* Reads and parses a whole file; errors name the file. */
 json_t *tb_props_load_file(const char *path, char *errstr, size_t errstr_size);
 
+/* As tb_props_load_file, for a file that may hold secrets and that a
+ * connector's config names: only a regular file of at most max bytes is
+ * read. It is opened without blocking (a FIFO without a writer does not
+ * hold the caller) and checked (fstat) before anything is read, so a
+ * device, a FIFO, a socket or a directory is refused, as is a file larger
+ * than max; its text is wiped before it is freed. */
+json_t *tb_props_load_regular(const char *path, size_t max, char *errstr,
+                              size_t errstr_size);
+
 /* Sets key to value in the properties file at path (created, readable by
  * its owner only, when missing), replacing the file atomically. Returns -1
  * with errstr naming the path on failure; never puts value in errstr. */

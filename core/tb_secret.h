@@ -18,6 +18,10 @@
 
 #include <jansson.h>
 
+/* The largest file a ${file:} reference reads (as large as PEM files may
+ * be); only regular files are read. */
+#define TB_SECRET_FILE_MAX (1024 * 1024)
+
 /* True when value is one whole reference of a known kind. */
 bool tb_secret_is_reference(const char *value);
 

@@ -7,6 +7,7 @@ connector names that survive the ${file:path:key} syntax. The suite's scan
 (secret_scan.py) reads every response, log and store for the secrets made
 here."""
 import json
+import os
 import pathlib
 import urllib.parse
 
@@ -146,6 +147,49 @@ def test_references_cannot_reach_the_workers_files(worker, tmp_path):
         errors = [c["value"] for c in shown["configs"] if c["value"]["errors"]]
         assert shown["error_count"] == 1, errors
     assert worker.get("/connectors").json() == []
+
+
+def rss_bytes(w):
+    with open(f"/proc/{w.proc.pid}/status") as f:
+        line = next(line for line in f if line.startswith("VmRSS:"))
+    return int(line.split()[1]) * 1024
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo"])
+def test_a_reference_to_a_special_file_is_refused_and_harmless(worker, bed, tmp_path,
+                                                              special):
+    """${file:} reads regular files only (bounded, opened without blocking):
+    /dev/zero would grow the worker without end and a FIFO would hold a pool
+    thread for ever. Refused at validation, naming the key, and again when a
+    task resolves a file swapped in later; the worker stays up and small."""
+    if special == "fifo":
+        special = str(tmp_path / "fifo")
+        os.mkfifo(special)
+    base = {"connector.class": "HttpSink", "topics": bed.unique_topic("special"),
+            "http.url": "http://127.0.0.1:9/", "http.auth.type": "bearer"}
+    reply = worker.post("/connectors", json={"name": "z", "config": {
+        **base, "http.auth.token": f"${{file:{special}:k}}"}})
+    assert reply.status_code == 400, reply.text
+    message = reply.json()["message"]
+    assert "http.auth.token: the reference" in message and "regular file" in message, message
+    # a regular file when the connector is created, the special one when it restarts
+    token = tmp_path / "token.properties"
+    token.write_text("k=t0ken\n")
+    link = tmp_path / "token-link"
+    link.symlink_to(token)
+    reply = worker.post("/connectors", json={"name": "z", "config": {
+        **base, "http.auth.token": f"${{file:{link}:k}}"}})
+    assert reply.status_code == 201, reply.text
+    wait_for(lambda: worker.get("/connectors/z/status").json()["tasks"][0]["state"]
+             == "RUNNING", what="the task running")
+    link.unlink()
+    link.symlink_to(special)
+    assert worker.post("/connectors/z/tasks/0/restart").status_code in (200, 202, 204)
+    task = wait_for(lambda: (t := worker.get("/connectors/z/status").json()["tasks"][0])
+                    ["state"] == "FAILED" and t, what="the task failed")
+    assert "not a regular file" in task["trace"], task
+    assert worker.get("/").status_code == 200
+    assert rss_bytes(worker) < 1 << 30
 
 
 def test_config_providers_limit_references(start_worker, tmp_path):

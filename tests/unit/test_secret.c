@@ -125,6 +125,35 @@ static void test_long_owners_are_compared_whole(void **state)
     free(key_b);
 }
 
+/* ${file:} reads regular files of at most 1 MiB: a device, a FIFO (which
+ * would block the reader for ever) or a larger file is refused at
+ * validation and again when resolved. alarm() bounds the test if not. */
+static void test_only_regular_files_are_read(void **state)
+{
+    fixture_t *f = *state;
+    char fifo[160], big[160], value[512], reason[1024];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", f->dir);
+    snprintf(big, sizeof(big), "%s/big.properties", f->dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    FILE *out = fopen(big, "w");
+    fprintf(out, "k=");
+    for (int i = 0; i < TB_SECRET_FILE_MAX; i++) {
+        fputc('x', out);
+    }
+    fclose(out);
+    const char *paths[] = {"/dev/zero", fifo, big, f->dir};
+    alarm(20);
+    for (size_t i = 0; i < sizeof(paths) / sizeof(*paths); i++) {
+        snprintf(value, sizeof(value), "${file:%s:k}", paths[i]);
+        assert_int_equal(check(f, "c", value, reason), -1);
+        assert_non_null(strstr(reason, paths[i] == big ? "larger than" : "regular file"));
+        assert_null(tb_secret_resolve(value, reason, sizeof(reason)));
+        assert_non_null(
+            strstr(reason, paths[i] == big ? "larger than" : "not a regular file"));
+    }
+    alarm(0);
+}
+
 static void test_allowed_paths_and_providers(void **state)
 {
     fixture_t *f = *state;
@@ -282,6 +311,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_owner_prefix_cannot_be_borrowed, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_long_owners_are_compared_whole, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_only_regular_files_are_read, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_allowed_paths_and_providers, setup,
                                         teardown),
