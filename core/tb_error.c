@@ -13,6 +13,7 @@ static const unsigned http_statuses[TB_ERR__COUNT] = {
     [TB_ERR_INTERNAL] = 500,
     [TB_ERR_UNAVAILABLE] = 503,
     [TB_ERR_TOO_MANY] = 429,
+    [TB_ERR_URI_TOO_LONG] = 414,
 };
 
 unsigned tb_err_http_status(tb_err_t err)

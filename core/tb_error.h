@@ -20,6 +20,7 @@ typedef enum {
     TB_ERR_INTERNAL,     /* our fault, or a dependency failed */
     TB_ERR_UNAVAILABLE,  /* starting up or shutting down */
     TB_ERR_TOO_MANY,     /* the client must wait (failed authentications) */
+    TB_ERR_URI_TOO_LONG, /* a request path longer than the worker routes */
     TB_ERR__COUNT,
 } tb_err_t;
 

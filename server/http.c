@@ -296,17 +296,19 @@ static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
-/* Splits a path into decoded segments (in buf). Returns the count, or -1
- * when there are too many. */
+/* Splits a path (a query string ignored) into decoded segments (in buf).
+ * Returns the count, or -1 when there are too many or the path does not
+ * fit buf: a path is never routed cut. */
 static int split_path(const char *path, char *buf, size_t size,
                       char *segments[MAX_SEGMENTS])
 {
     int n = 0;
-    snprintf(buf, size, "%s", path);
-    char *q = strchr(buf, '?');
-    if (q != NULL) {
-        *q = '\0';
+    size_t len = strcspn(path, "?");
+    if (len >= size) {
+        return -1;
     }
+    memcpy(buf, path, len);
+    buf[len] = '\0';
     for (char *p = buf; *p != '\0';) {
         while (*p == '/') {
             *p++ = '\0';
@@ -411,7 +413,11 @@ static const tb_api_route_t *dispatch(const listener_t *listener, tb_api_request
     const tb_api_route_t *route =
         route_find(listener, req->path, req->method, buf, req->params, &path_route);
 
-    if (route != NULL) {
+    if (strcspn(req->path, "?") >= PATH_BUF_SIZE) {
+        tb_api_reply_error(res, TB_ERR_URI_TOO_LONG,
+                           "HTTP 414 URI Too Long: the path is longer than %d bytes",
+                           PATH_BUF_SIZE - 1);
+    } else if (route != NULL) {
         const tb_api_context_t *ctx = req->ctx;
         if (ctx == NULL || ctx->forward == NULL ||
             !ctx->forward(ctx->forward_opaque, req, res)) {

@@ -395,6 +395,22 @@ def test_admin_listeners_empty_disables_the_admin_endpoints(start_worker):
     assert w.get("/connectors").status_code == 200
 
 
+def test_an_over_long_path_is_refused_never_cut(worker):
+    """A path of 4 096 bytes or more answers 414: cut to 4 095 bytes, the
+    DELETE of .../offsets of a connector named near that length was a DELETE
+    of the connector itself."""
+    name = "n" * (4095 - len("/connectors/"))
+    reply = worker.post("/connectors", json={"name": name, "initial_state": "STOPPED",
+                                             "config": {"connector.class": "FileStreamSink",
+                                                        "topics": "t", "file": "/tmp/tb-long"}})
+    assert reply.status_code == 201, reply.text
+    reply = worker.delete(f"/connectors/{name}/offsets")
+    assert reply.status_code == 414, reply.text
+    assert reply.json()["error_code"] == 414
+    assert worker.get(f"/connectors/{name}").status_code == 200
+    assert worker.get("/connectors").json() == [name]
+
+
 PREFLIGHT = {"Origin": "http://ui.example", "Access-Control-Request-Method": "PUT"}
 
 

@@ -50,6 +50,24 @@ static void test_escaped_nul_does_not_cut_a_name(void **state)
     assert_string_equal(params[0], "A/");
 }
 
+/* A path that does not fit the buffer is never routed cut: the DELETE of
+ * .../offsets of a name near 4 095 bytes is not a DELETE of the connector. */
+static void test_an_over_long_path_matches_nothing(void **state)
+{
+    (void)state;
+    static char path[TB_HTTP_PATH_BUF_SIZE + 16];
+    const char *params[TB_API_MAX_PARAMS] = {0};
+    const tb_api_route_t *path_route;
+    size_t prefix = strlen("/connectors/");
+    memcpy(path, "/connectors/", prefix);
+    memset(path + prefix, 'n', TB_HTTP_PATH_BUF_SIZE - 1 - prefix);
+    strcpy(path + TB_HTTP_PATH_BUF_SIZE - 1, "/offsets");
+    assert_null(match(path, "DELETE", params, &path_route));
+    assert_null(path_route);
+    path[TB_HTTP_PATH_BUF_SIZE - 1] = '\0';
+    assert_non_null(match(path, "DELETE", params, &path_route));
+}
+
 static void test_too_many_segments_match_nothing(void **state)
 {
     (void)state;
@@ -65,6 +83,7 @@ int main(void)
         cmocka_unit_test(test_escaped_slash_stays_in_its_segment),
         cmocka_unit_test(test_other_method_matches_the_path_only),
         cmocka_unit_test(test_escaped_nul_does_not_cut_a_name),
+        cmocka_unit_test(test_an_over_long_path_matches_nothing),
         cmocka_unit_test(test_too_many_segments_match_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
