@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/tb_log.h"
+#include "core/tb_secret.h"
 
 /* Each resource's routes, in the order they are tried. */
 static const tb_api_route_t *const resources[] = {
@@ -76,7 +77,7 @@ json_t *tb_api_body_json(const tb_api_request_t *req, tb_api_response_t *res)
     if (body == NULL) {
         tb_api_reply_error(res, TB_ERR_BAD_REQUEST,
                            "Malformed JSON at line %d, column %d: %s", error.line,
-                           error.column, error.text);
+                           error.column, tb_secret_json_error_text(&error));
     }
     return body;
 }

@@ -90,11 +90,12 @@ static void validate_config(const tb_api_request_t *req, tb_api_response_t *res)
         tb_api_reply_error(res, TB_ERR_BAD_REQUEST,
                            "The connector config must be a JSON object");
     } else if (class_name == NULL) {
-        /* Connect answers these two with 500; they are the client's mistakes */
-        char *text = json_dumps(config, JSON_COMPACT);
+        /* Connect answers these two with 500; they are the client's
+         * mistakes. Connect's message quotes the whole config: not this
+         * one, whose values may be secrets */
         tb_api_reply_error(res, TB_ERR_BAD_REQUEST,
-                           "Connector config %s contains no connector type", text);
-        free(text);
+                           "Connector config contains no connector type: "
+                           "connector.class is missing");
     } else if (plugin == NULL) {
         tb_api_reply_error(res, TB_ERR_BAD_REQUEST,
                            "Failed to find any class that implements Connector and "

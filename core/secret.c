@@ -97,6 +97,15 @@ char *tb_secret_resolve(const char *value, char *errstr, size_t errstr_size)
     return secret;
 }
 
+const char *tb_secret_json_error_text(json_error_t *error)
+{
+    char *near = strstr(error->text, " near '");
+    if (near != NULL) {
+        *near = '\0';
+    }
+    return error->text;
+}
+
 /* ---- credential names and header lists ---- */
 
 bool tb_secret_name_is_credential(const char *name, size_t len)

@@ -60,6 +60,11 @@ int tb_secret_file_key(const char *owner, const char *config_key, char *buf, siz
  * memory. Identities are compared whole: a buffer would cut a long name. */
 char *tb_secret_file_key_new(const char *owner, const char *config_key);
 
+/* Cuts from a jansson parse error the text it quotes (" near '\"s3cret'"),
+ * which may be part of a secret: line and column say where. Returns
+ * error->text. */
+const char *tb_secret_json_error_text(json_error_t *error);
+
 /* What the references of connectors' configs may reach: the worker's
  * config.providers settings. Pointers are owned by the caller and must
  * outlive the policy's use. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/tb_props.h"
+#include "core/tb_secret.h"
 
 /* A JSON document starts with '{' after optional white space. */
 static int looks_like_json(const char *text)
@@ -29,7 +30,8 @@ static json_t *parse(const char *path, const char *text, size_t len, char *errst
     }
     json_t *doc = json_loadb(text, len, 0, &error);
     if (doc == NULL) {
-        snprintf(errstr, errstr_size, "%s: line %d: %s", path, error.line, error.text);
+        snprintf(errstr, errstr_size, "%s: line %d, column %d: %s", path, error.line,
+                 error.column, tb_secret_json_error_text(&error));
     }
     return doc;
 }

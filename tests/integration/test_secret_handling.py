@@ -210,6 +210,27 @@ def test_config_providers_limit_references(start_worker, tmp_path):
     assert reply.status_code == 201, reply.text
 
 
+def test_no_error_response_echoes_a_secret(worker):
+    """Validation without connector.class named the whole config in its 400
+    (Connect does); a malformed body got jansson's quote of where it stopped,
+    which can be a secret's first bytes. Neither echoes a value now."""
+    secret = secret_scan.new_secret("echo")
+    reply = worker.put("/connector-plugins/HttpSink/config/validate",
+                       json={"name": "e", "http.auth.token": secret})
+    assert reply.status_code == 400
+    assert "contains no connector type" in reply.json()["message"]
+    assert secret not in reply.text
+    for body in (f'{{"http.auth.token": "{secret}', f'{{"http.auth.token": {secret}}}'):
+        for call in (lambda: worker.post("/connectors", data=body),
+                     lambda: worker.put("/connector-plugins/HttpSink/config/validate",
+                                        data=body),
+                     lambda: worker.put("/connectors/e/config", data=body)):
+            reply = call()
+            assert reply.status_code == 400, reply.text
+            assert "Malformed JSON at line 1" in reply.json()["message"], reply.text
+            assert secret not in reply.text and "near '" not in reply.text, reply.text
+
+
 def test_a_config_without_class_logs_no_value(worker):
     secret = secret_scan.new_secret("noclass")
     reply = worker.put("/connectors/nc/config", json={"sasl.password": secret, "topics": "t"})
