@@ -13,6 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define WORKER_FILE                                                                      \
+    "the path is one of the worker's own files (its properties file, or a file its "     \
+    "config names: REST credentials, TLS and client keys and certificates, secrets): "   \
+    "file connectors may never reach it"
+
 /* The real path of a file that may not exist yet: its directory resolved,
  * its name appended. NULL when the directory does not exist. malloc'd. */
 static char *real_target(const char *path)
@@ -80,6 +85,9 @@ static const char *path_refusal(const tb_limits_t *limits, const char *target)
                "offset.storage.file.filename), which holds the store and its secrets "
                "file: file connectors may never reach it";
     }
+    if (target != NULL && tb_secret_deny_file(limits->deny, target, NULL)) {
+        return WORKER_FILE;
+    }
     if (json_array_size(limits->allowed_dirs) > 0 &&
         (target == NULL || !path_allowed(limits->allowed_dirs, target))) {
         return "the path is outside the worker's file.allowed.dirs";
@@ -87,10 +95,13 @@ static const char *path_refusal(const tb_limits_t *limits, const char *target)
     return NULL;
 }
 
-/* Why st is refused: it is one of the store's files (a hard link to one
- * included), or NULL. Static text. */
+/* Why st is refused: it is one of the store's files or of the worker's own
+ * (a hard link to one included), or NULL. Static text. */
 static const char *store_file_refusal(const tb_limits_t *limits, const struct stat *st)
 {
+    if (tb_secret_deny_file(limits->deny, NULL, st)) {
+        return WORKER_FILE;
+    }
     static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", ".secrets"};
     char name[PATH_MAX];
     struct stat store;
@@ -137,9 +148,28 @@ static bool host_allowed(const json_t *hosts, const char *url)
     return allowed;
 }
 
+/* Adds an error for each key of config whose references name one of the
+ * worker's own files or variables. */
+static void check_references(const tb_limits_t *limits, const json_t *config,
+                             json_t *errors)
+{
+    const char *key;
+    json_t *value;
+    json_object_foreach ((json_t *)config, key, value) {
+        char reason[1536], message[2048];
+        const char *text = json_string_value(value);
+        if (text != NULL &&
+            tb_secret_deny_check(limits->deny, text, reason, sizeof(reason)) != 0) {
+            snprintf(message, sizeof(message), "%s: %s", key, reason);
+            tb_config_error_add(errors, key, message);
+        }
+    }
+}
+
 void tb_limits_check(const tb_limits_t *limits, const tb_config_table_t *table,
                      const json_t *config, json_t *errors)
 {
+    check_references(limits, config, errors);
     for (size_t i = 0; i < table->count; i++) {
         const tb_config_def_t *def = &table->defs[i];
         const char *value = json_string_value(json_object_get(config, def->name));

@@ -416,21 +416,10 @@ static int check_env(const tb_secret_policy_t *policy, const char *name, char *r
     return 0;
 }
 
-/* Checks one reference, spec being the text between its prefix and '}'. */
-static int check_one(const tb_secret_policy_t *policy, const char *owner, bool env,
-                     char *spec, char *why, size_t why_size)
-{
-    if (env) {
-        return check_env(policy, spec, why, why_size);
-    }
-    char *colon = strrchr(spec, ':');
-    if (spec[0] != '/' || colon == NULL) {
-        snprintf(why, why_size, "it is not of the form ${file:/absolute/path:key}");
-        return -1;
-    }
-    *colon = '\0';
-    return check_file(policy, owner, spec, colon + 1, why, why_size);
-}
+/* Called on each reference within a value: env tells its kind, spec is
+ * the text between its prefix and '}' (a scratch copy fn may change).
+ * Returns 0, or -1 with why. */
+typedef int (*reference_fn)(void *arg, bool env, char *spec, char *why, size_t why_size);
 
 /* Checks the sealed secret p..end (inclusive) of a config of owner. */
 static int check_sealed(const char *owner, const char *p, const char *end, char *reason,
@@ -448,14 +437,18 @@ static int check_sealed(const char *owner, const char *p, const char *end, char 
     return rc;
 }
 
-int tb_secret_policy_check(const tb_secret_policy_t *policy, const char *owner,
-                           const char *value, char *reason, size_t reason_size)
+/* Calls fn on every reference within value; stops at the first it
+ * refuses, with reason naming that reference and why. A sealed secret is
+ * checked as sealed for sealed_owner, or passed over when that is NULL. */
+static int each_reference(const char *value, const char *sealed_owner, reference_fn fn,
+                          void *arg, char *reason, size_t reason_size)
 {
     for (const char *p = strstr(value, "${"); p != NULL; p = strstr(p + 2, "${")) {
         bool env = has_prefix(p, ENV_PREFIX);
         const char *end = strchr(p, '}');
         if (has_prefix(p, SEALED_PREFIX) && end != NULL) {
-            if (check_sealed(owner, p, end, reason, reason_size) != 0) {
+            if (sealed_owner != NULL &&
+                check_sealed(sealed_owner, p, end, reason, reason_size) != 0) {
                 return -1;
             }
             continue;
@@ -466,8 +459,7 @@ int tb_secret_policy_check(const tb_secret_policy_t *policy, const char *owner,
         size_t skip = strlen(env ? ENV_PREFIX : FILE_PREFIX);
         char *spec = strndup(p + skip, (size_t)(end - p) - skip);
         char why[1024];
-        int rc =
-            spec != NULL ? check_one(policy, owner, env, spec, why, sizeof(why)) : -1;
+        int rc = spec != NULL ? fn(arg, env, spec, why, sizeof(why)) : -1;
         if (rc != 0) {
             snprintf(reason, reason_size, "the reference %.*s is refused: %s",
                      (int)(end - p + 1), p, spec != NULL ? why : "out of memory");
@@ -478,4 +470,178 @@ int tb_secret_policy_check(const tb_secret_policy_t *policy, const char *owner,
         }
     }
     return 0;
+}
+
+typedef struct {
+    const tb_secret_policy_t *policy;
+    const char *owner;
+} policy_arg_t;
+
+/* reference_fn: the policy's check of one reference. */
+static int check_one(void *arg, bool env, char *spec, char *why, size_t why_size)
+{
+    const policy_arg_t *a = arg;
+    if (env) {
+        return check_env(a->policy, spec, why, why_size);
+    }
+    char *colon = strrchr(spec, ':');
+    if (spec[0] != '/' || colon == NULL) {
+        snprintf(why, why_size, "it is not of the form ${file:/absolute/path:key}");
+        return -1;
+    }
+    *colon = '\0';
+    return check_file(a->policy, a->owner, spec, colon + 1, why, why_size);
+}
+
+int tb_secret_policy_check(const tb_secret_policy_t *policy, const char *owner,
+                           const char *value, char *reason, size_t reason_size)
+{
+    policy_arg_t arg = {.policy = policy, .owner = owner};
+    return each_reference(value, owner, check_one, &arg, reason, reason_size);
+}
+
+/* ---- the worker's own files and variables ---- */
+
+typedef struct {
+    char *real;
+    bool known; /* dev and ino are the file's */
+    dev_t dev;
+    ino_t ino;
+} denied_file_t;
+
+struct tb_secret_deny {
+    denied_file_t *files;
+    size_t file_count;
+    char **env;
+    size_t env_count;
+};
+
+tb_secret_deny_t *tb_secret_deny_create(void)
+{
+    return calloc(1, sizeof(tb_secret_deny_t));
+}
+
+void tb_secret_deny_destroy(tb_secret_deny_t *deny)
+{
+    for (size_t i = 0; deny != NULL && i < deny->file_count; i++) {
+        free(deny->files[i].real);
+    }
+    for (size_t i = 0; deny != NULL && i < deny->env_count; i++) {
+        free(deny->env[i]);
+    }
+    if (deny != NULL) {
+        free(deny->files);
+        free(deny->env);
+    }
+    free(deny);
+}
+
+int tb_secret_deny_add_file(tb_secret_deny_t *deny, const char *path)
+{
+    struct stat st;
+    char *real = real_path_of(path);
+    if (real == NULL) {
+        /* no directory there: no file to keep away */
+        return errno == ENOMEM ? -1 : 0;
+    }
+    denied_file_t *grown = realloc(deny->files, (deny->file_count + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        free(real);
+        return -1;
+    }
+    bool known = stat(real, &st) == 0;
+    grown[deny->file_count++] = (denied_file_t){.real = real,
+                                                .known = known,
+                                                .dev = known ? st.st_dev : 0,
+                                                .ino = known ? st.st_ino : 0};
+    deny->files = grown;
+    return 0;
+}
+
+int tb_secret_deny_add_env(tb_secret_deny_t *deny, const char *name)
+{
+    char *copy = strdup(name);
+    char **grown =
+        copy != NULL ? realloc(deny->env, (deny->env_count + 1) * sizeof(*grown)) : NULL;
+    if (grown == NULL) {
+        free(copy);
+        return -1;
+    }
+    grown[deny->env_count++] = copy;
+    deny->env = grown;
+    return 0;
+}
+
+/* reference_fn: adds what one reference names to the set arg. */
+static int add_reference(void *arg, bool env, char *spec, char *why, size_t why_size)
+{
+    char *colon = strrchr(spec, ':');
+    int rc = 0;
+    if (env) {
+        rc = tb_secret_deny_add_env(arg, spec);
+    } else if (colon != NULL) {
+        *colon = '\0';
+        rc = tb_secret_deny_add_file(arg, spec);
+    }
+    if (rc != 0) {
+        snprintf(why, why_size, "out of memory");
+    }
+    return rc;
+}
+
+int tb_secret_deny_add_references(tb_secret_deny_t *deny, const char *value)
+{
+    char reason[1536];
+    return each_reference(value, NULL, add_reference, deny, reason, sizeof(reason));
+}
+
+bool tb_secret_deny_file(const tb_secret_deny_t *deny, const char *real,
+                         const struct stat *st)
+{
+    for (size_t i = 0; deny != NULL && i < deny->file_count; i++) {
+        const denied_file_t *f = &deny->files[i];
+        if ((real != NULL && strcmp(real, f->real) == 0) ||
+            (st != NULL && f->known && st->st_dev == f->dev && st->st_ino == f->ino)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* reference_fn: refuses a reference to one of the worker's own files or
+ * variables (arg: the set). */
+static int check_denied(void *arg, bool env, char *spec, char *why, size_t why_size)
+{
+    const tb_secret_deny_t *deny = arg;
+    char *colon = strrchr(spec, ':');
+    struct stat st;
+    bool denied = false;
+    for (size_t i = 0; env && i < deny->env_count; i++) {
+        denied = denied || strcmp(spec, deny->env[i]) == 0;
+    }
+    if (!env && colon != NULL) {
+        *colon = '\0';
+        char *real = real_path_of(spec);
+        denied = real != NULL &&
+                 tb_secret_deny_file(deny, real, stat(real, &st) == 0 ? &st : NULL);
+        free(real);
+    }
+    if (denied) {
+        snprintf(why, why_size,
+                 env ? "the worker's own configuration reads this variable, which no "
+                       "connector may read"
+                     : "it is one of the worker's own files (its properties file, or a "
+                       "file its config names: REST credentials, TLS and client keys "
+                       "and certificates, secrets), which no connector may read");
+    }
+    return denied ? -1 : 0;
+}
+
+int tb_secret_deny_check(const tb_secret_deny_t *deny, const char *value, char *reason,
+                         size_t reason_size)
+{
+    if (deny == NULL) {
+        return 0;
+    }
+    return each_reference(value, NULL, check_denied, (void *)deny, reason, reason_size);
 }

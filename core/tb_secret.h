@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -64,6 +65,38 @@ char *tb_secret_file_key_new(const char *owner, const char *config_key);
  * which may be part of a secret: line and column say where. Returns
  * error->text. */
 const char *tb_secret_json_error_text(json_error_t *error);
+
+/* The worker's own files and variables: its properties file, every file
+ * and variable its config names (its references, its REST credentials, its
+ * TLS and Kafka client key and certificate files). No connector may reach
+ * them, whatever the allowlists say: neither through a reference nor as a
+ * file connector's path. Files are kept as real paths (symbolic links and
+ * ".." resolved when added) with their device and inode (a hard link). */
+typedef struct tb_secret_deny tb_secret_deny_t;
+
+/* An empty set, or NULL when out of memory. */
+tb_secret_deny_t *tb_secret_deny_create(void);
+
+/* Frees deny; NULL is a no-op. */
+void tb_secret_deny_destroy(tb_secret_deny_t *deny);
+
+/* Adds the file at path (a file that does not exist is kept by the real
+ * path of its directory and its name); the variable name; every file and
+ * variable that the references within value name. Each returns 0, or -1
+ * when out of memory. */
+int tb_secret_deny_add_file(tb_secret_deny_t *deny, const char *path);
+int tb_secret_deny_add_env(tb_secret_deny_t *deny, const char *name);
+int tb_secret_deny_add_references(tb_secret_deny_t *deny, const char *value);
+
+/* True when the file at real (a real path), or st (NULL: unknown; a hard
+ * link to one of them), is one of deny's. deny may be NULL: none. */
+bool tb_secret_deny_file(const tb_secret_deny_t *deny, const char *real,
+                         const struct stat *st);
+
+/* Checks every reference within value against deny (NULL: none). Returns
+ * 0, or -1 with reason saying which reference is refused and why. */
+int tb_secret_deny_check(const tb_secret_deny_t *deny, const char *value, char *reason,
+                         size_t reason_size);
 
 /* What the references of connectors' configs may reach: the worker's
  * config.providers settings. Pointers are owned by the caller and must

@@ -432,6 +432,7 @@ static int run(const cli_t *cli)
     char *listeners = NULL;
     char *admin_listeners = NULL;
     char *key_password = NULL;
+    tb_secret_deny_t *deny = NULL;
     tb_api_context_t ctx = {0};
     tb_http_options_t http_options = {0};
     char errstr[1024];
@@ -464,6 +465,12 @@ static int run(const cli_t *cli)
     }
     store_lock = lock_store(store_path);
     if (store_lock < 0 || resolve_key_password(values, &key_password) != 0) {
+        goto done;
+    }
+    /* before any connector can start: the worker's own files and variables */
+    deny = tb_worker_config_deny(raw, cli->worker_file);
+    if (deny == NULL) {
+        TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start: out of memory");
         goto done;
     }
     listeners = joined_list(values, "listeners");
@@ -555,7 +562,8 @@ static int run(const cli_t *cli)
         .secret_policy = secret_policy_of(values, store_path),
         .limits = {.allowed_dirs = tb_config_list(values, "file.allowed.dirs"),
                    .allowed_hosts = tb_config_list(values, "http.sink.allowed.hosts"),
-                   .store_path = store_path},
+                   .store_path = store_path,
+                   .deny = deny},
         .exactly_once_source =
             strcmp(tb_config_string(values, "exactly.once.source.support"), "enabled") ==
             0,
@@ -623,6 +631,7 @@ done:
     tb_forward_destroy(forward);
     tb_cluster_stop(cluster);
     tb_herder_destroy(herder);
+    tb_secret_deny_destroy(deny);
     if (key_password != NULL) {
         OPENSSL_cleanse(key_password, strlen(key_password));
         free(key_password);

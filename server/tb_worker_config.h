@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "core/tb_config.h"
+#include "core/tb_secret.h"
 
 /* bootstrap.servers when the worker sets none, as in Connect. */
 #define TB_WORKER_DEFAULT_BOOTSTRAP "localhost:9092"
@@ -67,6 +68,13 @@ void tb_worker_config_apply_env(json_t *raw, char *const *envp);
 /* Turns one TRIBUTARY_* variable name into its key; returns -1 when name
  * does not start with the prefix. */
 int tb_worker_config_env_key(const char *name, char *key, size_t key_size);
+
+/* What no connector may reach (tb_secret_deny_t): worker_file (NULL:
+ * none), the file each key of raw whose name ends in .location, .file or
+ * .keytab names (the REST credentials, the TLS and Kafka client keys and
+ * certificates; the store has rules of its own), and every file and variable a
+ * reference in a value of raw names. New; NULL when out of memory. */
+tb_secret_deny_t *tb_worker_config_deny(const json_t *raw, const char *worker_file);
 
 /* The librdkafka properties every Kafka client of this worker starts from:
  * bootstrap.servers (TB_WORKER_DEFAULT_BOOTSTRAP when raw has none) and the

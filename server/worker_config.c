@@ -432,8 +432,10 @@ static const tb_config_def_t worker_keys[] = {
                       "(${file:/path:key}) and env (${env:NAME}). Connect's default is "
                       "none; tributary's is both, limited by the two keys below and, "
                       "whatever they say, never reaching the worker's store, its "
-                      "directory or another connector's entries of the secrets file. "
-                      "The worker's own file is not limited."},
+                      "directory, another connector's entries of the secrets file, "
+                      "or the worker's own files and variables (its properties file "
+                      "and every file and variable its config names). The worker's "
+                      "own file is not limited."},
     {.name = "config.providers.file.param.allowed.paths",
      .type = TB_CONFIG_LIST,
      .default_value = "",
@@ -461,7 +463,9 @@ static const tb_config_def_t worker_keys[] = {
                       "(symbolic links resolved, so none leads out); empty allows "
                       "any path, as Kafka Connect does, except that the directory of "
                       "offset.storage.file.filename (the store and its secrets "
-                      "file) is never reachable, whatever this says (tributary)."},
+                      "file) and the worker's own files (its properties file, the "
+                      "files its config names) are never reachable, whatever this "
+                      "says (tributary)."},
     {.name = "http.sink.allowed.hosts",
      .type = TB_CONFIG_LIST,
      .default_value = "",
@@ -977,4 +981,45 @@ json_t *tb_worker_config_converters(const json_t *raw, const json_t *values)
         }
     }
     return out;
+}
+
+/* True when key names a file: it ends in one of the suffixes (the store,
+ * offset.storage.file.filename, has rules of its own). */
+static bool names_file(const char *key)
+{
+    static const char *const suffixes[] = {".location", ".file", ".keytab", NULL};
+    size_t len = strlen(key);
+    for (size_t i = 0; suffixes[i] != NULL; i++) {
+        size_t n = strlen(suffixes[i]);
+        if (len > n && strcmp(key + len - n, suffixes[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+tb_secret_deny_t *tb_worker_config_deny(const json_t *raw, const char *worker_file)
+{
+    tb_secret_deny_t *deny = tb_secret_deny_create();
+    int rc = deny != NULL && worker_file != NULL
+                 ? tb_secret_deny_add_file(deny, worker_file)
+                 : 0;
+    const char *key;
+    json_t *value;
+    json_object_foreach ((json_t *)raw, key, value) {
+        const char *text = json_string_value(value);
+        if (deny == NULL || rc != 0 || text == NULL) {
+            continue;
+        }
+        rc = tb_secret_deny_add_references(deny, text);
+        if (rc == 0 && names_file(key) && text[0] != '\0' &&
+            !tb_secret_is_reference(text)) {
+            rc = tb_secret_deny_add_file(deny, text);
+        }
+    }
+    if (rc != 0) {
+        tb_secret_deny_destroy(deny);
+        deny = NULL;
+    }
+    return deny;
 }

@@ -149,6 +149,69 @@ def test_references_cannot_reach_the_workers_files(worker, tmp_path):
     assert worker.get("/connectors").json() == []
 
 
+def test_the_workers_own_files_and_variables_are_never_reachable(start_worker, bed,
+                                                                 tmp_path):
+    """The worker's properties file, what its config names (a reference's
+    file and variable, the REST credentials, the TLS key) are refused to
+    every connector, whatever the allowlists say: as a reference (through a
+    symbolic link or ".." too) and as a file connector's path; and again
+    when a task starts, for a link swapped in later."""
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "worker-secrets.properties").write_text("key=k3y\n")
+    (own / "rest.credentials").write_text("# none\n")
+    (own / "tls.key").write_text("not a key\n")
+    (tmp_path / "sub").mkdir()
+    w = start_worker({
+        "offset.storage.file.filename": str(tmp_path / "data" / "store.db"),
+        "config.providers.file.param.allowed.paths": str(tmp_path),
+        "file.allowed.dirs": str(tmp_path),
+        "listeners.https.ssl.key.password": f"${{file:{own}/worker-secrets.properties:key}}",
+        "rest.auth.credentials.file": str(own / "rest.credentials"),
+        "listeners.https.ssl.key.location": str(own / "tls.key"),
+        "value.converter.basic.auth.user.info": "${env:TB_WORKER_ONLY}",
+    }, env={"TB_WORKER_ONLY": "w0rker", "TB_ANY": "any"}, directory=tmp_path / "w")
+    properties = tmp_path / "w" / "worker.properties"
+    (tmp_path / "to-worker").symlink_to(properties)
+    base = {"connector.class": "HttpSink", "topics": bed.unique_topic("own"),
+            "http.url": "http://127.0.0.1:9/", "http.auth.type": "bearer"}
+    refused = [f"${{file:{properties}:listeners}}",
+               f"${{file:{tmp_path}/to-worker:listeners}}",
+               f"${{file:{tmp_path}/sub/../w/worker.properties:listeners}}",
+               f"${{file:{own}/worker-secrets.properties:key}}",
+               f"${{file:{own}/rest.credentials:x}}",
+               f"${{file:{own}/tls.key:x}}",
+               "${env:TB_WORKER_ONLY}"]
+    for reference in refused:
+        reply = w.post("/connectors", json={"name": "own", "config": {
+            **base, "http.auth.token": reference}})
+        assert reply.status_code == 400, (reference, reply.text)
+        message = reply.json()["message"]
+        assert "http.auth.token: the reference" in message and "worker's own" in message, \
+            message
+    for path in (properties, tmp_path / "to-worker", own / "tls.key"):
+        reply = w.post("/connectors", json={"name": "own", "config": {
+            "connector.class": "FileStreamSource", "topic": bed.unique_topic("own"),
+            "file": str(path)}})
+        assert reply.status_code == 400, (path, reply.text)
+        assert "worker's own files" in reply.json()["message"], reply.text
+    # what the worker's config does not name stays reachable
+    (tmp_path / "token.properties").write_text("k=t0ken\n")
+    link = tmp_path / "token-link"
+    link.symlink_to(tmp_path / "token.properties")
+    reply = w.post("/connectors", json={"name": "own", "config": {
+        **base, "http.auth.token": f"${{file:{link}:k}}", "http.headers": "X-A: ${env:TB_ANY}"}})
+    assert reply.status_code == 201, reply.text
+    wait_for(lambda: w.get("/connectors/own/status").json()["tasks"][0]["state"]
+             == "RUNNING", what="the task running")
+    link.unlink()
+    link.symlink_to(properties)
+    assert w.post("/connectors/own/tasks/0/restart").status_code in (200, 202, 204)
+    task = wait_for(lambda: (t := w.get("/connectors/own/status").json()["tasks"][0])
+                    ["state"] == "FAILED" and t, what="the task failed")
+    assert "worker's own files" in task["trace"], task
+
+
 def rss_bytes(w):
     with open(f"/proc/{w.proc.pid}/status") as f:
         line = next(line for line in f if line.startswith("VmRSS:"))

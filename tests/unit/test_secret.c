@@ -154,6 +154,41 @@ static void test_only_regular_files_are_read(void **state)
     alarm(0);
 }
 
+/* The worker's own files and variables: refused by real path (through a
+ * link or "..") and by inode (a hard link); what it does not name passes. */
+static void test_the_workers_own_files_are_denied(void **state)
+{
+    fixture_t *f = *state;
+    char own[160], link_path[160], hard[160], value[512], reason[1536];
+    snprintf(own, sizeof(own), "%s/worker.properties", f->dir);
+    snprintf(link_path, sizeof(link_path), "%s/alias", f->dir);
+    snprintf(hard, sizeof(hard), "%s/hard", f->dir);
+    FILE *out = fopen(own, "w");
+    fputs("k=v\n", out);
+    fclose(out);
+    assert_int_equal(symlink(own, link_path), 0);
+    assert_int_equal(link(own, hard), 0);
+    tb_secret_deny_t *deny = tb_secret_deny_create();
+    assert_int_equal(tb_secret_deny_add_file(deny, own), 0);
+    assert_int_equal(tb_secret_deny_add_references(deny, "x ${env:WORKER_PW} y"), 0);
+    char dotted[192];
+    snprintf(dotted, sizeof(dotted), "%s/data/../worker.properties", f->dir);
+    const char *refused[] = {own, link_path, hard, dotted};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
+        snprintf(value, sizeof(value), "${file:%s:k}", refused[i]);
+        assert_int_equal(tb_secret_deny_check(deny, value, reason, sizeof(reason)), -1);
+        assert_non_null(strstr(reason, "worker's own files"));
+    }
+    assert_int_equal(
+        tb_secret_deny_check(deny, "a ${env:WORKER_PW}", reason, sizeof(reason)), -1);
+    assert_int_equal(tb_secret_deny_check(deny, "${env:OTHER}", reason, sizeof(reason)),
+                     0);
+    snprintf(value, sizeof(value), "${file:%s:k}", f->outside);
+    assert_int_equal(tb_secret_deny_check(deny, value, reason, sizeof(reason)), 0);
+    assert_int_equal(tb_secret_deny_check(NULL, value, reason, sizeof(reason)), 0);
+    tb_secret_deny_destroy(deny);
+}
+
 static void test_allowed_paths_and_providers(void **state)
 {
     fixture_t *f = *state;
@@ -313,6 +348,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_long_owners_are_compared_whole, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_only_regular_files_are_read, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_the_workers_own_files_are_denied, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_allowed_paths_and_providers, setup,
                                         teardown),
