@@ -66,6 +66,7 @@ static char *from_file(char *spec, char *errstr, size_t errstr_size)
         tb_props_load_regular(spec, TB_SECRET_FILE_MAX, reason, sizeof(reason));
     const char *value = json_string_value(json_object_get(props, key));
     char *secret = value != NULL ? strdup(value) : NULL;
+    tb_secret_wipe_json(props); /* every key's value, not only this one */
     if (props == NULL) {
         snprintf(errstr, errstr_size, "secret reference ${file:%s:%s}: %s", spec, key,
                  reason);
@@ -104,6 +105,29 @@ const char *tb_secret_json_error_text(json_error_t *error)
         *near = '\0';
     }
     return error->text;
+}
+
+void tb_secret_free(char *secret)
+{
+    if (secret != NULL) {
+        explicit_bzero(secret, strlen(secret));
+    }
+    free(secret);
+}
+
+void tb_secret_wipe_json(json_t *value)
+{
+    const char *key;
+    json_t *member;
+    if (value == NULL || value->refcount != 1) {
+        return;
+    }
+    if (json_is_string(value)) {
+        explicit_bzero((char *)json_string_value(value), json_string_length(value));
+    }
+    json_object_foreach (value, key, member) {
+        tb_secret_wipe_json(member);
+    }
 }
 
 /* ---- credential names and header lists ---- */
@@ -189,11 +213,8 @@ char *tb_secret_headers_rewrite(const char *headers, tb_secret_header_fn fn, voi
                       : append(&out, &len, name, strlen(name)) &&
                             append(&out, &len, ": ", 2) &&
                             append(&out, &len, replacement, strlen(replacement));
-        if (value != NULL) {
-            memset(value, 0, strlen(value));
-        }
         free(name);
-        free(value);
+        tb_secret_free(value);
         if (!ok || p[n] == '\0') {
             break;
         }

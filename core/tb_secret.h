@@ -27,9 +27,19 @@
 bool tb_secret_is_reference(const char *value);
 
 /* Resolves value: a reference to its secret, anything else to itself.
- * Returns a malloc'd string, or NULL with errstr naming the reference (its
- * variable, file or key, never a secret) when it cannot be resolved. */
+ * Returns a malloc'd string (free it with tb_secret_free), or NULL with
+ * errstr naming the reference (its variable, file or key, never a secret)
+ * when it cannot be resolved. */
 char *tb_secret_resolve(const char *value, char *errstr, size_t errstr_size);
+
+/* Wipes (explicit_bzero, which the compiler keeps) and frees a secret the
+ * caller owns. NULL is a no-op. */
+void tb_secret_free(char *secret);
+
+/* Wipes in place the text of value, a JSON string or every string of an
+ * object, when nothing else holds it (a reference count of 1): a resolved
+ * secret about to be released. Other values are left as they are. */
+void tb_secret_wipe_json(json_t *value);
 
 /* True when a header, query parameter or similar name of len bytes looks
  * like it carries a credential: it contains auth, token, secret, key,

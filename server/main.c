@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
@@ -419,6 +420,25 @@ static int load_encryption_key(const json_t *values, bool distributed)
     return rc;
 }
 
+/* Makes the process dumpable (core files, ptrace by its user) or not, as
+ * core.dumps.enable says, and logs what the kernel then reports. Returns
+ * -1, logged, when the kernel refuses. */
+static int set_dumpable(bool dumpable)
+{
+    if (prctl(PR_SET_DUMPABLE, dumpable ? 1 : 0, 0, 0, 0) != 0) {
+        TB_LOG(TB_LOG_FATAL, "tributary.worker", "core.dumps.enable: prctl: %s",
+               strerror(errno));
+        return -1;
+    }
+    int state = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+    TB_LOG(state == 1 ? TB_LOG_WARN : TB_LOG_INFO, "tributary.worker",
+           "core dumps %s (the process is %sdumpable, core.dumps.enable=%s)%s",
+           state == 1 ? "enabled" : "disabled", state == 1 ? "" : "not ",
+           dumpable ? "true" : "false",
+           state == 1 ? ": a core file of this worker holds its resolved secrets" : "");
+    return 0;
+}
+
 static int run(const cli_t *cli)
 {
     json_t *raw = NULL;
@@ -453,6 +473,9 @@ static int run(const cli_t *cli)
                           : TB_LOG_FORMAT_TEXT);
 
     if (tb_worker_config_check_connect_keys(raw) != 0) {
+        goto done;
+    }
+    if (set_dumpable(tb_config_bool(values, "core.dumps.enable")) != 0) {
         goto done;
     }
     bool dev = tb_config_bool(values, "dev");
@@ -658,6 +681,9 @@ int main(int argc, char **argv)
     cli_t cli = {0};
     int positional = 0;
     sigset_t signals;
+
+    /* not dumpable before any secret is read (core.dumps.enable undoes it) */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dev") == 0) {

@@ -422,6 +422,19 @@ static const tb_config_def_t worker_keys[] = {
                       "security.protocol, enable.ssl.certificate.verification=false "
                       "or ssl.endpoint.identification.algorithm=none unless this is "
                       "true (tributary)."},
+    {.name = "core.dumps.enable",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Secrets",
+     .documentation = "Let the worker process be core dumped and traced by debuggers of "
+                      "its user. false (the default) marks it not dumpable "
+                      "(prctl PR_SET_DUMPABLE 0, set before it reads anything): a "
+                      "crash writes no core file, which would hold resolved secrets "
+                      "(connectors' passwords, keys), no other process of its user "
+                      "can attach to it, and its /proc/<pid>/ files (environ, mem, "
+                      "fd, io) are readable by root only. Set true to debug a crash; "
+                      "its core files then hold secrets (tributary)."},
     {.name = "config.providers",
      .type = TB_CONFIG_LIST,
      .default_value = "file,env",

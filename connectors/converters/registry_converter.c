@@ -301,9 +301,9 @@ static tb_registry_t *client_of(const json_t *values, char *errstr, size_t errst
     registry = tb_registry_create(&config, errstr, errstr_size);
 
 done:
-    free(info);
-    free(token);
-    free(key_password);
+    tb_secret_free(info);
+    tb_secret_free(token);
+    tb_secret_free(key_password);
     return registry;
 }
 

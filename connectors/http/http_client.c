@@ -271,8 +271,7 @@ static int add_header(void *arg, const char *name, const char *value)
          strcmp(resolved, value) != 0)) {
         rc = keep_secret(client, resolved);
     }
-    memset(resolved, 0, strlen(resolved));
-    free(resolved);
+    tb_secret_free(resolved);
     return rc;
 }
 
@@ -416,10 +415,7 @@ static int add_auth(tb_http_sink_client_t *client,
                  ? -1
                  : add_header(client, "Authorization", value);
     rc = rc == 0 ? keep_secret(client, options->auth_token) : rc;
-    if (value != NULL) {
-        memset(value, 0, strlen(value));
-        free(value);
-    }
+    tb_secret_free(value);
     return rc;
 }
 
@@ -457,10 +453,14 @@ int tb_http_sink_client_init(tb_http_sink_client_t *client,
 void tb_http_sink_client_clear(tb_http_sink_client_t *client)
 {
     curl_easy_cleanup(client->curl);
+    /* the headers hold resolved credentials */
+    for (struct curl_slist *h = client->headers; h != NULL; h = h->next) {
+        explicit_bzero(h->data, strlen(h->data));
+    }
     curl_slist_free_all(client->headers);
     free(client->shown_url);
     for (size_t i = 0; i < client->secret_count; i++) {
-        free(client->secrets[i]);
+        tb_secret_free(client->secrets[i]);
     }
     free(client->secrets);
     tb_http_sink_buf_clear(&client->response);

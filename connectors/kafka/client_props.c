@@ -115,8 +115,7 @@ static void put_key(const tb_client_settings_t *s, json_t *props, const char *ke
         return;
     }
     json_object_set_new(props, key, json_string(secret));
-    memset(secret, 0, strlen(secret));
-    free(secret);
+    tb_secret_free(secret);
 }
 
 static bool sasl_protocol(const char *protocol)

@@ -9,6 +9,8 @@ here."""
 import json
 import os
 import pathlib
+import resource
+import signal
 import urllib.parse
 
 import pytest
@@ -210,6 +212,37 @@ def test_the_workers_own_files_and_variables_are_never_reachable(start_worker, b
     task = wait_for(lambda: (t := w.get("/connectors/own/status").json()["tasks"][0])
                     ["state"] == "FAILED" and t, what="the task failed")
     assert "worker's own files" in task["trace"], task
+
+
+def test_no_core_dump_unless_the_operator_asks(start_worker, tmp_path):
+    """A core file holds the worker's resolved secrets: by default the worker
+    is not dumpable (SIGABRT writes no core), core.dumps.enable=true makes it
+    dumpable again. The kernel's own core files are the evidence; the
+    sanitizers' core limit is lifted for it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    if hard == 0:
+        pytest.skip("core files are limited to 0 bytes here (ulimit -c)")
+    resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+    try:
+        cores = {}
+        for enabled in ("true", "false"):
+            folder = tmp_path / f"dumps-{enabled}"
+            w = start_worker({"core.dumps.enable": enabled},
+                             env={"ASAN_OPTIONS": "disable_coredump=0:detect_leaks=0"},
+                             directory=folder, expect_exit=-signal.SIGABRT)
+            state = "enabled" if enabled == "true" else "disabled (the process is not"
+            assert f"core dumps {state}" in w.logs()
+            w.proc.send_signal(signal.SIGABRT)
+            assert w.proc.wait(timeout=60) == -signal.SIGABRT
+            cores[enabled] = list(folder.glob("core*"))
+            for core in cores[enabled]:
+                core.unlink()
+        if not cores["true"]:
+            pytest.skip("this machine writes no core file of a dumpable process "
+                        f"(kernel.core_pattern {pathlib.Path('/proc/sys/kernel/core_pattern').read_text().strip()!r})")
+        assert cores["false"] == []
+    finally:
+        resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
 
 
 def rss_bytes(w):

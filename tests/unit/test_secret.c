@@ -189,6 +189,27 @@ static void test_the_workers_own_files_are_denied(void **state)
     tb_secret_deny_destroy(deny);
 }
 
+/* A resolved secret about to be released is wiped in place, unless
+ * something else still holds it. */
+static void test_resolved_secrets_are_wiped(void **state)
+{
+    (void)state;
+    json_t *held = json_string("kept-by-another");
+    json_t *config =
+        json_pack("{s:s, s:O, s:i}", "password", "s3cret", "shared", held, "n", 1);
+    const char *password = json_string_value(json_object_get(config, "password"));
+    tb_secret_wipe_json(config);
+    assert_memory_equal(password, "\0\0\0\0\0\0", 6);
+    assert_string_equal(json_string_value(held), "kept-by-another");
+    json_incref(config); /* held elsewhere too: left as it is */
+    json_object_set_new(config, "token", json_string("t0ken"));
+    tb_secret_wipe_json(config);
+    assert_string_equal(json_string_value(json_object_get(config, "token")), "t0ken");
+    json_decref(config);
+    json_decref(config);
+    json_decref(held);
+}
+
 static void test_allowed_paths_and_providers(void **state)
 {
     fixture_t *f = *state;
@@ -351,6 +372,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_the_workers_own_files_are_denied, setup,
                                         teardown),
+        cmocka_unit_test(test_resolved_secrets_are_wiped),
         cmocka_unit_test_setup_teardown(test_allowed_paths_and_providers, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_env_references, setup, teardown),

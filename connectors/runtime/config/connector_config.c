@@ -709,10 +709,15 @@ json_t *tb_connector_config_resolve(const tb_plugin_t *plugin, const json_t *con
             return NULL;
         }
         json_object_set_new(resolved, def->name, json_string(secret));
-        memset(secret, 0, strlen(secret));
-        free(secret);
+        tb_secret_free(secret);
     }
     return resolved;
+}
+
+void tb_connector_config_release(json_t *resolved)
+{
+    tb_secret_wipe_json(resolved);
+    json_decref(resolved);
 }
 
 bool tb_connector_config_reload_unwatched(const json_t *config)

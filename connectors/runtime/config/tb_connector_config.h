@@ -81,6 +81,11 @@ json_t *tb_connector_config_redact(const tb_plugin_t *plugin, const json_t *raw)
 json_t *tb_connector_config_resolve(const tb_plugin_t *plugin, const json_t *config,
                                     char *errstr, size_t errstr_size);
 
+/* Releases (decrefs) a copy tb_connector_config_resolve made, its strings
+ * wiped first when nothing else holds them (tb_secret_wipe_json). NULL is
+ * a no-op. */
+void tb_connector_config_release(json_t *resolved);
+
 /* The consumer group of sink connector name: consumer.override.group.id,
  * else connect-<name>. Written into buf, which is returned. */
 /* True when config (raw, as given) has config.action.reload=restart (the

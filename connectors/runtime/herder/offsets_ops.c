@@ -252,7 +252,7 @@ static int alter_plugin_offsets(const tb_offsets_env_t *env,
                                        .limits = env->limits,
                                        .offsets = plugin_ops};
     int rc = c->plugin->alter_offsets(&change, msg, msg_size);
-    json_decref(config);
+    tb_connector_config_release(config);
     *managed = rc == 0;
     return rc;
 }

@@ -25,7 +25,7 @@ int tb_task_start_plugin(const tb_task_env_t *env, tb_task_context_t *ctx,
     }
     ctx->limits = env->limits;
     int rc = env->plugin->task_start(ctx, config, plugin_task, errstr, errstr_size);
-    json_decref(config);
+    tb_connector_config_release(config);
     if (rc != 0) {
         *plugin_task = NULL;
     }
