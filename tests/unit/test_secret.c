@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "connectors/kafka/tb_client_props.h"
-#include "connectors/runtime/tb_connector_secrets.h"
+#include "connectors/runtime/config/tb_connector_secrets.h"
 #include "core/tb_config.h"
 #include "core/tb_props.h"
 #include "core/tb_secret.h"
