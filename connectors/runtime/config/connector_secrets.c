@@ -197,11 +197,16 @@ int tb_connector_secrets_externalize(const char *store_path, bool seal, const ch
  * failure is logged (the connector is gone from the store all the same). */
 void tb_connector_secrets_forget(const char *store_path, const char *name)
 {
-    char path[4096], own[2048], reason[4096];
+    char path[4096], reason[4096];
+    char *own = tb_secret_file_key_new(name, "");
     secrets_path(store_path, path, sizeof(path));
-    tb_secret_file_key(name, "", own, sizeof(own));
-    if (tb_props_file_remove_prefix(path, own, reason, sizeof(reason)) != 0) {
+    if (own == NULL) {
+        snprintf(reason, sizeof(reason), "out of memory");
+    }
+    if (own == NULL ||
+        tb_props_file_remove_prefix(path, own, reason, sizeof(reason)) != 0) {
         TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", name, -1,
                     "deleted, but its secrets stay in the secrets file: %s", reason);
     }
+    free(own);
 }
