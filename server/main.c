@@ -4,6 +4,9 @@
  *   tributary [--dev] [worker.properties [connector files...]]
  *     as connect-standalone: each connector file (properties, a JSON map, or
  *     {name,config,initial_state}) creates or updates its connector
+ *   tributary validate [worker.properties] connector...
+ *                                  Connect's validation of each connector
+ *                                  file, with no Kafka and no server
  *   tributary --config-reference   prints docs/configuration.md
  *   tributary --routes             prints every REST route, one per line
  *   tributary --hash-password      reads a password or token secret on stdin,
@@ -45,6 +48,7 @@
 #include "server/tb_distributed.h"
 #include "server/tb_forward.h"
 #include "server/tb_http.h"
+#include "server/tb_validate.h"
 #include "server/tb_worker_config.h"
 #include "tb_version.h"
 
@@ -60,6 +64,7 @@ typedef struct {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: tributary [--dev] [worker.properties [connector ...]]\n"
+                 "       tributary validate [worker.properties] connector ...\n"
                  "       tributary --config-reference\n"
                  "       tributary --routes\n"
                  "       tributary --hash-password < secret\n"
@@ -439,6 +444,41 @@ static int set_dumpable(bool dumpable)
     return 0;
 }
 
+/* The worker's options that its keys give; the caller sets the
+ * store, the mode, the converters, the worker's id and exactly-once's
+ * settings. Borrows values and kafka_props. */
+static tb_worker_options_t worker_options_of(const json_t *values,
+                                             const json_t *kafka_props)
+{
+    const char *store_path = tb_config_string(values, "offset.storage.file.filename");
+    return (tb_worker_options_t){
+        .store_path = store_path,
+        .kafka_props = kafka_props,
+        .dev = tb_config_bool(values, "dev"),
+        .task_threads = (int)tb_config_int(values, "task.threads"),
+        .offset_flush_interval_ms = tb_config_int(values, "offset.flush.interval.ms"),
+        .shutdown_timeout_ms = tb_config_int(values, "task.shutdown.graceful.timeout.ms"),
+        .restart_backoff_initial_ms =
+            tb_config_int(values, "task.restart.backoff.initial.ms"),
+        .restart_backoff_max_ms = tb_config_int(values, "task.restart.backoff.max.ms"),
+        .overrides_allowed =
+            strcmp(tb_config_string(values, "connector.client.config.override.policy"),
+                   "All") == 0,
+        .override_allowlist =
+            tb_config_list(values, "connector.client.config.override.allowlist"),
+        .literal_secrets = tb_config_bool(values, "secrets.literal.allowed"),
+        .downgrade_allowed =
+            tb_config_bool(values, "connector.client.security.downgrade.allowed"),
+        .secret_policy = secret_policy_of(values, store_path),
+        .limits = {.allowed_dirs = tb_config_list(values, "file.allowed.dirs"),
+                   .allowed_hosts = tb_config_list(values, "http.sink.allowed.hosts"),
+                   .store_path = store_path},
+        .exactly_once_source =
+            strcmp(tb_config_string(values, "exactly.once.source.support"), "enabled") ==
+            0,
+    };
+}
+
 static int run(const cli_t *cli)
 {
     json_t *raw = NULL;
@@ -560,38 +600,13 @@ static int run(const cli_t *cli)
             goto done;
         }
     }
-    tb_worker_options_t worker_options = {
-        .store = store,
-        .distributed = distributed,
-        .store_path = store_path,
-        .kafka_props = kafka_props,
-        .converter_config = converters,
-        .dev = dev,
-        .worker_id = worker_id,
-        .task_threads = (int)tb_config_int(values, "task.threads"),
-        .offset_flush_interval_ms = tb_config_int(values, "offset.flush.interval.ms"),
-        .shutdown_timeout_ms = tb_config_int(values, "task.shutdown.graceful.timeout.ms"),
-        .restart_backoff_initial_ms =
-            tb_config_int(values, "task.restart.backoff.initial.ms"),
-        .restart_backoff_max_ms = tb_config_int(values, "task.restart.backoff.max.ms"),
-        .overrides_allowed =
-            strcmp(tb_config_string(values, "connector.client.config.override.policy"),
-                   "All") == 0,
-        .override_allowlist =
-            tb_config_list(values, "connector.client.config.override.allowlist"),
-        .literal_secrets = literal_secrets,
-        .downgrade_allowed =
-            tb_config_bool(values, "connector.client.security.downgrade.allowed"),
-        .secret_policy = secret_policy_of(values, store_path),
-        .limits = {.allowed_dirs = tb_config_list(values, "file.allowed.dirs"),
-                   .allowed_hosts = tb_config_list(values, "http.sink.allowed.hosts"),
-                   .store_path = store_path,
-                   .deny = deny},
-        .exactly_once_source =
-            strcmp(tb_config_string(values, "exactly.once.source.support"), "enabled") ==
-            0,
-        .eos = tb_distributed_eos_settings(values, raw),
-    };
+    tb_worker_options_t worker_options = worker_options_of(values, kafka_props);
+    worker_options.store = store;
+    worker_options.distributed = distributed;
+    worker_options.converter_config = converters;
+    worker_options.worker_id = worker_id;
+    worker_options.eos = tb_distributed_eos_settings(values, raw);
+    worker_options.limits.deny = deny;
     herder = tb_herder_create(&worker_options, errstr, sizeof(errstr));
     if (herder == NULL) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start: %s", errstr);
@@ -676,6 +691,62 @@ done:
     return rc;
 }
 
+/* True when path is a worker file: not JSON, and with neither name nor
+ * connector.class, which every connector file has. */
+static bool is_worker_file(const char *path)
+{
+    char errstr[512];
+    FILE *in = fopen(path, "r");
+    int first = ' ';
+    while (in != NULL &&
+           (first == ' ' || first == '\t' || first == '\r' || first == '\n')) {
+        first = fgetc(in);
+    }
+    if (in != NULL) {
+        fclose(in);
+    }
+    json_t *props = in != NULL && first != '{'
+                        ? tb_props_load_file(path, errstr, sizeof(errstr))
+                        : NULL;
+    bool worker = props != NULL && json_object_get(props, "name") == NULL &&
+                  json_object_get(props, "connector.class") == NULL;
+    json_decref(props);
+    return worker;
+}
+
+/* tributary validate [worker.properties] connector...: Connect's validation
+ * of each connector file by a worker of that file (the defaults without
+ * one), with no store, no Kafka and no listener. 0 when every file is
+ * valid, 1 when any has an error (or the worker file has one), 2 on usage. */
+static int validate(int argc, char **argv)
+{
+    cli_t cli = {0};
+    json_t *raw = NULL;
+    tb_client_settings_t client;
+    int first = argc > 1 && is_worker_file(argv[0]) ? 1 : 0;
+    int rc = 1;
+    if (argc - first < 1) {
+        fprintf(stderr, "tributary validate: no connector file to validate\n");
+        usage(stderr);
+        return 2;
+    }
+    cli.worker_file = first == 1 ? argv[0] : NULL;
+    json_t *values = load_worker_config(&cli, &raw);
+    json_t *kafka_props = raw != NULL ? tb_worker_config_kafka_props(raw) : NULL;
+    if (values != NULL && tb_worker_config_check_connect_keys(raw) == 0) {
+        tb_worker_options_t options = worker_options_of(values, kafka_props);
+        tb_connector_checks_t checks = tb_herder_offline_checks(&options, &client);
+        rc = tb_validate_files(&checks, argv + first, argc - first, stdout, stderr) == 0
+                 ? 0
+                 : 1;
+    }
+    json_decref(kafka_props);
+    json_decref(values);
+    json_decref(raw);
+    tb_log_shutdown();
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     cli_t cli = {0};
@@ -685,6 +756,9 @@ int main(int argc, char **argv)
     /* not dumpable before any secret is read (core.dumps.enable undoes it) */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
+    if (argc > 1 && strcmp(argv[1], "validate") == 0) {
+        return validate(argc - 2, argv + 2);
+    }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dev") == 0) {
             cli.dev = 1;

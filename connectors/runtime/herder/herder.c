@@ -179,6 +179,26 @@ static int check_store_mode(tb_herder_t *herder, char *errstr, size_t errstr_siz
     return -1;
 }
 
+/* What a worker of options refuses, its clients' settings being client. */
+static tb_connector_checks_t checks_of(const tb_worker_options_t *options,
+                                       const tb_client_settings_t *client)
+{
+    return (tb_connector_checks_t){
+        .client = client,
+        .secret_policy = &options->secret_policy,
+        .limits = &options->limits,
+        .exactly_once_source = options->exactly_once_source,
+        .exactly_once_available = tb_worker_options_exactly_once(options),
+    };
+}
+
+tb_connector_checks_t tb_herder_offline_checks(const tb_worker_options_t *options,
+                                               tb_client_settings_t *client)
+{
+    *client = tb_worker_client_settings(options);
+    return checks_of(options, client);
+}
+
 tb_herder_t *tb_herder_create(const tb_worker_options_t *options, char *errstr,
                               size_t errstr_size)
 {
@@ -204,13 +224,7 @@ tb_herder_t *tb_herder_create(const tb_worker_options_t *options, char *errstr,
     herder->config_state = tb_config_state_create(herder->store);
     herder->assignor = tb_assignor_standalone;
     herder->fences = !options->distributed; /* distributed: the leader's tick */
-    herder->checks = (tb_connector_checks_t){
-        .client = tb_worker_client(herder->worker),
-        .secret_policy = &herder->options.secret_policy,
-        .limits = &herder->options.limits,
-        .exactly_once_source = options->exactly_once_source,
-        .exactly_once_available = tb_worker_exactly_once_available(herder->worker),
-    };
+    herder->checks = checks_of(&herder->options, tb_worker_client(herder->worker));
     herder->offsets = (tb_offsets_env_t){
         .store = herder->store,
         .client = tb_worker_client(herder->worker),

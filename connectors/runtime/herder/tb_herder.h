@@ -30,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "connectors/runtime/config/tb_connector_validate.h"
 #include "connectors/runtime/worker/tb_worker.h"
 #include "core/tb_error.h"
 #include "core/tb_state.h"
@@ -39,6 +40,12 @@ typedef struct tb_herder tb_herder_t;
 typedef struct tb_store tb_store_t;
 struct tb_assignment;
 struct tb_assignment_input;
+
+/* The checks a worker of options makes of a connector config, for
+ * validation without a worker (tributary validate): no store, no Kafka.
+ * Fills *client; the result borrows it and options. */
+tb_connector_checks_t tb_herder_offline_checks(const tb_worker_options_t *options,
+                                               tb_client_settings_t *client);
 
 /* Opens the store, connects to Kafka (in the background), loads every
  * stored connector and starts it in its target state. Returns NULL and fills

@@ -74,6 +74,16 @@ typedef struct {
     long long restart_backoff_max_ms;
 } tb_worker_options_t;
 
+/* The settings connectors' clients start from, for a worker of options
+ * (borrowing its kafka_props and override_allowlist). */
+tb_client_settings_t tb_worker_client_settings(const tb_worker_options_t *options);
+
+/* Whether a worker of options can run sources in transactions:
+ * exactly.once.source.support=enabled and a real Kafka cluster
+ * (librdkafka's mock cluster does not keep transactions as a broker
+ * does). */
+bool tb_worker_options_exactly_once(const tb_worker_options_t *options);
+
 /* Checks the worker's client keys (errors name the worker key; the ones
  * without effect are logged), connects its own client in the background,
  * and starts the task pool. Returns NULL with errstr on failure. */
@@ -95,10 +105,7 @@ const tb_client_settings_t *tb_worker_client(const tb_worker_t *worker);
  * that this worker's tasks wait for. Valid for the worker's life. */
 tb_fencing_t *tb_worker_fencing(const tb_worker_t *worker);
 
-/* Whether this worker can run sources in transactions:
- * exactly.once.source.support=enabled and a real Kafka cluster
- * (librdkafka's mock cluster does not keep transactions as a broker
- * does). */
+/* tb_worker_options_exactly_once of this worker's options. */
 bool tb_worker_exactly_once_available(const tb_worker_t *worker);
 
 /* Copies the Kafka cluster id into buf; false while it is not known. */

@@ -107,14 +107,9 @@ static int connect_cluster(tb_worker_t *worker, char *errstr, size_t errstr_size
     json_t *errors = json_object();
     worker->kafka_props = json_deep_copy(options->kafka_props);
     worker->allowlist = json_deep_copy(options->override_allowlist);
-    worker->client = (tb_client_settings_t){
-        .worker_props = worker->kafka_props,
-        .overrides_allowed = options->overrides_allowed,
-        .allowlist = worker->allowlist,
-        .literal_secrets = options->literal_secrets,
-        .literal_unsealable = options->distributed && !tb_secret_seal_key_present(),
-        .downgrade_allowed = options->downgrade_allowed,
-    };
+    worker->client = tb_worker_client_settings(options);
+    worker->client.worker_props = worker->kafka_props;
+    worker->client.allowlist = worker->allowlist;
     worker->options.kafka_props = worker->options.override_allowlist = NULL;
     check_worker_clients(worker, errors);
     json_t *empty = json_object();
@@ -139,6 +134,23 @@ static int connect_cluster(tb_worker_t *worker, char *errstr, size_t errstr_size
         dev_consumer_session(worker->kafka_props);
     }
     return 0;
+}
+
+tb_client_settings_t tb_worker_client_settings(const tb_worker_options_t *options)
+{
+    return (tb_client_settings_t){
+        .worker_props = options->kafka_props,
+        .overrides_allowed = options->overrides_allowed,
+        .allowlist = options->override_allowlist,
+        .literal_secrets = options->literal_secrets,
+        .literal_unsealable = options->distributed && !tb_secret_seal_key_present(),
+        .downgrade_allowed = options->downgrade_allowed,
+    };
+}
+
+bool tb_worker_options_exactly_once(const tb_worker_options_t *options)
+{
+    return options->exactly_once_source && !options->dev;
 }
 
 tb_worker_t *tb_worker_create(const tb_worker_options_t *options, tb_store_t *store,
@@ -233,7 +245,7 @@ const tb_client_settings_t *tb_worker_client(const tb_worker_t *worker)
 
 bool tb_worker_exactly_once_available(const tb_worker_t *worker)
 {
-    return worker->options.exactly_once_source && !worker->options.dev;
+    return tb_worker_options_exactly_once(&worker->options);
 }
 
 bool tb_worker_cluster_id(const tb_worker_t *worker, char *buf, size_t size)
