@@ -2,7 +2,6 @@
 Prometheus server, HTTP request metrics by route template, lag equal to what
 Kafka's kafka-consumer-groups reports on transactional topics, and JSON logs
 whose levels change at run time."""
-import contextlib
 import json
 import os
 import re
@@ -10,15 +9,14 @@ import subprocess
 from urllib.parse import quote
 
 import pytest
-import requests
 
 from kafka_io import create_topic, group_lag, produce
-from worker import free_port, wait_for
+from prometheus_server import prometheus, query
+from worker import wait_for
 
 pytestmark = pytest.mark.integration
 
 PROMTOOL = "/usr/bin/promtool"
-PROMETHEUS = "/usr/bin/prometheus"
 STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
            "offset.flush.interval.ms": "200"}
@@ -164,51 +162,6 @@ def test_page_with_sink_and_source_passes_promtool_and_labels_route_templates(
     def broker_up():
         return series(w.get("/metrics").text, "tributary_kafka_broker_up")
     assert wait_for(broker_up, timeout=30, what="tributary_kafka_broker_up") == [1]
-
-
-@contextlib.contextmanager
-def prometheus(tmp_path, target):
-    """A Prometheus server scraping target every second, on a free loopback
-    port; yields its base URL, and stops it at the end."""
-    assert os.access(PROMETHEUS, os.X_OK), (
-        f"{PROMETHEUS} not found: scripts/install-deps test (Debian package prometheus)")
-    port = free_port()
-    config = tmp_path / "prometheus.yml"
-    config.write_text(
-        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-        "scrape_configs:\n  - job_name: tributary\n    static_configs:\n"
-        f"      - targets: ['{target}']\n")
-    (tmp_path / "tsdb").mkdir()
-    log = open(tmp_path / "prometheus.log", "w")
-    proc = subprocess.Popen(
-        [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{port}"],
-        stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
-
-
-def query(base, promql):
-    """The instant vector of promql as {frozenset(labels): value}, or None
-    while Prometheus does not answer."""
-    try:
-        reply = requests.get(f"{base}/api/v1/query", params={"query": promql}, timeout=5)
-    except requests.ConnectionError:
-        return None
-    if reply.status_code != 200:
-        return None
-    body = reply.json()
-    assert body["status"] == "success", body
-    return {frozenset(r["metric"].items()): float(r["value"][1])
-            for r in body["data"]["result"]}
 
 
 def test_prometheus_scrapes_lag_and_delivered(start_worker, bed, tmp_path):

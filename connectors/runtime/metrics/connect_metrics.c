@@ -15,6 +15,9 @@
 #include <ctype.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const char *const task_labels[] = {"connector", "task", NULL};
 static const char *const task_status_labels[] = {"connector", "task", "status", NULL};
@@ -181,10 +184,167 @@ static const tb_metric_def_t connector_status = {
             "1 for the connector's current status, 0 for the others.",
     .labels = connector_status_labels};
 
+/* Connect's per-connector task counts of connect-worker-metrics (labelled
+ * connector), values of their own: each task adds itself to the total and
+ * to the count of its status. In the order of tb_connect_metrics_t's
+ * task_counts. */
+static const char *const connector_labels[] = {"connector", NULL};
+static const tb_metric_def_t task_count_defs[TB_CONNECT_TASK_COUNTS] = {
+#define TASK_COUNT(kind)                                                                 \
+    {                                                                                    \
+        .name = WORKER "connector_" kind "_task_count", .type = TB_METRIC_UNTYPED,       \
+        .help =                                                                          \
+            "Connect's connector-" kind "-task-count: the connector's tasks on this "    \
+            "worker that are " kind " (total: all of them).",                            \
+        .labels = connector_labels                                                       \
+    }
+    TASK_COUNT("total"),     TASK_COUNT("running"),    TASK_COUNT("paused"),
+    TASK_COUNT("failed"),    TASK_COUNT("unassigned"), TASK_COUNT("restarting"),
+    TASK_COUNT("destroyed"),
+#undef TASK_COUNT
+};
+
+/* The names Strimzi's JMX exporter rules give Connect's metrics (its
+ * metrics-config for Connect, which its stock Grafana dashboard queries):
+ * kafka_connect_<group>_<attribute> with the group's "-metrics" dropped and
+ * connect-worker as worker; the same values, in Connect's units (so a time
+ * in ms, which Strimzi serves unscaled, has no Strimzi name here). */
+#define STRIMZI(var, metric, labelled, connect)                                          \
+    static const tb_metric_def_t var = {.name = metric,                                  \
+                                        .type = TB_METRIC_UNTYPED,                       \
+                                        .help = "Strimzi's name for Connect's " connect, \
+                                        .labels = labelled}
+#define S_SINK "kafka_connect_sink_task_"
+#define S_SOURCE "kafka_connect_source_task_"
+#define S_TASK "kafka_connect_connector_task_"
+#define S_ERRORS "kafka_connect_task_error_"
+#define S_WORKER "kafka_connect_worker_"
+#define S_REBALANCE "kafka_connect_worker_rebalance_"
+STRIMZI(s_sink_read, S_SINK "sink_record_read_total", task_labels,
+        "sink-record-read-total");
+STRIMZI(s_sink_read_rate, S_SINK "sink_record_read_rate", task_labels,
+        "sink-record-read-rate");
+STRIMZI(s_sink_send, S_SINK "sink_record_send_total", task_labels,
+        "sink-record-send-total");
+STRIMZI(s_sink_send_rate, S_SINK "sink_record_send_rate", task_labels,
+        "sink-record-send-rate");
+STRIMZI(s_partition_count, S_SINK "partition_count", task_labels, "partition-count");
+STRIMZI(s_completions, S_SINK "offset_commit_completion_total", task_labels,
+        "offset-commit-completion-total");
+STRIMZI(s_completion_rate, S_SINK "offset_commit_completion_rate", task_labels,
+        "offset-commit-completion-rate");
+STRIMZI(s_skips, S_SINK "offset_commit_skip_total", task_labels,
+        "offset-commit-skip-total");
+STRIMZI(s_skip_rate, S_SINK "offset_commit_skip_rate", task_labels,
+        "offset-commit-skip-rate");
+STRIMZI(s_source_poll, S_SOURCE "source_record_poll_total", task_labels,
+        "source-record-poll-total");
+STRIMZI(s_source_poll_rate, S_SOURCE "source_record_poll_rate", task_labels,
+        "source-record-poll-rate");
+STRIMZI(s_source_write, S_SOURCE "source_record_write_total", task_labels,
+        "source-record-write-total");
+STRIMZI(s_source_write_rate, S_SOURCE "source_record_write_rate", task_labels,
+        "source-record-write-rate");
+STRIMZI(s_source_active, S_SOURCE "source_record_active_count", task_labels,
+        "source-record-active-count");
+STRIMZI(s_commit_success, S_TASK "offset_commit_success_percentage", task_labels,
+        "offset-commit-success-percentage");
+STRIMZI(s_commit_failure, S_TASK "offset_commit_failure_percentage", task_labels,
+        "offset-commit-failure-percentage");
+STRIMZI(s_batch_max, S_TASK "batch_size_max", task_labels, "batch-size-max");
+STRIMZI(s_batch_avg, S_TASK "batch_size_avg", task_labels, "batch-size-avg");
+STRIMZI(s_errors, S_ERRORS "total_record_errors", task_labels, "total-record-errors");
+STRIMZI(s_failures, S_ERRORS "total_record_failures", task_labels,
+        "total-record-failures");
+STRIMZI(s_skipped, S_ERRORS "total_records_skipped", task_labels,
+        "total-records-skipped");
+STRIMZI(s_retries, S_ERRORS "total_retries", task_labels, "total-retries");
+STRIMZI(s_logged, S_ERRORS "total_errors_logged", task_labels, "total-errors-logged");
+STRIMZI(s_dlq_requests, S_ERRORS "deadletterqueue_produce_requests", task_labels,
+        "deadletterqueue-produce-requests");
+STRIMZI(s_dlq_failures, S_ERRORS "deadletterqueue_produce_failures", task_labels,
+        "deadletterqueue-produce-failures");
+STRIMZI(s_last_error, S_ERRORS "last_error_timestamp", task_labels,
+        "last-error-timestamp");
+STRIMZI(s_connector_count, S_WORKER "connector_count", NULL, "connector-count");
+STRIMZI(s_task_count, S_WORKER "task_count", NULL, "task-count");
+STRIMZI(s_connector_attempts, S_WORKER "connector_startup_attempts_total", NULL,
+        "connector-startup-attempts-total");
+STRIMZI(s_connector_successes, S_WORKER "connector_startup_success_total", NULL,
+        "connector-startup-success-total");
+STRIMZI(s_connector_failures, S_WORKER "connector_startup_failure_total", NULL,
+        "connector-startup-failure-total");
+STRIMZI(s_connector_success_share, S_WORKER "connector_startup_success_percentage", NULL,
+        "connector-startup-success-percentage");
+STRIMZI(s_connector_failure_share, S_WORKER "connector_startup_failure_percentage", NULL,
+        "connector-startup-failure-percentage");
+STRIMZI(s_task_attempts, S_WORKER "task_startup_attempts_total", NULL,
+        "task-startup-attempts-total");
+STRIMZI(s_task_successes, S_WORKER "task_startup_success_total", NULL,
+        "task-startup-success-total");
+STRIMZI(s_task_failures, S_WORKER "task_startup_failure_total", NULL,
+        "task-startup-failure-total");
+STRIMZI(s_task_success_share, S_WORKER "task_startup_success_percentage", NULL,
+        "task-startup-success-percentage");
+STRIMZI(s_task_failure_share, S_WORKER "task_startup_failure_percentage", NULL,
+        "task-startup-failure-percentage");
+STRIMZI(s_total_tasks, S_WORKER "connector_total_task_count", connector_labels,
+        "connector-total-task-count");
+STRIMZI(s_running_tasks, S_WORKER "connector_running_task_count", connector_labels,
+        "connector-running-task-count");
+STRIMZI(s_paused_tasks, S_WORKER "connector_paused_task_count", connector_labels,
+        "connector-paused-task-count");
+STRIMZI(s_failed_tasks, S_WORKER "connector_failed_task_count", connector_labels,
+        "connector-failed-task-count");
+STRIMZI(s_unassigned_tasks, S_WORKER "connector_unassigned_task_count", connector_labels,
+        "connector-unassigned-task-count");
+STRIMZI(s_restarting_tasks, S_WORKER "connector_restarting_task_count", connector_labels,
+        "connector-restarting-task-count");
+STRIMZI(s_destroyed_tasks, S_WORKER "connector_destroyed_task_count", connector_labels,
+        "connector-destroyed-task-count");
+STRIMZI(s_assigned_connectors, "kafka_connect_coordinator_assigned_connectors", NULL,
+        "connect-coordinator-metrics assigned-connectors: the connectors this worker "
+        "runs (standalone too)");
+STRIMZI(s_assigned_tasks, "kafka_connect_coordinator_assigned_tasks", NULL,
+        "connect-coordinator-metrics assigned-tasks: the tasks this worker runs "
+        "(standalone too)");
+STRIMZI(s_completed_rebalances, S_REBALANCE "completed_rebalances_total", NULL,
+        "completed-rebalances-total");
+STRIMZI(s_rebalance_epoch, S_REBALANCE "epoch", NULL, "epoch");
+STRIMZI(s_rebalancing, S_REBALANCE "rebalancing", NULL, "rebalancing");
+static const char *const s_connector_status_labels[] = {"connector", "status", NULL};
+static const char *const s_task_status_labels[] = {"connector", "task", "status", NULL};
+STRIMZI(s_connector_status, "kafka_connect_connector_status", s_connector_status_labels,
+        "connector-metrics status: 1, labelled with the connector's status");
+STRIMZI(s_task_status, "kafka_connect_connector_task_status", s_task_status_labels,
+        "connector-task-metrics status: 1, labelled with the task's status");
+static const char *const s_class_labels[] = {"connector", "connector_class", NULL};
+static const char *const s_type_labels[] = {"connector", "connector_type", NULL};
+static const char *const s_version_labels[] = {"connector", "connector_version", NULL};
+static const tb_metric_def_t *const s_info[TB_CONNECT_INFO_COUNT] = {
+    &(const tb_metric_def_t){.name = "kafka_connect_connector_connector_class",
+                             .type = TB_METRIC_UNTYPED,
+                             .help = "Strimzi's name for Connect's connector-metrics "
+                                     "connector-class: 1, labelled with the class.",
+                             .labels = s_class_labels},
+    &(const tb_metric_def_t){.name = "kafka_connect_connector_connector_type",
+                             .type = TB_METRIC_UNTYPED,
+                             .help = "Strimzi's name for Connect's connector-metrics "
+                                     "connector-type: 1, labelled source or sink.",
+                             .labels = s_type_labels},
+    &(const tb_metric_def_t){.name = "kafka_connect_connector_connector_version",
+                             .type = TB_METRIC_UNTYPED,
+                             .help = "Strimzi's name for Connect's connector-metrics "
+                                     "connector-version: 1, labelled with the version.",
+                             .labels = s_version_labels},
+};
+
 /* A Connect name over the handles at offsets a (and b) of a tributary
- * struct: an alias of a, or a window. */
+ * struct: an alias of a, or a window; and the name Strimzi's exporter rules
+ * give it, when Strimzi serves it in the same unit. */
 typedef struct {
     const tb_metric_def_t *def;
+    const tb_metric_def_t *strimzi;
     bool windowed;
     tb_window_kind_t kind;
     size_t a, b;
@@ -192,99 +352,135 @@ typedef struct {
 } rule_t;
 
 #define NO_FIELD ((size_t)-1)
-#define ALIAS(def, type, field)                                                          \
+#define ALIAS(def, strimzi, type, field)                                                 \
     {                                                                                    \
-        &def, false, 0, offsetof(type, field), NO_FIELD, 0                               \
+        def, strimzi, false, 0, offsetof(type, field), NO_FIELD, 0                       \
     }
-#define RATE(def, type, field)                                                           \
+#define RATE(def, strimzi, type, field)                                                  \
     {                                                                                    \
-        &def, true, TB_WINDOW_RATE, offsetof(type, field), NO_FIELD, 0                   \
+        def, strimzi, true, TB_WINDOW_RATE, offsetof(type, field), NO_FIELD, 0           \
     }
-#define MAX(def, type, field)                                                            \
+#define MAX(def, strimzi, type, field)                                                   \
     {                                                                                    \
-        &def, true, TB_WINDOW_MAX, offsetof(type, field), NO_FIELD, 0                    \
+        def, strimzi, true, TB_WINDOW_MAX, offsetof(type, field), NO_FIELD, 0            \
     }
 /* Kafka's Avg is NaN without samples, its Frequencies 0. */
-#define AVG(def, type, field)                                                            \
+#define AVG(def, strimzi, type, field)                                                   \
     {                                                                                    \
-        &def, true, TB_WINDOW_RATIO, offsetof(type, field), offsetof(type, field), NAN   \
+        def, strimzi, true, TB_WINDOW_RATIO, offsetof(type, field),                      \
+            offsetof(type, field), NAN                                                   \
     }
-#define SHARE(def, type, part, other)                                                    \
+#define SHARE(def, strimzi, type, part, other)                                           \
     {                                                                                    \
-        &def, true, TB_WINDOW_SHARE, offsetof(type, part), offsetof(type, other), 0      \
+        def, strimzi, true, TB_WINDOW_SHARE, offsetof(type, part),                       \
+            offsetof(type, other), 0                                                     \
     }
 
 #define T tb_task_metrics_t
 static const rule_t sink_rules[] = {
-    ALIAS(sink_read, T, records_read),
-    RATE(sink_read_rate, T, records_read),
-    ALIAS(sink_send, T, records_written),
-    RATE(sink_send_rate, T, records_written),
-    ALIAS(partition_count, T, partitions),
-    ALIAS(completions, T, commits_succeeded),
-    RATE(completion_rate, T, commits_succeeded),
-    RATE(skip_rate, T, connect.commit_skips),
-    MAX(put_max, T, batch_seconds),
-    AVG(put_avg, T, batch_seconds),
+    ALIAS(&sink_read, &s_sink_read, T, records_read),
+    RATE(&sink_read_rate, &s_sink_read_rate, T, records_read),
+    ALIAS(&sink_send, &s_sink_send, T, records_written),
+    RATE(&sink_send_rate, &s_sink_send_rate, T, records_written),
+    ALIAS(&partition_count, &s_partition_count, T, partitions),
+    ALIAS(&completions, &s_completions, T, commits_succeeded),
+    RATE(&completion_rate, &s_completion_rate, T, commits_succeeded),
+    ALIAS(NULL, &s_skips, T, connect.commit_skips),
+    RATE(&skip_rate, &s_skip_rate, T, connect.commit_skips),
+    MAX(&put_max, NULL, T, batch_seconds),
+    AVG(&put_avg, NULL, T, batch_seconds),
 };
 static const rule_t source_task_rules[] = {
-    ALIAS(source_poll, T, records_read),     RATE(source_poll_rate, T, records_read),
-    ALIAS(source_write, T, records_written), RATE(source_write_rate, T, records_written),
-    MAX(poll_max, T, batch_seconds),         AVG(poll_avg, T, batch_seconds),
+    ALIAS(&source_poll, &s_source_poll, T, records_read),
+    RATE(&source_poll_rate, &s_source_poll_rate, T, records_read),
+    ALIAS(&source_write, &s_source_write, T, records_written),
+    RATE(&source_write_rate, &s_source_write_rate, T, records_written),
+    MAX(&poll_max, NULL, T, batch_seconds),
+    AVG(&poll_avg, NULL, T, batch_seconds),
 };
 /* connector-task-metrics and task-error-metrics, of sinks and sources */
 static const rule_t task_rules[] = {
-    MAX(commit_max, T, commit_seconds),
-    AVG(commit_avg, T, commit_seconds),
-    SHARE(commit_success, T, commits_succeeded, commits_failed),
-    SHARE(commit_failure, T, commits_failed, commits_succeeded),
-    MAX(batch_max, T, batch_records),
-    AVG(batch_avg, T, batch_records),
-    ALIAS(errors, T, record_errors),
-    ALIAS(failures, T, failed_attempts),
-    ALIAS(skipped, T, records_dropped),
-    ALIAS(retries, T, retries),
-    ALIAS(logged, T, errors_logged),
-    ALIAS(dlq_requests, T, records_dlq),
-    ALIAS(dlq_failures, T, dlq_failures),
+    MAX(&commit_max, NULL, T, commit_seconds),
+    AVG(&commit_avg, NULL, T, commit_seconds),
+    SHARE(&commit_success, &s_commit_success, T, commits_succeeded, commits_failed),
+    SHARE(&commit_failure, &s_commit_failure, T, commits_failed, commits_succeeded),
+    MAX(&batch_max, &s_batch_max, T, batch_records),
+    AVG(&batch_avg, &s_batch_avg, T, batch_records),
+    ALIAS(&errors, &s_errors, T, record_errors),
+    ALIAS(&failures, &s_failures, T, failed_attempts),
+    ALIAS(&skipped, &s_skipped, T, records_dropped),
+    ALIAS(&retries, &s_retries, T, retries),
+    ALIAS(&logged, &s_logged, T, errors_logged),
+    ALIAS(&dlq_requests, &s_dlq_requests, T, records_dlq),
+    ALIAS(&dlq_failures, &s_dlq_failures, T, dlq_failures),
+    ALIAS(NULL, &s_last_error, T, connect.last_error),
 };
 #undef T
 static const rule_t source_delivery_rules[] = {
-    ALIAS(source_active, tb_source_metrics_t, in_flight),
+    ALIAS(&source_active, &s_source_active, tb_source_metrics_t, in_flight),
 };
 #define S tb_state_metrics_t
 static const rule_t connector_worker_rules[] = {
-    ALIAS(connector_attempts, S, startup_attempts),
-    ALIAS(connector_successes, S, startups_succeeded),
-    ALIAS(connector_failures, S, startups_failed),
-    SHARE(connector_success_share, S, startups_succeeded, startups_failed),
-    SHARE(connector_failure_share, S, startups_failed, startups_succeeded),
+    ALIAS(&connector_attempts, &s_connector_attempts, S, startup_attempts),
+    ALIAS(&connector_successes, &s_connector_successes, S, startups_succeeded),
+    ALIAS(&connector_failures, &s_connector_failures, S, startups_failed),
+    SHARE(&connector_success_share, &s_connector_success_share, S, startups_succeeded,
+          startups_failed),
+    SHARE(&connector_failure_share, &s_connector_failure_share, S, startups_failed,
+          startups_succeeded),
 };
 static const rule_t task_worker_rules[] = {
-    ALIAS(task_attempts, S, startup_attempts),
-    ALIAS(task_successes, S, startups_succeeded),
-    ALIAS(task_failures, S, startups_failed),
-    SHARE(task_success_share, S, startups_succeeded, startups_failed),
-    SHARE(task_failure_share, S, startups_failed, startups_succeeded),
+    ALIAS(&task_attempts, &s_task_attempts, S, startup_attempts),
+    ALIAS(&task_successes, &s_task_successes, S, startups_succeeded),
+    ALIAS(&task_failures, &s_task_failures, S, startups_failed),
+    SHARE(&task_success_share, &s_task_success_share, S, startups_succeeded,
+          startups_failed),
+    SHARE(&task_failure_share, &s_task_failure_share, S, startups_failed,
+          startups_succeeded),
+};
+/* the worker's own counts, and its share of each connector's task counts */
+static const rule_t connector_count_rules[] = {
+    ALIAS(NULL, &s_connector_count, S, connect.worker_count),
+    ALIAS(NULL, &s_assigned_connectors, S, connect.worker_count),
+};
+static const rule_t task_count_rules[] = {
+    ALIAS(NULL, &s_task_count, S, connect.worker_count),
+    ALIAS(NULL, &s_assigned_tasks, S, connect.worker_count),
+};
+static const rule_t connector_task_count_rules[] = {
+    ALIAS(NULL, &s_total_tasks, S, connect.task_counts[0]),
+    ALIAS(NULL, &s_running_tasks, S, connect.task_counts[1]),
+    ALIAS(NULL, &s_paused_tasks, S, connect.task_counts[2]),
+    ALIAS(NULL, &s_failed_tasks, S, connect.task_counts[3]),
+    ALIAS(NULL, &s_unassigned_tasks, S, connect.task_counts[4]),
+    ALIAS(NULL, &s_restarting_tasks, S, connect.task_counts[5]),
+    ALIAS(NULL, &s_destroyed_tasks, S, connect.task_counts[6]),
 };
 #undef S
 #define C tb_cluster_metrics_t
 static const rule_t rebalance_rules[] = {
-    ALIAS(completed_rebalances, C, rebalances), ALIAS(rebalance_epoch, C, epoch),
-    ALIAS(rebalancing, C, rebalancing),         MAX(rebalance_max, C, rebalance_seconds),
-    AVG(rebalance_avg, C, rebalance_seconds),
+    ALIAS(&completed_rebalances, &s_completed_rebalances, C, rebalances),
+    ALIAS(&rebalance_epoch, &s_rebalance_epoch, C, epoch),
+    ALIAS(&rebalancing, &s_rebalancing, C, rebalancing),
+    MAX(&rebalance_max, NULL, C, rebalance_seconds),
+    AVG(&rebalance_avg, NULL, C, rebalance_seconds),
 };
 #undef C
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
-_Static_assert(COUNT(sink_rules) + COUNT(task_rules) <= TB_CONNECT_ALIASES_MAX,
+/* each rule takes at most two aliases: Connect's name and Strimzi's */
+_Static_assert(2 * (COUNT(sink_rules) + COUNT(task_rules)) <= TB_CONNECT_ALIASES_MAX,
                "room for the sink's");
-_Static_assert(COUNT(source_task_rules) + COUNT(task_rules) <= TB_CONNECT_ALIASES_MAX,
+_Static_assert(2 * (COUNT(source_task_rules) + COUNT(task_rules)) <=
+                   TB_CONNECT_ALIASES_MAX,
                "and a source's");
-_Static_assert(TB_SHOWN_STATE_COUNT + COUNT(task_worker_rules) <= TB_CONNECT_ALIASES_MAX,
+_Static_assert(TB_SHOWN_STATE_COUNT +
+                       2 * (COUNT(task_worker_rules) + COUNT(task_count_rules) +
+                            COUNT(connector_task_count_rules)) <=
+                   TB_CONNECT_ALIASES_MAX,
                "and the states");
-_Static_assert(COUNT(rebalance_rules) <= TB_CONNECT_ALIASES_MAX, "and a cluster's");
+_Static_assert(2 * COUNT(rebalance_rules) <= TB_CONNECT_ALIASES_MAX, "and a cluster's");
 
 static tb_series_t *handle_at(const void *owner, size_t field)
 {
@@ -292,21 +488,32 @@ static tb_series_t *handle_at(const void *owner, size_t field)
                              : *(tb_series_t *const *)((const char *)owner + field);
 }
 
-/* Fills c's aliases from *next on with the rules over owner's handles. */
+/* The series of def (an alias, or a window) over rule's handles in owner. */
+static tb_series_t *take_rule(const rule_t *rule, const tb_metric_def_t *def,
+                              const void *owner, const char *const *values)
+{
+    tb_series_t *a = handle_at(owner, rule->a);
+    return rule->windowed
+               ? tb_metrics_window(def, values,
+                                   &(tb_window_t){.kind = rule->kind,
+                                                  .a = a,
+                                                  .b = handle_at(owner, rule->b),
+                                                  .none = rule->none})
+               : tb_metrics_alias(def, values, a);
+}
+
+/* Fills c's aliases from *next on with the rules over owner's handles,
+ * under Connect's names and Strimzi's. */
 static void take_rules(tb_connect_metrics_t *c, size_t *next, const void *owner,
                        const rule_t *rules, size_t count, const char *const *values)
 {
     for (size_t i = 0; i < count; i++) {
-        const rule_t *rule = &rules[i];
-        tb_series_t *a = handle_at(owner, rule->a);
-        c->aliases[(*next)++] =
-            rule->windowed
-                ? tb_metrics_window(rule->def, values,
-                                    &(tb_window_t){.kind = rule->kind,
-                                                   .a = a,
-                                                   .b = handle_at(owner, rule->b),
-                                                   .none = rule->none})
-                : tb_metrics_alias(rule->def, values, a);
+        if (rules[i].def != NULL) {
+            c->aliases[(*next)++] = take_rule(&rules[i], rules[i].def, owner, values);
+        }
+        if (rules[i].strimzi != NULL) {
+            c->aliases[(*next)++] = take_rule(&rules[i], rules[i].strimzi, owner, values);
+        }
     }
 }
 
@@ -346,27 +553,94 @@ static void status_text(tb_state_t state, char *buf, size_t size)
     buf[n] = '\0';
 }
 
+/* The index in task_counts of a task in state; -1 for none. */
+static int task_count_index(tb_state_t state)
+{
+    static const tb_state_t counted[TB_CONNECT_TASK_COUNTS] = {
+        [1] = TB_STATE_RUNNING,    [2] = TB_STATE_PAUSED,     [3] = TB_STATE_FAILED,
+        [4] = TB_STATE_UNASSIGNED, [5] = TB_STATE_RESTARTING,
+    };
+    for (int i = 1; i <= 5; i++) {
+        if (counted[i] == state) {
+            return i;
+        }
+    }
+    return -1;
+}
+
 void tb_connect_state_take(tb_connect_metrics_t *c, const tb_state_metrics_t *m,
                            const char *connector, const char *task)
 {
     size_t next = 0;
-    *c = (tb_connect_metrics_t){0};
+    const char *connector_values[] = {connector, NULL};
+    *c = (tb_connect_metrics_t){.counted = -1};
     for (size_t i = 0; i < TB_SHOWN_STATE_COUNT; i++) {
         char status[32];
         status_text(tb_shown_states[i], status, sizeof(status));
         const char *task_values[] = {connector, task, status, NULL};
-        const char *connector_values[] = {connector, status, NULL};
+        const char *status_values[] = {connector, status, NULL};
         c->aliases[next++] =
             task != NULL
                 ? tb_metrics_alias(&task_status, task_values, m->states[i])
-                : tb_metrics_alias(&connector_status, connector_values, m->states[i]);
+                : tb_metrics_alias(&connector_status, status_values, m->states[i]);
+    }
+    c->worker_count =
+        tb_metrics_series(task != NULL ? &task_count : &connector_count, NULL);
+    tb_series_add(c->worker_count, 1);
+    for (size_t i = 0; i < TB_CONNECT_TASK_COUNTS; i++) {
+        c->task_counts[i] = tb_metrics_series(&task_count_defs[i], connector_values);
     }
     take_rules(c, &next, m, task != NULL ? task_worker_rules : connector_worker_rules,
                task != NULL ? COUNT(task_worker_rules) : COUNT(connector_worker_rules),
                NULL);
-    c->worker_count =
-        tb_metrics_series(task != NULL ? &task_count : &connector_count, NULL);
-    tb_series_add(c->worker_count, 1);
+    take_rules(c, &next, m, task != NULL ? task_count_rules : connector_count_rules,
+               task != NULL ? COUNT(task_count_rules) : COUNT(connector_count_rules),
+               NULL);
+    take_rules(c, &next, m, connector_task_count_rules, COUNT(connector_task_count_rules),
+               connector_values);
+    c->connector = strdup(connector);
+    if (task != NULL) {
+        snprintf(c->task, sizeof(c->task), "%s", task);
+        tb_series_add(c->task_counts[0], 1);
+    }
+    tb_connect_state_set(c, TB_STATE_UNASSIGNED);
+}
+
+void tb_connect_state_set(tb_connect_metrics_t *c, tb_state_t state)
+{
+    char status[32];
+    status_text(state, status, sizeof(status));
+    tb_series_release(c->status);
+    c->status =
+        c->task[0] != '\0'
+            ? tb_metrics_series(
+                  &s_task_status,
+                  (const char *const[]){c->connector, c->task, status, NULL})
+            : tb_metrics_series(&s_connector_status,
+                                (const char *const[]){c->connector, status, NULL});
+    tb_series_set(c->status, 1);
+    if (c->task[0] == '\0') {
+        return;
+    }
+    if (c->counted >= 0) {
+        tb_series_add(c->task_counts[c->counted], -1);
+    }
+    c->counted = task_count_index(state);
+    if (c->counted >= 0) {
+        tb_series_add(c->task_counts[c->counted], 1);
+    }
+}
+
+void tb_connect_info_set(tb_connect_metrics_t *c, const char *class_name,
+                         const char *type, const char *version)
+{
+    const char *labels[TB_CONNECT_INFO_COUNT] = {class_name, type, version};
+    for (size_t i = 0; i < TB_CONNECT_INFO_COUNT; i++) {
+        tb_series_release(c->info[i]);
+        c->info[i] = tb_metrics_series(
+            s_info[i], (const char *const[]){c->connector, labels[i], NULL});
+        tb_series_set(c->info[i], 1);
+    }
 }
 
 void tb_connect_rebalance_take(tb_connect_metrics_t *c, const tb_cluster_metrics_t *m)
@@ -389,10 +663,28 @@ void tb_connect_release(tb_connect_metrics_t *c)
         c->aliases[i] = NULL;
     }
     tb_series_add(c->worker_count, -1);
+    if (c->task[0] != '\0') {
+        tb_series_add(c->task_counts[0], -1);
+        if (c->counted >= 0) {
+            tb_series_add(c->task_counts[c->counted], -1);
+        }
+    }
     tb_series_t **own[] = {&c->worker_count, &c->last_error, &c->commit_skips,
-                           &c->since_rebalance};
+                           &c->since_rebalance, &c->status};
     for (size_t i = 0; i < COUNT(own); i++) {
         tb_series_release(*own[i]);
         *own[i] = NULL;
     }
+    for (size_t i = 0; i < TB_CONNECT_TASK_COUNTS; i++) {
+        tb_series_release(c->task_counts[i]);
+        c->task_counts[i] = NULL;
+    }
+    for (size_t i = 0; i < TB_CONNECT_INFO_COUNT; i++) {
+        tb_series_release(c->info[i]);
+        c->info[i] = NULL;
+    }
+    free(c->connector);
+    c->connector = NULL;
+    c->task[0] = '\0';
+    c->counted = -1;
 }

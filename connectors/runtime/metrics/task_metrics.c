@@ -370,6 +370,9 @@ void tb_state_metrics_set(tb_state_metrics_t *m, tb_state_t current, int restart
         tb_series_add(m->startup_attempts, 1);
         tb_series_add(succeeded ? m->startups_succeeded : m->startups_failed, 1);
     }
+    if (current != m->current) {
+        tb_connect_state_set(&m->connect, current);
+    }
     m->current = current;
 }
 

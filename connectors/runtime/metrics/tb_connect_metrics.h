@@ -10,11 +10,16 @@
  * (tb_metrics_alias) of a tributary series, or a window over tributary
  * series (tb_metrics_window: Connect's -rate, -avg, -max and -percentage
  * attributes), so no record is counted twice; only connector-count,
- * task-count, last-error-timestamp, offset-commit-skip-total,
- * time-since-last-rebalance-ms and leader-name have values of their own,
- * changed when a connector or task comes and goes, when an attempt fails,
- * never, at each tick of the cluster's thread, and when the leader
- * changes.
+ * task-count, the per-connector task counts, last-error-timestamp,
+ * offset-commit-skip-total, time-since-last-rebalance-ms and leader-name
+ * have values of their own, changed when a connector or task comes and
+ * goes or changes status, when an attempt fails, never, at each tick of
+ * the cluster's thread, and when the leader changes.
+ *
+ * Each is also served under the name Strimzi's JMX exporter rules give it
+ * (kafka_connect_worker_connector_count, ...), when in the same unit; and
+ * Strimzi's status, connector class, type and version series (1, labelled
+ * with the value), which its stock Connect dashboard queries.
  */
 #ifndef TB_CONNECT_METRICS_H
 #define TB_CONNECT_METRICS_H
@@ -36,6 +41,16 @@ void tb_connect_source_take(tb_connect_metrics_t *c, const tb_source_metrics_t *
  * task-count and task-startup-*. */
 void tb_connect_state_take(tb_connect_metrics_t *c, const tb_state_metrics_t *m,
                            const char *connector, const char *task);
+
+/* A connector's or task's new status: Strimzi's status series, and a
+ * task's place in its connector's task counts. */
+void tb_connect_state_set(tb_connect_metrics_t *c, tb_state_t state);
+
+/* A connector's class, type ("source" or "sink") and version, as Strimzi
+ * serves connector-metrics' (1, labelled with the value); again when they
+ * change. c is the connector's state group. */
+void tb_connect_info_set(tb_connect_metrics_t *c, const char *class_name,
+                         const char *type, const char *version);
 
 /* connect-worker-rebalance-metrics over a distributed worker's cluster
  * series (tb_cluster_metrics.h): completed-rebalances-total, epoch,

@@ -17,13 +17,28 @@
 
 /* The Connect-named aliases (connect_metrics.c) served over a group of the
  * series below, taken and released with them. */
-#define TB_CONNECT_ALIASES_MAX 32
+#define TB_CONNECT_ALIASES_MAX 64
+#define TB_CONNECT_TASK_COUNTS                                                           \
+    7                           /* total, running, paused, failed, unassigned,           \
+                                   restarting, destroyed */
+#define TB_CONNECT_INFO_COUNT 3 /* connector class, type, version */
 typedef struct {
     tb_series_t *aliases[TB_CONNECT_ALIASES_MAX];
     tb_series_t *worker_count;    /* connector-count or task-count, this one's 1 */
     tb_series_t *last_error;      /* a task's last-error-timestamp, in ms */
     tb_series_t *commit_skips;    /* a sink's offset-commit-skip-total: always 0 */
     tb_series_t *since_rebalance; /* a cluster's time-since-last-rebalance, in s */
+    /* the state group's: the connector's task counts on this worker
+     * (connector-*-task-count), a task adding 1 to the total and to the
+     * count of its status (index counted, -1 for none); Strimzi's status,
+     * 1 labelled with the current one; a connector's class, type and
+     * version (Strimzi's names); and the labels these need */
+    tb_series_t *task_counts[TB_CONNECT_TASK_COUNTS];
+    int counted;
+    tb_series_t *status;
+    tb_series_t *info[TB_CONNECT_INFO_COUNT];
+    char *connector;
+    char task[16]; /* "" for a connector */
 } tb_connect_metrics_t;
 
 /* The states tb_state_metrics_t shows, in the order of its states[]. */

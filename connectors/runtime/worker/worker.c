@@ -9,6 +9,7 @@
 #include "connectors/kafka/tb_java_client_keys.h"
 #include "connectors/kafka/tb_kafka_cluster.h"
 #include "connectors/runtime/config/tb_connector_config.h"
+#include "connectors/runtime/metrics/tb_connect_metrics.h"
 #include "connectors/runtime/metrics/tb_task_metrics.h"
 #include "core/tb_log.h"
 #include "core/tb_pool.h"
@@ -375,6 +376,9 @@ void tb_worker_apply(tb_worker_t *worker, const tb_known_connector_t *c,
                      const tb_assignment_t *assignment)
 {
     instance_t *inst = instance_of(worker, c->name);
+    tb_connect_info_set(&inst->state_metrics.connect, c->plugin->class_name,
+                        c->plugin->kind == TB_PLUGIN_SINK ? "sink" : "source",
+                        c->plugin->version != NULL ? c->plugin->version : "");
     for (size_t i = 0; i < inst->task_count; i++) {
         if (inst->tasks[i] != NULL) {
             tb_task_set_target(inst->tasks[i], c->target);
