@@ -44,6 +44,7 @@
 #include "core/tb_secret_seal.h"
 #include "server/tb_advertised.h"
 #include "server/tb_auth.h"
+#include "server/tb_connector_dir.h"
 #include "server/tb_connector_file.h"
 #include "server/tb_distributed.h"
 #include "server/tb_forward.h"
@@ -479,6 +480,49 @@ static tb_worker_options_t worker_options_of(const json_t *values,
     };
 }
 
+/* Waits for SIGTERM or SIGINT, which it returns; meanwhile applies
+ * connectors.dir (dir, NULL when unset) on SIGHUP and, distributed
+ * (cluster set), each time this worker becomes the leader, which alone
+ * applies it. A standalone worker applied it at start. */
+static int wait_for_stop(tb_herder_t *herder, tb_cluster_t *cluster, const char *dir,
+                         bool prune)
+{
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGHUP);
+    bool was_leader = cluster == NULL;
+    for (;;) {
+        struct timespec tick = {.tv_sec = 1};
+        char url[320] = "";
+        tb_connector_dir_result_t result;
+        int signal_number = dir != NULL && cluster != NULL
+                                ? sigtimedwait(&signals, NULL, &tick)
+                                : sigwaitinfo(&signals, NULL);
+        if (signal_number == SIGTERM || signal_number == SIGINT) {
+            return signal_number;
+        }
+        bool leader =
+            cluster == NULL || tb_cluster_leader(cluster, url, sizeof(url)) == 1;
+        if (signal_number == SIGHUP && dir == NULL) {
+            TB_LOG(TB_LOG_INFO, "tributary.worker",
+                   "SIGHUP received: nothing to reload (connectors.dir is not set)");
+        } else if (signal_number == SIGHUP && !leader) {
+            TB_LOG(TB_LOG_INFO, "tributary.worker",
+                   "SIGHUP received: connectors.dir is applied by the leader (%s), "
+                   "and by this worker when it leads",
+                   url[0] != '\0' ? url : "none known yet");
+        } else if (dir != NULL && leader && (signal_number == SIGHUP || !was_leader)) {
+            TB_LOG(TB_LOG_INFO, "tributary.worker", "%s: applying connectors.dir %s",
+                   signal_number == SIGHUP ? "SIGHUP received" : "this worker leads",
+                   dir);
+            tb_connector_dir_apply(herder, dir, prune, &result);
+        }
+        was_leader = leader;
+    }
+}
+
 static int run(const cli_t *cli)
 {
     json_t *raw = NULL;
@@ -500,7 +544,6 @@ static int run(const cli_t *cli)
     char worker_url[320];
     int rc = 1;
     int store_lock = -1;
-    sigset_t signals;
 
     if (values == NULL) {
         goto done;
@@ -580,7 +623,17 @@ static int run(const cli_t *cli)
     converters = tb_worker_config_converters(raw, values);
     bool distributed = tb_distributed_enabled(values);
     tb_store_t *store = NULL;
-    bool literal_secrets = tb_config_bool(values, "secrets.literal.allowed");
+    const char *connectors_dir = tb_config_string(values, "connectors.dir");
+    bool prune = tb_config_bool(values, "connectors.dir.prune");
+    if (prune && (connectors_dir == NULL || cli->connector_file_count > 0)) {
+        TB_LOG(TB_LOG_FATAL, "tributary.worker", "refusing to start: %s",
+               connectors_dir == NULL
+                   ? "connectors.dir.prune=true needs connectors.dir, the directory "
+                     "whose files are the connectors to keep"
+                   : "connectors.dir.prune=true would delete the connectors of the "
+                     "files on the command line: put those files in connectors.dir");
+        goto done;
+    }
     if (distributed && (dev || cli->connector_file_count > 0)) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker",
                "refusing to start: group.id makes this worker distributed, %s",
@@ -614,6 +667,10 @@ static int run(const cli_t *cli)
     }
     if (put_connector_files(herder, cli) != 0) {
         goto done;
+    }
+    if (connectors_dir != NULL && !distributed) {
+        tb_connector_dir_result_t applied;
+        tb_connector_dir_apply(herder, connectors_dir, prune, &applied);
     }
     if (distributed) {
         cluster = tb_distributed_join(values, kafka_props, herder, worker_url, errstr,
@@ -654,11 +711,7 @@ static int run(const cli_t *cli)
            TB_GIT_COMMIT, worker_id, rd_kafka_version_str(),
            tb_allocator_describe(allocator, sizeof(allocator)));
 
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    int signal_number = 0;
-    sigwait(&signals, &signal_number);
+    int signal_number = wait_for_stop(herder, cluster, connectors_dir, prune);
     TB_LOG(TB_LOG_INFO, "tributary.worker", "%s received; stopping",
            strsignal(signal_number));
     rc = 0;
@@ -790,10 +843,12 @@ int main(int argc, char **argv)
             cli.connector_file_count++;
         }
     }
-    /* Every thread inherits this mask, so only sigwait() sees the signals. */
+    /* Every thread inherits this mask, so only the main thread's wait sees
+     * the signals. */
     sigemptyset(&signals);
     sigaddset(&signals, SIGTERM);
     sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &signals, NULL);
     signal(SIGPIPE, SIG_IGN);
     /* once, before any thread: libcurl's global state (the HTTP sink) */

@@ -479,6 +479,26 @@ static const tb_config_def_t worker_keys[] = {
                       "file) and the worker's own files (its properties file, the "
                       "files its config names) are never reachable, whatever this "
                       "says (tributary)."},
+    {.name = "connectors.dir",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Connectors",
+     .documentation = "Directory of connector files (*.json and *.properties, as on "
+                      "the command line) applied at start and on SIGHUP: a connector "
+                      "whose file is new is created, one whose file changed is "
+                      "updated, an invalid file is logged by name and its connector "
+                      "left as it is. Distributed, the leader applies it, also when "
+                      "it becomes leader (tributary)."},
+    {.name = "connectors.dir.prune",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Connectors",
+     .documentation = "With connectors.dir, delete each connector that has no file "
+                      "there, those created through the REST API included: the "
+                      "directory is the whole truth, as Strimzi's KafkaConnector "
+                      "resources are. Nothing is deleted while the directory cannot "
+                      "be read or holds a file that cannot be read (tributary)."},
     {.name = "http.sink.allowed.hosts",
      .type = TB_CONFIG_LIST,
      .default_value = "",

@@ -199,6 +199,23 @@ tb_err_t tb_herder_connector_config(tb_herder_t *herder, const char *name, json_
     return TB_OK;
 }
 
+bool tb_herder_connector_config_is(tb_herder_t *herder, const char *name,
+                                   const json_t *config)
+{
+    char msg[64];
+    tb_known_connector_t *c = tb_herder_lock_connector(
+        herder, name, "Connector %s not found", msg, sizeof(msg));
+    if (c == NULL) {
+        return false;
+    }
+    json_t *given = json_deep_copy(config);
+    json_object_set_new(given, "name", json_string(name));
+    bool same = json_equal(c->config, given);
+    pthread_mutex_unlock(&herder->lock);
+    json_decref(given);
+    return same;
+}
+
 /* Task i's config as the REST API shows it: secrets hidden, and task.class
  * added as Connect's worker adds it: the connector's class name with its
  * "Connector" suffix replaced by "Task" (FileStreamSinkConnector ->

@@ -122,6 +122,11 @@ struct tb_plugin;
 json_t *tb_herder_validate(tb_herder_t *herder, const struct tb_plugin *plugin,
                            const json_t *config);
 
+/* True when connector name exists with config as its stored config (name
+ * set to name): putting config again would change nothing. */
+bool tb_herder_connector_config_is(tb_herder_t *herder, const char *name,
+                                   const json_t *config);
+
 /* Merges patch into the config (a null value deletes the key). */
 tb_err_t tb_herder_connector_patch(tb_herder_t *herder, const char *name,
                                    const json_t *patch, json_t **out, char *msg,
