@@ -7,6 +7,7 @@ import signal
 
 import pytest
 
+from test_distributed import cluster_settings
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -129,3 +130,40 @@ def test_prune_is_refused_where_it_cannot_be_right(start_worker, tmp_path, setti
                      wait_healthy=False, expect_exit=1)
     assert w.proc.wait(timeout=30) == 1
     assert said in w.logs()
+
+
+def test_three_workers_the_leader_applies(start_worker, bed, tmp_path):
+    """Every worker has the directory; the leader applies it once when it leads
+    and on SIGHUP, which the others log and leave to it."""
+    folder = tmp_path / "connectors"
+    folder.mkdir()
+    write(folder, "a.json", datagen("a", bed.unique_topic("a")))
+    write(folder, "b.json", datagen("b", bed.unique_topic("b")))
+    settings = {**cluster_settings(bed, bed.unique_topic("dir")),
+                "connectors.dir": str(folder), "connectors.dir.prune": "true"}
+    workers = [start_worker(settings) for _ in range(3)]
+
+    def listed(names):
+        return all(w.get("/connectors").json() == names for w in workers)
+    wait_for(lambda: listed(["a", "b"]), timeout=90, what="a and b on every worker")
+
+    def created(name):
+        return sum(w.logs().count(f"connector {name} created from") for w in workers)
+    assert created("a") == 1 and created("b") == 1, [w.logs() for w in workers]
+
+    (folder / "a.json").unlink()
+    write(folder, "b.json", datagen("b", bed.unique_topic("b"), rate="9"))
+    write(folder, "c.json", datagen("c", bed.unique_topic("c")))
+    write(folder, "d.json", datagen("d", bed.unique_topic("d"), **{"tasks.max": "x"}))
+    for w in workers:
+        w.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: listed(["b", "c"]), timeout=90, what="b and c on every worker")
+    wait_for(lambda: all(w.get("/connectors/b/config").json()["records.per.second"] ==
+                         "9" for w in workers), timeout=60, what="b updated everywhere")
+    logs = [w.logs() for w in workers]
+    assert sum(log.count("connector a deleted: it has no file") for log in logs) == 1
+    assert sum(log.count("connector b updated from") for log in logs) == 1
+    assert sum(log.count(f"connector file {folder}/d.json: connector d left as it is")
+               for log in logs) == 1
+    assert sum("SIGHUP received: connectors.dir is applied by the leader" in log
+               for log in logs) == 2, logs
