@@ -1,0 +1,121 @@
+/* Strimzi's names for Connect's metrics (connect_metrics.c): the status series
+ * that follow a task's status, and a connector's task counts on this worker. */
+#include "tb_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "connectors/runtime/metrics/tb_connect_metrics.h"
+#include "connectors/runtime/metrics/tb_task_metrics.h"
+#include "core/tb_metrics.h"
+
+static int reset(void **state)
+{
+    (void)state;
+    tb_metrics_reset();
+    return 0;
+}
+
+/* Whether the page holds line (a whole sample line). */
+static bool has_line(const char *line)
+{
+    char *page = tb_metrics_render_series();
+    size_t len = strlen(line);
+    bool found = false;
+    for (const char *at = strstr(page, line); at != NULL && !found;
+         at = strstr(at + 1, line)) {
+        found = (at == page || at[-1] == '\n') && at[len] == '\n';
+    }
+    free(page);
+    return found;
+}
+
+/* Whether the page mentions text anywhere. */
+static bool mentions(const char *text)
+{
+    char *page = tb_metrics_render_series();
+    bool found = strstr(page, text) != NULL;
+    free(page);
+    return found;
+}
+
+static void test_task_counts_follow_the_tasks_states(void **state)
+{
+    (void)state;
+    tb_state_metrics_t connector, task0, task1;
+    tb_state_metrics_take(&connector, "c", -1);
+    tb_state_metrics_take(&task0, "c", 0);
+    tb_state_metrics_take(&task1, "c", 1);
+    assert_true(
+        has_line("kafka_connect_worker_connector_total_task_count{connector=\"c\"} 2"));
+    assert_true(has_line(
+        "kafka_connect_worker_connector_unassigned_task_count{connector=\"c\"} 2"));
+    tb_state_metrics_set(&task0, TB_STATE_RUNNING, 0);
+    tb_state_metrics_set(&task1, TB_STATE_RUNNING, 0);
+    tb_state_metrics_set(&task1, TB_STATE_FAILED, 0);
+    assert_true(
+        has_line("kafka_connect_worker_connector_running_task_count{connector=\"c\"} 1"));
+    assert_true(
+        has_line("kafka_connect_worker_connector_failed_task_count{connector=\"c\"} 1"));
+    assert_true(has_line(
+        "kafka_connect_worker_connector_unassigned_task_count{connector=\"c\"} 0"));
+    assert_true(has_line(
+        "kafka_connect_worker_connector_destroyed_task_count{connector=\"c\"} 0"));
+    /* Connect's JMX names serve the same counts */
+    assert_true(
+        has_line("kafka_connect_connect_worker_metrics_connector_failed_task_count"
+                 "{connector=\"c\"} 1"));
+    /* one status series per task, labelled with the current status */
+    assert_true(has_line("kafka_connect_connector_task_status{connector=\"c\",task=\"1\","
+                         "status=\"failed\"} 1"));
+    assert_false(
+        mentions("kafka_connect_connector_task_status{connector=\"c\",task=\"1\","
+                 "status=\"running\"}"));
+    assert_true(has_line("kafka_connect_worker_task_count 2"));
+    assert_true(has_line("kafka_connect_coordinator_assigned_tasks 2"));
+
+    tb_state_metrics_release(&task1);
+    assert_true(
+        has_line("kafka_connect_worker_connector_total_task_count{connector=\"c\"} 1"));
+    assert_true(
+        has_line("kafka_connect_worker_connector_failed_task_count{connector=\"c\"} 0"));
+    tb_state_metrics_release(&task0);
+    tb_state_metrics_release(&connector);
+    assert_false(mentions("connector=\"c\""));
+}
+
+static void test_connector_status_and_info(void **state)
+{
+    (void)state;
+    tb_state_metrics_t connector;
+    tb_state_metrics_take(&connector, "c", -1);
+    assert_true(has_line(
+        "kafka_connect_connector_status{connector=\"c\",status=\"unassigned\"} 1"));
+    tb_state_metrics_set(&connector, TB_STATE_PAUSED, 0);
+    assert_true(
+        has_line("kafka_connect_connector_status{connector=\"c\",status=\"paused\"} 1"));
+    assert_false(mentions(
+        "kafka_connect_connector_status{connector=\"c\",status=\"unassigned\"}"));
+    tb_connect_info_set(&connector.connect, "org.example.OldConnector", "sink", "1.0");
+    tb_connect_info_set(&connector.connect, "org.example.NewConnector", "source", "2.0");
+    assert_true(has_line("kafka_connect_connector_connector_class{connector=\"c\","
+                         "connector_class=\"org.example.NewConnector\"} 1"));
+    assert_true(has_line("kafka_connect_connector_connector_type{connector=\"c\","
+                         "connector_type=\"source\"} 1"));
+    assert_true(has_line("kafka_connect_connector_connector_version{connector=\"c\","
+                         "connector_version=\"2.0\"} 1"));
+    assert_false(mentions("OldConnector"));
+    assert_true(has_line("kafka_connect_worker_connector_count 1"));
+    assert_true(has_line("kafka_connect_coordinator_assigned_connectors 1"));
+    tb_state_metrics_release(&connector);
+    assert_false(mentions("connector=\"c\""));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_task_counts_follow_the_tasks_states, reset),
+        cmocka_unit_test_setup(test_connector_status_and_info, reset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
