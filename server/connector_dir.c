@@ -30,9 +30,7 @@ static bool connector_file_name(const char *name)
     return false;
 }
 
-/* The connector files of dir, sorted (a JSON array of paths), or NULL with
- * errno set when dir cannot be read. */
-static json_t *list_files(const char *dir)
+json_t *tb_connector_dir_files(const char *dir)
 {
     struct dirent **entries = NULL;
     int count = scandir(dir, &entries, NULL, alphasort);
@@ -137,7 +135,7 @@ int tb_connector_dir_apply(tb_herder_t *herder, const char *dir, bool pruning,
                            tb_connector_dir_result_t *result)
 {
     *result = (tb_connector_dir_result_t){0};
-    json_t *paths = list_files(dir);
+    json_t *paths = tb_connector_dir_files(dir);
     if (paths == NULL) {
         TB_LOG(TB_LOG_ERROR, FACILITY,
                "cannot read connectors.dir %s: %s; no connector created, updated or "

@@ -4,9 +4,10 @@
  *   tributary [--dev] [worker.properties [connector files...]]
  *     as connect-standalone: each connector file (properties, a JSON map, or
  *     {name,config,initial_state}) creates or updates its connector
- *   tributary validate [worker.properties] connector...
+ *   tributary validate [worker.properties] [connector...]
  *                                  Connect's validation of each connector
- *                                  file, with no Kafka and no server
+ *                                  file (or of connectors.dir's), with no
+ *                                  Kafka and no server
  *   tributary --config-reference   prints docs/configuration.md
  *   tributary --routes             prints every REST route, one per line
  *   tributary --hash-password      reads a password or token secret on stdin,
@@ -65,7 +66,7 @@ typedef struct {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: tributary [--dev] [worker.properties [connector ...]]\n"
-                 "       tributary validate [worker.properties] connector ...\n"
+                 "       tributary validate [worker.properties] [connector ...]\n"
                  "       tributary --config-reference\n"
                  "       tributary --routes\n"
                  "       tributary --hash-password < secret\n"
@@ -767,37 +768,69 @@ static bool is_worker_file(const char *path)
     return worker;
 }
 
-/* tributary validate [worker.properties] connector...: Connect's validation
- * of each connector file by a worker of that file (the defaults without
+/* The connector files validate reads: those named, or without any the files
+ * of the worker's connectors.dir. NULL (said on stderr) when there are
+ * none to read: *usage_error tells whether none were named. */
+static json_t *files_to_validate(char *const *files, int count, const json_t *values,
+                                 bool *usage_error)
+{
+    const char *dir = tb_config_string(values, "connectors.dir");
+    json_t *paths = NULL;
+    *usage_error = count == 0 && dir == NULL;
+    if (count > 0) {
+        paths = json_array();
+        for (int i = 0; i < count; i++) {
+            json_array_append_new(paths, json_string(files[i]));
+        }
+    } else if (dir != NULL) {
+        paths = tb_connector_dir_files(dir);
+        if (paths == NULL) {
+            fprintf(stderr, "tributary validate: cannot read connectors.dir %s: %s\n",
+                    dir, strerror(errno));
+        } else if (json_array_size(paths) == 0) {
+            fprintf(stderr,
+                    "tributary validate: connectors.dir %s holds no connector file\n",
+                    dir);
+        }
+    } else {
+        fprintf(stderr, "tributary validate: no connector file to validate (name them, "
+                        "or a worker file that sets connectors.dir)\n");
+        usage(stderr);
+    }
+    return paths;
+}
+
+/* tributary validate [worker.properties] [connector...]: Connect's
+ * validation of each connector file (of the worker's connectors.dir when
+ * none is named) by a worker of that worker file (the defaults without
  * one), with no store, no Kafka and no listener. 0 when every file is
  * valid, 1 when any has an error (or the worker file has one), 2 on usage. */
 static int validate(int argc, char **argv)
 {
     cli_t cli = {0};
     json_t *raw = NULL;
+    json_t *paths = NULL;
     tb_client_settings_t client;
-    int first = argc > 1 && is_worker_file(argv[0]) ? 1 : 0;
+    bool usage_error = false;
+    int first = argc > 0 && is_worker_file(argv[0]) ? 1 : 0;
     int rc = 1;
-    if (argc - first < 1) {
-        fprintf(stderr, "tributary validate: no connector file to validate\n");
-        usage(stderr);
-        return 2;
-    }
     cli.worker_file = first == 1 ? argv[0] : NULL;
     json_t *values = load_worker_config(&cli, &raw);
     json_t *kafka_props = raw != NULL ? tb_worker_config_kafka_props(raw) : NULL;
     if (values != NULL && tb_worker_config_check_connect_keys(raw) == 0) {
+        paths = files_to_validate(argv + first, argc - first, values, &usage_error);
+    }
+    if (paths != NULL) {
         tb_worker_options_t options = worker_options_of(values, kafka_props);
         tb_connector_checks_t checks = tb_herder_offline_checks(&options, &client);
-        rc = tb_validate_files(&checks, argv + first, argc - first, stdout, stderr) == 0
-                 ? 0
-                 : 1;
+        rc = tb_validate_files(&checks, paths, stdout, stderr) == 0 ? 0 : 1;
     }
+    json_decref(paths);
     json_decref(kafka_props);
     json_decref(values);
     json_decref(raw);
     tb_log_shutdown();
-    return rc;
+    return usage_error ? 2 : rc;
 }
 
 int main(int argc, char **argv)

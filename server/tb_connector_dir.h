@@ -24,6 +24,10 @@ typedef struct {
     int created, updated, unchanged, deleted, invalid;
 } tb_connector_dir_result_t;
 
+/* The connector files of dir (*.json and *.properties, not hidden), sorted:
+ * a new array of paths, or NULL with errno set when dir cannot be read. */
+json_t *tb_connector_dir_files(const char *dir);
+
 /* Applies dir once, logging each change and each invalid file, then one
  * line that sums it up. Returns 0, or -1 (logged, nothing changed) when
  * the directory cannot be read. */

@@ -113,12 +113,14 @@ static bool validate_file(const tb_connector_checks_t *checks, const char *path,
     return valid;
 }
 
-int tb_validate_files(const tb_connector_checks_t *checks, char *const *files, int count,
-                      FILE *out, FILE *err)
+int tb_validate_files(const tb_connector_checks_t *checks, const json_t *paths, FILE *out,
+                      FILE *err)
 {
     int invalid = 0;
-    for (int i = 0; i < count; i++) {
-        invalid += validate_file(checks, files[i], out, err) ? 0 : 1;
+    size_t i;
+    json_t *path;
+    json_array_foreach (paths, i, path) {
+        invalid += validate_file(checks, json_string_value(path), out, err) ? 0 : 1;
     }
     fflush(out);
     return invalid;

@@ -152,3 +152,27 @@ def test_an_invalid_worker_file_exits_1_naming_the_key(tmp_path):
 def test_no_connector_file_is_a_usage_error():
     result, _ = validate()
     assert result.returncode == 2 and "no connector file" in result.stderr
+
+
+def test_a_worker_file_alone_validates_its_connectors_dir(tmp_path):
+    folder = tmp_path / "connectors"
+    folder.mkdir()
+    good = folder / "a.json"
+    good.write_text((EXAMPLES / "datagen-orders.json").read_text())
+    bad = folder / "b.properties"
+    bad.write_text("name=b\nconnector.class=datagen\ntasks.max=0\n")
+    (folder / "README.md").write_text("not a connector file")
+    worker = tmp_path / "worker.properties"
+    worker.write_text(f"connectors.dir={folder}\n")
+    result, lines = validate(worker)
+    assert result.returncode == 1, result.stderr
+    assert [line["file"] for line in lines] == [str(good), str(bad)]
+    assert f"{bad}: tasks.max: " in result.stderr
+    bad.unlink()
+    result, lines = validate(worker)
+    assert result.returncode == 0 and len(lines) == 1, result.stderr
+
+    worker.write_text("task.threads=2\n")
+    result, lines = validate(worker)
+    assert result.returncode == 2 and lines == []
+    assert "no connector file to validate" in result.stderr
