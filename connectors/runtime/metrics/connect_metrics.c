@@ -610,7 +610,7 @@ void tb_connect_state_set(tb_connect_metrics_t *c, tb_state_t state)
 {
     char status[32];
     status_text(state, status, sizeof(status));
-    tb_series_release(c->status);
+    tb_series_t *old = c->status;
     c->status =
         c->task[0] != '\0'
             ? tb_metrics_series(
@@ -619,6 +619,7 @@ void tb_connect_state_set(tb_connect_metrics_t *c, tb_state_t state)
             : tb_metrics_series(&s_connector_status,
                                 (const char *const[]){c->connector, status, NULL});
     tb_series_set(c->status, 1);
+    tb_series_release(old); /* after the new one is on the page */
     if (c->task[0] == '\0') {
         return;
     }
@@ -636,10 +637,11 @@ void tb_connect_info_set(tb_connect_metrics_t *c, const char *class_name,
 {
     const char *labels[TB_CONNECT_INFO_COUNT] = {class_name, type, version};
     for (size_t i = 0; i < TB_CONNECT_INFO_COUNT; i++) {
-        tb_series_release(c->info[i]);
+        tb_series_t *old = c->info[i]; /* the same series when unchanged */
         c->info[i] = tb_metrics_series(
             s_info[i], (const char *const[]){c->connector, labels[i], NULL});
         tb_series_set(c->info[i], 1);
+        tb_series_release(old);
     }
 }
 
