@@ -86,7 +86,13 @@ def test_a_broken_copy_exits_1_naming_the_key(case, tmp_path):
     broken = tmp_path / name
     broken.write_text(text())
     good = EXAMPLES / "datagen-orders.json"
-    result, lines = validate(good, broken)
+    worker = []
+    if case.startswith("literal"):
+        # literal secrets are taken by default (and protected): a worker that
+        # refuses them makes them errors
+        worker = [tmp_path / "worker.properties"]
+        worker[0].write_text("secrets.literal.allowed=false\n")
+    result, lines = validate(*worker, good, broken)
     assert result.returncode == 1, result.stderr
     assert [line["file"] for line in lines] == [str(good), str(broken)]
     assert lines[0]["result"]["error_count"] == 0, "the other file is judged alone"
