@@ -16,6 +16,7 @@
 #ifndef TB_PLUGIN_H
 #define TB_PLUGIN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -168,6 +169,12 @@ typedef struct {
     /* What the task may reach; a plugin opens files through
      * tb_limits_fopen with it. Set by the runtime just before task_start. */
     const tb_limits_t *limits;
+    /* Set (atomic_load) once the runtime stops the task for good (a
+     * DELETE, a reassignment, the worker's shutdown), before it waits for
+     * the task's current call to return: a plugin that waits on its system
+     * in slices gives up at the next one. Set with limits; NULL in a
+     * context that never stops (a test's). */
+    const atomic_bool *stopping;
 } tb_task_context_t;
 
 /* An operator's change of a sink connector's offsets (PATCH or DELETE

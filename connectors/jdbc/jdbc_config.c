@@ -230,10 +230,11 @@ static const tb_config_def_t jdbc_sink_keys[] = {
          "JDBC connection URL: jdbc:postgresql://host[:port][,host2...]/database"
          "[?parameters] (the PostgreSQL driver's parameters user, password, ssl, "
          "sslmode, sslrootcert, sslcert, sslkey, sslpassword, connectTimeout, "
-         "loginTimeout, ApplicationName, options, currentSchema, targetServerType, "
-         "gssEncMode and channelBinding; any other is refused) or "
-         "jdbc:sqlite:/path/to/file.db. Passwords in the URL are hidden in messages "
-         "and logs; prefer connection.password."},
+         "loginTimeout, socketTimeout, ApplicationName, options, currentSchema, "
+         "targetServerType, gssEncMode and channelBinding; any other is refused) or "
+         "jdbc:sqlite:/path/to/file.db. Each statement waits for the server at most "
+         "socketTimeout seconds (30 when not given). Passwords in the URL are hidden "
+         "in messages and logs; prefer connection.password."},
     {.name = KEY_USER,
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_HIGH,

@@ -14,11 +14,13 @@
  * (a host name is still resolved there, blocking; an address is not), and
  * pg_connect_poll drives PQconnectPoll for as long as its caller allows,
  * until the connect timeout (connectTimeout, else 10 s) gives the attempt
- * up.
+ * up. A statement waits for the server at most the URL's socketTimeout
+ * (else 30 s), and no longer than one slice once the task is stopping
+ * (connectors/postgres/tb_pg_wait.h): then the connection is lost (LOST,
+ * and every later statement on it fails at once), the transaction rolled
+ * back by the server, and the put retried on a new connection.
  */
-#include <errno.h>
 #include <math.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +28,11 @@
 #include <libpq-fe.h>
 
 #include "connectors/jdbc/tb_jdbc.h"
+#include "connectors/postgres/tb_pg_wait.h"
 #include "core/tb_time.h"
 
 #define CONNECT_TIMEOUT_S 10
+#define SOCKET_TIMEOUT_S 30
 
 /* Statements with this many parameters or more are prepared once per
  * connection and run again by name: a put's multi-row INSERT of thousands
@@ -50,6 +54,9 @@ struct tb_jdbc_conn {
     const char *shown_url;             /* the settings', for messages */
     PostgresPollingStatusType polling; /* what PQconnectPoll last said */
     int64_t deadline_ms;               /* when a connect under way gives up */
+    int socket_timeout_s;              /* a statement's longest wait */
+    const atomic_bool *stopping;       /* the settings' */
+    char lost[128]; /* why a wait gave up (then every statement is LOST), or "" */
 };
 
 /* A server's message on one line, without its trailing newline. */
@@ -84,9 +91,10 @@ static tb_jdbc_conn_t *pg_connect(const tb_jdbc_settings_t *s, const tb_limits_t
 {
     const tb_jdbc_url_t *url = &s->url;
     const char *keywords[64], *values[64];
+    char user_timeout_ms[24];
     size_t n = 0;
     (void)limits; /* a server, not a file */
-    for (size_t i = 0; i < url->count && n < 58; i++) {
+    for (size_t i = 0; i < url->count && n < 58 - TB_PG_WAIT_KEEPALIVE_KEYWORDS; i++) {
         /* connection.user and connection.password win over the URL's */
         if ((s->user != NULL && strcmp(url->keywords[i], "user") == 0) ||
             (s->password != NULL && strcmp(url->keywords[i], "password") == 0)) {
@@ -105,6 +113,10 @@ static tb_jdbc_conn_t *pg_connect(const tb_jdbc_settings_t *s, const tb_limits_t
     }
     keywords[n] = "fallback_application_name";
     values[n++] = "tributary";
+    int socket_timeout_s =
+        url->socket_timeout_s > 0 ? url->socket_timeout_s : SOCKET_TIMEOUT_S;
+    snprintf(user_timeout_ms, sizeof(user_timeout_ms), "%d", socket_timeout_s * 1000);
+    n = tb_pg_wait_keepalives(keywords, values, n, user_timeout_ms);
     keywords[n] = NULL;
     values[n] = NULL;
 
@@ -121,6 +133,8 @@ static tb_jdbc_conn_t *pg_connect(const tb_jdbc_settings_t *s, const tb_limits_t
     c->deadline_ms =
         tb_monotonic_ms() + (seconds > 0 ? seconds : CONNECT_TIMEOUT_S) * 1000;
     c->shown_url = s->shown_url;
+    c->socket_timeout_s = socket_timeout_s;
+    c->stopping = s->stopping;
     c->polling = PGRES_POLLING_WRITING; /* as libpq says to begin */
     c->pg = PQconnectStartParams(keywords, values, 0);
     if (c->pg != NULL && PQstatus(c->pg) != CONNECTION_BAD) {
@@ -137,38 +151,29 @@ static tb_jdbc_rc_t pg_connect_poll(tb_jdbc_conn_t *c, int wait_ms, char *errstr
                                     size_t errstr_size)
 {
     int64_t step_end = tb_monotonic_ms() + wait_ms;
-    for (;;) {
-        if (c->polling == PGRES_POLLING_OK) {
-            return TB_JDBC_OK;
-        }
-        if (c->polling == PGRES_POLLING_FAILED) {
-            return connect_failed(c, errstr, errstr_size);
-        }
-        int64_t now = tb_monotonic_ms();
-        if (now >= c->deadline_ms) {
-            snprintf(errstr, errstr_size,
-                     "cannot connect to %s: no answer within the connect timeout",
-                     c->shown_url);
-            return TB_JDBC_LOST;
-        }
-        int64_t left = (step_end < c->deadline_ms ? step_end : c->deadline_ms) - now;
-        if (left <= 0) {
-            snprintf(errstr, errstr_size, "connecting to %s: waiting for the server",
-                     c->shown_url);
-            return TB_JDBC_PENDING;
-        }
-        struct pollfd fd = {.fd = PQsocket(c->pg),
-                            .events =
-                                c->polling == PGRES_POLLING_READING ? POLLIN : POLLOUT};
-        int ready = poll(&fd, 1, (int)left);
-        if (ready > 0) {
-            c->polling = PQconnectPoll(c->pg);
-        } else if (ready < 0 && errno != EINTR) {
-            snprintf(errstr, errstr_size, "cannot connect to %s: %s", c->shown_url,
-                     strerror(errno));
-            return TB_JDBC_LOST;
-        }
+    switch (tb_pg_wait_connect(c->pg, &c->polling,
+                               step_end < c->deadline_ms ? step_end : c->deadline_ms,
+                               c->stopping)) {
+    case TB_PG_WAIT_DONE:
+        return TB_JDBC_OK;
+    case TB_PG_WAIT_FAILED:
+        return connect_failed(c, errstr, errstr_size);
+    case TB_PG_WAIT_STOPPED:
+        snprintf(errstr, errstr_size, "connecting to %s: the task is stopping",
+                 c->shown_url);
+        return TB_JDBC_LOST;
+    case TB_PG_WAIT_EXPIRED:
+        break;
     }
+    if (tb_monotonic_ms() >= c->deadline_ms) {
+        snprintf(errstr, errstr_size,
+                 "cannot connect to %s: no answer within the connect timeout",
+                 c->shown_url);
+        return TB_JDBC_LOST;
+    }
+    snprintf(errstr, errstr_size, "connecting to %s: waiting for the server",
+             c->shown_url);
+    return TB_JDBC_PENDING;
 }
 
 static void pg_disconnect(tb_jdbc_conn_t *c)
@@ -196,6 +201,57 @@ static tb_jdbc_rc_t classify(const char *state)
         return TB_JDBC_LOST;
     }
     return TB_JDBC_FATAL;
+}
+
+/* When a wait for the server that starts now gives up. */
+static int64_t answer_deadline(const tb_jdbc_conn_t *c)
+{
+    return tb_monotonic_ms() + c->socket_timeout_s * 1000LL;
+}
+
+/* Whether a wait on c ended well; one that gave up (no answer in time, or
+ * the task stopping) leaves c in the middle of a statement: lost for
+ * good. */
+static bool waited(tb_jdbc_conn_t *c, tb_pg_wait_rc_t rc)
+{
+    if (rc == TB_PG_WAIT_STOPPED && c->lost[0] == '\0') {
+        snprintf(c->lost, sizeof(c->lost), "the task is stopping");
+    } else if (rc == TB_PG_WAIT_EXPIRED && c->lost[0] == '\0') {
+        snprintf(c->lost, sizeof(c->lost),
+                 "no answer from the server within socketTimeout=%d s",
+                 c->socket_timeout_s);
+    }
+    return rc == TB_PG_WAIT_DONE;
+}
+
+/* The answer to a statement sent on c (sent: what PQsend* returned),
+ * waited for at most socketTimeout: its result (PQclear it), or NULL when
+ * there is none (failed() says why). */
+static PGresult *await(tb_jdbc_conn_t *c, int sent)
+{
+    tb_pg_wait_rc_t rc = TB_PG_WAIT_FAILED;
+    PGresult *res = NULL;
+    if (sent && c->lost[0] == '\0') {
+        res = tb_pg_wait_result(c->pg, answer_deadline(c), c->stopping, &rc);
+    }
+    waited(c, rc);
+    return res;
+}
+
+/* The result of a statement that was not what it wanted (res NULL: none):
+ * its message and what it came to. */
+static tb_jdbc_rc_t failed(tb_jdbc_conn_t *c, PGresult *res, char *errstr,
+                           size_t errstr_size)
+{
+    if (c->lost[0] != '\0') {
+        snprintf(errstr, errstr_size, "%s", c->lost);
+        return TB_JDBC_LOST;
+    }
+    message_of(res != NULL ? PQresultErrorMessage(res) : PQerrorMessage(c->pg), errstr,
+               errstr_size);
+    return PQstatus(c->pg) == CONNECTION_BAD
+               ? TB_JDBC_LOST
+               : classify(res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL);
 }
 
 /* The text of a non-text parameter, into buf. */
@@ -245,13 +301,13 @@ static const char *prepared_name(tb_jdbc_conn_t *c, const char *sql, size_t n,
     if (slot->sql != NULL) {
         char deallocate[48];
         snprintf(deallocate, sizeof(deallocate), "DEALLOCATE %s", slot->name);
-        PQclear(PQexec(c->pg, deallocate));
+        PQclear(await(c, PQsendQuery(c->pg, deallocate)));
         free(slot->sql);
         slot->sql = NULL;
     }
     char name[sizeof(slot->name)];
     snprintf(name, sizeof(name), "tb_%u", c->names++);
-    PGresult *res = PQprepare(c->pg, name, sql, (int)n, NULL);
+    PGresult *res = await(c, PQsendPrepare(c->pg, name, sql, (int)n, NULL));
     if (PQresultStatus(res) != PGRES_COMMAND_OK) {
         free(copy);
         *failed = res;
@@ -297,9 +353,11 @@ static tb_jdbc_rc_t pg_exec(tb_jdbc_conn_t *c, const char *sql,
     }
     const char *name = n >= PREPARE_FROM ? prepared_name(c, sql, n, &res) : NULL;
     if (name != NULL) {
-        res = PQexecPrepared(c->pg, name, (int)n, values, lengths, formats, 0);
-    } else if (res == NULL) {
-        res = PQexecParams(c->pg, sql, (int)n, NULL, values, lengths, formats, 0);
+        res = await(
+            c, PQsendQueryPrepared(c->pg, name, (int)n, values, lengths, formats, 0));
+    } else if (res == NULL && c->lost[0] == '\0') {
+        res = await(
+            c, PQsendQueryParams(c->pg, sql, (int)n, NULL, values, lengths, formats, 0));
     }
     ExecStatusType status = res != NULL ? PQresultStatus(res) : PGRES_FATAL_ERROR;
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
@@ -318,11 +376,7 @@ static tb_jdbc_rc_t pg_exec(tb_jdbc_conn_t *c, const char *sql,
         }
         goto done;
     }
-    message_of(res != NULL ? PQresultErrorMessage(res) : PQerrorMessage(c->pg), errstr,
-               errstr_size);
-    rc = PQstatus(c->pg) == CONNECTION_BAD
-             ? TB_JDBC_LOST
-             : classify(res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL);
+    rc = failed(c, res, errstr, errstr_size);
 done:
     PQclear(res);
     free(values);
@@ -377,29 +431,18 @@ static void copy_value(tb_jdbc_sql_t *out, const tb_jdbc_param_t *p)
     tb_jdbc_sql_bytes(out, p->data + from, len - from);
 }
 
-/* The result of a statement whose first result was not what it wanted:
- * its message and what it came to. */
-static tb_jdbc_rc_t failed(tb_jdbc_conn_t *c, PGresult *res, char *errstr,
-                           size_t errstr_size)
-{
-    message_of(res != NULL ? PQresultErrorMessage(res) : PQerrorMessage(c->pg), errstr,
-               errstr_size);
-    return PQstatus(c->pg) == CONNECTION_BAD
-               ? TB_JDBC_LOST
-               : classify(res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL);
-}
-
 static tb_jdbc_rc_t pg_copy(tb_jdbc_conn_t *c, const char *sql,
                             const struct tb_jdbc_row *const *rows, size_t n, char *errstr,
                             size_t errstr_size)
 {
-    PGresult *res = PQexec(c->pg, sql);
+    PGresult *res = await(c, PQsendQuery(c->pg, sql));
     if (PQresultStatus(res) != PGRES_COPY_IN) {
         tb_jdbc_rc_t rc = failed(c, res, errstr, errstr_size);
         PQclear(res);
         return rc;
     }
     PQclear(res);
+    res = NULL;
     tb_jdbc_sql_t buf = {0};
     bool sent = true;
     for (size_t r = 0; r < n && sent; r++) {
@@ -414,20 +457,24 @@ static tb_jdbc_rc_t pg_copy(tb_jdbc_conn_t *c, const char *sql,
             break;
         }
         if (buf.len >= COPY_CHUNK || r + 1 == n) {
-            sent = PQputCopyData(c->pg, buf.data, (int)buf.len) == 1;
+            sent = waited(c, tb_pg_wait_copy_data(c->pg, buf.data, (int)buf.len,
+                                                  answer_deadline(c), c->stopping));
             buf.len = 0;
         }
     }
     bool complete = sent && !buf.failed;
     tb_jdbc_sql_free(&buf);
-    PQputCopyEnd(c->pg, complete ? NULL : "out of memory");
-    tb_jdbc_rc_t rc = TB_JDBC_OK;
-    while ((res = PQgetResult(c->pg)) != NULL) {
-        if (rc == TB_JDBC_OK && PQresultStatus(res) != PGRES_COMMAND_OK) {
-            rc = failed(c, res, errstr, errstr_size);
-        }
-        PQclear(res);
+    if (c->lost[0] == '\0') {
+        res = waited(c, tb_pg_wait_copy_end(c->pg, complete ? NULL : "out of memory",
+                                            answer_deadline(c), c->stopping))
+                  ? await(c, 1)
+                  : NULL;
     }
+    tb_jdbc_rc_t rc = TB_JDBC_OK;
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+        rc = failed(c, res, errstr, errstr_size);
+    }
+    PQclear(res);
     if (rc == TB_JDBC_OK && !complete) {
         snprintf(errstr, errstr_size, "COPY failed: out of memory or connection lost");
         rc = PQstatus(c->pg) == CONNECTION_BAD ? TB_JDBC_LOST : TB_JDBC_FATAL;

@@ -126,6 +126,7 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config,
     if (settings_init(&t->settings, config, errstr, errstr_size) != 0) {
         goto fail;
     }
+    t->settings.stopping = ctx->stopping;
     t->writer = (tb_jdbc_writer_t){.dialect = t->settings.url.kind == TB_JDBC_POSTGRES
                                                   ? &tb_jdbc_postgres
                                                   : &tb_jdbc_sqlite,

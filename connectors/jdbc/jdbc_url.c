@@ -144,6 +144,24 @@ static int pg_param(tb_jdbc_url_t *url, const char *param, size_t len, bool *ssl
         free(value);
         return 0;
     }
+    if (name_len == 13 && strncmp(param, "socketTimeout", 13) == 0) {
+        /* the driver's bound on a wait for the server, in seconds; 0 (the
+         * driver's "none") is refused: every statement is bounded here */
+        char *end;
+        long seconds = strtol(value, &end, 10);
+        rc =
+            value[0] != '\0' && *end == '\0' && seconds >= 1 && seconds <= 86400 ? 0 : -1;
+        if (rc == 0) {
+            url->socket_timeout_s = (int)seconds;
+        } else {
+            snprintf(reason, reason_size,
+                     "socketTimeout=%s is not a number of seconds from 1 to 86400 (every "
+                     "statement waits for the server at most that long)",
+                     value);
+        }
+        free(value);
+        return rc;
+    }
     if (name_len == 13 && strncmp(param, "currentSchema", 13) == 0) {
         char *options = NULL;
         rc = asprintf(&options, "-c search_path=%s", value) < 0
@@ -165,8 +183,8 @@ static int pg_param(tb_jdbc_url_t *url, const char *param, size_t len, bool *ssl
     snprintf(reason, reason_size,
              "the URL parameter '%.*s' is not supported (supported: user, password, "
              "ssl, sslmode, sslrootcert, sslcert, sslkey, sslpassword, connectTimeout, "
-             "loginTimeout, ApplicationName, options, currentSchema, targetServerType, "
-             "gssEncMode, channelBinding)",
+             "loginTimeout, socketTimeout, ApplicationName, options, currentSchema, "
+             "targetServerType, gssEncMode, channelBinding)",
              (int)name_len, param);
     return -1;
 }

@@ -30,6 +30,7 @@
 #ifndef TB_JDBC_H
 #define TB_JDBC_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,6 +59,7 @@ typedef struct {
     char **keywords;
     char **values;
     size_t count;
+    int socket_timeout_s; /* the driver's socketTimeout; 0: not given */
 } tb_jdbc_url_t;
 
 /* Parses url into out (zeroed first). Returns 0, or -1 with the reason in
@@ -107,6 +109,8 @@ typedef struct {
     char *shown_url; /* connection.url without secrets */
     char *user;      /* NULL: the URL's, or libpq's default */
     char *password;  /* NULL: none; never logged */
+    /* the task's ctx->stopping (borrowed); NULL: a REST call's connection */
+    const atomic_bool *stopping;
     int connection_attempts;
     long long connection_backoff_ms;
     tb_jdbc_insert_mode_t insert_mode;

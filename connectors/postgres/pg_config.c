@@ -153,6 +153,21 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_CONNECTION,
      .order = 5,
      .documentation = "The database whose changes are captured."},
+    {.name = "database.query.timeout.ms",
+     .type = TB_CONFIG_LONG,
+     .default_value = "30000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_CONNECTION,
+     .order = 20,
+     .range = &positive,
+     .documentation =
+         "The longest a statement (a catalog query, a snapshot's fetch, the "
+         "slot's creation) waits for the server; then the connections are dropped "
+         "and the task starts again from the stored offset. Also the connections' "
+         "tcp_user_timeout. Debezium's default is 10 minutes and 0 means no limit "
+         "there; here every statement is bounded, since a waiting statement holds "
+         "one of the worker's task.threads. A slot created while long transactions "
+         "run waits for them: raise it then. Connecting waits at most 10 s."},
     {.name = "topic.prefix",
      .type = TB_CONFIG_STRING,
      .required = true,
@@ -532,6 +547,7 @@ int tb_pg_options_parse(const json_t *config, tb_pg_options_t *out, char *errstr
     out->transaction_topic = tb_config_string(v, "topic.transaction");
     out->max_batch = (int)tb_config_int(v, "max.batch.size");
     out->poll_interval_ms = tb_config_int(v, "poll.interval.ms");
+    out->query_timeout_ms = tb_config_int(v, "database.query.timeout.ms");
     return 0;
 }
 

@@ -1,10 +1,37 @@
 /* libpq connections and the replication stream (tb_pg_conn.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 
+#include <libpq-events.h>
+
 #include "connectors/postgres/tb_pg_conn.h"
+#include "connectors/postgres/tb_pg_wait.h"
 #include "connectors/postgres/tb_pgoutput.h"
+#include "core/tb_time.h"
+
+/* What a connection keeps beside it: libpq instance data of
+ * connection_event, freed with the connection. */
+typedef struct {
+    const tb_pg_options_t *o; /* its bounds */
+    bool gave_up;
+} connection_t;
+
+static int connection_event(PGEventId id, void *info, void *pass)
+{
+    (void)pass;
+    if (id == PGEVT_CONNDESTROY) {
+        free(PQinstanceData(((PGEventConnDestroy *)info)->conn, connection_event));
+    }
+    return 1;
+}
+
+bool tb_pg_gave_up(PGconn *conn)
+{
+    const connection_t *c = PQinstanceData(conn, connection_event);
+    return c != NULL && c->gave_up;
+}
 
 /* libpq's message without its trailing newline. */
 static void copy_error(const char *what, const char *message, char *errstr,
@@ -20,40 +47,53 @@ static void copy_error(const char *what, const char *message, char *errstr,
 PGconn *tb_pg_connect(const tb_pg_options_t *o, bool replication, char *errstr,
                       size_t errstr_size)
 {
-    char port[16];
+    char port[16], user_timeout[24];
     snprintf(port, sizeof(port), "%d", o->port);
-    const char *keys[] = {"host",
-                          "port",
-                          "user",
-                          "password",
-                          "dbname",
-                          "application_name",
-                          "options",
-                          "connect_timeout",
-                          replication ? "replication" : NULL,
-                          NULL};
-    const char *values[] = {o->host,
-                            port,
-                            o->user,
-                            o->password,
-                            o->dbname,
-                            "tributary",
-                            "-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=iso_8601 "
-                            "-c lc_monetary=C -c extra_float_digits=3",
-                            "10",
-                            "database",
-                            NULL};
-    PGconn *conn = PQconnectdbParams(keys, values, 0);
-    if (conn == NULL || PQstatus(conn) != CONNECTION_OK) {
-        char what[300];
-        snprintf(what, sizeof(what), "cannot connect to PostgreSQL at %s:%d as %s",
-                 o->host, o->port, o->user);
-        copy_error(what, conn != NULL ? PQerrorMessage(conn) : "out of memory", errstr,
-                   errstr_size);
-        PQfinish(conn);
-        return NULL;
+    snprintf(user_timeout, sizeof(user_timeout), "%lld", (long long)o->query_timeout_ms);
+    const char *keys[16] = {
+        "host", "port", "user", "password", "dbname", "application_name", "options"};
+    const char *values[16] = {
+        o->host,
+        port,
+        o->user,
+        o->password,
+        o->dbname,
+        "tributary",
+        "-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=iso_8601 "
+        "-c lc_monetary=C -c extra_float_digits=3"};
+    size_t n = tb_pg_wait_keepalives(keys, values, 7, user_timeout);
+    if (replication) {
+        keys[n] = "replication";
+        values[n++] = "database";
     }
-    return conn;
+    keys[n] = values[n] = NULL;
+    PGconn *conn = PQconnectStartParams(keys, values, 0);
+    connection_t *state = calloc(1, sizeof(*state));
+    PostgresPollingStatusType polling =
+        PGRES_POLLING_WRITING; /* as libpq says to begin */
+    tb_pg_wait_rc_t rc = TB_PG_WAIT_FAILED;
+    if (conn != NULL && state != NULL && PQstatus(conn) != CONNECTION_BAD) {
+        rc = tb_pg_wait_connect(
+            conn, &polling, tb_monotonic_ms() + TB_PG_CONNECT_TIMEOUT_MS, o->stopping);
+    }
+    if (rc == TB_PG_WAIT_DONE &&
+        PQregisterEventProc(conn, connection_event, "tributary", NULL) != 0 &&
+        PQsetInstanceData(conn, connection_event, state) != 0) {
+        state->o = o;
+        return conn;
+    }
+    free(state);
+    char what[300];
+    snprintf(what, sizeof(what), "cannot connect to PostgreSQL at %s:%d as %s", o->host,
+             o->port, o->user);
+    copy_error(what,
+               rc == TB_PG_WAIT_EXPIRED   ? "no answer within 10 s"
+               : rc == TB_PG_WAIT_STOPPED ? "the task is stopping"
+               : conn != NULL             ? PQerrorMessage(conn)
+                                          : "out of memory",
+               errstr, errstr_size);
+    PQfinish(conn);
+    return NULL;
 }
 
 static PGresult *checked(PGconn *conn, PGresult *res, const char *what, char *errstr,
@@ -70,18 +110,44 @@ static PGresult *checked(PGconn *conn, PGresult *res, const char *what, char *er
     return NULL;
 }
 
+/* The answer to a statement sent on conn (sent: what PQsend* returned),
+ * waited for within the connection's bounds; checked. */
+static PGresult *answer(PGconn *conn, int sent, const char *what, char *errstr,
+                        size_t errstr_size)
+{
+    connection_t *c = PQinstanceData(conn, connection_event); /* tb_pg_connect's */
+    tb_pg_wait_rc_t rc = TB_PG_WAIT_FAILED;
+    PGresult *res = NULL;
+    if (sent) { /* libpq refuses to send on a connection that gave up */
+        res = tb_pg_wait_result(conn, tb_monotonic_ms() + c->o->query_timeout_ms,
+                                c->o->stopping, &rc);
+    }
+    if (rc == TB_PG_WAIT_EXPIRED || rc == TB_PG_WAIT_STOPPED) {
+        char message[128];
+        snprintf(message, sizeof(message),
+                 rc == TB_PG_WAIT_STOPPED
+                     ? "the task is stopping"
+                     : "no answer from the server within database.query.timeout.ms=%lld",
+                 (long long)c->o->query_timeout_ms);
+        c->gave_up = true;
+        copy_error(what, message, errstr, errstr_size);
+        return NULL;
+    }
+    return checked(conn, res, what, errstr, errstr_size);
+}
+
 PGresult *tb_pg_exec(PGconn *conn, const char *what, const char *sql, char *errstr,
                      size_t errstr_size)
 {
-    return checked(conn, PQexec(conn, sql), what, errstr, errstr_size);
+    return answer(conn, PQsendQuery(conn, sql), what, errstr, errstr_size);
 }
 
 PGresult *tb_pg_exec1(PGconn *conn, const char *what, const char *sql, const char *param,
                       char *errstr, size_t errstr_size)
 {
     const char *params[] = {param};
-    return checked(conn, PQexecParams(conn, sql, 1, NULL, params, NULL, NULL, 0), what,
-                   errstr, errstr_size);
+    return answer(conn, PQsendQueryParams(conn, sql, 1, NULL, params, NULL, NULL, 0),
+                  what, errstr, errstr_size);
 }
 
 int tb_pg_slot_create(PGconn *conn, const char *slot, bool export, uint64_t *lsn,
@@ -134,11 +200,6 @@ int tb_pg_stream_start(PGconn *conn, const char *slot, const char *publication,
         return -1;
     }
     PQclear(res);
-    if (PQsetnonblocking(conn, 1) != 0) {
-        copy_error("cannot make the stream non-blocking", PQerrorMessage(conn), errstr,
-                   errstr_size);
-        return -1;
-    }
     return 0;
 }
 

@@ -19,7 +19,6 @@ struct tb_pg_snapshot {
     const tb_pg_table_t *tables;
     size_t ntables;
     int fetch;
-    bool in_transaction;
     /* the raw reader: the table being read, its open cursor and last fetch */
     size_t table;
     bool cursor_open;
@@ -164,7 +163,6 @@ tb_pg_snapshot_t *tb_pg_snapshot_begin(PGconn *conn, const char *exported,
             errstr, errstr_size) != 0) {
         goto fail;
     }
-    s->in_transaction = true;
     if (exported != NULL) {
         char sql[128];
         snprintf(sql, sizeof(sql), "SET TRANSACTION SNAPSHOT '%.64s'", exported);
@@ -214,7 +212,6 @@ int tb_pg_snapshot_next(tb_pg_snapshot_t *s, const tb_pg_snapshot_row_t **row,
     s->current = s->ahead;
     memset(&s->ahead, 0, sizeof(s->ahead));
     if (!s->current.present) {
-        s->in_transaction = false;
         return run(s, "cannot end the snapshot", "COMMIT", errstr, errstr_size) == 0 ? 0
                                                                                      : -1;
     }
@@ -241,9 +238,6 @@ void tb_pg_snapshot_destroy(tb_pg_snapshot_t *s)
     }
     PQclear(s->batch);
     PQclear(s->previous);
-    if (s->in_transaction) {
-        PQclear(PQexec(s->conn, "ROLLBACK"));
-    }
     free(s->cells);
     free(s);
 }

@@ -164,6 +164,7 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
         (s->filter = tb_pg_filter_create(s->o.values, errstr, errstr_size)) == NULL) {
         goto fail;
     }
+    s->o.stopping = ctx->stopping;
     s->source_schema = tb_pg_source_schema();
     s->lag = tb_pg_lag_create(s->connector, s->task);
     s->partition = json_pack("{s:s}", "server", s->o.prefix);
@@ -724,9 +725,10 @@ static int stream_step(pg_source_t *s, size_t max, char *errstr, size_t errstr_s
     return 0;
 }
 
+/* A connection that broke, or whose statement got no answer in time. */
 static bool connection_bad(PGconn *conn)
 {
-    return conn != NULL && PQstatus(conn) == CONNECTION_BAD;
+    return conn != NULL && (PQstatus(conn) == CONNECTION_BAD || tb_pg_gave_up(conn));
 }
 
 /* Forgets everything read since the stored offset: the connections, the

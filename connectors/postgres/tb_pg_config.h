@@ -6,6 +6,7 @@
 #ifndef TB_PG_CONFIG_H
 #define TB_PG_CONFIG_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,6 +82,9 @@ typedef struct {
     const char *transaction_topic; /* topic.transaction */
     int max_batch;
     int64_t poll_interval_ms;
+    int64_t query_timeout_ms; /* database.query.timeout.ms */
+    /* the task's ctx->stopping (borrowed, set after parsing); NULL: none */
+    const atomic_bool *stopping;
 } tb_pg_options_t;
 
 /* The plugin's config table and refused keys. */

@@ -5,8 +5,11 @@
  * the C locale, as tb_pg_types.h reads them.
  *
  * The stream is read without blocking: tb_pg_stream_read() takes what has
- * arrived and returns at once. Errors come back in errstr as libpq words
- * them; the password is never part of them.
+ * arrived and returns at once. Every other wait is bounded (tb_pg_wait.h):
+ * connecting by TB_PG_CONNECT_TIMEOUT_MS, a statement by the options'
+ * database.query.timeout.ms, and either by one slice once the task is
+ * stopping. Errors come back in errstr as libpq words them; the password is
+ * never part of them.
  */
 #ifndef TB_PG_CONN_H
 #define TB_PG_CONN_H
@@ -19,10 +22,18 @@
 
 #include "connectors/postgres/tb_pg_config.h"
 
+#define TB_PG_CONNECT_TIMEOUT_MS 10000
+
 /* Opens a connection (replication: a logical replication connection to
- * the database). NULL with errstr. Close with PQfinish(). */
+ * the database), non-blocking, with TCP keepalives. NULL with errstr.
+ * Close with PQfinish(). The connection borrows o for its life. */
 PGconn *tb_pg_connect(const tb_pg_options_t *o, bool replication, char *errstr,
                       size_t errstr_size);
+
+/* Whether a wait on conn gave up (no answer within
+ * database.query.timeout.ms, or the task stopping): conn is then in the
+ * middle of a statement and good for nothing but PQfinish. */
+bool tb_pg_gave_up(PGconn *conn);
 
 /* Runs sql; returns its result (PQclear() it) when it succeeded, else NULL
  * with "<what>: <server's message>" in errstr. */
@@ -42,7 +53,7 @@ int tb_pg_slot_create(PGconn *conn, const char *slot, bool export, uint64_t *lsn
                       size_t errstr_size);
 
 /* Starts streaming slot from lsn with publication (pgoutput proto_version
- * 1) and makes conn non-blocking. Returns 0, or -1 with errstr. */
+ * 1). Returns 0, or -1 with errstr. */
 int tb_pg_stream_start(PGconn *conn, const char *slot, const char *publication,
                        uint64_t lsn, char *errstr, size_t errstr_size);
 

@@ -33,7 +33,8 @@ typedef struct {
 } tb_pg_snapshot_row_t;
 
 /* Begins the snapshot transaction on conn (borrowed; it stays in the
- * transaction until tb_pg_snapshot_destroy), adopting exported (NULL: the
+ * transaction until the snapshot's end, or until the caller closes it),
+ * adopting exported (NULL: the
  * transaction's own view). tables (borrowed) are read in order, fetch rows
  * at a time. *xid gets the transaction's id. NULL with errstr. */
 tb_pg_snapshot_t *tb_pg_snapshot_begin(PGconn *conn, const char *exported,
@@ -46,7 +47,9 @@ tb_pg_snapshot_t *tb_pg_snapshot_begin(PGconn *conn, const char *exported,
 int tb_pg_snapshot_next(tb_pg_snapshot_t *s, const tb_pg_snapshot_row_t **row,
                         char *errstr, size_t errstr_size);
 
-/* Ends the transaction if still open. NULL is a no-op. */
+/* Frees s, without a word to the server (which may not answer): a
+ * transaction still open ends with its connection, which the caller
+ * closes. NULL is a no-op. */
 void tb_pg_snapshot_destroy(tb_pg_snapshot_t *s);
 
 #endif

@@ -22,10 +22,12 @@ static void test_postgres_url_maps_to_libpq(void **state)
     char reason[512] = "";
     assert_int_equal(tb_jdbc_url_parse("jdbc:postgresql://h1:5433,h2/db%20x?user=u&"
                                        "password=p%40ss&ssl=true&ApplicationName=app&"
-                                       "currentSchema=s",
+                                       "currentSchema=s&socketTimeout=5",
                                        &url, reason, sizeof(reason)),
                      0);
     assert_int_equal(url.kind, TB_JDBC_POSTGRES);
+    assert_int_equal(url.socket_timeout_s, 5); /* kept for the dialect, not libpq */
+    assert_null(tb_jdbc_url_get(&url, "socketTimeout"));
     assert_string_equal(tb_jdbc_url_get(&url, "host"), "h1,h2");
     assert_string_equal(tb_jdbc_url_get(&url, "port"), "5433,5432");
     assert_string_equal(tb_jdbc_url_get(&url, "dbname"), "db x");
@@ -51,7 +53,11 @@ static void test_url_refusals_name_the_problem(void **state)
         const char *url;
         const char *reason;
     } cases[] = {
-        {"jdbc:postgresql://h/db?socketTimeout=5", "'socketTimeout' is not supported"},
+        {"jdbc:postgresql://h/db?prepareThreshold=5",
+         "'prepareThreshold' is not supported"},
+        {"jdbc:postgresql://h/db?socketTimeout=0", "socketTimeout=0 is not a number of "
+                                                   "seconds from 1 to 86400"},
+        {"jdbc:postgresql://h/db?socketTimeout=5s", "socketTimeout=5s is not"},
         {"jdbc:postgresql://u:pw@h/db", "use connection.user and connection.password"},
         {"jdbc:postgresql:db", "expected jdbc:postgresql://"},
         {"jdbc:postgresql://h:port/db", "the port 'port' is not a number"},

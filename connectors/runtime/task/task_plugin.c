@@ -24,6 +24,7 @@ int tb_task_start_plugin(const tb_task_env_t *env, tb_task_context_t *ctx,
         return -1;
     }
     ctx->limits = env->limits;
+    ctx->stopping = env->stopping;
     int rc = env->plugin->task_start(ctx, config, plugin_task, errstr, errstr_size);
     tb_connector_config_release(config);
     if (rc != 0) {

@@ -44,6 +44,7 @@ typedef struct {
     bool cluster_creates_topics;        /* CreateTopics works (not dev mode) */
     const tb_client_settings_t *client; /* the worker's side of its Kafka clients */
     const tb_limits_t *limits;          /* what the plugin may reach */
+    const atomic_bool *stopping;        /* the plugin's ctx->stopping */
     json_t *worker_config;              /* the worker's converter keys (defaults) */
     tb_store_t *store;
     /* Makes the task run soon; safe from any thread, including librdkafka's,

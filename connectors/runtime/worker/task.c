@@ -1,6 +1,7 @@
 #include "connectors/runtime/worker/tb_task.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,8 @@
 
 struct tb_task {
     tb_task_env_t env;
-    tb_pool_job_t *job; /* guarded by lock; NULL once the task is stopping */
+    tb_pool_job_t *job;   /* guarded by lock; NULL once the task is stopping */
+    atomic_bool stopping; /* set as job is taken: the plugin's ctx->stopping */
     char *connector;
     const tb_task_engine_t *engine;
     void *engine_state;   /* touched only by the pool job, or after it ends */
@@ -214,6 +216,7 @@ tb_task_t *tb_task_create(const tb_task_options_t *options)
 {
     tb_task_t *task = calloc(1, sizeof(*task));
     pthread_mutex_init(&task->lock, NULL);
+    atomic_init(&task->stopping, false);
     task->connector = strdup(options->connector);
     task->engine =
         options->plugin->kind == TB_PLUGIN_SINK ? &tb_sink_engine : &tb_source_engine;
@@ -235,6 +238,7 @@ tb_task_t *tb_task_create(const tb_task_options_t *options)
         .cluster_creates_topics = options->cluster_creates_topics,
         .client = options->client,
         .limits = options->limits,
+        .stopping = &task->stopping,
         .worker_config = json_deep_copy(options->worker_config),
         .store = options->store,
         .offset_flush_interval_ms = options->offset_flush_interval_ms,
@@ -296,6 +300,7 @@ void tb_task_destroy(tb_task_t *task)
     tb_pool_job_t *job = task->job;
     task->job = NULL;
     pthread_mutex_unlock(&task->lock);
+    atomic_store(&task->stopping, true); /* a plugin's wait ends at its next slice */
     tb_pool_job_destroy(job);
     stop_engine(task); /* librdkafka may still call wake() until this returns */
     json_decref(task->env.config);
