@@ -19,6 +19,7 @@
 #include "core/tb_base64.h"
 #include "core/tb_metrics.h"
 #include "core/tb_time.h"
+#include "server/tb_http_conns.h"
 
 #define HASH_PREFIX "pbkdf2-sha256$"
 #define SALT_LEN 16
@@ -30,9 +31,9 @@
 #define HEADER_B64_MAX 4096
 #define CACHE_KEY_LEN 32
 #define DIGEST_LEN 32
-#define VERIFIED_SLOTS 64 /* headers remembered as verified */
-#define CLIENT_SLOTS 256  /* clients whose failures are counted */
-#define CLIENT_KEY_LEN 17 /* family, then 4 bytes (IPv4) or 8 (an IPv6 /64) */
+#define VERIFIED_SLOTS 64                      /* headers remembered as verified */
+#define CLIENT_SLOTS 256                       /* clients whose failures are counted */
+#define CLIENT_KEY_LEN TB_HTTP_CLIENT_KEY_SIZE /* tb_http_client_key's */
 
 typedef struct {
     unsigned iterations;
@@ -476,19 +477,14 @@ static tb_auth_result_t check_bearer(const tb_auth_t *auth, const char *header)
                       len - (size_t)(dot + 1 - token));
 }
 
-/* What counts failures together: an IPv4 address or an IPv6 /64 (one
- * host usually holds a whole /64). NULL or another family: all zero but
- * the family byte. */
+/* What counts failures together: the client (tb_http_client_key: an IPv4
+ * address or an IPv6 /64). NULL or another family: all zero but the first
+ * byte. */
 static void client_key(const struct sockaddr *client, unsigned char key[CLIENT_KEY_LEN])
 {
-    memset(key, 0, CLIENT_KEY_LEN);
-    key[0] = 0xff; /* a used slot's key is never all zero */
-    if (client != NULL && client->sa_family == AF_INET) {
-        key[0] = AF_INET;
-        memcpy(key + 1, &((const struct sockaddr_in *)client)->sin_addr, 4);
-    } else if (client != NULL && client->sa_family == AF_INET6) {
-        key[0] = AF_INET6;
-        memcpy(key + 1, &((const struct sockaddr_in6 *)client)->sin6_addr, 8);
+    if (client == NULL || tb_http_client_key(client, key) != 0) {
+        memset(key, 0, CLIENT_KEY_LEN);
+        key[0] = 0xff; /* a used slot's key is never all zero */
     }
 }
 

@@ -23,6 +23,7 @@
 #include "core/tb_log.h"
 #include "core/tb_time.h"
 #include "server/tb_forward.h"
+#include "server/tb_http_conns.h"
 #include "server/tb_http_metrics.h"
 #include "server/tb_request_signature.h"
 
@@ -54,6 +55,7 @@ typedef struct {
     bool admin_only;          /* an admin.listeners entry */
     bool serves_admin;        /* admin routes are served here */
     tb_http_server_t *server; /* borrowed */
+    tb_http_conns_t *conns;   /* its open connections; NULL until served */
 } listener_t;
 
 struct tb_http_server {
@@ -85,7 +87,8 @@ typedef enum {
  * close: what was verified once need not be verified per request. */
 typedef struct {
     cert_state_t cert;
-    bool served; /* a request of it began; until then in unserved */
+    bool served;                /* a request of it began; until then in unserved */
+    tb_http_conn_t *registered; /* in its listener's conns; NULL: not */
 } connection_state_t;
 
 /* Per-request state, freed in the request-completed callback. */
@@ -472,17 +475,33 @@ static connection_state_t *connection_state(struct MHD_Connection *connection)
     return info != NULL ? info->socket_context : NULL;
 }
 
+/* Registers a new connection with its listener's conns (which may shut
+ * it down at once: its client holds too many). */
+static tb_http_conn_t *register_connection(const listener_t *listener,
+                                           struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *fd =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *client =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return fd != NULL ? tb_http_conn_open(listener->conns, fd->connect_fd,
+                                          client != NULL ? client->client_addr : NULL)
+                      : NULL;
+}
+
 static void connection_notify(void *cls, struct MHD_Connection *connection,
                               void **socket_context,
                               enum MHD_ConnectionNotificationCode code)
 {
-    tb_http_server_t *server = ((listener_t *)cls)->server;
+    const listener_t *listener = cls;
+    tb_http_server_t *server = listener->server;
     connection_state_t *state = *socket_context;
-    (void)connection;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        *socket_context = calloc(1, sizeof(connection_state_t));
-        if (*socket_context != NULL) {
+        state = calloc(1, sizeof(connection_state_t));
+        *socket_context = state;
+        if (state != NULL) {
             atomic_fetch_add(&server->unserved, 1);
+            state->registered = register_connection(listener, connection);
         }
         /* unserved first: drain reads adopted before it */
         size_t adopted = atomic_load(&server->adopted);
@@ -493,6 +512,7 @@ static void connection_notify(void *cls, struct MHD_Connection *connection,
         if (!state->served) {
             atomic_fetch_sub(&server->unserved, 1);
         }
+        tb_http_conn_close(listener->conns, state->registered);
         OPENSSL_cleanse(*socket_context, sizeof(connection_state_t));
         free(*socket_context);
         *socket_context = NULL;
@@ -682,6 +702,9 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
             conn->served = true; /* in flight first (drain reads unserved first) */
             atomic_fetch_sub(&listener->server->unserved, 1);
         }
+        if (conn != NULL) { /* the headers are in: their deadline stops */
+            tb_http_conn_request(listener->conns, conn->registered, true);
+        }
         clock_gettime(CLOCK_MONOTONIC, &state->start);
         if (!screen(listener, connection, method, &res, &challenge)) {
             return MHD_YES;
@@ -753,13 +776,16 @@ static void request_completed(void *cls, struct MHD_Connection *connection,
 {
     const listener_t *listener = cls;
     request_state_t *state = *con_cls;
-    (void)connection;
     (void)code;
     if (state != NULL) {
         free(state->body);
         free(state);
         *con_cls = NULL;
         atomic_fetch_sub(&listener->server->in_flight, 1);
+        connection_state_t *conn = connection_state(connection);
+        if (conn != NULL) { /* the next request's headers have their deadline */
+            tb_http_conn_request(listener->conns, conn->registered, false);
+        }
     }
 }
 
@@ -962,6 +988,14 @@ static int listener_serve(tb_http_server_t *server, listener_t *listener, char *
         }
     }
     tls_options[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    listener->conns =
+        tb_http_conns_create(listener->url, server->options.connections_per_client,
+                             server->options.header_timeout_ms);
+    if (listener->conns == NULL) {
+        snprintf(errstr, errstr_size, "listener %s: cannot start: out of memory",
+                 listener->url);
+        return -1;
+    }
     /* MHD_USE_POLL: select(), libmicrohttpd's default, cannot take a socket
      * numbered 1024 or above, and each connector's Kafka client holds a few
      * descriptors: with about 170 connectors the API refused every new
@@ -979,7 +1013,7 @@ static int listener_serve(tb_http_server_t *server, listener_t *listener, char *
         mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, listener->socket,
         MHD_OPTION_THREAD_POOL_SIZE, server->options.threads,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_s(server->options.connection_timeout_ms),
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, server->options.connections_per_client,
+        MHD_OPTION_CONNECTION_LIMIT, server->options.connections_max,
         MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED,
         request_completed, listener, MHD_OPTION_NOTIFY_CONNECTION, connection_notify,
         listener, MHD_OPTION_ARRAY, tls_options, MHD_OPTION_END);
@@ -1030,6 +1064,13 @@ static int server_prepare(tb_http_server_t *server, char *errstr, size_t errstr_
     char reason[512];
 
     if (tb_http_check_exposure(options, errstr, errstr_size) != 0) {
+        return -1;
+    }
+    if (options->connections_max < options->threads) {
+        snprintf(errstr, errstr_size,
+                 "rest.connections.max=%u is below rest.threads=%u: each REST thread "
+                 "takes its share of the connections",
+                 options->connections_max, options->threads);
         return -1;
     }
     if (options->auth != TB_AUTH_NONE && !is_set(options->auth_credentials_file)) {
@@ -1204,6 +1245,7 @@ void tb_http_stop(tb_http_server_t *server)
         if (server->listeners[i].daemon != NULL) {
             MHD_stop_daemon(server->listeners[i].daemon);
         }
+        tb_http_conns_destroy(server->listeners[i].conns); /* once all are closed */
     }
     tb_auth_destroy(server->auth);
     if (server->tls_key != NULL) {

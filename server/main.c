@@ -587,10 +587,13 @@ static int run(const cli_t *cli)
         .admin_listeners = admin_listeners,
         .body_max_bytes = (size_t)tb_config_int(values, "rest.request.body.max.bytes"),
         .threads = (unsigned)tb_config_int(values, "rest.threads"),
+        .connections_max = (unsigned)tb_config_int(values, "rest.connections.max"),
         .connections_per_client =
             (unsigned)tb_config_int(values, "rest.connections.per.client.max"),
         .connection_timeout_ms =
             (unsigned)tb_config_int(values, "rest.connection.timeout.ms"),
+        .header_timeout_ms =
+            (unsigned)tb_config_int(values, "rest.request.header.timeout.ms"),
         .auth_credentials_file = tb_config_string(values, "rest.auth.credentials.file"),
         .allow_unauthenticated_remote =
             tb_config_bool(values, "rest.allow.unauthenticated.remote"),

@@ -7,9 +7,12 @@
  * each with a small thread pool of its own.
  *
  * Security, in the order a request meets it:
- * - Each client address may hold at most connections_per_client
- *   connections at once (more are closed at accept), and a connection idle
- *   for connection_timeout_ms is closed.
+ * - A listener holds at most connections_max connections (more wait in the
+ *   listening socket's backlog); each client (an IPv4 address, or an IPv6
+ *   /64) at most connections_per_client of them (more are closed at
+ *   accept); a connection whose request's headers took header_timeout_ms
+ *   is closed, trickled bytes or not (tb_http_conns.h), and one idle for
+ *   connection_timeout_ms too.
  * - https:// listeners use libmicrohttpd's TLS (GnuTLS) with the PEM
  *   certificate and key read into memory at start, TLS 1.2 and 1.3 only. With a CA and
  * client authentication "requested", a client certificate is asked for and, when one is
@@ -51,8 +54,10 @@ typedef struct {
     const char *admin_listeners;
     size_t body_max_bytes;           /* larger bodies get 413 */
     unsigned threads;                /* per listener */
-    unsigned connections_per_client; /* at once, per client address */
+    unsigned connections_max;        /* open at once, per listener */
+    unsigned connections_per_client; /* at once, per client (IPv6: per /64) */
     unsigned connection_timeout_ms;  /* idle connections closed after it */
+    unsigned header_timeout_ms;      /* for a request's headers to arrive */
     tb_auth_mode_t auth;             /* rest.auth */
     const char *auth_credentials_file;
     bool allow_unauthenticated_remote;

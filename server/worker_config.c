@@ -181,16 +181,37 @@ static const tb_config_def_t worker_keys[] = {
      .group = "REST",
      .range = &at_least_one,
      .documentation = "Threads serving REST requests, per listener."},
+    {.name = "rest.connections.max",
+     .type = TB_CONFIG_INT,
+     .default_value = "1000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "REST",
+     .range = &connections_range,
+     .documentation = "Connections a listener holds open at once, all clients "
+                      "together; more wait in the listening socket's backlog until one "
+                      "closes. At least rest.threads (tributary)."},
     {.name = "rest.connections.per.client.max",
      .type = TB_CONFIG_INT,
      .default_value = "128",
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
      .range = &connections_range,
-     .documentation = "Connections one client address may hold open at once, per "
-                      "listener, counting those it closed that a busy REST thread has "
-                      "not reaped yet; a connection beyond them is closed as soon as "
-                      "it is accepted (tributary)."},
+     .documentation = "Connections one client may hold open at once, per listener, "
+                      "counting those it closed that a busy REST thread has not reaped "
+                      "yet; a client is an IPv4 address or an IPv6 /64 (a host often "
+                      "holds a whole /64). A connection beyond them is closed as soon "
+                      "as it is accepted (tributary)."},
+    {.name = "rest.request.header.timeout.ms",
+     .type = TB_CONFIG_INT,
+     .default_value = "10000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "REST",
+     .range = &connection_timeout_range,
+     .documentation = "How long a connection may take to send a request's headers, "
+                      "counted from its accept or from the end of its previous "
+                      "request; then it is closed, whatever it sent meanwhile (a byte "
+                      "now and then does not extend it, as it does "
+                      "rest.connection.timeout.ms). Checked every 200 ms (tributary)."},
     {.name = "rest.connection.timeout.ms",
      .type = TB_CONFIG_INT,
      .default_value = "30000",

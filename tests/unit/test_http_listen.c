@@ -61,8 +61,10 @@ static tb_http_options_t options_for(const char *listeners)
         .listeners = listeners,
         .body_max_bytes = 64,
         .threads = 1,
+        .connections_max = 64,
         .connections_per_client = 16,
         .connection_timeout_ms = 10000,
+        .header_timeout_ms = 10000,
         .auth = TB_AUTH_NONE,
     };
 }

@@ -68,6 +68,10 @@ static int start(void **state)
         .listeners = listeners,
         .body_max_bytes = 64,
         .threads = 2,
+        .connections_max = 64,
+        .connections_per_client = 16,
+        .connection_timeout_ms = 10000,
+        .header_timeout_ms = 10000,
         .auth = TB_AUTH_NONE,
     };
     f.server = tb_http_bind(&options, errstr, sizeof(errstr));
