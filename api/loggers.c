@@ -50,8 +50,8 @@ static void put_logger(const tb_api_request_t *req, tb_api_response_t *res)
 }
 
 const tb_api_route_t tb_api_loggers_routes[] = {
-    {"GET", "/admin/loggers", list_loggers, 1},
-    {"GET", "/admin/loggers/{}", get_logger, 1},
-    {"PUT", "/admin/loggers/{}", put_logger, 1},
+    {"GET", "/admin/loggers", list_loggers, TB_API_ADMIN},
+    {"GET", "/admin/loggers/{}", get_logger, TB_API_ADMIN},
+    {"PUT", "/admin/loggers/{}", put_logger, TB_API_ADMIN},
     {0},
 };

@@ -1,4 +1,5 @@
-/* GET / and GET /health: who this worker is and whether it is ready. */
+/* GET /, GET /health and GET /health/live: who this worker is, whether it
+ * is ready (KIP-1017) and whether it is alive. */
 #include <stdio.h>
 
 #include "api/tb_api.h"
@@ -35,8 +36,18 @@ static void get_health(const tb_api_request_t *req, tb_api_response_t *res)
         json_pack("{s:s, s:s}", "status", shown[health].name, "message", message));
 }
 
+/* Liveness: answered by any REST thread that runs, touching nothing else
+ * (no lock, no herder, no Kafka), so that a probe restarts only a process
+ * that cannot answer at all, never one that waits for its broker. */
+static void get_live(const tb_api_request_t *req, tb_api_response_t *res)
+{
+    (void)req;
+    tb_api_reply(res, 200, json_pack("{s:s}", "status", "live"));
+}
+
 const tb_api_route_t tb_api_root_routes[] = {
     {"GET", "/", get_root, 0},
-    {"GET", "/health", get_health, 0},
+    {"GET", "/health", get_health, TB_API_UNAUTHENTICATED},
+    {"GET", "/health/live", get_live, TB_API_UNAUTHENTICATED},
     {0},
 };

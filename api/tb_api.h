@@ -78,9 +78,14 @@ typedef struct {
     const char *method;
     const char *template;
     tb_api_handler_fn handler;
-    /* An admin route (/admin/...), served where admin.listeners says. */
-    int admin;
+    unsigned flags; /* TB_API_* below, or 0 */
 } tb_api_route_t;
+
+/* An admin route (/admin/...), served where admin.listeners says. */
+#define TB_API_ADMIN 1u
+/* Answered without rest.auth's credentials (the probes: /health and
+ * /health/live); a TLS client certificate is still asked for. */
+#define TB_API_UNAUTHENTICATED 2u
 
 /* Every route of the API, terminated by a zeroed entry. */
 const tb_api_route_t *tb_api_routes(void);

@@ -360,7 +360,8 @@ static bool template_matches(const char *template, char *const *segments, int co
  * nothing else. A route not served here does not exist here (404). */
 static bool route_served(const listener_t *listener, const tb_api_route_t *route)
 {
-    return route->admin ? listener->serves_admin : !listener->admin_only;
+    return (route->flags & TB_API_ADMIN) != 0 ? listener->serves_admin
+                                              : !listener->admin_only;
 }
 
 /* Room for a path's decoded segments, which the captures point into. */
@@ -547,11 +548,13 @@ static cert_state_t client_cert(struct MHD_Connection *connection,
 }
 
 /* Decides from the headers alone whether a request is answered before its
- * body is read: a 401 (client certificate or rest.auth) or a CORS
- * preflight (204). Returns true with res, and *challenge for a 401 of
- * rest.auth, filled when it is. */
+ * body is read: a 401 (client certificate or, unless route is one of the
+ * unauthenticated probes, rest.auth) or a CORS preflight (204). Returns
+ * true with res, and *challenge for a 401 of rest.auth, filled when it
+ * is. */
 static bool screen(const listener_t *listener, struct MHD_Connection *connection,
-                   const char *method, tb_api_response_t *res, const char **challenge)
+                   const char *method, const tb_api_route_t *route,
+                   tb_api_response_t *res, const char **challenge)
 {
     const tb_http_server_t *server = listener->server;
     tb_http_client_auth_t client_auth = server->options.ssl_client_auth;
@@ -580,7 +583,8 @@ static bool screen(const listener_t *listener, struct MHD_Connection *connection
         res->status = MHD_HTTP_NO_CONTENT;
         return true;
     }
-    if (server->auth != NULL) {
+    if (server->auth != NULL &&
+        (route == NULL || (route->flags & TB_API_UNAUTHENTICATED) == 0)) {
         const char *header = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
                                                          MHD_HTTP_HEADER_AUTHORIZATION);
         const union MHD_ConnectionInfo *client =
@@ -706,13 +710,14 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
             tb_http_conn_request(listener->conns, conn->registered, true);
         }
         clock_gettime(CLOCK_MONOTONIC, &state->start);
-        if (!screen(listener, connection, method, &res, &challenge)) {
+        const tb_api_route_t *route =
+            route_find(listener, url, method, buf, params, &path_route);
+        if (!screen(listener, connection, method, route, &res, &challenge)) {
             return MHD_YES;
         }
         unsigned status = res.status;
         enum MHD_Result result =
             send_response(listener, connection, method, url, &res, challenge);
-        route_find(listener, url, method, buf, params, &path_route);
         tb_http_metrics_observe(path_route, method, status, &state->start);
         return result;
     }

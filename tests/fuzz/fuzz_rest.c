@@ -268,7 +268,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (route != NULL) {
         route->handler(&req, &res);
         check(res.status >= 200 && res.status < 600);
-        if (route->admin) {
+        if ((route->flags & TB_API_ADMIN) != 0) {
             quiet_log(); /* PUT /admin/loggers/{} may have made it verbose */
         }
     }
