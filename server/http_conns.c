@@ -133,6 +133,7 @@ tb_http_conns_t *tb_http_conns_create(const char *url, unsigned per_client,
         free(conns);
         return NULL;
     }
+    pthread_setname_np(conns->timer, "tb-rest-timer");
     return conns;
 }
 
