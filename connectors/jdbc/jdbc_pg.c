@@ -16,7 +16,7 @@
  * until the connect timeout (connectTimeout, else 10 s) gives the attempt
  * up. A statement waits for the server at most the URL's socketTimeout
  * (else 30 s), and no longer than one slice once the task is stopping
- * (connectors/postgres/tb_pg_wait.h): then the connection is lost (LOST,
+ * (connectors/libpq/tb_pg_wait.h): then the connection is lost (LOST,
  * and every later statement on it fails at once), the transaction rolled
  * back by the server, and the put retried on a new connection.
  */
@@ -28,7 +28,7 @@
 #include <libpq-fe.h>
 
 #include "connectors/jdbc/tb_jdbc.h"
-#include "connectors/postgres/tb_pg_wait.h"
+#include "connectors/libpq/tb_pg_wait.h"
 #include "core/tb_time.h"
 
 #define CONNECT_TIMEOUT_S 10

@@ -7,7 +7,7 @@
 #include <libpq-events.h>
 
 #include "connectors/postgres/tb_pg_conn.h"
-#include "connectors/postgres/tb_pg_wait.h"
+#include "connectors/libpq/tb_pg_wait.h"
 #include "connectors/postgres/tb_pgoutput.h"
 #include "core/tb_time.h"
 

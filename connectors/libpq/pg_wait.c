@@ -3,7 +3,7 @@
 #include <poll.h>
 #include <stdio.h>
 
-#include "connectors/postgres/tb_pg_wait.h"
+#include "connectors/libpq/tb_pg_wait.h"
 #include "core/tb_time.h"
 
 #define TEXT(x) #x

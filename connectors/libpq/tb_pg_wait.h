@@ -1,6 +1,6 @@
 /*
  * tb_pg_wait.h - libpq in bounded waits, for every PostgreSQL client of
- * tributary (the CDC source here, the JDBC sink's dialect in
+ * tributary (the CDC source in connectors/postgres/, the JDBC sink's dialect in
  * connectors/jdbc/jdbc_pg.c).
  *
  * A connection is used in libpq's non-blocking mode: connecting, sending a
