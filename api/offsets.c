@@ -59,7 +59,7 @@ static void delete_offsets(const tb_api_request_t *req, tb_api_response_t *res)
 
 const tb_api_route_t tb_api_offsets_routes[] = {
     {"GET", "/connectors/{}/offsets", get_offsets, 0},
-    {"PATCH", "/connectors/{}/offsets", patch_offsets, 0},
-    {"DELETE", "/connectors/{}/offsets", delete_offsets, 0},
+    {"PATCH", "/connectors/{}/offsets", patch_offsets, TB_API_LEADER},
+    {"DELETE", "/connectors/{}/offsets", delete_offsets, TB_API_LEADER},
     {0},
 };

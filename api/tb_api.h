@@ -37,9 +37,14 @@ typedef struct {
 
 #define TB_API_MAX_PARAMS 4
 
+struct tb_api_route;
+
 typedef struct tb_api_request {
     const char *method;
     const char *path;
+    /* The route the request matched: its flags say where a cluster
+     * answers it (TB_API_LEADER, TB_API_TASK_OWNER). */
+    const struct tb_api_route *route;
     /* Decoded path segments captured by the template's "{}" parts. */
     const char *params[TB_API_MAX_PARAMS];
     /* Query arguments: name -> array of values (repeatable keys). */
@@ -74,7 +79,7 @@ typedef void (*tb_api_handler_fn)(const tb_api_request_t *req, tb_api_response_t
 
 /* A path template is matched segment by segment; "{}" matches any one
  * non-empty segment and captures it into params. */
-typedef struct {
+typedef struct tb_api_route {
     const char *method;
     const char *template;
     tb_api_handler_fn handler;
@@ -86,6 +91,12 @@ typedef struct {
 /* Answered without rest.auth's credentials (the probes: /health and
  * /health/live); a TLS client certificate is still asked for. */
 #define TB_API_UNAUTHENTICATED 2u
+/* In a cluster, answered by the leader, where any other worker forwards it:
+ * a write of a connector's config, target state or offsets. */
+#define TB_API_LEADER 4u
+/* In a cluster, answered by the worker that runs the task the path names
+ * (a task's restart), where any other worker forwards it. */
+#define TB_API_TASK_OWNER 8u
 
 /* Every route of the API, terminated by a zeroed entry. */
 const tb_api_route_t *tb_api_routes(void);

@@ -96,15 +96,10 @@ static const char *refusal_of(const tb_forward_t *forward, const tb_api_request_
     return reason;
 }
 
-/* Whether the leader answers req: a write of a connector. */
-static bool leader_answers(const tb_api_request_t *req)
+/* Whether another worker may answer req (its route's flags, tb_api.h). */
+static bool answered_elsewhere(const tb_api_request_t *req)
 {
-    size_t len = strlen(req->path);
-    static const char reset[] = "/topics/reset";
-    return strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0 &&
-           strncmp(req->path, "/connectors", strlen("/connectors")) == 0 &&
-           !(len >= sizeof(reset) - 1 &&
-             strcmp(req->path + len - (sizeof(reset) - 1), reset) == 0);
+    return (req->route->flags & (TB_API_LEADER | TB_API_TASK_OWNER)) != 0;
 }
 
 typedef struct {
@@ -271,16 +266,6 @@ static int send_to(const tb_forward_t *forward, const char *leader,
     return rc;
 }
 
-/* Whether req restarts one task (POST /connectors/{}/tasks/{}/restart). */
-static bool task_restart(const tb_api_request_t *req)
-{
-    size_t len = strlen(req->path);
-    static const char restart[] = "/restart";
-    return req->params[1] != NULL && strstr(req->path, "/tasks/") != NULL &&
-           len >= sizeof(restart) - 1 &&
-           strcmp(req->path + len - (sizeof(restart) - 1), restart) == 0;
-}
-
 /* Where req is answered: 1 here, 0 at url, -1 nowhere known yet. A task's
  * restart goes to the worker running it, as the status topic says (only
  * it can restart it); every other write to the leader. */
@@ -289,7 +274,7 @@ static int target_of(tb_cluster_t *cluster, const tb_api_request_t *req, char *u
 {
     json_t *status = NULL;
     char msg[256];
-    if (task_restart(req) &&
+    if ((req->route->flags & TB_API_TASK_OWNER) != 0 &&
         tb_herder_task_status(req->ctx->herder, req->params[0], atoi(req->params[1]),
                               &status, msg, sizeof(msg)) == TB_OK) {
         const char *owner = json_string_value(json_object_get(status, "worker_id"));
@@ -346,7 +331,7 @@ bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_respon
         tb_api_reply_error(res, TB_ERR_FORBIDDEN, "%s: %s", REFUSED, reason);
         return true;
     }
-    if (!leader_answers(req)) {
+    if (!answered_elsewhere(req)) {
         return false;
     }
     int64_t deadline = tb_monotonic_ms() + TB_FORWARD_WAIT_MS;

@@ -423,6 +423,7 @@ static const tb_api_route_t *dispatch(const listener_t *listener, tb_api_request
                            PATH_BUF_SIZE - 1);
     } else if (route != NULL) {
         const tb_api_context_t *ctx = req->ctx;
+        req->route = route;
         if (ctx == NULL || ctx->forward == NULL ||
             !ctx->forward(ctx->forward_opaque, req, res)) {
             route->handler(req, res);

@@ -77,6 +77,38 @@ static void test_too_many_segments_match_nothing(void **state)
     assert_null(path_route);
 }
 
+/* Where a cluster answers a request is a column of the route table: every
+ * write of a connector goes to the leader (a task's restart to the worker
+ * running the task), and reads and the topic tracking's reset stay on the
+ * worker asked. */
+static void test_the_route_table_says_which_worker_answers(void **state)
+{
+    (void)state;
+    const char *params[TB_API_MAX_PARAMS] = {0};
+    const tb_api_route_t *path_route;
+    size_t writes = 0;
+    for (const tb_api_route_t *route = tb_api_routes(); route->method != NULL; route++) {
+        bool read =
+            strcmp(route->method, "GET") == 0 || strcmp(route->method, "HEAD") == 0;
+        bool of_connector = strncmp(route->template, "/connectors", 11) == 0 &&
+                            strstr(route->template, "/topics/reset") == NULL;
+        unsigned elsewhere = route->flags & (TB_API_LEADER | TB_API_TASK_OWNER);
+        if (read || !of_connector) {
+            assert_int_equal(elsewhere, 0);
+        } else {
+            assert_int_not_equal(elsewhere, 0);
+            writes++;
+        }
+    }
+    assert_true(writes >= 11);
+    const tb_api_route_t *restart =
+        match("/connectors/c/tasks/0/restart", "POST", params, &path_route);
+    assert_int_equal(restart->flags & TB_API_TASK_OWNER, TB_API_TASK_OWNER);
+    assert_int_equal(match("/connectors/c/config", "PUT", params, &path_route)->flags &
+                         TB_API_LEADER,
+                     TB_API_LEADER);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -85,6 +117,7 @@ int main(void)
         cmocka_unit_test(test_escaped_nul_does_not_cut_a_name),
         cmocka_unit_test(test_an_over_long_path_matches_nothing),
         cmocka_unit_test(test_too_many_segments_match_nothing),
+        cmocka_unit_test(test_the_route_table_says_which_worker_answers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
