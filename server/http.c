@@ -25,6 +25,7 @@
 #include "server/tb_forward.h"
 #include "server/tb_http_conns.h"
 #include "server/tb_http_metrics.h"
+#include "server/tb_http_router.h"
 #include "server/tb_request_signature.h"
 
 #define MAX_LISTENERS 8
@@ -32,7 +33,6 @@
 #define DRAIN_MS 10000
 #define DRAIN_POLL_MS 10
 #define FIRST_REQUEST_MS 1000
-#define MAX_SEGMENTS 16
 #define PEM_MAX_BYTES (1024 * 1024)
 /* Jetty's CrossOriginFilter defaults, which Connect uses, plus
  * Authorization for rest.auth. */
@@ -247,180 +247,21 @@ int tb_http_check_exposure(const tb_http_options_t *options, char *errstr,
     return 0;
 }
 
-/* Decodes %XX escapes and '+' (in query strings) in place. "%00" stays as
- * it is: decoded, it would cut the string short, so that
- * /connectors/a%00b would name connector "a" and /connectors/%00 an empty
- * name. */
-static void url_decode(char *s, bool plus_is_space)
-{
-    char *out = s;
-    for (char *in = s; *in != '\0'; in++) {
-        if (*in == '%' && isxdigit((unsigned char)in[1]) &&
-            isxdigit((unsigned char)in[2]) && !(in[1] == '0' && in[2] == '0')) {
-            char hex[3] = {in[1], in[2], '\0'};
-            *out++ = (char)strtol(hex, NULL, 16);
-            in += 2;
-        } else if (*in == '+' && plus_is_space) {
-            *out++ = ' ';
-        } else {
-            *out++ = *in;
-        }
-    }
-    *out = '\0';
-}
-
-/* libmicrohttpd would decode the path before we split it, turning an
- * escaped '/' in a connector name into a separator; keep it raw and decode
- * each segment and query argument ourselves. */
-static size_t keep_escaped(void *cls, struct MHD_Connection *c, char *s)
-{
-    (void)cls;
-    (void)c;
-    return strlen(s);
-}
-
-static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key,
-                                     const char *value)
-{
-    json_t *query = cls;
-    (void)kind;
-    char *name = strdup(key);
-    char *text = strdup(value != NULL ? value : "");
-    url_decode(name, true);
-    url_decode(text, true);
-    json_t *list = json_object_get(query, name);
-    if (list == NULL) {
-        list = json_array();
-        json_object_set_new(query, name, list);
-    }
-    json_array_append_new(list, json_string(text));
-    free(name);
-    free(text);
-    return MHD_YES;
-}
-
-/* Splits a path (a query string ignored) into decoded segments (in buf).
- * Returns the count, or -1 when there are too many or the path does not
- * fit buf: a path is never routed cut. */
-static int split_path(const char *path, char *buf, size_t size,
-                      char *segments[MAX_SEGMENTS])
-{
-    int n = 0;
-    size_t len = strcspn(path, "?");
-    if (len >= size) {
-        return -1;
-    }
-    memcpy(buf, path, len);
-    buf[len] = '\0';
-    for (char *p = buf; *p != '\0';) {
-        while (*p == '/') {
-            *p++ = '\0';
-        }
-        if (*p == '\0') {
-            break;
-        }
-        if (n == MAX_SEGMENTS) {
-            return -1;
-        }
-        segments[n++] = p;
-        while (*p != '\0' && *p != '/') {
-            p++;
-        }
-    }
-    for (int i = 0; i < n; i++) {
-        url_decode(segments[i], false);
-    }
-    return n;
-}
-
-/* Does template match the segments? Fills params with captures. */
-static bool template_matches(const char *template, char *const *segments, int count,
-                             const char **params)
-{
-    char buf[256];
-    char *parts[MAX_SEGMENTS];
-    int n = split_path(template, buf, sizeof(buf), parts);
-    int captured = 0;
-    if (n != count) {
-        return false;
-    }
-    for (int i = 0; i < n; i++) {
-        if (strcmp(parts[i], "{}") == 0) {
-            if (captured < TB_API_MAX_PARAMS) {
-                params[captured++] = segments[i];
-            }
-        } else if (strcmp(parts[i], segments[i]) != 0) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* Admin routes only where admin.listeners puts them; admin listeners serve
- * nothing else. A route not served here does not exist here (404). */
-static bool route_served(const listener_t *listener, const tb_api_route_t *route)
-{
-    return (route->flags & TB_API_ADMIN) != 0 ? listener->serves_admin
-                                              : !listener->admin_only;
-}
-
-/* Room for a path's decoded segments, which the captures point into. */
-#define PATH_BUF_SIZE TB_HTTP_PATH_BUF_SIZE
-
-/* The route of method and path served on listener, with its captures in
- * params (pointing into buf, of PATH_BUF_SIZE bytes); NULL when there is
- * none. *path_route is the first route served here whose template matches
- * the path whatever its method (NULL when none does): the route a request
- * is counted under in the metrics. */
-static const tb_api_route_t *route_find(const listener_t *listener, const char *path,
-                                        const char *method, char *buf,
-                                        const char **params,
-                                        const tb_api_route_t **path_route)
-{
-    char *segments[MAX_SEGMENTS];
-    int count = split_path(path, buf, PATH_BUF_SIZE, segments);
-
-    *path_route = NULL;
-    for (const tb_api_route_t *route = tb_api_routes();
-         count >= 0 && route->method != NULL; route++) {
-        const char *captured[TB_API_MAX_PARAMS] = {0};
-        if (!route_served(listener, route) ||
-            !template_matches(route->template, segments, count, captured)) {
-            continue;
-        }
-        if (*path_route == NULL) {
-            *path_route = route;
-        }
-        if (strcmp(route->method, method) == 0) {
-            memcpy(params, captured, sizeof(captured));
-            return route;
-        }
-    }
-    return NULL;
-}
-
-const tb_api_route_t *tb_http_route_match(const char *path, const char *method, char *buf,
-                                          const char **params,
-                                          const tb_api_route_t **path_route)
-{
-    const listener_t listener = {.serves_admin = true};
-    return route_find(&listener, path, method, buf, params, path_route);
-}
-
 /* Runs the handler of req's route; 405 when only the path is known, 404
  * when not even that. Returns the route the request counts under. */
 static const tb_api_route_t *dispatch(const listener_t *listener, tb_api_request_t *req,
                                       tb_api_response_t *res)
 {
-    char buf[PATH_BUF_SIZE];
+    char buf[TB_HTTP_PATH_BUF_SIZE];
     const tb_api_route_t *path_route;
     const tb_api_route_t *route =
-        route_find(listener, req->path, req->method, buf, req->params, &path_route);
+        tb_http_route_find(listener->serves_admin, listener->admin_only, req->path,
+                           req->method, buf, req->params, &path_route);
 
-    if (strcspn(req->path, "?") >= PATH_BUF_SIZE) {
+    if (strcspn(req->path, "?") >= TB_HTTP_PATH_BUF_SIZE) {
         tb_api_reply_error(res, TB_ERR_URI_TOO_LONG,
                            "HTTP 414 URI Too Long: the path is longer than %d bytes",
-                           PATH_BUF_SIZE - 1);
+                           TB_HTTP_PATH_BUF_SIZE - 1);
     } else if (route != NULL) {
         const tb_api_context_t *ctx = req->ctx;
         req->route = route;
@@ -695,7 +536,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
         const char *challenge = NULL;
         const tb_api_route_t *path_route;
         const char *params[TB_API_MAX_PARAMS];
-        char buf[PATH_BUF_SIZE];
+        char buf[TB_HTTP_PATH_BUF_SIZE];
         state = calloc(1, sizeof(request_state_t));
         *con_cls = state;
         if (state == NULL) {
@@ -712,7 +553,8 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
         }
         clock_gettime(CLOCK_MONOTONIC, &state->start);
         const tb_api_route_t *route =
-            route_find(listener, url, method, buf, params, &path_route);
+            tb_http_route_find(listener->serves_admin, listener->admin_only, url, method,
+                               buf, params, &path_route);
         if (!screen(listener, connection, method, route, &res, &challenge)) {
             return MHD_YES;
         }
@@ -758,11 +600,13 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
         .ctx = options->ctx,
     };
     const tb_api_route_t *path_route = NULL;
-    MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, collect_query, query);
+    MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, tb_http_query_collect,
+                              query);
     if (state->too_large) {
         const char *params[TB_API_MAX_PARAMS];
-        char buf[PATH_BUF_SIZE];
-        route_find(listener, url, method, buf, params, &path_route);
+        char buf[TB_HTTP_PATH_BUF_SIZE];
+        tb_http_route_find(listener->serves_admin, listener->admin_only, url, method, buf,
+                           params, &path_route);
         tb_api_reply_error(&res, TB_ERR_TOO_LARGE,
                            "Request body is larger than %zu bytes "
                            "(rest.request.body.max.bytes)",
@@ -1020,9 +864,10 @@ static int listener_serve(tb_http_server_t *server, listener_t *listener, char *
         MHD_OPTION_THREAD_POOL_SIZE, server->options.threads,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_s(server->options.connection_timeout_ms),
         MHD_OPTION_CONNECTION_LIMIT, server->options.connections_max,
-        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_NOTIFY_COMPLETED,
-        request_completed, listener, MHD_OPTION_NOTIFY_CONNECTION, connection_notify,
-        listener, MHD_OPTION_ARRAY, tls_options, MHD_OPTION_END);
+        MHD_OPTION_UNESCAPE_CALLBACK, tb_http_unescape_none, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, request_completed, listener,
+        MHD_OPTION_NOTIFY_CONNECTION, connection_notify, listener, MHD_OPTION_ARRAY,
+        tls_options, MHD_OPTION_END);
     /* The daemon's now, also when it failed: libmicrohttpd closes it on its
      * failure paths (a worker that cannot serve stops at once). */
     listener->socket = MHD_INVALID_SOCKET;

@@ -114,17 +114,4 @@ int tb_http_listener_parse(const char *listener, char *scheme, size_t scheme_siz
                            char *host, size_t host_size, unsigned *port, char *errstr,
                            size_t errstr_size);
 
-/* Room for a request path's decoded segments (tb_http_route_match). */
-#define TB_HTTP_PATH_BUF_SIZE 4096
-
-/* Matches method and a raw request path (each segment percent-decoded, a
- * query string ignored) against tb_api_routes() as a listener serving every
- * route does. Returns the route, its captures in params (pointing into buf,
- * of TB_HTTP_PATH_BUF_SIZE bytes), or NULL. *path_route is the first route
- * whose template matches whatever its method, or NULL. Requests are routed
- * by the same code; this entry is for tests and tests/fuzz. */
-const tb_api_route_t *tb_http_route_match(const char *path, const char *method, char *buf,
-                                          const char **params,
-                                          const tb_api_route_t **path_route);
-
 #endif

@@ -19,7 +19,7 @@
 
 #include "connectors/runtime/herder/tb_herder.h"
 #include "core/tb_log.h"
-#include "server/tb_http.h"
+#include "server/tb_http_router.h"
 
 #define MAX_LINE 4096
 

@@ -1,10 +1,10 @@
-/* Routing of raw request paths (tb_http_route_match): segments are split
- * before they are decoded, and a decoded segment is never cut short. */
+/* Routing of raw request paths (tb_http_router.h, tb_http_route_match): segments are
+ * split before they are decoded, and a decoded segment is never cut short. */
 #include "tb_test.h"
 
 #include <string.h>
 
-#include "server/tb_http.h"
+#include "server/tb_http_router.h"
 
 static const tb_api_route_t *match(const char *path, const char *method,
                                    const char **params, const tb_api_route_t **path_route)
