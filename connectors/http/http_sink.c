@@ -66,13 +66,42 @@
 #define GROUP "HTTP"
 
 static const char *const methods[] = {"POST", "PUT", NULL};
+enum { AUTH_NONE = 0, AUTH_BASIC, AUTH_BEARER };
 static const char *const auth_types[] = {"none", "basic", "bearer", NULL};
+enum { FORMAT_JSON_ARRAY = 0, FORMAT_NDJSON };
 static const char *const formats[] = {"json_array", "ndjson", NULL};
+enum { CONTENT_VALUE = 0, CONTENT_RECORD };
 static const char *const contents[] = {"value", "record", NULL};
 static const tb_config_range_t at_least_one = {.has_min = true, .min = 1};
 static const tb_config_range_t non_negative = {.has_min = true, .min = 0};
 static const tb_config_range_t timeout_range = {
     .has_min = true, .min = 1, .has_max = true, .max = 2147483647};
+
+/* A task's keys, filled from http_sink_keys (tb_config_fill). */
+typedef struct {
+    const char *url;
+    int method; /* methods[] */
+    const char *headers;
+    long long timeout_ms;
+    long long connect_timeout_ms;
+    int max_records;
+    long long max_bytes;
+    long long linger_ms;
+    int format;  /* formats[] */
+    int content; /* contents[] */
+    int retries;
+    long long backoff_ms;
+    long long backoff_max_ms;
+    const char *ca;
+    const char *cert;
+    const char *key;
+    const char *key_password;
+    bool verify;
+    int auth_type; /* auth_types[] */
+    const char *auth_user;
+    const char *auth_password;
+    const char *auth_token;
+} http_sink_settings_t;
 
 static const tb_config_def_t http_sink_keys[] = {
     {.name = KEY_URL,
@@ -85,6 +114,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .width = TB_WIDTH_LONG,
      .display_name = "URL",
      .check = tb_http_sink_url_check,
+     .field = TB_CONFIG_AT(http_sink_settings_t, url),
      .documentation =
          "The endpoint every batch is sent to, as http://host[:port]/path or "
          "https://...; redirects are not followed. Credentials in the URL "
@@ -98,6 +128,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .width = TB_WIDTH_SHORT,
      .display_name = "Method",
      .one_of = methods,
+     .field = TB_CONFIG_ENUM_AT(http_sink_settings_t, method),
      .documentation = "The HTTP method of each request: POST or PUT."},
     {.name = KEY_HEADERS,
      .type = TB_CONFIG_STRING,
@@ -109,6 +140,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .display_name = "Headers",
      .check = tb_http_sink_headers_check,
      .role = TB_CONFIG_ROLE_HEADERS,
+     .field = TB_CONFIG_AT(http_sink_settings_t, headers),
      .documentation =
          "Extra request headers as 'Name: value' pairs separated by '|', e.g. "
          "'X-Tenant: blue|X-API-Key: ${env:API_KEY}' (a value cannot contain '|'). A "
@@ -126,6 +158,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .group = GROUP,
      .order = 4,
      .range = &timeout_range,
+     .field = TB_CONFIG_AT(http_sink_settings_t, timeout_ms),
      .documentation = "Longest time one request may take, connection included, in "
                       "milliseconds; a request that takes longer is retried."},
     {.name = KEY_CONNECT_TIMEOUT,
@@ -135,6 +168,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .group = GROUP,
      .order = 5,
      .range = &timeout_range,
+     .field = TB_CONFIG_AT(http_sink_settings_t, connect_timeout_ms),
      .documentation = "Longest time to set up a connection, in milliseconds."},
     {.name = KEY_MAX_RECORDS,
      .type = TB_CONFIG_INT,
@@ -143,6 +177,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .group = GROUP,
      .order = 6,
      .range = &at_least_one,
+     .field = TB_CONFIG_AT(http_sink_settings_t, max_records),
      .documentation = "Most records in one request."},
     {.name = KEY_MAX_BYTES,
      .type = TB_CONFIG_LONG,
@@ -151,6 +186,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .group = GROUP,
      .order = 7,
      .range = &at_least_one,
+     .field = TB_CONFIG_AT(http_sink_settings_t, max_bytes),
      .documentation = "Most bytes in one request body; a single record larger than this "
                       "is sent alone."},
     {.name = KEY_LINGER,
@@ -160,6 +196,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .group = GROUP,
      .order = 8,
      .range = &non_negative,
+     .field = TB_CONFIG_AT(http_sink_settings_t, linger_ms),
      .documentation = "Full batches are sent as soon as they are full, and the rest at "
                       "each flush (offset.flush.interval.ms). When above 0, a put() "
                       "also sends a partial batch once its oldest record has waited "
@@ -171,6 +208,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .group = GROUP,
      .order = 9,
      .one_of = formats,
+     .field = TB_CONFIG_ENUM_AT(http_sink_settings_t, format),
      .documentation = "The request body: json_array, one JSON array of the batch's "
                       "elements (Content-Type application/json), or ndjson, one "
                       "element per line (application/x-ndjson)."},
@@ -181,6 +219,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .group = GROUP,
      .order = 10,
      .one_of = contents,
+     .field = TB_CONFIG_ENUM_AT(http_sink_settings_t, content),
      .documentation =
          "What each element holds: value, the record's value, or record, an object "
          "{\"topic\",\"partition\",\"offset\",\"timestamp\",\"key\",\"value\","
@@ -194,6 +233,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .group = GROUP,
      .order = 11,
      .range = &non_negative,
+     .field = TB_CONFIG_AT(http_sink_settings_t, retries),
      .documentation = "Retries of a request after a network error, a timeout, 408, 429 "
                       "or 5xx, before the task gives up for now (the runtime then "
                       "retries the flush per errors.retry.*); 0 means none."},
@@ -204,6 +244,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .group = GROUP,
      .order = 12,
      .range = &non_negative,
+     .field = TB_CONFIG_AT(http_sink_settings_t, backoff_ms),
      .documentation = "Wait before the first retry, in milliseconds; doubled for each "
                       "further retry."},
     {.name = KEY_BACKOFF_MAX,
@@ -213,6 +254,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .group = GROUP,
      .order = 13,
      .range = &non_negative,
+     .field = TB_CONFIG_AT(http_sink_settings_t, backoff_max_ms),
      .documentation = "Longest wait between retries, in milliseconds; it also caps a "
                       "Retry-After (in seconds) the endpoint asks for."},
     {.name = KEY_CA,
@@ -220,6 +262,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP,
      .order = 14,
+     .field = TB_CONFIG_AT(http_sink_settings_t, ca),
      .documentation = "PEM file of the certificate authorities that sign the endpoint's "
                       "certificate; the system's when not set."},
     {.name = KEY_CERT,
@@ -227,6 +270,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP,
      .order = 15,
+     .field = TB_CONFIG_AT(http_sink_settings_t, cert),
      .documentation = "PEM file of the client certificate, for endpoints that "
                       "authenticate clients by TLS; needs http.ssl.key.location."},
     {.name = KEY_KEY,
@@ -234,12 +278,14 @@ static const tb_config_def_t http_sink_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP,
      .order = 16,
+     .field = TB_CONFIG_AT(http_sink_settings_t, key),
      .documentation = "PEM file of the client certificate's private key."},
     {.name = KEY_KEY_PASSWORD,
      .type = TB_CONFIG_PASSWORD,
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP,
      .order = 17,
+     .field = TB_CONFIG_AT(http_sink_settings_t, key_password),
      .documentation = "Password of the private key, when it is encrypted."},
     {.name = KEY_VERIFY,
      .type = TB_CONFIG_BOOLEAN,
@@ -247,6 +293,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP,
      .order = 18,
+     .field = TB_CONFIG_AT(http_sink_settings_t, verify),
      .documentation = "Whether the endpoint's certificate and host name are checked. "
                       "Turn off only for tests."},
     {.name = KEY_AUTH_TYPE,
@@ -256,6 +303,7 @@ static const tb_config_def_t http_sink_keys[] = {
      .group = GROUP,
      .order = 19,
      .one_of = auth_types,
+     .field = TB_CONFIG_ENUM_AT(http_sink_settings_t, auth_type),
      .documentation = "How requests authenticate: none; basic (HTTP Basic with "
                       "http.auth.user and http.auth.password); or bearer "
                       "(Authorization: Bearer with http.auth.token). With basic or "
@@ -265,18 +313,21 @@ static const tb_config_def_t http_sink_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP,
      .order = 20,
+     .field = TB_CONFIG_AT(http_sink_settings_t, auth_user),
      .documentation = "User name of http.auth.type=basic."},
     {.name = KEY_AUTH_PASSWORD,
      .type = TB_CONFIG_PASSWORD,
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP,
      .order = 21,
+     .field = TB_CONFIG_AT(http_sink_settings_t, auth_password),
      .documentation = "Password of http.auth.type=basic; a secret reference."},
     {.name = KEY_AUTH_TOKEN,
      .type = TB_CONFIG_PASSWORD,
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP,
      .order = 22,
+     .field = TB_CONFIG_AT(http_sink_settings_t, auth_token),
      .documentation = "Token of http.auth.type=bearer; a secret reference."},
 };
 
@@ -307,11 +358,10 @@ typedef struct {
 
 /* ---- configuration ---- */
 
-/* A string setting, NULL when unset or empty. */
-static const char *setting(const json_t *values, const char *name)
+/* A string key's value, NULL when unset or empty. */
+static const char *nonempty(const char *value)
 {
-    const char *s = tb_config_string(values, name);
-    return s != NULL && s[0] != '\0' ? s : NULL;
+    return value != NULL && value[0] != '\0' ? value : NULL;
 }
 
 /* True when the header list sets Authorization. */
@@ -330,50 +380,57 @@ static bool sets_authorization(const char *headers)
 }
 
 /* http.auth.type needs its keys, and no Authorization header beside it. */
-static void check_auth(const json_t *values, json_t *errors)
+static void check_auth(const http_sink_settings_t *s, json_t *errors)
 {
-    const char *type = tb_config_string(values, KEY_AUTH_TYPE);
-    bool basic = type != NULL && strcmp(type, "basic") == 0;
-    bool bearer = type != NULL && strcmp(type, "bearer") == 0;
-    if (basic && (setting(values, KEY_AUTH_USER) == NULL ||
-                  setting(values, KEY_AUTH_PASSWORD) == NULL)) {
+    bool basic = s->auth_type == AUTH_BASIC;
+    bool bearer = s->auth_type == AUTH_BEARER;
+    if (basic && (nonempty(s->auth_user) == NULL || nonempty(s->auth_password) == NULL)) {
         tb_config_error_add(errors, KEY_AUTH_TYPE,
                             KEY_AUTH_TYPE "=basic needs " KEY_AUTH_USER
                                           " and " KEY_AUTH_PASSWORD);
     }
-    if (bearer && setting(values, KEY_AUTH_TOKEN) == NULL) {
+    if (bearer && nonempty(s->auth_token) == NULL) {
         tb_config_error_add(errors, KEY_AUTH_TYPE,
                             KEY_AUTH_TYPE "=bearer needs " KEY_AUTH_TOKEN);
     }
-    if ((basic || bearer) && sets_authorization(tb_config_string(values, KEY_HEADERS))) {
+    if ((basic || bearer) && sets_authorization(s->headers)) {
         tb_config_error_add(errors, KEY_HEADERS,
                             KEY_HEADERS " sets Authorization, which " KEY_AUTH_TYPE
                                         " already does: remove one of them");
     }
 }
 
-static void http_sink_validate(const json_t *values, json_t *errors)
+/* The checks across keys, of a config whose keys each parsed. */
+static void check_settings(const http_sink_settings_t *s, json_t *errors)
 {
-    const json_t *backoff = json_object_get(values, KEY_BACKOFF);
-    const json_t *backoff_max = json_object_get(values, KEY_BACKOFF_MAX);
-
-    if (setting(values, KEY_CERT) != NULL && setting(values, KEY_KEY) == NULL) {
+    if (nonempty(s->cert) != NULL && nonempty(s->key) == NULL) {
         tb_config_error_add(errors, KEY_KEY,
                             KEY_KEY " is required when " KEY_CERT " is set");
     }
-    if (setting(values, KEY_KEY) != NULL && setting(values, KEY_CERT) == NULL) {
+    if (nonempty(s->key) != NULL && nonempty(s->cert) == NULL) {
         tb_config_error_add(errors, KEY_CERT,
                             KEY_CERT " is required when " KEY_KEY " is set");
     }
-    if (setting(values, KEY_KEY_PASSWORD) != NULL && setting(values, KEY_KEY) == NULL) {
+    if (nonempty(s->key_password) != NULL && nonempty(s->key) == NULL) {
         tb_config_error_add(errors, KEY_KEY_PASSWORD,
                             KEY_KEY_PASSWORD " is set but " KEY_KEY " is not");
     }
-    check_auth(values, errors);
-    if (json_is_integer(backoff) && json_is_integer(backoff_max) &&
-        json_integer_value(backoff) > json_integer_value(backoff_max)) {
+    check_auth(s, errors);
+    bool backoffs_parsed = json_object_get(errors, KEY_BACKOFF) == NULL &&
+                           json_object_get(errors, KEY_BACKOFF_MAX) == NULL;
+    if (backoffs_parsed && s->backoff_ms > s->backoff_max_ms) {
         tb_config_error_add(errors, KEY_BACKOFF,
                             KEY_BACKOFF " must not be above " KEY_BACKOFF_MAX);
+    }
+}
+
+/* The plugin's validate: the checks across keys, on the keys as parsed (a
+ * key that did not parse reads as unset, and has its own error). */
+static void http_sink_validate(const json_t *values, json_t *errors)
+{
+    http_sink_settings_t settings;
+    if (tb_config_fill(&http_sink_table, values, &settings) == 0) {
+        check_settings(&settings, errors);
     }
 }
 
@@ -413,38 +470,35 @@ static json_t *http_sink_task_configs(const json_t *config, int max_tasks)
 }
 
 /* Fills task's settings and starts its client. */
-static int configure(http_sink_task_t *task, const json_t *values, char *errstr,
+static int configure(http_sink_task_t *task, const http_sink_settings_t *s, char *errstr,
                      size_t errstr_size)
 {
-    bool ndjson = strcasecmp(tb_config_string(values, KEY_FORMAT), "ndjson") == 0;
-    const char *auth = tb_config_string(values, KEY_AUTH_TYPE);
+    bool ndjson = s->format == FORMAT_NDJSON;
     tb_http_sink_client_options_t options = {
-        .url = tb_config_string(values, KEY_URL),
-        .method = tb_config_string(values, KEY_METHOD),
-        .headers = tb_config_string(values, KEY_HEADERS),
+        .url = s->url,
+        .method = methods[s->method],
+        .headers = s->headers,
         .content_type = ndjson ? "application/x-ndjson" : "application/json",
-        .timeout_ms = (long)tb_config_int(values, KEY_TIMEOUT),
-        .connect_timeout_ms = (long)tb_config_int(values, KEY_CONNECT_TIMEOUT),
-        .ca_location = setting(values, KEY_CA),
-        .certificate_location = setting(values, KEY_CERT),
-        .key_location = setting(values, KEY_KEY),
-        .key_password = setting(values, KEY_KEY_PASSWORD),
-        .verify = tb_config_bool(values, KEY_VERIFY),
-        .auth_user = strcmp(auth, "basic") == 0 ? setting(values, KEY_AUTH_USER) : NULL,
-        .auth_password =
-            strcmp(auth, "basic") == 0 ? setting(values, KEY_AUTH_PASSWORD) : NULL,
-        .auth_token =
-            strcmp(auth, "bearer") == 0 ? setting(values, KEY_AUTH_TOKEN) : NULL,
+        .timeout_ms = (long)s->timeout_ms,
+        .connect_timeout_ms = (long)s->connect_timeout_ms,
+        .ca_location = nonempty(s->ca),
+        .certificate_location = nonempty(s->cert),
+        .key_location = nonempty(s->key),
+        .key_password = nonempty(s->key_password),
+        .verify = s->verify,
+        .auth_user = s->auth_type == AUTH_BASIC ? nonempty(s->auth_user) : NULL,
+        .auth_password = s->auth_type == AUTH_BASIC ? nonempty(s->auth_password) : NULL,
+        .auth_token = s->auth_type == AUTH_BEARER ? nonempty(s->auth_token) : NULL,
     };
 
     task->format = ndjson ? TB_HTTP_SINK_NDJSON : TB_HTTP_SINK_JSON_ARRAY;
-    task->full_records = strcasecmp(tb_config_string(values, KEY_CONTENT), "record") == 0;
-    task->max_records = (size_t)tb_config_int(values, KEY_MAX_RECORDS);
-    task->max_bytes = (size_t)tb_config_int(values, KEY_MAX_BYTES);
-    task->linger_ms = tb_config_int(values, KEY_LINGER);
-    task->retries = (int)tb_config_int(values, KEY_RETRIES);
-    task->backoff_ms = tb_config_int(values, KEY_BACKOFF);
-    task->backoff_max_ms = tb_config_int(values, KEY_BACKOFF_MAX);
+    task->full_records = s->content == CONTENT_RECORD;
+    task->max_records = (size_t)s->max_records;
+    task->max_bytes = (size_t)s->max_bytes;
+    task->linger_ms = s->linger_ms;
+    task->retries = s->retries;
+    task->backoff_ms = s->backoff_ms;
+    task->backoff_max_ms = s->backoff_max_ms;
     return tb_http_sink_client_init(&task->client, &options, errstr, errstr_size);
 }
 
@@ -469,11 +523,13 @@ static int http_sink_task_start(const tb_task_context_t *ctx, const json_t *conf
     const tb_config_table_t *tables[] = {&http_sink_table};
     json_t *errors = json_object();
     json_t *values = tb_config_parse(tables, 1, config, errors);
+    http_sink_settings_t settings;
     http_sink_task_t *task = NULL;
     int rc = -1;
 
     http_sink_validate(values, errors);
-    if (tb_config_error_count(errors) > 0) {
+    if (tb_config_error_count(errors) > 0 ||
+        tb_config_fill(&http_sink_table, values, &settings) != 0) {
         describe_errors(config, errors, errstr, errstr_size);
         goto done;
     }
@@ -483,7 +539,7 @@ static int http_sink_task_start(const tb_task_context_t *ctx, const json_t *conf
         goto done;
     }
     task->ctx = ctx;
-    if (configure(task, values, errstr, errstr_size) != 0) {
+    if (configure(task, &settings, errstr, errstr_size) != 0) {
         goto done;
     }
     *out = task;
