@@ -66,11 +66,13 @@ typedef struct {
 
 /* A partition a sink task is given or loses (Connect's open() and close()).
  * For open(), offset comes as TB_PLUGIN_NO_OFFSET, and the plugin may set it
- * to the next offset to read. */
+ * to the next offset to read; stored is the offset the store holds for the
+ * partition (TB_PLUGIN_NO_OFFSET when none, and always for close()). */
 typedef struct {
     const char *topic; /* borrowed for the call */
     int32_t partition;
     int64_t offset;
+    int64_t stored;
 } tb_sink_partition_t;
 
 #define TB_PLUGIN_NO_OFFSET (-1)
@@ -272,6 +274,15 @@ typedef struct tb_plugin {
     /* Sink: makes everything put so far durable; the runtime records offsets
      * only after this returns 0. Optional for sources. */
     int (*flush)(void *task, char *errstr, size_t errstr_size);
+
+    /* Sink: for a plugin whose flush() does not make everything durable (an
+     * object store sink fills an object over many flushes), what Connect's
+     * preCommit() tells: asked after each flush() that returned 0, for each
+     * partition, the offset of the oldest record of it that the plugin took
+     * and that is not durable yet, or TB_PLUGIN_NO_OFFSET when every record
+     * of it taken is durable. The runtime then records no offset past it.
+     * Optional: without it, flush() makes everything durable. */
+    int64_t (*pending_offset)(void *task, const char *topic, int32_t partition);
 
     /* Source: the offsets of offsets (an array of {"partition","offset"},
      * borrowed) were recorded in the store, so everything they cover was

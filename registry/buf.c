@@ -135,7 +135,9 @@ char *tb_buf_take(tb_buf_t *b, size_t *len)
         return NULL;
     }
     char *data = b->data;
-    *len = b->len;
+    if (len != NULL) {
+        *len = b->len;
+    }
     *b = (tb_buf_t){0};
     return data;
 }

@@ -53,7 +53,8 @@ void tb_buf_json_string(tb_buf_t *b, const char *s, size_t n);
 void tb_buf_varint(tb_buf_t *b, uint64_t v);
 void tb_buf_zigzag(tb_buf_t *b, int64_t v);
 
-/* Returns the data (malloc'd, the caller frees it) and resets b. NULL when an
+/* Returns the data (malloc'd, the caller frees it; NUL-terminated, its
+ * length in *len unless len is NULL) and resets b. NULL when an
  * allocation failed (b is released then). */
 char *tb_buf_take(tb_buf_t *b, size_t *len);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "connectors/runtime/sink/tb_sink_open.h"
+#include "connectors/runtime/sink/tb_sink_start.h"
 
 static int closed;
 
@@ -18,6 +19,9 @@ static int open_some(void *task, tb_sink_partition_t *parts, size_t count, char 
     assert_ptr_equal(task, &closed);
     for (size_t i = 0; i < count; i++) {
         assert_int_equal(parts[i].offset, TB_PLUGIN_NO_OFFSET);
+        /* the store's offset of each comes with it */
+        assert_int_equal(parts[i].stored,
+                         parts[i].partition == 0 ? 7 : TB_PLUGIN_NO_OFFSET);
         if (parts[i].partition == 1) {
             parts[i].offset = 42; /* only this one has an offset of its own */
         }
@@ -50,21 +54,23 @@ static void test_open_gives_the_plugins_offsets(void **state)
     rd_kafka_topic_partition_list_add(list, "t", 1);
     char errstr[128] = "";
 
+    const int64_t stored[] = {7, TB_OFFSET_NONE};
     tb_plugin_t plugin = {.open = open_some, .close = close_count};
-    int64_t *offsets = tb_sink_open(&plugin, &closed, list, errstr, sizeof(errstr));
+    int64_t *offsets =
+        tb_sink_open(&plugin, &closed, list, stored, errstr, sizeof(errstr));
     assert_non_null(offsets);
     assert_int_equal(offsets[0], TB_PLUGIN_NO_OFFSET);
     assert_int_equal(offsets[1], 42);
     free(offsets);
 
     tb_plugin_t without = {0}; /* no open(): no opinion on any partition */
-    offsets = tb_sink_open(&without, NULL, list, errstr, sizeof(errstr));
+    offsets = tb_sink_open(&without, NULL, list, NULL, errstr, sizeof(errstr));
     assert_int_equal(offsets[0], TB_PLUGIN_NO_OFFSET);
     assert_int_equal(offsets[1], TB_PLUGIN_NO_OFFSET);
     free(offsets);
 
     tb_plugin_t failing = {.open = open_fails};
-    assert_null(tb_sink_open(&failing, NULL, list, errstr, sizeof(errstr)));
+    assert_null(tb_sink_open(&failing, NULL, list, NULL, errstr, sizeof(errstr)));
     assert_string_equal(errstr, "the database is down");
 
     closed = 0;

@@ -17,11 +17,20 @@
 #include "core/tb_time.h"
 
 /* What to record for p: the consumer position when every record fetched
- * from it was written (a pending batch is not), else last written + 1. */
+ * from it was written (a pending batch is not), else last written + 1; for
+ * a plugin that holds records not durable yet (pending_offset), the oldest
+ * of them. */
 static int64_t commit_offset_of(const sink_engine_t *e, const partition_t *p,
                                 int64_t position)
 {
     int64_t offset = p->written_next != TB_OFFSET_NONE ? p->written_next : p->start;
+    int64_t held =
+        e->env->plugin->pending_offset != NULL
+            ? e->env->plugin->pending_offset(e->plugin_task, p->topic, p->partition)
+            : TB_PLUGIN_NO_OFFSET;
+    if (held != TB_PLUGIN_NO_OFFSET) {
+        return held < offset ? held : offset;
+    }
     bool pending = false;
     for (size_t i = 0; i < e->batch_len && !pending; i++) {
         pending = e->batch[i]->partition == p->partition &&

@@ -240,8 +240,19 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
     /* a plugin that keeps its own offsets (Connect's open() and
      * SinkTaskContext.offset) has the last word on where each one starts */
     char open_error[512];
-    int64_t *own = tb_sink_open(e->env->plugin, e->plugin_task, list, open_error,
-                                sizeof(open_error));
+    int64_t *stored_of = calloc((size_t)list->cnt + 1, sizeof(*stored_of));
+    for (int i = 0; stored_of != NULL && i < list->cnt; i++) {
+        stored_of[i] =
+            stored_offset(stored, list->elems[i].topic, list->elems[i].partition);
+    }
+    int64_t *own = stored_of != NULL
+                       ? tb_sink_open(e->env->plugin, e->plugin_task, list, stored_of,
+                                      open_error, sizeof(open_error))
+                       : NULL;
+    if (stored_of == NULL) {
+        snprintf(open_error, sizeof(open_error), "out of memory");
+    }
+    free(stored_of);
     /* without the group's offsets, or after an unanswered query, the
      * watermarks are not asked for: the partitions wait in any case */
     rd_kafka_resp_err_t err = group_err;

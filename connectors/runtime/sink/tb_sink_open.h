@@ -13,14 +13,16 @@
 
 #include "connectors/tb_plugin.h"
 
-/* Tells plugin that the partitions of list are opened. Returns a new array
+/* Tells plugin that the partitions of list are opened, with the store's
+ * offset of each in stored (list->cnt of them, TB_OFFSET_NONE where none;
+ * NULL: none at all). Returns a new array
  * of list->cnt offsets (the caller frees it), TB_PLUGIN_NO_OFFSET where the
  * plugin has none, or, for a plugin without open(), an array of only that.
  * NULL with errstr when open() failed or memory ran out: the partitions
  * then wait. */
 int64_t *tb_sink_open(const tb_plugin_t *plugin, void *task,
-                      const rd_kafka_topic_partition_list_t *list, char *errstr,
-                      size_t errstr_size);
+                      const rd_kafka_topic_partition_list_t *list, const int64_t *stored,
+                      char *errstr, size_t errstr_size);
 
 /* Tells plugin that the partitions of list are closed. A plugin without
  * close() is not told. */
