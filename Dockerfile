@@ -5,7 +5,7 @@ FROM debian:bookworm AS build
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
         --no-install-recommends gcc g++ cmake make pkg-config git ca-certificates \
         librdkafka-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev \
-        libsqlite3-dev libpq-dev libssl-dev libavro-dev libprotobuf-dev libprotoc-dev \
+        libsqlite3-dev libpq-dev libssl-dev libavro-dev libprotobuf-dev libprotoc-dev zlib1g-dev \
         libjemalloc-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

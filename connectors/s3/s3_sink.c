@@ -1,0 +1,1254 @@
+/*
+ * s3_sink.c - a sink that writes topics to S3 (or a store that speaks its
+ * API: store.url) as Confluent's S3 sink does: its keys, its object names
+ * and its formats (tb_s3_sink.h lists the files).
+ *
+ * Objects: the records of a Kafka partition go to one object per encoded
+ * partition, all of them rotated together (a commit group): after
+ * flush.size records, when a record's time is rotate.interval.ms past the
+ * group's first, or at the wall clock's rotate.schedule.interval.ms
+ * boundary. An object's bytes are uploaded as parts of a multipart upload
+ * as soon as s3.part.size of them are buffered, and an object becomes
+ * visible only whole: at the completion of its multipart upload, or in one
+ * PutObject when it is smaller than a part.
+ *
+ * Exactly once: the runtime records a partition's offset only up to the
+ * first record of its open group (pending_offset), so a restart writes the
+ * group again, over the same object names (the partitioners are
+ * deterministic, except Wallclock and the scheduled rotation, as in
+ * Confluent's). When a partition is opened, the bucket is asked where it
+ * resumes (tb_s3_recovery.h), which wins when it is ahead of the store.
+ *
+ * Failures: every request is retried per s3.part.retries and
+ * s3.retry.backoff.ms (tb_s3_client.h); when those are spent, put() or
+ * flush() returns TB_PLUGIN_RETRY and asks to be called again after
+ * retry.backoff.ms, without limit, as Connect retries a RetriableException:
+ * nothing is lost, and a put() that the runtime gives again skips the
+ * records it already took (by offset). A store that refuses (403, 404, an
+ * unknown bucket) fails the task, naming the bucket and the key.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zlib.h>
+
+#include "connectors/s3/tb_s3_client.h"
+#include "connectors/s3/tb_s3_format.h"
+#include "connectors/s3/tb_s3_partitioner.h"
+#include "connectors/s3/tb_s3_recovery.h"
+#include "connectors/s3/tb_s3_sink.h"
+#include "core/tb_log.h"
+#include "core/tb_time.h"
+
+#define LOGGER "tributary.task"
+#define GROUP_S3 "S3"
+#define GROUP_STORAGE "Storage"
+#define GROUP_PARTITIONER "Partitioner"
+#define MIN_PART_SIZE 5242880
+
+/* ---- configuration ---- */
+
+static const char *const compression_types[] = {"none", "gzip", NULL};
+static const char *const extractors[] = {"Record", "RecordField", "Wallclock", NULL};
+static const char *const null_behaviors[] = {"fail", "ignore", NULL};
+static const char *const parquet_codecs[] = {"none",   "snappy", "gzip", "lzo",
+                                             "brotli", "lz4",    "zstd", NULL};
+static const char *const avro_codecs[] = {"null", "deflate",   "snappy", "bzip2",
+                                          "xz",   "zstandard", NULL};
+static const char *const sse_algorithms[] = {"", "AES256", "aws:kms", NULL};
+static const char *const acls[] = {"private",
+                                   "public-read",
+                                   "public-read-write",
+                                   "authenticated-read",
+                                   "log-delivery-write",
+                                   "bucket-owner-read",
+                                   "bucket-owner-full-control",
+                                   "aws-exec-read",
+                                   NULL};
+static const char *const compatibilities[] = {"NONE", "BACKWARD", "FORWARD", "FULL",
+                                              NULL};
+
+static const tb_config_range_t at_least_one = {.has_min = true, .min = 1};
+static const tb_config_range_t part_sizes = {
+    .has_min = true, .min = MIN_PART_SIZE, .has_max = true, .max = 2147483647};
+static const tb_config_range_t not_negative = {.has_min = true, .min = 0};
+static const tb_config_range_t levels = {
+    .has_min = true, .min = -1, .has_max = true, .max = 9};
+static const tb_config_range_t pad_widths = {
+    .has_min = true, .min = 0, .has_max = true, .max = 19};
+
+static int path_format_check(const json_t *value, char *reason, size_t reason_size)
+{
+    return tb_s3_path_format_check(json_string_value(value), reason, reason_size);
+}
+
+static const tb_config_def_t s3_sink_keys[] = {
+    {.name = TB_S3_KEY_BUCKET,
+     .type = TB_CONFIG_STRING,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_S3,
+     .order = 1,
+     .documentation = "The bucket the objects are written to."},
+    {.name = TB_S3_KEY_REGION,
+     .type = TB_CONFIG_STRING,
+     .default_value = "us-west-2",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_S3,
+     .order = 2,
+     .documentation = "The region of the bucket, which requests are signed for."},
+    {.name = TB_S3_KEY_STORE_URL,
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_S3,
+     .order = 3,
+     .role = TB_CONFIG_ROLE_URL,
+     .documentation = "The store's URL, for a store that speaks S3's API (MinIO, Ceph, "
+                      "R2, ...); null: AWS's endpoint of s3.region. Subject to the "
+                      "worker's http.sink.allowed.hosts."},
+    {.name = TB_S3_KEY_PATH_STYLE,
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_S3,
+     .order = 4,
+     .documentation = "Path-style requests (<url>/<bucket>/<key>); false: the bucket in "
+                      "the host name (<bucket>.<host>/<key>)."},
+    {.name = TB_S3_KEY_ACCESS_KEY,
+     .type = TB_CONFIG_PASSWORD,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_S3,
+     .order = 5,
+     .documentation =
+         "The access key id; a secret reference. Null: the worker's "
+         "AWS_ACCESS_KEY_ID environment variable (with AWS_SECRET_ACCESS_KEY "
+         "and AWS_SESSION_TOKEN), else unsigned requests."},
+    {.name = TB_S3_KEY_SECRET_KEY,
+     .type = TB_CONFIG_PASSWORD,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_S3,
+     .order = 6,
+     .documentation = "The secret access key; a secret reference."},
+    {.name = TB_S3_KEY_PART_SIZE,
+     .type = TB_CONFIG_INT,
+     .default_value = "26214400",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_S3,
+     .order = 7,
+     .range = &part_sizes,
+     .documentation = "The size of a multipart upload's part, in bytes: an object's "
+                      "buffer, uploaded as a part once full. An object smaller than a "
+                      "part is written in one PutObject. Memory: about this much per "
+                      "object being written."},
+    {.name = TB_S3_KEY_COMPRESSION,
+     .type = TB_CONFIG_STRING,
+     .default_value = "none",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_S3,
+     .order = 8,
+     .one_of = compression_types,
+     .documentation = "Compression of the objects: none, or gzip (the extension gets "
+                      ".gz)."},
+    {.name = TB_S3_KEY_COMPRESSION_LEVEL,
+     .type = TB_CONFIG_INT,
+     .default_value = "-1",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_S3,
+     .order = 9,
+     .range = &levels,
+     .documentation = "The gzip level, 0 to 9; -1: zlib's default."},
+    {.name = TB_S3_KEY_SSE_ALGORITHM,
+     .type = TB_CONFIG_STRING,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_S3,
+     .order = 10,
+     .one_of = sse_algorithms,
+     .documentation = "Server-side encryption of the objects: AES256 or aws:kms; empty: "
+                      "the bucket's default."},
+    {.name = TB_S3_KEY_SSE_KMS_KEY,
+     .type = TB_CONFIG_STRING,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_S3,
+     .order = 11,
+     .documentation = "The KMS key of s3.sse.algorithm=aws:kms; empty: the account's."},
+    {.name = TB_S3_KEY_SSE_CUSTOMER_KEY,
+     .type = TB_CONFIG_PASSWORD,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_S3,
+     .order = 12,
+     .documentation = "Encryption with a key of the customer's (SSE-C): not built in "
+                      "tributary; a config that sets it is refused."},
+    {.name = TB_S3_KEY_ACL,
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_S3,
+     .order = 13,
+     .one_of = acls,
+     .documentation = "A canned ACL set on each object; null: none."},
+    {.name = TB_S3_KEY_PART_RETRIES,
+     .type = TB_CONFIG_INT,
+     .default_value = "3",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_S3,
+     .order = 14,
+     .range = &not_negative,
+     .documentation = "How many times a request that failed for a reason that may pass "
+                      "(a network error, a timeout, 429, 5xx, SlowDown) is tried again "
+                      "before the task waits retry.backoff.ms; 0: never."},
+    {.name = TB_S3_KEY_RETRY_BACKOFF,
+     .type = TB_CONFIG_LONG,
+     .default_value = "200",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_S3,
+     .order = 15,
+     .range = &not_negative,
+     .documentation = "The wait before the first retry of a request, in ms; each next "
+                      "wait doubles."},
+    {.name = TB_S3_KEY_REQUEST_TIMEOUT,
+     .type = TB_CONFIG_LONG,
+     .default_value = "60000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_S3,
+     .order = 16,
+     .range = &at_least_one,
+     .documentation = "tributary's own: how long one request may take, in ms, its "
+                      "connection included (at most 10 s of it)."},
+    {.name = TB_S3_KEY_TASK_BACKOFF,
+     .type = TB_CONFIG_LONG,
+     .default_value = "5000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_S3,
+     .order = 17,
+     .range = &not_negative,
+     .documentation = "When a request's retries are spent, the wait before the task "
+                      "tries again, in ms (without limit: nothing is dropped)."},
+    {.name = TB_S3_KEY_FORMAT,
+     .type = TB_CONFIG_CLASS,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_STORAGE,
+     .order = 1,
+     .documentation =
+         "How records are written: " TB_S3_FORMAT_JSON " (.json) or " TB_S3_FORMAT_BYTES
+         " (.bin). AvroFormat and ParquetFormat are "
+         "not built yet and are refused."},
+    {.name = TB_S3_KEY_FLUSH_SIZE,
+     .type = TB_CONFIG_INT,
+     .required = true,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_STORAGE,
+     .order = 2,
+     .range = &at_least_one,
+     .documentation = "The records of a partition an object group holds before it is "
+                      "committed."},
+    {.name = TB_S3_KEY_ROTATE_INTERVAL,
+     .type = TB_CONFIG_LONG,
+     .default_value = "-1",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_STORAGE,
+     .order = 3,
+     .documentation = "Commit a partition's objects when a record's time (per "
+                      "timestamp.extractor; with a partitioner that is not time-based, "
+                      "its Kafka timestamp) is this many ms past the first record's; -1: "
+                      "never."},
+    {.name = TB_S3_KEY_ROTATE_SCHEDULE,
+     .type = TB_CONFIG_LONG,
+     .default_value = "-1",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_STORAGE,
+     .order = 4,
+     .documentation = "Commit open objects at each multiple of this many ms of the wall "
+                      "clock (checked as records arrive and at each offset flush); -1: "
+                      "never. Not deterministic: a restart may cut objects elsewhere."},
+    {.name = TB_S3_KEY_TOPICS_DIR,
+     .type = TB_CONFIG_STRING,
+     .default_value = "topics",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_STORAGE,
+     .order = 5,
+     .documentation = "The top directory of the objects."},
+    {.name = TB_S3_KEY_DIRECTORY_DELIM,
+     .type = TB_CONFIG_STRING,
+     .default_value = "/",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_STORAGE,
+     .order = 6,
+     .documentation = "The delimiter between the directories of a name."},
+    {.name = TB_S3_KEY_FILE_DELIM,
+     .type = TB_CONFIG_STRING,
+     .default_value = "+",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_STORAGE,
+     .order = 7,
+     .documentation =
+         "The delimiter between topic, partition and offset in a file name."},
+    {.name = TB_S3_KEY_ZERO_PAD,
+     .type = TB_CONFIG_INT,
+     .default_value = "10",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_STORAGE,
+     .order = 8,
+     .range = &pad_widths,
+     .documentation = "The digits of the start offset in a file name, zero-padded."},
+    {.name = TB_S3_KEY_SEPARATOR,
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_STORAGE,
+     .order = 9,
+     .documentation = "ByteArrayFormat: what follows each record; null: a newline."},
+    {.name = TB_S3_KEY_EXTENSION,
+     .type = TB_CONFIG_STRING,
+     .default_value = ".bin",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_STORAGE,
+     .order = 10,
+     .documentation = "ByteArrayFormat: the extension of the objects."},
+    {.name = TB_S3_KEY_NULL_VALUES,
+     .type = TB_CONFIG_STRING,
+     .default_value = "fail",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_STORAGE,
+     .order = 11,
+     .one_of = null_behaviors,
+     .documentation = "A record with a null value (a tombstone): fail (the record fails, "
+                      "per errors.tolerance) or ignore (skipped)."},
+    {.name = TB_S3_KEY_SCHEMA_COMPATIBILITY,
+     .type = TB_CONFIG_STRING,
+     .default_value = "NONE",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_STORAGE,
+     .order = 12,
+     .one_of = compatibilities,
+     .documentation = "Only NONE is built: objects are not rotated on a schema change."},
+    {.name = TB_S3_KEY_STORE_KEYS,
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_STORAGE,
+     .order = 13,
+     .documentation = "Writing the keys beside the values: not built yet; true is "
+                      "refused."},
+    {.name = TB_S3_KEY_STORE_HEADERS,
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_STORAGE,
+     .order = 14,
+     .documentation = "Writing the headers beside the values: not built yet; true is "
+                      "refused."},
+    {.name = TB_S3_KEY_KEYS_FORMAT,
+     .type = TB_CONFIG_CLASS,
+     .default_value = TB_S3_FORMAT_AVRO,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_STORAGE,
+     .order = 15,
+     .documentation = "The format of stored keys (store.kafka.keys, not built)."},
+    {.name = TB_S3_KEY_HEADERS_FORMAT,
+     .type = TB_CONFIG_CLASS,
+     .default_value = TB_S3_FORMAT_AVRO,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_STORAGE,
+     .order = 16,
+     .documentation = "The format of stored headers (store.kafka.headers, not built)."},
+    {.name = TB_S3_KEY_AVRO_CODEC,
+     .type = TB_CONFIG_STRING,
+     .default_value = "null",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_STORAGE,
+     .order = 17,
+     .one_of = avro_codecs,
+     .documentation = "AvroFormat's codec (AvroFormat is not built yet)."},
+    {.name = TB_S3_KEY_PARQUET_CODEC,
+     .type = TB_CONFIG_STRING,
+     .default_value = "snappy",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_STORAGE,
+     .order = 18,
+     .one_of = parquet_codecs,
+     .documentation = "ParquetFormat's codec (ParquetFormat is not built yet)."},
+    {.name = TB_S3_KEY_PARTITIONER,
+     .type = TB_CONFIG_CLASS,
+     .default_value = TB_S3_PARTITIONER_PACKAGE "DefaultPartitioner",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = GROUP_PARTITIONER,
+     .order = 1,
+     .documentation = "Where in the bucket records go, as Confluent's partitioners of "
+                      "io.confluent.connect.storage.partitioner: DefaultPartitioner "
+                      "(partition=<n>), FieldPartitioner, TimeBasedPartitioner, "
+                      "DailyPartitioner, HourlyPartitioner."},
+    {.name = TB_S3_KEY_FIELD_NAME,
+     .type = TB_CONFIG_LIST,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_PARTITIONER,
+     .order = 2,
+     .documentation = "FieldPartitioner: the fields of the value, each a directory "
+                      "<field>=<value>."},
+    {.name = TB_S3_KEY_PATH_FORMAT,
+     .type = TB_CONFIG_STRING,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_PARTITIONER,
+     .order = 3,
+     .check = path_format_check,
+     .documentation = "TimeBasedPartitioner: the directories of a time, a Joda-Time "
+                      "pattern: 'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH. Letters y Y M "
+                      "d H m s S D and 'quoted text'."},
+    {.name = TB_S3_KEY_DURATION,
+     .type = TB_CONFIG_LONG,
+     .default_value = "-1",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_PARTITIONER,
+     .order = 4,
+     .documentation = "TimeBasedPartitioner: the span of time of one directory, in ms."},
+    {.name = TB_S3_KEY_LOCALE,
+     .type = TB_CONFIG_STRING,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_PARTITIONER,
+     .order = 5,
+     .documentation = "The time-based partitioners' locale, required by them; month "
+                      "names (MMM) are written in English whatever it says."},
+    {.name = TB_S3_KEY_TIMEZONE,
+     .type = TB_CONFIG_STRING,
+     .default_value = "",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_PARTITIONER,
+     .order = 6,
+     .documentation = "The time-based partitioners' zone, required by them: UTC, or a "
+                      "region of the tz database (Europe/Paris)."},
+    {.name = TB_S3_KEY_EXTRACTOR,
+     .type = TB_CONFIG_STRING,
+     .default_value = "Wallclock",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_PARTITIONER,
+     .order = 7,
+     .one_of = extractors,
+     .documentation = "The time of a record: Record (its Kafka timestamp), RecordField "
+                      "(timestamp.field of its value: a Timestamp or a number of ms) or "
+                      "Wallclock (when it is written: not deterministic)."},
+    {.name = TB_S3_KEY_TIMESTAMP_FIELD,
+     .type = TB_CONFIG_STRING,
+     .default_value = "timestamp",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_PARTITIONER,
+     .order = 8,
+     .documentation = "The field of timestamp.extractor=RecordField."},
+};
+
+static const tb_config_table_t s3_sink_table = TB_CONFIG_TABLE("S3 sink", s3_sink_keys);
+
+/* A class name's simple name. */
+static const char *simple_name(const char *class_name)
+{
+    const char *dot = class_name != NULL ? strrchr(class_name, '.') : NULL;
+    return dot != NULL ? dot + 1 : class_name != NULL ? class_name : "";
+}
+
+/* A string setting, NULL when unset or empty. */
+static const char *setting(const json_t *values, const char *name)
+{
+    const char *s = tb_config_string(values, name);
+    return s != NULL && s[0] != '\0' ? s : NULL;
+}
+
+static void check_format(const json_t *values, json_t *errors)
+{
+    const char *format = tb_config_string(values, TB_S3_KEY_FORMAT);
+    const char *name = simple_name(format);
+    if (format == NULL || strcmp(name, "JsonFormat") == 0 ||
+        strcmp(name, "ByteArrayFormat") == 0) {
+        return;
+    }
+    char message[512];
+    if (strcmp(name, "ParquetFormat") == 0 || strcmp(name, "AvroFormat") == 0) {
+        snprintf(message, sizeof(message),
+                 TB_S3_KEY_FORMAT " %s is not built in tributary yet: use JsonFormat or "
+                                  "ByteArrayFormat",
+                 format);
+    } else {
+        snprintf(message, sizeof(message),
+                 TB_S3_KEY_FORMAT " %s is no format of the S3 sink: JsonFormat or "
+                                  "ByteArrayFormat",
+                 format);
+    }
+    tb_config_error_add(errors, TB_S3_KEY_FORMAT, message);
+}
+
+static void check_partitioner(const json_t *values, json_t *errors)
+{
+    static const char *const names[] = {"DefaultPartitioner", "FieldPartitioner",
+                                        "TimeBasedPartitioner", "DailyPartitioner",
+                                        "HourlyPartitioner"};
+    const char *partitioner = tb_config_string(values, TB_S3_KEY_PARTITIONER);
+    const char *name = simple_name(partitioner);
+    size_t which = 0;
+    while (which < 5 && strcmp(name, names[which]) != 0) {
+        which++;
+    }
+    if (which == 5) {
+        char message[512];
+        snprintf(message, sizeof(message),
+                 TB_S3_KEY_PARTITIONER " %s is no partitioner tributary has: "
+                                       "DefaultPartitioner, FieldPartitioner, "
+                                       "TimeBasedPartitioner, DailyPartitioner or "
+                                       "HourlyPartitioner",
+                 partitioner != NULL ? partitioner : "");
+        tb_config_error_add(errors, TB_S3_KEY_PARTITIONER, message);
+        return;
+    }
+    if (which == 1 &&
+        json_array_size(tb_config_list(values, TB_S3_KEY_FIELD_NAME)) == 0) {
+        tb_config_error_add(errors, TB_S3_KEY_FIELD_NAME,
+                            "FieldPartitioner needs " TB_S3_KEY_FIELD_NAME);
+    }
+    if (which < 2) {
+        return;
+    }
+    if (which == 2 && setting(values, TB_S3_KEY_PATH_FORMAT) == NULL) {
+        tb_config_error_add(errors, TB_S3_KEY_PATH_FORMAT,
+                            "TimeBasedPartitioner needs " TB_S3_KEY_PATH_FORMAT);
+    }
+    json_t *duration = json_object_get(values, TB_S3_KEY_DURATION);
+    if (which == 2 && json_is_integer(duration) && json_integer_value(duration) <= 0) {
+        tb_config_error_add(errors, TB_S3_KEY_DURATION,
+                            "TimeBasedPartitioner needs a positive " TB_S3_KEY_DURATION);
+    }
+    if (setting(values, TB_S3_KEY_LOCALE) == NULL) {
+        tb_config_error_add(errors, TB_S3_KEY_LOCALE,
+                            "the time-based partitioners need " TB_S3_KEY_LOCALE);
+    }
+    const char *zone = setting(values, TB_S3_KEY_TIMEZONE);
+    char errstr[300];
+    tb_s3_partitioner_t *probe = NULL;
+    if (zone == NULL) {
+        tb_config_error_add(errors, TB_S3_KEY_TIMEZONE,
+                            "the time-based partitioners need " TB_S3_KEY_TIMEZONE);
+    } else if (tb_config_error_count(errors) == 0 &&
+               (probe = tb_s3_partitioner_new(values, errstr, sizeof(errstr))) == NULL) {
+        tb_config_error_add(errors, TB_S3_KEY_TIMEZONE, errstr);
+    }
+    tb_s3_partitioner_free(probe);
+}
+
+static void refuse_unbuilt(const json_t *values, json_t *errors)
+{
+    if (setting(values, TB_S3_KEY_SSE_CUSTOMER_KEY) != NULL) {
+        tb_config_error_add(errors, TB_S3_KEY_SSE_CUSTOMER_KEY,
+                            TB_S3_KEY_SSE_CUSTOMER_KEY
+                            " (SSE-C) is not built in tributary: use s3.sse.algorithm");
+    }
+    if (tb_config_bool(values, TB_S3_KEY_STORE_KEYS)) {
+        tb_config_error_add(errors, TB_S3_KEY_STORE_KEYS,
+                            TB_S3_KEY_STORE_KEYS "=true is not built in tributary yet");
+    }
+    if (tb_config_bool(values, TB_S3_KEY_STORE_HEADERS)) {
+        tb_config_error_add(errors, TB_S3_KEY_STORE_HEADERS,
+                            TB_S3_KEY_STORE_HEADERS
+                            "=true is not built in tributary yet");
+    }
+    const char *compatibility = tb_config_string(values, TB_S3_KEY_SCHEMA_COMPATIBILITY);
+    if (compatibility != NULL && strcmp(compatibility, "NONE") != 0) {
+        tb_config_error_add(errors, TB_S3_KEY_SCHEMA_COMPATIBILITY,
+                            TB_S3_KEY_SCHEMA_COMPATIBILITY
+                            ": only NONE is built in tributary (objects are not rotated "
+                            "on a schema change)");
+    }
+}
+
+static void s3_sink_validate(const json_t *values, json_t *errors)
+{
+    check_format(values, errors);
+    check_partitioner(values, errors);
+    refuse_unbuilt(values, errors);
+    if ((setting(values, TB_S3_KEY_ACCESS_KEY) == NULL) !=
+        (setting(values, TB_S3_KEY_SECRET_KEY) == NULL)) {
+        tb_config_error_add(errors, TB_S3_KEY_ACCESS_KEY,
+                            TB_S3_KEY_ACCESS_KEY " and " TB_S3_KEY_SECRET_KEY
+                                                 " are set together or not at all");
+    }
+    const char *extractor = tb_config_string(values, TB_S3_KEY_EXTRACTOR);
+    if (extractor != NULL && strcmp(extractor, "RecordField") == 0 &&
+        setting(values, TB_S3_KEY_TIMESTAMP_FIELD) == NULL) {
+        tb_config_error_add(
+            errors, TB_S3_KEY_TIMESTAMP_FIELD,
+            "timestamp.extractor=RecordField needs " TB_S3_KEY_TIMESTAMP_FIELD);
+    }
+    if (setting(values, TB_S3_KEY_DIRECTORY_DELIM) == NULL) {
+        tb_config_error_add(errors, TB_S3_KEY_DIRECTORY_DELIM,
+                            TB_S3_KEY_DIRECTORY_DELIM " must not be empty");
+    }
+    if (setting(values, TB_S3_KEY_FILE_DELIM) == NULL) {
+        tb_config_error_add(errors, TB_S3_KEY_FILE_DELIM,
+                            TB_S3_KEY_FILE_DELIM " must not be empty");
+    }
+}
+
+/* Connect's keys of Confluent's S3 sink that tributary does not build. */
+static const char *const s3_refused_keys[] = {"s3.proxy.",
+                                              "s3.credentials.provider.",
+                                              "s3.object.tagging",
+                                              "s3.wan.mode",
+                                              "s3.elastic.buffer.",
+                                              "s3.ssea.name",
+                                              "s3.http.send.expect.continue.enabled",
+                                              "s3.object.behavior.on.tagging.error",
+                                              "parquet.",
+                                              "avro.",
+                                              "format.bytearray.",
+                                              NULL};
+
+static json_t *s3_sink_task_configs(const json_t *config, int max_tasks)
+{
+    json_t *list = json_array();
+    for (int i = 0; i < max_tasks; i++) {
+        json_array_append_new(list, json_deep_copy(config));
+    }
+    return list;
+}
+
+/* ---- the task's state ---- */
+
+/* An object being written: one encoded partition of a commit group. */
+typedef struct {
+    char *topic; /* as routed: the name's */
+    char *encoded;
+    char *key;
+    int64_t start;
+    tb_buf_t buf; /* bytes not uploaded yet (compressed, with gzip) */
+    z_stream z;
+    bool z_open;
+    bool finished; /* the compressor's end is in buf */
+    bool done;     /* visible in the bucket */
+    char *upload_id;
+    char **etags;
+    int parts;
+} s3_object_t;
+
+/* A Kafka partition of the task and its commit group. */
+typedef struct {
+    char *topic; /* as read from Kafka */
+    int32_t partition;
+    s3_object_t *objects; /* in the order they began: by start offset */
+    size_t count;
+    size_t records;      /* in the group */
+    int64_t group_start; /* the group's first offset */
+    int64_t last;        /* the group's last offset */
+    int64_t next;        /* after the last record taken; -1: none yet */
+    int64_t base_time;   /* the group's first record's time (rotate.interval.ms) */
+    int64_t deadline_ms; /* wall clock (rotate.schedule.interval.ms); 0: none */
+    bool full;           /* the group is to be committed before more is taken */
+} s3_tp_t;
+
+typedef struct {
+    const tb_task_context_t *ctx;
+    tb_s3_client_t *client;
+    tb_s3_partitioner_t *partitioner;
+    char *bucket;
+    char *topics_dir;
+    char *directory_delim;
+    char *file_delim;
+    tb_s3_layout_t layout;
+    const tb_s3_format_t *format;
+    tb_s3_bytes_options_t bytes;
+    char *separator;
+    char *extension; /* with .gz when compressed */
+    bool gzip;
+    int level;
+    size_t flush_size;
+    int64_t rotate_ms;
+    int64_t schedule_ms;
+    size_t part_size;
+    bool ignore_nulls;
+    int64_t task_backoff_ms;
+    s3_tp_t *tps;
+    size_t tp_count;
+    tb_buf_t scratch; /* one record's bytes */
+} s3_task_t;
+
+static void object_clear(s3_object_t *o, tb_s3_client_t *client)
+{
+    if (o->upload_id != NULL && !o->done && client != NULL) {
+        tb_s3_multipart_abort(client, o->key, o->upload_id);
+    }
+    if (o->z_open) {
+        deflateEnd(&o->z);
+    }
+    for (int i = 0; i < o->parts; i++) {
+        free(o->etags[i]);
+    }
+    free(o->etags);
+    free(o->upload_id);
+    free(o->buf.data);
+    free(o->topic);
+    free(o->encoded);
+    free(o->key);
+    memset(o, 0, sizeof(*o));
+}
+
+/* Drops tp's group (aborting its multipart uploads). */
+static void group_clear(s3_task_t *task, s3_tp_t *tp)
+{
+    for (size_t i = 0; i < tp->count; i++) {
+        object_clear(&tp->objects[i], task->client);
+    }
+    free(tp->objects);
+    tp->objects = NULL;
+    tp->count = 0;
+    tp->records = 0;
+    tp->group_start = -1;
+    tp->full = false;
+    tp->deadline_ms = 0;
+}
+
+static s3_tp_t *tp_find(s3_task_t *task, const char *topic, int32_t partition)
+{
+    for (size_t i = 0; i < task->tp_count; i++) {
+        if (task->tps[i].partition == partition &&
+            strcmp(task->tps[i].topic, topic) == 0) {
+            return &task->tps[i];
+        }
+    }
+    return NULL;
+}
+
+static s3_tp_t *tp_add(s3_task_t *task, const char *topic, int32_t partition)
+{
+    s3_tp_t *grown = realloc(task->tps, (task->tp_count + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        return NULL;
+    }
+    task->tps = grown;
+    s3_tp_t *tp = &task->tps[task->tp_count];
+    *tp = (s3_tp_t){.partition = partition, .group_start = -1, .next = -1};
+    if ((tp->topic = strdup(topic)) == NULL) {
+        return NULL;
+    }
+    task->tp_count++;
+    return tp;
+}
+
+static void tp_remove(s3_task_t *task, s3_tp_t *tp)
+{
+    group_clear(task, tp);
+    free(tp->topic);
+    size_t i = (size_t)(tp - task->tps);
+    memmove(&task->tps[i], &task->tps[i + 1], (task->tp_count - i - 1) * sizeof(*tp));
+    task->tp_count--;
+}
+
+/* ---- writing objects ---- */
+
+/* Appends data to o's buffer, through gzip when the task compresses.
+ * Returns 0, or -1 on no memory. */
+static int object_append(s3_task_t *task, s3_object_t *o, const void *data, size_t len,
+                         bool finish)
+{
+    if (!task->gzip) {
+        tb_buf_append(&o->buf, data, len);
+        return o->buf.failed ? -1 : 0;
+    }
+    if (!o->z_open) {
+        if (deflateInit2(&o->z, task->level, Z_DEFLATED, 15 + 16, 8,
+                         Z_DEFAULT_STRATEGY) != Z_OK) {
+            return -1;
+        }
+        o->z_open = true;
+    }
+    o->z.next_in = (Bytef *)data;
+    o->z.avail_in = (uInt)len;
+    int rc;
+    do {
+        if (!tb_buf_reserve(&o->buf, 65536)) {
+            return -1;
+        }
+        o->z.next_out = (Bytef *)o->buf.data + o->buf.len;
+        o->z.avail_out = (uInt)(o->buf.cap - o->buf.len - 1);
+        size_t room = o->z.avail_out;
+        rc = deflate(&o->z, finish ? Z_FINISH : Z_NO_FLUSH);
+        o->buf.len += room - o->z.avail_out;
+    } while (rc == Z_OK && (o->z.avail_in > 0 || o->z.avail_out == 0 || finish));
+    return rc == Z_OK || rc == Z_BUF_ERROR || rc == Z_STREAM_END ? 0 : -1;
+}
+
+/* The outcome of a request as put()'s or flush()'s result: a store that
+ * refuses fails the task; otherwise the task asks to be called again. */
+static int result_of(s3_task_t *task, tb_s3_outcome_t outcome)
+{
+    if (outcome == TB_S3_OK) {
+        return 0;
+    }
+    if (outcome == TB_S3_REFUSED) {
+        return -1;
+    }
+    task->ctx->retry_after(task->ctx->runtime, task->task_backoff_ms);
+    return TB_PLUGIN_RETRY;
+}
+
+/* The metadata of o: its group's start, and for the group's last object
+ * the offset after the group. */
+static size_t meta_of(const s3_tp_t *tp, bool last, tb_s3_meta_t *meta)
+{
+    meta[0].name = TB_S3_META_GROUP_START;
+    snprintf(meta[0].value, sizeof(meta[0].value), "%lld", (long long)tp->group_start);
+    if (!last) {
+        return 1;
+    }
+    meta[1].name = TB_S3_META_NEXT;
+    snprintf(meta[1].value, sizeof(meta[1].value), "%lld", (long long)(tp->last + 1));
+    return 2;
+}
+
+/* Uploads o's buffer as its next part, starting its multipart upload when
+ * none is. */
+static int upload_part(s3_task_t *task, const s3_tp_t *tp, s3_object_t *o, char *errstr,
+                       size_t errstr_size)
+{
+    tb_s3_meta_t meta[2];
+    tb_s3_outcome_t outcome = TB_S3_OK;
+    if (o->upload_id == NULL) {
+        size_t n = meta_of(tp, false, meta);
+        outcome = tb_s3_multipart_start(task->client, o->key, meta, n, &o->upload_id,
+                                        errstr, errstr_size);
+    }
+    char **etags = outcome == TB_S3_OK
+                       ? realloc(o->etags, (size_t)(o->parts + 1) * sizeof(*etags))
+                       : o->etags;
+    if (etags == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    o->etags = etags;
+    if (outcome == TB_S3_OK) {
+        outcome = tb_s3_multipart_part(task->client, o->key, o->upload_id, o->parts + 1,
+                                       o->buf.data, o->buf.len, &o->etags[o->parts],
+                                       errstr, errstr_size);
+    }
+    if (outcome == TB_S3_OK) {
+        o->parts++;
+        o->buf.len = 0;
+    }
+    return result_of(task, outcome);
+}
+
+/* Makes o visible, whole: the rest as its last part and the upload
+ * completed, or all of it in one PutObject. */
+static int object_commit(s3_task_t *task, const s3_tp_t *tp, s3_object_t *o, bool last,
+                         char *errstr, size_t errstr_size)
+{
+    if (task->gzip && !o->finished) {
+        if (object_append(task, o, "", 0, true) != 0) {
+            snprintf(errstr, errstr_size, "out of memory compressing s3://%s/%s",
+                     task->bucket, o->key);
+            return -1;
+        }
+        o->finished = true;
+    }
+    tb_s3_meta_t meta[2];
+    size_t n = meta_of(tp, last, meta);
+    if (o->upload_id == NULL) {
+        tb_s3_outcome_t outcome = tb_s3_put_object(
+            task->client, o->key, o->buf.data, o->buf.len, meta, n, errstr, errstr_size);
+        o->done = outcome == TB_S3_OK;
+        return result_of(task, outcome);
+    }
+    if (o->buf.len > 0) {
+        int rc = upload_part(task, tp, o, errstr, errstr_size);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    tb_s3_outcome_t outcome = tb_s3_multipart_complete(
+        task->client, o->key, o->upload_id, o->etags, o->parts, errstr, errstr_size);
+    o->done = outcome == TB_S3_OK;
+    return result_of(task, outcome);
+}
+
+/* Uploads the full parts of tp's objects, and commits its group when it is
+ * full: object by object in the order of their start offsets, so that the
+ * last one written is the one recovery looks at. */
+static int tp_sync(s3_task_t *task, s3_tp_t *tp, char *errstr, size_t errstr_size)
+{
+    for (size_t i = 0; i < tp->count; i++) {
+        s3_object_t *o = &tp->objects[i];
+        if (!o->done && o->buf.len >= task->part_size) {
+            int rc = upload_part(task, tp, o, errstr, errstr_size);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+    }
+    if (!tp->full) {
+        return 0;
+    }
+    for (size_t i = 0; i < tp->count; i++) {
+        if (!tp->objects[i].done) {
+            int rc = object_commit(task, tp, &tp->objects[i], i + 1 == tp->count, errstr,
+                                   errstr_size);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+    }
+    group_clear(task, tp);
+    return 0;
+}
+
+static int sync_all(s3_task_t *task, char *errstr, size_t errstr_size)
+{
+    for (size_t i = 0; i < task->tp_count; i++) {
+        int rc = tp_sync(task, &task->tps[i], errstr, errstr_size);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* The object of tp's group for a record of topic (as routed) in encoded,
+ * begun at offset when new. NULL on no memory. */
+static s3_object_t *object_for(s3_task_t *task, s3_tp_t *tp, const char *topic,
+                               const char *encoded, int64_t offset)
+{
+    for (size_t i = 0; i < tp->count; i++) {
+        s3_object_t *o = &tp->objects[i];
+        if (strcmp(o->encoded, encoded) == 0 && strcmp(o->topic, topic) == 0) {
+            return o;
+        }
+    }
+    s3_object_t *grown = realloc(tp->objects, (tp->count + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        return NULL;
+    }
+    tp->objects = grown;
+    s3_object_t *o = &tp->objects[tp->count];
+    *o = (s3_object_t){.start = offset};
+    o->topic = strdup(topic);
+    o->encoded = strdup(encoded);
+    o->key = tb_s3_object_key(&task->layout, topic, encoded, tp->partition, offset,
+                              task->extension);
+    if (o->topic == NULL || o->encoded == NULL || o->key == NULL) {
+        object_clear(o, NULL);
+        return NULL;
+    }
+    tp->count++;
+    return o;
+}
+
+/* The first multiple of the schedule after now. */
+static int64_t schedule_deadline(const s3_task_t *task, int64_t now)
+{
+    return (now / task->schedule_ms + 1) * task->schedule_ms;
+}
+
+/* Takes one record into its partition's group: 0 (taken, or failed
+ * through record_failed), TB_PLUGIN_RETRY or -1 with errstr. */
+static int take(s3_task_t *task, const tb_sink_record_t *r, int64_t now, char *errstr,
+                size_t errstr_size)
+{
+    const char *source = r->original_topic != NULL ? r->original_topic : r->topic;
+    s3_tp_t *tp = tp_find(task, source, r->partition);
+    if (tp == NULL && (tp = tp_add(task, source, r->partition)) == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
+        return -1;
+    }
+    if (r->offset < tp->next) {
+        return 0; /* taken by a put() the runtime gives again */
+    }
+    char reason[512];
+    if (r->value == NULL && r->value_data == NULL) {
+        if (!task->ignore_nulls) {
+            task->ctx->record_failed(task->ctx->runtime, r,
+                                     "a null value, which behavior.on.null.values=fail "
+                                     "does not write");
+        }
+        tp->next = r->offset + 1;
+        return 0;
+    }
+    int64_t time =
+        tb_s3_partitioner_time(task->partitioner, r, now, reason, sizeof(reason));
+    int64_t rotate_time =
+        tb_s3_partitioner_kind(task->partitioner) == TB_S3_PARTITION_TIME ? time
+                                                                          : r->timestamp;
+    if (tp->records > 0 &&
+        ((task->rotate_ms > 0 && rotate_time - tp->base_time >= task->rotate_ms) ||
+         (tp->deadline_ms > 0 && now >= tp->deadline_ms))) {
+        tp->full = true;
+        int rc = tp_sync(task, tp, errstr, errstr_size);
+        if (rc != 0) {
+            return rc; /* the record is not taken */
+        }
+    }
+    char *encoded = time >= 0 ? tb_s3_partitioner_encode(task->partitioner, r, time,
+                                                         reason, sizeof(reason))
+                              : NULL;
+    task->scratch.len = 0;
+    if (encoded == NULL ||
+        task->format->write(
+            task->format == &tb_s3_format_bytes ? (const void *)&task->bytes : NULL, r,
+            &task->scratch, reason, sizeof(reason)) != 0) {
+        task->ctx->record_failed(task->ctx->runtime, r, reason);
+        free(encoded);
+        tp->next = r->offset + 1;
+        return 0;
+    }
+    s3_object_t *o = object_for(task, tp, r->topic, encoded, r->offset);
+    free(encoded);
+    if (o == NULL ||
+        object_append(task, o, task->scratch.data, task->scratch.len, false) != 0) {
+        snprintf(errstr, errstr_size, "out of memory buffering records for s3://%s",
+                 task->bucket);
+        return -1;
+    }
+    if (tp->records == 0) {
+        tp->group_start = r->offset;
+        tp->base_time = rotate_time;
+        tp->deadline_ms = task->schedule_ms > 0 ? schedule_deadline(task, now) : 0;
+    }
+    tp->records++;
+    tp->last = r->offset;
+    tp->next = r->offset + 1;
+    tp->full = tp->records >= task->flush_size;
+    return tp_sync(task, tp, errstr, errstr_size);
+}
+
+static int s3_sink_put(void *opaque, const tb_sink_record_t *records, size_t count,
+                       char *errstr, size_t errstr_size)
+{
+    s3_task_t *task = opaque;
+    /* what failed before goes first; while it fails, nothing is taken */
+    int rc = sync_all(task, errstr, errstr_size);
+    int64_t now = tb_wall_ms();
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        rc = take(task, &records[i], now, errstr, errstr_size);
+    }
+    return rc;
+}
+
+static int s3_sink_flush(void *opaque, char *errstr, size_t errstr_size)
+{
+    s3_task_t *task = opaque;
+    int64_t now = tb_wall_ms();
+    for (size_t i = 0; i < task->tp_count; i++) {
+        s3_tp_t *tp = &task->tps[i];
+        if (tp->records > 0 && tp->deadline_ms > 0 && now >= tp->deadline_ms) {
+            tp->full = true;
+        }
+    }
+    return sync_all(task, errstr, errstr_size);
+}
+
+static int64_t s3_sink_pending_offset(void *opaque, const char *topic, int32_t partition)
+{
+    s3_task_t *task = opaque;
+    const s3_tp_t *tp = tp_find(task, topic, partition);
+    return tp != NULL && tp->records > 0 ? tp->group_start : TB_PLUGIN_NO_OFFSET;
+}
+
+static int s3_sink_open(void *opaque, tb_sink_partition_t *partitions, size_t count,
+                        char *errstr, size_t errstr_size)
+{
+    s3_task_t *task = opaque;
+    for (size_t i = 0; i < count; i++) {
+        tb_sink_partition_t *p = &partitions[i];
+        s3_tp_t *tp = tp_find(task, p->topic, p->partition);
+        if (tp != NULL) {
+            tp_remove(task, tp); /* opened again: its state starts afresh */
+        }
+        tb_s3_recovery_t found;
+        tb_s3_outcome_t outcome =
+            tb_s3_recovery_find(task->client, &task->layout, task->partitioner, p->topic,
+                                p->partition, &found, errstr, errstr_size);
+        if (outcome != TB_S3_OK) {
+            return TB_PLUGIN_RETRY;
+        }
+        if (found.foreign) {
+            TB_LOG_TASK(TB_LOG_WARN, LOGGER, task->ctx->connector, task->ctx->task,
+                        "partition %s-%d: the newest object s3://%s/%s was not written "
+                        "by tributary (no offsets in its metadata): the partition "
+                        "resumes where the store says",
+                        p->topic, (int)p->partition, task->bucket, found.latest);
+        }
+        if (found.next >= 0 && (p->stored < 0 || found.next > p->stored)) {
+            p->offset = found.next;
+            TB_LOG_TASK(
+                TB_LOG_INFO, LOGGER, task->ctx->connector, task->ctx->task,
+                "partition %s-%d resumes at offset %lld from the bucket (s3://%s/%s), "
+                "ahead of the store's %lld",
+                p->topic, (int)p->partition, (long long)found.next, task->bucket,
+                found.latest, (long long)p->stored);
+        }
+    }
+    return 0;
+}
+
+static void s3_sink_close(void *opaque, const tb_sink_partition_t *partitions,
+                          size_t count)
+{
+    s3_task_t *task = opaque;
+    for (size_t i = 0; i < count; i++) {
+        s3_tp_t *tp = tp_find(task, partitions[i].topic, partitions[i].partition);
+        if (tp != NULL) {
+            tp_remove(task, tp);
+        }
+    }
+}
+
+static void s3_sink_task_stop(void *opaque)
+{
+    s3_task_t *task = opaque;
+    if (task == NULL) {
+        return;
+    }
+    while (task->tp_count > 0) {
+        tp_remove(task, &task->tps[task->tp_count - 1]);
+    }
+    free(task->tps);
+    tb_s3_client_free(task->client);
+    tb_s3_partitioner_free(task->partitioner);
+    free(task->bucket);
+    free(task->topics_dir);
+    free(task->directory_delim);
+    free(task->file_delim);
+    free(task->separator);
+    free(task->extension);
+    free(task->scratch.data);
+    free(task);
+}
+
+/* The first error in table order, then the others'. */
+static void describe_errors(const json_t *errors, char *errstr, size_t errstr_size)
+{
+    tb_config_errors_join(errors, "; ", errstr, errstr_size);
+}
+
+static int configure(s3_task_t *task, const json_t *values, char *errstr,
+                     size_t errstr_size)
+{
+    const char *access = setting(values, TB_S3_KEY_ACCESS_KEY);
+    const char *secret = setting(values, TB_S3_KEY_SECRET_KEY);
+    const char *token = NULL;
+    if (access == NULL) {
+        access = getenv("AWS_ACCESS_KEY_ID");
+        secret = getenv("AWS_SECRET_ACCESS_KEY");
+        token = getenv("AWS_SESSION_TOKEN");
+    }
+    long timeout = (long)tb_config_int(values, TB_S3_KEY_REQUEST_TIMEOUT);
+    tb_s3_client_options_t options = {
+        .endpoint = setting(values, TB_S3_KEY_STORE_URL),
+        .bucket = tb_config_string(values, TB_S3_KEY_BUCKET),
+        .region = tb_config_string(values, TB_S3_KEY_REGION),
+        .path_style = tb_config_bool(values, TB_S3_KEY_PATH_STYLE),
+        .access_key = access,
+        .secret_key = secret,
+        .session_token = token,
+        .sse_algorithm = setting(values, TB_S3_KEY_SSE_ALGORITHM),
+        .sse_kms_key_id = setting(values, TB_S3_KEY_SSE_KMS_KEY),
+        .acl_canned = setting(values, TB_S3_KEY_ACL),
+        .timeout_ms = timeout,
+        .connect_timeout_ms = timeout < 10000 ? timeout : 10000,
+        .retries = (int)tb_config_int(values, TB_S3_KEY_PART_RETRIES),
+        .backoff_ms = tb_config_int(values, TB_S3_KEY_RETRY_BACKOFF),
+    };
+    bool bytes = strcmp(simple_name(tb_config_string(values, TB_S3_KEY_FORMAT)),
+                        "ByteArrayFormat") == 0;
+    const char *separator = tb_config_string(values, TB_S3_KEY_SEPARATOR);
+    task->format = bytes ? &tb_s3_format_bytes : &tb_s3_format_json;
+    task->gzip = strcmp(tb_config_string(values, TB_S3_KEY_COMPRESSION), "gzip") == 0;
+    task->level = (int)tb_config_int(values, TB_S3_KEY_COMPRESSION_LEVEL);
+    task->flush_size = (size_t)tb_config_int(values, TB_S3_KEY_FLUSH_SIZE);
+    task->rotate_ms = tb_config_int(values, TB_S3_KEY_ROTATE_INTERVAL);
+    task->schedule_ms = tb_config_int(values, TB_S3_KEY_ROTATE_SCHEDULE);
+    task->part_size = (size_t)tb_config_int(values, TB_S3_KEY_PART_SIZE);
+    task->ignore_nulls =
+        strcmp(tb_config_string(values, TB_S3_KEY_NULL_VALUES), "ignore") == 0;
+    task->task_backoff_ms = tb_config_int(values, TB_S3_KEY_TASK_BACKOFF);
+    task->bucket = strdup(options.bucket);
+    task->topics_dir = strdup(tb_config_string(values, TB_S3_KEY_TOPICS_DIR));
+    task->directory_delim = strdup(tb_config_string(values, TB_S3_KEY_DIRECTORY_DELIM));
+    task->file_delim = strdup(tb_config_string(values, TB_S3_KEY_FILE_DELIM));
+    task->separator = strdup(separator != NULL ? separator : "\n");
+    if (asprintf(&task->extension, "%s%s",
+                 bytes ? tb_config_string(values, TB_S3_KEY_EXTENSION)
+                       : task->format->extension,
+                 task->gzip ? ".gz" : "") < 0) {
+        task->extension = NULL;
+    }
+    if (task->bucket == NULL || task->topics_dir == NULL ||
+        task->directory_delim == NULL || task->file_delim == NULL ||
+        task->separator == NULL || task->extension == NULL) {
+        snprintf(errstr, errstr_size, "out of memory starting the S3 sink");
+        return -1;
+    }
+    task->bytes = (tb_s3_bytes_options_t){.separator = task->separator,
+                                          .separator_len = strlen(task->separator)};
+    task->layout =
+        (tb_s3_layout_t){.topics_dir = task->topics_dir,
+                         .directory_delim = task->directory_delim,
+                         .file_delim = task->file_delim,
+                         .zero_pad = (int)tb_config_int(values, TB_S3_KEY_ZERO_PAD)};
+    task->partitioner = tb_s3_partitioner_new(values, errstr, errstr_size);
+    if (task->partitioner == NULL) {
+        return -1;
+    }
+    task->client = tb_s3_client_new(&options, errstr, errstr_size);
+    return task->client != NULL ? 0 : -1;
+}
+
+static int s3_sink_task_start(const tb_task_context_t *ctx, const json_t *config,
+                              void **out, char *errstr, size_t errstr_size)
+{
+    const tb_config_table_t *tables[] = {&s3_sink_table};
+    json_t *errors = json_object();
+    json_t *values = tb_config_parse(tables, 1, config, errors);
+    s3_task_t *task = NULL;
+    int rc = -1;
+
+    s3_sink_validate(values, errors);
+    if (tb_config_error_count(errors) > 0) {
+        describe_errors(errors, errstr, errstr_size);
+        goto done;
+    }
+    task = calloc(1, sizeof(*task));
+    if (task == NULL) {
+        snprintf(errstr, errstr_size, "out of memory starting the S3 sink");
+        goto done;
+    }
+    task->ctx = ctx;
+    if (configure(task, values, errstr, errstr_size) != 0) {
+        goto done;
+    }
+    *out = task;
+    task = NULL;
+    rc = 0;
+
+done:
+    s3_sink_task_stop(task);
+    json_decref(values);
+    json_decref(errors);
+    return rc;
+}
+
+static const char *const s3_sink_aliases[] = {"S3Sink", "S3SinkConnector", NULL};
+
+const tb_plugin_t tb_s3_sink_plugin = {
+    .class_name = "io.confluent.connect.s3.S3SinkConnector",
+    .aliases = s3_sink_aliases,
+    .kind = TB_PLUGIN_SINK,
+    .version = "0.1.0",
+    .config = &s3_sink_table,
+    .validate = s3_sink_validate,
+    .refused_keys = s3_refused_keys,
+    .task_configs = s3_sink_task_configs,
+    .task_start = s3_sink_task_start,
+    .typed = true,
+    .open = s3_sink_open,
+    .close = s3_sink_close,
+    .put = s3_sink_put,
+    .flush = s3_sink_flush,
+    .pending_offset = s3_sink_pending_offset,
+    .task_stop = s3_sink_task_stop,
+};
