@@ -6,6 +6,8 @@ import gzip
 import json
 import re
 import signal
+import threading
+import time
 
 import pytest
 from confluent_kafka import Producer
@@ -169,3 +171,236 @@ def test_a_large_object_is_a_multipart_upload(start_worker, bed, moto):
     assert [json.loads(line)["n"] for line in lines] == list(range(60))
     assert head["Metadata"] == {"tributary-group-start": "0"}
 
+
+
+def put_count(moto, bucket):
+    """The objects moto was asked to write so far (PutObject and
+    CompleteMultipartUpload), from its request log."""
+    text = moto.logs()
+    return (text.count(f'"PUT /{bucket}/topics/') +
+            len(re.findall(rf'"POST /{bucket}/topics/[^ ]*\?uploadId=', text)))
+
+
+def test_kill_9_three_times_writes_every_record_once(start_worker, bed, moto, tmp_path):
+    """kill -9 while records arrive and objects are being written, three
+    times: no duplicate, none missing, no partial object visible. Records are
+    produced at a pace, so that offset flushes (every 500 ms) fall while
+    groups are open. FieldPartitioner makes groups of three objects (n % 3),
+    so a kill can fall between the objects of a group. Then a new connector
+    on the same bucket (no stored offset, no group offset) resumes where the
+    bucket says, writing nothing again."""
+    folder = tmp_path / "killed"
+    env = credentials(moto)
+    w = start_worker(SETTINGS, env=env, directory=folder)
+    topic = bed.unique_topic("s3kill")
+    create_topic(bed, topic, 4)
+    bucket = moto.bucket("killed-out")
+    # the broker's smallest session: a killed worker's partitions move on soon
+    config = {"flush.size": "700", "partitioner.class": "FieldPartitioner",
+              "partition.field.name": "g",
+              "consumer.override.session.timeout.ms": "6000"}
+    s3_sink(w, moto, "s3kill", topic, bucket, **config)
+    per_partition = 10000
+    produced = [0]
+
+    def paced():
+        for start in range(0, per_partition, 250):
+            produce_many(bed.bootstrap, topic, 4, 250,
+                         value=lambda p, n: json.dumps({"p": p, "n": start + n,
+                                                        "g": (start + n) % 3}).encode())
+            produced[0] = 4 * (start + 250)
+            time.sleep(0.4)  # pacing: about 2000 records a second
+    producer = threading.Thread(target=paced)
+    producer.start()
+    try:
+        for _ in range(3):
+            # the worker writes again, then a few more records arrive: the kill
+            # falls while groups are open, after offset flushes
+            seen = len(objects(moto, bucket, topic))
+            wait_for(lambda: len(objects(moto, bucket, topic)) > seen, timeout=120,
+                     interval=0.05, what="an object written")
+            mark = produced[0]
+            wait_for(lambda: produced[0] >= mark + 2000 or not producer.is_alive(),
+                     timeout=60, what="more records")
+            w.stop(signal.SIGKILL)
+            w = start_worker(SETTINGS, env=env, directory=folder)
+    finally:
+        producer.join(timeout=120)
+    # 14 groups of 700 in each partition; the last 200 records stay in an
+    # open group, as in Confluent's
+    committed = 14 * 700
+    total = 4 * committed
+    try:
+        wait_for(lambda: count_records(moto, bucket, topic, json_lines) == total,
+                 timeout=120, interval=1, what=f"{total} records")
+    except AssertionError:
+        pass  # the comparison below names what is missing or twice
+    records = json_records(moto, bucket, topic)
+    assert_exactly_once(records, 4, committed)
+    for key, r in records:
+        assert f"/g={r['g']}/" in key
+    assert moto.multipart_uploads(bucket) == []
+
+    # a connector with no offsets anywhere resumes where the bucket says
+    assert w.delete("/connectors/s3kill").status_code == 204
+    written = put_count(moto, bucket)
+    s3_sink(w, moto, "s3again", topic, bucket, **config)
+    for p in range(4):
+        wait_for(lambda: f"[connector:s3again:0] partition {topic}-{p} resumes at offset "
+                         f"{committed} from the bucket" in w.logs(), timeout=60,
+                 what=f"partition {p} resuming from the bucket")
+    produce_many(bed.bootstrap, topic, 4, 500,
+                 value=lambda p, n: json.dumps({"p": p, "n": per_partition + n,
+                                                "g": n % 3}).encode())
+    wait_for(lambda: count_records(moto, bucket, topic, json_lines) == total + 2800,
+             timeout=120, interval=1, what="the new records")
+    assert_exactly_once(json_records(moto, bucket, topic), 4, per_partition + 500)
+    # one group of 700 (three objects) for each partition, nothing written again
+    assert put_count(moto, bucket) == written + 12
+
+
+HOUR = 3600000
+BASE = 1767225600000  # 2026-01-01T00:00:00Z
+
+
+def test_time_based_partitioners_write_records_where_their_time_says(start_worker, bed,
+                                                                    moto):
+    """HourlyPartitioner with the Record extractor: records spanning five
+    hours land in their hour's directory, rotated by rotate.interval.ms;
+    TimeBasedPartitioner with RecordField and a path.format of its own in
+    two-hour directories; DailyPartitioner with Wallclock in today's."""
+    w = start_worker(SETTINGS, env=credentials(moto))
+    topic = bed.unique_topic("s3time")
+    create_topic(bed, topic, 2)
+    # 100 records in each of five hours, then one at hour 7 that closes the
+    # last of them (its own group stays open)
+    times = [BASE + h * HOUR + i * 30000 for h in range(5) for i in range(100)]
+    times.append(BASE + 7 * HOUR)
+    producer = Producer({"bootstrap.servers": bed.bootstrap})
+    for n, t in enumerate(times):
+        for p in range(2):
+            producer.produce(topic, partition=p, timestamp=t,
+                             value=json.dumps({"p": p, "n": n, "at": t}).encode())
+    assert producer.flush(30) == 0
+    hourly, field, daily = (moto.bucket(b) for b in ("hourly-out", "field-out", "daily-out"))
+    common = {"flush.size": "100000", "rotate.interval.ms": str(HOUR), "locale": "en-US",
+              "timezone": "UTC"}
+    s3_sink(w, moto, "s3hourly", topic, hourly, **common, **{
+        "partitioner.class": "io.confluent.connect.storage.partitioner.HourlyPartitioner",
+        "timestamp.extractor": "Record"})
+    s3_sink(w, moto, "s3field", topic, field, **common, **{
+        "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+        "partition.duration.ms": str(2 * HOUR), "path.format": "'dt'=YYYY-MM-dd/'hh'=HH",
+        "timestamp.extractor": "RecordField", "timestamp.field": "at"})
+    before = time.gmtime()
+    s3_sink(w, moto, "s3daily", topic, daily, **{
+        "flush.size": "501", "locale": "en-US", "timezone": "UTC",
+        "partitioner.class": "io.confluent.connect.storage.partitioner.DailyPartitioner"})
+
+    wait_for(lambda: count_records(moto, hourly, topic, json_lines) == 1000, timeout=120,
+             interval=0.5, what="five hours of records")
+    by_dir = {}
+    for key, r in json_records(moto, hourly, topic):
+        by_dir.setdefault(NAME.match(key)["dir"], []).append((r["p"], r["n"]))
+    assert sorted(by_dir) == [f"year=2026/month=01/day=01/hour=0{h}" for h in range(5)]
+    for h in range(5):
+        assert sorted(by_dir[f"year=2026/month=01/day=01/hour=0{h}"]) == [
+            (p, n) for p in range(2) for n in range(h * 100, h * 100 + 100)]
+
+    # RecordField (rotate.interval.ms measures the field's time too), in
+    # two-hour directories: two objects in each of the first two
+    wait_for(lambda: count_records(moto, field, topic, json_lines) == 1000, timeout=120,
+             interval=0.5, what="five hours of records")
+    by_dir = {}
+    for key, r in json_records(moto, field, topic):
+        by_dir.setdefault(NAME.match(key)["dir"], set()).add(r["n"] // 100)
+    assert by_dir == {"dt=2026-01-01/hh=00": {0, 1}, "dt=2026-01-01/hh=02": {2, 3},
+                      "dt=2026-01-01/hh=04": {4}}
+    assert len(objects(moto, field, topic)) == 2 * 5
+
+    wait_for(lambda: count_records(moto, daily, topic, json_lines) == 1002, timeout=120,
+             interval=0.5, what="the records of today")
+    after = time.gmtime()
+    days = {time.strftime("year=%Y/month=%m/day=%d", t) for t in (before, after)}
+    assert {NAME.match(key)["dir"] for key in objects(moto, daily, topic)} <= days
+
+
+def refused(verdicts):
+    """A refuse() for RefusingProxy answering object writes (PUT, POST) from
+    the verdicts iterator, then forwarding."""
+    lock = threading.Lock()
+
+    def refuse(method, path):
+        if method not in ("PUT", "POST") or "/topics/" not in path:
+            return None
+        with lock:
+            return next(verdicts, None)
+    return refuse
+
+
+def test_a_bucket_that_refuses_is_retried_and_nothing_is_lost(start_worker, bed, moto):
+    """503 SlowDown and connections reset: retried per s3.part.retries and
+    s3.retry.backoff.ms; when a request's retries are spent the task waits
+    retry.backoff.ms and tries again. Every record lands once; the log names
+    the bucket and the key, never a credential (the suite's secret scan reads
+    the log)."""
+    w = start_worker(SETTINGS, env=credentials(moto))
+    topic = bed.unique_topic("s3refuse")
+    create_topic(bed, topic, 2)
+    produce_many(bed.bootstrap, topic, 2, 3000)
+    bucket = moto.bucket("refusing-out")
+    slow = ("status", 503, "SlowDown")
+    # a refusal, a reset, one of each then a success; then five in a row,
+    # more than s3.part.retries=2 allows: the task waits and tries again
+    verdicts = iter([slow, None, ("reset",), None, slow, ("reset",), None] + [slow] * 5)
+    proxy = RefusingProxy(moto.port, refused(verdicts))
+    try:
+        s3_sink(w, moto, "s3refuse", topic, bucket, url=proxy.url, **{
+            "flush.size": "500", "s3.part.retries": "2", "s3.retry.backoff.ms": "10",
+            "retry.backoff.ms": "300"})
+        wait_for(lambda: count_records(moto, bucket, topic, json_lines) == 6000,
+                 timeout=120, interval=0.5, what="6000 records")
+        assert_exactly_once(json_records(moto, bucket, topic), 2, 3000)
+        outcomes = [what for _, _, what in proxy.seen]
+        assert outcomes.count("status") == 7 and outcomes.count("reset") == 2
+        log = w.logs()
+        assert re.search(r"S3 PutObject of s3://refusing-out/topics/" + topic +
+                         r"/partition=\d/" + topic + r"\+\d\+\d{10}\.json failed: "
+                         r"HTTP 503 SlowDown: refused by the test proxy", log), log
+        assert moto.secret_key not in log
+        assert "task failed" not in log  # the runtime retried the put, no restart
+    finally:
+        proxy.close()
+
+
+def test_a_bucket_that_denies_access_fails_the_task_naming_it(start_worker, bed, moto):
+    """403 AccessDenied is not retried: the task fails with the bucket and the
+    key in its trace, no credential; restarted once access is back, it writes
+    every record once."""
+    w = start_worker(SETTINGS, env=credentials(moto))
+    topic = bed.unique_topic("s3denied")
+    create_topic(bed, topic, 1)
+    produce_many(bed.bootstrap, topic, 1, 1000)
+    bucket = moto.bucket("denied-out")
+    denying = [True]
+    proxy = RefusingProxy(moto.port, lambda method, path: (
+        ("status", 403, "AccessDenied") if denying[0] and method == "PUT" else None))
+    try:
+        s3_sink(w, moto, "s3denied", topic, bucket, url=proxy.url, **{"flush.size": "250"})
+
+        def failed():
+            tasks = w.get("/connectors/s3denied/status").json()["tasks"]
+            return tasks and tasks[0]["state"] == "FAILED" and tasks[0]
+        task = wait_for(failed, timeout=60, what="the task to fail")
+        assert (f"S3 PutObject of s3://denied-out/topics/{topic}/partition=0/"
+                f"{topic}+0+0000000000.json failed: HTTP 403 AccessDenied") in task["trace"]
+        assert moto.access_key not in task["trace"]
+        assert moto.secret_key not in task["trace"]
+        assert objects(moto, bucket, topic) == {}
+        denying[0] = False
+        assert w.post("/connectors/s3denied/tasks/0/restart").status_code in (200, 202, 204)
+        wait_for(lambda: count_records(moto, bucket, topic, json_lines) == 1000,
+                 timeout=60, interval=0.5, what="1000 records")
+        assert_exactly_once(json_records(moto, bucket, topic), 1, 1000)
+    finally:
+        proxy.close()
