@@ -404,3 +404,19 @@ def test_a_bucket_that_denies_access_fails_the_task_naming_it(start_worker, bed,
         assert_exactly_once(json_records(moto, bucket, topic), 1, 1000)
     finally:
         proxy.close()
+
+
+def test_scheduled_rotation_commits_an_idle_partitions_objects(start_worker, bed, moto):
+    """rotate.schedule.interval.ms commits open objects at the wall clock's
+    boundaries, also when no record comes after them (offset flushes check
+    it), where flush.size would never be reached."""
+    w = start_worker(SETTINGS, env=credentials(moto))
+    topic = bed.unique_topic("s3sched")
+    create_topic(bed, topic, 2)
+    produce_many(bed.bootstrap, topic, 2, 150)
+    bucket = moto.bucket("sched-out")
+    s3_sink(w, moto, "s3sched", topic, bucket, **{
+        "flush.size": "100000", "rotate.schedule.interval.ms": "1000", "timezone": "UTC"})
+    wait_for(lambda: count_records(moto, bucket, topic, json_lines) == 300, timeout=60,
+             interval=0.5, what="the records rotated by the schedule")
+    assert_exactly_once(json_records(moto, bucket, topic), 2, 150)
