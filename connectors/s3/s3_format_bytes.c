@@ -2,9 +2,10 @@
  * format.bytearray.separator (tb_s3_format.h). */
 #include "connectors/s3/tb_s3_format.h"
 
-static int bytes_write(const void *options, const tb_sink_record_t *record, tb_buf_t *out,
-                       char *errstr, size_t errstr_size)
+static int bytes_write(const void *options, void *state, const tb_sink_record_t *record,
+                       tb_buf_t *out, char *errstr, size_t errstr_size)
 {
+    (void)state;
     const tb_s3_bytes_options_t *o = options;
     (void)errstr;
     (void)errstr_size;

@@ -4,10 +4,11 @@
 #include "connectors/converters/tb_json_writer.h"
 #include "connectors/s3/tb_s3_format.h"
 
-static int json_write(const void *options, const tb_sink_record_t *record, tb_buf_t *out,
-                      char *errstr, size_t errstr_size)
+static int json_write(const void *options, void *state, const tb_sink_record_t *record,
+                      tb_buf_t *out, char *errstr, size_t errstr_size)
 {
     (void)options;
+    (void)state;
     size_t mark = out->len;
     int rc = tb_json_write_value(out, record->value_schema, record->value_data,
                                  TB_DECIMAL_BASE64, errstr, errstr_size);

@@ -231,10 +231,9 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_STORAGE,
      .order = 1,
-     .documentation =
-         "How records are written: " TB_S3_FORMAT_JSON " (.json) or " TB_S3_FORMAT_BYTES
-         " (.bin). AvroFormat and ParquetFormat are "
-         "not built yet and are refused."},
+     .documentation = "How records are written: " TB_S3_FORMAT_JSON
+                      " (.json), " TB_S3_FORMAT_AVRO " (.avro) or " TB_S3_FORMAT_BYTES
+                      " (.bin). ParquetFormat is not built yet and is refused."},
     {.name = TB_S3_KEY_FLUSH_SIZE,
      .type = TB_CONFIG_INT,
      .required = true,
@@ -360,7 +359,8 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_STORAGE,
      .order = 17,
      .one_of = avro_codecs,
-     .documentation = "AvroFormat's codec (AvroFormat is not built yet)."},
+     .documentation = "AvroFormat's codec: null or deflate (snappy, bzip2, xz and "
+                      "zstandard are not built and are refused)."},
     {.name = TB_S3_KEY_PARQUET_CODEC,
      .type = TB_CONFIG_STRING,
      .default_value = "snappy",
@@ -459,20 +459,40 @@ static void check_format(const json_t *values, json_t *errors)
 {
     const char *format = tb_config_string(values, TB_S3_KEY_FORMAT);
     const char *name = simple_name(format);
+    char message[512];
+    if (strcmp(name, "AvroFormat") == 0) {
+        const char *codec = tb_config_string(values, TB_S3_KEY_AVRO_CODEC);
+        if (codec != NULL && strcmp(codec, "null") != 0 &&
+            strcmp(codec, "deflate") != 0) {
+            snprintf(message, sizeof(message),
+                     TB_S3_KEY_AVRO_CODEC
+                     " %s is not built in tributary: null or deflate",
+                     codec);
+            tb_config_error_add(errors, TB_S3_KEY_AVRO_CODEC, message);
+        }
+        const char *compression = tb_config_string(values, TB_S3_KEY_COMPRESSION);
+        if (compression != NULL && strcmp(compression, "none") != 0) {
+            tb_config_error_add(errors, TB_S3_KEY_COMPRESSION,
+                                TB_S3_KEY_COMPRESSION
+                                " applies to JsonFormat and "
+                                "ByteArrayFormat: AvroFormat "
+                                "compresses with " TB_S3_KEY_AVRO_CODEC);
+        }
+        return;
+    }
     if (format == NULL || strcmp(name, "JsonFormat") == 0 ||
         strcmp(name, "ByteArrayFormat") == 0) {
         return;
     }
-    char message[512];
-    if (strcmp(name, "ParquetFormat") == 0 || strcmp(name, "AvroFormat") == 0) {
+    if (strcmp(name, "ParquetFormat") == 0) {
         snprintf(message, sizeof(message),
-                 TB_S3_KEY_FORMAT " %s is not built in tributary yet: use JsonFormat or "
-                                  "ByteArrayFormat",
+                 TB_S3_KEY_FORMAT " %s is not built in tributary yet: use JsonFormat, "
+                                  "AvroFormat or ByteArrayFormat",
                  format);
     } else {
         snprintf(message, sizeof(message),
-                 TB_S3_KEY_FORMAT " %s is no format of the S3 sink: JsonFormat or "
-                                  "ByteArrayFormat",
+                 TB_S3_KEY_FORMAT " %s is no format of the S3 sink: JsonFormat, "
+                                  "AvroFormat or ByteArrayFormat",
                  format);
     }
     tb_config_error_add(errors, TB_S3_KEY_FORMAT, message);
@@ -621,7 +641,8 @@ typedef struct {
     tb_buf_t buf; /* bytes not uploaded yet (compressed, with gzip) */
     z_stream z;
     bool z_open;
-    bool finished; /* the compressor's end is in buf */
+    void *state;   /* the format's (tb_s3_format_t.open), NULL: none */
+    bool finished; /* the format's and the compressor's ends are in buf */
     bool done;     /* visible in the bucket */
     char *upload_id;
     char **etags;
@@ -653,7 +674,9 @@ typedef struct {
     char *file_delim;
     tb_s3_layout_t layout;
     const tb_s3_format_t *format;
+    const void *format_options; /* bytes, avro or NULL */
     tb_s3_bytes_options_t bytes;
+    tb_s3_avro_options_t avro;
     char *separator;
     char *extension; /* with .gz when compressed */
     bool gzip;
@@ -669,10 +692,13 @@ typedef struct {
     tb_buf_t scratch; /* one record's bytes */
 } s3_task_t;
 
-static void object_clear(s3_object_t *o, tb_s3_client_t *client)
+static void object_clear(const s3_task_t *task, s3_object_t *o)
 {
-    if (o->upload_id != NULL && !o->done && client != NULL) {
-        tb_s3_multipart_abort(client, o->key, o->upload_id);
+    if (o->upload_id != NULL && !o->done) {
+        tb_s3_multipart_abort(task->client, o->key, o->upload_id);
+    }
+    if (o->state != NULL) {
+        task->format->free(o->state);
     }
     if (o->z_open) {
         deflateEnd(&o->z);
@@ -693,7 +719,7 @@ static void object_clear(s3_object_t *o, tb_s3_client_t *client)
 static void group_clear(s3_task_t *task, s3_tp_t *tp)
 {
     for (size_t i = 0; i < tp->count; i++) {
-        object_clear(&tp->objects[i], task->client);
+        object_clear(task, &tp->objects[i]);
     }
     free(tp->objects);
     tp->objects = NULL;
@@ -839,9 +865,12 @@ static int upload_part(s3_task_t *task, const s3_tp_t *tp, s3_object_t *o, char 
 static int object_commit(s3_task_t *task, const s3_tp_t *tp, s3_object_t *o, bool last,
                          char *errstr, size_t errstr_size)
 {
-    if (task->gzip && !o->finished) {
-        if (object_append(task, o, "", 0, true) != 0) {
-            snprintf(errstr, errstr_size, "out of memory compressing s3://%s/%s",
+    if (!o->finished) {
+        task->scratch.len = 0;
+        if ((task->format->close != NULL &&
+             task->format->close(o->state, &task->scratch) != 0) ||
+            object_append(task, o, task->scratch.data, task->scratch.len, true) != 0) {
+            snprintf(errstr, errstr_size, "out of memory finishing s3://%s/%s",
                      task->bucket, o->key);
             return -1;
         }
@@ -908,10 +937,9 @@ static int sync_all(s3_task_t *task, char *errstr, size_t errstr_size)
     return 0;
 }
 
-/* The object of tp's group for a record of topic (as routed) in encoded,
- * begun at offset when new. NULL on no memory. */
-static s3_object_t *object_for(s3_task_t *task, s3_tp_t *tp, const char *topic,
-                               const char *encoded, int64_t offset)
+/* The object of tp's group for records of topic (as routed) in encoded,
+ * or NULL. */
+static s3_object_t *object_find(s3_tp_t *tp, const char *topic, const char *encoded)
 {
     for (size_t i = 0; i < tp->count; i++) {
         s3_object_t *o = &tp->objects[i];
@@ -919,6 +947,13 @@ static s3_object_t *object_for(s3_task_t *task, s3_tp_t *tp, const char *topic,
             return o;
         }
     }
+    return NULL;
+}
+
+/* A new object of tp's group, begun at offset. NULL on no memory. */
+static s3_object_t *object_add(s3_task_t *task, s3_tp_t *tp, const char *topic,
+                               const char *encoded, int64_t offset)
+{
     s3_object_t *grown = realloc(tp->objects, (tp->count + 1) * sizeof(*grown));
     if (grown == NULL) {
         return NULL;
@@ -931,11 +966,33 @@ static s3_object_t *object_for(s3_task_t *task, s3_tp_t *tp, const char *topic,
     o->key = tb_s3_object_key(&task->layout, topic, encoded, tp->partition, offset,
                               task->extension);
     if (o->topic == NULL || o->encoded == NULL || o->key == NULL) {
-        object_clear(o, NULL);
+        object_clear(task, o);
         return NULL;
     }
     tp->count++;
     return o;
+}
+
+/* Drops the last object of tp's group, begun for a record that could not
+ * be written. */
+static void object_drop_last(s3_task_t *task, s3_tp_t *tp)
+{
+    object_clear(task, &tp->objects[--tp->count]);
+}
+
+/* Appends record to o (begun for it when fresh) through the format: 0, or
+ * -1 with reason. */
+static int object_write(s3_task_t *task, s3_object_t *o, bool fresh,
+                        const tb_sink_record_t *r, char *reason, size_t reason_size)
+{
+    task->scratch.len = 0;
+    int rc = fresh && task->format->open != NULL
+                 ? task->format->open(task->format_options, r, o->key, &o->state,
+                                      &task->scratch, reason, reason_size)
+                 : 0;
+    return rc == 0 ? task->format->write(task->format_options, o->state, r,
+                                         &task->scratch, reason, reason_size)
+                   : rc;
 }
 
 /* The first multiple of the schedule after now. */
@@ -985,20 +1042,41 @@ static int take(s3_task_t *task, const tb_sink_record_t *r, int64_t now, char *e
     char *encoded = time >= 0 ? tb_s3_partitioner_encode(task->partitioner, r, time,
                                                          reason, sizeof(reason))
                               : NULL;
-    task->scratch.len = 0;
-    if (encoded == NULL ||
-        task->format->write(
-            task->format == &tb_s3_format_bytes ? (const void *)&task->bytes : NULL, r,
-            &task->scratch, reason, sizeof(reason)) != 0) {
+    if (encoded == NULL) {
         task->ctx->record_failed(task->ctx->runtime, r, reason);
-        free(encoded);
         tp->next = r->offset + 1;
         return 0;
     }
-    s3_object_t *o = object_for(task, tp, r->topic, encoded, r->offset);
+    s3_object_t *o = object_find(tp, r->topic, encoded);
+    if (o != NULL && task->format->fits != NULL && !task->format->fits(o->state, r)) {
+        /* a schema of its own: the objects are rotated first */
+        tp->full = true;
+        int rc = tp_sync(task, tp, errstr, errstr_size);
+        if (rc != 0) {
+            free(encoded);
+            return rc; /* the record is not taken */
+        }
+        o = NULL;
+    }
+    bool fresh = o == NULL;
+    if (fresh) {
+        o = object_add(task, tp, r->topic, encoded, r->offset);
+    }
     free(encoded);
-    if (o == NULL ||
-        object_append(task, o, task->scratch.data, task->scratch.len, false) != 0) {
+    if (o == NULL) {
+        snprintf(errstr, errstr_size, "out of memory buffering records for s3://%s",
+                 task->bucket);
+        return -1;
+    }
+    if (object_write(task, o, fresh, r, reason, sizeof(reason)) != 0) {
+        if (fresh) {
+            object_drop_last(task, tp);
+        }
+        task->ctx->record_failed(task->ctx->runtime, r, reason);
+        tp->next = r->offset + 1;
+        return 0;
+    }
+    if (object_append(task, o, task->scratch.data, task->scratch.len, false) != 0) {
         snprintf(errstr, errstr_size, "out of memory buffering records for s3://%s",
                  task->bucket);
         return -1;
@@ -1119,12 +1197,6 @@ static void s3_sink_task_stop(void *opaque)
     free(task);
 }
 
-/* The first error in table order, then the others'. */
-static void describe_errors(const json_t *errors, char *errstr, size_t errstr_size)
-{
-    tb_config_errors_join(errors, "; ", errstr, errstr_size);
-}
-
 static int configure(s3_task_t *task, const json_t *values, char *errstr,
                      size_t errstr_size)
 {
@@ -1153,10 +1225,18 @@ static int configure(s3_task_t *task, const json_t *values, char *errstr,
         .retries = (int)tb_config_int(values, TB_S3_KEY_PART_RETRIES),
         .backoff_ms = tb_config_int(values, TB_S3_KEY_RETRY_BACKOFF),
     };
-    bool bytes = strcmp(simple_name(tb_config_string(values, TB_S3_KEY_FORMAT)),
-                        "ByteArrayFormat") == 0;
+    const char *format = simple_name(tb_config_string(values, TB_S3_KEY_FORMAT));
+    bool bytes = strcmp(format, "ByteArrayFormat") == 0;
+    bool avro = strcmp(format, "AvroFormat") == 0;
     const char *separator = tb_config_string(values, TB_S3_KEY_SEPARATOR);
-    task->format = bytes ? &tb_s3_format_bytes : &tb_s3_format_json;
+    task->format = bytes  ? &tb_s3_format_bytes
+                   : avro ? &tb_s3_format_avro
+                          : &tb_s3_format_json;
+    task->format_options = bytes  ? (const void *)&task->bytes
+                           : avro ? (const void *)&task->avro
+                                  : NULL;
+    task->avro.deflate =
+        strcmp(tb_config_string(values, TB_S3_KEY_AVRO_CODEC), "deflate") == 0;
     task->gzip = strcmp(tb_config_string(values, TB_S3_KEY_COMPRESSION), "gzip") == 0;
     task->level = (int)tb_config_int(values, TB_S3_KEY_COMPRESSION_LEVEL);
     task->flush_size = (size_t)tb_config_int(values, TB_S3_KEY_FLUSH_SIZE);
@@ -1209,7 +1289,7 @@ static int s3_sink_task_start(const tb_task_context_t *ctx, const json_t *config
 
     s3_sink_validate(values, errors);
     if (tb_config_error_count(errors) > 0) {
-        describe_errors(errors, errstr, errstr_size);
+        tb_config_errors_join(errors, "; ", errstr, errstr_size);
         goto done;
     }
     task = calloc(1, sizeof(*task));

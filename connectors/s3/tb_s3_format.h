@@ -1,9 +1,10 @@
 /*
  * tb_s3_format.h - how the S3 sink writes the records of an object, as
  * Confluent's formats do: JsonFormat (Connect data as JsonConverter writes
- * it without schemas, one value a line, ".json") and ByteArrayFormat (the
- * value's bytes, each followed by format.bytearray.separator, ".bin").
- * A format only appends bytes; compression is the sink's.
+ * it without schemas, one value a line, ".json"), ByteArrayFormat (the
+ * value's bytes, each followed by format.bytearray.separator, ".bin") and
+ * AvroFormat (an Avro object container file of the values, ".avro").
+ * A format only appends bytes; s3.compression.type is the sink's.
  */
 #ifndef TB_S3_FORMAT_H
 #define TB_S3_FORMAT_H
@@ -14,22 +15,44 @@
 #include "connectors/runtime/tb_plugin.h"
 #include "registry/tb_buf.h"
 
-/* How an object's records are written. */
+/* How an object's records are written. Only write is required; a format
+ * that keeps state per object (AvroFormat: its schema, its block) has the
+ * others. options is the format's own (below), NULL for JsonFormat. */
 typedef struct {
-    const char *extension; /* ".json", or format.bytearray.extension */
-    /* Appends record to out. Returns 0, or -1 with errstr: the record
-     * cannot be written in this format (record_failed gets it). */
-    int (*write)(const void *options, const tb_sink_record_t *record, tb_buf_t *out,
-                 char *errstr, size_t errstr_size);
+    const char *extension; /* ".json", ".avro", or format.bytearray.extension */
+    /* Begins an object whose first record is first, named key: *state gets
+     * the format's state of it, and what the object starts with (a header)
+     * is appended to out. 0, or -1 with errstr: the record cannot be
+     * written in this format (record_failed gets it). */
+    int (*open)(const void *options, const tb_sink_record_t *first, const char *key,
+                void **state, tb_buf_t *out, char *errstr, size_t errstr_size);
+    /* Whether record may join the object of state (its schema is the
+     * object's); when not, the objects are rotated first. */
+    bool (*fits)(const void *state, const tb_sink_record_t *record);
+    /* Appends record (its bytes, or what of it is ready) to out. 0, or -1
+     * with errstr: the record cannot be written (record_failed gets it). */
+    int (*write)(const void *options, void *state, const tb_sink_record_t *record,
+                 tb_buf_t *out, char *errstr, size_t errstr_size);
+    /* Appends what the object still lacks to be whole (a last block). 0, or
+     * -1 on no memory. */
+    int (*close)(void *state, tb_buf_t *out);
+    /* Frees state. */
+    void (*free)(void *state);
 } tb_s3_format_t;
 
 extern const tb_s3_format_t tb_s3_format_json;
 extern const tb_s3_format_t tb_s3_format_bytes;
+extern const tb_s3_format_t tb_s3_format_avro;
 
-/* ByteArrayFormat's options (the write() options argument). */
+/* ByteArrayFormat's options. */
 typedef struct {
     const char *separator; /* format.bytearray.separator, written after each */
     size_t separator_len;
 } tb_s3_bytes_options_t;
+
+/* AvroFormat's options. */
+typedef struct {
+    bool deflate; /* avro.codec=deflate, else null */
+} tb_s3_avro_options_t;
 
 #endif

@@ -7,8 +7,8 @@
  *   s3_client.c         S3's requests, signed by libcurl (tb_s3_client.h)
  *   s3_partitioner.c    encoded partitions and object names
  *                       (tb_s3_partitioner.h)
- *   s3_format_json.c    JsonFormat, s3_format_bytes.c ByteArrayFormat
- *                       (tb_s3_format.h)
+ *   s3_format_json.c    JsonFormat, s3_format_avro.c AvroFormat,
+ *                       s3_format_bytes.c ByteArrayFormat (tb_s3_format.h)
  *   s3_recovery.c       where a partition resumes, from the bucket's names
  *                       (tb_s3_recovery.h)
  */

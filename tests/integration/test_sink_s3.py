@@ -420,3 +420,61 @@ def test_scheduled_rotation_commits_an_idle_partitions_objects(start_worker, bed
     wait_for(lambda: count_records(moto, bucket, topic, json_lines) == 300, timeout=60,
              interval=0.5, what="the records rotated by the schedule")
     assert_exactly_once(json_records(moto, bucket, topic), 2, 150)
+
+
+def avro_envelope(p, n, with_note):
+    fields = [{"field": "p", "type": "int32"}, {"field": "n", "type": "int64"},
+              {"field": "at", "type": "int64", "optional": False,
+               "name": "org.apache.kafka.connect.data.Timestamp", "version": 1},
+              {"field": "name", "type": "string", "optional": True}]
+    payload = {"p": p, "n": n, "at": BASE + n, "name": None if n % 2 else f"o{n}"}
+    if with_note:
+        fields.append({"field": "note", "type": "string", "optional": True})
+        payload["note"] = "v2"
+    schema = {"type": "struct", "name": "shop.Order", "optional": False, "fields": fields}
+    return json.dumps({"schema": schema, "payload": payload}).encode()
+
+
+def test_avro_format_writes_object_container_files(start_worker, bed, moto):
+    """AvroFormat: each object an Avro object container file (deflate) that
+    fastavro reads, the values' Connect schema as an Avro record; a record
+    of another schema rotates the objects first."""
+    import fastavro
+    import io
+    w = start_worker({**SETTINGS, "value.converter.schemas.enable": "true"},
+                     env=credentials(moto))
+    topic = bed.unique_topic("s3avro")
+    create_topic(bed, topic, 2)
+    produce_many(bed.bootstrap, topic, 2, 1000,
+                 value=lambda p, n: avro_envelope(p, n, with_note=n >= 500))
+    bucket = moto.bucket("avro-out")
+    s3_sink(w, moto, "s3avro", topic, bucket, **{
+        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+        "avro.codec": "deflate", "flush.size": "300"})
+
+    def read_all():
+        out = {}
+        for key in objects(moto, bucket, topic):
+            reader = fastavro.reader(io.BytesIO(moto.read(bucket, key)))
+            out[key] = (reader.writer_schema, list(reader), reader.metadata)
+        return out
+    # 300 + 200 (rotated by the new schema) + 300; 200 stay open
+    wait_for(lambda: sum(len(r) for _, r, _ in read_all().values()) == 1600,
+             timeout=120, interval=0.5, what="1600 records as Avro")
+    files = read_all()
+    starts = sorted((int(NAME.match(k)["part"]), int(NAME.match(k)["start"]))
+                    for k in files)
+    assert starts == [(p, s) for p in range(2) for s in (0, 300, 500)]
+    seen = []
+    for key, (schema, records, metadata) in files.items():
+        assert NAME.match(key)["ext"] == "avro"
+        assert metadata["avro.codec"] == "deflate"
+        assert schema["type"] == "record" and schema["name"] == "shop.Order"
+        names = [f["name"] for f in schema["fields"]]
+        start = int(NAME.match(key)["start"])
+        assert names == ["p", "n", "at", "name"] + (["note"] if start >= 500 else [])
+        for r in records:
+            seen.append((r["p"], r["n"]))
+            assert r["at"].timestamp() * 1000 == BASE + r["n"]
+            assert r["name"] == (None if r["n"] % 2 else f"o{r['n']}")
+    assert sorted(seen) == [(p, n) for p in range(2) for n in range(800)]

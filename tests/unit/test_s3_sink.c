@@ -87,7 +87,12 @@ static void test_formats_not_built_are_refused_by_name(void **state)
     json_decref(errors);
     errors = errors_of(
         "{\"format.class\": \"io.confluent.connect.s3.format.avro.AvroFormat\"}");
-    assert_non_null(strstr(message_of(errors, "format.class"), "AvroFormat"));
+    assert_int_equal(tb_config_error_count(errors), 0);
+    json_decref(errors);
+    errors = errors_of("{\"format.class\": \"AvroFormat\", \"avro.codec\": \"snappy\", "
+                       "\"s3.compression.type\": \"gzip\"}");
+    assert_non_null(strstr(message_of(errors, "avro.codec"), "snappy is not built"));
+    assert_non_null(strstr(message_of(errors, "s3.compression.type"), "avro.codec"));
     json_decref(errors);
     errors = errors_of("{\"format.class\": \"com.example.Other\"}");
     assert_non_null(strstr(message_of(errors, "format.class"), "no format"));
