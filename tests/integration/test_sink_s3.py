@@ -478,3 +478,21 @@ def test_avro_format_writes_object_container_files(start_worker, bed, moto):
             assert r["at"].timestamp() * 1000 == BASE + r["n"]
             assert r["name"] == (None if r["n"] % 2 else f"o{r['n']}")
     assert sorted(seen) == [(p, n) for p in range(2) for n in range(800)]
+
+
+def test_config_is_checked_and_what_is_not_built_refused_by_name(start_worker):
+    """Validation names ParquetFormat and the keys of Confluent's sink that
+    tributary does not build; store.url is one of the URLs the worker's
+    http.sink.allowed.hosts limits."""
+    w = start_worker({"http.sink.allowed.hosts": "localhost"})
+    config = {"connector.class": "S3SinkConnector", "topics": "t",
+              "s3.bucket.name": "b", "flush.size": "10",
+              "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+              "s3.proxy.url": "http://proxy:3128", "store.url": "http://127.0.0.1:9"}
+    reply = w.put("/connector-plugins/S3SinkConnector/config/validate", json=config)
+    assert reply.status_code == 200, reply.text
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in reply.json()["configs"]
+              if c["value"]["errors"]}
+    assert any("ParquetFormat is not built" in e for e in errors["format.class"]), errors
+    assert "s3.proxy.url" in errors, errors
+    assert any("http.sink.allowed.hosts" in e for e in errors["store.url"]), errors
