@@ -39,6 +39,7 @@
 #include "connectors/s3/tb_s3_recovery.h"
 #include "connectors/s3/tb_s3_sink.h"
 #include "core/tb_log.h"
+#include "core/tb_metrics.h"
 #include "core/tb_time.h"
 
 #define LOGGER "tributary.task"
@@ -630,6 +631,26 @@ static json_t *s3_sink_task_configs(const json_t *config, int max_tasks)
     return list;
 }
 
+/* ---- metrics ---- */
+
+static const char *const metric_labels[] = {"connector", "task", NULL};
+static const tb_metric_def_t buffered_bytes = {
+    .name = "tributary_s3_buffered_bytes",
+    .type = TB_METRIC_GAUGE,
+    .help = "Bytes an S3 sink task holds of objects not uploaded yet: at most about "
+            "s3.part.size for each object it is writing.",
+    .labels = metric_labels};
+static const tb_metric_def_t objects_total = {
+    .name = "tributary_s3_objects_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Objects an S3 sink task made visible in its bucket.",
+    .labels = metric_labels};
+static const tb_metric_def_t requests_total = {
+    .name = "tributary_s3_requests_total",
+    .type = TB_METRIC_COUNTER,
+    .help = "Requests an S3 sink task sent to its store, retries included.",
+    .labels = metric_labels};
+
 /* ---- the task's state ---- */
 
 /* An object being written: one encoded partition of a commit group. */
@@ -689,7 +710,11 @@ typedef struct {
     int64_t task_backoff_ms;
     s3_tp_t *tps;
     size_t tp_count;
-    tb_buf_t scratch; /* one record's bytes */
+    tb_buf_t scratch;       /* one record's bytes */
+    tb_series_t *buffered;  /* tributary_s3_buffered_bytes */
+    tb_series_t *committed; /* tributary_s3_objects_total */
+    tb_series_t *requests;  /* tributary_s3_requests_total */
+    uint64_t requests_seen; /* what requests was told so far */
 } s3_task_t;
 
 static void object_clear(const s3_task_t *task, s3_object_t *o)
@@ -922,8 +947,25 @@ static int tp_sync(s3_task_t *task, s3_tp_t *tp, char *errstr, size_t errstr_siz
             }
         }
     }
+    tb_series_add(task->committed, (double)tp->count);
     group_clear(task, tp);
     return 0;
+}
+
+/* The gauge of buffered bytes and the count of requests, after a put or a
+ * flush. */
+static void metrics_update(s3_task_t *task)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < task->tp_count; i++) {
+        for (size_t j = 0; j < task->tps[i].count; j++) {
+            bytes += task->tps[i].objects[j].buf.cap;
+        }
+    }
+    tb_series_set(task->buffered, (double)bytes);
+    uint64_t requests = tb_s3_client_requests(task->client);
+    tb_series_add(task->requests, (double)(requests - task->requests_seen));
+    task->requests_seen = requests;
 }
 
 static int sync_all(s3_task_t *task, char *errstr, size_t errstr_size)
@@ -1103,6 +1145,7 @@ static int s3_sink_put(void *opaque, const tb_sink_record_t *records, size_t cou
     for (size_t i = 0; i < count && rc == 0; i++) {
         rc = take(task, &records[i], now, errstr, errstr_size);
     }
+    metrics_update(task);
     return rc;
 }
 
@@ -1116,7 +1159,9 @@ static int s3_sink_flush(void *opaque, char *errstr, size_t errstr_size)
             tp->full = true;
         }
     }
-    return sync_all(task, errstr, errstr_size);
+    int rc = sync_all(task, errstr, errstr_size);
+    metrics_update(task);
+    return rc;
 }
 
 static int64_t s3_sink_pending_offset(void *opaque, const char *topic, int32_t partition)
@@ -1194,6 +1239,9 @@ static void s3_sink_task_stop(void *opaque)
     free(task->separator);
     free(task->extension);
     free(task->scratch.data);
+    tb_series_release(task->buffered);
+    tb_series_release(task->committed);
+    tb_series_release(task->requests);
     free(task);
 }
 
@@ -1298,6 +1346,12 @@ static int s3_sink_task_start(const tb_task_context_t *ctx, const json_t *config
         goto done;
     }
     task->ctx = ctx;
+    char id[16];
+    snprintf(id, sizeof(id), "%d", ctx->task);
+    const char *labels[] = {ctx->connector, id};
+    task->buffered = tb_metrics_series(&buffered_bytes, labels);
+    task->committed = tb_metrics_series(&objects_total, labels);
+    task->requests = tb_metrics_series(&requests_total, labels);
     if (configure(task, values, errstr, errstr_size) != 0) {
         goto done;
     }

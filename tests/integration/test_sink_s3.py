@@ -147,6 +147,12 @@ def test_200000_records_as_json_and_bytes(start_worker, bed, moto):
             seen.add((json.loads(line)["p"], json.loads(line)["n"]))
     assert len(seen) == 200000
     assert moto.multipart_uploads(json_bucket) == []
+    page = w.get("/metrics").text
+    assert 'tributary_s3_objects_total{connector="s3json",task="0"} 40' in page, page
+    assert 'tributary_s3_objects_total{connector="s3bytes",task="0"} 20' in page
+    assert re.search(r'tributary_s3_requests_total\{connector="s3json",task="0"\} '
+                     r'(4[4-9]|[5-9]\d)\b', page)  # 40 PUTs and a list and head for each
+    assert re.search(r'tributary_s3_buffered_bytes\{connector="s3json",task="0"\} \d', page)
 
 
 def test_a_large_object_is_a_multipart_upload(start_worker, bed, moto):
