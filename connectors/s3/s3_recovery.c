@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connectors/runtime/tb_plugin.h"
 #include "connectors/s3/tb_s3_recovery.h"
+#include "connectors/tb_plugin.h"
 
 typedef struct {
     const tb_s3_layout_t *layout;

@@ -21,7 +21,7 @@
  *
  * Failures: every request is retried per s3.part.retries and
  * s3.retry.backoff.ms (tb_s3_client.h); when those are spent, put() or
- * flush() returns TB_PLUGIN_RETRY and asks to be called again after
+ * flush() returns TB_RESULT_RETRY and asks to be called again after
  * retry.backoff.ms, without limit, as Connect retries a RetriableException:
  * nothing is lost, and a put() that the runtime gives again skips the
  * records it already took (by offset). A store that refuses (403, 404, an
@@ -836,7 +836,7 @@ static int result_of(s3_task_t *task, tb_s3_outcome_t outcome)
         return -1;
     }
     task->ctx->retry_after(task->ctx->runtime, task->task_backoff_ms);
-    return TB_PLUGIN_RETRY;
+    return TB_RESULT_RETRY;
 }
 
 /* The metadata of o: its group's start, and for the group's last object
@@ -1044,7 +1044,7 @@ static int64_t schedule_deadline(const s3_task_t *task, int64_t now)
 }
 
 /* Takes one record into its partition's group: 0 (taken, or failed
- * through record_failed), TB_PLUGIN_RETRY or -1 with errstr. */
+ * through record_failed), TB_RESULT_RETRY or -1 with errstr. */
 static int take(s3_task_t *task, const tb_sink_record_t *r, int64_t now, char *errstr,
                 size_t errstr_size)
 {
@@ -1186,7 +1186,7 @@ static int s3_sink_open(void *opaque, tb_sink_partition_t *partitions, size_t co
             tb_s3_recovery_find(task->client, &task->layout, task->partitioner, p->topic,
                                 p->partition, &found, errstr, errstr_size);
         if (outcome != TB_S3_OK) {
-            return TB_PLUGIN_RETRY;
+            return TB_RESULT_RETRY;
         }
         if (found.foreign) {
             TB_LOG_TASK(TB_LOG_WARN, LOGGER, task->ctx->connector, task->ctx->task,

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/tb_plugin.h"
 #include "registry/tb_buf.h"
 
 /* How an object's records are written. Only write is required; a format

@@ -22,7 +22,7 @@
 
 #include <jansson.h>
 
-#include "connectors/runtime/tb_plugin.h"
+#include "connectors/tb_plugin.h"
 
 typedef enum {
     TB_S3_PARTITION_DEFAULT = 0,

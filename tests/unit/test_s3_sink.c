@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connectors/runtime/tb_plugin.h"
 #include "connectors/s3/tb_s3_client.h"
 #include "connectors/s3/tb_s3_partitioner.h"
+#include "connectors/tb_plugin.h"
 #include "core/tb_data.h"
 
 extern const tb_plugin_t tb_s3_sink_plugin;
