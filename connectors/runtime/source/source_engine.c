@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "connectors/kafka/tb_kafka_reaper.h"
 #include "connectors/runtime/config/tb_connector_config.h"
 #include "connectors/runtime/source/source_engine_internal.h"
 #include "connectors/runtime/source/tb_upsert.h"
@@ -454,7 +453,7 @@ static void source_stop(void *opaque)
     if (engine->rkt != NULL) {
         rd_kafka_topic_destroy(engine->rkt);
     }
-    if (engine->rk != NULL && !tb_kafka_destroy_within(engine->rk, 0, deadline_ms)) {
+    if (engine->rk != NULL && !tb_source_producer_destroy(engine, deadline_ms)) {
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector,
                     engine->env->id,
                     "destroying the producer was cut short after "

@@ -195,6 +195,12 @@ int tb_source_start_plugin(source_engine_t *engine, char *errstr, size_t errstr_
 rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
                                       char *errstr, size_t errstr_size);
 
+/* Destroys engine->rk (set to NULL) within tb_kafka_destroy_within's
+ * bound, its queue event routed nowhere first: a destroy that does not
+ * finish by deadline_ms goes on in the background, and never calls into
+ * the task. Returns whether it finished. */
+bool tb_source_producer_destroy(source_engine_t *engine, int64_t deadline_ms);
+
 /* Hands one record to librdkafka (flags: F_FREE or F_COPY) with its
  * headers: the ones the chain left, then its message id when
  * message.id.header is set; no headers object when it has none. Its

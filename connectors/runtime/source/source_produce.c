@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "connectors/kafka/tb_kafka_conf.h"
+#include "connectors/kafka/tb_kafka_reaper.h"
 #include "connectors/runtime/source/source_engine_internal.h"
 #include "connectors/runtime/source/tb_upsert.h"
 #include "core/tb_log.h"
@@ -227,6 +228,19 @@ rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
     rd_kafka_queue_cb_event_enable(main_queue, on_queue_event, (void *)engine->env);
     rd_kafka_queue_destroy(main_queue);
     return rk;
+}
+
+bool tb_source_producer_destroy(source_engine_t *engine, int64_t deadline_ms)
+{
+    rd_kafka_t *rk = engine->rk;
+    engine->rk = NULL;
+    /* a destroy cut short goes on after the task is freed: from here on,
+     * librdkafka's threads never call into it (the disable waits for a
+     * call under way) */
+    rd_kafka_queue_t *main_queue = rd_kafka_queue_get_main(rk);
+    rd_kafka_queue_cb_event_enable(main_queue, NULL, NULL);
+    rd_kafka_queue_destroy(main_queue);
+    return tb_kafka_destroy_within(rk, 0, deadline_ms);
 }
 
 /* The Kafka headers of record: the ones its chain left, then its message id
