@@ -419,10 +419,14 @@ void tb_sink_consume(sink_engine_t *e)
         /* paused or held: dropped, read again after the seek on resume */
         if (p == NULL || p->stopped || e->paused || e->held ||
             msg->offset < p->expected) {
+            if (p != NULL && msg->offset >= p->expected) {
+                p->position_exact = false;
+            }
             rd_kafka_message_destroy(msg);
             continue;
         }
         p->expected = msg->offset + 1;
+        p->position_exact = true;
         /* topic tracking, as in Connect: a topic a record was read from;
          * told once per run of the same topic in a batch */
         if (e->batch_len == 0 || e->batch[e->batch_len - 1]->rkt != msg->rkt) {

@@ -43,12 +43,19 @@
 typedef struct {
     char *topic;
     int32_t partition;
-    int64_t start;          /* where reading started */
-    int64_t expected;       /* the next offset accepted; lower ones are stale */
-    int64_t written_next;   /* after the last record the plugin took; NONE */
-    int64_t recorded;       /* what was last recorded in the store; NONE */
-    int64_t acked;          /* what the broker acknowledged for the group; NONE */
-    int64_t idle_since;     /* since when librdkafka has not been fetching it; 0 */
+    int64_t start;        /* where reading started */
+    int64_t expected;     /* the next offset accepted; lower ones are stale */
+    int64_t written_next; /* after the last record the plugin took; NONE */
+    int64_t recorded;     /* what was last recorded in the store; NONE */
+    int64_t acked;        /* what the broker acknowledged for the group; NONE */
+    int64_t idle_since;   /* since when librdkafka has not been fetching it; 0 */
+    /* the consumer's position lies past no record but those taken and
+     * those librdkafka skips itself (commit markers, aborted records):
+     * false from a pause, seek or assign again of the partition, or a
+     * record of it dropped, until it gives a record again (librdkafka 2.0.2
+     * moves the position over records it purges at a pause or resume, and
+     * over records handed out and dropped here) */
+    bool position_exact;
     bool stopped;           /* not read: see the log line that said why */
     int start_attempts;     /* failed attempts to resolve where it starts */
     int64_t retry_start_ms; /* when to try again (monotonic); 0: not waiting */

@@ -4,8 +4,10 @@
  * recorded in the store (the authority for where to resume) and committed
  * to the group after it, best effort, so that Kafka's tools see the job.
  * What is recorded is the consumer's position when every record fetched
- * from a partition was written, so that commit markers and aborted records
- * of transactional topics do not show as lag.
+ * from a partition was written and the position counts no record but those
+ * (partition_t.position_exact), so that commit markers and aborted records
+ * of transactional topics do not show as lag; else the offset after the
+ * last record written.
  */
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
@@ -17,13 +19,17 @@
 #include "core/tb_time.h"
 
 /* What to record for p: the consumer position when every record fetched
- * from it was written (a pending batch is not), else last written + 1; for
- * a plugin that holds records not durable yet (pending_offset), the oldest
- * of them. */
+ * from it was written (a pending batch is not) and the position is exact,
+ * else last written + 1 (or where it started); never less than what was
+ * recorded (a position that was exact then); for a plugin that holds
+ * records not durable yet (pending_offset), the oldest of them. */
 static int64_t commit_offset_of(const sink_engine_t *e, const partition_t *p,
                                 int64_t position)
 {
     int64_t offset = p->written_next != TB_OFFSET_NONE ? p->written_next : p->start;
+    if (p->recorded != TB_OFFSET_NONE && p->recorded > offset) {
+        offset = p->recorded;
+    }
     int64_t held =
         e->env->plugin->pending_offset != NULL
             ? e->env->plugin->pending_offset(e->plugin_task, p->topic, p->partition)
@@ -36,7 +42,7 @@ static int64_t commit_offset_of(const sink_engine_t *e, const partition_t *p,
         pending = e->batch[i]->partition == p->partition &&
                   strcmp(rd_kafka_topic_name(e->batch[i]->rkt), p->topic) == 0;
     }
-    if (!pending && position > offset) {
+    if (!pending && p->position_exact && position > offset) {
         offset = position;
     }
     return offset;

@@ -295,6 +295,7 @@ static void resolve_starts(sink_engine_t *e, rd_kafka_topic_partition_list_t *li
             tb_series_set(p->metrics.committed, (double)p->acked);
         }
         tp->offset = take_start(e, p, &start);
+        p->position_exact = true; /* assigned at a real offset, nothing fetched */
         if (!p->stopped) {
             TB_LOG_TASK(TB_LOG_INFO, "tributary.task", e->env->connector, e->env->id,
                         "partition %s-%d starts at offset %lld (%s)%s%s", tp->topic,
@@ -325,6 +326,7 @@ static void apply_pauses(sink_engine_t *e)
     rd_kafka_topic_partition_list_t *read = rd_kafka_topic_partition_list_new(1);
     for (size_t i = 0; i < e->part_count; i++) {
         bool reading = !e->parts[i].stopped && !e->paused && !e->held;
+        e->parts[i].position_exact = e->parts[i].position_exact && reading;
         rd_kafka_topic_partition_list_add(reading ? read : paused, e->parts[i].topic,
                                           e->parts[i].partition);
     }
@@ -345,6 +347,12 @@ void tb_sink_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     char errstr[512];
     bool cooperative = strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
 
+    /* librdkafka paused the assignment before this call, from its own
+     * thread: a consume under way may have purged records, its position
+     * moved over them */
+    for (size_t i = 0; i < e->part_count; i++) {
+        e->parts[i].position_exact = false;
+    }
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         if (e->revoked_us > 0) {
             tb_series_observe(e->metrics.rebalance_pause,
@@ -408,8 +416,9 @@ static void assign_again(sink_engine_t *e, const partition_t *p)
         rd_kafka_topic_partition_list_new((int)e->part_count);
     rd_kafka_error_t *error = NULL;
     for (size_t i = 0; i < e->part_count; i++) {
-        const partition_t *q = &e->parts[i];
+        partition_t *q = &e->parts[i];
         if (!cooperative || q == p) {
+            q->position_exact = false;
             rd_kafka_topic_partition_list_add(list, q->topic, q->partition)->offset =
                 q->stopped ? UNREAD_OFFSET : q->expected;
         }
@@ -502,6 +511,7 @@ static void read_partitions(sink_engine_t *e, bool reading)
     for (size_t i = 0; i < e->part_count; i++) {
         partition_t *p = &e->parts[i];
         if (!p->stopped) {
+            p->position_exact = false;
             rd_kafka_topic_partition_list_add(list, p->topic, p->partition)->offset =
                 p->expected;
         }
