@@ -12,6 +12,12 @@
 
 #include <jansson.h>
 
+/* The assignor of every sink connector's consumer group, and so the
+ * group's protocol: a member that joins the group (dev mode's commit)
+ * names it too, since the mock cluster aborts the whole process when the
+ * members it elects a leader among name different ones first. */
+#define TB_SINK_GROUP_ASSIGNOR "roundrobin"
+
 /* Sets (offset >= 0) or deletes (offset -1) the group's committed offset of
  * each entry of offsets, an array of {"topic","partition","offset"}, using a
  * short-lived admin client made from kafka_props. Returns -1 with errstr
@@ -20,7 +26,8 @@ int tb_group_offsets_alter(const json_t *kafka_props, const char *group,
                            const json_t *offsets, char *errstr, size_t errstr_size);
 
 /* Dev mode's tb_group_offsets_alter: joins group as a consumer made from
- * kafka_props (a consumer's properties; not taken over), waiting at most
+ * kafka_props (a consumer's properties; not taken over) with the sink's
+ * assignor, TB_SINK_GROUP_ASSIGNOR, waiting at most
  * 30 s to be let in (the mock cluster first waits out the group's earlier
  * members' session.timeout.ms), commits each entry of offsets, and leaves.
  * An offset -1 commits the partition's low watermark instead, since the

@@ -2,11 +2,14 @@
 --dev or dev=true; a worker that names no broker tries localhost:9092, as
 Connect does. A store serves the one mode it was first used in, and nothing
 is deleted from it outside dev mode."""
+import re
 import socket
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
+from confluent_kafka import Consumer
 
 from kafka_io import create_topic, produce
 from worker import output_lines, wait_for
@@ -158,14 +161,16 @@ def test_unreadable_source_offsets_fail_the_task(start_worker, bed, tmp_path):
         "cannot decode a stored offset" in trace
 
 
-def stopped_dev_sink(start_worker, tmp_path, topic):
-    """A dev worker whose sink c1 read datagen's 5 records of topic and was
-    stopped: the worker, the sink's output file and its stored offsets."""
+def stopped_dev_sink(start_worker, tmp_path, topic, tasks_max=1):
+    """A dev worker whose sink c1 (tasks_max tasks) read datagen's 5 records
+    of topic and was stopped: the worker, the sink's output file and its
+    stored offsets."""
     w = start_worker({**NO_BROKER, "offset.flush.interval.ms": "100"}, args=["--dev"])
     source = {"connector.class": "datagen", "topic": topic, "count": "5"}
     assert w.post("/connectors", json={"name": "gen", "config": source}).status_code == 201
     out = tmp_path / "out.txt"
-    sink = {"connector.class": "FileStreamSink", "topics": topic, "file": str(out)}
+    sink = {"connector.class": "FileStreamSink", "topics": topic, "file": str(out),
+            "tasks.max": str(tasks_max)}
     assert w.post("/connectors", json={"name": "c1", "config": sink}).status_code == 201
 
     def all_five_stored():
@@ -178,8 +183,10 @@ def stopped_dev_sink(start_worker, tmp_path, topic):
     return w, out, offsets
 
 
-def test_stopped_sink_offsets_altered_in_dev_mode(start_worker, tmp_path):
-    w, out, offsets = stopped_dev_sink(start_worker, tmp_path, "dev-alter")
+@pytest.mark.parametrize("tasks_max", [1, 2])
+def test_stopped_sink_offsets_altered_in_dev_mode(start_worker, tmp_path, tasks_max):
+    w, out, offsets = stopped_dev_sink(start_worker, tmp_path, f"dev-alter{tasks_max}",
+                                       tasks_max)
     fullest = max(offsets, key=lambda e: e["offset"]["kafka_offset"])
     back = [{"partition": fullest["partition"], "offset": {"kafka_offset": 0}}]
     reply = requests.patch(w.url + "/connectors/c1/offsets", json={"offsets": back},
@@ -189,6 +196,37 @@ def test_stopped_sink_offsets_altered_in_dev_mode(start_worker, tmp_path):
     # the partition's records again: the group moved too, or its offset would win
     again = 5 + fullest["offset"]["kafka_offset"]
     wait_for(lambda: len(output_lines(out)) == again, what="the records read again")
+
+
+def test_offsets_altered_beside_a_member_still_in_the_group(start_worker, tmp_path):
+    """The worker joins the sink's group to commit in dev mode; a member of
+    the sink's group still in it (one whose leaving the cluster has not seen
+    yet) then shares the group's protocol with it. One of another assignor
+    aborted the whole worker in the mock cluster's leader election."""
+    w, _, offsets = stopped_dev_sink(start_worker, tmp_path, "dev-beside", 2)
+    bootstrap = re.search(r"in-memory Kafka cluster at (\S+) ", w.logs()).group(1)
+    # a short session: the cluster elects the group's leader as soon as it
+    # (less a second) passed after the worker's member joined, both in it
+    member = Consumer({"bootstrap.servers": bootstrap, "group.id": "connect-c1",
+                       "partition.assignment.strategy": "roundrobin",
+                       "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
+                       "enable.auto.commit": False})
+    try:
+        member.subscribe(["dev-beside"])
+        wait_for(lambda: member.poll(0.1) or member.assignment(),
+                 what="the member in the sink's group")
+        back = [{"partition": offsets[0]["partition"], "offset": {"kafka_offset": 0}}]
+        with ThreadPoolExecutor(1) as pool:
+            patch = pool.submit(requests.patch, w.url + "/connectors/c1/offsets",
+                                json={"offsets": back}, timeout=60)
+            # the member goes on polling: it takes part in the rebalance
+            wait_for(lambda: member.poll(0.1) or patch.done(), timeout=70,
+                     what="the PATCH's answer")
+            reply = patch.result()
+        assert reply.status_code == 200, reply.text
+        assert w.get("/").status_code == 200, "the worker runs"
+    finally:
+        member.close()
 
 
 def test_stopped_sink_offsets_reset_in_dev_mode(start_worker, tmp_path):

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connectors/kafka/tb_group_offsets.h"
 #include "connectors/kafka/tb_java_client_keys.h"
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "connectors/kafka/tb_kafka_reaper.h"
@@ -79,7 +80,7 @@ static json_t *consumer_props(const tb_task_env_t *env, char *group, size_t grou
      * is closed (rd_kafka_sticky_assignor_state_destroy, librdkafka #4312,
      * fixed in 2.3.0). The engine handles both protocols. */
     json_object_set_new(props, "partition.assignment.strategy",
-                        json_string("roundrobin"));
+                        json_string(TB_SINK_GROUP_ASSIGNOR));
     return props;
 }
 
