@@ -743,3 +743,93 @@ def test_transaction_metadata_begin_end_and_orders(cdc_db, start_worker, bed):
     assert payload(markers[3][1])["event_count"] == 1
     assert payload(markers[3][1])["data_collections"] == [
         {"data_collection": "public.b", "event_count": 1}]
+
+
+def terminate_walsender(bed, db):
+    """Ends the replication connections to db (its slot need not be active yet)."""
+    ended = bed.pg.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                       f"WHERE backend_type = 'walsender' AND datname = '{db}'",
+                       db=db, superuser=True)
+    assert ended == [["t"]], ended
+
+
+def eos_cdc(start_worker, bed, db, prefix, **extra):
+    """An exactly-once worker running connector "cdceos" on db: the worker."""
+    settings = {**WORKER, "exactly.once.source.support": "enabled",
+                "offset.storage.topic": f"offsets-{prefix}",
+                "offset.storage.replication.factor": "1"}
+    w = start_worker(settings, env={"TB_TEST_PG_PASSWORD": bed.pg.password})
+    start_connector(w, "cdceos", connector_config(
+        bed, db, prefix, **{"exactly.once.support": "required", **extra}))
+    return w
+
+
+def committed_ops(bed, topic):
+    """(op, id, n) of every record read_committed shows in topic, in order."""
+    decode = lambda b: None if b is None else json.loads(b)  # noqa: E731
+    return [(payload(v)["op"], payload(v)["after"]["id"], payload(v)["after"]["n"])
+            for _, _, v in ((t, k, decode(v)) for t, k, v in
+                            read_committed_to_end(bed, [topic]))
+            if v is not None]
+
+
+def test_lost_connection_under_exactly_once_resumes_from_the_last_transaction(
+        cdc_db, start_worker, bed):
+    """The server drops the replication connection of an exactly-once task that
+    started before its snapshot: the task connects again and resumes from its
+    last committed transaction (not from where it started, which would take
+    the snapshot again), so read_committed shows every change once."""
+    db = cdc_db
+    bed.pg.sql("CREATE TABLE ce (id int PRIMARY KEY, n int NOT NULL); "
+               "INSERT INTO ce SELECT g, 0 FROM generate_series(1, 20) g", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    topic = f"{prefix}.public.ce"
+    w = eos_cdc(start_worker, bed, db, prefix)
+    reader = Reader(bed, topic)
+    try:
+        reader.until(20)  # the snapshot
+        wait_for(lambda: slot_of(bed, db, "active") == "t", what="the slot streaming")
+        bed.pg.sql("UPDATE ce SET n = 1 WHERE id <= 10", db=db)
+        reader.until(30)
+        streams = w.logs().count("streaming slot")
+        terminate_walsender(bed, db)
+        wait_for(lambda: w.logs().count("streaming slot") > streams,
+                 what="the slot streaming again")
+        bed.pg.sql("UPDATE ce SET n = 1 WHERE id > 10", db=db)
+        reader.until(40)
+        assert running(w, "cdceos")
+    finally:
+        reader.close()
+    ops = committed_ops(bed, topic)
+    assert sorted(ops) == sorted([("r", i, 0) for i in range(1, 21)] +
+                                 [("u", i, 1) for i in range(1, 21)]), ops
+
+
+def test_lost_connection_during_an_exactly_once_snapshot_repeats_nothing(
+        cdc_db, start_worker, bed):
+    """The replication connection dropped while the snapshot is read: the rows
+    committed before are not written again, read_committed shows each once."""
+    db = cdc_db
+    rows = 20000
+    bed.pg.sql("CREATE TABLE cs (id int PRIMARY KEY, n int NOT NULL); "
+               f"INSERT INTO cs SELECT g, 0 FROM generate_series(1, {rows}) g", db=db)
+    prefix = f"p{uuid.uuid4().hex[:8]}"
+    topic = f"{prefix}.public.cs"
+    w = eos_cdc(start_worker, bed, db, prefix,
+                **{"max.batch.size": "50", "max.queue.size": "100"})
+
+    def snapshot_offset():
+        offsets = w.get("/connectors/cdceos/offsets").json()["offsets"]
+        return offsets[0]["offset"] if offsets else None
+    wait_for(lambda: snapshot_offset() is not None, interval=0.05,
+             what="part of the snapshot committed")
+    assert snapshot_offset()["last_snapshot_record"] is False, "dropped too late"
+    terminate_walsender(bed, db)
+    wait_for(lambda: (snapshot_offset() or {}).get("last_snapshot_record"), timeout=180,
+             what="the snapshot to its end")
+    bed.pg.sql(f"INSERT INTO cs VALUES ({rows + 1}, 1)", db=db)
+    wait_for(lambda: (snapshot_offset() or {}).get("lsn_commit"), timeout=120,
+             what="the insert committed")
+    ops = committed_ops(bed, topic)
+    assert sorted(i for op, i, _ in ops if op == "r") == list(range(1, rows + 1))
+    assert [i for op, i, _ in ops if op == "c"] == [rows + 1]

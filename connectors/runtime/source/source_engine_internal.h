@@ -144,7 +144,8 @@ typedef struct {
     bool fencing_passed;         /* the generation's fencing let the task start */
     int64_t start_hold_until_ms; /* test seam: the task's start waits till then */
     /* canonical partition -> {partition, offset, key?}: what the plugin is
-     * given at start (the offsets topic's, or the store's) */
+     * given (the offsets topic's, or the store's, at start; then those of
+     * the last committed transaction) */
     json_t *start_offsets;
     bool start_from_topic; /* start_offsets are the offsets topic's */
     /* canonical partition -> {partition, offset|null}: what the plugin was
@@ -254,8 +255,15 @@ int tb_source_txn_producer_ready(source_engine_t *engine, char *errstr,
 int tb_source_txn_started(source_engine_t *engine, char *errstr, size_t errstr_size);
 
 /* The offset an exactly-once task's plugin is given for partition (new, or
- * NULL: none), remembered for the first transaction. */
+ * NULL: none), remembered for the first transaction: the one it started
+ * from until a transaction of it commits, then the last committed one (a
+ * plugin asks again after a lost connection). */
 json_t *tb_source_txn_offset(source_engine_t *engine, const json_t *partition);
+
+/* A transaction committed with offsets (the store's array of {partition,
+ * offset}; a null offset removes its partition's): tb_source_txn_offset
+ * answers them from now on. */
+void tb_source_txn_offsets_committed(source_engine_t *engine, const json_t *offsets);
 
 /* The start after fencing, one bounded step: reading the offsets topic,
  * then the old marker when needed, then (task 0) fencing the removed

@@ -356,6 +356,7 @@ static int64_t txn_committed(source_engine_t *engine, char *errstr, size_t errst
                  ? 0
                  : tb_store_offsets_put(engine->env->store, engine->env->connector,
                                         engine->txn_offsets, errstr, errstr_size);
+    tb_source_txn_offsets_committed(engine, engine->txn_offsets);
     if (rc == 0 && engine->env->plugin->commit != NULL) {
         engine->env->plugin->commit(engine->plugin_task, engine->txn_offsets);
     }

@@ -246,6 +246,28 @@ json_t *tb_source_txn_offset(source_engine_t *engine, const json_t *partition)
     return json_incref(offset);
 }
 
+void tb_source_txn_offsets_committed(source_engine_t *engine, const json_t *offsets)
+{
+    size_t i;
+    json_t *entry;
+    json_array_foreach ((json_t *)offsets, i, entry) {
+        json_t *partition = json_object_get(entry, "partition");
+        json_t *offset = json_object_get(entry, "offset");
+        char *key = json_dumps(partition, JSON_COMPACT | JSON_SORT_KEYS);
+        json_t *known = json_object_get(engine->start_offsets, key);
+        if (json_is_null(offset)) {
+            json_object_del(engine->start_offsets, key);
+        } else if (known != NULL) { /* its key bytes kept */
+            json_object_set(known, "offset", offset);
+        } else {
+            json_object_set_new(
+                engine->start_offsets, key,
+                json_pack("{s:O, s:O}", "partition", partition, "offset", offset));
+        }
+        free(key);
+    }
+}
+
 /* A task without a task record or marker whose plugin found stored offsets
  * of its own cannot trust them: records may be in Kafka past them (the
  * task ran at-least-once before, or its offsets topic was lost). A task
