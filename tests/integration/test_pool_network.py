@@ -69,6 +69,12 @@ def test_unreachable_transaction_coordinators_starve_no_other_connector(
     # not FAILED yet): the healthy one ran while they were trying, not after
     # they gave up
     assert [task_state(w, name) for name in dead] == ["UNASSIGNED", "UNASSIGNED"]
+    # and their status says what they wait for
+    for name in dead:
+        task = w.get(f"/connectors/{name}/status").json()["tasks"][0]
+        assert task["trace"].startswith(
+            f"not started yet: initialising transactions (connect-{name}-0) has had "
+            "no answer"), task
 
 
 class SilentServer:

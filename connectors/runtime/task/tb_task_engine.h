@@ -52,7 +52,8 @@ typedef struct {
     void (*wake)(void *task);
     void *task;
     /* Says what the task waits for (a partition whose start cannot be
-     * resolved yet), shown as the trace of its RUNNING or PAUSED status;
+     * resolved yet; an exactly-once task's start), shown as the trace of its
+     * RUNNING or PAUSED status, or of its UNASSIGNED one while it starts;
      * NULL: nothing. Copied; called from the engine's steps only. May be
      * NULL (no one to tell). */
     void (*waiting_for)(void *task, const char *what);

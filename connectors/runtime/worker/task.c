@@ -93,8 +93,9 @@ static void stop_engine(tb_task_t *task)
     task->waiting = NULL;
 }
 
-/* The engine's waiting_for: shown at once as the trace of a running or
- * paused task, and whenever it shows RUNNING or PAUSED again. */
+/* The engine's waiting_for: shown at once as the trace of a running,
+ * paused or starting (UNASSIGNED) task, and whenever it shows RUNNING or
+ * PAUSED again. */
 static void waiting_for(void *opaque, const char *what)
 {
     tb_task_t *task = opaque;
@@ -107,7 +108,8 @@ static void waiting_for(void *opaque, const char *what)
     pthread_mutex_lock(&task->lock);
     tb_state_t state = task->state;
     pthread_mutex_unlock(&task->lock);
-    if (state == TB_STATE_RUNNING || state == TB_STATE_PAUSED) {
+    if (state == TB_STATE_RUNNING || state == TB_STATE_PAUSED ||
+        state == TB_STATE_UNASSIGNED) {
         set_state(task, state, task->waiting);
     }
 }
