@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "connectors/runtime/source_engine_internal.h"
+#include "connectors/runtime/source/source_engine_internal.h"
 #include "core/tb_time.h"
 
 #define WAIT_MS 30000
