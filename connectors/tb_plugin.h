@@ -198,7 +198,7 @@ typedef struct tb_plugin {
     const char *class_name;     /* Connect's class name, or tributary's */
     const char *const *aliases; /* other accepted names, NULL-terminated */
     tb_plugin_kind_t kind;
-    const char *version;
+    const char *version;             /* as GET /connector-plugins and statuses show it */
     const tb_config_table_t *config; /* the plugin's own keys */
 
     /* Checks across keys beyond the table; adds messages to errors

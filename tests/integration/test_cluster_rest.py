@@ -244,9 +244,11 @@ def test_a_connector_restart_with_its_tasks_restarts_each_on_its_worker(start_wo
         assert reply.status_code == 202, reply.text
         body = reply.json()
         assert body["name"] == "sink" and body["type"] == "sink", body
-        assert body["connector"] == {"state": "RESTARTING", "worker_id": worker_id(owner)}
-        assert [(t["id"], t["state"], t["worker_id"]) for t in body["tasks"]] == [
-            (n, "RESTARTING", placed[("sink", n)]) for n in range(3)], body
+        assert body["connector"] == {"state": "RESTARTING", "worker_id": worker_id(owner),
+                                     "version": "3.9.0"}
+        assert [(t["id"], t["state"], t["worker_id"], t["version"])
+                for t in body["tasks"]] == [
+            (n, "RESTARTING", placed[("sink", n)], "3.9.0") for n in range(3)], body
         wait_for(lambda: [restarts(n) for n in range(3)] == [round] * 3
                  and connector_restarts() == round, timeout=30,
                  what=f"restart {round} of each task on its own worker")

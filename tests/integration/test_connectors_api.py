@@ -50,9 +50,13 @@ def test_create_returns_201_location_and_info(worker, bed):
     status = wait_state(worker, "c1", "RUNNING", "RUNNING", tasks=2)
     assert status == {
         "name": "c1", "type": "source",
-        "connector": {"state": "RUNNING", "worker_id": f"127.0.0.1:{worker.port}"},
-        "tasks": [{"id": i, "state": "RUNNING",
-                   "worker_id": f"127.0.0.1:{worker.port}"} for i in range(2)]}
+        "connector": {"state": "RUNNING", "worker_id": f"127.0.0.1:{worker.port}",
+                      "version": "0.1.0"},
+        "tasks": [{"id": i, "state": "RUNNING", "worker_id": f"127.0.0.1:{worker.port}",
+                   "version": "0.1.0"} for i in range(2)]}
+    # KIP-891 (Connect 4.1): the version is the plugin's, as the plugin list shows it
+    listed = worker.get("/connector-plugins").json()
+    assert {"class": DATAGEN, "type": "source", "version": "0.1.0"} in listed
 
 
 def test_create_conflict_and_bad_bodies(worker, bed):
@@ -117,6 +121,8 @@ def test_list_and_expand(worker, bed):
     assert set(expanded["a"]) == {"status", "info"}
     assert expanded["a"]["info"]["name"] == "a"
     assert expanded["a"]["status"]["connector"]["state"] == "RUNNING"
+    assert expanded["a"]["status"]["connector"]["version"] == "0.1.0"
+    assert {t["version"] for t in expanded["a"]["status"]["tasks"]} == {"0.1.0"}
     only_info = worker.get("/connectors?expand=info").json()
     assert set(only_info["b"]) == {"info"}
     # Connect does not split on commas: an unknown expansion gives empty entries
@@ -149,7 +155,8 @@ def test_get_connector_config_tasks_and_404s(worker, bed):
     assert tasks_config["c-0"] == tasks[0]["config"]
     wait_state(worker, "c", "RUNNING", "RUNNING")
     assert worker.get("/connectors/c/tasks/0/status").json() == {
-        "id": 0, "state": "RUNNING", "worker_id": f"127.0.0.1:{worker.port}"}
+        "id": 0, "state": "RUNNING", "worker_id": f"127.0.0.1:{worker.port}",
+        "version": "0.1.0"}
 
     for path, message in [
             ("/connectors/nope", "Connector nope not found"),
@@ -246,8 +253,11 @@ def test_restart_variants(worker, bed):
     reply = worker.post("/connectors/r/restart?includeTasks=true")
     assert reply.status_code == 202
     body = reply.json()
-    assert body["connector"]["state"] == "RESTARTING"
-    assert [t["state"] for t in body["tasks"]] == ["RESTARTING", "RESTARTING"]
+    assert body["connector"] == {"state": "RESTARTING",
+                                 "worker_id": f"127.0.0.1:{worker.port}",
+                                 "version": "0.1.0"}
+    assert [(t["state"], t["version"]) for t in body["tasks"]] == [
+        ("RESTARTING", "0.1.0"), ("RESTARTING", "0.1.0")]
     wait_state(worker, "r", "RUNNING", "RUNNING", tasks=2)
     reply = worker.post("/connectors/r/restart?includeTasks=true&onlyFailed=true")
     assert reply.status_code == 202

@@ -35,17 +35,19 @@ static void shown_from_store(json_t *out, const json_t *status)
     }
 }
 
-/* {"id","state","worker_id","trace"?} of task i of c: this worker's own
- * when the task runs here, else (distributed) what its worker recorded in
- * stored. */
+/* {"id","state","worker_id","trace"?,"version"} of task i of c: this
+ * worker's own when the task runs here, else (distributed) what its worker
+ * recorded in stored. "version" (KIP-891, Connect 4.1) is the plugin's, as
+ * GET /connector-plugins lists it: every worker runs the one build. */
 static json_t *task_state_of(const tb_herder_t *herder, const tb_known_connector_t *c,
                              size_t i, bool restarting, const json_t *stored)
 {
     char *trace = NULL;
     tb_state_t state = tb_worker_task_state(herder->worker, c->name, (int)i, &trace);
-    json_t *out = json_pack("{s:i, s:s, s:s}", "id", (int)i, "state",
-                            tb_state_name(restarting ? TB_STATE_RESTARTING : state),
-                            "worker_id", tb_worker_id(herder->worker));
+    json_t *out =
+        json_pack("{s:i, s:s, s:s, s:s?}", "id", (int)i, "state",
+                  tb_state_name(restarting ? TB_STATE_RESTARTING : state), "worker_id",
+                  tb_worker_id(herder->worker), "version", c->plugin->version);
     if (trace != NULL && !restarting) {
         json_object_set_new(out, "trace", json_string(trace));
     }
@@ -71,10 +73,10 @@ json_t *tb_herder_status_of(const tb_herder_t *herder, const tb_known_connector_
         herder->options.distributed
             ? tb_store_status_get(herder->store, c->name, errstr, sizeof(errstr))
             : NULL;
-    json_t *connector =
-        json_pack("{s:s, s:s}", "state",
-                  tb_state_name(restarting_connector ? TB_STATE_RESTARTING : state),
-                  "worker_id", tb_worker_id(herder->worker));
+    json_t *connector = json_pack(
+        "{s:s, s:s, s:s?}", "state",
+        tb_state_name(restarting_connector ? TB_STATE_RESTARTING : state), "worker_id",
+        tb_worker_id(herder->worker), "version", c->plugin->version);
     if (trace != NULL && !restarting_connector) {
         json_object_set_new(connector, "trace", json_string(trace));
     }
