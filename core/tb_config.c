@@ -322,17 +322,21 @@ static json_t *default_json(const tb_config_def_t *def)
     return json_string(def->default_value);
 }
 
+/* A ConfigKeyInfo. Its position is served twice, as "order" (Connect up to
+ * 4.1) and "order_in_group" (Connect 4.2 renamed it), so that clients of
+ * either line read it. */
 static json_t *key_info(const tb_config_def_t *def)
 {
-    return json_pack("{s:s, s:s, s:b, s:o, s:s, s:s, s:o, s:s, s:s, s:[], s:i}", "name",
-                     def->name, "type", type_names[def->type], "required", def->required,
-                     "default_value", default_json(def), "importance",
+    int order = def->order ? def->order : -1;
+    return json_pack("{s:s, s:s, s:b, s:o, s:s, s:s, s:o, s:s, s:s, s:[], s:i, s:i}",
+                     "name", def->name, "type", type_names[def->type], "required",
+                     def->required, "default_value", default_json(def), "importance",
                      importance_names[def->importance], "documentation",
                      def->documentation ? def->documentation : "", "group",
                      def->group ? json_string(def->group) : json_null(), "width",
                      width_names[def->width], "display_name",
                      def->display_name ? def->display_name : def->name, "dependents",
-                     "order", def->order ? def->order : -1);
+                     "order", order, "order_in_group", order);
 }
 
 json_t *tb_config_keys_json(const tb_config_table_t *const *tables, size_t ntables)

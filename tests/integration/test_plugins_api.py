@@ -28,7 +28,7 @@ def test_plugin_config_by_any_name(worker, name):
         "name": "topic", "type": "STRING", "required": True, "default_value": None,
         "importance": "HIGH", "documentation": "Topic the records are written to.",
         "group": "Datagen", "width": "NONE", "display_name": "topic",
-        "dependents": [], "order": 1}
+        "dependents": [], "order": 1, "order_in_group": 1}
     tasks_max = next(k for k in keys if k["name"] == "tasks.max")
     assert tasks_max["default_value"] == "1" and tasks_max["required"] is False
     # KIP-1004's key, as Connect 3.9 lists it (documentation in tributary's words)
@@ -37,7 +37,7 @@ def test_plugin_config_by_any_name(worker, name):
         "name": "tasks.max.enforce", "type": "BOOLEAN", "required": False,
         "default_value": "true", "importance": "LOW", "documentation": None,
         "group": "Common", "width": "SHORT", "display_name": "Enforce tasks max",
-        "dependents": [], "order": 4}
+        "dependents": [], "order": 4, "order_in_group": 4}
 
 
 def test_unknown_plugin_is_404(worker):
@@ -63,6 +63,9 @@ def test_validate_reports_every_error_with_200(worker):
         "orders, users, pageviews"]
     assert by_name["topic"]["value"]["errors"] == [
         'Missing required configuration "topic" which has no default value.']
+    # 3.9's "order" and 4.2's "order_in_group", one value under both names
+    assert {k: by_name["topic"]["definition"][k] for k in ("order", "order_in_group")} == {
+        "order": 1, "order_in_group": 1}
     assert by_name["seed"]["value"] == {
         "name": "seed", "value": "42", "recommended_values": [], "errors": [],
         "visible": True}
