@@ -9,6 +9,8 @@
 #include "connectors/runtime/herder/tb_herder.h"
 #include "connectors/tb_plugin.h"
 #include "connectors/transforms/tb_chain.h"
+#include "core/tb_version_range.h"
+#include "tb_version.h"
 
 /* Connect lists sinks first, then sources, each sorted by class. */
 static int compare_plugins(const void *a, const void *b)
@@ -27,7 +29,7 @@ static void list_transform(void *opaque, const char *name, const char *kind,
 {
     (void)config;
     json_array_append_new(opaque, json_pack("{s:s, s:s, s:s}", "class", name, "type",
-                                            kind, "version", "3.9.0"));
+                                            kind, "version", TB_CONNECT_VERSION));
 }
 
 static void list_plugins(const tb_api_request_t *req, tb_api_response_t *res)
@@ -54,19 +56,35 @@ static void list_plugins(const tb_api_request_t *req, tb_api_response_t *res)
     tb_api_reply(res, 200, list);
 }
 
+/* GET /connector-plugins/{p}/config[?version=<range>]: the range (KIP-891,
+ * Connect 4.1) must hold the plugin's one version; a malformed one is
+ * refused before the plugin is looked up, as Connect does. Built-in
+ * transformations and predicates have the version the plugin list shows. */
 static void plugin_config(const tb_api_request_t *req, tb_api_response_t *res)
 {
-    const tb_plugin_t *plugin = tb_plugin_find(req->params[0]);
-    const tb_config_table_t *transform = tb_chain_class_config(req->params[0]);
-    if (plugin == NULL && transform != NULL) {
+    char text[512];
+    const char *name = req->params[0];
+    const char *requested = tb_api_query(req, "version");
+    const tb_plugin_t *plugin = tb_plugin_find(name);
+    const tb_config_table_t *transform = tb_chain_class_config(name);
+    const char *version = plugin != NULL ? plugin->version : TB_CONNECT_VERSION;
+    tb_version_range_match_t match =
+        tb_version_range_match(requested, version, text, sizeof(text));
+    if (match == TB_VERSION_RANGE_MALFORMED) {
+        tb_api_reply_error(res, TB_ERR_BAD_REQUEST,
+                           "Invalid version specification: %s: %s", requested, text);
+    } else if (plugin == NULL && transform == NULL) {
+        tb_api_reply_error(res, TB_ERR_NOT_FOUND, "Unknown plugin %s.", name);
+    } else if (match == TB_VERSION_RANGE_OUTSIDE) {
+        tb_api_reply_error(res, TB_ERR_BAD_REQUEST,
+                           "Plugin %s has version %s which does not match the required "
+                           "version range %s",
+                           plugin != NULL ? plugin->class_name : name, version, text);
+    } else if (plugin == NULL) {
         tb_api_reply(res, 200, tb_config_keys_json(&transform, 1));
-        return;
+    } else {
+        tb_api_reply(res, 200, tb_connector_config_keys(plugin));
     }
-    if (plugin == NULL) {
-        tb_api_reply_error(res, TB_ERR_NOT_FOUND, "Unknown plugin %s.", req->params[0]);
-        return;
-    }
-    tb_api_reply(res, 200, tb_connector_config_keys(plugin));
 }
 
 /* Connect strips "Connector" from the body's class and requires it to end

@@ -46,6 +46,44 @@ def test_unknown_plugin_is_404(worker):
     assert reply.json() == {"error_code": 404, "message": "Unknown plugin Nope."}
 
 
+def test_plugin_config_of_a_version_range(worker):
+    """KIP-891 (Connect 4.1): ?version= takes Maven version ranges, which the
+    plugin's one version must lie in; a malformed one is 400 whatever the
+    plugin, a range without its version 400 with Connect's message."""
+    plain = worker.get(f"/connector-plugins/{DATAGEN}/config").json()
+    for version in ["0.1.0", "0.1", "latest", "[0.1,1.0)", "(,0.1.0]", "[0.0.9,)"]:
+        reply = worker.get(f"/connector-plugins/datagen/config", params={"version": version})
+        assert reply.status_code == 200, version
+        assert reply.json() == plain
+    reply = worker.get("/connector-plugins/datagen/config", params={"version": "1.0"})
+    assert reply.status_code == 400
+    assert reply.json() == {"error_code": 400, "message":
+        f"Plugin {DATAGEN} has version 0.1.0 which does not match the required "
+        "version range [1.0,1.0]"}
+    reply = worker.get("/connector-plugins/datagen/config",
+                       params={"version": "[1.0,2.0)"})
+    assert reply.status_code == 400 and "version range [1.0,2.0)" in reply.json()["message"]
+    for name in ["datagen", "Nope"]:
+        reply = worker.get(f"/connector-plugins/{name}/config", params={"version": "[1.0"})
+        assert reply.status_code == 400
+        assert reply.json() == {"error_code": 400, "message":
+            "Invalid version specification: [1.0: Unbounded range: [1.0"}
+    assert worker.get("/connector-plugins/Nope/config",
+                      params={"version": "1.0"}).status_code == 404
+    # a built-in transformation has the version the plugin list shows
+    listed = worker.get("/connector-plugins?connectorsOnly=false").json()
+    flt = next(p for p in listed if p["class"].endswith("transforms.Filter"))
+    ok = worker.get(f"/connector-plugins/{flt['class']}/config",
+                    params={"version": flt["version"]})
+    assert ok.status_code == 200
+    reply = worker.get(f"/connector-plugins/{flt['class']}/config",
+                       params={"version": "[99,)"})
+    assert reply.status_code == 400
+    assert reply.json()["message"] == (
+        f"Plugin {flt['class']} has version {flt['version']} which does not match "
+        "the required version range [99,)")
+
+
 def test_validate_reports_every_error_with_200(worker):
     reply = worker.put(f"/connector-plugins/datagen/config/validate",
                        json={"connector.class": "datagen", "tasks.max": "0",
