@@ -1,9 +1,9 @@
 /*
  * ReplaceField: keeps the fields of a struct (or map) that exclude does not
  * name and, when include names any, that it names; renames them by
- * renames ("old:new" pairs). A null passes unchanged. The deprecated
- * blacklist and whitelist stand for exclude and include when those are
- * empty, as Connect 3.9 translates them.
+ * renames ("old:new" pairs). A null passes unchanged. blacklist and
+ * whitelist, which Connect 4.0 removed (KAFKA-17530), are refused naming
+ * exclude and include, where 4.0 would ignore them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +49,27 @@ static int renames_check(const json_t *value, char *reason, size_t reason_size)
     return 0;
 }
 
+/* A key Connect 4.0 removed, named with its replacement. */
+static int removed(const char *key, const char *replacement, char *reason,
+                   size_t reason_size)
+{
+    snprintf(reason, reason_size, "%s was removed in Kafka Connect 4.0: use %s", key,
+             replacement);
+    return -1;
+}
+
+static int blacklist_check(const json_t *value, char *reason, size_t reason_size)
+{
+    (void)value;
+    return removed("blacklist", "exclude", reason, reason_size);
+}
+
+static int whitelist_check(const json_t *value, char *reason, size_t reason_size)
+{
+    (void)value;
+    return removed("whitelist", "include", reason, reason_size);
+}
+
 static void replace_destroy(void *state)
 {
     tb_replace_field_t *r = state;
@@ -62,19 +83,13 @@ static void replace_destroy(void *state)
     }
 }
 
-/* A set of the names in the list key, or in the deprecated list when key's
- * is empty. */
-static json_t *name_set(const json_t *values, const char *key, const char *deprecated)
+/* A set of the names in the list key. */
+static json_t *name_set(const json_t *values, const char *key)
 {
-    const json_t *list = tb_config_list(values, key);
-    const json_t *old = tb_config_list(values, deprecated);
     json_t *set = json_object();
     size_t i;
     json_t *item;
-    if (json_array_size(list) == 0 && old != NULL) {
-        list = old;
-    }
-    json_array_foreach (list, i, item) {
+    json_array_foreach (tb_config_list(values, key), i, item) {
         if (set != NULL &&
             json_object_set(set, json_string_value(item), json_true()) != 0) {
             json_decref(set);
@@ -91,8 +106,8 @@ static void *replace_create(const json_t *values, tb_side_t side, char *errstr,
     size_t i;
     json_t *item;
     char from[256], to[256];
-    if (r == NULL || (r->exclude = name_set(values, "exclude", "blacklist")) == NULL ||
-        (r->include = name_set(values, "include", "whitelist")) == NULL ||
+    if (r == NULL || (r->exclude = name_set(values, "exclude")) == NULL ||
+        (r->include = name_set(values, "include")) == NULL ||
         (r->renames = json_object()) == NULL || (r->reverse = json_object()) == NULL) {
         goto fail;
     }
@@ -238,7 +253,8 @@ static const tb_config_def_t replace_keys[] = {
     {.name = "blacklist",
      .type = TB_CONFIG_LIST,
      .importance = TB_IMPORTANCE_LOW,
-     .documentation = "The deprecated name of exclude, read when exclude is empty."},
+     .check = blacklist_check,
+     .documentation = "Removed in Kafka Connect 4.0: refused, naming exclude."},
     {.name = "include",
      .type = TB_CONFIG_LIST,
      .default_value = "",
@@ -247,7 +263,8 @@ static const tb_config_def_t replace_keys[] = {
     {.name = "whitelist",
      .type = TB_CONFIG_LIST,
      .importance = TB_IMPORTANCE_LOW,
-     .documentation = "The deprecated name of include, read when include is empty."},
+     .check = whitelist_check,
+     .documentation = "Removed in Kafka Connect 4.0: refused, naming include."},
     {.name = "renames",
      .type = TB_CONFIG_LIST,
      .default_value = "",

@@ -51,9 +51,9 @@ static void test_replace_field(void **state)
     tb_record_release(&r);
     tb_chain_destroy(chain);
 
-    /* include (or the deprecated whitelist), and nulls kept as they are */
+    /* include, and nulls kept as they are */
     chain = chain_of("{\"transforms\":\"r\",\"transforms.r.type\":\"ReplaceField$Value\","
-                     "\"transforms.r.whitelist\":\"note,id\","
+                     "\"transforms.r.include\":\"note,id\","
                      "\"transforms.r.replace.null.with.default\":\"false\"}");
     r = json_record(PERSON_FIELDS, "{'id':1,'name':'ann'}");
     /* JsonConverter reads a null as the default: make a real null */
@@ -96,6 +96,19 @@ static void test_replace_field(void **state)
     assert_error(errors, "transforms.mask.renames",
                  "Invalid value a:b,c,d:e:f for configuration transforms.mask.renames: "
                  "Invalid rename mapping: c");
+    json_decref(errors);
+
+    /* Connect 4.0 removed blacklist and whitelist: refused, naming their
+     * replacements, rather than ignored */
+    errors = validate("{\"transforms\":\"r\",\"transforms.r.type\":"
+                      "\"ReplaceField$Value\",\"transforms.r.blacklist\":\"a\","
+                      "\"transforms.r.whitelist\":\"b,c\"}");
+    assert_error(errors, "transforms.r.blacklist",
+                 "Invalid value a for configuration transforms.r.blacklist: "
+                 "blacklist was removed in Kafka Connect 4.0: use exclude");
+    assert_error(errors, "transforms.r.whitelist",
+                 "Invalid value b,c for configuration transforms.r.whitelist: "
+                 "whitelist was removed in Kafka Connect 4.0: use include");
     json_decref(errors);
 }
 
