@@ -1,6 +1,8 @@
 """/connector-plugins: the list, each plugin's keys, and validation."""
 import pytest
 
+from worker import wait_for
+
 pytestmark = pytest.mark.integration
 
 DATAGEN = "io.tributary.connect.datagen.DatagenConnector"
@@ -31,13 +33,14 @@ def test_plugin_config_by_any_name(worker, name):
         "dependents": [], "order": 1, "order_in_group": 1}
     tasks_max = next(k for k in keys if k["name"] == "tasks.max")
     assert tasks_max["default_value"] == "1" and tasks_max["required"] is False
-    # KIP-1004's key, as Connect 3.9 lists it (documentation in tributary's words)
+    # KIP-1004's key, as Connect 4.1 lists it (documentation in tributary's words;
+    # fifth of Common since connector.plugin.version came third)
     enforce = next(k for k in keys if k["name"] == "tasks.max.enforce")
     assert {**enforce, "documentation": None} == {
         "name": "tasks.max.enforce", "type": "BOOLEAN", "required": False,
         "default_value": "true", "importance": "LOW", "documentation": None,
         "group": "Common", "width": "SHORT", "display_name": "Enforce tasks max",
-        "dependents": [], "order": 4, "order_in_group": 4}
+        "dependents": [], "order": 5, "order_in_group": 5}
 
 
 def test_unknown_plugin_is_404(worker):
@@ -82,6 +85,92 @@ def test_plugin_config_of_a_version_range(worker):
     assert reply.json()["message"] == (
         f"Plugin {flt['class']} has version {flt['version']} which does not match "
         "the required version range [99,)")
+
+
+def test_plugin_version_keys(worker, bed):
+    """KIP-891's *.plugin.version keys: listed as Connect 4.1 lists them,
+    taken when their range holds the built-in plugin's version, refused
+    under the key otherwise, with Connect's messages."""
+    keys = {k["name"]: k for k in worker.get("/connector-plugins/datagen/config").json()}
+    cpv = keys["connector.plugin.version"]
+    assert (cpv["type"], cpv["default_value"], cpv["group"], cpv["order"]) == (
+        "STRING", "0.1.0", "Common", 3)
+    for conv, order in [("key", 7), ("value", 9), ("header", 11)]:
+        k = keys[f"{conv}.converter.plugin.version"]
+        assert (k["default_value"], k["order"]) == (None, order)
+        assert keys[f"{conv}.converter"]["order"] == order - 1
+    builtin = next(p["version"] for p in worker.get(
+        "/connector-plugins?connectorsOnly=false").json()
+        if p["class"].endswith("transforms.Filter"))
+    base = {"connector.class": "datagen", "name": "g", "topic": "t",
+            "transforms": "f", "transforms.f.type": "Filter",
+            "transforms.f.predicate": "p", "predicates": "p",
+            "predicates.p.type": "TopicNameMatches", "predicates.p.pattern": "x"}
+
+    def errors(**config):
+        infos = worker.put("/connector-plugins/datagen/config/validate",
+                           json={**base, **config}).json()
+        return infos, {c["value"]["name"]: c["value"]["errors"]
+                       for c in infos["configs"] if c["value"] and c["value"]["errors"]}
+
+    infos, found = errors(**{
+        "connector.plugin.version": "[0.1,1.0)",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.plugin.version": builtin,
+        "key.converter.plugin.version": "latest",
+        "transforms.f.plugin.version": f"[{builtin}]",
+        "predicates.p.plugin.version": "(,99)"})
+    assert found == {} and infos["error_count"] == 0
+    # unset, connector.plugin.version shows its default, the plugin's version
+    infos, _ = errors()
+    shown = next(c for c in infos["configs"]
+                 if c["definition"] and c["definition"]["name"] == "connector.plugin.version")
+    assert shown["value"]["value"] == "0.1.0"
+
+    infos, found = errors(**{
+        "connector.plugin.version": "1.0",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.plugin.version": "[4.0,)",
+        "header.converter.plugin.version": "[1.0",
+        "transforms.f.plugin.version": "4.4.0",
+        "predicates.p.plugin.version": "(1.0)"})
+    assert infos["error_count"] == 5
+    assert found == {
+        "connector.plugin.version": [
+            f"Invalid value 1.0 for configuration connector.plugin.version: Plugin "
+            f"{DATAGEN} has version 0.1.0 which does not match the required version "
+            "range [1.0,1.0]"],
+        "value.converter.plugin.version": [
+            "Invalid value [4.0,) for configuration value.converter.plugin.version: "
+            "Plugin org.apache.kafka.connect.json.JsonConverter has version "
+            f"{builtin} which does not match the required version range [4.0,)"],
+        "header.converter.plugin.version": [
+            "Invalid value [1.0 for configuration header.converter.plugin.version: "
+            "Unbounded range: [1.0"],
+        "transforms.f.plugin.version": [
+            "Invalid value 4.4.0 for configuration transforms.f.plugin.version: "
+            f"Plugin Filter has version {builtin} which does not match the required "
+            "version range [4.4.0,4.4.0]"],
+        "predicates.p.plugin.version": [
+            "Invalid value (1.0) for configuration predicates.p.plugin.version: "
+            "Single version must be surrounded by []: (1.0)"]}
+
+    # creating the connector is refused the same way, naming the key
+    reply = worker.post("/connectors", json={"name": "g", "config": {
+        **base, "topic": bed.unique_topic("pv"), "transforms.f.plugin.version": "4.4.0"}})
+    assert reply.status_code == 400
+    assert "transforms.f.plugin.version: Plugin Filter has version" in reply.json()["message"]
+    assert worker.get("/connectors").json() == []
+    # matching versions run: the converter and the chain take their keys
+    good = {**base, "topic": bed.unique_topic("pv"), "connector.plugin.version": "0.1.0",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.plugin.version": builtin,
+            "transforms.f.plugin.version": builtin, "predicates.p.plugin.version": builtin}
+    assert worker.post("/connectors", json={"name": "g", "config": good}).status_code == 201
+    wait_for(lambda: (lambda st: st["connector"]["state"] == "RUNNING" and
+                      [t["state"] for t in st["tasks"]] == ["RUNNING"])(
+                          worker.get("/connectors/g/status").json()),
+             what="connector g and its task RUNNING")
 
 
 def test_validate_reports_every_error_with_200(worker):

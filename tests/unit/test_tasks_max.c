@@ -85,7 +85,7 @@ static void test_enforce_is_listed_as_connect_lists_it(void **state)
     assert_string_equal(json_string_value(json_object_get(found, "default_value")),
                         "true");
     assert_string_equal(json_string_value(json_object_get(found, "group")), "Common");
-    assert_int_equal(json_integer_value(json_object_get(found, "order")), 4);
+    assert_int_equal(json_integer_value(json_object_get(found, "order")), 5);
     assert_string_equal(json_string_value(json_object_get(found, "display_name")),
                         "Enforce tasks max");
     json_decref(keys);

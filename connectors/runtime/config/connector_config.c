@@ -12,6 +12,8 @@
 #include "connectors/runtime/source/eos/tb_progress_marker.h"
 #include "core/tb_secret.h"
 #include "core/tb_secret_seal.h"
+#include "core/tb_version_range.h"
+#include "tb_version.h"
 
 static const char *const tolerances[] = {"none", "all", NULL};
 static const char *const reload_actions[] = {"none", "restart", NULL};
@@ -67,6 +69,17 @@ static int check_converter(const json_t *value, char *reason, size_t size)
     return 0;
 }
 
+/* A *.plugin.version key (KIP-891): a Maven version range, as Connect 4.1
+ * reads it; whether the plugin's version lies in it is checked with the
+ * plugin (check_plugin_versions). */
+static int check_version_range(const json_t *value, char *reason, size_t size)
+{
+    return tb_version_range_match(json_string_value(value), "0", reason, size) ==
+                   TB_VERSION_RANGE_MALFORMED
+               ? -1
+               : 0;
+}
+
 /* topic.creation.groups: tributary creates no topics, so a group that
  * would is refused rather than ignored. */
 static int check_no_topic_creation(const json_t *value, char *reason, size_t size)
@@ -105,12 +118,25 @@ static const tb_config_def_t common_keys[] = {
      .documentation = "Name or alias of the connector class, e.g. "
                       "org.apache.kafka.connect.file.FileStreamSinkConnector, "
                       "FileStreamSink or FileStreamSinkConnector."},
+    {.name = "connector.plugin.version",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = COMMON,
+     .order = 3,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Connector version",
+     .check = check_version_range,
+     .documentation = "Version of the connector plugin (KIP-891, Connect 4.1): a Maven "
+                      "version range such as 0.1.0 (exactly) or [0.1,1.0), or latest. "
+                      "tributary's plugins are built in, with one version each, the one "
+                      "GET /connector-plugins lists (the default): a range without it is "
+                      "refused, naming this key."},
     {.name = "tasks.max",
      .type = TB_CONFIG_INT,
      .default_value = "1",
      .importance = TB_IMPORTANCE_HIGH,
      .group = COMMON,
-     .order = 3,
+     .order = 4,
      .width = TB_WIDTH_SHORT,
      .display_name = "Tasks max",
      .range = &at_least_one,
@@ -120,7 +146,7 @@ static const tb_config_def_t common_keys[] = {
      .default_value = "true",
      .importance = TB_IMPORTANCE_LOW,
      .group = COMMON,
-     .order = 4,
+     .order = 5,
      .width = TB_WIDTH_SHORT,
      .display_name = "Enforce tasks max",
      .documentation = "(Deprecated, as in Connect) true: a connector that splits "
@@ -131,27 +157,51 @@ static const tb_config_def_t common_keys[] = {
      .type = TB_CONFIG_CLASS,
      .importance = TB_IMPORTANCE_LOW,
      .group = COMMON,
-     .order = 5,
+     .order = 6,
      .width = TB_WIDTH_SHORT,
      .display_name = "Key converter class",
      .check = check_converter,
      .documentation = "Converter of record keys; null means the worker's "
                       "key.converter."},
+    {.name = "key.converter.plugin.version",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = COMMON,
+     .order = 7,
+     .width = TB_WIDTH_SHORT,
+     .display_name = "Key converter version",
+     .check = check_version_range,
+     .documentation = "Version of the key converter (KIP-891, Connect 4.1): a Maven "
+                      "version range such as 3.9.0 (exactly) or [3.0,4.0), or latest. "
+                      "tributary's converters are built in, with one version each: a "
+                      "range without it is refused, naming this key."},
     {.name = "value.converter",
      .type = TB_CONFIG_CLASS,
      .importance = TB_IMPORTANCE_LOW,
      .group = COMMON,
-     .order = 6,
+     .order = 8,
      .width = TB_WIDTH_SHORT,
      .display_name = "Value converter class",
      .check = check_converter,
      .documentation = "Converter of record values; null means the worker's "
                       "value.converter."},
+    {.name = "value.converter.plugin.version",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = COMMON,
+     .order = 9,
+     .width = TB_WIDTH_SHORT,
+     .display_name = "Value converter version",
+     .check = check_version_range,
+     .documentation = "Version of the value converter (KIP-891, Connect 4.1): a Maven "
+                      "version range such as 3.9.0 (exactly) or [3.0,4.0), or latest. "
+                      "tributary's converters are built in, with one version each: a "
+                      "range without it is refused, naming this key."},
     {.name = "header.converter",
      .type = TB_CONFIG_CLASS,
      .importance = TB_IMPORTANCE_LOW,
      .group = COMMON,
-     .order = 7,
+     .order = 10,
      .width = TB_WIDTH_SHORT,
      .display_name = "Header converter class",
      .check = tb_header_converter_check,
@@ -163,12 +213,24 @@ static const tb_config_def_t common_keys[] = {
                       "read and write header values as text, so both convert them "
                       "alike: the HTTP sink writes each value as a JSON string, and "
                       "SimpleHeaderConverter's inferred types reach no plugin."},
+    {.name = "header.converter.plugin.version",
+     .type = TB_CONFIG_STRING,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = COMMON,
+     .order = 11,
+     .width = TB_WIDTH_SHORT,
+     .display_name = "Header converter version",
+     .check = check_version_range,
+     .documentation = "Version of the header converter (KIP-891, Connect 4.1): a Maven "
+                      "version range such as 3.9.0 (exactly) or [3.0,4.0), or latest. "
+                      "tributary's converters are built in, with one version each: a "
+                      "range without it is refused, naming this key."},
     {.name = "config.action.reload",
      .type = TB_CONFIG_STRING,
      .default_value = "restart",
      .importance = TB_IMPORTANCE_LOW,
      .group = COMMON,
-     .order = 8,
+     .order = 14,
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Reload Action",
      .one_of = reload_actions,
@@ -457,12 +519,34 @@ size_t tb_connector_config_tables(const tb_plugin_t *plugin,
     return 3;
 }
 
+/* As Connect 4.1, the default of connector.plugin.version is the plugin's
+ * version: in definition (a ConfigKeyInfo) and, when the config does not
+ * set it, in value (a ConfigValueInfo, or NULL). */
+static void show_plugin_version(json_t *definition, json_t *value,
+                                const tb_plugin_t *plugin)
+{
+    const char *name = json_string_value(json_object_get(definition, "name"));
+    if (name == NULL || strcmp(name, "connector.plugin.version") != 0) {
+        return;
+    }
+    json_object_set_new(definition, "default_value", json_string(plugin->version));
+    if (value != NULL && json_is_null(json_object_get(value, "value"))) {
+        json_object_set_new(value, "value", json_string(plugin->version));
+    }
+}
+
 json_t *tb_connector_config_keys(const tb_plugin_t *plugin)
 {
     const tb_config_table_t *framework[3];
     tb_connector_config_tables(plugin, framework);
     const tb_config_table_t *tables[] = {plugin->config, framework[0], framework[1]};
-    return tb_config_keys_json(tables, 3);
+    json_t *keys = tb_config_keys_json(tables, 3);
+    size_t i;
+    json_t *key;
+    json_array_foreach (keys, i, key) {
+        show_plugin_version(key, NULL, plugin);
+    }
+    return keys;
 }
 
 /* Sinks read topics or topics.regex: exactly one of them. */
@@ -608,6 +692,71 @@ static void check_refused_keys(const tb_plugin_t *plugin, const json_t *raw,
     }
 }
 
+/* A *.plugin.version key of raw against the one version of the built-in
+ * plugin class_name: a malformed range or one without version is refused,
+ * naming the key (a malformed range of a table key is reported already). */
+static void check_version_key(const json_t *raw, const char *key, const char *class_name,
+                              const char *version, json_t *errors)
+{
+    char range[512], message[2048];
+    const char *spec = json_string_value(json_object_get(raw, key));
+    if (spec == NULL || json_object_get(errors, key) != NULL) {
+        return;
+    }
+    tb_version_range_match_t match =
+        tb_version_range_match(spec, version, range, sizeof(range));
+    if (match == TB_VERSION_RANGE_MALFORMED) {
+        snprintf(message, sizeof(message), "Invalid value %s for configuration %s: %s",
+                 spec, key, range);
+    } else if (match == TB_VERSION_RANGE_OUTSIDE) {
+        snprintf(message, sizeof(message),
+                 "Invalid value %s for configuration %s: Plugin %s has version %s which "
+                 "does not match the required version range %s",
+                 spec, key, class_name, version, range);
+    } else {
+        return;
+    }
+    tb_config_error_add(errors, key, message);
+}
+
+/* KIP-891's *.plugin.version keys (Connect 4.1): the connector's against
+ * its plugin's version; the converters', transformations' and predicates'
+ * against the Connect version tributary implements, which its built-in
+ * ones have. */
+static void check_plugin_versions(const tb_plugin_t *plugin, const json_t *values,
+                                  const json_t *raw, json_t *errors)
+{
+    static const char *const converters[] = {"key.converter", "value.converter",
+                                             "header.converter"};
+    static const char *const chains[] = {"transforms", "predicates"};
+    char key[512], type_key[512], worker_default[64];
+    check_version_key(raw, "connector.plugin.version", plugin->class_name,
+                      plugin->version, errors);
+    for (size_t c = 0; c < sizeof(converters) / sizeof(converters[0]); c++) {
+        const char *class_name = json_string_value(json_object_get(raw, converters[c]));
+        snprintf(worker_default, sizeof(worker_default), "the worker's %s",
+                 converters[c]);
+        snprintf(key, sizeof(key), "%s.plugin.version", converters[c]);
+        check_version_key(raw, key,
+                          class_name != NULL && class_name[0] != '\0' ? class_name
+                                                                      : worker_default,
+                          TB_CONNECT_VERSION, errors);
+    }
+    for (size_t c = 0; c < sizeof(chains) / sizeof(chains[0]); c++) {
+        size_t i;
+        json_t *alias;
+        json_array_foreach (tb_config_list(values, chains[c]), i, alias) {
+            snprintf(key, sizeof(key), "%s.%s.plugin.version", chains[c],
+                     json_string_value(alias));
+            snprintf(type_key, sizeof(type_key), "%s.%s.type", chains[c],
+                     json_string_value(alias));
+            const char *class_name = json_string_value(json_object_get(raw, type_key));
+            check_version_key(raw, key, class_name != NULL ? class_name : type_key,
+                              TB_CONNECT_VERSION, errors);
+        }
+    }
+}
+
 json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *raw,
                                      json_t *errors)
 {
@@ -623,6 +772,7 @@ json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *ra
     }
     check_client_overrides(raw, errors);
     tb_transforms_validate(values, raw, errors);
+    check_plugin_versions(plugin, values, raw, errors);
     if (plugin->refused_keys != NULL) {
         check_refused_keys(plugin, raw, errors);
     }
@@ -639,7 +789,13 @@ json_t *tb_connector_config_infos(const tb_plugin_t *plugin, const json_t *raw,
     size_t n = tb_connector_config_tables(plugin, tables);
     json_t *shown = tb_connector_config_redact(plugin, raw);
     json_t *infos = tb_config_infos(plugin->class_name, tables, n, shown, errors);
+    size_t i;
+    json_t *config;
     json_decref(shown);
+    json_array_foreach (json_object_get(infos, "configs"), i, config) {
+        show_plugin_version(json_object_get(config, "definition"),
+                            json_object_get(config, "value"), plugin);
+    }
     return infos;
 }
 
