@@ -38,6 +38,11 @@ def test_source_offsets_lifecycle(start_worker, bed):
         "Partitions / offsets need to be provided for an alter offsets request")
     bad = {"offsets": [{"partition": {"task": 0}, "offset": {"sequence": [1]}}]}
     assert w.patch("/connectors/o/offsets", json=bad).status_code == 400
+    # a malformed body: 400 naming where it breaks (Connect 3.9 and 4.x: 500)
+    reply = w.patch("/connectors/o/offsets", data='{"offsets": [',
+                    headers={"Content-Type": "application/json"})
+    assert reply.status_code == 400
+    assert reply.json()["message"].startswith("Malformed JSON at line 1")
     reply = w.patch("/connectors/o/offsets", json=new)
     assert reply.status_code == 200
     assert reply.json() == {"message": (
