@@ -11,9 +11,14 @@
 
 /* Loggers the code writes to. They exist before anyone sets a level, so
  * /admin/loggers/{name} finds them, as log4j finds loggers it has created. */
+/* Every logger the code logs under. */
 static const char *const known_loggers[] = {
-    "tributary.api",     "tributary.config", "tributary.herder", "tributary.http",
-    "tributary.rdkafka", "tributary.store",  "tributary.task",   "tributary.worker",
+    "tributary.api",      "tributary.cluster",
+    "tributary.config",   "tributary.connectors.dir",
+    "tributary.herder",   "tributary.http",
+    "tributary.postgres", "tributary.rdkafka",
+    "tributary.rest",     "tributary.store",
+    "tributary.task",     "tributary.worker",
 };
 
 #define KNOWN_COUNT (sizeof(known_loggers) / sizeof(known_loggers[0]))
@@ -252,15 +257,40 @@ static json_t *level_json(const explicit_level_t *entry, tb_log_level_t level)
                                               : json_integer(entry->last_modified));
 }
 
+/* {"level","last_modified"} of a logger: its effective level, with its own
+ * stamp if it was set itself. Call with the lock held. */
+static json_t *shown_level(const char *logger)
+{
+    const explicit_level_t *entry =
+        strcmp(logger, "root") == 0 ? &levels[0] : deciding_entry(logger);
+    explicit_level_t shown = *entry;
+    if (strcmp(entry->name, logger) != 0) {
+        shown.last_modified = -1; /* inherited: never changed itself */
+    }
+    return level_json(&shown, entry->level);
+}
+
 json_t *tb_log_levels_get(void)
 {
+    json_t *names = json_array();
     json_t *out = json_object();
+    size_t i;
+    json_t *name;
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < level_count; i++) {
-        json_object_set_new(out, levels[i].name, level_json(&levels[i], levels[i].level));
+    for (i = 0; i < level_count; i++) {
+        json_array_append_new(names, json_string(levels[i].name));
+    }
+    for (i = 0; i < KNOWN_COUNT; i++) {
+        json_array_append_new(names, json_string(known_loggers[i]));
+    }
+    names = sorted_unique(names);
+    json_array_foreach (names, i, name) { /* objects keep insertion order */
+        json_object_set_new(out, json_string_value(name),
+                            shown_level(json_string_value(name)));
     }
     pthread_mutex_unlock(&lock);
-    return out; /* jansson keeps keys in insertion order; callers dump sorted */
+    json_decref(names);
+    return out;
 }
 
 json_t *tb_log_level_get(const char *logger)
@@ -275,13 +305,7 @@ json_t *tb_log_level_get(const char *logger)
         known = is_below(levels[i].name, logger);
     }
     if (known) {
-        const explicit_level_t *entry =
-            strcmp(logger, "root") == 0 ? &levels[0] : deciding_entry(logger);
-        explicit_level_t shown = *entry;
-        if (strcmp(entry->name, logger) != 0) {
-            shown.last_modified = -1; /* inherited: never changed itself */
-        }
-        out = level_json(&shown, entry->level);
+        out = shown_level(logger);
     }
     pthread_mutex_unlock(&lock);
     return out;

@@ -71,8 +71,10 @@ const char *tb_log_level_name(tb_log_level_t level);
  * sorted array of affected logger names (new reference). */
 json_t *tb_log_level_set(const char *logger, tb_log_level_t level, int64_t now_ms);
 
-/* {"root":{"level":"INFO","last_modified":null},...}: every explicitly set
- * logger, sorted by name (new reference). */
+/* {"root":{"level":"INFO","last_modified":null},...}: root, every logger
+ * the code logs under and every explicitly set one, as Connect 4.0 lists
+ * every logger log4j2 knows: each with its effective level, last_modified
+ * set only when the logger itself was set (new reference). */
 json_t *tb_log_levels_get(void);
 
 /* {"level","last_modified"} of a logger: its effective level, with its own

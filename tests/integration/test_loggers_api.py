@@ -13,6 +13,27 @@ def test_list_shows_root(worker):
     assert list(loggers) == sorted(loggers)
 
 
+def test_list_shows_every_known_logger_as_connect_4_does(worker):
+    """Connect 4.0 (KAFKA-9366) lists every logger it knows, not only those
+    set explicitly; each with its effective level."""
+    loggers = worker.get("/admin/loggers").json()
+    known = {"tributary.api", "tributary.cluster", "tributary.config",
+             "tributary.herder", "tributary.http", "tributary.rest", "tributary.store",
+             "tributary.task", "tributary.worker"}
+    assert known <= set(loggers)
+    assert all(loggers[name] == {"level": "INFO", "last_modified": None}
+               for name in known)
+    assert worker.put("/admin/loggers/tributary", json={"level": "WARN"}).status_code == 200
+    assert worker.put("/admin/loggers/tributary.http",
+                      json={"level": "DEBUG"}).status_code == 200
+    loggers = worker.get("/admin/loggers").json()
+    assert loggers["root"]["level"] == "INFO"
+    assert loggers["tributary.http"]["level"] == "DEBUG"
+    assert isinstance(loggers["tributary.http"]["last_modified"], int)
+    assert loggers["tributary.cluster"]["level"] == "WARN"
+    assert list(loggers) == sorted(loggers)
+
+
 def test_put_changes_levels_and_logging(worker):
     assert "tributary.http GET /connectors" not in worker.logs()
     reply = worker.put("/admin/loggers/tributary.http", json={"level": "debug"})
