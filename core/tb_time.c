@@ -25,3 +25,32 @@ int64_t tb_wall_ms(void)
 {
     return ms_of(CLOCK_REALTIME);
 }
+
+/* Division rounding toward minus infinity. */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+int64_t tb_days_from_civil(int64_t year, int month, int day)
+{
+    year -= month <= 2;
+    int64_t era = floor_div(year, 400);
+    int64_t yoe = year - era * 400;
+    int64_t doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+void tb_civil_from_days(int64_t days, int64_t *year, int *month, int *day)
+{
+    days += 719468;
+    int64_t era = floor_div(days, 146097);
+    int64_t doe = days - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    *day = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *month = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *year = yoe + era * 400 + (*month <= 2);
+}

@@ -1,6 +1,7 @@
 /* Time zones: fixed offsets, and regions read from TZif files
  * (tb_zone.h). */
 #include "core/tb_zone.h"
+#include "core/tb_time.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -68,41 +69,27 @@ static bool leap_year(int64_t y)
     return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date. */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = floor_div(y, 400);
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 /* The year of a day count since 1970-01-01. */
 static int64_t year_of(int64_t days)
 {
-    days += 719468;
-    int64_t era = floor_div(days, 146097);
-    int64_t doe = days - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    return yoe + era * 400 + (mp >= 10);
+    int64_t year;
+    int month, day;
+    tb_civil_from_days(days, &year, &month, &day);
+    return year;
 }
 
 /* The day (since 1970-01-01) that rule day r names in year y. */
 static int64_t rule_day_in(const rule_day_t *r, int64_t y)
 {
     static const int month_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int64_t jan1 = days_from_civil(y, 1, 1);
+    int64_t jan1 = tb_days_from_civil(y, 1, 1);
     if (r->kind == 'J') {
         return jan1 + r->day - 1 + (leap_year(y) && r->day >= 60);
     }
     if (r->kind == 'D') {
         return jan1 + r->day;
     }
-    int64_t first = days_from_civil(y, r->month, 1);
+    int64_t first = tb_days_from_civil(y, r->month, 1);
     int first_weekday = (int)(((first + 4) % 7 + 7) % 7); /* 1970-01-01: Thursday */
     int64_t day = first + (r->weekday - first_weekday + 7) % 7 + (r->week - 1) * 7;
     int length = month_days[r->month - 1] + (r->month == 2 && leap_year(y));

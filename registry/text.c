@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/tb_data.h"
+#include "core/tb_time.h"
 #include "registry/tb_text.h"
 
 bool tb_text_utf8_valid(const uint8_t *s, size_t n)
@@ -76,17 +77,6 @@ int tb_text_decimal_parse(const char *text, int scale, uint8_t *out, size_t out_
     }
     tb_value_free(v);
     return rc;
-}
-
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
 }
 
 void tb_text_real(tb_buf_t *out, double v, bool single)
@@ -180,7 +170,7 @@ int tb_text_parse_date(const char *text, int64_t *days)
         m < 1 || m > 12 || d < 1 || d > 31) {
         return -1;
     }
-    *days = days_from_civil(y, m, d);
+    *days = tb_days_from_civil(y, m, d);
     return 0;
 }
 
@@ -215,7 +205,8 @@ int tb_text_parse_timestamp(const char *text, int64_t units, int64_t *v)
     } else if (!((*text == 'Z' || *text == 'z') && text[1] == '\0') && *text != '\0') {
         return -1;
     }
-    int64_t seconds = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - offset;
+    int64_t seconds =
+        tb_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - offset;
     *v = seconds * units + fraction;
     return 0;
 }

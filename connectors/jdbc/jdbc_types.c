@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "connectors/jdbc/tb_jdbc.h"
+#include "core/tb_time.h"
 
 /* Whether schema (NULL: schemaless) is the logical type name. */
 static bool is_logical(const tb_schema_t *schema, const char *name)
@@ -153,20 +154,6 @@ done:
     return out;
 }
 
-/* The civil date of a day count since 1970-01-01 (proleptic Gregorian). */
-static void civil_date(int64_t days, int64_t *year, int *month, int *day)
-{
-    days += 719468;
-    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-    int64_t doe = days - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *day = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *month = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *year = yoe + era * 400 + (*month <= 2);
-}
-
 static int64_t floor_div(int64_t a, int64_t b)
 {
     return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
@@ -179,7 +166,7 @@ static int text_param(tb_jdbc_param_t *p, const char *fmt_kind, int64_t v)
     int64_t year;
     int month, day;
     if (strcmp(fmt_kind, "date") == 0) {
-        civil_date(v, &year, &month, &day);
+        tb_civil_from_days(v, &year, &month, &day);
         snprintf(buf, sizeof(buf), "%04lld-%02d-%02d", (long long)year, month, day);
     } else if (strcmp(fmt_kind, "time") == 0) {
         int64_t ms = ((v % 86400000) + 86400000) % 86400000;
@@ -188,7 +175,7 @@ static int text_param(tb_jdbc_param_t *p, const char *fmt_kind, int64_t v)
     } else {
         int64_t days = floor_div(v, 86400000);
         int64_t ms = v - days * 86400000;
-        civil_date(days, &year, &month, &day);
+        tb_civil_from_days(days, &year, &month, &day);
         snprintf(buf, sizeof(buf), "%04lld-%02d-%02d %02d:%02d:%02d.%03d",
                  (long long)year, month, day, (int)(ms / 3600000), (int)(ms / 60000 % 60),
                  (int)(ms / 1000 % 60), (int)(ms % 1000));

@@ -14,6 +14,7 @@
 #include "connectors/postgres/tb_pg_more_types.h"
 #include "connectors/postgres/tb_pg_types.h"
 #include "connectors/postgres/tb_pg_unknown.h"
+#include "core/tb_time.h"
 #include "registry/tb_text.h"
 
 /* Built-in type OIDs (pg_type.dat). */
@@ -322,17 +323,6 @@ static int64_t floor_div(int64_t a, int64_t b)
     return a / b - (a % b != 0 && (a < 0) != (b < 0));
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date. */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = floor_div(y, 400);
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 /* The two digits after the separator sep at p (as the server writes a
  * date's and a time's parts), or -1. */
 static int two_digits(const char *p, char sep)
@@ -362,7 +352,7 @@ static bool parse_date(const char **p, int64_t *days)
         *p += 3;
         y = 1 - y; /* 1 BC is year 0 */
     }
-    *days = days_from_civil(y, m, d);
+    *days = tb_days_from_civil(y, m, d);
     return true;
 }
 
@@ -442,16 +432,9 @@ static void zoned_text(int64_t micros, int width, char *out, size_t size)
 {
     int64_t days = floor_div(micros, 86400000000LL);
     int64_t rest = micros - days * 86400000000LL;
-    /* civil from days */
-    int64_t z = days + 719468;
-    int64_t era = floor_div(z, 146097);
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    int d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    int m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    int64_t y = yoe + era * 400 + (m <= 2);
+    int64_t y;
+    int m, d;
+    tb_civil_from_days(days, &y, &m, &d);
     int64_t secs = rest / 1000000;
     int fraction = (int)(rest % 1000000);
     int n = snprintf(out, size, "%04lld-%02d-%02dT%02d:%02d:%02d", (long long)y, m, d,

@@ -9,6 +9,7 @@
 #include "connectors/s3/tb_s3_sink.h"
 #include "core/tb_config.h"
 #include "core/tb_data.h"
+#include "core/tb_time.h"
 #include "core/tb_zone.h"
 #include "registry/tb_buf.h"
 
@@ -60,31 +61,6 @@ int tb_s3_path_format_check(const char *pattern, char *reason, size_t reason_siz
     return 0;
 }
 
-/* Days since the epoch to a civil date (proleptic Gregorian). */
-static void civil_of(int64_t days, int64_t *year, int *month, int *day)
-{
-    days += 719468;
-    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-    int64_t doe = days - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *day = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *month = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *year = yoe + era * 400 + (*month <= 2);
-}
-
-/* A civil date to days since the epoch (proleptic Gregorian). */
-static int64_t days_of(int64_t year, int month, int day)
-{
-    year -= month <= 2;
-    int64_t era = (year >= 0 ? year : year - 399) / 400;
-    int64_t yoe = year - era * 400;
-    int64_t doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 static int64_t floor_div(int64_t a, int64_t b)
 {
     return a / b - (a % b != 0 && (a < 0) != (b < 0));
@@ -98,8 +74,8 @@ static void format_local(const char *pattern, int64_t local_ms, tb_buf_t *out)
     int64_t in_day = local_ms - days * 86400000;
     int64_t year;
     int month, day;
-    civil_of(days, &year, &month, &day);
-    int64_t jan1 = days_of(year, 1, 1);
+    tb_civil_from_days(days, &year, &month, &day);
+    int64_t jan1 = tb_days_from_civil(year, 1, 1);
     for (const char *p = pattern; *p != '\0';) {
         if (*p == '\'') {
             p++;

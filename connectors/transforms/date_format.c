@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "connectors/transforms/tb_date_format.h"
+#include "core/tb_time.h"
 
 #define MS_PER_DAY 86400000LL
 
@@ -34,12 +35,7 @@ static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
 {
     y += (m - 1 >= 0 ? (m - 1) / 12 : -((12 - m) / 12));
     m = ((m - 1) % 12 + 12) % 12 + 1;
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
+    return tb_days_from_civil(y, (int)m, 1) + d - 1;
 }
 
 static tb_civil_t civil_of(int64_t ms)
@@ -47,15 +43,7 @@ static tb_civil_t civil_of(int64_t ms)
     tb_civil_t c;
     int64_t days = ms >= 0 ? ms / MS_PER_DAY : -((-ms + MS_PER_DAY - 1) / MS_PER_DAY);
     int64_t in_day = ms - days * MS_PER_DAY;
-    int64_t z = days + 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    c.day = (int)(doy - (153 * mp + 2) / 5 + 1);
-    c.month = (int)(mp < 10 ? mp + 3 : mp - 9);
-    c.year = yoe + era * 400 + (c.month <= 2);
+    tb_civil_from_days(days, &c.year, &c.month, &c.day);
     c.hour = (int)(in_day / 3600000);
     c.minute = (int)(in_day / 60000 % 60);
     c.second = (int)(in_day / 1000 % 60);
