@@ -211,6 +211,33 @@ static int empty_list_check(const json_t *value, char *reason, size_t reason_siz
     return 0;
 }
 
+/* The keys a task and the checks across keys read, filled from
+ * jdbc_sink_keys (tb_config_fill); strings and lists are borrowed from the
+ * parsed values. */
+typedef struct {
+    const char *url;
+    const char *user;
+    const char *password;
+    const char *dialect;
+    int attempts;
+    long long backoff_ms;
+    const char *insert_mode; /* tb_jdbc_insert_modes[], in lower or upper case */
+    int batch_size;
+    bool delete_enabled;
+    bool replace_null;
+    const char *table_format;
+    const char *pk_mode; /* tb_jdbc_pk_modes[], in lower or upper case */
+    const json_t *pk_fields;
+    const json_t *fields;
+    const char *db_timezone;
+    const char *date_timezone;
+    bool auto_create;
+    bool auto_evolve;
+    const char *quote;
+    int max_retries;
+    int retry_backoff_ms;
+} jdbc_sink_keys_t;
+
 #define CONNECTION "Connection"
 #define WRITES "Writes"
 #define MAPPING "Data Mapping"
@@ -226,6 +253,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .order = 1,
      .width = TB_WIDTH_LONG,
      .display_name = "JDBC URL",
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, url),
      .documentation =
          "JDBC connection URL: jdbc:postgresql://host[:port][,host2...]/database"
          "[?parameters] (the PostgreSQL driver's parameters user, password, ssl, "
@@ -242,6 +270,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .order = 2,
      .width = TB_WIDTH_MEDIUM,
      .display_name = "JDBC User",
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, user),
      .documentation = "JDBC connection user."},
     {.name = KEY_PASSWORD,
      .type = TB_CONFIG_PASSWORD,
@@ -250,6 +279,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .order = 3,
      .width = TB_WIDTH_MEDIUM,
      .display_name = "JDBC Password",
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, password),
      .documentation = "JDBC connection password."},
     {.name = KEY_DIALECT,
      .type = TB_CONFIG_STRING,
@@ -260,6 +290,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .width = TB_WIDTH_LONG,
      .display_name = "Database Dialect",
      .check = dialect_check,
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, dialect),
      .documentation = "The database dialect: empty (the default) takes it from "
                       "connection.url; PostgreSqlDatabaseDialect or "
                       "SqliteDatabaseDialect must match the URL."},
@@ -272,6 +303,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .width = TB_WIDTH_SHORT,
      .display_name = "JDBC connection attempts",
      .range = &at_least_one,
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, attempts),
      .documentation = "Maximum number of attempts to retrieve a valid JDBC connection "
                       "when the task starts. Must be a positive integer."},
     {.name = KEY_BACKOFF,
@@ -283,6 +315,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .width = TB_WIDTH_SHORT,
      .display_name = "JDBC connection backoff in milliseconds",
      .range = &non_negative,
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, backoff_ms),
      .documentation = "Backoff time in milliseconds between connection attempts."},
     {.name = KEY_INSERT_MODE,
      .type = TB_CONFIG_STRING,
@@ -293,6 +326,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Insert Mode",
      .check = insert_mode_check,
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, insert_mode),
      .documentation =
          "The insertion mode to use: insert (INSERT, several rows per statement), "
          "upsert (INSERT ... ON CONFLICT (the primary key) DO UPDATE) or update "
@@ -307,6 +341,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .width = TB_WIDTH_SHORT,
      .display_name = "Batch Size",
      .range = &non_negative,
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, batch_size),
      .documentation = "Specifies how many records to attempt to batch together for "
                       "insertion into the destination table, when possible: the most "
                       "rows in one statement (also bounded by the database's limit "
@@ -319,6 +354,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .order = 3,
      .width = TB_WIDTH_SHORT,
      .display_name = "Enable deletes",
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, delete_enabled),
      .documentation = "Whether to treat null record values as deletes. Requires pk.mode "
                       "to be record_key."},
     {.name = KEY_TABLE_TYPES,
@@ -340,6 +376,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .order = 5,
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Replace null value with default value",
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, replace_null),
      .documentation = "Whether to replace a null field value with the field's default "
                       "value, when its schema has one."},
     {.name = KEY_TABLE_FORMAT,
@@ -351,6 +388,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .width = TB_WIDTH_LONG,
      .display_name = "Table Name Format",
      .check = non_empty_check,
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, table_format),
      .documentation = "A format string for the destination table name, which may contain "
                       "'${topic}' as a placeholder for the originating topic name. For "
                       "example, kafka_${topic} for the topic 'orders' will map to the "
@@ -365,6 +403,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Primary Key Mode",
      .check = pk_mode_check,
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, pk_mode),
      .documentation = "The primary key mode, also refer to pk.fields: none (no keys), "
                       "kafka (the Kafka coordinates), record_key (field(s) of the record "
                       "key, a primitive or a struct) or record_value (field(s) of the "
@@ -377,6 +416,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .order = 3,
      .width = TB_WIDTH_LONG,
      .display_name = "Primary Key Fields",
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, pk_fields),
      .documentation =
          "List of comma-separated primary key field names, read per pk.mode: none, "
          "ignored; kafka, exactly three names for the topic, partition and offset "
@@ -392,6 +432,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .order = 4,
      .width = TB_WIDTH_LONG,
      .display_name = "Fields Whitelist",
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, fields),
      .documentation = "List of comma-separated record value field names. If empty, all "
                       "fields from the record value are utilized, otherwise used to "
                       "filter to the desired fields. pk.fields is applied independently "
@@ -405,6 +446,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .width = TB_WIDTH_MEDIUM,
      .display_name = "DB Time Zone",
      .check = tb_jdbc_timezone_check,
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, db_timezone),
      .documentation = "The time zone Timestamp values are written in: UTC (the default), "
                       "a fixed offset such as +02:00 or -05:30, or a region of the tz "
                       "database such as Europe/Paris, daylight saving time included."},
@@ -428,6 +470,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Time Zone used for Date",
      .check = date_timezone_check,
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, date_timezone),
      .documentation = "DB_TIMEZONE or UTC. A Date is written as the day it names, so "
                       "DB_TIMEZONE needs db.timezone=UTC (the default): a Date shifted "
                       "by another zone is refused rather than written differently."},
@@ -473,6 +516,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .order = 1,
      .width = TB_WIDTH_SHORT,
      .display_name = "Auto-Create",
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, auto_create),
      .documentation = "Whether to automatically create the destination table based on "
                       "record schema if it is found to be missing by issuing CREATE."},
     {.name = KEY_AUTO_EVOLVE,
@@ -483,6 +527,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .order = 2,
      .width = TB_WIDTH_SHORT,
      .display_name = "Auto-Evolve",
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, auto_evolve),
      .documentation = "Whether to automatically add columns in the table schema when "
                       "found to be missing relative to the record schema by issuing "
                       "ALTER. A new field must be optional or have a default."},
@@ -495,6 +540,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Quote Identifiers",
      .check = quote_check,
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, quote),
      .documentation = "When to quote table names, column names, and other identifiers "
                       "in SQL statements: always, or never (a name that is not a plain "
                       "identifier, with a hyphen say, is quoted still)."},
@@ -537,6 +583,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .width = TB_WIDTH_SHORT,
      .display_name = "Maximum Retries",
      .range = &non_negative,
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, max_retries),
      .documentation = "The maximum number of times to retry on errors before failing the "
                       "task: a lost connection, or a serialization conflict. The "
                       "transaction that failed wrote nothing, and the same records are "
@@ -550,6 +597,7 @@ static const tb_config_def_t jdbc_sink_keys[] = {
      .width = TB_WIDTH_SHORT,
      .display_name = "Retry Backoff (millis)",
      .range = &non_negative,
+     .field = TB_CONFIG_AT(jdbc_sink_keys_t, retry_backoff_ms),
      .documentation =
          "The time in milliseconds to wait following an error before a retry "
          "attempt is made."},
@@ -614,49 +662,44 @@ bool tb_jdbc_timezone_is_utc(const char *text)
     return text != NULL && fixed_offset(text, &minutes) == 0 && minutes == 0;
 }
 
-/* The next problem about the connection and pk keys that the table cannot
- * see alone. */
-void tb_jdbc_sink_validate(const json_t *values, json_t *errors)
+/* The problems about the connection and pk keys that the table cannot see
+ * alone. */
+static void check_keys(const jdbc_sink_keys_t *k, json_t *errors)
 {
-    const char *url_text = tb_config_string(values, KEY_URL);
-    const char *pk_mode = tb_config_string(values, KEY_PK_MODE);
-    const char *insert_mode = tb_config_string(values, KEY_INSERT_MODE);
-    const char *dialect = tb_config_string(values, KEY_DIALECT);
     char message[1800];
     tb_jdbc_kind_t kind;
 
-    if (tb_jdbc_url_validate(url_text, KEY_URL, errors, &kind) == 0 && dialect != NULL &&
-        dialect[0] != '\0' &&
-        (strcasecmp(dialect, "PostgreSqlDatabaseDialect") == 0) !=
+    if (tb_jdbc_url_validate(k->url, KEY_URL, errors, &kind) == 0 && k->dialect != NULL &&
+        k->dialect[0] != '\0' &&
+        (strcasecmp(k->dialect, "PostgreSqlDatabaseDialect") == 0) !=
             (kind == TB_JDBC_POSTGRES)) {
         tb_config_error_add(errors, KEY_DIALECT,
                             "dialect.name does not match the database of connection.url");
     }
-    if (tb_config_bool(values, KEY_DELETE) && pk_mode != NULL &&
-        strcasecmp(pk_mode, "record_key") != 0) {
+    if (k->delete_enabled && k->pk_mode != NULL &&
+        strcasecmp(k->pk_mode, "record_key") != 0) {
         tb_config_error_add(errors, KEY_DELETE,
                             "Primary key mode must be 'record_key' when delete support "
                             "is enabled");
     }
-    if (insert_mode != NULL && pk_mode != NULL &&
-        strcasecmp(insert_mode, "insert") != 0 && strcasecmp(pk_mode, "none") == 0) {
+    if (k->insert_mode != NULL && k->pk_mode != NULL &&
+        strcasecmp(k->insert_mode, "insert") != 0 &&
+        strcasecmp(k->pk_mode, "none") == 0) {
         snprintf(message, sizeof(message),
                  "Write in %s mode requires key field names to be known, check the "
                  "primary key configuration (pk.mode is none)",
-                 insert_mode);
+                 k->insert_mode);
         tb_config_error_add(errors, KEY_INSERT_MODE, message);
     }
-    const char *date_tz = tb_config_string(values, KEY_DATE_TIMEZONE);
-    const char *db_tz = tb_config_string(values, KEY_TIMEZONE);
-    if (date_tz != NULL && strcasecmp(date_tz, "db_timezone") == 0 && db_tz != NULL &&
-        !tb_jdbc_timezone_is_utc(db_tz)) {
+    if (k->date_timezone != NULL && strcasecmp(k->date_timezone, "db_timezone") == 0 &&
+        k->db_timezone != NULL && !tb_jdbc_timezone_is_utc(k->db_timezone)) {
         tb_config_error_add(errors, KEY_DATE_TIMEZONE,
                             "date.timezone=DB_TIMEZONE with a db.timezone other than UTC "
                             "is not supported: Dates are written as the day they name; "
                             "set date.timezone=UTC");
     }
-    size_t fields = json_array_size(tb_config_list(values, KEY_PK_FIELDS));
-    if (pk_mode != NULL && strcasecmp(pk_mode, "kafka") == 0 && fields != 0 &&
+    size_t fields = json_array_size(k->pk_fields);
+    if (k->pk_mode != NULL && strcasecmp(k->pk_mode, "kafka") == 0 && fields != 0 &&
         fields != 3) {
         snprintf(message, sizeof(message),
                  "PK mode is kafka so there should either be no field names defined for "
@@ -667,66 +710,78 @@ void tb_jdbc_sink_validate(const json_t *values, json_t *errors)
     }
 }
 
+/* The plugin's validate: the checks across keys, on the keys as parsed (a
+ * key that did not parse reads as unset, and has its own error). */
+void tb_jdbc_sink_validate(const json_t *values, json_t *errors)
+{
+    jdbc_sink_keys_t keys;
+    if (tb_config_fill(&tb_jdbc_sink_table, values, &keys) == 0) {
+        check_keys(&keys, errors);
+    }
+}
+
+/* table.name.format without its leading and trailing spaces, or NULL when
+ * out of memory. */
+static char *trimmed(const char *text)
+{
+    while (isspace((unsigned char)*text)) {
+        text++;
+    }
+    size_t n = strlen(text);
+    while (n > 0 && isspace((unsigned char)text[n - 1])) {
+        n--;
+    }
+    return strndup(text, n);
+}
+
 int tb_jdbc_settings_init(tb_jdbc_settings_t *s, const json_t *config, char *errstr,
                           size_t errstr_size)
 {
-    const tb_config_table_t *tables[] = {&tb_jdbc_sink_table};
+    jdbc_sink_keys_t k;
     json_t *errors = json_object();
-    json_t *values = tb_config_parse(tables, 1, config, errors);
     char reason[512];
     *s = (tb_jdbc_settings_t){0};
-    if (values != NULL && tb_config_error_count(errors) == 0) {
-        tb_jdbc_sink_validate(values, errors);
+    json_t *values = tb_config_load(&tb_jdbc_sink_table, config, &k, errstr, errstr_size);
+    if (values == NULL) {
+        goto fail;
     }
-    if (values == NULL || tb_config_error_count(errors) > 0) {
+    check_keys(&k, errors);
+    if (tb_config_error_count(errors) > 0) {
         tb_config_errors_join(errors, "; ", errstr, errstr_size);
         goto fail;
     }
-    const char *url = tb_config_string(values, KEY_URL);
-    if (tb_jdbc_url_parse(url, &s->url, reason, sizeof(reason)) != 0) {
+    if (tb_jdbc_url_parse(k.url, &s->url, reason, sizeof(reason)) != 0) {
         snprintf(errstr, errstr_size, "%s", reason);
         goto fail;
     }
     char shown[1024];
-    tb_jdbc_url_redact(url, shown, sizeof(shown));
+    tb_jdbc_url_redact(k.url, shown, sizeof(shown));
     s->shown_url = strdup(shown);
-    const char *user = tb_config_string(values, KEY_USER);
-    const char *password = tb_config_string(values, KEY_PASSWORD);
-    s->user = user != NULL ? strdup(user) : NULL;
-    s->password = password != NULL ? strdup(password) : NULL;
-    s->connection_attempts = (int)tb_config_int(values, KEY_ATTEMPTS);
-    s->connection_backoff_ms = tb_config_int(values, KEY_BACKOFF);
-    s->insert_mode = (tb_jdbc_insert_mode_t)name_index(
-        tb_jdbc_insert_modes, tb_config_string(values, KEY_INSERT_MODE));
-    s->batch_size = (size_t)tb_config_int(values, KEY_BATCH_SIZE);
-    s->batch_size = s->batch_size > 0 ? s->batch_size : 1;
-    s->delete_enabled = tb_config_bool(values, KEY_DELETE);
-    s->replace_null = tb_config_bool(values, KEY_REPLACE_NULL);
-    const char *format = tb_config_string(values, KEY_TABLE_FORMAT);
-    while (isspace((unsigned char)*format)) {
-        format++;
-    }
-    s->table_format = strndup(format, strlen(format));
-    while (s->table_format != NULL && s->table_format[0] != '\0' &&
-           isspace((unsigned char)s->table_format[strlen(s->table_format) - 1])) {
-        s->table_format[strlen(s->table_format) - 1] = '\0';
-    }
-    s->pk_mode = (tb_jdbc_pk_mode_t)name_index(tb_jdbc_pk_modes,
-                                               tb_config_string(values, KEY_PK_MODE));
-    s->pk_fields = json_incref((json_t *)tb_config_list(values, KEY_PK_FIELDS));
-    s->fields_allow = json_incref((json_t *)tb_config_list(values, KEY_FIELDS));
-    s->auto_create = tb_config_bool(values, KEY_AUTO_CREATE);
-    s->auto_evolve = tb_config_bool(values, KEY_AUTO_EVOLVE);
-    s->quote = name_index(quote_methods, tb_config_string(values, KEY_QUOTE)) == 0;
-    s->zone = tb_jdbc_timezone_parse(tb_config_string(values, KEY_TIMEZONE), errstr,
-                                     errstr_size);
+    s->user = k.user != NULL ? strdup(k.user) : NULL;
+    s->password = k.password != NULL ? strdup(k.password) : NULL;
+    s->connection_attempts = k.attempts;
+    s->connection_backoff_ms = k.backoff_ms;
+    s->insert_mode =
+        (tb_jdbc_insert_mode_t)name_index(tb_jdbc_insert_modes, k.insert_mode);
+    s->batch_size = k.batch_size > 0 ? (size_t)k.batch_size : 1;
+    s->delete_enabled = k.delete_enabled;
+    s->replace_null = k.replace_null;
+    s->table_format = trimmed(k.table_format);
+    s->pk_mode = (tb_jdbc_pk_mode_t)name_index(tb_jdbc_pk_modes, k.pk_mode);
+    s->pk_fields = json_incref((json_t *)k.pk_fields);
+    s->fields_allow = json_incref((json_t *)k.fields);
+    s->auto_create = k.auto_create;
+    s->auto_evolve = k.auto_evolve;
+    s->quote = name_index(quote_methods, k.quote) == 0;
+    s->zone = tb_jdbc_timezone_parse(k.db_timezone, errstr, errstr_size);
     if (s->zone == NULL) {
         goto fail;
     }
-    s->max_retries = (int)tb_config_int(values, KEY_MAX_RETRIES);
-    s->retry_backoff_ms = tb_config_int(values, KEY_RETRY_BACKOFF);
+    s->max_retries = k.max_retries;
+    s->retry_backoff_ms = k.retry_backoff_ms;
     if (s->shown_url == NULL || s->table_format == NULL ||
-        (user != NULL && s->user == NULL) || (password != NULL && s->password == NULL)) {
+        (k.user != NULL && s->user == NULL) ||
+        (k.password != NULL && s->password == NULL)) {
         snprintf(errstr, errstr_size, "out of memory");
         goto fail;
     }
