@@ -116,6 +116,42 @@ static int check_skipped(const json_t *value, char *reason, size_t size)
 #define GROUP_VALUES "Values"
 #define GROUP_SIZING "Sizing"
 
+/* The keys as a task and the checks across keys read them, filled from
+ * pg_keys (tb_config_fill); strings and lists are borrowed from the parsed
+ * values. */
+typedef struct {
+    const char *host;
+    int port;
+    const char *user;
+    const char *password;
+    const char *dbname;
+    long long query_timeout_ms;
+    const char *prefix;
+    const char *slot;
+    const char *publication;
+    int publication_mode; /* publication_modes[] */
+    const json_t *schema_include;
+    const json_t *schema_exclude;
+    const json_t *table_include;
+    const json_t *table_exclude;
+    const json_t *column_include;
+    const json_t *column_exclude;
+    int snapshot_mode; /* snapshot_modes[] */
+    int heartbeat_ms;
+    bool tombstones;
+    int decimal_mode; /* decimal_modes[] */
+    int time_mode;    /* time_modes[] */
+    int binary_mode;  /* binary_modes[] */
+    int hstore_mode;  /* hstore_modes[] */
+    bool include_unknown;
+    const json_t *skipped;
+    bool transaction_metadata;
+    const char *transaction_topic;
+    int max_batch; /* 0: did not parse (at least 1 otherwise) */
+    int max_queue; /* 0: did not parse (at least 1 otherwise) */
+    long long poll_interval_ms;
+} pg_keys_t;
+
 static const tb_config_def_t pg_keys[] = {
     {.name = "database.hostname",
      .type = TB_CONFIG_STRING,
@@ -123,6 +159,7 @@ static const tb_config_def_t pg_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_CONNECTION,
      .order = 1,
+     .field = TB_CONFIG_AT(pg_keys_t, host),
      .documentation = "Host name or address of the PostgreSQL server."},
     {.name = "database.port",
      .type = TB_CONFIG_INT,
@@ -131,6 +168,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_CONNECTION,
      .order = 2,
      .range = &port_range,
+     .field = TB_CONFIG_AT(pg_keys_t, port),
      .documentation = "Port of the PostgreSQL server."},
     {.name = "database.user",
      .type = TB_CONFIG_STRING,
@@ -138,6 +176,7 @@ static const tb_config_def_t pg_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_CONNECTION,
      .order = 3,
+     .field = TB_CONFIG_AT(pg_keys_t, user),
      .documentation = "The role to connect as; it needs the REPLICATION attribute "
                       "and may read the captured tables."},
     {.name = "database.password",
@@ -145,6 +184,7 @@ static const tb_config_def_t pg_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_CONNECTION,
      .order = 4,
+     .field = TB_CONFIG_AT(pg_keys_t, password),
      .documentation = "The role's password."},
     {.name = "database.dbname",
      .type = TB_CONFIG_STRING,
@@ -152,6 +192,7 @@ static const tb_config_def_t pg_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_CONNECTION,
      .order = 5,
+     .field = TB_CONFIG_AT(pg_keys_t, dbname),
      .documentation = "The database whose changes are captured."},
     {.name = "database.query.timeout.ms",
      .type = TB_CONFIG_LONG,
@@ -160,6 +201,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_CONNECTION,
      .order = 20,
      .range = &positive,
+     .field = TB_CONFIG_AT(pg_keys_t, query_timeout_ms),
      .documentation =
          "The longest a statement (a catalog query, a snapshot's fetch, the "
          "slot's creation) waits for the server; then the connections are dropped "
@@ -175,6 +217,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_CONNECTION,
      .order = 6,
      .check = check_topic_name,
+     .field = TB_CONFIG_AT(pg_keys_t, prefix),
      .documentation = "The logical name of the server: records go to "
                       "<topic.prefix>.<schema>.<table>, and it is the source "
                       "partition of the stored offsets."},
@@ -193,6 +236,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_REPLICATION,
      .order = 2,
      .check = check_slot_name,
+     .field = TB_CONFIG_AT(pg_keys_t, slot),
      .documentation = "The logical replication slot, created when missing."},
     {.name = "publication.name",
      .type = TB_CONFIG_STRING,
@@ -200,6 +244,7 @@ static const tb_config_def_t pg_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP_REPLICATION,
      .order = 3,
+     .field = TB_CONFIG_AT(pg_keys_t, publication),
      .documentation = "The publication the slot streams."},
     {.name = "publication.autocreate.mode",
      .type = TB_CONFIG_STRING,
@@ -208,6 +253,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_REPLICATION,
      .order = 4,
      .one_of = publication_modes,
+     .field = TB_CONFIG_ENUM_AT(pg_keys_t, publication_mode),
      .documentation = "When the publication is missing: all_tables creates it FOR ALL "
                       "TABLES, filtered for the tables the filters capture, disabled "
                       "fails the task."},
@@ -217,6 +263,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_FILTERS,
      .order = 1,
      .check = check_regex_list,
+     .field = TB_CONFIG_AT(pg_keys_t, schema_include),
      .documentation = "Regular expressions of the schemas to capture (whole names, "
                       "any case)."},
     {.name = "schema.exclude.list",
@@ -225,6 +272,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_FILTERS,
      .order = 2,
      .check = check_regex_list,
+     .field = TB_CONFIG_AT(pg_keys_t, schema_exclude),
      .documentation = "Regular expressions of the schemas not to capture."},
     {.name = "table.include.list",
      .type = TB_CONFIG_LIST,
@@ -232,6 +280,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_FILTERS,
      .order = 3,
      .check = check_regex_list,
+     .field = TB_CONFIG_AT(pg_keys_t, table_include),
      .documentation = "Regular expressions of the tables to capture, matched against "
                       "<schema>.<table>."},
     {.name = "table.exclude.list",
@@ -240,6 +289,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_FILTERS,
      .order = 4,
      .check = check_regex_list,
+     .field = TB_CONFIG_AT(pg_keys_t, table_exclude),
      .documentation = "Regular expressions of the tables not to capture."},
     {.name = "column.include.list",
      .type = TB_CONFIG_LIST,
@@ -247,6 +297,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_FILTERS,
      .order = 5,
      .check = check_regex_list,
+     .field = TB_CONFIG_AT(pg_keys_t, column_include),
      .documentation = "Regular expressions of the columns to write, matched against "
                       "<schema>.<table>.<column>."},
     {.name = "column.exclude.list",
@@ -255,6 +306,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_FILTERS,
      .order = 6,
      .check = check_regex_list,
+     .field = TB_CONFIG_AT(pg_keys_t, column_exclude),
      .documentation = "Regular expressions of the columns not to write."},
     {.name = "snapshot.mode",
      .type = TB_CONFIG_STRING,
@@ -263,6 +315,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_SNAPSHOT,
      .order = 1,
      .one_of = snapshot_modes,
+     .field = TB_CONFIG_ENUM_AT(pg_keys_t, snapshot_mode),
      .documentation = "initial: a snapshot when no offset is stored, then the stream; "
                       "initial_only: the snapshot alone; no_data: the stream alone; "
                       "always: a snapshot at every start; when_needed: a snapshot "
@@ -274,6 +327,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_REPLICATION,
      .order = 5,
      .range = &non_negative,
+     .field = TB_CONFIG_AT(pg_keys_t, heartbeat_ms),
      .documentation = "How often a heartbeat record goes to "
                       "__debezium-heartbeat.<topic.prefix>, so that the slot moves "
                       "on while the captured tables are quiet; 0 sends none."},
@@ -283,6 +337,7 @@ static const tb_config_def_t pg_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP_VALUES,
      .order = 1,
+     .field = TB_CONFIG_AT(pg_keys_t, tombstones),
      .documentation = "Whether a delete is followed by a record with a null value."},
     {.name = "decimal.handling.mode",
      .type = TB_CONFIG_STRING,
@@ -291,6 +346,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_VALUES,
      .order = 2,
      .one_of = decimal_modes,
+     .field = TB_CONFIG_ENUM_AT(pg_keys_t, decimal_mode),
      .documentation = "numeric as Connect's Decimal (precise), a double, or a string."},
     {.name = "time.precision.mode",
      .type = TB_CONFIG_STRING,
@@ -299,6 +355,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_VALUES,
      .order = 3,
      .one_of = time_modes,
+     .field = TB_CONFIG_ENUM_AT(pg_keys_t, time_mode),
      .documentation = "Dates and times in Debezium's types at the column's precision "
                       "(adaptive), with times always in microseconds "
                       "(adaptive_time_microseconds), or as Connect's Date, Time and "
@@ -310,6 +367,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_VALUES,
      .order = 4,
      .one_of = binary_modes,
+     .field = TB_CONFIG_ENUM_AT(pg_keys_t, binary_mode),
      .documentation = "bytea as bytes, or a base64, base64-url-safe or hex string."},
     {.name = "hstore.handling.mode",
      .type = TB_CONFIG_STRING,
@@ -318,6 +376,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_VALUES,
      .order = 8,
      .one_of = hstore_modes,
+     .field = TB_CONFIG_ENUM_AT(pg_keys_t, hstore_mode),
      .documentation = "hstore values as a JSON object in a string (json), or a map of "
                       "strings (map)."},
     {.name = "include.unknown.datatypes",
@@ -326,6 +385,7 @@ static const tb_config_def_t pg_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP_VALUES,
      .order = 9,
+     .field = TB_CONFIG_AT(pg_keys_t, include_unknown),
      .documentation = "Whether a column of a type Debezium does not know (tsvector, "
                       "pg_lsn, a composite type, ...) is written, as the bytes of its "
                       "text under binary.handling.mode; false leaves it out of the "
@@ -337,6 +397,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_VALUES,
      .order = 5,
      .check = check_skipped,
+     .field = TB_CONFIG_AT(pg_keys_t, skipped),
      .documentation = "Operations not written: c, u, d, t (truncate), or none."},
     {.name = "provide.transaction.metadata",
      .type = TB_CONFIG_BOOLEAN,
@@ -344,6 +405,7 @@ static const tb_config_def_t pg_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP_VALUES,
      .order = 6,
+     .field = TB_CONFIG_AT(pg_keys_t, transaction_metadata),
      .documentation = "Whether each streamed transaction gets a BEGIN and an END record "
                       "on the transaction topic, and each change event a transaction "
                       "block (id, total_order, data_collection_order)."},
@@ -354,6 +416,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_VALUES,
      .order = 7,
      .check = check_topic_name,
+     .field = TB_CONFIG_AT(pg_keys_t, transaction_topic),
      .documentation = "The transaction topic is <topic.prefix>.<topic.transaction>."},
     {.name = "max.batch.size",
      .type = TB_CONFIG_INT,
@@ -362,6 +425,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_SIZING,
      .order = 1,
      .range = &positive,
+     .field = TB_CONFIG_AT(pg_keys_t, max_batch),
      .documentation = "The most records one poll returns."},
     {.name = "max.queue.size",
      .type = TB_CONFIG_INT,
@@ -370,6 +434,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_SIZING,
      .order = 2,
      .range = &positive,
+     .field = TB_CONFIG_AT(pg_keys_t, max_queue),
      .documentation = "Kept for Debezium's configs (it must exceed max.batch.size): "
                       "tributary reads the stream as the task polls, with no queue "
                       "between."},
@@ -380,6 +445,7 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_SIZING,
      .order = 3,
      .range = &positive,
+     .field = TB_CONFIG_AT(pg_keys_t, poll_interval_ms),
      .documentation = "The longest a poll that found nothing waits before the next, "
                       "when the server sends nothing."},
 };
@@ -438,11 +504,11 @@ const char *const tb_pg_refused_keys[] = {
     NULL,
 };
 
-static void exclusive(const json_t *values, const char *include, const char *exclude,
-                      json_t *errors)
+/* include and exclude (the lists of keys of those names) set together. */
+static void exclusive(const json_t *include_list, const json_t *exclude_list,
+                      const char *include, const char *exclude, json_t *errors)
 {
-    if (json_array_size(json_object_get(values, include)) > 0 &&
-        json_array_size(json_object_get(values, exclude)) > 0) {
+    if (json_array_size(include_list) > 0 && json_array_size(exclude_list) > 0) {
         char message[256];
         snprintf(message, sizeof(message),
                  "\"%s\" is already specified: set %s or %s, not both", include, include,
@@ -451,31 +517,29 @@ static void exclusive(const json_t *values, const char *include, const char *exc
     }
 }
 
-void tb_pg_config_validate(const json_t *values, json_t *errors)
+/* The checks across keys, on the keys as parsed (a key that did not parse
+ * reads as unset, and has its own error). */
+static void check_keys(const pg_keys_t *k, json_t *errors)
 {
-    exclusive(values, "schema.include.list", "schema.exclude.list", errors);
-    exclusive(values, "table.include.list", "table.exclude.list", errors);
-    exclusive(values, "column.include.list", "column.exclude.list", errors);
-    json_t *batch = json_object_get(values, "max.batch.size");
-    json_t *queue = json_object_get(values, "max.queue.size");
-    if (json_is_integer(batch) && json_is_integer(queue) &&
-        json_integer_value(queue) <= json_integer_value(batch)) {
+    exclusive(k->schema_include, k->schema_exclude, "schema.include.list",
+              "schema.exclude.list", errors);
+    exclusive(k->table_include, k->table_exclude, "table.include.list",
+              "table.exclude.list", errors);
+    exclusive(k->column_include, k->column_exclude, "column.include.list",
+              "column.exclude.list", errors);
+    if (k->max_batch > 0 && k->max_queue > 0 && k->max_queue <= k->max_batch) {
         tb_config_error_add(
             errors, "max.queue.size",
             "Must be larger than the maximum batch size (max.batch.size)");
     }
 }
 
-/* The index of value in names (a one_of list, so always found). */
-static int choice(const json_t *values, const char *key, const char *const *names)
+void tb_pg_config_validate(const json_t *values, json_t *errors)
 {
-    const char *value = tb_config_string(values, key);
-    for (int i = 0; names[i] != NULL; i++) {
-        if (strcmp(names[i], value) == 0) {
-            return i;
-        }
+    pg_keys_t keys;
+    if (tb_config_fill(&tb_pg_config_table, values, &keys) == 0) {
+        check_keys(&keys, errors);
     }
-    return 0;
 }
 
 static unsigned skipped_ops(const json_t *list)
@@ -519,35 +583,36 @@ int tb_pg_options_parse(const json_t *config, tb_pg_options_t *out, char *errstr
         return -1;
     }
     json_decref(errors);
-    const json_t *v = out->values;
-    out->host = tb_config_string(v, "database.hostname");
-    out->port = (int)tb_config_int(v, "database.port");
-    out->user = tb_config_string(v, "database.user");
-    out->password = tb_config_string(v, "database.password");
-    out->dbname = tb_config_string(v, "database.dbname");
-    out->prefix = tb_config_string(v, "topic.prefix");
-    out->slot = tb_config_string(v, "slot.name");
-    out->publication = tb_config_string(v, "publication.name");
-    out->publication_mode = (tb_pg_publication_mode_t)choice(
-        v, "publication.autocreate.mode", publication_modes);
-    out->snapshot_mode =
-        (tb_pg_snapshot_mode_t)choice(v, "snapshot.mode", snapshot_modes);
-    out->heartbeat_ms = tb_config_int(v, "heartbeat.interval.ms");
-    out->tombstones = tb_config_bool(v, "tombstones.on.delete");
-    out->modes.decimal =
-        (tb_pg_decimal_mode_t)choice(v, "decimal.handling.mode", decimal_modes);
-    out->modes.time = (tb_pg_time_mode_t)choice(v, "time.precision.mode", time_modes);
-    out->modes.binary =
-        (tb_pg_binary_mode_t)choice(v, "binary.handling.mode", binary_modes);
-    out->modes.hstore =
-        (tb_pg_hstore_mode_t)choice(v, "hstore.handling.mode", hstore_modes);
-    out->modes.include_unknown = tb_config_bool(v, "include.unknown.datatypes");
-    out->skipped = skipped_ops(tb_config_list(v, "skipped.operations"));
-    out->transaction_metadata = tb_config_bool(v, "provide.transaction.metadata");
-    out->transaction_topic = tb_config_string(v, "topic.transaction");
-    out->max_batch = (int)tb_config_int(v, "max.batch.size");
-    out->poll_interval_ms = tb_config_int(v, "poll.interval.ms");
-    out->query_timeout_ms = tb_config_int(v, "database.query.timeout.ms");
+    pg_keys_t k;
+    if (tb_config_fill(&tb_pg_config_table, out->values, &k) != 0) {
+        snprintf(errstr, errstr_size, "%s: a column does not fit its key's type",
+                 tb_pg_config_table.name);
+        tb_pg_options_release(out);
+        return -1;
+    }
+    out->host = k.host;
+    out->port = k.port;
+    out->user = k.user;
+    out->password = k.password;
+    out->dbname = k.dbname;
+    out->prefix = k.prefix;
+    out->slot = k.slot;
+    out->publication = k.publication;
+    out->publication_mode = (tb_pg_publication_mode_t)k.publication_mode;
+    out->snapshot_mode = (tb_pg_snapshot_mode_t)k.snapshot_mode;
+    out->heartbeat_ms = k.heartbeat_ms;
+    out->tombstones = k.tombstones;
+    out->modes.decimal = (tb_pg_decimal_mode_t)k.decimal_mode;
+    out->modes.time = (tb_pg_time_mode_t)k.time_mode;
+    out->modes.binary = (tb_pg_binary_mode_t)k.binary_mode;
+    out->modes.hstore = (tb_pg_hstore_mode_t)k.hstore_mode;
+    out->modes.include_unknown = k.include_unknown;
+    out->skipped = skipped_ops(k.skipped);
+    out->transaction_metadata = k.transaction_metadata;
+    out->transaction_topic = k.transaction_topic;
+    out->max_batch = k.max_batch;
+    out->poll_interval_ms = k.poll_interval_ms;
+    out->query_timeout_ms = k.query_timeout_ms;
     return 0;
 }
 
