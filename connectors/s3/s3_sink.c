@@ -84,6 +84,51 @@ static int path_format_check(const json_t *value, char *reason, size_t reason_si
     return tb_s3_path_format_check(json_string_value(value), reason, reason_size);
 }
 
+/* The keys a task and the checks across keys read, filled from s3_sink_keys
+ * (tb_config_fill); strings and lists are borrowed from the parsed values. */
+typedef struct {
+    const char *bucket;
+    const char *region;
+    const char *store_url;
+    bool path_style;
+    const char *access_key;
+    const char *secret_key;
+    int part_size;
+    const char *compression;
+    int compression_level;
+    const char *sse_algorithm;
+    const char *sse_kms_key;
+    const char *sse_customer_key;
+    const char *acl;
+    int part_retries;
+    long long retry_backoff;
+    long long request_timeout;
+    long long task_backoff;
+    const char *format;
+    int flush_size;
+    long long rotate_interval;
+    long long rotate_schedule;
+    const char *topics_dir;
+    const char *directory_delim;
+    const char *file_delim;
+    int zero_pad;
+    const char *separator;
+    const char *extension;
+    const char *null_values;
+    const char *schema_compatibility;
+    bool store_keys;
+    bool store_headers;
+    const char *avro_codec;
+    const char *partitioner;
+    const json_t *field_name;
+    const char *path_format;
+    long long duration;
+    const char *locale;
+    const char *timezone;
+    const char *extractor;
+    const char *timestamp_field;
+} s3_sink_settings_t;
+
 static const tb_config_def_t s3_sink_keys[] = {
     {.name = TB_S3_KEY_BUCKET,
      .type = TB_CONFIG_STRING,
@@ -91,6 +136,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_S3,
      .order = 1,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, bucket),
      .documentation = "The bucket the objects are written to."},
     {.name = TB_S3_KEY_REGION,
      .type = TB_CONFIG_STRING,
@@ -98,6 +144,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP_S3,
      .order = 2,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, region),
      .documentation = "The region of the bucket, which requests are signed for."},
     {.name = TB_S3_KEY_STORE_URL,
      .type = TB_CONFIG_STRING,
@@ -105,6 +152,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_S3,
      .order = 3,
      .role = TB_CONFIG_ROLE_URL,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, store_url),
      .documentation = "The store's URL, for a store that speaks S3's API (MinIO, Ceph, "
                       "R2, ...); null: AWS's endpoint of s3.region. Subject to the "
                       "worker's http.sink.allowed.hosts."},
@@ -114,6 +162,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP_S3,
      .order = 4,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, path_style),
      .documentation = "Path-style requests (<url>/<bucket>/<key>); false: the bucket in "
                       "the host name (<bucket>.<host>/<key>)."},
     {.name = TB_S3_KEY_ACCESS_KEY,
@@ -121,6 +170,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_S3,
      .order = 5,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, access_key),
      .documentation =
          "The access key id; a secret reference. Null: the worker's "
          "AWS_ACCESS_KEY_ID environment variable (with AWS_SECRET_ACCESS_KEY "
@@ -130,6 +180,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_S3,
      .order = 6,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, secret_key),
      .documentation = "The secret access key; a secret reference."},
     {.name = TB_S3_KEY_PART_SIZE,
      .type = TB_CONFIG_INT,
@@ -138,6 +189,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_S3,
      .order = 7,
      .range = &part_sizes,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, part_size),
      .documentation = "The size of a multipart upload's part, in bytes: an object's "
                       "buffer, uploaded as a part once full. An object smaller than a "
                       "part is written in one PutObject. Memory: about this much per "
@@ -149,6 +201,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_S3,
      .order = 8,
      .one_of = compression_types,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, compression),
      .documentation = "Compression of the objects: none, or gzip (the extension gets "
                       ".gz)."},
     {.name = TB_S3_KEY_COMPRESSION_LEVEL,
@@ -158,6 +211,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_S3,
      .order = 9,
      .range = &levels,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, compression_level),
      .documentation = "The gzip level, 0 to 9; -1: zlib's default."},
     {.name = TB_S3_KEY_SSE_ALGORITHM,
      .type = TB_CONFIG_STRING,
@@ -166,6 +220,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_S3,
      .order = 10,
      .one_of = sse_algorithms,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, sse_algorithm),
      .documentation = "Server-side encryption of the objects: AES256 or aws:kms; empty: "
                       "the bucket's default."},
     {.name = TB_S3_KEY_SSE_KMS_KEY,
@@ -174,12 +229,14 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP_S3,
      .order = 11,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, sse_kms_key),
      .documentation = "The KMS key of s3.sse.algorithm=aws:kms; empty: the account's."},
     {.name = TB_S3_KEY_SSE_CUSTOMER_KEY,
      .type = TB_CONFIG_PASSWORD,
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP_S3,
      .order = 12,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, sse_customer_key),
      .documentation = "Encryption with a key of the customer's (SSE-C): not built in "
                       "tributary; a config that sets it is refused."},
     {.name = TB_S3_KEY_ACL,
@@ -188,6 +245,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_S3,
      .order = 13,
      .one_of = acls,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, acl),
      .documentation = "A canned ACL set on each object; null: none."},
     {.name = TB_S3_KEY_PART_RETRIES,
      .type = TB_CONFIG_INT,
@@ -196,6 +254,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_S3,
      .order = 14,
      .range = &not_negative,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, part_retries),
      .documentation = "How many times a request that failed for a reason that may pass "
                       "(a network error, a timeout, 429, 5xx, SlowDown) is tried again "
                       "before the task waits retry.backoff.ms; 0: never."},
@@ -206,6 +265,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_S3,
      .order = 15,
      .range = &not_negative,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, retry_backoff),
      .documentation = "The wait before the first retry of a request, in ms; each next "
                       "wait doubles."},
     {.name = TB_S3_KEY_REQUEST_TIMEOUT,
@@ -215,6 +275,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_S3,
      .order = 16,
      .range = &at_least_one,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, request_timeout),
      .documentation = "tributary's own: how long one request may take, in ms, its "
                       "connection included (at most 10 s of it)."},
     {.name = TB_S3_KEY_TASK_BACKOFF,
@@ -224,6 +285,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_S3,
      .order = 17,
      .range = &not_negative,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, task_backoff),
      .documentation = "When a request's retries are spent, the wait before the task "
                       "tries again, in ms (without limit: nothing is dropped)."},
     {.name = TB_S3_KEY_FORMAT,
@@ -232,6 +294,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_STORAGE,
      .order = 1,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, format),
      .documentation = "How records are written: " TB_S3_FORMAT_JSON
                       " (.json), " TB_S3_FORMAT_AVRO " (.avro) or " TB_S3_FORMAT_BYTES
                       " (.bin). ParquetFormat is not built yet and is refused."},
@@ -242,6 +305,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_STORAGE,
      .order = 2,
      .range = &at_least_one,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, flush_size),
      .documentation = "The records of a partition an object group holds before it is "
                       "committed."},
     {.name = TB_S3_KEY_ROTATE_INTERVAL,
@@ -250,6 +314,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_STORAGE,
      .order = 3,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, rotate_interval),
      .documentation = "Commit a partition's objects when a record's time (per "
                       "timestamp.extractor; with a partitioner that is not time-based, "
                       "its Kafka timestamp) is this many ms past the first record's; -1: "
@@ -260,6 +325,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP_STORAGE,
      .order = 4,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, rotate_schedule),
      .documentation = "Commit open objects at each multiple of this many ms of the wall "
                       "clock (checked as records arrive and at each offset flush); -1: "
                       "never. Not deterministic: a restart may cut objects elsewhere."},
@@ -269,6 +335,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_STORAGE,
      .order = 5,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, topics_dir),
      .documentation = "The top directory of the objects."},
     {.name = TB_S3_KEY_DIRECTORY_DELIM,
      .type = TB_CONFIG_STRING,
@@ -276,6 +343,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP_STORAGE,
      .order = 6,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, directory_delim),
      .documentation = "The delimiter between the directories of a name."},
     {.name = TB_S3_KEY_FILE_DELIM,
      .type = TB_CONFIG_STRING,
@@ -283,6 +351,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP_STORAGE,
      .order = 7,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, file_delim),
      .documentation =
          "The delimiter between topic, partition and offset in a file name."},
     {.name = TB_S3_KEY_ZERO_PAD,
@@ -292,12 +361,14 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_STORAGE,
      .order = 8,
      .range = &pad_widths,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, zero_pad),
      .documentation = "The digits of the start offset in a file name, zero-padded."},
     {.name = TB_S3_KEY_SEPARATOR,
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP_STORAGE,
      .order = 9,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, separator),
      .documentation = "ByteArrayFormat: what follows each record; null: a newline."},
     {.name = TB_S3_KEY_EXTENSION,
      .type = TB_CONFIG_STRING,
@@ -305,6 +376,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP_STORAGE,
      .order = 10,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, extension),
      .documentation = "ByteArrayFormat: the extension of the objects."},
     {.name = TB_S3_KEY_NULL_VALUES,
      .type = TB_CONFIG_STRING,
@@ -313,6 +385,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_STORAGE,
      .order = 11,
      .one_of = null_behaviors,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, null_values),
      .documentation = "A record with a null value (a tombstone): fail (the record fails, "
                       "per errors.tolerance) or ignore (skipped)."},
     {.name = TB_S3_KEY_SCHEMA_COMPATIBILITY,
@@ -322,6 +395,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_STORAGE,
      .order = 12,
      .one_of = compatibilities,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, schema_compatibility),
      .documentation = "Only NONE is built: objects are not rotated on a schema change."},
     {.name = TB_S3_KEY_STORE_KEYS,
      .type = TB_CONFIG_BOOLEAN,
@@ -329,6 +403,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP_STORAGE,
      .order = 13,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, store_keys),
      .documentation = "Writing the keys beside the values: not built yet; true is "
                       "refused."},
     {.name = TB_S3_KEY_STORE_HEADERS,
@@ -337,6 +412,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP_STORAGE,
      .order = 14,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, store_headers),
      .documentation = "Writing the headers beside the values: not built yet; true is "
                       "refused."},
     {.name = TB_S3_KEY_KEYS_FORMAT,
@@ -360,6 +436,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_STORAGE,
      .order = 17,
      .one_of = avro_codecs,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, avro_codec),
      .documentation = "AvroFormat's codec: null or deflate (snappy, bzip2, xz and "
                       "zstandard are not built and are refused)."},
     {.name = TB_S3_KEY_PARQUET_CODEC,
@@ -376,6 +453,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .group = GROUP_PARTITIONER,
      .order = 1,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, partitioner),
      .documentation = "Where in the bucket records go, as Confluent's partitioners of "
                       "io.confluent.connect.storage.partitioner: DefaultPartitioner "
                       "(partition=<n>), FieldPartitioner, TimeBasedPartitioner, "
@@ -386,6 +464,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP_PARTITIONER,
      .order = 2,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, field_name),
      .documentation = "FieldPartitioner: the fields of the value, each a directory "
                       "<field>=<value>."},
     {.name = TB_S3_KEY_PATH_FORMAT,
@@ -395,6 +474,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_PARTITIONER,
      .order = 3,
      .check = path_format_check,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, path_format),
      .documentation = "TimeBasedPartitioner: the directories of a time, a Joda-Time "
                       "pattern: 'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH. Letters y Y M "
                       "d H m s S D and 'quoted text'."},
@@ -404,6 +484,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP_PARTITIONER,
      .order = 4,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, duration),
      .documentation = "TimeBasedPartitioner: the span of time of one directory, in ms."},
     {.name = TB_S3_KEY_LOCALE,
      .type = TB_CONFIG_STRING,
@@ -411,6 +492,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP_PARTITIONER,
      .order = 5,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, locale),
      .documentation = "The time-based partitioners' locale, required by them; month "
                       "names (MMM) are written in English whatever it says."},
     {.name = TB_S3_KEY_TIMEZONE,
@@ -419,6 +501,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP_PARTITIONER,
      .order = 6,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, timezone),
      .documentation = "The time-based partitioners' zone, required by them: UTC, or a "
                       "region of the tz database (Europe/Paris)."},
     {.name = TB_S3_KEY_EXTRACTOR,
@@ -428,6 +511,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_PARTITIONER,
      .order = 7,
      .one_of = extractors,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, extractor),
      .documentation = "The time of a record: Record (its Kafka timestamp), RecordField "
                       "(timestamp.field of its value: a Timestamp or a number of ms) or "
                       "Wallclock (when it is written: not deterministic)."},
@@ -437,6 +521,7 @@ static const tb_config_def_t s3_sink_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = GROUP_PARTITIONER,
      .order = 8,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, timestamp_field),
      .documentation = "The field of timestamp.extractor=RecordField."},
 };
 
@@ -449,20 +534,19 @@ static const char *simple_name(const char *class_name)
     return dot != NULL ? dot + 1 : class_name != NULL ? class_name : "";
 }
 
-/* A string setting, NULL when unset or empty. */
-static const char *setting(const json_t *values, const char *name)
+/* A string key's value, NULL when unset or empty. */
+static const char *nonempty(const char *value)
 {
-    const char *s = tb_config_string(values, name);
-    return s != NULL && s[0] != '\0' ? s : NULL;
+    return value != NULL && value[0] != '\0' ? value : NULL;
 }
 
-static void check_format(const json_t *values, json_t *errors)
+static void check_format(const s3_sink_settings_t *k, json_t *errors)
 {
-    const char *format = tb_config_string(values, TB_S3_KEY_FORMAT);
+    const char *format = k->format;
     const char *name = simple_name(format);
     char message[512];
     if (strcmp(name, "AvroFormat") == 0) {
-        const char *codec = tb_config_string(values, TB_S3_KEY_AVRO_CODEC);
+        const char *codec = k->avro_codec;
         if (codec != NULL && strcmp(codec, "null") != 0 &&
             strcmp(codec, "deflate") != 0) {
             snprintf(message, sizeof(message),
@@ -471,7 +555,7 @@ static void check_format(const json_t *values, json_t *errors)
                      codec);
             tb_config_error_add(errors, TB_S3_KEY_AVRO_CODEC, message);
         }
-        const char *compression = tb_config_string(values, TB_S3_KEY_COMPRESSION);
+        const char *compression = k->compression;
         if (compression != NULL && strcmp(compression, "none") != 0) {
             tb_config_error_add(errors, TB_S3_KEY_COMPRESSION,
                                 TB_S3_KEY_COMPRESSION
@@ -499,12 +583,14 @@ static void check_format(const json_t *values, json_t *errors)
     tb_config_error_add(errors, TB_S3_KEY_FORMAT, message);
 }
 
-static void check_partitioner(const json_t *values, json_t *errors)
+/* values: the parsed keys k borrows from, which the partitioner reads. */
+static void check_partitioner(const s3_sink_settings_t *k, const json_t *values,
+                              json_t *errors)
 {
     static const char *const names[] = {"DefaultPartitioner", "FieldPartitioner",
                                         "TimeBasedPartitioner", "DailyPartitioner",
                                         "HourlyPartitioner"};
-    const char *partitioner = tb_config_string(values, TB_S3_KEY_PARTITIONER);
+    const char *partitioner = k->partitioner;
     const char *name = simple_name(partitioner);
     size_t which = 0;
     while (which < 5 && strcmp(name, names[which]) != 0) {
@@ -521,28 +607,28 @@ static void check_partitioner(const json_t *values, json_t *errors)
         tb_config_error_add(errors, TB_S3_KEY_PARTITIONER, message);
         return;
     }
-    if (which == 1 &&
-        json_array_size(tb_config_list(values, TB_S3_KEY_FIELD_NAME)) == 0) {
+    if (which == 1 && json_array_size(k->field_name) == 0) {
         tb_config_error_add(errors, TB_S3_KEY_FIELD_NAME,
                             "FieldPartitioner needs " TB_S3_KEY_FIELD_NAME);
     }
     if (which < 2) {
         return;
     }
-    if (which == 2 && setting(values, TB_S3_KEY_PATH_FORMAT) == NULL) {
+    if (which == 2 && nonempty(k->path_format) == NULL) {
         tb_config_error_add(errors, TB_S3_KEY_PATH_FORMAT,
                             "TimeBasedPartitioner needs " TB_S3_KEY_PATH_FORMAT);
     }
-    json_t *duration = json_object_get(values, TB_S3_KEY_DURATION);
-    if (which == 2 && json_is_integer(duration) && json_integer_value(duration) <= 0) {
+    /* a duration that did not parse has its own error */
+    if (which == 2 && k->duration <= 0 &&
+        json_object_get(errors, TB_S3_KEY_DURATION) == NULL) {
         tb_config_error_add(errors, TB_S3_KEY_DURATION,
                             "TimeBasedPartitioner needs a positive " TB_S3_KEY_DURATION);
     }
-    if (setting(values, TB_S3_KEY_LOCALE) == NULL) {
+    if (nonempty(k->locale) == NULL) {
         tb_config_error_add(errors, TB_S3_KEY_LOCALE,
                             "the time-based partitioners need " TB_S3_KEY_LOCALE);
     }
-    const char *zone = setting(values, TB_S3_KEY_TIMEZONE);
+    const char *zone = nonempty(k->timezone);
     char errstr[300];
     tb_s3_partitioner_t *probe = NULL;
     if (zone == NULL) {
@@ -555,23 +641,23 @@ static void check_partitioner(const json_t *values, json_t *errors)
     tb_s3_partitioner_free(probe);
 }
 
-static void refuse_unbuilt(const json_t *values, json_t *errors)
+static void refuse_unbuilt(const s3_sink_settings_t *k, json_t *errors)
 {
-    if (setting(values, TB_S3_KEY_SSE_CUSTOMER_KEY) != NULL) {
+    if (nonempty(k->sse_customer_key) != NULL) {
         tb_config_error_add(errors, TB_S3_KEY_SSE_CUSTOMER_KEY,
                             TB_S3_KEY_SSE_CUSTOMER_KEY
                             " (SSE-C) is not built in tributary: use s3.sse.algorithm");
     }
-    if (tb_config_bool(values, TB_S3_KEY_STORE_KEYS)) {
+    if (k->store_keys) {
         tb_config_error_add(errors, TB_S3_KEY_STORE_KEYS,
                             TB_S3_KEY_STORE_KEYS "=true is not built in tributary yet");
     }
-    if (tb_config_bool(values, TB_S3_KEY_STORE_HEADERS)) {
+    if (k->store_headers) {
         tb_config_error_add(errors, TB_S3_KEY_STORE_HEADERS,
                             TB_S3_KEY_STORE_HEADERS
                             "=true is not built in tributary yet");
     }
-    const char *compatibility = tb_config_string(values, TB_S3_KEY_SCHEMA_COMPATIBILITY);
+    const char *compatibility = k->schema_compatibility;
     if (compatibility != NULL && strcmp(compatibility, "NONE") != 0) {
         tb_config_error_add(errors, TB_S3_KEY_SCHEMA_COMPATIBILITY,
                             TB_S3_KEY_SCHEMA_COMPATIBILITY
@@ -580,31 +666,40 @@ static void refuse_unbuilt(const json_t *values, json_t *errors)
     }
 }
 
-static void s3_sink_validate(const json_t *values, json_t *errors)
+/* The checks across keys, on the keys as parsed (a key that did not parse
+ * reads as unset, and has its own error). */
+static void check_keys(const s3_sink_settings_t *k, const json_t *values, json_t *errors)
 {
-    check_format(values, errors);
-    check_partitioner(values, errors);
-    refuse_unbuilt(values, errors);
-    if ((setting(values, TB_S3_KEY_ACCESS_KEY) == NULL) !=
-        (setting(values, TB_S3_KEY_SECRET_KEY) == NULL)) {
+    check_format(k, errors);
+    check_partitioner(k, values, errors);
+    refuse_unbuilt(k, errors);
+    if ((nonempty(k->access_key) == NULL) != (nonempty(k->secret_key) == NULL)) {
         tb_config_error_add(errors, TB_S3_KEY_ACCESS_KEY,
                             TB_S3_KEY_ACCESS_KEY " and " TB_S3_KEY_SECRET_KEY
                                                  " are set together or not at all");
     }
-    const char *extractor = tb_config_string(values, TB_S3_KEY_EXTRACTOR);
+    const char *extractor = k->extractor;
     if (extractor != NULL && strcmp(extractor, "RecordField") == 0 &&
-        setting(values, TB_S3_KEY_TIMESTAMP_FIELD) == NULL) {
+        nonempty(k->timestamp_field) == NULL) {
         tb_config_error_add(
             errors, TB_S3_KEY_TIMESTAMP_FIELD,
             "timestamp.extractor=RecordField needs " TB_S3_KEY_TIMESTAMP_FIELD);
     }
-    if (setting(values, TB_S3_KEY_DIRECTORY_DELIM) == NULL) {
+    if (nonempty(k->directory_delim) == NULL) {
         tb_config_error_add(errors, TB_S3_KEY_DIRECTORY_DELIM,
                             TB_S3_KEY_DIRECTORY_DELIM " must not be empty");
     }
-    if (setting(values, TB_S3_KEY_FILE_DELIM) == NULL) {
+    if (nonempty(k->file_delim) == NULL) {
         tb_config_error_add(errors, TB_S3_KEY_FILE_DELIM,
                             TB_S3_KEY_FILE_DELIM " must not be empty");
+    }
+}
+
+static void s3_sink_validate(const json_t *values, json_t *errors)
+{
+    s3_sink_settings_t keys;
+    if (tb_config_fill(&s3_sink_table, values, &keys) == 0) {
+        check_keys(&keys, values, errors);
     }
 }
 
@@ -1245,63 +1340,60 @@ static void s3_sink_task_stop(void *opaque)
     free(task);
 }
 
-static int configure(s3_task_t *task, const json_t *values, char *errstr,
-                     size_t errstr_size)
+/* values: the parsed keys k borrows from, which the partitioner reads. */
+static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t *values,
+                     char *errstr, size_t errstr_size)
 {
-    const char *access = setting(values, TB_S3_KEY_ACCESS_KEY);
-    const char *secret = setting(values, TB_S3_KEY_SECRET_KEY);
+    const char *access = nonempty(k->access_key);
+    const char *secret = nonempty(k->secret_key);
     const char *token = NULL;
     if (access == NULL) {
         access = getenv("AWS_ACCESS_KEY_ID");
         secret = getenv("AWS_SECRET_ACCESS_KEY");
         token = getenv("AWS_SESSION_TOKEN");
     }
-    long timeout = (long)tb_config_int(values, TB_S3_KEY_REQUEST_TIMEOUT);
+    long timeout = (long)k->request_timeout;
     tb_s3_client_options_t options = {
-        .endpoint = setting(values, TB_S3_KEY_STORE_URL),
-        .bucket = tb_config_string(values, TB_S3_KEY_BUCKET),
-        .region = tb_config_string(values, TB_S3_KEY_REGION),
-        .path_style = tb_config_bool(values, TB_S3_KEY_PATH_STYLE),
+        .endpoint = nonempty(k->store_url),
+        .bucket = k->bucket,
+        .region = k->region,
+        .path_style = k->path_style,
         .access_key = access,
         .secret_key = secret,
         .session_token = token,
-        .sse_algorithm = setting(values, TB_S3_KEY_SSE_ALGORITHM),
-        .sse_kms_key_id = setting(values, TB_S3_KEY_SSE_KMS_KEY),
-        .acl_canned = setting(values, TB_S3_KEY_ACL),
+        .sse_algorithm = nonempty(k->sse_algorithm),
+        .sse_kms_key_id = nonempty(k->sse_kms_key),
+        .acl_canned = nonempty(k->acl),
         .timeout_ms = timeout,
         .connect_timeout_ms = timeout < 10000 ? timeout : 10000,
-        .retries = (int)tb_config_int(values, TB_S3_KEY_PART_RETRIES),
-        .backoff_ms = tb_config_int(values, TB_S3_KEY_RETRY_BACKOFF),
+        .retries = k->part_retries,
+        .backoff_ms = k->retry_backoff,
     };
-    const char *format = simple_name(tb_config_string(values, TB_S3_KEY_FORMAT));
+    const char *format = simple_name(k->format);
     bool bytes = strcmp(format, "ByteArrayFormat") == 0;
     bool avro = strcmp(format, "AvroFormat") == 0;
-    const char *separator = tb_config_string(values, TB_S3_KEY_SEPARATOR);
+    const char *separator = k->separator;
     task->format = bytes  ? &tb_s3_format_bytes
                    : avro ? &tb_s3_format_avro
                           : &tb_s3_format_json;
     task->format_options = bytes  ? (const void *)&task->bytes
                            : avro ? (const void *)&task->avro
                                   : NULL;
-    task->avro.deflate =
-        strcmp(tb_config_string(values, TB_S3_KEY_AVRO_CODEC), "deflate") == 0;
-    task->gzip = strcmp(tb_config_string(values, TB_S3_KEY_COMPRESSION), "gzip") == 0;
-    task->level = (int)tb_config_int(values, TB_S3_KEY_COMPRESSION_LEVEL);
-    task->flush_size = (size_t)tb_config_int(values, TB_S3_KEY_FLUSH_SIZE);
-    task->rotate_ms = tb_config_int(values, TB_S3_KEY_ROTATE_INTERVAL);
-    task->schedule_ms = tb_config_int(values, TB_S3_KEY_ROTATE_SCHEDULE);
-    task->part_size = (size_t)tb_config_int(values, TB_S3_KEY_PART_SIZE);
-    task->ignore_nulls =
-        strcmp(tb_config_string(values, TB_S3_KEY_NULL_VALUES), "ignore") == 0;
-    task->task_backoff_ms = tb_config_int(values, TB_S3_KEY_TASK_BACKOFF);
+    task->avro.deflate = strcmp(k->avro_codec, "deflate") == 0;
+    task->gzip = strcmp(k->compression, "gzip") == 0;
+    task->level = k->compression_level;
+    task->flush_size = (size_t)k->flush_size;
+    task->rotate_ms = k->rotate_interval;
+    task->schedule_ms = k->rotate_schedule;
+    task->part_size = (size_t)k->part_size;
+    task->ignore_nulls = strcmp(k->null_values, "ignore") == 0;
+    task->task_backoff_ms = k->task_backoff;
     task->bucket = strdup(options.bucket);
-    task->topics_dir = strdup(tb_config_string(values, TB_S3_KEY_TOPICS_DIR));
-    task->directory_delim = strdup(tb_config_string(values, TB_S3_KEY_DIRECTORY_DELIM));
-    task->file_delim = strdup(tb_config_string(values, TB_S3_KEY_FILE_DELIM));
+    task->topics_dir = strdup(k->topics_dir);
+    task->directory_delim = strdup(k->directory_delim);
+    task->file_delim = strdup(k->file_delim);
     task->separator = strdup(separator != NULL ? separator : "\n");
-    if (asprintf(&task->extension, "%s%s",
-                 bytes ? tb_config_string(values, TB_S3_KEY_EXTENSION)
-                       : task->format->extension,
+    if (asprintf(&task->extension, "%s%s", bytes ? k->extension : task->format->extension,
                  task->gzip ? ".gz" : "") < 0) {
         task->extension = NULL;
     }
@@ -1313,11 +1405,10 @@ static int configure(s3_task_t *task, const json_t *values, char *errstr,
     }
     task->bytes = (tb_s3_bytes_options_t){.separator = task->separator,
                                           .separator_len = strlen(task->separator)};
-    task->layout =
-        (tb_s3_layout_t){.topics_dir = task->topics_dir,
-                         .directory_delim = task->directory_delim,
-                         .file_delim = task->file_delim,
-                         .zero_pad = (int)tb_config_int(values, TB_S3_KEY_ZERO_PAD)};
+    task->layout = (tb_s3_layout_t){.topics_dir = task->topics_dir,
+                                    .directory_delim = task->directory_delim,
+                                    .file_delim = task->file_delim,
+                                    .zero_pad = k->zero_pad};
     task->partitioner = tb_s3_partitioner_new(values, errstr, errstr_size);
     if (task->partitioner == NULL) {
         return -1;
@@ -1335,8 +1426,10 @@ static int s3_sink_task_start(const tb_task_context_t *ctx, const json_t *config
     s3_task_t *task = NULL;
     int rc = -1;
 
+    s3_sink_settings_t keys;
     s3_sink_validate(values, errors);
-    if (tb_config_error_count(errors) > 0) {
+    if (tb_config_error_count(errors) > 0 ||
+        tb_config_fill(&s3_sink_table, values, &keys) != 0) {
         tb_config_errors_join(errors, "; ", errstr, errstr_size);
         goto done;
     }
@@ -1352,7 +1445,7 @@ static int s3_sink_task_start(const tb_task_context_t *ctx, const json_t *config
     task->buffered = tb_metrics_series(&buffered_bytes, labels);
     task->committed = tb_metrics_series(&objects_total, labels);
     task->requests = tb_metrics_series(&requests_total, labels);
-    if (configure(task, values, errstr, errstr_size) != 0) {
+    if (configure(task, &keys, values, errstr, errstr_size) != 0) {
         goto done;
     }
     *out = task;
