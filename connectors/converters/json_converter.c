@@ -56,7 +56,14 @@ typedef struct {
     size_t last_len; /* the last message written: the next starts with that room */
 } tb_json_converter_t;
 
+/* In the order of tb_decimal_format_t. */
 static const char *const decimal_formats[] = {"BASE64", "NUMERIC", NULL};
+
+/* The keys a converter reads, filled from json_keys (tb_config_fill). */
+typedef struct {
+    bool schemas_enable;
+    int decimal_format; /* decimal_formats[] */
+} json_keys_t;
 
 static const tb_config_def_t json_keys[] = {
     {.name = "schemas.enable",
@@ -67,6 +74,7 @@ static const tb_config_def_t json_keys[] = {
      .order = 1,
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Enable Schemas",
+     .field = TB_CONFIG_AT(json_keys_t, schemas_enable),
      .documentation = "Whether each message is an envelope {\"schema\",\"payload\"}. "
                       "Sink plugins get the payload; source data gets a schema "
                       "inferred from its JSON."},
@@ -90,6 +98,7 @@ static const tb_config_def_t json_keys[] = {
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Decimal Format",
      .one_of = decimal_formats,
+     .field = TB_CONFIG_ENUM_AT(json_keys_t, decimal_format),
      .documentation = "How Decimal values are written when transforms made Connect "
                       "data (case-insensitive): BASE64, the base64 text of the "
                       "unscaled bytes, or NUMERIC, a JSON number. Payloads that no "
@@ -383,16 +392,20 @@ static int json_from_plugin(void *state, tb_data_kind_t kind, const void *data,
 static void *json_create(const json_t *values, bool for_key, char *errstr,
                          size_t errstr_size)
 {
-    tb_json_converter_t *jc = calloc(1, sizeof(*jc));
+    json_keys_t keys;
     (void)for_key; /* keys and values are converted alike */
+    if (tb_config_fill(&json_table, values, &keys) != 0) {
+        snprintf(errstr, errstr_size, "%s: a column does not fit its key's type",
+                 json_table.name);
+        return NULL;
+    }
+    tb_json_converter_t *jc = calloc(1, sizeof(*jc));
     if (jc == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
         return NULL;
     }
-    jc->schemas_enable = tb_config_bool(values, "schemas.enable");
-    jc->decimals = strcmp(tb_config_string(values, "decimal.format"), "NUMERIC") == 0
-                       ? TB_DECIMAL_NUMERIC
-                       : TB_DECIMAL_BASE64;
+    jc->schemas_enable = keys.schemas_enable;
+    jc->decimals = (tb_decimal_format_t)keys.decimal_format;
     return jc;
 }
 
