@@ -86,12 +86,37 @@ static const char *const bearer_sources[] = {"STATIC_TOKEN", NULL};
 static const tb_config_range_t non_negative = {.has_min = true, .min = 0};
 static const tb_config_range_t positive = {.has_min = true, .min = 1};
 
+/* The keys a converter reads, filled from keys (tb_config_fill); strings
+ * are borrowed from the parsed values. */
+typedef struct {
+    const char *urls;
+    bool auto_register;
+    bool use_latest;
+    long long latest_ttl_sec;
+    const char *key_strategy;   /* strategies[] */
+    const char *value_strategy; /* strategies[] */
+    const char *basic_source;   /* basic_sources[] */
+    const char *user_info;
+    const char *bearer_source; /* bearer_sources[], or NULL */
+    const char *bearer_token;
+    const char *ca_location;
+    const char *cert_location;
+    const char *key_location;
+    const char *key_password;
+    int timeout_ms;
+    int max_retries;
+    int retry_wait_ms;
+    int retry_max_wait_ms;
+    int cache_capacity;
+} registry_keys_t;
+
 static const tb_config_def_t keys[] = {
     {.name = "schema.registry.url",
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Registry",
+     .field = TB_CONFIG_AT(registry_keys_t, urls),
      .documentation = "Comma-separated URLs of the schema registry; a request goes to "
                       "the next when one does not answer."},
     {.name = "auto.register.schemas",
@@ -99,6 +124,7 @@ static const tb_config_def_t keys[] = {
      .default_value = "true",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Serialization",
+     .field = TB_CONFIG_AT(registry_keys_t, auto_register),
      .documentation = "Source side: register the schema inferred from each value "
                       "under its subject (else only look it up)."},
     {.name = "use.latest.version",
@@ -106,6 +132,7 @@ static const tb_config_def_t keys[] = {
      .default_value = "false",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Serialization",
+     .field = TB_CONFIG_AT(registry_keys_t, use_latest),
      .documentation = "Source side: encode values under the subject's latest schema "
                       "instead of one inferred from them."},
     {.name = "latest.cache.ttl.sec",
@@ -113,6 +140,7 @@ static const tb_config_def_t keys[] = {
      .default_value = "-1",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Serialization",
+     .field = TB_CONFIG_AT(registry_keys_t, latest_ttl_sec),
      .documentation = "How long a subject's latest version is kept before it is asked "
                       "again; -1: for as long as the task runs."},
     {.name = "key.subject.name.strategy",
@@ -121,6 +149,7 @@ static const tb_config_def_t keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Serialization",
      .one_of = strategies,
+     .field = TB_CONFIG_AT(registry_keys_t, key_strategy),
      .documentation = STRATEGY_DOC " For keys."},
     {.name = "value.subject.name.strategy",
      .type = TB_CONFIG_STRING,
@@ -128,6 +157,7 @@ static const tb_config_def_t keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Serialization",
      .one_of = strategies,
+     .field = TB_CONFIG_AT(registry_keys_t, value_strategy),
      .documentation = STRATEGY_DOC " For values."},
     {.name = "basic.auth.credentials.source",
      .type = TB_CONFIG_STRING,
@@ -135,12 +165,14 @@ static const tb_config_def_t keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Security",
      .one_of = basic_sources,
+     .field = TB_CONFIG_AT(registry_keys_t, basic_source),
      .documentation = "Where HTTP basic auth credentials come from: URL (user info in "
                       "the URLs) or USER_INFO (basic.auth.user.info)."},
     {.name = "basic.auth.user.info",
      .type = TB_CONFIG_PASSWORD,
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Security",
+     .field = TB_CONFIG_AT(registry_keys_t, user_info),
      .documentation = "user:password for USER_INFO; may be a secret reference such "
                       "as ${env:NAME} or ${file:/path:key}."},
     {.name = "bearer.auth.credentials.source",
@@ -148,32 +180,38 @@ static const tb_config_def_t keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Security",
      .one_of = bearer_sources,
+     .field = TB_CONFIG_AT(registry_keys_t, bearer_source),
      .documentation = "STATIC_TOKEN to send bearer.auth.token as a bearer token."},
     {.name = "bearer.auth.token",
      .type = TB_CONFIG_PASSWORD,
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Security",
+     .field = TB_CONFIG_AT(registry_keys_t, bearer_token),
      .documentation = "The bearer token for STATIC_TOKEN; may be a secret reference."},
     {.name = "schema.registry.ssl.ca.location",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_LOW,
      .group = "Security",
+     .field = TB_CONFIG_AT(registry_keys_t, ca_location),
      .documentation = "PEM file of the CA that signed the registry's certificate "
                       "(default: the system's)."},
     {.name = "schema.registry.ssl.certificate.location",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_LOW,
      .group = "Security",
+     .field = TB_CONFIG_AT(registry_keys_t, cert_location),
      .documentation = "PEM client certificate for mutual TLS."},
     {.name = "schema.registry.ssl.key.location",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_LOW,
      .group = "Security",
+     .field = TB_CONFIG_AT(registry_keys_t, key_location),
      .documentation = "PEM key of the client certificate."},
     {.name = "schema.registry.ssl.key.password",
      .type = TB_CONFIG_PASSWORD,
      .importance = TB_IMPORTANCE_LOW,
      .group = "Security",
+     .field = TB_CONFIG_AT(registry_keys_t, key_password),
      .documentation = "Password of the client key; may be a secret reference."},
     {.name = "schema.registry.request.timeout.ms",
      .type = TB_CONFIG_INT,
@@ -181,6 +219,7 @@ static const tb_config_def_t keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Registry",
      .range = &positive,
+     .field = TB_CONFIG_AT(registry_keys_t, timeout_ms),
      .documentation = "How long one request to one URL may take, connecting "
                       "included."},
     {.name = "max.retries",
@@ -189,6 +228,7 @@ static const tb_config_def_t keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Registry",
      .range = &non_negative,
+     .field = TB_CONFIG_AT(registry_keys_t, max_retries),
      .documentation = "Rounds over the URLs after the first, when none answered, "
                       "before the record is left for later."},
     {.name = "retries.wait.ms",
@@ -197,6 +237,7 @@ static const tb_config_def_t keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Registry",
      .range = &non_negative,
+     .field = TB_CONFIG_AT(registry_keys_t, retry_wait_ms),
      .documentation = "The first backoff between rounds; it doubles each round. "
                       "After the last round, calls fail at once for this long."},
     {.name = "retries.max.wait.ms",
@@ -205,6 +246,7 @@ static const tb_config_def_t keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Registry",
      .range = &non_negative,
+     .field = TB_CONFIG_AT(registry_keys_t, retry_max_wait_ms),
      .documentation = "The backoff's ceiling."},
     {.name = "max.schemas.per.subject",
      .type = TB_CONFIG_INT,
@@ -212,6 +254,7 @@ static const tb_config_def_t keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Registry",
      .range = &positive,
+     .field = TB_CONFIG_AT(registry_keys_t, cache_capacity),
      .documentation = "Entries of each of the client's caches (schemas by id, ids by "
                       "subject and schema, versions by subject)."},
 };
@@ -237,12 +280,11 @@ static strategy_t strategy_of(const char *name)
     return TOPIC_NAME;
 }
 
-/* The secret a PASSWORD setting refers to (malloc'd), NULL when unset or
- * unresolvable (*failed set then, with errstr). */
-static char *secret_of(const json_t *values, const char *key, bool *failed, char *errstr,
+/* The secret value, a PASSWORD key's, refers to (malloc'd), NULL when
+ * unset or unresolvable (*failed set then, with errstr naming key). */
+static char *secret_of(const char *value, const char *key, bool *failed, char *errstr,
                        size_t errstr_size)
 {
-    const char *value = tb_config_string(values, key);
     char message[256];
     if (value == NULL) {
         return NULL;
@@ -255,23 +297,24 @@ static char *secret_of(const json_t *values, const char *key, bool *failed, char
     return secret;
 }
 
-static tb_registry_t *client_of(const json_t *values, char *errstr, size_t errstr_size)
+static tb_registry_t *client_of(const registry_keys_t *k, char *errstr,
+                                size_t errstr_size)
 {
     bool failed = false;
-    bool user_info = strcasecmp(tb_config_string(values, "basic.auth.credentials.source"),
-                                "USER_INFO") == 0;
-    bool bearer = tb_config_string(values, "bearer.auth.credentials.source") != NULL;
-    char *info = user_info ? secret_of(values, "basic.auth.user.info", &failed, errstr,
-                                       errstr_size)
+    bool user_info = strcasecmp(k->basic_source, "USER_INFO") == 0;
+    bool bearer = k->bearer_source != NULL;
+    char *info = user_info ? secret_of(k->user_info, "basic.auth.user.info", &failed,
+                                       errstr, errstr_size)
                            : NULL;
-    char *token = bearer && !failed ? secret_of(values, "bearer.auth.token", &failed,
-                                                errstr, errstr_size)
+    char *token = bearer && !failed ? secret_of(k->bearer_token, "bearer.auth.token",
+                                                &failed, errstr, errstr_size)
                                     : NULL;
-    char *key_password = !failed ? secret_of(values, "schema.registry.ssl.key.password",
-                                             &failed, errstr, errstr_size)
-                                 : NULL;
+    char *key_password =
+        !failed ? secret_of(k->key_password, "schema.registry.ssl.key.password", &failed,
+                            errstr, errstr_size)
+                : NULL;
     tb_registry_t *registry = NULL;
-    long ttl_sec = (long)tb_config_int(values, "latest.cache.ttl.sec");
+    long ttl_sec = (long)k->latest_ttl_sec;
 
     if (failed) {
         goto done;
@@ -283,19 +326,18 @@ static tb_registry_t *client_of(const json_t *values, char *errstr, size_t errst
         goto done;
     }
     tb_registry_config_t config = {
-        .urls = tb_config_string(values, "schema.registry.url"),
+        .urls = k->urls,
         .user_info = info,
         .bearer_token = token,
-        .ca_location = tb_config_string(values, "schema.registry.ssl.ca.location"),
-        .cert_location =
-            tb_config_string(values, "schema.registry.ssl.certificate.location"),
-        .key_location = tb_config_string(values, "schema.registry.ssl.key.location"),
+        .ca_location = k->ca_location,
+        .cert_location = k->cert_location,
+        .key_location = k->key_location,
         .key_password = key_password,
-        .timeout_ms = (long)tb_config_int(values, "schema.registry.request.timeout.ms"),
-        .max_retries = (int)tb_config_int(values, "max.retries"),
-        .retry_wait_ms = (long)tb_config_int(values, "retries.wait.ms"),
-        .retry_max_wait_ms = (long)tb_config_int(values, "retries.max.wait.ms"),
-        .cache_capacity = (size_t)tb_config_int(values, "max.schemas.per.subject"),
+        .timeout_ms = k->timeout_ms,
+        .max_retries = k->max_retries,
+        .retry_wait_ms = k->retry_wait_ms,
+        .retry_max_wait_ms = k->retry_max_wait_ms,
+        .cache_capacity = (size_t)k->cache_capacity,
         .latest_ttl_ms = ttl_sec < 0 ? -1 : ttl_sec * 1000,
     };
     registry = tb_registry_create(&config, errstr, errstr_size);
@@ -311,6 +353,13 @@ void *tb_registry_converter_create(const tb_registry_format_t *format,
                                    const json_t *values, bool for_key, char *errstr,
                                    size_t errstr_size)
 {
+    registry_keys_t k;
+    /* the converters' tables share keys[] */
+    if (tb_config_fill(&tb_avro_converter_config, values, &k) != 0) {
+        snprintf(errstr, errstr_size, "%s: a column does not fit its key's type",
+                 tb_avro_converter_config.name);
+        return NULL;
+    }
     registry_converter_t *rc = calloc(1, sizeof(*rc));
     if (rc == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
@@ -318,11 +367,10 @@ void *tb_registry_converter_create(const tb_registry_format_t *format,
     }
     rc->format = format;
     rc->for_key = for_key;
-    rc->auto_register = tb_config_bool(values, "auto.register.schemas");
-    rc->use_latest = tb_config_bool(values, "use.latest.version");
-    rc->strategy = strategy_of(tb_config_string(
-        values, for_key ? "key.subject.name.strategy" : "value.subject.name.strategy"));
-    rc->registry = client_of(values, errstr, errstr_size);
+    rc->auto_register = k.auto_register;
+    rc->use_latest = k.use_latest;
+    rc->strategy = strategy_of(for_key ? k.key_strategy : k.value_strategy);
+    rc->registry = client_of(&k, errstr, errstr_size);
     if (rc->registry == NULL) {
         tb_registry_converter_destroy(rc);
         return NULL;
