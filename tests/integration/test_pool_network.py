@@ -135,8 +135,9 @@ def test_unreachable_offsets_topic_starves_no_other_connector(start_worker, bed)
     # predecessors; the offsets they then read at start come through their
     # consumers, which reach nothing: a read that held its pool thread
     # (metadata, end offsets, the topic's creation) would leave none
+    offsets = bed.unique_topic("offsets")
     w = start_worker({"task.threads": "2", "exactly.once.source.support": "enabled",
-                      "offset.storage.topic": bed.unique_topic("offsets"),
+                      "offset.storage.topic": offsets,
                       "connector.client.config.override.allowlist": "bootstrap.servers",
                       "task.restart.backoff.initial.ms": "600000"})
     for name in ("deadread1", "deadread2"):
@@ -151,3 +152,9 @@ def test_unreachable_offsets_topic_starves_no_other_connector(start_worker, bed)
     assert_a_healthy_connector_runs(w, bed)
     assert [task_state(w, name) for name in ("deadread1", "deadread2")] == \
         ["UNASSIGNED", "UNASSIGNED"]
+    # and their status says what they wait for
+    for name in ("deadread1", "deadread2"):
+        task = w.get(f"/connectors/{name}/status").json()["tasks"][0]
+        assert task.get("trace", "").startswith(
+            f"not started yet: reading the offsets topic {offsets} to its end for the "
+            f"offsets of connect-{name}-0's last committed transaction"), task

@@ -265,6 +265,10 @@ json_t *tb_source_txn_offset(source_engine_t *engine, const json_t *partition);
  * answers them from now on. */
 void tb_source_txn_offsets_committed(source_engine_t *engine, const json_t *offsets);
 
+/* Tells the task what its start waits for, shown in its status while it
+ * is UNASSIGNED, or that it waits for nothing (what NULL). Copied. */
+void tb_source_start_waits_for(const source_engine_t *engine, const char *what);
+
 /* The start after fencing, one bounded step: reading the offsets topic,
  * then the old marker when needed, then (task 0) fencing the removed
  * tasks, then the plugin. */

@@ -99,9 +99,7 @@ int tb_source_txn_setup(source_engine_t *engine, json_t *props, char *errstr,
     return 0;
 }
 
-/* Tells the task what its start waits for (shown in its status), or that
- * it waits for nothing (what NULL). */
-static void start_waits_for(const source_engine_t *engine, const char *what)
+void tb_source_start_waits_for(const source_engine_t *engine, const char *what)
 {
     if (engine->env->waiting_for != NULL) {
         engine->env->waiting_for(engine->env->task, what);
@@ -125,8 +123,9 @@ static bool start_held(source_engine_t *engine)
                     "waiting for the fencing of the previous tasks' producers before "
                     "%s begins its transactions",
                     engine->txn_id);
-        start_waits_for(engine, "waiting for the fencing of the previous tasks' "
-                                "producers before its transactions begin");
+        tb_source_start_waits_for(engine,
+                                  "waiting for the fencing of the previous tasks' "
+                                  "producers before its transactions begin");
     }
     return !engine->fencing_passed || tb_monotonic_ms() < engine->start_hold_until_ms;
 }
@@ -276,7 +275,7 @@ static bool txn_call_over(source_engine_t *engine, rd_kafka_error_t **error)
                  "not started yet: initialising transactions (%s) has had no answer: "
                  "%s; trying again, for up to %d ms in all",
                  engine->txn_id, rd_kafka_error_string(*error), TXN_TIMEOUT_MS);
-        start_waits_for(engine, what);
+        tb_source_start_waits_for(engine, what);
     }
     if (waited >= TXN_WARN_MS && !engine->txn_call_warned) {
         engine->txn_call_warned = true;
@@ -418,7 +417,7 @@ static int64_t txn_aborted(source_engine_t *engine, char *errstr, size_t errstr_
 static int64_t txn_initialised(source_engine_t *engine, rd_kafka_error_t *error,
                                char *errstr, size_t errstr_size)
 {
-    start_waits_for(engine, NULL);
+    tb_source_start_waits_for(engine, NULL);
     if (error != NULL) {
         snprintf(errstr, errstr_size, "initialising transactions of %s failed: %s",
                  engine->txn_id, rd_kafka_error_string(error));

@@ -223,8 +223,21 @@ int64_t tb_source_txn_start_step(source_engine_t *engine, char *errstr,
         return TB_TASK_STEP_FAILED;
     }
     if (rc == 0 || engine->marker_query != NULL) {
+        char what[512];
+        if (engine->marker_query != NULL) {
+            snprintf(what, sizeof(what),
+                     "not started yet: looking for the progress marker of %s in %s",
+                     engine->txn_id, engine->marker_topic);
+        } else {
+            snprintf(what, sizeof(what),
+                     "not started yet: reading the offsets topic %s to its end for the "
+                     "offsets of %s's last committed transaction",
+                     engine->offsets_topic.name, engine->txn_id);
+        }
+        tb_source_start_waits_for(engine, what);
         return progress || engine->marker_query != NULL ? 50 : 100;
     }
+    tb_source_start_waits_for(engine, NULL);
     tb_offsets_reader_destroy(engine->offsets_reader);
     engine->offsets_reader = NULL;
     return tb_source_start_plugin(engine, errstr, errstr_size) == 0 ? TB_POOL_RUN_AGAIN
