@@ -160,6 +160,10 @@ def test_three_workers_the_leader_applies(start_worker, bed, tmp_path):
     wait_for(lambda: listed(["b", "c"]), timeout=90, what="b and c on every worker")
     wait_for(lambda: all(w.get("/connectors/b/config").json()["records.per.second"] ==
                          "9" for w in workers), timeout=60, what="b updated everywhere")
+    # the pass logs each change after the herder made it, and its summary
+    # last: the REST views can show the changes before the log has them
+    wait_for(lambda: any(f"applied {folder}: 1 created, 1 updated, " in w.logs()
+                         for w in workers), timeout=60, what="the SIGHUP pass's summary")
     logs = [w.logs() for w in workers]
     assert sum(log.count("connector a deleted: it has no file") for log in logs) == 1
     assert sum(log.count("connector b updated from") for log in logs) == 1
