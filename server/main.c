@@ -720,11 +720,18 @@ static int validate(int argc, char **argv)
     if (values != NULL && tb_worker_config_check_connect_keys(raw) == 0) {
         paths = files_to_validate(argv + first, argc - first, values, &usage_error);
     }
-    if (paths != NULL) {
+    /* the worker's own files and variables, refused as the worker refuses them */
+    tb_secret_deny_t *deny =
+        paths != NULL ? tb_worker_config_deny(raw, cli.worker_file) : NULL;
+    if (deny != NULL) {
         tb_worker_options_t options = worker_options_of(values, kafka_props);
+        options.limits.deny = deny;
         tb_connector_checks_t checks = tb_herder_offline_checks(&options, &client);
         rc = tb_validate_files(&checks, paths, stdout, stderr) == 0 ? 0 : 1;
+    } else if (paths != NULL) {
+        fprintf(stderr, "tributary validate: out of memory\n");
     }
+    tb_secret_deny_destroy(deny);
     json_decref(paths);
     json_decref(kafka_props);
     json_decref(values);

@@ -182,3 +182,19 @@ def test_a_worker_file_alone_validates_its_connectors_dir(tmp_path):
     result, lines = validate(worker)
     assert result.returncode == 2 and lines == []
     assert "no connector file to validate" in result.stderr
+
+
+def test_the_workers_own_files_are_refused_as_the_worker_refuses_them(tmp_path):
+    """A connector may not read the worker's properties file: validate says so
+    as the worker does, naming the key (and passes the same file without it)."""
+    worker = tmp_path / "worker.properties"
+    worker.write_text(f"offset.storage.file.filename={tmp_path}/data/worker.db\n")
+    other = tmp_path / "lines.txt"
+    other.write_text("a line\n")
+    for path, refused in ((worker, True), (other, False)):
+        reading = tmp_path / "reading.json"
+        reading.write_text(edit_json("file-source.json",
+                                     lambda d: d["config"].update({"file": str(path)})))
+        result, lines = validate(worker, reading)
+        assert result.returncode == (1 if refused else 0), result.stderr
+        assert bool(key_errors(lines[0], "file")) == refused, lines[0]
