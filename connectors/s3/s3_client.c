@@ -239,7 +239,7 @@ fail:
 static void wipe_free(char *secret)
 {
     if (secret != NULL) {
-        memset(secret, 0, strlen(secret));
+        explicit_bzero(secret, strlen(secret));
         free(secret);
     }
 }
