@@ -17,7 +17,7 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTB_TESTS=OFF \
 FROM debian:bookworm-slim
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
         --no-install-recommends librdkafka1 libmicrohttpd12 libjansson4 libcurl4 \
-        libsqlite3-0 libpq5 libssl3 libavro23 libprotobuf32 libprotoc32 libjemalloc2 \
+        libsqlite3-0 libpq5 libssl3 libavro23 libprotobuf32 libprotoc32 libjemalloc2 zlib1g \
         ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --home-dir /var/lib/tributary --create-home tributary
