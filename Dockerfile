@@ -22,7 +22,7 @@ RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --home-dir /var/lib/tributary --create-home tributary
 # The binary and, in lib/tributary beside its bin/, the Protobuf module it
-# loads when a connector first uses Protobuf (registry/tb_protobuf_module.h).
+# loads when a connector first uses Protobuf (registry/protobuf/tb_protobuf_module.h).
 COPY --from=build /opt/tributary/bin/tributary /usr/local/bin/tributary
 COPY --from=build /opt/tributary/lib/tributary /usr/local/lib/tributary
 COPY scripts/healthcheck /usr/local/bin/tributary-healthcheck

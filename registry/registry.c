@@ -11,7 +11,7 @@
 #include <curl/curl.h>
 
 #include "core/tb_time.h"
-#include "registry/tb_buf.h"
+#include "core/tb_buf.h"
 #include "registry/tb_registry.h"
 #include "registry/tb_registry_cache.h"
 

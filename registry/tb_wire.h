@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "registry/tb_buf.h"
+#include "core/tb_buf.h"
 
 #define TB_WIRE_HEADER_SIZE 5
 #define TB_WIRE_MAX_INDEXES 32 /* message nesting deeper than this is refused */

@@ -5,7 +5,7 @@
 
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "core/tb_config.h"
-#include "store/tb_store_kafka.h"
+#include "store/kafka/tb_store_kafka.h"
 
 bool tb_distributed_enabled(const json_t *values)
 {

@@ -23,7 +23,7 @@
 #include <stddef.h>
 
 #include "api/tb_api.h"
-#include "store/tb_connect_session_key.h"
+#include "store/kafka/tb_connect_session_key.h"
 
 #define TB_SIGNATURE_HEADER "X-Connect-Authorization"
 #define TB_SIGNATURE_ALGORITHM_HEADER "X-Connect-Request-Signature-Algorithm"

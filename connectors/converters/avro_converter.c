@@ -1,12 +1,12 @@
 /*
  * AvroConverter - io.confluent.connect.avro.AvroConverter: Avro records in
- * Confluent's wire format, through the schema registry (registry/tb_avro.h
+ * Confluent's wire format, through the schema registry (registry/avro/tb_avro.h
  * says how Avro data maps to JSON, tb_avro_data.h how Avro schemas map to
  * Connect's).
  */
 #include "connectors/converters/tb_avro_data.h"
 #include "connectors/converters/tb_registry_converter.h"
-#include "registry/tb_avro.h"
+#include "registry/avro/tb_avro.h"
 
 static void *avro_compile(const char *text, const json_t *references, char *errstr,
                           size_t errstr_size)

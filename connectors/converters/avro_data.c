@@ -7,7 +7,7 @@
 
 #include "connectors/converters/tb_avro_data.h"
 #include "connectors/converters/tb_json_data.h"
-#include "registry/tb_avro_node.h"
+#include "registry/avro/tb_avro_node.h"
 
 #define MAX_DEPTH 64
 #define DEFAULT_NAMESPACE "io.confluent.connect.avro"

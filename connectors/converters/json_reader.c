@@ -15,7 +15,7 @@
 #include "connectors/converters/tb_json_data.h"
 #include "connectors/converters/tb_json_reader.h"
 #include "connectors/converters/tb_json_writer.h"
-#include "registry/tb_buf.h"
+#include "core/tb_buf.h"
 
 typedef struct {
     const char *s;

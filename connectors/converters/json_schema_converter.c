@@ -2,9 +2,9 @@
  * JsonSchemaConverter - io.confluent.connect.json.JsonSchemaConverter: JSON
  * in Confluent's wire format under a JSON Schema from the registry. Values
  * are validated against the schema before they are encoded
- * (registry/tb_json_schema.h lists the keywords); decoding checks that the
+ * (registry/json_schema/tb_json_schema.h lists the keywords); decoding checks that the
  * payload is JSON and hands it over compacted. Both write each real in its
- * shortest spelling (registry/tb_text.h). Connect data maps as
+ * shortest spelling (core/tb_text.h). Connect data maps as
  * tb_json_schema_data.h says.
  */
 #include <stdio.h>
@@ -13,8 +13,8 @@
 #include "connectors/converters/tb_json_data.h"
 #include "connectors/converters/tb_json_schema_data.h"
 #include "connectors/converters/tb_registry_converter.h"
-#include "registry/tb_json_schema.h"
-#include "registry/tb_text.h"
+#include "registry/json_schema/tb_json_schema.h"
+#include "core/tb_text.h"
 
 #define PARSE_FLAGS (JSON_DECODE_ANY | JSON_ALLOW_NUL)
 

@@ -1,7 +1,7 @@
 /*
  * ProtobufConverter - io.confluent.connect.protobuf.ProtobufConverter:
  * Protobuf messages in Confluent's wire format (the message indexes after
- * the schema id), through the schema registry. registry/tb_protobuf.h says
+ * the schema id), through the schema registry. registry/protobuf/tb_protobuf.h says
  * how Protobuf data maps to JSON; the registry converter
  * (registry_converter.c) does the framing, the subjects and the cache of
  * compiled schemas by id.
@@ -18,7 +18,7 @@
 
 #include "connectors/converters/tb_protobuf_data.h"
 #include "connectors/converters/tb_registry_converter.h"
-#include "registry/tb_protobuf.h"
+#include "registry/protobuf/tb_protobuf.h"
 #include "registry/tb_wire.h"
 
 static void *pb_compile(const char *text, const json_t *references, char *errstr,

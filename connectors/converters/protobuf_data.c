@@ -8,7 +8,7 @@
 
 #include "connectors/converters/tb_json_data.h"
 #include "connectors/converters/tb_protobuf_data.h"
-#include "registry/tb_text.h"
+#include "core/tb_text.h"
 #include "registry/tb_wire.h"
 
 #define MAX_DEPTH 32

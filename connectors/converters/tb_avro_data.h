@@ -19,7 +19,7 @@
  * and local-timestamp types INT64. A union other than null and one type has
  * no Connect form here.
  *
- * Values take the Avro JSON form of registry/tb_avro.h, which for these
+ * Values take the Avro JSON form of registry/avro/tb_avro.h, which for these
  * schemas is Connect's JSON payload form (tb_json_data.h) with Decimals as
  * their exact digits.
  */
@@ -29,7 +29,7 @@
 #include <stddef.h>
 
 #include "core/tb_data.h"
-#include "registry/tb_avro.h"
+#include "registry/avro/tb_avro.h"
 
 /* The Connect schema of an Avro schema (a new reference), or NULL with
  * errstr naming the field that has none. */

@@ -27,7 +27,7 @@
 #include <stddef.h>
 
 #include "core/tb_data.h"
-#include "registry/tb_json_schema.h"
+#include "registry/json_schema/tb_json_schema.h"
 
 /* The Connect schema of a JSON Schema (a new reference), or NULL with
  * errstr naming the property that has none. */

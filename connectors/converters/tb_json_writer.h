@@ -7,7 +7,7 @@
  * under its schema this way with no jansson tree in between, exactly the
  * text tb_json_write(tb_json_value_dump(...)) gives (tb_json_data.h).
  *
- * Everything appends to a tb_buf_t (registry/tb_buf.h), the caller's:
+ * Everything appends to a tb_buf_t (core/tb_buf.h), the caller's:
  * running out of memory marks it failed, and tb_buf_take() then returns
  * NULL.
  */
@@ -20,7 +20,7 @@
 
 #include "connectors/converters/tb_json_data.h"
 #include "core/tb_data.h"
-#include "registry/tb_buf.h"
+#include "core/tb_buf.h"
 
 /* Appends s[0..n) as a JSON string literal. */
 void tb_json_put_string(tb_buf_t *b, const char *s, size_t n);

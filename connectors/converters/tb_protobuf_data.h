@@ -26,7 +26,7 @@
  * arrays or maps, and maps with other keys than STRING, integers and
  * BOOLEAN have no Protobuf form here.
  *
- * Values take the JSON form of registry/tb_protobuf.h: Connect's payload
+ * Values take the JSON form of registry/protobuf/tb_protobuf.h: Connect's payload
  * form, but a Timestamp is RFC 3339 text.
  */
 #ifndef TB_PROTOBUF_DATA_H
@@ -35,7 +35,7 @@
 #include <stddef.h>
 
 #include "core/tb_data.h"
-#include "registry/tb_protobuf.h"
+#include "registry/protobuf/tb_protobuf.h"
 
 /* The Connect schema of the message a payload holds (its message indexes
  * pick it), a new reference, or NULL with errstr naming the field that has

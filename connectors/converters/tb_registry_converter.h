@@ -10,7 +10,7 @@
 #define TB_REGISTRY_CONVERTER_H
 
 #include "connectors/converters/tb_converter_class.h"
-#include "registry/tb_buf.h"
+#include "core/tb_buf.h"
 #include "registry/tb_registry.h"
 
 typedef struct {

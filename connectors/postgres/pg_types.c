@@ -15,7 +15,7 @@
 #include "connectors/postgres/tb_pg_types.h"
 #include "connectors/postgres/tb_pg_unknown.h"
 #include "core/tb_time.h"
-#include "registry/tb_text.h"
+#include "core/tb_text.h"
 
 /* Built-in type OIDs (pg_type.dat). */
 enum {

@@ -11,7 +11,7 @@
 #include "core/tb_data.h"
 #include "core/tb_time.h"
 #include "core/tb_zone.h"
-#include "registry/tb_buf.h"
+#include "core/tb_buf.h"
 
 #define DAILY_FORMAT "'year'=YYYY/'month'=MM/'day'=dd"
 #define HOURLY_FORMAT "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH"

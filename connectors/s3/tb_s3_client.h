@@ -20,7 +20,7 @@
 
 #include <curl/curl.h>
 
-#include "registry/tb_buf.h"
+#include "core/tb_buf.h"
 
 typedef struct {
     const char *endpoint; /* store.url, NULL: AWS's endpoint of region */

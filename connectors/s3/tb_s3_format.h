@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "connectors/tb_plugin.h"
-#include "registry/tb_buf.h"
+#include "core/tb_buf.h"
 
 /* How an object's records are written. Only write is required; a format
  * that keeps state per object (AvroFormat: its schema, its block) has the

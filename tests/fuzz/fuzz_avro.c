@@ -1,11 +1,11 @@
 /*
- * libFuzzer target: the Avro decoder (registry/tb_avro.h) on arbitrary
+ * libFuzzer target: the Avro decoder (registry/avro/tb_avro.h) on arbitrary
  * bytes, under a schema that uses every type, and the wire frame in front.
  */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "registry/tb_avro.h"
+#include "registry/avro/tb_avro.h"
 #include "registry/tb_wire.h"
 
 #define SCHEMA                                                                           \

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry/tb_avro.h"
+#include "registry/avro/tb_avro.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "registry/tb_json_schema.h"
+#include "registry/json_schema/tb_json_schema.h"
 #include "registry/tb_wire.h"
 
 #define SCHEMA                                                                           \

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the Protobuf codec (registry/tb_protobuf.h) on
+ * libFuzzer target: the Protobuf codec (registry/protobuf/tb_protobuf.h) on
  * arbitrary bytes, under a schema with every field kind, nested and
  * recursive messages, maps and well-known types: the decoder, first on a
  * framed record (wire header, message indexes, message), then on a bare
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "registry/tb_protobuf.h"
+#include "registry/protobuf/tb_protobuf.h"
 #include "registry/tb_wire.h"
 
 #define SCHEMA                                                                           \

@@ -1,4 +1,4 @@
-"""The Kafka store (store/tb_store_kafka.h): tributary's store kept in Kafka Connect's three
+"""The Kafka store (store/kafka/tb_store_kafka.h): tributary's store kept in Kafka Connect's three
 internal topics, in Connect's formats. Driven through build/<dir>/kafka_store_tool (one JSON
 command per line, tests/programs/kafka_store_tool.c) next to $TRIBUTARY_BIN; the topics are read back
 with confluent-kafka, and Kafka Connect 3.9 distributed, run from the bed's jars, is the peer

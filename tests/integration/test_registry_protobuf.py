@@ -81,7 +81,7 @@ def order(i):
 
 
 def expected(i):
-    """What tributary's sink writes for order(i) (registry/tb_protobuf.h)."""
+    """What tributary's sink writes for order(i) (registry/protobuf/tb_protobuf.h)."""
     return {"id": i, "item": f"item-{i}", "kind": "AB"[i % 2], "tags": ["x"] * i,
             "counts": {"n": i}, "address": {"city": f"c{i}"},
             "at": "2024-01-02T03:04:05.678Z", "price": i + 0.25,
@@ -148,7 +148,7 @@ def install(tmp_path, monkeypatch, with_module):
 def test_libprotobuf_is_loaded_only_when_a_schema_is_compiled(start_worker, bed, registry,
                                                                tmp_path, monkeypatch,
                                                                layout):
-    """registry/tb_protobuf_module.h: an idle worker does not pay libprotobuf's
+    """registry/protobuf/tb_protobuf_module.h: an idle worker does not pay libprotobuf's
     resident memory; the Protobuf module comes in with the first schema, from
     beside the binary (a build directory) or from lib/tributary beside its bin/."""
     if layout == "installed":

@@ -1,5 +1,5 @@
 /*
- * kafka_store_tool.c - drives a Kafka store (store/tb_store_kafka.h) for
+ * kafka_store_tool.c - drives a Kafka store (store/kafka/tb_store_kafka.h) for
  * the integration tests: tests/integration/test_kafka_store.py. Built in
  * test builds only, as build/<dir>/kafka_store_tool.
  *
@@ -34,7 +34,7 @@
 
 #include "core/tb_state.h"
 #include "store/tb_store.h"
-#include "store/tb_store_kafka.h"
+#include "store/kafka/tb_store_kafka.h"
 
 #define TB_ERR_SIZE 1024
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry/tb_avro.h"
+#include "registry/avro/tb_avro.h"
 
 #define RECORD_SCHEMA                                                                    \
     "{\"type\":\"record\",\"name\":\"Order\",\"namespace\":\"shop\",\"fields\":["        \

@@ -1,11 +1,11 @@
-/* Connect's records of its internal topics (store/connect_records.h): the
+/* Connect's records of its internal topics (store/kafka/connect_records.h): the
  * bytes a Connect 3.9 worker writes, and how this store reads them. */
 #include "tb_test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/connect_records.h"
+#include "store/kafka/connect_records.h"
 
 static void assert_text(char *text, const char *expected)
 {

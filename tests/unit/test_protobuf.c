@@ -1,4 +1,4 @@
-/* The Protobuf codec of the registry formats (registry/tb_protobuf.h): .proto
+/* The Protobuf codec of the registry formats (registry/protobuf/tb_protobuf.h): .proto
  * schemas with imports, JSON <-> binary round trips (nested messages, enums,
  * repeated and map fields, well-known types), message indexes, and
  * malformed data. */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry/tb_protobuf.h"
+#include "registry/protobuf/tb_protobuf.h"
 #include "registry/tb_wire.h"
 
 #define ORDER_PROTO                                                                      \
@@ -174,7 +174,7 @@ static void test_encoding_refuses_what_does_not_fit(void **state)
     tb_protobuf_schema_destroy(schema);
 }
 
-/* The JSON mapping's corners, read by reflection (registry/tb_protobuf.h). */
+/* The JSON mapping's corners, read by reflection (registry/protobuf/tb_protobuf.h). */
 static void test_encoding_reads_the_json_mapping_corners(void **state)
 {
     (void)state;

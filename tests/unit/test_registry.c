@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "core/tb_time.h"
-#include "registry/tb_json_schema.h"
+#include "registry/json_schema/tb_json_schema.h"
 #include "registry/tb_registry.h"
 #include "registry/tb_registry_cache.h"
-#include "registry/tb_text.h"
+#include "core/tb_text.h"
 #include "registry/tb_wire.h"
 
 static tb_registry_config_t config_of(const char *urls)

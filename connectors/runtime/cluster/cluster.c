@@ -14,7 +14,7 @@
 #include "connectors/runtime/metrics/tb_cluster_metrics.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
-#include "store/kafka_log.h"
+#include "store/kafka/kafka_log.h"
 
 #define ASSIGNMENT_KEY "assignment"
 

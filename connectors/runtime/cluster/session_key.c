@@ -13,8 +13,8 @@
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
-#include "store/connect_records.h"
-#include "store/kafka_log.h"
+#include "store/kafka/connect_records.h"
+#include "store/kafka/kafka_log.h"
 
 #define LOG_TIMEOUT_MS 30000
 

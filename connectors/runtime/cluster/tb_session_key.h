@@ -31,7 +31,7 @@
 
 #include <jansson.h>
 
-#include "store/tb_connect_session_key.h"
+#include "store/kafka/tb_connect_session_key.h"
 
 #define TB_SESSION_KEY_GRACE_MS 60000
 

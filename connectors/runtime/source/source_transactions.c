@@ -23,7 +23,7 @@
 #include "core/tb_log.h"
 #include "core/tb_seam.h"
 #include "core/tb_time.h"
-#include "store/connect_records.h"
+#include "store/kafka/connect_records.h"
 
 /* A transactional call that has no answer within a step (TB_TXN_STEP_MS)
  * is attempted again at a later step, for up to TXN_TIMEOUT_MS in all. */

@@ -7,7 +7,7 @@
 
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "core/tb_time.h"
-#include "store/connect_records.h"
+#include "store/kafka/connect_records.h"
 
 #define READ_BUDGET 5000 /* records a step reads at most */
 

@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "registry/tb_protobuf.h"
-#include "registry/tb_protobuf_module.h"
+#include "registry/protobuf/tb_protobuf.h"
+#include "registry/protobuf/tb_protobuf_module.h"
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static const tb_protobuf_module_t *module; /* NULL when loading failed */

@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "core/tb_state.h"
-#include "store/tb_connect_session_key.h"
+#include "store/kafka/tb_connect_session_key.h"
 
 /* What a key of the config or status topic names. */
 typedef enum {

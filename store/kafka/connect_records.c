@@ -1,7 +1,7 @@
 /*
  * connect_records.c - Connect's record formats (see connect_records.h).
  */
-#include "store/connect_records.h"
+#include "store/kafka/connect_records.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -30,7 +30,7 @@
 
 #include <jansson.h>
 
-#include "registry/tb_buf.h"
+#include "core/tb_buf.h"
 
 typedef struct tb_avro_schema tb_avro_schema_t;
 

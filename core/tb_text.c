@@ -5,7 +5,7 @@
 
 #include "core/tb_data.h"
 #include "core/tb_time.h"
-#include "registry/tb_text.h"
+#include "core/tb_text.h"
 
 bool tb_text_utf8_valid(const uint8_t *s, size_t n)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry/tb_json_schema.h"
+#include "registry/json_schema/tb_json_schema.h"
 
 #define MAX_DEPTH 64
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry/tb_buf.h"
+#include "core/tb_buf.h"
 
 /* Makes room for n more bytes plus a NUL. */
 static bool reserve(tb_buf_t *b, size_t n)

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "registry/tb_avro.h"
+#include "registry/avro/tb_avro.h"
 
 typedef enum {
     TB_AVRO_NULL = 0,

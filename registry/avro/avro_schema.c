@@ -8,7 +8,7 @@
 
 #include <avro.h>
 
-#include "registry/tb_avro_node.h"
+#include "registry/avro/tb_avro_node.h"
 
 #define MAX_NESTING 64
 #define MAX_SCALE 1000 /* a decimal's digits after the point */

@@ -21,7 +21,7 @@
  * refresh that reads our own records back applies them again, which
  * changes nothing; a record that changes a connector's row reports it.
  */
-#include "store/tb_store_kafka.h"
+#include "store/kafka/tb_store_kafka.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -30,8 +30,8 @@
 #include <string.h>
 
 #include "core/tb_log.h"
-#include "store/connect_records.h"
-#include "store/kafka_log.h"
+#include "store/kafka/connect_records.h"
+#include "store/kafka/kafka_log.h"
 #include "store/tb_store_backend.h"
 
 #define TB_LOG_FACILITY "tributary.store"

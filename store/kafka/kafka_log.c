@@ -9,7 +9,7 @@
  * producer is idempotent with acks=all, so a write that returns 0 is on
  * every in-sync replica, once, in order.
  */
-#include "store/kafka_log.h"
+#include "store/kafka/kafka_log.h"
 
 #include <stdio.h>
 #include <stdlib.h>

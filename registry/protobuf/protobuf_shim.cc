@@ -41,12 +41,12 @@
 #include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/util/json_util.h>
 
-#include "registry/tb_protobuf.h"
-#include "registry/tb_protobuf_module.h"
+#include "registry/protobuf/tb_protobuf.h"
+#include "registry/protobuf/tb_protobuf_module.h"
 
 extern "C" {
 #include "core/tb_base64.h"
-#include "registry/tb_text.h"
+#include "core/tb_text.h"
 #include "registry/tb_wire.h"
 }
 

@@ -53,7 +53,7 @@
 extern "C" {
 #endif
 
-#include "registry/tb_buf.h"
+#include "core/tb_buf.h"
 
 typedef struct tb_protobuf_schema tb_protobuf_schema_t;
 

@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "registry/tb_buf.h"
+#include "core/tb_buf.h"
 
 /* Whether s[0..n) is well-formed UTF-8. */
 bool tb_text_utf8_valid(const uint8_t *s, size_t n);

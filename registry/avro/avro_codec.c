@@ -11,8 +11,8 @@
 #include <openssl/evp.h>
 
 #include "core/tb_base64.h"
-#include "registry/tb_avro_node.h"
-#include "registry/tb_text.h"
+#include "registry/avro/tb_avro_node.h"
+#include "core/tb_text.h"
 
 #define MAX_DEPTH 64
 /* Items an array or map may have that take no bytes (nulls, empty

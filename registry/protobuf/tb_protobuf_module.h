@@ -16,7 +16,7 @@
 #ifndef TB_PROTOBUF_MODULE_H
 #define TB_PROTOBUF_MODULE_H
 
-#include "registry/tb_protobuf.h"
+#include "registry/protobuf/tb_protobuf.h"
 
 #ifdef __cplusplus
 extern "C" {
