@@ -56,7 +56,8 @@ void tb_api_reply_error(tb_api_response_t *res, tb_err_t err, const char *fmt, .
     tb_api_reply(res, status,
                  json_pack("{s:i, s:s}", "error_code", (int)status, "message", message));
     if (status >= 500) {
-        TB_LOG(TB_LOG_ERROR, "tributary.api", "%u %s", status, message);
+        TB_LOG(TB_LOG_ERROR, "tributary.api", "%u %s: %s", status, tb_err_name(err),
+               message);
     }
 }
 

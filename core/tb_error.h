@@ -24,6 +24,9 @@ typedef enum {
     TB_ERR__COUNT,
 } tb_err_t;
 
+/* The error's name, as logs print it ("unavailable"); static. */
+const char *tb_err_name(tb_err_t err);
+
 /* The HTTP status the REST API answers with. */
 unsigned tb_err_http_status(tb_err_t err);
 
