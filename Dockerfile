@@ -30,9 +30,9 @@ USER tributary
 WORKDIR /var/lib/tributary
 VOLUME /var/lib/tributary
 # Configuration comes from TRIBUTARY_* variables (TRIBUTARY_BOOTSTRAP_SERVERS
-# means bootstrap.servers). Without it the worker connects to localhost:9092,
-# as Connect does, and the health check fails (saying so) until a broker
-# answers there; the in-memory dev cluster runs only with TRIBUTARY_DEV=true.
+# means bootstrap.servers). Without it the worker refuses to start, naming the
+# key, as Connect 4.2 does; the health check fails (saying so) until a broker
+# answers; the in-memory dev cluster runs only with TRIBUTARY_DEV=true.
 # The container listens on every interface, which
 # tributary refuses without REST auth unless told otherwise: this image says
 # so, as Kafka Connect's images run without auth. Set TRIBUTARY_REST_AUTH and

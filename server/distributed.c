@@ -5,7 +5,11 @@
 
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "core/tb_config.h"
+#include "store/kafka/kafka_log.h"
 #include "store/kafka/tb_store_kafka.h"
+
+/* How long the check of the internal topics waits for the cluster. */
+#define CHECK_TIMEOUT_MS 30000
 
 bool tb_distributed_enabled(const json_t *values)
 {
@@ -70,6 +74,45 @@ tb_eos_settings_t tb_distributed_eos_settings(const json_t *values, const json_t
     };
 }
 
+/* With internal.topics.automatic.creation.enable=false, Connect 4.4
+ * (KIP-1209) refuses to start when an internal topic is missing, naming
+ * them; so does this, for the three and tributary's coordination topic.
+ * Returns -1 with errstr when any is missing or the cluster did not
+ * answer. */
+static int check_internal_topics(const json_t *values, const rd_kafka_conf_t *conf,
+                                 const char *const *topics, char *errstr,
+                                 size_t errstr_size)
+{
+    static const char *const roles[] = {"config.storage.topic", "offset.storage.topic",
+                                        "status.storage.topic", "group.id"};
+    char coordination[512];
+    char names[1024] = "";
+    bool missing[4];
+    const char *all[4] = {topics[0], topics[1], topics[2], coordination};
+    snprintf(coordination, sizeof(coordination), "%s.tributary-cluster",
+             tb_config_string(values, "group.id"));
+    if (tb_kafka_log_find_missing(conf, all, 4, missing, CHECK_TIMEOUT_MS, errstr,
+                                  errstr_size) != 0) {
+        return -1;
+    }
+    for (size_t i = 0; i < 4; i++) {
+        size_t len = strlen(names);
+        if (missing[i]) {
+            snprintf(names + len, sizeof(names) - len, "%s%s (%s)", len > 0 ? ", " : "",
+                     all[i], roles[i]);
+        }
+    }
+    if (names[0] == '\0') {
+        return 0;
+    }
+    snprintf(errstr, errstr_size,
+             "internal.topics.automatic.creation.enable is false and these internal "
+             "topics do not exist: %s; create them, compacted (the config and "
+             "coordination topics with one partition), or set the key to true",
+             names);
+    return -1;
+}
+
 tb_store_t *tb_distributed_store_open(const json_t *values, const json_t *kafka_props,
                                       const char *worker_id, char *errstr,
                                       size_t errstr_size)
@@ -87,7 +130,14 @@ tb_store_t *tb_distributed_store_open(const json_t *values, const json_t *kafka_
     json_t *props = common_props(kafka_props);
     rd_kafka_conf_t *conf = tb_kafka_conf_new(props, errstr, errstr_size);
     json_decref(props);
+    bool create = tb_config_bool(values, "internal.topics.automatic.creation.enable");
+    const char *topics[] = {config, offsets, status};
     if (conf == NULL) {
+        return NULL;
+    }
+    if (!create &&
+        check_internal_topics(values, conf, topics, errstr, errstr_size) != 0) {
+        rd_kafka_conf_destroy(conf);
         return NULL;
     }
     tb_store_kafka_options_t options = {
@@ -100,6 +150,7 @@ tb_store_t *tb_distributed_store_open(const json_t *values, const json_t *kafka_
                    (int)tb_config_int(values, "status.storage.replication.factor")},
         .worker_id = worker_id,
         .generation_of_topic = true,
+        .no_topic_creation = !create,
     };
     tb_store_t *store = tb_store_kafka_open(&options, errstr, errstr_size);
     rd_kafka_conf_destroy(conf);
@@ -140,6 +191,8 @@ tb_cluster_t *tb_distributed_join(const json_t *values, const json_t *kafka_prop
         .client_props = props,
         .replication_factor =
             (int)tb_config_int(values, "config.storage.replication.factor"),
+        .no_topic_creation =
+            !tb_config_bool(values, "internal.topics.automatic.creation.enable"),
         .session_timeout_ms = (int)tb_config_int(values, "session.timeout.ms"),
         .heartbeat_interval_ms = (int)tb_config_int(values, "heartbeat.interval.ms"),
         .rebalance_delay_ms = tb_config_int(values, "scheduled.rebalance.max.delay.ms"),

@@ -224,20 +224,13 @@ static int put_connector_files(tb_herder_t *herder, const cli_t *cli)
     return 0;
 }
 
-/* Says which Kafka the worker uses: the mock cluster, or bootstrap.servers
- * and whether that is the default. */
-static void log_kafka_link(const tb_herder_t *herder, bool dev, const json_t *raw)
+/* Says which Kafka the worker uses: the mock cluster or bootstrap.servers. */
+static void log_kafka_link(const tb_herder_t *herder, bool dev)
 {
     if (dev) {
         TB_LOG(TB_LOG_WARN, "tributary.worker",
                "DEV MODE: in-process, in-memory Kafka cluster at %s - for "
                "development only, its data is lost when tributary stops",
-               tb_herder_bootstrap(herder));
-    } else if (json_object_get(raw, "bootstrap.servers") == NULL) {
-        TB_LOG(TB_LOG_INFO, "tributary.worker",
-               "Kafka bootstrap.servers %s (the default: set bootstrap.servers or "
-               "TRIBUTARY_BOOTSTRAP_SERVERS to name your brokers, or run with --dev "
-               "for an in-memory development cluster)",
                tb_herder_bootstrap(herder));
     } else {
         TB_LOG(TB_LOG_INFO, "tributary.worker", "Kafka bootstrap.servers %s",
@@ -343,6 +336,42 @@ static int set_dumpable(bool dumpable)
     return 0;
 }
 
+/* Whether connector.client.config.override.policy lets connectors override
+ * any client key: All does (restricted by a non-empty allowlist, as
+ * tributary always did), Allowlist (KIP-1188) does when its allowlist names
+ * one, None does not. */
+static bool overrides_allowed(const json_t *values)
+{
+    const char *policy =
+        tb_config_string(values, "connector.client.config.override.policy");
+    return strcmp(policy, "All") == 0 ||
+           (strcmp(policy, "Allowlist") == 0 &&
+            json_array_size(tb_config_list(
+                values, "connector.client.config.override.allowlist")) > 0);
+}
+
+/* Says, once at start, where tributary's reading of the override keys is
+ * not what a Connect 4.2 user would guess. */
+static void log_override_policy(const json_t *values)
+{
+    const char *policy =
+        tb_config_string(values, "connector.client.config.override.policy");
+    size_t listed = json_array_size(
+        tb_config_list(values, "connector.client.config.override.allowlist"));
+    if (strcmp(policy, "All") == 0 && listed > 0) {
+        TB_LOG(TB_LOG_WARN, "tributary.worker",
+               "connector.client.config.override.policy=All with a "
+               "connector.client.config.override.allowlist: connectors may override "
+               "only the listed keys (Connect 4.2 ignores the list under All; set the "
+               "policy to Allowlist to say so)");
+    } else if (strcmp(policy, "Allowlist") == 0 && listed == 0) {
+        TB_LOG(TB_LOG_WARN, "tributary.worker",
+               "connector.client.config.override.policy=Allowlist with an empty "
+               "connector.client.config.override.allowlist: connectors may override no "
+               "client key");
+    }
+}
+
 /* The worker's options that its keys give; the caller sets the
  * store, the mode, the converters, the worker's id and exactly-once's
  * settings. Borrows values and kafka_props. */
@@ -360,9 +389,7 @@ static tb_worker_options_t worker_options_of(const json_t *values,
         .restart_backoff_initial_ms =
             tb_config_int(values, "task.restart.backoff.initial.ms"),
         .restart_backoff_max_ms = tb_config_int(values, "task.restart.backoff.max.ms"),
-        .overrides_allowed =
-            strcmp(tb_config_string(values, "connector.client.config.override.policy"),
-                   "All") == 0,
+        .overrides_allowed = overrides_allowed(values),
         .override_allowlist =
             tb_config_list(values, "connector.client.config.override.allowlist"),
         .literal_secrets = tb_config_bool(values, "secrets.literal.allowed"),
@@ -459,7 +486,17 @@ static int run(const cli_t *cli)
     if (set_dumpable(tb_config_bool(values, "core.dumps.enable")) != 0) {
         goto done;
     }
+    log_override_policy(values);
     bool dev = tb_config_bool(values, "dev");
+    if (!dev && json_array_size(tb_config_list(values, "bootstrap.servers")) == 0) {
+        TB_LOG(TB_LOG_FATAL, "tributary.worker",
+               "refusing to start: bootstrap.servers is not set: name the Kafka "
+               "brokers (host:port,...) in the worker file or "
+               "TRIBUTARY_BOOTSTRAP_SERVERS; it has no default since Connect 4.2 "
+               "(KIP-1161), 3.9's was localhost:9092. For an in-memory development "
+               "cluster run with --dev");
+        goto done;
+    }
     const char *store_path = tb_config_string(values, "offset.storage.file.filename");
     if (make_parent_dir(store_path) != 0) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker",
@@ -593,7 +630,7 @@ static int run(const cli_t *cli)
             goto done;
         }
     }
-    log_kafka_link(herder, dev, raw);
+    log_kafka_link(herder, dev);
     ctx = (tb_api_context_t){
         .herder = herder,
         .worker_id = worker_id,

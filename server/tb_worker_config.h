@@ -14,9 +14,6 @@
 #include "core/tb_config.h"
 #include "core/tb_secret.h"
 
-/* bootstrap.servers when the worker sets none, as in Connect. */
-#define TB_WORKER_DEFAULT_BOOTSTRAP "localhost:9092"
-
 /* The table of worker keys. */
 extern const tb_config_table_t tb_worker_config_table;
 
@@ -77,7 +74,7 @@ int tb_worker_config_env_key(const char *name, char *key, size_t key_size);
 tb_secret_deny_t *tb_worker_config_deny(const json_t *raw, const char *worker_file);
 
 /* The librdkafka properties every Kafka client of this worker starts from:
- * bootstrap.servers (TB_WORKER_DEFAULT_BOOTSTRAP when raw has none) and the
+ * bootstrap.servers (absent when raw has none: dev mode) and the
  * client security keys given in raw. New reference. */
 json_t *tb_worker_config_kafka_props(const json_t *raw);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "connectors/converters/tb_converter.h"
 #include "core/tb_log.h"
@@ -14,7 +15,8 @@
 #define ENV_PREFIX "TRIBUTARY_"
 
 static const char *const eos_support_values[] = {"disabled", "enabled", NULL};
-static const char *const override_policies[] = {"All", "None", NULL};
+static const char *const metadata_recovery_strategies[] = {"rebootstrap", "none", NULL};
+static const char *const override_policies[] = {"All", "None", "Allowlist", NULL};
 static const char *const mac_algorithms[] = {"HmacSHA1",   "HmacSHA224", "HmacSHA256",
                                              "HmacSHA384", "HmacSHA512", NULL};
 static const char *const listener_schemes[] = {"http", "https", NULL};
@@ -41,8 +43,22 @@ static int check_bootstrap_servers(const json_t *value, char *reason, size_t rea
         return 0;
     }
     snprintf(reason, reason_size,
-             "The list is empty: name at least one broker as host:port, or leave "
-             "bootstrap.servers out for " TB_WORKER_DEFAULT_BOOTSTRAP);
+             "The list is empty: name at least one broker as host:port (or run "
+             "with --dev for an in-memory development cluster)");
+    return -1;
+}
+
+/* metadata.recovery.strategy=none: librdkafka always reconnects to the
+ * bootstrap brokers, which none would forbid. */
+static int check_metadata_recovery(const json_t *value, char *reason, size_t reason_size)
+{
+    if (strcasecmp(json_string_value(value), "none") != 0) {
+        return 0;
+    }
+    snprintf(reason, reason_size,
+             "librdkafka always goes back to the bootstrap.servers brokers when the "
+             "brokers it learned are gone, which none forbids: leave the key out or "
+             "set rebootstrap");
     return -1;
 }
 
@@ -118,12 +134,14 @@ static int check_key_bits(const json_t *value, char *reason, size_t reason_size)
 static const tb_config_def_t worker_keys[] = {
     {.name = "bootstrap.servers",
      .type = TB_CONFIG_LIST,
-     .default_value = TB_WORKER_DEFAULT_BOOTSTRAP,
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Kafka",
      .check = check_bootstrap_servers,
-     .documentation = "Kafka brokers to connect to (host:port,...), as in Connect. "
-                      "Ignored in dev mode (see dev)."},
+     .documentation = "Kafka brokers to connect to (host:port,...). Required, as in "
+                      "Connect 4.2 and later (KIP-1161): a worker without it refuses "
+                      "to start, naming the key (Connect 3.9 defaulted to "
+                      "localhost:9092). Not needed, and ignored, in dev mode (see "
+                      "dev)."},
     {.name = "dev",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",
@@ -391,6 +409,21 @@ static const tb_config_def_t worker_keys[] = {
      .documentation = "The longest delay between automatic restarts of a task; a "
                       "task that ran this long without failing starts its backoff "
                       "afresh."},
+    {.name = "metadata.recovery.strategy",
+     .type = TB_CONFIG_STRING,
+     .default_value = "rebootstrap",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Kafka",
+     .one_of = metadata_recovery_strategies,
+     .check = check_metadata_recovery,
+     .documentation = "What the Kafka clients do when every broker they know is "
+                      "gone. rebootstrap (Connect 4.0's default, KIP-899) is what "
+                      "librdkafka before 2.10 does by itself: it keeps the brokers of "
+                      "bootstrap.servers among those it reconnects to, so a cluster "
+                      "reachable again under those names is found again; it does not "
+                      "resolve the names anew into other brokers when the learned ones "
+                      "keep answering with stale metadata. none (stay with the learned "
+                      "brokers) cannot be had from librdkafka and is refused."},
     {.name = "connector.client.config.override.policy",
      .type = TB_CONFIG_STRING,
      .default_value = "All",
@@ -399,15 +432,21 @@ static const tb_config_def_t worker_keys[] = {
      .one_of = override_policies,
      .documentation = "Whether connectors may override their Kafka clients' "
                       "properties with producer.override.*, consumer.override.* and "
-                      "admin.override.* keys: All or None (Connect's Principal policy "
-                      "is not offered)."},
+                      "admin.override.* keys: All, None, or Allowlist (Connect 4.2, "
+                      "KIP-1188: only the keys connector.client.config.override."
+                      "allowlist names, none when it is empty). Connect's Principal "
+                      "policy, deprecated in 4.2, is not offered."},
     {.name = "connector.client.config.override.allowlist",
      .type = TB_CONFIG_LIST,
      .default_value = "",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Kafka",
-     .documentation = "With the All policy, the only client properties connectors may "
-                      "override (e.g. acks,linger.ms); empty allows any (tributary)."},
+     .documentation = "The client properties connectors may override (e.g. "
+                      "acks,linger.ms), as Connect 4.2's Allowlist policy reads it. "
+                      "With the All policy a non-empty list restricts overrides too, "
+                      "and the worker warns at start (Connect ignores the list under "
+                      "All; tributary read it so before 4.2 had the key). "
+                      "bootstrap.servers is overridden only when named here."},
     {.name = "secrets.literal.allowed",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "true",
@@ -567,6 +606,17 @@ static const tb_config_def_t worker_keys[] = {
                       "(docs/OPERATIONS.md, \"Running a cluster\"): its store is the "
                       "three topics below instead of offset.storage.file.filename, and "
                       "connectors are created through the REST API only."},
+    {.name = "internal.topics.automatic.creation.enable",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Distributed",
+     .documentation = "Whether a distributed worker creates the internal topics "
+                      "(config, offset and status storage, and tributary's "
+                      "<group.id>.tributary-cluster) when they are missing. false "
+                      "(Connect 4.4, KIP-1209): it creates none, and refuses to start "
+                      "naming each one that does not exist. No effect on a standalone "
+                      "worker, which has no internal topics."},
     {.name = "config.storage.topic",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_HIGH,
@@ -765,7 +815,7 @@ const tb_connect_key_t tb_connect_worker_keys[] = {
      "effort"},
     {"task.shutdown.graceful.timeout.ms", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"connector.client.config.override.policy", WORKER, TB_CONNECT_KEY_IMPLEMENTED,
-     "All or None; Principal is refused"},
+     "All, None or Allowlist (4.2); Principal is refused"},
     {"topic.creation.enable", WORKER, TB_CONNECT_KEY_NOOP,
      "sources create no topics (the broker's auto-creation applies)"},
     {"topic.tracking.enable", WORKER, TB_CONNECT_KEY_IMPLEMENTED, ""},
@@ -782,7 +832,9 @@ const tb_connect_key_t tb_connect_worker_keys[] = {
      "TRIBUTARY_* variables stay out of reach whatever it says"},
     {"config.providers.*", WORKER, TB_CONNECT_KEY_NOOP, "no provider class is loaded"},
     {"metric.reporters", WORKER, TB_CONNECT_KEY_NOOP, METRICS},
-    {"auto.include.jmx.reporter", WORKER, TB_CONNECT_KEY_NOOP, METRICS},
+    {"auto.include.jmx.reporter", WORKER, TB_CONNECT_KEY_NOOP,
+     "removed in Connect 4.0 (KIP-830), whose workers ignore it with a warning, as "
+     "tributary does; " METRICS},
     {"metrics.num.samples", WORKER, TB_CONNECT_KEY_NOOP, METRICS},
     {"metrics.recording.level", WORKER, TB_CONNECT_KEY_NOOP, METRICS},
     {"metrics.sample.window.ms", WORKER, TB_CONNECT_KEY_NOOP, METRICS},
@@ -791,7 +843,6 @@ const tb_connect_key_t tb_connect_worker_keys[] = {
     {"client.id", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
     {"connections.max.idle.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
     {"metadata.max.age.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
-    {"metadata.recovery.strategy", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
     {"receive.buffer.bytes", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
     {"send.buffer.bytes", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
     {"reconnect.backoff.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP, GROUP_CLIENT},
@@ -804,6 +855,10 @@ const tb_connect_key_t tb_connect_worker_keys[] = {
     {"socket.connection.setup.timeout.max.ms", DISTRIBUTED, TB_CONNECT_KEY_NOOP,
      GROUP_CLIENT},
     {"group.id", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
+    {"internal.topics.automatic.creation.enable", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED,
+     "Connect 4.4 (KIP-1209)"},
+    {"metadata.recovery.strategy", WORKER, TB_CONNECT_KEY_IMPLEMENTED,
+     "rebootstrap, as librdkafka before 2.10 can: none is refused"},
     {"config.storage.topic", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"config.storage.replication.factor", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
     {"offset.storage.topic", DISTRIBUTED, TB_CONNECT_KEY_IMPLEMENTED, ""},
@@ -1010,10 +1065,6 @@ json_t *tb_worker_config_kafka_props(const json_t *raw)
         if (take && json_is_string(value) && !worker_key) {
             json_object_set(props, key, value);
         }
-    }
-    if (json_object_get(props, "bootstrap.servers") == NULL) {
-        json_object_set_new(props, "bootstrap.servers",
-                            json_string(TB_WORKER_DEFAULT_BOOTSTRAP));
     }
     return props;
 }

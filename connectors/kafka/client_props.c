@@ -229,12 +229,19 @@ static bool listed(const json_t *list, const char *key)
 static int check_override(const tb_client_settings_t *s, const char *key,
                           const char *name, char *message, size_t size)
 {
-    if (!s->overrides_allowed ||
-        (json_array_size(s->allowlist) > 0 && !listed(s->allowlist, name))) {
+    if (!s->overrides_allowed) {
         snprintf(message, size,
                  "%s is not allowed by the worker's "
                  "connector.client.config.override.policy",
                  key);
+        return -1;
+    }
+    if (json_array_size(s->allowlist) > 0 && !listed(s->allowlist, name)) {
+        snprintf(message, size,
+                 "%s is not allowed by the worker's "
+                 "connector.client.config.override.policy: "
+                 "connector.client.config.override.allowlist does not name %s",
+                 key, name);
         return -1;
     }
     if (strcmp(name, "bootstrap.servers") == 0 && !listed(s->allowlist, name)) {

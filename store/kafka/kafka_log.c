@@ -299,7 +299,8 @@ tb_kafka_log_t *tb_kafka_log_open(const rd_kafka_conf_t *conf,
     }
     log->consumer =
         tb_client_new(conf, RD_KAFKA_CONSUMER, consumer_settings, errstr, errstr_size);
-    if (log->consumer == NULL || tb_create_topic(log, errstr, errstr_size) != 0 ||
+    if (log->consumer == NULL ||
+        (!spec->no_create && tb_create_topic(log, errstr, errstr_size) != 0) ||
         tb_check_topic(log, errstr, errstr_size) != 0 ||
         tb_start_reading(log, errstr, errstr_size) != 0) {
         goto fail;
@@ -308,6 +309,35 @@ tb_kafka_log_t *tb_kafka_log_open(const rd_kafka_conf_t *conf,
 fail:
     tb_kafka_log_close(log);
     return NULL;
+}
+
+int tb_kafka_log_find_missing(const rd_kafka_conf_t *conf, const char *const *topics,
+                              size_t count, bool *missing, int timeout_ms, char *errstr,
+                              size_t errstr_size)
+{
+    static const char *const no_settings[] = {NULL};
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_t *rk =
+        tb_client_new(conf, RD_KAFKA_PRODUCER, no_settings, errstr, errstr_size);
+    if (rk == NULL) {
+        return -1;
+    }
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, NULL, &md, timeout_ms);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        snprintf(errstr, errstr_size, "cannot list the cluster's topics: %s",
+                 rd_kafka_err2str(err));
+        rd_kafka_destroy(rk);
+        return -1;
+    }
+    for (size_t i = 0; i < count; i++) {
+        missing[i] = true;
+        for (int t = 0; t < md->topic_cnt && missing[i]; t++) {
+            missing[i] = strcmp(md->topics[t].topic, topics[i]) != 0;
+        }
+    }
+    rd_kafka_metadata_destroy(md);
+    rd_kafka_destroy(rk);
+    return 0;
 }
 
 /* Sets end[p] to each partition's end offset now, in one request per

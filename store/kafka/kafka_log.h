@@ -25,6 +25,7 @@ typedef struct {
     int partitions;         /* when the topic is created */
     int replication_factor; /* likewise */
     bool single_partition;  /* refuse a topic with more than one partition */
+    bool no_create;         /* take the topic as it is: never create it */
     int timeout_ms;         /* bounds open, each read to the end and each write */
 } tb_kafka_log_spec_t;
 
@@ -38,7 +39,15 @@ typedef struct {
 
 typedef void (*tb_kafka_log_cb)(const tb_kafka_log_record_t *record, void *opaque);
 
-/* Creates the topic, compacted, when it does not exist, checks it and
+/* Sets missing[i] for each of the count topics the cluster conf reaches
+ * (borrowed) does not have, from one metadata request of all topics (which
+ * no broker answers by creating one), bounded by timeout_ms. */
+int tb_kafka_log_find_missing(const rd_kafka_conf_t *conf, const char *const *topics,
+                              size_t count, bool *missing, int timeout_ms, char *errstr,
+                              size_t errstr_size);
+
+/* Creates the topic, compacted, when it does not exist (unless
+ * spec->no_create), checks it and
  * starts reading it from the beginning. conf (borrowed) holds the client
  * settings, security included; each client gets a copy. Reads nothing
  * yet. NULL with errstr on failure. */

@@ -580,14 +580,15 @@ static int tb_open_logs(tb_kafka_store_t *store, const tb_store_kafka_options_t 
                         char *errstr, size_t errstr_size)
 {
     int timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : TB_DEFAULT_TIMEOUT_MS;
+    bool no_create = o->no_topic_creation;
     const tb_kafka_log_spec_t specs[TB_LOG__COUNT] = {
         [TB_LOG_CONFIG] = {o->config.name, "config.storage.topic", 1,
-                           o->config.replication_factor, true, timeout_ms},
+                           o->config.replication_factor, true, no_create, timeout_ms},
         [TB_LOG_OFFSETS] = {o->offsets.name, "offset.storage.topic",
                             o->offsets.partitions, o->offsets.replication_factor, false,
-                            timeout_ms},
+                            no_create, timeout_ms},
         [TB_LOG_STATUS] = {o->status.name, "status.storage.topic", o->status.partitions,
-                           o->status.replication_factor, false, timeout_ms},
+                           o->status.replication_factor, false, no_create, timeout_ms},
     };
     char why[512];
 

@@ -59,6 +59,10 @@ typedef struct {
      * that the statuses another cluster's workers wrote (Connect's, taken
      * over) are not newer than this store's and can be overwritten. */
     bool generation_of_topic;
+    /* internal.topics.automatic.creation.enable=false (KIP-1209): open
+     * fails on a topic that does not exist instead of creating it (the
+     * worker names the missing ones first: tb_kafka_log_find_missing). */
+    bool no_topic_creation;
     int timeout_ms; /* bound of open, each write and each refresh; 0: 30000 */
 } tb_store_kafka_options_t;
 

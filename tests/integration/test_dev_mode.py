@@ -1,9 +1,8 @@
 """Dev mode (librdkafka's in-memory cluster) runs only when asked for, with
---dev or dev=true; a worker that names no broker tries localhost:9092, as
-Connect does. A store serves the one mode it was first used in, and nothing
-is deleted from it outside dev mode."""
+--dev or dev=true; a worker that names no broker refuses to start, naming
+bootstrap.servers, as Connect 4.2 does (KIP-1161). A store serves the one mode
+it was first used in, and nothing is deleted from it outside dev mode."""
 import re
-import socket
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
@@ -12,7 +11,7 @@ import requests
 from confluent_kafka import Consumer
 
 from kafka_io import create_topic, produce
-from worker import output_lines, wait_for
+from worker import free_port, output_lines, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -22,37 +21,21 @@ KAFKA_STORE_REFUSED = ("belongs to a worker connected to Kafka, and dev mode wou
                        "its sink offsets")
 
 
-def nothing_on_localhost_9092():
-    with socket.socket() as s:
-        s.settimeout(1)
-        return s.connect_ex(("127.0.0.1", 9092)) != 0
-
-
-needs_free_9092 = pytest.mark.skipif(not nothing_on_localhost_9092(),
-                                     reason="something listens on localhost:9092")
-
-
 def answer(w, path):
     """(response,) once the worker answers; a tuple, since a 503 is falsy."""
-    import requests
     try:
         return (w.get(path),)
     except requests.ConnectionError:
         return None
 
 
-@needs_free_9092
-def test_no_bootstrap_servers_tries_localhost_not_the_mock_cluster(start_worker):
-    w = start_worker(NO_BROKER, wait_healthy=False)
-    reply = wait_for(lambda: answer(w, "/health"), what="an answer from /health")[0]
-    assert reply.status_code == 503
-    assert "localhost:9092" in reply.json()["message"]
-    wait_for(lambda: "Kafka bootstrap.servers localhost:9092 (the default" in w.logs(),
-             what="the log line naming the bootstrap servers")
-    wait_for(lambda: "Kafka cluster at localhost:9092 not reachable yet" in w.logs(),
-             what="the log line saying Kafka is not reachable")
-    assert "DEV MODE" not in w.logs()
-    assert w.get("/health").status_code == 503
+def test_no_bootstrap_servers_refused_naming_the_key(start_worker):
+    w = start_worker(NO_BROKER, wait_healthy=False, expect_exit=1)
+    assert w.proc.wait(timeout=30) == 1
+    logs = w.logs()
+    assert "refusing to start: bootstrap.servers is not set" in logs
+    assert "3.9's was localhost:9092" in logs and "--dev" in logs
+    assert "DEV MODE" not in logs
 
 
 @pytest.mark.parametrize("ask", ["--dev", "dev=true"])
@@ -108,14 +91,14 @@ def sink_with_stored_offsets(w, bed, tmp_path, name):
     return stored
 
 
-@needs_free_9092
 def test_sink_offsets_kept_at_start_outside_dev_mode(start_worker, bed, tmp_path):
     folder = tmp_path / "w"
     first = start_worker({"offset.flush.interval.ms": "100"}, directory=folder)
     stored = sink_with_stored_offsets(first, bed, tmp_path, "keep")
     assert first.stop() == 0
-    # no broker named: not dev mode, so the store and its offsets are kept
-    again = start_worker(NO_BROKER, directory=folder, wait_healthy=False)
+    # a broker out of reach: not dev mode, so the store and its offsets are kept
+    again = start_worker({"bootstrap.servers": f"127.0.0.1:{free_port()}"},
+                         directory=folder, wait_healthy=False)
     wait_for(lambda: answer(again, "/connectors/keep/offsets"), what="the REST API")
     assert again.get("/connectors/keep/offsets").json()["offsets"] == stored
     assert "offsets from the last run were dropped" not in again.logs()

@@ -184,6 +184,33 @@ def test_override_policy_none_refuses_overrides(start_worker):
             "connector.client.config.override.policy") in reply.json()["message"]
 
 
+def test_override_policy_allowlist_takes_only_the_listed_keys(start_worker):
+    w = start_worker({"connector.client.config.override.policy": "Allowlist",
+                      "connector.client.config.override.allowlist": "linger.ms"})
+    listed = {"connector.class": "datagen", "topic": "t", "count": "1",
+              "producer.override.linger.ms": "5"}
+    assert w.post("/connectors", json={"name": "listed", "config": listed}
+                  ).status_code == 201
+    other = {**listed, "producer.override.acks": "1"}
+    reply = w.post("/connectors", json={"name": "other", "config": other})
+    assert reply.status_code == 400
+    assert ("producer.override.acks is not allowed by the worker's "
+            "connector.client.config.override.policy: "
+            "connector.client.config.override.allowlist does not name acks"
+            ) in reply.json()["message"]
+
+
+def test_override_policy_allowlist_empty_allows_no_override(start_worker):
+    w = start_worker({"connector.client.config.override.policy": "Allowlist"})
+    assert ("connector.client.config.override.policy=Allowlist with an empty "
+            "connector.client.config.override.allowlist") in w.logs()
+    config = {"connector.class": "datagen", "topic": "t",
+              "producer.override.linger.ms": "5"}
+    reply = w.post("/connectors", json={"name": "p", "config": config})
+    assert reply.status_code == 400
+    assert "producer.override.linger.ms is not allowed" in reply.json()["message"]
+
+
 def test_allowed_literal_secrets_stay_out_of_the_store(start_worker, bed, tmp_path):
     w = start_worker({**STRINGS, **OTHER_CLUSTER, "secrets.literal.allowed": "true"})
     topic = bed.unique_topic("literal")

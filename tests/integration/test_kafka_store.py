@@ -273,6 +273,31 @@ def test_topics_connect_would_refuse_are_refused(bed, topics, role, extra, messa
     assert message.format(topics[role]) in tool.proc.stderr.read()
 
 
+def test_no_automatic_creation_refuses_missing_internal_topics(start_worker, bed):
+    group = bed.unique_topic("nocreate")
+    settings = {**cluster_settings(bed, group),
+                "internal.topics.automatic.creation.enable": "false"}
+    w = start_worker(settings, wait_healthy=False, expect_exit=1)
+    assert w.proc.wait(timeout=60) == 1
+    logs = w.logs()
+    assert "internal.topics.automatic.creation.enable is false and these internal " \
+           "topics do not exist: " \
+           f"{group}-configs (config.storage.topic), {group}-offsets " \
+           f"(offset.storage.topic), {group}-status (status.storage.topic), " \
+           f"{group}.tributary-cluster (group.id)" in logs
+    listed = bed.tool("topics", "--bootstrap-server", bed.bootstrap, "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert group not in listed.stdout  # nothing was created
+    # once an administrator created them, the worker takes them as they are
+    for topic, partitions in ((f"{group}-configs", 1), (f"{group}-offsets", 3),
+                              (f"{group}-status", 2), (f"{group}.tributary-cluster", 1)):
+        created = bed.tool("topics", "--bootstrap-server", bed.bootstrap, "--create",
+                           "--topic", topic, "--partitions", str(partitions),
+                           "--config", "cleanup.policy=compact")
+        assert created.returncode == 0, created.stderr
+    start_worker(settings)
+
+
 def test_offset_keys_land_where_javas_partitioner_puts_them(open_store, bed, topics):
     s = open_store()
     partitions = [{"filename": f"/data/file-{i}.txt"} for i in range(40)]

@@ -45,16 +45,40 @@ static void test_kafka_props_take_client_keys_only(void **state)
     json_decref(raw);
 }
 
-/* As in Connect: a worker that names no broker tries localhost:9092 (it
- * never falls back to dev mode's in-memory cluster). */
-static void test_kafka_props_default_to_localhost(void **state)
+/* As in Connect 4.2 (KIP-1161): bootstrap.servers has no default; the
+ * worker refuses to start without it unless in dev mode (server/main.c). */
+static void test_kafka_props_have_no_default_bootstrap(void **state)
 {
     (void)state;
     json_t *raw = json_pack("{s:s}", "listeners", "http://x:1");
     json_t *props = tb_worker_config_kafka_props(raw);
-    assert_string_equal(json_string_value(json_object_get(props, "bootstrap.servers")),
-                        "localhost:9092");
+    assert_null(json_object_get(props, "bootstrap.servers"));
     json_decref(props);
+    json_decref(raw);
+}
+
+/* metadata.recovery.strategy: rebootstrap taken, none refused with why. */
+static void test_metadata_recovery_none_refused(void **state)
+{
+    (void)state;
+    const tb_config_table_t *tables[] = {&tb_worker_config_table};
+    json_t *raw = json_pack("{s:s}", "metadata.recovery.strategy", "none");
+    json_t *errors = json_object();
+    json_t *values = tb_config_parse(tables, 1, raw, errors);
+    char joined[1024];
+    tb_config_errors_join(errors, "\n", joined, sizeof(joined));
+    assert_non_null(strstr(joined, "metadata.recovery.strategy"));
+    assert_non_null(strstr(joined, "librdkafka always goes back to the bootstrap"));
+    json_decref(values);
+    json_decref(errors);
+    json_object_set_new(raw, "metadata.recovery.strategy", json_string("REBOOTSTRAP"));
+    errors = json_object();
+    values = tb_config_parse(tables, 1, raw, errors);
+    assert_int_equal(tb_config_error_count(errors), 0);
+    assert_string_equal(tb_config_string(values, "metadata.recovery.strategy"),
+                        "rebootstrap");
+    json_decref(values);
+    json_decref(errors);
     json_decref(raw);
 }
 
@@ -67,9 +91,7 @@ static void test_dev_mode_is_off_unless_asked_for(void **state)
     json_t *values = tb_config_parse(tables, 1, raw, errors);
     assert_int_equal(tb_config_error_count(errors), 0);
     assert_false(tb_config_bool(values, "dev"));
-    assert_string_equal(
-        json_string_value(json_array_get(tb_config_list(values, "bootstrap.servers"), 0)),
-        "localhost:9092");
+    assert_true(json_is_null(tb_config_list(values, "bootstrap.servers")));
     json_decref(values);
     json_decref(errors);
     json_decref(raw);
@@ -232,7 +254,8 @@ int main(void)
         cmocka_unit_test(test_env_names_map_to_keys),
         cmocka_unit_test(test_env_overrides_file_values),
         cmocka_unit_test(test_kafka_props_take_client_keys_only),
-        cmocka_unit_test(test_kafka_props_default_to_localhost),
+        cmocka_unit_test(test_kafka_props_have_no_default_bootstrap),
+        cmocka_unit_test(test_metadata_recovery_none_refused),
         cmocka_unit_test(test_dev_mode_is_off_unless_asked_for),
         cmocka_unit_test(test_empty_bootstrap_servers_refused),
         cmocka_unit_test(test_listener_urls),

@@ -363,6 +363,7 @@ static int open_log(tb_cluster_t *cluster, const tb_cluster_options_t *options,
         .partitions = 1,
         .replication_factor = options->replication_factor,
         .single_partition = true,
+        .no_create = options->no_topic_creation,
         .timeout_ms = LOG_TIMEOUT_MS,
     };
     cluster->log = tb_kafka_log_open(conf, &spec, errstr, errstr_size);

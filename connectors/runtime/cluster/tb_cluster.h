@@ -55,6 +55,7 @@ typedef struct {
     const char *worker_url;       /* scheme://<worker_id>, this worker's REST URL */
     const json_t *client_props;   /* bootstrap.servers and the security keys */
     int replication_factor;       /* of the coordination topic when created */
+    bool no_topic_creation;       /* never create it (KIP-1209's key false) */
     int session_timeout_ms;       /* session.timeout.ms */
     int heartbeat_interval_ms;    /* heartbeat.interval.ms */
     long long rebalance_delay_ms; /* scheduled.rebalance.max.delay.ms */
