@@ -112,14 +112,7 @@ static const tb_config_def_t extract_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .documentation = "Name of the field whose value replaces the whole key or value."},
     TB_REPLACE_NULL_WITH_DEFAULT_DEF,
-    {.name = "field.syntax.version",
-     .type = TB_CONFIG_STRING,
-     .default_value = "V1",
-     .importance = TB_IMPORTANCE_HIGH,
-     .one_of = (const char *const[]){"V1", NULL},
-     .documentation =
-         "Defines the version of the syntax to access fields. V1 reads "
-         "field names as they are (tributary has no V2, nested paths, yet)."},
+    TB_FIELD_SYNTAX_VERSION_DEF,
 };
 
 static const tb_config_table_t extract_table =
@@ -428,6 +421,7 @@ static const tb_config_def_t value_to_key_keys[] = {
          "Fields of the value that make up the new key, a struct (or map) of "
          "them in this order."},
     TB_REPLACE_NULL_WITH_DEFAULT_DEF,
+    TB_FIELD_SYNTAX_VERSION_DEF,
 };
 
 static const tb_config_table_t value_to_key_table =

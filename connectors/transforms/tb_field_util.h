@@ -23,6 +23,18 @@
                          " default (true) or stays null (false)."                        \
     }
 
+/* field.syntax.version (KIP-821) of the transformations that take it:
+ * ExtractField (Connect 3.8) and ValueToKey (4.4). Only V1, field names
+ * read as they are, is had; V2 (nested paths) is refused, naming the key. */
+#define TB_FIELD_SYNTAX_VERSION_DEF                                                      \
+    {                                                                                    \
+        .name = "field.syntax.version", .type = TB_CONFIG_STRING, .default_value = "V1", \
+        .importance = TB_IMPORTANCE_HIGH, .one_of = (const char *const[]){"V1", NULL},   \
+        .documentation = "Defines the version of the syntax to access fields. V1 reads " \
+                         "field names as they are (tributary has no V2, nested paths, "  \
+                         "yet)."                                                         \
+    }
+
 /* Defines the classes Name$Key and Name$Value (var##_key, var##_value):
  * one implementation, two sides. check_fn may be NULL. */
 #define TB_SIDED_CLASS(var, side_value, suffix, simple, table, check_fn, create_fn,      \

@@ -112,6 +112,35 @@ static void test_replace_field(void **state)
     json_decref(errors);
 }
 
+/* field.syntax.version (KIP-821): ValueToKey takes it as of Connect 4.4, as
+ * ExtractField does; V1 taken, V2 (nested paths) refused naming the key. */
+static void test_field_syntax_version(void **state)
+{
+    (void)state;
+    const char *types[] = {"ValueToKey", "ExtractField$Value"};
+    for (size_t i = 0; i < 2; i++) {
+        char config[512];
+        snprintf(config, sizeof(config),
+                 "{\"transforms\":\"t\",\"transforms.t.type\":\"%s\","
+                 "\"transforms.t.fields\":\"a\",\"transforms.t.field\":\"a\","
+                 "\"transforms.t.field.syntax.version\":\"%s\"}",
+                 types[i], "v1");
+        json_t *errors = validate(config);
+        assert_int_equal(tb_config_error_count(errors), 0);
+        json_decref(errors);
+        snprintf(config, sizeof(config),
+                 "{\"transforms\":\"t\",\"transforms.t.type\":\"%s\","
+                 "\"transforms.t.fields\":\"a\",\"transforms.t.field\":\"a\","
+                 "\"transforms.t.field.syntax.version\":\"%s\"}",
+                 types[i], "V2");
+        errors = validate(config);
+        assert_error(errors, "transforms.t.field.syntax.version",
+                     "Invalid value V2 for configuration "
+                     "transforms.t.field.syntax.version: String must be one of: V1");
+        json_decref(errors);
+    }
+}
+
 /* replace.null.with.default, one definition, read by each transform that
  * copies struct fields: ExtractField, ValueToKey and InsertField here. */
 static void test_replace_null_with_default(void **state)
@@ -400,6 +429,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replace_field),
         cmocka_unit_test(test_replace_null_with_default),
+        cmocka_unit_test(test_field_syntax_version),
         cmocka_unit_test(test_mask_field),
         cmocka_unit_test(test_flatten),
         cmocka_unit_test(test_header_from),
