@@ -6,7 +6,7 @@ RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
         --no-install-recommends gcc g++ cmake make pkg-config git ca-certificates \
         librdkafka-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev \
         libsqlite3-dev libpq-dev libssl-dev libavro-dev libprotobuf-dev libprotoc-dev zlib1g-dev \
-        libjemalloc-dev \
+        libsnappy-dev libzstd-dev libjemalloc-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -18,6 +18,7 @@ FROM debian:bookworm-slim
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
         --no-install-recommends librdkafka1 libmicrohttpd12 libjansson4 libcurl4 \
         libsqlite3-0 libpq5 libssl3 libavro23 libprotobuf32 libprotoc32 libjemalloc2 zlib1g \
+        libsnappy1v5 libzstd1 \
         ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --home-dir /var/lib/tributary --create-home tributary

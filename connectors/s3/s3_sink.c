@@ -33,6 +33,7 @@
 #include <strings.h>
 #include <zlib.h>
 
+#include "connectors/s3/tb_parquet_pages.h"
 #include "connectors/s3/tb_s3_client.h"
 #include "connectors/s3/tb_s3_format.h"
 #include "connectors/s3/tb_s3_partitioner.h"
@@ -119,6 +120,7 @@ typedef struct {
     bool store_keys;
     bool store_headers;
     const char *avro_codec;
+    const char *parquet_codec;
     const char *partitioner;
     const json_t *field_name;
     const char *path_format;
@@ -295,9 +297,11 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_STORAGE,
      .order = 1,
      .field = TB_CONFIG_AT(s3_sink_settings_t, format),
-     .documentation = "How records are written: " TB_S3_FORMAT_JSON
-                      " (.json), " TB_S3_FORMAT_AVRO " (.avro) or " TB_S3_FORMAT_BYTES
-                      " (.bin). ParquetFormat is not built yet and is refused."},
+     .documentation =
+         "How records are written: " TB_S3_FORMAT_JSON " (.json), " TB_S3_FORMAT_AVRO
+         " (.avro) or " TB_S3_FORMAT_BYTES " (.bin) or " TB_S3_FORMAT_PARQUET
+         " (.parquet, after the codec's extension: .snappy.parquet, "
+         ".gz.parquet, .zstd.parquet)."},
     {.name = TB_S3_KEY_FLUSH_SIZE,
      .type = TB_CONFIG_INT,
      .required = true,
@@ -446,7 +450,10 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_STORAGE,
      .order = 18,
      .one_of = parquet_codecs,
-     .documentation = "ParquetFormat's codec (ParquetFormat is not built yet)."},
+     .field = TB_CONFIG_AT(s3_sink_settings_t, parquet_codec),
+     .documentation =
+         "ParquetFormat's codec: none, snappy, gzip or zstd (lzo, brotli and "
+         "lz4 are not built and are refused)."},
     {.name = TB_S3_KEY_PARTITIONER,
      .type = TB_CONFIG_CLASS,
      .default_value = TB_S3_PARTITIONER_PACKAGE "DefaultPartitioner",
@@ -540,46 +547,60 @@ static const char *nonempty(const char *value)
     return value != NULL && value[0] != '\0' ? value : NULL;
 }
 
+/* A format that compresses itself (AvroFormat, ParquetFormat): its codec
+ * (the value of key) one of built, which listed says in words, and no
+ * s3.compression.type. */
+static void check_codec(const s3_sink_settings_t *k, const char *format, const char *key,
+                        const char *codec, const char *const *built, const char *listed,
+                        json_t *errors)
+{
+    char message[512];
+    bool known = codec == NULL;
+    for (size_t i = 0; built[i] != NULL && !known; i++) {
+        known = strcmp(codec, built[i]) == 0;
+    }
+    if (!known) {
+        snprintf(message, sizeof(message), "%s %s is not built in tributary: %s", key,
+                 codec, listed);
+        tb_config_error_add(errors, key, message);
+    }
+    const char *compression = k->compression;
+    if (compression != NULL && strcmp(compression, "none") != 0) {
+        snprintf(message, sizeof(message),
+                 TB_S3_KEY_COMPRESSION " applies to JsonFormat and ByteArrayFormat: %s "
+                                       "compresses with %s",
+                 format, key);
+        tb_config_error_add(errors, TB_S3_KEY_COMPRESSION, message);
+    }
+}
+
+static const char *const avro_codecs_built[] = {"null", "deflate", NULL};
+static const char *const parquet_codecs_built[] = {"none", "snappy", "gzip", "zstd",
+                                                   NULL};
+
 static void check_format(const s3_sink_settings_t *k, json_t *errors)
 {
     const char *format = k->format;
     const char *name = simple_name(format);
-    char message[512];
     if (strcmp(name, "AvroFormat") == 0) {
-        const char *codec = k->avro_codec;
-        if (codec != NULL && strcmp(codec, "null") != 0 &&
-            strcmp(codec, "deflate") != 0) {
-            snprintf(message, sizeof(message),
-                     TB_S3_KEY_AVRO_CODEC
-                     " %s is not built in tributary: null or deflate",
-                     codec);
-            tb_config_error_add(errors, TB_S3_KEY_AVRO_CODEC, message);
-        }
-        const char *compression = k->compression;
-        if (compression != NULL && strcmp(compression, "none") != 0) {
-            tb_config_error_add(errors, TB_S3_KEY_COMPRESSION,
-                                TB_S3_KEY_COMPRESSION
-                                " applies to JsonFormat and "
-                                "ByteArrayFormat: AvroFormat "
-                                "compresses with " TB_S3_KEY_AVRO_CODEC);
-        }
+        check_codec(k, name, TB_S3_KEY_AVRO_CODEC, k->avro_codec, avro_codecs_built,
+                    "null or deflate", errors);
+        return;
+    }
+    if (strcmp(name, "ParquetFormat") == 0) {
+        check_codec(k, name, TB_S3_KEY_PARQUET_CODEC, k->parquet_codec,
+                    parquet_codecs_built, "none, snappy, gzip or zstd", errors);
         return;
     }
     if (format == NULL || strcmp(name, "JsonFormat") == 0 ||
         strcmp(name, "ByteArrayFormat") == 0) {
         return;
     }
-    if (strcmp(name, "ParquetFormat") == 0) {
-        snprintf(message, sizeof(message),
-                 TB_S3_KEY_FORMAT " %s is not built in tributary yet: use JsonFormat, "
-                                  "AvroFormat or ByteArrayFormat",
-                 format);
-    } else {
-        snprintf(message, sizeof(message),
-                 TB_S3_KEY_FORMAT " %s is no format of the S3 sink: JsonFormat, "
-                                  "AvroFormat or ByteArrayFormat",
-                 format);
-    }
+    char message[512];
+    snprintf(message, sizeof(message),
+             TB_S3_KEY_FORMAT " %s is no format of the S3 sink: JsonFormat, "
+                              "AvroFormat, ParquetFormat or ByteArrayFormat",
+             format);
     tb_config_error_add(errors, TB_S3_KEY_FORMAT, message);
 }
 
@@ -790,9 +811,10 @@ typedef struct {
     char *file_delim;
     tb_s3_layout_t layout;
     const tb_s3_format_t *format;
-    const void *format_options; /* bytes, avro or NULL */
+    const void *format_options; /* bytes, avro, parquet or NULL */
     tb_s3_bytes_options_t bytes;
     tb_s3_avro_options_t avro;
+    tb_s3_parquet_options_t parquet;
     char *separator;
     char *extension; /* with .gz when compressed */
     bool gzip;
@@ -1372,14 +1394,33 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
     const char *format = simple_name(k->format);
     bool bytes = strcmp(format, "ByteArrayFormat") == 0;
     bool avro = strcmp(format, "AvroFormat") == 0;
+    bool parquet = strcmp(format, "ParquetFormat") == 0;
     const char *separator = k->separator;
-    task->format = bytes  ? &tb_s3_format_bytes
-                   : avro ? &tb_s3_format_avro
-                          : &tb_s3_format_json;
-    task->format_options = bytes  ? (const void *)&task->bytes
-                           : avro ? (const void *)&task->avro
-                                  : NULL;
+    task->format = bytes     ? &tb_s3_format_bytes
+                   : avro    ? &tb_s3_format_avro
+                   : parquet ? &tb_s3_format_parquet
+                             : &tb_s3_format_json;
+    task->format_options = bytes     ? (const void *)&task->bytes
+                           : avro    ? (const void *)&task->avro
+                           : parquet ? (const void *)&task->parquet
+                                     : NULL;
     task->avro.deflate = strcmp(k->avro_codec, "deflate") == 0;
+    /* parquet-avro's codec names and the extensions they put before .parquet */
+    static const struct {
+        const char *name;
+        tb_parquet_codec_t codec;
+        const char *extension;
+    } codecs[] = {{"none", TB_PARQUET_UNCOMPRESSED, ""},
+                  {"snappy", TB_PARQUET_SNAPPY, ".snappy"},
+                  {"gzip", TB_PARQUET_GZIP, ".gz"},
+                  {"zstd", TB_PARQUET_ZSTD, ".zstd"}};
+    size_t codec = 0;
+    while (codec + 1 < sizeof(codecs) / sizeof(codecs[0]) &&
+           strcmp(k->parquet_codec, codecs[codec].name) != 0) {
+        codec++;
+    }
+    task->parquet.codec = codecs[codec].codec;
+    task->parquet.row_group_bytes = (size_t)k->part_size;
     task->gzip = strcmp(k->compression, "gzip") == 0;
     task->level = k->compression_level;
     task->flush_size = (size_t)k->flush_size;
@@ -1393,7 +1434,8 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
     task->directory_delim = strdup(k->directory_delim);
     task->file_delim = strdup(k->file_delim);
     task->separator = strdup(separator != NULL ? separator : "\n");
-    if (asprintf(&task->extension, "%s%s", bytes ? k->extension : task->format->extension,
+    if (asprintf(&task->extension, "%s%s%s", parquet ? codecs[codec].extension : "",
+                 bytes ? k->extension : task->format->extension,
                  task->gzip ? ".gz" : "") < 0) {
         task->extension = NULL;
     }

@@ -3,7 +3,8 @@
  * Confluent's formats do: JsonFormat (Connect data as JsonConverter writes
  * it without schemas, one value a line, ".json"), ByteArrayFormat (the
  * value's bytes, each followed by format.bytearray.separator, ".bin") and
- * AvroFormat (an Avro object container file of the values, ".avro").
+ * AvroFormat (an Avro object container file of the values, ".avro") and
+ * ParquetFormat (a Parquet file of the values, ".parquet").
  * A format only appends bytes; s3.compression.type is the sink's.
  */
 #ifndef TB_S3_FORMAT_H
@@ -43,6 +44,7 @@ typedef struct {
 extern const tb_s3_format_t tb_s3_format_json;
 extern const tb_s3_format_t tb_s3_format_bytes;
 extern const tb_s3_format_t tb_s3_format_avro;
+extern const tb_s3_format_t tb_s3_format_parquet;
 
 /* ByteArrayFormat's options. */
 typedef struct {
@@ -54,5 +56,11 @@ typedef struct {
 typedef struct {
     bool deflate; /* avro.codec=deflate, else null */
 } tb_s3_avro_options_t;
+
+/* ParquetFormat's options. */
+typedef struct {
+    int codec;              /* parquet.codec: a tb_parquet_codec_t */
+    size_t row_group_bytes; /* a row group is written once its columns hold this much */
+} tb_s3_parquet_options_t;
 
 #endif

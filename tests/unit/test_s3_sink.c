@@ -77,13 +77,28 @@ static void test_a_minimal_config_is_valid_with_confluents_defaults(void **state
     json_decref(raw);
 }
 
-static void test_formats_not_built_are_refused_by_name(void **state)
+static void test_formats_and_codecs_not_built_are_refused_by_name(void **state)
 {
     (void)state;
     json_t *errors = errors_of(
         "{\"format.class\": \"io.confluent.connect.s3.format.parquet.ParquetFormat\"}");
-    assert_non_null(strstr(message_of(errors, "format.class"), "ParquetFormat"));
-    assert_non_null(strstr(message_of(errors, "format.class"), "not built"));
+    assert_int_equal(tb_config_error_count(errors), 0); /* snappy by default */
+    json_decref(errors);
+    static const char *const parquet_codecs[] = {"none", "gzip", "zstd"};
+    for (size_t i = 0; i < 3; i++) {
+        char raw[160];
+        snprintf(raw, sizeof(raw),
+                 "{\"format.class\": \"ParquetFormat\", \"parquet.codec\": \"%s\"}",
+                 parquet_codecs[i]);
+        errors = errors_of(raw);
+        assert_int_equal(tb_config_error_count(errors), 0);
+        json_decref(errors);
+    }
+    errors =
+        errors_of("{\"format.class\": \"ParquetFormat\", \"parquet.codec\": \"lzo\", "
+                  "\"s3.compression.type\": \"gzip\"}");
+    assert_non_null(strstr(message_of(errors, "parquet.codec"), "lzo is not built"));
+    assert_non_null(strstr(message_of(errors, "s3.compression.type"), "parquet.codec"));
     json_decref(errors);
     errors = errors_of(
         "{\"format.class\": \"io.confluent.connect.s3.format.avro.AvroFormat\"}");
@@ -356,7 +371,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plugin_is_found_by_confluents_names),
         cmocka_unit_test(test_a_minimal_config_is_valid_with_confluents_defaults),
-        cmocka_unit_test(test_formats_not_built_are_refused_by_name),
+        cmocka_unit_test(test_formats_and_codecs_not_built_are_refused_by_name),
         cmocka_unit_test(test_keys_not_built_are_refused_by_name),
         cmocka_unit_test(test_partitioners_need_their_keys),
         cmocka_unit_test(test_credentials_come_together),
