@@ -487,18 +487,19 @@ def test_avro_format_writes_object_container_files(start_worker, bed, moto):
 
 
 def test_config_is_checked_and_what_is_not_built_refused_by_name(start_worker):
-    """Validation names ParquetFormat and the keys of Confluent's sink that
-    tributary does not build; store.url is one of the URLs the worker's
+    """Validation names the Parquet codecs and the keys of Confluent's sink
+    that tributary does not build; store.url is one of the URLs the worker's
     http.sink.allowed.hosts limits."""
     w = start_worker({"http.sink.allowed.hosts": "localhost"})
     config = {"connector.class": "S3SinkConnector", "topics": "t",
               "s3.bucket.name": "b", "flush.size": "10",
               "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
-              "s3.proxy.url": "http://proxy:3128", "store.url": "http://127.0.0.1:9"}
+              "parquet.codec": "lz4", "s3.proxy.url": "http://proxy:3128", "store.url": "http://127.0.0.1:9"}
     reply = w.put("/connector-plugins/S3SinkConnector/config/validate", json=config)
     assert reply.status_code == 200, reply.text
     errors = {c["value"]["name"]: c["value"]["errors"] for c in reply.json()["configs"]
               if c["value"]["errors"]}
-    assert any("ParquetFormat is not built" in e for e in errors["format.class"]), errors
+    assert "format.class" not in errors, errors
+    assert any("parquet.codec lz4 is not built" in e for e in errors["parquet.codec"]), errors
     assert "s3.proxy.url" in errors, errors
     assert any("http.sink.allowed.hosts" in e for e in errors["store.url"]), errors
