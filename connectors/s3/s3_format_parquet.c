@@ -977,9 +977,16 @@ static int parquet_close(void *opaque, tb_buf_t *out)
     return row_group_write(st, out) == 0 && footer_write(st, out) == 0 ? 0 : -1;
 }
 
+static size_t parquet_held(const void *opaque)
+{
+    const pq_state_t *st = opaque;
+    return st->buffered;
+}
+
 const tb_s3_format_t tb_s3_format_parquet = {.extension = ".parquet",
                                              .open = parquet_open,
                                              .fits = parquet_fits,
                                              .write = parquet_write,
                                              .close = parquet_close,
-                                             .free = parquet_free};
+                                             .free = parquet_free,
+                                             .held = parquet_held};

@@ -75,6 +75,7 @@ static const tb_config_range_t at_least_one = {.has_min = true, .min = 1};
 static const tb_config_range_t part_sizes = {
     .has_min = true, .min = MIN_PART_SIZE, .has_max = true, .max = 2147483647};
 static const tb_config_range_t not_negative = {.has_min = true, .min = 0};
+static const tb_config_range_t buffer_sizes = {.has_min = true, .min = MIN_PART_SIZE};
 static const tb_config_range_t levels = {
     .has_min = true, .min = -1, .has_max = true, .max = 9};
 static const tb_config_range_t pad_widths = {
@@ -104,6 +105,7 @@ typedef struct {
     int part_retries;
     long long retry_backoff;
     long long request_timeout;
+    long long buffer_max;
     long long task_backoff;
     const char *format;
     int flush_size;
@@ -280,6 +282,20 @@ static const tb_config_def_t s3_sink_keys[] = {
      .field = TB_CONFIG_AT(s3_sink_settings_t, request_timeout),
      .documentation = "tributary's own: how long one request may take, in ms, its "
                       "connection included (at most 10 s of it)."},
+    {.name = TB_S3_KEY_BUFFER_MAX,
+     .type = TB_CONFIG_LONG,
+     .default_value = "1073741824",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_S3,
+     .order = 18,
+     .range = &buffer_sizes,
+     .field = TB_CONFIG_AT(s3_sink_settings_t, buffer_max),
+     .documentation =
+         "tributary's own: the memory a task may set aside for the objects "
+         "it is writing at once, in bytes: s3.part.size for each (twice that "
+         "with ParquetFormat, which also holds a row group). A task that "
+         "would open an object past it fails, naming this key, rather than "
+         "grow without bound."},
     {.name = TB_S3_KEY_TASK_BACKOFF,
      .type = TB_CONFIG_LONG,
      .default_value = "5000",
@@ -541,6 +557,13 @@ static const char *simple_name(const char *class_name)
     return dot != NULL ? dot + 1 : class_name != NULL ? class_name : "";
 }
 
+/* The memory an object being written sets aside (s3.buffer.max.bytes):
+ * its part buffer, and ParquetFormat's row group beside it. */
+static long long object_reserve(const char *format, long long part_size)
+{
+    return strcmp(simple_name(format), "ParquetFormat") == 0 ? 2 * part_size : part_size;
+}
+
 /* A string key's value, NULL when unset or empty. */
 static const char *nonempty(const char *value)
 {
@@ -706,6 +729,16 @@ static void check_keys(const s3_sink_settings_t *k, const json_t *values, json_t
             errors, TB_S3_KEY_TIMESTAMP_FIELD,
             "timestamp.extractor=RecordField needs " TB_S3_KEY_TIMESTAMP_FIELD);
     }
+    long long reserve = object_reserve(k->format, k->part_size);
+    if (k->buffer_max > 0 && reserve > k->buffer_max) {
+        char message[512];
+        snprintf(message, sizeof(message),
+                 TB_S3_KEY_BUFFER_MAX " %lld is less than one object needs: %lld bytes "
+                                      "(" TB_S3_KEY_PART_SIZE
+                                      ", twice it with ParquetFormat)",
+                 k->buffer_max, reserve);
+        tb_config_error_add(errors, TB_S3_KEY_BUFFER_MAX, message);
+    }
     if (nonempty(k->directory_delim) == NULL) {
         tb_config_error_add(errors, TB_S3_KEY_DIRECTORY_DELIM,
                             TB_S3_KEY_DIRECTORY_DELIM " must not be empty");
@@ -823,6 +856,8 @@ typedef struct {
     int64_t rotate_ms;
     int64_t schedule_ms;
     size_t part_size;
+    size_t reserve;    /* per object being written (object_reserve) */
+    size_t buffer_max; /* s3.buffer.max.bytes */
     bool ignore_nulls;
     int64_t task_backoff_ms;
     s3_tp_t *tps;
@@ -1076,7 +1111,11 @@ static void metrics_update(s3_task_t *task)
     size_t bytes = 0;
     for (size_t i = 0; i < task->tp_count; i++) {
         for (size_t j = 0; j < task->tps[i].count; j++) {
-            bytes += task->tps[i].objects[j].buf.cap;
+            const s3_object_t *o = &task->tps[i].objects[j];
+            bytes += o->buf.cap;
+            if (o->state != NULL && task->format->held != NULL) {
+                bytes += task->format->held(o->state);
+            }
         }
     }
     tb_series_set(task->buffered, (double)bytes);
@@ -1154,6 +1193,27 @@ static int object_write(s3_task_t *task, s3_object_t *o, bool fresh,
                    : rc;
 }
 
+/* Whether one more object would set aside more than s3.buffer.max.bytes
+ * (errstr says so). */
+static bool buffers_full(const s3_task_t *task, char *errstr, size_t errstr_size)
+{
+    size_t open = 1;
+    for (size_t i = 0; i < task->tp_count; i++) {
+        open += task->tps[i].count;
+    }
+    if (open * task->reserve <= task->buffer_max) {
+        return false;
+    }
+    snprintf(errstr, errstr_size,
+             "s3://%s: writing %zu objects at once would set aside %zu bytes, "
+             "over " TB_S3_KEY_BUFFER_MAX " %zu (%zu bytes each: " TB_S3_KEY_PART_SIZE
+             ", twice it with ParquetFormat): raise " TB_S3_KEY_BUFFER_MAX
+             ", lower " TB_S3_KEY_PART_SIZE ", or rotate objects sooner or into fewer "
+             "directories (flush.size, rotate.interval.ms, partitioner.class)",
+             task->bucket, open, open * task->reserve, task->buffer_max, task->reserve);
+    return true;
+}
+
 /* The first multiple of the schedule after now. */
 static int64_t schedule_deadline(const s3_task_t *task, int64_t now)
 {
@@ -1218,6 +1278,10 @@ static int take(s3_task_t *task, const tb_sink_record_t *r, int64_t now, char *e
         o = NULL;
     }
     bool fresh = o == NULL;
+    if (fresh && buffers_full(task, errstr, errstr_size)) {
+        free(encoded);
+        return -1; /* the record is not taken */
+    }
     if (fresh) {
         o = object_add(task, tp, r->topic, encoded, r->offset);
     }
@@ -1427,6 +1491,8 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
     task->rotate_ms = k->rotate_interval;
     task->schedule_ms = k->rotate_schedule;
     task->part_size = (size_t)k->part_size;
+    task->reserve = (size_t)object_reserve(k->format, k->part_size);
+    task->buffer_max = (size_t)k->buffer_max;
     task->ignore_nulls = strcmp(k->null_values, "ignore") == 0;
     task->task_backoff_ms = k->task_backoff;
     task->bucket = strdup(options.bucket);

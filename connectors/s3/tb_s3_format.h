@@ -39,6 +39,9 @@ typedef struct {
     int (*close)(void *state, tb_buf_t *out);
     /* Frees state. */
     void (*free)(void *state);
+    /* The bytes state holds of its object that are not in out yet
+     * (ParquetFormat: its row group), for tributary_s3_buffered_bytes. */
+    size_t (*held)(const void *state);
 } tb_s3_format_t;
 
 extern const tb_s3_format_t tb_s3_format_json;

@@ -8,7 +8,12 @@
  *   s3_partitioner.c    encoded partitions and object names
  *                       (tb_s3_partitioner.h)
  *   s3_format_json.c    JsonFormat, s3_format_avro.c AvroFormat,
- *                       s3_format_bytes.c ByteArrayFormat (tb_s3_format.h)
+ *                       s3_format_bytes.c ByteArrayFormat,
+ *                       s3_format_parquet.c ParquetFormat (tb_s3_format.h)
+ *   parquet_pages.c     Parquet's level encoding and codecs
+ *                       (tb_parquet_pages.h)
+ *   thrift_compact.c    Thrift's compact protocol, for Parquet's metadata
+ *                       (tb_thrift_compact.h)
  *   s3_recovery.c       where a partition resumes, from the bucket's names
  *                       (tb_s3_recovery.h)
  */
@@ -55,6 +60,7 @@
 #define TB_S3_KEY_PART_RETRIES "s3.part.retries"
 #define TB_S3_KEY_TASK_BACKOFF "retry.backoff.ms"
 #define TB_S3_KEY_REQUEST_TIMEOUT "s3.request.timeout.ms"
+#define TB_S3_KEY_BUFFER_MAX "s3.buffer.max.bytes"
 #define TB_S3_KEY_ACCESS_KEY "aws.access.key.id"
 #define TB_S3_KEY_SECRET_KEY "aws.secret.access.key"
 #define TB_S3_KEY_SCHEMA_COMPATIBILITY "schema.compatibility"

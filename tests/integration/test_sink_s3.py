@@ -503,3 +503,29 @@ def test_config_is_checked_and_what_is_not_built_refused_by_name(start_worker):
     assert any("parquet.codec lz4 is not built" in e for e in errors["parquet.codec"]), errors
     assert "s3.proxy.url" in errors, errors
     assert any("http.sink.allowed.hosts" in e for e in errors["store.url"]), errors
+
+
+def test_more_open_objects_than_the_memory_bound_fails_naming_it(start_worker, bed, moto):
+    """s3.buffer.max.bytes bounds what a task sets aside for the objects it
+    writes at once (s3.part.size each): FieldPartitioner opening a fourth
+    directory under a bound of three fails the task with a message naming
+    the key, the bucket and the sizes; nothing is written or lost."""
+    w = start_worker(SETTINGS, env=credentials(moto))
+    topic = bed.unique_topic("s3bound")
+    create_topic(bed, topic, 1)
+    produce_many(bed.bootstrap, topic, 1, 100,
+                 value=lambda p, n: json.dumps({"p": p, "n": n, "g": n % 5}).encode())
+    bucket = moto.bucket("bound-out")
+    s3_sink(w, moto, "s3bound", topic, bucket, **{
+        "flush.size": "1000", "partitioner.class": "FieldPartitioner",
+        "partition.field.name": "g", "s3.part.size": "5242880",
+        "s3.buffer.max.bytes": str(3 * 5242880)})
+
+    def failed():
+        tasks = w.get("/connectors/s3bound/status").json()["tasks"]
+        return tasks and tasks[0]["state"] == "FAILED" and tasks[0]
+    task = wait_for(failed, timeout=60, what="the task to fail")
+    assert (f"s3://bound-out: writing 4 objects at once would set aside 20971520 bytes, "
+            f"over s3.buffer.max.bytes 15728640") in task["trace"], task["trace"]
+    assert objects(moto, bucket, topic) == {}
+    assert moto.multipart_uploads(bucket) == []

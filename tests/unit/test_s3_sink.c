@@ -114,6 +114,23 @@ static void test_formats_and_codecs_not_built_are_refused_by_name(void **state)
     json_decref(errors);
 }
 
+static void test_buffer_bound_below_one_object_is_refused(void **state)
+{
+    (void)state;
+    json_t *errors = errors_of("{\"s3.part.size\": \"8388608\", "
+                               "\"s3.buffer.max.bytes\": \"8388608\"}");
+    assert_int_equal(tb_config_error_count(errors), 0);
+    json_decref(errors);
+    /* ParquetFormat holds a row group beside the part */
+    errors = errors_of("{\"s3.part.size\": \"8388608\", \"s3.buffer.max.bytes\": "
+                       "\"8388608\", \"format.class\": \"ParquetFormat\"}");
+    const char *message = message_of(errors, "s3.buffer.max.bytes");
+    assert_non_null(
+        strstr(message, "s3.buffer.max.bytes 8388608 is less than one object"));
+    assert_non_null(strstr(message, "16777216 bytes"));
+    json_decref(errors);
+}
+
 static void test_keys_not_built_are_refused_by_name(void **state)
 {
     (void)state;
@@ -372,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_plugin_is_found_by_confluents_names),
         cmocka_unit_test(test_a_minimal_config_is_valid_with_confluents_defaults),
         cmocka_unit_test(test_formats_and_codecs_not_built_are_refused_by_name),
+        cmocka_unit_test(test_buffer_bound_below_one_object_is_refused),
         cmocka_unit_test(test_keys_not_built_are_refused_by_name),
         cmocka_unit_test(test_partitioners_need_their_keys),
         cmocka_unit_test(test_credentials_come_together),
