@@ -18,10 +18,13 @@
 #include <time.h>
 
 #include "connectors/s3/tb_s3_client.h"
+#include "connectors/s3/tb_s3_text.h"
+#include "core/tb_buf.h"
 #include "core/tb_time.h"
 
 #define RESPONSE_KEEP (1024 * 1024) /* a list page is far below it */
 #define HEADERS_KEEP 16384
+#define RENEW_BEFORE_MS (5 * 60 * 1000) /* a web identity's key pair */
 
 struct tb_s3_client {
     CURL *curl;
@@ -32,6 +35,10 @@ struct tb_s3_client {
     char *access_key;
     char *secret_key;
     char *session_token;
+    bool has_web_identity;
+    tb_s3_web_identity_t web_identity;
+    int64_t expires_ms; /* of the web identity's key pair; 0: none yet */
+    long timeout_ms;
     char *sse_algorithm;
     char *sse_kms_key_id;
     char *acl_canned;
@@ -44,78 +51,6 @@ struct tb_s3_client {
     CURLcode code;
     char error[CURL_ERROR_SIZE];
 };
-
-/* ---- text helpers ---- */
-
-void tb_s3_uri_encode(tb_buf_t *out, const char *text, bool keep_slash)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
-        if (isalnum(*p) || *p == '-' || *p == '.' || *p == '_' || *p == '~' ||
-            (keep_slash && *p == '/')) {
-            tb_buf_putc(out, (char)*p);
-        } else {
-            char escaped[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-            tb_buf_append(out, escaped, 3);
-        }
-    }
-}
-
-/* Decodes the five XML entities and numeric ones below 128 of text[0..len)
- * into out (size bytes, NUL-terminated, truncated). */
-static void xml_decode(const char *text, size_t len, char *out, size_t size)
-{
-    static const struct {
-        const char *name;
-        char ch;
-    } entities[] = {
-        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
-    size_t n = 0;
-    for (size_t i = 0; i < len && n + 1 < size;) {
-        size_t taken = 0;
-        char ch = text[i];
-        for (size_t e = 0; text[i] == '&' && e < 5 && taken == 0; e++) {
-            size_t elen = strlen(entities[e].name);
-            if (i + elen <= len && strncmp(text + i, entities[e].name, elen) == 0) {
-                ch = entities[e].ch;
-                taken = elen;
-            }
-        }
-        if (taken == 0 && text[i] == '&' && i + 2 < len && text[i + 1] == '#') {
-            char *end = NULL;
-            long code = text[i + 2] == 'x' ? strtol(text + i + 3, &end, 16)
-                                           : strtol(text + i + 2, &end, 10);
-            if (end != NULL && (size_t)(end - text) < len && *end == ';' && code > 0 &&
-                code < 128) {
-                ch = (char)code;
-                taken = (size_t)(end - (text + i)) + 1;
-            }
-        }
-        out[n++] = ch;
-        i += taken > 0 ? taken : 1;
-    }
-    out[n] = '\0';
-}
-
-const char *tb_s3_xml_text(const char *xml, size_t len, const char *tag, char *out,
-                           size_t size)
-{
-    char open[64], close[64];
-    snprintf(open, sizeof(open), "<%s>", tag);
-    snprintf(close, sizeof(close), "</%s>", tag);
-    out[0] = '\0';
-    const char *start = xml != NULL ? memmem(xml, len, open, strlen(open)) : NULL;
-    if (start == NULL) {
-        return NULL;
-    }
-    start += strlen(open);
-    const char *end = memmem(start, len - (size_t)(start - xml), close, strlen(close));
-    if (end == NULL) {
-        return NULL;
-    }
-    xml_decode(start, (size_t)(end - start), out, size);
-    return end + strlen(close);
-}
 
 /* ---- the client ---- */
 
@@ -194,6 +129,11 @@ tb_s3_client_t *tb_s3_client_new(const tb_s3_client_options_t *o, char *errstr,
     client->access_key = dup_or_null(o->access_key);
     client->secret_key = dup_or_null(o->secret_key);
     client->session_token = dup_or_null(o->session_token);
+    client->has_web_identity = client->access_key == NULL && o->web_identity != NULL;
+    if (client->has_web_identity) {
+        client->web_identity = *o->web_identity;
+    }
+    client->timeout_ms = o->timeout_ms;
     client->sse_algorithm = dup_or_null(o->sse_algorithm);
     client->sse_kms_key_id = dup_or_null(o->sse_kms_key_id);
     client->acl_canned = dup_or_null(o->acl_canned);
@@ -214,8 +154,10 @@ tb_s3_client_t *tb_s3_client_new(const tb_s3_client_options_t *o, char *errstr,
         refused += curl_easy_setopt(c, CURLOPT_WRITEDATA, client) != CURLE_OK;
         refused += curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK;
         refused += curl_easy_setopt(c, CURLOPT_HEADERDATA, client) != CURLE_OK;
-        if (client->access_key != NULL) {
+        if (client->access_key != NULL || client->has_web_identity) {
             refused += curl_easy_setopt(c, CURLOPT_AWS_SIGV4, client->sigv4) != CURLE_OK;
+        }
+        if (client->access_key != NULL) {
             refused +=
                 curl_easy_setopt(c, CURLOPT_USERNAME, client->access_key) != CURLE_OK;
             refused += curl_easy_setopt(c, CURLOPT_PASSWORD,
@@ -397,9 +339,40 @@ static void describe(const tb_s3_client_t *client, const request_t *r, char *err
              message[0] ? ": " : "", message);
 }
 
+/* A web identity's key pair, exchanged anew when it is missing or expires
+ * within RENEW_BEFORE_MS. */
+static tb_s3_outcome_t credentials_renew(tb_s3_client_t *client, char *errstr,
+                                         size_t errstr_size)
+{
+    if (!client->has_web_identity ||
+        (client->expires_ms > 0 && tb_wall_ms() < client->expires_ms - RENEW_BEFORE_MS)) {
+        return TB_S3_OK;
+    }
+    tb_s3_credentials_t fresh;
+    bool transient = false;
+    if (tb_s3_web_identity_assume(&client->web_identity, client->timeout_ms, &fresh,
+                                  &transient, errstr, errstr_size) != 0) {
+        return transient ? TB_S3_TRANSIENT : TB_S3_REFUSED;
+    }
+    wipe_free(client->access_key);
+    wipe_free(client->secret_key);
+    wipe_free(client->session_token);
+    client->access_key = fresh.access_key;
+    client->secret_key = fresh.secret_key;
+    client->session_token = fresh.session_token;
+    client->expires_ms = fresh.expires_ms;
+    curl_easy_setopt(client->curl, CURLOPT_USERNAME, client->access_key);
+    curl_easy_setopt(client->curl, CURLOPT_PASSWORD, client->secret_key);
+    return TB_S3_OK;
+}
+
 static tb_s3_outcome_t perform(tb_s3_client_t *client, const request_t *r, char *errstr,
                                size_t errstr_size)
 {
+    tb_s3_outcome_t renewed = credentials_renew(client, errstr, errstr_size);
+    if (renewed != TB_S3_OK) {
+        return renewed;
+    }
     bool failed = false;
     struct curl_slist *headers = headers_of(client, r, &failed);
     char *url = url_of(client, r);

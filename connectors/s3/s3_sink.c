@@ -178,7 +178,8 @@ static const tb_config_def_t s3_sink_keys[] = {
      .documentation =
          "The access key id; a secret reference. Null: the worker's "
          "AWS_ACCESS_KEY_ID environment variable (with AWS_SECRET_ACCESS_KEY "
-         "and AWS_SESSION_TOKEN), else unsigned requests."},
+         "and AWS_SESSION_TOKEN), else a web identity (AWS_WEB_IDENTITY_TOKEN_FILE "
+         "and AWS_ROLE_ARN, exchanged with STS), else unsigned requests."},
     {.name = TB_S3_KEY_SECRET_KEY,
      .type = TB_CONFIG_PASSWORD,
      .importance = TB_IMPORTANCE_HIGH,
@@ -1430,14 +1431,19 @@ static void s3_sink_task_stop(void *opaque)
 static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t *values,
                      char *errstr, size_t errstr_size)
 {
+    /* the chain: the connector's keys, the environment's key pair, a web
+     * identity */
     const char *access = nonempty(k->access_key);
     const char *secret = nonempty(k->secret_key);
     const char *token = NULL;
     if (access == NULL) {
-        access = getenv("AWS_ACCESS_KEY_ID");
+        access = nonempty(getenv("AWS_ACCESS_KEY_ID"));
         secret = getenv("AWS_SECRET_ACCESS_KEY");
         token = getenv("AWS_SESSION_TOKEN");
     }
+    tb_s3_web_identity_t identity;
+    bool web_identity =
+        access == NULL && tb_s3_web_identity_from_env(k->region, &identity);
     long timeout = (long)k->request_timeout;
     tb_s3_client_options_t options = {
         .endpoint = nonempty(k->store_url),
@@ -1447,6 +1453,7 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
         .access_key = access,
         .secret_key = secret,
         .session_token = token,
+        .web_identity = web_identity ? &identity : NULL,
         .sse_algorithm = nonempty(k->sse_algorithm),
         .sse_kms_key_id = nonempty(k->sse_kms_key),
         .acl_canned = nonempty(k->acl),

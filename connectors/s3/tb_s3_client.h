@@ -20,7 +20,7 @@
 
 #include <curl/curl.h>
 
-#include "core/tb_buf.h"
+#include "connectors/s3/tb_s3_web_identity.h"
 
 typedef struct {
     const char *endpoint; /* store.url, NULL: AWS's endpoint of region */
@@ -29,7 +29,11 @@ typedef struct {
     bool path_style;
     const char *access_key; /* NULL: no signing (an anonymous store) */
     const char *secret_key;
-    const char *session_token;  /* NULL: none */
+    const char *session_token; /* NULL: none */
+    /* With no access_key: key pairs from STS for this web identity,
+     * exchanged at the first request and again 5 minutes before they
+     * expire (copied). NULL: none. */
+    const tb_s3_web_identity_t *web_identity;
     const char *sse_algorithm;  /* NULL: none */
     const char *sse_kms_key_id; /* NULL: none */
     const char *acl_canned;     /* NULL: none */
@@ -101,15 +105,5 @@ tb_s3_outcome_t tb_s3_head_meta(tb_s3_client_t *client, const char *key, const c
 
 /* How many requests the client sent, retries included. */
 uint64_t tb_s3_client_requests(const tb_s3_client_t *client);
-
-/* key percent-encoded as a URI path is (every byte but A-Z a-z 0-9 - . _ ~
- * and /), appended to out. */
-void tb_s3_uri_encode(tb_buf_t *out, const char *text, bool keep_slash);
-
-/* The text of the first <tag>...</tag> of xml[0..len), XML entities
- * decoded, into out (size bytes); "" when absent. Returns where the
- * element ends, or NULL when absent. */
-const char *tb_s3_xml_text(const char *xml, size_t len, const char *tag, char *out,
-                           size_t size);
 
 #endif

@@ -57,6 +57,26 @@ class MotoS3:
         with open(self.log_path, errors="replace") as f:
             return f.read()
 
+    def unchecked(self, count):
+        """Lets the next count actions through without a signature check:
+        moto checks AssumeRoleWithWebIdentity's too, which AWS does not sign."""
+        reply = requests.post(self.url + "/moto-api/reset-auth", data=str(count), timeout=10)
+        assert reply.status_code == 200, reply.text
+
+    def web_identity_role(self, name):
+        """A role allowed every S3 action, for AssumeRoleWithWebIdentity; its ARN."""
+        self.unchecked(2)
+        iam = boto3.client("iam", endpoint_url=self.url, region_name=REGION,
+                           aws_access_key_id="setup", aws_secret_access_key="setup")
+        arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps({
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Principal": {"Federated": "oidc"},
+                           "Action": "sts:AssumeRoleWithWebIdentity"}]}))["Role"]["Arn"]
+        iam.put_role_policy(RoleName=name, PolicyName="s3", PolicyDocument=json.dumps({
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
+        return arn
+
     def bucket(self, name):
         self.s3.create_bucket(Bucket=name)
         return name

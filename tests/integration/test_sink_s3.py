@@ -5,6 +5,7 @@ refuses."""
 import gzip
 import json
 import re
+import secrets
 import signal
 import threading
 import time
@@ -12,6 +13,7 @@ import time
 import pytest
 from confluent_kafka import Producer
 
+import secret_scan
 from kafka_io import create_topic
 from s3_server import MotoS3, RefusingProxy
 from worker import wait_for
@@ -529,3 +531,44 @@ def test_more_open_objects_than_the_memory_bound_fails_naming_it(start_worker, b
             f"over s3.buffer.max.bytes 15728640") in task["trace"], task["trace"]
     assert objects(moto, bucket, topic) == {}
     assert moto.multipart_uploads(bucket) == []
+
+
+def test_a_web_identity_is_exchanged_with_sts_for_the_key_pair(start_worker, bed, moto,
+                                                                tmp_path):
+    """With no keys in the connector or the environment, the sink reads
+    AWS_WEB_IDENTITY_TOKEN_FILE, exchanges it with STS's
+    AssumeRoleWithWebIdentity for AWS_ROLE_ARN (at AWS_ENDPOINT_URL_STS) and
+    signs with the temporary key pair and its session token, which moto
+    checks against the role. A token file that cannot be read is named (the
+    token never is) and the task tries again, as for a bucket it cannot read."""
+    role = moto.web_identity_role("s3-sink-role")
+    bucket = moto.bucket("wi-out")
+    token = tmp_path / "token"
+    token.write_text(f"eyJhbGciOiJSUzI1NiJ9.e30.{secrets.token_urlsafe(24)}\n")
+    secret_scan.remember(token.read_text().strip())
+    env = {"AWS_ACCESS_KEY_ID": "", "AWS_WEB_IDENTITY_TOKEN_FILE": str(token),
+           "AWS_ROLE_ARN": role,
+           "AWS_ROLE_SESSION_NAME": "wi-test", "AWS_ENDPOINT_URL_STS": moto.url}
+    w = start_worker(SETTINGS, env=env)
+    topic = bed.unique_topic("s3wi")
+    create_topic(bed, topic, 2)
+    produce_many(bed.bootstrap, topic, 2, 500)
+    config = {"connector.class": "io.confluent.connect.s3.S3SinkConnector",
+              "topics": topic, "s3.bucket.name": bucket, "s3.region": "us-east-1",
+              "store.url": moto.url, "flush.size": "250",
+              "format.class": "io.confluent.connect.s3.format.json.JsonFormat"}
+    moto.unchecked(1)  # the task's AssumeRoleWithWebIdentity: no other request till then
+    reply = w.post("/connectors", json={"name": "s3wi", "config": config})
+    assert reply.status_code == 201, reply.text
+    committed = re.compile(r'^tributary_s3_objects_total\{connector="s3wi".*\} 4$', re.M)
+    wait_for(lambda: committed.search(w.get("/metrics").text), timeout=120,
+             what="four objects written with the web identity's key pair")
+    assert_exactly_once(json_records(moto, bucket, topic), 2, 500)
+
+    token.unlink()  # a restarted task exchanges the token anew
+    reply = w.post("/connectors/s3wi/restart?includeTasks=true")
+    assert reply.status_code in (200, 202, 204), reply.text
+    # as with any bucket it cannot read yet, the task waits and tries again
+    wait_for(lambda: f"the web identity token file {token} (AWS_WEB_IDENTITY_TOKEN_FILE) "
+             "cannot be read; trying again with backoff" in w.logs(), timeout=60,
+             what="the task to say its token file cannot be read")

@@ -11,6 +11,7 @@
 
 #include "connectors/s3/tb_s3_client.h"
 #include "connectors/s3/tb_s3_partitioner.h"
+#include "connectors/s3/tb_s3_text.h"
 #include "connectors/tb_plugin.h"
 #include "core/tb_data.h"
 
