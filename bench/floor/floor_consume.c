@@ -20,6 +20,14 @@
  * (floor_check.h) and adds duplicates, out_of_order, unparsed, distinct and
  * check_passed to the line; it then exits 1 when the check fails.
  *
+ * With -p URL -f FLUSH (URL an S3 bucket's, http://host:port/bucket), also
+ * appends each value and a newline to a buffer of its partition and PUTs
+ * the buffer as one object, signed with AWS Signature Version 4 (libcurl's,
+ * the key pair from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, region
+ * us-east-1, the payload's SHA-256 computed), once it holds FLUSH records,
+ * and the rest of each buffer after the N-th record: the work of an S3
+ * sink's JsonFormat of raw values, without a connector runtime.
+ *
  *   floor_consume --end-offsets -b BOOTSTRAP -t TOPIC -n N [-T TIMEOUT_S]
  *                 [-i INTERVAL_MS] [-c PARTITIONS]
  *
@@ -30,7 +38,9 @@
  * line {"end_offsets":S,"seconds":T}. Exits 0 when the sum reached N, 1 at the
  * timeout. The harness uses it to see when a source has written N records.
  */
+#include <curl/curl.h>
 #include <librdkafka/rdkafka.h>
+#include <openssl/sha.h>
 #include <stdbool.h>
 
 #include "floor_check.h"
@@ -43,7 +53,7 @@ static void usage(void)
     fprintf(
         stderr,
         "usage: floor_consume -b BOOTSTRAP -t TOPIC -n N [-T TIMEOUT_S] [-g GROUP] "
-        "[-o FILE] [--flush-each] [--check] [-X key=value]...\n"
+        "[-o FILE | -p BUCKET_URL -f FLUSH] [--flush-each] [--check] [-X key=value]...\n"
         "       floor_consume --end-offsets -b BOOTSTRAP -t TOPIC -n N [-T TIMEOUT_S] "
         "[-i INTERVAL_MS] [-c PARTITIONS]\n");
     exit(2);
@@ -56,6 +66,143 @@ static void set(rd_kafka_conf_t *conf, const char *key, const char *value)
         fprintf(stderr, "floor_consume: %s\n", errstr);
         exit(2);
     }
+}
+
+/* The -p mode's objects: a buffer per partition, PUT every `flush` records. */
+#define PUT_PARTITIONS 64
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+    long long records, first_offset;
+} put_buffer_t;
+
+typedef struct {
+    const char *url, *topic;
+    long long flush;
+    CURL *curl;
+    char userpwd[512];
+    put_buffer_t buffers[PUT_PARTITIONS];
+    long long objects;
+} put_t;
+
+static size_t discard(char *ptr, size_t size, size_t nmemb, void *opaque)
+{
+    (void)ptr;
+    (void)opaque;
+    return size * nmemb;
+}
+
+/* PUTs the partition's buffer as <url>/<topic>+<partition>+<first offset>.json
+ * and empties it; -1 when the store refused it. */
+static int put_object(put_t *put, int partition)
+{
+    put_buffer_t *b = &put->buffers[partition];
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    char url[1024], hex[2 * SHA256_DIGEST_LENGTH + 1], header[128];
+    SHA256((const unsigned char *)b->data, b->len, digest);
+    for (int i = 0; i < SHA256_DIGEST_LENGTH; i++) {
+        snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+    }
+    snprintf(url, sizeof(url), "%s/%s+%d+%010lld.json", put->url, put->topic, partition,
+             b->first_offset);
+    snprintf(header, sizeof(header), "x-amz-content-sha256: %s", hex);
+    struct curl_slist *headers = curl_slist_append(NULL, header);
+    CURL *c = put->curl;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, b->data);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)b->len);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(headers);
+    if (rc != CURLE_OK || status != 200) {
+        fprintf(stderr, "floor_consume: PUT %s: %s, status %ld\n", url,
+                curl_easy_strerror(rc), status);
+        return -1;
+    }
+    b->len = 0;
+    b->records = 0;
+    put->objects++;
+    return 0;
+}
+
+static int put_append(put_t *put, const rd_kafka_message_t *m)
+{
+    if (m->partition < 0 || m->partition >= PUT_PARTITIONS) {
+        fprintf(stderr, "floor_consume: -p takes partitions below %d\n", PUT_PARTITIONS);
+        return -1;
+    }
+    put_buffer_t *b = &put->buffers[m->partition];
+    if (b->len + m->len + 1 > b->cap) {
+        size_t cap = b->cap > 0 ? b->cap : 1 << 20;
+        while (cap < b->len + m->len + 1) {
+            cap *= 2;
+        }
+        char *grown = realloc(b->data, cap);
+        if (grown == NULL) {
+            fprintf(stderr, "floor_consume: out of memory\n");
+            return -1;
+        }
+        b->data = grown;
+        b->cap = cap;
+    }
+    if (b->records == 0) {
+        b->first_offset = m->offset;
+    }
+    memcpy(b->data + b->len, m->payload, m->len);
+    b->data[b->len + m->len] = '\n';
+    b->len += m->len + 1;
+    return ++b->records >= put->flush ? put_object(put, m->partition) : 0;
+}
+
+/* PUTs what every buffer still holds. */
+static int put_rest(put_t *put)
+{
+    for (int p = 0; p < PUT_PARTITIONS; p++) {
+        if (put->buffers[p].records > 0 && put_object(put, p) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* NULL with a message when the key pair is not in the environment. */
+static put_t *put_create(const char *url, const char *topic, long long flush)
+{
+    const char *key = getenv("AWS_ACCESS_KEY_ID"),
+               *secret = getenv("AWS_SECRET_ACCESS_KEY");
+    put_t *put = calloc(1, sizeof(*put));
+    if (key == NULL || secret == NULL || put == NULL || flush < 1 ||
+        (put->curl = curl_easy_init()) == NULL) {
+        fprintf(stderr, "floor_consume: -p needs -f FLUSH and AWS_ACCESS_KEY_ID and "
+                        "AWS_SECRET_ACCESS_KEY\n");
+        free(put);
+        return NULL;
+    }
+    put->url = url;
+    put->topic = topic;
+    put->flush = flush;
+    snprintf(put->userpwd, sizeof(put->userpwd), "%s:%s", key, secret);
+    curl_easy_setopt(put->curl, CURLOPT_AWS_SIGV4, "aws:amz:us-east-1:s3");
+    curl_easy_setopt(put->curl, CURLOPT_USERPWD, put->userpwd);
+    curl_easy_setopt(put->curl, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(put->curl, CURLOPT_TIMEOUT_MS, 60000L);
+    return put;
+}
+
+static void put_destroy(put_t *put)
+{
+    if (put == NULL) {
+        return;
+    }
+    for (int p = 0; p < PUT_PARTITIONS; p++) {
+        free(put->buffers[p].data);
+    }
+    curl_easy_cleanup(put->curl);
+    free(put);
 }
 
 /* Partition count of topic, or -1 while the cluster does not know it. */
@@ -183,7 +330,9 @@ int main(int argc, char **argv)
 {
     double start = floor_now();
     double cpu_start = floor_cpu_seconds();
-    const char *bootstrap = NULL, *topic = NULL, *group = NULL, *output = NULL;
+    const char *bootstrap = NULL, *topic = NULL, *group = NULL, *output = NULL,
+               *put_url = NULL;
+    long long flush = 0;
     bool check = false, flush_each = false;
     long long n = -1;
     double timeout = 300;
@@ -220,6 +369,12 @@ int main(int argc, char **argv)
             case 'o':
                 output = v;
                 break;
+            case 'p':
+                put_url = v;
+                break;
+            case 'f':
+                flush = atoll(v);
+                break;
             case 'i':
                 interval_ms = atoi(v);
                 break;
@@ -244,7 +399,8 @@ int main(int argc, char **argv)
             usage();
         }
     }
-    if (bootstrap == NULL || topic == NULL || n < 0 || interval_ms < 1) {
+    if (bootstrap == NULL || topic == NULL || n < 0 || interval_ms < 1 ||
+        (put_url != NULL && output != NULL)) {
         usage();
     }
     set(conf, "bootstrap.servers", bootstrap);
@@ -282,6 +438,10 @@ int main(int argc, char **argv)
     double deadline = start + timeout, seconds = 0, cpu = 0;
     FILE *out = output != NULL ? fopen(output, "w") : NULL;
     floor_check_t *checker = check ? floor_check_create(n) : NULL;
+    put_t *put = put_url != NULL ? put_create(put_url, topic, flush) : NULL;
+    if (put_url != NULL && put == NULL) {
+        return 2;
+    }
     if ((output != NULL &&
          (out == NULL || setvbuf(out, NULL, _IOFBF, WRITE_BUFFER) != 0)) ||
         (check && checker == NULL)) {
@@ -303,6 +463,9 @@ int main(int argc, char **argv)
                     fwrite(m->payload, 1, m->len, out);
                     fputc('\n', out);
                 }
+                if (put != NULL && put_append(put, m) != 0) {
+                    return 2;
+                }
                 if (checker != NULL) {
                     floor_check_record(checker, m->partition, m->payload, m->len);
                 }
@@ -320,6 +483,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "floor_consume: writing %s failed\n", output);
                 return 2;
             }
+            if (put != NULL && put_rest(put) != 0) {
+                return 2;
+            }
             seconds = floor_now() - start;
             cpu = floor_cpu_seconds() - cpu_start;
         }
@@ -327,6 +493,9 @@ int main(int argc, char **argv)
     printf("{\"records\":%lld,\"errors\":%lld,\"bytes\":%lld,\"seconds\":%.6f,"
            "\"cpu_seconds\":%.3f,\"hwm_kb\":%ld",
            records, errors, bytes, seconds, cpu, floor_hwm_kb());
+    if (put != NULL) {
+        printf(",\"objects\":%lld", put->objects);
+    }
     if (checker != NULL) {
         printf(",\"distinct\":%lld,\"duplicates\":%lld,\"out_of_order\":%lld,"
                "\"unparsed\":%lld,\"check_passed\":%s",
@@ -341,6 +510,7 @@ int main(int argc, char **argv)
     }
     bool passed = records >= n && (checker == NULL || floor_check_passed(checker));
     floor_check_destroy(checker);
+    put_destroy(put);
     if (out != NULL) {
         fclose(out);
     }

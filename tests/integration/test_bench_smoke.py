@@ -1,9 +1,9 @@
 """bench/run --smoke: the benchmark harness end to end with tiny figures, so that it cannot
 rot. It starts its own Kafka test bed (not the suite's), builds tributary in Release and
 the floor programs, and runs every scenario against tributary, Kafka Connect and the floor,
-the formats' encode and decode loops against confluent-kafka's serializers, and the JDBC
+the formats' encode and decode loops against confluent-kafka's serializers, the JDBC
 sink into the bed's PostgreSQL (tributary alone: Debezium's task takes tens of seconds to
-start).
+start), and the S3 sink into moto's S3 server beside the consume-and-PUT floor.
 """
 import os
 import re
@@ -41,7 +41,8 @@ EXPECTED = [("sink", "floor"), ("sink", "floor-write"), ("sink", "tributary"),
             ("avro", "tributary"), ("avro", "confluent-kafka"),
             ("protobuf", "tributary"), ("protobuf", "confluent-kafka"),
             ("json_schema", "tributary"), ("json_schema", "confluent-kafka"),
-            ("jdbc-insert", "tributary"), ("jdbc-upsert", "tributary")]
+            ("jdbc-insert", "tributary"), ("jdbc-upsert", "tributary"),
+            ("s3", "floor"), ("s3-json", "tributary"), ("s3-parquet", "tributary")]
 NUMBER = re.compile(r"^-?\d[\d ]*(\.\d+)?(e[+-]?\d+)?$")
 
 
