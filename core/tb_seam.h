@@ -22,6 +22,11 @@ typedef enum {
      * every put() as retriable, taking nothing, while the file F<suffix>
      * exists. */
     TB_SEAM_FILE_SINK_HOLD,
+    /* TB_STATUS_WRITE_HOLD=<path>: while the file path exists, every status
+     * write to the store fails, as on a broker that does not answer, and
+     * appends "<connector> <task> <STATE>" (task -1: the connector) as a
+     * line to the file. */
+    TB_SEAM_STATUS_WRITE_HOLD,
     TB_SEAM_COUNT
 } tb_seam_t;
 

@@ -5,8 +5,11 @@
  */
 #include "store/tb_store.h"
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 
+#include "core/tb_seam.h"
 #include "store/tb_store_backend.h"
 
 #define TB_WHY_SIZE 256
@@ -197,6 +200,20 @@ int tb_store_connectors_load(tb_store_t *store,
     return rc;
 }
 
+/* The test seam TB_SEAM_STATUS_WRITE_HOLD (tb_seam.h): whether the write
+ * of name's task_id in state is refused, which is then told in the file. */
+static bool tb_status_write_held(const char *name, int task_id, tb_state_t state)
+{
+    const char *path = tb_seam(TB_SEAM_STATUS_WRITE_HOLD);
+    int fd = path != NULL ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
+    if (fd < 0) {
+        return false;
+    }
+    dprintf(fd, "%s %d %s\n", name, task_id, tb_state_name(state));
+    close(fd);
+    return true;
+}
+
 int tb_store_status_put(tb_store_t *store, const char *name, int task_id,
                         tb_state_t state, const char *trace, char *errstr,
                         size_t errstr_size)
@@ -205,6 +222,11 @@ int tb_store_status_put(tb_store_t *store, const char *name, int task_id,
 
     if (tb_check_status(task_id, state, trace, why, sizeof(why)) != 0) {
         tb_store_error(errstr, errstr_size, "put status", name, why);
+        return -1;
+    }
+    if (tb_status_write_held(name, task_id, state)) {
+        tb_store_error(errstr, errstr_size, "put status", name,
+                       "held by the test seam TB_STATUS_WRITE_HOLD");
         return -1;
     }
     return store->ops->status_put(store, name, task_id, state, trace, errstr,

@@ -14,6 +14,7 @@
 
 struct tb_task {
     tb_task_env_t env;
+    tb_status_writer_t *status;
     tb_pool_job_t *job;   /* guarded by lock; NULL once the task is stopping */
     atomic_bool stopping; /* set as job is taken: the plugin's ctx->stopping */
     char *connector;
@@ -40,7 +41,6 @@ struct tb_task {
 
 static void set_state(tb_task_t *task, tb_state_t state, const char *trace)
 {
-    char errstr[256];
     pthread_mutex_lock(&task->lock);
     bool changed = task->state != state;
     task->state = state;
@@ -49,11 +49,7 @@ static void set_state(tb_task_t *task, tb_state_t state, const char *trace)
     tb_state_metrics_set(&task->state_metrics, state, task->restarts);
     pthread_mutex_unlock(&task->lock);
     if (changed || trace != NULL) {
-        if (tb_store_status_put(task->env.store, task->connector, task->env.id, state,
-                                trace, errstr, sizeof(errstr)) != 0) {
-            TB_LOG_TASK(TB_LOG_ERROR, "tributary.task", task->connector, task->env.id,
-                        "cannot record state %s: %s", tb_state_name(state), errstr);
-        }
+        tb_status_writer_put(task->status, task->connector, task->env.id, state, trace);
     }
 }
 
@@ -148,6 +144,20 @@ static int64_t ensure_started(tb_task_t *task, bool restart_requested)
     return 0;
 }
 
+/* Shows the task RUNNING (PAUSED when paused) once its engine has
+ * started. */
+static void show_started(tb_task_t *task, bool paused)
+{
+    tb_state_t shown = paused ? TB_STATE_PAUSED : TB_STATE_RUNNING;
+    pthread_mutex_lock(&task->lock);
+    bool changed = task->state != shown;
+    pthread_mutex_unlock(&task->lock);
+    if (changed &&
+        (task->engine->started == NULL || task->engine->started(task->engine_state))) {
+        set_state(task, shown, task->waiting);
+    }
+}
+
 static int64_t run(void *opaque)
 {
     tb_task_t *task = opaque;
@@ -168,19 +178,15 @@ static int64_t run(void *opaque)
         return waiting;
     }
     bool paused = target == TB_TARGET_PAUSED;
-    tb_state_t shown = paused ? TB_STATE_PAUSED : TB_STATE_RUNNING;
-    pthread_mutex_lock(&task->lock);
-    bool changed = task->state != shown;
-    pthread_mutex_unlock(&task->lock);
-    if (changed &&
-        (task->engine->started == NULL || task->engine->started(task->engine_state))) {
-        set_state(task, shown, task->waiting);
-    }
+    show_started(task, paused);
     int64_t next = task->engine->step(task->engine_state, paused, errstr, sizeof(errstr));
     if (next == TB_TASK_STEP_FAILED) {
         stop_engine(task);
         return fail(task, errstr);
     }
+    /* the step that started it (an exactly-once start) may have moved
+     * records already: shown at once, not at the next run */
+    show_started(task, paused);
     return next;
 }
 
@@ -220,6 +226,7 @@ tb_task_t *tb_task_create(const tb_task_options_t *options)
     pthread_mutex_init(&task->lock, NULL);
     atomic_init(&task->stopping, false);
     task->connector = strdup(options->connector);
+    task->status = options->status;
     task->engine =
         options->plugin->kind == TB_PLUGIN_SINK ? &tb_sink_engine : &tb_source_engine;
     task->state = TB_STATE_UNASSIGNED;

@@ -6,7 +6,7 @@
  * batch, record offsets when due) and parks until its Kafka queue, a timer
  * or the herder wakes it. A failed task restarts itself with exponential
  * backoff when auto-restart is on; its state, trace and restart count are
- * readable at any time and written to the store on every change.
+ * readable at any time and handed to the status writer on every change.
  */
 #ifndef TB_TASK_H
 #define TB_TASK_H
@@ -16,6 +16,7 @@
 #include "connectors/kafka/tb_client_props.h"
 #include "connectors/runtime/source/eos/tb_eos_offsets.h"
 #include "connectors/runtime/source/eos/tb_fencing.h"
+#include "connectors/runtime/worker/tb_status_writer.h"
 #include "connectors/tb_limits.h"
 #include "connectors/tb_plugin.h"
 #include "core/tb_pool.h"
@@ -48,6 +49,7 @@ typedef struct {
     tb_target_state_t target; /* STARTED or PAUSED */
     tb_pool_t *pool;
     tb_store_t *store;
+    tb_status_writer_t *status; /* takes its state changes (borrowed) */
     long long offset_flush_interval_ms;
     long long shutdown_timeout_ms;
     long long restart_backoff_initial_ms; /* 0: no automatic restart */

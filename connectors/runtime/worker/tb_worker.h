@@ -119,7 +119,8 @@ const char *tb_worker_bootstrap(const tb_worker_t *worker);
 int64_t tb_worker_pool_silence_ms(tb_worker_t *worker);
 
 /* Records the state of connector name's instance (trace: why it FAILED,
- * or NULL), in memory, in its metric and in the store. */
+ * or NULL), in memory and in its metric, and hands it to the status writer
+ * for the store (tb_status_writer.h): never waits on the store. */
 void tb_worker_connector_state_set(tb_worker_t *worker, const char *name,
                                    tb_state_t state, const char *trace);
 
@@ -177,8 +178,8 @@ tb_task_t **tb_worker_detach_unassigned(tb_worker_t *worker, const char *name,
  * offsets. Call without the herder's lock. */
 void tb_worker_stop_tasks(tb_task_t **tasks, size_t count);
 
-/* Forgets connector name's instance and the topics it used; its tasks
- * were detached and stopped. */
+/* Forgets connector name's instance, its states not written to the store
+ * yet and the topics it used; its tasks were detached and stopped. */
 void tb_worker_connector_forget(tb_worker_t *worker, const char *name);
 
 /* The topics connector name used since they were last forgotten: an array

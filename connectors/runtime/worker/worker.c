@@ -37,6 +37,7 @@ struct tb_worker {
     tb_client_settings_t client; /* borrows kafka_props and allowlist */
     json_t *converter_config;
     tb_store_t *store;
+    tb_status_writer_t *status; /* writes the states below to store */
     tb_kafka_cluster_t *cluster;
     tb_pool_t *pool;
     tb_fencing_t *fencing; /* of exactly-once sources' task generations */
@@ -172,6 +173,11 @@ tb_worker_t *tb_worker_create(const tb_worker_options_t *options, tb_store_t *st
     worker->store = store;
     pthread_mutex_init(&worker->topics_lock, NULL);
     worker->topics = json_object();
+    worker->status = tb_status_writer_create(store);
+    if (worker->status == NULL) {
+        snprintf(errstr, errstr_size, "cannot start the status writer's thread");
+        goto fail;
+    }
     if (connect_cluster(worker, errstr, errstr_size) != 0) {
         goto fail;
     }
@@ -217,6 +223,7 @@ void tb_worker_destroy(tb_worker_t *worker)
     tb_pool_job_destroy(worker->heartbeat);
     tb_fencing_destroy(worker->fencing);
     tb_pool_destroy(worker->pool);
+    tb_status_writer_destroy(worker->status); /* after the tasks' last changes */
     tb_kafka_cluster_destroy(worker->cluster);
     json_decref(worker->kafka_props);
     json_decref(worker->allowlist);
@@ -306,17 +313,12 @@ static tb_task_t *task_of(const tb_worker_t *worker, const char *name, int task)
 void tb_worker_connector_state_set(tb_worker_t *worker, const char *name,
                                    tb_state_t state, const char *trace)
 {
-    char errstr[256];
     instance_t *inst = instance_of(worker, name);
     inst->state = state;
     free(inst->trace);
     inst->trace = trace != NULL ? strdup(trace) : NULL;
     tb_state_metrics_set(&inst->state_metrics, state, 0);
-    if (tb_store_status_put(worker->store, name, -1, state, trace, errstr,
-                            sizeof(errstr)) != 0) {
-        TB_LOG_TASK(TB_LOG_ERROR, "tributary.herder", name, -1,
-                    "cannot record state %s: %s", tb_state_name(state), errstr);
-    }
+    tb_status_writer_put(worker->status, name, -1, state, trace);
 }
 
 tb_state_t tb_worker_connector_state(tb_worker_t *worker, const char *name,
@@ -362,6 +364,7 @@ static tb_task_t *start_task(tb_worker_t *worker, const tb_known_connector_t *c,
         .target = c->target,
         .pool = worker->pool,
         .store = worker->store,
+        .status = worker->status,
         .offset_flush_interval_ms = worker->options.offset_flush_interval_ms,
         .shutdown_timeout_ms = worker->options.shutdown_timeout_ms,
         .restart_backoff_initial_ms = worker->options.restart_backoff_initial_ms,
@@ -538,6 +541,7 @@ void tb_worker_connector_forget(tb_worker_t *worker, const char *name)
             break;
         }
     }
+    tb_status_writer_forget(worker->status, name);
     tb_worker_topics_forget(worker, name);
 }
 
