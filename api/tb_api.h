@@ -73,6 +73,7 @@ typedef struct tb_api_response {
     char *text;               /* owned; a non-JSON body, used when body is NULL */
     const char *content_type; /* static; defaults to application/json */
     char *location;           /* owned; a Location header, or NULL */
+    unsigned retry_after_s;   /* a Retry-After header, or 0 */
 } tb_api_response_t;
 
 typedef void (*tb_api_handler_fn)(const tb_api_request_t *req, tb_api_response_t *res);

@@ -24,6 +24,7 @@
 #include "core/tb_time.h"
 #include "server/tb_forward.h"
 #include "server/tb_http_conns.h"
+#include "server/tb_http_handlers.h"
 #include "server/tb_http_metrics.h"
 #include "server/tb_http_router.h"
 #include "server/tb_request_signature.h"
@@ -33,6 +34,10 @@
 #define DRAIN_MS 10000
 #define DRAIN_POLL_MS 10
 #define FIRST_REQUEST_MS 1000
+/* How long the answers of the writes aborted at the stop may take to go
+ * out before the daemons stop. */
+#define ABORT_SEND_MS 2000
+#define REQUEST_TIMEOUT_DEFAULT_MS 90000
 #define PEM_MAX_BYTES (1024 * 1024)
 /* Jetty's CrossOriginFilter defaults, which Connect uses, plus
  * Authorization for rest.auth. */
@@ -74,6 +79,7 @@ struct tb_http_server {
     /* connections drain took from a quiesced listener's backlog, not yet
      * started by libmicrohttpd (then they are in unserved) */
     atomic_size_t adopted;
+    tb_http_handlers_t *handlers; /* the writes' pool; NULL until served */
 };
 
 typedef enum {
@@ -97,7 +103,28 @@ typedef struct {
     size_t len;
     bool too_large;
     struct timespec start; /* when the request's headers arrived */
+    /* a write answered on the handler pool, its connection suspended
+     * meanwhile, or NULL */
+    tb_http_call_t *call;
+    const tb_api_route_t *path_route; /* the route call counts under */
 } request_state_t;
+
+/* What a write answered on the handler pool needs, copied: its
+ * connection's strings are not to be read from there, and the call may
+ * outlive its request (answered 503 at its deadline). */
+typedef struct {
+    const listener_t *listener;
+    struct MHD_Connection *connection;
+    char *method;
+    char *path;
+    char *body;
+    size_t body_len;
+    json_t *query;
+    char *authorization;
+    char *forwarded_by;
+    char *signature;
+    char *signature_algorithm;
+} deferred_t;
 
 int tb_http_listener_parse(const char *listener, char *scheme, size_t scheme_size,
                            char *host, size_t host_size, unsigned *port, char *errstr,
@@ -490,6 +517,11 @@ static enum MHD_Result send_response(const listener_t *listener,
     if (challenge != NULL) {
         MHD_add_response_header(response, MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge);
     }
+    if (res->retry_after_s > 0) {
+        char seconds[16];
+        snprintf(seconds, sizeof(seconds), "%u", res->retry_after_s);
+        MHD_add_response_header(response, MHD_HTTP_HEADER_RETRY_AFTER, seconds);
+    }
     if (origin != NULL) {
         /* A listed origin may send credentials; "*" may not (browsers
          * refuse credentials with a wildcard anyway). */
@@ -519,6 +551,113 @@ static enum MHD_Result send_response(const listener_t *listener,
     free(res->text);
     free(res->location);
     return result;
+}
+
+static void deferred_free(void *arg)
+{
+    deferred_t *d = arg;
+    free(d->method);
+    free(d->path);
+    free(d->body);
+    json_decref(d->query);
+    free(d->authorization);
+    free(d->forwarded_by);
+    free(d->signature);
+    free(d->signature_algorithm);
+    free(d);
+}
+
+/* tb_http_call_fn: the write's route, on a handler thread. */
+static void deferred_run(void *arg, tb_api_response_t *res)
+{
+    deferred_t *d = arg;
+    tb_api_request_t req = {
+        .method = d->method,
+        .path = d->path,
+        .query = d->query,
+        .body = d->body,
+        .body_len = d->body_len,
+        .base_url = d->listener->base_url,
+        .authorization = d->authorization,
+        .forwarded_by = d->forwarded_by,
+        .signature = d->signature,
+        .signature_algorithm = d->signature_algorithm,
+        .ctx = d->listener->server->options.ctx,
+    };
+    dispatch(d->listener, &req, res);
+}
+
+/* tb_http_ready_fn: the answer is in; the connection sends it. */
+static void deferred_ready(void *arg)
+{
+    deferred_t *d = arg;
+    MHD_resume_connection(d->connection);
+}
+
+static char *header_copy(struct MHD_Connection *connection, const char *name)
+{
+    const char *value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
+    return value != NULL ? strdup(value) : NULL;
+}
+
+/* Whether the request is a write, which the handler pool answers: any
+ * method but GET and HEAD on a route that exists (a forward to the leader,
+ * a claim, a stop or a store write may wait). *path_route: what
+ * tb_http_route_find says. */
+static bool is_write(const listener_t *listener, const char *url, const char *method,
+                     const tb_api_route_t **path_route)
+{
+    const char *params[TB_API_MAX_PARAMS];
+    char buf[TB_HTTP_PATH_BUF_SIZE];
+    const tb_api_route_t *route =
+        tb_http_route_find(listener->serves_admin, listener->admin_only, url, method, buf,
+                           params, path_route);
+    return route != NULL && strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+           strcmp(method, MHD_HTTP_METHOD_HEAD) != 0;
+}
+
+/* Hands the write to the handler pool and suspends its connection until
+ * its answer is in. Returns false when out of memory (nothing suspended:
+ * the caller answers). Takes the request's body and query. */
+static bool defer(const listener_t *listener, struct MHD_Connection *connection,
+                  const char *url, const char *method, request_state_t *state,
+                  json_t *query)
+{
+    char what[512];
+    deferred_t *d = calloc(1, sizeof(*d));
+    if (d == NULL) {
+        return false;
+    }
+    *d = (deferred_t){
+        .listener = listener,
+        .connection = connection,
+        .method = strdup(method),
+        .path = strdup(url),
+        .body = state->body,
+        .body_len = state->len,
+        .query = json_incref(query),
+        .authorization = header_copy(connection, MHD_HTTP_HEADER_AUTHORIZATION),
+        .forwarded_by = header_copy(connection, TB_FORWARDED_HEADER),
+        .signature = header_copy(connection, TB_SIGNATURE_HEADER),
+        .signature_algorithm = header_copy(connection, TB_SIGNATURE_ALGORITHM_HEADER),
+    };
+    state->body = NULL;
+    snprintf(what, sizeof(what), "%s %.400s", method, url);
+    tb_http_call_t *call =
+        d->method == NULL || d->path == NULL
+            ? NULL
+            : tb_http_call_new(listener->server->handlers, deferred_run, deferred_ready,
+                               deferred_free, what, d);
+    if (call == NULL) {
+        state->body = d->body; /* the caller's again */
+        d->body = NULL;
+        deferred_free(d);
+        return false;
+    }
+    state->call = call;
+    MHD_suspend_connection(connection);
+    tb_http_handlers_submit(listener->server->handlers, call);
+    return true;
 }
 
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connection,
@@ -580,6 +719,14 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
         *upload_size = 0;
         return MHD_YES;
     }
+    if (state->call != NULL) { /* resumed: the handler pool's answer is in */
+        tb_http_call_take(listener->server->handlers, state->call, &res);
+        unsigned status = res.status;
+        enum MHD_Result result =
+            send_response(listener, connection, method, url, &res, NULL);
+        tb_http_metrics_observe(state->path_route, method, status, &state->start);
+        return result;
+    }
 
     json_t *query = json_object();
     tb_api_request_t req = {
@@ -602,6 +749,11 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
     const tb_api_route_t *path_route = NULL;
     MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, tb_http_query_collect,
                               query);
+    if (!state->too_large && is_write(listener, url, method, &state->path_route) &&
+        defer(listener, connection, url, method, state, query)) {
+        json_decref(query);
+        return MHD_YES;
+    }
     if (state->too_large) {
         const char *params[TB_API_MAX_PARAMS];
         char buf[TB_HTTP_PATH_BUF_SIZE];
@@ -628,6 +780,9 @@ static void request_completed(void *cls, struct MHD_Connection *connection,
     request_state_t *state = *con_cls;
     (void)code;
     if (state != NULL) {
+        if (state->call != NULL) {
+            tb_http_call_release(listener->server->handlers, state->call);
+        }
         free(state->body);
         free(state);
         *con_cls = NULL;
@@ -855,8 +1010,10 @@ static int listener_serve(tb_http_server_t *server, listener_t *listener, char *
      * ("Failed to remove listen FD from epoll set", seen on a worker stopped
      * right after it started). Its poll() loop quiesces through the ITC. */
     /* MHD_USE_ITC: tb_http_stop quiesces the daemon first */
+    /* MHD_ALLOW_SUSPEND_RESUME: writes wait on the handler pool */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
-                     MHD_USE_ITC | (listener->ipv6 ? MHD_USE_IPv6 : 0) |
+                     MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME |
+                     (listener->ipv6 ? MHD_USE_IPv6 : 0) |
                      (listener->tls ? MHD_USE_TLS : 0);
     listener->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, handle_request, listener, MHD_OPTION_EXTERNAL_LOGGER,
@@ -985,6 +1142,13 @@ int tb_http_serve(tb_http_server_t *server, char *errstr, size_t errstr_size)
     const tb_http_options_t *options = &server->options;
     tb_api_routes(); /* build the route list before any request thread */
     tb_http_metrics_prepare();
+    server->handlers = tb_http_handlers_create(options->request_timeout_ms > 0
+                                                   ? options->request_timeout_ms
+                                                   : REQUEST_TIMEOUT_DEFAULT_MS);
+    if (server->handlers == NULL) {
+        snprintf(errstr, errstr_size, "cannot start the REST handler threads");
+        return -1;
+    }
     for (size_t i = 0; i < server->count; i++) {
         if (listener_serve(server, &server->listeners[i], errstr, errstr_size) != 0) {
             return -1;
@@ -1030,6 +1194,16 @@ static void adopt_backlog(tb_http_server_t *server, const listener_t *listener,
             MHD_YES) { /* libmicrohttpd closed it and said why */
             atomic_fetch_sub(&server->adopted, 1);
         }
+    }
+}
+
+/* Waits up to ms for no request to be in flight. */
+static void wait_in_flight(tb_http_server_t *server, int64_t ms)
+{
+    int64_t deadline = tb_monotonic_ms() + ms;
+    while (atomic_load(&server->in_flight) > 0 && tb_monotonic_ms() < deadline) {
+        struct timespec pause = {0, DRAIN_POLL_MS * 1000000L};
+        nanosleep(&pause, NULL);
     }
 }
 
@@ -1092,12 +1266,19 @@ void tb_http_stop(tb_http_server_t *server)
         return;
     }
     drain(server);
+    if (server->handlers != NULL) {
+        /* the writes still waiting are answered (503), so that no
+         * connection stays suspended as the daemons stop */
+        tb_http_handlers_abort(server->handlers);
+        wait_in_flight(server, ABORT_SEND_MS);
+    }
     for (size_t i = 0; i < server->count; i++) {
         if (server->listeners[i].daemon != NULL) {
             MHD_stop_daemon(server->listeners[i].daemon);
         }
         tb_http_conns_destroy(server->listeners[i].conns); /* once all are closed */
     }
+    tb_http_handlers_destroy(server->handlers); /* every call released */
     tb_auth_destroy(server->auth);
     if (server->tls_key != NULL) {
         OPENSSL_cleanse(server->tls_key, server->tls_key_len);

@@ -528,6 +528,7 @@ static int run(const cli_t *cli)
             (unsigned)tb_config_int(values, "rest.connection.timeout.ms"),
         .header_timeout_ms =
             (unsigned)tb_config_int(values, "rest.request.header.timeout.ms"),
+        .request_timeout_ms = tb_config_int(values, "rest.request.timeout.ms"),
         .auth_credentials_file = tb_config_string(values, "rest.auth.credentials.file"),
         .allow_unauthenticated_remote =
             tb_config_bool(values, "rest.allow.unauthenticated.remote"),

@@ -58,6 +58,8 @@ typedef struct {
     unsigned connections_per_client; /* at once, per client (IPv6: per /64) */
     unsigned connection_timeout_ms;  /* idle connections closed after it */
     unsigned header_timeout_ms;      /* for a request's headers to arrive */
+    long long request_timeout_ms;    /* a write's deadline (tb_http_handlers.h);
+                                        0: 90000, rest.request.timeout.ms's default */
     tb_auth_mode_t auth;             /* rest.auth */
     const char *auth_credentials_file;
     bool allow_unauthenticated_remote;

@@ -230,6 +230,17 @@ static const tb_config_def_t worker_keys[] = {
                       "request; then it is closed, whatever it sent meanwhile (a byte "
                       "now and then does not extend it, as it does "
                       "rest.connection.timeout.ms). Checked every 200 ms (tributary)."},
+    {.name = "rest.request.timeout.ms",
+     .type = TB_CONFIG_INT,
+     .default_value = "90000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "REST",
+     .range = &connection_timeout_range,
+     .documentation = "How long a write (POST, PUT, PATCH, DELETE) may take before it "
+                      "is answered 503 with Retry-After. Writes run on a pool of their "
+                      "own, so that /health, /metrics and reads never wait behind "
+                      "them; a write answered 503 may still take effect once its wait "
+                      "(a leader, the broker) ends."},
     {.name = "rest.connection.timeout.ms",
      .type = TB_CONFIG_INT,
      .default_value = "30000",
