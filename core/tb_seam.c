@@ -8,6 +8,7 @@ static const char *const seam_names[TB_SEAM_COUNT] = {
     [TB_SEAM_EOS_START_DELAY] = "TB_EOS_START_DELAY",
     [TB_SEAM_FILE_SINK_HOLD] = "TB_FILE_SINK_HOLD",
     [TB_SEAM_STATUS_WRITE_HOLD] = "TB_STATUS_WRITE_HOLD",
+    [TB_SEAM_STORE_WRITE_STALL] = "TB_STORE_WRITE_STALL",
 };
 
 const char *tb_seam_name(tb_seam_t seam)

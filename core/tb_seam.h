@@ -27,6 +27,11 @@ typedef enum {
      * appends "<connector> <task> <STATE>" (task -1: the connector) as a
      * line to the file. */
     TB_SEAM_STATUS_WRITE_HOLD,
+    /* TB_STORE_WRITE_STALL=<path>: while the file path exists (up to 120 s),
+     * every write of the Kafka store appends "<op> <connector>" as a line to
+     * it and waits before it is sent, as on a broker slow to acknowledge
+     * (store/kafka/tb_store_kafka.c). */
+    TB_SEAM_STORE_WRITE_STALL,
     TB_SEAM_COUNT
 } tb_seam_t;
 

@@ -29,8 +29,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/tb_log.h"
+#include "core/tb_seam.h"
+#include "core/tb_time.h"
 #include "store/kafka/connect_records.h"
 #include "store/kafka/kafka_log.h"
 #include "store/kafka/tb_store_kafka_internal.h"
@@ -38,6 +42,9 @@
 
 #define TB_LOG_FACILITY "tributary.store"
 #define TB_DEFAULT_TIMEOUT_MS 30000
+/* The longest a write waits on the TB_STORE_WRITE_STALL seam. */
+#define TB_STALL_MAX_MS 120000
+#define TB_STALL_POLL_MS 20
 
 /* Records to write; the batch owns their keys and values. */
 typedef struct {
@@ -82,7 +89,29 @@ static void tb_batch_free(tb_batch_t *batch)
     free(batch->records);
 }
 
-/* Sends batch to one topic and, once acknowledged, applies it. */
+/* The TB_STORE_WRITE_STALL seam (core/tb_seam.h): tells the write in its
+ * file and waits while the file exists, up to TB_STALL_MAX_MS, as on a
+ * broker slow to acknowledge. */
+static void tb_write_stall(const char *op, const char *name)
+{
+    const char *path = tb_seam(TB_SEAM_STORE_WRITE_STALL);
+    int64_t deadline = tb_monotonic_ms() + TB_STALL_MAX_MS;
+    FILE *told = path != NULL ? fopen(path, "r+") : NULL;
+
+    if (told != NULL) {
+        fseek(told, 0, SEEK_END);
+        fprintf(told, "%s %s\n", op, name != NULL ? name : "-");
+        fclose(told);
+    }
+    while (path != NULL && access(path, F_OK) == 0 && tb_monotonic_ms() < deadline) {
+        struct timespec pause = {0, TB_STALL_POLL_MS * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+}
+
+/* Sends batch to one topic and, once acknowledged, applies it. Call with
+ * the topic's io lock held and the store's lock not held: it is taken only
+ * to apply. */
 static int tb_write(tb_kafka_store_t *store, tb_log_id_t log, tb_batch_t *batch,
                     const char *op, const char *name, char *errstr, size_t errstr_size)
 {
@@ -92,14 +121,17 @@ static int tb_write(tb_kafka_store_t *store, tb_log_id_t log, tb_batch_t *batch,
         tb_store_error(errstr, errstr_size, op, name, "out of memory");
         return -1;
     }
+    tb_write_stall(op, name);
     if (tb_kafka_log_write(store->logs[log], batch->records, batch->count, why,
                            sizeof(why)) != 0) {
         tb_store_error(errstr, errstr_size, op, name, why);
         return -1;
     }
+    pthread_mutex_lock(&store->lock);
     for (size_t i = 0; i < batch->count; i++) {
         tb_store_kafka_appliers[log](&batch->records[i], store);
     }
+    pthread_mutex_unlock(&store->lock);
     return 0;
 }
 
@@ -150,6 +182,7 @@ static int tb_kafka_connector_put(tb_store_t *base, const tb_store_connector_t *
     if (tb_check_task_strings(c, errstr, errstr_size) != 0) {
         return -1;
     }
+    pthread_mutex_lock(&store->io[TB_LOG_CONFIG]);
     pthread_mutex_lock(&store->lock);
     json_t *entry = json_object_get(store->connectors, c->name);
     const json_t *config = json_object_get(entry, "config");
@@ -174,11 +207,12 @@ static int tb_kafka_connector_put(tb_store_t *base, const tb_store_connector_t *
         tb_batch_add(&batch, tb_config_key(TB_CONNECT_KEY_COMMIT, c->name, 0),
                      tb_connect_commit_value(n), 0);
     }
+    pthread_mutex_unlock(&store->lock);
     if (batch.count > 0 || batch.failed) {
         rc = tb_write(store, TB_LOG_CONFIG, &batch, "put connector", c->name, errstr,
                       errstr_size);
     }
-    pthread_mutex_unlock(&store->lock);
+    pthread_mutex_unlock(&store->io[TB_LOG_CONFIG]);
     tb_batch_free(&batch);
     return rc;
 }
@@ -193,15 +227,22 @@ static int tb_kafka_connector_delete(tb_store_t *base, const char *name, char *e
     json_t *value;
     int rc = 0;
 
+    pthread_mutex_lock(&store->io[TB_LOG_CONFIG]);
     pthread_mutex_lock(&store->lock);
-    if (json_object_get(store->connectors, name) != NULL) {
+    bool known = json_object_get(store->connectors, name) != NULL;
+    pthread_mutex_unlock(&store->lock);
+    if (known) {
         tb_batch_add(&config, tb_config_key(TB_CONNECT_KEY_CONNECTOR, name, 0), NULL, 1);
         tb_batch_add(&config, tb_config_key(TB_CONNECT_KEY_TARGET, name, 0), NULL, 1);
         rc = tb_write(store, TB_LOG_CONFIG, &config, "delete connector", name, errstr,
                       errstr_size);
     }
+    pthread_mutex_unlock(&store->io[TB_LOG_CONFIG]);
+    pthread_mutex_lock(&store->io[TB_LOG_STATUS]);
+    pthread_mutex_lock(&store->lock);
     json_t *entry = json_object_get(store->status, name);
-    if (rc == 0 && entry != NULL) {
+    bool reported = entry != NULL;
+    if (rc == 0 && reported) {
         if (json_object_get(entry, "connector") != NULL) {
             tb_batch_add(&status,
                          tb_connect_key_format(TB_CONNECT_KEY_CONNECTOR, 1, name, 0),
@@ -212,10 +253,13 @@ static int tb_kafka_connector_delete(tb_store_t *base, const char *name, char *e
                          tb_connect_key_format(TB_CONNECT_KEY_TASK, 1, name, atoi(task)),
                          NULL, 1);
         }
+    }
+    pthread_mutex_unlock(&store->lock);
+    if (rc == 0 && reported) {
         rc = tb_write(store, TB_LOG_STATUS, &status, "delete connector", name, errstr,
                       errstr_size);
     }
-    pthread_mutex_unlock(&store->lock);
+    pthread_mutex_unlock(&store->io[TB_LOG_STATUS]);
     tb_batch_free(&config);
     tb_batch_free(&status);
     return rc;
@@ -308,8 +352,11 @@ static int tb_kafka_status_put(tb_store_t *base, const char *name, int task_id,
     tb_batch_add(
         &batch, tb_connect_key_format(kind, 1, name, task_id),
         tb_connect_status_value(state, trace, store->worker_id, store->generation), 0);
+    pthread_mutex_lock(&store->io[TB_LOG_STATUS]);
     pthread_mutex_lock(&store->lock);
-    if (tb_status_is_newer(store, name, task_id)) {
+    bool newer = tb_status_is_newer(store, name, task_id);
+    pthread_mutex_unlock(&store->lock);
+    if (newer) {
         TB_LOG(TB_LOG_DEBUG, TB_LOG_FACILITY,
                "status of '%s' task %d not written: another worker's is of a newer "
                "generation",
@@ -318,7 +365,7 @@ static int tb_kafka_status_put(tb_store_t *base, const char *name, int task_id,
         rc = tb_write(store, TB_LOG_STATUS, &batch, "put status", name, errstr,
                       errstr_size);
     }
-    pthread_mutex_unlock(&store->lock);
+    pthread_mutex_unlock(&store->io[TB_LOG_STATUS]);
     tb_batch_free(&batch);
     return rc;
 }
@@ -357,6 +404,7 @@ static int tb_kafka_offsets_put(tb_store_t *base, const char *connector,
     size_t i;
     int rc;
 
+    pthread_mutex_lock(&store->io[TB_LOG_OFFSETS]);
     pthread_mutex_lock(&store->lock);
     json_t *known = json_object_get(store->offsets, connector);
     json_array_foreach (offsets, i, item) {
@@ -375,9 +423,10 @@ static int tb_kafka_offsets_put(tb_store_t *base, const char *connector,
             tombstone ? NULL : json_dumps(offset, TB_STORE_JSON_CANONICAL), tombstone);
         free(text);
     }
+    pthread_mutex_unlock(&store->lock);
     rc = tb_write(store, TB_LOG_OFFSETS, &batch, "put offsets", connector, errstr,
                   errstr_size);
-    pthread_mutex_unlock(&store->lock);
+    pthread_mutex_unlock(&store->io[TB_LOG_OFFSETS]);
     tb_batch_free(&batch);
     return rc;
 }
@@ -419,16 +468,18 @@ static int tb_kafka_offsets_delete(tb_store_t *base, const char *connector, char
     json_t *entry;
     int rc = 0;
 
+    pthread_mutex_lock(&store->io[TB_LOG_OFFSETS]);
     pthread_mutex_lock(&store->lock);
     json_object_foreach (json_object_get(store->offsets, connector), text, entry) {
         tb_batch_add(&batch, strdup(json_string_value(json_object_get(entry, "key"))),
                      NULL, 1);
     }
+    pthread_mutex_unlock(&store->lock);
     if (batch.count > 0 || batch.failed) {
         rc = tb_write(store, TB_LOG_OFFSETS, &batch, "delete offsets", connector, errstr,
                       errstr_size);
     }
-    pthread_mutex_unlock(&store->lock);
+    pthread_mutex_unlock(&store->io[TB_LOG_OFFSETS]);
     tb_batch_free(&batch);
     return rc;
 }
@@ -448,16 +499,41 @@ static int tb_kafka_mode_bind(tb_store_t *base, tb_store_mode_t mode,
     return 0;
 }
 
-/* Reads every topic to its end; store->changed, when set, collects the
+/* One topic's read to the end: what tb_apply_read needs. */
+typedef struct {
+    tb_kafka_store_t *store;
+    tb_log_id_t log;
+    json_t *changed; /* collects the connectors whose rows changed, or NULL */
+} tb_reading_t;
+
+/* tb_kafka_log_cb: applies one record read, under the store's lock, which
+ * is not held across the reading. */
+static void tb_apply_read(const tb_kafka_log_record_t *record, void *opaque)
+{
+    tb_reading_t *reading = opaque;
+    tb_kafka_store_t *store = reading->store;
+
+    pthread_mutex_lock(&store->lock);
+    store->changed = reading->changed;
+    tb_store_kafka_appliers[reading->log](record, store);
+    store->changed = NULL;
+    pthread_mutex_unlock(&store->lock);
+}
+
+/* Reads every topic to its end; changed, when not NULL, collects the
  * connectors whose rows changed. */
-static int tb_read_all(tb_kafka_store_t *store, const char *op, char *errstr,
-                       size_t errstr_size)
+static int tb_read_all(tb_kafka_store_t *store, json_t *changed, const char *op,
+                       char *errstr, size_t errstr_size)
 {
     char why[512];
 
     for (int i = 0; i < TB_LOG__COUNT; i++) {
-        if (tb_kafka_log_read_to_end(store->logs[i], tb_store_kafka_appliers[i], store,
-                                     why, sizeof(why)) != 0) {
+        tb_reading_t reading = {store, (tb_log_id_t)i, changed};
+        pthread_mutex_lock(&store->io[i]);
+        int rc = tb_kafka_log_read_to_end(store->logs[i], tb_apply_read, &reading, why,
+                                          sizeof(why));
+        pthread_mutex_unlock(&store->io[i]);
+        if (rc != 0) {
             tb_store_error(errstr, errstr_size, op, NULL, why);
             return -1;
         }
@@ -468,15 +544,7 @@ static int tb_read_all(tb_kafka_store_t *store, const char *op, char *errstr,
 static int tb_kafka_refresh(tb_store_t *base, json_t *changed, char *errstr,
                             size_t errstr_size)
 {
-    tb_kafka_store_t *store = (tb_kafka_store_t *)base;
-    int rc;
-
-    pthread_mutex_lock(&store->lock);
-    store->changed = changed;
-    rc = tb_read_all(store, "refresh", errstr, errstr_size);
-    store->changed = NULL;
-    pthread_mutex_unlock(&store->lock);
-    return rc;
+    return tb_read_all((tb_kafka_store_t *)base, changed, "refresh", errstr, errstr_size);
 }
 
 static int tb_kafka_restart_request(tb_store_t *base, const char *name,
@@ -489,9 +557,9 @@ static int tb_kafka_restart_request(tb_store_t *base, const char *name,
 
     tb_batch_add(&batch, tb_config_key(TB_CONNECT_KEY_RESTART, name, 0),
                  tb_connect_restart_value(include_tasks, only_failed), 0);
-    pthread_mutex_lock(&store->lock);
+    pthread_mutex_lock(&store->io[TB_LOG_CONFIG]);
     rc = tb_write(store, TB_LOG_CONFIG, &batch, "restart", name, errstr, errstr_size);
-    pthread_mutex_unlock(&store->lock);
+    pthread_mutex_unlock(&store->io[TB_LOG_CONFIG]);
     tb_batch_free(&batch);
     return rc;
 }
@@ -519,9 +587,9 @@ static int tb_kafka_fencing_put(tb_store_t *base, const char *name, int task_cou
 
     tb_batch_add(&batch, tb_config_key(TB_CONNECT_KEY_FENCING, name, 0),
                  tb_connect_fencing_value(task_count), 0);
-    pthread_mutex_lock(&store->lock);
+    pthread_mutex_lock(&store->io[TB_LOG_CONFIG]);
     rc = tb_write(store, TB_LOG_CONFIG, &batch, "fencing", name, errstr, errstr_size);
-    pthread_mutex_unlock(&store->lock);
+    pthread_mutex_unlock(&store->io[TB_LOG_CONFIG]);
     tb_batch_free(&batch);
     return rc;
 }
@@ -554,6 +622,9 @@ static void tb_kafka_close(tb_store_t *base)
     json_decref(store->restarts);
     json_decref(store->fencing);
     free(store->worker_id);
+    for (int i = 0; i < TB_LOG__COUNT; i++) {
+        pthread_mutex_destroy(&store->io[i]);
+    }
     pthread_mutex_destroy(&store->lock);
     free(store);
 }
@@ -616,6 +687,9 @@ tb_store_t *tb_store_kafka_open(const tb_store_kafka_options_t *options, char *e
         tb_store_error(errstr, errstr_size, "open", NULL, "out of memory");
         return NULL;
     }
+    for (int i = 0; i < TB_LOG__COUNT; i++) {
+        pthread_mutex_init(&store->io[i], NULL); /* cannot fail: default attributes */
+    }
     store->base.ops = &tb_kafka_ops;
     store->worker_id = strdup(options->worker_id != NULL ? options->worker_id : "");
     store->generation = options->generation;
@@ -630,7 +704,7 @@ tb_store_t *tb_store_kafka_open(const tb_store_kafka_options_t *options, char *e
         goto fail;
     }
     if (tb_open_logs(store, options, errstr, errstr_size) != 0 ||
-        tb_read_all(store, "open", errstr, errstr_size) != 0) {
+        tb_read_all(store, NULL, "open", errstr, errstr_size) != 0) {
         goto fail;
     }
     if (options->generation_of_topic && store->highest_generation > store->generation) {

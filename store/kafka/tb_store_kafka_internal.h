@@ -5,6 +5,13 @@
  * tb_store_kafka.c writes records and, once they are acknowledged, applies
  * them; store_kafka_apply.c holds the appliers, which also apply every
  * record a refresh reads. Both run under the store's lock.
+ *
+ * Locks, in this order: a topic's io lock serialises the calls on its log
+ * (a write with the reading of what it changes, a read to the end) and is
+ * held across the broker's round trips; the store's lock guards the state
+ * below and is held only while it is read or changed, never across a call
+ * to the broker, so that a status, an offsets or a connector read never
+ * waits on a slow broker. No one holds two io locks at once.
  */
 #ifndef TB_STORE_KAFKA_INTERNAL_H
 #define TB_STORE_KAFKA_INTERNAL_H
@@ -24,8 +31,9 @@ typedef enum {
 } tb_log_id_t;
 
 typedef struct {
-    tb_store_t base; /* first: the ops table */
-    pthread_mutex_t lock;
+    tb_store_t base;                   /* first: the ops table */
+    pthread_mutex_t lock;              /* the state, below */
+    pthread_mutex_t io[TB_LOG__COUNT]; /* each log's calls */
     tb_kafka_log_t *logs[TB_LOG__COUNT];
     char *worker_id;
     int generation;

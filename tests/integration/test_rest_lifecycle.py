@@ -1,11 +1,13 @@
 """The REST request lifecycle (issue 35): writes run on a handler pool of their own, their
 connections suspended meanwhile (server/tb_http_handlers.h), so that no slow write keeps
 /health, /metrics or a read waiting; a write that cannot finish within
-rest.request.timeout.ms answers 503 with Retry-After.
+rest.request.timeout.ms answers 503 with Retry-After; and no lock a read needs (the herder's,
+the Kafka store's) is held while the store waits on the broker.
 
 A write is made slow by freezing (SIGSTOP) the cluster's leader, a worker of this test: a
-follower forwards writes there and waits for an answer that does not come. Nothing of the
-shared bed is stopped."""
+follower forwards writes there and waits for an answer that does not come; or by the test
+seam TB_STORE_WRITE_STALL (core/tb_seam.h), which holds the Kafka store's writes while a file
+exists, as a broker slow to acknowledge. Nothing of the shared bed is stopped."""
 
 from __future__ import annotations
 
@@ -83,3 +85,57 @@ def test_reads_answer_while_writes_wait_on_a_frozen_leader_and_answer_503(start_
     wait_for(created, timeout=90, interval=1, what="a write accepted after the thaw")
     wait_for(lambda: "after" in follower.get("/connectors").json(), timeout=60,
              what="the write in the follower's view")
+
+
+def test_reads_answer_while_a_config_write_waits_on_the_broker(start_worker, bed, tmp_path):
+    stall = tmp_path / "store-stall"
+    settings = {**cluster_settings(bed, bed.unique_topic("stall")),
+                "rest.request.timeout.ms": str(REQUEST_TIMEOUT_MS)}
+    worker = start_worker(settings, env={"TB_STORE_WRITE_STALL": str(stall)})
+    wait_for(lambda: leader_of([worker]), timeout=60, what="the worker leading its cluster")
+
+    def config(name):
+        return {"connector.class": "FileStreamSource", "topic": bed.unique_topic("t"),
+                "file": str(tmp_path / f"{name}.txt")}
+
+    def created():
+        reply = requests.put(worker.url + "/connectors/steady/config", timeout=WRITE_BOUND_S,
+                             json=config("steady"))
+        return reply if reply.status_code in (200, 201) else None
+    wait_for(created, timeout=60, interval=1, what="the connector steady created")
+    wait_for(lambda: worker.get("/connectors/steady/status").json()["connector"]["state"]
+             == "RUNNING", timeout=60, what="steady RUNNING")
+
+    reply = {}
+
+    def write():
+        try:
+            reply["r"] = requests.put(worker.url + "/connectors/stalled/config",
+                                      timeout=WRITE_BOUND_S, json=config("stalled"))
+        except requests.RequestException as e:
+            reply["r"] = e
+
+    stall.write_text("")  # from here the store's writes wait
+    writer = threading.Thread(target=write)
+    try:
+        writer.start()
+        wait_for(lambda: "put connector stalled\n" in stall.read_text(), timeout=30,
+                 what="the config write waiting on the broker")
+        # the write holds its claim on "stalled", and neither the herder's lock nor
+        # the store's: every read answers, a status read from the store included
+        for path in ("/connectors", "/connectors?expand=status", "/connectors/steady/config",
+                     "/connectors/steady/status", "/connectors/steady/tasks/0/status",
+                     "/health"):
+            got = requests.get(worker.url + path, timeout=READ_BOUND_S)
+            assert got.status_code == 200, (path, got.status_code, got.text)
+        writer.join(timeout=WRITE_BOUND_S + 5)
+        answer = reply.get("r")
+        assert isinstance(answer, requests.Response), f"the stalled write: {answer!r}"
+        assert answer.status_code == 503, (answer.status_code, answer.text)
+        assert answer.headers.get("Retry-After", "").isdigit(), answer.headers
+    finally:
+        stall.unlink()
+        writer.join(timeout=WRITE_BOUND_S + 5)
+    # once the broker acknowledges, the write answered 503 takes effect
+    wait_for(lambda: "stalled" in worker.get("/connectors").json(), timeout=60,
+             what="the stalled write landing")

@@ -63,8 +63,8 @@ static tb_known_connector_t *put(fixture_t *f, tb_config_state_t *state, const c
     for (size_t i = 0; i < tasks; i++) {
         json_array_append_new(task_configs, json_pack("{s:s}", "topics", "t"));
     }
-    tb_known_connector_t *c = tb_config_state_put(state, name, config, f->plugin, target,
-                                                  task_configs, err, sizeof(err));
+    tb_known_connector_t *c = tb_config_state_put(state, NULL, name, config, f->plugin,
+                                                  target, task_configs, err, sizeof(err));
     json_decref(config);
     json_decref(task_configs);
     return c;
@@ -98,7 +98,7 @@ static void test_remove_deletes_from_the_store(void **state)
     fixture_t *f = *state;
     char err[256];
     put(f, f->state, "a", 1, TB_TARGET_STARTED);
-    assert_int_equal(tb_config_state_remove(f->state, "a", err, sizeof(err)), 0);
+    assert_int_equal(tb_config_state_remove(f->state, NULL, "a", err, sizeof(err)), 0);
     assert_null(tb_config_state_find(f->state, "a"));
     assert_null(tb_config_state_first(f->state));
 

@@ -183,13 +183,21 @@ tb_known_connector_t *tb_config_state_find(const tb_config_state_t *state,
     return NULL;
 }
 
-tb_known_connector_t *tb_config_state_put(tb_config_state_t *state, const char *name,
-                                          json_t *config, const tb_plugin_t *plugin,
+tb_known_connector_t *tb_config_state_put(tb_config_state_t *state, pthread_mutex_t *lock,
+                                          const char *name, json_t *config,
+                                          const tb_plugin_t *plugin,
                                           tb_target_state_t target, json_t *task_configs,
                                           char *msg, size_t msg_size)
 {
     tb_store_connector_t row = {name, config, target, task_configs};
-    if (tb_store_connector_put(state->store, &row, msg, msg_size) != 0) {
+    if (lock != NULL) {
+        pthread_mutex_unlock(lock);
+    }
+    int rc = tb_store_connector_put(state->store, &row, msg, msg_size);
+    if (lock != NULL) {
+        pthread_mutex_lock(lock);
+    }
+    if (rc != 0) {
         return NULL;
     }
     tb_known_connector_t *c = tb_config_state_find(state, name);
@@ -200,10 +208,17 @@ tb_known_connector_t *tb_config_state_put(tb_config_state_t *state, const char *
     return c;
 }
 
-int tb_config_state_remove(tb_config_state_t *state, const char *name, char *msg,
-                           size_t msg_size)
+int tb_config_state_remove(tb_config_state_t *state, pthread_mutex_t *lock,
+                           const char *name, char *msg, size_t msg_size)
 {
-    if (tb_store_connector_delete(state->store, name, msg, msg_size) != 0) {
+    if (lock != NULL) {
+        pthread_mutex_unlock(lock);
+    }
+    int rc = tb_store_connector_delete(state->store, name, msg, msg_size);
+    if (lock != NULL) {
+        pthread_mutex_lock(lock);
+    }
+    if (rc != 0) {
         return -1;
     }
     known_drop(state, name);

@@ -12,11 +12,16 @@
  * caller borrows an entry until the next tb_config_state_remove of it or
  * tb_config_state_destroy. It borrows the store.
  *
- * Locking: none of its own; the herder calls it under its lock.
+ * Locking: none of its own; the herder calls it under its lock. A put or a
+ * remove given that lock releases it across the store's write (a Kafka
+ * store waits for the broker there), so that no reader of the view waits
+ * on the store; the caller's claim on the name keeps everyone else from
+ * changing that entry meanwhile.
  */
 #ifndef TB_CONFIG_STATE_H
 #define TB_CONFIG_STATE_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -66,9 +71,12 @@ tb_known_connector_t *tb_config_state_find(const tb_config_state_t *state,
  * never a mix; then the view, creating the entry when there is none. Takes
  * a reference to config and task_configs (the caller changes neither
  * afterwards). Returns the entry, or NULL with msg when the store refused
- * (the view is unchanged). */
-tb_known_connector_t *tb_config_state_put(tb_config_state_t *state, const char *name,
-                                          json_t *config, const tb_plugin_t *plugin,
+ * (the view is unchanged). lock: the caller's lock, held, released across
+ * the store's write and held again on return, with name claimed; or NULL
+ * (nothing released). */
+tb_known_connector_t *tb_config_state_put(tb_config_state_t *state, pthread_mutex_t *lock,
+                                          const char *name, json_t *config,
+                                          const tb_plugin_t *plugin,
                                           tb_target_state_t target, json_t *task_configs,
                                           char *msg, size_t msg_size);
 
@@ -81,8 +89,9 @@ int tb_config_state_reread(tb_config_state_t *state, const char *name,
                            tb_known_connector_t **out, char *errstr, size_t errstr_size);
 
 /* Deletes connector name from the store, then frees its entry. Returns 0,
- * or -1 with msg when the store refused (the view is unchanged). */
-int tb_config_state_remove(tb_config_state_t *state, const char *name, char *msg,
-                           size_t msg_size);
+ * or -1 with msg when the store refused (the view is unchanged). lock: as
+ * tb_config_state_put's. */
+int tb_config_state_remove(tb_config_state_t *state, pthread_mutex_t *lock,
+                           const char *name, char *msg, size_t msg_size);
 
 #endif

@@ -49,14 +49,16 @@ void tb_herder_record_state(tb_herder_t *herder, const tb_known_connector_t *c,
     tb_worker_connector_state_set(herder->worker, c->name, state, trace);
 }
 
-int tb_herder_settle_task_configs(tb_herder_t *herder, tb_known_connector_t *c)
+int tb_herder_settle_task_configs(tb_herder_t *herder, tb_known_connector_t *c,
+                                  bool claimed)
 {
     char errstr[1200];
     json_t *wanted = tb_task_configs_for(c, c->target, errstr, sizeof(errstr));
     int rc = errstr[0] != '\0' ? -1 : 0;
     if (rc == 0 && !json_equal(wanted, c->task_configs) &&
-        tb_config_state_put(herder->config_state, c->name, c->config, c->plugin,
-                            c->target, wanted, errstr, sizeof(errstr)) == NULL) {
+        tb_config_state_put(herder->config_state, claimed ? &herder->lock : NULL, c->name,
+                            c->config, c->plugin, c->target, wanted, errstr,
+                            sizeof(errstr)) == NULL) {
         rc = -1;
     }
     if (rc != 0) {
@@ -135,7 +137,7 @@ static int load(tb_herder_t *herder, char *errstr, size_t errstr_size)
         /* a store written before rows were written whole may hold a mix;
          * distributed, the task configs are the leader's to write */
         if (herder->options.distributed ||
-            tb_herder_settle_task_configs(herder, c) == 0) {
+            tb_herder_settle_task_configs(herder, c, false) == 0) {
             tb_herder_apply_target(herder, c);
         }
         TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1,

@@ -104,10 +104,10 @@ static int refresh_one(tb_herder_t *herder, const char *name, char *errstr,
 
 void tb_herder_fencing_tick(tb_herder_t *herder, bool leader)
 {
-    /* the store's views are read without the lock (a store write in flight
-     * holds the store's lock for as long as Kafka takes to acknowledge it),
-     * after the generations they are noted for: a view is as new as its
-     * generation's task configs, or newer */
+    /* the store's views are read without the lock (no store call runs
+     * under it; see the lock order in docs/ARCHITECTURE.md), after the
+     * generations they are noted for: a view is as new as its generation's
+     * task configs, or newer */
     json_t *names = json_object(); /* name -> the generation seen */
     pthread_mutex_lock(&herder->lock);
     for (tb_known_connector_t *c = tb_config_state_first(herder->config_state); c != NULL;

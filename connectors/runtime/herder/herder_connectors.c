@@ -95,8 +95,8 @@ static tb_err_t put_config(tb_herder_t *herder, const char *name, tb_known_conne
     bool created = c == NULL;
     size_t keep =
         created ? 0 : tb_worker_tasks_kept(herder->worker, c, plugin, stored, fresh);
-    c = tb_config_state_put(herder->config_state, name, stored, plugin, target, fresh,
-                            msg, msg_size);
+    c = tb_config_state_put(herder->config_state, &herder->lock, name, stored, plugin,
+                            target, fresh, msg, msg_size);
     json_decref(stored);
     json_decref(fresh);
     if (c == NULL) {
@@ -290,8 +290,9 @@ tb_err_t tb_herder_target_state_set(tb_herder_t *herder, const char *name,
     json_t *task_configs = tb_task_configs_for(c, target, failure, sizeof(failure));
     if (c->target == target) {
         /* nothing to change */
-    } else if (tb_config_state_put(herder->config_state, name, c->config, c->plugin,
-                                   target, task_configs, msg, msg_size) == NULL) {
+    } else if (tb_config_state_put(herder->config_state, &herder->lock, name, c->config,
+                                   c->plugin, target, task_configs, msg,
+                                   msg_size) == NULL) {
         err = TB_ERR_INTERNAL;
     } else {
         TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1, "target state %s",
@@ -320,7 +321,8 @@ tb_err_t tb_herder_connector_delete(tb_herder_t *herder, const char *name, char 
     if (c == NULL) {
         err = tb_herder_fail(TB_ERR_NOT_FOUND, msg, msg_size, "Connector %s not found",
                              name);
-    } else if (tb_config_state_remove(herder->config_state, name, msg, msg_size) != 0) {
+    } else if (tb_config_state_remove(herder->config_state, &herder->lock, name, msg,
+                                      msg_size) != 0) {
         err = TB_ERR_INTERNAL;
     } else {
         /* gone from reads at once; a connector re-created under its name

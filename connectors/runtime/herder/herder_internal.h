@@ -90,8 +90,11 @@ void tb_herder_record_state(tb_herder_t *herder, const tb_known_connector_t *c,
 
 /* Gives c the task configs its target state asks for (tb_task_configs_for),
  * in the store and in memory; a connector whose row cannot be written is
- * FAILED. Call with the lock held, c claimed or the herder loading. */
-int tb_herder_settle_task_configs(tb_herder_t *herder, tb_known_connector_t *c);
+ * FAILED. Call with the lock held, c claimed (claimed: the lock is released
+ * across the store's write) or the herder loading (the lock is kept: the
+ * load walks the view). */
+int tb_herder_settle_task_configs(tb_herder_t *herder, tb_known_connector_t *c,
+                                  bool claimed);
 
 /* Brings c's instance and tasks to its target state, as the assignor
  * assigns them: a stopped connector has had its tasks detached; others get

@@ -39,7 +39,7 @@ static void restart_planned(tb_herder_t *herder, tb_known_connector_t *c,
         TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1, "restarting");
         tb_herder_record_state(herder, c,
                                state == TB_STATE_FAILED ? TB_STATE_RUNNING : state, NULL);
-        if (tb_herder_settle_task_configs(herder, c) == 0) {
+        if (tb_herder_settle_task_configs(herder, c, true) == 0) {
             tb_herder_apply_target(herder, c);
         }
     }
@@ -96,8 +96,12 @@ tb_err_t tb_herder_connector_restart(tb_herder_t *herder, const char *name,
         char errstr[512];
         json_t *status = tb_herder_status_of(herder, c, NULL, false);
         mark_restarting(status, include_tasks, only_failed);
-        if (tb_store_restart_request(herder->store, name, include_tasks, only_failed,
-                                     errstr, sizeof(errstr)) != 0) {
+        /* the claim keeps c; readers do not wait on the broker */
+        pthread_mutex_unlock(&herder->lock);
+        int rc = tb_store_restart_request(herder->store, name, include_tasks, only_failed,
+                                          errstr, sizeof(errstr));
+        pthread_mutex_lock(&herder->lock);
+        if (rc != 0) {
             err = tb_herder_fail(TB_ERR_INTERNAL, msg, msg_size, "%s", errstr);
         } else if (include_tasks || only_failed) {
             *out = json_incref(status);
