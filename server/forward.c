@@ -15,6 +15,7 @@
 #include "connectors/runtime/herder/tb_herder.h"
 #include "core/tb_log.h"
 #include "core/tb_time.h"
+#include "server/tb_http_handlers.h"
 #include "server/tb_request_signature.h"
 
 #define RETRY_MS 100
@@ -353,6 +354,7 @@ bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_respon
                                "The worker is stopping: the request was not carried "
                                "out (%s)",
                                errstr);
+            res->retry_after_s = TB_HTTP_RETRY_AFTER_S;
             return true;
         }
         if (tb_monotonic_ms() >= deadline) {
@@ -366,5 +368,6 @@ bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_respon
                        "the task's worker) could not be reached "
                        "within %d ms (%s)",
                        TB_FORWARD_WAIT_MS, errstr);
+    res->retry_after_s = TB_HTTP_RETRY_AFTER_S;
     return true;
 }

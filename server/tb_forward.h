@@ -28,6 +28,7 @@
  * to TB_FORWARD_WAIT_MS, and is not refused with 409 as Connect's are; a
  * leader that cannot be reached is waited for the same way, until the
  * worker stops (tb_forward_stop): a request still waiting then gets 503.
+ * Both 503s carry Retry-After (TB_HTTP_RETRY_AFTER_S).
  *
  * Ownership: tb_forward_create copies its options but borrows the
  * cluster, which must outlive it. Locking: none of its own; each call has

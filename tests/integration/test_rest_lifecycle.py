@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import threading
 
 import pytest
 import requests
 
-from test_distributed import cluster_settings, leader_of
+from test_distributed import TB_FORWARD_WAIT_S, cluster_settings, leader_of
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -85,6 +86,31 @@ def test_reads_answer_while_writes_wait_on_a_frozen_leader_and_answer_503(start_
     wait_for(created, timeout=90, interval=1, what="a write accepted after the thaw")
     wait_for(lambda: "after" in follower.get("/connectors").json(), timeout=60,
              what="the write in the follower's view")
+
+
+def test_a_forward_that_gives_up_answers_503_with_retry_after(start_worker, bed, tmp_path):
+    """The leader's advertised REST address refuses connections: a follower's forward tries
+    for TB_FORWARD_WAIT_S and then answers 503 with Retry-After, before its
+    rest.request.timeout.ms (set above that wait, as its default is)."""
+    group = bed.unique_topic("lifecycle-forward")
+    settings = {**cluster_settings(bed, group),
+                "rest.request.timeout.ms": str((TB_FORWARD_WAIT_S + 60) * 1000)}
+    with socket.socket() as refusing:
+        refusing.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+        leader = start_worker({**settings, "rest.advertised.host.name": "127.0.0.1",
+                               "rest.advertised.port": str(refusing.getsockname()[1]),
+                               "rest.advertised.listener": "http"})
+        wait_for(lambda: leader_of([leader]), timeout=60, what="the first worker leading")
+        follower = start_worker(settings)
+        wait_for(lambda: leader_of([leader, follower]) is leader, timeout=60,
+                 what="the follower joined under the first worker")
+        config = {"connector.class": "FileStreamSource", "topic": bed.unique_topic("t"),
+                  "file": str(tmp_path / "in.txt")}
+        reply = requests.post(follower.url + "/connectors", timeout=TB_FORWARD_WAIT_S + 30,
+                              json={"name": "unforwarded", "config": config})
+    assert reply.status_code == 503, (reply.status_code, reply.text)
+    assert "could not be reached" in reply.json()["message"], reply.text
+    assert reply.headers.get("Retry-After", "").isdigit(), reply.headers
 
 
 def test_reads_answer_while_a_config_write_waits_on_the_broker(start_worker, bed, tmp_path):
