@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Test bed for tributary: one Kafka 3.9 KRaft node (broker + controller) on loopback, run from
-# the jars that pom.xml resolves, and one PostgreSQL 15 server (postgres.sh). See README.md
-# beside this file.
+# the jars that pom.xml resolves, one PostgreSQL 15 server (postgres.sh) and one OpenSearch
+# node (opensearch.sh). See README.md beside this file.
 #
 #   bed.sh fetch                      resolve the jars into the cache (once)
-#   bed.sh start DIR                  fresh broker (TLS, SCRAM users, ports) and PostgreSQL server;
-#                                     writes DIR/bed.env, DIR/bed.json
-#   bed.sh stop DIR                   stop both (idempotent)
+#   bed.sh start DIR                  fresh broker (TLS, SCRAM users, ports), PostgreSQL server and
+#                                     OpenSearch node; writes DIR/bed.env, DIR/bed.json
+#   bed.sh stop DIR                   stop all three (idempotent)
 #   bed.sh tool DIR NAME [ARGS...]    run a Kafka CLI tool (topics, configs, consumer-groups,
 #                                     console-consumer, console-producer, get-offsets, delete-records);
 #                                     pass --bootstrap-server yourself
@@ -33,6 +33,7 @@ cmd_fetch() {
   # The marker holds the pom's hash, so an edited pom (new version, new jar) re-resolves.
   local stamp tmp
   stamp=$(sha256sum "$POM" | cut -d' ' -f1)
+  "$HERE/opensearch.sh" fetch
   if [[ -f $KAFKA_HOME/.complete && $(<"$KAFKA_HOME/.complete") == "$stamp" ]]; then
     return 0
   fi
@@ -254,6 +255,11 @@ EOF
     cmd_stop "$dir"
     die "PostgreSQL did not start"
   fi
+  local -a os_facts
+  if ! mapfile -t os_facts < <("$HERE/opensearch.sh" start "$dir") || [[ ${#os_facts[@]} -eq 0 ]]; then
+    cmd_stop "$dir"
+    die "OpenSearch did not start"
+  fi
 
   # The facts, for shell (sourceable; values are shell-quoted) and for Python (JSON).
   local -a facts=(
@@ -271,6 +277,7 @@ EOF
     "BED_CONNECT_PLUGINS=$KAFKA_HOME/plugins"
     "BED_PID=$pid"
     "${pg_facts[@]}"
+    "${os_facts[@]}"
   )
   local f
   for f in "${facts[@]}"; do printf '%s=%q\n' "${f%%=*}" "${f#*=}"; done >"$dir/bed.env"
@@ -279,9 +286,10 @@ import json, sys
 facts = dict(a.split("=", 1) for a in sys.argv[1:])
 facts["BED_PID"] = int(facts["BED_PID"])
 facts["BED_PG_PORT"] = int(facts["BED_PG_PORT"])
+facts["BED_OPENSEARCH_PID"] = int(facts["BED_OPENSEARCH_PID"])
 print(json.dumps(facts, indent=2))' "${facts[@]}" >"$dir/bed.json"
   chmod 600 "$dir/bed.env" "$dir/bed.json"
-  log "Kafka $KAFKA_VERSION and PostgreSQL ready in ${SECONDS}s: PLAINTEXT 127.0.0.1:$plain, SASL_SSL 127.0.0.1:$sasl (pid $pid); facts in $dir/bed.env"
+  log "Kafka $KAFKA_VERSION, PostgreSQL and OpenSearch ready in ${SECONDS}s: PLAINTEXT 127.0.0.1:$plain, SASL_SSL 127.0.0.1:$sasl (pid $pid); facts in $dir/bed.env"
 }
 
 # ---------------------------------------------------------------------------------------- stop
@@ -306,6 +314,7 @@ cmd_stop() {
   fi
   rm -f "$dir/kafka.pid"
   "$HERE/postgres.sh" stop "$dir"
+  "$HERE/opensearch.sh" stop "$dir"
 }
 
 # ---------------------------------------------------------------------------------------- tool

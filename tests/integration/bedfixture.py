@@ -1,4 +1,4 @@
-"""pytest plugin: the test bed (tests/bed/bed.sh: Kafka and PostgreSQL) as the session fixture
+"""pytest plugin: the test bed (tests/bed/bed.sh: Kafka, PostgreSQL and OpenSearch) as the session fixture
 ``bed``.
 
 The bed is started outside pytest (``tests/bed/bed.sh start DIR``); tests find it through
@@ -73,6 +73,17 @@ class Postgres:
 
 
 @dataclass(frozen=True)
+class OpenSearch:
+    """The bed's single OpenSearch node (tests/bed/opensearch.sh): plain HTTP on 127.0.0.1, no
+    security plugin. `pid` is the node's JVM: a test that freezes it (SIGSTOP) must carry
+    ``@pytest.mark.disrupts("opensearch")``."""
+
+    url: str  # http://127.0.0.1:port
+    version: str
+    pid: int
+
+
+@dataclass(frozen=True)
 class Bed:
     """Facts of a running bed, and helpers. Fields mirror the BED_* keys of bed.json."""
 
@@ -85,6 +96,8 @@ class Bed:
     libs: str  # Kafka lib dir (classpath for Kafka's tools, Connect standalone)
     cluster_id: str
     pg: Postgres
+    # None for a bed started by a bed.sh older than its OpenSearch node.
+    opensearch: OpenSearch | None
     facts: dict = field(repr=False)  # bed.json as read, including keys not mapped above
 
     def tool(self, name: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -143,6 +156,11 @@ def load_bed(bed_dir: str) -> Bed:
             superpassword=facts["BED_PG_SUPERPASSWORD"],
             bin=facts["BED_PG_BIN"],
         ),
+        opensearch=OpenSearch(
+            url=facts["BED_OPENSEARCH_URL"],
+            version=facts["BED_OPENSEARCH_VERSION"],
+            pid=int(facts["BED_OPENSEARCH_PID"]),
+        ) if "BED_OPENSEARCH_URL" in facts else None,
         facts=facts,
     )
 

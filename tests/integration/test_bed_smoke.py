@@ -133,3 +133,34 @@ def test_postgres_refuses_a_wrong_password(bed):
     wrong = dataclasses.replace(bed.pg, password="not-" + bed.pg.password)
     with pytest.raises(RuntimeError, match="password authentication failed"):
         wrong.sql("SELECT 1")
+
+
+def test_opensearch_indexes_and_finds_a_document(bed):
+    """The bed's OpenSearch node is the version it names, has the HTTP module and
+    analysis-common (a custom analyzer with asciifolding), and serves _bulk."""
+    import json
+    import urllib.request
+    import uuid
+
+    assert bed.opensearch is not None, "this bed has no OpenSearch node: restart it with bed.sh"
+    url = bed.opensearch.url
+
+    def call(method, path, body=None, ctype="application/json"):
+        req = urllib.request.Request(url + path, data=body, method=method,
+                                     headers={"Content-Type": ctype})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.load(resp)
+
+    assert call("GET", "/")["version"]["number"] == bed.opensearch.version
+    index = f"smoke-{uuid.uuid4().hex}"
+    settings = {"settings": {"analysis": {"analyzer": {"folded": {
+        "type": "custom", "tokenizer": "standard", "filter": ["lowercase", "asciifolding"]}}}},
+        "mappings": {"properties": {"t": {"type": "text", "analyzer": "folded"}}}}
+    call("PUT", f"/{index}", json.dumps(settings).encode())
+    bulk = (json.dumps({"index": {"_index": index, "_id": "1"}}) + "\n"
+            + json.dumps({"t": "Ærøskøbing Café"}) + "\n").encode()
+    assert not call("POST", "/_bulk?refresh=true", bulk, "application/x-ndjson")["errors"]
+    found = call("POST", f"/{index}/_search",
+                 json.dumps({"query": {"match": {"t": "cafe"}}}).encode())
+    assert [h["_id"] for h in found["hits"]["hits"]] == ["1"]
+    call("DELETE", f"/{index}")
