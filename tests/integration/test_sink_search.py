@@ -1,0 +1,283 @@
+"""Kafka -> search sink (ElasticsearchSinkConnector / OpensearchSinkConnector keys)
+against the bed's real OpenSearch node: idempotent bulk writes through kill -9,
+external versions, tombstones, mapping conflicts through the DLQ, and a node
+frozen mid-run."""
+import json
+import os
+import signal
+import time
+
+import pytest
+import requests
+from confluent_kafka import Consumer
+
+from kafka_io import create_topic, produce
+from worker import wait_for
+
+pytestmark = pytest.mark.integration
+
+SETTINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+            "offset.flush.interval.ms": "1000",
+            "task.restart.backoff.initial.ms": "0"}
+
+
+@pytest.fixture
+def search(bed):
+    assert bed.opensearch is not None, (
+        "the bed has no OpenSearch node: restart it with this checkout's tests/bed/bed.sh")
+    return Search(bed.opensearch.url)
+
+
+class Search:
+    def __init__(self, url):
+        self.url = url
+
+    def call(self, method, path, body=None, ok=(200, 201)):
+        reply = requests.request(method, self.url + path, json=body, timeout=60)
+        assert reply.status_code in ok, f"{method} {path}: {reply.status_code} {reply.text}"
+        return reply.json() if reply.text else None
+
+    def count(self, index):
+        reply = requests.get(f"{self.url}/{index}/_count", timeout=30)
+        return reply.json()["count"] if reply.status_code == 200 else 0
+
+    def refreshed_count(self, index):
+        requests.post(f"{self.url}/{index}/_refresh", timeout=60)
+        return self.count(index)
+
+    def documents(self, index):
+        """{id: (source, version)} of every document, read with a scroll ({} while
+        the index does not exist)."""
+        if self.call("POST", f"/{index}/_refresh", ok=(200, 404)).get("error"):
+            return {}
+        page = self.call("POST", f"/{index}/_search?scroll=2m",
+                         {"size": 10000, "version": True, "query": {"match_all": {}}})
+        found = {}
+        while page["hits"]["hits"]:
+            for hit in page["hits"]["hits"]:
+                assert hit["_id"] not in found
+                found[hit["_id"]] = (hit["_source"], hit["_version"])
+            page = self.call("POST", "/_search/scroll",
+                             {"scroll": "2m", "scroll_id": page["_scroll_id"]})
+        self.call("DELETE", "/_search/scroll", {"scroll_id": page["_scroll_id"]})
+        return found
+
+
+def sink(w, name, topic, search, **extra):
+    config = {"connector.class": "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector",
+              "topics": topic, "connection.url": search.url, "tasks.max": "1",
+              "schema.ignore": "true", **extra}
+    reply = w.put(f"/connectors/{name}/config", json=config)
+    assert reply.status_code in (200, 201), reply.text
+
+
+def task_state(w, name):
+    tasks = w.get(f"/connectors/{name}/status").json().get("tasks") or []
+    return tasks[0] if tasks else None
+
+
+@pytest.mark.parametrize("key_ignore", ["true", "false"])
+def test_100k_records_survive_three_kill9(start_worker, bed, search, tmp_path, key_ignore):
+    total, partitions = 100_000, 4
+    topic = bed.unique_topic("Search100k")  # upper case: the index is lower-cased
+    index = topic.lower()
+    create_topic(bed, topic, partitions)
+    produce(bed.bootstrap, topic,
+            [(i % partitions, f"k{i}".encode(), json.dumps({"n": i, "s": f"v{i}"}).encode())
+             for i in range(total)])
+    folder = tmp_path / "w"
+    folder.mkdir()
+    w = start_worker(SETTINGS, directory=folder)
+    sink(w, "s100k", topic, search, **{"key.ignore": key_ignore, "batch.size": "500"})
+    for stage in (1, 2, 3):
+        wait_for(lambda: search.count(index) >= stage * total // 5, timeout=240,
+                 interval=0.2, what=f"{stage}/5 of the documents before kill -9 #{stage}")
+        w.stop(signal.SIGKILL)
+        w = start_worker(SETTINGS, directory=folder)
+    wait_for(lambda: search.refreshed_count(index) == total, timeout=300, interval=1,
+             what="every document")
+    assert task_state(w, "s100k")["state"] == "RUNNING"
+    docs = search.documents(index)
+    assert len(docs) == total
+    # offsets per partition: record i is the (i // partitions)-th of partition i % partitions
+    for i in range(total):
+        doc_id = f"k{i}" if key_ignore == "false" else f"{topic}+{i % partitions}+{i // partitions}"
+        source, version = docs[doc_id]
+        assert source == {"n": i, "s": f"v{i}"}, doc_id
+        if key_ignore == "false":
+            assert version == i // partitions  # the offset, as external version
+    w.delete("/connectors/s100k")
+    search.call("DELETE", f"/{index}")
+
+
+def test_external_versions_out_of_order_across_a_restart_keep_the_newest(
+        start_worker, bed, search, tmp_path):
+    topic = bed.unique_topic("searchver")
+    index = topic
+    create_topic(bed, topic, 1)
+    folder = tmp_path / "w"
+    folder.mkdir()
+    w = start_worker(SETTINGS, directory=folder)
+    sink(w, "sver", topic, search, **{"key.ignore": "false",
+                                      "external.version.header": "v"})
+
+    def record(key, version):
+        return (0, key.encode(), json.dumps({"k": key, "v": version}).encode(),
+                [("v", str(version).encode())])
+    produce_with_headers(bed.bootstrap, topic, [record("a", 5), record("b", 1),
+                                                record("a", 3), record("b", 4)])
+    wait_for(lambda: search.refreshed_count(index) == 2, what="two documents")
+    w.stop(signal.SIGKILL)
+    # after the restart, older versions of a and b arrive, then a newer a
+    produce_with_headers(bed.bootstrap, topic, [record("b", 2), record("a", 4),
+                                                record("a", 9)])
+    w = start_worker(SETTINGS, directory=folder)
+    wait_for(lambda: search.documents(index).get("a", ({}, 0))[1] == 9, timeout=120,
+             what="the newest version of a")
+    docs = search.documents(index)
+    assert docs == {"a": ({"k": "a", "v": 9}, 9), "b": ({"k": "b", "v": 4}, 4)}
+    assert task_state(w, "sver")["state"] == "RUNNING"
+
+
+def produce_with_headers(bootstrap, topic, records):
+    from confluent_kafka import Producer
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for partition, key, value, headers in records:
+        producer.produce(topic, value=value, key=key, partition=partition, headers=headers)
+    assert producer.flush(30) == 0
+
+
+def test_upsert_merges_fields_and_a_replay_changes_nothing(start_worker, bed, search,
+                                                         tmp_path):
+    topic = bed.unique_topic("searchups")
+    create_topic(bed, topic, 1)
+    produce(bed.bootstrap, topic, [(0, b"u1", b'{"a":1}'), (0, b"u2", b'{"a":2}'),
+                                   (0, b"u1", b'{"b":10}'), (0, b"u1", b'{"a":3}')])
+    folder = tmp_path / "w"
+    folder.mkdir()
+    w = start_worker(SETTINGS, directory=folder)
+    sink(w, "sups", topic, search, **{"key.ignore": "false", "write.method": "upsert"})
+    want = {"u1": {"a": 3, "b": 10}, "u2": {"a": 2}}
+    wait_for(lambda: {k: s for k, (s, _) in search.documents(topic).items()} == want,
+             what="the merged documents")
+    w.stop(signal.SIGKILL)
+    # a restart replays what was not committed; the documents stay the newest
+    w = start_worker(SETTINGS, directory=folder)
+    produce(bed.bootstrap, topic, [(0, b"u2", b'{"c":true}')])
+    want["u2"]["c"] = True
+    wait_for(lambda: {k: s for k, (s, _) in search.documents(topic).items()} == want,
+             timeout=120, what="the merged documents after the restart")
+
+
+def test_tombstones_delete(start_worker, bed, search):
+    topic = bed.unique_topic("searchdel")
+    create_topic(bed, topic, 1)
+    produce(bed.bootstrap, topic, [(0, f"d{i}".encode(), f'{{"i":{i}}}'.encode())
+                                   for i in range(5)])
+    w = start_worker(SETTINGS)
+    sink(w, "sdel", topic, search, **{"key.ignore": "false",
+                                      "behavior.on.null.values": "delete"})
+    wait_for(lambda: search.refreshed_count(topic) == 5, what="five documents")
+    produce(bed.bootstrap, topic, [(0, b"d2", None), (0, b"nothere", None)])
+    wait_for(lambda: sorted(search.documents(topic)) == ["d0", "d1", "d3", "d4"],
+             what="d2 deleted")
+    assert task_state(w, "sdel")["state"] == "RUNNING"
+
+
+def mapping_conflict(bed, search, topic):
+    search.call("PUT", f"/{topic}", {"mappings": {"properties": {"n": {"type": "integer"}}}})
+    create_topic(bed, topic, 1)
+    produce(bed.bootstrap, topic,
+            [(0, f"m{i}".encode(),
+              (b'{"n":"not a number"}' if i == 7 else f'{{"n":{i}}}'.encode()))
+             for i in range(20)])
+
+
+def test_mapping_conflict_goes_to_the_dlq_with_context(start_worker, bed, search):
+    topic, dlq = bed.unique_topic("searchmap"), bed.unique_topic("dlq")
+    mapping_conflict(bed, search, topic)
+    w = start_worker(SETTINGS)
+    sink(w, "smap", topic, search, **{
+        "key.ignore": "false", "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true"})
+    wait_for(lambda: search.refreshed_count(topic) == 19, what="the 19 good documents")
+    consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": f"g-{dlq}",
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe([dlq])
+
+    def one():
+        m = consumer.poll(0.5)
+        return m if m is not None and not m.error() else None
+    message = wait_for(one, timeout=60, what="the record in the DLQ")
+    consumer.close()
+    assert message.key() == b"m7"
+    assert message.value() == b'{"n":"not a number"}'
+    headers = {k: v.decode() for k, v in message.headers()}
+    assert headers["__connect.errors.topic"] == topic
+    assert headers["__connect.errors.offset"] == "7"
+    assert headers["__connect.errors.stage"] == "TASK_PUT"
+    assert "mapper_parsing_exception" in headers["__connect.errors.exception.message"]
+    assert sorted(search.documents(topic)) == sorted(f"m{i}" for i in range(20) if i != 7)
+    assert task_state(w, "smap")["state"] == "RUNNING"
+
+
+def test_mapping_conflict_fails_the_task_without_tolerance(start_worker, bed, search):
+    topic = bed.unique_topic("searchmapnone")
+    mapping_conflict(bed, search, topic)
+    w = start_worker(SETTINGS)
+    sink(w, "snone", topic, search, **{"key.ignore": "false"})
+    task = wait_for(lambda: (t := task_state(w, "snone")) and t["state"] == "FAILED" and t,
+                    timeout=60, what="the task to fail")
+    assert f"record {topic}-0 at offset 7 failed in stage TASK_PUT" in task["trace"]
+    assert "mapper_parsing_exception" in task["trace"]
+
+
+def test_invalid_configs_name_the_key(start_worker, search):
+    w = start_worker(SETTINGS)
+    plugin = "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector"
+    config = {"connector.class": plugin, "topics": "t", "connection.url": search.url,
+              "write.method": "merge", "key.ignore": "true",
+              "behavior.on.null.values": "delete"}
+    reply = w.put(f"/connector-plugins/{plugin}/config/validate", json=config)
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in reply.json()["configs"]
+              if c["value"]["errors"]}
+    assert "write.method" in errors and "merge" in errors["write.method"][0]
+    assert "key.ignore=false" in errors["behavior.on.null.values"][0]
+    # the Elasticsearch connector has no topic.to.index.map; Aiven's has
+    aiven = "io.aiven.kafka.connect.opensearch.OpensearchSinkConnector"
+    keys = {c["definition"]["name"] for c in w.put(
+        f"/connector-plugins/{aiven}/config/validate",
+        json={**config, "connector.class": aiven}).json()["configs"]}
+    assert "topic.to.index.map" in keys
+
+
+@pytest.mark.disrupts("opensearch")
+def test_node_frozen_20s_loses_nothing(start_worker, bed, search):
+    total = 20_000
+    topic = bed.unique_topic("searchfreeze")
+    create_topic(bed, topic, 2)
+    produce(bed.bootstrap, topic, [(i % 2, f"f{i}".encode(), f'{{"i":{i}}}'.encode())
+                                   for i in range(total)])
+    w = start_worker(SETTINGS)
+    sink(w, "sfreeze", topic, search, **{"key.ignore": "false", "batch.size": "200",
+                                         "max.retries": "20", "read.timeout.ms": "2000",
+                                         "retry.backoff.ms": "200"})
+    wait_for(lambda: search.count(topic) > 0, timeout=120, what="the first documents")
+    os.kill(bed.opensearch.pid, signal.SIGSTOP)
+    try:
+        frozen_until = time.monotonic() + 20
+        # the task keeps retrying while the node is frozen: it does not fail
+        while time.monotonic() < frozen_until:
+            state = task_state(w, "sfreeze")
+            assert state is None or state["state"] != "FAILED", state
+            time.sleep(0.5)
+    finally:
+        os.kill(bed.opensearch.pid, signal.SIGCONT)
+    wait_for(lambda: search.refreshed_count(topic) == total, timeout=300, interval=1,
+             what="every document after the node thawed")
+    assert "retry 1 of 20" in w.logs()
+    assert task_state(w, "sfreeze")["state"] == "RUNNING"
