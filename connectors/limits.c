@@ -148,6 +148,23 @@ static bool host_allowed(const json_t *hosts, const char *url)
     return allowed;
 }
 
+/* Whether every URL of a LIST key's value ("url1,url2") is on an allowed
+ * host: a search sink's connection.url names several. */
+static bool list_hosts_allowed(const json_t *hosts, const char *urls)
+{
+    char *copy = strdup(urls);
+    char *save = NULL;
+    bool allowed = copy != NULL;
+    for (char *url = copy ? strtok_r(copy, ",", &save) : NULL; url != NULL && allowed;
+         url = strtok_r(NULL, ",", &save)) {
+        url += strspn(url, " \t");
+        url[strcspn(url, " \t")] = '\0';
+        allowed = url[0] == '\0' || host_allowed(hosts, url);
+    }
+    free(copy);
+    return allowed;
+}
+
 /* Adds an error for each key of config whose references name one of the
  * worker's own files or variables. */
 static void check_references(const tb_limits_t *limits, const json_t *config,
@@ -187,7 +204,9 @@ void tb_limits_check(const tb_limits_t *limits, const tb_config_table_t *table,
         }
         if (def->role == TB_CONFIG_ROLE_URL &&
             json_array_size(limits->allowed_hosts) > 0 &&
-            !host_allowed(limits->allowed_hosts, value)) {
+            !(def->type == TB_CONFIG_LIST
+                  ? list_hosts_allowed(limits->allowed_hosts, value)
+                  : host_allowed(limits->allowed_hosts, value))) {
             snprintf(message, sizeof(message),
                      "Invalid value for configuration %s: its host is not in the "
                      "worker's http.sink.allowed.hosts",

@@ -281,3 +281,16 @@ def test_node_frozen_20s_loses_nothing(start_worker, bed, search):
              what="every document after the node thawed")
     assert "retry 1 of 20" in w.logs()
     assert task_state(w, "sfreeze")["state"] == "RUNNING"
+
+
+def test_every_connection_url_must_be_on_an_allowed_host(start_worker):
+    w = start_worker({"http.sink.allowed.hosts": "localhost"})
+
+    def create(name, urls):
+        config = {"connector.class": "ElasticsearchSink", "topics": "t",
+                  "connection.url": urls, "key.ignore": "true"}
+        return w.post("/connectors", json={"name": name, "config": config})
+    assert create("ok", "http://localhost:1,http://localhost:2").status_code == 201
+    reply = create("no", "http://localhost:1, http://127.0.0.1:2")
+    assert reply.status_code == 400
+    assert "http.sink.allowed.hosts" in reply.json()["message"]
