@@ -294,3 +294,33 @@ def test_every_connection_url_must_be_on_an_allowed_host(start_worker):
     reply = create("no", "http://localhost:1, http://127.0.0.1:2")
     assert reply.status_code == 400
     assert "http.sink.allowed.hosts" in reply.json()["message"]
+
+
+def test_schema_makes_the_index_mapping(start_worker, bed, search):
+    topic = bed.unique_topic("SearchSchema")
+    index = topic.lower()
+    create_topic(bed, topic, 1)
+    schema = {"type": "struct", "fields": [
+        {"field": "n", "type": "int32"},
+        {"field": "s", "type": "string"},
+        {"field": "at", "type": "int64", "name": "org.apache.kafka.connect.data.Timestamp"},
+        {"field": "day", "type": "int32", "name": "org.apache.kafka.connect.data.Date"},
+        {"field": "price", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal",
+         "parameters": {"scale": "2"}}]}
+    # 12345 unscaled (0x3039, base64 "MDk="): 123.45
+    payload = {"n": 1, "s": "one", "at": 1700000000000, "day": 19000, "price": "MDk="}
+    produce(bed.bootstrap, topic,
+            [(0, b"k1", json.dumps({"schema": schema, "payload": payload}).encode())])
+    w = start_worker(SETTINGS)
+    sink(w, "sschema", topic, search, **{"key.ignore": "false", "schema.ignore": "false",
+                                         "value.converter": SETTINGS["value.converter"],
+                                         "value.converter.schemas.enable": "true"})
+    wait_for(lambda: search.refreshed_count(index) == 1, what="the document")
+    mapping = search.call("GET", f"/{index}/_mapping")[index]["mappings"]["properties"]
+    assert {field: m["type"] for field, m in mapping.items()} == {
+        "n": "integer", "s": "text", "at": "date", "day": "date", "price": "double"}
+    assert mapping["s"]["fields"]["keyword"]["type"] == "keyword"
+    source, version = search.documents(index)["k1"]
+    assert source == {"n": 1, "s": "one", "at": 1700000000000, "day": 19000 * 86400000,
+                      "price": 123.45}
+    assert version == 0
