@@ -164,7 +164,10 @@ static json_t *map_to_json(const tb_schema_t *schema, const tb_value_t *value,
         string_keys =
             string_keys && tb_value_type(tb_value_map_key(value, i)) == TB_TYPE_STRING;
     }
-    json_t *out = compact && string_keys ? json_object() : json_array();
+    /* compact.map.entries applies to maps with a schema; a schemaless one
+     * with string keys is an object, as JsonConverter writes it */
+    json_t *out =
+        string_keys && (compact || schema == NULL) ? json_object() : json_array();
     for (size_t i = 0; out != NULL && i < n; i++) {
         const tb_value_t *k = tb_value_map_key(value, i);
         json_t *v = to_json(vs, tb_value_map_value(value, i), compact);

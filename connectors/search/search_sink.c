@@ -287,9 +287,10 @@ static const tb_config_def_t search_keys[] = {
      .group = GROUP_DATA,
      .order = 3,
      .field = AT(compact),
-     .documentation = "true: a map with string keys is written as an object. false: "
-                      "as an array of {\"key\",\"value\"} entries, as maps with other "
-                      "keys always are."},
+     .documentation = "true: a map of a value schema with string keys is written as an "
+                      "object. false: as an array of {\"key\",\"value\"} entries, as "
+                      "maps with other keys always are. A schemaless value's maps with "
+                      "string keys are objects either way."},
     {.name = KEY_WRITE_METHOD,
      .type = TB_CONFIG_STRING,
      .default_value = "insert",
