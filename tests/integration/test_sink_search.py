@@ -4,6 +4,7 @@ external versions, tombstones, mapping conflicts through the DLQ, and a node
 frozen mid-run."""
 import json
 import os
+import pathlib
 import signal
 import time
 
@@ -324,3 +325,21 @@ def test_schema_makes_the_index_mapping(start_worker, bed, search):
     assert source == {"n": 1, "s": "one", "at": 1700000000000, "day": 19000 * 86400000,
                       "price": 123.45}
     assert version == 0
+
+
+def test_the_example_connector_runs(start_worker, bed, search):
+    examples = pathlib.Path(__file__).resolve().parents[2] / "examples"
+    topic = bed.unique_topic("example-orders-json")
+    datagen = json.loads((examples / "datagen-orders-json.json").read_text())
+    example = json.loads((examples / "search" / "orders.json").read_text())
+    w = start_worker(SETTINGS)
+    for name, config in ((datagen["name"], {**datagen["config"], "topic": topic}),
+                         (example["name"], {**example["config"], "topics": topic,
+                                            "connection.url": search.url})):
+        reply = w.put(f"/connectors/{name}/config", json=config)
+        assert reply.status_code == 201, reply.text
+    index = topic.lower()
+    wait_for(lambda: search.refreshed_count(index) >= 3, what="the orders indexed")
+    mapping = search.call("GET", f"/{index}/_mapping")[index]["mappings"]["properties"]
+    assert mapping["customer"]["type"] == "text"
+    assert mapping["order_id"]["type"] == "long"
