@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Test bed for tributary: one Kafka 3.9 KRaft node (broker + controller) on loopback, run from
-# the jars that pom.xml resolves, one PostgreSQL 15 server (postgres.sh) and one OpenSearch
-# node (opensearch.sh). See README.md beside this file.
+# the jars that pom.xml resolves, a second such node (PLAINTEXT only: a second cluster, for
+# MirrorMaker 2), one PostgreSQL 15 server (postgres.sh) and one OpenSearch node
+# (opensearch.sh). See README.md beside this file.
 #
 #   bed.sh fetch                      resolve the jars into the cache (once)
-#   bed.sh start DIR                  fresh broker (TLS, SCRAM users, ports), PostgreSQL server and
-#                                     OpenSearch node; writes DIR/bed.env, DIR/bed.json
-#   bed.sh stop DIR                   stop all three (idempotent)
+#   bed.sh start DIR                  fresh broker (TLS, SCRAM users, ports), second cluster,
+#                                     PostgreSQL server and OpenSearch node; writes DIR/bed.env,
+#                                     DIR/bed.json
+#   bed.sh stop DIR                   stop them all (idempotent)
 #   bed.sh tool DIR NAME [ARGS...]    run a Kafka CLI tool (topics, configs, consumer-groups,
 #                                     console-consumer, console-producer, get-offsets, delete-records);
 #                                     pass --bootstrap-server yourself
@@ -140,6 +142,103 @@ make_tls() {
   cat "$t/broker.key" "$t/broker.pem" "$t/ca.pem" >"$t/broker-keystore.pem"
 }
 
+# Waits until the broker PID (its logs in LOGDIR, of the bed DIR) serves a real request, the
+# topic list over the PLAINTEXT listener PLAIN, and the other PORTS accept; stops the whole
+# bed and dies when the broker exits or READY_TIMEOUT passes.
+wait_broker() {
+  local dir=$1 logdir=$2 pid=$3 plain=$4 port ports_open
+  shift 4
+  local deadline=$((SECONDS + READY_TIMEOUT))
+  while :; do
+    ports_open=true
+    for port in "$plain" "$@"; do port_open "$port" || ports_open=false; done
+    if $ports_open && timeout "$((deadline - SECONDS > 1 ? deadline - SECONDS : 1))" \
+      "$SELF" tool "$dir" topics --bootstrap-server "127.0.0.1:$plain" --list >/dev/null 2>&1; then
+      return 0
+    fi
+    if ! is_running "$pid"; then
+      show_logs "$logdir"
+      cmd_stop "$dir"
+      die "the broker of $logdir exited during start-up"
+    fi
+    if ((SECONDS >= deadline)); then
+      show_logs "$logdir"
+      cmd_stop "$dir"
+      die "the broker of $logdir was not ready after ${READY_TIMEOUT}s"
+    fi
+    sleep 0.5
+  done
+}
+
+# The second cluster, in DIR/kafka2: one KRaft node with a PLAINTEXT listener only, otherwise
+# set up as the first. Prints "PORT PID CLUSTER_ID" once it serves requests.
+start_kafka2() {
+  local dir=$1 libs=$2 k2=$1/kafka2 plain ctrl cid pid
+  mkdir -p "$k2/data" "$k2/logs"
+  read -r plain ctrl < <(free_ports 2)
+  cid=$(random_cluster_id)
+  cat >"$k2/server.properties" <<EOF
+# Written by tests/bed/bed.sh: the bed's second cluster, single-node KRaft on loopback.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$ctrl
+listeners=PLAINTEXT://127.0.0.1:$plain,CONTROLLER://127.0.0.1:$ctrl
+advertised.listeners=PLAINTEXT://127.0.0.1:$plain
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+log.dirs=$k2/data
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=4
+default.replication.factor=1
+min.insync.replicas=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=true
+num.partitions=1
+EOF
+  sed "s:$dir/logs/:$k2/logs/:" "$dir/log4j.properties" >"$k2/log4j.properties"
+  # shellcheck disable=SC2086 # TOOL_JAVA_OPTS is a list of options
+  if ! java $TOOL_JAVA_OPTS -Dlog4j.configuration="file:$dir/tools-log4j.properties" -cp "$libs/*" \
+    kafka.tools.StorageTool format -t "$cid" -c "$k2/server.properties" >"$k2/logs/format.out" 2>&1; then
+    cat "$k2/logs/format.out" >&2
+    cmd_stop "$dir"
+    die "formatting the second cluster's storage failed"
+  fi
+  nohup setsid java -Xmx512M -Xms128M -XX:+UseG1GC -Djava.awt.headless=true \
+    -Dlog4j.configuration="file:$k2/log4j.properties" -cp "$libs/*" \
+    kafka.Kafka "$k2/server.properties" >"$k2/logs/kafka.out" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$k2/kafka.pid"
+  wait_broker "$dir" "$k2" "$pid" "$plain" >&2
+  echo "$plain $pid $cid"
+}
+
+# Stops the broker whose kafka.pid is in DIR: SIGTERM, and SIGKILL after STOP_TIMEOUT.
+stop_broker() {
+  local dir=$1 pid i
+  pid=$(broker_pid "$dir")
+  if is_broker "$pid"; then
+    # SIGTERM lets the broker shut down cleanly; SIGKILL only if that hangs.
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
+      is_broker "$pid" || break
+      sleep 0.1
+    done
+    if is_broker "$pid"; then
+      log "broker $pid still alive after ${STOP_TIMEOUT}s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      for ((i = 0; i < 50; i++)); do
+        is_broker "$pid" || break
+        sleep 0.1
+      done
+    fi
+  fi
+  rm -f "$dir/kafka.pid"
+}
+
 # ---------------------------------------------------------------------------------------- start
 cmd_start() {
   local dir=$1 pid plain sasl ctrl cid libs
@@ -150,7 +249,9 @@ cmd_start() {
   is_broker "$pid" && die "a broker is already running for $dir (pid $pid); run: bed.sh stop $dir"
   # Every start is fresh (certificates, passwords, ports, cluster id, data): bed.env tells the
   # new facts. Only the names this script writes are removed, never DIR itself.
-  rm -rf "$dir/tls" "$dir/data" "$dir/logs" "$dir/bed.env" "$dir/bed.json" "$dir/kafka.pid" \
+  pid=$(broker_pid "$dir/kafka2")
+  is_broker "$pid" && die "a second broker is already running for $dir (pid $pid); run: bed.sh stop $dir"
+  rm -rf "$dir/tls" "$dir/data" "$dir/logs" "$dir/kafka2" "$dir/bed.env" "$dir/bed.json" "$dir/kafka.pid" \
     "$dir/server.properties" "$dir/log4j.properties" "$dir/tools-log4j.properties"
   umask 077 # key, passwords: owner only
   mkdir -p "$dir/tls" "$dir/data" "$dir/logs"
@@ -233,22 +334,9 @@ EOF
   pid=$!
   echo "$pid" >"$dir/kafka.pid"
 
-  # Ready means a real request is served: the topic list over the PLAINTEXT listener.
-  local deadline=$((SECONDS + READY_TIMEOUT))
-  until port_open "$plain" && port_open "$sasl" &&
-    timeout "$((deadline - SECONDS > 1 ? deadline - SECONDS : 1))" \
-      "$SELF" tool "$dir" topics --bootstrap-server "127.0.0.1:$plain" --list >/dev/null 2>&1; do
-    if ! is_running "$pid"; then
-      show_logs "$dir"
-      die "the broker exited during start-up"
-    fi
-    if ((SECONDS >= deadline)); then
-      show_logs "$dir"
-      cmd_stop "$dir"
-      die "the broker was not ready after ${READY_TIMEOUT}s"
-    fi
-    sleep 0.5
-  done
+  wait_broker "$dir" "$dir" "$pid" "$plain" "$sasl"
+  local plain2 pid2 cid2
+  read -r plain2 pid2 cid2 < <(start_kafka2 "$dir" "$libs")
 
   local -a pg_facts
   if ! mapfile -t pg_facts < <("$HERE/postgres.sh" start "$dir") || [[ ${#pg_facts[@]} -eq 0 ]]; then
@@ -276,6 +364,9 @@ EOF
     "BED_KAFKA_LIBS=$libs"
     "BED_CONNECT_PLUGINS=$KAFKA_HOME/plugins"
     "BED_PID=$pid"
+    "BED_KAFKA2_BOOTSTRAP=127.0.0.1:$plain2"
+    "BED_KAFKA2_CLUSTER_ID=$cid2"
+    "BED_KAFKA2_PID=$pid2"
     "${pg_facts[@]}"
     "${os_facts[@]}"
   )
@@ -285,34 +376,19 @@ EOF
 import json, sys
 facts = dict(a.split("=", 1) for a in sys.argv[1:])
 facts["BED_PID"] = int(facts["BED_PID"])
+facts["BED_KAFKA2_PID"] = int(facts["BED_KAFKA2_PID"])
 facts["BED_PG_PORT"] = int(facts["BED_PG_PORT"])
 facts["BED_OPENSEARCH_PID"] = int(facts["BED_OPENSEARCH_PID"])
 print(json.dumps(facts, indent=2))' "${facts[@]}" >"$dir/bed.json"
   chmod 600 "$dir/bed.env" "$dir/bed.json"
-  log "Kafka $KAFKA_VERSION, PostgreSQL and OpenSearch ready in ${SECONDS}s: PLAINTEXT 127.0.0.1:$plain, SASL_SSL 127.0.0.1:$sasl (pid $pid); facts in $dir/bed.env"
+  log "Kafka $KAFKA_VERSION (two clusters), PostgreSQL and OpenSearch ready in ${SECONDS}s: PLAINTEXT 127.0.0.1:$plain, SASL_SSL 127.0.0.1:$sasl (pid $pid), second cluster PLAINTEXT 127.0.0.1:$plain2 (pid $pid2); facts in $dir/bed.env"
 }
 
 # ---------------------------------------------------------------------------------------- stop
 cmd_stop() {
-  local dir=$1 pid i
-  pid=$(broker_pid "$dir")
-  if is_broker "$pid"; then
-    # SIGTERM lets the broker shut down cleanly; SIGKILL only if that hangs.
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
-      is_broker "$pid" || break
-      sleep 0.1
-    done
-    if is_broker "$pid"; then
-      log "broker $pid still alive after ${STOP_TIMEOUT}s; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      for ((i = 0; i < 50; i++)); do
-        is_broker "$pid" || break
-        sleep 0.1
-      done
-    fi
-  fi
-  rm -f "$dir/kafka.pid"
+  local dir=$1
+  stop_broker "$dir/kafka2"
+  stop_broker "$dir"
   "$HERE/postgres.sh" stop "$dir"
   "$HERE/opensearch.sh" stop "$dir"
 }

@@ -95,6 +95,8 @@ class Bed:
     scram512: Scram
     libs: str  # Kafka lib dir (classpath for Kafka's tools, Connect standalone)
     cluster_id: str
+    kafka2_bootstrap: str  # the second cluster (its own KRaft node): PLAINTEXT host:port
+    kafka2_cluster_id: str
     pg: Postgres
     # None for a bed started by a bed.sh older than its OpenSearch node.
     opensearch: OpenSearch | None
@@ -146,6 +148,8 @@ def load_bed(bed_dir: str) -> Bed:
         scram512=Scram(facts["BED_SCRAM512_USER"], facts["BED_SCRAM512_PASSWORD"]),
         libs=facts["BED_KAFKA_LIBS"],
         cluster_id=facts["BED_CLUSTER_ID"],
+        kafka2_bootstrap=facts["BED_KAFKA2_BOOTSTRAP"],
+        kafka2_cluster_id=facts["BED_KAFKA2_CLUSTER_ID"],
         pg=Postgres(
             host=facts["BED_PG_HOST"],
             port=int(facts["BED_PG_PORT"]),

@@ -64,6 +64,17 @@ def test_plaintext_roundtrip(bed):
     roundtrip(bed.client_config(), bed.unique_topic("smoke-plain"))
 
 
+def test_second_cluster_is_another_cluster(bed):
+    # A topic made on the second cluster is not seen by the first: two clusters, not two
+    # listeners of one.
+    topic = bed.unique_topic("smoke-kafka2")
+    roundtrip({"bootstrap.servers": bed.kafka2_bootstrap}, topic)
+    assert bed.kafka2_cluster_id != bed.cluster_id
+    listed = bed.tool("topics", "--bootstrap-server", bed.bootstrap, "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert topic not in listed.stdout.split()
+
+
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_sasl_ssl_roundtrip(bed, mechanism):
     # Host name verification stays on (librdkafka's default): the certificate's SAN must
