@@ -110,7 +110,7 @@ typedef struct {
     void *value;             /* NULL: null value (a tombstone) */
     size_t value_len;
     tb_data_kind_t value_kind;
-    bool bytes_borrowed;      /* key and value stay the plugin's (above) */
+    bool bytes_borrowed;      /* key, value and headers stay the plugin's (above) */
     json_t *source_partition; /* where in the source this came from */
     json_t *source_offset;    /* and how far that source has been read */
     bool typed;               /* the four below hold the key and value */
@@ -118,12 +118,18 @@ typedef struct {
     tb_value_t *key_data;
     tb_schema_t *value_schema;
     tb_value_t *value_data;
-    /* The headers the transformation chain leaves (NULL: none; a plugin
-     * leaves them NULL), written as they are: each value already the bytes
-     * of the header converter's form. The runtime's: the array and each
-     * name and value are freed with tb_headers_free (core/tb_record.h). */
+    /* The record's headers (NULL: none), written as they are: each value
+     * already the bytes of the header converter's form (a plugin that
+     * copies Kafka records sets the headers it read; the transformation
+     * chain sees them and may replace them). The runtime's: the array and
+     * each name and value are freed with tb_headers_free (core/tb_record.h),
+     * unless bytes_borrowed, when they are borrowed like key and value. */
     tb_header_t *headers;
     size_t header_count;
+    /* The record's timestamp (CreateTime), ms since the epoch, for a plugin
+     * that copies it from its system; 0 (or less): none, the time the
+     * runtime hands the record to Kafka. */
+    int64_t timestamp;
 } tb_source_record_t;
 
 /* Context the runtime gives a task. Borrowed for the task's life. */

@@ -76,22 +76,28 @@ static int copy_header(tb_header_t *out, const char *name, const void *value, si
     return 0;
 }
 
+tb_header_t *tb_headers_copy(const tb_header_t *headers, size_t count, size_t extra)
+{
+    tb_header_t *owned = calloc(count + extra + 1, sizeof(*owned));
+    if (owned == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < count; i++) {
+        const tb_header_t *h = &headers[i];
+        if (copy_header(&owned[i], h->name, h->value, h->value_len) != 0) {
+            tb_headers_free(owned, i);
+            return NULL;
+        }
+    }
+    return owned;
+}
+
 /* Makes the headers the record's own, with room for extra more. */
 static int own_headers(tb_record_t *r, size_t extra)
 {
-    tb_header_t *owned = calloc(r->header_count + extra + 1, sizeof(*owned));
+    tb_header_t *owned = tb_headers_copy(r->headers, r->header_count, extra);
     if (owned == NULL) {
         return -1;
-    }
-    for (size_t i = 0; i < r->header_count; i++) {
-        const tb_header_t *h = &r->headers[i];
-        if (copy_header(&owned[i], h->name, h->value, h->value_len) != 0) {
-            for (size_t j = 0; j < i; j++) {
-                free_header(&owned[j]);
-            }
-            free(owned);
-            return -1;
-        }
     }
     if (r->headers_owned) {
         tb_headers_free(r->headers, r->header_count);

@@ -95,6 +95,10 @@ int tb_record_header_remove(tb_record_t *r, const char *name);
  * Returns false, changing nothing, while they are still the engine's. */
 bool tb_record_headers_take(tb_record_t *r, tb_header_t **headers, size_t *count);
 
+/* A copy of count headers that the caller owns (tb_headers_free), with
+ * room (zeroed) for extra more. NULL on no memory. */
+tb_header_t *tb_headers_copy(const tb_header_t *headers, size_t count, size_t extra);
+
 /* Frees headers as a record owns them: each name and value, then the array.
  * NULL is a no-op. */
 void tb_headers_free(tb_header_t *headers, size_t count);

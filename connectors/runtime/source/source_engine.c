@@ -50,7 +50,7 @@ void tb_source_free_record(tb_source_record_t *record)
     }
     json_decref(record->source_partition);
     json_decref(record->source_offset);
-    if (record->headers != NULL) {
+    if (record->headers != NULL && !record->bytes_borrowed) {
         tb_headers_free(record->headers, record->header_count);
     }
     memset(record, 0, sizeof(*record));
@@ -234,13 +234,17 @@ static void *copy_bytes(const void *data, size_t n)
     return copy;
 }
 
-/* Makes a record's borrowed key and value its own, for the steps that free
- * what they replace (upsert, transforms, converters). */
+/* Makes a record's borrowed key, value and headers its own, for the steps
+ * that free what they replace (upsert, transforms, converters). */
 static void own_bytes(tb_source_record_t *record)
 {
     if (record->bytes_borrowed) {
         record->key = copy_bytes(record->key, record->key_len);
         record->value = copy_bytes(record->value, record->value_len);
+        if (record->headers != NULL) {
+            record->headers = tb_headers_copy(record->headers, record->header_count, 0);
+            record->header_count = record->headers != NULL ? record->header_count : 0;
+        }
         record->bytes_borrowed = false;
     }
 }

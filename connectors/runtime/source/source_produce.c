@@ -291,7 +291,8 @@ static rd_kafka_topic_t *topic_handle(source_engine_t *engine, const char *topic
 }
 
 /* Hands one record to librdkafka (flags: F_FREE or F_COPY) with its
- * headers (record_headers) and timestamp (0: librdkafka reads the clock). */
+ * headers (record_headers) and timestamp: the record's own, else
+ * timestamp_ms (0: librdkafka reads the clock). */
 rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
                                              tb_source_record_t *record, int flags,
                                              int64_t timestamp_ms, void *opaque)
@@ -305,8 +306,8 @@ rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
         engine->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(record->partition),
         RD_KAFKA_V_KEY(record->key, record->key_len),
         RD_KAFKA_V_VALUE(record->value, record->value_len), RD_KAFKA_V_MSGFLAGS(flags),
-        RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_HEADERS(headers),
-        RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+        RD_KAFKA_V_TIMESTAMP(record->timestamp > 0 ? record->timestamp : timestamp_ms),
+        RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR && headers != NULL) {
         rd_kafka_headers_destroy(headers); /* not taken on failure */
     }
@@ -351,7 +352,8 @@ static void settle(source_engine_t *engine, tb_source_record_t *record,
 /* How many records from batch_pos on librdkafka takes in one
  * rd_kafka_produce_batch call (a third cheaper per record than one
  * rd_kafka_producev each): records to produce, to the first one's topic,
- * without headers (librdkafka 2.0.2's batch call takes none) and with no
+ * without headers or a timestamp of their own (librdkafka 2.0.2's batch
+ * call takes neither) and with no
  * partition of their own (in that call, a record for a partition that does
  * not exist would never be freed), as many as the ring has room for. 0 when
  * the first is not one. */
@@ -366,7 +368,8 @@ static size_t run_length(const source_engine_t *engine)
     while (engine->batch_pos + n < engine->prepared && n < room) {
         const tb_source_record_t *r = &engine->batch[engine->batch_pos + n];
         if (engine->disposition[engine->batch_pos + n] != PRODUCE ||
-            r->header_count > 0 || r->partition != RD_KAFKA_PARTITION_UA ||
+            r->header_count > 0 || r->timestamp > 0 ||
+            r->partition != RD_KAFKA_PARTITION_UA ||
             (r->topic != first->topic && strcmp(r->topic, first->topic) != 0)) {
             break;
         }
