@@ -1,0 +1,646 @@
+/*
+ * MirrorMaker 2's keys (MirrorConnectorConfig, MirrorSourceConfig,
+ * MirrorHeartbeatConfig), its replication policies and its topic filter
+ * (tb_mirror.h).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connectors/mirror/tb_mirror.h"
+
+#define POLICY_PACKAGE "org.apache.kafka.connect.mirror."
+
+static const tb_config_range_t positive = {.has_min = true, .min = 1};
+static const tb_config_range_t non_negative = {.has_min = true, .min = 0};
+/* -1 asks for the broker's default.replication.factor, as Kafka's admin does */
+static const tb_config_range_t replication = {
+    .has_min = true, .min = -1, .has_max = true, .max = 32767};
+static const char *const locations[] = {"source", "target", NULL};
+
+static const char *const policies[] = {"DefaultReplicationPolicy",
+                                       "IdentityReplicationPolicy", NULL};
+
+/* The policy a class name names (with or without its package), or -1. */
+static int policy_of(const char *name)
+{
+    size_t package = strlen(POLICY_PACKAGE);
+    if (name != NULL && strncmp(name, POLICY_PACKAGE, package) == 0) {
+        name += package;
+    }
+    for (int i = 0; name != NULL && policies[i] != NULL; i++) {
+        if (strcmp(name, policies[i]) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static int check_policy(const json_t *value, char *reason, size_t reason_size)
+{
+    if (policy_of(json_string_value(value)) < 0) {
+        snprintf(reason, reason_size,
+                 "tributary has MirrorMaker 2's " POLICY_PACKAGE
+                 "DefaultReplicationPolicy and IdentityReplicationPolicy; a custom "
+                 "ReplicationPolicy class cannot be loaded");
+        return -1;
+    }
+    return 0;
+}
+
+static int check_filter_class(const json_t *value, char *reason, size_t reason_size)
+{
+    const char *name = json_string_value(value);
+    if (name == NULL ||
+        (strcmp(name, POLICY_PACKAGE "DefaultTopicFilter") != 0 &&
+         strcmp(name, POLICY_PACKAGE "DefaultConfigPropertyFilter") != 0)) {
+        snprintf(
+            reason, reason_size,
+            "tributary has MirrorMaker 2's default filters only; a custom filter class "
+            "cannot be loaded (topics, topics.exclude and config.properties.exclude "
+            "say what is copied)");
+        return -1;
+    }
+    return 0;
+}
+
+static int check_patterns(const json_t *value, char *reason, size_t reason_size)
+{
+    size_t i;
+    const json_t *pattern;
+    json_array_foreach (value, i, pattern) {
+        regex_t re;
+        char *posix = tb_mirror_posix_regex(json_string_value(pattern));
+        int rc = posix != NULL ? regcomp(&re, posix, REG_EXTENDED | REG_NOSUB) : -1;
+        free(posix);
+        if (rc != 0) {
+            snprintf(reason, reason_size,
+                     "%s is not a regular expression tributary reads",
+                     json_string_value(pattern));
+            return -1;
+        }
+        regfree(&re);
+    }
+    return 0;
+}
+
+#define S tb_mirror_settings_t
+/* The keys every MM2 connector has. */
+#define COMMON_KEYS                                                                      \
+    {.name = "source.cluster.alias",                                                     \
+     .type = TB_CONFIG_STRING,                                                           \
+     .default_value = "source",                                                          \
+     .importance = TB_IMPORTANCE_HIGH,                                                   \
+     .group = "Mirror",                                                                  \
+     .order = 1,                                                                         \
+     .field = TB_CONFIG_AT(S, source_alias),                                             \
+     .documentation = "Alias of the source cluster."},                                   \
+        {.name = "target.cluster.alias",                                                 \
+         .type = TB_CONFIG_STRING,                                                       \
+         .default_value = "target",                                                      \
+         .importance = TB_IMPORTANCE_HIGH,                                               \
+         .group = "Mirror",                                                              \
+         .order = 2,                                                                     \
+         .field = TB_CONFIG_AT(S, target_alias),                                         \
+         .documentation = "Alias of the target cluster: the worker's own cluster, "      \
+                          "which the records are written to."},                          \
+        {.name = "source.cluster.bootstrap.servers",                                     \
+         .type = TB_CONFIG_STRING,                                                       \
+         .required = true,                                                               \
+         .importance = TB_IMPORTANCE_HIGH,                                               \
+         .group = "Mirror",                                                              \
+         .order = 3,                                                                     \
+         .field = TB_CONFIG_AT(S, source_bootstrap),                                     \
+         .documentation = "Brokers of the source cluster. Other source.cluster.* keys "  \
+                          "(Java client names, security included) set every client of "  \
+                          "it; source.consumer.*, source.producer.* and source.admin.* " \
+                          "one role's."},                                                \
+        {.name = "target.cluster.bootstrap.servers",                                     \
+         .type = TB_CONFIG_STRING,                                                       \
+         .required = true,                                                               \
+         .importance = TB_IMPORTANCE_HIGH,                                               \
+         .group = "Mirror",                                                              \
+         .order = 4,                                                                     \
+         .field = TB_CONFIG_AT(S, target_bootstrap),                                     \
+         .documentation =                                                                \
+             "Brokers of the target cluster, for its topics and internal "               \
+             "topics; target.cluster.*, target.producer.* and target.admin.* "           \
+             "as for the source."},                                                      \
+        {.name = "replication.policy.class",                                             \
+         .type = TB_CONFIG_CLASS,                                                        \
+         .default_value = POLICY_PACKAGE "DefaultReplicationPolicy",                     \
+         .importance = TB_IMPORTANCE_LOW,                                                \
+         .group = "Mirror",                                                              \
+         .order = 5,                                                                     \
+         .check = check_policy,                                                          \
+         .field = TB_CONFIG_AT(S, policy_class),                                         \
+         .documentation =                                                                \
+             "How remote topics are named: DefaultReplicationPolicy "                    \
+             "(<source alias><separator><topic>) or IdentityReplicationPolicy "          \
+             "(the topic's own name)."},                                                 \
+        {.name = "replication.policy.separator",                                         \
+         .type = TB_CONFIG_STRING,                                                       \
+         .default_value = ".",                                                           \
+         .importance = TB_IMPORTANCE_LOW,                                                \
+         .group = "Mirror",                                                              \
+         .order = 6,                                                                     \
+         .field = TB_CONFIG_AT(S, separator),                                            \
+         .documentation = "Separator used in remote topic naming convention."},          \
+    {                                                                                    \
+        .name = "replication.policy.internal.topic.separator.enabled",                   \
+        .type = TB_CONFIG_BOOLEAN, .default_value = "true",                              \
+        .importance = TB_IMPORTANCE_LOW, .group = "Mirror", .order = 7,                  \
+        .field = TB_CONFIG_AT(S, internal_separator),                                    \
+        .documentation =                                                                 \
+            "Whether the internal topics' names (offset syncs, checkpoints) "            \
+            "use replication.policy.separator too, else '.'."                            \
+    }
+
+static const tb_config_def_t source_keys[] = {
+    COMMON_KEYS,
+    {.name = "topics",
+     .type = TB_CONFIG_LIST,
+     .default_value = ".*",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Mirror",
+     .order = 10,
+     .check = check_patterns,
+     .field = TB_CONFIG_AT(S, topics),
+     .documentation = "Topics to replicate: topic names or regexes, comma-separated."},
+    {.name = "topics.exclude",
+     .type = TB_CONFIG_LIST,
+     .default_value = ".*[\\-\\.]internal, .*\\.replica, __.*",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Mirror",
+     .order = 11,
+     .check = check_patterns,
+     .field = TB_CONFIG_AT(S, topics_exclude),
+     .documentation =
+         "Topics not to replicate: topic names or regexes, comma-separated."},
+    {.name = "topic.filter.class",
+     .type = TB_CONFIG_CLASS,
+     .default_value = POLICY_PACKAGE "DefaultTopicFilter",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 12,
+     .check = check_filter_class,
+     .documentation = "The topic filter: MM2's DefaultTopicFilter only."},
+    {.name = "config.properties.exclude",
+     .type = TB_CONFIG_LIST,
+     .default_value = "follower\\.replication\\.throttled\\.replicas, "
+                      "leader\\.replication\\.throttled\\.replicas, "
+                      "message\\.timestamp\\.difference\\.max\\.ms, "
+                      "message\\.timestamp\\.type, unclean\\.leader\\.election\\.enable, "
+                      "min\\.insync\\.replicas",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Mirror",
+     .order = 13,
+     .check = check_patterns,
+     .field = TB_CONFIG_AT(S, config_exclude),
+     .documentation = "Topic config properties not to copy: names or regexes."},
+    {.name = "config.property.filter.class",
+     .type = TB_CONFIG_CLASS,
+     .default_value = POLICY_PACKAGE "DefaultConfigPropertyFilter",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 14,
+     .check = check_filter_class,
+     .documentation =
+         "The config property filter: MM2's DefaultConfigPropertyFilter only."},
+    {.name = "replication.factor",
+     .type = TB_CONFIG_INT,
+     .default_value = "2",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Mirror",
+     .order = 15,
+     .range = &replication,
+     .field = TB_CONFIG_AT(S, replication_factor),
+     .documentation = "Replication factor of the remote topics created."},
+    {.name = "refresh.topics.enabled",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 16,
+     .field = TB_CONFIG_AT(S, refresh_topics),
+     .documentation = "Whether new topics and partitions of the source are looked for."},
+    {.name = "refresh.topics.interval.seconds",
+     .type = TB_CONFIG_LONG,
+     .default_value = "600",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 17,
+     .range = &positive,
+     .field = TB_CONFIG_AT(S, refresh_topics_s),
+     .documentation = "How often new topics and partitions are looked for."},
+    {.name = "sync.topic.configs.enabled",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 18,
+     .field = TB_CONFIG_AT(S, sync_configs),
+     .documentation = "Whether the remote topics get the source topics' configs."},
+    {.name = "sync.topic.configs.interval.seconds",
+     .type = TB_CONFIG_LONG,
+     .default_value = "600",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 19,
+     .range = &positive,
+     .field = TB_CONFIG_AT(S, sync_configs_s),
+     .documentation = "How often topic configs are copied again."},
+    {.name = "sync.topic.acls.enabled",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 20,
+     .field = TB_CONFIG_AT(S, sync_acls),
+     .documentation =
+         "Copying topic ACLs is not built: true is refused (MM2's default is "
+         "true, tributary's false)."},
+    {.name = "sync.topic.acls.interval.seconds",
+     .type = TB_CONFIG_LONG,
+     .default_value = "600",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 21,
+     .range = &positive,
+     .documentation = "Accepted for MM2's configs; no ACLs are copied."},
+    {.name = "emit.offset-syncs.enabled",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 22,
+     .field = TB_CONFIG_AT(S, emit_offset_syncs),
+     .documentation = "Whether offset syncs are written for the checkpoints."},
+    {.name = "offset-syncs.topic.location",
+     .type = TB_CONFIG_STRING,
+     .default_value = "source",
+     .one_of = locations,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 23,
+     .field = TB_CONFIG_ENUM_AT(S, offset_syncs_location),
+     .documentation = "The cluster of the offset-syncs topic: source or target."},
+    {.name = "offset-syncs.topic.replication.factor",
+     .type = TB_CONFIG_SHORT,
+     .default_value = "3",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 24,
+     .range = &replication,
+     .field = TB_CONFIG_AT(S, offset_syncs_rf),
+     .documentation = "Replication factor of the offset-syncs topic when it is created."},
+    {.name = "offset.lag.max",
+     .type = TB_CONFIG_LONG,
+     .default_value = "100",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 25,
+     .range = &non_negative,
+     .field = TB_CONFIG_AT(S, offset_lag_max),
+     .documentation = "How far a remote partition may go past its last offset sync "
+                      "before another is written."},
+    {.name = "heartbeats.replication.enabled",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 26,
+     .field = TB_CONFIG_AT(S, heartbeats_replication),
+     .documentation = "Whether heartbeats topics are replicated whatever topics says."},
+    {.name = "admin.timeout.ms",
+     .type = TB_CONFIG_LONG,
+     .default_value = "60000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 27,
+     .range = &positive,
+     .field = TB_CONFIG_AT(S, admin_timeout_ms),
+     .documentation = "Bound of each admin request (topic creation, configs)."},
+    {.name = "consumer.poll.timeout.ms",
+     .type = TB_CONFIG_LONG,
+     .default_value = "1000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 28,
+     .range = &non_negative,
+     .documentation = "Accepted for MM2's configs: tributary's task never blocks in a "
+                      "poll; idle, it looks for records again every 20 ms."},
+};
+
+static const tb_config_def_t heartbeat_keys[] = {
+    COMMON_KEYS,
+    {.name = "emit.heartbeats.enabled",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 10,
+     .field = TB_CONFIG_AT(S, emit_heartbeats),
+     .documentation = "Whether heartbeats are written."},
+    {.name = "emit.heartbeats.interval.seconds",
+     .type = TB_CONFIG_LONG,
+     .default_value = "1",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 11,
+     .range = &positive,
+     .field = TB_CONFIG_AT(S, emit_heartbeats_s),
+     .documentation = "How often a heartbeat is written."},
+    {.name = "heartbeats.topic.replication.factor",
+     .type = TB_CONFIG_SHORT,
+     .default_value = "3",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 12,
+     .range = &replication,
+     .field = TB_CONFIG_AT(S, heartbeats_rf),
+     .documentation = "Replication factor of the heartbeats topic when it is created."},
+};
+#undef S
+
+const tb_config_table_t tb_mirror_source_table =
+    TB_CONFIG_TABLE("MirrorSourceConnector", source_keys);
+const tb_config_table_t tb_mirror_heartbeat_table =
+    TB_CONFIG_TABLE("MirrorHeartbeatConnector", heartbeat_keys);
+
+void tb_mirror_validate(const json_t *values, json_t *errors)
+{
+    if (json_is_true(json_object_get(values, "sync.topic.acls.enabled"))) {
+        tb_config_error_add(errors, "sync.topic.acls.enabled",
+                            "sync.topic.acls.enabled=true is refused: tributary does not "
+                            "copy topic ACLs to the target cluster; set it to false and "
+                            "manage the remote topics' ACLs on the target");
+    }
+    const char *separator = tb_config_string(values, "replication.policy.separator");
+    if (separator != NULL && separator[0] == '\0') {
+        tb_config_error_add(
+            errors, "replication.policy.separator",
+            "replication.policy.separator must not be empty: remote topic "
+            "names could not be told from local ones");
+    }
+}
+
+void tb_mirror_names_init(tb_mirror_names_t *names, const tb_mirror_settings_t *settings)
+{
+    *names = (tb_mirror_names_t){
+        .kind = policy_of(settings->policy_class) == 1 ? TB_MIRROR_POLICY_IDENTITY
+                                                       : TB_MIRROR_POLICY_DEFAULT,
+        .separator = settings->separator,
+        .internal_separator = settings->internal_separator ? settings->separator : ".",
+        .source_alias = settings->source_alias,
+        .target_alias = settings->target_alias,
+    };
+}
+
+/* A new string of the parts joined (NULL-terminated list). */
+static char *join(const char *first, ...)
+{
+    va_list ap;
+    size_t len = 0;
+    va_start(ap, first);
+    for (const char *s = first; s != NULL; s = va_arg(ap, const char *)) {
+        len += strlen(s);
+    }
+    va_end(ap);
+    char *out = malloc(len + 1);
+    if (out == NULL) {
+        return NULL;
+    }
+    out[0] = '\0';
+    va_start(ap, first);
+    for (const char *s = first; s != NULL; s = va_arg(ap, const char *)) {
+        strcat(out, s);
+    }
+    va_end(ap);
+    return out;
+}
+
+/* DefaultReplicationPolicy.topicSource: the alias before the first
+ * separator, as Java's String.split sees it (trailing empty parts dropped:
+ * "a." has no source). Its length in *len; false when none. */
+static bool default_source(const tb_mirror_names_t *names, const char *topic, size_t *len)
+{
+    const char *at = strstr(topic, names->separator);
+    if (at == NULL) {
+        return false;
+    }
+    size_t sep = strlen(names->separator);
+    const char *rest = at + sep;
+    while (strncmp(rest, names->separator, sep) == 0) {
+        rest += sep;
+    }
+    if (*rest == '\0') {
+        return false;
+    }
+    *len = (size_t)(at - topic);
+    return true;
+}
+
+/* DefaultReplicationPolicy.upstreamTopic: the topic after its source
+ * alias, or NULL when it has none (borrowed from topic). */
+static const char *default_upstream(const tb_mirror_names_t *names, const char *topic)
+{
+    size_t len;
+    return default_source(names, topic, &len) ? topic + len + strlen(names->separator)
+                                              : NULL;
+}
+
+/* ReplicationPolicy.originalTopic is "heartbeats" (DefaultReplicationPolicy
+ * follows the upstream names; IdentityReplicationPolicy looks at the end). */
+static bool is_heartbeats(const tb_mirror_names_t *names, const char *topic)
+{
+    if (names->kind == TB_MIRROR_POLICY_IDENTITY) {
+        size_t n = strlen(topic), h = strlen(TB_MIRROR_HEARTBEATS_TOPIC);
+        return n >= h && strcmp(topic + n - h, TB_MIRROR_HEARTBEATS_TOPIC) == 0;
+    }
+    for (const char *t = topic, *up; t != NULL; t = up) {
+        up = default_upstream(names, t);
+        if (up == NULL || strcmp(up, t) == 0) {
+            return strcmp(t, TB_MIRROR_HEARTBEATS_TOPIC) == 0;
+        }
+    }
+    return false;
+}
+
+char *tb_mirror_remote_topic(const tb_mirror_names_t *names, const char *topic)
+{
+    if (names->kind == TB_MIRROR_POLICY_IDENTITY && !is_heartbeats(names, topic)) {
+        return strdup(topic);
+    }
+    return join(names->source_alias, names->separator, topic, NULL);
+}
+
+/* ReplicationPolicy.isInternalTopic: MM2's, Kafka's and Connect's own. */
+static bool is_internal(const char *topic)
+{
+    size_t n = strlen(topic);
+    return strncmp(topic, "__", 2) == 0 || topic[0] == '.' ||
+           (n >= 9 && (strcmp(topic + n - 9, ".internal") == 0 ||
+                       strcmp(topic + n - 9, "-internal") == 0));
+}
+
+/* MirrorSourceConnector.isCycle: whether topic came from the target
+ * cluster already, following its upstream names. */
+static bool is_cycle(const tb_mirror_names_t *names, const char *topic)
+{
+    if (names->kind == TB_MIRROR_POLICY_IDENTITY && !is_heartbeats(names, topic)) {
+        /* IdentityReplicationPolicy names every topic's source the source
+         * alias and its upstream topic itself: it cannot see cycles */
+        return strcmp(names->source_alias, names->target_alias) == 0;
+    }
+    for (const char *t = topic; t != NULL;) {
+        size_t len;
+        if (!default_source(names, t, &len)) {
+            return false;
+        }
+        if (len == strlen(names->target_alias) &&
+            strncmp(t, names->target_alias, len) == 0) {
+            return true;
+        }
+        const char *up = default_upstream(names, t);
+        t = up != NULL && strcmp(up, t) != 0 ? up : NULL;
+    }
+    return false;
+}
+
+char *tb_mirror_posix_regex(const char *java)
+{
+    size_t n = java != NULL ? strlen(java) : 0;
+    char *out = malloc(n + 5);
+    size_t o = 0;
+    bool in_bracket = false, dash = false;
+    if (out == NULL) {
+        return NULL;
+    }
+    out[o++] = '^';
+    out[o++] = '(';
+    for (size_t i = 0; i < n; i++) {
+        char c = java[i];
+        if (!in_bracket) {
+            out[o++] = c;
+            if (c == '\\' && i + 1 < n) {
+                out[o++] = java[++i];
+            } else if (c == '[') {
+                in_bracket = true;
+                dash = false;
+                if (i + 1 < n && java[i + 1] == '^') {
+                    out[o++] = java[++i];
+                }
+            }
+            continue;
+        }
+        if (c == '\\' && i + 1 < n) {
+            c = java[++i];
+            if (c == '-') {
+                dash = true;
+                continue;
+            }
+            out[o++] = c;
+        } else if (c == ']') {
+            if (dash) {
+                out[o++] = '-';
+            }
+            out[o++] = ']';
+            in_bracket = false;
+        } else {
+            out[o++] = c;
+        }
+    }
+    out[o++] = ')';
+    out[o++] = '$';
+    out[o] = '\0';
+    return out;
+}
+
+/* Compiles a list of Java regexes. -1 with errstr naming key. */
+static int compile_list(const json_t *list, const char *key, regex_t **out, size_t *count,
+                        char *errstr, size_t errstr_size)
+{
+    size_t n = json_array_size(list), i;
+    const json_t *item;
+    *out = calloc(n + 1, sizeof(regex_t));
+    *count = 0;
+    json_array_foreach (list, i, item) {
+        char *posix = tb_mirror_posix_regex(json_string_value(item));
+        int rc =
+            posix != NULL ? regcomp(&(*out)[i], posix, REG_EXTENDED | REG_NOSUB) : -1;
+        free(posix);
+        if (rc != 0) {
+            snprintf(errstr, errstr_size,
+                     "%s: %s is not a regular expression tributary reads", key,
+                     json_string_value(item));
+            return -1;
+        }
+        (*count)++;
+    }
+    return 0;
+}
+
+static bool any_matches(const regex_t *patterns, size_t count, const char *s)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (regexec(&patterns[i], s, 0, NULL, 0) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int tb_mirror_filter_init(tb_mirror_filter_t *filter, const tb_mirror_names_t *names,
+                          const tb_mirror_settings_t *settings, char *errstr,
+                          size_t errstr_size)
+{
+    *filter = (tb_mirror_filter_t){.names = names,
+                                   .heartbeats = settings->heartbeats_replication};
+    if (compile_list(settings->topics, "topics", &filter->include, &filter->include_count,
+                     errstr, errstr_size) != 0 ||
+        compile_list(settings->topics_exclude, "topics.exclude", &filter->exclude,
+                     &filter->exclude_count, errstr, errstr_size) != 0) {
+        tb_mirror_filter_free(filter);
+        return -1;
+    }
+    return 0;
+}
+
+bool tb_mirror_filter_topic(const tb_mirror_filter_t *filter, const char *topic)
+{
+    bool chosen = (any_matches(filter->include, filter->include_count, topic) &&
+                   !any_matches(filter->exclude, filter->exclude_count, topic)) ||
+                  (filter->heartbeats && is_heartbeats(filter->names, topic));
+    return chosen && !is_internal(topic) && !is_cycle(filter->names, topic);
+}
+
+void tb_mirror_filter_free(tb_mirror_filter_t *filter)
+{
+    for (size_t i = 0; i < filter->include_count; i++) {
+        regfree(&filter->include[i]);
+    }
+    for (size_t i = 0; i < filter->exclude_count; i++) {
+        regfree(&filter->exclude[i]);
+    }
+    free(filter->include);
+    free(filter->exclude);
+    filter->include = filter->exclude = NULL;
+    filter->include_count = filter->exclude_count = 0;
+}
+
+bool tb_mirror_config_copied(const json_t *exclude, const char *property)
+{
+    regex_t *patterns;
+    size_t count;
+    char errstr[256];
+    bool copied = compile_list(exclude, "config.properties.exclude", &patterns, &count,
+                               errstr, sizeof(errstr)) == 0 &&
+                  !any_matches(patterns, count, property);
+    for (size_t i = 0; i < count; i++) {
+        regfree(&patterns[i]);
+    }
+    free(patterns);
+    return copied;
+}

@@ -1,0 +1,570 @@
+/*
+ * MirrorSourceConnector - copies topics of a source cluster to the worker's
+ * cluster (the target), as MirrorMaker 2's does: each record's key, value,
+ * headers, timestamp and partition as they are, to the remote topic its
+ * replication policy names, with the source partition
+ * {"cluster","topic","partition"} and offset {"offset"} MM2 stores, so that
+ * exactly once (exactly.once.support) and a take-over from MM2's offsets
+ * work through the runtime's offsets. Offset syncs are not written yet.
+ *
+ * Each task finds the source's topics itself (at start, then every
+ * refresh.topics.interval.seconds): of the topic-partitions the filter
+ * chooses, it copies those whose hash falls to its index, makes their
+ * remote topics (the source's partition count, the source topic's configs
+ * but the excluded ones) or adds their new partitions, and assigns them to
+ * its consumer from the offset after the one stored, or the beginning.
+ *
+ * The consumer reads read_committed, so that aborted transactions are not
+ * copied. A poll's records borrow their bytes and headers from librdkafka's
+ * messages (bytes_borrowed in tb_plugin.h), which the next poll destroys:
+ * a record costs no allocation of the plugin's.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connectors/mirror/tb_mirror.h"
+#include "connectors/tb_plugin.h"
+#include "core/tb_log.h"
+#include "core/tb_time.h"
+
+#define IDLE_WAKE_MS 20       /* how soon an idle task looks again */
+#define RETRY_REFRESH_MS 2000 /* a refresh that failed is tried again after */
+#define LOGGER "tributary.mirror"
+
+/* One topic-partition the task copies. */
+typedef struct {
+    char *topic;  /* source topic */
+    char *remote; /* its name on the target; stays until task_stop */
+    int32_t partition;
+    json_t *source_partition; /* {"cluster","partition","topic"} */
+    uint64_t stamp;           /* the poll that last had its records */
+    size_t last_index;        /* of that poll's last record of it */
+    int64_t last_offset;      /* and that record's offset */
+} mirror_partition_t;
+
+typedef struct {
+    char *connector;
+    int task;
+    int task_index;
+    int task_count;
+    json_t *values; /* parsed keys; settings' strings point into them */
+    json_t *config; /* the task config, for the clients' keys */
+    tb_mirror_settings_t settings;
+    tb_mirror_names_t names;
+    tb_mirror_filter_t filter;
+    rd_kafka_t *consumer; /* source cluster, read_committed, no group */
+    rd_kafka_queue_t *queue;
+    rd_kafka_t *target; /* target cluster: admin requests */
+    mirror_partition_t **partitions;
+    size_t partition_count;
+    json_t *index; /* "<partition>:<topic>" -> index in partitions */
+    mirror_partition_t *last_hit;
+    rd_kafka_message_t **messages; /* of the last poll, destroyed by the next */
+    size_t message_count;
+    size_t message_cap;
+    tb_header_t *headers; /* the last poll's records' headers, one arena */
+    size_t header_cap;
+    mirror_partition_t **touched; /* partitions with records in this poll */
+    uint64_t poll_seq;
+    int64_t next_refresh_ms;
+    bool offset_every_record;
+    json_t *(*offset_for)(void *runtime, const json_t *source_partition);
+    void *runtime;
+} mirror_source_t;
+
+/* Every MM2 connector key, for task_configs to pass on: the plugin's own
+ * plus the <side>.* client keys. The task index and count are added. */
+static json_t *task_configs(const json_t *config, int max_tasks)
+{
+    json_t *tasks = json_array();
+    for (int i = 0; i < max_tasks; i++) {
+        json_t *task = json_deep_copy(config);
+        char number[16];
+        snprintf(number, sizeof(number), "%d", i);
+        json_object_set_new(task, "task.index", json_string(number));
+        snprintf(number, sizeof(number), "%d", max_tasks);
+        json_object_set_new(task, "task.count", json_string(number));
+        json_array_append_new(tasks, task);
+    }
+    return tasks;
+}
+
+/* Stable across tasks and restarts: FNV-1a of the topic, then the
+ * partition. */
+static uint32_t partition_hash(const char *topic, int32_t partition)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)topic; *p != '\0'; p++) {
+        h = (h ^ *p) * 16777619u;
+    }
+    return (h ^ (uint32_t)partition) * 16777619u;
+}
+
+static void index_key(char *buf, size_t size, const char *topic, int32_t partition)
+{
+    snprintf(buf, size, "%" PRId32 ":%s", partition, topic);
+}
+
+static mirror_partition_t *find_partition(mirror_source_t *s, const char *topic,
+                                          int32_t partition)
+{
+    char key[320];
+    if (s->last_hit != NULL && s->last_hit->partition == partition &&
+        strcmp(s->last_hit->topic, topic) == 0) {
+        return s->last_hit;
+    }
+    index_key(key, sizeof(key), topic, partition);
+    json_t *at = json_object_get(s->index, key);
+    if (at == NULL) {
+        return NULL;
+    }
+    s->last_hit = s->partitions[json_integer_value(at)];
+    return s->last_hit;
+}
+
+static void partition_free(mirror_partition_t *p)
+{
+    json_decref(p->source_partition);
+    free(p->topic);
+    free(p->remote);
+    free(p);
+}
+
+/* The source topic's configs that MM2 copies: set (not defaults), not
+ * read-only or sensitive, not the broker's static ones, not excluded.
+ * NULL when they cannot be read (logged): the topic is made without. */
+static json_t *source_configs(mirror_source_t *s, const char *topic)
+{
+    rd_kafka_ConfigResource_t *resource =
+        rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic);
+    rd_kafka_queue_t *queue = rd_kafka_queue_new(s->consumer);
+    rd_kafka_AdminOptions_t *options =
+        rd_kafka_AdminOptions_new(s->consumer, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
+    int timeout = (int)s->settings.admin_timeout_ms;
+    json_t *configs = NULL;
+    rd_kafka_AdminOptions_set_request_timeout(options, timeout, NULL, 0);
+    rd_kafka_DescribeConfigs(s->consumer, &resource, 1, options, queue);
+    rd_kafka_event_t *ev = rd_kafka_queue_poll(queue, timeout + 5000);
+    const rd_kafka_DescribeConfigs_result_t *result =
+        ev != NULL ? rd_kafka_event_DescribeConfigs_result(ev) : NULL;
+    size_t count = 0, entries = 0;
+    const rd_kafka_ConfigResource_t **resources =
+        result != NULL && rd_kafka_event_error(ev) == RD_KAFKA_RESP_ERR_NO_ERROR
+            ? rd_kafka_DescribeConfigs_result_resources(result, &count)
+            : NULL;
+    if (count == 1 && rd_kafka_ConfigResource_error(resources[0]) == 0) {
+        configs = json_object();
+        const rd_kafka_ConfigEntry_t **list =
+            rd_kafka_ConfigResource_configs(resources[0], &entries);
+        for (size_t i = 0; i < entries; i++) {
+            const rd_kafka_ConfigEntry_t *e = list[i];
+            const char *name = rd_kafka_ConfigEntry_name(e);
+            const char *value = rd_kafka_ConfigEntry_value(e);
+            if (value == NULL || rd_kafka_ConfigEntry_is_default(e) ||
+                rd_kafka_ConfigEntry_is_read_only(e) ||
+                rd_kafka_ConfigEntry_is_sensitive(e) ||
+                rd_kafka_ConfigEntry_source(e) ==
+                    RD_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG ||
+                rd_kafka_ConfigEntry_source(e) == RD_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG ||
+                !tb_mirror_config_copied(s->settings.config_exclude, name)) {
+                continue;
+            }
+            json_object_set_new(configs, name, json_string(value));
+        }
+    } else {
+        TB_LOG_TASK(TB_LOG_WARN, LOGGER, s->connector, s->task,
+                    "cannot read the configs of topic %s on cluster %s (%s); its remote "
+                    "topic is made without them",
+                    topic, s->settings.source_alias,
+                    ev == NULL ? "no answer in time"
+                    : rd_kafka_event_error(ev) != 0
+                        ? rd_kafka_event_error_string(ev)
+                        : (count == 1 ? rd_kafka_ConfigResource_error_string(resources[0])
+                                      : "no result"));
+    }
+    if (ev != NULL) {
+        rd_kafka_event_destroy(ev);
+    }
+    rd_kafka_AdminOptions_destroy(options);
+    rd_kafka_queue_destroy(queue);
+    rd_kafka_ConfigResource_destroy(resource);
+    return configs;
+}
+
+/* Adds partition of topic to the task, from the offset after the stored
+ * one (MM2's seek), else the beginning, to list. */
+static void add_partition(mirror_source_t *s, const char *topic, int32_t partition,
+                          rd_kafka_topic_partition_list_t *list)
+{
+    char key[320];
+    mirror_partition_t *p = calloc(1, sizeof(*p));
+    p->topic = strdup(topic);
+    p->remote = tb_mirror_remote_topic(&s->names, topic);
+    p->partition = partition;
+    p->source_partition = json_pack("{s:s,s:s,s:i}", "cluster", s->settings.source_alias,
+                                    "topic", topic, "partition", (int)partition);
+    json_t *stored = s->offset_for(s->runtime, p->source_partition);
+    json_t *offset = json_object_get(stored, "offset");
+    int64_t start = json_is_integer(offset) && json_integer_value(offset) >= 0
+                        ? json_integer_value(offset) + 1
+                        : RD_KAFKA_OFFSET_BEGINNING;
+    json_decref(stored);
+    rd_kafka_topic_partition_list_add(list, topic, partition)->offset = start;
+    s->partitions =
+        realloc(s->partitions, (s->partition_count + 1) * sizeof(*s->partitions));
+    s->touched = realloc(s->touched, (s->partition_count + 1) * sizeof(*s->touched));
+    index_key(key, sizeof(key), topic, partition);
+    json_object_set_new(s->index, key, json_integer((json_int_t)s->partition_count));
+    s->partitions[s->partition_count++] = p;
+}
+
+/* Makes the remote topic of a source topic ready for partitions of it
+ * (its count on the source). false when it is not (logged): the refresh is
+ * tried again soon. */
+static bool prepare_remote(mirror_source_t *s, const char *topic, int partitions)
+{
+    char errstr[512];
+    char *remote = tb_mirror_remote_topic(&s->names, topic);
+    json_t *configs = s->settings.sync_configs ? source_configs(s, topic) : NULL;
+    int rc = tb_mirror_ensure_topic(
+        s->target, remote, partitions, s->settings.replication_factor, configs,
+        (int)s->settings.admin_timeout_ms, errstr, sizeof(errstr));
+    if (rc != 0) {
+        TB_LOG_TASK(TB_LOG_WARN, LOGGER, s->connector, s->task,
+                    "topic %s of cluster %s is not copied yet: on cluster %s, %s; trying "
+                    "again in %d s",
+                    topic, s->settings.source_alias, s->settings.target_alias, errstr,
+                    RETRY_REFRESH_MS / 1000);
+    }
+    json_decref(configs);
+    free(remote);
+    return rc == 0;
+}
+
+/* Finds the source's topic-partitions of this task that it does not copy
+ * yet, makes their remote topics and partitions, and assigns them. */
+static void refresh(mirror_source_t *s)
+{
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(8);
+    bool complete = true;
+    rd_kafka_resp_err_t err =
+        rd_kafka_metadata(s->consumer, 1, NULL, &md, (int)s->settings.admin_timeout_ms);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        TB_LOG_TASK(TB_LOG_WARN, LOGGER, s->connector, s->task,
+                    "cannot list the topics of cluster %s: %s; trying again in %d s",
+                    s->settings.source_alias, rd_kafka_err2str(err),
+                    RETRY_REFRESH_MS / 1000);
+        complete = false;
+    }
+    for (int t = 0; md != NULL && t < md->topic_cnt; t++) {
+        const struct rd_kafka_metadata_topic *topic = &md->topics[t];
+        bool prepared = false;
+        if (topic->err != RD_KAFKA_RESP_ERR_NO_ERROR ||
+            !tb_mirror_filter_topic(&s->filter, topic->topic)) {
+            continue;
+        }
+        for (int i = 0; i < topic->partition_cnt; i++) {
+            int32_t partition = topic->partitions[i].id;
+            if (partition_hash(topic->topic, partition) % (uint32_t)s->task_count !=
+                    (uint32_t)s->task_index ||
+                find_partition(s, topic->topic, partition) != NULL) {
+                continue;
+            }
+            if (!prepared && !prepare_remote(s, topic->topic, topic->partition_cnt)) {
+                complete = false;
+                break;
+            }
+            prepared = true;
+            add_partition(s, topic->topic, partition, list);
+        }
+    }
+    if (list->cnt > 0) {
+        rd_kafka_error_t *error = rd_kafka_incremental_assign(s->consumer, list);
+        if (error != NULL) {
+            TB_LOG_TASK(TB_LOG_ERROR, LOGGER, s->connector, s->task,
+                        "cannot read %d new partitions of cluster %s: %s", list->cnt,
+                        s->settings.source_alias, rd_kafka_error_string(error));
+            rd_kafka_error_destroy(error);
+        } else {
+            TB_LOG_TASK(TB_LOG_INFO, LOGGER, s->connector, s->task,
+                        "copying %d more partitions of cluster %s to %s (%zu in all)",
+                        list->cnt, s->settings.source_alias, s->settings.target_alias,
+                        s->partition_count);
+        }
+    }
+    rd_kafka_topic_partition_list_destroy(list);
+    if (md != NULL) {
+        rd_kafka_metadata_destroy(md);
+    }
+    int64_t now = tb_monotonic_ms();
+    s->next_refresh_ms = !complete ? now + RETRY_REFRESH_MS
+                         : s->settings.refresh_topics
+                             ? now + s->settings.refresh_topics_s * 1000
+                             : INT64_MAX;
+}
+
+static void task_stop(void *opaque);
+
+static int task_start(const tb_task_context_t *ctx, const json_t *config, void **out,
+                      char *errstr, size_t errstr_size)
+{
+    mirror_source_t *s = calloc(1, sizeof(*s));
+    char reason[512];
+    s->connector = strdup(ctx->connector);
+    s->task = ctx->task;
+    s->offset_every_record = ctx->offset_every_record;
+    s->offset_for = ctx->offset_for;
+    s->runtime = ctx->runtime;
+    s->index = json_object();
+    s->config = json_deep_copy(config);
+    const char *index = json_string_value(json_object_get(config, "task.index"));
+    const char *tasks = json_string_value(json_object_get(config, "task.count"));
+    s->task_index = index != NULL ? atoi(index) : 0;
+    s->task_count = tasks != NULL ? atoi(tasks) : 1;
+    if (s->task_count < 1 || s->task_index < 0 || s->task_index >= s->task_count) {
+        s->task_index = 0;
+        s->task_count = 1;
+    }
+    s->values = tb_config_load(&tb_mirror_source_table, config, &s->settings, errstr,
+                               errstr_size);
+    if (s->values == NULL) {
+        goto fail;
+    }
+    tb_mirror_names_init(&s->names, &s->settings);
+    if (tb_mirror_filter_init(&s->filter, &s->names, &s->settings, errstr, errstr_size) !=
+        0) {
+        goto fail;
+    }
+    /* MM2's consumer: no commits, from the earliest offset when none is
+     * stored; read_committed so that aborted records stay behind. librdkafka
+     * assigns partitions one by one only with a group.id: the group is
+     * never joined and nothing is committed to it. */
+    char group[300];
+    snprintf(group, sizeof(group), "tributary-mirror-%s", ctx->connector);
+    json_t *extra = json_pack("{s:s,s:s,s:s,s:s,s:s}", "bootstrap.servers",
+                              s->settings.source_bootstrap, "group.id", group,
+                              "enable.auto.commit", "false", "auto.offset.reset",
+                              "earliest", "isolation.level", "read_committed");
+    s->consumer = tb_mirror_client(config, "source", RD_KAFKA_CONSUMER, extra, reason,
+                                   sizeof(reason));
+    json_decref(extra);
+    if (s->consumer == NULL) {
+        snprintf(errstr, errstr_size, "cannot make the consumer of cluster %s: %s",
+                 s->settings.source_alias, reason);
+        goto fail;
+    }
+    s->queue = rd_kafka_queue_get_consumer(s->consumer);
+    if (s->queue == NULL) {
+        s->queue = rd_kafka_queue_get_main(s->consumer);
+    }
+    extra = json_pack("{s:s,s:s}", "bootstrap.servers", s->settings.target_bootstrap,
+                      "allow.auto.create.topics", "false");
+    s->target = tb_mirror_client(config, "target", RD_KAFKA_PRODUCER, extra, reason,
+                                 sizeof(reason));
+    json_decref(extra);
+    if (s->target == NULL) {
+        snprintf(errstr, errstr_size, "cannot make the admin client of cluster %s: %s",
+                 s->settings.target_alias, reason);
+        goto fail;
+    }
+    if (s->settings.emit_offset_syncs && s->task_index == 0) {
+        TB_LOG_TASK(
+            TB_LOG_WARN, LOGGER, s->connector, s->task,
+            "emit.offset-syncs.enabled=true: tributary writes no offset syncs yet "
+            "(docs/mirror.md), so no checkpoint can translate the offsets of "
+            "%s->%s; records are copied all the same",
+            s->settings.source_alias, s->settings.target_alias);
+    }
+    refresh(s);
+    *out = s;
+    return 0;
+
+fail:
+    task_stop(s);
+    return -1;
+}
+
+/* Destroys the messages of the last poll: the runtime is done with their
+ * records once it polls again. */
+static void release_messages(mirror_source_t *s)
+{
+    for (size_t i = 0; i < s->message_count; i++) {
+        rd_kafka_message_destroy(s->messages[i]);
+    }
+    s->message_count = 0;
+}
+
+static void set_offset(const mirror_partition_t *p, tb_source_record_t *r, int64_t offset)
+{
+    r->source_partition = json_incref(p->source_partition);
+    r->source_offset = json_pack("{s:I}", "offset", (json_int_t)offset);
+}
+
+/* The number of headers of the polled messages, parsed once by
+ * librdkafka. */
+static size_t count_headers(rd_kafka_message_t *const *messages, size_t n)
+{
+    size_t total = 0;
+    rd_kafka_headers_t *headers;
+    for (size_t i = 0; i < n; i++) {
+        if (messages[i]->err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+            rd_kafka_message_headers(messages[i], &headers) ==
+                RD_KAFKA_RESP_ERR_NO_ERROR) {
+            total += rd_kafka_header_cnt(headers);
+        }
+    }
+    return total;
+}
+
+/* Points r's headers at msg's, from the arena at *next. */
+static void borrow_headers(rd_kafka_message_t *msg, tb_source_record_t *r,
+                           tb_header_t **next)
+{
+    rd_kafka_headers_t *headers;
+    const char *name;
+    const void *value;
+    size_t size;
+    if (rd_kafka_message_headers(msg, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return;
+    }
+    r->headers = *next;
+    for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) ==
+                       RD_KAFKA_RESP_ERR_NO_ERROR;
+         i++) {
+        r->headers[i] = (tb_header_t){.name = name, .value = value, .value_len = size};
+        r->header_count++;
+    }
+    *next += r->header_count;
+}
+
+/* A message that is not a record: what the consumer tells (logged). */
+static void consumer_event(mirror_source_t *s, const rd_kafka_message_t *msg)
+{
+    if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        return;
+    }
+    TB_LOG_TASK(TB_LOG_WARN, LOGGER, s->connector, s->task,
+                "reading %s [%" PRId32 "] of cluster %s: %s",
+                msg->rkt != NULL ? rd_kafka_topic_name(msg->rkt) : "-", msg->partition,
+                s->settings.source_alias, rd_kafka_message_errstr(msg));
+}
+
+static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count,
+                int64_t *wake_ms, char *errstr, size_t errstr_size)
+{
+    mirror_source_t *s = opaque;
+    size_t n = 0;
+    (void)errstr;
+    (void)errstr_size;
+    *count = 0;
+    release_messages(s);
+    if (tb_monotonic_ms() >= s->next_refresh_ms) {
+        refresh(s);
+    }
+    if (max > s->message_cap) {
+        s->messages = realloc(s->messages, max * sizeof(*s->messages));
+        s->message_cap = max;
+    }
+    ssize_t got = s->partition_count > 0
+                      ? rd_kafka_consume_batch_queue(s->queue, 0, s->messages, max)
+                      : 0;
+    s->message_count = got > 0 ? (size_t)got : 0;
+    size_t headers = count_headers(s->messages, s->message_count);
+    if (headers > s->header_cap) {
+        s->headers = realloc(s->headers, headers * sizeof(*s->headers));
+        s->header_cap = headers;
+    }
+    tb_header_t *next_header = s->headers;
+    size_t touched = 0;
+    s->poll_seq++;
+    for (size_t i = 0; i < s->message_count; i++) {
+        rd_kafka_message_t *msg = s->messages[i];
+        mirror_partition_t *p =
+            msg->err == RD_KAFKA_RESP_ERR_NO_ERROR
+                ? find_partition(s, rd_kafka_topic_name(msg->rkt), msg->partition)
+                : NULL;
+        if (p == NULL) {
+            consumer_event(s, msg);
+            continue;
+        }
+        tb_source_record_t *r = &out[n];
+        memset(r, 0, sizeof(*r));
+        r->topic = p->remote;
+        r->partition = msg->partition;
+        r->key = msg->key;
+        r->key_len = msg->key_len;
+        r->value = msg->payload;
+        r->value_len = msg->len;
+        r->key_kind = r->value_kind = TB_DATA_BYTES;
+        r->bytes_borrowed = true;
+        r->timestamp = rd_kafka_message_timestamp(msg, NULL);
+        borrow_headers(msg, r, &next_header);
+        if (s->offset_every_record) {
+            set_offset(p, r, msg->offset);
+        } else if (p->stamp != s->poll_seq) {
+            p->stamp = s->poll_seq;
+            s->touched[touched++] = p;
+        }
+        p->last_offset = msg->offset;
+        p->last_index = n++;
+    }
+    for (size_t i = 0; i < touched; i++) {
+        mirror_partition_t *p = s->touched[i];
+        set_offset(p, &out[p->last_index], p->last_offset);
+    }
+    *count = n;
+    if (n == 0) {
+        int64_t until_refresh = s->next_refresh_ms - tb_monotonic_ms();
+        *wake_ms = until_refresh < IDLE_WAKE_MS ? (until_refresh > 0 ? until_refresh : 0)
+                                                : IDLE_WAKE_MS;
+    }
+    return 0;
+}
+
+static void task_stop(void *opaque)
+{
+    mirror_source_t *s = opaque;
+    release_messages(s);
+    if (s->queue != NULL) {
+        rd_kafka_queue_destroy(s->queue);
+    }
+    if (s->consumer != NULL) {
+        rd_kafka_consumer_close(s->consumer);
+        rd_kafka_destroy(s->consumer);
+    }
+    if (s->target != NULL) {
+        rd_kafka_destroy(s->target);
+    }
+    for (size_t i = 0; i < s->partition_count; i++) {
+        partition_free(s->partitions[i]);
+    }
+    tb_mirror_filter_free(&s->filter);
+    free(s->partitions);
+    free(s->touched);
+    free(s->messages);
+    free(s->headers);
+    json_decref(s->index);
+    json_decref(s->values);
+    json_decref(s->config);
+    free(s->connector);
+    free(s);
+}
+
+static const char *const mirror_source_aliases[] = {"MirrorSourceConnector",
+                                                    "MirrorSource", NULL};
+
+const tb_plugin_t tb_mirror_source_plugin = {
+    .class_name = "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+    .aliases = mirror_source_aliases,
+    .kind = TB_PLUGIN_SOURCE,
+    .version = TB_MIRROR_VERSION,
+    .config = &tb_mirror_source_table,
+    .validate = tb_mirror_validate,
+    .task_configs = task_configs,
+    .task_start = task_start,
+    .poll = poll,
+    .task_stop = task_stop,
+};

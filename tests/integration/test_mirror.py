@@ -1,0 +1,225 @@
+"""MirrorMaker 2's MirrorSourceConnector on the bed's two clusters: the second cluster
+(bed.kafka2_bootstrap) is the source, the worker's own cluster the target. The remote
+topics hold exactly the source's records, partition by partition: keys, values, headers
+and timestamps, committed transactions only; topics and partitions made while the
+connector runs are found; with exactly once, kill -9 of the worker repeats nothing."""
+import json
+import signal
+import time
+import uuid
+
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
+
+from worker import wait_for
+
+pytestmark = pytest.mark.integration
+
+BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
+MIRROR = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+EOS = {"exactly.once.source.support": "enabled", "offset.flush.interval.ms": "100",
+       "task.restart.backoff.initial.ms": "0", "offset.storage.replication.factor": "1"}
+
+
+def mirror_config(bed, prefix, alias, **extra):
+    return {"connector.class": MIRROR, "source.cluster.alias": alias,
+            "target.cluster.alias": "tgt",
+            "source.cluster.bootstrap.servers": bed.kafka2_bootstrap,
+            "target.cluster.bootstrap.servers": bed.bootstrap,
+            "topics": f"{prefix}.*", "replication.factor": "1",
+            "offset-syncs.topic.replication.factor": "1",
+            "refresh.topics.interval.seconds": "1",
+            "key.converter": BYTES, "value.converter": BYTES, **extra}
+
+
+def make_topic(bootstrap, topic, partitions, config=None):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, partitions, 1, config=config or {})])[topic].result(30)
+
+
+def produce(bootstrap, topic, records, transactional_id=None, abort=False):
+    """records: (partition, key, value, headers, timestamp); in one transaction with
+    transactional_id, aborted when abort is set."""
+    config = {"bootstrap.servers": bootstrap}
+    if transactional_id:
+        config["transactional.id"] = transactional_id
+    producer = Producer(config)
+    if transactional_id:
+        producer.init_transactions(30)
+        producer.begin_transaction()
+    for partition, key, value, headers, timestamp in records:
+        producer.produce(topic, value=value, key=key, partition=partition,
+                         headers=headers, timestamp=timestamp)
+    assert producer.flush(30) == 0
+    if transactional_id:
+        (producer.abort_transaction if abort else producer.commit_transaction)(30)
+
+
+def read_all(bootstrap, topic):
+    """{partition: [(key, value, headers, timestamp)]}: every committed record of topic
+    up to the ends its partitions had when the call began."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"rd-{uuid.uuid4().hex}",
+                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
+    tps = [TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions]
+    consumer.assign(tps)
+    ends = {tp.partition: consumer.get_watermark_offsets(tp, timeout=30)[1] for tp in tps}
+    records = {p: [] for p in partitions}
+
+    def at_end():
+        message = consumer.poll(0.2)
+        if message is not None and not message.error():
+            records[message.partition()].append(
+                (message.key(), message.value(), message.headers() or [],
+                 message.timestamp()[1]))
+        positions = consumer.position([TopicPartition(topic, p) for p in ends])
+        return all(ends[p.partition] == 0 or p.offset >= ends[p.partition] for p in positions)
+    try:
+        wait_for(at_end, timeout=60, interval=0, what=f"the end of {topic}")
+    finally:
+        consumer.close()
+    return records
+
+
+def assert_same(source, target, topic):
+    for partition in source:
+        got, want = target.get(partition, []), source[partition]
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert g == w, f"{topic} [{partition}] record {i}: {g!r} != {w!r}"
+        assert len(got) == len(want), f"{topic} [{partition}]: {len(got)} != {len(want)}"
+    assert len(target) == len(source), f"{topic}: partitions {len(target)} != {len(source)}"
+
+
+def count_all(bootstrap, topic):
+    try:
+        return sum(len(r) for r in read_all(bootstrap, topic).values())
+    except KeyError:
+        return 0  # not there yet
+
+
+def wait_mirrored(bed, topic, remote):
+    """Waits until remote holds as many records as topic, then returns both."""
+    source = read_all(bed.kafka2_bootstrap, topic)
+    total = sum(len(r) for r in source.values())
+    wait_for(lambda: count_all(bed.bootstrap, remote) >= total, timeout=90,
+             interval=0.5, what=f"{total} records in {remote}")
+    return source, read_all(bed.bootstrap, remote)
+
+
+def some_records(n, partitions, tag, headers=False, age_s=3600):
+    """Records with timestamps of the last hour (older ones the broker's retention would
+    delete at once)."""
+    base_ts = int(time.time() * 1000) - age_s * 1000
+    out = []
+    for i in range(n):
+        key = None if i % 7 == 3 else f"{tag}-k{i % 5}".encode()
+        value = None if i % 11 == 5 else bytes([i % 256, 0, 255]) + f"{tag}-{i}".encode()
+        hdrs = [("h1", f"v{i}".encode()), ("h1", b""), ("bin", bytes([0, 1, i % 256]))] \
+            if headers and i % 2 == 0 else None
+        out.append((i % partitions, key, value, hdrs, base_ts + i * 1000))
+    return out
+
+
+def test_mirror_copies_four_topics_exactly(start_worker, bed):
+    prefix = f"mm{uuid.uuid4().hex[:10]}"
+    alias = f"src{uuid.uuid4().hex[:6]}"
+    compacted, txn, headed, later = (f"{prefix}-compacted", f"{prefix}-txn",
+                                     f"{prefix}-headers", f"{prefix}-later")
+    src = bed.kafka2_bootstrap
+    make_topic(src, compacted, 2, {"cleanup.policy": "compact", "retention.ms": "12345678"})
+    make_topic(src, txn, 3)
+    make_topic(src, headed, 2)
+    produce(src, compacted, [r for r in some_records(60, 2, "c") if r[1] is not None])
+    produce(src, txn, some_records(40, 3, "t1"), transactional_id=f"tx-{prefix}")
+    produce(src, txn, some_records(30, 3, "aborted"), transactional_id=f"tx-{prefix}",
+            abort=True)
+    produce(src, txn, some_records(20, 3, "t2"), transactional_id=f"tx-{prefix}")
+    produce(src, headed, some_records(50, 2, "h", headers=True))
+
+    w = start_worker()
+    name = f"mirror-{prefix}"
+    assert w.post("/connectors", json={"name": name,
+                                       "config": mirror_config(bed, prefix, alias)}
+                  ).status_code == 201
+    for topic in (compacted, txn, headed):
+        source, target = wait_mirrored(bed, topic, f"{alias}.{topic}")
+        assert_same(source, target, topic)
+    assert not any(b"aborted" in (v or b"") for r in target.values() for _, v, _, _ in r)
+
+    # the remote topic got the source topic's configs
+    admin = AdminClient({"bootstrap.servers": bed.bootstrap})
+    resource = ConfigResource("topic", f"{alias}.{compacted}")
+    configs = admin.describe_configs([resource])[resource].result(30)
+    assert configs["cleanup.policy"].value == "compact"
+    assert configs["retention.ms"].value == "12345678"
+
+    # a topic made while running, and partitions added to another
+    make_topic(src, later, 3)
+    produce(src, later, some_records(30, 3, "l", headers=True))
+    source_admin = AdminClient({"bootstrap.servers": src})
+    source_admin.create_partitions([NewPartitions(headed, 4)])[headed].result(30)
+    produce(src, headed, some_records(40, 4, "h2", headers=True, age_s=1800))
+    for topic in (later, headed):
+        source, target = wait_mirrored(bed, topic, f"{alias}.{topic}")
+        assert len(source) == len(target)
+        assert_same(source, target, topic)
+    status = w.get(f"/connectors/{name}/status").json()
+    assert status["tasks"][0]["state"] == "RUNNING", status
+
+    # MM2's source offsets: {"cluster","partition","topic"} -> {"offset"}
+    offsets = w.get(f"/connectors/{name}/offsets").json()["offsets"]
+    by_partition = {(o["partition"]["topic"], o["partition"]["partition"]): o for o in offsets}
+    entry = by_partition[(headed, 0)]
+    assert entry["partition"] == {"cluster": alias, "partition": 0, "topic": headed}
+    assert set(entry["offset"]) == {"offset"}
+
+
+def test_mirror_exactly_once_across_kill(start_worker, bed, tmp_path):
+    prefix = f"mme{uuid.uuid4().hex[:10]}"
+    alias = f"src{uuid.uuid4().hex[:6]}"
+    topic = f"{prefix}-data"
+    src = bed.kafka2_bootstrap
+    make_topic(src, topic, 3)
+    offsets_topic = bed.unique_topic("mm-offsets")
+    settings = {**EOS, "offset.storage.topic": offsets_topic}
+    folder = tmp_path / "w"
+    folder.mkdir()
+    w = start_worker(settings, directory=folder)
+    name = f"mirror-{prefix}"
+    config = mirror_config(bed, prefix, alias, **{"exactly.once.support": "required"})
+    assert w.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    remote = f"{alias}.{topic}"
+    produced = 0
+    for round_ in range(3):
+        batch = [(i % 3, f"k{produced + i}".encode(), f"v{produced + i}".encode(), None,
+                  int(time.time() * 1000) - 3_600_000 + i) for i in range(3000)]
+        produce(src, topic, batch)
+        produced += len(batch)
+        wait_for(lambda: count_all(bed.bootstrap, remote) > produced - 2000, timeout=90,
+                 interval=0.2, what=f"round {round_} under way")
+        w.stop(signal.SIGKILL)
+        w = start_worker(settings, directory=folder)
+    source, target = wait_mirrored(bed, topic, remote)
+    assert target == source
+    values = [v for r in target.values() for _, v, _, _ in r]
+    assert len(values) == len(set(values)) == produced
+
+
+def test_mirror_refuses_acl_sync_and_names_its_keys(worker):
+    body = {"name": f"mm-validate-{uuid.uuid4().hex[:8]}", "connector.class": MIRROR,
+            "source.cluster.bootstrap.servers": "127.0.0.1:1",
+            "target.cluster.bootstrap.servers": "127.0.0.1:1",
+            "sync.topic.acls.enabled": "true",
+            "replication.policy.class": "com.example.MyPolicy"}
+    r = worker.put("/connector-plugins/MirrorSourceConnector/config/validate", json=body)
+    assert r.status_code == 200, r.text
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in r.json()["configs"]
+              if c["value"]["errors"]}
+    assert "tributary does not copy topic ACLs" in " ".join(errors["sync.topic.acls.enabled"])
+    assert "custom ReplicationPolicy" in " ".join(errors["replication.policy.class"])
+    # MM2's default is true: a config that leaves it out is accepted
+    del body["sync.topic.acls.enabled"]
+    body["replication.policy.class"] = "IdentityReplicationPolicy"
+    r = worker.put("/connector-plugins/MirrorSourceConnector/config/validate", json=body)
+    assert r.json()["error_count"] == 0, r.text
