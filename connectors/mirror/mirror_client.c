@@ -1,6 +1,6 @@
 /*
  * The Kafka clients of MM2's two clusters, their admin requests (topics
- * and partitions) (tb_mirror.h).
+ * and partitions), and MM2's Struct encodings (tb_mirror.h).
  */
 #include <stdio.h>
 #include <string.h>
@@ -66,6 +66,31 @@ fail:
     json_decref(origins);
     json_decref(props);
     return rk;
+}
+
+uint8_t *tb_mirror_put_i16(uint8_t *p, int16_t v)
+{
+    uint16_t u = (uint16_t)v;
+    p[0] = (uint8_t)(u >> 8);
+    p[1] = (uint8_t)u;
+    return p + 2;
+}
+
+uint8_t *tb_mirror_put_i64(uint8_t *p, int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    for (int i = 0; i < 8; i++) {
+        p[i] = (uint8_t)(u >> (56 - 8 * i));
+    }
+    return p + 8;
+}
+
+uint8_t *tb_mirror_put_string(uint8_t *p, const char *s)
+{
+    size_t n = strlen(s);
+    p = tb_mirror_put_i16(p, (int16_t)n);
+    memcpy(p, s, n);
+    return p + n;
 }
 
 int tb_mirror_partition_count(rd_kafka_t *rk, const char *topic, int timeout_ms,

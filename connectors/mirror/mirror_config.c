@@ -157,8 +157,18 @@ static int check_patterns(const json_t *value, char *reason, size_t reason_size)
             "use replication.policy.separator too, else '.'."                            \
     }
 
+/* MirrorConnectorConfig's admin.timeout.ms, which every connector has */
+#define ADMIN_TIMEOUT_KEY                                                                \
+    {                                                                                    \
+        .name = "admin.timeout.ms", .type = TB_CONFIG_LONG, .default_value = "60000",    \
+        .importance = TB_IMPORTANCE_LOW, .group = "Mirror", .order = 8,                  \
+        .range = &positive, .field = TB_CONFIG_AT(S, admin_timeout_ms),                  \
+        .documentation = "Bound of each admin request (topic creation, configs)."        \
+    }
+
 static const tb_config_def_t source_keys[] = {
     COMMON_KEYS,
+    ADMIN_TIMEOUT_KEY,
     {.name = "topics",
      .type = TB_CONFIG_LIST,
      .default_value = ".*",
@@ -313,15 +323,6 @@ static const tb_config_def_t source_keys[] = {
      .order = 26,
      .field = TB_CONFIG_AT(S, heartbeats_replication),
      .documentation = "Whether heartbeats topics are replicated whatever topics says."},
-    {.name = "admin.timeout.ms",
-     .type = TB_CONFIG_LONG,
-     .default_value = "60000",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = "Mirror",
-     .order = 27,
-     .range = &positive,
-     .field = TB_CONFIG_AT(S, admin_timeout_ms),
-     .documentation = "Bound of each admin request (topic creation, configs)."},
     {.name = "consumer.poll.timeout.ms",
      .type = TB_CONFIG_LONG,
      .default_value = "1000",
@@ -335,6 +336,7 @@ static const tb_config_def_t source_keys[] = {
 
 static const tb_config_def_t heartbeat_keys[] = {
     COMMON_KEYS,
+    ADMIN_TIMEOUT_KEY,
     {.name = "emit.heartbeats.enabled",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "true",
@@ -376,6 +378,17 @@ void tb_mirror_validate(const json_t *values, json_t *errors)
                             "sync.topic.acls.enabled=true is refused: tributary does not "
                             "copy topic ACLs to the target cluster; set it to false and "
                             "manage the remote topics' ACLs on the target");
+    }
+    const char *const aliases[] = {"source.cluster.alias", "target.cluster.alias"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *alias = tb_config_string(values, aliases[i]);
+        if (alias != NULL && strlen(alias) > TB_MIRROR_ALIAS_MAX) {
+            char message[160];
+            snprintf(message, sizeof(message),
+                     "%s is longer than MirrorMaker 2's records can hold (%d bytes)",
+                     aliases[i], TB_MIRROR_ALIAS_MAX);
+            tb_config_error_add(errors, aliases[i], message);
+        }
     }
     const char *separator = tb_config_string(values, "replication.policy.separator");
     if (separator != NULL && separator[0] == '\0') {

@@ -24,6 +24,8 @@
 
 #define TB_MIRROR_VERSION "3.9.2"
 #define TB_MIRROR_HEARTBEATS_TOPIC "heartbeats"
+/* an alias as MM2's records hold it: an INT16-length string */
+#define TB_MIRROR_ALIAS_MAX 32767
 
 typedef enum {
     TB_MIRROR_POLICY_DEFAULT = 0, /* <alias><separator><topic> */
@@ -121,6 +123,13 @@ bool tb_mirror_config_copied(const json_t *exclude, const char *property);
  * NULL with errstr naming the key at fault. */
 rd_kafka_t *tb_mirror_client(const json_t *config, const char *side, rd_kafka_type_t type,
                              const json_t *extra, char *errstr, size_t errstr_size);
+
+/* MM2's Struct encodings (its heartbeat, offset-sync and checkpoint
+ * records): an INT16-length string, big-endian integers. Each writes at p
+ * and returns the byte after. */
+uint8_t *tb_mirror_put_string(uint8_t *p, const char *s);
+uint8_t *tb_mirror_put_i16(uint8_t *p, int16_t v);
+uint8_t *tb_mirror_put_i64(uint8_t *p, int64_t v);
 
 /* Creates topic on rk's cluster when it does not exist, with partitions
  * and replication_factor and configs (an object of strings, may be NULL);

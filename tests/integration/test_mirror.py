@@ -5,6 +5,7 @@ and timestamps, committed transactions only; topics and partitions made while th
 connector runs are found; with exactly once, kill -9 of the worker repeats nothing."""
 import json
 import signal
+import struct
 import time
 import uuid
 
@@ -223,3 +224,58 @@ def test_mirror_refuses_acl_sync_and_names_its_keys(worker):
     body["replication.policy.class"] = "IdentityReplicationPolicy"
     r = worker.put("/connector-plugins/MirrorSourceConnector/config/validate", json=body)
     assert r.json()["error_count"] == 0, r.text
+
+
+def test_mirror_heartbeats_in_mm2_format(start_worker, bed):
+    """MirrorHeartbeatConnector writes MM2's heartbeat records to "heartbeats" on the
+    worker's cluster: key Struct {sourceClusterAlias, targetClusterAlias} (INT16-length
+    strings), value INT16 version 0 then INT64 timestamp, that timestamp the record's."""
+    src, tgt = f"hs{uuid.uuid4().hex[:8]}", f"ht{uuid.uuid4().hex[:8]}"
+    worker = start_worker({"offset.flush.interval.ms": "100"})
+    name = f"mm-heartbeat-{src}"
+    config = {"connector.class": "MirrorHeartbeatConnector", "source.cluster.alias": src,
+              "target.cluster.alias": tgt,
+              "source.cluster.bootstrap.servers": bed.kafka2_bootstrap,
+              "target.cluster.bootstrap.servers": bed.bootstrap,
+              "emit.heartbeats.interval.seconds": "1",
+              "heartbeats.topic.replication.factor": "1",
+              "key.converter": BYTES, "value.converter": BYTES}
+    assert worker.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    key = struct.pack(">h", len(src)) + src.encode() + struct.pack(">h", len(tgt)) + tgt.encode()
+
+    def ours():
+        try:
+            records = read_all(bed.bootstrap, "heartbeats")
+        except KeyError:
+            return []  # not made yet
+        return [(p, r) for p, rs in records.items() for r in rs if r[0] == key]
+    try:
+        wait_for(lambda: len(ours()) >= 2, timeout=60, interval=0.5, what="two heartbeats")
+    except AssertionError:
+        print(worker.logs()[-4000:])
+        raise
+    beats = ours()
+    for partition, (_, value, headers, timestamp) in beats:
+        assert partition == 0 and headers == []
+        version, at = struct.unpack(">hq", value)
+        assert version == 0 and at == timestamp
+    stamps = [r[3] for _, r in beats]
+    assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
+
+    admin = AdminClient({"bootstrap.servers": bed.bootstrap})
+    assert len(admin.list_topics("heartbeats", timeout=30).topics["heartbeats"].partitions) == 1
+    resource = ConfigResource("topic", "heartbeats")
+    assert admin.describe_configs([resource])[resource].result(30)[
+        "cleanup.policy"].value == "compact"
+    want = [{"partition": {"sourceClusterAlias": src, "targetClusterAlias": tgt},
+             "offset": {"offset": 0}}]
+    wait_for(lambda: worker.get(f"/connectors/{name}/offsets").json()["offsets"] == want,
+             timeout=30, interval=0.2, what="the heartbeat's source offset")
+
+    # emit.heartbeats.enabled=false: no task, as in MM2
+    off = f"{name}-off"
+    assert worker.post("/connectors", json={"name": off, "config": {
+        **config, "emit.heartbeats.enabled": "false"}}).status_code == 201
+    wait_for(lambda: worker.get(f"/connectors/{off}/status").json()["connector"]["state"]
+             == "RUNNING", timeout=30, interval=0.2, what=f"{off} running")
+    assert worker.get(f"/connectors/{off}/status").json()["tasks"] == []
