@@ -114,8 +114,8 @@ static int check_patterns(const json_t *value, char *reason, size_t reason_size)
          .field = TB_CONFIG_AT(S, source_bootstrap),                                     \
          .documentation = "Brokers of the source cluster. Other source.cluster.* keys "  \
                           "(Java client names, security included) set every client of "  \
-                          "it; source.consumer.*, source.producer.* and source.admin.* " \
-                          "one role's."},                                                \
+                          "it; source.consumer.* the consumer's alone (admin requests "  \
+                          "go through the same clients)."},                              \
         {.name = "target.cluster.bootstrap.servers",                                     \
          .type = TB_CONFIG_STRING,                                                       \
          .required = true,                                                               \
@@ -125,8 +125,7 @@ static int check_patterns(const json_t *value, char *reason, size_t reason_size)
          .field = TB_CONFIG_AT(S, target_bootstrap),                                     \
          .documentation =                                                                \
              "Brokers of the target cluster, for its topics and internal "               \
-             "topics; target.cluster.*, target.producer.* and target.admin.* "           \
-             "as for the source."},                                                      \
+             "topics; target.cluster.* and target.producer.* as for the source."},       \
         {.name = "replication.policy.class",                                             \
          .type = TB_CONFIG_CLASS,                                                        \
          .default_value = POLICY_PACKAGE "DefaultReplicationPolicy",                     \
@@ -260,7 +259,9 @@ static const tb_config_def_t source_keys[] = {
      .order = 19,
      .range = &positive,
      .field = TB_CONFIG_AT(S, sync_configs_s),
-     .documentation = "How often topic configs are copied again."},
+     .documentation =
+         "How often topic configs are copied again in MM2. tributary copies them when "
+         "it creates a remote topic only, so this is accepted and unused."},
     {.name = "sync.topic.acls.enabled",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",
@@ -286,7 +287,9 @@ static const tb_config_def_t source_keys[] = {
      .group = "Mirror",
      .order = 22,
      .field = TB_CONFIG_AT(S, emit_offset_syncs),
-     .documentation = "Whether offset syncs are written for the checkpoints."},
+     .documentation =
+         "Whether offset syncs are written for the checkpoints. Accepted; tributary "
+         "writes none yet and logs so once (docs/mirror.md)."},
     {.name = "offset-syncs.topic.location",
      .type = TB_CONFIG_STRING,
      .default_value = "source",
@@ -295,7 +298,9 @@ static const tb_config_def_t source_keys[] = {
      .group = "Mirror",
      .order = 23,
      .field = TB_CONFIG_ENUM_AT(S, offset_syncs_location),
-     .documentation = "The cluster of the offset-syncs topic: source or target."},
+     .documentation =
+         "The cluster of the offset-syncs topic: source or target. Accepted; no offset "
+         "syncs are written yet."},
     {.name = "offset-syncs.topic.replication.factor",
      .type = TB_CONFIG_SHORT,
      .default_value = "3",
@@ -304,7 +309,9 @@ static const tb_config_def_t source_keys[] = {
      .order = 24,
      .range = &replication,
      .field = TB_CONFIG_AT(S, offset_syncs_rf),
-     .documentation = "Replication factor of the offset-syncs topic when it is created."},
+     .documentation =
+         "Replication factor of the offset-syncs topic when it is created. Accepted; "
+         "no offset syncs are written yet."},
     {.name = "offset.lag.max",
      .type = TB_CONFIG_LONG,
      .default_value = "100",
@@ -313,8 +320,9 @@ static const tb_config_def_t source_keys[] = {
      .order = 25,
      .range = &non_negative,
      .field = TB_CONFIG_AT(S, offset_lag_max),
-     .documentation = "How far a remote partition may go past its last offset sync "
-                      "before another is written."},
+     .documentation =
+         "How far a remote partition may go past its last offset sync "
+         "before another is written. Accepted; no offset syncs are written yet."},
     {.name = "heartbeats.replication.enabled",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "true",
@@ -525,7 +533,7 @@ static bool is_cycle(const tb_mirror_names_t *names, const char *topic)
 char *tb_mirror_posix_regex(const char *java)
 {
     size_t n = java != NULL ? strlen(java) : 0;
-    char *out = malloc(n + 5);
+    char *out = malloc(3 * n + 5); /* "\\D" becomes "[^0-9]" */
     size_t o = 0;
     bool in_bracket = false, dash = false;
     if (out == NULL) {
@@ -536,6 +544,12 @@ char *tb_mirror_posix_regex(const char *java)
     for (size_t i = 0; i < n; i++) {
         char c = java[i];
         if (!in_bracket) {
+            if (c == '\\' && i + 1 < n && (java[i + 1] == 'd' || java[i + 1] == 'D')) {
+                const char *digits = java[++i] == 'd' ? "[0-9]" : "[^0-9]";
+                memcpy(out + o, digits, strlen(digits));
+                o += strlen(digits);
+                continue;
+            }
             out[o++] = c;
             if (c == '\\' && i + 1 < n) {
                 out[o++] = java[++i];
@@ -552,6 +566,11 @@ char *tb_mirror_posix_regex(const char *java)
             c = java[++i];
             if (c == '-') {
                 dash = true;
+                continue;
+            }
+            if (c == 'd') {
+                memcpy(out + o, "0-9", 3);
+                o += 3;
                 continue;
             }
             out[o++] = c;

@@ -100,7 +100,8 @@ typedef struct {
 /* A Java regex as glibc's extended one, anchored at both ends as Java's
  * matches() is: outside brackets glibc reads Java's escapes of punctuation
  * ("\\.") alike; inside, POSIX has no escapes, so "[\\-\\.]" becomes "[.-]"
- * (a '-' last is literal). New (free()), NULL on no memory. */
+ * (a '-' last is literal); Java's "\\d" and "\\D", which POSIX lacks, become
+ * digit classes. New (free()), NULL on no memory. */
 char *tb_mirror_posix_regex(const char *java);
 
 /* Compiles the filter of settings. -1 with errstr naming the key whose

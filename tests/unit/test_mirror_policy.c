@@ -120,6 +120,9 @@ static void test_java_brackets_read_as_posix(void **state)
     posix = tb_mirror_posix_regex("a\\.b");
     assert_string_equal(posix, "^(a\\.b)$");
     free(posix);
+    posix = tb_mirror_posix_regex("v\\d+\\D[\\d_]");
+    assert_string_equal(posix, "^(v[0-9]+[^0-9][0-9_])$");
+    free(posix);
 }
 
 static void test_topic_configs_excluded_as_mm2s(void **state)
