@@ -279,3 +279,22 @@ def test_mirror_heartbeats_in_mm2_format(start_worker, bed):
     wait_for(lambda: worker.get(f"/connectors/{off}/status").json()["connector"]["state"]
              == "RUNNING", timeout=30, interval=0.2, what=f"{off} running")
     assert worker.get(f"/connectors/{off}/status").json()["tasks"] == []
+
+
+def test_mirror_tasks_split_the_partitions(start_worker, bed):
+    """With tasks.max=3, each task copies the partitions whose hash falls to it: every
+    record is copied once, by three running tasks."""
+    prefix = f"mmt{uuid.uuid4().hex[:10]}"
+    alias = f"src{uuid.uuid4().hex[:6]}"
+    topic = f"{prefix}-six"
+    src = bed.kafka2_bootstrap
+    make_topic(src, topic, 6)
+    produce(src, topic, some_records(240, 6, "s", headers=True))
+    w = start_worker()
+    name = f"mirror-{prefix}"
+    config = mirror_config(bed, prefix, alias, **{"tasks.max": "3"})
+    assert w.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    source, target = wait_mirrored(bed, topic, f"{alias}.{topic}")
+    assert_same(source, target, topic)
+    tasks = w.get(f"/connectors/{name}/status").json()["tasks"]
+    assert [t["state"] for t in tasks] == ["RUNNING"] * 3, tasks
