@@ -150,7 +150,6 @@ static int check_patterns(const json_t *value, char *reason, size_t reason_size)
         .name = "replication.policy.internal.topic.separator.enabled",                   \
         .type = TB_CONFIG_BOOLEAN, .default_value = "true",                              \
         .importance = TB_IMPORTANCE_LOW, .group = "Mirror", .order = 7,                  \
-        .field = TB_CONFIG_AT(S, internal_separator),                                    \
         .documentation =                                                                 \
             "Whether the internal topics' names (offset syncs, checkpoints) "            \
             "use replication.policy.separator too, else '.'."                            \
@@ -258,7 +257,6 @@ static const tb_config_def_t source_keys[] = {
      .group = "Mirror",
      .order = 19,
      .range = &positive,
-     .field = TB_CONFIG_AT(S, sync_configs_s),
      .documentation =
          "How often topic configs are copied again in MM2. tributary copies them when "
          "it creates a remote topic only, so this is accepted and unused."},
@@ -268,7 +266,6 @@ static const tb_config_def_t source_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Mirror",
      .order = 20,
-     .field = TB_CONFIG_AT(S, sync_acls),
      .documentation =
          "Copying topic ACLs is not built: true is refused (MM2's default is "
          "true, tributary's false)."},
@@ -297,7 +294,6 @@ static const tb_config_def_t source_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Mirror",
      .order = 23,
-     .field = TB_CONFIG_ENUM_AT(S, offset_syncs_location),
      .documentation =
          "The cluster of the offset-syncs topic: source or target. Accepted; no offset "
          "syncs are written yet."},
@@ -308,7 +304,6 @@ static const tb_config_def_t source_keys[] = {
      .group = "Mirror",
      .order = 24,
      .range = &replication,
-     .field = TB_CONFIG_AT(S, offset_syncs_rf),
      .documentation =
          "Replication factor of the offset-syncs topic when it is created. Accepted; "
          "no offset syncs are written yet."},
@@ -319,7 +314,6 @@ static const tb_config_def_t source_keys[] = {
      .group = "Mirror",
      .order = 25,
      .range = &non_negative,
-     .field = TB_CONFIG_AT(S, offset_lag_max),
      .documentation =
          "How far a remote partition may go past its last offset sync "
          "before another is written. Accepted; no offset syncs are written yet."},
@@ -351,7 +345,6 @@ static const tb_config_def_t heartbeat_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Mirror",
      .order = 10,
-     .field = TB_CONFIG_AT(S, emit_heartbeats),
      .documentation = "Whether heartbeats are written."},
     {.name = "emit.heartbeats.interval.seconds",
      .type = TB_CONFIG_LONG,
@@ -413,7 +406,6 @@ void tb_mirror_names_init(tb_mirror_names_t *names, const tb_mirror_settings_t *
         .kind = policy_of(settings->policy_class) == 1 ? TB_MIRROR_POLICY_IDENTITY
                                                        : TB_MIRROR_POLICY_DEFAULT,
         .separator = settings->separator,
-        .internal_separator = settings->internal_separator ? settings->separator : ".",
         .source_alias = settings->source_alias,
         .target_alias = settings->target_alias,
     };

@@ -41,7 +41,6 @@ typedef struct {
     const char *target_bootstrap;
     const char *policy_class;
     const char *separator;
-    bool internal_separator; /* internal topics use separator too */
     /* MirrorSourceConnector */
     const json_t *topics;
     const json_t *topics_exclude;
@@ -50,16 +49,10 @@ typedef struct {
     bool refresh_topics;
     long long refresh_topics_s;
     bool sync_configs;
-    long long sync_configs_s;
-    bool sync_acls;
     bool emit_offset_syncs;
-    int offset_syncs_location; /* 0: source cluster, 1: target */
-    int offset_syncs_rf;
-    long long offset_lag_max;
     bool heartbeats_replication;
     long long admin_timeout_ms;
     /* MirrorHeartbeatConnector */
-    bool emit_heartbeats;
     long long emit_heartbeats_s;
     int heartbeats_rf;
 } tb_mirror_settings_t;
@@ -75,7 +68,6 @@ void tb_mirror_validate(const json_t *values, json_t *errors);
 typedef struct {
     tb_mirror_policy_t kind;
     const char *separator;
-    const char *internal_separator;
     const char *source_alias;
     const char *target_alias;
 } tb_mirror_names_t;
