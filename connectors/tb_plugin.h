@@ -298,6 +298,16 @@ typedef struct tb_plugin {
      * flush position) does it from here. Optional. */
     void (*commit)(void *task, const json_t *offsets);
 
+    /* Source: Kafka acknowledged a record that carried a source partition
+     * and offset (both borrowed for the call): the partition and offset it
+     * got in its topic, what Connect's SourceTask.commitRecord(record,
+     * metadata) tells. Called on the task's thread, between polls, for
+     * records written outside a transaction only (with exactly once, not
+     * at all). Optional. */
+    void (*record_written)(void *task, const json_t *source_partition,
+                           const json_t *source_offset, int32_t partition,
+                           int64_t offset);
+
     /* Releases the task. Never fails. */
     void (*task_stop)(void *task);
 } tb_plugin_t;

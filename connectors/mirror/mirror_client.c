@@ -76,6 +76,15 @@ uint8_t *tb_mirror_put_i16(uint8_t *p, int16_t v)
     return p + 2;
 }
 
+uint8_t *tb_mirror_put_i32(uint8_t *p, int32_t v)
+{
+    uint32_t u = (uint32_t)v;
+    for (int i = 0; i < 4; i++) {
+        p[i] = (uint8_t)(u >> (24 - 8 * i));
+    }
+    return p + 4;
+}
+
 uint8_t *tb_mirror_put_i64(uint8_t *p, int64_t v)
 {
     uint64_t u = (uint64_t)v;

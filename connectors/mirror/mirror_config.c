@@ -150,6 +150,7 @@ static int check_patterns(const json_t *value, char *reason, size_t reason_size)
         .name = "replication.policy.internal.topic.separator.enabled",                   \
         .type = TB_CONFIG_BOOLEAN, .default_value = "true",                              \
         .importance = TB_IMPORTANCE_LOW, .group = "Mirror", .order = 7,                  \
+        .field = TB_CONFIG_AT(S, internal_separator),                                    \
         .documentation =                                                                 \
             "Whether the internal topics' names (offset syncs, checkpoints) "            \
             "use replication.policy.separator too, else '.'."                            \
@@ -285,8 +286,8 @@ static const tb_config_def_t source_keys[] = {
      .order = 22,
      .field = TB_CONFIG_AT(S, emit_offset_syncs),
      .documentation =
-         "Whether offset syncs are written for the checkpoints. Accepted; tributary "
-         "writes none yet and logs so once (docs/mirror.md)."},
+         "Whether offset syncs are written for the checkpoints (not with exactly once "
+         "yet: docs/mirror.md)."},
     {.name = "offset-syncs.topic.location",
      .type = TB_CONFIG_STRING,
      .default_value = "source",
@@ -294,9 +295,8 @@ static const tb_config_def_t source_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Mirror",
      .order = 23,
-     .documentation =
-         "The cluster of the offset-syncs topic: source or target. Accepted; no offset "
-         "syncs are written yet."},
+     .field = TB_CONFIG_ENUM_AT(S, offset_syncs_location),
+     .documentation = "The cluster of the offset-syncs topic: source or target."},
     {.name = "offset-syncs.topic.replication.factor",
      .type = TB_CONFIG_SHORT,
      .default_value = "3",
@@ -304,9 +304,8 @@ static const tb_config_def_t source_keys[] = {
      .group = "Mirror",
      .order = 24,
      .range = &replication,
-     .documentation =
-         "Replication factor of the offset-syncs topic when it is created. Accepted; "
-         "no offset syncs are written yet."},
+     .field = TB_CONFIG_AT(S, offset_syncs_rf),
+     .documentation = "Replication factor of the offset-syncs topic when it is created."},
     {.name = "offset.lag.max",
      .type = TB_CONFIG_LONG,
      .default_value = "100",
@@ -314,9 +313,9 @@ static const tb_config_def_t source_keys[] = {
      .group = "Mirror",
      .order = 25,
      .range = &non_negative,
-     .documentation =
-         "How far a remote partition may go past its last offset sync "
-         "before another is written. Accepted; no offset syncs are written yet."},
+     .field = TB_CONFIG_AT(S, offset_lag_max),
+     .documentation = "How far a remote partition may go past its last offset sync "
+                      "before another is written."},
     {.name = "heartbeats.replication.enabled",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "true",
@@ -406,6 +405,7 @@ void tb_mirror_names_init(tb_mirror_names_t *names, const tb_mirror_settings_t *
         .kind = policy_of(settings->policy_class) == 1 ? TB_MIRROR_POLICY_IDENTITY
                                                        : TB_MIRROR_POLICY_DEFAULT,
         .separator = settings->separator,
+        .internal_separator = settings->internal_separator ? settings->separator : ".",
         .source_alias = settings->source_alias,
         .target_alias = settings->target_alias,
     };
@@ -487,6 +487,12 @@ char *tb_mirror_remote_topic(const tb_mirror_names_t *names, const char *topic)
         return strdup(topic);
     }
     return join(names->source_alias, names->separator, topic, NULL);
+}
+
+char *tb_mirror_offset_syncs_topic(const tb_mirror_names_t *names)
+{
+    return join("mm2-offset-syncs", names->internal_separator, names->target_alias,
+                names->internal_separator, "internal", NULL);
 }
 
 /* ReplicationPolicy.isInternalTopic: MM2's, Kafka's and Connect's own. */

@@ -5,7 +5,7 @@
  * replication policy names, with the source partition
  * {"cluster","topic","partition"} and offset {"offset"} MM2 stores, so that
  * exactly once (exactly.once.support) and a take-over from MM2's offsets
- * work through the runtime's offsets. Offset syncs are not written yet.
+ * work through the runtime's offsets.
  *
  * Each task finds the source's topics itself (at start, then every
  * refresh.topics.interval.seconds): of the topic-partitions the filter
@@ -17,7 +17,9 @@
  * The consumer reads read_committed, so that aborted transactions are not
  * copied. A poll's records borrow their bytes and headers from librdkafka's
  * messages (bytes_borrowed in tb_plugin.h), which the next poll destroys:
- * a record costs no allocation of the plugin's.
+ * a record costs no allocation of the plugin's. Offset syncs go to the
+ * offset-syncs topic as Kafka acknowledges records (record_written), as
+ * MM2's OffsetSyncWriter decides; not with exactly once yet.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -42,6 +44,13 @@ typedef struct {
     uint64_t stamp;           /* the poll that last had its records */
     size_t last_index;        /* of that poll's last record of it */
     int64_t last_offset;      /* and that record's offset */
+    /* MM2's offset-sync state of the partition (its OffsetSyncWriter's) */
+    int64_t previous_upstream;
+    int64_t previous_downstream;
+    int64_t last_sync_downstream;
+    bool sync_delayed;    /* a sync waits for the next commit: */
+    int64_t delayed_up;   /* its upstream offset */
+    int64_t delayed_down; /* and its downstream one */
 } mirror_partition_t;
 
 typedef struct {
@@ -57,6 +66,11 @@ typedef struct {
     rd_kafka_t *consumer; /* source cluster, read_committed, no group */
     rd_kafka_queue_t *queue;
     rd_kafka_t *target; /* target cluster: admin requests */
+    rd_kafka_t *syncs;  /* producer of offset syncs (NULL: none emitted) */
+    char *syncs_topic;
+    bool syncs_failing; /* the last offset sync failed (logged once) */
+    bool acknowledged;  /* record_written was called */
+    bool told_no_syncs; /* that transactions get none was logged */
     mirror_partition_t **partitions;
     size_t partition_count;
     json_t *index; /* "<partition>:<topic>" -> index in partitions */
@@ -211,6 +225,7 @@ static void add_partition(mirror_source_t *s, const char *topic, int32_t partiti
                         ? json_integer_value(offset) + 1
                         : RD_KAFKA_OFFSET_BEGINNING;
     json_decref(stored);
+    p->previous_upstream = p->previous_downstream = p->last_sync_downstream = -1;
     rd_kafka_topic_partition_list_add(list, topic, partition)->offset = start;
     s->partitions =
         realloc(s->partitions, (s->partition_count + 1) * sizeof(*s->partitions));
@@ -306,6 +321,120 @@ static void refresh(mirror_source_t *s)
                              : INT64_MAX;
 }
 
+/* The offset-syncs producer and topic (MM2 makes it: one compacted
+ * partition). -1 with errstr. */
+static int start_offset_syncs(mirror_source_t *s, char *errstr, size_t errstr_size)
+{
+    bool on_source = s->settings.offset_syncs_location == 0;
+    json_t *extra =
+        json_pack("{s:s,s:s}", "bootstrap.servers",
+                  on_source ? s->settings.source_bootstrap : s->settings.target_bootstrap,
+                  "allow.auto.create.topics", "false");
+    json_t *compact = json_pack("{s:s}", "cleanup.policy", "compact");
+    int rc = -1;
+    s->syncs = tb_mirror_client(s->config, on_source ? "source" : "target",
+                                RD_KAFKA_PRODUCER, extra, errstr, errstr_size);
+    s->syncs_topic = tb_mirror_offset_syncs_topic(&s->names);
+    if (s->syncs != NULL &&
+        tb_mirror_ensure_topic(s->syncs, s->syncs_topic, 1, s->settings.offset_syncs_rf,
+                               compact, (int)s->settings.admin_timeout_ms, errstr,
+                               errstr_size) == 0) {
+        rc = 0;
+    }
+    json_decref(compact);
+    json_decref(extra);
+    return rc;
+}
+
+/* Writes MM2's OffsetSync record of p: key {topic, partition} of the
+ * source, value {upstreamOffset, offset}, to partition 0. */
+static void send_sync(mirror_source_t *s, const mirror_partition_t *p, int64_t upstream,
+                      int64_t downstream)
+{
+    size_t key_len = 2 + strlen(p->topic) + 4;
+    uint8_t key[2 + 249 + 4]; /* a Kafka topic name has at most 249 bytes */
+    uint8_t value[16];
+    if (key_len > sizeof(key)) {
+        return;
+    }
+    tb_mirror_put_i32(tb_mirror_put_string(key, p->topic), p->partition);
+    tb_mirror_put_i64(tb_mirror_put_i64(value, upstream), downstream);
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        s->syncs, RD_KAFKA_V_TOPIC(s->syncs_topic), RD_KAFKA_V_PARTITION(0),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(key, key_len),
+        RD_KAFKA_V_VALUE(value, sizeof(value)), RD_KAFKA_V_END);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR && !s->syncs_failing) {
+        TB_LOG_TASK(
+            TB_LOG_WARN, LOGGER, s->connector, s->task,
+            "cannot write offset syncs to %s: %s; the checkpoints translate from the "
+            "last one written until they are written again",
+            s->syncs_topic, rd_kafka_err2str(err));
+    }
+    s->syncs_failing = err != RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+/* MM2's OffsetSyncWriter: a sync at once when the partition has none yet,
+ * when the records between do not follow one another upstream, when the
+ * remote partition went back, or when it is offset.lag.max past the last
+ * sync; else the sync waits for the next commit, the latest replacing the
+ * one before. */
+static void record_written(void *opaque, const json_t *source_partition,
+                           const json_t *source_offset, int32_t partition, int64_t offset)
+{
+    mirror_source_t *s = opaque;
+    const char *topic = json_string_value(json_object_get(source_partition, "topic"));
+    mirror_partition_t *p =
+        s->syncs != NULL && topic != NULL
+            ? find_partition(s, topic,
+                             (int32_t)json_integer_value(
+                                 json_object_get(source_partition, "partition")))
+            : NULL;
+    int64_t upstream = json_integer_value(json_object_get(source_offset, "offset"));
+    (void)partition;
+    s->acknowledged = true;
+    if (p == NULL) {
+        return;
+    }
+    bool now = p->last_sync_downstream == -1 ||
+               offset - (p->last_sync_downstream + 1) >= s->settings.offset_lag_max ||
+               upstream - p->previous_upstream != 1 || offset < p->previous_downstream;
+    p->previous_upstream = upstream;
+    p->previous_downstream = offset;
+    p->sync_delayed = !now;
+    if (now) {
+        p->last_sync_downstream = offset;
+        send_sync(s, p, upstream, offset);
+    } else {
+        p->delayed_up = upstream;
+        p->delayed_down = offset;
+    }
+}
+
+/* The source offsets were recorded: the syncs held back are written. Offsets
+ * recorded before any record_written come from a transaction, whose records
+ * the runtime does not report: that no syncs are written is logged once. */
+static void commit(void *opaque, const json_t *offsets)
+{
+    mirror_source_t *s = opaque;
+    if (s->syncs != NULL && !s->acknowledged && !s->told_no_syncs &&
+        json_array_size(offsets) > 0) {
+        s->told_no_syncs = true;
+        TB_LOG_TASK(
+            TB_LOG_WARN, LOGGER, s->connector, s->task,
+            "no offset syncs are written to %s: with exactly once tributary does not "
+            "write them yet (docs/mirror.md), so checkpoints cannot translate the "
+            "offsets of %s->%s; records are copied all the same",
+            s->syncs_topic, s->settings.source_alias, s->settings.target_alias);
+    }
+    for (size_t i = 0; s->syncs != NULL && i < s->partition_count; i++) {
+        mirror_partition_t *p = s->partitions[i];
+        if (p->sync_delayed) {
+            p->sync_delayed = false;
+            send_sync(s, p, p->delayed_up, p->delayed_down);
+        }
+    }
+}
+
 static void task_stop(void *opaque);
 
 static int task_start(const tb_task_context_t *ctx, const json_t *config, void **out,
@@ -370,13 +499,11 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
                  s->settings.target_alias, reason);
         goto fail;
     }
-    if (s->settings.emit_offset_syncs && s->task_index == 0) {
-        TB_LOG_TASK(
-            TB_LOG_WARN, LOGGER, s->connector, s->task,
-            "emit.offset-syncs.enabled=true: tributary writes no offset syncs yet "
-            "(docs/mirror.md), so no checkpoint can translate the offsets of "
-            "%s->%s; records are copied all the same",
-            s->settings.source_alias, s->settings.target_alias);
+    if (s->settings.emit_offset_syncs &&
+        start_offset_syncs(s, reason, sizeof(reason)) != 0) {
+        snprintf(errstr, errstr_size, "cannot start the offset syncs of %s->%s: %s",
+                 s->settings.source_alias, s->settings.target_alias, reason);
+        goto fail;
     }
     refresh(s);
     *out = s;
@@ -461,6 +588,9 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
     (void)errstr_size;
     *count = 0;
     release_messages(s);
+    if (s->syncs != NULL) {
+        rd_kafka_poll(s->syncs, 0);
+    }
     if (tb_monotonic_ms() >= s->next_refresh_ms) {
         refresh(s);
     }
@@ -535,6 +665,10 @@ static void task_stop(void *opaque)
         rd_kafka_consumer_close(s->consumer);
         rd_kafka_destroy(s->consumer);
     }
+    if (s->syncs != NULL) {
+        rd_kafka_flush(s->syncs, 5000);
+        rd_kafka_destroy(s->syncs);
+    }
     if (s->target != NULL) {
         rd_kafka_destroy(s->target);
     }
@@ -546,6 +680,7 @@ static void task_stop(void *opaque)
     free(s->touched);
     free(s->messages);
     free(s->headers);
+    free(s->syncs_topic);
     json_decref(s->index);
     json_decref(s->values);
     json_decref(s->config);
@@ -566,5 +701,7 @@ const tb_plugin_t tb_mirror_source_plugin = {
     .task_configs = task_configs,
     .task_start = task_start,
     .poll = poll,
+    .commit = commit,
+    .record_written = record_written,
     .task_stop = task_stop,
 };

@@ -41,6 +41,7 @@ typedef struct {
     const char *target_bootstrap;
     const char *policy_class;
     const char *separator;
+    bool internal_separator; /* internal topics use separator too */
     /* MirrorSourceConnector */
     const json_t *topics;
     const json_t *topics_exclude;
@@ -50,6 +51,9 @@ typedef struct {
     long long refresh_topics_s;
     bool sync_configs;
     bool emit_offset_syncs;
+    int offset_syncs_location; /* 0: source cluster, 1: target */
+    int offset_syncs_rf;
+    long long offset_lag_max;
     bool heartbeats_replication;
     long long admin_timeout_ms;
     /* MirrorHeartbeatConnector */
@@ -68,6 +72,7 @@ void tb_mirror_validate(const json_t *values, json_t *errors);
 typedef struct {
     tb_mirror_policy_t kind;
     const char *separator;
+    const char *internal_separator;
     const char *source_alias;
     const char *target_alias;
 } tb_mirror_names_t;
@@ -76,6 +81,11 @@ void tb_mirror_names_init(tb_mirror_names_t *names, const tb_mirror_settings_t *
 
 /* The remote name of a source topic on the target, new (free()). */
 char *tb_mirror_remote_topic(const tb_mirror_names_t *names, const char *topic);
+
+/* The offset-syncs topic of the clusters,
+ * "mm2-offset-syncs<s><target alias><s>internal" with s the internal
+ * separator, new (free()). */
+char *tb_mirror_offset_syncs_topic(const tb_mirror_names_t *names);
 
 /* The topic filter: topics and topics.exclude (Java regexes, read as POSIX
  * extended ones with Java's escapes in brackets), MM2's internal topics,
@@ -122,6 +132,7 @@ rd_kafka_t *tb_mirror_client(const json_t *config, const char *side, rd_kafka_ty
  * and returns the byte after. */
 uint8_t *tb_mirror_put_string(uint8_t *p, const char *s);
 uint8_t *tb_mirror_put_i16(uint8_t *p, int16_t v);
+uint8_t *tb_mirror_put_i32(uint8_t *p, int32_t v);
 uint8_t *tb_mirror_put_i64(uint8_t *p, int64_t v);
 
 /* Creates topic on rk's cluster when it does not exist, with partitions

@@ -57,9 +57,10 @@ def produce(bootstrap, topic, records, transactional_id=None, abort=False):
         (producer.abort_transaction if abort else producer.commit_transaction)(30)
 
 
-def read_all(bootstrap, topic):
+def read_all(bootstrap, topic, by_offset=False):
     """{partition: [(key, value, headers, timestamp)]}: every committed record of topic
-    up to the ends its partitions had when the call began."""
+    up to the ends its partitions had when the call began; with by_offset, each partition's
+    records in a dict by their offsets."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"rd-{uuid.uuid4().hex}",
                          "isolation.level": "read_committed", "enable.auto.commit": False})
     partitions = consumer.list_topics(topic, timeout=30).topics[topic].partitions
@@ -71,16 +72,17 @@ def read_all(bootstrap, topic):
     def at_end():
         message = consumer.poll(0.2)
         if message is not None and not message.error():
-            records[message.partition()].append(
-                (message.key(), message.value(), message.headers() or [],
-                 message.timestamp()[1]))
+            record = (message.key(), message.value(), message.headers() or [],
+                      message.timestamp()[1])
+            records[message.partition()].append((message.offset(), record) if by_offset
+                                                else record)
         positions = consumer.position([TopicPartition(topic, p) for p in ends])
         return all(ends[p.partition] == 0 or p.offset >= ends[p.partition] for p in positions)
     try:
         wait_for(at_end, timeout=60, interval=0, what=f"the end of {topic}")
     finally:
         consumer.close()
-    return records
+    return {p: dict(r) for p, r in records.items()} if by_offset else records
 
 
 def assert_same(source, target, topic):
@@ -205,6 +207,10 @@ def test_mirror_exactly_once_across_kill(start_worker, bed, tmp_path):
     assert target == source
     values = [v for r in target.values() for _, v, _, _ in r]
     assert len(values) == len(set(values)) == produced
+    # offset syncs are not written in transactions yet: said at most once per task start
+    logs = w.logs()
+    told = logs.count("no offset syncs are written")
+    assert 1 <= told <= logs.count(f"[connector:{name}:0] starting")
 
 
 def test_mirror_refuses_acl_sync_and_names_its_keys(worker):
@@ -298,3 +304,57 @@ def test_mirror_tasks_split_the_partitions(start_worker, bed):
     assert_same(source, target, topic)
     tasks = w.get(f"/connectors/{name}/status").json()["tasks"]
     assert [t["state"] for t in tasks] == ["RUNNING"] * 3, tasks
+
+
+def read_offset_syncs(bootstrap, syncs_topic, topic):
+    """{partition: [(upstream, downstream)]}: MM2's OffsetSync records of topic, in order;
+    key Struct {topic STRING, partition INT32}, value {upstreamOffset, offset} INT64."""
+    out = {}
+    for key, value, _, _ in [r for rs in read_all(bootstrap, syncs_topic).values()
+                             for r in rs]:
+        (n,) = struct.unpack_from(">h", key)
+        if key[2:2 + n].decode() != topic:
+            continue
+        (partition,) = struct.unpack_from(">i", key, 2 + n)
+        assert len(key) == 2 + n + 4 and len(value) == 16
+        out.setdefault(partition, []).append(struct.unpack(">qq", value))
+    return out
+
+
+def test_mirror_writes_mm2_offset_syncs(start_worker, bed):
+    """Offset syncs in MM2's format go to mm2-offset-syncs.<target>.internal on the source
+    cluster (offset-syncs.topic.location=source): each maps a source record's offset to the
+    offset of the same record in the remote topic. An aborted transaction first makes the
+    two offsets differ (its records and markers are not copied)."""
+    prefix = f"mms{uuid.uuid4().hex[:10]}"
+    alias = f"src{uuid.uuid4().hex[:6]}"
+    topic = f"{prefix}-data"
+    src = bed.kafka2_bootstrap
+    make_topic(src, topic, 2)
+    produce(src, topic, some_records(20, 2, "aborted"), transactional_id=f"tx-{prefix}",
+            abort=True)
+    w = start_worker({"offset.flush.interval.ms": "100"})
+    name = f"mirror-{prefix}"
+    config = mirror_config(bed, prefix, alias, **{"offset.lag.max": "10"})
+    assert w.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    for round_ in range(3):
+        produce(src, topic, some_records(50, 2, f"r{round_}", headers=True))
+    source, target = wait_mirrored(bed, topic, f"{alias}.{topic}")
+    assert_same(source, target, topic)
+    source = read_all(src, topic, by_offset=True)
+    target = read_all(bed.bootstrap, f"{alias}.{topic}", by_offset=True)
+    syncs_topic = "mm2-offset-syncs.tgt.internal"
+    last = {p: max(source[p]) for p in source}
+    wait_for(lambda: {p: s[-1][0] for p, s in
+                      read_offset_syncs(src, syncs_topic, topic).items()} == last,
+             timeout=60, interval=0.5, what="offset syncs up to the last records")
+    syncs = read_offset_syncs(src, syncs_topic, topic)
+    for partition, pairs in syncs.items():
+        assert pairs[0][0] > pairs[0][1]  # the aborted records' offsets upstream only
+        for upstream, downstream in pairs:
+            assert target[partition][downstream] == source[partition][upstream]
+    admin = AdminClient({"bootstrap.servers": src})
+    assert len(admin.list_topics(syncs_topic, timeout=30).topics[syncs_topic].partitions) == 1
+    resource = ConfigResource("topic", syncs_topic)
+    assert admin.describe_configs([resource])[resource].result(30)[
+        "cleanup.policy"].value == "compact"

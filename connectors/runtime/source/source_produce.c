@@ -162,6 +162,12 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opa
         engine->acknowledged++;
         entry->delivered = true;
         engine->rkt_delivered |= msg->rkt == engine->rkt;
+        if (entry->partition != NULL && engine->plugin_task != NULL &&
+            engine->env->plugin->record_written != NULL) {
+            engine->env->plugin->record_written(engine->plugin_task, entry->partition,
+                                                entry->offset, msg->partition,
+                                                msg->offset);
+        }
         return;
     }
     count_delivery_error(engine, msg->err);
