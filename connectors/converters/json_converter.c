@@ -18,6 +18,10 @@
  * Inference needs integers that fit in 64 bits; without schemas any size is
  * fine. JSON text "null" is a JSON value (a null payload), not a tombstone:
  * only data == NULL is a null record.
+ *
+ * schema.content (KIP-1054, sink side, with schemas.enable): every message
+ * is a payload alone, read under the schema the key gives; the message must
+ * fit it, as Connect converts it by that schema.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -50,6 +54,7 @@
 
 typedef struct {
     bool schemas_enable;
+    tb_schema_t *content;         /* schema.content's schema, NULL unset (owned) */
     tb_decimal_format_t decimals; /* how Decimal data is written */
     tb_json_schema_cache_t read;  /* schemas of the messages read */
     tb_json_schema_cache_t write; /* the JSON of the schemas written */
@@ -62,8 +67,43 @@ static const char *const decimal_formats[] = {"BASE64", "NUMERIC", NULL};
 /* The keys a converter reads, filled from json_keys (tb_config_fill). */
 typedef struct {
     bool schemas_enable;
-    int decimal_format; /* decimal_formats[] */
+    const char *schema_content; /* NULL or "" when unset */
+    int decimal_format;         /* decimal_formats[] */
 } json_keys_t;
+
+/* The schema of schema.content's text, or NULL with the reason. */
+static tb_schema_t *content_schema(const char *text, char *reason, size_t reason_size)
+{
+    json_error_t error;
+    json_t *json = json_loads(text, 0, &error);
+    tb_schema_t *schema = NULL;
+    if (json == NULL) {
+        snprintf(reason, reason_size, "Not a JSON object: %s (line %d, column %d)",
+                 error.text, error.line, error.column);
+        return NULL;
+    }
+    if (!json_is_object(json)) {
+        snprintf(reason, reason_size,
+                 "A schema is a JSON object, as in an envelope's "
+                 "\"schema\"");
+    } else {
+        schema = tb_json_schema_parse(json, reason, reason_size);
+    }
+    json_decref(json);
+    return schema;
+}
+
+static int check_schema_content(const json_t *value, char *reason, size_t reason_size)
+{
+    const char *text = json_string_value(value);
+    tb_schema_t *schema;
+    if (text == NULL || text[0] == '\0') {
+        return 0;
+    }
+    schema = content_schema(text, reason, reason_size);
+    tb_schema_decref(schema);
+    return schema != NULL ? 0 : -1;
+}
 
 static const tb_config_def_t json_keys[] = {
     {.name = "schemas.enable",
@@ -89,12 +129,26 @@ static const tb_config_def_t json_keys[] = {
      .documentation = "Accepted for compatibility: when transforms need Connect "
                       "data, tributary keeps the last 16 schemas read and the last 16 "
                       "written, whatever this says."},
+    {.name = "schema.content",
+     .type = TB_CONFIG_STRING,
+     .default_value = NULL,
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Schemas",
+     .order = 3,
+     .width = TB_WIDTH_MEDIUM,
+     .display_name = "Schema Content",
+     .check = check_schema_content,
+     .field = TB_CONFIG_AT(json_keys_t, schema_content),
+     .documentation = "A Connect schema as JSON (an envelope's \"schema\"). When set, "
+                      "with schemas.enable, each message read is the payload alone, "
+                      "without an envelope, and must fit this schema. Sink side only: "
+                      "what source connectors write keeps its envelope."},
     {.name = "decimal.format",
      .type = TB_CONFIG_STRING,
      .default_value = "BASE64",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Serialization",
-     .order = 3,
+     .order = 4,
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Decimal Format",
      .one_of = decimal_formats,
@@ -108,7 +162,7 @@ static const tb_config_def_t json_keys[] = {
      .default_value = "true",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Serialization",
-     .order = 4,
+     .order = 5,
      .width = TB_WIDTH_MEDIUM,
      .display_name = "Replace null with default",
      .documentation = "Accepted for compatibility: payloads reach sink plugins as "
@@ -216,6 +270,7 @@ static int json_to_plugin(void *state, const void *data, size_t len, const void 
                           size_t *out_len, bool *owned, char *errstr, size_t errstr_size)
 {
     const tb_json_converter_t *jc = state;
+    bool envelope = jc->schemas_enable && jc->content == NULL;
     size_t start = 0;
     size_t end = len;
     /* Numbers are only checked, so integers of any size are fine. */
@@ -225,7 +280,18 @@ static int json_to_plugin(void *state, const void *data, size_t len, const void 
     if (message == NULL) {
         goto fail;
     }
-    if (jc->schemas_enable) {
+    if (jc->content != NULL) {
+        tb_value_t *checked = NULL;
+        if (tb_json_value_read(jc->content, data, len, &checked, errstr, errstr_size) !=
+            0) {
+            goto fail;
+        }
+        tb_value_free(checked);
+        if (json_is_null(message)) {
+            json_decref(message);
+            return 0; /* a null payload is a null */
+        }
+    } else if (envelope) {
         if (check_envelope(message, errstr, errstr_size) != 0) {
             goto fail;
         }
@@ -238,7 +304,7 @@ static int json_to_plugin(void *state, const void *data, size_t len, const void 
         start = (size_t)(span.s - (const char *)data);
         end = start + span.n;
     }
-    json_t *value = jc->schemas_enable ? json_object_get(message, "payload") : message;
+    json_t *value = envelope ? json_object_get(message, "payload") : message;
     if (json_is_string(value)) {
         int rc = string_content(value, out, out_len, owned, errstr, errstr_size);
         json_decref(message);
@@ -389,6 +455,17 @@ static int json_from_plugin(void *state, tb_data_kind_t kind, const void *data,
     return from_json(jc, data, len, out, out_len, errstr, errstr_size);
 }
 
+static void json_destroy(void *state)
+{
+    tb_json_converter_t *jc = state;
+    if (jc != NULL) {
+        tb_schema_decref(jc->content);
+        tb_json_schema_cache_clear(&jc->read);
+        tb_json_schema_cache_clear(&jc->write);
+        free(jc);
+    }
+}
+
 static void *json_create(const json_t *values, bool for_key, char *errstr,
                          size_t errstr_size)
 {
@@ -406,17 +483,15 @@ static void *json_create(const json_t *values, bool for_key, char *errstr,
     }
     jc->schemas_enable = keys.schemas_enable;
     jc->decimals = (tb_decimal_format_t)keys.decimal_format;
-    return jc;
-}
-
-static void json_destroy(void *state)
-{
-    tb_json_converter_t *jc = state;
-    if (jc != NULL) {
-        tb_json_schema_cache_clear(&jc->read);
-        tb_json_schema_cache_clear(&jc->write);
-        free(jc);
+    /* checked by check_schema_content; read only where it applies */
+    if (keys.schemas_enable && keys.schema_content != NULL &&
+        keys.schema_content[0] != '\0' &&
+        (jc->content = content_schema(keys.schema_content, errstr, errstr_size)) ==
+            NULL) {
+        json_destroy(jc);
+        return NULL;
     }
+    return jc;
 }
 
 /*
@@ -432,7 +507,9 @@ static bool read_quickly(tb_json_converter_t *jc, const char *data, size_t len,
     tb_json_span_t schema_text;
     tb_json_span_t payload = {data, len};
     tb_schema_t *s = NULL;
-    if (jc->schemas_enable) {
+    if (jc->content != NULL) {
+        s = tb_schema_incref(jc->content);
+    } else if (jc->schemas_enable) {
         if (!tb_json_read_envelope(data, len, tb_json_schema_cache_latest(&jc->read),
                                    &schema_text, &payload)) {
             return false;
@@ -474,7 +551,9 @@ static int json_to_typed(void *state, const void *data, size_t len, tb_schema_t 
     if (message == NULL) {
         goto done;
     }
-    if (jc->schemas_enable) {
+    if (jc->content != NULL) {
+        *schema = tb_schema_incref(jc->content);
+    } else if (jc->schemas_enable) {
         const json_t *schema_json = json_object_get(message, "schema");
         if (check_envelope(message, errstr, errstr_size) != 0 ||
             (!json_is_null(schema_json) &&
@@ -486,7 +565,7 @@ static int json_to_typed(void *state, const void *data, size_t len, tb_schema_t 
     }
     if (tb_schema_contains_logical(*schema, TB_LOGICAL_DECIMAL)) {
         /* the payload's text gives the Decimals their digits */
-        if (jc->schemas_enable) {
+        if (payload != message) {
             tb_json_text_member(text, "payload", &text);
         }
         rc = tb_json_value_parse_text(*schema, payload, text.s, text.n, value, errstr,

@@ -138,15 +138,17 @@ static void test_config_tables(void **state)
     assert_non_null(json);
     assert_ptr_equal(json, tb_converter_config(JSON_CLASS));
     assert_string_equal(json->name, JSON_CLASS);
-    assert_int_equal(json->count, 4);
+    assert_int_equal(json->count, 5);
     assert_string_equal(json->defs[0].name, "schemas.enable");
     assert_string_equal(json->defs[0].default_value, "true");
     assert_string_equal(json->defs[1].name, "schemas.cache.size");
     assert_string_equal(json->defs[1].default_value, "1000");
-    assert_string_equal(json->defs[2].name, "decimal.format");
-    assert_string_equal(json->defs[2].default_value, "BASE64");
-    assert_string_equal(json->defs[3].name, "replace.null.with.default");
-    assert_string_equal(json->defs[3].default_value, "true");
+    assert_string_equal(json->defs[2].name, "schema.content");
+    assert_null(json->defs[2].default_value);
+    assert_string_equal(json->defs[3].name, "decimal.format");
+    assert_string_equal(json->defs[3].default_value, "BASE64");
+    assert_string_equal(json->defs[4].name, "replace.null.with.default");
+    assert_string_equal(json->defs[4].default_value, "true");
 
     const tb_config_table_t *string = tb_converter_config(STRING_CLASS);
     assert_int_equal(string->count, 1);
@@ -487,6 +489,56 @@ static void test_json_schemas_disabled_to_plugin(void **state)
     tb_converter_destroy(c);
 }
 
+/* KIP-1054: schema.content makes each message a payload alone, read under
+ * that schema; source data keeps its envelope. */
+#define CONTENT_SETTINGS(schemas_enable)                                                 \
+    "{\"schemas.enable\":\"" schemas_enable "\",\"schema.content\":"                     \
+    "\"{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[{\\\"type\\\":\\\"int32\\\","        \
+    "\\\"optional\\\":false,\\\"field\\\":\\\"id\\\"}],\\\"optional\\\":true}\"}"
+
+static void test_json_schema_content(void **state)
+{
+    (void)state;
+    tb_converter_t *c = converter_of(JSON_CLASS, CONTENT_SETTINGS("true"));
+    tb_schema_t *schema = NULL;
+    tb_value_t *value = NULL;
+    char *produced;
+
+    expect_to_plugin(c, " {\"id\": 7} ", "{\"id\":7}");
+    expect_to_plugin_error(c, "{\"schema\":null,\"payload\":{\"id\":7}}",
+                           "Invalid null value for required INT32 field");
+    expect_to_plugin_error(c, "{\"id\":\"seven\"}",
+                           "Invalid value for schema type INT32: a JSON STRING");
+    typed_of(c, "{\"id\":7}", &schema, &value);
+    assert_int_equal(tb_schema_type(schema), TB_TYPE_STRUCT);
+    assert_int_equal(tb_value_int64(tb_value_struct_get(value, "id")), 7);
+    tb_schema_decref(schema);
+    tb_value_free(value);
+    typed_of(c, "null", &schema, &value);
+    assert_non_null(schema);
+    assert_null(value);
+    tb_schema_decref(schema);
+    produced = from_plugin(c, TB_DATA_JSON, "{\"id\":7}", 8);
+    assert_string_equal(produced, "{\"schema\":{\"type\":\"struct\",\"fields\":[{"
+                                  "\"type\":\"int64\",\"optional\":false,\"field\":"
+                                  "\"id\"}],\"optional\":false},\"payload\":{\"id\":7}}");
+    free(produced);
+    tb_converter_destroy(c);
+
+    /* without schemas.enable the key does not apply */
+    c = converter_of(JSON_CLASS, CONTENT_SETTINGS("false"));
+    expect_to_plugin(c, "{\"schema\":null,\"payload\":1}",
+                     "{\"schema\":null,\"payload\":1}");
+    tb_converter_destroy(c);
+
+    expect_create_error(JSON_CLASS, "{\"schema.content\":\"{\\\"type\\\":\\\"x\\\"}\"}",
+                        "Invalid value {\"type\":\"x\"} for configuration "
+                        "schema.content: Unknown schema type: x");
+    expect_create_error(JSON_CLASS, "{\"schema.content\":\"[1]\"}",
+                        "Invalid value [1] for configuration schema.content: A schema "
+                        "is a JSON object, as in an envelope's \"schema\"");
+}
+
 static void test_json_from_string(void **state)
 {
     (void)state;
@@ -673,6 +725,7 @@ int main(void)
         cmocka_unit_test(test_json_string_payload_is_its_text),
         cmocka_unit_test(test_json_bytes_payload_is_base64_text),
         cmocka_unit_test(test_json_schemas_disabled_to_plugin),
+        cmocka_unit_test(test_json_schema_content),
         cmocka_unit_test(test_json_from_string),
         cmocka_unit_test(test_json_from_bytes),
         cmocka_unit_test(test_json_from_json_infers_nested_schema),
