@@ -153,6 +153,23 @@ def test_source_converter_retries_spent_fail_the_task_naming_the_stage(
     assert registry.count("POST /subjects/") >= 2  # retried before failing
 
 
+def test_source_converter_retries_spent_are_skipped_under_tolerance_all(
+        start_worker, bed, registry):
+    """KAFKA-18073: spent retries go through errors.tolerance, so under
+    all each record is counted as skipped once its retries are spent, not
+    dropped unseen, and the task keeps running."""
+    w = start_worker(WORKER)
+    topic = bed.unique_topic("retry-source-all")
+    registry.down = True
+    create(w, "gen", datagen(topic, 3, **converters(AVRO, registry, **FAST_REGISTRY),
+                             **retrying(300), **{"errors.tolerance": "all"}))
+    wait_for(lambda: metric(w, "tributary_task_records_dropped_total", "gen") == 3,
+             timeout=60, what="3 records skipped under errors.tolerance=all")
+    assert metric(w, "tributary_task_retries_total", "gen") >= 3  # each retried first
+    assert metric(w, "tributary_task_record_errors_total", "gen") == 3
+    assert task_state(w, "gen")["state"] == "RUNNING"
+
+
 SMT = "org.apache.kafka.connect.transforms."
 # a chain that needs the value's structure: the converter runs inside it
 EXTRACT_ADDRESS = {"transforms": "Pick", "transforms.Pick.type": SMT + "ExtractField$Value",

@@ -310,7 +310,7 @@ static bool convert_batch(sink_engine_t *e, size_t first)
             stage = "VALUE_CONVERTER";
         }
         /* rc is no longer transform's: 1 here is a converter's retry */
-        if ((rc == TB_RESULT_RETRY || rc == TB_RESULT_RETRY) &&
+        if (rc == TB_RESULT_RETRY &&
             wait_for_converter(e, stage, msg, reason, sizeof(reason))) {
             /* not the record's fault (the schema registry did not answer) */
             release_record(e, kept);
