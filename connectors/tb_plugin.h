@@ -119,11 +119,13 @@ typedef struct {
     tb_schema_t *value_schema;
     tb_value_t *value_data;
     /* The record's headers (NULL: none), written as they are: each value
-     * already the bytes of the header converter's form (a plugin that
-     * copies Kafka records sets the headers it read; the transformation
-     * chain sees them and may replace them). The runtime's: the array and
-     * each name and value are freed with tb_headers_free (core/tb_record.h),
-     * unless bytes_borrowed, when they are borrowed like key and value. */
+     * already the bytes of the header converter's form (a plugin's own
+     * strings as their text, as both header converters write a string; a
+     * plugin that copies Kafka records sets the headers it read). The
+     * transformation chain sees them and may replace them. The runtime's:
+     * the array and each name and value are freed with tb_headers_free
+     * (core/tb_record.h), unless bytes_borrowed, when they are borrowed like
+     * key and value. */
     tb_header_t *headers;
     size_t header_count;
     /* The record's timestamp (CreateTime), ms since the epoch, for a plugin

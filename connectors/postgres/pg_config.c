@@ -1,6 +1,6 @@
 /*
  * The PostgreSQL source's keys (tb_pg_config.h). Names, defaults and
- * checks are Debezium 3.0's, except plugin.name: Debezium defaults it to
+ * checks are Debezium 3.6's, except plugin.name: Debezium defaults it to
  * decoderbufs, a server extension tributary does not speak, so here the
  * default is pgoutput (docs/postgres-cdc.md says why).
  */
@@ -8,6 +8,7 @@
 #include <regex.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "connectors/postgres/tb_pg_config.h"
 
@@ -26,6 +27,43 @@ static const char *const time_modes[] = {"adaptive", "adaptive_time_microseconds
 static const char *const hstore_modes[] = {"json", "map", NULL};
 static const char *const binary_modes[] = {"bytes", "base64", "base64-url-safe", "hex",
                                            NULL};
+
+/* A key whose Debezium values tributary implements only one of: the
+ * default, which is what it does (why). */
+static int check_only_default(const json_t *value, const char *only, const char *why,
+                              char *reason, size_t size)
+{
+    const char *v = json_string_value(value);
+    if (v != NULL && strcasecmp(v, only) != 0) {
+        snprintf(reason, size, "tributary implements %s only: %s", only, why);
+        return -1;
+    }
+    return 0;
+}
+
+static int check_lsn_flush_mode(const json_t *value, char *reason, size_t size)
+{
+    return check_only_default(value, "connector",
+                              "it confirms to the slot the LSN of what Kafka holds",
+                              reason, size);
+}
+
+static int check_offset_mismatch(const json_t *value, char *reason, size_t size)
+{
+    return check_only_default(value, "no_validation",
+                              "it streams from the stored offset as it is", reason, size);
+}
+
+static int check_publish_via_root(const json_t *value, char *reason, size_t size)
+{
+    if (json_is_true(value)) {
+        snprintf(reason, size,
+                 "tributary implements false only: it writes each partition's changes "
+                 "to the partition's own topic");
+        return -1;
+    }
+    return 0;
+}
 
 static int check_plugin_name(const json_t *value, char *reason, size_t size)
 {
@@ -147,6 +185,7 @@ typedef struct {
     const json_t *skipped;
     bool transaction_metadata;
     const char *transaction_topic;
+    bool extended_headers;
     int max_batch; /* 0: did not parse (at least 1 otherwise) */
     int max_queue; /* 0: did not parse (at least 1 otherwise) */
     long long poll_interval_ms;
@@ -418,6 +457,49 @@ static const tb_config_def_t pg_keys[] = {
      .check = check_topic_name,
      .field = TB_CONFIG_AT(pg_keys_t, transaction_topic),
      .documentation = "The transaction topic is <topic.prefix>.<topic.transaction>."},
+    {.name = "extended.headers.enabled",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_VALUES,
+     .order = 10,
+     .field = TB_CONFIG_AT(pg_keys_t, extended_headers),
+     .documentation = "Whether each change event read from the stream (and its "
+                      "tombstone) carries Debezium's __debezium.context.* headers: "
+                      "connectorLogicalName (topic.prefix), taskId, connectorName "
+                      "(postgresql) and runId (a new UUID each time the task starts). "
+                      "Snapshot reads, transaction metadata and heartbeats carry none, "
+                      "as with Debezium 3.6."},
+    {.name = "lsn.flush.mode",
+     .type = TB_CONFIG_STRING,
+     .default_value = "connector",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_REPLICATION,
+     .order = 6,
+     .check = check_lsn_flush_mode,
+     .documentation = "Who confirms LSNs to the slot. connector (the default, the only "
+                      "value tributary takes): the task, once what it read is in "
+                      "Kafka and its offset stored."},
+    {.name = "offset.mismatch.strategy",
+     .type = TB_CONFIG_STRING,
+     .default_value = "no_validation",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = GROUP_REPLICATION,
+     .order = 7,
+     .check = check_offset_mismatch,
+     .documentation = "What to do when the stored offset and the slot's confirmed LSN "
+                      "differ. no_validation (the default, the only value tributary "
+                      "takes): stream from the stored offset."},
+    {.name = "publish.via.partition.root",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = GROUP_REPLICATION,
+     .order = 8,
+     .check = check_publish_via_root,
+     .documentation = "Whether an autocreated publication publishes a partitioned "
+                      "table's changes as its root's. false (the default, the only "
+                      "value tributary takes): each partition's own."},
     {.name = "max.batch.size",
      .type = TB_CONFIG_INT,
      .default_value = "2048",
@@ -495,11 +577,10 @@ const char *const tb_pg_refused_keys[] = {
     "xmin.fetch.interval.ms",
     "flush.lsn.source",
     "lsn.flush.",
+    "slot.seek.to.known.offset.on.start",
     "connection.",
     "errors.max.retries",
-    "extended.headers.enabled",
     "transaction.metadata.factory",
-    "publish.via.partition.root",
     "guardrail.",
     NULL,
 };
@@ -610,6 +691,7 @@ int tb_pg_options_parse(const json_t *config, tb_pg_options_t *out, char *errstr
     out->skipped = skipped_ops(k.skipped);
     out->transaction_metadata = k.transaction_metadata;
     out->transaction_topic = k.transaction_topic;
+    out->extended_headers = k.extended_headers;
     out->max_batch = k.max_batch;
     out->poll_interval_ms = k.poll_interval_ms;
     out->query_timeout_ms = k.query_timeout_ms;

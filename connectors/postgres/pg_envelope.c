@@ -38,7 +38,9 @@ enum {
     SOURCE_TABLE,
     SOURCE_TX_ID,
     SOURCE_LSN,
-    SOURCE_XMIN
+    SOURCE_XMIN,
+    SOURCE_ORIGIN,
+    SOURCE_ORIGIN_LSN
 };
 
 /* The envelope's fields, likewise (tb_pg_envelope_schema()). */
@@ -72,10 +74,13 @@ tb_schema_t *tb_pg_source_schema(void)
     rc = rc || tb_schema_add_field(s, "txId", tb_pg_optional_schema(TB_TYPE_INT64));
     rc = rc || tb_schema_add_field(s, "lsn", tb_pg_optional_schema(TB_TYPE_INT64));
     rc = rc || tb_schema_add_field(s, "xmin", tb_pg_optional_schema(TB_TYPE_INT64));
+    rc = rc || tb_schema_add_field(s, "origin", tb_pg_optional_schema(TB_TYPE_STRING));
+    rc = rc || tb_schema_add_field(s, "origin_lsn", tb_pg_optional_schema(TB_TYPE_INT64));
     if (rc) {
         tb_schema_decref(s);
         return NULL;
     }
+    tb_schema_set_version(s, true, 1);
     return s;
 }
 
@@ -111,6 +116,8 @@ tb_value_t *tb_pg_source_value(tb_schema_t *schema, const tb_pg_source_t *info)
     rc = rc || set_int64(v, SOURCE_TX_ID, info->tx_id, info->tx_id >= 0);
     rc = rc || set_int64(v, SOURCE_LSN, info->lsn, info->lsn >= 0);
     rc = rc || set_int64(v, SOURCE_XMIN, info->xmin, info->xmin >= 0);
+    rc = rc || set_string(v, SOURCE_ORIGIN, info->origin);
+    rc = rc || set_int64(v, SOURCE_ORIGIN_LSN, info->origin_lsn, info->origin != NULL);
     if (rc) {
         tb_value_free(v);
         return NULL;

@@ -1,6 +1,9 @@
 /* Queued records and their offsets (tb_pg_records.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/rand.h>
 
 #include "connectors/postgres/tb_pg_records.h"
 
@@ -37,10 +40,60 @@ int tb_pg_queue_push(tb_pg_queue_t *q, const char *topic, tb_schema_t *key_schem
     return 0;
 }
 
+int tb_pg_run_id(char out[37])
+{
+    unsigned char b[16];
+    if (RAND_bytes(b, sizeof(b)) != 1) {
+        return -1;
+    }
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* the RFC 4122 variant */
+    snprintf(out, 37,
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+             b[13], b[14], b[15]);
+    return 0;
+}
+
+/* The context headers, a new array of CONTEXT_HEADERS the runtime frees
+ * (tb_headers_free); NULL on no memory. */
+#define CONTEXT_HEADERS 4
+static tb_header_t *context_headers(const tb_pg_context_t *context)
+{
+    static const char *const names[CONTEXT_HEADERS] = {
+        "__debezium.context.connectorLogicalName", "__debezium.context.taskId",
+        "__debezium.context.connectorName", "__debezium.context.runId"};
+    const char *values[CONTEXT_HEADERS] = {context->logical_name, "0", "postgresql",
+                                           context->run_id};
+    tb_header_t *h = calloc(CONTEXT_HEADERS, sizeof(*h));
+    bool ok = h != NULL;
+    for (size_t i = 0; ok && i < CONTEXT_HEADERS; i++) {
+        h[i].name = strdup(names[i]);
+        h[i].value = strdup(values[i]);
+        h[i].value_len = strlen(values[i]);
+        ok = h[i].name != NULL && h[i].value != NULL;
+    }
+    if (!ok) {
+        tb_headers_free(h, h != NULL ? CONTEXT_HEADERS : 0);
+        return NULL;
+    }
+    return h;
+}
+
 size_t tb_pg_queue_drain(tb_pg_queue_t *q, tb_source_record_t *out, size_t max,
-                         json_t *partition, bool every)
+                         json_t *partition, bool every, const tb_pg_context_t *context)
 {
     size_t n = q->count < max ? q->count : max;
+    for (size_t i = 0; context != NULL && i < n; i++) {
+        tb_pg_queued_t *item = &q->items[q->head + i];
+        if (item->position.streamed_change && item->record.headers == NULL) {
+            item->record.headers = context_headers(context);
+            if (item->record.headers == NULL) {
+                return 0; /* the ones made stay queued with their record */
+            }
+            item->record.header_count = CONTEXT_HEADERS;
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         tb_pg_queued_t *item = &q->items[q->head + i];
         out[i] = item->record;
@@ -65,6 +118,7 @@ void tb_pg_queue_clear(tb_pg_queue_t *q)
         tb_value_free(r->key_data);
         tb_schema_decref(r->value_schema);
         tb_value_free(r->value_data);
+        tb_headers_free(r->headers, r->header_count);
     }
     free(q->items);
     memset(q, 0, sizeof(*q));

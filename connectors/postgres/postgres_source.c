@@ -64,6 +64,8 @@ typedef struct {
     tb_pg_events_t events;
     tb_pg_transactions_t *transactions; /* NULL: no transaction metadata */
     json_t *partition;                  /* {"server": <topic.prefix>} */
+    char run_id[37];                    /* __debezium.context.runId */
+    tb_pg_context_t context;            /* its headers' values */
     topic_t *topics;
     PGconn *sql;  /* catalog and snapshot */
     PGconn *repl; /* the slot */
@@ -168,6 +170,13 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
     s->source_schema = tb_pg_source_schema();
     s->lag = tb_pg_lag_create(s->connector, s->task);
     s->partition = json_pack("{s:s}", "server", s->o.prefix);
+    if (s->o.extended_headers && tb_pg_run_id(s->run_id) != 0) {
+        snprintf(errstr, errstr_size,
+                 "no random bytes for the run id of the "
+                 "__debezium.context.runId header");
+        goto fail;
+    }
+    s->context = (tb_pg_context_t){.logical_name = s->o.prefix, .run_id = s->run_id};
     if (s->o.transaction_metadata) {
         char topic[600];
         snprintf(topic, sizeof(topic), "%s.%s", s->o.prefix, s->o.transaction_topic);
@@ -509,7 +518,8 @@ static int on_change(pg_source_t *s, uint64_t lsn, char *errstr, size_t errstr_s
                           .commit_known = s->commit_known,
                           .tx_id = s->xid,
                           .ts_us = s->commit_us,
-                          .message_type = types[kind]};
+                          .message_type = types[kind],
+                          .streamed_change = true};
     tb_pg_cell_t *before = m->old_kind != 0 ? cells_of(&m->old_tuple) : NULL;
     tb_pg_cell_t *after = kind != 2 ? cells_of(&m->new_tuple) : NULL;
     tb_pg_change_t change = {.op = "cud"[kind],
@@ -541,7 +551,8 @@ static int on_truncate(pg_source_t *s, uint64_t lsn, char *errstr, size_t errstr
                           .commit_known = s->commit_known,
                           .tx_id = s->xid,
                           .ts_us = s->commit_us,
-                          .message_type = "TRUNCATE"};
+                          .message_type = "TRUNCATE",
+                          .streamed_change = true};
     for (uint32_t i = 0; i < s->msg.nrelids; i++) {
         tb_pg_relation_t *r = tb_pg_relations_find(&s->relations, s->msg.relids[i]);
         const char *topic = r != NULL ? intern_topic(s, r->topic) : NULL;
@@ -809,7 +820,8 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         return -1;
     }
     *count =
-        tb_pg_queue_drain(&s->queue, out, max, s->partition, s->ctx->offset_every_record);
+        tb_pg_queue_drain(&s->queue, out, max, s->partition, s->ctx->offset_every_record,
+                          s->o.extended_headers ? &s->context : NULL);
     if (*count == 0) {
         *wake_ms = s->phase == PHASE_DONE ? -1 : idle_wait_ms(s);
     } else {

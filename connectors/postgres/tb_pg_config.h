@@ -79,6 +79,7 @@ typedef struct {
     tb_pg_modes_t modes;
     unsigned skipped;              /* TB_PG_SKIP_* */
     bool transaction_metadata;     /* provide.transaction.metadata */
+    bool extended_headers;         /* extended.headers.enabled */
     const char *transaction_topic; /* topic.transaction */
     int max_batch;
     int64_t poll_interval_ms;

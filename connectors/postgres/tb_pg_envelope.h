@@ -2,7 +2,7 @@
  * tb_pg_envelope.h - Debezium's change event, field for field: the source
  * block (io.debezium.connector.postgresql.Source) and the envelope
  * <prefix>.<schema>.<table>.Envelope around a table's .Value rows, with
- * the schema names and versions Debezium 3.0 gives them, so that
+ * the schema names and versions Debezium 3.6 gives them, so that
  * JsonConverter (and the schema registry converters) write what
  * Debezium's connector writes.
  */
@@ -14,7 +14,7 @@
 #include "core/tb_data.h"
 
 /* The Debezium release whose records these are (source.version). */
-#define TB_PG_DEBEZIUM_VERSION "3.0.7.Final"
+#define TB_PG_DEBEZIUM_VERSION "3.6.1.Final"
 
 /* What the source block tells of one change. Strings are borrowed. */
 typedef struct {
@@ -28,6 +28,11 @@ typedef struct {
     int64_t tx_id;        /* -1: none */
     int64_t lsn;          /* -1: none */
     int64_t xmin;         /* -1: none */
+    /* The replication origin the change came from (pgoutput's Origin
+     * message), NULL: none (a change made on this server); origin_lsn its
+     * commit's LSN at the origin. */
+    const char *origin;
+    int64_t origin_lsn;
 } tb_pg_source_t;
 
 /* The source block's schema, one reference. */

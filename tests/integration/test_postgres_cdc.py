@@ -61,6 +61,7 @@ class Reader:
                                   "topic.metadata.refresh.interval.ms": 1000})
         self.consumer.subscribe(list(topics))
         self.records = []
+        self.headers = []  # each record's [(name, value bytes)], beside records
         self.seen = set()
 
     def until(self, count, timeout=90):
@@ -74,6 +75,7 @@ class Reader:
                 decode = lambda b: None if b is None else json.loads(b)  # noqa: E731
                 self.records.append((message.topic(), decode(message.key()),
                                      decode(message.value())))
+                self.headers.append(message.headers() or [])
             return len(self.records) >= count
         wait_for(enough, timeout=timeout, interval=0, what=f"{count} records")
         return self.records
@@ -141,6 +143,26 @@ def test_snapshot_then_stream_writes_debeziums_records(cdc_db, start_worker, bed
         records = reader.until(6)[2:]
         ops = [(payload(k)["id"], payload(v) and payload(v)["op"]) for _, k, v in records]
         assert ops == [(3, "c"), (1, "u"), (2, "d"), (2, None)]
+        # Debezium 3.6's context headers: on each streamed event and tombstone, with
+        # one run id; none on the snapshot's reads
+        assert reader.headers[:2] == [[], []]
+        run_id = reader.headers[2][3][1]
+        assert len(run_id) == 36 and run_id.count(b"-") == 4
+        assert reader.headers[2:6] == [[
+            ("__debezium.context.connectorLogicalName", prefix.encode()),
+            ("__debezium.context.taskId", b"0"),
+            ("__debezium.context.connectorName", b"postgresql"),
+            ("__debezium.context.runId", run_id)]] * 4
+        # Debezium 3.6's source block: a versioned schema, with the origin fields
+        source_schema = next(f for f in records[0][2]["schema"]["fields"]
+                             if f["field"] == "source")
+        assert source_schema["version"] == 1
+        assert [(f["field"], f["type"], f["optional"])
+                for f in source_schema["fields"][-2:]] == [
+            ("origin", "string", True), ("origin_lsn", "int64", True)]
+        created = payload(records[0][2])["source"]
+        assert (created["version"], created["origin"], created["origin_lsn"]) == (
+            "3.6.1.Final", None, None)
         update = payload(records[1][2])
         assert update["before"] is None  # REPLICA IDENTITY DEFAULT sends no old row
         assert update["after"]["name"] == "uno"

@@ -610,7 +610,11 @@ static void test_envelope_as_debezium_writes_it(void **state)
     json_t *src = json_array_get(list, 2);
     assert_string_equal(json_string_value(json_object_get(src, "name")),
                         "io.debezium.connector.postgresql.Source");
+    /* Debezium 3.1+: the source block's schema has a version */
+    assert_int_equal(json_integer_value(json_object_get(src, "version")), 1);
+    assert_int_equal(json_array_size(json_object_get(src, "fields")), 16);
     json_t *snapshot = json_array_get(json_object_get(src, "fields"), 4);
+    assert_int_equal(json_integer_value(json_object_get(snapshot, "version")), 1);
     assert_string_equal(json_string_value(json_object_get(snapshot, "default")), "false");
     assert_string_equal(
         json_string_value(
@@ -627,7 +631,8 @@ static void test_envelope_as_debezium_writes_it(void **state)
         "\"name\":\"srv\",\"ts_ms\":1700000000123,\"snapshot\":\"false\",\"db\":\"d\","
         "\"sequence\":\"[\\\"100\\\",\\\"200\\\"]\",\"ts_us\":1700000000123456,"
         "\"ts_ns\":1700000000123456000,\"schema\":\"public\",\"table\":\"items\","
-        "\"txId\":731,\"lsn\":200,\"xmin\":null},\"transaction\":null,\"op\":\"c\","
+        "\"txId\":731,\"lsn\":200,\"xmin\":null,\"origin\":null,\"origin_lsn\":null},"
+        "\"transaction\":null,\"op\":\"c\","
         "\"ts_ms\":1700000001000,\"ts_us\":1700000001000000,\"ts_ns\":"
         "1700000001000000000}");
     free(payload);
@@ -649,7 +654,50 @@ static void free_drained(tb_source_record_t *out, size_t n)
         tb_value_free(out[i].value_data);
         json_decref(out[i].source_offset);
         json_decref(out[i].source_partition);
+        tb_headers_free(out[i].headers, out[i].header_count);
     }
+}
+
+/* Debezium 3.6's __debezium.context.* headers: on each streamed change
+ * event and its tombstone, in Debezium's order; none on what is not
+ * streamed (a snapshot read, transaction metadata), none without a context
+ * (extended.headers.enabled=false). */
+static void test_context_headers(void **state)
+{
+    (void)state;
+    char run_id[37];
+    char other[37];
+    assert_int_equal(tb_pg_run_id(run_id), 0);
+    assert_int_equal(tb_pg_run_id(other), 0);
+    assert_int_equal(strlen(run_id), 36);
+    assert_string_not_equal(run_id, other);
+    assert_int_equal(run_id[14], '4'); /* version 4 */
+    tb_pg_context_t context = {.logical_name = "srv", .run_id = run_id};
+    tb_pg_queue_t q = {0};
+    tb_pg_position_t streamed = {.lsn = 1, .tx_id = -1, .streamed_change = true};
+    tb_pg_position_t read = {.lsn = 1, .tx_id = -1, .snapshot = true};
+    assert_int_equal(tb_pg_queue_push(&q, "t", NULL, NULL, NULL, NULL, &streamed), 0);
+    assert_int_equal(tb_pg_queue_push(&q, "t", NULL, NULL, NULL, NULL, &read), 0);
+    assert_int_equal(tb_pg_queue_push(&q, "t", NULL, NULL, NULL, NULL, &streamed), 0);
+    tb_source_record_t out[3];
+    assert_int_equal(tb_pg_queue_drain(&q, out, 2, NULL, false, &context), 2);
+    const char *const names[] = {
+        "__debezium.context.connectorLogicalName", "__debezium.context.taskId",
+        "__debezium.context.connectorName", "__debezium.context.runId"};
+    const char *const values[] = {"srv", "0", "postgresql", run_id};
+    assert_int_equal(out[0].header_count, 4);
+    for (size_t i = 0; i < 4; i++) {
+        assert_string_equal(out[0].headers[i].name, names[i]);
+        assert_int_equal(out[0].headers[i].value_len, strlen(values[i]));
+        assert_memory_equal(out[0].headers[i].value, values[i], strlen(values[i]));
+    }
+    assert_null(out[1].headers);
+    assert_int_equal(out[1].header_count, 0);
+    free_drained(out, 2);
+    assert_int_equal(tb_pg_queue_drain(&q, out, 3, NULL, false, NULL), 1);
+    assert_null(out[0].headers);
+    free_drained(out, 1);
+    tb_pg_queue_clear(&q);
 }
 
 /* Debezium's transaction metadata: BEGIN, the blocks of the events, END with
@@ -678,7 +726,7 @@ static void test_transaction_metadata(void **state)
     }
     assert_int_equal(tb_pg_transactions_end(t, &q, 300, 1700000000123456, &p), 0);
     tb_source_record_t out[2];
-    assert_int_equal(tb_pg_queue_drain(&q, out, 2, NULL, false), 2);
+    assert_int_equal(tb_pg_queue_drain(&q, out, 2, NULL, false, NULL), 2);
     assert_string_equal(out[0].topic, "srv.transaction");
     char *json = converted(out[0].key_schema, out[0].key_data, true);
     assert_string_equal(json,
@@ -718,7 +766,7 @@ static char *transaction_tables(tb_pg_transactions_t *t, const char *const *name
     }
     assert_int_equal(tb_pg_transactions_end(t, &q, 300, 0, &p), 0);
     tb_source_record_t out[2];
-    assert_int_equal(tb_pg_queue_drain(&q, out, 2, NULL, false), 2);
+    assert_int_equal(tb_pg_queue_drain(&q, out, 2, NULL, false, NULL), 2);
     char *json = converted(out[1].value_schema, out[1].value_data, false);
     json_t *end = json_loads(json, 0, NULL);
     json_t *collection;
@@ -797,7 +845,7 @@ static void test_events_and_offsets(void **state)
                      0);
     assert_int_equal(q.count, 3);
     tb_source_record_t out[4];
-    assert_int_equal(tb_pg_queue_drain(&q, out, 4, NULL, false), 3);
+    assert_int_equal(tb_pg_queue_drain(&q, out, 4, NULL, false, NULL), 3);
     const tb_value_t *op = tb_value_struct_get(out[0].value_data, "op");
     assert_string_equal(tb_value_text(op, NULL), "d");
     assert_null(out[1].value_data); /* the tombstone */
@@ -831,7 +879,7 @@ static void test_events_and_offsets(void **state)
     /* skipped truncates make nothing */
     assert_int_equal(tb_pg_event_truncate(&ev, r, "t", &p, errstr, sizeof(errstr)), 0);
     assert_int_equal(q.count, 1);
-    assert_int_equal(tb_pg_queue_drain(&q, out, 1, NULL, false), 1);
+    assert_int_equal(tb_pg_queue_drain(&q, out, 1, NULL, false, NULL), 1);
     source_of = tb_value_struct_get(out[0].value_data, "source");
     assert_string_equal(tb_value_text(tb_value_struct_get(source_of, "sequence"), NULL),
                         "[\"100\",\"200\"]");
@@ -849,6 +897,19 @@ static void test_events_and_offsets(void **state)
     assert_int_equal(back.lsn_commit, 100);
     assert_false(back.snapshot);
     json_decref(stored);
+    /* Debezium 3.6 also stores the messageType of its NOOP and ORIGIN
+     * messages: read like any other */
+    const char *const kinds[] = {"NOOP", "ORIGIN"};
+    for (size_t i = 0; i < 2; i++) {
+        stored = json_pack("{s:I,s:I,s:I,s:s,s:I}", "lsn", (json_int_t)300, "lsn_proc",
+                           (json_int_t)300, "lsn_commit", (json_int_t)250, "messageType",
+                           kinds[i], "ts_usec", (json_int_t)2);
+        assert_int_equal(tb_pg_offset_parse(stored, &back), 0);
+        assert_int_equal(back.lsn, 300);
+        assert_int_equal(back.lsn_commit, 250);
+        assert_int_equal(back.tx_id, -1);
+        json_decref(stored);
+    }
 
     tb_pg_queue_clear(&q);
     tb_pg_relation_free(r);
@@ -992,8 +1053,38 @@ static void test_config_keys(void **state)
     assert_non_null(
         strstr(first_error(errors, "table.exclude.list"), "already specified"));
     assert_non_null(strstr(first_error(errors, "max.queue.size"), "max.batch.size"));
-    assert_non_null(first_error(errors, "snapshot.mode"));
+    assert_non_null(strstr(first_error(errors, "snapshot.mode"), "no_data"));
     assert_null(first_error(errors, "message.id.header")); /* the framework's key */
+    json_decref(errors);
+
+    /* Debezium 3.6's keys: taken at the values tributary implements, the
+     * others refused saying so; 3.0's keys they replace refused */
+    errors = validate("{\"name\":\"c\",\"connector.class\":\"postgres-cdc\"," BASE_CONFIG
+                      ",\"lsn.flush.mode\":\"CONNECTOR\","
+                      "\"offset.mismatch.strategy\":\"no_validation\","
+                      "\"publish.via.partition.root\":\"false\","
+                      "\"extended.headers.enabled\":\"false\"}");
+    assert_int_equal(tb_config_error_count(errors), 0);
+    json_decref(errors);
+    errors = validate("{\"name\":\"c\",\"connector.class\":\"postgres-cdc\"," BASE_CONFIG
+                      ",\"lsn.flush.mode\":\"manual\","
+                      "\"offset.mismatch.strategy\":\"trust_slot\","
+                      "\"publish.via.partition.root\":\"true\","
+                      "\"extended.headers.enabled\":\"maybe\","
+                      "\"flush.lsn.source\":\"true\","
+                      "\"slot.seek.to.known.offset.on.start\":\"true\"}");
+    assert_string_equal(
+        first_error(errors, "lsn.flush.mode"),
+        "Invalid value manual for configuration lsn.flush.mode: tributary "
+        "implements connector only: it confirms to the slot the LSN of "
+        "what Kafka holds");
+    assert_non_null(strstr(first_error(errors, "offset.mismatch.strategy"),
+                           "implements no_validation only"));
+    assert_non_null(strstr(first_error(errors, "publish.via.partition.root"),
+                           "implements false only"));
+    assert_non_null(first_error(errors, "extended.headers.enabled"));
+    assert_non_null(first_error(errors, "flush.lsn.source"));
+    assert_non_null(first_error(errors, "slot.seek.to.known.offset.on.start"));
     json_decref(errors);
 
     /* the password is a secret: redacted wherever configs are shown */
@@ -1009,6 +1100,7 @@ int main(void)
         cmocka_unit_test(test_types_under_modes),
         cmocka_unit_test(test_more_types),
         cmocka_unit_test(test_envelope_as_debezium_writes_it),
+        cmocka_unit_test(test_context_headers),
         cmocka_unit_test(test_transaction_metadata),
         cmocka_unit_test(test_transaction_collections_order),
         cmocka_unit_test(test_events_and_offsets),
