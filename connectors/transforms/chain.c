@@ -31,6 +31,7 @@ static const tb_config_table_t use_table = TB_CONFIG_TABLE("transform", use_keys
 
 typedef struct {
     const tb_transform_class_t *cls;
+    char *alias; /* as the config lists it */
     void *state;
     int predicate; /* index in the chain's predicates, -1: always applies */
     bool negate;
@@ -242,10 +243,15 @@ static int build(const json_t *raw, const char *chain, tb_transform_kind_t kind,
     json_t *errors = json_object();
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < json_array_size(aliases); i++) {
-        rc = check_use(raw, chain, json_string_value(json_array_get(aliases, i)), kind,
-                       predicates, errors, &uses[i], errstr, errstr_size);
+        const char *alias = json_string_value(json_array_get(aliases, i));
+        rc = check_use(raw, chain, alias, kind, predicates, errors, &uses[i], errstr,
+                       errstr_size);
         if (rc == 0) {
             (*count)++;
+            if ((uses[i].alias = strdup(alias)) == NULL) {
+                snprintf(errstr, errstr_size, "out of memory");
+                rc = -1;
+            }
         } else if (tb_config_error_count(errors) > 0) {
             tb_config_errors_join(errors, "; ", errstr, errstr_size);
         }
@@ -290,8 +296,23 @@ static void release_uses(tb_use_t *uses, size_t count)
         if (uses[i].cls->destroy != NULL) {
             uses[i].cls->destroy(uses[i].state);
         }
+        free(uses[i].alias);
     }
     free(uses);
+}
+
+void tb_chain_each(const tb_chain_t *chain,
+                   void (*fn)(void *opaque, const char *kind, const char *alias,
+                              const char *class_name),
+                   void *opaque)
+{
+    for (size_t i = 0; chain != NULL && i < chain->predicate_count; i++) {
+        fn(opaque, "predicate", chain->predicates[i].alias,
+           chain->predicates[i].cls->name);
+    }
+    for (size_t i = 0; chain != NULL && i < chain->step_count; i++) {
+        fn(opaque, "transform", chain->steps[i].alias, chain->steps[i].cls->name);
+    }
 }
 
 void tb_chain_destroy(tb_chain_t *chain)

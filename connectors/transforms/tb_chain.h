@@ -25,6 +25,14 @@ tb_chain_t *tb_chain_create(const json_t *raw, char *errstr, size_t errstr_size)
 /* NULL is a no-op. Strings a transform set as a record's topic die here. */
 void tb_chain_destroy(tb_chain_t *chain);
 
+/* Calls fn with each predicate (kind "predicate") and then each
+ * transformation ("transform") of chain: its alias and its class's name
+ * (both borrowed for the chain's life). NULL is an empty chain. */
+void tb_chain_each(const tb_chain_t *chain,
+                   void (*fn)(void *opaque, const char *kind, const char *alias,
+                              const char *class_name),
+                   void *opaque);
+
 /* Whether the chain has no transformation: the engines then skip it. */
 bool tb_chain_empty(const tb_chain_t *chain);
 

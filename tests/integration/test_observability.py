@@ -361,6 +361,64 @@ def test_connect_names_show_tributary_values(start_worker, bed, tmp_path):
              what="the deleted source no longer counted nor served")
 
 
+def test_task_tags_and_chain_groups_of_connect_4_1(start_worker, bed, tmp_path):
+    """KIP-891: each task's connector-task-metrics strings (connector, task and
+    converter classes and versions) and its chain's connector-transform-metrics
+    and connector-predicate-metrics, as Strimzi serves strings (1, labelled with
+    the value); gone with the task."""
+    w = start_worker(STRINGS)
+    topic = bed.unique_topic("tags")
+    create_topic(bed, topic, 1)
+    sink = bed.unique_topic("tagsink")
+    smt = "org.apache.kafka.connect.transforms."
+    create(w, sink, file_sink(topic, tmp_path / "out.txt", **{
+        "transforms": "route", "transforms.route.type": smt + "RegexRouter",
+        "transforms.route.regex": "x", "transforms.route.replacement": "y",
+        "transforms.route.predicate": "tomb",
+        "predicates": "tomb", "predicates.tomb.type": smt + "predicates.RecordIsTombstone",
+        "header.converter": "StringConverter"}))
+    plugin = next(p for p in w.get("/connector-plugins").json()
+                  if p["class"].endswith("FileStreamSinkConnector")
+                  or p["class"].endswith("FileStreamSink"))
+    connect_version = w.get("/").json()["version"]
+    task = "kafka_connect_connector_task_"
+
+    def tagged():
+        page = w.get("/metrics").text
+        tagged.last = series(page, task + "connector_class", connector=sink, task="0",
+                             connector_class=plugin["class"])
+        return tagged.last == [1] and page
+    page = wait_until(tagged, "the sink task's tags", timeout=60, interval=0.2)
+    promtool_check(page)
+    expected = {"connector_version": plugin["version"], "connector_type": "sink",
+                "task_class": plugin["class"], "task_version": plugin["version"],
+                "key_converter_class": "org.apache.kafka.connect.storage.StringConverter",
+                "key_converter_version": connect_version,
+                "value_converter_class": "org.apache.kafka.connect.storage.StringConverter",
+                "value_converter_version": connect_version,
+                "header_converter_class": "org.apache.kafka.connect.storage.StringConverter",
+                "header_converter_version": connect_version}
+    for attribute, value in expected.items():
+        assert series(page, task + attribute, connector=sink, task="0",
+                      **{attribute: value}) == [1], attribute
+    assert series(page, "kafka_connect_connector_transform_transform_class",
+                  connector=sink, task="0", transform="route",
+                  transform_class=smt + "RegexRouter") == [1]
+    assert series(page, "kafka_connect_connector_transform_transform_version",
+                  connector=sink, task="0", transform="route",
+                  transform_version=connect_version) == [1]
+    assert series(page, "kafka_connect_connector_predicate_predicate_class",
+                  connector=sink, task="0", predicate="tomb",
+                  predicate_class=smt + "predicates.RecordIsTombstone") == [1]
+    assert series(page, "kafka_connect_connector_predicate_predicate_version",
+                  connector=sink, task="0", predicate="tomb",
+                  predicate_version=connect_version) == [1]
+
+    assert w.delete(f"/connectors/{sink}").status_code == 204
+    wait_for(lambda: f'connector="{sink}"' not in w.get("/metrics").text, timeout=30,
+             what="the deleted sink's tags gone")
+
+
 def test_connect_windows_errors_and_startups(start_worker, bed, tmp_path):
     """The rest of Connect's task, error and worker names: rates, averages,
     maxima and shares over the last minute, the error totals of a sink that

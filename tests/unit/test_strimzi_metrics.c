@@ -111,11 +111,45 @@ static void test_connector_status_and_info(void **state)
     assert_false(mentions("connector=\"c\""));
 }
 
+/* KIP-891's task tags and chain groups: set, replaced, and gone with the
+ * task's series. */
+static void test_task_tags_and_chain_info(void **state)
+{
+    (void)state;
+    tb_task_metrics_t task;
+    tb_task_metrics_take(&task, "c", 0, 1);
+    const char *old[TB_CONNECT_TASK_INFO_COUNT] = {"A", "1", "sink", "A", "1", "K",
+                                                   "3", "V", "3",    "H", "3"};
+    const char *now[TB_CONNECT_TASK_INFO_COUNT] = {"B", "2", "sink", "B", "2", "K",
+                                                   "3", "V", "3",    "H", "3"};
+    tb_connect_task_info_set(&task.connect, "c", "0", old);
+    tb_connect_task_info_set(&task.connect, "c", "0", now);
+    assert_true(has_line("kafka_connect_connector_task_connector_class{connector=\"c\","
+                         "task=\"0\",connector_class=\"B\"} 1"));
+    assert_true(has_line("kafka_connect_connector_task_header_converter_version{"
+                         "connector=\"c\",task=\"0\",header_converter_version=\"3\"} 1"));
+    assert_false(mentions("connector_class=\"A\""));
+    assert_int_equal(tb_connect_chain_info_add(&task.connect, "c", "0", "transform", "r",
+                                               "org.example.R", "3"),
+                     0);
+    assert_int_equal(tb_connect_chain_info_add(&task.connect, "c", "0", "predicate", "p",
+                                               "org.example.P", "3"),
+                     0);
+    assert_true(has_line("kafka_connect_connector_transform_transform_class{connector="
+                         "\"c\",task=\"0\",transform=\"r\",transform_class="
+                         "\"org.example.R\"} 1"));
+    assert_true(has_line("kafka_connect_connector_predicate_predicate_version{connector="
+                         "\"c\",task=\"0\",predicate=\"p\",predicate_version=\"3\"} 1"));
+    tb_task_metrics_release(&task);
+    assert_false(mentions("connector=\"c\""));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_task_counts_follow_the_tasks_states, reset),
         cmocka_unit_test_setup(test_connector_status_and_info, reset),
+        cmocka_unit_test_setup(test_task_tags_and_chain_info, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -339,6 +339,57 @@ static const tb_metric_def_t *const s_info[TB_CONNECT_INFO_COUNT] = {
                              .labels = s_version_labels},
 };
 
+/* KIP-891's task tags, in the order tb_connect_task_info_set takes them. */
+#define TASK_INFO(attribute, text)                                                       \
+    &(const tb_metric_def_t)                                                             \
+    {                                                                                    \
+        .name = S_TASK attribute, .type = TB_METRIC_UNTYPED,                             \
+        .help = "Connect 4.1's connector-task-metrics " text                             \
+                " (KIP-891): 1, labelled with the value.",                               \
+        .labels = (const char *const[])                                                  \
+        {                                                                                \
+            "connector", "task", attribute, NULL                                         \
+        }                                                                                \
+    }
+static const tb_metric_def_t *const task_info[TB_CONNECT_TASK_INFO_COUNT] = {
+    TASK_INFO("connector_class", "connector-class"),
+    TASK_INFO("connector_version", "connector-version"),
+    TASK_INFO("connector_type", "connector-type"),
+    TASK_INFO("task_class", "task-class"),
+    TASK_INFO("task_version", "task-version"),
+    TASK_INFO("key_converter_class", "key-converter-class"),
+    TASK_INFO("key_converter_version", "key-converter-version"),
+    TASK_INFO("value_converter_class", "value-converter-class"),
+    TASK_INFO("value_converter_version", "value-converter-version"),
+    TASK_INFO("header_converter_class", "header-converter-class"),
+    TASK_INFO("header_converter_version", "header-converter-version"),
+};
+#undef TASK_INFO
+
+/* connector-transform-metrics and connector-predicate-metrics: [kind][0]
+ * the class, [kind][1] the version; kind 0 a transform, 1 a predicate. */
+#define CHAIN_INFO(group, attribute, label, text)                                        \
+    &(const tb_metric_def_t)                                                             \
+    {                                                                                    \
+        .name = "kafka_connect_connector_" group "_" attribute,                          \
+        .type = TB_METRIC_UNTYPED,                                                       \
+        .help = "Connect 4.1's connector-" group "-metrics " text                        \
+                " (KIP-891): 1, labelled with the value.",                               \
+        .labels = (const char *const[])                                                  \
+        {                                                                                \
+            "connector", "task", group, label, NULL                                      \
+        }                                                                                \
+    }
+static const tb_metric_def_t *const chain_info[2][2] = {
+    {CHAIN_INFO("transform", "transform_class", "transform_class", "transform-class"),
+     CHAIN_INFO("transform", "transform_version", "transform_version",
+                "transform-version")},
+    {CHAIN_INFO("predicate", "predicate_class", "predicate_class", "predicate-class"),
+     CHAIN_INFO("predicate", "predicate_version", "predicate_version",
+                "predicate-version")},
+};
+#undef CHAIN_INFO
+
 /* A Connect name over the handles at offsets a (and b) of a tributary
  * struct: an alias of a, or a window; and the name Strimzi's exporter rules
  * give it, when Strimzi serves it in the same unit. */
@@ -645,6 +696,40 @@ void tb_connect_info_set(tb_connect_metrics_t *c, const char *class_name,
     }
 }
 
+void tb_connect_task_info_set(tb_connect_metrics_t *c, const char *connector,
+                              const char *task,
+                              const char *const values[TB_CONNECT_TASK_INFO_COUNT])
+{
+    for (size_t i = 0; i < TB_CONNECT_TASK_INFO_COUNT; i++) {
+        tb_series_t *old = c->task_info[i]; /* the same series when unchanged */
+        c->task_info[i] = tb_metrics_series(
+            task_info[i], (const char *const[]){connector, task, values[i], NULL});
+        tb_series_set(c->task_info[i], 1);
+        tb_series_release(old);
+    }
+}
+
+int tb_connect_chain_info_add(tb_connect_metrics_t *c, const char *connector,
+                              const char *task, const char *kind, const char *alias,
+                              const char *class_name, const char *version)
+{
+    const tb_metric_def_t *const *defs = chain_info[strcmp(kind, "predicate") == 0];
+    const char *values[2] = {class_name, version};
+    tb_series_t **grown =
+        realloc(c->chain_info, (c->chain_info_count + 2) * sizeof(*grown));
+    if (grown == NULL) {
+        return -1;
+    }
+    c->chain_info = grown;
+    for (size_t i = 0; i < 2; i++) {
+        tb_series_t *series = tb_metrics_series(
+            defs[i], (const char *const[]){connector, task, alias, values[i], NULL});
+        tb_series_set(series, 1);
+        c->chain_info[c->chain_info_count++] = series;
+    }
+    return 0;
+}
+
 void tb_connect_rebalance_take(tb_connect_metrics_t *c, const tb_cluster_metrics_t *m)
 {
     size_t next = 0;
@@ -685,6 +770,16 @@ void tb_connect_release(tb_connect_metrics_t *c)
         tb_series_release(c->info[i]);
         c->info[i] = NULL;
     }
+    for (size_t i = 0; i < TB_CONNECT_TASK_INFO_COUNT; i++) {
+        tb_series_release(c->task_info[i]);
+        c->task_info[i] = NULL;
+    }
+    for (size_t i = 0; i < c->chain_info_count; i++) {
+        tb_series_release(c->chain_info[i]);
+    }
+    free(c->chain_info);
+    c->chain_info = NULL;
+    c->chain_info_count = 0;
     free(c->connector);
     c->connector = NULL;
     c->task[0] = '\0';

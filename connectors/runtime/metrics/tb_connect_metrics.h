@@ -52,6 +52,27 @@ void tb_connect_state_set(tb_connect_metrics_t *c, tb_state_t state);
 void tb_connect_info_set(tb_connect_metrics_t *c, const char *class_name,
                          const char *type, const char *version);
 
+/* KIP-891's connector-task-metrics strings (Connect 4.1) of a task, served
+ * as Strimzi serves connector-metrics' (1, labelled with the value):
+ * kafka_connect_connector_task_<attribute>{connector,task,<attribute>} for
+ * connector-class, connector-version, connector-type, task-class,
+ * task-version, key-converter-class, key-converter-version,
+ * value-converter-class, value-converter-version, header-converter-class
+ * and header-converter-version, values in that order (copied). c is the
+ * task's group (&m->connect); released with it. */
+void tb_connect_task_info_set(tb_connect_metrics_t *c, const char *connector,
+                              const char *task,
+                              const char *const values[TB_CONNECT_TASK_INFO_COUNT]);
+
+/* connector-transform-metrics (kind "transform") or
+ * connector-predicate-metrics (kind "predicate", KIP-891) of one alias of
+ * the task's chain: kafka_connect_connector_<kind>_<kind>_class and
+ * _<kind>_version, labelled connector, task, <kind> (the alias) and the
+ * value. Released with c. -1 on no memory. */
+int tb_connect_chain_info_add(tb_connect_metrics_t *c, const char *connector,
+                              const char *task, const char *kind, const char *alias,
+                              const char *class_name, const char *version);
+
 /* connect-worker-rebalance-metrics over a distributed worker's cluster
  * series (tb_cluster_metrics.h): completed-rebalances-total, epoch,
  * rebalancing, rebalance-max-time-ms and rebalance-avg-time-ms, and

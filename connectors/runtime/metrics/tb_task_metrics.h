@@ -19,9 +19,10 @@
  * series below, taken and released with them. */
 #define TB_CONNECT_ALIASES_MAX 64
 #define TB_CONNECT_TASK_COUNTS                                                           \
-    7                           /* total, running, paused, failed, unassigned,           \
-                                   restarting, destroyed */
-#define TB_CONNECT_INFO_COUNT 3 /* connector class, type, version */
+    7                                 /* total, running, paused, failed, unassigned,     \
+                                         restarting, destroyed */
+#define TB_CONNECT_INFO_COUNT 3       /* connector class, type, version */
+#define TB_CONNECT_TASK_INFO_COUNT 11 /* KIP-891's task tags (tb_connect_metrics.h) */
 typedef struct {
     tb_series_t *aliases[TB_CONNECT_ALIASES_MAX];
     tb_series_t *worker_count;    /* connector-count or task-count, this one's 1 */
@@ -37,6 +38,9 @@ typedef struct {
     int counted;
     tb_series_t *status;
     tb_series_t *info[TB_CONNECT_INFO_COUNT];
+    tb_series_t *task_info[TB_CONNECT_TASK_INFO_COUNT];
+    tb_series_t **chain_info; /* a transform's or predicate's class and version */
+    size_t chain_info_count;
     char *connector;
     char task[16]; /* "" for a connector */
 } tb_connect_metrics_t;

@@ -287,6 +287,7 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
     if (tb_task_chain_create(env, &e->chain, errstr, errstr_size) != 0) {
         goto fail;
     }
+    tb_task_describe(env, &e->metrics, e->key_converter, e->value_converter, e->chain);
     e->read_headers = env->plugin->reads_headers || e->dlq != NULL || e->chain != NULL;
     json_t *props = consumer_props(env, group, sizeof(group), errstr, errstr_size);
     if (props == NULL) {

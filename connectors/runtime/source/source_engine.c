@@ -133,6 +133,8 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
         tb_task_chain_create(env, &engine->chain, errstr, errstr_size) != 0) {
         goto fail;
     }
+    tb_task_describe(env, &engine->metrics, engine->key_converter,
+                     engine->value_converter, engine->chain);
     engine->bytes_as_polled = engine->primary_key == NULL && engine->chain == NULL &&
                               tb_converter_passthrough(engine->key_converter) &&
                               tb_converter_passthrough(engine->value_converter);

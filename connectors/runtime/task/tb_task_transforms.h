@@ -23,9 +23,18 @@
 #include <stddef.h>
 
 #include "connectors/converters/tb_converter.h"
+#include "connectors/runtime/metrics/tb_task_metrics.h"
 #include "connectors/runtime/task/tb_task_engine.h"
 #include "connectors/tb_plugin.h"
 #include "connectors/transforms/tb_chain.h"
+
+/* Tags the task's metrics (m, taken) with what it runs, as Connect 4.1
+ * does (KIP-891): the plugin's class, type and version, the key, value and
+ * header converters' classes and versions, and each transformation's and
+ * predicate's of chain (NULL: none). Released with m. */
+void tb_task_describe(const tb_task_env_t *env, tb_task_metrics_t *m,
+                      const tb_converter_t *key, const tb_converter_t *value,
+                      const tb_chain_t *chain);
 
 /* The task's chain, or NULL when its connector has no transformation (the
  * engines then skip it). Returns -1 with errstr when it cannot be built. */
