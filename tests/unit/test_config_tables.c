@@ -59,16 +59,8 @@ static json_t *parsed(const tb_config_table_t *table, const tb_config_def_t *def
     return value;
 }
 
-/* The case rule is the table's: a key's own check, which may refuse a
- * listed value with its reason (metadata.recovery.strategy=none), is left
- * out here and tested with its key. */
-static void check_enum(const tb_config_table_t *table, const tb_config_def_t *listed)
+static void check_enum(const tb_config_table_t *table, const tb_config_def_t *def)
 {
-    tb_config_def_t bare = *listed;
-    bare.check = NULL;
-    const tb_config_def_t *def = &bare;
-    const tb_config_table_t one = {.name = table->name, .defs = &bare, .count = 1};
-    table = &one;
     for (size_t i = 0; def->one_of[i] != NULL; i++) {
         for (size_t j = i + 1; def->one_of[j] != NULL; j++) {
             /* two values one case apart could not be told apart */
@@ -113,13 +105,19 @@ static void check_table(const tb_config_table_t *table, size_t *checked)
         fail_msg("%s", reason); /* a typed column that does not fit its key */
     }
     for (size_t i = 0; i < table->count; i++) {
-        const tb_config_def_t *def = &table->defs[i];
-        if (def->one_of != NULL) {
-            check_enum(table, def);
+        /* The case rule is the table's: a key's own check, which may refuse
+         * a listed value (metadata.recovery.strategy=none) or a boolean
+         * (publish.via.partition.root=true) with its reason, is left out
+         * here and tested with its key. */
+        tb_config_def_t bare = table->defs[i];
+        bare.check = NULL;
+        const tb_config_table_t one = {.name = table->name, .defs = &bare, .count = 1};
+        if (bare.one_of != NULL) {
+            check_enum(&one, &bare);
             (*checked)++;
         }
-        if (def->type == TB_CONFIG_BOOLEAN) {
-            check_boolean(table, def);
+        if (bare.type == TB_CONFIG_BOOLEAN) {
+            check_boolean(&one, &bare);
             (*checked)++;
         }
     }
