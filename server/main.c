@@ -33,6 +33,8 @@
 #include <openssl/crypto.h>
 
 #include "connectors/runtime/herder/tb_herder.h"
+#include "connectors/runtime/metrics/tb_connect_metrics.h"
+#include "core/tb_time.h"
 #include "core/tb_allocator.h"
 #include "core/tb_log.h"
 #include "core/tb_props.h"
@@ -466,6 +468,7 @@ static int run(const cli_t *cli)
     tb_http_options_t http_options = {0};
     char errstr[1024];
     char worker_id[300];
+    tb_series_t *app_info[TB_CONNECT_APP_INFO_COUNT] = {NULL};
     char worker_url[320];
     int rc = 1;
     int store_lock = -1;
@@ -644,6 +647,8 @@ static int run(const cli_t *cli)
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start the REST API: %s", errstr);
         goto done;
     }
+    tb_connect_app_info_take(app_info, worker_id, TB_CONNECT_VERSION, TB_GIT_COMMIT,
+                             (double)tb_wall_ms() / 1000);
     char allocator[64];
     TB_LOG(TB_LOG_INFO, "tributary.worker",
            "tributary %s (%s) started as %s, librdkafka %s, %s", TB_VERSION,
@@ -656,6 +661,9 @@ static int run(const cli_t *cli)
     rc = 0;
 
 done:
+    for (size_t i = 0; i < TB_CONNECT_APP_INFO_COUNT; i++) {
+        tb_series_release(app_info[i]);
+    }
     tb_forward_stop(forward);
     tb_http_stop(http);
     tb_forward_destroy(forward);

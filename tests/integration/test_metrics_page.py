@@ -61,6 +61,25 @@ def test_build_info_names_the_version_and_commit(worker):
     assert samples(page)[info[0]] == 1
 
 
+def test_app_info_has_the_client_id_of_connect_4_2(worker):
+    """Connect's app-info with its client-id tag (KIP-1120): the worker's id,
+    the Connect version and commit GET / shows, and the start time."""
+    root = worker.get("/").json()
+    values = samples(worker.get("/metrics").text)
+    version = [s for s in values if s.startswith("kafka_connect_app_info_version{")]
+    assert len(version) == 1, version
+    match = re.fullmatch(r'kafka_connect_app_info_version\{client_id="([^"]+)",'
+                         r'version="([^"]+)"\}', version[0])
+    assert match and match.group(2) == root["version"], version
+    client_id = match.group(1)
+    assert re.fullmatch(r"[^:]+:\d+", client_id), client_id  # host:port, as Connect's
+    assert values[version[0]] == 1
+    assert values[f'kafka_connect_app_info_commit_id{{client_id="{client_id}",'
+                  f'commit_id="{root["commit"]}"}}'] == 1
+    started = values[f'kafka_connect_app_info_start_time_seconds{{client_id="{client_id}"}}']
+    assert time.time() - 600 < started <= time.time() + 1
+
+
 def test_process_metrics_describe_this_process(worker):
     values = samples(worker.get("/metrics").text)
     assert values["process_resident_memory_bytes"] > 0

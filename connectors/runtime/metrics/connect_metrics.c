@@ -339,6 +339,25 @@ static const tb_metric_def_t *const s_info[TB_CONNECT_INFO_COUNT] = {
                              .labels = s_version_labels},
 };
 
+/* app-info, with Connect 4.2's client-id tag (KIP-1120). */
+static const tb_metric_def_t app_version = {
+    .name = "kafka_connect_app_info_version",
+    .type = TB_METRIC_UNTYPED,
+    .help = "Connect's app-info version: 1, labelled with the Connect version "
+            "implemented.",
+    .labels = (const char *const[]){"client_id", "version", NULL}};
+static const tb_metric_def_t app_commit = {
+    .name = "kafka_connect_app_info_commit_id",
+    .type = TB_METRIC_UNTYPED,
+    .help = "Connect's app-info commit-id: 1, labelled with tributary's commit.",
+    .labels = (const char *const[]){"client_id", "commit_id", NULL}};
+static const tb_metric_def_t app_start = {
+    .name = "kafka_connect_app_info_start_time_seconds",
+    .type = TB_METRIC_UNTYPED,
+    .help = "Connect's app-info start-time-ms, in seconds since the epoch: when "
+            "the worker started.",
+    .labels = (const char *const[]){"client_id", NULL}};
+
 /* KIP-891's task tags, in the order tb_connect_task_info_set takes them. */
 #define TASK_INFO(attribute, text)                                                       \
     &(const tb_metric_def_t)                                                             \
@@ -736,6 +755,20 @@ void tb_connect_rebalance_take(tb_connect_metrics_t *c, const tb_cluster_metrics
     *c = (tb_connect_metrics_t){0};
     take_rules(c, &next, m, rebalance_rules, COUNT(rebalance_rules), NULL);
     c->since_rebalance = tb_metrics_series(&since_rebalance, NULL);
+}
+
+void tb_connect_app_info_take(tb_series_t *out[TB_CONNECT_APP_INFO_COUNT],
+                              const char *client_id, const char *version,
+                              const char *commit, double start_seconds)
+{
+    out[0] =
+        tb_metrics_series(&app_version, (const char *const[]){client_id, version, NULL});
+    out[1] =
+        tb_metrics_series(&app_commit, (const char *const[]){client_id, commit, NULL});
+    out[2] = tb_metrics_series(&app_start, (const char *const[]){client_id, NULL});
+    tb_series_set(out[0], 1);
+    tb_series_set(out[1], 1);
+    tb_series_set(out[2], start_seconds);
 }
 
 tb_series_t *tb_connect_leader_name(const char *url)

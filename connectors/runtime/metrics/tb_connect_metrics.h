@@ -81,6 +81,17 @@ struct tb_cluster_metrics;
 void tb_connect_rebalance_take(tb_connect_metrics_t *c,
                                const struct tb_cluster_metrics *m);
 
+/* Connect's app-info with its client-id tag (Connect 4.2, KIP-1120),
+ * client_id the worker's id (host:port of its REST URL, as Connect's
+ * worker id): version and commit-id as Strimzi serves strings
+ * (kafka_connect_app_info_version{client_id,version} 1, _commit_id), and
+ * start-time-ms in seconds (kafka_connect_app_info_start_time_seconds).
+ * out gets the three series, for the caller to release. */
+#define TB_CONNECT_APP_INFO_COUNT 3
+void tb_connect_app_info_take(tb_series_t *out[TB_CONNECT_APP_INFO_COUNT],
+                              const char *client_id, const char *version,
+                              const char *commit, double start_seconds);
+
 /* Connect's leader-name: a new series labelled with the leader's url, for
  * its owner to set to 1 and release when the leader changes. */
 tb_series_t *tb_connect_leader_name(const char *url);
