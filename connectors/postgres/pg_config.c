@@ -464,12 +464,12 @@ static const tb_config_def_t pg_keys[] = {
      .group = GROUP_VALUES,
      .order = 10,
      .field = TB_CONFIG_AT(pg_keys_t, extended_headers),
-     .documentation = "Whether each change event read from the stream (and its "
-                      "tombstone) carries Debezium's __debezium.context.* headers: "
+     .documentation = "Whether each change event (snapshot reads included) and "
+                      "tombstone carries Debezium's __debezium.context.* headers: "
                       "connectorLogicalName (topic.prefix), taskId, connectorName "
                       "(postgresql) and runId (a new UUID each time the task starts). "
-                      "Snapshot reads, transaction metadata and heartbeats carry none, "
-                      "as with Debezium 3.6."},
+                      "Transaction metadata and heartbeats carry none, as with "
+                      "Debezium 3.6."},
     {.name = "lsn.flush.mode",
      .type = TB_CONFIG_STRING,
      .default_value = "connector",

@@ -6,6 +6,7 @@
 #include <openssl/rand.h>
 
 #include "connectors/postgres/tb_pg_records.h"
+#include "core/tb_time.h"
 
 int tb_pg_queue_push(tb_pg_queue_t *q, const char *topic, tb_schema_t *key_schema,
                      tb_value_t *key, tb_schema_t *value_schema, tb_value_t *value,
@@ -46,7 +47,11 @@ int tb_pg_run_id(char out[37])
     if (RAND_bytes(b, sizeof(b)) != 1) {
         return -1;
     }
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+    uint64_t ms = (uint64_t)tb_wall_ms();
+    for (int i = 0; i < 6; i++) { /* 48 bits of time, big-endian */
+        b[i] = (unsigned char)(ms >> (8 * (5 - i)));
+    }
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x70); /* version 7 */
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* the RFC 4122 variant */
     snprintf(out, 37,
              "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
@@ -86,7 +91,7 @@ size_t tb_pg_queue_drain(tb_pg_queue_t *q, tb_source_record_t *out, size_t max,
     size_t n = q->count < max ? q->count : max;
     for (size_t i = 0; context != NULL && i < n; i++) {
         tb_pg_queued_t *item = &q->items[q->head + i];
-        if (item->position.streamed_change && item->record.headers == NULL) {
+        if (item->position.change_event && item->record.headers == NULL) {
             item->record.headers = context_headers(context);
             if (item->record.headers == NULL) {
                 return 0; /* the ones made stay queued with their record */

@@ -308,8 +308,11 @@ static int begin_snapshot(pg_source_t *s, char *errstr, size_t errstr_size)
             return -1;
         }
     }
-    s->snapshot_position = (tb_pg_position_t){
-        .lsn = lsn, .tx_id = xid, .ts_us = tb_wall_ms() * 1000, .snapshot = true};
+    s->snapshot_position = (tb_pg_position_t){.lsn = lsn,
+                                              .tx_id = xid,
+                                              .ts_us = tb_wall_ms() * 1000,
+                                              .snapshot = true,
+                                              .change_event = true};
     s->start_lsn = s->last_commit = lsn;
     s->commit_known = false;
     s->phase = PHASE_SNAPSHOT;
@@ -519,7 +522,7 @@ static int on_change(pg_source_t *s, uint64_t lsn, char *errstr, size_t errstr_s
                           .tx_id = s->xid,
                           .ts_us = s->commit_us,
                           .message_type = types[kind],
-                          .streamed_change = true};
+                          .change_event = true};
     tb_pg_cell_t *before = m->old_kind != 0 ? cells_of(&m->old_tuple) : NULL;
     tb_pg_cell_t *after = kind != 2 ? cells_of(&m->new_tuple) : NULL;
     tb_pg_change_t change = {.op = "cud"[kind],
@@ -552,7 +555,7 @@ static int on_truncate(pg_source_t *s, uint64_t lsn, char *errstr, size_t errstr
                           .tx_id = s->xid,
                           .ts_us = s->commit_us,
                           .message_type = "TRUNCATE",
-                          .streamed_change = true};
+                          .change_event = true};
     for (uint32_t i = 0; i < s->msg.nrelids; i++) {
         tb_pg_relation_t *r = tb_pg_relations_find(&s->relations, s->msg.relids[i]);
         const char *topic = r != NULL ? intern_topic(s, r->topic) : NULL;

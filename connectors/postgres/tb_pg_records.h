@@ -33,23 +33,25 @@ typedef struct {
     const char *message_type; /* "INSERT", ...; NULL: none (static storage) */
     bool snapshot;            /* a snapshot record's offset */
     bool last_snapshot;       /* the snapshot's last record */
-    bool streamed_change;     /* a change event (or its tombstone) read from the
-                               * stream: the context headers go with it */
+    bool change_event;        /* a change event (or its tombstone), read in the
+                               * snapshot or the stream: the context headers go
+                               * with it */
 } tb_pg_position_t;
 
 /* Debezium's __debezium.context.* headers (3.4+, extended.headers.enabled):
  * connectorLogicalName (topic.prefix), taskId ("0"), connectorName
- * ("postgresql") and runId (a random UUID of this run of the task), in that
- * order, on each streamed change event and its tombstone; not on snapshot
- * reads, transaction metadata or heartbeats, as Debezium 3.6.1 does.
- * Strings borrowed. */
+ * ("postgresql") and runId (a UUID of this run of the task), in that order,
+ * on each change event and tombstone, snapshot reads included; not on
+ * transaction metadata or heartbeats, as Debezium 3.6.1 does (checked
+ * against it on the bed). Strings borrowed. */
 typedef struct {
     const char *logical_name;
     const char *run_id;
 } tb_pg_context_t;
 
-/* A new random UUID (version 4) as text into out[37]; -1 when the system
- * gives no random bytes. */
+/* A new UUID as Debezium 3.6.1 makes a run id, version 7 (the Unix time in
+ * ms, then random bits), as text into out[37]; -1 when the system gives no
+ * random bytes. */
 int tb_pg_run_id(char out[37]);
 
 typedef struct {
@@ -73,7 +75,7 @@ int tb_pg_queue_push(tb_pg_queue_t *q, const char *topic, tb_schema_t *key_schem
 
 /* Moves up to max queued records to out; the last moved (or each, with
  * every) gets partition (a new reference) and its offset, and each
- * streamed change the headers of context (NULL: none). Returns the count
+ * change event the headers of context (NULL: none). Returns the count
  * moved, or 0 with nothing moved when headers cannot be made (no memory). */
 size_t tb_pg_queue_drain(tb_pg_queue_t *q, tb_source_record_t *out, size_t max,
                          json_t *partition, bool every, const tb_pg_context_t *context);

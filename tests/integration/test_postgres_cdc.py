@@ -143,16 +143,15 @@ def test_snapshot_then_stream_writes_debeziums_records(cdc_db, start_worker, bed
         records = reader.until(6)[2:]
         ops = [(payload(k)["id"], payload(v) and payload(v)["op"]) for _, k, v in records]
         assert ops == [(3, "c"), (1, "u"), (2, "d"), (2, None)]
-        # Debezium 3.6's context headers: on each streamed event and tombstone, with
-        # one run id; none on the snapshot's reads
-        assert reader.headers[:2] == [[], []]
-        run_id = reader.headers[2][3][1]
-        assert len(run_id) == 36 and run_id.count(b"-") == 4
-        assert reader.headers[2:6] == [[
+        # Debezium 3.6's context headers: on each event and tombstone, snapshot reads
+        # included, with one run id (a UUID version 7, as Debezium's)
+        run_id = reader.headers[0][3][1]
+        assert len(run_id) == 36 and run_id.count(b"-") == 4 and run_id[14:15] == b"7"
+        assert reader.headers[:6] == [[
             ("__debezium.context.connectorLogicalName", prefix.encode()),
             ("__debezium.context.taskId", b"0"),
             ("__debezium.context.connectorName", b"postgresql"),
-            ("__debezium.context.runId", run_id)]] * 4
+            ("__debezium.context.runId", run_id)]] * 6
         # Debezium 3.6's source block: a versioned schema, with the origin fields
         source_schema = next(f for f in records[0][2]["schema"]["fields"]
                              if f["field"] == "source")
