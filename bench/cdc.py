@@ -1,5 +1,5 @@
 """The CDC benchmark (bench/cdc; bench/README.md): tributary's PostgreSQL source against
-Debezium 3.0.7's PostgreSQL connector in Kafka Connect 3.9 standalone, on the same table
+Debezium 3.6.1's PostgreSQL connector in Kafka Connect 3.9 standalone, on the same table
 of the bed's PostgreSQL, the same N changes, the same converter (JsonConverter with
 schemas), and a floor: pg_recvlogical reading the same changes from a slot of its own.
 
