@@ -214,3 +214,39 @@ def test_default_json_converters_round_trip(start_worker, bed, tmp_path):
     assert sorted(v["seq"] for v in written) == list(range(50))
     raw = read_values(bed.bootstrap, topic, lambda vs: len(vs) >= 1)
     assert raw[0]["seq"] == 0  # read_values unwraps {"schema","payload"}
+
+
+def test_json_schema_content_reads_payloads_without_envelope(start_worker, bed, tmp_path):
+    """JsonConverter's schema.content (KIP-1054): each message is a payload alone,
+    read under the schema the key gives; one that does not fit it goes through
+    errors.tolerance, and a key that is no schema fails the task naming it."""
+    w = start_worker({"offset.flush.interval.ms": "200"})
+    topic = bed.unique_topic("content")
+    create_topic(bed, topic, 1)
+    produce(bed.bootstrap, topic, [(0, None, v) for v in (
+        b'{"id": 1, "n": "a"}', b'{"n": "no id"}', b'{"id": 2}')])
+    schema = ('{"type":"struct","optional":false,"fields":['
+              '{"field":"id","type":"int32","optional":false},'
+              '{"field":"n","type":"string","optional":true}]}')
+    converter = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+                 "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                 "value.converter.schema.content": schema,
+                 "errors.tolerance": "all"}
+    reply = w.post("/connectors", json={"name": "bad-content", "config": {
+        "connector.class": "FileStreamSink", "topics": topic,
+        "file": str(tmp_path / "never.txt"), **converter,
+        "value.converter.schema.content": "[1]"}})
+    assert reply.status_code == 201, reply.text  # converters start with the task
+    failed = wait_for(lambda: (status_of(w, "bad-content").get("tasks") or [{}])[0]
+                      .get("state") == "FAILED" and status_of(w, "bad-content"),
+                      what="the task refusing the key")
+    assert "Invalid value [1] for configuration schema.content: A schema is a JSON " \
+        "object" in failed["tasks"][0]["trace"], failed
+    out = tmp_path / "out.txt"
+    file_sink(w, "content", topic, out, **converter)
+    wait_for(lambda: len(output_lines(out)) == 2, what="the two payloads that fit")
+    assert output_lines(out) == ['{"id":1,"n":"a"}', '{"id":2}']
+    wait_for(lambda: any(line.startswith('tributary_task_records_dropped_total{'
+                                         'connector="content",task="0"} 1')
+                         for line in w.get("/metrics").text.splitlines()),
+             what="the payload without its required id skipped and counted")
