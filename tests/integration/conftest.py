@@ -8,6 +8,30 @@ from worker import Worker
 
 pytest_plugins = ["bedfixture"]
 
+# The bed's shared servers a test may stop, freeze (SIGSTOP) or reconfigure.
+DISRUPTABLE = ("kafka", "postgres", "opensearch", "kafka2")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "disrupts(server, ...): the test stops, freezes or reconfigures a shared server of "
+        f"the bed ({', '.join(DISRUPTABLE)}); scripts/test runs such tests apart, after the "
+        "parallel pass, one at a time (-m disrupts)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A disrupts marker must name the servers it disrupts, each one of DISRUPTABLE: a
+    misspelt name would still run apart, but say nothing true about the test."""
+    for item in items:
+        for mark in item.iter_markers("disrupts"):
+            unknown = [s for s in mark.args if s not in DISRUPTABLE]
+            if not mark.args or unknown or mark.kwargs:
+                raise pytest.UsageError(
+                    f"{item.nodeid}: @pytest.mark.disrupts{mark.args or '()'} must name one "
+                    f"or more of {', '.join(map(repr, DISRUPTABLE))}"
+                    + (f", not {', '.join(map(repr, unknown))}" if unknown else ""))
+
 
 def _scan_response(response, *args, **kwargs):
     """requests' response hook: the body of every response any test receives."""

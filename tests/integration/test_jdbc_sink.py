@@ -616,6 +616,7 @@ def postmaster_pid(bed):
         return int(f.readline())
 
 
+@pytest.mark.disrupts("postgres")  # freezes the bed's postmaster
 def test_postgres_silent_database_is_logged_at_its_loss_a_notice_and_its_return(
         start_worker, bed):
     """The server stops answering (its postmaster stopped: new connections wait, never

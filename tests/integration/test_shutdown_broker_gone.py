@@ -11,7 +11,8 @@ import pytest
 from kafka_io import create_topic, produce
 from worker import output_lines, wait_for
 
-pytestmark = pytest.mark.integration
+# freezes the bed's broker, which every other test uses
+pytestmark = [pytest.mark.integration, pytest.mark.disrupts("kafka")]
 
 GRACE_MS = 2000
 
