@@ -8,16 +8,9 @@ from worker import Worker
 
 pytest_plugins = ["bedfixture"]
 
-# The bed's shared servers a test may stop, freeze (SIGSTOP) or reconfigure.
+# The bed's shared servers a test may stop, freeze (SIGSTOP) or reconfigure: such a test
+# carries @pytest.mark.disrupts(server, ...) (tests/pytest.ini).
 DISRUPTABLE = ("kafka", "postgres", "opensearch", "kafka2")
-
-
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers",
-        "disrupts(server, ...): the test stops, freezes or reconfigures a shared server of "
-        f"the bed ({', '.join(DISRUPTABLE)}); scripts/test runs such tests apart, after the "
-        "parallel pass, one at a time (-m disrupts)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -28,7 +21,7 @@ def pytest_collection_modifyitems(config, items):
             unknown = [s for s in mark.args if s not in DISRUPTABLE]
             if not mark.args or unknown or mark.kwargs:
                 raise pytest.UsageError(
-                    f"{item.nodeid}: @pytest.mark.disrupts{mark.args or '()'} must name one "
+                    f"{item.nodeid}: @pytest.mark.disrupts({', '.join(map(repr, mark.args))}) must name one "
                     f"or more of {', '.join(map(repr, DISRUPTABLE))}"
                     + (f", not {', '.join(map(repr, unknown))}" if unknown else ""))
 
