@@ -116,6 +116,13 @@ class Bed:
             check=False,
         )
 
+    def consumer_groups(self, *args: str) -> subprocess.CompletedProcess:
+        """kafka-consumer-groups against the bed's PLAINTEXT listener. Its admin calls get
+        30 s, not the tool's default 5 s: on a machine loaded by tests running in parallel
+        the tool's own JVM can take longer than that to reach the broker."""
+        return self.tool("consumer-groups", "--bootstrap-server", self.bootstrap,
+                         "--timeout", "30000", *args)
+
     def unique_topic(self, prefix: str = "t") -> str:
         """A name no other call returns: tests never share topics (or groups named after them)."""
         return f"{prefix}-{uuid.uuid4().hex}"

@@ -70,8 +70,7 @@ def produce(bootstrap, topic, records, transactional_id=None, abort=False):
 def group_lag(bed, group):
     """{(topic, partition): lag} as kafka-consumer-groups reports it; {} for a
     group that does not exist. Any other failure of the tool fails the test."""
-    result = bed.tool("consumer-groups", "--bootstrap-server", bed.bootstrap,
-                      "--describe", "--group", group)
+    result = bed.consumer_groups("--describe", "--group", group)
     output = result.stdout + result.stderr
     if f"Consumer group '{group}' does not exist." in output:
         return {}

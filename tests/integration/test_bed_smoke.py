@@ -111,13 +111,11 @@ def test_consumer_groups_tool_sees_committed_group(bed):
     produce_one(conf, topic, b"k", b"v")
     consume_one(conf, topic, group)  # commits offset 1
 
-    listed = bed.tool("consumer-groups", "--bootstrap-server", bed.bootstrap, "--list")
+    listed = bed.consumer_groups("--list")
     assert listed.returncode == 0, listed.stderr
     assert group in listed.stdout.split()
 
-    described = bed.tool(
-        "consumer-groups", "--bootstrap-server", bed.bootstrap, "--describe", "--group", group
-    )
+    described = bed.consumer_groups("--describe", "--group", group)
     assert described.returncode == 0, described.stderr
     # Row: GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
     rows = [line.split() for line in described.stdout.splitlines()]

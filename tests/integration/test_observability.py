@@ -200,8 +200,7 @@ def test_prometheus_scrapes_lag_and_delivered(start_worker, bed, tmp_path):
 def consumer_group(bed, group):
     """{(topic, partition): (current offset or None, lag or None)} as
     kafka-consumer-groups --describe reports them."""
-    result = bed.tool("consumer-groups", "--bootstrap-server", bed.bootstrap,
-                      "--describe", "--group", group)
+    result = bed.consumer_groups("--describe", "--group", group)
     rows = {}
     for line in result.stdout.splitlines():
         fields = line.split()

@@ -64,9 +64,8 @@ def test_group_offset_moves_while_stopped(start_worker, bed, tmp_path):
 
     # an operator moves the group to the end while the connector is stopped
     produce(bed.bootstrap, topic, [(0, None, f"b{i}".encode()) for i in range(5)])
-    reset = bed.tool("consumer-groups", "--bootstrap-server", bed.bootstrap, "--group",
-                     "connect-moves", "--topic", topic, "--reset-offsets", "--to-latest",
-                     "--execute")
+    reset = bed.consumer_groups("--group", "connect-moves", "--topic", topic,
+                                "--reset-offsets", "--to-latest", "--execute")
     assert reset.returncode == 0, reset.stderr
     produce(bed.bootstrap, topic, [(0, None, f"c{i}".encode()) for i in range(3)])
     assert w.put("/connectors/moves/resume").status_code == 202
@@ -76,9 +75,8 @@ def test_group_offset_moves_while_stopped(start_worker, bed, tmp_path):
 
     # moving it back is ignored
     assert w.put("/connectors/moves/stop").status_code == 204
-    back = bed.tool("consumer-groups", "--bootstrap-server", bed.bootstrap, "--group",
-                    "connect-moves", "--topic", topic, "--reset-offsets",
-                    "--to-earliest", "--execute")
+    back = bed.consumer_groups("--group", "connect-moves", "--topic", topic,
+                               "--reset-offsets", "--to-earliest", "--execute")
     assert back.returncode == 0, back.stderr
     assert w.put("/connectors/moves/resume").status_code == 202
     wait_for(lambda: "is behind the stored one and was ignored" in w.logs(),

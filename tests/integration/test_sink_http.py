@@ -111,8 +111,7 @@ def test_bad_record_fails_the_task_without_tolerance(start_worker, bed, receiver
 
 def group_state(bed, group):
     """(state, member count) of group as kafka-consumer-groups reports it."""
-    result = bed.tool("consumer-groups", "--bootstrap-server", bed.bootstrap,
-                      "--describe", "--group", group, "--state")
+    result = bed.consumer_groups("--describe", "--group", group, "--state")
     assert result.returncode == 0, result.stdout + result.stderr
     for line in result.stdout.splitlines():
         fields = line.split()
