@@ -44,10 +44,8 @@ def read_messages(bed, topic, until, timeout=60):
     consumer.subscribe([topic])
     got = []
 
-    def done():
-        message = consumer.poll(0.5)
-        if message is not None and not message.error():
-            got.append(message)
+    def done():  # until() sees each batch, not each record (kafka_io.read_raw)
+        got.extend(m for m in consumer.consume(1000, 0.5) if not m.error())
         return until(got)
     try:
         wait_for(done, timeout=timeout, interval=0, what=f"the records of {topic}")

@@ -20,13 +20,14 @@ def read_records(bed, topic, count, timeout=90):
     consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": f"r-{topic}",
                          "auto.offset.reset": "earliest"})
     consumer.subscribe([topic])
-    got = []
+    got, distinct = [], set()
 
     def enough():
-        message = consumer.poll(0.5)
-        if message is not None and not message.error():
-            got.append((message.value().decode(), message.timestamp()))
-        return len({value for value, _ in got}) >= count
+        for message in consumer.consume(1000, 0.5):
+            if not message.error():
+                got.append((message.value().decode(), message.timestamp()))
+                distinct.add(got[-1][0])
+        return len(distinct) >= count
     try:
         wait_for(enough, timeout=timeout, interval=0, what=f"{count} records")
     finally:

@@ -70,10 +70,8 @@ def read_committed(bed, topic, until, timeout=120):
     consumer.subscribe([topic])
     values = []
 
-    def done():
-        message = consumer.poll(0.5)
-        if message is not None and not message.error():
-            values.append(message)
+    def done():  # until() sees each batch, not each record (kafka_io.read_raw)
+        values.extend(m for m in consumer.consume(1000, 0.5) if not m.error())
         return until(values)
     try:
         wait_for(done, timeout=timeout, interval=0, what="the committed records")
