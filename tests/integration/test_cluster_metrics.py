@@ -6,6 +6,7 @@ real cluster whose sink tasks move when a third worker joins."""
 from __future__ import annotations
 
 import math
+import uuid
 
 import pytest
 
@@ -15,6 +16,10 @@ from test_observability import parse, promtool_check, series
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
+
+# the file's sink connector: its consumer group, connect-<name>, is its own while other
+# test files run beside it on the bed
+SINK = f"sink-{uuid.uuid4().hex[:8]}"
 
 REBALANCE = "kafka_connect_connect_worker_rebalance_metrics_"
 TASKS = 6  # three a worker on two, two a worker once a third joins
@@ -72,9 +77,9 @@ def test_rebalances_are_counted_timed_and_named_as_connect_names_them(start_work
     create_topic(bed, data, TASKS)
     sink = {"connector.class": "FileStreamSink", "topics": data,
             "file": str(tmp_path / "out.txt"), "tasks.max": str(TASKS)}
-    reply = workers[0].post("/connectors", json={"name": "sink", "config": sink})
+    reply = workers[0].post("/connectors", json={"name": SINK, "config": sink})
     assert reply.status_code == 201, reply.text
-    before = wait_for(lambda: agreed_placement(workers, ["sink"], {"sink": TASKS}),
+    before = wait_for(lambda: agreed_placement(workers, [SINK], {SINK: TASKS}),
                       timeout=90, what="six tasks RUNNING on two workers")
     pages = wait_for(lambda: settled(workers), timeout=30, what="the cluster settled")
     counted = [one(p, "tributary_cluster_rebalances_total") for p in pages]
@@ -83,7 +88,7 @@ def test_rebalances_are_counted_timed_and_named_as_connect_names_them(start_work
 
     workers.append(start_worker(settings))
     after = wait_for(lambda: (lambda p: p if p and len(set(p.values())) == 3 else None)(
-        agreed_placement(workers, ["sink"], {"sink": TASKS})), timeout=90,
+        agreed_placement(workers, [SINK], {SINK: TASKS})), timeout=90,
         what="the tasks spread over three workers")
     pages = wait_for(lambda: settled(workers), timeout=30, what="the cluster settled")
 

@@ -23,6 +23,10 @@ from worker import free_port, wait_for
 
 pytestmark = pytest.mark.integration
 
+# the file's sink connector: its consumer group, connect-<name>, is its own while other
+# test files run beside it on the bed
+SINK = f"sink-{uuid.uuid4().hex[:8]}"
+
 REFUSED = "Refused a request forwarded by another worker"
 
 
@@ -217,54 +221,54 @@ def test_a_connector_restart_with_its_tasks_restarts_each_on_its_worker(start_wo
               "file": str(tmp_path / "out.txt"), "tasks.max": "3",
               "value.converter": "org.apache.kafka.connect.json.JsonConverter",
               "value.converter.schemas.enable": "false"}
-    reply = workers[0].post("/connectors", json={"name": "sink", "config": config})
+    reply = workers[0].post("/connectors", json={"name": SINK, "config": config})
     assert reply.status_code == 201, reply.text
     placed = wait_for(lambda: (lambda p: p if p and len(set(p.values())) == 3 else None)(
-        agreed_placement(workers, ["sink"], {"sink": 3})), timeout=90,
+        agreed_placement(workers, [SINK], {SINK: 3})), timeout=90,
         what="one task RUNNING on each worker")
-    owner = by_id[workers[0].get("/connectors/sink/status").json()["connector"]["worker_id"]]
+    owner = by_id[workers[0].get(f"/connectors/{SINK}/status").json()["connector"]["worker_id"]]
 
     def restarts(task):
         """How often task was restarted, as the worker running it counts."""
-        w = by_id[placed[("sink", task)]]
-        return w.get(f"/connectors/sink/tasks/{task}/status").json().get("restarts", 0)
+        w = by_id[placed[(SINK, task)]]
+        return w.get(f"/connectors/{SINK}/tasks/{task}/status").json().get("restarts", 0)
 
     def failures(task):
         """How often task failed, as the log of the worker running it says."""
-        w = by_id[placed[("sink", task)]]
-        return w.logs().count(f"[connector:sink:{task}] task failed")
+        w = by_id[placed[(SINK, task)]]
+        return w.logs().count(f"[connector:{SINK}:{task}] task failed")
 
     def connector_restarts():
-        return owner.logs().count("[connector:sink] restarting")
+        return owner.logs().count(f"[connector:{SINK}] restarting")
 
     # Connect's answer: 202 with every instance to restart shown RESTARTING where it runs;
     # each worker restarts the task it runs, and the owner the connector
     for round, w in enumerate(workers, start=1):
-        reply = w.post("/connectors/sink/restart", params={"includeTasks": "true"})
+        reply = w.post(f"/connectors/{SINK}/restart", params={"includeTasks": "true"})
         assert reply.status_code == 202, reply.text
         body = reply.json()
-        assert body["name"] == "sink" and body["type"] == "sink", body
+        assert body["name"] == SINK and body["type"] == "sink", body
         assert body["connector"] == {"state": "RESTARTING", "worker_id": worker_id(owner),
                                      "version": "3.9.0"}
         assert [(t["id"], t["state"], t["worker_id"], t["version"])
                 for t in body["tasks"]] == [
-            (n, "RESTARTING", placed[("sink", n)], "3.9.0") for n in range(3)], body
+            (n, "RESTARTING", placed[(SINK, n)], "3.9.0") for n in range(3)], body
         wait_for(lambda: [restarts(n) for n in range(3)] == [round] * 3
                  and connector_restarts() == round, timeout=30,
                  what=f"restart {round} of each task on its own worker")
-    assert agreed_placement(workers, ["sink"], {"sink": 3}) or wait_for(
-        lambda: agreed_placement(workers, ["sink"], {"sink": 3}) == placed, timeout=30,
+    assert agreed_placement(workers, [SINK], {SINK: 3}) or wait_for(
+        lambda: agreed_placement(workers, [SINK], {SINK: 3}) == placed, timeout=30,
         what="every task RUNNING again where it ran")
 
     # onlyFailed with nothing failed restarts nothing and shows nothing RESTARTING
-    reply = workers[1].post("/connectors/sink/restart",
+    reply = workers[1].post(f"/connectors/{SINK}/restart",
                             params={"includeTasks": "true", "onlyFailed": "true"})
     assert reply.status_code == 202, reply.text
     assert {t["state"] for t in reply.json()["tasks"]} == {"RUNNING"}, reply.text
     assert reply.json()["connector"]["state"] == "RUNNING", reply.text
     # a plain connector restart after it: 204, and once the owner carried it out, it has
     # carried out the onlyFailed request before it too (one config topic, read in order)
-    assert workers[2].post("/connectors/sink/restart").status_code == 204
+    assert workers[2].post(f"/connectors/{SINK}/restart").status_code == 204
     wait_for(lambda: connector_restarts() == 4, timeout=30, what="the connector's restart")
     assert [restarts(n) for n in range(3)] == [3, 3, 3]
 
@@ -274,13 +278,13 @@ def test_a_connector_restart_with_its_tasks_restarts_each_on_its_worker(start_wo
     produce(bed.bootstrap, data, [(0, None, b"not json")])
 
     def failed():
-        states = [[t["state"] for t in w.get("/connectors/sink/status").json()["tasks"]]
+        states = [[t["state"] for t in w.get(f"/connectors/{SINK}/status").json()["tasks"]]
                   for w in workers]
         return states[0] if "FAILED" in states[0] and all(
             s == states[0] for s in states) else None
     states = wait_for(failed, timeout=60, what="a task FAILED, as every worker shows")
     broken = [n for n in range(3) if states[n] == "FAILED"]
-    reply = workers[0].post("/connectors/sink/restart",
+    reply = workers[0].post(f"/connectors/{SINK}/restart",
                             params={"includeTasks": "true", "onlyFailed": "true"})
     assert reply.status_code == 202, reply.text
     assert reply.json()["connector"]["state"] == "RUNNING", reply.text
@@ -290,7 +294,7 @@ def test_a_connector_restart_with_its_tasks_restarts_each_on_its_worker(start_wo
     # the failed tasks restart, each on its own worker (and fail again on the record)
     wait_for(lambda: all(restarts(n) == 4 for n in broken), timeout=30,
              what="the failed tasks' restarts")
-    assert workers[1].post("/connectors/sink/restart").status_code == 204
+    assert workers[1].post(f"/connectors/{SINK}/restart").status_code == 204
     wait_for(lambda: connector_restarts() == 5, timeout=30, what="the connector's restart")
     # a task the onlyFailed request restarted had failed: one failed after the look above
     # (the record's partition moved to it) rightly restarts too; one never failed does not

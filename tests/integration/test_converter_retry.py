@@ -9,6 +9,7 @@ import json
 import os
 import sqlite3
 import sys
+import uuid
 
 import pytest
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
@@ -23,6 +24,11 @@ from fixtures import (AVRO, client, consume, context, converters,  # noqa: E402
 from test_registry_avro import expected, serialized  # noqa: E402
 
 pytestmark = pytest.mark.integration
+
+# the file's sink connector: its consumer group, connect-<name>, is its own while other
+# test files run beside it on the bed
+SINK = f"sink-{uuid.uuid4().hex[:8]}"
+
 __all__ = ["registry"]  # the fixture, imported for pytest
 
 # each registry call answers at once (no retries of the registry client's own)
@@ -61,16 +67,16 @@ def test_sink_converter_retries_until_the_registry_is_back(start_worker, bed, re
     produce(bed, topic, records)
     registry.down = True
     out = tmp_path / "out.txt"
-    file_sink(w, "sink", topic, out, **converters(AVRO, registry, **FAST_REGISTRY),
+    file_sink(w, SINK, topic, out, **converters(AVRO, registry, **FAST_REGISTRY),
               **retrying(120000))
-    retried_while_down(w, registry, "sink", "GET /schemas/ids/")
+    retried_while_down(w, registry, SINK, "GET /schemas/ids/")
     assert output_lines(out) == []
     registry.down = False
     assert json_lines(out, 5) == [expected(i) for i in range(5)]
-    assert task_state(w, "sink")["state"] == "RUNNING"
-    assert metric(w, "tributary_task_restarts_total", "sink") == 0
-    assert metric(w, "kafka_connect_task_error_metrics_total_retries", "sink") >= 3
-    assert metric(w, "kafka_connect_task_error_metrics_total_record_errors", "sink") == 0
+    assert task_state(w, SINK)["state"] == "RUNNING"
+    assert metric(w, "tributary_task_restarts_total", SINK) == 0
+    assert metric(w, "kafka_connect_task_error_metrics_total_retries", SINK) >= 3
+    assert metric(w, "kafka_connect_task_error_metrics_total_record_errors", SINK) == 0
 
 
 def test_sink_converter_retries_spent_fail_the_task_naming_the_stage(
@@ -81,10 +87,10 @@ def test_sink_converter_retries_spent_fail_the_task_naming_the_stage(
     produce(bed, topic, serialized(registry, topic, 2))
     registry.down = True
     out = tmp_path / "out.txt"
-    file_sink(w, "sink", topic, out, **converters(AVRO, registry, **FAST_REGISTRY),
+    file_sink(w, SINK, topic, out, **converters(AVRO, registry, **FAST_REGISTRY),
               **retrying(1000))
-    failed = wait_for(lambda: task_state(w, "sink").get("state") == "FAILED" and
-                      task_state(w, "sink"), timeout=60, what="the task to fail")
+    failed = wait_for(lambda: task_state(w, SINK).get("state") == "FAILED" and
+                      task_state(w, SINK), timeout=60, what="the task to fail")
     trace = failed["trace"]
     assert f"{topic}-0 at offset 0" in trace and "KEY_CONVERTER" in trace, trace
     assert "errors.retry.timeout=1000 ms spent" in trace, trace
@@ -102,7 +108,7 @@ def test_sink_converter_retries_spent_go_to_the_dlq(start_worker, bed, registry,
     produce(bed, topic, records)
     registry.down = True
     out = tmp_path / "out.txt"
-    file_sink(w, "sink", topic, out, **converters(AVRO, registry, **FAST_REGISTRY),
+    file_sink(w, SINK, topic, out, **converters(AVRO, registry, **FAST_REGISTRY),
               **retrying(500), **{
                   "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
                   "errors.deadletterqueue.topic.replication.factor": "1",
@@ -113,7 +119,7 @@ def test_sink_converter_retries_spent_go_to_the_dlq(start_worker, bed, registry,
     assert [m.value() for m in dead] == [v for _, v in records]
     assert all("errors.retry.timeout=500 ms spent" in
                dlq_headers(m)["__connect.errors.exception.message"] for m in dead)
-    assert task_state(w, "sink")["state"] == "RUNNING"
+    assert task_state(w, SINK)["state"] == "RUNNING"
     assert output_lines(out) == []
 
 
@@ -184,7 +190,7 @@ def chain_sink(w, registry, topic, out, timeout_ms):
     for name in list(config):
         if name.startswith("key.converter."):
             del config[name]
-    file_sink(w, "sink", topic, out, **config, **retrying(timeout_ms), **EXTRACT_ADDRESS)
+    file_sink(w, SINK, topic, out, **config, **retrying(timeout_ms), **EXTRACT_ADDRESS)
 
 
 def test_sink_chain_converter_retries_until_the_registry_is_back(start_worker, bed,
@@ -196,13 +202,13 @@ def test_sink_chain_converter_retries_until_the_registry_is_back(start_worker, b
     registry.down = True
     out = tmp_path / "out.txt"
     chain_sink(w, registry, topic, out, 120000)
-    retried_while_down(w, registry, "sink", "GET /schemas/ids/")
+    retried_while_down(w, registry, SINK, "GET /schemas/ids/")
     assert output_lines(out) == []
     registry.down = False
     assert json_lines(out, 5) == [{"city": f"c{i}"} for i in range(5)]
-    assert task_state(w, "sink")["state"] == "RUNNING"
-    assert metric(w, "tributary_task_restarts_total", "sink") == 0
-    assert metric(w, "kafka_connect_task_error_metrics_total_record_errors", "sink") == 0
+    assert task_state(w, SINK)["state"] == "RUNNING"
+    assert metric(w, "tributary_task_restarts_total", SINK) == 0
+    assert metric(w, "kafka_connect_task_error_metrics_total_record_errors", SINK) == 0
 
 
 def test_sink_chain_converter_retries_spent_fail_the_task_naming_the_stage(
@@ -214,8 +220,8 @@ def test_sink_chain_converter_retries_spent_fail_the_task_naming_the_stage(
     registry.down = True
     out = tmp_path / "out.txt"
     chain_sink(w, registry, topic, out, 1000)
-    failed = wait_for(lambda: task_state(w, "sink").get("state") == "FAILED" and
-                      task_state(w, "sink"), timeout=60, what="the task to fail")
+    failed = wait_for(lambda: task_state(w, SINK).get("state") == "FAILED" and
+                      task_state(w, SINK), timeout=60, what="the task to fail")
     trace = failed["trace"]
     assert f"{topic}-0 at offset 0" in trace and "VALUE_CONVERTER" in trace, trace
     assert "errors.retry.timeout=1000 ms spent" in trace, trace

@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
+import uuid
 
 import pytest
 import requests
@@ -18,6 +19,10 @@ from kafka_io import create_topic, read_raw
 from worker import output_lines, wait_for
 
 pytestmark = pytest.mark.integration
+
+# the file's sink connector: its consumer group, connect-<name>, is its own while other
+# test files run beside it on the bed
+SINK = f"sink-{uuid.uuid4().hex[:8]}"
 
 SESSION_MS = 6000  # the broker's group.min.session.timeout.ms
 DELAY_MS = 3000  # scheduled.rebalance.max.delay.ms
@@ -119,17 +124,17 @@ def test_three_workers_share_tasks_and_a_killed_workers_tasks_move(start_worker,
     # created through different workers: the writes reach the leader
     sink = {"connector.class": "FileStreamSink", "topics": data, "file": str(out),
             "tasks.max": str(SINK_TASKS)}
-    reply = workers[0].post("/connectors", json={"name": "sink", "config": sink})
+    reply = workers[0].post("/connectors", json={"name": SINK, "config": sink})
     assert reply.status_code == 201, reply.text
     source = {"connector.class": "FileStreamSource", "topic": produced,
               "file": str(source_file), "batch.size": "50"}
     reply = workers[1].post("/connectors", json={"name": "source", "config": source})
     assert reply.status_code == 201, reply.text
     # reads answer from each worker's view, which follows the config topic
-    wait_for(lambda: workers[2].get("/connectors").json() == ["sink", "source"],
+    wait_for(lambda: workers[2].get("/connectors").json() == [SINK, "source"],
              timeout=30, what="the third worker knowing both connectors")
 
-    names, tasks = ["sink", "source"], {"sink": SINK_TASKS, "source": 1}
+    names, tasks = [SINK, "source"], {SINK: SINK_TASKS, "source": 1}
     before = wait_for(lambda: agreed_placement(workers, names, tasks), timeout=90,
                       what="every worker showing the same placement, all RUNNING")
     per_worker = {w: sum(1 for v in before.values() if v == w) for w in set(before.values())}
@@ -231,22 +236,22 @@ def test_joining_workers_take_tasks_and_the_tasks_that_stay_keep_running(start_w
     create_topic(bed, data, 4)
     sink = {"connector.class": "FileStreamSink", "topics": data,
             "file": str(tmp_path / "out.txt"), "tasks.max": "4"}
-    reply = workers[1].post("/connectors", json={"name": "sink", "config": sink})
+    reply = workers[1].post("/connectors", json={"name": SINK, "config": sink})
     assert reply.status_code == 201, reply.text
-    before = wait_for(lambda: agreed_placement(workers, ["sink"], {"sink": 4}),
+    before = wait_for(lambda: agreed_placement(workers, [SINK], {SINK: 4}),
                       timeout=90, what="four tasks RUNNING on two workers")
     assert sorted(before.values()).count(worker_id(workers[0])) == 2, before
 
     workers += [start_worker(settings) for _ in range(2)]
     after = wait_for(lambda: (lambda p: p if p and len(set(p.values())) == 4 else None)(
-        agreed_placement(workers, ["sink"], {"sink": 4})), timeout=90,
+        agreed_placement(workers, [SINK], {SINK: 4})), timeout=90,
         what="one task on each of four workers")
     stayed = [unit for unit in before if after[unit] == before[unit]]
     assert len(stayed) == 2, (before, after)
     # a task that stays is started once, when it was first assigned, and never again
     for unit in stayed:
         owner = next(w for w in workers if worker_id(w) == after[unit])
-        starts = owner.logs().count(f"[connector:sink:{unit[1]}] starting on this worker")
+        starts = owner.logs().count(f"[connector:{SINK}:{unit[1]}] starting on this worker")
         assert starts == 1, (unit, owner.logs())
 
 
@@ -316,9 +321,9 @@ def test_a_rolling_restart_under_traffic_loses_nothing(start_worker, bed, tmp_pa
     out = tmp_path / "out.txt"
     sink = {"connector.class": "FileStreamSink", "topics": data, "file": str(out),
             "tasks.max": str(SINK_TASKS)}
-    reply = workers[2].post("/connectors", json={"name": "sink", "config": sink})
+    reply = workers[2].post("/connectors", json={"name": SINK, "config": sink})
     assert reply.status_code == 201, reply.text
-    wait_for(lambda: agreed_placement(workers, ["sink"], {"sink": SINK_TASKS}),
+    wait_for(lambda: agreed_placement(workers, [SINK], {SINK: SINK_TASKS}),
              timeout=90, what="the sink RUNNING everywhere")
     traffic = Traffic(bed.bootstrap, data)
     bound = DELAY_MS / 1000 + FAILOVER_BOUND_S
@@ -327,7 +332,7 @@ def test_a_rolling_restart_under_traffic_loses_nothing(start_worker, bed, tmp_pa
         workers[i] = start_worker(settings, directory=tmp_path / f"w{i}")
         live = {worker_id(w) for w in workers}
         wait_for(lambda: (lambda p: p if p and set(p.values()) <= live else None)(
-            agreed_placement(workers, ["sink"], {"sink": SINK_TASKS})),
+            agreed_placement(workers, [SINK], {SINK: SINK_TASKS})),
             timeout=bound, what=f"every task RUNNING on a live worker after restart {i}")
     sent = traffic.stop()
     expected = {f"r{i:06d}" for i in range(sent)}

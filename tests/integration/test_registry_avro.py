@@ -8,6 +8,7 @@ import decimal
 import json
 import os
 import sys
+import uuid
 
 import pytest
 from confluent_kafka.schema_registry import record_subject_name_strategy
@@ -23,6 +24,11 @@ from fixtures import (AVRO, STRATEGY, client, consume, context, converters,  # n
                       registry, task_state)
 
 pytestmark = pytest.mark.integration
+
+# the file's sink connector: its consumer group, connect-<name>, is its own while other
+# test files run beside it on the bed
+SINK = f"sink-{uuid.uuid4().hex[:8]}"
+
 __all__ = ["registry"]  # the fixture, imported for pytest
 
 FAST = {"offset.flush.interval.ms": "200"}
@@ -76,7 +82,7 @@ def test_sink_decodes_confluent_avro(start_worker, bed, registry, tmp_path, stra
     create_topic(bed, topic, 1)
     produce(bed, topic, serialized(registry, topic, 5, strategy))
     out = tmp_path / "out.txt"
-    file_sink(w, "sink", topic, out, **converters(AVRO, registry))
+    file_sink(w, SINK, topic, out, **converters(AVRO, registry))
     assert json_lines(out, 5) == [expected(i) for i in range(5)]
     subjects = client(registry).get_subjects()
     if strategy is None:
@@ -157,7 +163,7 @@ def test_malformed_frames_go_to_the_dlq(start_worker, bed, registry, tmp_path):
     cases = frames(registry, topic)
     produce(bed, topic, [(k, v) for _, k, v in cases])
     out = tmp_path / "out.txt"
-    file_sink(w, "sink", topic, out, **converters(AVRO, registry), **{
+    file_sink(w, SINK, topic, out, **converters(AVRO, registry), **{
         "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
         "errors.deadletterqueue.topic.replication.factor": "1",
         "errors.deadletterqueue.context.headers.enable": "true"})
@@ -171,7 +177,7 @@ def test_malformed_frames_go_to_the_dlq(start_worker, bed, registry, tmp_path):
     assert "magic byte" in reasons[0]
     assert "32767" in reasons[1]
     assert [m.value() for m in dead] == [v for _, _, v in cases[1:6]]
-    assert task_state(w, "sink")["state"] == "RUNNING"
+    assert task_state(w, SINK)["state"] == "RUNNING"
 
 
 def test_malformed_frame_fails_the_task_naming_the_record(start_worker, bed, registry,
@@ -182,10 +188,10 @@ def test_malformed_frame_fails_the_task_naming_the_record(start_worker, bed, reg
     good = serialized(registry, topic, 1)[0]
     produce(bed, topic, [good, (good[0], b"\x00\x00\x00\x7f\xff\x02")])
     out = tmp_path / "out.txt"
-    file_sink(w, "sink", topic, out, **converters(AVRO, registry))
-    wait_for(lambda: task_state(w, "sink").get("state") == "FAILED", timeout=60,
+    file_sink(w, SINK, topic, out, **converters(AVRO, registry))
+    wait_for(lambda: task_state(w, SINK).get("state") == "FAILED", timeout=60,
              what="the task to fail")
-    trace = task_state(w, "sink")["trace"]
+    trace = task_state(w, SINK)["trace"]
     assert f"{topic}-0 at offset 1" in trace and "VALUE_CONVERTER" in trace, trace
     assert len(output_lines(out)) <= 1
 
@@ -202,16 +208,16 @@ def test_registry_outage_never_hangs_the_api(start_worker, bed, registry, tmp_pa
     registry.down = True
     produce(bed, topic, records)
     out = tmp_path / "out.txt"
-    file_sink(w, "sink", topic, out, **converters(AVRO, registry, **{
+    file_sink(w, SINK, topic, out, **converters(AVRO, registry, **{
         "max.retries": "1", "retries.wait.ms": "200",
         "schema.registry.request.timeout.ms": "2000"}))
     wait_for(lambda: registry.count("GET /schemas/ids/") >= 2, what="the retries")
-    failed = wait_for(lambda: task_state(w, "sink").get("state") == "FAILED" and
-                      task_state(w, "sink"), what="the task to fail")
+    failed = wait_for(lambda: task_state(w, SINK).get("state") == "FAILED" and
+                      task_state(w, SINK), what="the task to fail")
     assert "schema registry unavailable" in failed["trace"]
     for _ in range(10):  # the REST API answers all along (no time asserted)
-        assert w.get("/connectors/sink/status").status_code == 200
+        assert w.get(f"/connectors/{SINK}/status").status_code == 200
     assert output_lines(out) == []
     registry.down = False
-    assert w.post("/connectors/sink/tasks/0/restart").status_code in (200, 202, 204)
+    assert w.post(f"/connectors/{SINK}/tasks/0/restart").status_code in (200, 202, 204)
     assert json_lines(out, 3) == [expected(i) for i in range(3)]

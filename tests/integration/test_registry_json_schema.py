@@ -5,6 +5,7 @@ break the schema follow errors.tolerance."""
 import json
 import os
 import sys
+import uuid
 
 import pytest
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
@@ -16,6 +17,11 @@ from fixtures import (JSON_SCHEMA, client, consume, context, converters,  # noqa
                       create, dlq_headers, file_sink, json_lines, produce, registry)
 
 pytestmark = pytest.mark.integration
+
+# the file's sink connector: its consumer group, connect-<name>, is its own while other
+# test files run beside it on the bed
+SINK = f"sink-{uuid.uuid4().hex[:8]}"
+
 __all__ = ["registry"]
 
 FAST = {"offset.flush.interval.ms": "200"}
@@ -40,7 +46,7 @@ def test_sink_decodes_confluent_json_schema(start_worker, bed, registry, tmp_pat
     produce(bed, topic, [(keys({"id": u["id"]}, context(topic, True)),
                           values(u, context(topic))) for u in users])
     out = tmp_path / "out.txt"
-    file_sink(w, "sink", topic, out, **converters(JSON_SCHEMA, registry))
+    file_sink(w, SINK, topic, out, **converters(JSON_SCHEMA, registry))
     assert json_lines(out, 3) == users
 
 
@@ -91,7 +97,7 @@ def test_sink_sends_undecodable_frames_to_the_dlq(start_worker, bed, registry, t
     produce(bed, topic, [(None, header + b'{"id":1,"name":"a"}'), (None, b"{}"),
                          (None, header + b'{"id":'), (None, header + b'{"id":2,"name":"b"}')])
     out = tmp_path / "out.txt"
-    file_sink(w, "sink", topic, out, **converters(JSON_SCHEMA, registry), **{
+    file_sink(w, SINK, topic, out, **converters(JSON_SCHEMA, registry), **{
         "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
         "errors.deadletterqueue.topic.replication.factor": "1",
         "errors.deadletterqueue.context.headers.enable": "true"})

@@ -13,6 +13,7 @@ import os
 import pathlib
 import shutil
 import sys
+import uuid
 
 import pytest
 from confluent_kafka.schema_registry import record_subject_name_strategy
@@ -34,6 +35,10 @@ pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(shutil.which("protoc") is None,
                                  reason="needs protoc: apt-get install protobuf-compiler")]
 __all__ = ["registry"]  # the fixture, imported for pytest
+
+# the file's sink connector: its consumer group, connect-<name>, is its own while other
+# test files run beside it on the bed
+SINK = f"sink-{uuid.uuid4().hex[:8]}"
 
 FAST = {"offset.flush.interval.ms": "200"}
 
@@ -110,7 +115,7 @@ def test_sink_decodes_confluent_protobuf(start_worker, bed, registry, tmp_path, 
     assert records[0][1][5:6] == b"\x00"  # the value's: [0]
     produce(bed, topic, records)
     out = tmp_path / "out.txt"
-    file_sink(w, "sink", topic, out, **converters(PROTOBUF, registry))
+    file_sink(w, SINK, topic, out, **converters(PROTOBUF, registry))
     assert json_lines(out, 5) == [expected(i) for i in range(5)]
     subjects = client(registry).get_subjects()
     if strategy is None:
@@ -159,7 +164,7 @@ def test_libprotobuf_is_loaded_only_when_a_schema_is_compiled(start_worker, bed,
     create_topic(bed, topic, 1)
     produce(bed, topic, serialized(registry, topic, 1))
     out = tmp_path / "out.txt"
-    file_sink(w, "sink", topic, out, **converters(PROTOBUF, registry))
+    file_sink(w, SINK, topic, out, **converters(PROTOBUF, registry))
     assert json_lines(out, 1) == [expected(0)]
     assert mapped(w, "libprotobuf.so") and mapped(w, "tributary-protobuf.so")
 
@@ -171,12 +176,12 @@ def test_a_binary_without_its_module_says_where_it_looked(start_worker, bed, reg
     topic = bed.unique_topic("pb-nomodule")
     create_topic(bed, topic, 1)
     produce(bed, topic, serialized(registry, topic, 1))
-    file_sink(w, "sink", topic, tmp_path / "out.txt", **converters(PROTOBUF, registry))
-    wait_for(lambda: task_state(w, "sink").get("state") == "FAILED", timeout=60,
+    file_sink(w, SINK, topic, tmp_path / "out.txt", **converters(PROTOBUF, registry))
+    wait_for(lambda: task_state(w, SINK).get("state") == "FAILED", timeout=60,
              what="the task to fail")
     where = f"tributary-protobuf.so is neither in {alone.parent} nor in {alone.parent}/../lib"
-    assert "Protobuf is not available" in task_state(w, "sink")["trace"]
-    assert where in task_state(w, "sink")["trace"]
+    assert "Protobuf is not available" in task_state(w, SINK)["trace"]
+    assert where in task_state(w, SINK)["trace"]
     assert any("task failed" in line and where in line for line in w.logs().splitlines())
 
 
@@ -246,7 +251,7 @@ def test_malformed_frames_go_to_the_dlq(start_worker, bed, registry, tmp_path):
     cases = frames(registry, topic)
     produce(bed, topic, [(k, v) for _, k, v in cases])
     out = tmp_path / "out.txt"
-    file_sink(w, "sink", topic, out, **converters(PROTOBUF, registry), **{
+    file_sink(w, SINK, topic, out, **converters(PROTOBUF, registry), **{
         "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
         "errors.deadletterqueue.topic.replication.factor": "1",
         "errors.deadletterqueue.context.headers.enable": "true"})
@@ -264,7 +269,7 @@ def test_malformed_frames_go_to_the_dlq(start_worker, bed, registry, tmp_path):
     assert "AVRO" in reasons[4]
     assert "not a valid tbtest.shop.OrderKey" in reasons[5]
     assert [m.value() for m in dead] == [v for _, _, v in cases[1:7]]
-    assert task_state(w, "sink")["state"] == "RUNNING"
+    assert task_state(w, SINK)["state"] == "RUNNING"
     assert len(output_lines(out)) == 2
 
 
