@@ -1,3 +1,4 @@
+import collections
 import os
 
 import pytest
@@ -15,7 +16,11 @@ DISRUPTABLE = ("kafka", "postgres", "opensearch", "kafka2")
 
 def pytest_collection_modifyitems(config, items):
     """A disrupts marker must name the servers it disrupts, each one of DISRUPTABLE: a
-    misspelt name would still run apart, but say nothing true about the test."""
+    misspelt name would still run apart, but say nothing true about the test.
+
+    In a parallel run (scripts/test: --dist loadfile --no-loadscope-reorder) the workers
+    take whole files in this order: files marked long first, then by their number of
+    tests, most first, so that no file of minutes starts when the others are done."""
     for item in items:
         for mark in item.iter_markers("disrupts"):
             unknown = [s for s in mark.args if s not in DISRUPTABLE]
@@ -24,6 +29,10 @@ def pytest_collection_modifyitems(config, items):
                     f"{item.nodeid}: @pytest.mark.disrupts({', '.join(map(repr, mark.args))}) must name one "
                     f"or more of {', '.join(map(repr, DISRUPTABLE))}"
                     + (f", not {', '.join(map(repr, unknown))}" if unknown else ""))
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker
+        tests = collections.Counter(item.path for item in items)
+        items.sort(key=lambda item: (item.get_closest_marker("long") is None,
+                                     -tests[item.path]))  # stable: a file stays in order
 
 
 def _scan_response(response, *args, **kwargs):

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+# minutes for one test: a parallel run starts it first
+pytestmark = [pytest.mark.integration, pytest.mark.long]
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 600  # seconds; the smoke run takes well under a minute once built

@@ -14,7 +14,8 @@ import requests
 import secret_scan
 from worker import free_port, wait_for
 
-pytestmark = pytest.mark.integration
+# minutes for two tests (each builds tributary): a parallel run starts it first
+pytestmark = [pytest.mark.integration, pytest.mark.long]
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 README_URL = "http://127.0.0.1:8083"
