@@ -256,17 +256,18 @@ def test_typed_sink_converter_retries_until_the_registry_is_back(start_worker, b
                          for i in range(5)])
     registry.down = True
     db = str(tmp_path / "target.db")
-    create(w, "jdbc", {"connector.class": "jdbc-sink", "topics": topic,
-                       "connection.url": f"jdbc:sqlite:{db}", "auto.create": "true",
-                       **converters(AVRO, registry, **FAST_REGISTRY),
-                       **retrying(120000)})
-    retried_while_down(w, registry, "jdbc", "GET /schemas/ids/")
+    jdbc = f"{SINK}-jdbc"  # its group, connect-<name>, this file's alone
+    create(w, jdbc, {"connector.class": "jdbc-sink", "topics": topic,
+                      "connection.url": f"jdbc:sqlite:{db}", "auto.create": "true",
+                      **converters(AVRO, registry, **FAST_REGISTRY),
+                      **retrying(120000)})
+    retried_while_down(w, registry, jdbc, "GET /schemas/ids/")
     registry.down = False
     query = f'SELECT id, name FROM "{topic}" ORDER BY id'
     wait_for(lambda: len(sqlite_rows(db, query)) >= 5, timeout=60, what="5 rows")
     assert sqlite_rows(db, query) == [(i, f"n{i}") for i in range(5)]
-    assert task_state(w, "jdbc")["state"] == "RUNNING"
-    assert metric(w, "tributary_task_restarts_total", "jdbc") == 0
+    assert task_state(w, jdbc)["state"] == "RUNNING"
+    assert metric(w, "tributary_task_restarts_total", jdbc) == 0
 
 
 def test_source_chain_converter_retries_until_the_registry_is_back(start_worker, bed,

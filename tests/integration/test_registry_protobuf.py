@@ -288,7 +288,7 @@ def test_sink_chain_extracts_a_field_of_confluent_protobuf(start_worker, bed, re
     create_topic(bed, topic, 1)
     produce(bed, topic, serialized(registry, topic, 3))
     out = tmp_path / "city.txt"
-    file_sink(w, "extract", topic, out, **converters(PROTOBUF, registry),
+    file_sink(w, f"{SINK}-extract", topic, out, **converters(PROTOBUF, registry),
               **{"transforms": "Pick,Key",
                  "transforms.Pick.type": SMT + "ExtractField$Value",
                  "transforms.Pick.field": "address",
