@@ -19,7 +19,8 @@ from test_sink_s3 import (BASE, HOUR, NAME, SETTINGS, assert_exactly_once, crede
                           moto, objects, produce_many, s3_sink)  # noqa: F401 (moto: fixture)
 from worker import wait_for
 
-pytestmark = pytest.mark.integration
+# minutes for three tests (200 000 records through the sink): a parallel run starts it first
+pytestmark = [pytest.mark.integration, pytest.mark.long]
 
 PARQUET = "io.confluent.connect.s3.format.parquet.ParquetFormat"
 TYPED = {**SETTINGS, "value.converter.schemas.enable": "true"}
