@@ -76,6 +76,26 @@ def log(message: str) -> None:
     print(f"bench: [{time.monotonic() - STARTED:6.1f} s] {message}", file=sys.stderr, flush=True)
 
 
+def end_on_signals() -> None:
+    """SIGTERM and SIGINT end the script through SystemExit, so that the finally blocks
+    stop its workers and servers on the way out."""
+    def on_signal(signum, _frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+
+def run_script(main) -> None:
+    """Runs a scenario script's main() and exits with what it returns: 1 and the reason
+    logged on a BenchError, 128 + the signal on SIGTERM or SIGINT."""
+    end_on_signals()
+    try:
+        sys.exit(main())
+    except BenchError as e:
+        log(str(e))
+        sys.exit(1)
+
+
 # ------------------------------------------------------------------------ /proc readings
 def cpu_seconds(pid: int) -> float:
     """utime + stime of every thread of pid, in seconds (/proc/<pid>/stat fields 14, 15)."""
@@ -1939,11 +1959,7 @@ def main() -> int:
     p.add_argument("--profile-seconds", type=int, default=10)
     p.add_argument("--only", default="", help="comma-separated scenarios (for development)")
     args = p.parse_args()
-
-    def on_signal(signum, _frame):
-        raise SystemExit(128 + signum)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    end_on_signals()
 
     ctx = Context(args)
     ctx.work.mkdir(parents=True, exist_ok=True)

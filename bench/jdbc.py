@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (BenchError, ConnectTuned, Tributary, cpu_seconds,  # noqa: E402
-                     log)
+                     log, run_script)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEBEZIUM_VERSION = "3.0.7.Final"
@@ -263,15 +262,5 @@ def main() -> int:
     return 0
 
 
-def on_signal(signum, _frame):
-    raise SystemExit(128 + signum)  # the workers are stopped on the way out
-
-
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    try:
-        sys.exit(main())
-    except BenchError as e:
-        log(str(e))
-        sys.exit(1)
+    run_script(main)  # the workers are stopped on the way out

@@ -22,7 +22,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -34,7 +33,8 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "integration"))
-from harness import BenchError, Tributary, cpu_seconds, log, status_number  # noqa: E402
+from harness import (BenchError, Tributary, cpu_seconds, log, run_script,  # noqa: E402
+                     status_number)
 from jdbc import bed_env, preload  # noqa: E402
 from s3_server import MotoS3  # noqa: E402
 
@@ -186,15 +186,5 @@ def main() -> int:
     return 0
 
 
-def on_signal(signum, _frame):
-    raise SystemExit(128 + signum)  # the workers and moto are stopped on the way out
-
-
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    try:
-        sys.exit(main())
-    except BenchError as e:
-        log(str(e))
-        sys.exit(1)
+    run_script(main)  # the workers are stopped on the way out

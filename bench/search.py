@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import sys
 import threading
 import time
@@ -30,7 +29,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import BenchError, Tributary, cpu_seconds, log  # noqa: E402
+from harness import BenchError, Tributary, cpu_seconds, log, run_script  # noqa: E402
 from jdbc import PARTITIONS, bed_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -216,15 +215,5 @@ def main() -> int:
     return 0
 
 
-def on_signal(signum, _frame):
-    raise SystemExit(128 + signum)  # the worker is stopped on the way out
-
-
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    try:
-        sys.exit(main())
-    except BenchError as e:
-        log(str(e))
-        sys.exit(1)
+    run_script(main)  # the workers are stopped on the way out
