@@ -33,7 +33,7 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "integration"))
-from harness import (BenchError, Tributary, cpu_seconds, log, run_script,  # noqa: E402
+from harness import (BenchError, Tributary, cpu_seconds, log, ratio, run_script,  # noqa: E402
                      status_number)
 from jdbc import bed_env, preload  # noqa: E402
 from s3_server import MotoS3  # noqa: E402
@@ -106,7 +106,12 @@ def run_floor(ctx, moto: MotoS3, run: int) -> dict:
             "hwm_mb": result["hwm_kb"] / 1024}
 
 
-def spread(values: list[float], digits: int) -> str:
+def spread(values: list, digits: int) -> str:
+    """The median and range of the values measured; a ratio whose floor measured zero
+    (a run too short for the clock's tick) is left out, and none at all reads "–"."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return "–"
     median = statistics.median(values)
     if len(values) == 1:
         return f"{median:.{digits}f}"
@@ -131,9 +136,8 @@ def table(ctx, results: dict) -> str:
     for system, runs in results.items():
         rates = [ctx.records / r["seconds"] for r in runs]
         cpus = [r["cpu"] / ctx.records * 1e6 for r in runs]
-        speed = [ctx.records / r["seconds"] / (ctx.records / f["seconds"])
-                 for r, f in zip(runs, floor)]
-        cost = [r["cpu"] / f["cpu"] for r, f in zip(runs, floor)]
+        speed = [ratio(f["seconds"], r["seconds"]) for r, f in zip(runs, floor)]
+        cost = [ratio(r["cpu"], f["cpu"]) for r, f in zip(runs, floor)]
         scenario, _, fmt = system.partition("-")
         lines.append(f"| s3{'-' + fmt if fmt else ''} | {scenario} | {spread(rates, 0)} | {spread(cpus, 1)} | "
                      f"{spread([r['hwm_mb'] for r in runs], 1)} | {spread(speed, 2)} | "
