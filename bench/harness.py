@@ -346,6 +346,32 @@ class Tributary(Worker):
         return [self.ctx.tributary, props]
 
 
+def connect_log_option(libs, folder: Path) -> str:
+    """What Kafka's config/connect-log4j2.properties (4.x) or connect-log4j.properties (3.9)
+    does, into folder/connect.log instead of stdout: the JVM option naming the file written.
+    The flavor is the classpath's: 4.x brings log4j-core, 3.9 uses reload4j."""
+    log = folder / "connect.log"
+    if any(Path(libs).glob("log4j-core-*.jar")):
+        config = folder / "log4j2.properties"
+        config.write_text("\n".join([
+            "rootLogger.level = INFO", "rootLogger.appenderRef.file.ref = file",
+            "appender.file.type = File", "appender.file.name = file",
+            f"appender.file.fileName = {log}", "appender.file.layout.type = PatternLayout",
+            "appender.file.layout.pattern = [%d] %p %m (%c:%L)%n",
+            "logger.reflections.name = org.reflections",
+            "logger.reflections.level = error"]) + "\n")
+        return f"-Dlog4j2.configurationFile={config}"
+    config = folder / "log4j.properties"
+    config.write_text("\n".join([
+        "log4j.rootLogger=INFO, file",
+        "log4j.appender.file=org.apache.log4j.FileAppender",
+        f"log4j.appender.file.File={log}",
+        "log4j.appender.file.layout=org.apache.log4j.PatternLayout",
+        "log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c:%L)%n",
+        "log4j.logger.org.reflections=ERROR"]) + "\n")
+    return f"-Dlog4j.configuration=file:{config}"
+
+
 class Connect(Worker):
     kind = "connect"
     ready_path = "/"
@@ -359,19 +385,8 @@ class Connect(Worker):
             # ServiceLoader manifest: skips the reflective scan, about 2.5 s less start-up
             # here. The faster setting, so the comparison does not flatter tributary.
             "plugin.discovery=service_load"]) + "\n")
-        # What Kafka's config/connect-log4j.properties does, into a file instead of stdout.
-        log4j = self.dir / "log4j.properties"
-        log4j.write_text("\n".join([
-            "log4j.rootLogger=INFO, file",
-            "log4j.appender.file=org.apache.log4j.FileAppender",
-            f"log4j.appender.file.File={self.dir / 'connect.log'}",
-            "log4j.appender.file.layout=org.apache.log4j.PatternLayout",
-            "log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c:%L)%n",
-            "log4j.logger.org.reflections=ERROR",
-            "log4j.logger.org.apache.zookeeper=ERROR",
-            "log4j.logger.org.I0Itec.zkclient=ERROR"]) + "\n")
         self.log_path = self.dir / "connect.out"
-        return ["java", *CONNECT_JVM, f"-Dlog4j.configuration=file:{log4j}",
+        return ["java", *CONNECT_JVM, connect_log_option(self.ctx.libs, self.dir),
                 "-cp", f"{self.ctx.libs}/*", CONNECT_MAIN, props]
 
     def check_alive(self) -> None:

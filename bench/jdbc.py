@@ -221,7 +221,7 @@ def main() -> int:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     ctx = SimpleNamespace(work=work, bootstrap=env["BED_BOOTSTRAP"], flush_ms=500,
-                          libs=env["BED_KAFKA_LIBS"], tributary=args.tributary,
+                          libs=env["BED_CONNECT_LIBS"], tributary=args.tributary,
                           plugins=f"{env['BED_CONNECT_PLUGINS']},{plugins}")
     topic = f"bench-jdbc-{int(time.time()) % 1000000}"
     log(f"writing {args.records} records to {topic}")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Test bed for tributary: one Kafka 3.9 KRaft node (broker + controller) on loopback, run from
-# the jars that pom.xml resolves, a second such node (PLAINTEXT only: a second cluster, for
-# MirrorMaker 2), one PostgreSQL 15 server (postgres.sh) and one OpenSearch node
-# (opensearch.sh). See README.md beside this file.
+# Test bed for tributary: one Kafka KRaft node (broker + controller; 4.4 by default, 3.9 with
+# BED_KAFKA_VERSION=3.9.2) on loopback, run from the jars that pom.xml resolves, a second such
+# node of the same version (PLAINTEXT only: a second cluster, for MirrorMaker 2), one PostgreSQL
+# 15 server (postgres.sh) and one OpenSearch node (opensearch.sh). See README.md beside this file.
 #
 #   bed.sh fetch                      resolve the jars into the cache (once)
 #   bed.sh start DIR                  fresh broker (TLS, SCRAM users, ports), second cluster,
@@ -18,9 +18,20 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SELF=$HERE/$(basename "${BASH_SOURCE[0]}")
 POM=$HERE/pom.xml
 CACHE=${TRIBUTARY_CACHE:-$HOME/.cache/tributary}
-# pom.xml is the one place that names the Kafka version.
-KAFKA_VERSION=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM")
+# pom.xml is the one place that names the default versions; BED_KAFKA_VERSION picks another
+# Kafka (3.9.2 for the 3.9 line), whose own Connect then runs the FileStream connectors.
+pom_property() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$POM"; }
+DEFAULT_KAFKA_VERSION=$(pom_property kafka.version)
+KAFKA_VERSION=${BED_KAFKA_VERSION:-$DEFAULT_KAFKA_VERSION}
+if [[ $KAFKA_VERSION == "$DEFAULT_KAFKA_VERSION" ]]; then
+  CONNECT_VERSION=$(pom_property connect.version)
+else
+  CONNECT_VERSION=$KAFKA_VERSION
+fi
+[[ $KAFKA_VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+  { echo "bed.sh: BED_KAFKA_VERSION '$KAFKA_VERSION' is not a version like 3.9.2" >&2; exit 2; }
 KAFKA_HOME=$CACHE/kafka-$KAFKA_VERSION
+CONNECT_HOME=$KAFKA_HOME/connect-$CONNECT_VERSION
 READY_TIMEOUT=${BED_READY_TIMEOUT:-90}   # seconds from launch to a served request
 STOP_TIMEOUT=${BED_STOP_TIMEOUT:-30}     # seconds of SIGTERM grace before SIGKILL
 # Tools are short-lived JVMs: a small heap, serial GC and C1 only start them faster on 2 cores.
@@ -30,25 +41,32 @@ log() { echo "bed.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
 usage() { sed -n '6,11s/^# \{0,1\}//p' "$SELF" >&2; exit 2; }
 
+# Kafka 4.x logs through log4j2, 3.9 through reload4j (log4j 1 configuration).
+log_flavor() { if [[ ${1%%.*} -ge 4 ]]; then echo log4j2; else echo reload4j; fi; }
+
 # ---------------------------------------------------------------------------------------- fetch
 cmd_fetch() {
   # The marker holds the pom's hash, so an edited pom (new version, new jar) re-resolves.
-  local stamp tmp
-  stamp=$(sha256sum "$POM" | cut -d' ' -f1)
+  # ... and the versions, so a Kafka chosen by the environment resolves into its own dir.
+  local stamp tmp connect=connect-$CONNECT_VERSION
+  local -a mvn=(mvn -q -B -f "$POM" -Dkafka.version="$KAFKA_VERSION"
+    -Dconnect.version="$CONNECT_VERSION" dependency:copy-dependencies)
+  stamp="$(sha256sum "$POM" | cut -d' ' -f1) $KAFKA_VERSION $CONNECT_VERSION"
   "$HERE/opensearch.sh" fetch
   if [[ -f $KAFKA_HOME/.complete && $(<"$KAFKA_HOME/.complete") == "$stamp" ]]; then
     return 0
   fi
-  log "resolving Kafka $KAFKA_VERSION jars into $KAFKA_HOME"
+  log "resolving Kafka $KAFKA_VERSION and Connect $CONNECT_VERSION jars into $KAFKA_HOME"
   # Resolve into a temporary dir and rename at the end: an interrupted fetch leaves no half cache.
   tmp=$KAFKA_HOME.tmp.$$
   rm -rf "$tmp"
   mkdir -p "$tmp"
   # mvn -q prints only errors; keep stdout clean for callers.
-  mvn -q -B -f "$POM" -P libs dependency:copy-dependencies \
+  "${mvn[@]}" -P "libs,$(log_flavor "$KAFKA_VERSION")" \
     -DincludeScope=runtime -DoutputDirectory="$tmp/libs" >&2
-  mvn -q -B -f "$POM" -P plugins dependency:copy-dependencies \
-    -DexcludeTransitive=true -DoutputDirectory="$tmp/plugins" >&2
+  "${mvn[@]}" -P "connect,$(log_flavor "$CONNECT_VERSION")" \
+    -DincludeScope=runtime -DoutputDirectory="$tmp/$connect/libs" >&2
+  "${mvn[@]}" -P plugins -DexcludeTransitive=true -DoutputDirectory="$tmp/$connect/plugins" >&2
   echo "$stamp" >"$tmp/.complete"
   rm -rf "$KAFKA_HOME"
   mv "$tmp" "$KAFKA_HOME"
@@ -95,26 +113,71 @@ is_running() {
 
 broker_pid() { cat "$1/kafka.pid" 2>/dev/null || true; }
 
-# Lib dir of a bed: the one it was started with, else this checkout's cache.
-libs_of() {
+# Version and lib dir of a bed: the ones it was started with, else this checkout's.
+version_and_libs_of() {
   if [[ -f $1/bed.env ]]; then
     # shellcheck disable=SC1091 # written by cmd_start
-    (source "$1/bed.env" && echo "$BED_KAFKA_LIBS")
+    (source "$1/bed.env" && echo "$BED_KAFKA_VERSION $BED_KAFKA_LIBS")
   else
-    echo "$KAFKA_HOME/libs"
+    echo "$KAFKA_VERSION $KAFKA_HOME/libs"
+  fi
+}
+
+# The JVM option that points FLAVOR's logging at FILE.
+log_option() {
+  if [[ $1 == log4j2 ]]; then echo "-Dlog4j2.configurationFile=$2"; else echo "-Dlog4j.configuration=file:$2"; fi
+}
+
+# write_log_config FLAVOR FILE LEVEL LOGFILE STDERR: a logging configuration with the root
+# logger at LEVEL, into LOGFILE (none when empty; written as given, so a system property
+# reference of the flavor works), and to stderr from level STDERR up.
+write_log_config() {
+  local flavor=$1 file=$2 level=$3 logfile=$4 stderr=$5 pattern='[%d] %p %m (%c)%n'
+  if [[ $flavor == log4j2 ]]; then
+    {
+      echo "status = error"
+      echo "rootLogger.level = $level"
+      echo "rootLogger.appenderRef.stderr.ref = stderr"
+      echo "appender.stderr.type = Console"
+      echo "appender.stderr.name = stderr"
+      echo "appender.stderr.target = SYSTEM_ERR"
+      echo "appender.stderr.layout.type = PatternLayout"
+      echo "appender.stderr.layout.pattern = $pattern"
+      echo "appender.stderr.filter.threshold.type = ThresholdFilter"
+      echo "appender.stderr.filter.threshold.level = $stderr"
+      if [[ -n $logfile ]]; then
+        echo "rootLogger.appenderRef.file.ref = file"
+        echo "appender.file.type = File"
+        echo "appender.file.name = file"
+        echo "appender.file.fileName = $logfile"
+        echo "appender.file.layout.type = PatternLayout"
+        echo "appender.file.layout.pattern = $pattern"
+      fi
+      # Connect's plugin scan is noisy at INFO.
+      echo "logger.reflections.name = org.reflections"
+      echo "logger.reflections.level = error"
+    } >"$file"
+  else
+    {
+      echo "log4j.rootLogger=$level, stderr${logfile:+, file}"
+      echo "log4j.appender.stderr=org.apache.log4j.ConsoleAppender"
+      echo "log4j.appender.stderr.Target=System.err"
+      echo "log4j.appender.stderr.Threshold=$stderr"
+      echo "log4j.appender.stderr.layout=org.apache.log4j.PatternLayout"
+      echo "log4j.appender.stderr.layout.ConversionPattern=$pattern"
+      if [[ -n $logfile ]]; then
+        echo "log4j.appender.file=org.apache.log4j.FileAppender"
+        echo "log4j.appender.file.File=$logfile"
+        echo "log4j.appender.file.layout=org.apache.log4j.PatternLayout"
+        echo "log4j.appender.file.layout.ConversionPattern=$pattern"
+      fi
+      echo "log4j.logger.org.reflections=ERROR"
+    } >"$file"
   fi
 }
 
 # Tools log only warnings, to stderr, so their stdout stays parseable.
-write_tools_log4j() {
-  cat >"$1" <<'EOF'
-log4j.rootLogger=WARN, stderr
-log4j.appender.stderr=org.apache.log4j.ConsoleAppender
-log4j.appender.stderr.Target=System.err
-log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
-log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
-EOF
-}
+write_tools_log_config() { write_log_config "$1" "$2" WARN "" WARN; }
 
 show_logs() {
   local f
@@ -173,7 +236,8 @@ wait_broker() {
 # The second cluster, in DIR/kafka2: one KRaft node with a PLAINTEXT listener only, otherwise
 # set up as the first. Prints "PORT PID CLUSTER_ID" once it serves requests.
 start_kafka2() {
-  local dir=$1 libs=$2 k2=$1/kafka2 plain ctrl cid pid
+  local dir=$1 libs=$2 k2=$1/kafka2 plain ctrl cid pid flavor
+  flavor=$(log_flavor "$KAFKA_VERSION")
   mkdir -p "$k2/data" "$k2/logs"
   read -r plain ctrl < <(free_ports 2)
   cid=$(random_cluster_id)
@@ -201,14 +265,14 @@ num.partitions=1
 EOF
   sed "s:$dir/logs/:$k2/logs/:" "$dir/log4j.properties" >"$k2/log4j.properties"
   # shellcheck disable=SC2086 # TOOL_JAVA_OPTS is a list of options
-  if ! java $TOOL_JAVA_OPTS -Dlog4j.configuration="file:$dir/tools-log4j.properties" -cp "$libs/*" \
+  if ! java $TOOL_JAVA_OPTS "$(log_option "$flavor" "$dir/tools-log4j.properties")" -cp "$libs/*" \
     kafka.tools.StorageTool format -t "$cid" -c "$k2/server.properties" >"$k2/logs/format.out" 2>&1; then
     cat "$k2/logs/format.out" >&2
     cmd_stop "$dir"
     die "formatting the second cluster's storage failed"
   fi
   nohup setsid java -Xmx512M -Xms128M -XX:+UseG1GC -Djava.awt.headless=true \
-    -Dlog4j.configuration="file:$k2/log4j.properties" -cp "$libs/*" \
+    "$(log_option "$flavor" "$k2/log4j.properties")" -cp "$libs/*" \
     kafka.Kafka "$k2/server.properties" >"$k2/logs/kafka.out" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$k2/kafka.pid"
@@ -241,7 +305,7 @@ stop_broker() {
 
 # ---------------------------------------------------------------------------------------- start
 cmd_start() {
-  local dir=$1 pid plain sasl ctrl cid libs
+  local dir=$1 pid plain sasl ctrl cid libs flavor connect_flavor connect_log
   cmd_fetch
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
@@ -252,10 +316,12 @@ cmd_start() {
   pid=$(broker_pid "$dir/kafka2")
   is_broker "$pid" && die "a second broker is already running for $dir (pid $pid); run: bed.sh stop $dir"
   rm -rf "$dir/tls" "$dir/data" "$dir/logs" "$dir/kafka2" "$dir/bed.env" "$dir/bed.json" "$dir/kafka.pid" \
-    "$dir/server.properties" "$dir/log4j.properties" "$dir/tools-log4j.properties"
+    "$dir/server.properties" "$dir/log4j.properties" "$dir/tools-log4j.properties" \
+    "$dir/connect-log4j.properties"
   umask 077 # key, passwords: owner only
   mkdir -p "$dir/tls" "$dir/data" "$dir/logs"
   libs=$KAFKA_HOME/libs
+  flavor=$(log_flavor "$KAFKA_VERSION")
 
   make_tls "$dir/tls"
   local user256=tributary256 user512=tributary512 pass256 pass512
@@ -304,22 +370,18 @@ num.partitions=1
 EOF
 
   # Broker logs go to files under DIR/logs; only errors reach kafka.out.
-  cat >"$dir/log4j.properties" <<EOF
-log4j.rootLogger=INFO, file, stderr
-log4j.appender.file=org.apache.log4j.FileAppender
-log4j.appender.file.File=$dir/logs/server.log
-log4j.appender.file.layout=org.apache.log4j.PatternLayout
-log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
-log4j.appender.stderr=org.apache.log4j.ConsoleAppender
-log4j.appender.stderr.Target=System.err
-log4j.appender.stderr.Threshold=ERROR
-log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
-log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
-EOF
-  write_tools_log4j "$dir/tools-log4j.properties"
+  write_log_config "$flavor" "$dir/log4j.properties" INFO "$dir/logs/server.log" ERROR
+  write_tools_log_config "$flavor" "$dir/tools-log4j.properties"
+  # A Connect peer logs at INFO into the file its JVM names with -Dtributary.connect.log=FILE.
+  connect_flavor=$(log_flavor "$CONNECT_VERSION")
+  # shellcheck disable=SC2016 # a system property reference for the logging framework
+  connect_log='${tributary.connect.log}'
+  # shellcheck disable=SC2016
+  [[ $connect_flavor == log4j2 ]] && connect_log='${sys:tributary.connect.log}'
+  write_log_config "$connect_flavor" "$dir/connect-log4j.properties" INFO "$connect_log" ERROR
 
   # shellcheck disable=SC2086 # TOOL_JAVA_OPTS is a list of options
-  if ! java $TOOL_JAVA_OPTS -Dlog4j.configuration="file:$dir/tools-log4j.properties" -cp "$libs/*" \
+  if ! java $TOOL_JAVA_OPTS "$(log_option "$flavor" "$dir/tools-log4j.properties")" -cp "$libs/*" \
     kafka.tools.StorageTool format -t "$cid" -c "$dir/server.properties" \
     --add-scram "SCRAM-SHA-256=[name=$user256,password=$pass256]" \
     --add-scram "SCRAM-SHA-512=[name=$user512,password=$pass512]" >"$dir/logs/format.out" 2>&1; then
@@ -329,7 +391,7 @@ EOF
 
   # setsid: the broker outlives this script and its terminal; only `bed.sh stop` ends it.
   nohup setsid java -Xmx1G -Xms256M -XX:+UseG1GC -Djava.awt.headless=true \
-    -Dlog4j.configuration="file:$dir/log4j.properties" -cp "$libs/*" \
+    "$(log_option "$flavor" "$dir/log4j.properties")" -cp "$libs/*" \
     kafka.Kafka "$dir/server.properties" >"$dir/logs/kafka.out" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$dir/kafka.pid"
@@ -362,7 +424,10 @@ EOF
     "BED_CLUSTER_ID=$cid"
     "BED_KAFKA_VERSION=$KAFKA_VERSION"
     "BED_KAFKA_LIBS=$libs"
-    "BED_CONNECT_PLUGINS=$KAFKA_HOME/plugins"
+    "BED_CONNECT_VERSION=$CONNECT_VERSION"
+    "BED_CONNECT_LIBS=$CONNECT_HOME/libs"
+    "BED_CONNECT_PLUGINS=$CONNECT_HOME/plugins"
+    "BED_CONNECT_LOG_OPTION=$(log_option "$connect_flavor" "$dir/connect-log4j.properties")"
     "BED_PID=$pid"
     "BED_KAFKA2_BOOTSTRAP=127.0.0.1:$plain2"
     "BED_KAFKA2_CLUSTER_ID=$cid2"
@@ -395,10 +460,12 @@ cmd_stop() {
 
 # ---------------------------------------------------------------------------------------- tool
 cmd_tool() {
-  local dir=$1 name=$2 main libs conf
+  local dir=$1 name=$2 main version libs conf flavor
   shift 2
-  # Main classes in Kafka 3.9 (checked against the jars): most tools moved to kafka-tools,
-  # ConsoleProducer and ConfigCommand are still in the Scala core.
+  read -r version libs < <(version_and_libs_of "$dir")
+  flavor=$(log_flavor "$version")
+  # Main classes (checked against the jars): in 3.9 ConsoleProducer and ConfigCommand are
+  # still in the Scala core; 4.x moved them to kafka-tools like the others.
   case $name in
   topics) main=org.apache.kafka.tools.TopicCommand ;;
   configs) main=kafka.admin.ConfigCommand ;;
@@ -410,15 +477,20 @@ cmd_tool() {
   transactions) main=org.apache.kafka.tools.TransactionsCommand ;;
   *) die "unknown tool '$name' (topics, configs, consumer-groups, console-consumer, console-producer, get-offsets, delete-records, transactions)" ;;
   esac
-  libs=$(libs_of "$dir")
+  if [[ $flavor == log4j2 ]]; then
+    case $name in
+    configs) main=org.apache.kafka.tools.ConfigCommand ;;
+    console-producer) main=org.apache.kafka.tools.ConsoleProducer ;;
+    esac
+  fi
   [[ -d $libs ]] || die "no Kafka jars in $libs; run: bed.sh fetch"
   conf=$dir/tools-log4j.properties
   if [[ ! -f $conf ]]; then
     mkdir -p "$dir"
-    write_tools_log4j "$conf"
+    write_tools_log_config "$flavor" "$conf"
   fi
   # shellcheck disable=SC2086 # TOOL_JAVA_OPTS is a list of options
-  exec java $TOOL_JAVA_OPTS -Dlog4j.configuration="file:$conf" -cp "$libs/*" "$main" "$@"
+  exec java $TOOL_JAVA_OPTS "$(log_option "$flavor" "$conf")" -cp "$libs/*" "$main" "$@"
 }
 
 # ---------------------------------------------------------------------------------------- main

@@ -1,7 +1,7 @@
 """The Kafka store (store/kafka/tb_store_kafka.h): tributary's store kept in Kafka Connect's three
 internal topics, in Connect's formats. Driven through build/<dir>/kafka_store_tool (one JSON
 command per line, tests/programs/kafka_store_tool.c) next to $TRIBUTARY_BIN; the topics are read back
-with confluent-kafka, and Kafka Connect 3.9 distributed, run from the bed's jars, is the peer
+with confluent-kafka, and Kafka Connect distributed, run from the bed's Connect jars, is the peer
 that must read what the store writes and be read by it."""
 import json
 import os
@@ -138,11 +138,13 @@ def test_round_trip_reopen_and_tombstones(open_store, bed, topics):
         ("connector-c2", b'{"properties":{"connector.class":"%s"}}' % FILE_SOURCE.encode()),
         ("connector-c2", None),  # the tombstones of a deleted connector
         ("target-state-c2", None)]
-    # Kafka's own console consumer shows the same records
+    # Kafka's own console consumer shows the same records (4.x renamed its --property, and
+    # names the old one deprecated on stdout)
+    option = "--property" if bed.facts["BED_KAFKA_VERSION"].startswith("3.") \
+        else "--formatter-property"
     shown = bed.tool("console-consumer", "--bootstrap-server", bed.bootstrap, "--topic",
                      topics["config"], "--from-beginning", "--max-messages", str(len(config)),
-                     "--property", "print.key=true", "--property", "key.separator=|",
-                     timeout=120)
+                     option, "print.key=true", option, "key.separator=|", timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.splitlines() == [
         f"{k.decode()}|{'null' if v is None else v.decode()}" for _, k, v in config]
@@ -338,7 +340,7 @@ def test_a_partition_written_again_reuses_the_key_bytes_it_was_read_with(open_st
     assert any(k == b'["src",{"db":"e","table":"t"}]' for _, k, _ in records)  # a new one
 
 
-# ---- Kafka Connect 3.9 distributed on the same topics ----
+# ---- Kafka Connect distributed (the bed's BED_CONNECT_VERSION) on the same topics ----
 
 class ConnectDistributed:
     """connect-distributed from the bed's jars, on a free loopback REST port."""
@@ -363,17 +365,13 @@ class ConnectDistributed:
             f"listeners=http://127.0.0.1:{self.port}", "rest.advertised.host.name=127.0.0.1",
             f"rest.advertised.port={self.port}",
             f"plugin.path={bed.facts['BED_CONNECT_PLUGINS']}"]) + "\n")
-        log4j = folder / "log4j.properties"
-        log4j.write_text("\n".join([
-            "log4j.rootLogger=INFO, file", "log4j.appender.file=org.apache.log4j.FileAppender",
-            f"log4j.appender.file.File={folder / 'connect.log'}",
-            "log4j.appender.file.layout=org.apache.log4j.PatternLayout",
-            "log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n",
-            "log4j.logger.org.reflections=ERROR"]) + "\n")
         self.log = folder / "connect.log"
+        # The bed's Connect for the FileStream connectors (4.3.1 beside a 4.4 broker), with
+        # its own logging configuration (log4j2 or reload4j), into self.log.
         self.proc = subprocess.Popen(
-            ["java", "-Xms128M", "-Xmx512M", f"-Dlog4j.configuration=file:{log4j}", "-cp",
-             f"{bed.libs}/*", "org.apache.kafka.connect.cli.ConnectDistributed", str(props)],
+            ["java", "-Xms128M", "-Xmx512M", bed.facts["BED_CONNECT_LOG_OPTION"],
+             f"-Dtributary.connect.log={self.log}", "-cp", f"{bed.facts['BED_CONNECT_LIBS']}/*",
+             "org.apache.kafka.connect.cli.ConnectDistributed", str(props)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for(lambda: requests.get(f"{self.url}/connectors", timeout=5).status_code == 200,
                  timeout=120, what="Connect's REST API")
@@ -473,8 +471,10 @@ def test_reads_what_connect_wrote_and_connect_reads_what_it_writes(connect, open
     assert json.dumps(end).replace(" ", "").encode() in values
     assert values[-1] == b'{"position":8}'
     status_keys = {k: v for _, k, v in read_topic(bed, topics["status"])}
-    assert list(json.loads(status_keys[b"status-connector-fsrc"])) == [
-        "state", "trace", "worker_id", "generation"]  # Connect's order, as ours
+    # Connect's order, as ours; Connect 4.1 and later add the connector's optional version
+    assert list(json.loads(status_keys[b"status-connector-fsrc"])) in (
+        ["state", "trace", "worker_id", "generation"],
+        ["state", "trace", "worker_id", "generation", "version"])
 
     java = connect()
     wait_for(lambda: sorted(requests.get(f"{java.url}/connectors", timeout=30).json()) == [
