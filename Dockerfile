@@ -1,7 +1,9 @@
-# tributary: build on Debian bookworm, run on bookworm-slim as a non-root user.
-# The build stage mirrors scripts/install-deps (build) and scripts/run.
+# tributary: build on Debian trixie, run on trixie-slim as a non-root user.
+# The build stage mirrors scripts/install-deps (build) and scripts/run; trixie's
+# own librdkafka (2.8.0) serves, so nothing is built from source here
+# (docs/ARCHITECTURE.md, "librdkafka 2.8").
 
-FROM debian:bookworm AS build
+FROM debian:trixie AS build
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
         --no-install-recommends gcc g++ cmake make pkg-config git ca-certificates \
         librdkafka-dev libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev \
@@ -14,11 +16,11 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTB_TESTS=OFF \
     && cmake --build build -j "$(nproc)" \
     && cmake --install build --prefix /opt/tributary
 
-FROM debian:bookworm-slim
+FROM debian:trixie-slim
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-        --no-install-recommends librdkafka1 libmicrohttpd12 libjansson4 libcurl4 \
-        libsqlite3-0 libpq5 libssl3 libavro23 libprotobuf32 libprotoc32 libjemalloc2 zlib1g \
-        libsnappy1v5 libzstd1 \
+        --no-install-recommends librdkafka1 libmicrohttpd12t64 libjansson4 libcurl4t64 \
+        libsqlite3-0 libpq5 libssl3t64 libavro24 libprotobuf32t64 libprotoc32t64 libjemalloc2 \
+        zlib1g libsnappy1v5 libzstd1 \
         ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --home-dir /var/lib/tributary --create-home tributary

@@ -37,6 +37,8 @@ CONNECT_JVM = ["-Xms256M", "-Xmx2G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseM
                "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
                "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true"]
 CONNECT_MAIN = "org.apache.kafka.connect.cli.ConnectStandalone"
+# pkg-config of the librdkafka tributary builds with (the cache's, see scripts/install-deps)
+RDKAFKA_FLAGS = Path(__file__).resolve().parents[1] / "scripts" / "rdkafka-flags"
 # Connect tuned to the client settings tributary runs with (librdkafka 2.0's defaults, which
 # tributary keeps, and its sink's batch bound): the row the goals read. As shipped, Connect's
 # worker forces acks=all and max.in.flight.requests.per.connection=1 on its producers, with
@@ -1603,7 +1605,7 @@ def machine(ctx) -> list[str]:
         f"| load average (1, 5, 15 min) | at the start {' '.join(LOAD_AT_START)}; at the end "
         f"{' '.join(load)} |",
         f"| tributary | {first_line([ctx.tributary, '--version'])}; {source}; Release build |",
-        f"| librdkafka | {first_line(['pkg-config', '--modversion', 'rdkafka'])} |",
+        f"| librdkafka | {first_line([str(RDKAFKA_FLAGS), '--modversion'])} |",
         f"| Kafka / Connect | {ctx.args.kafka_version} (broker and Connect standalone from the "
         "Maven Central jars) |",
         f"| Java | {first_line(['java', '-version'])} |",
