@@ -1,10 +1,11 @@
 /*
  * tb_kafka_reaper.h - destroys a librdkafka client within a bound.
  *
- * librdkafka 2.0.2's rd_kafka_destroy joins its own threads, and those wait
- * for the client's outstanding requests: to a broker that stopped answering,
- * until they time out (seen to take longer than 20 s), however the client
- * was closed before. tb_kafka_destroy_within runs the destroy on a
+ * librdkafka's rd_kafka_destroy joins its own threads, and those wait for
+ * the client's outstanding requests: to a broker that stopped answering,
+ * until they time out (seen to take longer than 20 s with 2.0.2; 2.8.0
+ * still waits past the bound, test_sink_engine's broker-gone stop), however
+ * the client was closed before. tb_kafka_destroy_within runs the destroy on a
  * detached thread of its own and waits for it at most until a deadline; a
  * destroy that takes longer finishes in the background, and the caller says
  * so once.

@@ -1,8 +1,8 @@
 """A worker whose broker stops answering still stops (delivery issue item
 16): every task's stop is bounded by task.shutdown.graceful.timeout.ms, and
-what librdkafka 2.0.2 does not bound itself (its destroy of a client whose
-broker is gone) is left behind, logged, rather than waited for. The broker
-of the bed is frozen (SIGSTOP) and thawed at the end."""
+what librdkafka (2.0.2, still 2.8) does not bound itself (its destroy of a
+client whose broker is gone) is left behind, logged, rather than waited for.
+The broker of the bed is frozen (SIGSTOP) and thawed at the end."""
 import os
 import signal
 
