@@ -14,16 +14,19 @@ static const char *const role_names[] = {"producer", "consumer", "admin"};
 /* Client properties that hold secrets: librdkafka's, and the Java
  * client's that Connect users write (sasl.jaas.config carries a password,
  * ssl.keystore.key a private key). */
-static const char *const secret_keys[] = {"sasl.password",
-                                          "sasl.jaas.config",
-                                          "sasl.oauthbearer.client.secret",
-                                          "sasl.oauthbearer.config",
-                                          "ssl.key.password",
-                                          "ssl.key.pem",
-                                          "ssl.keystore.key",
-                                          "ssl.keystore.password",
-                                          "ssl.truststore.password",
-                                          NULL};
+static const char *const secret_keys[] = {
+    "sasl.password",
+    "sasl.jaas.config",
+    "sasl.oauthbearer.assertion.private.key.passphrase",
+    "sasl.oauthbearer.client.credentials.client.secret",
+    "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.config",
+    "ssl.key.password",
+    "ssl.key.pem",
+    "ssl.keystore.key",
+    "ssl.keystore.password",
+    "ssl.truststore.password",
+    NULL};
 
 static bool is_secret(const char *key)
 {

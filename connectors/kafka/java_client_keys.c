@@ -290,6 +290,15 @@ static void translate_compression_level(translation_t *t, const java_key_t *key,
     }
 }
 
+/* Java fetches OAUTHBEARER tokens from the endpoint when one is set;
+ * librdkafka does when told sasl.oauthbearer.method=oidc. */
+static void translate_token_endpoint(translation_t *t, const java_key_t *key,
+                                     const char *value, const char *origin)
+{
+    put(t, key->rdkafka, value, origin, 0, false);
+    put(t, "sasl.oauthbearer.method", "oidc", origin, 0, false);
+}
+
 /* A Java key store or trust store file: librdkafka reads PEM files, and
  * PKCS#12 key stores; a JKS file cannot be read, whatever its name. */
 static void translate_store(translation_t *t, const java_key_t *key, const char *value,
@@ -488,9 +497,27 @@ static bool unsecured_oauthbearer(const jaas_t *j, char *config, size_t size)
     return used < size;
 }
 
+/* OAUTHBEARER tokens from sasl.oauthbearer.token.endpoint.url: the login
+ * module's client credentials options become librdkafka's OIDC keys. */
+static void oidc_oauthbearer(translation_t *t, const jaas_t *j, const char *origin)
+{
+    static const char *const options[][2] = {
+        {"clientId", "sasl.oauthbearer.client.id"},
+        {"clientSecret", "sasl.oauthbearer.client.secret"},
+        {"scope", "sasl.oauthbearer.scope"},
+    };
+    for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+        const char *value = jaas_option(j, options[i][0]);
+        if (value != NULL) {
+            put(t, options[i][1], value, origin, 0, false);
+        }
+    }
+}
+
 /* PLAIN and SCRAM become sasl.username and sasl.password, unsecured
- * OAUTHBEARER sasl.oauthbearer.config; anything else is refused with the
- * keys to use. The value is a secret: it is never shown. */
+ * OAUTHBEARER sasl.oauthbearer.config, OAUTHBEARER with a token endpoint
+ * librdkafka's OIDC keys; anything else is refused with the keys to use.
+ * The value is a secret: it is never shown. */
 static void translate_jaas(translation_t *t, const java_key_t *key, const char *value,
                            const char *origin)
 {
@@ -514,12 +541,15 @@ static void translate_jaas(translation_t *t, const java_key_t *key, const char *
             put(t, "sasl.password", jaas_option(&j, "password"), origin, 0, false);
         }
     } else if (module_is(&j, "OAuthBearerLoginModule")) {
-        if (!unsecured_oauthbearer(&j, oauth, sizeof(oauth))) {
-            error_add(t, origin,
-                      "%s: only unsecured OAUTHBEARER tokens can be translated "
-                      "(unsecuredLoginStringClaim_sub=\"...\", values without spaces); "
-                      "this librdkafka has no OIDC token endpoint support",
-                      origin);
+        if (json_object_get(t->in, "sasl.oauthbearer.token.endpoint.url") != NULL) {
+            oidc_oauthbearer(t, &j, origin);
+        } else if (!unsecured_oauthbearer(&j, oauth, sizeof(oauth))) {
+            error_add(
+                t, origin,
+                "%s: OAuthBearerLoginModule needs sasl.oauthbearer.token.endpoint.url "
+                "(tokens from an OIDC endpoint) or unsecured tokens "
+                "(unsecuredLoginStringClaim_sub=\"...\", values without spaces)",
+                origin);
         } else {
             put(t, "sasl.oauthbearer.config", oauth, origin, 0, false);
             put(t, "enable.sasl.oauthbearer.unsecure.jwt", "true", origin, 0, false);
@@ -551,6 +581,12 @@ static const char *const isolation_values[] = {"read_uncommitted", "read_committ
                                                NULL};
 static const char *const group_protocols[] = {"classic", NULL};
 static const char *const store_types[] = {"JKS", "PKCS12", "PEM", NULL};
+/* The retrievers that fetch from sasl.oauthbearer.token.endpoint.url, as
+ * librdkafka's OIDC does; the JWT bearer grant and files it has not. */
+static const char *const jwt_retrievers[] = {
+    "org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever",
+    "org.apache.kafka.common.security.oauthbearer.ClientCredentialsJwtRetriever", NULL};
+static const char *const two_phase_values[] = {"false", NULL};
 
 #define SAME(n, r)                                                                       \
     {                                                                                    \
@@ -570,7 +606,16 @@ static const char NO_METRICS[] = "client metrics are tributary's own (/metrics)"
 static const char NO_LOGIN[] = "Java's login refresh; librdkafka refreshes by itself";
 static const char NO_SERDE[] = "records are bytes; the converters (key.converter, "
                                "value.converter) turn them into records";
+static const char NO_CLIENT_CHECK[] =
+    "for Java's check of the tokens it fetches; librdkafka does not check them";
+static const char NO_SHARE[] = "for Java's share consumer (share groups, KIP-932); sink "
+                               "tasks read in a consumer group";
 static const char BROKER_SIDE[] = "for validating tokens, which brokers do";
+static const char NO_JWT_BEARER[] =
+    "for Java's JwtBearerJwtRetriever (the JWT bearer grant), which librdkafka 2.8 does "
+    "not have: sasl.oauthbearer.jwt.retriever.class refuses it";
+static const char NO_REBOOTSTRAP_KEYS[] =
+    "librdkafka before 2.10 has no such key; it rebootstraps by itself";
 
 static const java_key_t java_keys[] = {
     {.name = "acks", .roles = P, .rdkafka = "acks", .one_of = acks_values},
@@ -586,6 +631,8 @@ static const java_key_t java_keys[] = {
     SAME("batch.size", P),
     IGNORED("bootstrap.controllers", A,
             "the admin client talks to brokers (bootstrap.servers)"),
+    IGNORED("bootstrap.resolve.timeout.ms", PCA,
+            "librdkafka has no such bound: it keeps resolving bootstrap.servers"),
     SAME("bootstrap.servers", PCA),
     {.name = "buffer.memory",
      .roles = P,
@@ -593,10 +640,13 @@ static const java_key_t java_keys[] = {
      .translate = translate_renamed,
      .scale = 1024,
      .note = "bytes, as kilobytes rounded up"},
+    IGNORED("buffer.memory.allocation.strategy", P,
+            "Java's buffer pool; librdkafka's queue is bounded by buffer.memory"),
     SAME("check.crcs", C),
     IGNORED("client.dns.lookup", PCA,
             "librdkafka tries every address a name resolves to (use_all_dns_ips)"),
     SAME("client.id", PCA),
+    IGNORED("client.rack", P, "for Java's rack-aware partitioner only"),
     SAME("client.rack", C),
     {.name = "compression.gzip.level",
      .roles = P,
@@ -617,6 +667,9 @@ static const java_key_t java_keys[] = {
      .rdkafka = "compression.level",
      .translate = translate_compression_level,
      .note = "when compression.type=zstd; librdkafka takes levels up to 12"},
+    IGNORED("config.providers", PCA,
+            "Java ConfigProvider classes do not run in tributary; it resolves "
+            "${file:...} references itself (the worker's config.providers)"),
     SAME("connections.max.idle.ms", PCA),
     IGNORED("default.api.timeout.ms", C | A,
             "tributary gives every blocking call its own timeout"),
@@ -636,10 +689,9 @@ static const java_key_t java_keys[] = {
     {.name = "group.protocol",
      .roles = C,
      .one_of = group_protocols,
-     .note = "librdkafka 2.0.2 has the classic group protocol only"},
+     .note = "tributary's sink groups use the classic group protocol"},
     IGNORED("group.remote.assignor", C,
-            "for group.protocol=consumer, which librdkafka "
-            "2.0.2 does not have"),
+            "for group.protocol=consumer, which tributary does not use"),
     SAME("heartbeat.interval.ms", C),
     IGNORED("interceptor.classes", P | C, NO_JAVA),
     IGNORED("internal.leave.group.on.close", C, "Java's internal setting"),
@@ -665,8 +717,10 @@ static const java_key_t java_keys[] = {
     RENAMED("max.request.size", P, "message.max.bytes"),
     RENAMED("metadata.max.age.ms", PCA, "topic.metadata.refresh.interval.ms"),
     IGNORED("metadata.max.idle.ms", P, "librdkafka keeps the metadata of topics it uses"),
-    IGNORED("metadata.recovery.strategy", PCA,
-            "librdkafka before 2.10 has no such key; it rebootstraps by itself"),
+    IGNORED("metadata.cluster.check.enable", PCA,
+            "librdkafka 2.8 does not check the cluster id when it rebootstraps"),
+    IGNORED("metadata.recovery.rebootstrap.trigger.ms", PCA, NO_REBOOTSTRAP_KEYS),
+    IGNORED("metadata.recovery.strategy", PCA, NO_REBOOTSTRAP_KEYS),
     IGNORED("metric.reporters", PCA, NO_METRICS),
     IGNORED("metrics.num.samples", PCA, NO_METRICS),
     IGNORED("metrics.recording.level", PCA, NO_METRICS),
@@ -684,6 +738,7 @@ static const java_key_t java_keys[] = {
      .note = "DefaultPartitioner is murmur2_random, UniformStickyPartitioner random; "
              "other classes are ignored (Java code does not run in tributary)"},
     IGNORED("partitioner.ignore.keys", P, "Java's partitioner only"),
+    IGNORED("partitioner.rack.aware", P, "Java's partitioner only"),
     {.name = "receive.buffer.bytes",
      .roles = PCA,
      .rdkafka = "socket.receive.buffer.bytes",
@@ -694,7 +749,7 @@ static const java_key_t java_keys[] = {
     RENAMED("request.timeout.ms", P, "request.timeout.ms"),
     RENAMED("request.timeout.ms", C | A, "socket.timeout.ms"),
     RENAMED("retries", P | A, "message.send.max.retries"),
-    IGNORED("retry.backoff.max.ms", PCA, "librdkafka 2.0.2 retries at retry.backoff.ms"),
+    SAME("retry.backoff.max.ms", PCA),
     SAME("retry.backoff.ms", PCA),
     IGNORED("sasl.client.callback.handler.class", PCA, NO_JAVA),
     {.name = "sasl.jaas.config",
@@ -723,17 +778,45 @@ static const java_key_t java_keys[] = {
     IGNORED("sasl.login.retry.backoff.max.ms", PCA, NO_LOGIN),
     IGNORED("sasl.login.retry.backoff.ms", PCA, NO_LOGIN),
     SAME("sasl.mechanism", PCA),
+    IGNORED("sasl.oauthbearer.allow.unverified.audience", PCA, NO_CLIENT_CHECK),
+    IGNORED("sasl.oauthbearer.allow.unverified.issuer", PCA, NO_CLIENT_CHECK),
+    IGNORED("sasl.oauthbearer.assertion.algorithm", PCA, NO_JWT_BEARER),
+    IGNORED("sasl.oauthbearer.assertion.claim.aud", PCA, NO_JWT_BEARER),
+    IGNORED("sasl.oauthbearer.assertion.claim.exp.seconds", PCA, NO_JWT_BEARER),
+    IGNORED("sasl.oauthbearer.assertion.claim.iss", PCA, NO_JWT_BEARER),
+    IGNORED("sasl.oauthbearer.assertion.claim.jti.include", PCA, NO_JWT_BEARER),
+    IGNORED("sasl.oauthbearer.assertion.claim.nbf.seconds", PCA, NO_JWT_BEARER),
+    IGNORED("sasl.oauthbearer.assertion.claim.sub", PCA, NO_JWT_BEARER),
+    IGNORED("sasl.oauthbearer.assertion.file", PCA, NO_JWT_BEARER),
+    IGNORED("sasl.oauthbearer.assertion.private.key.file", PCA, NO_JWT_BEARER),
+    IGNORED("sasl.oauthbearer.assertion.private.key.passphrase", PCA, NO_JWT_BEARER),
+    IGNORED("sasl.oauthbearer.assertion.template.file", PCA, NO_JWT_BEARER),
+    RENAMED("sasl.oauthbearer.client.credentials.client.id", PCA,
+            "sasl.oauthbearer.client.id"),
+    RENAMED("sasl.oauthbearer.client.credentials.client.secret", PCA,
+            "sasl.oauthbearer.client.secret"),
     IGNORED("sasl.oauthbearer.clock.skew.seconds", PCA, BROKER_SIDE),
     IGNORED("sasl.oauthbearer.expected.audience", PCA, BROKER_SIDE),
     IGNORED("sasl.oauthbearer.expected.issuer", PCA, BROKER_SIDE),
-    IGNORED("sasl.oauthbearer.header.urlencode", PCA, "not in librdkafka 2.0.2"),
+    IGNORED("sasl.oauthbearer.header.urlencode", PCA, "not in librdkafka 2.8"),
     IGNORED("sasl.oauthbearer.jwks.endpoint.refresh.ms", PCA, BROKER_SIDE),
     IGNORED("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", PCA, BROKER_SIDE),
     IGNORED("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", PCA, BROKER_SIDE),
     IGNORED("sasl.oauthbearer.jwks.endpoint.url", PCA, BROKER_SIDE),
+    {.name = "sasl.oauthbearer.jwt.retriever.class",
+     .roles = PCA,
+     .one_of = jwt_retrievers,
+     .note = "librdkafka fetches tokens from sasl.oauthbearer.token.endpoint.url; "
+             "Java's other retrievers are refused"},
+    IGNORED("sasl.oauthbearer.jwt.validator.class", PCA, NO_JAVA),
+    SAME("sasl.oauthbearer.scope", PCA),
     IGNORED("sasl.oauthbearer.scope.claim.name", PCA, BROKER_SIDE),
     IGNORED("sasl.oauthbearer.sub.claim.name", PCA, BROKER_SIDE),
-    SAME("sasl.oauthbearer.token.endpoint.url", PCA),
+    {.name = "sasl.oauthbearer.token.endpoint.url",
+     .roles = PCA,
+     .rdkafka = "sasl.oauthbearer.token.endpoint.url",
+     .translate = translate_token_endpoint,
+     .note = "and sasl.oauthbearer.method=oidc: librdkafka fetches the tokens"},
     SAME("security.protocol", PCA),
     IGNORED("security.providers", PCA, NO_JAVA),
     {.name = "send.buffer.bytes",
@@ -742,6 +825,8 @@ static const java_key_t java_keys[] = {
      .translate = translate_socket_buffer,
      .note = "-1 is 0, the system's default"},
     SAME("session.timeout.ms", C),
+    IGNORED("share.acknowledgement.mode", C, NO_SHARE),
+    IGNORED("share.acquire.mode", C, NO_SHARE),
     IGNORED("socket.connection.setup.timeout.max.ms", PCA,
             "librdkafka has one timeout, socket.connection.setup.timeout.ms"),
     SAME("socket.connection.setup.timeout.ms", PCA),
@@ -750,7 +835,7 @@ static const java_key_t java_keys[] = {
      .rdkafka = "ssl.cipher.suites",
      .note = "OpenSSL's cipher names"},
     IGNORED("ssl.enabled.protocols", PCA,
-            "librdkafka 2.0.2 uses OpenSSL's protocols (TLS 1.2 and 1.3)"),
+            "librdkafka uses OpenSSL's protocols (TLS 1.2 and 1.3)"),
     {.name = "ssl.endpoint.identification.algorithm",
      .roles = PCA,
      .rdkafka = "ssl.endpoint.identification.algorithm",
@@ -771,7 +856,7 @@ static const java_key_t java_keys[] = {
      .roles = PCA,
      .one_of = store_types,
      .note = "says how ssl.keystore.location is read"},
-    IGNORED("ssl.protocol", PCA, "librdkafka 2.0.2 uses OpenSSL's protocols"),
+    IGNORED("ssl.protocol", PCA, "librdkafka uses OpenSSL's protocols"),
     IGNORED("ssl.provider", PCA, "Java's TLS only"),
     IGNORED("ssl.secure.random.implementation", PCA, "Java's TLS only"),
     IGNORED("ssl.trustmanager.algorithm", PCA, "Java's TLS only"),
@@ -786,6 +871,11 @@ static const java_key_t java_keys[] = {
      .one_of = store_types,
      .note = "says how ssl.truststore.location is read"},
     SAME("transaction.timeout.ms", P),
+    {.name = "transaction.two.phase.commit.enable",
+     .roles = P,
+     .one_of = two_phase_values,
+     .note = "transactions committed by an external manager (KIP-939): librdkafka has "
+             "none, true is refused"},
     {.name = "transactional.id",
      .roles = P,
      .rdkafka = "transactional.id",

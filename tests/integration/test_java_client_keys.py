@@ -1,6 +1,6 @@
 """Kafka's Java client keys, as Kafka Connect users write them, in overrides:
-every key of Kafka 3.9's ProducerConfig, ConsumerConfig and AdminClientConfig
-(read from the test bed's kafka-clients jar) is accepted with a valid value;
+every key of ProducerConfig, ConsumerConfig and AdminClientConfig (read from the
+test bed's kafka-clients jar: Kafka 4.4, or 3.9) is accepted with a valid value;
 the ones tributary manages are refused with the reason; translated keys reach
 librdkafka (sasl.jaas.config, a PEM trust store and max.poll.records against
 the bed's SASL_SSL listener)."""
@@ -52,9 +52,6 @@ public class Keys {
 MANAGED = {"producer": {"transactional.id"},
            "consumer": {"enable.auto.commit", "partition.assignment.strategy"},
            "admin": set()}
-# What this build of librdkafka cannot do (no OIDC): refused, with its reason.
-UNSUPPORTED = {role: {"sasl.oauthbearer.token.endpoint.url"}
-               for role in ("producer", "consumer", "admin")}
 # What would send the connector's credentials to another cluster: refused
 # unless the worker's allowlist names it (docs/SECURITY.md).
 OTHER_CLUSTER = {role: {"bootstrap.servers"} for role in ("producer", "consumer", "admin")}
@@ -137,6 +134,18 @@ def valid_values(bed, ref, tmp_path):
         "sasl.oauthbearer.expected.issuer": "https://issuer.invalid",
         "sasl.oauthbearer.jwks.endpoint.url": "https://issuer.invalid/jwks",
         "sasl.oauthbearer.token.endpoint.url": "https://issuer.invalid/token",
+        "sasl.oauthbearer.scope": "kafka",
+        "sasl.oauthbearer.client.credentials.client.id": "tributary",
+        "sasl.oauthbearer.client.credentials.client.secret":
+            ref("client_secret", secret_scan.new_secret("client secret")),
+        "sasl.oauthbearer.assertion.claim.aud": "kafka",
+        "sasl.oauthbearer.assertion.claim.iss": "https://issuer.invalid",
+        "sasl.oauthbearer.assertion.claim.sub": "tributary",
+        "sasl.oauthbearer.assertion.file": str(tmp_path / "assertion.jwt"),
+        "sasl.oauthbearer.assertion.private.key.file": str(tmp_path / "assertion.pem"),
+        "sasl.oauthbearer.assertion.private.key.passphrase":
+            ref("passphrase", secret_scan.new_secret("assertion key")),
+        "sasl.oauthbearer.assertion.template.file": str(tmp_path / "template.json"),
         "security.providers": "",
         "group.id": "java-keys",
         "group.instance.id": "java-keys-0",
@@ -189,24 +198,21 @@ def test_every_java_client_key_is_accepted_as_an_override(start_worker, bed, tmp
             prefix = f"{role}.override."
             refused = refused_keys(message, prefix)
             managed = {k for k, line in refused.items() if "managed by tributary" in line}
-            unsupported = {k for k, line in refused.items()
-                           if "not supported in this build" in line}
             elsewhere = {k for k, line in refused.items()
                          if "to another cluster" in line}
-            assert set(refused) == managed | unsupported | elsewhere, message
+            assert set(refused) == managed | elsewhere, message
             assert managed == MANAGED[role], message
-            assert unsupported == UNSUPPORTED[role], message
             assert elsewhere == OTHER_CLUSTER[role], message
-            treated[role] = (sorted(managed), sorted(unsupported), sorted(elsewhere))
-            for key in managed | unsupported | elsewhere:
+            treated[role] = (sorted(managed), sorted(elsewhere))
+            for key in managed | elsewhere:
                 del config[prefix + key]
         reply = w.post("/connectors", json=body)
         assert reply.status_code == 201, reply.text
     with capsys.disabled():
-        for role, (managed, unsupported, elsewhere) in treated.items():
+        for role, (managed, elsewhere) in treated.items():
             print(f"\n{role}: {len(java_keys[role])} Java keys; managed (refused): "
-                  f"{managed}; not in this librdkafka build (refused): {unsupported}; "
-                  f"another cluster (refused without the allowlist): {elsewhere}")
+                  f"{managed}; another cluster (refused without the allowlist): "
+                  f"{elsewhere}")
     logs = w.logs()
     assert "producer.override.max.block.ms' is accepted and has no effect" in logs
     assert "consumer.override.key.deserializer' is accepted and has no effect" in logs

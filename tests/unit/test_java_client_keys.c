@@ -279,6 +279,79 @@ static void test_keys_without_effect_are_named(void **state)
         tb_java_client_key_ignored("producer.override.queue.buffering.max.ms", "3"));
 }
 
+/* Kafka 4.x's OIDC keys, and an OAuthBearerLoginModule with a token
+ * endpoint, become librdkafka's OIDC keys, the method included. */
+static void test_oidc_keys_of_kafka_4(void **state)
+{
+    (void)state;
+    json_t *errors = json_object();
+    json_t *p = props_of(
+        TB_CLIENT_CONSUMER, "{}",
+        "{\"consumer.override.sasl.oauthbearer.token.endpoint.url\": \"https://i/t\","
+        " \"consumer.override.sasl.oauthbearer.scope\": \"read\","
+        " \"consumer.override.sasl.oauthbearer.client.credentials.client.id\": \"c1\","
+        " \"consumer.override.sasl.oauthbearer.client.credentials.client.secret\": \"s\","
+        " \"consumer.override.metadata.recovery.rebootstrap.trigger.ms\": \"300000\","
+        " \"consumer.override.share.acquire.mode\": \"BATCH_OPTIMIZED\"}",
+        errors);
+    assert_non_null(p);
+    assert_string_equal(prop(p, "sasl.oauthbearer.method"), "oidc");
+    assert_string_equal(prop(p, "sasl.oauthbearer.token.endpoint.url"), "https://i/t");
+    assert_string_equal(prop(p, "sasl.oauthbearer.scope"), "read");
+    assert_string_equal(prop(p, "sasl.oauthbearer.client.id"), "c1");
+    assert_string_equal(prop(p, "sasl.oauthbearer.client.secret"), "s");
+    assert_null(prop(p, "metadata.recovery.rebootstrap.trigger.ms"));
+    json_decref(p);
+    p = props_of(
+        TB_CLIENT_PRODUCER, "{}",
+        "{\"producer.override.sasl.oauthbearer.token.endpoint.url\": \"https://i/t\","
+        " \"producer.override.sasl.jaas.config\": "
+        "\"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule "
+        "required clientId=c2 clientSecret=\\\"s2\\\" scope=write;\"}",
+        errors);
+    assert_non_null(p);
+    assert_string_equal(prop(p, "sasl.oauthbearer.client.id"), "c2");
+    assert_string_equal(prop(p, "sasl.oauthbearer.client.secret"), "s2");
+    assert_string_equal(prop(p, "sasl.oauthbearer.scope"), "write");
+    json_decref(p);
+    assert_int_equal(json_object_size(errors), 0);
+    assert_non_null(tb_java_client_key_ignored(
+        "consumer.override.sasl.oauthbearer.assertion.file", "/a"));
+    assert_non_null(tb_java_client_key_ignored("producer.config.providers", ""));
+    json_decref(errors);
+}
+
+/* What librdkafka cannot do is refused, naming the key. */
+static void test_kafka_4_refusals_name_the_key(void **state)
+{
+    (void)state;
+    static const char *const configs[][2] = {
+        {"producer.override.transaction.two.phase.commit.enable", "true"},
+        {"producer.override.sasl.oauthbearer.jwt.retriever.class",
+         "org.apache.kafka.common.security.oauthbearer.JwtBearerJwtRetriever"},
+    };
+    for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+        char config[1024];
+        snprintf(config, sizeof(config), "{\"%s\": \"%s\"}", configs[i][0],
+                 configs[i][1]);
+        json_t *errors = json_object();
+        assert_null(props_of(TB_CLIENT_PRODUCER, "{}", config, errors));
+        const char *message = first_error(errors, configs[i][0]);
+        assert_non_null(message);
+        assert_non_null(strstr(message, "String must be one of"));
+        json_decref(errors);
+    }
+    json_t *errors = json_object();
+    assert_null(props_of(TB_CLIENT_PRODUCER, "{}",
+                         "{\"producer.override.sasl.jaas.config\": "
+                         "\"org.apache.kafka.common.security.oauthbearer."
+                         "OAuthBearerLoginModule required clientId=c;\"}",
+                         errors));
+    assert_non_null(strstr(first_error(errors, "producer.override.sasl.jaas.config"),
+                           "sasl.oauthbearer.token.endpoint.url"));
+    json_decref(errors);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +364,8 @@ int main(void)
         cmocka_unit_test(test_jaas_refusals_say_why_and_hide_the_value),
         cmocka_unit_test(test_trust_and_key_stores),
         cmocka_unit_test(test_keys_without_effect_are_named),
+        cmocka_unit_test(test_oidc_keys_of_kafka_4),
+        cmocka_unit_test(test_kafka_4_refusals_name_the_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

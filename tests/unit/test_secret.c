@@ -281,13 +281,16 @@ static void test_remove_prefix_keeps_other_connectors(void **state)
 static void test_client_secret_keys(void **state)
 {
     (void)state;
-    const char *secret[] = {"sasl.jaas.config",
-                            "consumer.override.sasl.jaas.config",
-                            "producer.override.ssl.key.pem",
-                            "admin.override.ssl.keystore.key",
-                            "ssl.truststore.password",
-                            "consumer.override.sasl.oauthbearer.client.secret",
-                            NULL};
+    const char *secret[] = {
+        "sasl.jaas.config",
+        "consumer.override.sasl.jaas.config",
+        "producer.override.ssl.key.pem",
+        "admin.override.ssl.keystore.key",
+        "ssl.truststore.password",
+        "consumer.override.sasl.oauthbearer.client.secret",
+        "producer.override.sasl.oauthbearer.client.credentials.client.secret",
+        "admin.sasl.oauthbearer.assertion.private.key.passphrase",
+        NULL};
     for (size_t i = 0; secret[i] != NULL; i++) {
         assert_true(tb_client_secret_key(secret[i]));
     }
