@@ -37,6 +37,9 @@ STOP_TIMEOUT=${BED_STOP_TIMEOUT:-30}     # seconds of SIGTERM grace before SIGKI
 # Tools are short-lived JVMs: a small heap, serial GC and C1 only start them faster on 2 cores.
 TOOL_JAVA_OPTS=${BED_TOOL_JAVA_OPTS:--Xmx256M -XX:+UseSerialGC -XX:TieredStopAtLevel=1}
 
+# shellcheck source=bed_lib.sh
+. "$HERE/bed_lib.sh"
+
 log() { echo "bed.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
 usage() { sed -n '6,11s/^# \{0,1\}//p' "$SELF" >&2; exit 2; }
@@ -73,16 +76,6 @@ cmd_fetch() {
 }
 
 # ---------------------------------------------------------------------------------------- helpers
-# N distinct free loopback ports: bind them all at once so they differ, then release them.
-free_ports() {
-  python3 -c '
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))' "$1"
-}
-
 # A Kafka cluster id: 16 random bytes, URL-safe base64 without padding (like Uuid.toString).
 # One starting with "-" would be read as an option by StorageTool, so Kafka avoids it too.
 random_cluster_id() {
@@ -100,15 +93,6 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # True when PID is alive and is a Kafka broker (a reused pid or a zombie has another cmdline).
 is_broker() {
   [[ -n $1 && -r /proc/$1/cmdline ]] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -q 'kafka\.Kafka '
-}
-
-# True while PID, a child of this script, has not exited: until nohup, setsid and java have
-# exec'd, its cmdline is still this script's, so is_broker cannot tell yet.
-is_running() {
-  local state
-  [[ -r /proc/$1/stat ]] || return 1
-  state=$(sed 's/^.*) //' "/proc/$1/stat" | cut -d' ' -f1)
-  [[ $state != Z && $state != X ]]
 }
 
 broker_pid() { cat "$1/kafka.pid" 2>/dev/null || true; }

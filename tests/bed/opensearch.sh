@@ -22,6 +22,9 @@ READY_TIMEOUT=${BED_OPENSEARCH_READY_TIMEOUT:-120} # seconds from launch to a se
 STOP_TIMEOUT=${BED_STOP_TIMEOUT:-30}               # seconds of SIGTERM grace before SIGKILL
 HEAP=${BED_OPENSEARCH_HEAP:-512m}
 
+# shellcheck source=bed_lib.sh
+. "$HERE/bed_lib.sh"
+
 log() { echo "opensearch.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
 
@@ -76,25 +79,9 @@ cmd_fetch() {
 }
 
 # ---------------------------------------------------------------------------------------- start
-free_ports() {
-  python3 -c '
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))' "$1"
-}
-
 # True when PID is alive and is an OpenSearch node (a reused pid has another cmdline).
 is_node() {
   [[ -n $1 && -r /proc/$1/cmdline ]] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -q 'org\.opensearch\.bootstrap\.OpenSearch'
-}
-
-is_running() {
-  local state
-  [[ -r /proc/$1/stat ]] || return 1
-  state=$(sed 's/^.*) //' "/proc/$1/stat" | cut -d' ' -f1)
-  [[ $state != Z && $state != X ]]
 }
 
 show_logs() {

@@ -9,6 +9,10 @@
 # server runs as the system user "postgres", which may not be able to reach DIR itself.
 set -euo pipefail
 
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bed_lib.sh
+. "$HERE/bed_lib.sh"
+
 PG_BIN=${BED_PG_BIN:-/usr/lib/postgresql/15/bin}
 ADMIN=bedadmin     # the superuser initdb creates
 USER_NAME=tributary # what tests and connectors log in as
@@ -26,10 +30,6 @@ as_owner() {
   fi
 }
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 cmd_start() {
   local dir=$1 root port admin_pass user_pass
   [[ -x $PG_BIN/initdb ]] || die "no PostgreSQL 15 in $PG_BIN; run: scripts/install-deps test"
@@ -38,7 +38,7 @@ cmd_start() {
   echo "$root" >"$dir/postgres.dir"
   admin_pass=$(openssl rand -hex 24)
   user_pass=$(openssl rand -hex 24)
-  port=$(free_port)
+  port=$(free_ports 1)
   printf '%s\n' "$admin_pass" >"$root/admin.pw"
   chmod 600 "$root/admin.pw"
   [[ $(id -u) -eq 0 ]] && chown -R postgres: "$root"
