@@ -15,10 +15,10 @@
 #include <librdkafka/rdkafka.h>
 
 /* A new librdkafka config holding every key of props (an object of
- * strings), with the log bridge installed. Returns NULL and fills errstr with
- * librdkafka's own message, naming the key, when a property is refused. The
- * caller owns the result (rd_kafka_conf_destroy, or pass it to
- * rd_kafka_new which takes it). */
+ * strings), with the log bridge installed and client telemetry
+ * (enable.metrics.push) off unless props says otherwise. Returns NULL and fills errstr
+ * with librdkafka's own message, naming the key, when a property is refused. The caller
+ * owns the result (rd_kafka_conf_destroy, or pass it to rd_kafka_new which takes it). */
 rd_kafka_conf_t *tb_kafka_conf_new(const json_t *props, char *errstr, size_t errstr_size);
 
 /* True for a librdkafka error a client does not recover from by itself:
