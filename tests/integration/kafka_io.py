@@ -7,6 +7,11 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from worker import wait_for
 
+# Producer settings for a test that reads records back by offset: without idempotence a
+# retried batch (a slow broker, a loaded machine) can land after the next one, and the
+# records of a partition then stand in another order than they were sent.
+IN_ORDER = {"enable.idempotence": True}
+
 
 def unwrap(value):
     """The payload of a JsonConverter envelope (whose schema must be a
@@ -52,7 +57,7 @@ def create_topic(bed, topic, partitions):
 def produce(bootstrap, topic, records, transactional_id=None, abort=False):
     """Produces (partition, key, value) records; with transactional_id, in one
     transaction that is committed, or aborted when abort is set."""
-    config = {"bootstrap.servers": bootstrap}
+    config = {"bootstrap.servers": bootstrap, **IN_ORDER}
     if transactional_id:
         config["transactional.id"] = transactional_id
     producer = Producer(config)

@@ -13,6 +13,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
 
+from kafka_io import IN_ORDER
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -42,7 +43,7 @@ def make_topic(bootstrap, topic, partitions, config=None):
 def produce(bootstrap, topic, records, transactional_id=None, abort=False):
     """records: (partition, key, value, headers, timestamp); in one transaction with
     transactional_id, aborted when abort is set."""
-    config = {"bootstrap.servers": bootstrap}
+    config = {"bootstrap.servers": bootstrap, **IN_ORDER}
     if transactional_id:
         config["transactional.id"] = transactional_id
     producer = Producer(config)

@@ -7,7 +7,7 @@ import json
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from kafka_io import create_topic, group_lag, produce
+from kafka_io import IN_ORDER, create_topic, group_lag, produce
 from worker import output_lines, wait_for
 
 pytestmark = pytest.mark.integration
@@ -71,7 +71,7 @@ BAD = [(b"k-bad-1", b"not json \xff\xfe"), (b"\x00\xffbinary key", b"{\"untermin
 
 def produce_with_headers(bed, topic):
     """Records 0, 2, 4 are good JSON; 1 and 3 are not (BAD), with headers."""
-    producer = Producer({"bootstrap.servers": bed.bootstrap})
+    producer = Producer({"bootstrap.servers": bed.bootstrap, **IN_ORDER})
     records = [(b"k0", b'{"n":0}', None), (*BAD[0], ORIGINAL_HEADERS[0]),
                (b"k2", b'{"n":2}', [("good", b"yes")]), (*BAD[1], ORIGINAL_HEADERS[1]),
                (b"k4", b'{"n":4}', None)]
@@ -263,8 +263,9 @@ def test_byte_array_sink_writes_bytes_unchanged(start_worker, bed, tmp_path):
 def test_restart_backoff_doubles_up_to_the_max(start_worker, bed, tmp_path):
     """A sink whose file's directory does not exist fails at every start.
     The worker logs, with millisecond timestamps, each failure and the delay
-    it plans: 200, 400, 800, 1600, then 1600 (the max). The gaps between
-    consecutive failures are at least those delays, so they grow."""
+    it plans: 200, 400, 800, 1600, then 1600 (the max). The gap between
+    consecutive failures is at least the delay planned between them (how much
+    more a start takes is the machine's load, not asserted)."""
     w = start_worker({**STRINGS, "log.format": "json",
                       "task.restart.backoff.initial.ms": "200",
                       "task.restart.backoff.max.ms": "1600"})
@@ -302,8 +303,6 @@ def test_restart_backoff_doubles_up_to_the_max(start_worker, bed, tmp_path):
     # timestamps are cut to the millisecond: a gap may read up to 1 ms short
     for gap, delay in zip(gaps, planned):
         assert gap >= delay - 1, f"a restart came before its backoff: {gaps} {planned}"
-    # and growth between gaps far apart, whatever a start costs
-    assert gaps[2] > gaps[0] and gaps[3] > gaps[1], gaps
 
     status = w.get("/connectors/bo/status").json()["tasks"][0]
     assert status["state"] == "FAILED", status

@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka import Producer
 
 import secret_scan
-from kafka_io import create_topic
+from kafka_io import IN_ORDER, create_topic
 from s3_server import MotoS3, RefusingProxy
 from worker import wait_for
 
@@ -39,7 +39,7 @@ def moto(tmp_path):
 def produce_many(bootstrap, topic, partitions, per_partition, value=None, timestamp=None):
     """per_partition records to each partition: {"p": p, "n": n} as JSON, or
     value(p, n); timestamp(p, n) gives the Kafka timestamp (ms)."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50,
+    producer = Producer({"bootstrap.servers": bootstrap, **IN_ORDER, "linger.ms": 50,
                          "queue.buffering.max.messages": 500000})
     for n in range(per_partition):
         for p in range(partitions):
@@ -284,7 +284,7 @@ def test_time_based_partitioners_write_records_where_their_time_says(start_worke
     # last of them (its own group stays open)
     times = [BASE + h * HOUR + i * 30000 for h in range(5) for i in range(100)]
     times.append(BASE + 7 * HOUR)
-    producer = Producer({"bootstrap.servers": bed.bootstrap})
+    producer = Producer({"bootstrap.servers": bed.bootstrap, **IN_ORDER})
     for n, t in enumerate(times):
         for p in range(2):
             producer.produce(topic, partition=p, timestamp=t,

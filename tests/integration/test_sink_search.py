@@ -12,7 +12,7 @@ import pytest
 import requests
 from confluent_kafka import Consumer
 
-from kafka_io import create_topic, produce
+from kafka_io import IN_ORDER, create_topic, produce
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -144,7 +144,7 @@ def test_external_versions_out_of_order_across_a_restart_keep_the_newest(
 
 def produce_with_headers(bootstrap, topic, records):
     from confluent_kafka import Producer
-    producer = Producer({"bootstrap.servers": bootstrap})
+    producer = Producer({"bootstrap.servers": bootstrap, **IN_ORDER})
     for partition, key, value, headers in records:
         producer.produce(topic, value=value, key=key, partition=partition, headers=headers)
     assert producer.flush(30) == 0
