@@ -27,6 +27,7 @@
 #include "server/tb_http_handlers.h"
 #include "server/tb_http_metrics.h"
 #include "server/tb_http_router.h"
+#include "server/tb_http_tls.h"
 #include "server/tb_request_signature.h"
 
 #define MAX_LISTENERS 8
@@ -38,7 +39,6 @@
  * out before the daemons stop. */
 #define ABORT_SEND_MS 2000
 #define REQUEST_TIMEOUT_DEFAULT_MS 90000
-#define PEM_MAX_BYTES (1024 * 1024)
 /* Jetty's CrossOriginFilter defaults, which Connect uses, plus
  * Authorization for rest.auth. */
 #define CORS_DEFAULT_METHODS "GET,POST,HEAD"
@@ -66,11 +66,9 @@ typedef struct {
 struct tb_http_server {
     tb_http_options_t options;
     tb_auth_t *auth; /* NULL when rest.auth is none */
-    /* PEM files of the https listeners, read at start; the key is wiped
-     * when freed. */
-    char *tls_cert;
-    char *tls_key;
-    size_t tls_key_len;
+    /* the https listeners' certificate and key (tb_http_tls_reload swaps
+     * them) and CA, read at start; NULL without https listeners */
+    tb_http_tls_t *tls;
     char *tls_ca;
     listener_t listeners[MAX_LISTENERS];
     size_t count;
@@ -92,6 +90,7 @@ typedef enum {
 /* Per-connection state (libmicrohttpd's socket context), from accept to
  * close: what was verified once need not be verified per request. */
 typedef struct {
+    const listener_t *listener;
     cert_state_t cert;
     bool served;                /* a request of it began; until then in unserved */
     tb_http_conn_t *registered; /* in its listener's conns; NULL: not */
@@ -370,6 +369,7 @@ static void connection_notify(void *cls, struct MHD_Connection *connection,
         state = calloc(1, sizeof(connection_state_t));
         *socket_context = state;
         if (state != NULL) {
+            state->listener = listener;
             atomic_fetch_add(&server->unserved, 1);
             state->registered = register_connection(listener, connection);
         }
@@ -803,48 +803,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     TB_LOG(TB_LOG_WARN, "tributary.http", "%s", message);
 }
 
-/* Reads a PEM file of at most PEM_MAX_BYTES into *out (NUL-terminated).
- * key names the configuration key in errors. */
-static int read_pem(const char *path, const char *key, char **out, size_t *out_len,
-                    char *errstr, size_t errstr_size)
-{
-    FILE *file = fopen(path, "r");
-    char *buf = NULL;
-    size_t len = 0;
-    if (file == NULL) {
-        snprintf(errstr, errstr_size, "%s %s: %s", key, path, strerror(errno));
-        goto fail;
-    }
-    buf = malloc(PEM_MAX_BYTES + 1);
-    if (buf == NULL) {
-        snprintf(errstr, errstr_size, "%s %s: out of memory", key, path);
-        goto fail;
-    }
-    len = fread(buf, 1, PEM_MAX_BYTES + 1, file);
-    if (ferror(file) || len == 0 || len > PEM_MAX_BYTES) {
-        snprintf(errstr, errstr_size, "%s %s: %s", key, path,
-                 ferror(file) ? strerror(errno)
-                 : len == 0   ? "the file is empty"
-                              : "the file is larger than 1 MiB");
-        goto fail;
-    }
-    buf[len] = '\0';
-    fclose(file);
-    *out = buf;
-    *out_len = len;
-    return 0;
-
-fail:
-    if (buf != NULL) {
-        OPENSSL_cleanse(buf, len);
-        free(buf);
-    }
-    if (file != NULL) {
-        fclose(file);
-    }
-    return -1;
-}
-
 /* For an https URL, reads the certificate, key and CA of the https
  * listeners (once). */
 static int tls_load(void *arg, const char *url, char *errstr, size_t errstr_size)
@@ -858,7 +816,7 @@ static int tls_load(void *arg, const char *url, char *errstr, size_t errstr_size
                                errstr, errstr_size) != 0) {
         return -1;
     }
-    if (strcmp(scheme, "https") != 0 || server->tls_cert != NULL) {
+    if (strcmp(scheme, "https") != 0 || server->tls != NULL) {
         return 0;
     }
     if (!is_set(options->ssl_certificate_location) ||
@@ -878,16 +836,22 @@ static int tls_load(void *arg, const char *url, char *errstr, size_t errstr_size
                  url);
         return -1;
     }
-    if (read_pem(options->ssl_key_location, "listeners.https.ssl.key.location",
-                 &server->tls_key, &server->tls_key_len, errstr, errstr_size) != 0 ||
-        (options->ssl_client_auth != TB_HTTP_CLIENT_AUTH_NONE &&
-         read_pem(options->ssl_ca_location, "listeners.https.ssl.ca.location",
-                  &server->tls_ca, &len, errstr, errstr_size) != 0) ||
-        read_pem(options->ssl_certificate_location,
-                 "listeners.https.ssl.certificate.location", &server->tls_cert, &len,
-                 errstr, errstr_size) != 0) {
+    char serial[48];
+    server->tls = tb_http_tls_create();
+    if (server->tls == NULL) {
+        snprintf(errstr, errstr_size, "out of memory");
         return -1;
     }
+    if (tb_http_tls_load(server->tls, options->ssl_certificate_location,
+                         options->ssl_key_location, options->ssl_key_password, serial,
+                         errstr, errstr_size) != 0 ||
+        (options->ssl_client_auth != TB_HTTP_CLIENT_AUTH_NONE &&
+         tb_http_tls_read_pem(options->ssl_ca_location, "listeners.https.ssl.ca.location",
+                              &server->tls_ca, &len, errstr, errstr_size) != 0)) {
+        return -1;
+    }
+    TB_LOG(TB_LOG_INFO, "tributary.http", "https listeners' certificate: serial %s",
+           serial);
     return 0;
 }
 
@@ -966,6 +930,40 @@ static int listener_bind(tb_http_server_t *server, listener_t *listener, const c
     return 0;
 }
 
+/* GnuTLS's question, at each handshake of an https listener: which
+ * certificate and key (tb_http_tls.h). MHD makes the session's pointer its
+ * connection, whose socket context (connection_notify, before the
+ * handshake) names the listener. */
+static int tls_certificate(gnutls_session_t session, const gnutls_datum_t *req_ca_dn,
+                           int nreqs, const gnutls_pk_algorithm_t *pk_algos,
+                           int pk_algos_length, gnutls_pcert_st **certs, unsigned *count,
+                           gnutls_privkey_t *key)
+{
+    (void)req_ca_dn, (void)nreqs, (void)pk_algos, (void)pk_algos_length;
+    struct MHD_Connection *connection = gnutls_session_get_ptr(session);
+    const union MHD_ConnectionInfo *info =
+        connection != NULL
+            ? MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT)
+            : NULL;
+    const connection_state_t *state = info != NULL ? info->socket_context : NULL;
+    if (state == NULL) { /* out of memory at its accept: refused */
+        return -1;
+    }
+    return tb_http_tls_select(state->listener->server->tls, certs, count, key);
+}
+
+int tb_http_tls_reload(tb_http_server_t *server, const char *key_password, char *serial,
+                       char *errstr, size_t errstr_size)
+{
+    const tb_http_options_t *options = &server->options;
+    if (server->tls == NULL) {
+        return 1;
+    }
+    return tb_http_tls_load(server->tls, options->ssl_certificate_location,
+                            options->ssl_key_location, key_password, serial, errstr,
+                            errstr_size);
+}
+
 /* Starts answering on a bound listener; its daemon takes the socket. */
 static int listener_serve(tb_http_server_t *server, listener_t *listener, char *errstr,
                           size_t errstr_size)
@@ -973,17 +971,10 @@ static int listener_serve(tb_http_server_t *server, listener_t *listener, char *
     struct MHD_OptionItem tls_options[6];
     size_t n = 0;
     if (listener->tls) {
-        tls_options[n++] =
-            (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, server->tls_cert};
-        tls_options[n++] =
-            (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, server->tls_key};
+        tls_options[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_CERT_CALLBACK, 0,
+                                                   (void *)tls_certificate};
         tls_options[n++] =
             (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, TLS_PRIORITIES};
-        if (is_set(server->options.ssl_key_password)) {
-            tls_options[n++] =
-                (struct MHD_OptionItem){MHD_OPTION_HTTPS_KEY_PASSWORD, 0,
-                                        (void *)server->options.ssl_key_password};
-        }
         if (server->tls_ca != NULL) {
             /* libmicrohttpd then asks every client for a certificate
              * (GnuTLS's "request" mode); screen() decides what a missing
@@ -1280,11 +1271,7 @@ void tb_http_stop(tb_http_server_t *server)
     }
     tb_http_handlers_destroy(server->handlers); /* every call released */
     tb_auth_destroy(server->auth);
-    if (server->tls_key != NULL) {
-        OPENSSL_cleanse(server->tls_key, server->tls_key_len);
-    }
-    free(server->tls_key);
-    free(server->tls_cert);
+    tb_http_tls_destroy(server->tls);
     free(server->tls_ca);
     free(server);
 }

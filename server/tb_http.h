@@ -14,7 +14,8 @@
  *   is closed, trickled bytes or not (tb_http_conns.h), and one idle for
  *   connection_timeout_ms too.
  * - https:// listeners use libmicrohttpd's TLS (GnuTLS) with the PEM
- *   certificate and key read into memory at start, TLS 1.2 and 1.3 only. With a CA and
+ *   certificate and key read into memory at start and again by
+ *   tb_http_tls_reload (tb_http_tls.h), TLS 1.2 and 1.3 only. With a CA and
  * client authentication "requested", a client certificate is asked for and, when one is
  * presented, must verify against the CA; "required" also refuses a request without one.
  * Either refusal is a 401 (the TLS handshake itself completes: libmicrohttpd only offers
@@ -108,6 +109,16 @@ int tb_http_serve(tb_http_server_t *server, char *errstr, size_t errstr_size);
  * worker stopped by SIGTERM answers what it accepted), frees; also a
  * server bound and never served. NULL is a no-op. */
 void tb_http_stop(tb_http_server_t *server);
+
+/* Reads the https listeners' certificate and key files again (the paths
+ * of the options; key_password, borrowed, decrypts the key: NULL when it
+ * is not encrypted) and makes them the ones every later handshake gets;
+ * connections already open keep theirs. Returns 0 (serial, at least 41
+ * bytes, gets the new certificate's serial number in hex), 1 when no
+ * listener is https, or -1 with errstr naming the key at fault: the
+ * current certificate stays. */
+int tb_http_tls_reload(tb_http_server_t *server, const char *key_password, char *serial,
+                       char *errstr, size_t errstr_size);
 
 /* Splits one listener URL into scheme, host and port. Returns -1 and fills
  * errstr when it is not http(s)://host:port. host is "" for "http://:8083",
