@@ -12,8 +12,8 @@
 /* Each resource's routes, in the order they are tried. */
 static const tb_api_route_t *const resources[] = {
     tb_api_root_routes,    tb_api_connectors_routes, tb_api_offsets_routes,
-    tb_api_plugins_routes, tb_api_loggers_routes,    tb_api_metrics_routes,
-    tb_api_ui_routes,
+    tb_api_plugins_routes, tb_api_loggers_routes,    tb_api_reload_routes,
+    tb_api_metrics_routes, tb_api_ui_routes,
 };
 
 #define MAX_ROUTES 128

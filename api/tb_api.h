@@ -33,6 +33,11 @@ typedef struct {
     bool (*forward)(void *opaque, const struct tb_api_request *req,
                     struct tb_api_response *res);
     void *forward_opaque;
+    /* POST /admin/reload: reloads the worker file and returns the report
+     * (new reference) with *status its HTTP status (server/tb_reload.h).
+     * NULL: the route answers 404. */
+    json_t *(*reload)(void *opaque, unsigned *status);
+    void *reload_opaque;
 } tb_api_context_t;
 
 #define TB_API_MAX_PARAMS 4
@@ -124,5 +129,6 @@ extern const tb_api_route_t tb_api_plugins_routes[];
 extern const tb_api_route_t tb_api_loggers_routes[];
 extern const tb_api_route_t tb_api_metrics_routes[];
 extern const tb_api_route_t tb_api_ui_routes[];
+extern const tb_api_route_t tb_api_reload_routes[];
 
 #endif

@@ -47,6 +47,7 @@
 #include "server/tb_distributed.h"
 #include "server/tb_forward.h"
 #include "server/tb_http.h"
+#include "server/tb_reload.h"
 #include "server/tb_validate.h"
 #include "server/tb_verbs.h"
 #include "server/tb_worker_config.h"
@@ -75,37 +76,15 @@ static void usage(FILE *out)
  * every error (naming the key) and returns NULL when invalid. */
 static json_t *load_worker_config(const cli_t *cli, json_t **raw_out)
 {
-    char errstr[512];
-    json_t *raw = cli->worker_file != NULL
-                      ? tb_props_load_file(cli->worker_file, errstr, sizeof(errstr))
-                      : json_object();
-    if (raw == NULL) {
-        fprintf(stderr, "tributary: worker config: %s\n", errstr);
-        return NULL;
-    }
-    tb_worker_config_apply_env(raw, environ);
-    if (cli->dev) {
-        json_object_set_new(raw, "dev", json_string("true"));
-    }
-    const tb_config_table_t *tables[] = {&tb_worker_config_table};
-    json_t *errors = json_object();
-    json_t *values = tb_config_parse(tables, 1, raw, errors);
-    if (tb_config_error_count(errors) > 0) {
-        const char *key;
-        json_t *list;
-        size_t i;
-        json_t *message;
-        json_object_foreach (errors, key, list) {
-            json_array_foreach (list, i, message) {
-                fprintf(stderr, "tributary: worker config: %s\n",
-                        json_string_value(message));
-            }
-        }
-        json_decref(values);
-        values = NULL;
+    json_t *errors = json_array();
+    json_t *values =
+        tb_worker_config_load(cli->worker_file, cli->dev, environ, raw_out, errors);
+    size_t i;
+    json_t *message;
+    json_array_foreach (errors, i, message) {
+        fprintf(stderr, "tributary: worker config: %s\n", json_string_value(message));
     }
     json_decref(errors);
-    *raw_out = raw;
     return values;
 }
 
@@ -238,28 +217,6 @@ static void log_kafka_link(const tb_herder_t *herder, bool dev)
         TB_LOG(TB_LOG_INFO, "tributary.worker", "Kafka bootstrap.servers %s",
                tb_herder_bootstrap(herder));
     }
-}
-
-/* What connectors' secret references may reach (config.providers.*). */
-static tb_secret_policy_t secret_policy_of(const json_t *values, const char *store_path)
-{
-    const json_t *providers = tb_config_list(values, "config.providers");
-    bool file = false, env = false;
-    size_t i;
-    json_t *name;
-    json_array_foreach ((json_t *)providers, i, name) {
-        file = file || strcmp(json_string_value(name), "file") == 0;
-        env = env || strcmp(json_string_value(name), "env") == 0;
-    }
-    return (tb_secret_policy_t){
-        .file_enabled = file,
-        .env_enabled = env,
-        .allowed_paths =
-            tb_config_list(values, "config.providers.file.param.allowed.paths"),
-        .env_pattern =
-            tb_config_string(values, "config.providers.env.param.allowlist.pattern"),
-        .store_path = store_path,
-    };
 }
 
 /* listeners.https.ssl.key.password, a reference resolved (malloc'd into
@@ -397,7 +354,7 @@ static tb_worker_options_t worker_options_of(const json_t *values,
         .literal_secrets = tb_config_bool(values, "secrets.literal.allowed"),
         .downgrade_allowed =
             tb_config_bool(values, "connector.client.security.downgrade.allowed"),
-        .secret_policy = secret_policy_of(values, store_path),
+        .secret_policy = tb_worker_config_secret_policy(values, store_path),
         .limits = {.allowed_dirs = tb_config_list(values, "file.allowed.dirs"),
                    .allowed_hosts = tb_config_list(values, "http.sink.allowed.hosts"),
                    .store_path = store_path},
@@ -407,12 +364,11 @@ static tb_worker_options_t worker_options_of(const json_t *values,
     };
 }
 
-/* Waits for SIGTERM or SIGINT, which it returns; meanwhile applies
- * connectors.dir (dir, NULL when unset) on SIGHUP and, distributed
- * (cluster set), each time this worker becomes the leader, which alone
+/* Waits for SIGTERM or SIGINT, which it returns; meanwhile reloads on
+ * SIGHUP (tb_reload.h) and, distributed (cluster set), applies
+ * connectors.dir each time this worker becomes the leader, which alone
  * applies it. A standalone worker applied it at start. */
-static int wait_for_stop(tb_herder_t *herder, tb_cluster_t *cluster, const char *dir,
-                         bool prune)
+static int wait_for_stop(tb_reload_t *reload, tb_cluster_t *cluster)
 {
     sigset_t signals;
     sigemptyset(&signals);
@@ -423,28 +379,18 @@ static int wait_for_stop(tb_herder_t *herder, tb_cluster_t *cluster, const char 
     for (;;) {
         struct timespec tick = {.tv_sec = 1};
         char url[320] = "";
-        tb_connector_dir_result_t result;
-        int signal_number = dir != NULL && cluster != NULL
-                                ? sigtimedwait(&signals, NULL, &tick)
-                                : sigwaitinfo(&signals, NULL);
+        int signal_number = cluster != NULL ? sigtimedwait(&signals, NULL, &tick)
+                                            : sigwaitinfo(&signals, NULL);
         if (signal_number == SIGTERM || signal_number == SIGINT) {
             return signal_number;
         }
         bool leader =
             cluster == NULL || tb_cluster_leader(cluster, url, sizeof(url)) == 1;
-        if (signal_number == SIGHUP && dir == NULL) {
-            TB_LOG(TB_LOG_INFO, "tributary.worker",
-                   "SIGHUP received: nothing to reload (connectors.dir is not set)");
-        } else if (signal_number == SIGHUP && !leader) {
-            TB_LOG(TB_LOG_INFO, "tributary.worker",
-                   "SIGHUP received: connectors.dir is applied by the leader (%s), "
-                   "and by this worker when it leads",
-                   url[0] != '\0' ? url : "none known yet");
-        } else if (dir != NULL && leader && (signal_number == SIGHUP || !was_leader)) {
-            TB_LOG(TB_LOG_INFO, "tributary.worker", "%s: applying connectors.dir %s",
-                   signal_number == SIGHUP ? "SIGHUP received" : "this worker leads",
-                   dir);
-            tb_connector_dir_apply(herder, dir, prune, &result);
+        if (signal_number == SIGHUP) {
+            bool ok;
+            json_decref(tb_reload_run(reload, "SIGHUP received", &ok));
+        } else if (leader && !was_leader) {
+            tb_reload_apply_dir(reload, "this worker leads");
         }
         was_leader = leader;
     }
@@ -458,6 +404,7 @@ static int run(const cli_t *cli)
     tb_cluster_t *cluster = NULL;
     tb_forward_t *forward = NULL;
     tb_http_server_t *http = NULL;
+    tb_reload_t *reload = NULL;
     json_t *kafka_props = NULL;
     json_t *converters = NULL;
     char *listeners = NULL;
@@ -635,6 +582,20 @@ static int run(const cli_t *cli)
         }
     }
     log_kafka_link(herder, dev);
+    reload = tb_reload_create(&(tb_reload_options_t){
+        .worker_file = cli->worker_file,
+        .dev = cli->dev,
+        .connector_files = cli->connector_file_count > 0,
+        .raw = raw,
+        .store_path = store_path,
+        .herder = herder,
+        .http = http,
+        .cluster = cluster,
+    });
+    if (reload == NULL) {
+        TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start: out of memory");
+        goto done;
+    }
     ctx = (tb_api_context_t){
         .herder = herder,
         .worker_id = worker_id,
@@ -642,6 +603,8 @@ static int run(const cli_t *cli)
         .topic_reset_disabled = !tb_config_bool(values, "topic.tracking.allow.reset"),
         .forward = forward != NULL ? tb_forward_request : NULL,
         .forward_opaque = forward,
+        .reload = tb_reload_api,
+        .reload_opaque = reload,
     };
     if (tb_http_serve(http, errstr, sizeof(errstr)) != 0) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start the REST API: %s", errstr);
@@ -655,7 +618,7 @@ static int run(const cli_t *cli)
            TB_GIT_COMMIT, worker_id, rd_kafka_version_str(),
            tb_allocator_describe(allocator, sizeof(allocator)));
 
-    int signal_number = wait_for_stop(herder, cluster, connectors_dir, prune);
+    int signal_number = wait_for_stop(reload, cluster);
     TB_LOG(TB_LOG_INFO, "tributary.worker", "%s received; stopping",
            strsignal(signal_number));
     rc = 0;
@@ -666,6 +629,7 @@ done:
     }
     tb_forward_stop(forward);
     tb_http_stop(http);
+    tb_reload_destroy(reload);
     tb_forward_destroy(forward);
     tb_cluster_stop(cluster);
     tb_herder_destroy(herder);

@@ -7,6 +7,7 @@
 #ifndef TB_WORKER_CONFIG_H
 #define TB_WORKER_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -58,6 +59,20 @@ int tb_worker_connect_keys_markdown(char **out);
  * worker is refused: one line naming every distributed key set (and how to
  * run standalone), one line for each refused key. */
 int tb_worker_config_check_connect_keys(const json_t *raw);
+
+/* Reads the worker file at path (NULL: none), then the TRIBUTARY_*
+ * variables of envp, with dev=true when dev is set; parses and validates.
+ * Returns the values (new reference) and *raw_out the keys as given (new
+ * reference, also when invalid; NULL when the file cannot be read), or
+ * NULL with each problem, naming its key or the file, appended to errors
+ * (an array of strings). */
+json_t *tb_worker_config_load(const char *path, bool dev, char *const *envp,
+                              json_t **raw_out, json_t *errors);
+
+/* What connectors' secret references may reach: the config.providers
+ * keys of values (parsed), which it borrows, as store_path. */
+tb_secret_policy_t tb_worker_config_secret_policy(const json_t *values,
+                                                  const char *store_path);
 
 /* Adds every TRIBUTARY_* variable of envp to raw (overriding the file). */
 void tb_worker_config_apply_env(json_t *raw, char *const *envp);

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "connectors/converters/tb_converter.h"
+#include "core/tb_props.h"
 #include "core/tb_log.h"
 
 #define ENV_PREFIX "TRIBUTARY_"
@@ -1138,4 +1139,61 @@ tb_secret_deny_t *tb_worker_config_deny(const json_t *raw, const char *worker_fi
         deny = NULL;
     }
     return deny;
+}
+
+json_t *tb_worker_config_load(const char *path, bool dev, char *const *envp,
+                              json_t **raw_out, json_t *errors)
+{
+    char errstr[512];
+    json_t *raw =
+        path != NULL ? tb_props_load_file(path, errstr, sizeof(errstr)) : json_object();
+    *raw_out = raw;
+    if (raw == NULL) {
+        json_array_append_new(errors, json_string(errstr));
+        return NULL;
+    }
+    tb_worker_config_apply_env(raw, envp);
+    if (dev) {
+        json_object_set_new(raw, "dev", json_string("true"));
+    }
+    const tb_config_table_t *tables[] = {&tb_worker_config_table};
+    json_t *problems = json_object();
+    json_t *values = tb_config_parse(tables, 1, raw, problems);
+    const char *key;
+    json_t *list;
+    size_t i;
+    json_t *message;
+    json_object_foreach (problems, key, list) {
+        json_array_foreach (list, i, message) {
+            json_array_append(errors, message);
+        }
+    }
+    if (tb_config_error_count(problems) > 0) {
+        json_decref(values);
+        values = NULL;
+    }
+    json_decref(problems);
+    return values;
+}
+
+tb_secret_policy_t tb_worker_config_secret_policy(const json_t *values,
+                                                  const char *store_path)
+{
+    const json_t *providers = tb_config_list(values, "config.providers");
+    bool file = false, env = false;
+    size_t i;
+    json_t *name;
+    json_array_foreach ((json_t *)providers, i, name) {
+        file = file || strcmp(json_string_value(name), "file") == 0;
+        env = env || strcmp(json_string_value(name), "env") == 0;
+    }
+    return (tb_secret_policy_t){
+        .file_enabled = file,
+        .env_enabled = env,
+        .allowed_paths =
+            tb_config_list(values, "config.providers.file.param.allowed.paths"),
+        .env_pattern =
+            tb_config_string(values, "config.providers.env.param.allowlist.pattern"),
+        .store_path = store_path,
+    };
 }

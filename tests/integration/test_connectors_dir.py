@@ -104,8 +104,9 @@ def test_an_unchanged_file_leaves_its_tasks_alone_and_no_prune_keeps_all(
 def test_sighup_without_a_directory_keeps_the_worker_running(start_worker):
     w = start_worker()
     w.proc.send_signal(signal.SIGHUP)
-    wait_for(lambda: "nothing to reload (connectors.dir is not set)" in w.logs(),
+    wait_for(lambda: "SIGHUP received: worker config reloaded" in w.logs(),
              what="the SIGHUP line")
+    assert "connectors.dir" not in w.logs()
     assert w.get("/connectors").status_code == 200
 
 

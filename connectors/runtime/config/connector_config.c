@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <openssl/evp.h>
+
 #include "connectors/converters/tb_converter.h"
 #include "connectors/kafka/tb_client_props.h"
 #include "connectors/runtime/config/tb_transforms.h"
@@ -933,4 +935,37 @@ int tb_connector_config_check_task_count(const char *name, const json_t *values,
              "release)",
              name, generated, max);
     return 0;
+}
+
+int tb_connector_config_secrets_digest(const json_t *config, unsigned char digest[32],
+                                       char *errstr, size_t errstr_size)
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    const char *key;
+    json_t *value;
+    int rc = md != NULL && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 ? 0 : -1;
+    if (rc != 0) {
+        snprintf(errstr, errstr_size, "out of memory");
+    }
+    json_object_foreach ((json_t *)config, key, value) {
+        const char *text = json_string_value(value);
+        if (rc != 0 || text == NULL || !tb_secret_is_reference(text)) {
+            continue;
+        }
+        char *secret = tb_secret_resolve(text, errstr, errstr_size);
+        if (secret == NULL) {
+            rc = -1;
+            continue;
+        }
+        /* key and secret with their NULs: "ab"+"c" differs from "a"+"bc" */
+        EVP_DigestUpdate(md, key, strlen(key) + 1);
+        EVP_DigestUpdate(md, secret, strlen(secret) + 1);
+        tb_secret_free(secret);
+    }
+    if (rc == 0 && EVP_DigestFinal_ex(md, digest, NULL) != 1) {
+        snprintf(errstr, errstr_size, "SHA-256 failed");
+        rc = -1;
+    }
+    EVP_MD_CTX_free(md);
+    return rc;
 }

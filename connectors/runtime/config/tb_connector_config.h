@@ -94,6 +94,14 @@ void tb_connector_config_release(json_t *resolved);
  * detect; a reference is resolved when a task starts. */
 bool tb_connector_config_reload_unwatched(const json_t *config);
 
+/* The SHA-256 of what every secret reference of config (a value that is
+ * one whole ${env:}, ${file:} or ${sealed:} reference) resolves to, with
+ * its key, into digest: two digests differ when a secret behind the
+ * config changed. Returns 0, or -1 with errstr naming the reference (never
+ * a secret) when one cannot be resolved. */
+int tb_connector_config_secrets_digest(const json_t *config, unsigned char digest[32],
+                                       char *errstr, size_t errstr_size);
+
 const char *tb_connector_sink_group(const char *name, const json_t *config, char *buf,
                                     size_t size);
 

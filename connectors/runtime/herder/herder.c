@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 #include "connectors/runtime/config/tb_task_configs.h"
 #include "connectors/runtime/herder/herder_internal.h"
@@ -226,6 +228,7 @@ tb_herder_t *tb_herder_create(const tb_worker_options_t *options, char *errstr,
     herder->config_state = tb_config_state_create(herder->store);
     herder->assignor = tb_assignor_standalone;
     herder->fences = !options->distributed; /* distributed: the leader's tick */
+    tb_herder_secret_policy_set(herder, &options->secret_policy);
     herder->checks = checks_of(&herder->options, tb_worker_client(herder->worker));
     herder->offsets = (tb_offsets_env_t){
         .store = herder->store,
@@ -261,6 +264,8 @@ void tb_herder_destroy(tb_herder_t *herder)
     pthread_mutex_destroy(&herder->lock);
     pthread_cond_destroy(&herder->idle);
     json_decref(herder->claims);
+    json_decref(herder->policy_paths);
+    json_decref(herder->policy_pattern);
     free(herder);
 }
 
@@ -308,4 +313,53 @@ tb_known_connector_t *tb_herder_lock_connector(tb_herder_t *herder, const char *
         snprintf(msg, msg_size, not_found, name);
     }
     return c;
+}
+
+void tb_herder_secret_policy_set(tb_herder_t *herder, const tb_secret_policy_t *policy)
+{
+    json_t *paths = policy->allowed_paths != NULL ? json_deep_copy(policy->allowed_paths)
+                                                  : json_array();
+    json_t *pattern =
+        policy->env_pattern != NULL ? json_string(policy->env_pattern) : NULL;
+    pthread_mutex_lock(&herder->lock);
+    /* tb_herder_validate holds references to the old ones while it runs */
+    json_decref(herder->policy_paths);
+    json_decref(herder->policy_pattern);
+    herder->policy_paths = paths;
+    herder->policy_pattern = pattern;
+    herder->options.secret_policy = *policy;
+    herder->options.secret_policy.allowed_paths = paths;
+    herder->options.secret_policy.env_pattern = json_string_value(pattern);
+    for (tb_known_connector_t *c = tb_config_state_first(herder->config_state); c != NULL;
+         c = c->next) {
+        json_t *errors =
+            tb_connector_validate_errors(&herder->checks, c->plugin, c->config);
+        char reasons[1024];
+        tb_config_errors_join(errors, "; ", reasons, sizeof(reasons));
+        if (json_object_size(errors) > 0) {
+            TB_LOG_TASK(TB_LOG_WARN, "tributary.herder", c->name, -1,
+                        "the worker's config.providers settings now refuse this "
+                        "connector's config (%s): it keeps running; its next update "
+                        "is refused unless it changes",
+                        reasons);
+        }
+        json_decref(errors);
+    }
+    pthread_mutex_unlock(&herder->lock);
+}
+
+json_t *tb_herder_secrets_reload(tb_herder_t *herder)
+{
+    json_t *restarted = json_array();
+    pthread_mutex_lock(&herder->lock);
+    for (tb_known_connector_t *c = tb_config_state_first(herder->config_state); c != NULL;
+         c = c->next) {
+        const char *action =
+            json_string_value(json_object_get(c->config, "config.action.reload"));
+        if (action == NULL || strcasecmp(action, "none") != 0) {
+            tb_worker_secrets_reload(herder->worker, c->name, restarted);
+        }
+    }
+    pthread_mutex_unlock(&herder->lock);
+    return restarted;
 }

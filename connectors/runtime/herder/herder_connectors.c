@@ -55,7 +55,17 @@ static json_t *info_of(const tb_known_connector_t *c)
 json_t *tb_herder_validate(tb_herder_t *herder, const tb_plugin_t *plugin,
                            const json_t *config)
 {
-    json_t *errors = tb_connector_validate_errors(&herder->checks, plugin, config);
+    /* the policy as it is now, held: a reload may replace it meanwhile */
+    pthread_mutex_lock(&herder->lock);
+    tb_secret_policy_t policy = herder->options.secret_policy;
+    json_t *paths = json_incref(herder->policy_paths);
+    json_t *pattern = json_incref(herder->policy_pattern);
+    tb_connector_checks_t checks = herder->checks;
+    pthread_mutex_unlock(&herder->lock);
+    checks.secret_policy = &policy;
+    json_t *errors = tb_connector_validate_errors(&checks, plugin, config);
+    json_decref(paths);
+    json_decref(pattern);
     json_t *infos = tb_connector_config_infos(plugin, config, errors);
     json_decref(errors);
     return infos;

@@ -45,6 +45,11 @@ struct tb_herder {
     tb_assignor_fn assignor;         /* who runs what, standalone */
     tb_assignment_t assignment;      /* who runs what, distributed: the leader's */
     tb_connector_checks_t checks;    /* what this worker allows */
+    /* the herder's own copies of options.secret_policy's allowed paths
+     * (an array) and env pattern (a string, or NULL), which point into
+     * them; replaced under the lock by tb_herder_secret_policy_set */
+    json_t *policy_paths;
+    json_t *policy_pattern;
     tb_offsets_env_t offsets;
     /* Guards the config state, the worker's connector instances and tasks,
      * and the claims. It is never held through slow work (stopping tasks,

@@ -122,6 +122,17 @@ struct tb_plugin;
 json_t *tb_herder_validate(tb_herder_t *herder, const struct tb_plugin *plugin,
                            const json_t *config);
 
+/* Replaces what connectors' references may reach (config.providers.*),
+ * for the configs validated from now on; copies what it needs. A stored
+ * connector that the new policy refuses is logged, and keeps running. */
+void tb_herder_secret_policy_set(tb_herder_t *herder, const tb_secret_policy_t *policy);
+
+/* Restarts every task running here whose connector has
+ * config.action.reload=restart (the default) and a secret behind whose
+ * config changed since it started (tb_worker_secrets_reload). Returns the
+ * tasks restarted, "<connector>-<task>" (new reference). */
+json_t *tb_herder_secrets_reload(tb_herder_t *herder);
+
 /* True when connector name exists with config as its stored config (name
  * set to name): putting config again would change nothing. */
 bool tb_herder_connector_config_is(tb_herder_t *herder, const char *name,

@@ -30,6 +30,10 @@ struct tb_task {
     int restarts;
     tb_target_state_t target;
     bool restart_requested;
+    /* the secrets behind env.config when the task last started
+     * (tb_task_secrets_changed); secrets_known: taken */
+    unsigned char secrets[32];
+    bool secrets_known;
     /* owned by the pool job */
     char *waiting; /* what the engine waits for (waiting_for), or NULL */
     int64_t started_ms;
@@ -133,6 +137,15 @@ static int64_t ensure_started(tb_task_t *task, bool restart_requested)
         pthread_mutex_unlock(&task->lock);
     }
     task->started_ms = tb_monotonic_ms();
+    /* before the plugin resolves them: a secret that changes in between
+     * only makes the next reload restart the task once more */
+    unsigned char secrets[32];
+    bool known = tb_connector_config_secrets_digest(task->env.config, secrets, errstr,
+                                                    sizeof(errstr)) == 0;
+    pthread_mutex_lock(&task->lock);
+    memcpy(task->secrets, secrets, sizeof(secrets));
+    task->secrets_known = known;
+    pthread_mutex_unlock(&task->lock);
     if (task->invalid_config != NULL) {
         return fail(task, task->invalid_config);
     }
@@ -281,6 +294,19 @@ void tb_task_restart(tb_task_t *task)
     task->state = TB_STATE_RESTARTING;
     pthread_mutex_unlock(&task->lock);
     wake(task);
+}
+
+int tb_task_secrets_changed(tb_task_t *task, char *errstr, size_t errstr_size)
+{
+    unsigned char now[32];
+    if (tb_connector_config_secrets_digest(task->env.config, now, errstr, errstr_size) !=
+        0) {
+        return -1;
+    }
+    pthread_mutex_lock(&task->lock);
+    bool changed = task->secrets_known && memcmp(now, task->secrets, sizeof(now)) != 0;
+    pthread_mutex_unlock(&task->lock);
+    return changed ? 1 : 0;
 }
 
 tb_state_t tb_task_state(tb_task_t *task, char **trace)

@@ -70,6 +70,12 @@ void tb_task_set_target(tb_task_t *task, tb_target_state_t target);
 /* Restarts the task now: stops its plugin and client, starts them again. */
 void tb_task_restart(tb_task_t *task);
 
+/* Whether a secret behind the task's config changed since the task last
+ * started (tb_connector_config_secrets_digest): 1 when one did, 0 when
+ * none did or the task has not started yet, -1 with errstr when a
+ * reference cannot be resolved now. */
+int tb_task_secrets_changed(tb_task_t *task, char *errstr, size_t errstr_size);
+
 /* The task's state; *trace gets a copy of its failure trace (free()) or
  * NULL. */
 tb_state_t tb_task_state(tb_task_t *task, char **trace);

@@ -150,6 +150,12 @@ tb_state_t tb_worker_task_state(tb_worker_t *worker, const char *name, int task,
 /* How often that task was restarted; 0 when it does not run here. */
 int tb_worker_task_restarts(tb_worker_t *worker, const char *name, int task);
 
+/* Restarts each task of connector name running here whose secrets changed
+ * since it started (tb_task_secrets_changed), logging it, and appends
+ * "<name>-<task>" of each to restarted. A task whose reference cannot be
+ * resolved now is logged and left running. */
+void tb_worker_secrets_reload(tb_worker_t *worker, const char *name, json_t *restarted);
+
 /* Restarts that task; false when it does not run here. */
 bool tb_worker_task_restart(tb_worker_t *worker, const char *name, int task);
 

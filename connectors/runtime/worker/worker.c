@@ -414,6 +414,29 @@ void tb_worker_apply(tb_worker_t *worker, const tb_known_connector_t *c,
     }
 }
 
+void tb_worker_secrets_reload(tb_worker_t *worker, const char *name, json_t *restarted)
+{
+    const instance_t *inst = find_instance(worker, name);
+    for (size_t i = 0; inst != NULL && i < inst->task_count; i++) {
+        char errstr[512];
+        int changed =
+            inst->tasks[i] != NULL
+                ? tb_task_secrets_changed(inst->tasks[i], errstr, sizeof(errstr))
+                : 0;
+        if (changed < 0) {
+            TB_LOG_TASK(TB_LOG_WARN, "tributary.herder", name, (int)i,
+                        "reload: %s; the task keeps running with the secrets it has",
+                        errstr);
+        } else if (changed > 0) {
+            TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, (int)i,
+                        "restarting: a secret it references changed "
+                        "(config.action.reload=restart)");
+            tb_task_restart(inst->tasks[i]);
+            json_array_append_new(restarted, json_sprintf("%s-%zu", name, i));
+        }
+    }
+}
+
 size_t tb_worker_task_slots(tb_worker_t *worker, const char *name)
 {
     const instance_t *inst = find_instance(worker, name);
