@@ -7,10 +7,18 @@
 #include <string.h>
 
 #include "core/tb_log.h"
+#include "core/tb_metrics.h"
 #include "core/tb_state.h"
 #include "server/tb_connector_file.h"
 
 #define FACILITY "tributary.connectors.dir"
+
+static const tb_metric_def_t invalid_files_def = {
+    .name = "tributary_connectors_dir_invalid_files",
+    .type = TB_METRIC_GAUGE,
+    .help = "Files of connectors.dir that its last pass could not apply (each named "
+            "in the log)",
+};
 
 /* True for the name of a connector file: *.json or *.properties, not hidden
  * (editors' and Kubernetes' ConfigMap bookkeeping files start with '.'). */
@@ -65,7 +73,12 @@ static bool apply_file(tb_herder_t *herder, const char *path, json_t *seen,
     }
     const char *name = json_string_value(json_object_get(file, "name"));
     const char *state = json_string_value(json_object_get(file, "initial_state"));
-    const json_t *config = json_object_get(file, "config");
+    /* the origin, which prune reads: the file's name, the same on every
+     * worker wherever each mounts the directory */
+    json_t *config = json_deep_copy(json_object_get(file, "config"));
+    const char *base = strrchr(path, '/');
+    json_object_set_new(config, TB_CONNECTOR_DIR_ORIGIN_KEY,
+                        json_string(base != NULL ? base + 1 : path));
     const char *other = json_string_value(json_object_get(seen, name));
     bool ok = false;
     if (other != NULL) {
@@ -102,11 +115,25 @@ static bool apply_file(tb_herder_t *herder, const char *path, json_t *seen,
     }
 
 done:
+    json_decref(config);
     json_decref(file);
     return ok;
 }
 
-/* Deletes each connector that no file named. */
+/* Whether connector name came from a file of the directory: its config
+ * records the file (TB_CONNECTOR_DIR_ORIGIN_KEY). */
+static bool from_dir(tb_herder_t *herder, const char *name)
+{
+    char msg[256];
+    json_t *config = NULL;
+    bool origin =
+        tb_herder_connector_config(herder, name, &config, msg, sizeof(msg)) == TB_OK &&
+        json_object_get(config, TB_CONNECTOR_DIR_ORIGIN_KEY) != NULL;
+    json_decref(config);
+    return origin;
+}
+
+/* Deletes each connector of the directory that no file named. */
 static void prune(tb_herder_t *herder, const json_t *seen,
                   tb_connector_dir_result_t *result)
 {
@@ -116,7 +143,7 @@ static void prune(tb_herder_t *herder, const json_t *seen,
     json_array_foreach (names, i, value) {
         const char *name = json_string_value(value);
         char msg[1024];
-        if (json_object_get(seen, name) != NULL) {
+        if (json_object_get(seen, name) != NULL || !from_dir(herder, name)) {
             continue;
         }
         if (tb_herder_connector_delete(herder, name, msg, sizeof(msg)) == TB_OK) {
@@ -158,6 +185,13 @@ int tb_connector_dir_apply(tb_herder_t *herder, const char *dir, bool pruning,
     } else if (pruning) {
         prune(herder, seen, result);
     }
+    /* kept for the process's life; passes run one at a time (at start,
+     * then under tb_reload.h's lock) */
+    static tb_series_t *invalid_files;
+    if (invalid_files == NULL) {
+        invalid_files = tb_metrics_series(&invalid_files_def, NULL);
+    }
+    tb_series_set(invalid_files, result->invalid);
     TB_LOG(result->invalid > 0 ? TB_LOG_WARN : TB_LOG_INFO, FACILITY,
            "applied %s: %d created, %d updated, %d unchanged, %d deleted, %d invalid "
            "file(s)",

@@ -514,13 +514,10 @@ static int run(const cli_t *cli)
     tb_store_t *store = NULL;
     const char *connectors_dir = tb_config_string(values, "connectors.dir");
     bool prune = tb_config_bool(values, "connectors.dir.prune");
-    if (prune && (connectors_dir == NULL || cli->connector_file_count > 0)) {
-        TB_LOG(TB_LOG_FATAL, "tributary.worker", "refusing to start: %s",
-               connectors_dir == NULL
-                   ? "connectors.dir.prune=true needs connectors.dir, the directory "
-                     "whose files are the connectors to keep"
-                   : "connectors.dir.prune=true would delete the connectors of the "
-                     "files on the command line: put those files in connectors.dir");
+    if (prune && connectors_dir == NULL) {
+        TB_LOG(TB_LOG_FATAL, "tributary.worker",
+               "refusing to start: connectors.dir.prune=true needs connectors.dir, the "
+               "directory whose files are the connectors to keep");
         goto done;
     }
     if (distributed && (dev || cli->connector_file_count > 0)) {
@@ -585,7 +582,6 @@ static int run(const cli_t *cli)
     reload = tb_reload_create(&(tb_reload_options_t){
         .worker_file = cli->worker_file,
         .dev = cli->dev,
-        .connector_files = cli->connector_file_count > 0,
         .raw = raw,
         .store_path = store_path,
         .herder = herder,

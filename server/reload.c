@@ -34,7 +34,6 @@ struct tb_reload {
     pthread_mutex_t lock;
     char *worker_file;
     bool dev;
-    bool connector_files;
     char *store_path;
     tb_herder_t *herder;
     tb_http_server_t *http;
@@ -66,7 +65,6 @@ tb_reload_t *tb_reload_create(const tb_reload_options_t *options)
     reload->worker_file =
         options->worker_file != NULL ? strdup(options->worker_file) : NULL;
     reload->dev = options->dev;
-    reload->connector_files = options->connector_files;
     reload->store_path = strdup(options->store_path);
     reload->herder = options->herder;
     reload->http = options->http;
@@ -215,12 +213,8 @@ static json_t *prepare(tb_reload_t *reload, json_t **raw, char *serial, char *ms
         snprintf(msg, msg_size, "worker config %s: %s",
                  reload->worker_file != NULL ? reload->worker_file : "(none)", problems);
     } else if (tb_config_bool(values, "connectors.dir.prune") &&
-               (tb_config_string(values, "connectors.dir") == NULL ||
-                reload->connector_files)) {
-        snprintf(msg, msg_size, "connectors.dir.prune=true %s",
-                 reload->connector_files
-                     ? "would delete the connectors of the files on the command line"
-                     : "needs connectors.dir");
+               tb_config_string(values, "connectors.dir") == NULL) {
+        snprintf(msg, msg_size, "connectors.dir.prune=true needs connectors.dir");
     } else if (reference != NULL &&
                (password = tb_secret_resolve(reference, msg, msg_size)) == NULL) {
         char reason[512];

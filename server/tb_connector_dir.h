@@ -6,9 +6,13 @@
  * stored config is updated (tasks whose configs are unchanged keep
  * running), one whose file is unchanged is left alone. A file that cannot
  * be read, or whose config is invalid, is logged by name and touches
- * nothing. With prune, each connector without a file is deleted, unless a
- * file could not be read (it may have been that connector's) or the
- * directory could not be.
+ * nothing. Each connector created or updated from a file records the
+ * file's name in its config (TB_CONNECTOR_DIR_ORIGIN_KEY). With prune,
+ * each connector that records a file and has none any more is deleted
+ * (connectors made through the REST API or on the command line never
+ * are), unless a file could not be read (it may have been that
+ * connector's) or the directory could not be. The count of files the last
+ * pass could not apply is the gauge tributary_connectors_dir_invalid_files.
  *
  * Ownership: borrows the herder. Locking: none of its own; the herder's
  * operations lock.
@@ -19,6 +23,10 @@
 #include <stdbool.h>
 
 #include "connectors/runtime/herder/tb_herder.h"
+
+/* The key of a connector's config naming the file of connectors.dir it
+ * came from. */
+#define TB_CONNECTOR_DIR_ORIGIN_KEY "tributary.connectors.dir.file"
 
 typedef struct {
     int created, updated, unchanged, deleted, invalid;

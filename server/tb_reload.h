@@ -41,7 +41,6 @@ typedef struct tb_reload tb_reload_t;
 typedef struct {
     const char *worker_file; /* borrowed; NULL: none */
     bool dev;                /* --dev */
-    bool connector_files;    /* connector files on the command line */
     const json_t *raw;       /* the keys the worker started with (copied) */
     const char *store_path;  /* offset.storage.file.filename (copied) */
     tb_herder_t *herder;     /* borrowed */

@@ -566,11 +566,12 @@ static const tb_config_def_t worker_keys[] = {
      .default_value = "false",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Connectors",
-     .documentation = "With connectors.dir, delete each connector that has no file "
-                      "there, those created through the REST API included: the "
-                      "directory is the whole truth, as Strimzi's KafkaConnector "
-                      "resources are. Nothing is deleted while the directory cannot "
-                      "be read or holds a file that cannot be read (tributary)."},
+     .documentation = "With connectors.dir, delete each connector that came from a "
+                      "file there (its config's tributary.connectors.dir.file names "
+                      "it) whose file is gone; connectors created through the REST "
+                      "API or on the command line are never deleted. Nothing is "
+                      "deleted while the directory cannot be read or holds a file "
+                      "that cannot be read (tributary)."},
     {.name = "http.sink.allowed.hosts",
      .type = TB_CONFIG_LIST,
      .default_value = "",

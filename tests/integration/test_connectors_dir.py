@@ -32,6 +32,13 @@ def reload(w, summary):
     assert summary in last, last
 
 
+def metric_value(w, name):
+    for line in w.get("/metrics").text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
 def running(w, name):
     status = w.get(f"/connectors/{name}/status")
     return status.status_code == 200 and [t["state"] for t in status.json()["tasks"]] == \
@@ -57,6 +64,7 @@ def test_create_update_prune_and_invalid_files(start_worker, bed, tmp_path):
     assert "tasks.max" in logs
     assert f"connector file {folder}/junk.json: line 1" in logs
     assert "3 created, 0 updated, 0 unchanged, 0 deleted, 2 invalid file(s)" in logs
+    assert metric_value(w, "tributary_connectors_dir_invalid_files") == 2
     assert "notes.txt" not in logs and ".hidden.json" not in logs
     assert w.get("/connectors/paused/status").json()["connector"]["state"] == "PAUSED"
     wait_for(lambda: running(w, "a"), what="a running")
@@ -70,19 +78,24 @@ def test_create_update_prune_and_invalid_files(start_worker, bed, tmp_path):
     assert "nothing pruned: a file that cannot be read" in w.logs()
     assert w.get("/connectors").json() == ["a", "b", "paused", "rest"]
 
-    # update b, fix c, remove a and the junk: the REST one goes too
+    # update b, fix c, remove a and the junk: a goes, the REST one stays (it
+    # never came from the directory)
     (folder / "junk.json").unlink()
     (folder / "a.json").unlink()
     (folder / "b.properties").write_text(
         f"name=b\nconnector.class=datagen\ntopic={bed.unique_topic('b2')}\n"
         "records.per.second=7\n")
     write(folder, "c.json", datagen("c", bed.unique_topic("c")))
-    reload(w, "1 created, 1 updated, 1 unchanged, 2 deleted, 0 invalid file(s)")
-    assert w.get("/connectors").json() == ["b", "c", "paused"]
+    reload(w, "1 created, 1 updated, 1 unchanged, 1 deleted, 0 invalid file(s)")
+    assert w.get("/connectors").json() == ["b", "c", "paused", "rest"]
     assert w.get("/connectors/b/config").json()["records.per.second"] == "7"
+    assert w.get("/connectors/b/config").json()["tributary.connectors.dir.file"] == \
+        "b.properties"
+    assert "tributary.connectors.dir.file" not in w.get("/connectors/rest/config").json()
     logs = w.logs()
     assert "connector a deleted: it has no file" in logs
-    assert "connector rest deleted: it has no file" in logs
+    assert "connector rest deleted" not in logs
+    assert metric_value(w, "tributary_connectors_dir_invalid_files") == 0
     wait_for(lambda: running(w, "c"), what="c running")
 
 
@@ -120,9 +133,6 @@ def test_an_unreadable_directory_changes_nothing(start_worker, tmp_path):
 @pytest.mark.parametrize("settings, args, said", [
     ({"connectors.dir.prune": "true"}, [],
      "connectors.dir.prune=true needs connectors.dir"),
-    ({"connectors.dir.prune": "true", "connectors.dir": "."}, ["gen.properties"],
-     "connectors.dir.prune=true would delete the connectors of the files on the "
-     "command line"),
 ])
 def test_prune_is_refused_where_it_cannot_be_right(start_worker, tmp_path, settings,
                                                    args, said):

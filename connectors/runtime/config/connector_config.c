@@ -238,10 +238,12 @@ static const tb_config_def_t common_keys[] = {
      .one_of = reload_actions,
      .documentation = "What to do when a referenced secret changes: none or "
                       "restart. tributary does not watch referenced secrets: it "
-                      "resolves each reference when a task starts, so a changed "
-                      "secret takes effect at the task's next start (a restart "
-                      "through the REST API, or the automatic restart of a failed "
-                      "task) under either value. With restart, a connector that "
+                      "resolves each reference when a task starts, and with restart "
+                      "a reload of the worker (SIGHUP or POST /admin/reload) "
+                      "restarts each task whose secrets changed since it started; "
+                      "otherwise a changed secret takes effect at the task's next "
+                      "start (a restart through the REST API, or the automatic "
+                      "restart of a failed task). With restart, a connector that "
                       "references secrets logs this once when its tasks start."},
     {.name = "transforms",
      .type = TB_CONFIG_LIST,

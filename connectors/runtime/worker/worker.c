@@ -398,9 +398,9 @@ void tb_worker_apply(tb_worker_t *worker, const tb_known_connector_t *c,
         if (inst->task_count == 0 && tb_connector_config_reload_unwatched(c->config)) {
             TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", c->name, -1,
                         "config.action.reload=restart: tributary does not watch the "
-                        "secrets this connector references; a changed secret takes "
-                        "effect when a task starts again (POST /connectors/%s/restart)",
-                        c->name);
+                        "secrets this connector references; a reload of the worker "
+                        "(SIGHUP or POST /admin/reload) restarts the tasks whose "
+                        "secrets changed");
         }
         inst->task_count = n;
     }
