@@ -192,3 +192,36 @@ def test_a_changed_secret_restarts_only_the_tasks_that_use_it(start_worker, bed,
     wait_for(lambda: output_lines(tmp_path / "uses.txt") == ["after"], timeout=60,
              what="the restarted sink writing")
     assert "second" not in w.logs()
+
+
+def test_the_reference_policy_changes_live(start_worker, bed, tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / "s.properties").write_text("token=t\n")
+    w = start_worker({"config.providers": "file",
+                      "config.providers.file.param.allowed.paths": str(first)})
+
+    def put(name, folder):
+        return w.put(f"/connectors/{name}/config", json={
+            "connector.class": "FileStreamSink", "topics": bed.unique_topic(name),
+            "file": str(tmp_path / f"{name}.txt"),
+            "sink.token": f"${{file:{folder}/s.properties:token}}"})
+
+    assert put("old", first).status_code == 201
+    refused = put("new", second)
+    assert refused.status_code == 400 and "sink.token" in refused.text, refused.text
+    properties = os.path.join(w.dir, "worker.properties")
+    with open(properties) as f:
+        text = f.read().replace(f"allowed.paths={first}", f"allowed.paths={second}")
+    with open(properties, "w") as f:
+        f.write(text)
+    reply = w.post("/admin/reload")
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["applied"] == ["config.providers.file.param.allowed.paths"]
+    assert reply.json()["restart_required"] == []
+    assert put("new", second).status_code == 201
+    assert put("other", first).status_code == 400
+    assert "[connector:old]" in [line for line in w.logs().splitlines()
+                      if "now refuse this connector's config" in line][0]
+    assert w.get("/connectors/old/status").status_code == 200
