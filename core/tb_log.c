@@ -37,7 +37,8 @@ static explicit_level_t levels[MAX_EXPLICIT] = {
 static size_t level_count = 1;
 /* The most verbose level any logger has: a fast "no" for TB_LOG. */
 static atomic_int most_verbose = TB_LOG_INFO;
-static tb_log_format_t format = TB_LOG_FORMAT_TEXT;
+/* atomic: a reload (log.format) sets it while other threads log */
+static _Atomic(tb_log_format_t) format = TB_LOG_FORMAT_TEXT;
 
 static const char *const level_names[] = {
     [TB_LOG_OFF] = "OFF",     [TB_LOG_FATAL] = "FATAL", [TB_LOG_ERROR] = "ERROR",

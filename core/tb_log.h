@@ -59,6 +59,7 @@ void tb_log_write(tb_log_level_t level, const char *logger, const char *connecto
         }                                                                                \
     } while (0)
 
+/* Sets how lines are written from the next one on; any thread. */
 void tb_log_set_format(tb_log_format_t format);
 
 /* Parses a level name (OFF, FATAL, ERROR, WARN, INFO, DEBUG, TRACE, ALL;

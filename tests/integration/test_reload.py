@@ -4,6 +4,7 @@ renewed certificate, log.level and the secrets behind references; every
 other key that changed is named as needing a restart.
 
 Certificates and secrets are made at test time."""
+import json
 import os
 import signal
 import socket
@@ -127,10 +128,13 @@ def test_post_admin_reload_reports_what_needs_a_restart(start_worker):
 
     properties = os.path.join(w.dir, "worker.properties")
     with open(properties, "a") as f:
-        f.write("log.level=DEBUG\nrest.threads=3\ntask.threads=5\n")
+        f.write("log.level=DEBUG\nlog.format=json\nrest.threads=3\ntask.threads=5\n")
     reply = requests.post(admin + "/admin/reload", timeout=30)
     assert reply.status_code == 200, reply.text
-    assert reply.json()["applied"] == ["log.level"]
+    assert reply.json()["applied"] == ["log.format", "log.level"]
+    summary = [line for line in w.logs().splitlines()
+               if "worker config reloaded" in line][-1]
+    assert json.loads(summary)["level"] == "INFO", summary
     assert reply.json()["restart_required"] == ["rest.threads", "task.threads"]
     assert requests.get(admin + "/admin/loggers/root", timeout=10).json()["level"] == \
         "DEBUG"
