@@ -69,8 +69,9 @@ def test_sighup_renews_the_certificate_and_a_running_sink_goes_on(start_worker, 
     topic = bed.unique_topic("tls-reload")
     create_topic(bed, topic, 1)
     out = tmp_path / "out.txt"
+    sink = bed.unique_topic("tls-sink")  # its group, connect-<name>, is its own
     reply = requests.post(w.url + "/connectors", verify=pki["ca.pem"], timeout=30,
-                          json={"name": "sink", "config": {
+                          json={"name": sink, "config": {
                               "connector.class": "FileStreamSink", "topics": topic,
                               "file": str(out)}})
     assert reply.status_code == 201, reply.text
@@ -92,8 +93,8 @@ def test_sighup_renews_the_certificate_and_a_running_sink_goes_on(start_worker, 
     wait_for(lambda: len(output_lines(out)) == 200, timeout=60, what="200 lines")
     assert output_lines(out) == [f"a{i}" for i in range(100)] + \
         [f"b{i}" for i in range(100)]
-    assert restarts(w, "sink") == 0
-    status = requests.get(w.url + "/connectors/sink/status", verify=pki["ca.pem"],
+    assert restarts(w, sink) == 0
+    status = requests.get(w.url + f"/connectors/{sink}/status", verify=pki["ca.pem"],
                           timeout=10).json()
     assert [t["state"] for t in status["tasks"]] == ["RUNNING"]
 
@@ -173,27 +174,29 @@ def test_a_changed_secret_restarts_only_the_tasks_that_use_it(start_worker, bed,
                           str(secrets_file.parent)})
     topic = bed.unique_topic("secret-reload")
     create_topic(bed, topic, 1)
-    for name, extra in [("uses", {"sink.token": f"${{file:{secrets_file}:token}}"}),
-                        ("plain", {}),
-                        ("kept", {"sink.token": f"${{file:{secrets_file}:token}}",
-                                  "config.action.reload": "none"})]:
+    # unique names: each sink's group, connect-<name>, is its own on the bed
+    uses, plain, kept = (bed.unique_topic(n) for n in ("uses", "plain", "kept"))
+    for name, extra in [(uses, {"sink.token": f"${{file:{secrets_file}:token}}"}),
+                        (plain, {}),
+                        (kept, {"sink.token": f"${{file:{secrets_file}:token}}",
+                                "config.action.reload": "none"})]:
         reply = w.post("/connectors", json={"name": name, "config": {
             "connector.class": "FileStreamSink", "topics": topic,
             "file": str(tmp_path / f"{name}.txt"), **extra}})
         assert reply.status_code == 201, reply.text
-    for name in ("uses", "plain", "kept"):
+    for name in (uses, plain, kept):
         wait_for(lambda: restarts(w, name) == 0, what=f"{name} running")
 
     sighup(w, 0)  # nothing changed: nothing restarts
-    assert all(restarts(w, name) == 0 for name in ("uses", "plain", "kept"))
+    assert all(restarts(w, name) == 0 for name in (uses, plain, kept))
     secrets_file.write_text("token=second\n")
     reply = w.post("/admin/reload")
     assert reply.status_code == 200, reply.text
-    assert reply.json()["tasks_restarted"] == ["uses-0"]
-    wait_for(lambda: restarts(w, "uses") == 1, what="uses restarted")
-    assert restarts(w, "plain") == 0 and restarts(w, "kept") == 0
+    assert reply.json()["tasks_restarted"] == [f"{uses}-0"]
+    wait_for(lambda: restarts(w, uses) == 1, what="uses restarted")
+    assert restarts(w, plain) == 0 and restarts(w, kept) == 0
     produce(bed.bootstrap, topic, [(0, None, b"after")])
-    wait_for(lambda: output_lines(tmp_path / "uses.txt") == ["after"], timeout=60,
+    wait_for(lambda: output_lines(tmp_path / f"{uses}.txt") == ["after"], timeout=60,
              what="the restarted sink writing")
     assert "second" not in w.logs()
 
@@ -205,8 +208,10 @@ def test_the_reference_policy_changes_live(start_worker, bed, tmp_path):
         (folder / "s.properties").write_text("token=t\n")
     w = start_worker({"config.providers": "file",
                       "config.providers.file.param.allowed.paths": str(first)})
+    names = {n: bed.unique_topic(n) for n in ("old", "new", "other")}
 
     def put(name, folder):
+        name = names[name]
         return w.put(f"/connectors/{name}/config", json={
             "connector.class": "FileStreamSink", "topics": bed.unique_topic(name),
             "file": str(tmp_path / f"{name}.txt"),
@@ -226,6 +231,7 @@ def test_the_reference_policy_changes_live(start_worker, bed, tmp_path):
     assert reply.json()["restart_required"] == []
     assert put("new", second).status_code == 201
     assert put("other", first).status_code == 400
-    assert "[connector:old]" in [line for line in w.logs().splitlines()
-                      if "now refuse this connector's config" in line][0]
-    assert w.get("/connectors/old/status").status_code == 200
+    assert f"[connector:{names['old']}]" in [
+        line for line in w.logs().splitlines()
+        if "now refuse this connector's config" in line][0]
+    assert w.get(f"/connectors/{names['old']}/status").status_code == 200
