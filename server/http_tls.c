@@ -137,6 +137,22 @@ static void serial_of(const gnutls_datum_t *der, char *out)
     }
 }
 
+/* Whether a and b hold the same chain and the same key. */
+static bool same_credentials(const credentials_t *a, const credentials_t *b)
+{
+    if (a->count != b->count || !key_matches(a->certs[0].pubkey, b->key)) {
+        return false;
+    }
+    for (unsigned i = 0; i < a->count; i++) {
+        if (a->certs[i].cert.size != b->certs[i].cert.size ||
+            memcmp(a->certs[i].cert.data, b->certs[i].cert.data, a->certs[i].cert.size) !=
+                0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int tb_http_tls_load(tb_http_tls_t *tls, const char *cert_path, const char *key_path,
                      const char *password, char *serial, char *errstr, size_t errstr_size)
 {
@@ -193,8 +209,12 @@ int tb_http_tls_load(tb_http_tls_t *tls, const char *cert_path, const char *key_
         serial_of(&creds->certs[0].cert, serial);
     }
     pthread_mutex_lock(&tls->lock);
-    creds->older = tls->current;
-    tls->current = creds;
+    if (tls->current != NULL && same_credentials(tls->current, creds)) {
+        credentials_free(creds); /* unchanged files: nothing to keep twice */
+    } else {
+        creds->older = tls->current;
+        tls->current = creds;
+    }
     pthread_mutex_unlock(&tls->lock);
     OPENSSL_cleanse(key_pem, key_len);
     free(key_pem);

@@ -9,7 +9,8 @@
  * new ones and makes them current; connections already open keep the
  * session they negotiated, and every later handshake gets the new ones.
  * Credentials once handed out are kept until tb_http_tls_destroy (GnuTLS
- * sessions borrow them for their lifetime): a reload costs a few kB.
+ * sessions borrow them for their lifetime): a reload that finds new files
+ * costs a few kB, one that finds the same ones nothing.
  *
  * Ownership: the set owns every credential it loaded; tb_http_tls_select's
  * are borrowed. Locking: a mutex of its own; any thread may call anything
