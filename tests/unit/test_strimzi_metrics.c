@@ -1,5 +1,6 @@
 /* Strimzi's names for Connect's metrics (connect_metrics.c): the status series
- * that follow a task's status, and a connector's task counts on this worker. */
+ * that follow a task's status, and a connector's task counts on this worker;
+ * and the names Confluent's exporter rules give the strings. */
 #include "tb_test.h"
 
 #include <stdlib.h>
@@ -104,6 +105,26 @@ static void test_connector_status_and_info(void **state)
                          "connector_type=\"source\"} 1"));
     assert_true(has_line("kafka_connect_connector_connector_version{connector=\"c\","
                          "connector_version=\"2.0\"} 1"));
+    /* Confluent's: one family, one series per string */
+    assert_true(
+        has_line("kafka_connect_connector_metrics{connector=\"c\",status=\"paused\","
+                 "connector_class=\"\",connector_type=\"\",connector_version=\"\"} 1"));
+    assert_true(
+        has_line("kafka_connect_connector_metrics{connector=\"c\",status=\"\","
+                 "connector_class=\"org.example.NewConnector\",connector_type=\"\","
+                 "connector_version=\"\"} 1"));
+    assert_true(has_line("kafka_connect_connector_metrics{connector=\"c\",status=\"\","
+                         "connector_class=\"\",connector_type=\"source\","
+                         "connector_version=\"\"} 1"));
+    assert_true(has_line("kafka_connect_connector_metrics{connector=\"c\",status=\"\","
+                         "connector_class=\"\",connector_type=\"\","
+                         "connector_version=\"2.0\"} 1"));
+    tb_state_metrics_set(&connector, TB_STATE_RUNNING, 0);
+    assert_true(
+        has_line("kafka_connect_connector_metrics{connector=\"c\",status=\"running\","
+                 "connector_class=\"\",connector_type=\"\",connector_version=\"\"} 1"));
+    assert_false(
+        mentions("kafka_connect_connector_metrics{connector=\"c\",status=\"paused\""));
     assert_false(mentions("OldConnector"));
     assert_true(has_line("kafka_connect_worker_connector_count 1"));
     assert_true(has_line("kafka_connect_coordinator_assigned_connectors 1"));
@@ -144,12 +165,33 @@ static void test_task_tags_and_chain_info(void **state)
     assert_false(mentions("connector=\"c\""));
 }
 
+/* app-info: Strimzi's three and Confluent's one family, all released. */
+static void test_app_info(void **state)
+{
+    (void)state;
+    tb_series_t *info[TB_CONNECT_APP_INFO_COUNT] = {NULL};
+    tb_connect_app_info_take(info, "h:1", "4.3.1", "abc", 1700000000.5);
+    assert_true(has_line(
+        "kafka_connect_app_info_version{client_id=\"h:1\",version=\"4.3.1\"} 1"));
+    assert_true(has_line("kafka_connect_app{client_id=\"h:1\",version=\"4.3.1\","
+                         "commit_id=\"\",start_time_ms=\"\"} 1"));
+    assert_true(has_line("kafka_connect_app{client_id=\"h:1\",version=\"\","
+                         "commit_id=\"abc\",start_time_ms=\"\"} 1"));
+    assert_true(has_line("kafka_connect_app{client_id=\"h:1\",version=\"\","
+                         "commit_id=\"\",start_time_ms=\"1700000000500\"} 1"));
+    for (size_t i = 0; i < TB_CONNECT_APP_INFO_COUNT; i++) {
+        tb_series_release(info[i]);
+    }
+    assert_false(mentions("h:1"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_task_counts_follow_the_tasks_states, reset),
         cmocka_unit_test_setup(test_connector_status_and_info, reset),
         cmocka_unit_test_setup(test_task_tags_and_chain_info, reset),
+        cmocka_unit_test_setup(test_app_info, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -339,6 +339,30 @@ static const tb_metric_def_t *const s_info[TB_CONNECT_INFO_COUNT] = {
                              .labels = s_version_labels},
 };
 
+/* The names Confluent's JMX exporter rules for Connect give (in its
+ * jmx-monitoring-stacks, whose Connect dashboard queries them) where they
+ * are not Connect's names above: connector-metrics' and app-info's string
+ * attributes as one family each, every series 1 and labelled with one
+ * attribute (the family's other labels empty, which Prometheus reads as
+ * absent), and completed-rebalances-total without its _total. */
+static const tb_metric_def_t c_connector_info = {
+    .name = "kafka_connect_connector_metrics",
+    .type = TB_METRIC_UNTYPED,
+    .help = "Confluent's name for Connect's connector-metrics strings: 1, labelled "
+            "with the status, the class, the type or the version.",
+    .labels = (const char *const[]){"connector", "status", "connector_class",
+                                    "connector_type", "connector_version", NULL}};
+static const tb_metric_def_t c_app_info = {
+    .name = "kafka_connect_app",
+    .type = TB_METRIC_UNTYPED,
+    .help = "Confluent's name for Connect's app-info strings: 1, labelled with the "
+            "version, the commit-id or the start-time-ms.",
+    .labels = (const char *const[]){"client_id", "version", "commit_id", "start_time_ms",
+                                    NULL}};
+WORKER_FAMILY(c_completed_rebalances, REBALANCE "completed_rebalances",
+              "Confluent's name for Connect's completed-rebalances-total: "
+              "tributary_cluster_rebalances_total.");
+
 /* app-info, with Connect 4.2's client-id tag (KIP-1120). */
 static const tb_metric_def_t app_version = {
     .name = "kafka_connect_app_info_version",
@@ -530,6 +554,7 @@ static const rule_t connector_task_count_rules[] = {
 #define C tb_cluster_metrics_t
 static const rule_t rebalance_rules[] = {
     ALIAS(&completed_rebalances, &s_completed_rebalances, C, rebalances),
+    ALIAS(&c_completed_rebalances, NULL, C, rebalances),
     ALIAS(&rebalance_epoch, &s_rebalance_epoch, C, epoch),
     ALIAS(&rebalancing, &s_rebalancing, C, rebalancing),
     MAX(&rebalance_max, NULL, C, rebalance_seconds),
@@ -676,23 +701,32 @@ void tb_connect_state_take(tb_connect_metrics_t *c, const tb_state_metrics_t *m,
     tb_connect_state_set(c, TB_STATE_UNASSIGNED);
 }
 
+/* Points *slot at the series of def with values, set to 1, and releases
+ * the one it held after the new one is on the page (the same series when
+ * the values did not change): a string attribute as a JMX exporter serves
+ * it. */
+static void label_series_set(tb_series_t **slot, const tb_metric_def_t *def,
+                             const char *const *values)
+{
+    tb_series_t *old = *slot;
+    *slot = tb_metrics_series(def, values);
+    tb_series_set(*slot, 1);
+    tb_series_release(old);
+}
+
 void tb_connect_state_set(tb_connect_metrics_t *c, tb_state_t state)
 {
     char status[32];
     status_text(state, status, sizeof(status));
-    tb_series_t *old = c->status;
-    c->status =
-        c->task[0] != '\0'
-            ? tb_metrics_series(
-                  &s_task_status,
-                  (const char *const[]){c->connector, c->task, status, NULL})
-            : tb_metrics_series(&s_connector_status,
-                                (const char *const[]){c->connector, status, NULL});
-    tb_series_set(c->status, 1);
-    tb_series_release(old); /* after the new one is on the page */
     if (c->task[0] == '\0') {
+        label_series_set(&c->status, &s_connector_status,
+                         (const char *const[]){c->connector, status, NULL});
+        label_series_set(&c->confluent_status, &c_connector_info,
+                         (const char *const[]){c->connector, status, "", "", "", NULL});
         return;
     }
+    label_series_set(&c->status, &s_task_status,
+                     (const char *const[]){c->connector, c->task, status, NULL});
     if (c->counted >= 0) {
         tb_series_add(c->task_counts[c->counted], -1);
     }
@@ -707,11 +741,12 @@ void tb_connect_info_set(tb_connect_metrics_t *c, const char *class_name,
 {
     const char *labels[TB_CONNECT_INFO_COUNT] = {class_name, type, version};
     for (size_t i = 0; i < TB_CONNECT_INFO_COUNT; i++) {
-        tb_series_t *old = c->info[i]; /* the same series when unchanged */
-        c->info[i] = tb_metrics_series(
-            s_info[i], (const char *const[]){c->connector, labels[i], NULL});
-        tb_series_set(c->info[i], 1);
-        tb_series_release(old);
+        label_series_set(&c->info[i], s_info[i],
+                         (const char *const[]){c->connector, labels[i], NULL});
+        /* Confluent's: connector, status, then class, type and version */
+        const char *confluent[] = {c->connector, "", "", "", "", NULL};
+        confluent[2 + i] = labels[i];
+        label_series_set(&c->confluent_info[i], &c_connector_info, confluent);
     }
 }
 
@@ -720,11 +755,8 @@ void tb_connect_task_info_set(tb_connect_metrics_t *c, const char *connector,
                               const char *const values[TB_CONNECT_TASK_INFO_COUNT])
 {
     for (size_t i = 0; i < TB_CONNECT_TASK_INFO_COUNT; i++) {
-        tb_series_t *old = c->task_info[i]; /* the same series when unchanged */
-        c->task_info[i] = tb_metrics_series(
-            task_info[i], (const char *const[]){connector, task, values[i], NULL});
-        tb_series_set(c->task_info[i], 1);
-        tb_series_release(old);
+        label_series_set(&c->task_info[i], task_info[i],
+                         (const char *const[]){connector, task, values[i], NULL});
     }
 }
 
@@ -761,14 +793,20 @@ void tb_connect_app_info_take(tb_series_t *out[TB_CONNECT_APP_INFO_COUNT],
                               const char *client_id, const char *version,
                               const char *commit, double start_seconds)
 {
-    out[0] =
-        tb_metrics_series(&app_version, (const char *const[]){client_id, version, NULL});
-    out[1] =
-        tb_metrics_series(&app_commit, (const char *const[]){client_id, commit, NULL});
+    char start_ms[32];
+    snprintf(start_ms, sizeof(start_ms), "%.0f", start_seconds * 1000);
+    label_series_set(&out[0], &app_version,
+                     (const char *const[]){client_id, version, NULL});
+    label_series_set(&out[1], &app_commit,
+                     (const char *const[]){client_id, commit, NULL});
     out[2] = tb_metrics_series(&app_start, (const char *const[]){client_id, NULL});
-    tb_series_set(out[0], 1);
-    tb_series_set(out[1], 1);
     tb_series_set(out[2], start_seconds);
+    label_series_set(&out[3], &c_app_info,
+                     (const char *const[]){client_id, version, "", "", NULL});
+    label_series_set(&out[4], &c_app_info,
+                     (const char *const[]){client_id, "", commit, "", NULL});
+    label_series_set(&out[5], &c_app_info,
+                     (const char *const[]){client_id, "", "", start_ms, NULL});
 }
 
 tb_series_t *tb_connect_leader_name(const char *url)
@@ -789,8 +827,8 @@ void tb_connect_release(tb_connect_metrics_t *c)
             tb_series_add(c->task_counts[c->counted], -1);
         }
     }
-    tb_series_t **own[] = {&c->worker_count, &c->last_error, &c->commit_skips,
-                           &c->since_rebalance, &c->status};
+    tb_series_t **own[] = {&c->worker_count,    &c->last_error, &c->commit_skips,
+                           &c->since_rebalance, &c->status,     &c->confluent_status};
     for (size_t i = 0; i < COUNT(own); i++) {
         tb_series_release(*own[i]);
         *own[i] = NULL;
@@ -802,6 +840,8 @@ void tb_connect_release(tb_connect_metrics_t *c)
     for (size_t i = 0; i < TB_CONNECT_INFO_COUNT; i++) {
         tb_series_release(c->info[i]);
         c->info[i] = NULL;
+        tb_series_release(c->confluent_info[i]);
+        c->confluent_info[i] = NULL;
     }
     for (size_t i = 0; i < TB_CONNECT_TASK_INFO_COUNT; i++) {
         tb_series_release(c->task_info[i]);

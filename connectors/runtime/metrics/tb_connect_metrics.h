@@ -19,7 +19,10 @@
  * Each is also served under the name Strimzi's JMX exporter rules give it
  * (kafka_connect_worker_connector_count, ...), when in the same unit; and
  * Strimzi's status, connector class, type and version series (1, labelled
- * with the value), which its stock Connect dashboard queries.
+ * with the value), which its stock Connect dashboard queries; and the few
+ * names Confluent's exporter rules give otherwise (kafka_connect_app,
+ * kafka_connect_connector_metrics, ..._completed_rebalances), which its
+ * Connect dashboard queries.
  */
 #ifndef TB_CONNECT_METRICS_H
 #define TB_CONNECT_METRICS_H
@@ -84,10 +87,12 @@ void tb_connect_rebalance_take(tb_connect_metrics_t *c,
 /* Connect's app-info with its client-id tag (Connect 4.2, KIP-1120),
  * client_id the worker's id (host:port of its REST URL, as Connect's
  * worker id): version and commit-id as Strimzi serves strings
- * (kafka_connect_app_info_version{client_id,version} 1, _commit_id), and
- * start-time-ms in seconds (kafka_connect_app_info_start_time_seconds).
- * out gets the three series, for the caller to release. */
-#define TB_CONNECT_APP_INFO_COUNT 3
+ * (kafka_connect_app_info_version{client_id,version} 1, _commit_id),
+ * start-time-ms in seconds (kafka_connect_app_info_start_time_seconds),
+ * and the three as Confluent's rules serve them (kafka_connect_app
+ * {client_id,version|commit_id|start_time_ms} 1). out (all NULL) gets the
+ * six series, for the caller to release. */
+#define TB_CONNECT_APP_INFO_COUNT 6
 void tb_connect_app_info_take(tb_series_t *out[TB_CONNECT_APP_INFO_COUNT],
                               const char *client_id, const char *version,
                               const char *commit, double start_seconds);

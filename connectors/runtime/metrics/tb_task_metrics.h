@@ -33,11 +33,14 @@ typedef struct {
      * (connector-*-task-count), a task adding 1 to the total and to the
      * count of its status (index counted, -1 for none); Strimzi's status,
      * 1 labelled with the current one; a connector's class, type and
-     * version (Strimzi's names); and the labels these need */
+     * version (Strimzi's names); a connector's status, class, type and
+     * version under Confluent's name; and the labels these need */
     tb_series_t *task_counts[TB_CONNECT_TASK_COUNTS];
     int counted;
     tb_series_t *status;
     tb_series_t *info[TB_CONNECT_INFO_COUNT];
+    tb_series_t *confluent_status;
+    tb_series_t *confluent_info[TB_CONNECT_INFO_COUNT];
     tb_series_t *task_info[TB_CONNECT_TASK_INFO_COUNT];
     tb_series_t **chain_info; /* a transform's or predicate's class and version */
     size_t chain_info_count;
