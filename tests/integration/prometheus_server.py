@@ -1,6 +1,7 @@
 """Debian's Prometheus server on loopback, scraping a worker, and its query
 API."""
 import contextlib
+import json
 import os
 import subprocess
 
@@ -12,17 +13,21 @@ PROMETHEUS = "/usr/bin/prometheus"
 
 
 @contextlib.contextmanager
-def prometheus(tmp_path, target):
+def prometheus(tmp_path, target, jobs=None):
     """A Prometheus server scraping target every second, on a free loopback
-    port; yields its base URL, and stops it at the end."""
+    port; yields its base URL, and stops it at the end. jobs maps a job name
+    to the labels its scrape adds (as a Kubernetes pod monitor or a static
+    config of a stock stack would); by default one job, tributary."""
     assert os.access(PROMETHEUS, os.X_OK), (
         f"{PROMETHEUS} not found: scripts/install-deps test (Debian package prometheus)")
     port = free_port()
     config = tmp_path / "prometheus.yml"
     config.write_text(
-        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-        "scrape_configs:\n  - job_name: tributary\n    static_configs:\n"
-        f"      - targets: ['{target}']\n")
+        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
+        + "".join(
+            f"  - job_name: {json.dumps(job)}\n    static_configs:\n"
+            f"      - targets: ['{target}']\n        labels: {json.dumps(labels)}\n"
+            for job, labels in (jobs or {"tributary": {}}).items()))
     (tmp_path / "tsdb").mkdir()
     log = open(tmp_path / "prometheus.log", "w")
     proc = subprocess.Popen(
