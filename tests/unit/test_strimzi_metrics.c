@@ -72,8 +72,15 @@ static void test_task_counts_follow_the_tasks_states(void **state)
     assert_false(
         mentions("kafka_connect_connector_task_status{connector=\"c\",task=\"1\","
                  "status=\"running\"}"));
+    assert_true(
+        has_line("kafka_connect_connector_task_metrics_status_info{connector=\"c\","
+                 "task=\"1\",status=\"failed\"} 1"));
+    assert_false(
+        mentions("kafka_connect_connector_task_metrics_status_info{connector=\"c\","
+                 "task=\"1\",status=\"running\"}"));
     assert_true(has_line("kafka_connect_worker_task_count 2"));
     assert_true(has_line("kafka_connect_coordinator_assigned_tasks 2"));
+    assert_true(has_line("kafka_connect_connect_coordinator_metrics_assigned_tasks 2"));
 
     tb_state_metrics_release(&task1);
     assert_true(
@@ -119,6 +126,16 @@ static void test_connector_status_and_info(void **state)
     assert_true(has_line("kafka_connect_connector_metrics{connector=\"c\",status=\"\","
                          "connector_class=\"\",connector_type=\"\","
                          "connector_version=\"2.0\"} 1"));
+    /* Strimzi's metrics reporter's */
+    assert_true(has_line("kafka_connect_connector_metrics_status_info{connector=\"c\","
+                         "status=\"paused\"} 1"));
+    assert_true(has_line("kafka_connect_connector_metrics_connector_class_info{connector="
+                         "\"c\",connector_class=\"org.example.NewConnector\"} 1"));
+    assert_true(has_line("kafka_connect_connector_metrics_connector_type_info{connector="
+                         "\"c\",connector_type=\"source\"} 1"));
+    assert_true(
+        has_line("kafka_connect_connector_metrics_connector_version_info{connector="
+                 "\"c\",connector_version=\"2.0\"} 1"));
     tb_state_metrics_set(&connector, TB_STATE_RUNNING, 0);
     assert_true(
         has_line("kafka_connect_connector_metrics{connector=\"c\",status=\"running\","
@@ -128,6 +145,8 @@ static void test_connector_status_and_info(void **state)
     assert_false(mentions("OldConnector"));
     assert_true(has_line("kafka_connect_worker_connector_count 1"));
     assert_true(has_line("kafka_connect_coordinator_assigned_connectors 1"));
+    assert_true(
+        has_line("kafka_connect_connect_coordinator_metrics_assigned_connectors 1"));
     tb_state_metrics_release(&connector);
     assert_false(mentions("connector=\"c\""));
 }

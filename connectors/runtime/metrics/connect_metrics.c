@@ -321,23 +321,6 @@ STRIMZI(s_task_status, "kafka_connect_connector_task_status", s_task_status_labe
 static const char *const s_class_labels[] = {"connector", "connector_class", NULL};
 static const char *const s_type_labels[] = {"connector", "connector_type", NULL};
 static const char *const s_version_labels[] = {"connector", "connector_version", NULL};
-static const tb_metric_def_t *const s_info[TB_CONNECT_INFO_COUNT] = {
-    &(const tb_metric_def_t){.name = "kafka_connect_connector_connector_class",
-                             .type = TB_METRIC_UNTYPED,
-                             .help = "Strimzi's name for Connect's connector-metrics "
-                                     "connector-class: 1, labelled with the class.",
-                             .labels = s_class_labels},
-    &(const tb_metric_def_t){.name = "kafka_connect_connector_connector_type",
-                             .type = TB_METRIC_UNTYPED,
-                             .help = "Strimzi's name for Connect's connector-metrics "
-                                     "connector-type: 1, labelled source or sink.",
-                             .labels = s_type_labels},
-    &(const tb_metric_def_t){.name = "kafka_connect_connector_connector_version",
-                             .type = TB_METRIC_UNTYPED,
-                             .help = "Strimzi's name for Connect's connector-metrics "
-                                     "connector-version: 1, labelled with the version.",
-                             .labels = s_version_labels},
-};
 
 /* The names Confluent's JMX exporter rules for Connect give (in its
  * jmx-monitoring-stacks, whose Connect dashboard queries them) where they
@@ -362,6 +345,73 @@ static const tb_metric_def_t c_app_info = {
 WORKER_FAMILY(c_completed_rebalances, REBALANCE "completed_rebalances",
               "Confluent's name for Connect's completed-rebalances-total: "
               "tributary_cluster_rebalances_total.");
+
+/* The names Strimzi's metrics reporter gives (its other metrics config,
+ * whose Connect dashboard queries them) where they are not Connect's above:
+ * a string attribute as <group>_<attribute>_info, 1 labelled with the
+ * value; and connect-coordinator-metrics under its group's name. */
+#define REPORTER_STRING(var, metric, attribute, labelled)                                \
+    static const tb_metric_def_t var = {                                                 \
+        .name = metric "_info",                                                          \
+        .type = TB_METRIC_UNTYPED,                                                       \
+        .help = "Strimzi's metrics reporter's name for Connect's " attribute             \
+                ": 1, labelled with the value.",                                         \
+        .labels = labelled}
+REPORTER_STRING(r_connector_status, "kafka_connect_connector_metrics_status",
+                "connector-metrics status", s_connector_status_labels);
+REPORTER_STRING(r_task_status, "kafka_connect_connector_task_metrics_status",
+                "connector-task-metrics status", s_task_status_labels);
+REPORTER_STRING(r_class, "kafka_connect_connector_metrics_connector_class",
+                "connector-metrics connector-class", s_class_labels);
+REPORTER_STRING(r_type, "kafka_connect_connector_metrics_connector_type",
+                "connector-metrics connector-type", s_type_labels);
+REPORTER_STRING(r_version, "kafka_connect_connector_metrics_connector_version",
+                "connector-metrics connector-version", s_version_labels);
+#undef REPORTER_STRING
+STRIMZI(r_assigned_connectors,
+        "kafka_connect_connect_coordinator_metrics_assigned_connectors", NULL,
+        "connect-coordinator-metrics assigned-connectors, as its metrics reporter "
+        "names it");
+STRIMZI(r_assigned_tasks, "kafka_connect_connect_coordinator_metrics_assigned_tasks",
+        NULL,
+        "connect-coordinator-metrics assigned-tasks, as its metrics reporter names it");
+
+/* Every family a string attribute is served under (Connect's status aside,
+ * whose series are per state), NULL-terminated: Strimzi's exporter rules',
+ * Confluent's and Strimzi's metrics reporter's. */
+static const tb_metric_def_t
+    *const connector_status_defs[TB_CONNECT_STRING_FAMILIES + 1] = {
+        &s_connector_status, &c_connector_info, &r_connector_status, NULL};
+static const tb_metric_def_t *const task_status_defs[TB_CONNECT_STRING_FAMILIES + 1] = {
+    &s_task_status, &r_task_status, NULL};
+/* class, type and version, in tb_connect_info_set's order, with the label
+ * each is served under */
+static const struct {
+    const char *label;
+    const tb_metric_def_t *defs[TB_CONNECT_STRING_FAMILIES + 1];
+} info_defs[TB_CONNECT_INFO_COUNT] = {
+    {"connector_class",
+     {&(const tb_metric_def_t){.name = "kafka_connect_connector_connector_class",
+                               .type = TB_METRIC_UNTYPED,
+                               .help = "Strimzi's name for Connect's connector-metrics "
+                                       "connector-class: 1, labelled with the class.",
+                               .labels = s_class_labels},
+      &c_connector_info, &r_class, NULL}},
+    {"connector_type",
+     {&(const tb_metric_def_t){.name = "kafka_connect_connector_connector_type",
+                               .type = TB_METRIC_UNTYPED,
+                               .help = "Strimzi's name for Connect's connector-metrics "
+                                       "connector-type: 1, labelled source or sink.",
+                               .labels = s_type_labels},
+      &c_connector_info, &r_type, NULL}},
+    {"connector_version",
+     {&(const tb_metric_def_t){.name = "kafka_connect_connector_connector_version",
+                               .type = TB_METRIC_UNTYPED,
+                               .help = "Strimzi's name for Connect's connector-metrics "
+                                       "connector-version: 1, labelled with the version.",
+                               .labels = s_version_labels},
+      &c_connector_info, &r_version, NULL}},
+};
 
 /* app-info, with Connect 4.2's client-id tag (KIP-1120). */
 static const tb_metric_def_t app_version = {
@@ -536,10 +586,12 @@ static const rule_t task_worker_rules[] = {
 static const rule_t connector_count_rules[] = {
     ALIAS(NULL, &s_connector_count, S, connect.worker_count),
     ALIAS(NULL, &s_assigned_connectors, S, connect.worker_count),
+    ALIAS(NULL, &r_assigned_connectors, S, connect.worker_count),
 };
 static const rule_t task_count_rules[] = {
     ALIAS(NULL, &s_task_count, S, connect.worker_count),
     ALIAS(NULL, &s_assigned_tasks, S, connect.worker_count),
+    ALIAS(NULL, &r_assigned_tasks, S, connect.worker_count),
 };
 static const rule_t connector_task_count_rules[] = {
     ALIAS(NULL, &s_total_tasks, S, connect.task_counts[0]),
@@ -714,19 +766,38 @@ static void label_series_set(tb_series_t **slot, const tb_metric_def_t *def,
     tb_series_release(old);
 }
 
+/* Sets slots[i] to the series of defs[i] (NULL-terminated) for a string
+ * attribute of c's connector or task: each family's label named label
+ * takes value, connector and task take c's, any other is empty. */
+static void string_series_set(tb_series_t **slots, const tb_metric_def_t *const *defs,
+                              const tb_connect_metrics_t *c, const char *label,
+                              const char *value)
+{
+    for (size_t i = 0; defs[i] != NULL; i++) {
+        const char *values[8];
+        size_t n = 0;
+        for (; defs[i]->labels[n] != NULL && n + 1 < COUNT(values); n++) {
+            const char *name = defs[i]->labels[n];
+            values[n] = strcmp(name, label) == 0         ? value
+                        : strcmp(name, "connector") == 0 ? c->connector
+                        : strcmp(name, "task") == 0      ? c->task
+                                                         : "";
+        }
+        values[n] = NULL;
+        label_series_set(&slots[i], defs[i], values);
+    }
+}
+
 void tb_connect_state_set(tb_connect_metrics_t *c, tb_state_t state)
 {
     char status[32];
     status_text(state, status, sizeof(status));
+    string_series_set(c->status,
+                      c->task[0] != '\0' ? task_status_defs : connector_status_defs, c,
+                      "status", status);
     if (c->task[0] == '\0') {
-        label_series_set(&c->status, &s_connector_status,
-                         (const char *const[]){c->connector, status, NULL});
-        label_series_set(&c->confluent_status, &c_connector_info,
-                         (const char *const[]){c->connector, status, "", "", "", NULL});
         return;
     }
-    label_series_set(&c->status, &s_task_status,
-                     (const char *const[]){c->connector, c->task, status, NULL});
     if (c->counted >= 0) {
         tb_series_add(c->task_counts[c->counted], -1);
     }
@@ -739,14 +810,10 @@ void tb_connect_state_set(tb_connect_metrics_t *c, tb_state_t state)
 void tb_connect_info_set(tb_connect_metrics_t *c, const char *class_name,
                          const char *type, const char *version)
 {
-    const char *labels[TB_CONNECT_INFO_COUNT] = {class_name, type, version};
+    const char *values[TB_CONNECT_INFO_COUNT] = {class_name, type, version};
     for (size_t i = 0; i < TB_CONNECT_INFO_COUNT; i++) {
-        label_series_set(&c->info[i], s_info[i],
-                         (const char *const[]){c->connector, labels[i], NULL});
-        /* Confluent's: connector, status, then class, type and version */
-        const char *confluent[] = {c->connector, "", "", "", "", NULL};
-        confluent[2 + i] = labels[i];
-        label_series_set(&c->confluent_info[i], &c_connector_info, confluent);
+        string_series_set(c->info[i], info_defs[i].defs, c, info_defs[i].label,
+                          values[i]);
     }
 }
 
@@ -827,8 +894,8 @@ void tb_connect_release(tb_connect_metrics_t *c)
             tb_series_add(c->task_counts[c->counted], -1);
         }
     }
-    tb_series_t **own[] = {&c->worker_count,    &c->last_error, &c->commit_skips,
-                           &c->since_rebalance, &c->status,     &c->confluent_status};
+    tb_series_t **own[] = {&c->worker_count, &c->last_error, &c->commit_skips,
+                           &c->since_rebalance};
     for (size_t i = 0; i < COUNT(own); i++) {
         tb_series_release(*own[i]);
         *own[i] = NULL;
@@ -837,11 +904,13 @@ void tb_connect_release(tb_connect_metrics_t *c)
         tb_series_release(c->task_counts[i]);
         c->task_counts[i] = NULL;
     }
-    for (size_t i = 0; i < TB_CONNECT_INFO_COUNT; i++) {
-        tb_series_release(c->info[i]);
-        c->info[i] = NULL;
-        tb_series_release(c->confluent_info[i]);
-        c->confluent_info[i] = NULL;
+    for (size_t i = 0; i < TB_CONNECT_STRING_FAMILIES; i++) {
+        tb_series_release(c->status[i]);
+        c->status[i] = NULL;
+        for (size_t j = 0; j < TB_CONNECT_INFO_COUNT; j++) {
+            tb_series_release(c->info[j][i]);
+            c->info[j][i] = NULL;
+        }
     }
     for (size_t i = 0; i < TB_CONNECT_TASK_INFO_COUNT; i++) {
         tb_series_release(c->task_info[i]);

@@ -19,10 +19,13 @@
  * Each is also served under the name Strimzi's JMX exporter rules give it
  * (kafka_connect_worker_connector_count, ...), when in the same unit; and
  * Strimzi's status, connector class, type and version series (1, labelled
- * with the value), which its stock Connect dashboard queries; and the few
+ * with the value), which its stock Connect dashboard queries; the few
  * names Confluent's exporter rules give otherwise (kafka_connect_app,
  * kafka_connect_connector_metrics, ..._completed_rebalances), which its
- * Connect dashboard queries.
+ * Connect dashboard queries; and those Strimzi's metrics reporter gives
+ * otherwise (..._status_info, ..._connector_class_info,
+ * kafka_connect_connect_coordinator_metrics_*), which its dashboard for
+ * that reporter queries.
  */
 #ifndef TB_CONNECT_METRICS_H
 #define TB_CONNECT_METRICS_H
@@ -45,13 +48,15 @@ void tb_connect_source_take(tb_connect_metrics_t *c, const tb_source_metrics_t *
 void tb_connect_state_take(tb_connect_metrics_t *c, const tb_state_metrics_t *m,
                            const char *connector, const char *task);
 
-/* A connector's or task's new status: Strimzi's status series, and a
- * task's place in its connector's task counts. */
+/* A connector's or task's new status: the status series of Strimzi's,
+ * Confluent's and Strimzi's metrics reporter's names (1, labelled with
+ * it), and a task's place in its connector's task counts. */
 void tb_connect_state_set(tb_connect_metrics_t *c, tb_state_t state);
 
-/* A connector's class, type ("source" or "sink") and version, as Strimzi
- * serves connector-metrics' (1, labelled with the value); again when they
- * change. c is the connector's state group. */
+/* A connector's class, type ("source" or "sink") and version, as Strimzi's,
+ * Confluent's and Strimzi's metrics reporter's names serve connector-metrics'
+ * (1, labelled with the value); again when they change. c is the
+ * connector's state group. */
 void tb_connect_info_set(tb_connect_metrics_t *c, const char *class_name,
                          const char *type, const char *version);
 

@@ -22,6 +22,7 @@
     7                                 /* total, running, paused, failed, unassigned,     \
                                          restarting, destroyed */
 #define TB_CONNECT_INFO_COUNT 3       /* connector class, type, version */
+#define TB_CONNECT_STRING_FAMILIES 3  /* the names a string is served under */
 #define TB_CONNECT_TASK_INFO_COUNT 11 /* KIP-891's task tags (tb_connect_metrics.h) */
 typedef struct {
     tb_series_t *aliases[TB_CONNECT_ALIASES_MAX];
@@ -31,16 +32,15 @@ typedef struct {
     tb_series_t *since_rebalance; /* a cluster's time-since-last-rebalance, in s */
     /* the state group's: the connector's task counts on this worker
      * (connector-*-task-count), a task adding 1 to the total and to the
-     * count of its status (index counted, -1 for none); Strimzi's status,
-     * 1 labelled with the current one; a connector's class, type and
-     * version (Strimzi's names); a connector's status, class, type and
-     * version under Confluent's name; and the labels these need */
+     * count of its status (index counted, -1 for none); the status, 1
+     * labelled with the current one, and a connector's class, type and
+     * version, under each family that serves them (Strimzi's exporter
+     * rules', Confluent's, Strimzi's metrics reporter's); and the labels
+     * these need */
     tb_series_t *task_counts[TB_CONNECT_TASK_COUNTS];
     int counted;
-    tb_series_t *status;
-    tb_series_t *info[TB_CONNECT_INFO_COUNT];
-    tb_series_t *confluent_status;
-    tb_series_t *confluent_info[TB_CONNECT_INFO_COUNT];
+    tb_series_t *status[TB_CONNECT_STRING_FAMILIES];
+    tb_series_t *info[TB_CONNECT_INFO_COUNT][TB_CONNECT_STRING_FAMILIES];
     tb_series_t *task_info[TB_CONNECT_TASK_INFO_COUNT];
     tb_series_t **chain_info; /* a transform's or predicate's class and version */
     size_t chain_info_count;
