@@ -24,7 +24,8 @@ DASHBOARD = pathlib.Path(__file__).resolve().parents[2] / "deploy/grafana/tribut
 # a cluster (the stock queries join on connector alone).
 JOBS = {"kafka-connect": {
     "strimzi_io_kind": "KafkaConnect", "strimzi_io_cluster": "dash", "namespace": "kafka",
-    "kubernetes_pod_name": "dash-connect-0",
+    "kubernetes_pod_name": "dash-connect-0", "pod": "dash-connect-0",
+    "container": "dash-connect",
     "env": "dev", "kafka_connect_cluster_id": "cluster1"}}
 
 
@@ -35,37 +36,65 @@ def strimzi(metric, namespace=False):
     return f'{metric}{{{scope}strimzi_io_kind=~"KafkaConnect.*",strimzi_io_cluster="dash"}}'
 
 
-# Strimzi's stock Connect dashboard (strimzi-kafka-connect.json for the JMX
-# exporter): its Connect panels' queries, then its variables'. Not listed: the
-# Kafka Java clients' connection and byte counts, the JVM's and the container's
-# panels, which tributary does not have. "Connector Tasks with Issues" shows a
-# state's count where it is not 0: the test has a paused and a failed task, no
-# unassigned or destroyed one, so those two are asked without "!= 0".
+# Strimzi's stock Connect dashboards, for its JMX exporter rules
+# (strimzi-kafka-connect.json) and for its metrics reporter (the same
+# dashboard over the reporter's names): their Connect panels' queries, then
+# their variables'. Not listed: the Kafka Java clients' connection and byte
+# counts and the JVM's panels, which tributary does not have. "Connector
+# Tasks with Issues" shows a state's count where it is not 0: the test has a
+# paused and a failed task, no unassigned or destroyed one, so those two are
+# asked without "!= 0".
 TASK_STATES = ("running", "paused", "failed", "unassigned", "destroyed")
-STRIMZI_QUERIES = [
-    f"sum({strimzi('kafka_connect_worker_connector_count')})",
-    f"sum({strimzi('kafka_connect_worker_task_count')})",
-    f"sum({strimzi('kafka_connect_coordinator_assigned_connectors')}) by (kubernetes_pod_name)",
-    f"sum({strimzi('kafka_connect_worker_rebalance_rebalancing')})",
-    f"sum({strimzi('kafka_connect_coordinator_assigned_tasks')}) by (kubernetes_pod_name)",
-    *[f"sum({strimzi(f'kafka_connect_worker_connector_{state}_task_count', True)})"
-      f" by (connector){' != 0' if state in ('paused', 'failed') else ''}"
-      for state in TASK_STATES[1:]],
-    *[f"sum({strimzi(f'kafka_connect_worker_connector_{state}_task_count')})"
-      for state in TASK_STATES],
-    f"sum({strimzi('kafka_connect_connector_status')}"
-    " * on(connector) group_left(connector_class) kafka_connect_connector_connector_class{}"
-    " * on (connector) group_left(connector_version)"
-    " kafka_connect_connector_connector_version{}"
-    " * on (connector) group_left(connector_type) kafka_connect_connector_connector_type{})"
-    " by (connector, status, connector_class, kubernetes_pod_name, connector_version,"
-    " connector_type)",
-    f"sum({strimzi('kafka_connect_task_error_total_record_failures')}"
-    " * on(connector, task) group_left(status) kafka_connect_connector_task_status{})"
-    " by (connector, status, kubernetes_pod_name, task)",
-    'kafka_connect_worker_connector_count{strimzi_io_kind=~"KafkaConnect.*"}',
-    'kafka_connect_worker_connector_count{namespace="kafka", strimzi_io_kind=~"KafkaConnect.*"}',
-]
+EXPORTER_NAMES = {
+    "worker": "kafka_connect_worker_", "coordinator": "kafka_connect_coordinator_",
+    "rebalancing": "kafka_connect_worker_rebalance_rebalancing",
+    "status": "kafka_connect_connector_status",
+    "class": "kafka_connect_connector_connector_class",
+    "version": "kafka_connect_connector_connector_version",
+    "type": "kafka_connect_connector_connector_type",
+    "failures": "kafka_connect_task_error_total_record_failures",
+    "task_status": "kafka_connect_connector_task_status",
+}
+REPORTER_NAMES = {
+    "worker": "kafka_connect_connect_worker_metrics_",
+    "coordinator": "kafka_connect_connect_coordinator_metrics_",
+    "rebalancing": "kafka_connect_connect_worker_rebalance_metrics_rebalancing",
+    "status": "kafka_connect_connector_metrics_status_info",
+    "class": "kafka_connect_connector_metrics_connector_class_info",
+    "version": "kafka_connect_connector_metrics_connector_version_info",
+    "type": "kafka_connect_connector_metrics_connector_type_info",
+    "failures": "kafka_connect_task_error_metrics_total_record_failures",
+    "task_status": "kafka_connect_connector_task_metrics_status_info",
+}
+
+
+def strimzi_queries(n):
+    """The queries of Strimzi's dashboard over the names n."""
+    return [
+        f"sum({strimzi(n['worker'] + 'connector_count')})",
+        f"sum({strimzi(n['worker'] + 'task_count')})",
+        f"sum({strimzi(n['coordinator'] + 'assigned_connectors')}) by (kubernetes_pod_name)",
+        f"sum({strimzi(n['rebalancing'])})",
+        f"sum({strimzi(n['coordinator'] + 'assigned_tasks')}) by (kubernetes_pod_name)",
+        *[f"sum({strimzi(n['worker'] + f'connector_{state}_task_count', True)})"
+          f" by (connector){' != 0' if state in ('paused', 'failed') else ''}"
+          for state in TASK_STATES[1:]],
+        *[f"sum({strimzi(n['worker'] + f'connector_{state}_task_count')})"
+          for state in TASK_STATES],
+        f"sum({strimzi(n['status'])}"
+        f" * on(connector) group_left(connector_class) {n['class']}{{}}"
+        f" * on (connector) group_left(connector_version) {n['version']}{{}}"
+        f" * on (connector) group_left(connector_type) {n['type']}{{}})"
+        " by (connector, status, connector_class, kubernetes_pod_name, connector_version,"
+        " connector_type)",
+        f"sum({strimzi(n['failures'])}"
+        f" * on(connector, task) group_left(status) {n['task_status']}{{}})"
+        " by (connector, status, kubernetes_pod_name, task)",
+        'sum(rate(process_cpu_seconds_total{namespace="kafka",pod=~"dash-connect-.+",'
+        'container="dash-connect"}[5m])) by (pod)',
+        f'{n["worker"]}connector_count{{strimzi_io_kind=~"KafkaConnect.*"}}',
+        f'{n["worker"]}connector_count{{namespace="kafka", strimzi_io_kind=~"KafkaConnect.*"}}',
+    ]
 
 
 def confluent(metric, extra="", connector=True, cluster=True):
@@ -165,7 +194,8 @@ def test_every_dashboard_query_returns_series(start_worker, bed, tmp_path):
             f"/connectors/{name}/status").json()["tasks"]] == tasks,
             timeout=60, what=f"{name}'s tasks {tasks}")
     expected = [("dashboard: " + title, expr) for title, expr in queries] + \
-        [("strimzi", expr) for expr in STRIMZI_QUERIES] + \
+        [("strimzi", expr) for expr in strimzi_queries(EXPORTER_NAMES)] + \
+        [("strimzi metrics reporter", expr) for expr in strimzi_queries(REPORTER_NAMES)] + \
         [("confluent", expr) for expr in CONFLUENT_QUERIES]
     with prometheus(tmp_path, f"127.0.0.1:{w.port}", JOBS) as base:
         def empty():
