@@ -94,7 +94,8 @@ struct tb_series {
     /* An alias's: the series its value is read from (one reference held);
      * NULL for a series with a value of its own. */
     tb_series_t *source;
-    window_t *window; /* a windowed series' (its a is source); else NULL */
+    window_t *window;   /* a windowed series' (its a is source); else NULL */
+    int64_t created_ms; /* when it was made, by the metrics clock */
     /* A counter's or gauge's value, a histogram's sum: a double's bits. */
     _Atomic uint64_t value;
     /* A keep_max histogram's largest observation per sample (a double's
@@ -142,6 +143,34 @@ static double atomic_double_load(_Atomic uint64_t *cell)
     return bits_double(atomic_load_explicit(cell, memory_order_relaxed));
 }
 
+/* A time_share series' value: ON_BIT while on, and in the other bits the
+ * ms spent on when off, or when on the time it was turned on less the ms
+ * spent on before; so both turns store now less the other bits. */
+#define ON_BIT (UINT64_C(1) << 63)
+
+static void time_share_set(tb_series_t *series, bool on)
+{
+    int64_t now_ms = atomic_load(&clock_ms)();
+    uint64_t seen = atomic_load_explicit(&series->value, memory_order_relaxed);
+    uint64_t next;
+    do {
+        if (((seen & ON_BIT) != 0) == on) {
+            return;
+        }
+        next = (uint64_t)(now_ms - (int64_t)(seen & ~ON_BIT)) | (on ? ON_BIT : 0);
+    } while (!atomic_compare_exchange_weak_explicit(
+        &series->value, &seen, next, memory_order_relaxed, memory_order_relaxed));
+}
+
+static double time_share_value(tb_series_t *series, int64_t now_ms)
+{
+    uint64_t seen = atomic_load_explicit(&series->value, memory_order_relaxed);
+    int64_t bits = (int64_t)(seen & ~ON_BIT);
+    int64_t spent = (seen & ON_BIT) != 0 ? now_ms - bits : bits;
+    int64_t life = now_ms - series->created_ms;
+    return life > 0 ? (double)spent / (double)life : 0;
+}
+
 static void atomic_double_add(_Atomic uint64_t *cell, double amount)
 {
     uint64_t seen = atomic_load_explicit(cell, memory_order_relaxed);
@@ -159,7 +188,8 @@ void tb_series_add(tb_series_t *series, double amount)
     }
     tb_metric_type_t type = series->family->def->type;
     /* A counter never goes down; !(amount >= 0) also refuses NaN. */
-    if (type == TB_METRIC_HISTOGRAM || (type == TB_METRIC_COUNTER && !(amount >= 0))) {
+    if (type == TB_METRIC_HISTOGRAM || series->family->def->time_share ||
+        (type == TB_METRIC_COUNTER && !(amount >= 0))) {
         return;
     }
     atomic_double_add(&series->value, amount);
@@ -168,6 +198,10 @@ void tb_series_add(tb_series_t *series, double amount)
 void tb_series_set(tb_series_t *series, double value)
 {
     if (series == NULL || series->family->def->type == TB_METRIC_HISTOGRAM) {
+        return;
+    }
+    if (series->family->def->time_share) {
+        time_share_set(series, value != 0);
         return;
     }
     atomic_store_explicit(&series->value, double_bits(value), memory_order_relaxed);
@@ -302,6 +336,8 @@ static tb_series_t *series_create(family_t *family, const char *const *values)
     }
     series->family = family;
     series->refs = 1;
+    series->created_ms = atomic_load(&clock_ms)();
+    /* 0.0's bits are 0: a time_share series starts off, 0 ms spent on */
     atomic_init(&series->value, double_bits(0.0));
     for (size_t i = 0; i < 2; i++) {
         atomic_init(&series->max_bits[i], double_bits(NAN));
@@ -854,7 +890,8 @@ static double series_value(tb_series_t *series, int64_t now_ms)
 {
     if (series->window == NULL) {
         tb_series_t *source = series->source != NULL ? series->source : series;
-        return atomic_double_load(&source->value);
+        return source->family->def->time_share ? time_share_value(source, now_ms)
+                                               : atomic_double_load(&source->value);
     }
     if (series->window->kind == TB_WINDOW_MAX) {
         return window_max(series->source, now_ms);

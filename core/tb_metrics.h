@@ -39,6 +39,12 @@ typedef struct {
     /* A histogram that also keeps the largest value observed in the window
      * (below), for TB_WINDOW_MAX: one more clock read per observation. */
     bool keep_max;
+    /* A gauge or untyped family whose series each show the share (0 to 1)
+     * of the time since it was created that it spent set to a non-zero
+     * value, as Kafka Connect's running-ratio: tb_series_set() turns it on
+     * or off (one compare-and-swap), the share is worked out at render.
+     * tb_series_add() leaves it alone; it is no window's source. */
+    bool time_share;
 } tb_metric_def_t;
 
 typedef struct tb_series tb_series_t;

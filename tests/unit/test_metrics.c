@@ -654,6 +654,44 @@ static void test_create_release_render_concurrently(void **state)
     assert_page("");
 }
 
+/* A time_share series shows the share of its life it spent set non-zero,
+ * whatever the renders, and so does an alias of it; adds do nothing. */
+static void test_time_share_is_the_share_of_life_spent_on(void **state)
+{
+    (void)state;
+    static const tb_metric_def_t share_def = {
+        .name = "tb_test_running_ratio",
+        .type = TB_METRIC_UNTYPED,
+        .help = "Time running.",
+        .time_share = true,
+    };
+    static const tb_metric_def_t alias_def = {
+        .name = "tb_test_running_ratio_alias",
+        .type = TB_METRIC_UNTYPED,
+        .help = "The same.",
+    };
+    fake_now_ms = 1000;
+    tb_series_t *share = tb_metrics_series(&share_def, NULL);
+    tb_series_t *alias = tb_metrics_alias(&alias_def, NULL, share);
+    assert_true(value_of("tb_test_running_ratio") == 0);
+    fake_now_ms = 2000; /* off for 1 s, then on for 3 s */
+    tb_series_set(share, 1);
+    tb_series_set(share, 1); /* already on: no change */
+    fake_now_ms = 5000;
+    assert_true(value_of("tb_test_running_ratio") == 0.75);
+    assert_true(value_of("tb_test_running_ratio_alias") == 0.75);
+    tb_series_set(share, 0); /* then off for 4 s */
+    tb_series_add(share, 5);
+    fake_now_ms = 9000;
+    assert_true(value_of("tb_test_running_ratio") == 3.0 / 8);
+    tb_series_set(share, 2); /* any non-zero value is on: on for 8 s more */
+    fake_now_ms = 17000;
+    assert_true(value_of("tb_test_running_ratio") == 11.0 / 16);
+    tb_series_release(alias);
+    tb_series_release(share);
+    assert_page("");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -675,6 +713,8 @@ int main(void)
             real_clock),
         cmocka_unit_test_setup(test_alias_renders_its_sources_value_under_its_own_name,
                                reset),
+        cmocka_unit_test_setup_teardown(test_time_share_is_the_share_of_life_spent_on,
+                                        with_fake_clock, real_clock),
         cmocka_unit_test_setup(
             test_full_page_adds_process_and_build_metrics_in_name_order, reset),
         cmocka_unit_test_setup(test_concurrent_updates_sum_exactly, reset),
