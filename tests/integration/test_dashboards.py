@@ -111,10 +111,8 @@ def confluent(metric, extra="", connector=True, cluster=True):
 # kafka-connect-cluster.json for JMX exporter 1.x): its panels' queries, then
 # its variables'. Not listed, as tributary does not serve them
 # (docs/OPERATIONS.md says why): the times in ms (..._time_ms, _ms), the
-# running and pause ratios (so its connector variable, which reads
-# pause_ratio, has no values: the panels are asked with "All"), the active
-# record counts' -avg and -max, the worker's Java client network metrics
-# (kafka_connect_connect_metrics_*) and the JVM's.
+# active record counts' -avg and -max, the worker's Java client network
+# metrics (kafka_connect_connect_metrics_*) and the JVM's.
 WORKER = "kafka_connect_connect_worker_metrics_"
 CONFLUENT_QUERIES = [
     *[f"sum({confluent(f'{WORKER}connector_{state}_task_count')})"
@@ -137,7 +135,8 @@ CONFLUENT_QUERIES = [
     confluent("kafka_connect_connect_worker_rebalance_metrics_completed_rebalances",
               connector=False) + " >= 0",
     *[confluent(f"kafka_connect_connector_task_metrics_{name}")
-      for name in ("batch_size_avg", "batch_size_max", "offset_commit_success_percentage")],
+      for name in ("batch_size_avg", "batch_size_max", "offset_commit_success_percentage",
+                   "running_ratio")],
     *[confluent(f"kafka_connect_task_error_metrics_{name}")
       for name in ("total_record_failures", "total_record_errors", "total_records_skipped",
                    "total_errors_logged", "total_retries",
@@ -150,6 +149,8 @@ CONFLUENT_QUERIES = [
                    "partition_count")],
     "kafka_connect_app",
     'kafka_connect_app{job="kafka-connect", env="dev",kafka_connect_cluster_id=~".+"}',
+    'kafka_connect_connector_task_metrics_pause_ratio{job="kafka-connect", env="dev",'
+    'kafka_connect_cluster_id=~".+"}',
 ]
 
 

@@ -78,6 +78,11 @@ static void test_task_counts_follow_the_tasks_states(void **state)
     assert_false(
         mentions("kafka_connect_connector_task_metrics_status_info{connector=\"c\","
                  "task=\"1\",status=\"running\"}"));
+    /* the time shares: task 1 ran a while, and is failed now */
+    assert_true(mentions("kafka_connect_connector_task_metrics_running_ratio{connector="
+                         "\"c\",task=\"1\"} "));
+    assert_true(mentions("kafka_connect_connector_task_pause_ratio{connector=\"c\","
+                         "task=\"1\"} 0\n"));
     assert_true(has_line("kafka_connect_worker_task_count 2"));
     assert_true(has_line("kafka_connect_coordinator_assigned_tasks 2"));
     assert_true(has_line("kafka_connect_connect_coordinator_metrics_assigned_tasks 2"));

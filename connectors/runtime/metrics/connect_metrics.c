@@ -171,6 +171,26 @@ static const tb_metric_def_t leader_name = {
             "worker knows.",
     .labels = leader_name_labels};
 
+/* running-ratio and pause-ratio: the share of the task's life (on this
+ * worker) spent in that status, as Connect's StateTracker gives it. In the
+ * order of tb_connect_metrics_t's ratios. */
+static const tb_metric_def_t ratio_defs[TB_CONNECT_RATIOS] = {
+    {.name = TASK "running_ratio",
+     .type = TB_METRIC_UNTYPED,
+     .help = "Connect's running-ratio: the share (0 to 1) of the task's time on this "
+             "worker spent running.",
+     .labels = task_labels,
+     .time_share = true},
+    {.name = TASK "pause_ratio",
+     .type = TB_METRIC_UNTYPED,
+     .help = "Connect's pause-ratio: the share (0 to 1) of the task's time on this "
+             "worker spent paused.",
+     .labels = task_labels,
+     .time_share = true},
+};
+static const tb_state_t ratio_states[TB_CONNECT_RATIOS] = {TB_STATE_RUNNING,
+                                                           TB_STATE_PAUSED};
+
 static const tb_metric_def_t task_status = {
     .name = TASK "status",
     .type = TB_METRIC_UNTYPED,
@@ -252,6 +272,8 @@ STRIMZI(s_commit_success, S_TASK "offset_commit_success_percentage", task_labels
 STRIMZI(s_commit_failure, S_TASK "offset_commit_failure_percentage", task_labels,
         "offset-commit-failure-percentage");
 STRIMZI(s_batch_max, S_TASK "batch_size_max", task_labels, "batch-size-max");
+STRIMZI(s_running_ratio, S_TASK "running_ratio", task_labels, "running-ratio");
+STRIMZI(s_pause_ratio, S_TASK "pause_ratio", task_labels, "pause-ratio");
 STRIMZI(s_batch_avg, S_TASK "batch_size_avg", task_labels, "batch-size-avg");
 STRIMZI(s_errors, S_ERRORS "total_record_errors", task_labels, "total-record-errors");
 STRIMZI(s_failures, S_ERRORS "total_record_failures", task_labels,
@@ -593,6 +615,10 @@ static const rule_t task_count_rules[] = {
     ALIAS(NULL, &s_assigned_tasks, S, connect.worker_count),
     ALIAS(NULL, &r_assigned_tasks, S, connect.worker_count),
 };
+static const rule_t task_ratio_rules[] = {
+    ALIAS(NULL, &s_running_ratio, S, connect.ratios[0]),
+    ALIAS(NULL, &s_pause_ratio, S, connect.ratios[1]),
+};
 static const rule_t connector_task_count_rules[] = {
     ALIAS(NULL, &s_total_tasks, S, connect.task_counts[0]),
     ALIAS(NULL, &s_running_tasks, S, connect.task_counts[1]),
@@ -624,6 +650,7 @@ _Static_assert(2 * (COUNT(source_task_rules) + COUNT(task_rules)) <=
                "and a source's");
 _Static_assert(TB_SHOWN_STATE_COUNT +
                        2 * (COUNT(task_worker_rules) + COUNT(task_count_rules) +
+                            COUNT(task_ratio_rules) +
                             COUNT(connector_task_count_rules)) <=
                    TB_CONNECT_ALIASES_MAX,
                "and the states");
@@ -749,6 +776,12 @@ void tb_connect_state_take(tb_connect_metrics_t *c, const tb_state_metrics_t *m,
     if (task != NULL) {
         snprintf(c->task, sizeof(c->task), "%s", task);
         tb_series_add(c->task_counts[0], 1);
+        for (size_t i = 0; i < TB_CONNECT_RATIOS; i++) {
+            c->ratios[i] = tb_metrics_series(
+                &ratio_defs[i], (const char *const[]){connector, task, NULL});
+        }
+        take_rules(c, &next, m, task_ratio_rules, COUNT(task_ratio_rules),
+                   (const char *const[]){connector, task, NULL});
     }
     tb_connect_state_set(c, TB_STATE_UNASSIGNED);
 }
@@ -797,6 +830,9 @@ void tb_connect_state_set(tb_connect_metrics_t *c, tb_state_t state)
                       "status", status);
     if (c->task[0] == '\0') {
         return;
+    }
+    for (size_t i = 0; i < TB_CONNECT_RATIOS; i++) {
+        tb_series_set(c->ratios[i], state == ratio_states[i]);
     }
     if (c->counted >= 0) {
         tb_series_add(c->task_counts[c->counted], -1);
@@ -903,6 +939,10 @@ void tb_connect_release(tb_connect_metrics_t *c)
     for (size_t i = 0; i < TB_CONNECT_TASK_COUNTS; i++) {
         tb_series_release(c->task_counts[i]);
         c->task_counts[i] = NULL;
+    }
+    for (size_t i = 0; i < TB_CONNECT_RATIOS; i++) {
+        tb_series_release(c->ratios[i]);
+        c->ratios[i] = NULL;
     }
     for (size_t i = 0; i < TB_CONNECT_STRING_FAMILIES; i++) {
         tb_series_release(c->status[i]);

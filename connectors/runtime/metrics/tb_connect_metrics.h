@@ -14,7 +14,9 @@
  * offset-commit-skip-total, time-since-last-rebalance-ms and leader-name
  * have values of their own, changed when a connector or task comes and
  * goes or changes status, when an attempt fails, never, at each tick of
- * the cluster's thread, and when the leader changes.
+ * the cluster's thread, and when the leader changes; and running-ratio and
+ * pause-ratio, time shares (tb_metric_def_t's time_share) turned on and
+ * off as a task's status changes.
  *
  * Each is also served under the name Strimzi's JMX exporter rules give it
  * (kafka_connect_worker_connector_count, ...), when in the same unit; and

@@ -23,6 +23,7 @@
                                          restarting, destroyed */
 #define TB_CONNECT_INFO_COUNT 3       /* connector class, type, version */
 #define TB_CONNECT_STRING_FAMILIES 3  /* the names a string is served under */
+#define TB_CONNECT_RATIOS 2           /* a task's running-ratio, pause-ratio */
 #define TB_CONNECT_TASK_INFO_COUNT 11 /* KIP-891's task tags (tb_connect_metrics.h) */
 typedef struct {
     tb_series_t *aliases[TB_CONNECT_ALIASES_MAX];
@@ -39,6 +40,7 @@ typedef struct {
      * these need */
     tb_series_t *task_counts[TB_CONNECT_TASK_COUNTS];
     int counted;
+    tb_series_t *ratios[TB_CONNECT_RATIOS]; /* a task's time shares */
     tb_series_t *status[TB_CONNECT_STRING_FAMILIES];
     tb_series_t *info[TB_CONNECT_INFO_COUNT][TB_CONNECT_STRING_FAMILIES];
     tb_series_t *task_info[TB_CONNECT_TASK_INFO_COUNT];
