@@ -23,13 +23,15 @@ RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
         zlib1g libsnappy1v5 libzstd1 \
         ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --home-dir /var/lib/tributary --create-home tributary
+    && groupadd --system --gid 10001 tributary \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/tributary --create-home tributary
 # The binary and, in lib/tributary beside its bin/, the Protobuf module it
 # loads when a connector first uses Protobuf (registry/protobuf/tb_protobuf_module.h).
 COPY --from=build /opt/tributary/bin/tributary /usr/local/bin/tributary
 COPY --from=build /opt/tributary/lib/tributary /usr/local/lib/tributary
 COPY scripts/healthcheck /usr/local/bin/tributary-healthcheck
-USER tributary
+# numeric, so that Kubernetes' runAsNonRoot can check it (deploy/helm)
+USER 10001:10001
 WORKDIR /var/lib/tributary
 VOLUME /var/lib/tributary
 # Configuration comes from TRIBUTARY_* variables (TRIBUTARY_BOOTSTRAP_SERVERS
