@@ -23,8 +23,9 @@ RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
         zlib1g libsnappy1v5 libzstd1 \
         ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
-    && groupadd --system --gid 10001 tributary \
-    && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/tributary --create-home tributary
+    && groupadd --gid 10001 tributary \
+    && useradd --uid 10001 --gid 10001 --home-dir /var/lib/tributary --create-home \
+        --shell /usr/sbin/nologin tributary
 # The binary and, in lib/tributary beside its bin/, the Protobuf module it
 # loads when a connector first uses Protobuf (registry/protobuf/tb_protobuf_module.h).
 COPY --from=build /opt/tributary/bin/tributary /usr/local/bin/tributary
