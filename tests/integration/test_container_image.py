@@ -116,8 +116,9 @@ def test_the_image_runs_healthy_and_runs_a_connector(buildah, image, bed, tmp_pa
     os.chown(data, 10001, 10001)
     volumes = [f"{data}:/var/lib/tributary"]
     with open(tmp_path / "log", "w") as log, \
-            started(buildah, name, config, env, log, volumes):
+            started(buildah, name, config, env, log, volumes) as proc:
         def healthy():
+            assert proc.poll() is None, (tmp_path / "log").read_text()
             return subprocess.run(run(buildah, name, health[1:], health_env),
                                   capture_output=True, timeout=60).returncode == 0
         wait_for(healthy, timeout=120, interval=1, what="the image's health check to pass")
