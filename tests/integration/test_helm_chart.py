@@ -254,6 +254,16 @@ def test_the_chart_refuses_values_that_cannot_run_naming_the_key(helm):
     assert "mode" in render_error(helm, {"mode": "cluster"})
 
 
+def test_the_worker_file_writes_values_as_the_worker_reads_them(helm):
+    manifests = render(helm, "tributary", {"worker": {
+        "bootstrap.servers": "k:9092", "scheduled.rebalance.max.delay.ms": 3000000,
+        "offset.flush.timeout.ms": 2.5, "exactly.once.source.support": True}})
+    lines = manifests[("ConfigMap", "tributary")]["data"]["worker.properties"].splitlines()
+    assert "scheduled.rebalance.max.delay.ms=3000000" in lines
+    assert "offset.flush.timeout.ms=2.5" in lines
+    assert "exactly.once.source.support=true" in lines
+
+
 def test_the_service_monitor_scrapes_each_worker_once(helm):
     release = "tributary"
     manifests = render(helm, release, {"serviceMonitor": {"enabled": True}})
