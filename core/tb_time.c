@@ -21,6 +21,24 @@ int64_t tb_monotonic_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+static _Thread_local int64_t tb_thread_deadline_ms;
+
+void tb_deadline_set(int64_t deadline_ms)
+{
+    tb_thread_deadline_ms = deadline_ms;
+}
+
+int64_t tb_deadline_get(void)
+{
+    return tb_thread_deadline_ms;
+}
+
+void tb_deadline_timespec(int64_t deadline_ms, struct timespec *abs)
+{
+    abs->tv_sec = (time_t)(deadline_ms / 1000);
+    abs->tv_nsec = (long)(deadline_ms % 1000) * 1000000L;
+}
+
 int64_t tb_wall_ms(void)
 {
     return ms_of(CLOCK_REALTIME);

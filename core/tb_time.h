@@ -10,6 +10,20 @@ int64_t tb_monotonic_ms(void);
 /* Microseconds of the same clock, for timing short calls. */
 int64_t tb_monotonic_us(void);
 
+/* The deadline of what the calling thread does for a caller who waits for
+ * its answer (a REST write on a handler thread, server/tb_http_handlers.h),
+ * in tb_monotonic_ms(); 0 for none. A wait on another operation (a claim
+ * on a connector, a forward to the leader) gives up at it, so that the
+ * thread is free again when the caller has had its 503. Thread-local:
+ * set by the thread that runs the work, for the work's length. */
+void tb_deadline_set(int64_t deadline_ms);
+int64_t tb_deadline_get(void);
+
+/* Fills *abs for a wait until deadline_ms (tb_monotonic_ms()), for a
+ * condition variable on CLOCK_MONOTONIC (pthread_condattr_setclock). */
+struct timespec;
+void tb_deadline_timespec(int64_t deadline_ms, struct timespec *abs);
+
 /* Milliseconds since the Unix epoch, for timestamps people read. */
 int64_t tb_wall_ms(void);
 

@@ -19,6 +19,7 @@
 #include "server/tb_request_signature.h"
 
 #define RETRY_MS 100
+#define CONNECT_TIMEOUT_MS 2000
 /* how a refused signature's message begins: the sender tries again */
 #define REFUSED "Refused a request forwarded by another worker"
 
@@ -183,8 +184,8 @@ static char *url_of(CURL *curl, const char *leader, const tb_api_request_t *req)
 /* Sends req to leader. Returns 0 with res filled from the leader's reply,
  * or -1 with errstr when the leader could not be reached. */
 static int send_to(const tb_forward_t *forward, const char *leader,
-                   const tb_api_request_t *req, tb_api_response_t *res, char *errstr,
-                   size_t errstr_size)
+                   const tb_api_request_t *req, int64_t deadline_ms,
+                   tb_api_response_t *res, char *errstr, size_t errstr_size)
 {
     tb_connect_session_key_t key, previous;
     char signature[TB_SIGNATURE_MAX];
@@ -229,8 +230,11 @@ static int send_to(const tb_forward_t *forward, const char *leader,
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req->method);
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)TB_FORWARD_WAIT_MS);
+    int64_t left_ms = deadline_ms - tb_monotonic_ms();
+    left_ms = left_ms < 1 ? 1 : left_ms;
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)(left_ms < CONNECT_TIMEOUT_MS ? left_ms : CONNECT_TIMEOUT_MS));
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)left_ms);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
     char *location = NULL;
@@ -335,7 +339,7 @@ bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_respon
     if (!answered_elsewhere(req)) {
         return false;
     }
-    int64_t deadline = tb_monotonic_ms() + TB_FORWARD_WAIT_MS;
+    int64_t deadline = tb_deadline_get();
     char leader[512];
     char errstr[256] = "no leader is known";
     for (;;) {
@@ -343,7 +347,8 @@ bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_respon
         if (who == 1) {
             return false;
         }
-        if (who == 0 && send_to(forward, leader, req, res, errstr, sizeof(errstr)) == 0) {
+        if (who == 0 &&
+            send_to(forward, leader, req, deadline, res, errstr, sizeof(errstr)) == 0) {
             if (!refused_signature(res)) {
                 return true;
             }
@@ -357,7 +362,7 @@ bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_respon
             res->retry_after_s = TB_HTTP_RETRY_AFTER_S;
             return true;
         }
-        if (tb_monotonic_ms() >= deadline) {
+        if (tb_monotonic_ms() + RETRY_MS >= deadline) {
             break;
         }
         struct timespec pause = {0, RETRY_MS * 1000000L};
@@ -366,8 +371,8 @@ bool tb_forward_request(void *opaque, const tb_api_request_t *req, tb_api_respon
     tb_api_reply_error(res, TB_ERR_UNAVAILABLE,
                        "Request timed out: the worker that answers it (the leader, or "
                        "the task's worker) could not be reached "
-                       "within %d ms (%s)",
-                       TB_FORWARD_WAIT_MS, errstr);
+                       "within rest.request.timeout.ms (%s)",
+                       errstr);
     res->retry_after_s = TB_HTTP_RETRY_AFTER_S;
     return true;
 }

@@ -91,7 +91,12 @@ static void *handler_thread(void *opaque)
         call->running = true;
         pthread_mutex_unlock(&handlers->lock);
         tb_api_response_t res = {0};
+        tb_deadline_set(call->deadline_ms - TB_HTTP_GIVE_UP_MARGIN_MS);
         call->run(call->arg, &res);
+        tb_deadline_set(0);
+        if (res.status == 503 && res.retry_after_s == 0) {
+            res.retry_after_s = TB_HTTP_RETRY_AFTER_S;
+        }
         pthread_mutex_lock(&handlers->lock);
         call->running = false;
         if (!call->answered) {

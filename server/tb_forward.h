@@ -25,10 +25,12 @@
  *
  * While no leader is known (a rebalance, a leader that just died), no
  * session key is known yet, or a task runs nowhere, the request waits, up
- * to TB_FORWARD_WAIT_MS, and is not refused with 409 as Connect's are; a
- * leader that cannot be reached is waited for the same way, until the
- * worker stops (tb_forward_stop): a request still waiting then gets 503.
- * Both 503s carry Retry-After (TB_HTTP_RETRY_AFTER_S).
+ * to the request's deadline (tb_deadline_get(), set on the handler thread
+ * a little before rest.request.timeout.ms runs out), and is not refused
+ * with 409 as Connect's are; a leader that cannot be reached or does not
+ * answer (frozen) is waited for the same way, within the same deadline,
+ * or until the worker stops (tb_forward_stop): a request still waiting
+ * then gets 503. Both 503s carry Retry-After (TB_HTTP_RETRY_AFTER_S).
  *
  * Ownership: tb_forward_create copies its options but borrows the
  * cluster, which must outlive it. Locking: none of its own; each call has
@@ -44,7 +46,6 @@
 #include "api/tb_api.h"
 #include "connectors/runtime/cluster/tb_cluster.h"
 
-#define TB_FORWARD_WAIT_MS 60000
 #define TB_FORWARDED_HEADER "X-Tributary-Forwarded"
 
 typedef struct tb_forward tb_forward_t;
@@ -62,11 +63,13 @@ tb_forward_t *tb_forward_create(const tb_forward_options_t *options);
 void tb_forward_destroy(tb_forward_t *forward);
 
 /* Ends every wait for a leader at once (the worker is stopping), so the
- * REST server's stop is not held for TB_FORWARD_WAIT_MS. Thread-safe;
+ * REST server's stop is not held until the requests' deadlines. Thread-safe;
  * NULL is a no-op. */
 void tb_forward_stop(tb_forward_t *forward);
 
-/* tb_api_context_t's forward, opaque the tb_forward_t. */
+/* tb_api_context_t's forward, opaque the tb_forward_t. Call on a thread
+ * whose deadline is set (tb_deadline_set; the handler pool's are): without
+ * one, the forward is tried once and answered 503 at once. */
 bool tb_forward_request(void *forward, const tb_api_request_t *req,
                         tb_api_response_t *res);
 

@@ -11,7 +11,11 @@
  * from its submission): a call that has not answered by then answers 503
  * with Retry-After, whether it still waits for a thread (it then never
  * runs) or runs (it finishes in the background and its answer is dropped:
- * the write may still take effect).
+ * the write may still take effect). A call's waits on others (a claim of
+ * a connector, a forward to the leader) give up TB_HTTP_GIVE_UP_MARGIN_MS
+ * before its deadline (tb_deadline_get(), core/tb_time.h), so that its own
+ * 503 says why, and its thread is free for the next call. Every 503 a call
+ * answers carries Retry-After.
  */
 #ifndef TB_HTTP_HANDLERS_H
 #define TB_HTTP_HANDLERS_H
@@ -21,6 +25,8 @@
 #include "api/tb_api.h"
 
 #define TB_HTTP_HANDLER_THREADS 4
+/* How long before its deadline a call gives up waiting on others. */
+#define TB_HTTP_GIVE_UP_MARGIN_MS 250
 /* The Retry-After of a 503 (seconds). */
 #define TB_HTTP_RETRY_AFTER_S 5
 
@@ -61,8 +67,9 @@ void tb_http_call_release(tb_http_handlers_t *handlers, tb_http_call_t *call);
  * and refuses new ones. */
 void tb_http_handlers_abort(tb_http_handlers_t *handlers);
 
-/* Aborts, then waits for the calls that run (a handler's own wait is
- * bounded: a forward by TB_FORWARD_WAIT_MS) and frees the pool. Called once
+/* Aborts, then waits for the calls that run (a handler's waits on others
+ * end by its deadline; a stop of tasks by task.shutdown.graceful.timeout.ms)
+ * and frees the pool. Called once
  * the listeners are stopped, when every call is released. NULL is a
  * no-op. */
 void tb_http_handlers_destroy(tb_http_handlers_t *handlers);

@@ -1,16 +1,19 @@
 /* The herder's life, the claims on connector names, and bringing a
  * connector to its target state (herder_internal.h). */
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "connectors/runtime/config/tb_task_configs.h"
 #include "connectors/runtime/herder/herder_internal.h"
 #include "connectors/tb_plugin.h"
 #include "core/tb_log.h"
+#include "core/tb_time.h"
 
 #define HEARTBEAT_STALE_MS 15000
 
@@ -23,13 +26,30 @@ tb_err_t tb_herder_fail(tb_err_t err, char *msg, size_t msg_size, const char *fm
     return err;
 }
 
-tb_known_connector_t *tb_herder_claim(tb_herder_t *herder, const char *name)
+tb_err_t tb_herder_claim(tb_herder_t *herder, const char *name, tb_known_connector_t **c,
+                         char *msg, size_t msg_size)
 {
+    int64_t deadline_ms = tb_deadline_get();
+    struct timespec until;
+    tb_deadline_timespec(deadline_ms, &until);
     while (json_object_get(herder->claims, name) != NULL) {
-        pthread_cond_wait(&herder->idle, &herder->lock);
+        if (deadline_ms == 0) {
+            pthread_cond_wait(&herder->idle, &herder->lock);
+        } else if (pthread_cond_timedwait(&herder->idle, &herder->lock, &until) ==
+                       ETIMEDOUT &&
+                   json_object_get(herder->claims, name) != NULL) {
+            *c = NULL;
+            return tb_herder_fail(TB_ERR_UNAVAILABLE, msg, msg_size,
+                                  "Connector %s is busy with an earlier operation (a "
+                                  "stop of its tasks, or a write to the config topic) "
+                                  "that did not end within rest.request.timeout.ms; "
+                                  "this request was not carried out: try again",
+                                  name);
+        }
     }
     json_object_set_new(herder->claims, name, json_true());
-    return tb_config_state_find(herder->config_state, name);
+    *c = tb_config_state_find(herder->config_state, name);
+    return TB_OK;
 }
 
 void tb_herder_release(tb_herder_t *herder, const char *name)
@@ -211,8 +231,12 @@ tb_herder_t *tb_herder_create(const tb_worker_options_t *options, char *errstr,
     herder->options.kafka_props = herder->options.override_allowlist = NULL;
     herder->options.converter_config = NULL;
     herder->options.worker_id = NULL;
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
     pthread_mutex_init(&herder->lock, NULL);
-    pthread_cond_init(&herder->idle, NULL);
+    pthread_cond_init(&herder->idle, &monotonic); /* timed waits: tb_herder_claim */
+    pthread_condattr_destroy(&monotonic);
     herder->claims = json_object();
     herder->options.store = NULL;
     herder->store = options->store != NULL

@@ -67,7 +67,8 @@ void tb_herder_assignment_set(tb_herder_t *herder, const tb_assignment_t *assign
 static int refresh_one(tb_herder_t *herder, const char *name, char *errstr,
                        size_t errstr_size)
 {
-    tb_known_connector_t *c = tb_herder_claim(herder, name);
+    tb_known_connector_t *c;
+    tb_herder_claim(herder, name, &c, errstr, errstr_size); /* no deadline here */
     tb_known_connector_t old = {0};
     if (c != NULL) {
         old = *c;
@@ -161,7 +162,8 @@ int tb_herder_refresh(tb_herder_t *herder, char *errstr, size_t errstr_size)
     json_t *restart;
     json_array_foreach (restarts, i, restart) {
         const char *connector = json_string_value(json_object_get(restart, "name"));
-        tb_known_connector_t *c = tb_herder_claim(herder, connector);
+        tb_known_connector_t *c;
+        tb_herder_claim(herder, connector, &c, errstr, errstr_size); /* no deadline */
         if (c != NULL) {
             tb_herder_restart_here(
                 herder, c, json_is_true(json_object_get(restart, "include_tasks")),

@@ -140,8 +140,12 @@ tb_err_t tb_herder_connector_put(tb_herder_t *herder, const char *name,
                                  size_t msg_size)
 {
     pthread_mutex_lock(&herder->lock);
-    tb_known_connector_t *c = tb_herder_claim(herder, name);
-    tb_err_t err;
+    tb_known_connector_t *c;
+    tb_err_t err = tb_herder_claim(herder, name, &c, msg, msg_size);
+    if (err != TB_OK) {
+        pthread_mutex_unlock(&herder->lock);
+        return err;
+    }
     if (c != NULL && !replace) {
         err = tb_herder_fail(TB_ERR_CONFLICT, msg, msg_size,
                              "Connector %s already exists", name);
@@ -159,8 +163,12 @@ tb_err_t tb_herder_connector_patch(tb_herder_t *herder, const char *name,
                                    size_t msg_size)
 {
     pthread_mutex_lock(&herder->lock);
-    tb_known_connector_t *c = tb_herder_claim(herder, name);
-    tb_err_t err;
+    tb_known_connector_t *c;
+    tb_err_t err = tb_herder_claim(herder, name, &c, msg, msg_size);
+    if (err != TB_OK) {
+        pthread_mutex_unlock(&herder->lock);
+        return err;
+    }
     if (c == NULL) {
         err = tb_herder_fail(TB_ERR_NOT_FOUND, msg, msg_size, "Connector %s not found",
                              name);
@@ -288,14 +296,18 @@ tb_err_t tb_herder_target_state_set(tb_herder_t *herder, const char *name,
                                     tb_target_state_t target, char *msg, size_t msg_size)
 {
     pthread_mutex_lock(&herder->lock);
-    tb_known_connector_t *c = tb_herder_claim(herder, name);
+    tb_known_connector_t *c;
+    tb_err_t err = tb_herder_claim(herder, name, &c, msg, msg_size);
+    if (err != TB_OK) {
+        pthread_mutex_unlock(&herder->lock);
+        return err;
+    }
     if (c == NULL) {
         tb_herder_release(herder, name);
         pthread_mutex_unlock(&herder->lock);
         return tb_herder_fail(TB_ERR_NOT_FOUND, msg, msg_size, "Unknown connector %s",
                               name);
     }
-    tb_err_t err = TB_OK;
     char failure[1200];
     json_t *task_configs = tb_task_configs_for(c, target, failure, sizeof(failure));
     if (c->target == target) {
@@ -326,8 +338,12 @@ tb_err_t tb_herder_connector_delete(tb_herder_t *herder, const char *name, char 
                                     size_t msg_size)
 {
     pthread_mutex_lock(&herder->lock);
-    tb_known_connector_t *c = tb_herder_claim(herder, name);
-    tb_err_t err = TB_OK;
+    tb_known_connector_t *c;
+    tb_err_t err = tb_herder_claim(herder, name, &c, msg, msg_size);
+    if (err != TB_OK) {
+        pthread_mutex_unlock(&herder->lock);
+        return err;
+    }
     if (c == NULL) {
         err = tb_herder_fail(TB_ERR_NOT_FOUND, msg, msg_size, "Connector %s not found",
                              name);

@@ -70,11 +70,15 @@ __attribute__((format(printf, 4, 5))) tb_err_t
 tb_herder_fail(tb_err_t err, char *msg, size_t msg_size, const char *fmt, ...);
 
 /* Waits until no operation holds connector name, then claims the name for
- * the caller, who ends the claim with tb_herder_release() whatever it finds. Returns
- * the connector, or NULL when there is none. A claimed connector changes
- * only through its claimant, under the lock; the claimant may read it
- * without the lock. Call with the lock held; it stays held. */
-tb_known_connector_t *tb_herder_claim(tb_herder_t *herder, const char *name);
+ * the caller, who ends the claim with tb_herder_release() whatever it finds,
+ * and returns TB_OK with *c the connector, or NULL when there is none. A
+ * claimed connector changes only through its claimant, under the lock; the
+ * claimant may read it without the lock. The wait ends at the calling
+ * thread's deadline (tb_deadline_get(): a REST write's), if it has one:
+ * then nothing is claimed, and it returns TB_ERR_UNAVAILABLE with msg
+ * saying so. Call with the lock held; it stays held. */
+tb_err_t tb_herder_claim(tb_herder_t *herder, const char *name, tb_known_connector_t **c,
+                         char *msg, size_t msg_size);
 
 /* Ends a claim. Call with the lock held. */
 void tb_herder_release(tb_herder_t *herder, const char *name);

@@ -19,7 +19,11 @@ tb_err_t tb_herder_offsets_alter(tb_herder_t *herder, const char *name,
                                  size_t msg_size)
 {
     pthread_mutex_lock(&herder->lock);
-    tb_known_connector_t *c = tb_herder_claim(herder, name);
+    tb_known_connector_t *c;
+    if (tb_herder_claim(herder, name, &c, msg, msg_size) != TB_OK) {
+        pthread_mutex_unlock(&herder->lock);
+        return TB_ERR_UNAVAILABLE;
+    }
     bool tasks_running = c != NULL && tb_worker_runs_tasks(herder->worker, name);
     pthread_mutex_unlock(&herder->lock);
     /* without the lock, since the admin calls to the group may take long */

@@ -84,9 +84,13 @@ tb_err_t tb_herder_connector_restart(tb_herder_t *herder, const char *name,
                                      char *msg, size_t msg_size)
 {
     pthread_mutex_lock(&herder->lock);
-    tb_known_connector_t *c = tb_herder_claim(herder, name);
-    tb_err_t err = TB_OK;
+    tb_known_connector_t *c;
     *out = NULL;
+    tb_err_t err = tb_herder_claim(herder, name, &c, msg, msg_size);
+    if (err != TB_OK) {
+        pthread_mutex_unlock(&herder->lock);
+        return err;
+    }
     if (c == NULL) {
         err = tb_herder_fail(TB_ERR_NOT_FOUND, msg, msg_size, "Unknown connector: %s",
                              name);
