@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "connectors/runtime/task/tb_dlq.h"
+#include "core/tb_time.h"
 
 #define PRODUCE_API_KEY 0 /* Kafka's ApiKey of Produce requests */
 #define FLUSH_MS 10000
@@ -38,7 +39,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture_t *f = *state;
-    tb_dlq_destroy(f->dlq, FLUSH_MS);
+    tb_dlq_destroy(f->dlq, tb_monotonic_ms() + FLUSH_MS);
     rd_kafka_mock_cluster_destroy(f->cluster);
     rd_kafka_destroy(f->owner);
     return 0;

@@ -240,7 +240,7 @@ static void sink_stop(void *opaque)
     if (e->plugin_task != NULL) {
         e->env->plugin->task_stop(e->plugin_task);
     }
-    tb_dlq_destroy(e->dlq, (int)e->env->shutdown_timeout_ms);
+    tb_dlq_destroy(e->dlq, e->stop_deadline_ms);
     tb_converter_destroy(e->key_converter);
     tb_converter_destroy(e->value_converter);
     tb_chain_destroy(e->chain);

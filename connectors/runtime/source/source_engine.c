@@ -468,7 +468,7 @@ static void source_stop(void *opaque)
                     "background",
                     engine->env->shutdown_timeout_ms);
     }
-    tb_dlq_destroy(engine->dlq, (int)engine->env->shutdown_timeout_ms);
+    tb_dlq_destroy(engine->dlq, deadline_ms);
     for (uint64_t seq = engine->head_seq; engine->ring != NULL && seq < engine->next_seq;
          seq++) {
         json_decref(engine->ring[seq % RING_SIZE].partition);

@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "connectors/kafka/tb_kafka_conf.h"
+#include "connectors/kafka/tb_kafka_reaper.h"
+#include "core/tb_log.h"
+#include "core/tb_time.h"
 
 struct tb_dlq {
     rd_kafka_t *rk;
@@ -119,13 +122,21 @@ int tb_dlq_flush(tb_dlq_t *dlq, int timeout_ms, char *errstr, size_t errstr_size
     return 0;
 }
 
-void tb_dlq_destroy(tb_dlq_t *dlq, int timeout_ms)
+void tb_dlq_destroy(tb_dlq_t *dlq, int64_t deadline_ms)
 {
     if (dlq == NULL) {
         return;
     }
-    rd_kafka_flush(dlq->rk, timeout_ms);
-    rd_kafka_destroy(dlq->rk);
+    int64_t left_ms = deadline_ms - tb_monotonic_ms();
+    rd_kafka_flush(dlq->rk, left_ms > 0 ? (int)left_ms : 0);
+    if (!tb_kafka_destroy_within(dlq->rk, 0, deadline_ms)) {
+        TB_LOG(TB_LOG_WARN, "tributary.task",
+               "destroying the producer of the dead letter queue %s was cut short at "
+               "the stop's bound (task.shutdown.graceful.timeout.ms): librdkafka still "
+               "waits for a broker that does not answer, and finishes the destroy in "
+               "the background",
+               dlq->topic);
+    }
     free(dlq->topic);
     free(dlq);
 }

@@ -43,7 +43,9 @@ int tb_dlq_send(tb_dlq_t *dlq, const tb_sink_record_t *record,
  * fails its task, whose restart reads the record again. */
 int tb_dlq_flush(tb_dlq_t *dlq, int timeout_ms, char *errstr, size_t errstr_size);
 
-/* Flushes for up to timeout_ms and frees. NULL is a no-op. */
-void tb_dlq_destroy(tb_dlq_t *dlq, int timeout_ms);
+/* Flushes until deadline_ms (tb_monotonic_ms) and frees; the producer's
+ * destroy is waited for until then too (tb_kafka_destroy_within), and
+ * goes on in the background past it. NULL is a no-op. */
+void tb_dlq_destroy(tb_dlq_t *dlq, int64_t deadline_ms);
 
 #endif

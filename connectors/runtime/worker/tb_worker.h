@@ -22,6 +22,9 @@
 #ifndef TB_WORKER_H
 #define TB_WORKER_H
 
+/* How many threads of its own one tb_worker_stop_tasks starts, at most. */
+#define TB_WORKER_STOP_THREADS 15
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -181,7 +184,11 @@ tb_task_t **tb_worker_detach_unassigned(tb_worker_t *worker, const char *name,
                                         const tb_assignment_t *assignment, size_t *count);
 
 /* Stops and frees detached tasks: each stops gracefully, recording its
- * offsets. Call without the herder's lock. */
+ * offsets, within task.shutdown.graceful.timeout.ms (tb_task_destroy).
+ * Up to TB_WORKER_STOP_THREADS + 1 tasks stop at once (threads of the call,
+ * and the calling thread), so that the call takes about
+ * ceil(count / (TB_WORKER_STOP_THREADS + 1)) such bounds, not count of
+ * them. Call without the herder's lock. */
 void tb_worker_stop_tasks(tb_task_t **tasks, size_t count);
 
 /* Forgets connector name's instance, its states not written to the store

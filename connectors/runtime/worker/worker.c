@@ -215,6 +215,23 @@ void tb_worker_destroy(tb_worker_t *worker)
     if (worker == NULL) {
         return;
     }
+    /* every connector's tasks at once, as one stop */
+    size_t total = 0;
+    for (const instance_t *inst = worker->instances; inst != NULL; inst = inst->next) {
+        total += inst->task_count;
+    }
+    tb_task_t **all = calloc(total + 1, sizeof(*all));
+    size_t count = 0;
+    for (instance_t *inst = worker->instances; inst != NULL && all != NULL;
+         inst = inst->next) {
+        for (size_t i = 0; i < inst->task_count; i++) {
+            if (inst->tasks[i] != NULL) {
+                all[count++] = inst->tasks[i];
+                inst->tasks[i] = NULL;
+            }
+        }
+    }
+    tb_worker_stop_tasks(all, count);
     while (worker->instances != NULL) {
         instance_t *inst = worker->instances;
         worker->instances = inst->next;
@@ -546,10 +563,37 @@ tb_task_t **tb_worker_detach_unassigned(tb_worker_t *worker, const char *name,
     return tasks;
 }
 
+/* The tasks one tb_worker_stop_tasks stops, shared by its threads. */
+typedef struct {
+    tb_task_t **tasks;
+    size_t count;
+    atomic_size_t next; /* the next task a thread takes */
+} stopping_t;
+
+static void *stop_thread(void *opaque)
+{
+    stopping_t *s = opaque;
+    for (size_t i = atomic_fetch_add(&s->next, 1); i < s->count;
+         i = atomic_fetch_add(&s->next, 1)) {
+        tb_task_destroy(s->tasks[i]);
+    }
+    return NULL;
+}
+
 void tb_worker_stop_tasks(tb_task_t **tasks, size_t count)
 {
-    for (size_t i = 0; i < count; i++) {
-        tb_task_destroy(tasks[i]);
+    pthread_t threads[TB_WORKER_STOP_THREADS];
+    stopping_t s = {.tasks = tasks, .count = count};
+    atomic_init(&s.next, 0);
+    size_t started = 0;
+    /* the calling thread stops tasks too: with no thread to spare, all */
+    while (started + 1 < count && started < TB_WORKER_STOP_THREADS &&
+           pthread_create(&threads[started], NULL, stop_thread, &s) == 0) {
+        started++;
+    }
+    stop_thread(&s);
+    for (size_t i = 0; i < started; i++) {
+        pthread_join(threads[i], NULL);
     }
     free(tasks);
 }
