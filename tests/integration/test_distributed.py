@@ -30,7 +30,7 @@ DELAY_MS = 3000  # scheduled.rebalance.max.delay.ms
 # worker's read of it and the tasks' start, with room for a loaded machine.
 FAILOVER_BOUND_S = 20
 SINK_TASKS = 3
-TB_FORWARD_WAIT_S = 60  # server/tb_forward.h: how long a write waits for a leader
+TB_FORWARD_WAIT_S = 90  # rest.request.timeout.ms's default: how long a write waits for a leader
 
 
 def cluster_settings(bed, group):
