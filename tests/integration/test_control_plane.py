@@ -12,8 +12,10 @@ made slow by freezing (SIGSTOP) the cluster's leader, a worker of this test."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
+import time
 
 import pytest
 import requests
@@ -184,3 +186,50 @@ def test_writes_waiting_on_a_busy_connector_give_up_at_their_deadline(start_work
                              json=config)
         return reply.status_code == 201
     wait_for(recreated, timeout=60, interval=1, what="the connector created again")
+
+
+def group_size(w):
+    """How many workers w's latest view of its cluster group holds (0 before one)."""
+    sizes = re.findall(r"tributary\.cluster group \S+: (\d+) worker\(s\)", w.logs())
+    return int(sizes[-1]) if sizes else 0
+
+
+# a member frozen mid-rebalance holds the rebalance until its session times out
+FROZEN_SESSION_MS = 60000
+# SIGTERM's bound: the tasks' graceful stop (5 s by default) and the group's leave
+# (TB_WORKER_GROUP_LEAVE_MS, 5 s), with room for a loaded machine; far below the session
+SIGTERM_BOUND_S = 25
+
+
+def test_sigterm_while_the_group_rebalances_around_a_frozen_member(start_worker, bed,
+                                                                    tmp_path):
+    group = bed.unique_topic("ctl-sigterm")
+    settings = {**cluster_settings(bed, group),
+                "session.timeout.ms": str(FROZEN_SESSION_MS)}
+    first, second, frozen = (start_worker(settings) for _ in range(3))
+    for w in (first, second, frozen):
+        wait_for(lambda: group_size(w) == 3, timeout=90, what="three workers in the group")
+    reply = second.post("/connectors", json={"name": "steady", "config": {
+        "connector.class": "FileStreamSource", "topic": bed.unique_topic("ctl-s"),
+        "file": str(tmp_path / "steady.txt")}})
+    assert reply.status_code == 201, reply.text
+
+    os.kill(frozen.proc.pid, signal.SIGSTOP)
+    try:
+        # a fourth worker's join opens a rebalance that waits on the frozen member
+        # until its session times out; the others rejoin at their next heartbeat (1 s)
+        fourth = start_worker(settings)
+        time.sleep(3)  # three heartbeats: the first worker is in its JoinGroup by now
+        assert group_size(fourth) == 0, "the rebalance ended before the SIGTERM"
+        code = first.stop(signal.SIGTERM, timeout=SIGTERM_BOUND_S)
+        assert code == 0, first.logs()
+        assert "Sanitizer" not in first.logs()
+    finally:
+        os.kill(frozen.proc.pid, signal.SIGCONT)
+
+    # the cluster goes on without the worker that left
+    for w in (second, frozen, fourth):
+        wait_for(lambda: group_size(w) == 3, timeout=120, interval=1,
+                 what="the three remaining workers in the group")
+    wait_for(lambda: fourth.get("/connectors/steady/status").json()["connector"]["state"]
+             == "RUNNING", timeout=60, what="the connector running")

@@ -58,8 +58,15 @@ typedef struct {
 tb_worker_group_t *tb_worker_group_join(const tb_worker_group_options_t *options,
                                         char *errstr, size_t errstr_size);
 
+/* The longest tb_worker_group_leave waits for the group. */
+#define TB_WORKER_GROUP_LEAVE_MS 5000
+
 /* Leaves the group (the coordinator rebalances the others at once, without
- * waiting for the session to time out) and frees it. NULL is a no-op. */
+ * waiting for the session to time out) and frees it, within
+ * TB_WORKER_GROUP_LEAVE_MS: a leave that a rebalance in flight holds longer
+ * (a member that does not answer) is cut short and logged, and the others
+ * notice the departure when this worker's session times out. NULL is a
+ * no-op. */
 void tb_worker_group_leave(tb_worker_group_t *group);
 
 /* Copies the current view into *out. */

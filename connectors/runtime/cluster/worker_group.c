@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "connectors/kafka/tb_kafka_conf.h"
+#include "connectors/kafka/tb_kafka_reaper.h"
 #include "connectors/runtime/cluster/tb_consumer_protocol.h"
 #include "core/tb_log.h"
 
@@ -301,12 +302,47 @@ void tb_worker_group_leave(tb_worker_group_t *group)
     }
     atomic_store(&group->stopping, true);
     pthread_join(group->thread, NULL);
-    /* A LeaveGroup: the others rebalance now, not after a session timeout. */
-    rd_kafka_resp_err_t err = rd_kafka_consumer_close(group->rk);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    /* A LeaveGroup: the others rebalance now, not after a session timeout.
+     * It waits, at most TB_WORKER_GROUP_LEAVE_MS, for what the consumer has
+     * in flight: a JoinGroup of a rebalance that waits on a member that
+     * does not answer (frozen) would hold it until that member's session
+     * times out. */
+    int64_t deadline_ms = now_ms() + TB_WORKER_GROUP_LEAVE_MS;
+    rd_kafka_queue_t *queue = rd_kafka_queue_new(group->rk);
+    rd_kafka_error_t *error = rd_kafka_consumer_close_queue(group->rk, queue);
+    if (error != NULL) {
         TB_LOG(TB_LOG_WARN, LOGGER, "group %s: leaving failed: %s", group->group_id,
-               rd_kafka_err2str(err));
+               rd_kafka_error_string(error));
+        rd_kafka_error_destroy(error);
     }
+    for (int64_t left = deadline_ms - now_ms();
+         error == NULL && !rd_kafka_consumer_closed(group->rk) && left > 0;
+         left = deadline_ms - now_ms()) {
+        /* consuming serves the rebalance callbacks and returns records */
+        rd_kafka_message_t *message = rd_kafka_consume_queue(
+            queue, (int)(left < POLL_WAIT_MS ? left : POLL_WAIT_MS));
+        if (message != NULL) {
+            rd_kafka_message_destroy(message);
+        }
+    }
+    bool closed = rd_kafka_consumer_closed(group->rk) != 0;
+    if (error == NULL && !closed) {
+        TB_LOG(TB_LOG_WARN, LOGGER,
+               "group %s: leaving was cut short after %d ms (a rebalance waits on a "
+               "member that does not answer): the others notice that this worker is "
+               "gone when its session times out",
+               group->group_id, TB_WORKER_GROUP_LEAVE_MS);
+    }
+    rd_kafka_queue_destroy(queue);
+    if (!tb_kafka_destroy_within(
+            group->rk, closed ? 0 : RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE, deadline_ms)) {
+        TB_LOG(TB_LOG_WARN, LOGGER,
+               "group %s: destroying the group's consumer was cut short: librdkafka "
+               "still waits for a broker that does not answer, and finishes the destroy "
+               "in the background",
+               group->group_id);
+    }
+    group->rk = NULL;
     group_free(group);
 }
 
