@@ -108,6 +108,39 @@ static void test_remove_deletes_from_the_store(void **state)
     tb_config_state_destroy(loaded);
 }
 
+/* Other workers changed a, deleted b and created c (here: through a view of
+ * their own over the same store); one reread of the three names brings
+ * them all into this view, and leaves d, not named, as it was. */
+static void test_reread_brings_a_batch_of_changes_in(void **state)
+{
+    fixture_t *f = *state;
+    char err[256];
+    put(f, f->state, "a", 1, TB_TARGET_STARTED);
+    put(f, f->state, "b", 1, TB_TARGET_STARTED);
+    tb_known_connector_t *d = put(f, f->state, "d", 1, TB_TARGET_STARTED);
+    tb_config_state_t *others = tb_config_state_create(f->store);
+    assert_int_equal(tb_config_state_load(others, err, sizeof(err)), 0);
+    put(f, others, "a", 3, TB_TARGET_PAUSED);
+    assert_int_equal(tb_config_state_remove(others, NULL, "b", err, sizeof(err)), 0);
+    put(f, others, "c", 2, TB_TARGET_STARTED);
+    put(f, others, "d", 4, TB_TARGET_STOPPED);
+    tb_config_state_destroy(others);
+
+    json_t *names = json_pack("[s, s, s]", "a", "b", "c");
+    assert_int_equal(tb_config_state_reread(f->state, names, err, sizeof(err)), 0);
+    json_decref(names);
+    tb_known_connector_t *a = tb_config_state_find(f->state, "a");
+    assert_int_equal(a->target, TB_TARGET_PAUSED);
+    assert_int_equal(json_array_size(a->task_configs), 3);
+    assert_null(tb_config_state_find(f->state, "b"));
+    tb_known_connector_t *c = tb_config_state_find(f->state, "c");
+    assert_non_null(c);
+    assert_ptr_equal(c->plugin, f->plugin);
+    assert_int_equal(json_array_size(c->task_configs), 2);
+    assert_ptr_equal(tb_config_state_find(f->state, "d"), d);
+    assert_int_equal(d->target, TB_TARGET_STARTED);
+}
+
 static void test_standalone_assigns_everything_to_the_one_worker(void **state)
 {
     fixture_t *f = *state;
@@ -132,6 +165,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_put_is_written_through_the_store, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reread_brings_a_batch_of_changes_in, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_remove_deletes_from_the_store, setup,
                                         teardown),

@@ -126,45 +126,50 @@ static void known_set(tb_config_state_t *state, tb_known_connector_t *c, json_t 
 
 typedef struct {
     tb_config_state_t *state;
-    const char *name;
-    tb_known_connector_t *found;
+    json_t *missing; /* the names asked for whose row the walk has not met */
 } reread_t;
 
 static int reread_one(const tb_store_connector_t *stored, void *opaque)
 {
     reread_t *r = opaque;
     const tb_plugin_t *plugin =
-        strcmp(stored->name, r->name) == 0 ? plugin_of(stored) : NULL;
+        json_object_get(r->missing, stored->name) != NULL ? plugin_of(stored) : NULL;
     if (plugin == NULL) {
         return 0;
     }
+    json_object_del(r->missing, stored->name);
     json_t *config = json_deep_copy(stored->config);
     json_t *task_configs = json_deep_copy(stored->task_configs);
-    r->found = tb_config_state_find(r->state, r->name);
-    if (r->found == NULL) {
-        r->found =
-            known_add(r->state, r->name, config, plugin, stored->target, task_configs);
+    tb_known_connector_t *c = tb_config_state_find(r->state, stored->name);
+    if (c == NULL) {
+        known_add(r->state, stored->name, config, plugin, stored->target, task_configs);
     } else {
-        known_set(r->state, r->found, config, plugin, stored->target, task_configs);
+        known_set(r->state, c, config, plugin, stored->target, task_configs);
     }
     json_decref(config);
     json_decref(task_configs);
     return 0;
 }
 
-int tb_config_state_reread(tb_config_state_t *state, const char *name,
-                           tb_known_connector_t **out, char *errstr, size_t errstr_size)
+int tb_config_state_reread(tb_config_state_t *state, const json_t *names, char *errstr,
+                           size_t errstr_size)
 {
-    reread_t r = {state, name, NULL};
-    if (tb_store_connectors_load(state->store, reread_one, &r, errstr, errstr_size) !=
-        0) {
-        return -1;
+    reread_t r = {state, json_object()};
+    size_t i;
+    json_t *name;
+    json_array_foreach (names, i, name) {
+        json_object_set_new(r.missing, json_string_value(name), json_true());
     }
-    if (r.found == NULL) {
-        known_drop(state, name);
+    int rc = tb_store_connectors_load(state->store, reread_one, &r, errstr, errstr_size);
+    const char *key;
+    json_t *value;
+    json_object_foreach (r.missing, key, value) {
+        if (rc == 0) {
+            known_drop(state, key);
+        }
     }
-    *out = r.found;
-    return 0;
+    json_decref(r.missing);
+    return rc;
 }
 
 tb_known_connector_t *tb_config_state_first(const tb_config_state_t *state)

@@ -80,13 +80,15 @@ tb_known_connector_t *tb_config_state_put(tb_config_state_t *state, pthread_mute
                                           tb_target_state_t target, json_t *task_configs,
                                           char *msg, size_t msg_size);
 
-/* Reads connector name again from the store, which another worker wrote:
- * the view's entry takes its row (created or replaced; a class this build
- * lacks is logged and the entry dropped), or is dropped when the store has
- * none. Writes nothing. *out gets the entry, or NULL when there is none.
- * Returns 0, or -1 with errstr when the store cannot be read. */
-int tb_config_state_reread(tb_config_state_t *state, const char *name,
-                           tb_known_connector_t **out, char *errstr, size_t errstr_size);
+/* Reads the connectors named in names (an array of strings) again from the
+ * store, which another worker wrote, in one walk of its rows whatever
+ * their number (a bulk change costs one walk, not one per connector): each
+ * named entry takes its row (created or replaced; a class this build lacks
+ * is logged and the entry dropped), or is dropped when the store has none.
+ * Writes nothing. Returns 0, or -1 with errstr when the store cannot be
+ * read (the view is unchanged). */
+int tb_config_state_reread(tb_config_state_t *state, const json_t *names, char *errstr,
+                           size_t errstr_size);
 
 /* Deletes connector name from the store, then frees its entry. Returns 0,
  * or -1 with msg when the store refused (the view is unchanged). lock: as

@@ -62,44 +62,96 @@ void tb_herder_assignment_set(tb_herder_t *herder, const tb_assignment_t *assign
     pthread_mutex_unlock(&herder->lock);
 }
 
-/* Brings connector name to what the store now says another worker wrote.
- * Call with the lock held. */
-static int refresh_one(tb_herder_t *herder, const char *name, char *errstr,
-                       size_t errstr_size)
+/* Detaches the tasks of a connector that its new row (reread: c, or NULL
+ * when gone) no longer runs as they are, given old, its entry before (name
+ * NULL when there was none); adds them to *stopping (grown; *count of
+ * them). Call with the lock held and the name claimed. */
+static void detach_changed(tb_herder_t *herder, const char *name,
+                           const tb_known_connector_t *old, const tb_known_connector_t *c,
+                           tb_task_t ***stopping, size_t *count)
 {
-    tb_known_connector_t *c;
-    tb_herder_claim(herder, name, &c, errstr, errstr_size); /* no deadline here */
-    tb_known_connector_t old = {0};
-    if (c != NULL) {
-        old = *c;
-        json_incref(old.config);
-        json_incref(old.task_configs);
+    size_t keep = c != NULL && old->name != NULL
+                      ? tb_worker_tasks_kept(herder->worker, old, c->plugin, c->config,
+                                             c->task_configs)
+                      : 0;
+    size_t n;
+    tb_task_t **detached = tb_worker_detach_tasks(herder->worker, name, keep, &n);
+    tb_task_t **grown = realloc(*stopping, (*count + n + 1) * sizeof(**stopping));
+    if (grown == NULL) {
+        tb_worker_stop_tasks(detached, n); /* out of memory: here, locked */
+        return;
     }
-    int rc = tb_config_state_reread(herder->config_state, name, &c, errstr, errstr_size);
-    size_t keep = 0;
-    if (rc == 0 && c != NULL && old.name != NULL) {
-        keep = tb_worker_tasks_kept(herder->worker, &old, c->plugin, c->config,
-                                    c->task_configs);
-    }
-    if (rc == 0) {
-        size_t count;
-        tb_task_t **stopped = tb_worker_detach_tasks(herder->worker, name, keep, &count);
-        tb_herder_stop_unlocked(herder, stopped, count);
+    *stopping = grown;
+    memcpy(*stopping + *count, detached, n * sizeof(**stopping));
+    *count += n;
+    free(detached);
+}
+
+/* Brings the connectors named in changed to what the store now says
+ * other workers wrote: one reread of the store for all of them, then one
+ * stop of every task that changed (in parallel), then each connector's
+ * new target. Call with the lock held. */
+static int refresh_changed(tb_herder_t *herder, const json_t *changed, char *errstr,
+                           size_t errstr_size)
+{
+    /* each name once, claimed, with a copy of its entry before the reread
+     * (name NULL when it had none) */
+    json_t *names = json_array();
+    json_t *seen = json_object();
+    tb_known_connector_t *olds = calloc(json_array_size(changed) + 1, sizeof(*olds));
+    size_t i;
+    json_t *name;
+    json_array_foreach (changed, i, name) {
+        const char *n = json_string_value(name);
+        if (json_object_get(seen, n) != NULL) {
+            continue;
+        }
+        json_object_set_new(seen, n, json_true());
+        tb_known_connector_t *c;
+        /* the cluster's thread has no deadline: the claim waits */
+        tb_herder_claim(herder, n, &c, errstr, errstr_size);
         if (c != NULL) {
-            TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", name, -1,
+            olds[json_array_size(names)] = *c;
+            json_incref(c->config);
+            json_incref(c->task_configs);
+        }
+        json_array_append(names, name);
+    }
+    int rc = tb_config_state_reread(herder->config_state, names, errstr, errstr_size);
+    tb_task_t **stopping = NULL;
+    size_t count = 0;
+    json_array_foreach (names, i, name) {
+        if (rc == 0) {
+            const char *n = json_string_value(name);
+            detach_changed(herder, n, &olds[i],
+                           tb_config_state_find(herder->config_state, n), &stopping,
+                           &count);
+        }
+    }
+    tb_herder_stop_unlocked(herder, stopping, count);
+    json_array_foreach (names, i, name) {
+        const char *n = json_string_value(name);
+        tb_known_connector_t *c = tb_config_state_find(herder->config_state, n);
+        if (rc != 0) {
+            /* unchanged: the next refresh reads it again */
+        } else if (c != NULL) {
+            TB_LOG_TASK(TB_LOG_INFO, "tributary.herder", n, -1,
                         "changed by another worker: %s with %zu task(s)",
                         tb_target_state_name(c->target),
                         json_array_size(c->task_configs));
             tb_herder_apply_target(herder, c);
         } else {
-            tb_worker_connector_forget(herder->worker, name);
+            tb_worker_connector_forget(herder->worker, n);
             TB_LOG(TB_LOG_INFO, "tributary.herder",
-                   "connector %s deleted by another worker", name);
+                   "connector %s deleted by another worker", n);
         }
+        tb_herder_release(herder, n);
+        json_decref(olds[i].config);
+        json_decref(olds[i].task_configs);
     }
-    json_decref(old.config);
-    json_decref(old.task_configs);
-    tb_herder_release(herder, name);
+    free(olds);
+    json_decref(seen);
+    json_decref(names);
     return rc;
 }
 
@@ -148,15 +200,9 @@ int tb_herder_refresh(tb_herder_t *herder, char *errstr, size_t errstr_size)
     if (changed == NULL) {
         return -1;
     }
-    int rc = 0;
     size_t i;
-    json_t *name;
     pthread_mutex_lock(&herder->lock);
-    json_array_foreach (changed, i, name) {
-        if (rc == 0) {
-            rc = refresh_one(herder, json_string_value(name), errstr, errstr_size);
-        }
-    }
+    int rc = refresh_changed(herder, changed, errstr, errstr_size);
     /* restart requests: each worker restarts what it runs */
     json_t *restarts = tb_store_restarts_take(herder->store);
     json_t *restart;
