@@ -583,6 +583,13 @@ static void *stop_thread(void *opaque)
 void tb_worker_stop_tasks(tb_task_t **tasks, size_t count)
 {
     pthread_t threads[TB_WORKER_STOP_THREADS];
+    size_t live = 0; /* the tasks first: a connector's free slots are NULL */
+    for (size_t i = 0; i < count; i++) {
+        if (tasks[i] != NULL) {
+            tasks[live++] = tasks[i];
+        }
+    }
+    count = live;
     stopping_t s = {.tasks = tasks, .count = count};
     atomic_init(&s.next, 0);
     size_t started = 0;
