@@ -409,5 +409,10 @@ int64_t tb_s3_key_start_offset(const tb_s3_layout_t *layout, const char *key,
     for (; isdigit((unsigned char)digits[count]) && count < 19; count++) {
         start = start * 10 + (digits[count] - '0');
     }
-    return count > 0 && digits[count] == '.' ? start : -1;
+    /* the keys and headers beside an object (store.kafka.keys,
+     * store.kafka.headers) are not objects of values */
+    const char *rest = digits + count;
+    bool companion =
+        strncmp(rest, ".keys.", 6) == 0 || strncmp(rest, ".headers.", 9) == 0;
+    return count > 0 && rest[0] == '.' && !companion ? start : -1;
 }

@@ -4,7 +4,9 @@
  * and its formats (tb_s3_sink.h lists the files).
  *
  * Objects: the records of a Kafka partition go to one object per encoded
- * partition, all of them rotated together (a commit group): after
+ * partition (with store.kafka.keys and store.kafka.headers, two more
+ * beside it for the keys and the headers, committed before it), all of
+ * them rotated together (a commit group): after
  * flush.size records, when a record's time is rotate.interval.ms past the
  * group's first, or at the wall clock's rotate.schedule.interval.ms
  * boundary. An object's bytes are uploaded as parts of a multipart upload
@@ -50,6 +52,15 @@
 #define MIN_PART_SIZE 5242880
 
 /* ---- configuration ---- */
+
+/* The views of a record an encoded partition's objects hold, as
+ * Confluent's record views: with store.kafka.keys and store.kafka.headers
+ * the keys and the headers in companion objects beside the values',
+ * named with ".keys" or ".headers" before the extension. In the order the
+ * objects are committed: the companions first, so that a value object
+ * that is visible has its companions visible too (recovery reads value
+ * objects only, tb_s3_partitioner.h). */
+typedef enum { VIEW_KEYS = 0, VIEW_HEADERS, VIEW_VALUE, VIEW_COUNT } s3_view_t;
 
 static const char *const compression_types[] = {"none", "gzip", NULL};
 static const char *const extractors[] = {"Record", "RecordField", "Wallclock", NULL};
@@ -121,6 +132,8 @@ typedef struct {
     const char *schema_compatibility;
     bool store_keys;
     bool store_headers;
+    const char *keys_format;
+    const char *headers_format;
     const char *avro_codec;
     const char *parquet_codec;
     const char *partitioner;
@@ -425,8 +438,11 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_STORAGE,
      .order = 13,
      .field = TB_CONFIG_AT(s3_sink_settings_t, store_keys),
-     .documentation = "Writing the keys beside the values: not built yet; true is "
-                      "refused."},
+     .documentation = "Write the records' keys too, in keys.format.class, each object's "
+                      "in a companion object named with .keys before the extension "
+                      "(<topic>+<partition>+<start>.keys.avro), one key per value in "
+                      "the same order. A record with a null key then fails (per "
+                      "errors.tolerance)."},
     {.name = TB_S3_KEY_STORE_HEADERS,
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",
@@ -434,22 +450,30 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_STORAGE,
      .order = 14,
      .field = TB_CONFIG_AT(s3_sink_settings_t, store_headers),
-     .documentation = "Writing the headers beside the values: not built yet; true is "
-                      "refused."},
+     .documentation = "Write the records' headers too, in headers.format.class, each "
+                      "object's in a companion object named with .headers before the "
+                      "extension: per record an array of {key, value} strings. A "
+                      "record without headers then fails (per errors.tolerance)."},
     {.name = TB_S3_KEY_KEYS_FORMAT,
      .type = TB_CONFIG_CLASS,
      .default_value = TB_S3_FORMAT_AVRO,
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP_STORAGE,
      .order = 15,
-     .documentation = "The format of stored keys (store.kafka.keys, not built)."},
+     .field = TB_CONFIG_AT(s3_sink_settings_t, keys_format),
+     .documentation = "The format of the keys of store.kafka.keys: JsonFormat, "
+                      "AvroFormat, ParquetFormat (each key in a struct RecordKey {key}) "
+                      "or ByteArrayFormat, of io.confluent.connect.s3.format."},
     {.name = TB_S3_KEY_HEADERS_FORMAT,
      .type = TB_CONFIG_CLASS,
      .default_value = TB_S3_FORMAT_AVRO,
      .importance = TB_IMPORTANCE_LOW,
      .group = GROUP_STORAGE,
      .order = 16,
-     .documentation = "The format of stored headers (store.kafka.headers, not built)."},
+     .field = TB_CONFIG_AT(s3_sink_settings_t, headers_format),
+     .documentation = "The format of the headers of store.kafka.headers: JsonFormat, "
+                      "AvroFormat or ParquetFormat (in a struct RecordHeaders "
+                      "{headers}), of io.confluent.connect.s3.format."},
     {.name = TB_S3_KEY_AVRO_CODEC,
      .type = TB_CONFIG_STRING,
      .default_value = "null",
@@ -565,36 +589,47 @@ static long long object_reserve(const char *format, long long part_size)
     return strcmp(simple_name(format), "ParquetFormat") == 0 ? 2 * part_size : part_size;
 }
 
+/* The format class of each view an object of a group has (tb_s3_format.h's
+ * record views), in the order they are committed: the keys, the headers
+ * and last the values; NULL for a view not stored. */
+static void view_formats(const s3_sink_settings_t *k, const char *formats[VIEW_COUNT])
+{
+    formats[VIEW_KEYS] = k->store_keys ? k->keys_format : NULL;
+    formats[VIEW_HEADERS] = k->store_headers ? k->headers_format : NULL;
+    formats[VIEW_VALUE] = k->format;
+}
+
+/* What the objects of one encoded partition set aside together. */
+static long long group_reserve(const s3_sink_settings_t *k)
+{
+    const char *formats[VIEW_COUNT];
+    view_formats(k, formats);
+    long long reserve = 0;
+    for (int v = 0; v < VIEW_COUNT; v++) {
+        reserve += formats[v] != NULL ? object_reserve(formats[v], k->part_size) : 0;
+    }
+    return reserve;
+}
+
 /* A string key's value, NULL when unset or empty. */
 static const char *nonempty(const char *value)
 {
     return value != NULL && value[0] != '\0' ? value : NULL;
 }
 
-/* A format that compresses itself (AvroFormat, ParquetFormat): its codec
- * (the value of key) one of built, which listed says in words, and no
- * s3.compression.type. */
-static void check_codec(const s3_sink_settings_t *k, const char *format, const char *key,
-                        const char *codec, const char *const *built, const char *listed,
-                        json_t *errors)
+/* A codec (the value of key) one of built, which listed says in words. */
+static void check_codec(const char *key, const char *codec, const char *const *built,
+                        const char *listed, json_t *errors)
 {
-    char message[512];
     bool known = codec == NULL;
     for (size_t i = 0; built[i] != NULL && !known; i++) {
         known = strcmp(codec, built[i]) == 0;
     }
     if (!known) {
+        char message[512];
         snprintf(message, sizeof(message), "%s %s is not built in tributary: %s", key,
                  codec, listed);
         tb_config_error_add(errors, key, message);
-    }
-    const char *compression = k->compression;
-    if (compression != NULL && strcmp(compression, "none") != 0) {
-        snprintf(message, sizeof(message),
-                 TB_S3_KEY_COMPRESSION " applies to JsonFormat and ByteArrayFormat: %s "
-                                       "compresses with %s",
-                 format, key);
-        tb_config_error_add(errors, TB_S3_KEY_COMPRESSION, message);
     }
 }
 
@@ -602,30 +637,72 @@ static const char *const avro_codecs_built[] = {"null", "deflate", NULL};
 static const char *const parquet_codecs_built[] = {"none", "snappy", "gzip", "zstd",
                                                    NULL};
 
+/* The format class of key, of a view (NULL: not stored) that takes the
+ * formats of allowed (simple names), which listed says in words. */
+static void check_view_format(const char *key, const char *format,
+                              const char *const *allowed, const char *listed,
+                              json_t *errors)
+{
+    const char *name = simple_name(format);
+    bool known = format == NULL;
+    for (size_t i = 0; allowed[i] != NULL && !known; i++) {
+        known = strcmp(name, allowed[i]) == 0;
+    }
+    if (!known) {
+        char message[512];
+        snprintf(message, sizeof(message), "%s %s is no format of the S3 sink for %s",
+                 key, format, listed);
+        tb_config_error_add(errors, key, message);
+    }
+}
+
 static void check_format(const s3_sink_settings_t *k, json_t *errors)
 {
-    const char *format = k->format;
-    const char *name = simple_name(format);
-    if (strcmp(name, "AvroFormat") == 0) {
-        check_codec(k, name, TB_S3_KEY_AVRO_CODEC, k->avro_codec, avro_codecs_built,
+    static const char *const all[] = {"JsonFormat", "AvroFormat", "ParquetFormat",
+                                      "ByteArrayFormat", NULL};
+    /* as Confluent's: ByteArrayFormat does not write headers */
+    static const char *const for_headers[] = {"JsonFormat", "AvroFormat", "ParquetFormat",
+                                              NULL};
+    const char *formats[VIEW_COUNT];
+    view_formats(k, formats);
+    check_view_format(TB_S3_KEY_FORMAT, formats[VIEW_VALUE], all,
+                      "values: JsonFormat, AvroFormat, ParquetFormat or ByteArrayFormat",
+                      errors);
+    check_view_format(TB_S3_KEY_KEYS_FORMAT, formats[VIEW_KEYS], all,
+                      "keys: JsonFormat, AvroFormat, ParquetFormat or ByteArrayFormat",
+                      errors);
+    check_view_format(TB_S3_KEY_HEADERS_FORMAT, formats[VIEW_HEADERS], for_headers,
+                      "headers: JsonFormat, AvroFormat or ParquetFormat", errors);
+    bool avro = false, parquet = false;
+    for (int v = 0; v < VIEW_COUNT; v++) {
+        avro = avro ||
+               (formats[v] != NULL && strcmp(simple_name(formats[v]), "AvroFormat") == 0);
+        parquet = parquet || (formats[v] != NULL &&
+                              strcmp(simple_name(formats[v]), "ParquetFormat") == 0);
+    }
+    if (avro) {
+        check_codec(TB_S3_KEY_AVRO_CODEC, k->avro_codec, avro_codecs_built,
                     "null or deflate", errors);
-        return;
     }
-    if (strcmp(name, "ParquetFormat") == 0) {
-        check_codec(k, name, TB_S3_KEY_PARQUET_CODEC, k->parquet_codec,
-                    parquet_codecs_built, "none, snappy, gzip or zstd", errors);
-        return;
+    if (parquet) {
+        check_codec(TB_S3_KEY_PARQUET_CODEC, k->parquet_codec, parquet_codecs_built,
+                    "none, snappy, gzip or zstd", errors);
     }
-    if (format == NULL || strcmp(name, "JsonFormat") == 0 ||
-        strcmp(name, "ByteArrayFormat") == 0) {
-        return;
+    /* a format that compresses itself takes no s3.compression.type; keys
+     * or headers in it beside values that are compressed are not */
+    const char *name = simple_name(k->format);
+    bool own = strcmp(name, "AvroFormat") == 0 || strcmp(name, "ParquetFormat") == 0;
+    const char *compression = k->compression;
+    if (own && compression != NULL && strcmp(compression, "none") != 0) {
+        char message[512];
+        snprintf(message, sizeof(message),
+                 TB_S3_KEY_COMPRESSION " applies to JsonFormat and ByteArrayFormat: %s "
+                                       "compresses with %s",
+                 name,
+                 strcmp(name, "AvroFormat") == 0 ? TB_S3_KEY_AVRO_CODEC
+                                                 : TB_S3_KEY_PARQUET_CODEC);
+        tb_config_error_add(errors, TB_S3_KEY_COMPRESSION, message);
     }
-    char message[512];
-    snprintf(message, sizeof(message),
-             TB_S3_KEY_FORMAT " %s is no format of the S3 sink: JsonFormat, "
-                              "AvroFormat, ParquetFormat or ByteArrayFormat",
-             format);
-    tb_config_error_add(errors, TB_S3_KEY_FORMAT, message);
 }
 
 /* values: the parsed keys k borrows from, which the partitioner reads. */
@@ -693,15 +770,6 @@ static void refuse_unbuilt(const s3_sink_settings_t *k, json_t *errors)
                             TB_S3_KEY_SSE_CUSTOMER_KEY
                             " (SSE-C) is not built in tributary: use s3.sse.algorithm");
     }
-    if (k->store_keys) {
-        tb_config_error_add(errors, TB_S3_KEY_STORE_KEYS,
-                            TB_S3_KEY_STORE_KEYS "=true is not built in tributary yet");
-    }
-    if (k->store_headers) {
-        tb_config_error_add(errors, TB_S3_KEY_STORE_HEADERS,
-                            TB_S3_KEY_STORE_HEADERS
-                            "=true is not built in tributary yet");
-    }
     const char *compatibility = k->schema_compatibility;
     if (compatibility != NULL && strcmp(compatibility, "NONE") != 0) {
         tb_config_error_add(errors, TB_S3_KEY_SCHEMA_COMPATIBILITY,
@@ -730,13 +798,14 @@ static void check_keys(const s3_sink_settings_t *k, const json_t *values, json_t
             errors, TB_S3_KEY_TIMESTAMP_FIELD,
             "timestamp.extractor=RecordField needs " TB_S3_KEY_TIMESTAMP_FIELD);
     }
-    long long reserve = object_reserve(k->format, k->part_size);
+    long long reserve = group_reserve(k);
     if (k->buffer_max > 0 && reserve > k->buffer_max) {
         char message[512];
         snprintf(message, sizeof(message),
                  TB_S3_KEY_BUFFER_MAX " %lld is less than one object needs: %lld bytes "
                                       "(" TB_S3_KEY_PART_SIZE
-                                      ", twice it with ParquetFormat)",
+                                      ", twice it with ParquetFormat, for the values "
+                                      "and each of the keys and headers stored)",
                  k->buffer_max, reserve);
         tb_config_error_add(errors, TB_S3_KEY_BUFFER_MAX, message);
     }
@@ -803,8 +872,20 @@ static const tb_metric_def_t requests_total = {
 
 /* ---- the task's state ---- */
 
-/* An object being written: one encoded partition of a commit group. */
+/* How the objects of a view are written; format NULL: the view is not
+ * stored. */
 typedef struct {
+    const tb_s3_format_t *format;
+    const void *options; /* the task's bytes, avro, parquet, or NULL */
+    char *extension;     /* ".keys" or ".headers" before it, ".gz" after */
+    bool gzip;           /* s3.compression.type, for JsonFormat and ByteArrayFormat */
+    const char *what;    /* how a failure names the view: "" for the values */
+} s3_writer_t;
+
+/* An object being written: one view of one encoded partition of a commit
+ * group. */
+typedef struct {
+    s3_view_t view;
     char *topic; /* as routed: the name's */
     char *encoded;
     char *key;
@@ -844,20 +925,20 @@ typedef struct {
     char *directory_delim;
     char *file_delim;
     tb_s3_layout_t layout;
-    const tb_s3_format_t *format;
-    const void *format_options; /* bytes, avro, parquet or NULL */
+    s3_writer_t writers[VIEW_COUNT];
     tb_s3_bytes_options_t bytes;
     tb_s3_avro_options_t avro;
     tb_s3_parquet_options_t parquet;
     char *separator;
-    char *extension; /* with .gz when compressed */
-    bool gzip;
+    tb_schema_t *header_entry;   /* {key, value} of STRINGs, Confluent's */
+    tb_schema_t *headers_schema; /* an ARRAY of them */
+    tb_schema_t *headers_struct; /* RecordHeaders {headers}, for ParquetFormat */
     int level;
     size_t flush_size;
     int64_t rotate_ms;
     int64_t schedule_ms;
     size_t part_size;
-    size_t reserve;    /* per object being written (object_reserve) */
+    size_t reserve;    /* per encoded partition being written (group_reserve) */
     size_t buffer_max; /* s3.buffer.max.bytes */
     bool ignore_nulls;
     int64_t task_backoff_ms;
@@ -876,7 +957,7 @@ static void object_clear(const s3_task_t *task, s3_object_t *o)
         tb_s3_multipart_abort(task->client, o->key, o->upload_id);
     }
     if (o->state != NULL) {
-        task->format->free(o->state);
+        task->writers[o->view].format->free(o->state);
     }
     if (o->z_open) {
         deflateEnd(&o->z);
@@ -951,7 +1032,7 @@ static void tp_remove(s3_task_t *task, s3_tp_t *tp)
 static int object_append(s3_task_t *task, s3_object_t *o, const void *data, size_t len,
                          bool finish)
 {
-    if (!task->gzip) {
+    if (!task->writers[o->view].gzip) {
         tb_buf_append(&o->buf, data, len);
         return o->buf.failed ? -1 : 0;
     }
@@ -1044,9 +1125,9 @@ static int object_commit(s3_task_t *task, const s3_tp_t *tp, s3_object_t *o, boo
                          char *errstr, size_t errstr_size)
 {
     if (!o->finished) {
+        const tb_s3_format_t *format = task->writers[o->view].format;
         task->scratch.len = 0;
-        if ((task->format->close != NULL &&
-             task->format->close(o->state, &task->scratch) != 0) ||
+        if ((format->close != NULL && format->close(o->state, &task->scratch) != 0) ||
             object_append(task, o, task->scratch.data, task->scratch.len, true) != 0) {
             snprintf(errstr, errstr_size, "out of memory finishing s3://%s/%s",
                      task->bucket, o->key);
@@ -1114,8 +1195,9 @@ static void metrics_update(s3_task_t *task)
         for (size_t j = 0; j < task->tps[i].count; j++) {
             const s3_object_t *o = &task->tps[i].objects[j];
             bytes += o->buf.cap;
-            if (o->state != NULL && task->format->held != NULL) {
-                bytes += task->format->held(o->state);
+            const tb_s3_format_t *format = task->writers[o->view].format;
+            if (o->state != NULL && format->held != NULL) {
+                bytes += format->held(o->state);
             }
         }
     }
@@ -1136,71 +1218,78 @@ static int sync_all(s3_task_t *task, char *errstr, size_t errstr_size)
     return 0;
 }
 
-/* The object of tp's group for records of topic (as routed) in encoded,
- * or NULL. */
-static s3_object_t *object_find(s3_tp_t *tp, const char *topic, const char *encoded)
+/* The object of view of tp's group for records of topic (as routed) in
+ * encoded, or NULL. */
+static s3_object_t *object_find(s3_tp_t *tp, const char *topic, const char *encoded,
+                                s3_view_t view)
 {
     for (size_t i = 0; i < tp->count; i++) {
         s3_object_t *o = &tp->objects[i];
-        if (strcmp(o->encoded, encoded) == 0 && strcmp(o->topic, topic) == 0) {
+        if (o->view == view && strcmp(o->encoded, encoded) == 0 &&
+            strcmp(o->topic, topic) == 0) {
             return o;
         }
     }
     return NULL;
 }
 
-/* A new object of tp's group, begun at offset. NULL on no memory. */
-static s3_object_t *object_add(s3_task_t *task, s3_tp_t *tp, const char *topic,
-                               const char *encoded, int64_t offset)
+/* A new object of view of tp's group, begun at offset. -1 on no memory. */
+static int object_add(s3_task_t *task, s3_tp_t *tp, const char *topic,
+                      const char *encoded, int64_t offset, s3_view_t view)
 {
     s3_object_t *grown = realloc(tp->objects, (tp->count + 1) * sizeof(*grown));
     if (grown == NULL) {
-        return NULL;
+        return -1;
     }
     tp->objects = grown;
     s3_object_t *o = &tp->objects[tp->count];
-    *o = (s3_object_t){.start = offset};
+    *o = (s3_object_t){.view = view, .start = offset};
     o->topic = strdup(topic);
     o->encoded = strdup(encoded);
     o->key = tb_s3_object_key(&task->layout, topic, encoded, tp->partition, offset,
-                              task->extension);
+                              task->writers[view].extension);
     if (o->topic == NULL || o->encoded == NULL || o->key == NULL) {
         object_clear(task, o);
-        return NULL;
+        return -1;
     }
     tp->count++;
-    return o;
+    return 0;
 }
 
-/* Drops the last object of tp's group, begun for a record that could not
- * be written. */
-static void object_drop_last(s3_task_t *task, s3_tp_t *tp)
+/* Drops the last count objects of tp's group, begun for a record that
+ * could not be written. */
+static void objects_drop_last(s3_task_t *task, s3_tp_t *tp, size_t count)
 {
-    object_clear(task, &tp->objects[--tp->count]);
+    while (count-- > 0) {
+        object_clear(task, &tp->objects[--tp->count]);
+    }
 }
 
-/* Appends record to o (begun for it when fresh) through the format: 0, or
- * -1 with reason. */
+/* Appends record (as o's view sees it) to o, begun for it when fresh,
+ * through the format: 0, or -1 with reason. */
 static int object_write(s3_task_t *task, s3_object_t *o, bool fresh,
                         const tb_sink_record_t *r, char *reason, size_t reason_size)
 {
+    const s3_writer_t *w = &task->writers[o->view];
     task->scratch.len = 0;
-    int rc = fresh && task->format->open != NULL
-                 ? task->format->open(task->format_options, r, o->key, &o->state,
-                                      &task->scratch, reason, reason_size)
+    int rc = fresh && w->format->open != NULL
+                 ? w->format->open(w->options, r, o->key, &o->state, &task->scratch,
+                                   reason, reason_size)
                  : 0;
-    return rc == 0 ? task->format->write(task->format_options, o->state, r,
-                                         &task->scratch, reason, reason_size)
+    return rc == 0 ? w->format->write(w->options, o->state, r, &task->scratch, reason,
+                                      reason_size)
                    : rc;
 }
 
-/* Whether one more object would set aside more than s3.buffer.max.bytes
- * (errstr says so). */
+/* Whether one more encoded partition's objects would set aside more than
+ * s3.buffer.max.bytes (errstr says so). */
 static bool buffers_full(const s3_task_t *task, char *errstr, size_t errstr_size)
 {
     size_t open = 1;
     for (size_t i = 0; i < task->tp_count; i++) {
-        open += task->tps[i].count;
+        for (size_t j = 0; j < task->tps[i].count; j++) {
+            open += task->tps[i].objects[j].view == VIEW_VALUE;
+        }
     }
     if (open * task->reserve <= task->buffer_max) {
         return false;
@@ -1208,17 +1297,297 @@ static bool buffers_full(const s3_task_t *task, char *errstr, size_t errstr_size
     snprintf(errstr, errstr_size,
              "s3://%s: writing %zu objects at once would set aside %zu bytes, "
              "over " TB_S3_KEY_BUFFER_MAX " %zu (%zu bytes each: " TB_S3_KEY_PART_SIZE
-             ", twice it with ParquetFormat): raise " TB_S3_KEY_BUFFER_MAX
-             ", lower " TB_S3_KEY_PART_SIZE ", or rotate objects sooner or into fewer "
-             "directories (flush.size, rotate.interval.ms, partitioner.class)",
+             ", twice it with ParquetFormat, and as much for its keys and headers "
+             "objects): raise " TB_S3_KEY_BUFFER_MAX ", lower " TB_S3_KEY_PART_SIZE
+             ", or rotate objects sooner or into fewer directories (flush.size, "
+             "rotate.interval.ms, partitioner.class)",
              task->bucket, open, open * task->reserve, task->buffer_max, task->reserve);
     return true;
+}
+
+/* ---- the views of a record ---- */
+
+/* A record as each stored view sees it: the view's data as the value of a
+ * record, so that a format writes it as it writes values, with what was
+ * made for it (views_free). */
+typedef struct {
+    tb_sink_record_t records[VIEW_COUNT];
+    tb_value_t *values[VIEW_COUNT];
+    tb_schema_t *schemas[VIEW_COUNT];
+} s3_views_t;
+
+static void views_free(s3_views_t *views)
+{
+    for (int v = 0; v < VIEW_COUNT; v++) {
+        tb_value_free(views->values[v]);
+        tb_schema_decref(views->schemas[v]);
+    }
+}
+
+/* The headers of r as Confluent's header view has them: an array of
+ * {key, value}, each value the header's text. NULL with reason. */
+static tb_value_t *headers_value(const s3_task_t *task, const tb_sink_record_t *r,
+                                 char *reason, size_t reason_size)
+{
+    tb_value_t *list = tb_value_array();
+    for (size_t i = 0; list != NULL && i < r->header_count; i++) {
+        const tb_header_t *h = &r->headers[i];
+        if (h->value == NULL) {
+            snprintf(reason, reason_size,
+                     "its header %s has a null value, which " TB_S3_KEY_STORE_HEADERS
+                     "=true cannot write",
+                     h->name);
+            tb_value_free(list);
+            return NULL;
+        }
+        tb_value_t *entry = tb_value_struct(task->header_entry);
+        if (entry == NULL ||
+            tb_value_struct_set(entry, "key",
+                                tb_value_string(h->name, strlen(h->name))) != 0 ||
+            tb_value_struct_set(entry, "value",
+                                tb_value_string(h->value, h->value_len)) != 0 ||
+            tb_value_array_append(list, entry) != 0) {
+            tb_value_free(list);
+            list = NULL;
+        }
+    }
+    if (list == NULL) {
+        snprintf(reason, reason_size, "out of memory");
+    }
+    return list;
+}
+
+/* A struct of one field, name, holding data of schema (ParquetFormat
+ * writes structs: Confluent's envelope of a key or the headers). 0, or -1
+ * on no memory. */
+static int envelope(const char *struct_name, const char *name, tb_schema_t *schema,
+                    const tb_value_t *data, tb_schema_t **out_schema,
+                    tb_value_t **out_value)
+{
+    tb_schema_t *st = tb_schema_new(TB_TYPE_STRUCT);
+    if (st == NULL || tb_schema_set_name(st, struct_name) != 0 ||
+        tb_schema_add_field(st, name, tb_schema_incref(schema)) != 0) {
+        tb_schema_decref(st);
+        return -1;
+    }
+    *out_schema = st;
+    *out_value = tb_value_struct(st);
+    tb_value_t *copy = data != NULL ? tb_value_copy(data) : NULL;
+    return *out_value != NULL && (data == NULL || copy != NULL) &&
+                   tb_value_struct_set(*out_value, name, copy) == 0
+               ? 0
+               : -1;
+}
+
+/* Fills views with r as each stored view sees it: 0, or -1 with reason
+ * when r cannot be stored (a null key or no headers, as Confluent's
+ * refuses them). */
+static int views_of(const s3_task_t *task, const tb_sink_record_t *r, s3_views_t *views,
+                    char *reason, size_t reason_size)
+{
+    *views = (s3_views_t){0};
+    views->records[VIEW_VALUE] = *r;
+    if (task->writers[VIEW_KEYS].format != NULL) {
+        if (r->key == NULL && r->key_data == NULL) {
+            snprintf(reason, reason_size,
+                     "a null key, which " TB_S3_KEY_STORE_KEYS "=true cannot write");
+            return -1;
+        }
+        tb_sink_record_t *k = &views->records[VIEW_KEYS];
+        *k = *r;
+        k->value = r->key;
+        k->value_len = r->key_len;
+        k->value_schema = r->key_schema;
+        k->value_data = r->key_data;
+        if (task->writers[VIEW_KEYS].format == &tb_s3_format_parquet) {
+            if (r->key_schema == NULL) {
+                snprintf(reason, reason_size,
+                         "a key without a schema, which " TB_S3_KEY_KEYS_FORMAT
+                         " ParquetFormat cannot write");
+                return -1;
+            }
+            if (envelope("RecordKey", "key", (tb_schema_t *)r->key_schema, r->key_data,
+                         &views->schemas[VIEW_KEYS], &views->values[VIEW_KEYS]) != 0) {
+                snprintf(reason, reason_size, "out of memory");
+                return -1;
+            }
+            k->value_schema = views->schemas[VIEW_KEYS];
+            k->value_data = views->values[VIEW_KEYS];
+        }
+    }
+    if (task->writers[VIEW_HEADERS].format != NULL) {
+        if (r->header_count == 0) {
+            snprintf(reason, reason_size,
+                     "no headers, which " TB_S3_KEY_STORE_HEADERS "=true cannot write");
+            return -1;
+        }
+        tb_value_t *list = headers_value(task, r, reason, reason_size);
+        if (list == NULL) {
+            return -1;
+        }
+        tb_sink_record_t *h = &views->records[VIEW_HEADERS];
+        *h = *r;
+        h->value = NULL;
+        h->value_len = 0;
+        h->value_schema = task->headers_schema;
+        h->value_data = views->values[VIEW_HEADERS] = list;
+        if (task->writers[VIEW_HEADERS].format == &tb_s3_format_parquet) {
+            views->values[VIEW_HEADERS] = tb_value_struct(task->headers_struct);
+            if (views->values[VIEW_HEADERS] == NULL ||
+                tb_value_struct_set(views->values[VIEW_HEADERS], "headers", list) != 0) {
+                snprintf(reason, reason_size, "out of memory");
+                return -1;
+            }
+            h->value_schema = task->headers_struct;
+            h->value_data = views->values[VIEW_HEADERS];
+        }
+    }
+    return 0;
+}
+
+/* Whether every view of r fits the objects of tp's group in encoded (a
+ * format with a schema per object: AvroFormat, ParquetFormat). */
+static bool views_fit(s3_task_t *task, s3_tp_t *tp, const char *topic,
+                      const char *encoded, const s3_views_t *views)
+{
+    for (int v = 0; v < VIEW_COUNT; v++) {
+        const tb_s3_format_t *format = task->writers[v].format;
+        s3_object_t *o = format != NULL && format->fits != NULL
+                             ? object_find(tp, topic, encoded, (s3_view_t)v)
+                             : NULL;
+        if (o != NULL && !format->fits(o->state, &views->records[v])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Writes every view of r to its object of tp's group in encoded (begun for
+ * it when fresh), the keys and headers first: 0, 1 when r cannot be
+ * written (reason says why; nothing of it stays, the fresh objects
+ * dropped), or -1 with errstr when a view failed after another took r (the
+ * group cannot be committed: the task fails, and writes it again). */
+static int views_write(s3_task_t *task, s3_tp_t *tp, const char *topic,
+                       const char *encoded, bool fresh, const s3_views_t *views,
+                       char *reason, size_t reason_size, char *errstr, size_t errstr_size)
+{
+    size_t stored = 0;
+    for (int v = 0; v < VIEW_COUNT; v++) {
+        stored += task->writers[v].format != NULL;
+    }
+    /* a view that would fail after another took the record is found first */
+    for (int v = 0; !fresh && stored > 1 && v < VIEW_COUNT; v++) {
+        const tb_sink_record_t *view = &views->records[v];
+        if (task->writers[v].format != NULL && view->value_schema != NULL &&
+            tb_value_validate(view->value_schema, view->value_data, reason,
+                              reason_size) != 0) {
+            return 1;
+        }
+    }
+    size_t taken = 0;
+    for (int v = 0; v < VIEW_COUNT; v++) {
+        const s3_writer_t *w = &task->writers[v];
+        if (w->format == NULL) {
+            continue;
+        }
+        s3_object_t *o = object_find(tp, topic, encoded, (s3_view_t)v);
+        char why[400];
+        if (object_write(task, o, fresh, &views->records[v], why, sizeof(why)) != 0) {
+            snprintf(reason, reason_size, "%s%s", w->what, why);
+            if (fresh) {
+                objects_drop_last(task, tp, stored);
+            }
+            if (fresh || taken == 0) {
+                return 1;
+            }
+            snprintf(errstr, errstr_size,
+                     "s3://%s/%s: record %s-%d at offset %lld was written to the "
+                     "group's other objects but cannot be to this one: %s",
+                     task->bucket, o->key, views->records[VIEW_VALUE].topic,
+                     (int)tp->partition, (long long)views->records[VIEW_VALUE].offset,
+                     reason);
+            return -1;
+        }
+        if (object_append(task, o, task->scratch.data, task->scratch.len, false) != 0) {
+            snprintf(errstr, errstr_size, "out of memory buffering records for s3://%s",
+                     task->bucket);
+            return -1;
+        }
+        taken++;
+    }
+    return 0;
 }
 
 /* The first multiple of the schedule after now. */
 static int64_t schedule_deadline(const s3_task_t *task, int64_t now)
 {
     return (now / task->schedule_ms + 1) * task->schedule_ms;
+}
+
+/* Takes the views of r (its time is time, rotate_time for
+ * rotate.interval.ms) into the objects of tp's group in its encoded
+ * partition: 0 (taken, or failed through record_failed), TB_RESULT_RETRY
+ * or -1 with errstr. */
+static int take_views(s3_task_t *task, s3_tp_t *tp, const tb_sink_record_t *r,
+                      const s3_views_t *views, int64_t time, int64_t rotate_time,
+                      int64_t now, char *errstr, size_t errstr_size)
+{
+    char reason[512];
+    char *encoded =
+        tb_s3_partitioner_encode(task->partitioner, r, time, reason, sizeof(reason));
+    int rc = 0;
+    if (encoded == NULL) {
+        task->ctx->record_failed(task->ctx->runtime, r, reason);
+        tp->next = r->offset + 1;
+        return 0;
+    }
+    bool fresh = object_find(tp, r->topic, encoded, VIEW_VALUE) == NULL;
+    if (!fresh && !views_fit(task, tp, r->topic, encoded, views)) {
+        /* a schema of its own: the objects are rotated first */
+        tp->full = true;
+        if ((rc = tp_sync(task, tp, errstr, errstr_size)) != 0) {
+            goto done; /* the record is not taken */
+        }
+        fresh = true;
+    }
+    if (fresh && buffers_full(task, errstr, errstr_size)) {
+        rc = -1; /* the record is not taken */
+        goto done;
+    }
+    for (int v = 0; fresh && v < VIEW_COUNT; v++) {
+        if (task->writers[v].format != NULL &&
+            object_add(task, tp, r->topic, encoded, r->offset, (s3_view_t)v) != 0) {
+            snprintf(errstr, errstr_size, "out of memory buffering records for s3://%s",
+                     task->bucket);
+            rc = -1;
+            goto done;
+        }
+    }
+    rc = views_write(task, tp, r->topic, encoded, fresh, views, reason, sizeof(reason),
+                     errstr, errstr_size);
+    if (rc == 1) {
+        task->ctx->record_failed(task->ctx->runtime, r, reason);
+        tp->next = r->offset + 1;
+        rc = 0;
+        goto done;
+    }
+    if (rc != 0) {
+        goto done;
+    }
+    if (tp->records == 0) {
+        tp->group_start = r->offset;
+        tp->base_time = rotate_time;
+        tp->deadline_ms = task->schedule_ms > 0 ? schedule_deadline(task, now) : 0;
+    }
+    tp->records++;
+    tp->last = r->offset;
+    tp->next = r->offset + 1;
+    tp->full = tp->records >= task->flush_size;
+    rc = tp_sync(task, tp, errstr, errstr_size);
+
+done:
+    free(encoded);
+    return rc;
 }
 
 /* Takes one record into its partition's group: 0 (taken, or failed
@@ -1245,76 +1614,33 @@ static int take(s3_task_t *task, const tb_sink_record_t *r, int64_t now, char *e
         tp->next = r->offset + 1;
         return 0;
     }
+    s3_views_t views;
+    if (views_of(task, r, &views, reason, sizeof(reason)) != 0) {
+        views_free(&views);
+        task->ctx->record_failed(task->ctx->runtime, r, reason);
+        tp->next = r->offset + 1;
+        return 0;
+    }
     int64_t time =
         tb_s3_partitioner_time(task->partitioner, r, now, reason, sizeof(reason));
     int64_t rotate_time =
         tb_s3_partitioner_kind(task->partitioner) == TB_S3_PARTITION_TIME ? time
                                                                           : r->timestamp;
+    int rc = 0;
     if (tp->records > 0 &&
         ((task->rotate_ms > 0 && rotate_time - tp->base_time >= task->rotate_ms) ||
          (tp->deadline_ms > 0 && now >= tp->deadline_ms))) {
         tp->full = true;
-        int rc = tp_sync(task, tp, errstr, errstr_size);
-        if (rc != 0) {
-            return rc; /* the record is not taken */
-        }
+        rc = tp_sync(task, tp, errstr, errstr_size); /* else the record is not taken */
     }
-    char *encoded = time >= 0 ? tb_s3_partitioner_encode(task->partitioner, r, time,
-                                                         reason, sizeof(reason))
-                              : NULL;
-    if (encoded == NULL) {
+    if (rc == 0 && time < 0) {
         task->ctx->record_failed(task->ctx->runtime, r, reason);
         tp->next = r->offset + 1;
-        return 0;
+    } else if (rc == 0) {
+        rc = take_views(task, tp, r, &views, time, rotate_time, now, errstr, errstr_size);
     }
-    s3_object_t *o = object_find(tp, r->topic, encoded);
-    if (o != NULL && task->format->fits != NULL && !task->format->fits(o->state, r)) {
-        /* a schema of its own: the objects are rotated first */
-        tp->full = true;
-        int rc = tp_sync(task, tp, errstr, errstr_size);
-        if (rc != 0) {
-            free(encoded);
-            return rc; /* the record is not taken */
-        }
-        o = NULL;
-    }
-    bool fresh = o == NULL;
-    if (fresh && buffers_full(task, errstr, errstr_size)) {
-        free(encoded);
-        return -1; /* the record is not taken */
-    }
-    if (fresh) {
-        o = object_add(task, tp, r->topic, encoded, r->offset);
-    }
-    free(encoded);
-    if (o == NULL) {
-        snprintf(errstr, errstr_size, "out of memory buffering records for s3://%s",
-                 task->bucket);
-        return -1;
-    }
-    if (object_write(task, o, fresh, r, reason, sizeof(reason)) != 0) {
-        if (fresh) {
-            object_drop_last(task, tp);
-        }
-        task->ctx->record_failed(task->ctx->runtime, r, reason);
-        tp->next = r->offset + 1;
-        return 0;
-    }
-    if (object_append(task, o, task->scratch.data, task->scratch.len, false) != 0) {
-        snprintf(errstr, errstr_size, "out of memory buffering records for s3://%s",
-                 task->bucket);
-        return -1;
-    }
-    if (tp->records == 0) {
-        tp->group_start = r->offset;
-        tp->base_time = rotate_time;
-        tp->deadline_ms = task->schedule_ms > 0 ? schedule_deadline(task, now) : 0;
-    }
-    tp->records++;
-    tp->last = r->offset;
-    tp->next = r->offset + 1;
-    tp->full = tp->records >= task->flush_size;
-    return tp_sync(task, tp, errstr, errstr_size);
+    views_free(&views);
+    return rc;
 }
 
 static int s3_sink_put(void *opaque, const tb_sink_record_t *records, size_t count,
@@ -1419,12 +1745,72 @@ static void s3_sink_task_stop(void *opaque)
     free(task->directory_delim);
     free(task->file_delim);
     free(task->separator);
-    free(task->extension);
+    for (int v = 0; v < VIEW_COUNT; v++) {
+        free(task->writers[v].extension);
+    }
+    tb_schema_decref(task->header_entry);
+    tb_schema_decref(task->headers_schema);
+    tb_schema_decref(task->headers_struct);
     free(task->scratch.data);
     tb_series_release(task->buffered);
     tb_series_release(task->committed);
     tb_series_release(task->requests);
     free(task);
+}
+
+/* How the objects of view are written, in format_class (checked);
+ * codec_extension is parquet.codec's. 0, or -1 on no memory. */
+static int writer_setup(s3_task_t *task, const s3_sink_settings_t *k, s3_view_t view,
+                        const char *format_class, const char *codec_extension)
+{
+    static const char *const infixes[VIEW_COUNT] = {".keys", ".headers", ""};
+    static const char *const whats[VIEW_COUNT] = {
+        "its key (" TB_S3_KEY_KEYS_FORMAT "): ",
+        "its headers (" TB_S3_KEY_HEADERS_FORMAT "): ", ""};
+    s3_writer_t *w = &task->writers[view];
+    const char *name = simple_name(format_class);
+    bool bytes = strcmp(name, "ByteArrayFormat") == 0;
+    bool avro = strcmp(name, "AvroFormat") == 0;
+    bool parquet = strcmp(name, "ParquetFormat") == 0;
+    w->format = bytes     ? &tb_s3_format_bytes
+                : avro    ? &tb_s3_format_avro
+                : parquet ? &tb_s3_format_parquet
+                          : &tb_s3_format_json;
+    w->options = bytes     ? (const void *)&task->bytes
+                 : avro    ? (const void *)&task->avro
+                 : parquet ? (const void *)&task->parquet
+                           : NULL;
+    w->gzip = !avro && !parquet && strcmp(k->compression, "gzip") == 0;
+    w->what = whats[view];
+    if (asprintf(&w->extension, "%s%s%s%s", infixes[view], parquet ? codec_extension : "",
+                 bytes ? k->extension : w->format->extension, w->gzip ? ".gz" : "") < 0) {
+        w->extension = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The schemas of the headers' view, as Confluent's: an array of
+ * {key, value} strings, in a struct RecordHeaders {headers} for
+ * ParquetFormat. 0, or -1 on no memory. */
+static int headers_schema_setup(s3_task_t *task)
+{
+    tb_schema_t *entry = tb_schema_new(TB_TYPE_STRUCT);
+    if (entry == NULL ||
+        tb_schema_add_field(entry, "key", tb_schema_new(TB_TYPE_STRING)) != 0 ||
+        tb_schema_add_field(entry, "value", tb_schema_new(TB_TYPE_STRING)) != 0) {
+        tb_schema_decref(entry);
+        return -1;
+    }
+    task->header_entry = entry;
+    task->headers_schema = tb_schema_array(tb_schema_incref(entry));
+    task->headers_struct = tb_schema_new(TB_TYPE_STRUCT);
+    if (task->headers_schema == NULL || task->headers_struct == NULL ||
+        tb_schema_set_name(task->headers_struct, "RecordHeaders") != 0) {
+        return -1;
+    }
+    return tb_schema_add_field(task->headers_struct, "headers",
+                               tb_schema_incref(task->headers_schema));
 }
 
 /* values: the parsed keys k borrows from, which the partitioner reads. */
@@ -1462,19 +1848,7 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
         .retries = k->part_retries,
         .backoff_ms = k->retry_backoff,
     };
-    const char *format = simple_name(k->format);
-    bool bytes = strcmp(format, "ByteArrayFormat") == 0;
-    bool avro = strcmp(format, "AvroFormat") == 0;
-    bool parquet = strcmp(format, "ParquetFormat") == 0;
     const char *separator = k->separator;
-    task->format = bytes     ? &tb_s3_format_bytes
-                   : avro    ? &tb_s3_format_avro
-                   : parquet ? &tb_s3_format_parquet
-                             : &tb_s3_format_json;
-    task->format_options = bytes     ? (const void *)&task->bytes
-                           : avro    ? (const void *)&task->avro
-                           : parquet ? (const void *)&task->parquet
-                                     : NULL;
     task->avro.deflate = strcmp(k->avro_codec, "deflate") == 0;
     /* parquet-avro's codec names and the extensions they put before .parquet */
     static const struct {
@@ -1492,13 +1866,25 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
     }
     task->parquet.codec = codecs[codec].codec;
     task->parquet.row_group_bytes = (size_t)k->part_size;
-    task->gzip = strcmp(k->compression, "gzip") == 0;
+    const char *formats[VIEW_COUNT];
+    view_formats(k, formats);
+    for (int v = 0; v < VIEW_COUNT; v++) {
+        if (formats[v] != NULL && writer_setup(task, k, (s3_view_t)v, formats[v],
+                                               codecs[codec].extension) != 0) {
+            snprintf(errstr, errstr_size, "out of memory starting the S3 sink");
+            return -1;
+        }
+    }
+    if (headers_schema_setup(task) != 0) {
+        snprintf(errstr, errstr_size, "out of memory starting the S3 sink");
+        return -1;
+    }
     task->level = k->compression_level;
     task->flush_size = (size_t)k->flush_size;
     task->rotate_ms = k->rotate_interval;
     task->schedule_ms = k->rotate_schedule;
     task->part_size = (size_t)k->part_size;
-    task->reserve = (size_t)object_reserve(k->format, k->part_size);
+    task->reserve = (size_t)group_reserve(k);
     task->buffer_max = (size_t)k->buffer_max;
     task->ignore_nulls = strcmp(k->null_values, "ignore") == 0;
     task->task_backoff_ms = k->task_backoff;
@@ -1507,14 +1893,9 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
     task->directory_delim = strdup(k->directory_delim);
     task->file_delim = strdup(k->file_delim);
     task->separator = strdup(separator != NULL ? separator : "\n");
-    if (asprintf(&task->extension, "%s%s%s", parquet ? codecs[codec].extension : "",
-                 bytes ? k->extension : task->format->extension,
-                 task->gzip ? ".gz" : "") < 0) {
-        task->extension = NULL;
-    }
     if (task->bucket == NULL || task->topics_dir == NULL ||
         task->directory_delim == NULL || task->file_delim == NULL ||
-        task->separator == NULL || task->extension == NULL) {
+        task->separator == NULL) {
         snprintf(errstr, errstr_size, "out of memory starting the S3 sink");
         return -1;
     }
@@ -1592,5 +1973,6 @@ const tb_plugin_t tb_s3_sink_plugin = {
     .put = s3_sink_put,
     .flush = s3_sink_flush,
     .pending_offset = s3_sink_pending_offset,
+    .reads_headers = true,
     .task_stop = s3_sink_task_stop,
 };

@@ -90,8 +90,10 @@ char *tb_s3_list_prefix(const tb_s3_layout_t *layout,
                         const tb_s3_partitioner_t *partitioner, const char *topic,
                         int32_t partition);
 
-/* The start offset a key names when it is an object of topic's partition
- * (its last path part is <topic>+<partition>+<digits>.<anything>), or -1. */
+/* The start offset a key names when it is an object of the values of
+ * topic's partition (its last path part is <topic>+<partition>+<digits>.
+ * <anything>, but not the keys or headers beside one: <digits>.keys.<ext>,
+ * <digits>.headers.<ext>), or -1. */
 int64_t tb_s3_key_start_offset(const tb_s3_layout_t *layout, const char *key,
                                const char *topic, int32_t partition);
 

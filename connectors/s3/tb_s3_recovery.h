@@ -12,7 +12,9 @@
  * group is whole), else its group's start (the group is written again,
  * object by object over the same names, since the partitioner is
  * deterministic). An object without them (written by another tool) says
- * nothing.
+ * nothing. Only objects of values count: the keys and headers objects
+ * beside them (store.kafka.keys, store.kafka.headers) are committed before
+ * their value object, so the values' names alone say what is whole.
  */
 #ifndef TB_S3_RECOVERY_H
 #define TB_S3_RECOVERY_H

@@ -135,12 +135,8 @@ static void test_buffer_bound_below_one_object_is_refused(void **state)
 static void test_keys_not_built_are_refused_by_name(void **state)
 {
     (void)state;
-    json_t *errors =
-        errors_of("{\"store.kafka.keys\": \"true\", \"store.kafka.headers\": "
-                  "\"true\", \"s3.sse.customer.key\": \"${env:X}\", "
-                  "\"schema.compatibility\": \"BACKWARD\"}");
-    assert_non_null(strstr(message_of(errors, "store.kafka.keys"), "not built"));
-    assert_non_null(strstr(message_of(errors, "store.kafka.headers"), "not built"));
+    json_t *errors = errors_of("{\"s3.sse.customer.key\": \"${env:X}\", "
+                               "\"schema.compatibility\": \"BACKWARD\"}");
     assert_non_null(strstr(message_of(errors, "s3.sse.customer.key"), "SSE-C"));
     assert_non_null(strstr(message_of(errors, "schema.compatibility"), "only NONE"));
     json_decref(errors);
@@ -150,6 +146,44 @@ static void test_keys_not_built_are_refused_by_name(void **state)
         listed = listed || strcmp(tb_s3_sink_plugin.refused_keys[i], "s3.proxy.") == 0;
     }
     assert_true(listed);
+}
+
+static void test_keys_and_headers_take_confluents_formats(void **state)
+{
+    (void)state;
+    json_t *errors =
+        errors_of("{\"store.kafka.keys\": \"true\", \"store.kafka.headers\": \"true\"}");
+    assert_int_equal(tb_config_error_count(errors), 0); /* AvroFormat by default */
+    json_decref(errors);
+    errors = errors_of("{\"store.kafka.keys\": \"true\", \"keys.format.class\": "
+                       "\"io.confluent.connect.s3.format.bytearray.ByteArrayFormat\", "
+                       "\"store.kafka.headers\": \"true\", \"headers.format.class\": "
+                       "\"ParquetFormat\"}");
+    assert_int_equal(tb_config_error_count(errors), 0);
+    json_decref(errors);
+    /* as Confluent's: ByteArrayFormat writes no headers */
+    errors = errors_of("{\"store.kafka.headers\": \"true\", \"headers.format.class\": "
+                       "\"ByteArrayFormat\", \"store.kafka.keys\": \"true\", "
+                       "\"keys.format.class\": \"com.example.KeyFormat\"}");
+    assert_non_null(strstr(message_of(errors, "headers.format.class"),
+                           "ByteArrayFormat is no format of the S3 sink for headers"));
+    assert_non_null(strstr(message_of(errors, "keys.format.class"),
+                           "com.example.KeyFormat is no format of the S3 sink for keys"));
+    json_decref(errors);
+    /* a format a view is not stored in is not checked */
+    errors = errors_of("{\"headers.format.class\": \"ByteArrayFormat\"}");
+    assert_int_equal(tb_config_error_count(errors), 0);
+    json_decref(errors);
+    /* the codec of keys in AvroFormat, beside values in JsonFormat */
+    errors = errors_of("{\"store.kafka.keys\": \"true\", \"avro.codec\": \"snappy\"}");
+    assert_non_null(strstr(message_of(errors, "avro.codec"), "snappy is not built"));
+    json_decref(errors);
+    /* the memory of the companions counts */
+    errors = errors_of("{\"s3.part.size\": \"8388608\", \"s3.buffer.max.bytes\": "
+                       "\"16777216\", \"store.kafka.keys\": \"true\", "
+                       "\"store.kafka.headers\": \"true\"}");
+    assert_non_null(strstr(message_of(errors, "s3.buffer.max.bytes"), "25165824 bytes"));
+    json_decref(errors);
 }
 
 static void test_partitioners_need_their_keys(void **state)
@@ -339,6 +373,20 @@ static void test_object_names_and_their_offsets(void **state)
         7);
     assert_int_equal(
         tb_s3_key_start_offset(&layout, "topics/t/partition=0/t+0+.json", "t", 0), -1);
+    /* the keys and headers beside an object are no objects of values */
+    assert_int_equal(
+        tb_s3_key_start_offset(&layout, "topics/t/partition=0/t+0+0000000042.keys.avro",
+                               "t", 0),
+        -1);
+    assert_int_equal(tb_s3_key_start_offset(
+                         &layout,
+                         "topics/t/partition=0/t+0+0000000042.headers.snappy.parquet",
+                         "t", 0),
+                     -1);
+    assert_int_equal(
+        tb_s3_key_start_offset(&layout, "topics/t/partition=0/t+0+0000000042.keysx.avro",
+                               "t", 0),
+        42);
     assert_int_equal(
         tb_s3_key_start_offset(&layout, "topics/t/partition=0/t+0+12", "t", 0), -1);
 
@@ -392,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_formats_and_codecs_not_built_are_refused_by_name),
         cmocka_unit_test(test_buffer_bound_below_one_object_is_refused),
         cmocka_unit_test(test_keys_not_built_are_refused_by_name),
+        cmocka_unit_test(test_keys_and_headers_take_confluents_formats),
         cmocka_unit_test(test_partitioners_need_their_keys),
         cmocka_unit_test(test_credentials_come_together),
         cmocka_unit_test(test_default_partitioner),
