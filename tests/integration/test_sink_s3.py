@@ -38,17 +38,27 @@ def moto(tmp_path):
 
 def produce_many(bootstrap, topic, partitions, per_partition, value=None, timestamp=None):
     """per_partition records to each partition: {"p": p, "n": n} as JSON, or
-    value(p, n); timestamp(p, n) gives the Kafka timestamp (ms)."""
+    value(p, n); timestamp(p, n) gives the Kafka timestamp (ms). Idempotent,
+    and every delivery checked: under load a retried batch neither lands
+    twice nor out of order, and none is lost unseen, so that the tests can
+    take a record's offset for its number."""
     producer = Producer({"bootstrap.servers": bootstrap, **IN_ORDER, "linger.ms": 50,
                          "queue.buffering.max.messages": 500000})
+    failed = []
+
+    def delivered(err, msg):
+        if err is not None:
+            failed.append(err)
     for n in range(per_partition):
         for p in range(partitions):
             body = value(p, n) if value else json.dumps({"p": p, "n": n}).encode()
             extra = {"timestamp": timestamp(p, n)} if timestamp else {}
-            producer.produce(topic, value=body, partition=p, **extra)
+            producer.produce(topic, value=body, partition=p, on_delivery=delivered,
+                             **extra)
         if n % 10000 == 0:
             producer.poll(0)
     assert producer.flush(60) == 0
+    assert failed == [], failed[:3]
 
 
 def s3_sink(w, moto, name, topic, bucket, url=None, **extra):

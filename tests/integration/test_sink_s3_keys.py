@@ -35,7 +35,8 @@ def produce_keyed(bootstrap, topic, partitions, per_partition, first=0, null_key
                   value=None):
     """Records {"p", "n"} with the key k-<p>-<n> and two headers, n from
     first on; the record (p, n) == null_key has a null key."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50})
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50,
+                         "enable.idempotence": True})
     for n in range(first, first + per_partition):
         for p in range(partitions):
             key = None if (p, n) == null_key else f"k-{p}-{n}".encode()
