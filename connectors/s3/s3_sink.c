@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <curl/curl.h>
 #include <zlib.h>
 
 #include "connectors/s3/tb_parquet_pages.h"
@@ -248,7 +249,8 @@ static const tb_config_def_t s3_sink_keys[] = {
      .group = GROUP_S3,
      .order = 11,
      .field = TB_CONFIG_AT(s3_sink_settings_t, sse_kms_key),
-     .documentation = "The KMS key of s3.sse.algorithm=aws:kms; empty: the account's."},
+     .documentation = "The KMS key of s3.sse.algorithm=aws:kms; empty: the account's. "
+                      "Needs libcurl 8.10 or later, which signs its header right."},
     {.name = TB_S3_KEY_SSE_CUSTOMER_KEY,
      .type = TB_CONFIG_PASSWORD,
      .importance = TB_IMPORTANCE_LOW,
@@ -779,6 +781,28 @@ static void refuse_unbuilt(const s3_sink_settings_t *k, json_t *errors)
     }
 }
 
+/* libcurl before 8.10 signs a request that carries both
+ * x-amz-server-side-encryption and x-amz-server-side-encryption-aws-kms-
+ * key-id with its headers in the wrong order (by "name:value" lines, '-'
+ * before ':'), and S3 refuses every such request (403
+ * SignatureDoesNotMatch): refused here rather than at the first object. */
+static void check_kms_key_signing(const s3_sink_settings_t *k, json_t *errors)
+{
+    const curl_version_info_data *curl = curl_version_info(CURLVERSION_NOW);
+    const char *algorithm = k->sse_algorithm;
+    if (nonempty(k->sse_kms_key) == NULL || algorithm == NULL ||
+        strcmp(algorithm, "aws:kms") != 0 || curl->version_num >= 0x080a00) {
+        return;
+    }
+    char message[512];
+    snprintf(message, sizeof(message),
+             TB_S3_KEY_SSE_KMS_KEY " needs libcurl 8.10 or later to sign its requests "
+                                   "(this worker has %s, whose signature S3 refuses "
+                                   "with it); leave it empty for the account's key",
+             curl->version);
+    tb_config_error_add(errors, TB_S3_KEY_SSE_KMS_KEY, message);
+}
+
 /* The checks across keys, on the keys as parsed (a key that did not parse
  * reads as unset, and has its own error). */
 static void check_keys(const s3_sink_settings_t *k, const json_t *values, json_t *errors)
@@ -786,6 +810,7 @@ static void check_keys(const s3_sink_settings_t *k, const json_t *values, json_t
     check_format(k, errors);
     check_partitioner(k, values, errors);
     refuse_unbuilt(k, errors);
+    check_kms_key_signing(k, errors);
     if ((nonempty(k->access_key) == NULL) != (nonempty(k->secret_key) == NULL)) {
         tb_config_error_add(errors, TB_S3_KEY_ACCESS_KEY,
                             TB_S3_KEY_ACCESS_KEY " and " TB_S3_KEY_SECRET_KEY

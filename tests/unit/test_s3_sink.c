@@ -5,6 +5,7 @@
  */
 #include "tb_test.h"
 
+#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,24 @@ static void test_keys_and_headers_take_confluents_formats(void **state)
                        "\"16777216\", \"store.kafka.keys\": \"true\", "
                        "\"store.kafka.headers\": \"true\"}");
     assert_non_null(strstr(message_of(errors, "s3.buffer.max.bytes"), "25165824 bytes"));
+    json_decref(errors);
+}
+
+static void test_a_kms_key_id_needs_a_libcurl_that_signs_it(void **state)
+{
+    (void)state;
+    json_t *errors = errors_of("{\"s3.sse.algorithm\": \"aws:kms\", "
+                               "\"s3.sse.kms.key.id\": \"my-key\"}");
+    const char *message = message_of(errors, "s3.sse.kms.key.id");
+    if (curl_version_info(CURLVERSION_NOW)->version_num < 0x080a00) {
+        assert_non_null(strstr(message, "s3.sse.kms.key.id needs libcurl 8.10 or later"));
+    } else {
+        assert_int_equal(tb_config_error_count(errors), 0);
+    }
+    json_decref(errors);
+    /* the account's key: one SSE header, signed right by every libcurl */
+    errors = errors_of("{\"s3.sse.algorithm\": \"aws:kms\"}");
+    assert_int_equal(tb_config_error_count(errors), 0);
     json_decref(errors);
 }
 
@@ -441,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_buffer_bound_below_one_object_is_refused),
         cmocka_unit_test(test_keys_not_built_are_refused_by_name),
         cmocka_unit_test(test_keys_and_headers_take_confluents_formats),
+        cmocka_unit_test(test_a_kms_key_id_needs_a_libcurl_that_signs_it),
         cmocka_unit_test(test_partitioners_need_their_keys),
         cmocka_unit_test(test_credentials_come_together),
         cmocka_unit_test(test_default_partitioner),
