@@ -6,6 +6,9 @@
  * AvroFormat (an Avro object container file of the values, ".avro") and
  * ParquetFormat (a Parquet file of the values, ".parquet").
  * A format only appends bytes; s3.compression.type is the sink's.
+ * The keys and the headers of store.kafka.keys and store.kafka.headers
+ * come to a format as the value of a record (s3_sink.c's record views), so
+ * "value" below reads "what the object holds".
  */
 #ifndef TB_S3_FORMAT_H
 #define TB_S3_FORMAT_H
