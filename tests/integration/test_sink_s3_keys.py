@@ -14,7 +14,7 @@ import time
 import pytest
 from confluent_kafka import Producer
 
-from kafka_io import create_topic
+from kafka_io import IN_ORDER, create_topic
 from s3_server import RefusingProxy
 from test_sink_s3 import (SETTINGS, assert_exactly_once, credentials,  # noqa: F401
                           moto, s3_sink)
@@ -35,8 +35,7 @@ def produce_keyed(bootstrap, topic, partitions, per_partition, first=0, null_key
                   value=None):
     """Records {"p", "n"} with the key k-<p>-<n> and two headers, n from
     first on; the record (p, n) == null_key has a null key."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50,
-                         "enable.idempotence": True})
+    producer = Producer({"bootstrap.servers": bootstrap, **IN_ORDER, "linger.ms": 50})
     for n in range(first, first + per_partition):
         for p in range(partitions):
             key = None if (p, n) == null_key else f"k-{p}-{n}".encode()
