@@ -18,12 +18,12 @@ static void take_prefixed(const json_t *config, const char *prefix, json_t *prop
     const char *key;
     const json_t *value;
     size_t n = strlen(prefix);
-    const tb_config_table_t *const tables[] = {&tb_mirror_source_table,
-                                               &tb_mirror_heartbeat_table};
+    const tb_config_table_t *const tables[] = {
+        &tb_mirror_source_table, &tb_mirror_heartbeat_table, &tb_mirror_checkpoint_table};
     json_object_foreach ((json_t *)config, key, value) {
         if (strncmp(key, prefix, n) == 0 && key[n] != '\0' && json_is_string(value) &&
             (strcmp(key + n, "bootstrap.servers") == 0 ||
-             tb_config_find(tables, 2, key) == NULL)) {
+             tb_config_find(tables, 3, key) == NULL)) {
             json_object_set(props, key + n, (json_t *)value);
             json_object_set_new(origins, key + n, json_string(key));
         }
@@ -92,6 +92,56 @@ uint8_t *tb_mirror_put_i64(uint8_t *p, int64_t v)
         p[i] = (uint8_t)(u >> (56 - 8 * i));
     }
     return p + 8;
+}
+
+bool tb_mirror_get_i16(const uint8_t **p, const uint8_t *end, int16_t *v)
+{
+    if (end - *p < 2) {
+        return false;
+    }
+    *v = (int16_t)(uint16_t)(((unsigned)(*p)[0] << 8) | (*p)[1]);
+    *p += 2;
+    return true;
+}
+
+bool tb_mirror_get_i32(const uint8_t **p, const uint8_t *end, int32_t *v)
+{
+    uint32_t u = 0;
+    if (end - *p < 4) {
+        return false;
+    }
+    for (int i = 0; i < 4; i++) {
+        u = (u << 8) | (*p)[i];
+    }
+    *v = (int32_t)u;
+    *p += 4;
+    return true;
+}
+
+bool tb_mirror_get_i64(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+    uint64_t u = 0;
+    if (end - *p < 8) {
+        return false;
+    }
+    for (int i = 0; i < 8; i++) {
+        u = (u << 8) | (*p)[i];
+    }
+    *v = (int64_t)u;
+    *p += 8;
+    return true;
+}
+
+bool tb_mirror_get_string(const uint8_t **p, const uint8_t *end, char **s)
+{
+    int16_t n;
+    const uint8_t *at = *p;
+    if (!tb_mirror_get_i16(&at, end, &n) || n < 0 || end - at < n) {
+        return false;
+    }
+    *s = strndup((const char *)at, (size_t)n);
+    *p = at + n;
+    return *s != NULL;
 }
 
 uint8_t *tb_mirror_put_string(uint8_t *p, const char *s)

@@ -54,12 +54,12 @@ static int check_filter_class(const json_t *value, char *reason, size_t reason_s
     const char *name = json_string_value(value);
     if (name == NULL ||
         (strcmp(name, POLICY_PACKAGE "DefaultTopicFilter") != 0 &&
-         strcmp(name, POLICY_PACKAGE "DefaultConfigPropertyFilter") != 0)) {
-        snprintf(
-            reason, reason_size,
-            "tributary has MirrorMaker 2's default filters only; a custom filter class "
-            "cannot be loaded (topics, topics.exclude and config.properties.exclude "
-            "say what is copied)");
+         strcmp(name, POLICY_PACKAGE "DefaultConfigPropertyFilter") != 0 &&
+         strcmp(name, POLICY_PACKAGE "DefaultGroupFilter") != 0)) {
+        snprintf(reason, reason_size,
+                 "tributary has MirrorMaker 2's default filters only; a custom filter "
+                 "class cannot be loaded (topics, topics.exclude, groups, groups.exclude "
+                 "and config.properties.exclude say what is copied)");
         return -1;
     }
     return 0;
@@ -364,12 +364,164 @@ static const tb_config_def_t heartbeat_keys[] = {
      .field = TB_CONFIG_AT(S, heartbeats_rf),
      .documentation = "Replication factor of the heartbeats topic when it is created."},
 };
+
+static const tb_config_def_t checkpoint_keys[] = {
+    COMMON_KEYS,
+    ADMIN_TIMEOUT_KEY,
+    {.name = "groups",
+     .type = TB_CONFIG_LIST,
+     .default_value = ".*",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Mirror",
+     .order = 10,
+     .check = check_patterns,
+     .field = TB_CONFIG_AT(S, groups),
+     .documentation = "Consumer groups to replicate: group ids or regexes, "
+                      "comma-separated."},
+    {.name = "groups.exclude",
+     .type = TB_CONFIG_LIST,
+     .default_value = "console-consumer-.*, connect-.*, __.*",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Mirror",
+     .order = 11,
+     .check = check_patterns,
+     .field = TB_CONFIG_AT(S, groups_exclude),
+     .documentation = "Consumer groups not to replicate: group ids or regexes, "
+                      "comma-separated; they win over groups."},
+    {.name = "group.filter.class",
+     .type = TB_CONFIG_CLASS,
+     .default_value = POLICY_PACKAGE "DefaultGroupFilter",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 12,
+     .check = check_filter_class,
+     .documentation = "The group filter: MM2's DefaultGroupFilter only."},
+    {.name = "topics",
+     .type = TB_CONFIG_LIST,
+     .default_value = ".*",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Mirror",
+     .order = 13,
+     .check = check_patterns,
+     .field = TB_CONFIG_AT(S, topics),
+     .documentation = "Topics whose group offsets are checkpointed: topic names or "
+                      "regexes, comma-separated."},
+    {.name = "topics.exclude",
+     .type = TB_CONFIG_LIST,
+     .default_value = ".*[\\-\\.]internal, .*\\.replica, __.*",
+     .importance = TB_IMPORTANCE_HIGH,
+     .group = "Mirror",
+     .order = 14,
+     .check = check_patterns,
+     .field = TB_CONFIG_AT(S, topics_exclude),
+     .documentation = "Topics whose group offsets are not checkpointed."},
+    {.name = "topic.filter.class",
+     .type = TB_CONFIG_CLASS,
+     .default_value = POLICY_PACKAGE "DefaultTopicFilter",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 15,
+     .check = check_filter_class,
+     .documentation = "The topic filter: MM2's DefaultTopicFilter only."},
+    {.name = "refresh.groups.enabled",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 16,
+     .field = TB_CONFIG_AT(S, refresh_groups),
+     .documentation = "Whether new consumer groups of the source are looked for."},
+    {.name = "refresh.groups.interval.seconds",
+     .type = TB_CONFIG_LONG,
+     .default_value = "600",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 17,
+     .range = &positive,
+     .field = TB_CONFIG_AT(S, refresh_groups_s),
+     .documentation = "How often new consumer groups are looked for."},
+    {.name = "emit.checkpoints.enabled",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 18,
+     .documentation = "Whether checkpoints are written: false is refused, as MM2 "
+                      "refuses it."},
+    {.name = "emit.checkpoints.interval.seconds",
+     .type = TB_CONFIG_LONG,
+     .default_value = "60",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 19,
+     .range = &positive,
+     .field = TB_CONFIG_AT(S, emit_checkpoints_s),
+     .documentation = "How often the groups' offsets are translated and checkpointed."},
+    {.name = "sync.group.offsets.enabled",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 20,
+     .field = TB_CONFIG_AT(S, sync_group_offsets),
+     .documentation = "Whether the translated offsets are committed to the target "
+                      "cluster's groups of the same names, while a group has no active "
+                      "member there."},
+    {.name = "sync.group.offsets.interval.seconds",
+     .type = TB_CONFIG_LONG,
+     .default_value = "60",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 21,
+     .range = &positive,
+     .field = TB_CONFIG_AT(S, sync_group_offsets_s),
+     .documentation =
+         "How often translated offsets are committed to the target's groups."},
+    {.name = "checkpoints.topic.replication.factor",
+     .type = TB_CONFIG_SHORT,
+     .default_value = "3",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 22,
+     .range = &replication,
+     .field = TB_CONFIG_AT(S, checkpoints_rf),
+     .documentation = "Replication factor of the checkpoints topic when it is created."},
+    {.name = "offset-syncs.topic.location",
+     .type = TB_CONFIG_STRING,
+     .default_value = "source",
+     .one_of = locations,
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 23,
+     .field = TB_CONFIG_ENUM_AT(S, offset_syncs_location),
+     .documentation = "The cluster of the offset-syncs topic read: source or target, as "
+                      "the MirrorSourceConnector's."},
+    {.name = "emit.offset-syncs.enabled",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 24,
+     .documentation = "The MirrorSourceConnector's key, often shared with it: false is "
+                      "refused, as MM2 refuses it (checkpoints need the offset syncs)."},
+    {.name = "consumer.poll.timeout.ms",
+     .type = TB_CONFIG_LONG,
+     .default_value = "1000",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Mirror",
+     .order = 25,
+     .range = &non_negative,
+     .documentation = "Accepted for MM2's configs: tributary's task never blocks in a "
+                      "poll."},
+};
 #undef S
 
 const tb_config_table_t tb_mirror_source_table =
     TB_CONFIG_TABLE("MirrorSourceConnector", source_keys);
 const tb_config_table_t tb_mirror_heartbeat_table =
     TB_CONFIG_TABLE("MirrorHeartbeatConnector", heartbeat_keys);
+const tb_config_table_t tb_mirror_checkpoint_table =
+    TB_CONFIG_TABLE("MirrorCheckpointConnector", checkpoint_keys);
 
 void tb_mirror_validate(const json_t *values, json_t *errors)
 {
@@ -396,6 +548,23 @@ void tb_mirror_validate(const json_t *values, json_t *errors)
             errors, "replication.policy.separator",
             "replication.policy.separator must not be empty: remote topic "
             "names could not be told from local ones");
+    }
+}
+
+void tb_mirror_checkpoint_validate(const json_t *values, json_t *errors)
+{
+    tb_mirror_validate(values, errors);
+    if (json_is_false(json_object_get(values, "emit.checkpoints.enabled"))) {
+        tb_config_error_add(errors, "emit.checkpoints.enabled",
+                            "MirrorCheckpointConnector cannot run with "
+                            "emit.checkpoints.enabled=false (as in MirrorMaker 2): leave "
+                            "the connector out instead");
+    }
+    if (json_is_false(json_object_get(values, "emit.offset-syncs.enabled"))) {
+        tb_config_error_add(errors, "emit.offset-syncs.enabled",
+                            "MirrorCheckpointConnector cannot run without offset syncs "
+                            "(emit.offset-syncs.enabled=false): it translates group "
+                            "offsets through them");
     }
 }
 
@@ -489,9 +658,16 @@ char *tb_mirror_remote_topic(const tb_mirror_names_t *names, const char *topic)
     return join(names->source_alias, names->separator, topic, NULL);
 }
 
-char *tb_mirror_offset_syncs_topic(const tb_mirror_names_t *names)
+char *tb_mirror_offset_syncs_topic(const tb_mirror_names_t *names, bool on_target)
 {
-    return join("mm2-offset-syncs", names->internal_separator, names->target_alias,
+    return join("mm2-offset-syncs", names->internal_separator,
+                on_target ? names->source_alias : names->target_alias,
+                names->internal_separator, "internal", NULL);
+}
+
+char *tb_mirror_checkpoints_topic(const tb_mirror_names_t *names)
+{
+    return join(names->source_alias, names->internal_separator, "checkpoints",
                 names->internal_separator, "internal", NULL);
 }
 
@@ -526,6 +702,41 @@ static bool is_cycle(const tb_mirror_names_t *names, const char *topic)
         t = up != NULL && strcmp(up, t) != 0 ? up : NULL;
     }
     return false;
+}
+
+/* ReplicationPolicy.upstreamTopic of either policy: IdentityReplicationPolicy
+ * sees every topic but heartbeats as its own upstream. */
+static const char *upstream_of(const tb_mirror_names_t *names, const char *topic)
+{
+    if (names->kind == TB_MIRROR_POLICY_IDENTITY && !is_heartbeats(names, topic)) {
+        return topic;
+    }
+    return default_upstream(names, topic);
+}
+
+/* ReplicationPolicy.topicSource is the target cluster's alias. */
+static bool from_target(const tb_mirror_names_t *names, const char *topic)
+{
+    size_t len;
+    if (names->kind == TB_MIRROR_POLICY_IDENTITY && !is_heartbeats(names, topic)) {
+        return strcmp(names->source_alias, names->target_alias) == 0;
+    }
+    return default_source(names, topic, &len) && len == strlen(names->target_alias) &&
+           strncmp(topic, names->target_alias, len) == 0;
+}
+
+char *tb_mirror_checkpoint_topic(const tb_mirror_names_t *names, const char *topic)
+{
+    if (!from_target(names, topic)) {
+        return tb_mirror_remote_topic(names, topic);
+    }
+    /* ReplicationPolicy.originalTopic: upstream names followed to the end */
+    const char *t = topic;
+    for (const char *up = upstream_of(names, t); up != NULL && strcmp(up, t) != 0;
+         up = upstream_of(names, t)) {
+        t = up;
+    }
+    return strdup(t);
 }
 
 char *tb_mirror_posix_regex(const char *java)
@@ -638,10 +849,30 @@ int tb_mirror_filter_init(tb_mirror_filter_t *filter, const tb_mirror_names_t *n
     return 0;
 }
 
+int tb_mirror_group_filter_init(tb_mirror_filter_t *filter,
+                                const tb_mirror_settings_t *settings, char *errstr,
+                                size_t errstr_size)
+{
+    *filter = (tb_mirror_filter_t){0};
+    if (compile_list(settings->groups, "groups", &filter->include, &filter->include_count,
+                     errstr, errstr_size) != 0 ||
+        compile_list(settings->groups_exclude, "groups.exclude", &filter->exclude,
+                     &filter->exclude_count, errstr, errstr_size) != 0) {
+        tb_mirror_filter_free(filter);
+        return -1;
+    }
+    return 0;
+}
+
+bool tb_mirror_filter_matches(const tb_mirror_filter_t *filter, const char *name)
+{
+    return any_matches(filter->include, filter->include_count, name) &&
+           !any_matches(filter->exclude, filter->exclude_count, name);
+}
+
 bool tb_mirror_filter_topic(const tb_mirror_filter_t *filter, const char *topic)
 {
-    bool chosen = (any_matches(filter->include, filter->include_count, topic) &&
-                   !any_matches(filter->exclude, filter->exclude_count, topic)) ||
+    bool chosen = tb_mirror_filter_matches(filter, topic) ||
                   (filter->heartbeats && is_heartbeats(filter->names, topic));
     return chosen && !is_internal(topic) && !is_cycle(filter->names, topic);
 }

@@ -334,7 +334,7 @@ static int start_offset_syncs(mirror_source_t *s, char *errstr, size_t errstr_si
     int rc = -1;
     s->syncs = tb_mirror_client(s->config, on_source ? "source" : "target",
                                 RD_KAFKA_PRODUCER, extra, errstr, errstr_size);
-    s->syncs_topic = tb_mirror_offset_syncs_topic(&s->names);
+    s->syncs_topic = tb_mirror_offset_syncs_topic(&s->names, !on_source);
     if (s->syncs != NULL &&
         tb_mirror_ensure_topic(s->syncs, s->syncs_topic, 1, s->settings.offset_syncs_rf,
                                compact, (int)s->settings.admin_timeout_ms, errstr,

@@ -59,14 +59,28 @@ typedef struct {
     /* MirrorHeartbeatConnector */
     long long emit_heartbeats_s;
     int heartbeats_rf;
+    /* MirrorCheckpointConnector (topics, topics.exclude and
+     * offset-syncs.topic.location above too) */
+    const json_t *groups;
+    const json_t *groups_exclude;
+    bool refresh_groups;
+    long long refresh_groups_s;
+    long long emit_checkpoints_s;
+    bool sync_group_offsets;
+    long long sync_group_offsets_s;
+    int checkpoints_rf;
 } tb_mirror_settings_t;
 
 /* The keys of each connector, as MM2 defines them (defaults included). */
 extern const tb_config_table_t tb_mirror_source_table;
 extern const tb_config_table_t tb_mirror_heartbeat_table;
+extern const tb_config_table_t tb_mirror_checkpoint_table;
 
 /* Checks across keys shared by the connectors (tb_plugin_t.validate). */
 void tb_mirror_validate(const json_t *values, json_t *errors);
+/* Those, and MM2's refusals of a MirrorCheckpointConnector that could not
+ * run: emit.checkpoints.enabled or emit.offset-syncs.enabled false. */
+void tb_mirror_checkpoint_validate(const json_t *values, json_t *errors);
 
 /* A replication policy with its aliases. Borrows settings' strings. */
 typedef struct {
@@ -82,10 +96,20 @@ void tb_mirror_names_init(tb_mirror_names_t *names, const tb_mirror_settings_t *
 /* The remote name of a source topic on the target, new (free()). */
 char *tb_mirror_remote_topic(const tb_mirror_names_t *names, const char *topic);
 
-/* The offset-syncs topic of the clusters,
- * "mm2-offset-syncs<s><target alias><s>internal" with s the internal
- * separator, new (free()). */
-char *tb_mirror_offset_syncs_topic(const tb_mirror_names_t *names);
+/* The offset-syncs topic of the clusters, "mm2-offset-syncs<s><alias><s>
+ * internal" with s the internal separator and alias the cluster it is not
+ * on (MM2's): the target's when it is on the source (on_target false), the
+ * source's when it is on the target. New (free()). */
+char *tb_mirror_offset_syncs_topic(const tb_mirror_names_t *names, bool on_target);
+
+/* The checkpoints topic on the target, "<source alias><s>checkpoints<s>
+ * internal", new (free()). */
+char *tb_mirror_checkpoints_topic(const tb_mirror_names_t *names);
+
+/* The name on the target of a source topic that a group consumed, as MM2's
+ * checkpoints name it: a topic that came from the target cluster goes back
+ * to its original name, any other is its remote topic. New (free()). */
+char *tb_mirror_checkpoint_topic(const tb_mirror_names_t *names, const char *topic);
 
 /* The topic filter: topics and topics.exclude (Java regexes, read as POSIX
  * extended ones with Java's escapes in brackets), MM2's internal topics,
@@ -112,6 +136,14 @@ int tb_mirror_filter_init(tb_mirror_filter_t *filter, const tb_mirror_names_t *n
                           const tb_mirror_settings_t *settings, char *errstr,
                           size_t errstr_size);
 bool tb_mirror_filter_topic(const tb_mirror_filter_t *filter, const char *topic);
+/* MM2's DefaultTopicFilter alone (what the checkpoints follow): topics and
+ * not topics.exclude, no internal topic or cycle rules. */
+bool tb_mirror_filter_matches(const tb_mirror_filter_t *filter, const char *name);
+/* The group filter: groups and groups.exclude (DefaultGroupFilter), read
+ * with tb_mirror_filter_matches. -1 with errstr naming the key. */
+int tb_mirror_group_filter_init(tb_mirror_filter_t *filter,
+                                const tb_mirror_settings_t *settings, char *errstr,
+                                size_t errstr_size);
 void tb_mirror_filter_free(tb_mirror_filter_t *filter);
 
 /* Whether a topic config property is copied to the remote topic
@@ -134,6 +166,51 @@ uint8_t *tb_mirror_put_string(uint8_t *p, const char *s);
 uint8_t *tb_mirror_put_i16(uint8_t *p, int16_t v);
 uint8_t *tb_mirror_put_i32(uint8_t *p, int32_t v);
 uint8_t *tb_mirror_put_i64(uint8_t *p, int64_t v);
+
+/* Reads of the same encodings from *p, at most end: each advances *p and
+ * returns false when the bytes run out. tb_mirror_get_string gives a new
+ * string (free()). */
+bool tb_mirror_get_i16(const uint8_t **p, const uint8_t *end, int16_t *v);
+bool tb_mirror_get_i32(const uint8_t **p, const uint8_t *end, int32_t *v);
+bool tb_mirror_get_i64(const uint8_t **p, const uint8_t *end, int64_t *v);
+bool tb_mirror_get_string(const uint8_t **p, const uint8_t *end, char **s);
+
+/* MM2's OffsetSyncStore: the offset syncs of each source topic-partition,
+ * at most TB_MIRROR_SYNC_SLOTS kept, spaced about exponentially back from
+ * the latest (MM2's invariants), and the translation of a group's
+ * committed offset through them. */
+#define TB_MIRROR_SYNC_SLOTS 64
+
+typedef struct {
+    int64_t upstream;   /* offset of a record on the source */
+    int64_t downstream; /* of the same record in the remote topic */
+    int64_t seq;        /* which sync record it came from (its identity) */
+} tb_mirror_sync_t;
+
+typedef struct tb_mirror_syncs tb_mirror_syncs_t;
+
+/* New and empty; NULL on no memory. */
+tb_mirror_syncs_t *tb_mirror_syncs_new(void);
+void tb_mirror_syncs_free(tb_mirror_syncs_t *store);
+
+/* Takes one offset sync, in the order of the offset-syncs topic. Until
+ * tb_mirror_syncs_read_to_end, with keep_last_only (the checkpoints could
+ * not be read back: older syncs could translate behind checkpoints written
+ * before), each replaces every sync of its partition. -1 on no memory. */
+int tb_mirror_syncs_add(tb_mirror_syncs_t *store, const char *topic, int32_t partition,
+                        tb_mirror_sync_t sync, bool keep_last_only);
+
+/* The offset-syncs topic was read to its end once: translations start. */
+void tb_mirror_syncs_read_to_end(tb_mirror_syncs_t *store);
+
+/* The downstream offset for a group's committed upstream offset of a
+ * source topic-partition: the latest kept sync at or before it, plus one
+ * when the group is past that sync (never further: records after it may
+ * not have been copied yet). -1 when every kept sync is after the offset
+ * (too old to translate); false when nothing can be said (no sync of the
+ * partition, or the topic not read to its end yet). */
+bool tb_mirror_syncs_translate(const tb_mirror_syncs_t *store, const char *topic,
+                               int32_t partition, int64_t upstream, int64_t *downstream);
 
 /* Creates topic on rk's cluster when it does not exist, with partitions
  * and replication_factor and configs (an object of strings, may be NULL);

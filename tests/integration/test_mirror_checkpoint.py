@@ -1,0 +1,207 @@
+"""MirrorMaker 2's MirrorCheckpointConnector on the bed's two clusters (the second,
+bed.kafka2_bootstrap, the source; the worker's own the target): a group's committed offsets
+on the source are translated through the offset syncs into offsets of the remote topic and
+written as MM2's Checkpoint records to <source alias>.checkpoints.internal; with
+sync.group.offsets.enabled they are committed to the target's group of the same name, from
+which a consumer resumes on the target without skipping a record it had not consumed on the
+source, with no more duplicates than the offset syncs' granularity makes."""
+import struct
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from test_mirror import (BYTES, make_topic, mirror_config, produce, read_all,
+                         read_offset_syncs, some_records, wait_mirrored)
+from worker import wait_for
+
+pytestmark = pytest.mark.integration
+
+CHECKPOINT = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector"
+
+
+def checkpoint_config(bed, prefix, alias, **extra):
+    return {"connector.class": CHECKPOINT, "source.cluster.alias": alias,
+            "target.cluster.alias": "tgt",
+            "source.cluster.bootstrap.servers": bed.kafka2_bootstrap,
+            "target.cluster.bootstrap.servers": bed.bootstrap,
+            "topics": f"{prefix}.*", "groups": f"{prefix}-.*",
+            "emit.checkpoints.interval.seconds": "1",
+            "refresh.groups.interval.seconds": "1",
+            "checkpoints.topic.replication.factor": "1",
+            "key.converter": BYTES, "value.converter": BYTES, **extra}
+
+
+def read_checkpoints(bootstrap, topic):
+    """[(group, topic, partition, upstream, downstream, metadata)]: MM2's Checkpoint
+    records in order; key Struct {group, topic STRING, partition INT32}, value INT16
+    version 0 then {upstreamOffset INT64, offset INT64, metadata STRING}."""
+    out = []
+    try:
+        records = read_all(bootstrap, topic)
+    except KeyError:
+        return out  # not made yet
+    for key, value, headers, _ in [r for rs in records.values() for r in rs]:
+        (n,) = struct.unpack_from(">h", key)
+        group = key[2:2 + n].decode()
+        (m,) = struct.unpack_from(">h", key, 2 + n)
+        name = key[4 + n:4 + n + m].decode()
+        (partition,) = struct.unpack_from(">i", key, 4 + n + m)
+        assert len(key) == 8 + n + m
+        version, upstream, downstream, k = struct.unpack_from(">hqqh", value)
+        assert version == 0 and len(value) == 20 + k and headers == []
+        out.append((group, name, partition, upstream, downstream, value[20:].decode()))
+    return out
+
+
+def consume_and_commit(bootstrap, topic, group, upto):
+    """Group reads topic's partitions from their beginning up to offsets upto
+    ({partition: offset}) and commits them, with metadata."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, p, 0) for p in upto])
+    seen = {p: 0 for p in upto}
+
+    def done():
+        message = consumer.poll(0.2)
+        if message is not None and not message.error():
+            p = message.partition()
+            seen[p] = max(seen[p], message.offset() + 1)
+            if seen[p] >= upto[p]:
+                consumer.pause([TopicPartition(topic, p)])
+        return all(seen[p] >= upto[p] for p in upto)
+    wait_for(done, timeout=60, interval=0, what=f"{group} consuming {topic}")
+    consumer.commit(offsets=[TopicPartition(topic, p, o, f"m{p}") for p, o in upto.items()],
+                    asynchronous=False)
+    consumer.close()
+
+
+def test_checkpoints_translate_offsets_and_a_consumer_fails_over(start_worker, bed):
+    prefix = f"mmc{uuid.uuid4().hex[:10]}"
+    alias = f"src{uuid.uuid4().hex[:6]}"
+    topic = f"{prefix}-data"
+    remote = f"{alias}.{prefix}-data"
+    src = bed.kafka2_bootstrap
+    make_topic(src, topic, 2)
+    w = start_worker({"offset.flush.interval.ms": "100"})
+    mirror = mirror_config(bed, prefix, alias, **{"offset.lag.max": "10"})
+    assert w.post("/connectors", json={"name": f"mm-{prefix}", "config": mirror}
+                  ).status_code == 201
+    # two rounds, copied one after the other: syncs in each
+    for round_ in range(2):
+        produce(src, topic, some_records(100, 2, f"r{round_}"))
+        wait_mirrored(bed, topic, remote)
+
+    # a group that consumed part of each partition, another the whole topic
+    part, whole = f"{prefix}-part", f"{prefix}-whole"
+    # (past the first offset sync of each partition, written at the end of the first
+    # batch copied: before it, offsets are not translated, as in MM2)
+    committed = {part: {0: 70, 1: 55}, whole: {0: 100, 1: 100}}
+    for group, upto in committed.items():
+        consume_and_commit(src, topic, group, upto)
+
+    config = checkpoint_config(bed, prefix, alias, **{
+        "sync.group.offsets.enabled": "true", "sync.group.offsets.interval.seconds": "1"})
+    name = f"mm-checkpoint-{prefix}"
+    assert w.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    checkpoints_topic = f"{alias}.checkpoints.internal"
+
+    def latest():
+        found = {}
+        for group, name_, partition, up, down, metadata in read_checkpoints(
+                bed.bootstrap, checkpoints_topic):
+            if group in committed and up == committed[group][partition]:
+                found[(group, partition)] = (name_, down, metadata)
+        # the group at the end waits for the sync of the last record, written with the
+        # source offsets' commit (the offsets are the source's: no record was left out)
+        at_end = all(found.get((whole, p), (0, 0))[1] >= 100 for p in (0, 1))
+        return found if len(found) == 4 and at_end else None
+    try:
+        checkpoints = wait_for(latest, timeout=90, interval=0.5,
+                               what="the checkpoints of both groups")
+    except AssertionError:
+        print(w.logs()[-6000:])
+        raise
+
+    source = read_all(src, topic, by_offset=True)
+    target = read_all(bed.bootstrap, remote, by_offset=True)
+    syncs = read_offset_syncs(src, "mm2-offset-syncs.tgt.internal", topic)
+    translated, sync_used = {}, {}
+    for (group, partition), (name_, down, metadata) in checkpoints.items():
+        up = committed[group][partition]
+        assert name_ == remote and metadata == f"m{partition}"
+        # where the group's next record is on the target: never past it
+        wanted = [o for o, r in target[partition].items()
+                  if up < len(source[partition]) and r == source[partition][up]]
+        next_on_target = wanted[0] if wanted else max(target[partition]) + 1
+        assert down <= next_on_target, (group, partition, down, next_on_target)
+        # and from an offset sync at or before the group's offset: the records between
+        # that sync and the group's offset are the only ones read twice
+        base = [u for u, d in syncs[partition] if u <= up and down == d + (u < up)]
+        assert base, f"{down} is not translated from an offset sync at or before {up}"
+        translated[(group, partition)] = down
+        sync_used[(group, partition)] = max(base)
+    # a group at the end of the topic goes on at the end of the remote topic
+    for partition in (0, 1):
+        assert translated[(whole, partition)] == max(target[partition]) + 1
+
+    # sync.group.offsets: the target's groups (none there yet) get the translated offsets
+    def target_committed(group):
+        consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": group})
+        try:
+            got = consumer.committed([TopicPartition(remote, p) for p in (0, 1)], timeout=10)
+        finally:
+            consumer.close()
+        return {tp.partition: tp.offset for tp in got}
+    for group in committed:
+        want = {p: translated[(group, p)] for p in (0, 1)}
+        wait_for(lambda: target_committed(group) == want, timeout=60, interval=0.5,
+                 what=f"{group}'s offsets synced to the target")
+
+    # a consumer of the group fails over to the target: it reads every record the group
+    # had not consumed on the source, and the duplicates the syncs allow only
+    consumer = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": part,
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    consumer.subscribe([remote])
+    first, read = {}, {0: [], 1: []}
+
+    def caught_up():
+        message = consumer.poll(0.2)
+        if message is not None and not message.error():
+            first.setdefault(message.partition(), message.offset())
+            read[message.partition()].append(message.value())
+        return all(len(read[p]) >= len(target[p]) - translated[(part, p)] for p in (0, 1))
+    try:
+        wait_for(caught_up, timeout=60, interval=0, what="the failed-over consumer")
+    finally:
+        consumer.close()
+    for partition in (0, 1):
+        up = committed[part][partition]
+        assert first[partition] == translated[(part, partition)]
+        not_consumed = [source[partition][o][1] for o in sorted(source[partition]) if o >= up]
+        assert read[partition][-len(not_consumed):] == not_consumed
+        # read twice: the records after the sync used, before the group's offset
+        duplicates = len(read[partition]) - len(not_consumed)
+        used = sync_used[(part, partition)]
+        assert duplicates == (up - used - 1 if used < up else 0)
+        assert read[partition][:duplicates] == [source[partition][o][1]
+                                                 for o in range(used + 1, up)]
+
+
+def test_checkpoint_connector_refuses_what_mm2_refuses(worker):
+    body = {"name": f"mm-cp-validate-{uuid.uuid4().hex[:8]}", "connector.class": CHECKPOINT,
+            "source.cluster.bootstrap.servers": "127.0.0.1:1",
+            "target.cluster.bootstrap.servers": "127.0.0.1:1",
+            "emit.checkpoints.enabled": "false", "emit.offset-syncs.enabled": "false",
+            "group.filter.class": "com.example.MyGroupFilter"}
+    r = worker.put("/connector-plugins/MirrorCheckpointConnector/config/validate", json=body)
+    assert r.status_code == 200, r.text
+    errors = {c["value"]["name"]: " ".join(c["value"]["errors"]) for c in r.json()["configs"]
+              if c["value"]["errors"]}
+    assert "emit.checkpoints.enabled=false" in errors["emit.checkpoints.enabled"]
+    assert "without offset syncs" in errors["emit.offset-syncs.enabled"]
+    assert "custom filter class" in errors["group.filter.class"]
+    for key in ("emit.checkpoints.enabled", "emit.offset-syncs.enabled", "group.filter.class"):
+        del body[key]
+    r = worker.put("/connector-plugins/MirrorCheckpoint/config/validate", json=body)
+    assert r.json()["error_count"] == 0, r.text
