@@ -205,3 +205,65 @@ def test_checkpoint_connector_refuses_what_mm2_refuses(worker):
         del body[key]
     r = worker.put("/connector-plugins/MirrorCheckpoint/config/validate", json=body)
     assert r.json()["error_count"] == 0, r.text
+
+
+def commit_on(bootstrap, group, topic, offsets):
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                         "enable.auto.commit": False})
+    try:
+        consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()],
+                        asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def committed_on(bootstrap, group, topic):
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        return consumer.committed([TopicPartition(topic, 0)], timeout=10)[0].offset
+    finally:
+        consumer.close()
+
+
+def test_group_offsets_synced_to_idle_groups_only(start_worker, bed):
+    """sync.group.offsets: a group the target does not know gets the translated offset, an
+    empty one behind it is moved forward, an empty one ahead is never moved back, and one
+    with an active member is left alone until the member leaves."""
+    prefix = f"mmg{uuid.uuid4().hex[:10]}"
+    alias = f"src{uuid.uuid4().hex[:6]}"
+    topic, remote = f"{prefix}-data", f"{alias}.{prefix}-data"
+    src = bed.kafka2_bootstrap
+    make_topic(src, topic, 1)
+    produce(src, topic, some_records(100, 1, "g"))
+    w = start_worker({"offset.flush.interval.ms": "100"})
+    assert w.post("/connectors", json={"name": f"mm-{prefix}", "config": mirror_config(
+        bed, prefix, alias)}).status_code == 201
+    wait_mirrored(bed, topic, remote)
+    groups = {g: f"{prefix}-{g}" for g in ("new", "behind", "ahead", "active")}
+    for group in groups.values():
+        consume_and_commit(src, topic, group, {0: 100})
+    commit_on(bed.bootstrap, groups["behind"], remote, {0: 10})
+    commit_on(bed.bootstrap, groups["ahead"], remote, {0: 150})
+    active = Consumer({"bootstrap.servers": bed.bootstrap, "group.id": groups["active"],
+                       "enable.auto.commit": False})
+    try:
+        active.subscribe([remote])
+        wait_for(lambda: (active.poll(0.2), active.assignment())[1], timeout=60,
+                 interval=0, what="the active member's assignment")
+        active.commit(offsets=[TopicPartition(remote, 0, 5)], asynchronous=False)
+        config = checkpoint_config(bed, prefix, alias, **{
+            "sync.group.offsets.enabled": "true", "sync.group.offsets.interval.seconds": "1"})
+        name = f"mm-checkpoint-{prefix}"
+        assert w.post("/connectors", json={"name": name, "config": config}).status_code == 201
+        for g in ("new", "behind"):
+            wait_for(lambda: committed_on(bed.bootstrap, groups[g], remote) == 100,
+                     timeout=90, interval=0.5, what=f"{g} synced to 100")
+        wait_for(lambda: "has active members there" in w.logs(), timeout=30, interval=0.5,
+                 what="the active group skipped")
+        assert committed_on(bed.bootstrap, groups["ahead"], remote) == 150
+        assert committed_on(bed.bootstrap, groups["active"], remote) == 5
+    finally:
+        active.close()
+    wait_for(lambda: committed_on(bed.bootstrap, groups["active"], remote) == 100,
+             timeout=60, interval=0.5, what="the group synced once its member left")
+    assert committed_on(bed.bootstrap, groups["ahead"], remote) == 150
