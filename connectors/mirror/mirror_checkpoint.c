@@ -37,6 +37,8 @@
 #define LOADING_WAKE_MS 20 /* how soon a task reading its topics back looks again */
 #define IDLE_WAKE_MS 500   /* the longest the offset syncs wait to be read */
 #define BATCH 1000         /* messages taken from a consumer at once */
+#define RETRY_REFRESH_MS                                                                 \
+    2000 /* a listing of the groups that failed is tried again after */
 
 typedef struct {
     char *connector;
@@ -62,6 +64,7 @@ typedef struct {
     char *checkpoints_topic;
     tb_mirror_syncs_t *store;
     json_t *groups;              /* the task's group ids: id -> true */
+    bool groups_listed;          /* the source's groups were listed once */
     json_t *checkpoints;         /* group -> "<partition>:<topic>" -> last checkpoint */
     json_t *told;                /* groups whose offsets could not be synced (logged) */
     tb_source_record_t *pending; /* checkpoints not handed to the runtime yet */
@@ -98,6 +101,14 @@ static uint32_t group_hash(const char *group)
         h = (h ^ *p) * 16777619u;
     }
     return h;
+}
+
+/* Whether group is one of the task's: the group filter takes it and its
+ * id hashes to the task's index. */
+static bool ours(const mirror_checkpoint_t *c, const char *group)
+{
+    return tb_mirror_filter_matches(&c->group_filter, group) &&
+           group_hash(group) % (uint32_t)c->task_count == (uint32_t)c->task_index;
 }
 
 /* The result event of an admin request on queue, or NULL when none came in
@@ -212,7 +223,10 @@ static void load_checkpoint(mirror_checkpoint_t *c, const rd_kafka_message_t *ms
         tb_mirror_get_i64(&v, v_end, &upstream) &&
         tb_mirror_get_i64(&v, v_end, &downstream) &&
         tb_mirror_get_string(&v, v_end, &metadata)) {
-        if (json_object_get(c->groups, group) != NULL) {
+        /* the task's groups, or, before they could be listed, those that
+         * can be */
+        if (c->groups_listed ? json_object_get(c->groups, group) != NULL
+                             : ours(c, group)) {
             remember(c, group, topic, partition, upstream, downstream, metadata);
         }
     } else {
@@ -309,10 +323,10 @@ static void read_syncs(mirror_checkpoint_t *c)
     }
 }
 
-/* The source's groups: the task's are those the filter takes whose id
- * hashes to its index. Groups gone from the source are dropped with their
- * checkpoints. Logged and kept as they were when the source cannot say. */
-static void refresh_groups(mirror_checkpoint_t *c)
+/* The source's groups that are the task's. Groups gone from the source are
+ * dropped with their checkpoints. false (logged, the groups kept as they
+ * were) when the source cannot say. */
+static bool refresh_groups(mirror_checkpoint_t *c)
 {
     char reason[512];
     rd_kafka_queue_t *queue = rd_kafka_queue_new(c->source);
@@ -332,8 +346,7 @@ static void refresh_groups(mirror_checkpoint_t *c)
         json_t *groups = json_object();
         for (size_t i = 0; i < count; i++) {
             const char *id = rd_kafka_ConsumerGroupListing_group_id(listed[i]);
-            if (tb_mirror_filter_matches(&c->group_filter, id) &&
-                group_hash(id) % (uint32_t)c->task_count == (uint32_t)c->task_index) {
+            if (ours(c, id)) {
                 json_object_set_new(groups, id, json_true());
             }
         }
@@ -352,10 +365,14 @@ static void refresh_groups(mirror_checkpoint_t *c)
         }
         json_decref(c->groups);
         c->groups = groups;
+    }
+    bool listed = ev != NULL;
+    if (ev != NULL) {
         rd_kafka_event_destroy(ev);
     }
     rd_kafka_AdminOptions_destroy(options);
     rd_kafka_queue_destroy(queue);
+    return listed;
 }
 
 /* The committed offsets of group on rk's cluster (a new list), or NULL
@@ -643,6 +660,24 @@ static void sync_groups(mirror_checkpoint_t *c)
     free(ids);
 }
 
+/* Lists the groups when it is time: every refresh.groups.interval.seconds,
+ * or, until a listing succeeds once, every few seconds (without groups
+ * nothing is checkpointed). */
+static void refresh_groups_when_due(mirror_checkpoint_t *c)
+{
+    int64_t now = tb_monotonic_ms();
+    if (now < c->next_refresh_ms) {
+        return;
+    }
+    if (refresh_groups(c)) {
+        c->groups_listed = true;
+    }
+    c->next_refresh_ms = !c->groups_listed ? now + RETRY_REFRESH_MS
+                         : c->settings.refresh_groups
+                             ? now + c->settings.refresh_groups_s * 1000
+                             : INT64_MAX;
+}
+
 static void task_stop(void *opaque);
 
 /* Makes the checkpoints topic on the target unless it exists (one compacted
@@ -731,12 +766,9 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
     if (start_clients(c, errstr, errstr_size) != 0) {
         goto fail;
     }
-    /* the groups first: the checkpoints read back are those of its groups */
-    refresh_groups(c);
+    c->next_refresh_ms = tb_monotonic_ms();
+    refresh_groups_when_due(c);
     int64_t now = tb_monotonic_ms();
-    c->next_refresh_ms = c->settings.refresh_groups
-                             ? now + c->settings.refresh_groups_s * 1000
-                             : INT64_MAX;
     c->next_emit_ms = now + c->settings.emit_checkpoints_s * 1000;
     c->next_sync_ms = c->settings.sync_group_offsets
                           ? now + c->settings.sync_group_offsets_s * 1000
@@ -770,10 +802,7 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
     int64_t now = tb_monotonic_ms();
     if (c->syncs_at_end && c->pending_next == c->pending_count) {
         c->pending_count = c->pending_next = 0;
-        if (now >= c->next_refresh_ms) {
-            refresh_groups(c);
-            c->next_refresh_ms = now + c->settings.refresh_groups_s * 1000;
-        }
+        refresh_groups_when_due(c);
         if (now >= c->next_emit_ms) {
             const char *group;
             json_t *value;
