@@ -291,6 +291,10 @@ static void read_checkpoints(mirror_checkpoint_t *c)
         c->loaded = !failed;
         if (failed) {
             json_object_clear(c->checkpoints);
+        } else {
+            TB_LOG_TASK(TB_LOG_INFO, LOGGER, c->connector, c->task,
+                        "read the checkpoints of %zu consumer groups back from %s",
+                        json_object_size(c->checkpoints), c->checkpoints_topic);
         }
         close_reader(&c->loader, &c->loader_queue);
     }

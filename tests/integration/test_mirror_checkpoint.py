@@ -267,3 +267,42 @@ def test_group_offsets_synced_to_idle_groups_only(start_worker, bed):
     wait_for(lambda: committed_on(bed.bootstrap, groups["active"], remote) == 100,
              timeout=60, interval=0.5, what="the group synced once its member left")
     assert committed_on(bed.bootstrap, groups["ahead"], remote) == 150
+
+
+def test_a_restarted_task_goes_on_from_its_checkpoints(start_worker, bed):
+    """A task reads its checkpoints back when it starts: a group whose offset did not move
+    gets no second checkpoint after a restart (MM2 writes one only when it moved)."""
+    prefix = f"mmr{uuid.uuid4().hex[:10]}"
+    alias = f"src{uuid.uuid4().hex[:6]}"
+    topic, remote = f"{prefix}-data", f"{alias}.{prefix}-data"
+    src = bed.kafka2_bootstrap
+    make_topic(src, topic, 1)
+    produce(src, topic, some_records(100, 1, "r"))
+    w = start_worker({"offset.flush.interval.ms": "100"})
+    assert w.post("/connectors", json={"name": f"mm-{prefix}", "config": mirror_config(
+        bed, prefix, alias)}).status_code == 201
+    wait_mirrored(bed, topic, remote)
+    still, later = f"{prefix}-still", f"{prefix}-later"
+    consume_and_commit(src, topic, still, {0: 100})
+    name = f"mm-checkpoint-{prefix}"
+    assert w.post("/connectors", json={"name": name, "config": checkpoint_config(
+        bed, prefix, alias)}).status_code == 201
+    checkpoints_topic = f"{alias}.checkpoints.internal"
+
+    def of(group):
+        return [c for c in read_checkpoints(bed.bootstrap, checkpoints_topic)
+                if c[0] == group]
+    wait_for(lambda: any(c[3:5] == (100, 100) for c in of(still)), timeout=90,
+             interval=0.5, what=f"{still}'s checkpoint")
+    before = of(still)
+
+    r = w.post(f"/connectors/{name}/restart?includeTasks=true&onlyFailed=false")
+    assert r.status_code in (200, 202, 204), r.text
+    wait_for(lambda: w.logs().count(f"back from {checkpoints_topic}") >= 2, timeout=30,
+             interval=0.2, what="the task's checkpoints read back again")
+    # a group that commits after the restart: its checkpoint shows a round went by
+    consume_and_commit(src, topic, later, {0: 100})
+    wait_for(lambda: of(later), timeout=90, interval=0.5, what=f"{later}'s checkpoint")
+    wait_for(lambda: any(c[3:5] == (100, 100) for c in of(later)), timeout=30,
+             interval=0.5, what=f"{later}'s last checkpoint")
+    assert of(still) == before
