@@ -141,6 +141,22 @@ def test_checkpoints_translate_offsets_and_a_consumer_fails_over(start_worker, b
         assert base, f"{down} is not translated from an offset sync at or before {up}"
         translated[(group, partition)] = down
         sync_used[(group, partition)] = max(base)
+    # MM2's checkpoint-latency-ms of each group's partition, as a JMX exporter names it (in
+    # seconds, as tributary serves every Connect time in ms)
+    def latencies():
+        found = {}
+        for line in w.get("/metrics").text.splitlines():
+            if line.startswith(
+                    "kafka_connect_mirror_checkpoint_connector_checkpoint_latency_seconds{"):
+                labels, value = line[line.index("{") + 1:].rsplit("} ", 1)
+                found[labels] = float(value)
+        return found
+    page = wait_for(lambda: len(latencies()) >= 4 and latencies(), timeout=30,
+                    interval=0.5, what="the checkpoint latencies")
+    for group, partition in checkpoints:
+        labels = (f'source="{alias}",target="tgt",group="{group}",topic="{remote}",'
+                  f'partition="{partition}"')
+        assert page[labels] >= 0, page
     # a group at the end of the topic goes on at the end of the remote topic
     for partition in (0, 1):
         assert translated[(whole, partition)] == max(target[partition]) + 1
