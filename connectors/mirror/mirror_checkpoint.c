@@ -745,6 +745,19 @@ static int start_clients(mirror_checkpoint_t *c, char *errstr, size_t errstr_siz
                  c->settings.source_alias, c->settings.target_alias, reason);
     } else {
         rc = 0;
+        /* the reader waits silently for a topic that does not exist yet */
+        if (tb_mirror_partition_count(c->syncs, c->syncs_topic,
+                                      (int)c->settings.admin_timeout_ms, reason,
+                                      sizeof(reason)) == 0) {
+            TB_LOG_TASK(TB_LOG_WARN, LOGGER, c->connector, c->task,
+                        "no offset syncs to read yet: topic %s does not exist on cluster "
+                        "%s; checkpoints start once a MirrorSourceConnector of %s->%s "
+                        "writes offset syncs there",
+                        c->syncs_topic,
+                        syncs_on_target ? c->settings.target_alias
+                                        : c->settings.source_alias,
+                        c->settings.source_alias, c->settings.target_alias);
+        }
     }
     json_decref(compact);
     json_decref(target);

@@ -322,3 +322,30 @@ def test_a_restarted_task_goes_on_from_its_checkpoints(start_worker, bed):
     wait_for(lambda: any(c[3:5] == (100, 100) for c in of(later)), timeout=30,
              interval=0.5, what=f"{later}'s last checkpoint")
     assert of(still) == before
+
+
+def test_checkpoints_start_before_the_offset_syncs_exist(start_worker, bed):
+    """A checkpoint connector made before any offset sync is written (its aliases new, no
+    offset-syncs topic yet) says so once, and checkpoints once the syncs come."""
+    prefix = f"mmb{uuid.uuid4().hex[:10]}"
+    alias, target = f"src{uuid.uuid4().hex[:6]}", f"tgt{uuid.uuid4().hex[:6]}"
+    topic, remote = f"{prefix}-data", f"{alias}.{prefix}-data"
+    src = bed.kafka2_bootstrap
+    make_topic(src, topic, 1)
+    produce(src, topic, some_records(100, 1, "b"))
+    group = f"{prefix}-early"
+    consume_and_commit(src, topic, group, {0: 100})
+    w = start_worker({"offset.flush.interval.ms": "100"})
+    config = checkpoint_config(bed, prefix, alias, **{"target.cluster.alias": target})
+    assert w.post("/connectors", json={"name": f"mm-checkpoint-{prefix}", "config": config}
+                  ).status_code == 201
+    syncs_topic = f"mm2-offset-syncs.{target}.internal"
+    wait_for(lambda: f"topic {syncs_topic} does not exist" in w.logs(),
+             timeout=30, interval=0.5, what="the missing offset syncs told")
+    assert w.post("/connectors", json={"name": f"mm-{prefix}", "config": mirror_config(
+        bed, prefix, alias, **{"target.cluster.alias": target})}).status_code == 201
+    wait_for(lambda: any(c[0] == group and c[3:5] == (100, 100)
+                         for c in read_checkpoints(bed.bootstrap,
+                                                   f"{alias}.checkpoints.internal")),
+             timeout=90, interval=0.5, what=f"{group}'s checkpoint")
+    assert w.logs().count(f"topic {syncs_topic} does not exist") == 1
