@@ -349,3 +349,30 @@ def test_checkpoints_start_before_the_offset_syncs_exist(start_worker, bed):
                                                    f"{alias}.checkpoints.internal")),
              timeout=90, interval=0.5, what=f"{group}'s checkpoint")
     assert w.logs().count(f"topic {syncs_topic} does not exist") == 1
+
+
+def test_offset_syncs_on_the_target(start_worker, bed):
+    """offset-syncs.topic.location=target: the syncs go to mm2-offset-syncs.<source
+    alias>.internal on the target (MM2 names the topic after the other cluster), and the
+    checkpoints read them there."""
+    prefix = f"mmt{uuid.uuid4().hex[:10]}"
+    alias = f"src{uuid.uuid4().hex[:6]}"
+    topic, remote = f"{prefix}-data", f"{alias}.{prefix}-data"
+    src = bed.kafka2_bootstrap
+    make_topic(src, topic, 1)
+    produce(src, topic, some_records(100, 1, "t"))
+    group = f"{prefix}-g"
+    consume_and_commit(src, topic, group, {0: 100})
+    w = start_worker({"offset.flush.interval.ms": "100"})
+    location = {"offset-syncs.topic.location": "target"}
+    assert w.post("/connectors", json={"name": f"mm-{prefix}", "config": mirror_config(
+        bed, prefix, alias, **location)}).status_code == 201
+    assert w.post("/connectors", json={"name": f"mm-checkpoint-{prefix}", "config":
+                                       checkpoint_config(bed, prefix, alias, **location)}
+                  ).status_code == 201
+    wait_for(lambda: any(c[0] == group and c[3:5] == (100, 100)
+                         for c in read_checkpoints(bed.bootstrap,
+                                                   f"{alias}.checkpoints.internal")),
+             timeout=90, interval=0.5, what=f"{group}'s checkpoint")
+    syncs = read_offset_syncs(bed.bootstrap, f"mm2-offset-syncs.{alias}.internal", topic)
+    assert syncs[0][-1] == (99, 99)
