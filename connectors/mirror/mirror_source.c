@@ -29,11 +29,36 @@
 #include "connectors/mirror/tb_mirror.h"
 #include "connectors/tb_plugin.h"
 #include "core/tb_log.h"
+#include "core/tb_metrics.h"
 #include "core/tb_time.h"
 
 #define IDLE_WAKE_MS 20       /* how soon an idle task looks again */
 #define RETRY_REFRESH_MS 2000 /* a refresh that failed is tried again after */
 #define LOGGER "tributary.mirror"
+#define SENT_KEPT 16 /* records awaiting acknowledgement whose times are kept */
+
+/* MM2's MirrorSourceConnector metrics of a remote partition, the names a
+ * JMX exporter's rules for MM2 (Strimzi's) give them, times in seconds as
+ * every Connect time in ms is served (docs/OPERATIONS.md). */
+static const char *const partition_labels[] = {"source", "target", "topic", "partition",
+                                               NULL};
+static const tb_metric_def_t record_age = {
+    .name = "kafka_connect_mirror_source_connector_record_age_seconds",
+    .type = TB_METRIC_UNTYPED,
+    .help = "The age of incoming source records when replicated to the target cluster "
+            "(the last record's).",
+    .labels = partition_labels};
+static const tb_metric_def_t byte_count = {
+    .name = "kafka_connect_mirror_source_connector_byte_count",
+    .type = TB_METRIC_UNTYPED,
+    .help = "Number of bytes replicated to the target cluster (record values).",
+    .labels = partition_labels};
+static const tb_metric_def_t replication_latency = {
+    .name = "kafka_connect_mirror_source_connector_replication_latency_seconds",
+    .type = TB_METRIC_UNTYPED,
+    .help = "Time it takes records to replicate from source to target cluster (the last "
+            "acknowledged record's).",
+    .labels = partition_labels};
 
 /* One topic-partition the task copies. */
 typedef struct {
@@ -44,6 +69,16 @@ typedef struct {
     uint64_t stamp;           /* the poll that last had its records */
     size_t last_index;        /* of that poll's last record of it */
     int64_t last_offset;      /* and that record's offset */
+    int64_t last_timestamp;   /* and its timestamp */
+    size_t poll_bytes;        /* the bytes of its values in that poll */
+    /* the offsets and timestamps of its last records that carried a source
+     * offset, for their replication latency when acknowledged */
+    int64_t sent_offset[SENT_KEPT];
+    int64_t sent_timestamp[SENT_KEPT];
+    size_t sent_next;
+    tb_series_t *age;
+    tb_series_t *bytes;
+    tb_series_t *latency;
     /* MM2's offset-sync state of the partition (its OffsetSyncWriter's) */
     int64_t previous_upstream;
     int64_t previous_downstream;
@@ -140,6 +175,9 @@ static mirror_partition_t *find_partition(mirror_source_t *s, const char *topic,
 
 static void partition_free(mirror_partition_t *p)
 {
+    tb_series_release(p->age);
+    tb_series_release(p->bytes);
+    tb_series_release(p->latency);
     json_decref(p->source_partition);
     free(p->topic);
     free(p->remote);
@@ -226,6 +264,16 @@ static void add_partition(mirror_source_t *s, const char *topic, int32_t partiti
                         : RD_KAFKA_OFFSET_BEGINNING;
     json_decref(stored);
     p->previous_upstream = p->previous_downstream = p->last_sync_downstream = -1;
+    for (size_t i = 0; i < SENT_KEPT; i++) {
+        p->sent_offset[i] = -1;
+    }
+    char number[16];
+    snprintf(number, sizeof(number), "%" PRId32, partition);
+    const char *values[] = {s->settings.source_alias, s->settings.target_alias, p->remote,
+                            number};
+    p->age = tb_metrics_series(&record_age, values);
+    p->bytes = tb_metrics_series(&byte_count, values);
+    p->latency = tb_metrics_series(&replication_latency, values);
     rd_kafka_topic_partition_list_add(list, topic, partition)->offset = start;
     s->partitions =
         realloc(s->partitions, (s->partition_count + 1) * sizeof(*s->partitions));
@@ -384,15 +432,21 @@ static void record_written(void *opaque, const json_t *source_partition,
     mirror_source_t *s = opaque;
     const char *topic = json_string_value(json_object_get(source_partition, "topic"));
     mirror_partition_t *p =
-        s->syncs != NULL && topic != NULL
-            ? find_partition(s, topic,
-                             (int32_t)json_integer_value(
-                                 json_object_get(source_partition, "partition")))
-            : NULL;
+        topic != NULL ? find_partition(s, topic,
+                                       (int32_t)json_integer_value(json_object_get(
+                                           source_partition, "partition")))
+                      : NULL;
     int64_t upstream = json_integer_value(json_object_get(source_offset, "offset"));
     (void)partition;
     s->acknowledged = true;
-    if (p == NULL) {
+    for (size_t i = 0; p != NULL && i < SENT_KEPT; i++) {
+        if (p->sent_offset[i] == upstream) {
+            tb_series_set(p->latency,
+                          (double)(tb_wall_ms() - p->sent_timestamp[i]) / 1000.0);
+            break;
+        }
+    }
+    if (p == NULL || s->syncs == NULL) {
         return;
     }
     bool now = p->last_sync_downstream == -1 ||
@@ -524,8 +578,13 @@ static void release_messages(mirror_source_t *s)
     s->message_count = 0;
 }
 
-static void set_offset(const mirror_partition_t *p, tb_source_record_t *r, int64_t offset)
+/* Sets r's source partition and offset, and keeps its time for its
+ * replication latency. */
+static void set_offset(mirror_partition_t *p, tb_source_record_t *r, int64_t offset)
 {
+    p->sent_offset[p->sent_next] = offset;
+    p->sent_timestamp[p->sent_next] = r->timestamp;
+    p->sent_next = (p->sent_next + 1) % SENT_KEPT;
     r->source_partition = json_incref(p->source_partition);
     r->source_offset = json_pack("{s:I}", "offset", (json_int_t)offset);
 }
@@ -634,16 +693,25 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         borrow_headers(msg, r, &next_header);
         if (s->offset_every_record) {
             set_offset(p, r, msg->offset);
-        } else if (p->stamp != s->poll_seq) {
+        }
+        if (p->stamp != s->poll_seq) {
             p->stamp = s->poll_seq;
+            p->poll_bytes = 0;
             s->touched[touched++] = p;
         }
+        p->poll_bytes += msg->len;
         p->last_offset = msg->offset;
+        p->last_timestamp = r->timestamp;
         p->last_index = n++;
     }
+    int64_t now_ms = touched > 0 ? tb_wall_ms() : 0;
     for (size_t i = 0; i < touched; i++) {
         mirror_partition_t *p = s->touched[i];
-        set_offset(p, &out[p->last_index], p->last_offset);
+        if (!s->offset_every_record) {
+            set_offset(p, &out[p->last_index], p->last_offset);
+        }
+        tb_series_set(p->age, (double)(now_ms - p->last_timestamp) / 1000.0);
+        tb_series_add(p->bytes, (double)p->poll_bytes);
     }
     *count = n;
     if (n == 0) {

@@ -356,6 +356,25 @@ def test_mirror_writes_mm2_offset_syncs(start_worker, bed):
             assert target[partition][downstream] == source[partition][upstream]
     admin = AdminClient({"bootstrap.servers": src})
     assert len(admin.list_topics(syncs_topic, timeout=30).topics[syncs_topic].partitions) == 1
+
+    # MM2's partition metrics, as a JMX exporter names them (times in seconds)
+    def metrics():
+        found = {}
+        for line in w.get("/metrics").text.splitlines():
+            if line.startswith("kafka_connect_mirror_source_connector_"):
+                name, rest = line.split("{", 1)
+                labels, value = rest.rsplit("} ", 1)
+                found[(name[len("kafka_connect_mirror_source_connector_"):], labels)] = \
+                    float(value)
+        return found
+    page = metrics()
+    for partition in source:
+        labels = (f'source="{alias}",target="tgt",topic="{alias}.{topic}",'
+                  f'partition="{partition}"')
+        assert page[("byte_count", labels)] == sum(len(r[1] or b"")
+                                                   for r in source[partition].values())
+        assert page[("record_age_seconds", labels)] > 0  # the records are an hour old
+        assert page[("replication_latency_seconds", labels)] > 0
     resource = ConfigResource("topic", syncs_topic)
     assert admin.describe_configs([resource])[resource].result(30)[
         "cleanup.policy"].value == "compact"
