@@ -93,39 +93,12 @@ typedef struct {
     size_t latency_count;
 } mirror_checkpoint_t;
 
-/* As the MirrorSourceConnector's: each task finds the source's groups and
- * takes those whose id hashes to its index. */
-static json_t *task_configs(const json_t *config, int max_tasks)
-{
-    json_t *tasks = json_array();
-    for (int i = 0; i < max_tasks; i++) {
-        json_t *task = json_deep_copy(config);
-        char number[16];
-        snprintf(number, sizeof(number), "%d", i);
-        json_object_set_new(task, "task.index", json_string(number));
-        snprintf(number, sizeof(number), "%d", max_tasks);
-        json_object_set_new(task, "task.count", json_string(number));
-        json_array_append_new(tasks, task);
-    }
-    return tasks;
-}
-
-/* FNV-1a of the group id: stable across tasks and restarts. */
-static uint32_t group_hash(const char *group)
-{
-    uint32_t h = 2166136261u;
-    for (const unsigned char *p = (const unsigned char *)group; *p != '\0'; p++) {
-        h = (h ^ *p) * 16777619u;
-    }
-    return h;
-}
-
 /* Whether group is one of the task's: the group filter takes it and its
  * id hashes to the task's index. */
 static bool ours(const mirror_checkpoint_t *c, const char *group)
 {
     return tb_mirror_filter_matches(&c->group_filter, group) &&
-           group_hash(group) % (uint32_t)c->task_count == (uint32_t)c->task_index;
+           tb_mirror_hash(group) % (uint32_t)c->task_count == (uint32_t)c->task_index;
 }
 
 /* The result event of an admin request on queue, or NULL when none came in
@@ -778,14 +751,7 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
     c->latency_index = json_object();
     c->store = tb_mirror_syncs_new();
     c->messages = calloc(BATCH, sizeof(*c->messages));
-    const char *index = json_string_value(json_object_get(config, "task.index"));
-    const char *tasks = json_string_value(json_object_get(config, "task.count"));
-    c->task_index = index != NULL ? atoi(index) : 0;
-    c->task_count = tasks != NULL ? atoi(tasks) : 1;
-    if (c->task_count < 1 || c->task_index < 0 || c->task_index >= c->task_count) {
-        c->task_index = 0;
-        c->task_count = 1;
-    }
+    tb_mirror_task_share(config, &c->task_index, &c->task_count);
     c->values = tb_config_load(&tb_mirror_checkpoint_table, config, &c->settings, errstr,
                                errstr_size);
     if (c->values == NULL) {
@@ -963,7 +929,7 @@ const tb_plugin_t tb_mirror_checkpoint_plugin = {
     .version = TB_MIRROR_VERSION,
     .config = &tb_mirror_checkpoint_table,
     .validate = tb_mirror_checkpoint_validate,
-    .task_configs = task_configs,
+    .task_configs = tb_mirror_task_configs,
     .task_start = task_start,
     .poll = poll,
     .record_written = record_written,

@@ -523,6 +523,42 @@ const tb_config_table_t tb_mirror_heartbeat_table =
 const tb_config_table_t tb_mirror_checkpoint_table =
     TB_CONFIG_TABLE("MirrorCheckpointConnector", checkpoint_keys);
 
+json_t *tb_mirror_task_configs(const json_t *config, int max_tasks)
+{
+    json_t *tasks = json_array();
+    for (int i = 0; i < max_tasks; i++) {
+        json_t *task = json_deep_copy(config);
+        char number[16];
+        snprintf(number, sizeof(number), "%d", i);
+        json_object_set_new(task, "task.index", json_string(number));
+        snprintf(number, sizeof(number), "%d", max_tasks);
+        json_object_set_new(task, "task.count", json_string(number));
+        json_array_append_new(tasks, task);
+    }
+    return tasks;
+}
+
+void tb_mirror_task_share(const json_t *config, int *index, int *count)
+{
+    const char *i = json_string_value(json_object_get(config, "task.index"));
+    const char *n = json_string_value(json_object_get(config, "task.count"));
+    *index = i != NULL ? atoi(i) : 0;
+    *count = n != NULL ? atoi(n) : 1;
+    if (*count < 1 || *index < 0 || *index >= *count) {
+        *index = 0;
+        *count = 1;
+    }
+}
+
+uint32_t tb_mirror_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+        h = (h ^ *p) * 16777619u;
+    }
+    return h;
+}
+
 void tb_mirror_validate(const json_t *values, json_t *errors)
 {
     if (json_is_true(json_object_get(values, "sync.topic.acls.enabled"))) {

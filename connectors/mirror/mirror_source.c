@@ -123,32 +123,10 @@ typedef struct {
     void *runtime;
 } mirror_source_t;
 
-/* Every MM2 connector key, for task_configs to pass on: the plugin's own
- * plus the <side>.* client keys. The task index and count are added. */
-static json_t *task_configs(const json_t *config, int max_tasks)
-{
-    json_t *tasks = json_array();
-    for (int i = 0; i < max_tasks; i++) {
-        json_t *task = json_deep_copy(config);
-        char number[16];
-        snprintf(number, sizeof(number), "%d", i);
-        json_object_set_new(task, "task.index", json_string(number));
-        snprintf(number, sizeof(number), "%d", max_tasks);
-        json_object_set_new(task, "task.count", json_string(number));
-        json_array_append_new(tasks, task);
-    }
-    return tasks;
-}
-
-/* Stable across tasks and restarts: FNV-1a of the topic, then the
- * partition. */
+/* Stable across tasks and restarts: the topic's hash, then the partition. */
 static uint32_t partition_hash(const char *topic, int32_t partition)
 {
-    uint32_t h = 2166136261u;
-    for (const unsigned char *p = (const unsigned char *)topic; *p != '\0'; p++) {
-        h = (h ^ *p) * 16777619u;
-    }
-    return (h ^ (uint32_t)partition) * 16777619u;
+    return (tb_mirror_hash(topic) ^ (uint32_t)partition) * 16777619u;
 }
 
 static void index_key(char *buf, size_t size, const char *topic, int32_t partition)
@@ -503,14 +481,7 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
     s->runtime = ctx->runtime;
     s->index = json_object();
     s->config = json_deep_copy(config);
-    const char *index = json_string_value(json_object_get(config, "task.index"));
-    const char *tasks = json_string_value(json_object_get(config, "task.count"));
-    s->task_index = index != NULL ? atoi(index) : 0;
-    s->task_count = tasks != NULL ? atoi(tasks) : 1;
-    if (s->task_count < 1 || s->task_index < 0 || s->task_index >= s->task_count) {
-        s->task_index = 0;
-        s->task_count = 1;
-    }
+    tb_mirror_task_share(config, &s->task_index, &s->task_count);
     s->values = tb_config_load(&tb_mirror_source_table, config, &s->settings, errstr,
                                errstr_size);
     if (s->values == NULL) {
@@ -766,7 +737,7 @@ const tb_plugin_t tb_mirror_source_plugin = {
     .version = TB_MIRROR_VERSION,
     .config = &tb_mirror_source_table,
     .validate = tb_mirror_validate,
-    .task_configs = task_configs,
+    .task_configs = tb_mirror_task_configs,
     .task_start = task_start,
     .poll = poll,
     .commit = commit,

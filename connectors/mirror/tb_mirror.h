@@ -76,6 +76,16 @@ extern const tb_config_table_t tb_mirror_source_table;
 extern const tb_config_table_t tb_mirror_heartbeat_table;
 extern const tb_config_table_t tb_mirror_checkpoint_table;
 
+/* The tasks of a connector split its work themselves: each takes the items
+ * (topic-partitions, groups) whose tb_mirror_hash falls to its index. The
+ * task configs are config copied max_tasks times with "task.index" and
+ * "task.count" added (a new array); tb_mirror_task_share reads them back
+ * (index 0 of 1 when absent or invalid). */
+json_t *tb_mirror_task_configs(const json_t *config, int max_tasks);
+void tb_mirror_task_share(const json_t *config, int *index, int *count);
+/* FNV-1a of s: stable across tasks and restarts. */
+uint32_t tb_mirror_hash(const char *s);
+
 /* Checks across keys shared by the connectors (tb_plugin_t.validate). */
 void tb_mirror_validate(const json_t *values, json_t *errors);
 /* Those, and MM2's refusals of a MirrorCheckpointConnector that could not
