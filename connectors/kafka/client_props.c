@@ -270,7 +270,10 @@ static int check_override(const tb_client_settings_t *s, const char *key,
  * 128 MiB, the queue holds more than a second of a sink writing 100 MB/s.
  * Producers partition keys as Java's default partitioner does (murmur2):
  * librdkafka's own default hashes them with CRC32, and a key would move to
- * another partition than the one Connect wrote it to. */
+ * another partition than the one Connect wrote it to. Every client turns
+ * Nagle's algorithm off (TCP_NODELAY), as Java's client always does:
+ * librdkafka leaves it on, and a request's last partial segment may then
+ * wait for the broker's delayed acknowledgement of the previous ones. */
 static const struct {
     tb_client_role_t role;
     const char *key;
@@ -279,6 +282,9 @@ static const struct {
     {TB_CLIENT_CONSUMER, "queued.min.messages", "10000000"},
     {TB_CLIENT_CONSUMER, "queued.max.messages.kbytes", "131072"},
     {TB_CLIENT_PRODUCER, "partitioner", "murmur2_random"},
+    {TB_CLIENT_PRODUCER, "socket.nagle.disable", "true"},
+    {TB_CLIENT_CONSUMER, "socket.nagle.disable", "true"},
+    {TB_CLIENT_ADMIN, "socket.nagle.disable", "true"},
 };
 
 static void put_defaults(tb_client_role_t role, json_t *props)

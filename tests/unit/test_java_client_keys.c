@@ -67,7 +67,7 @@ static void test_producer_keys_become_librdkafka_properties(void **state)
     assert_string_equal(prop(p, "compression.level"), "7"); /* zstd's, not gzip's */
     assert_string_equal(prop(p, "linger.ms"), "5");
     assert_string_equal(prop(p, "partitioner"), "murmur2_random"); /* Java's default */
-    assert_int_equal(json_object_size(p), 11);
+    assert_int_equal(json_object_size(p), 12); /* and socket.nagle.disable */
     assert_int_equal(json_object_size(errors), 0);
     json_decref(p);
     json_decref(errors);
@@ -88,7 +88,8 @@ static void test_consumer_keys_and_the_batch_bound(void **state)
     assert_string_equal(prop(p, "fetch.wait.max.ms"), "100");
     assert_string_equal(prop(p, TB_JAVA_MAX_POLL_RECORDS), "3");
     assert_string_equal(prop(p, "socket.timeout.ms"), "20000");
-    assert_int_equal(json_object_size(p), 5); /* and the two queue defaults */
+    /* and the two queue defaults, socket.nagle.disable */
+    assert_int_equal(json_object_size(p), 6);
     json_decref(p);
     json_decref(errors);
 }
@@ -121,6 +122,32 @@ static void test_role_defaults_yield_to_the_user(void **state)
     json_decref(p);
     p = props_of(TB_CLIENT_CONSUMER, "{}", "{}", errors);
     assert_null(prop(p, "partitioner"));
+    json_decref(p);
+    assert_int_equal(json_object_size(errors), 0);
+    json_decref(errors);
+}
+
+/* Java's client always sets TCP_NODELAY; librdkafka leaves Nagle's
+ * algorithm on unless told: every role's client is told, and a worker's or
+ * a connector's key still wins. */
+static void test_every_client_turns_nagle_off_unless_the_user_says(void **state)
+{
+    (void)state;
+    json_t *errors = json_object();
+    const tb_client_role_t roles[] = {TB_CLIENT_PRODUCER, TB_CLIENT_CONSUMER,
+                                      TB_CLIENT_ADMIN};
+    for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
+        json_t *p = props_of(roles[i], "{}", "{}", errors);
+        assert_string_equal(prop(p, "socket.nagle.disable"), "true");
+        json_decref(p);
+    }
+    json_t *p = props_of(TB_CLIENT_CONSUMER,
+                         "{\"consumer.socket.nagle.disable\": \"false\"}", "{}", errors);
+    assert_string_equal(prop(p, "socket.nagle.disable"), "false");
+    json_decref(p);
+    p = props_of(TB_CLIENT_PRODUCER, "{}",
+                 "{\"producer.override.socket.nagle.disable\": \"false\"}", errors);
+    assert_string_equal(prop(p, "socket.nagle.disable"), "false");
     json_decref(p);
     assert_int_equal(json_object_size(errors), 0);
     json_decref(errors);
@@ -250,7 +277,8 @@ static void test_trust_and_key_stores(void **state)
     assert_non_null(p);
     assert_string_equal(prop(p, "ssl.ca.location"), "/ca.pem");
     assert_string_equal(prop(p, "ssl.keystore.location"), "/c.p12");
-    assert_int_equal(json_object_size(p), 5); /* and the two queue defaults */
+    /* and the two queue defaults, socket.nagle.disable */
+    assert_int_equal(json_object_size(p), 6);
     json_decref(p);
     assert_null(props_of(TB_CLIENT_CONSUMER, "{}",
                          "{\"consumer.override.ssl.truststore.location\": \"/t.jks\"}",
@@ -358,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_producer_keys_become_librdkafka_properties),
         cmocka_unit_test(test_consumer_keys_and_the_batch_bound),
         cmocka_unit_test(test_role_defaults_yield_to_the_user),
+        cmocka_unit_test(test_every_client_turns_nagle_off_unless_the_user_says),
         cmocka_unit_test(test_a_later_layer_wins_under_either_name),
         cmocka_unit_test(test_out_of_range_names_the_key_written),
         cmocka_unit_test(test_jaas_plain_scram_and_oauthbearer),
