@@ -1254,6 +1254,7 @@ def latency(ctx: Context) -> None:
             run_floor(ctx, produce + ["-n", 1], f"{label}-first")
             seen.until(1, alive, ctx.run_timeout, label)
             background = Background(ctx)
+            load = os.getloadavg()[0]
             pacer = spawn(produce + ["-n", count, "-r", rate], ctx.work / f"{label}-pace.log",
                           stdout=subprocess.DEVNULL)
             seen.until(1 + count, alive, ctx.run_timeout + count / rate, label)
@@ -1277,8 +1278,8 @@ def latency(ctx: Context) -> None:
         if len(waits) != count - warm:
             raise BenchError(f"{label}: {len(waits)} stamped lines, not {count - warm}")
         row(ctx, "latency", system, rate=rate, records=len(waits),
-            p50_ms=percentile(waits, 50), p99_ms=percentile(waits, 99), max_ms=max(waits),
-            background=busy)
+            p50_ms=percentile(waits, 50), p99_ms=percentile(waits, 99),
+            p999_ms=percentile(waits, 99.9), max_ms=max(waits), background=busy, load=load)
 
 
 # ------------------------------------------------------------------------ message sizes
@@ -1739,23 +1740,33 @@ def render(ctx, goals, profile_lines, wall) -> str:
 
     L += ["## End-to-end latency", "",
           "| scenario | system | runs | records/s offered | records counted | p50 ms | min "
-          "| max | p99 ms | min | max | worst ms | background cores |",
-          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+          "| max | p99 ms | min | max | p99.9 ms | min | max | worst ms | background cores |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for system in LATENCY_SYSTEMS:
         e = find(ctx, "latency", system)
         if e:
             L.append(f"| latency | {system} | {e['runs']} | {fmt(e['rate'])} | "
-                     f"{fmt(e['records'])} | {fmt(e['p50_ms'])} | {fmt(e['p50_ms_min'])} | "
-                     f"{fmt(e['p50_ms_max'])} | {fmt(e['p99_ms'])} | "
-                     f"{fmt(e['p99_ms_min'])} | {fmt(e['p99_ms_max'])} | "
-                     f"{fmt(e['max_ms'])} | {e['background']:.2f} |")
+                     f"{fmt(e['records'])} | "
+                     + " | ".join(f"{fmt(e[k])} | {fmt(e[k + '_min'])} | {fmt(e[k + '_max'])}"
+                                  for k in ("p50_ms", "p99_ms", "p999_ms"))
+                     + f" | {fmt(e.get('max_ms_max', e['max_ms']))} | {e['background']:.2f} |")
+    runs = [e for e in ctx.rows if e["scenario"] == "latency"]
+    if runs:
+        L += ["", "Each run, in the order run (the systems alternate), with the machine's "
+              "1-minute load average as its paced producer started:", "",
+              "| run | system | p50 ms | p99 ms | p99.9 ms | worst ms | load average | "
+              "background cores |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+        L += [f"| {e['rep'] + 1} | {e['system']} | {fmt(e['p50_ms'])} | {fmt(e['p99_ms'])} | "
+              f"{fmt(e['p999_ms'])} | {fmt(e['max_ms'])} | {e['load']:.2f} | "
+              f"{e['background']:.2f} |" for e in runs]
     L += ["", f"floor_produce paces {a.latency_rate:g} records/s (librdkafka's defaults, "
           "linger.ms=5, acks=all) into a fresh "
           f"{PARTITIONS}-partition topic, each value stamped with its produce time; "
           f"the first {a.latency_warmup:g} s of records are not counted, then "
           f"{a.latency_seconds:g} s are. Latency: when the harness first saw the line in "
           "the sink's file (it reads the file every millisecond) minus the stamp. "
-          "floor-write: floor_consume writing the file, flushed after every batch. "
+          "floor-write: floor_consume writing the file, flushed after every batch, a "
+          "batch being the records waiting (the first waited for). "
           "worst: the largest of all runs' counted records.", "",
           "## Message size", "",
           "| scenario | system | runs | records | seconds | records/s | MB/s | CPU s per M "
