@@ -1282,6 +1282,102 @@ def latency(ctx: Context) -> None:
             p999_ms=percentile(waits, 99.9), max_ms=max(waits), background=busy, load=load)
 
 
+def until_all(tails: dict, count: int, check, timeout: float, label: str) -> None:
+    """Polls every Tail each millisecond until each has count lines."""
+    deadline = time.monotonic() + timeout
+    while any(len(t.seen) < count for t in tails.values()):
+        check()
+        if time.monotonic() > deadline:
+            raise BenchError(f"{label}: " + ", ".join(
+                f"{system} {len(t.seen)}" for system, t in tails.items()) +
+                f" of {count} lines after {timeout:.0f} s")
+        for t in tails.values():
+            t.poll()
+        time.sleep(0.001)
+
+
+def latency_together(ctx: Context) -> None:
+    """The latency scenario's three sinks at once on one paced topic, each in its own
+    consumer group: each record's latency in each system, and its difference from the
+    floor's for the same record. Runs one after another meet different moments of a shared
+    machine; at once, the machine's stalls hit every system, and the difference is what a
+    system adds."""
+    rate, seconds = ctx.args.latency_rate, ctx.args.latency_seconds
+    warm = int(rate * ctx.args.latency_warmup)
+    count = warm + int(rate * seconds)
+    log(f"scenario latency-together: {count} records at {rate:g} records/s, "
+        f"{ctx.args.together_runs} runs")
+    for rep in range(ctx.args.together_runs):
+        ctx.rep = rep
+        label = f"together-{rep}"
+        topic = f"bench-{label}-{ctx.run_id}"
+        outs = {system: ctx.sink_dir / f"{label}-{system}.txt" for system in LATENCY_SYSTEMS}
+        run_floor(ctx, [ctx.floor("floor_consume"), "--end-offsets", "-c", PARTITIONS,
+                        "-b", ctx.bootstrap, "-t", topic, "-n", 0], f"{label}-topic")
+        workers, floor = [], None
+        try:
+            floor = spawn([ctx.floor("floor_consume"), "-b", ctx.bootstrap, "-t", topic,
+                           "-n", count + 1, "-T", int(ctx.run_timeout), "-o",
+                           outs["floor-write"], "--flush-each",
+                           *[a for setting in TRIBUTARY_CONSUMER for a in ("-X", setting)]],
+                          ctx.work / f"{label}.log", stdout=subprocess.DEVNULL)
+            for system in LATENCY_SYSTEMS[1:]:
+                worker = WORKERS[system](ctx, label).start()
+                workers.append(worker)
+                worker.wait_ready()
+                worker.create(f"bench-{label}-{system}-{ctx.run_id}", {
+                    "connector.class": "FileStreamSink", "topics": topic,
+                    "file": str(outs[system]), "key.converter": STRING,
+                    "value.converter": STRING})
+
+            def alive():
+                if floor.poll() not in (None, 0):
+                    raise BenchError(f"{label}: floor_consume exited {floor.returncode}")
+                for w in workers:
+                    w.check_alive()
+            tails = {system: Tail(path) for system, path in outs.items()}
+            produce = [ctx.floor("floor_produce"), "-b", ctx.bootstrap, "-t", topic,
+                       "-s", ctx.size, "-T", int(ctx.run_timeout)]
+            run_floor(ctx, produce + ["-n", 1], f"{label}-first")
+            until_all(tails, 1, alive, ctx.run_timeout, label)
+            background = Background(ctx)
+            load = os.getloadavg()[0]
+            pacer = spawn(produce + ["-n", count, "-r", rate], ctx.work / f"{label}-pace.log",
+                          stdout=subprocess.DEVNULL)
+            until_all(tails, 1 + count, alive, ctx.run_timeout + count / rate, label)
+            busy = background.cores()
+            try:
+                code = pacer.wait(30)
+            except subprocess.TimeoutExpired:
+                code = None
+            stop(pacer, 5)
+            if code != 0:
+                raise BenchError(f"{label}: floor_produce -r failed ({code}):\n"
+                                 f"{tail(ctx.work / f'{label}-pace.log')}")
+        finally:
+            for worker in workers:
+                worker.stop()
+            if floor is not None:
+                stop(floor, 10)
+            for path in outs.values():
+                path.unlink(missing_ok=True)
+        waits = {system: {int(m.group(1)): (at - int(m.group(2)) / 1e6) * 1000
+                          for at, line in t.seen
+                          if (m := STAMP.match(line)) and int(m.group(1)) >= warm}
+                 for system, t in tails.items()}
+        for system, by_id in waits.items():
+            if len(by_id) != count - warm:
+                raise BenchError(f"{label}: {system} wrote {len(by_id)} stamped lines, "
+                                 f"not {count - warm}")
+            values = list(by_id.values())
+            added = [by_id[i] - waits["floor-write"][i] for i in by_id]
+            row(ctx, "latency-together", system, rate=rate, records=len(values),
+                p50_ms=percentile(values, 50), p99_ms=percentile(values, 99),
+                p999_ms=percentile(values, 99.9), max_ms=max(values),
+                added_p50_ms=percentile(added, 50), added_p99_ms=percentile(added, 99),
+                added_p999_ms=percentile(added, 99.9), background=busy, load=load)
+
+
 # ------------------------------------------------------------------------ message sizes
 SIZE_SYSTEMS = ["floor-write", "tributary", "connect-tuned"]
 
@@ -1438,6 +1534,30 @@ def find(ctx, scenario, system):
             merged[key] = statistics.median(values)
             merged[f"{key}_min"], merged[f"{key}_max"] = min(values), max(values)
     return merged
+
+
+def render_together(ctx) -> list[str]:
+    """The table of the latency-together scenario, or nothing when it did not run."""
+    rows = [find(ctx, "latency-together", system) for system in LATENCY_SYSTEMS]
+    if not any(rows):
+        return []
+    L = ["## End-to-end latency, the systems at once", "",
+         "| scenario | system | runs | p50 ms | min | max | p99 ms | min | max | p99.9 ms | min "
+         "| max | added p50 ms | added p99 ms | added p99.9 ms | load average | background "
+         "cores |",
+         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for system, e in zip(LATENCY_SYSTEMS, rows):
+        if e:
+            L.append(f"| latency-together | {system} | {e['runs']} | "
+                     + " | ".join(f"{fmt(e[k])} | {fmt(e[k + '_min'])} | {fmt(e[k + '_max'])}"
+                                  for k in ("p50_ms", "p99_ms", "p999_ms"))
+                     + f" | {fmt(e['added_p50_ms'])} | {fmt(e['added_p99_ms'])} | "
+                     f"{fmt(e['added_p999_ms'])} | {e['load']:.2f} | {e['background']:.2f} |")
+    return L + ["", "The three sinks of the latency scenario read one paced topic at once, each "
+                "in its own consumer group (the same rate, warm-up and counted seconds). "
+                "added: per record, the system's latency minus the floor's for the same "
+                "record, its p50, p99 and p99.9 (medians over the runs): what the system "
+                "adds to the floor at the same moment of the machine, whatever its load.", ""]
 
 
 def fmt(value, digits=3) -> str:
@@ -1767,8 +1887,9 @@ def render(ctx, goals, profile_lines, wall) -> str:
           "the sink's file (it reads the file every millisecond) minus the stamp. "
           "floor-write: floor_consume writing the file, flushed after every batch, a "
           "batch being the records waiting (the first waited for). "
-          "worst: the largest of all runs' counted records.", "",
-          "## Message size", "",
+          "worst: the largest of all runs' counted records.", ""]
+    L += render_together(ctx)
+    L += ["## Message size", "",
           "| scenario | system | runs | records | seconds | records/s | MB/s | CPU s per M "
           "records | cores used | peak RSS MB | background cores |",
           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -1979,6 +2100,8 @@ def main() -> int:
                    help="how long the latency scenario's counted records are offered")
     p.add_argument("--latency-warmup", type=float, default=2,
                    help="seconds of records offered first and not counted")
+    p.add_argument("--together-runs", type=int, default=3,
+                   help="runs of the latency scenario's systems at once on one topic")
     p.add_argument("--sizes", default="100,1024,10240",
                    help="value sizes (bytes) of the message-size scenario")
     p.add_argument("--size-mb", type=float, default=50,
@@ -1994,12 +2117,13 @@ def main() -> int:
     started = time.monotonic()
     wanted = set(filter(None, args.only.split(","))) or {
         "service", "sink", "source", "datagen", "transforms", "scale", "tasks", "latency",
-        "sizes", "formats"}
+        "latency-together", "sizes", "formats"}
     try:
         preload(ctx)
         for name, scenario in (("service", service), ("sink", sink), ("source", source),
                                ("datagen", datagen), ("transforms", transforms),
                                ("scale", scale), ("tasks", tasks), ("latency", latency),
+                               ("latency-together", latency_together),
                                ("sizes", sizes), ("formats", formats)):
             if name in wanted:
                 scenario(ctx)
