@@ -109,6 +109,7 @@ struct tb_series {
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static family_t *families; /* sorted by name */
 static int64_t (*_Atomic clock_ms)(void) = tb_monotonic_ms;
+static atomic_bool ms_names;
 
 void tb_metrics_clock_set(int64_t (*clock)(void))
 {
@@ -766,14 +767,14 @@ static void put_header(FILE *out, const char *name, tb_metric_type_t type,
     fprintf(out, "\n# TYPE %s %s\n", name, type_names[type]);
 }
 
-/* One sample line: the family's name and suffix, the series' labels and
- * le when it is not NULL, and value. */
-static void put_sample(FILE *out, const tb_series_t *series, const char *suffix,
-                       const char *le, double value)
+/* One sample line: name and suffix, the series' labels and le when it is
+ * not NULL, and value. */
+static void put_sample(FILE *out, const char *name, const tb_series_t *series,
+                       const char *suffix, const char *le, double value)
 {
     const family_t *family = series->family;
     bool braces = family->label_count > 0 || le != NULL;
-    fprintf(out, "%s%s%s", family->def->name, suffix, braces ? "{" : "");
+    fprintf(out, "%s%s%s", name, suffix, braces ? "{" : "");
     for (size_t i = 0; i < family->label_count; i++) {
         fprintf(out, "%s%s=\"", i > 0 ? "," : "", family->def->labels[i]);
         put_escaped(out, series->values[i], true);
@@ -790,18 +791,19 @@ static void put_sample(FILE *out, const tb_series_t *series, const char *suffix,
 static void put_histogram(FILE *out, tb_series_t *series)
 {
     const family_t *family = series->family;
+    const char *name = family->def->name;
     char le[NUMBER_SIZE];
     uint64_t total = 0;
     for (size_t i = 0; i < family->bound_count; i++) {
         total += atomic_load_explicit(&series->counts[i], memory_order_relaxed);
         format_number(family->def->buckets[i], le, sizeof(le));
-        put_sample(out, series, "_bucket", le, (double)total);
+        put_sample(out, name, series, "_bucket", le, (double)total);
     }
     total +=
         atomic_load_explicit(&series->counts[family->bound_count], memory_order_relaxed);
-    put_sample(out, series, "_bucket", "+Inf", (double)total);
-    put_sample(out, series, "_sum", NULL, atomic_double_load(&series->value));
-    put_sample(out, series, "_count", NULL, (double)total);
+    put_sample(out, name, series, "_bucket", "+Inf", (double)total);
+    put_sample(out, name, series, "_sum", NULL, atomic_double_load(&series->value));
+    put_sample(out, name, series, "_count", NULL, (double)total);
 }
 
 /* A histogram's observations, all buckets. */
@@ -899,16 +901,43 @@ static double series_value(tb_series_t *series, int64_t now_ms)
     return window_change(series->window, series->source, now_ms);
 }
 
-static void put_family(FILE *out, const family_t *family, int64_t now_ms)
+/* family under name, each value times scale (a histogram's unscaled). */
+static void put_family(FILE *out, const family_t *family, const char *name, double scale,
+                       int64_t now_ms)
 {
-    put_header(out, family->def->name, family->def->type, family->def->help);
+    put_header(out, name, family->def->type, family->def->help);
     for (tb_series_t *series = family->series; series != NULL; series = series->next) {
         if (family->def->type == TB_METRIC_HISTOGRAM) {
             put_histogram(out, series);
         } else {
-            put_sample(out, series, "", NULL, series_value(series, now_ms));
+            put_sample(out, name, series, "", NULL, scale * series_value(series, now_ms));
         }
     }
+}
+
+void tb_metrics_ms_names_set(bool on)
+{
+    atomic_store(&ms_names, on);
+}
+
+/* family's ms_name twin, when it has one and the names are on: <base>_ms
+ * sorts before <base>_seconds, and no other family's name between them. A
+ * window read twice in one render shows the same value: the second read
+ * measures from the same reading and takes none (its clock has not
+ * moved a quarter window). */
+static void put_ms_twin(FILE *out, const family_t *family, int64_t now_ms)
+{
+    static const char suffix[] = "_seconds";
+    const char *name = family->def->name;
+    size_t length = strlen(name);
+    size_t base = length - (sizeof(suffix) - 1);
+    char twin[256];
+    if (!family->def->ms_name || !atomic_load(&ms_names) || length < sizeof(suffix) ||
+        strcmp(name + base, suffix) != 0 || base + sizeof("_ms") > sizeof(twin)) {
+        return;
+    }
+    snprintf(twin, sizeof(twin), "%.*s_ms", (int)base, name);
+    put_family(out, family, twin, 1000, now_ms);
 }
 
 static void put_builtin(FILE *out, const readings_t *readings, builtin_t which)
@@ -934,7 +963,8 @@ static void put_page(FILE *out, const readings_t *readings)
                strcmp(builtin_defs[next].name, family->def->name) < 0) {
             put_builtin(out, readings, next++);
         }
-        put_family(out, family, now_ms);
+        put_ms_twin(out, family, now_ms);
+        put_family(out, family, family->def->name, 1, now_ms);
     }
     pthread_mutex_unlock(&registry_lock);
     while (next < BUILTIN_COUNT) {

@@ -45,6 +45,12 @@ typedef struct {
      * or off (one compare-and-swap), the share is worked out at render.
      * tb_series_add() leaves it alone; it is no window's source. */
     bool time_share;
+    /* A gauge or untyped family named <base>_seconds that is also served
+     * as <base>_ms, each value times 1000, while tb_metrics_ms_names_set()
+     * has it on: Kafka Connect's name for a time in ms, which promtool's
+     * lint refuses (an abbreviated unit), so it stays off by default. The
+     * twin reads the same series at render; it costs the updaters nothing. */
+    bool ms_name;
 } tb_metric_def_t;
 
 typedef struct tb_series tb_series_t;
@@ -125,6 +131,10 @@ void tb_series_observe(tb_series_t *series, double value);
 /* A histogram's count observations of the same value at the cost of one
  * (the same page as count tb_series_observe calls); 0 is a no-op. */
 void tb_series_observe_many(tb_series_t *series, double value, uint64_t count);
+
+/* Whether the page also serves each ms_name family under its _ms name
+ * (metrics.milliseconds.names); off until set. Thread-safe. */
+void tb_metrics_ms_names_set(bool on);
 
 /* Renders every live series, families in name order, as Prometheus text
  * exposition format 0.0.4, plus process metrics (resident memory, CPU

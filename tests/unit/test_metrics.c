@@ -38,6 +38,7 @@ static int reset(void **state)
 {
     (void)state;
     tb_metrics_reset();
+    tb_metrics_ms_names_set(false);
     return 0;
 }
 
@@ -333,15 +334,20 @@ static int real_clock(void **state)
 
 /* The value the series page shows for the sample line named name (with its
  * labels, if any); NaN's spelling comes back as NaN. */
-static double value_of(const char *name)
+static double page_value(const char *page, const char *name)
 {
-    char *page = tb_metrics_render_series();
-    assert_non_null(page);
     char prefix[256];
     snprintf(prefix, sizeof(prefix), "\n%s ", name);
     const char *line = strstr(page, prefix);
     assert_non_null(line);
-    double value = strtod(line + strlen(prefix), NULL);
+    return strtod(line + strlen(prefix), NULL);
+}
+
+static double value_of(const char *name)
+{
+    char *page = tb_metrics_render_series();
+    assert_non_null(page);
+    double value = page_value(page, name);
     free(page);
     return value;
 }
@@ -692,6 +698,61 @@ static void test_time_share_is_the_share_of_life_spent_on(void **state)
     assert_page("");
 }
 
+/* An ms_name family is served under its _ms name too, in ms, only while
+ * the ms names are on; a window shows one value under both names, however
+ * many readings it keeps. */
+static void test_ms_name_serves_a_seconds_family_in_ms_when_on(void **state)
+{
+    (void)state;
+    static const tb_metric_def_t time_def = {
+        .name = "tb_test_time_seconds",
+        .type = TB_METRIC_UNTYPED,
+        .help = "A time.",
+        .ms_name = true,
+    };
+    static const tb_metric_def_t avg_def = {
+        .name = "tb_test_avg_time_seconds",
+        .type = TB_METRIC_UNTYPED,
+        .help = "A mean time.",
+        .ms_name = true,
+    };
+    tb_series_t *time = tb_metrics_series(&time_def, NULL);
+    tb_series_set(time, 0.25);
+    assert_page("# HELP tb_test_time_seconds A time.\n"
+                "# TYPE tb_test_time_seconds untyped\n"
+                "tb_test_time_seconds 0.25\n");
+    tb_metrics_ms_names_set(true);
+    assert_page("# HELP tb_test_time_ms A time.\n"
+                "# TYPE tb_test_time_ms untyped\n"
+                "tb_test_time_ms 250\n"
+                "# HELP tb_test_time_seconds A time.\n"
+                "# TYPE tb_test_time_seconds untyped\n"
+                "tb_test_time_seconds 0.25\n");
+    tb_series_t *timed = tb_metrics_series(&max_latency_def, NULL);
+    tb_series_t *avg = tb_metrics_window(
+        &avg_def, NULL,
+        &(tb_window_t){.kind = TB_WINDOW_RATIO, .a = timed, .b = timed, .none = NAN});
+    for (int step = 1; step <= 12; step++) {
+        fake_now_ms = step * 15000;
+        tb_series_observe(timed, step);
+        char *page = tb_metrics_render_series();
+        assert_non_null(page);
+        double seconds = page_value(page, "tb_test_avg_time_seconds");
+        assert_true(seconds > 0);
+        assert_true(page_value(page, "tb_test_avg_time_ms") == seconds * 1000);
+        free(page);
+    }
+    tb_metrics_ms_names_set(false);
+    char *page = tb_metrics_render_series();
+    assert_non_null(page);
+    assert_null(strstr(page, "_ms"));
+    free(page);
+    tb_series_release(avg);
+    tb_series_release(timed);
+    tb_series_release(time);
+    assert_page("");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -715,6 +776,9 @@ int main(void)
                                reset),
         cmocka_unit_test_setup_teardown(test_time_share_is_the_share_of_life_spent_on,
                                         with_fake_clock, real_clock),
+        cmocka_unit_test_setup_teardown(
+            test_ms_name_serves_a_seconds_family_in_ms_when_on, with_fake_clock,
+            real_clock),
         cmocka_unit_test_setup(
             test_full_page_adds_process_and_build_metrics_in_name_order, reset),
         cmocka_unit_test_setup(test_concurrent_updates_sum_exactly, reset),
