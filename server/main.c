@@ -37,6 +37,7 @@
 #include "core/tb_time.h"
 #include "core/tb_allocator.h"
 #include "core/tb_log.h"
+#include "core/tb_metrics.h"
 #include "core/tb_props.h"
 #include "core/tb_secret.h"
 #include "core/tb_secret_seal.h"
@@ -429,6 +430,7 @@ static int run(const cli_t *cli)
     tb_log_set_format(strcmp(tb_config_string(values, "log.format"), "json") == 0
                           ? TB_LOG_FORMAT_JSON
                           : TB_LOG_FORMAT_TEXT);
+    tb_metrics_ms_names_set(tb_config_bool(values, "metrics.milliseconds.names"));
 
     if (tb_worker_config_check_connect_keys(raw) != 0) {
         goto done;

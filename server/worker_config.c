@@ -755,6 +755,17 @@ static const tb_config_def_t worker_keys[] = {
      .documentation = "The HMACs this worker accepts on a forwarded request; a "
                       "forwarded request signed otherwise, or not signed, is refused "
                       "with 403."},
+    {.name = "metrics.milliseconds.names",
+     .type = TB_CONFIG_BOOLEAN,
+     .default_value = "false",
+     .importance = TB_IMPORTANCE_LOW,
+     .group = "Metrics",
+     .documentation = "Also serve each Connect time that /metrics gives in seconds "
+                      "(..._time_seconds, ..._time_since_last_rebalance_seconds, "
+                      "..._start_time_seconds) under Connect's own _ms name, in ms, "
+                      "for dashboards that query those names (Confluent's). Off by "
+                      "default: promtool's lint refuses an abbreviated unit in a "
+                      "metric name."},
     {.name = "log.format",
      .type = TB_CONFIG_STRING,
      .default_value = "text",

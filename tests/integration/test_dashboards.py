@@ -109,10 +109,12 @@ def confluent(metric, extra="", connector=True, cluster=True):
 
 # Confluent's stock Connect dashboard (jmx-monitoring-stacks,
 # kafka-connect-cluster.json for JMX exporter 1.x): its panels' queries, then
-# its variables'. Not listed, as tributary does not serve them
-# (docs/OPERATIONS.md says why): the times in ms (..._time_ms, _ms), the
-# active record counts' -avg and -max, the worker's Java client network
-# metrics (kafka_connect_connect_metrics_*) and the JVM's.
+# its variables'. Its panels of times in ms (..._time_ms, _ms) query names
+# that the worker serves with metrics.milliseconds.names only, which this
+# test's worker sets. Not listed, as tributary does not serve them
+# (docs/OPERATIONS.md says why): the active record counts' -avg and -max, the
+# worker's Java client network metrics (kafka_connect_connect_metrics_*) and
+# the JVM's.
 WORKER = "kafka_connect_connect_worker_metrics_"
 CONFLUENT_QUERIES = [
     *[f"sum({confluent(f'{WORKER}connector_{state}_task_count')})"
@@ -146,7 +148,12 @@ CONFLUENT_QUERIES = [
     *[confluent(f"kafka_connect_sink_task_metrics_{name}", ',task!=""')
       for name in ("sink_record_read_rate", "sink_record_send_rate",
                    "offset_commit_completion_rate", "offset_commit_skip_rate",
-                   "partition_count")],
+                   "partition_count", "put_batch_avg_time_ms")],
+    *[confluent(f"kafka_connect_source_task_metrics_{name}", ',task!=""')
+      for name in ("poll_batch_avg_time_ms", "poll_batch_max_time_ms")],
+    confluent("kafka_connect_connector_task_metrics_offset_commit_avg_time_ms"),
+    *[confluent(f"kafka_connect_connect_worker_rebalance_metrics_{name}", connector=False)
+      for name in ("rebalance_avg_time_ms", "time_since_last_rebalance_ms")],
     "kafka_connect_app",
     'kafka_connect_app{job="kafka-connect", env="dev",kafka_connect_cluster_id=~".+"}',
     'kafka_connect_connector_task_metrics_pause_ratio{job="kafka-connect", env="dev",'
@@ -167,7 +174,7 @@ def test_every_dashboard_query_returns_series(start_worker, bed, tmp_path):
     queries = dashboard_queries()
     assert len(queries) >= 20
     group = bed.unique_topic("dash")
-    w = start_worker(cluster_settings(bed, group))
+    w = start_worker({**cluster_settings(bed, group), "metrics.milliseconds.names": "true"})
     topic = bed.unique_topic("dash-in")
     create_topic(bed, topic, 1)
     produce(bed.bootstrap, topic, [(0, None, f"r{i}".encode()) for i in range(20)])

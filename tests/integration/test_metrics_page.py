@@ -1,4 +1,5 @@
 """GET /metrics: the Prometheus text page, checked by Prometheus' own promtool."""
+import math
 import os
 import re
 import subprocess
@@ -101,3 +102,56 @@ def test_uptime_grows_and_start_time_holds(worker):
 
     second = wait_for(later, timeout=10, what="tributary_uptime_seconds to grow")
     assert second["process_start_time_seconds"] == first["process_start_time_seconds"]
+
+
+# Connect's times that /metrics serves in seconds (their _seconds names), a
+# source task's and the worker's: with metrics.milliseconds.names, also in ms
+# under Connect's _ms names.
+CONNECT_TIMES = [
+    "kafka_connect_source_task_metrics_poll_batch_max_time",
+    "kafka_connect_source_task_metrics_poll_batch_avg_time",
+    "kafka_connect_connector_task_metrics_offset_commit_max_time",
+    "kafka_connect_connector_task_metrics_offset_commit_avg_time",
+    "kafka_connect_app_info_start_time",
+]
+
+
+def page_with_a_source(start_worker, bed, settings):
+    """The /metrics page of a worker started with settings, once its datagen
+    source task has polled."""
+    w = start_worker(settings)
+    name = bed.unique_topic("ms-gen")
+    reply = w.put(f"/connectors/{name}/config",
+                  json={"connector.class": "datagen", "topic": name,
+                        "records.per.second": "50"})
+    assert reply.status_code == 201, reply.text
+    polled = f'kafka_connect_source_task_metrics_poll_batch_max_time_seconds{{connector="{name}",'
+
+    def after_a_poll():
+        page = w.get("/metrics").text
+        longest = [v for key, v in samples(page).items() if key.startswith(polled)]
+        return page if longest and not math.isnan(longest[0]) else None
+    return wait_for(after_a_poll, timeout=60, what="the source task's first poll")
+
+
+def test_connect_times_in_ms_only_with_metrics_milliseconds_names(start_worker, bed):
+    off = page_with_a_source(start_worker, bed, None)
+    families = [line.split(" ")[2] for line in off.splitlines() if line.startswith("# TYPE ")]
+    assert [f for f in families if f.endswith("_ms")] == []
+    assert all(f"{name}_seconds" in families for name in CONNECT_TIMES), families
+    check = subprocess.run([PROMTOOL, "check", "metrics"], input=off,
+                           capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, f"{check.stdout}{check.stderr}"
+
+    on = samples(page_with_a_source(start_worker, bed,
+                                    {"metrics.milliseconds.names": "true"}))
+    for name in CONNECT_TIMES:
+        # each series of the _seconds family, under the _ms name, in ms, on one page
+        seconds = {key[len(name) + len("_seconds"):]: value for key, value in on.items()
+                   if key.startswith(name + "_seconds")}
+        ms = {key[len(name) + len("_ms"):]: value for key, value in on.items()
+              if key.startswith(name + "_ms")}
+        assert seconds and ms.keys() == seconds.keys(), (name, seconds, ms)
+        for labels, value in seconds.items():
+            assert (math.isnan(value) and math.isnan(ms[labels])) or \
+                ms[labels] == value * 1000, (name, labels, value, ms[labels])

@@ -6,7 +6,9 @@
  * exporter serves them, and as promtool accepts names such as
  * connector_count. Connect's times in ms are served in seconds, under
  * _seconds instead of _ms (promtool refuses abbreviated units), as a JMX
- * exporter rule with a valueFactor of 0.001 would.
+ * exporter rule with a valueFactor of 0.001 would; with
+ * metrics.milliseconds.names, under Connect's _ms names in ms too (their
+ * defs' ms_name, which core/metrics.c renders).
  */
 #include "connectors/runtime/metrics/tb_connect_metrics.h"
 
@@ -24,11 +26,21 @@ static const char *const task_status_labels[] = {"connector", "task", "status", 
 static const char *const connector_status_labels[] = {"connector", "status", NULL};
 static const char *const leader_name_labels[] = {"leader_name", NULL};
 
-#define FAMILY(var, metric, labelled, text)                                              \
-    static const tb_metric_def_t var = {                                                 \
-        .name = metric, .type = TB_METRIC_UNTYPED, .help = text, .labels = labelled}
-#define TASK_FAMILY(var, metric, text) FAMILY(var, metric, task_labels, text)
-#define WORKER_FAMILY(var, metric, text) FAMILY(var, metric, NULL, text)
+#define FAMILY(var, metric, labelled, ms, text)                                          \
+    static const tb_metric_def_t var = {.name = metric,                                  \
+                                        .type = TB_METRIC_UNTYPED,                       \
+                                        .help = text,                                    \
+                                        .labels = labelled,                              \
+                                        .ms_name = ms}
+#define TASK_FAMILY(var, metric, text) FAMILY(var, metric, task_labels, false, text)
+#define WORKER_FAMILY(var, metric, text) FAMILY(var, metric, NULL, false, text)
+/* A time Connect gives in ms: served in seconds under its _seconds name,
+ * and under Connect's _ms name in ms too with metrics.milliseconds.names. */
+#define IN_SECONDS " In seconds (in ms under the _ms name)."
+#define TASK_TIME(var, metric, text)                                                     \
+    FAMILY(var, metric "_seconds", task_labels, true, text IN_SECONDS)
+#define WORKER_TIME(var, metric, text)                                                   \
+    FAMILY(var, metric "_seconds", NULL, true, text IN_SECONDS)
 
 #define SINK "kafka_connect_sink_task_metrics_"
 #define SOURCE "kafka_connect_source_task_metrics_"
@@ -56,10 +68,10 @@ TASK_FAMILY(skips, SINK "offset_commit_skip_total",
             "Connect's offset-commit-skip-total: always 0, tributary skips no commit.");
 TASK_FAMILY(skip_rate, SINK "offset_commit_skip_rate",
             "Connect's offset-commit-skip-rate: always 0.");
-TASK_FAMILY(put_max, SINK "put_batch_max_time_seconds",
-            "Connect's put-batch-max-time-ms, in seconds: the longest put().");
-TASK_FAMILY(put_avg, SINK "put_batch_avg_time_seconds",
-            "Connect's put-batch-avg-time-ms, in seconds: the mean put().");
+TASK_TIME(put_max, SINK "put_batch_max_time",
+          "Connect's put-batch-max-time-ms: the longest put().");
+TASK_TIME(put_avg, SINK "put_batch_avg_time",
+          "Connect's put-batch-avg-time-ms: the mean put().");
 
 TASK_FAMILY(source_poll, SOURCE "source_record_poll_total",
             "Connect's source-record-poll-total: tributary_task_records_read_total.");
@@ -71,15 +83,15 @@ TASK_FAMILY(source_write_rate, SOURCE "source_record_write_rate",
             "Connect's source-record-write-rate: source-record-write-total per second.");
 TASK_FAMILY(source_active, SOURCE "source_record_active_count",
             "Connect's source-record-active-count: tributary_source_in_flight_records.");
-TASK_FAMILY(poll_max, SOURCE "poll_batch_max_time_seconds",
-            "Connect's poll-batch-max-time-ms, in seconds: the longest poll().");
-TASK_FAMILY(poll_avg, SOURCE "poll_batch_avg_time_seconds",
-            "Connect's poll-batch-avg-time-ms, in seconds: the mean poll().");
+TASK_TIME(poll_max, SOURCE "poll_batch_max_time",
+          "Connect's poll-batch-max-time-ms: the longest poll().");
+TASK_TIME(poll_avg, SOURCE "poll_batch_avg_time",
+          "Connect's poll-batch-avg-time-ms: the mean poll().");
 
-TASK_FAMILY(commit_max, TASK "offset_commit_max_time_seconds",
-            "Connect's offset-commit-max-time-ms, in seconds: the longest commit.");
-TASK_FAMILY(commit_avg, TASK "offset_commit_avg_time_seconds",
-            "Connect's offset-commit-avg-time-ms, in seconds: the mean commit.");
+TASK_TIME(commit_max, TASK "offset_commit_max_time",
+          "Connect's offset-commit-max-time-ms: the longest commit.");
+TASK_TIME(commit_avg, TASK "offset_commit_avg_time",
+          "Connect's offset-commit-avg-time-ms: the mean commit.");
 TASK_FAMILY(commit_success, TASK "offset_commit_success_percentage",
             "Connect's offset-commit-success-percentage: the share (0 to 1) of "
             "commits that succeeded.");
@@ -155,15 +167,15 @@ WORKER_FAMILY(rebalance_epoch, REBALANCE "epoch",
 WORKER_FAMILY(rebalancing, REBALANCE "rebalancing",
               "Connect's rebalancing: tributary_cluster_rebalancing, 1 while a "
               "rebalance is under way.");
-WORKER_FAMILY(rebalance_max, REBALANCE "rebalance_max_time_seconds",
-              "Connect's rebalance-max-time-ms, in seconds: the longest rebalance "
-              "(tributary_cluster_rebalance_seconds).");
-WORKER_FAMILY(rebalance_avg, REBALANCE "rebalance_avg_time_seconds",
-              "Connect's rebalance-avg-time-ms, in seconds: the mean rebalance "
-              "(tributary_cluster_rebalance_seconds).");
-WORKER_FAMILY(since_rebalance, REBALANCE "time_since_last_rebalance_seconds",
-              "Connect's time-since-last-rebalance-ms, in seconds: since this worker "
-              "last completed a rebalance; +Inf before the first.");
+WORKER_TIME(rebalance_max, REBALANCE "rebalance_max_time",
+            "Connect's rebalance-max-time-ms: the longest rebalance "
+            "(tributary_cluster_rebalance_seconds).");
+WORKER_TIME(rebalance_avg, REBALANCE "rebalance_avg_time",
+            "Connect's rebalance-avg-time-ms: the mean rebalance "
+            "(tributary_cluster_rebalance_seconds).");
+WORKER_TIME(since_rebalance, REBALANCE "time_since_last_rebalance",
+            "Connect's time-since-last-rebalance-ms: since this worker last completed a "
+            "rebalance; +Inf before the first.");
 static const tb_metric_def_t leader_name = {
     .name = REBALANCE "leader_name",
     .type = TB_METRIC_UNTYPED,
@@ -450,9 +462,10 @@ static const tb_metric_def_t app_commit = {
 static const tb_metric_def_t app_start = {
     .name = "kafka_connect_app_info_start_time_seconds",
     .type = TB_METRIC_UNTYPED,
-    .help = "Connect's app-info start-time-ms, in seconds since the epoch: when "
-            "the worker started.",
-    .labels = (const char *const[]){"client_id", NULL}};
+    .help = "Connect's app-info start-time-ms: when the worker started, since the "
+            "epoch." IN_SECONDS,
+    .labels = (const char *const[]){"client_id", NULL},
+    .ms_name = true};
 
 /* KIP-891's task tags, in the order tb_connect_task_info_set takes them. */
 #define TASK_INFO(attribute, text)                                                       \
