@@ -5,7 +5,6 @@ with confluent-kafka, and Kafka Connect distributed, run from the bed's Connect 
 that must read what the store writes and be read by it."""
 import json
 import os
-import signal
 import subprocess
 from pathlib import Path
 
@@ -15,15 +14,14 @@ from confluent_kafka import Producer
 
 from confluent_kafka import Consumer, TopicPartition
 
+from connect_peer import FILE_SINK, FILE_SOURCE, ConnectDistributed
 from kafka_io import create_topic, java_partition, produce, read_raw, read_topic
 from test_distributed import agreed_placement, cluster_settings
-from worker import free_port, output_lines, wait_for
+from worker import output_lines, wait_for
 
 pytestmark = pytest.mark.integration
 
 TOOL = Path(os.environ.get("TRIBUTARY_BIN", "build/test/tributary")).parent / "kafka_store_tool"
-FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
-FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 OFFSET_PARTITIONS = 25  # Connect's default for offset.storage.partitions
 
 
@@ -342,64 +340,6 @@ def test_a_partition_written_again_reuses_the_key_bytes_it_was_read_with(open_st
 
 # ---- Kafka Connect distributed (the bed's BED_CONNECT_VERSION) on the same topics ----
 
-class ConnectDistributed:
-    """connect-distributed from the bed's jars, on a free loopback REST port."""
-
-    def __init__(self, bed, folder, group, topics):
-        self.group = group
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        folder.mkdir(parents=True, exist_ok=True)
-        props = folder / "worker.properties"
-        props.write_text("\n".join([
-            f"bootstrap.servers={bed.bootstrap}", f"group.id={group}",
-            f"config.storage.topic={topics['config']}",
-            f"offset.storage.topic={topics['offsets']}",
-            f"status.storage.topic={topics['status']}",
-            "config.storage.replication.factor=1", "offset.storage.replication.factor=1",
-            "status.storage.replication.factor=1",
-            f"offset.storage.partitions={OFFSET_PARTITIONS}",
-            "key.converter=org.apache.kafka.connect.storage.StringConverter",
-            "value.converter=org.apache.kafka.connect.storage.StringConverter",
-            "offset.flush.interval.ms=500",
-            f"listeners=http://127.0.0.1:{self.port}", "rest.advertised.host.name=127.0.0.1",
-            f"rest.advertised.port={self.port}",
-            f"plugin.path={bed.facts['BED_CONNECT_PLUGINS']}"]) + "\n")
-        self.log = folder / "connect.log"
-        # The bed's Connect for the FileStream connectors (4.3.1 beside a 4.4 broker), with
-        # its own logging configuration (log4j2 or reload4j), into self.log.
-        self.proc = subprocess.Popen(
-            ["java", "-Xms128M", "-Xmx512M", bed.facts["BED_CONNECT_LOG_OPTION"],
-             f"-Dtributary.connect.log={self.log}", "-cp", f"{bed.facts['BED_CONNECT_LIBS']}/*",
-             "org.apache.kafka.connect.cli.ConnectDistributed", str(props)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(lambda: requests.get(f"{self.url}/connectors", timeout=5).status_code == 200,
-                 timeout=120, what="Connect's REST API")
-
-    def create(self, name, config):
-        """Creates a connector, past the 409s Connect answers while its first rebalance
-        runs."""
-        def created():
-            r = requests.post(f"{self.url}/connectors", json={"name": name, "config": config},
-                              timeout=60)
-            return r.status_code == 201 or (r.status_code == 409 and "already exists" in r.text)
-
-        wait_for(created, timeout=60, what="Connect to create the connector")
-
-    def get(self, path):
-        response = requests.get(self.url + path, timeout=30)
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
 @pytest.fixture
 def connect(bed, topics, tmp_path):
     started = []
@@ -407,7 +347,7 @@ def connect(bed, topics, tmp_path):
 
     def start():
         started.append(ConnectDistributed(bed, tmp_path / f"connect{len(started)}", group,
-                                          topics))
+                                          topics, OFFSET_PARTITIONS))
         return started[-1]
 
     yield start
