@@ -23,34 +23,22 @@ pytestmark = pytest.mark.integration
 # (Connect's, tributary's) status codes, taken as equal; "bodies differ": the bodies are not
 # compared.
 README = "README.md, Kafka Connect compatibility"
+ORDER = f"`order` beside 4.2's `order_in_group`, for 3.9 clients ({README}: order)"
+MALFORMED = f"malformed JSON is the client's mistake: 400, not 500 ({README}: malformed JSON body)"
+RESTARTS = f"a restarted task shows its `restarts` count ({README}: task status)"
 KNOWN_DEVIATIONS = {
-    "plugin config": {
-        "why": f"`order` beside 4.2's `order_in_group`, for 3.9 clients ({README}: order)",
-        "drop": ["*.order"]},
-    "validate": {
-        "why": f"`order` beside `order_in_group` ({README}: order)",
-        "drop": ["configs.*.definition.order"]},
-    "validate invalid": {
-        "why": f"`order` beside `order_in_group` ({README}: order)",
-        "drop": ["configs.*.definition.order"]},
-    "create bad json": {
-        "why": f"malformed JSON is the client's mistake: 400, not 500 ({README}: malformed "
-               "JSON body)",
-        "codes": (500, 400)},
-    "offsets patch bad json": {
-        "why": f"malformed JSON is the client's mistake: 400, not 500 ({README}: malformed "
-               "JSON body)",
-        "codes": (500, 400)},
+    **{step: {"why": ORDER, "drop": ["*.order"]}
+       for step in ("plugin config", "plugin config transformation", "plugin config version")},
+    **{step: {"why": ORDER, "drop": ["configs.*.definition.order"]}
+       for step in ("validate", "validate invalid")},
+    **{step: {"why": MALFORMED, "codes": (500, 400)}
+       for step in ("create bad json", "offsets patch bad json")},
     "tasks-config": {
         "why": f"still served, as 3.9 did; Connect 4.0 removed it (KIP-970) ({README}: "
                "tasks-config)",
         "codes": (404, 200), "bodies differ": True},
-    "restart with tasks": {
-        "why": f"a restarted task shows its `restarts` count ({README}: task status)",
-        "drop": ["tasks.*.restarts"]},
-    "restart only failed": {
-        "why": f"a restarted task shows its `restarts` count ({README}: task status)",
-        "drop": ["tasks.*.restarts"]},
+    **{step: {"why": RESTARTS, "drop": ["tasks.*.restarts"]}
+       for step in ("restart with tasks", "restart only failed")},
 }
 
 # step -> paths of objects keyed by names of the worker's own (loggers), compared as the shape
@@ -74,6 +62,12 @@ def steps():
         ("plugins all", "GET", "/connector-plugins?connectorsOnly=false", {}),
         ("plugin config", "GET", "/connector-plugins/FileStreamSinkConnector/config", {}),
         ("plugin config unknown", "GET", "/connector-plugins/NoSuchConnector/config", {}),
+        ("plugin config transformation", "GET",
+         "/connector-plugins/org.apache.kafka.connect.transforms.Cast$Value/config", {}),
+        ("plugin config version", "GET",
+         "/connector-plugins/FileStreamSinkConnector/config?version=latest", {}),
+        ("plugin config bad version", "GET",
+         "/connector-plugins/FileStreamSinkConnector/config?version=[1.0", {}),
         ("validate", "PUT", "/connector-plugins/FileStreamSinkConnector/config/validate",
          {"json": {**sink_config, "name": "{sink}"}}),
         ("validate invalid", "PUT", "/connector-plugins/FileStreamSinkConnector/config/validate",
@@ -85,10 +79,17 @@ def steps():
          {"json": {"name": "{src}-x", "config": {**src_config, "name": "{src}-y"}}}),
         ("create bad json", "POST", "/connectors",
          {"data": '{"name": "x", "config": {', "headers": {"Content-Type": "application/json"}}),
+        ("create no class", "POST", "/connectors",
+         {"json": {"name": "{src}-x", "config": {"tasks.max": "1"}}}),
+        ("create stopped", "POST", "/connectors",
+         {"json": {"name": "{src}-stopped", "config": src_config, "initial_state": "STOPPED"}}),
+        ("delete stopped", "DELETE", "/connectors/{src}-stopped", {}),
         ("put config creates", "PUT", "/connectors/{sink}/config", {"json": sink_config}),
         ("put config replaces", "PUT", "/connectors/{sink}/config",
          {"json": {**sink_config, "name": "{sink}"}}),
         ("patch config", "PATCH", "/connectors/{sink}/config", {"json": {"tasks.max": "1"}}),
+        ("put config name mismatch", "PUT", "/connectors/{sink}/config",
+         {"json": {**sink_config, "name": "{sink}-y"}}),
         ("patch config unknown", "PATCH", "/connectors/{src}-none/config",
          {"json": {"tasks.max": "1"}}),
         ("wait running", None, None, {}),
@@ -103,6 +104,7 @@ def steps():
         ("task status unknown", "GET", "/connectors/{sink}/tasks/9/status", {}),
         ("task restart", "POST", "/connectors/{sink}/tasks/0/restart", {}),
         ("task restart unknown", "POST", "/connectors/{sink}/tasks/9/restart", {}),
+        ("restart unknown", "POST", "/connectors/{src}-none/restart", {}),
         ("restart", "POST", "/connectors/{sink}/restart", {}),
         ("restart with tasks", "POST", "/connectors/{sink}/restart?includeTasks=true", {}),
         ("restart only failed", "POST",
@@ -112,13 +114,18 @@ def steps():
         ("offsets sink", "GET", "/connectors/{sink}/offsets", {}),
         ("topics", "GET", "/connectors/{sink}/topics", {}),
         ("topics reset", "PUT", "/connectors/{sink}/topics/reset", {}),
+        ("topics unknown", "GET", "/connectors/{src}-none/topics", {}),
         ("pause", "PUT", "/connectors/{sink}/pause", {}),
         ("pause again", "PUT", "/connectors/{sink}/pause", {}),
         ("resume", "PUT", "/connectors/{sink}/resume", {}),
         ("offsets patch running", "PATCH", "/connectors/{src}/offsets",
          {"json": {"offsets": [{"partition": {"filename": "{file_in}"},
                                 "offset": {"position": 7}}]}}),
+        ("offsets delete running", "DELETE", "/connectors/{src}/offsets", {}),
+        ("offsets unknown", "GET", "/connectors/{src}-none/offsets", {}),
         ("stop", "PUT", "/connectors/{src}/stop", {}),
+        ("stop again", "PUT", "/connectors/{src}/stop", {}),
+        ("stop sink", "PUT", "/connectors/{sink}/stop", {}),
         ("wait stopped", None, None, {}),
         ("status stopped", "GET", "/connectors/{src}/status", {}),
         ("offsets patch", "PATCH", "/connectors/{src}/offsets",
@@ -128,8 +135,15 @@ def steps():
         ("offsets patch bad json", "PATCH", "/connectors/{src}/offsets",
          {"data": '{"offsets": [', "headers": {"Content-Type": "application/json"}}),
         ("offsets delete", "DELETE", "/connectors/{src}/offsets", {}),
+        ("offsets patch sink", "PATCH", "/connectors/{sink}/offsets",
+         {"json": {"offsets": [{"partition": {"kafka_topic": "{topic}", "kafka_partition": 0},
+                                "offset": {"kafka_offset": 2}}]}}),
+        ("offsets patch sink bad partition", "PATCH", "/connectors/{sink}/offsets",
+         {"json": {"offsets": [{"partition": {"kafka_topic": "{topic}"},
+                                "offset": {"kafka_offset": 2}}]}}),
         ("loggers", "GET", "/admin/loggers", {}),
         ("logger root", "GET", "/admin/loggers/root", {}),
+        ("logger unset", "GET", "/admin/loggers/no.such.logger", {}),
         ("logger set", "PUT", "/admin/loggers/root", {"json": {"level": "INFO"}}),
         ("logger set cluster", "PUT", "/admin/loggers/root?scope=cluster",
          {"json": {"level": "INFO"}}),
@@ -138,6 +152,8 @@ def steps():
         ("unknown connector", "GET", "/connectors/{src}-none", {}),
         ("unknown connector status", "GET", "/connectors/{src}-none/status", {}),
         ("unknown connector pause", "PUT", "/connectors/{src}-none/pause", {}),
+        ("unknown connector resume", "PUT", "/connectors/{src}-none/resume", {}),
+        ("unknown connector stop", "PUT", "/connectors/{src}-none/stop", {}),
         ("unknown path", "GET", "/no-such-path", {}),
         ("wrong method", "DELETE", "/connectors", {}),
         ("delete", "DELETE", "/connectors/{src}", {}),
@@ -259,7 +275,8 @@ class Side:
                    for c in ("src", "sink"))
 
     def stopped(self):
-        return self.status(self.names["src"])["connector"]["state"] == "STOPPED"
+        return all(self.status(self.names[c])["connector"]["state"] == "STOPPED"
+                   for c in ("src", "sink"))
 
 
 WAITS = {"wait running": Side.running, "wait offsets": Side.offsets,
