@@ -52,8 +52,6 @@ static const tb_config_def_t file_sink_keys[] = {
      .role = TB_CONFIG_ROLE_PATH,
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_HIGH,
-     .group = "File",
-     .order = 1,
      .field = TB_CONFIG_AT(file_sink_settings_t, file),
      .documentation = "Destination file; null writes to standard output."},
 };
