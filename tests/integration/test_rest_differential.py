@@ -41,6 +41,22 @@ KNOWN_DEVIATIONS = {
        for step in ("restart with tasks", "restart only failed")},
 }
 
+# step -> paths whose values, not only their types, must be the same (in any order where the
+# path has a "*"): the keys a plugin config and a validation list with their groups and
+# positions, the keys validation finds in error, and the states a status shows
+KEY_INFO = ("name", "group", "order_in_group", "required", "type", "importance")
+SAME_VALUES = {
+    "plugin config": ["*"],
+    "validate": ["groups", "error_count", "configs.*.definition"],
+    "validate invalid": ["groups", "error_count", "configs.*.definition",
+                         "configs.*.value.errors"],
+    "status": ["connector.state", "tasks.*.state", "type"],
+    "task status": ["state"],
+    "status stopped": ["connector.state"],
+    "restart with tasks": ["connector.state", "tasks.*.state"],
+    "offsets source": ["offsets.*.offset"],
+}
+
 # step -> paths of objects keyed by names of the worker's own (loggers), compared as the shape
 # of their values
 MAPS = {"loggers": [""]}
@@ -191,6 +207,17 @@ def leave_out(value, path):
     return value
 
 
+def values_at(value, path):
+    """The values at path (a list of keys, "*" for every element or value) in value."""
+    if not path:
+        return [value]
+    head, rest = path[0], path[1:]
+    if head == "*":
+        items = value.values() if isinstance(value, dict) else value
+        return [v for item in items for v in values_at(item, rest)]
+    return values_at(value[head], rest) if isinstance(value, dict) and head in value else []
+
+
 def shape(value, names, maps=(), here=""):
     """The JSON types of value, recursively: an object's keys (one side's connector names
     replaced by their roles) with their shapes, a list's elements merged into one shape
@@ -310,6 +337,17 @@ def compare(name, peers, connect, ours, deviation):
         maps = MAPS.get(name, ())
         found += differences(shape(c_body, peers[0].names, maps),
                              shape(t_body, peers[1].names, maps))
+    for path in SAME_VALUES.get(name, ()):
+        keys = path.split(".") if path else []
+        c_values, t_values = values_at(c_body, keys), values_at(t_body, keys)
+        if path in ("*", "configs.*.definition"):  # a ConfigKeyInfo: what defines the key
+            c_values, t_values = ([{k: info[k] for k in KEY_INFO} for info in v]
+                                  for v in (c_values, t_values))
+        if "*" in keys:
+            c_values, t_values = (sorted(v, key=json.dumps) for v in (c_values, t_values))
+        if c_values != t_values:
+            found += [f"values at {path}: {c} / {t}" for c, t in zip(c_values, t_values)
+                      if c != t] or [f"values at {path}: {c_values} / {t_values}"]
     return [f"{name}: {line}" for line in found]
 
 
