@@ -3,6 +3,7 @@
  * and the names Confluent's exporter rules give the strings. */
 #include "tb_test.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,6 +190,92 @@ static void test_task_tags_and_chain_info(void **state)
     assert_false(mentions("connector=\"c\""));
 }
 
+static int64_t fake_now_ms;
+
+static int64_t fake_clock(void)
+{
+    return fake_now_ms;
+}
+
+static int reset_with_fake_clock(void **state)
+{
+    fake_now_ms = 0;
+    tb_metrics_clock_set(fake_clock);
+    return reset(state);
+}
+
+static int restore_clock(void **state)
+{
+    (void)state;
+    tb_metrics_clock_set(NULL);
+    return 0;
+}
+
+/* Whether the page holds name{connector="c",task="0"} value. */
+static bool task_value(const char *name, const char *value)
+{
+    char line[256];
+    snprintf(line, sizeof(line), "%s{connector=\"c\",task=\"0\"} %s", name, value);
+    return has_line(line);
+}
+
+/* Connect's sink- and source-record-active-count and their -max and -avg,
+ * under Connect's names and Strimzi's: the count, and the counts it
+ * changed to in the last minute (two samples of 30 s). */
+static void test_active_record_counts(void **state)
+{
+    (void)state;
+    tb_task_metrics_t sink;
+    tb_source_metrics_t source;
+    tb_task_metrics_take(&sink, "c", 0, 1);
+    tb_source_metrics_take(&source, "s", 0);
+    assert_true(
+        task_value("kafka_connect_sink_task_metrics_sink_record_active_count", "0"));
+    assert_true(task_value("kafka_connect_sink_task_metrics_sink_record_active_count_max",
+                           "NaN"));
+    tb_active_records_set(&sink.active, 5);
+    tb_active_records_set(&sink.active, 5); /* no change: not a new sample */
+    tb_active_records_set(&sink.active, 2);
+    tb_active_records_set(&source.in_flight, 3);
+    tb_active_records_set(&source.in_flight, 1);
+    assert_true(
+        task_value("kafka_connect_sink_task_metrics_sink_record_active_count", "2"));
+    assert_true(task_value("kafka_connect_sink_task_sink_record_active_count", "2"));
+    assert_true(
+        task_value("kafka_connect_sink_task_metrics_sink_record_active_count_max", "5"));
+    assert_true(task_value("kafka_connect_sink_task_sink_record_active_count_max", "5"));
+    assert_true(task_value("kafka_connect_sink_task_metrics_sink_record_active_count_avg",
+                           "3.5"));
+    assert_true(
+        task_value("kafka_connect_sink_task_sink_record_active_count_avg", "3.5"));
+    assert_true(task_value("tributary_sink_active_records", "2"));
+    assert_true(has_line("kafka_connect_source_task_metrics_source_record_active_count{"
+                         "connector=\"s\",task=\"0\"} 1"));
+    assert_true(
+        has_line("kafka_connect_source_task_metrics_source_record_active_count_max{"
+                 "connector=\"s\",task=\"0\"} 3"));
+    assert_true(has_line("kafka_connect_source_task_source_record_active_count_avg{"
+                         "connector=\"s\",task=\"0\"} 2"));
+    fake_now_ms = 35000; /* the previous sample still counts */
+    tb_active_records_set(&sink.active, 1);
+    assert_true(
+        task_value("kafka_connect_sink_task_metrics_sink_record_active_count_max", "5"));
+    fake_now_ms = 65000; /* the first sample is out of the window */
+    assert_true(
+        task_value("kafka_connect_sink_task_metrics_sink_record_active_count_max", "1"));
+    fake_now_ms = 130000; /* nothing changed in the last minute */
+    assert_true(task_value("kafka_connect_sink_task_metrics_sink_record_active_count_max",
+                           "NaN"));
+    assert_true(task_value("kafka_connect_sink_task_metrics_sink_record_active_count_avg",
+                           "NaN"));
+    assert_true(
+        task_value("kafka_connect_sink_task_metrics_sink_record_active_count", "1"));
+    tb_task_metrics_release(&sink);
+    tb_source_metrics_release(&source);
+    assert_false(mentions("connector=\"c\""));
+    assert_false(mentions("connector=\"s\""));
+}
+
 /* app-info: Strimzi's three and Confluent's one family, all released. */
 static void test_app_info(void **state)
 {
@@ -216,6 +303,8 @@ int main(void)
         cmocka_unit_test_setup(test_connector_status_and_info, reset),
         cmocka_unit_test_setup(test_task_tags_and_chain_info, reset),
         cmocka_unit_test_setup(test_app_info, reset),
+        cmocka_unit_test_setup_teardown(test_active_record_counts, reset_with_fake_clock,
+                                        restore_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

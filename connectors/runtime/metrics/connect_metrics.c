@@ -68,6 +68,13 @@ TASK_FAMILY(skips, SINK "offset_commit_skip_total",
             "Connect's offset-commit-skip-total: always 0, tributary skips no commit.");
 TASK_FAMILY(skip_rate, SINK "offset_commit_skip_rate",
             "Connect's offset-commit-skip-rate: always 0.");
+TASK_FAMILY(sink_active, SINK "sink_record_active_count",
+            "Connect's sink-record-active-count: tributary_sink_active_records.");
+TASK_FAMILY(sink_active_max, SINK "sink_record_active_count_max",
+            "Connect's sink-record-active-count-max: the most active records.");
+TASK_FAMILY(sink_active_avg, SINK "sink_record_active_count_avg",
+            "Connect's sink-record-active-count-avg: the mean of the active records "
+            "at each change.");
 TASK_TIME(put_max, SINK "put_batch_max_time",
           "Connect's put-batch-max-time-ms: the longest put().");
 TASK_TIME(put_avg, SINK "put_batch_avg_time",
@@ -83,6 +90,11 @@ TASK_FAMILY(source_write_rate, SOURCE "source_record_write_rate",
             "Connect's source-record-write-rate: source-record-write-total per second.");
 TASK_FAMILY(source_active, SOURCE "source_record_active_count",
             "Connect's source-record-active-count: tributary_source_in_flight_records.");
+TASK_FAMILY(source_active_max, SOURCE "source_record_active_count_max",
+            "Connect's source-record-active-count-max: the most records in flight.");
+TASK_FAMILY(source_active_avg, SOURCE "source_record_active_count_avg",
+            "Connect's source-record-active-count-avg: the mean of the records in "
+            "flight at each change.");
 TASK_TIME(poll_max, SOURCE "poll_batch_max_time",
           "Connect's poll-batch-max-time-ms: the longest poll().");
 TASK_TIME(poll_avg, SOURCE "poll_batch_avg_time",
@@ -269,6 +281,12 @@ STRIMZI(s_skips, S_SINK "offset_commit_skip_total", task_labels,
         "offset-commit-skip-total");
 STRIMZI(s_skip_rate, S_SINK "offset_commit_skip_rate", task_labels,
         "offset-commit-skip-rate");
+STRIMZI(s_sink_active, S_SINK "sink_record_active_count", task_labels,
+        "sink-record-active-count");
+STRIMZI(s_sink_active_max, S_SINK "sink_record_active_count_max", task_labels,
+        "sink-record-active-count-max");
+STRIMZI(s_sink_active_avg, S_SINK "sink_record_active_count_avg", task_labels,
+        "sink-record-active-count-avg");
 STRIMZI(s_source_poll, S_SOURCE "source_record_poll_total", task_labels,
         "source-record-poll-total");
 STRIMZI(s_source_poll_rate, S_SOURCE "source_record_poll_rate", task_labels,
@@ -279,6 +297,10 @@ STRIMZI(s_source_write_rate, S_SOURCE "source_record_write_rate", task_labels,
         "source-record-write-rate");
 STRIMZI(s_source_active, S_SOURCE "source_record_active_count", task_labels,
         "source-record-active-count");
+STRIMZI(s_source_active_max, S_SOURCE "source_record_active_count_max", task_labels,
+        "source-record-active-count-max");
+STRIMZI(s_source_active_avg, S_SOURCE "source_record_active_count_avg", task_labels,
+        "source-record-active-count-avg");
 STRIMZI(s_commit_success, S_TASK "offset_commit_success_percentage", task_labels,
         "offset-commit-success-percentage");
 STRIMZI(s_commit_failure, S_TASK "offset_commit_failure_percentage", task_labels,
@@ -566,6 +588,9 @@ static const rule_t sink_rules[] = {
     RATE(&completion_rate, &s_completion_rate, T, commits_succeeded),
     ALIAS(NULL, &s_skips, T, connect.commit_skips),
     RATE(&skip_rate, &s_skip_rate, T, connect.commit_skips),
+    ALIAS(&sink_active, &s_sink_active, T, active.count),
+    MAX(&sink_active_max, &s_sink_active_max, T, active.changes),
+    AVG(&sink_active_avg, &s_sink_active_avg, T, active.changes),
     MAX(&put_max, NULL, T, batch_seconds),
     AVG(&put_avg, NULL, T, batch_seconds),
 };
@@ -595,9 +620,13 @@ static const rule_t task_rules[] = {
     ALIAS(NULL, &s_last_error, T, connect.last_error),
 };
 #undef T
+#define D tb_source_metrics_t
 static const rule_t source_delivery_rules[] = {
-    ALIAS(&source_active, &s_source_active, tb_source_metrics_t, in_flight),
+    ALIAS(&source_active, &s_source_active, D, in_flight.count),
+    MAX(&source_active_max, &s_source_active_max, D, in_flight.changes),
+    AVG(&source_active_avg, &s_source_active_avg, D, in_flight.changes),
 };
+#undef D
 #define S tb_state_metrics_t
 static const rule_t connector_worker_rules[] = {
     ALIAS(&connector_attempts, &s_connector_attempts, S, startup_attempts),

@@ -95,6 +95,22 @@ static const tb_metric_def_t rebalance_pause = {
     .buckets = pause_buckets,
     .bucket_count = sizeof(pause_buckets) / sizeof(pause_buckets[0])};
 
+static const tb_metric_def_t sink_active = {
+    .name = "tributary_sink_active_records",
+    .type = TB_METRIC_GAUGE,
+    .help = "Records a sink task read from Kafka whose offsets are not committed yet.",
+    .labels = task_labels};
+static const double active_buckets[] = {0, 10, 100, 1000, 10000, 100000};
+static const tb_metric_def_t active_changes = {
+    .name = "tributary_task_active_records",
+    .type = TB_METRIC_HISTOGRAM,
+    .help = "A task's active records (tributary_sink_active_records, "
+            "tributary_source_in_flight_records), observed at each change.",
+    .labels = task_labels,
+    .buckets = active_buckets,
+    .bucket_count = sizeof(active_buckets) / sizeof(active_buckets[0]),
+    .keep_max = true};
+
 static const tb_metric_def_t connector_startups = {
     .name = "tributary_connector_startups_total",
     .type = TB_METRIC_COUNTER,
@@ -197,6 +213,31 @@ static const char *task_text(int task, char *buf, size_t size)
     return buf;
 }
 
+/* a's series: the count under def, its changes under active_changes */
+static void active_take(tb_active_records_t *a, const tb_metric_def_t *def,
+                        const char *const *values)
+{
+    a->count = tb_metrics_series(def, values);
+    a->changes = tb_metrics_series(&active_changes, values);
+    a->last = 0;
+}
+
+static void active_release(tb_active_records_t *a)
+{
+    tb_series_release(a->count);
+    tb_series_release(a->changes);
+    *a = (tb_active_records_t){0};
+}
+
+void tb_active_records_set(tb_active_records_t *a, double n)
+{
+    tb_series_set(a->count, n);
+    if (n != a->last) {
+        tb_series_observe(a->changes, n);
+        a->last = n;
+    }
+}
+
 void tb_task_metrics_take(tb_task_metrics_t *m, const char *connector, int task, int sink)
 {
     char id[16];
@@ -225,6 +266,10 @@ void tb_task_metrics_take(tb_task_metrics_t *m, const char *connector, int task,
     m->dlq_failures = tb_metrics_series(&dlq_failures, values);
     m->partitions = sink ? tb_metrics_series(&partitions, values) : NULL;
     m->rebalance_pause = sink ? tb_metrics_series(&rebalance_pause, values) : NULL;
+    m->active = (tb_active_records_t){0};
+    if (sink) {
+        active_take(&m->active, &sink_active, values);
+    }
     tb_connect_task_take(&m->connect, m, connector, id, sink);
 }
 
@@ -256,6 +301,7 @@ void tb_task_metrics_retry(tb_task_metrics_t *m)
 void tb_task_metrics_release(tb_task_metrics_t *m)
 {
     tb_connect_release(&m->connect);
+    active_release(&m->active);
     tb_series_t **all[] = {&m->records_read,
                            &m->records_written,
                            &m->records_dropped,
@@ -395,7 +441,7 @@ void tb_source_metrics_take(tb_source_metrics_t *m, const char *connector, int t
 {
     char id[16];
     const char *values[] = {connector, task_text(task, id, sizeof(id)), NULL};
-    m->in_flight = tb_metrics_series(&in_flight, values);
+    active_take(&m->in_flight, &in_flight, values);
     m->produce_seconds = tb_metrics_series(&produce_seconds, values);
     m->txn_commits = tb_metrics_series(&txn_commits, values);
     m->txn_aborts = tb_metrics_series(&txn_aborts, values);
@@ -405,11 +451,11 @@ void tb_source_metrics_take(tb_source_metrics_t *m, const char *connector, int t
 void tb_source_metrics_release(tb_source_metrics_t *m)
 {
     tb_connect_release(&m->connect);
-    tb_series_release(m->in_flight);
+    active_release(&m->in_flight);
     tb_series_release(m->produce_seconds);
     tb_series_release(m->txn_commits);
     tb_series_release(m->txn_aborts);
-    m->in_flight = m->produce_seconds = m->txn_commits = m->txn_aborts = NULL;
+    m->produce_seconds = m->txn_commits = m->txn_aborts = NULL;
 }
 
 tb_series_t *tb_source_metrics_delivery_errors(const char *connector, int task,

@@ -50,6 +50,19 @@ typedef struct {
     char task[16]; /* "" for a connector */
 } tb_connect_metrics_t;
 
+/* An active record count, Connect's sink- and source-record-active-count:
+ * the count (a gauge), and the same count observed at each change (a
+ * histogram that keeps its max), from which Connect's -avg and -max are
+ * worked out at render. Set by the task's thread only. */
+typedef struct {
+    tb_series_t *count;
+    tb_series_t *changes;
+    double last;
+} tb_active_records_t;
+
+/* Sets a's count to n, and observes n when it differs from the last. */
+void tb_active_records_set(tb_active_records_t *a, double n);
+
 /* The states tb_state_metrics_t shows, in the order of its states[]. */
 #define TB_SHOWN_STATE_COUNT 6
 extern const tb_state_t tb_shown_states[TB_SHOWN_STATE_COUNT];
@@ -84,6 +97,9 @@ typedef struct {
      * partitions revoked (or lost) to the group's next assignment; NULL
      * for a source */
     tb_series_t *rebalance_pause;
+    /* a sink's records read from Kafka whose offsets are not committed
+     * yet (tb_sink_count_active); NULL series for a source */
+    tb_active_records_t active;
     tb_connect_metrics_t connect;
 } tb_task_metrics_t;
 
@@ -145,10 +161,10 @@ void tb_state_metrics_release(tb_state_metrics_t *m);
 
 /* Source delivery. */
 typedef struct {
-    tb_series_t *in_flight;
-    tb_series_t *produce_seconds; /* produce -> acknowledgement */
-    tb_series_t *txn_commits;     /* exactly-once transactions committed */
-    tb_series_t *txn_aborts;      /* and aborted */
+    tb_active_records_t in_flight; /* produced, not yet acknowledged */
+    tb_series_t *produce_seconds;  /* produce -> acknowledgement */
+    tb_series_t *txn_commits;      /* exactly-once transactions committed */
+    tb_series_t *txn_aborts;       /* and aborted */
     tb_connect_metrics_t connect;
 } tb_source_metrics_t;
 

@@ -437,6 +437,9 @@ void tb_sink_consume(sink_engine_t *e)
     }
     tb_series_add(e->metrics.records_read, (double)(e->batch_len - first));
     tb_series_add(e->metrics.bytes, (double)bytes);
+    if (e->batch_len > first) {
+        tb_sink_count_active(e);
+    }
     convert_batch(e, first);
 }
 

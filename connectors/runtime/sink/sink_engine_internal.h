@@ -189,6 +189,10 @@ int tb_sink_failed_delivered(void *runtime, char *errstr, size_t errstr_size);
  * moved in the store and commits to the group (sync: at once, within the
  * stop's bound). Returns 0, TB_RESULT_RETRY, or -1 with errstr. */
 int tb_sink_flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size);
+/* Sets Connect's sink-record-active-count (e->metrics.active): the offsets
+ * read from each partition past the one last recorded, as Connect counts
+ * the consumed past the committed. After a read and after a commit. */
+void tb_sink_count_active(sink_engine_t *e);
 
 /* The consumer's offset commit callback. */
 void tb_sink_on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,

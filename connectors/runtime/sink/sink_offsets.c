@@ -230,5 +230,18 @@ int tb_sink_flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errs
     int64_t started = tb_monotonic_us();
     int rc = record_offsets(e, sync, errstr, errstr_size);
     tb_task_metrics_commit(&e->metrics, started, rc == 0);
+    tb_sink_count_active(e);
     return rc;
+}
+
+void tb_sink_count_active(sink_engine_t *e)
+{
+    int64_t active = 0;
+    for (size_t i = 0; i < e->part_count; i++) {
+        const partition_t *p = &e->parts[i];
+        if (p->recorded >= 0 && p->expected > p->recorded) {
+            active += p->expected - p->recorded;
+        }
+    }
+    tb_active_records_set(&e->metrics.active, (double)active);
 }

@@ -405,8 +405,8 @@ static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errst
         tb_series_observe(engine->metrics.batch_seconds,
                           (double)(tb_monotonic_us() - started) / 1e6);
     }
-    tb_series_set(engine->source_metrics.in_flight,
-                  (double)(engine->next_seq - engine->head_seq));
+    tb_active_records_set(&engine->source_metrics.in_flight,
+                          (double)(engine->next_seq - engine->head_seq));
     if (engine->batch_len > 0) {
         tb_source_count_polled(engine);
         wait = tb_source_prepare_batch(engine);
