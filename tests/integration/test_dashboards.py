@@ -112,9 +112,8 @@ def confluent(metric, extra="", connector=True, cluster=True):
 # its variables'. Its panels of times in ms (..._time_ms, _ms) query names
 # that the worker serves with metrics.milliseconds.names only, which this
 # test's worker sets. Not listed, as tributary does not serve them
-# (docs/OPERATIONS.md says why): the active record counts' -avg and -max, the
-# worker's Java client network metrics (kafka_connect_connect_metrics_*) and
-# the JVM's.
+# (docs/OPERATIONS.md says why): the worker's Java client network metrics
+# (kafka_connect_connect_metrics_*) and the JVM's.
 WORKER = "kafka_connect_connect_worker_metrics_"
 CONFLUENT_QUERIES = [
     *[f"sum({confluent(f'{WORKER}connector_{state}_task_count')})"
@@ -150,7 +149,10 @@ CONFLUENT_QUERIES = [
                    "offset_commit_completion_rate", "offset_commit_skip_rate",
                    "partition_count", "put_batch_avg_time_ms")],
     *[confluent(f"kafka_connect_source_task_metrics_{name}", ',task!=""')
-      for name in ("poll_batch_avg_time_ms", "poll_batch_max_time_ms")],
+      for name in ("poll_batch_avg_time_ms", "poll_batch_max_time_ms",
+                   "source_record_active_count_avg", "source_record_active_count_max")],
+    *[confluent(f"kafka_connect_sink_task_metrics_{name}", ',task!=""')
+      for name in ("sink_record_active_count_avg", "sink_record_active_count_max")],
     confluent("kafka_connect_connector_task_metrics_offset_commit_avg_time_ms"),
     *[confluent(f"kafka_connect_connect_worker_rebalance_metrics_{name}", connector=False)
       for name in ("rebalance_avg_time_ms", "time_since_last_rebalance_ms")],
