@@ -458,11 +458,14 @@ def test_connect_windows_errors_and_startups(start_worker, bed, tmp_path):
                timeout=60, interval=0.2)
 
     def committed():
+        """Each task committed, the sink every record it read (its active
+        records back to 0)."""
         page = w.get("/metrics").text
         return all(series(page, "tributary_task_offset_commits_total", connector=c,
                           task="0", result="success") >= [1]
-                   for c in (sink, "cwgen")) and page
-    page = wait_for(committed, timeout=30, what="an offset commit by each task")
+                   for c in (sink, "cwgen")) and series(
+            page, "tributary_sink_active_records", connector=sink, task="0") == [0] and page
+    page = wait_for(committed, timeout=30, what="every record's offset committed")
     promtool_check(page)
 
     def one(name, connector=None, **labels):
@@ -503,11 +506,19 @@ def test_connect_windows_errors_and_startups(start_worker, bed, tmp_path):
     assert 0 < one(prefix + "sink_record_send_rate", sink) <= 30 - bad
     assert 0 < one(prefix + "put_batch_avg_time_seconds", sink) <= one(
         prefix + "put_batch_max_time_seconds", sink)
+    # read, then committed within the minute: from 1 to the 30 read, back to 0
+    assert one(prefix + "sink_record_active_count", sink) == 0
+    assert 0 < one(prefix + "sink_record_active_count_avg", sink) <= one(
+        prefix + "sink_record_active_count_max", sink) <= 30
+    assert one(prefix + "sink_record_active_count_max", sink) == one(
+        "kafka_connect_sink_task_sink_record_active_count_max", sink)
     prefix = "kafka_connect_source_task_metrics_"
     assert 0 < one(prefix + "source_record_poll_rate", "cwgen") <= 40
     assert 0 < one(prefix + "source_record_write_rate", "cwgen") <= 40
     assert 0 < one(prefix + "poll_batch_avg_time_seconds", "cwgen") <= one(
         prefix + "poll_batch_max_time_seconds", "cwgen")
+    assert 0 <= one(prefix + "source_record_active_count_avg", "cwgen") <= one(
+        prefix + "source_record_active_count_max", "cwgen") <= 40
 
     worker = "kafka_connect_connect_worker_metrics_"
     for kind, failed in (("connector", 0), ("task", 1)):

@@ -405,12 +405,17 @@ static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errst
         tb_series_observe(engine->metrics.batch_seconds,
                           (double)(tb_monotonic_us() - started) / 1e6);
     }
-    tb_active_records_set(&engine->source_metrics.in_flight,
-                          (double)(engine->next_seq - engine->head_seq));
-    if (engine->batch_len > 0) {
+    bool polled = engine->batch_len > 0;
+    if (polled) {
         tb_source_count_polled(engine);
         wait = tb_source_prepare_batch(engine);
         tb_source_produce_batch(engine);
+    }
+    /* the records just produced count from now on, as in Connect from their
+     * poll */
+    tb_active_records_set(&engine->source_metrics.in_flight,
+                          (double)(engine->next_seq - engine->head_seq));
+    if (polled) {
         return wait > 0 ? (wait < until_flush ? wait : until_flush) : TB_POOL_RUN_AGAIN;
     }
     if (wake_ms < 0 || wake_ms > until_flush) {
