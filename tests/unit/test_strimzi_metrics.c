@@ -1,6 +1,7 @@
 /* Strimzi's names for Connect's metrics (connect_metrics.c): the status series
  * that follow a task's status, and a connector's task counts on this worker;
- * and the names Confluent's exporter rules give the strings. */
+ * the names Confluent's exporter rules give the strings; and the active
+ * record counts with their windows, under Connect's names and Strimzi's. */
 #include "tb_test.h"
 
 #include <stdio.h>
