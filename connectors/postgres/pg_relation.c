@@ -233,11 +233,15 @@ static tb_value_t *unavailable(const tb_schema_t *schema)
 }
 
 /* What Debezium writes for a null in a required column (a delete's old
- * key tuple leaves the other columns null): the type's zero. */
+ * key tuple leaves the other columns null): the field's default (Connect's
+ * Struct.get() gives it for a null), else the type's zero. */
 static tb_value_t *fallback(tb_schema_t *schema)
 {
     static const uint8_t zero = 0;
     tb_type_t type = tb_schema_type(schema);
+    if (tb_schema_default(schema) != NULL) {
+        return tb_value_copy(tb_schema_default(schema));
+    }
     switch (type) {
     case TB_TYPE_INT8:
     case TB_TYPE_INT16:
