@@ -1,6 +1,7 @@
 """Kafka Connect distributed, run from the bed's Connect jars (BED_CONNECT_VERSION, with the
 FileStream plugins), as the peer tests compare tributary with: test_kafka_store.py on shared
 internal topics, test_rest_differential.py answer for answer."""
+import os
 import signal
 import subprocess
 import time
@@ -29,7 +30,10 @@ def momentary_conflict(response):
 class ConnectDistributed:
     """connect-distributed from the bed's jars, on a free loopback REST port."""
 
-    def __init__(self, bed, folder, group, topics, offset_partitions):
+    def __init__(self, bed, folder, group, topics, offset_partitions, plugins=(),
+                 properties=None, env=None):
+        """plugins: more directories for plugin.path; properties: more worker settings;
+        env: more environment variables for the JVM (what an env: config provider reads)."""
         self.group = group
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -48,7 +52,8 @@ class ConnectDistributed:
             "offset.flush.interval.ms=500",
             f"listeners=http://127.0.0.1:{self.port}", "rest.advertised.host.name=127.0.0.1",
             f"rest.advertised.port={self.port}",
-            f"plugin.path={bed.facts['BED_CONNECT_PLUGINS']}"]) + "\n")
+            "plugin.path=" + ",".join([bed.facts["BED_CONNECT_PLUGINS"], *plugins]),
+            *(f"{key}={value}" for key, value in (properties or {}).items())]) + "\n")
         self.log = folder / "connect.log"
         # The bed's Connect for the FileStream connectors (4.3.1 beside a 4.4 broker), with
         # its own logging configuration (log4j2 or reload4j), into self.log.
@@ -56,7 +61,8 @@ class ConnectDistributed:
             ["java", "-Xms128M", "-Xmx512M", bed.facts["BED_CONNECT_LOG_OPTION"],
              f"-Dtributary.connect.log={self.log}", "-cp", f"{bed.facts['BED_CONNECT_LIBS']}/*",
              "org.apache.kafka.connect.cli.ConnectDistributed", str(props)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})})
         wait_for(lambda: requests.get(f"{self.url}/connectors", timeout=5).status_code == 200,
                  timeout=120, what="Connect's REST API")
 
