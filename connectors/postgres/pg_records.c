@@ -60,29 +60,49 @@ int tb_pg_run_id(char out[37])
     return 0;
 }
 
-/* The context headers, a new array of CONTEXT_HEADERS the runtime frees
- * (tb_headers_free); NULL on no memory. */
-#define CONTEXT_HEADERS 4
-static tb_header_t *context_headers(const tb_pg_context_t *context)
+/* Appends count headers (names and values copied) to r's. -1 on no memory
+ * (r unchanged). */
+static int append_headers(tb_source_record_t *r, const char *const *names,
+                          const char *const *values, size_t count)
 {
-    static const char *const names[CONTEXT_HEADERS] = {
-        "__debezium.context.connectorLogicalName", "__debezium.context.taskId",
-        "__debezium.context.connectorName", "__debezium.context.runId"};
-    const char *values[CONTEXT_HEADERS] = {context->logical_name, "0", "postgresql",
-                                           context->run_id};
-    tb_header_t *h = calloc(CONTEXT_HEADERS, sizeof(*h));
+    size_t n = r->header_count;
+    tb_header_t *h = tb_headers_copy(r->headers, n, count);
     bool ok = h != NULL;
-    for (size_t i = 0; ok && i < CONTEXT_HEADERS; i++) {
-        h[i].name = strdup(names[i]);
-        h[i].value = strdup(values[i]);
-        h[i].value_len = strlen(values[i]);
-        ok = h[i].name != NULL && h[i].value != NULL;
+    for (size_t i = 0; ok && i < count; i++) {
+        h[n + i].name = strdup(names[i]);
+        h[n + i].value = strdup(values[i]);
+        h[n + i].value_len = strlen(values[i]);
+        ok = h[n + i].name != NULL && h[n + i].value != NULL;
     }
     if (!ok) {
-        tb_headers_free(h, h != NULL ? CONTEXT_HEADERS : 0);
-        return NULL;
+        tb_headers_free(h, h != NULL ? n + count : 0);
+        return -1;
     }
-    return h;
+    tb_headers_free(r->headers, n);
+    r->headers = h;
+    r->header_count = n + count;
+    return 0;
+}
+
+int tb_pg_queue_tag(tb_pg_queue_t *q, size_t from, const char *name, const char *text)
+{
+    for (size_t i = from; i < q->count; i++) {
+        if (append_headers(&q->items[q->head + i].record, &name, &text, 1) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Appends the context headers to r's. -1 on no memory (r unchanged). */
+static int add_context_headers(tb_source_record_t *r, const tb_pg_context_t *context)
+{
+    static const char *const names[] = {
+        "__debezium.context.connectorLogicalName", "__debezium.context.taskId",
+        "__debezium.context.connectorName", "__debezium.context.runId"};
+    const char *const values[] = {context->logical_name, "0", "postgresql",
+                                  context->run_id};
+    return append_headers(r, names, values, sizeof(names) / sizeof(names[0]));
 }
 
 size_t tb_pg_queue_drain(tb_pg_queue_t *q, tb_source_record_t *out, size_t max,
@@ -91,12 +111,11 @@ size_t tb_pg_queue_drain(tb_pg_queue_t *q, tb_source_record_t *out, size_t max,
     size_t n = q->count < max ? q->count : max;
     for (size_t i = 0; context != NULL && i < n; i++) {
         tb_pg_queued_t *item = &q->items[q->head + i];
-        if (item->position.change_event && item->record.headers == NULL) {
-            item->record.headers = context_headers(context);
-            if (item->record.headers == NULL) {
+        if (item->position.change_event && !item->context_done) {
+            if (add_context_headers(&item->record, context) != 0) {
                 return 0; /* the ones made stay queued with their record */
             }
-            item->record.header_count = CONTEXT_HEADERS;
+            item->context_done = true;
         }
     }
     for (size_t i = 0; i < n; i++) {

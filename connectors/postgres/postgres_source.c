@@ -136,6 +136,27 @@ static json_t *task_configs(const json_t *config, int max_tasks)
     return json_pack("[O]", config);
 }
 
+/* Logs what becomes of a column whose type tributary does not map (left
+ * out, or written opaque), once per column and fate in the task's life. */
+static void column_notice(void *arg, const char *column, const char *what)
+{
+    pg_source_t *s = arg;
+    char line[1024];
+    snprintf(line, sizeof(line), "column %s: %s", column, what);
+    for (size_t i = 0; i < s->nnoticed; i++) {
+        if (strcmp(s->noticed[i], line) == 0) {
+            return;
+        }
+    }
+    char **grown = realloc(s->noticed, (s->nnoticed + 1) * sizeof(*grown));
+    if (grown != NULL) {
+        s->noticed = grown;
+        s->noticed[s->nnoticed] = strdup(line);
+        s->nnoticed += s->noticed[s->nnoticed] != NULL;
+    }
+    TB_LOG_TASK(TB_LOG_WARN, LOGGER, s->connector, s->task, "%s", line);
+}
+
 /* Debezium's heartbeat key and value schemas, version 1. */
 static tb_schema_t *heartbeat_schema(const char *name, const char *field, tb_type_t type)
 {
@@ -188,7 +209,9 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
     s->events = (tb_pg_events_t){.queue = &s->queue,
                                  .options = &s->o,
                                  .source_schema = s->source_schema,
-                                 .transactions = s->transactions};
+                                 .transactions = s->transactions,
+                                 .notice = column_notice,
+                                 .notice_arg = s};
     if (s->o.heartbeat_ms > 0) {
         char topic[300];
         snprintf(topic, sizeof(topic), "__debezium-heartbeat.%s", s->o.prefix);
@@ -214,27 +237,6 @@ fail:
 /* ---------------------------------------------------------------------
  * Start: offsets, publication, slot, and whether to snapshot
  */
-
-/* Logs what becomes of a column whose type tributary does not map (left
- * out, or written opaque), once per column and fate in the task's life. */
-static void column_notice(void *arg, const char *column, const char *what)
-{
-    pg_source_t *s = arg;
-    char line[1024];
-    snprintf(line, sizeof(line), "column %s: %s", column, what);
-    for (size_t i = 0; i < s->nnoticed; i++) {
-        if (strcmp(s->noticed[i], line) == 0) {
-            return;
-        }
-    }
-    char **grown = realloc(s->noticed, (s->nnoticed + 1) * sizeof(*grown));
-    if (grown != NULL) {
-        s->noticed = grown;
-        s->noticed[s->nnoticed] = strdup(line);
-        s->nnoticed += s->noticed[s->nnoticed] != NULL;
-    }
-    TB_LOG_TASK(TB_LOG_WARN, LOGGER, s->connector, s->task, "%s", line);
-}
 
 static tb_pg_relation_ctx_t relation_ctx(pg_source_t *s)
 {

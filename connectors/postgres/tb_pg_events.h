@@ -26,6 +26,9 @@ typedef struct {
     /* provide.transaction.metadata: counts the streamed events and gives
      * them their transaction block; NULL: the block is null */
     tb_pg_transactions_t *transactions;
+    /* logs once what a record goes without (as tb_pg_relation_ctx_t's) */
+    void (*notice)(void *arg, const char *column, const char *what);
+    void *notice_arg;
 } tb_pg_events_t;
 
 /* One row change of r, whose records go to topic (which outlives them).

@@ -57,6 +57,7 @@ int tb_pg_run_id(char out[37]);
 typedef struct {
     tb_source_record_t record;
     tb_pg_position_t position;
+    bool context_done; /* the context headers were added */
 } tb_pg_queued_t;
 
 typedef struct {
@@ -72,6 +73,11 @@ typedef struct {
 int tb_pg_queue_push(tb_pg_queue_t *q, const char *topic, tb_schema_t *key_schema,
                      tb_value_t *key, tb_schema_t *value_schema, tb_value_t *value,
                      const tb_pg_position_t *position);
+
+/* Gives each record queued after the first from ones a header name (static
+ * storage) holding text (copied), before the context headers. -1 on no
+ * memory. */
+int tb_pg_queue_tag(tb_pg_queue_t *q, size_t from, const char *name, const char *text);
 
 /* Moves up to max queued records to out; the last moved (or each, with
  * every) gets partition (a new reference) and its offset, and each
