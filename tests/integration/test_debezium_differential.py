@@ -36,7 +36,10 @@ SCHEMA = (
     "jb jsonb, u uuid, x xml, by bytea, e mood, bit1 bit(1), bit8 bit(8), vb bit varying, "
     "pt point, hs hstore, ci citext, lt ltree, dom posint, ia int[], ta text[], "
     "na numeric[], ua uuid[], ea mood[], da date[], tma time[], hsa hstore[], "
-    "cia citext[], lta ltree[])",
+    "cia citext[], lta ltree[]); "
+    # a key of several types, for the headers of a key change (Connect's text of a key)
+    "CREATE TABLE keyed (id int, code text, amount numeric(8,2), raw bytea, note text, "
+    "PRIMARY KEY (id, code, amount, raw))",
 )
 VALUES = (
     "1, -2, 4, 8000000000, 42, 1.5, 2.25, true, 'text', 'varchar', 'abc', "
@@ -139,7 +142,7 @@ def connector(bed, db, prefix, slot, publication, **extra):
             "database.dbname": db, "topic.prefix": prefix, "plugin.name": "pgoutput",
             "slot.name": slot, "publication.name": publication,
             "publication.autocreate.mode": "filtered",
-            "table.include.list": "public\\.alltypes", "snapshot.mode": "initial",
+            "table.include.list": "public\\.(alltypes|keyed)", "snapshot.mode": "initial",
             "skipped.operations": "none",
             "key.converter": JSON, "value.converter": JSON,
             "key.converter.schemas.enable": "true",
@@ -168,10 +171,9 @@ def test_debezium_and_tributary_write_the_same_records(dbz_db, start_worker, bed
     db = dbz_db
     bed.pg.sql(SCHEMA[0], db=db, superuser=True)
     bed.pg.sql(SCHEMA[1], db=db)
-    bed.pg.sql(f"INSERT INTO alltypes VALUES ({VALUES}), ({NULLS})", db=db)
+    bed.pg.sql(f"INSERT INTO alltypes VALUES ({VALUES}), ({NULLS}); INSERT INTO keyed "
+               "VALUES (1, 'a\"b\\c', 12.50, '\\x00ff', 'n')", db=db)
     prefix = f"dbz{uuid.uuid4().hex[:8]}"
-    topic = f"{prefix}.public.alltypes"
-    ours = f"{prefix}-tb.public.alltypes"
     unique = uuid.uuid4().hex[:12]
     env = {PASSWORD_ENV: bed.pg.password}
 
@@ -182,7 +184,10 @@ def test_debezium_and_tributary_write_the_same_records(dbz_db, start_worker, bed
                     "org.apache.kafka.common.config.provider.EnvVarConfigProvider"},
         env=env)
     w = start_worker({"offset.flush.interval.ms": "100"}, env=env)
-    theirs_reader, ours_reader = TopicReader(bed, topic), TopicReader(bed, ours)
+    # Debezium's records, then tributary's (renamed), of each table
+    readers = {table: (TopicReader(bed, f"{prefix}.public.{table}"),
+                       TopicReader(bed, f"{prefix}-tb.public.{table}"))
+               for table in ("alltypes", "keyed")}
     try:
         connect.create("debezium", connector(bed, db, prefix, f"d_{unique}", f"d_{unique}"))
         response = w.post("/connectors", json={"name": "tributary", "config": connector(
@@ -194,9 +199,10 @@ def test_debezium_and_tributary_write_the_same_records(dbz_db, start_worker, bed
         assert response.status_code == 201, response.text
 
         # both snapshots read, both slots streaming: the changes below are in both streams
-        expected = 2
-        for reader in (theirs_reader, ours_reader):
-            reader.until(expected)
+        expected = {"alltypes": 2, "keyed": 1}
+        for table, pair in readers.items():
+            for reader in pair:
+                reader.until(expected[table])
         for slot in (f"d_{unique}", f"t_{unique}"):
             wait_for(lambda: slot_active(bed, db, slot), timeout=120,
                      what=f"slot {slot} streaming")
@@ -206,29 +212,39 @@ def test_debezium_and_tributary_write_the_same_records(dbz_db, start_worker, bed
                    "UPDATE alltypes SET id = 4 WHERE id = 3; "
                    "DELETE FROM alltypes WHERE id = 2", db=db)
         # c, u, d + tombstone + c (the key change), d + tombstone
-        expected += 7
+        expected["alltypes"] += 7
         bed.pg.sql("ALTER TABLE alltypes REPLICA IDENTITY FULL", db=db)
         bed.pg.sql("UPDATE alltypes SET b = false, hs = 'z=>y' WHERE id = 1; "
                    "DELETE FROM alltypes WHERE id = 4", db=db)
-        expected += 3  # u, d + tombstone
+        expected["alltypes"] += 3  # u, d + tombstone
         bed.pg.sql("TRUNCATE alltypes", db=db)
-        expected += 1  # t
+        expected["alltypes"] += 1  # t
+        bed.pg.sql("UPDATE keyed SET code = 'x', amount = 0.01", db=db)
+        expected["keyed"] += 3  # d + tombstone + c
 
-        theirs = theirs_reader.until(expected)
-        ours = ours_reader.until(expected)
+        records = {table: [reader.until(expected[table]) for reader in pair]
+                   for table, pair in readers.items()}
+        theirs = records["alltypes"][0]
         assert [v and v["payload"]["op"] for _, v, _ in theirs] == [
             "r", "r", "c", "u", "d", None, "c", "d", None, "u", "d", None, "t"]
         # the key change's delete and tombstone name the new key, its create the old
         assert [h[0] for _, _, h in theirs[4:7]] == [
             ("__debezium.newkey", '{"id":4}')] * 2 + [("__debezium.oldkey", '{"id":3}')]
-        diff = [d for index, (o, t) in enumerate(zip(ours, theirs))
-                for d in differences(normalise(o), normalise(t), f"record {index}")]
+        assert [h[0][1] for _, _, h in records["keyed"][0][1:]] == [
+            '{"id":1,"code":"x","amount":0.01,"raw":"AP8="}'] * 2 + [
+            '{"id":1,"code":"a\\"b\\\\c","amount":12.50,"raw":"AP8="}']
+        diff = [d for table, (theirs, ours) in records.items()
+                for index, (o, t) in enumerate(zip(ours, theirs))
+                for d in differences(normalise(o), normalise(t), f"{table} record {index}")]
         assert not diff, "tributary's != Debezium's:\n" + "\n".join(diff)
-        assert len(ours) == len(theirs)
-        message = ours_reader.consumer.poll(1)  # and nothing more than Debezium wrote
-        assert message is None or message.error(), message.value()
+        for table, (theirs, ours) in records.items():
+            assert len(ours) == len(theirs), table
+            # and nothing more than Debezium wrote
+            message = readers[table][1].consumer.poll(1)
+            assert message is None or message.error(), message.value()
     finally:
-        theirs_reader.close()
-        ours_reader.close()
+        for pair in readers.values():
+            for reader in pair:
+                reader.close()
         connect.request("DELETE", "/connectors/debezium")
         connect.stop()
