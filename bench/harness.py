@@ -1248,25 +1248,8 @@ def latency(ctx: Context) -> None:
                     "key.converter": STRING, "value.converter": STRING})
                 alive = worker.check_alive
             seen = Tail(out)
-            # one record first, so that the group has joined before the paced run starts
-            produce = [ctx.floor("floor_produce"), "-b", ctx.bootstrap, "-t", topic,
-                       "-s", ctx.size, "-T", int(ctx.run_timeout)]
-            run_floor(ctx, produce + ["-n", 1], f"{label}-first")
-            seen.until(1, alive, ctx.run_timeout, label)
-            background = Background(ctx)
-            load = os.getloadavg()[0]
-            pacer = spawn(produce + ["-n", count, "-r", rate], ctx.work / f"{label}-pace.log",
-                          stdout=subprocess.DEVNULL)
-            seen.until(1 + count, alive, ctx.run_timeout + count / rate, label)
-            busy = background.cores()
-            try:
-                code = pacer.wait(30)
-            except subprocess.TimeoutExpired:
-                code = None
-            stop(pacer, 5)
-            if code != 0:
-                raise BenchError(f"{label}: floor_produce -r failed ({code}):\n"
-                                 f"{tail(ctx.work / f'{label}-pace.log')}")
+            load, busy = pace(ctx, topic, count, rate, label,
+                              lambda n, timeout: seen.until(n, alive, timeout, label))
         finally:
             if worker is not None:
                 worker.stop()
@@ -1280,6 +1263,32 @@ def latency(ctx: Context) -> None:
         row(ctx, "latency", system, rate=rate, records=len(waits),
             p50_ms=percentile(waits, 50), p99_ms=percentile(waits, 99),
             p999_ms=percentile(waits, 99.9), max_ms=max(waits), background=busy, load=load)
+
+
+def pace(ctx, topic: str, count: int, rate: int, label: str, wait_lines) -> tuple:
+    """One record first, so that the sinks' groups have joined before the paced run
+    starts, then count records at rate records/s through floor_produce -r;
+    wait_lines(n, timeout) returns once every sink wrote n lines. Returns the load
+    average when the paced run started and the background's cores during it."""
+    produce = [ctx.floor("floor_produce"), "-b", ctx.bootstrap, "-t", topic,
+               "-s", ctx.size, "-T", int(ctx.run_timeout)]
+    run_floor(ctx, produce + ["-n", 1], f"{label}-first")
+    wait_lines(1, ctx.run_timeout)
+    background = Background(ctx)
+    load = os.getloadavg()[0]
+    pacer = spawn(produce + ["-n", count, "-r", rate], ctx.work / f"{label}-pace.log",
+                  stdout=subprocess.DEVNULL)
+    wait_lines(1 + count, ctx.run_timeout + count / rate)
+    busy = background.cores()
+    try:
+        code = pacer.wait(30)
+    except subprocess.TimeoutExpired:
+        code = None
+    stop(pacer, 5)
+    if code != 0:
+        raise BenchError(f"{label}: floor_produce -r failed ({code}):\n"
+                         f"{tail(ctx.work / f'{label}-pace.log')}")
+    return load, busy
 
 
 def until_all(tails: dict, count: int, check, timeout: float, label: str) -> None:
@@ -1336,24 +1345,8 @@ def latency_together(ctx: Context) -> None:
                 for w in workers:
                     w.check_alive()
             tails = {system: Tail(path) for system, path in outs.items()}
-            produce = [ctx.floor("floor_produce"), "-b", ctx.bootstrap, "-t", topic,
-                       "-s", ctx.size, "-T", int(ctx.run_timeout)]
-            run_floor(ctx, produce + ["-n", 1], f"{label}-first")
-            until_all(tails, 1, alive, ctx.run_timeout, label)
-            background = Background(ctx)
-            load = os.getloadavg()[0]
-            pacer = spawn(produce + ["-n", count, "-r", rate], ctx.work / f"{label}-pace.log",
-                          stdout=subprocess.DEVNULL)
-            until_all(tails, 1 + count, alive, ctx.run_timeout + count / rate, label)
-            busy = background.cores()
-            try:
-                code = pacer.wait(30)
-            except subprocess.TimeoutExpired:
-                code = None
-            stop(pacer, 5)
-            if code != 0:
-                raise BenchError(f"{label}: floor_produce -r failed ({code}):\n"
-                                 f"{tail(ctx.work / f'{label}-pace.log')}")
+            load, busy = pace(ctx, topic, count, rate, label,
+                              lambda n, timeout: until_all(tails, n, alive, timeout, label))
         finally:
             for worker in workers:
                 worker.stop()
