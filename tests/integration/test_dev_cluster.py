@@ -85,8 +85,11 @@ def test_the_dev_script_starts_a_cluster_whose_killed_workers_tasks_move(bed, tm
                  what="every worker naming the same leader")
         leader = members[0].leader_names()[0]
         assert leader in {m.url for m in members}
-        views = [(m.dir / "tributary.log").read_text() for m in members]
-        assert all("3 worker(s), leader " + leader in v for v in views), views
+        # the leader's name is served as soon as a worker's view has it; the view of
+        # all three members may come a refresh later, and is logged after it is served
+        wait_for(lambda: all("3 worker(s), leader " + leader in
+                             (m.dir / "tributary.log").read_text() for m in members),
+                 timeout=60, what="every worker logging a view of three, the same leader")
 
         config = {"connector.class": "datagen", "topic": bed.unique_topic("gen"),
                   "records.per.second": "10", "tasks.max": str(TASKS)}
