@@ -39,6 +39,7 @@
 #include "core/tb_metrics.h"
 #include "core/tb_seam.h"
 #include "core/tb_state.h"
+#include "store/sqlite/tb_sqlite_checkpointer.h"
 #include "store/tb_store_backend.h"
 
 #define TB_WHY_SIZE 256
@@ -172,6 +173,8 @@ typedef struct {
     sqlite3 *db;
     sqlite3_stmt *stmts[TB_SQL__COUNT];
     bool sync_full; /* PRAGMA synchronous is FULL, not NORMAL */
+    /* Checkpoints the log on its own thread; started last at open. */
+    tb_sqlite_checkpointer_t *checkpointer;
     /* Taken at open, released at close; [TB_WRITE_NONE] stays NULL. */
     tb_series_t *write_seconds[TB_WRITE__COUNT];
 } tb_sqlite_t;
@@ -369,7 +372,8 @@ static int tb_migrate(tb_sqlite_t *store, char *why, size_t why_size)
  * the call returns, so it survives a crash or SIGKILL of the process, which
  * is the guarantee tb_store.h makes; power loss or an OS crash can lose the
  * last commits, never corrupt the file. tb_sync_for() raises it to FULL (a
- * sync of the log at every commit) for config writes.
+ * sync of the log at every commit) for config writes. Checkpoints, and
+ * their syncs, run on tb_sqlite_checkpointer's thread, never in a commit.
  * Foreign keys are off by default in SQLite; turning them on keeps any
  * reference a later migration declares enforced. */
 static int tb_configure(tb_sqlite_t *store, char *why, size_t why_size)
@@ -409,16 +413,19 @@ static int tb_store_setup(tb_sqlite_t *store, const char *path, char *why,
         return tb_why_db(store, why, why_size);
     }
     if (tb_configure(store, why, why_size) != 0 ||
-        tb_migrate(store, why, why_size) != 0) {
+        tb_migrate(store, why, why_size) != 0 ||
+        tb_prepare_all(store, why, why_size) != 0) {
         return -1;
     }
-    return tb_prepare_all(store, why, why_size);
+    store->checkpointer = tb_sqlite_checkpointer_start(store->db, path, why, why_size);
+    return store->checkpointer != NULL ? 0 : -1;
 }
 
 static void tb_sqlite_close(tb_store_t *base)
 {
     tb_sqlite_t *store = (tb_sqlite_t *)base;
 
+    tb_sqlite_checkpointer_stop(store->checkpointer);
     for (int i = 0; i < TB_SQL__COUNT; i++) {
         sqlite3_finalize(store->stmts[i]);
     }

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,19 @@ typedef struct {
 
 static atomic_int wal_syncs;
 
+/* While watched_thread_set is true: syncs of a store file (the log or the
+ * database, store.db) made by watched_thread, and those made by any other. */
+static atomic_bool watched_thread_set;
+static pthread_t watched_thread;
+static atomic_int store_syncs_on_watched;
+static atomic_int store_syncs_elsewhere;
+
+static bool ends_with(const char *text, size_t n, const char *suffix)
+{
+    size_t len = strlen(suffix);
+    return n >= len && memcmp(text + n - len, suffix, len) == 0;
+}
+
 /* Counts syncs of a WAL file (its name ends in -wal) before calling libc's:
  * the test's own definitions come before libc's, also for libsqlite3. */
 static void count_wal_sync(int fd)
@@ -42,8 +56,18 @@ static void count_wal_sync(int fd)
     char link[64], target[512];
     snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
     ssize_t n = readlink(link, target, sizeof(target) - 1);
-    if (n > 4 && memcmp(target + n - 4, "-wal", 4) == 0) {
+    if (n <= 0) {
+        return;
+    }
+    if (ends_with(target, (size_t)n, "-wal")) {
         atomic_fetch_add(&wal_syncs, 1);
+    }
+    if (atomic_load(&watched_thread_set) && (ends_with(target, (size_t)n, "-wal") ||
+                                             ends_with(target, (size_t)n, "store.db"))) {
+        atomic_fetch_add(pthread_equal(pthread_self(), watched_thread)
+                             ? &store_syncs_on_watched
+                             : &store_syncs_elsewhere,
+                         1);
     }
 }
 
@@ -785,6 +809,35 @@ static void test_config_writes_sync_the_log_offsets_do_not(void **state)
     assert_true(atomic_load(&wal_syncs) > before);
 }
 
+/* The log is checkpointed, with its syncs, on the store's own thread: a
+ * writer never pays for it in a commit (SQLite's automatic checkpoint would
+ * run in the commit that takes the log past 1 000 pages). */
+static void test_checkpoints_run_off_the_writers_thread(void **state)
+{
+    fixture_t *f = *state;
+    char text[96];
+
+    put_connector(f, "c", "{}", TB_TARGET_STARTED);
+    atomic_store(&store_syncs_on_watched, 0);
+    atomic_store(&store_syncs_elsewhere, 0);
+    watched_thread = pthread_self();
+    atomic_store(&watched_thread_set, true);
+    /* Each offsets write adds a page or two to the log: 5 000 take it well past
+     * the threshold; stop early once a checkpoint has run. */
+    for (int i = 0; i < 5000 && atomic_load(&store_syncs_elsewhere) == 0; i++) {
+        snprintf(text, sizeof(text), "[{\"partition\":{\"p\":%d},\"offset\":{\"o\":%d}}]",
+                 i % 50, i);
+        assert_int_equal(put_offsets(f, "c", text), 0);
+    }
+    for (int waited = 0; waited < 1000 && atomic_load(&store_syncs_elsewhere) == 0;
+         waited++) {
+        usleep(10 * 1000);
+    }
+    atomic_store(&watched_thread_set, false);
+    assert_true(atomic_load(&store_syncs_elsewhere) > 0);
+    assert_int_equal(atomic_load(&store_syncs_on_watched), 0);
+}
+
 /* ---- threads ---- */
 
 #define THREADS 4
@@ -858,6 +911,7 @@ int main(void)
         cmocka_unit_test(test_open_unwritable_path_fails),
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
         T(test_open_sets_schema_and_wal),
+        T(test_checkpoints_run_off_the_writers_thread),
         T(test_future_schema_version_refused),
         T(test_empty_store_takes_the_first_mode_for_good),
         T(test_kafka_store_stays_kafka),
