@@ -337,8 +337,6 @@ static json_t *worker_props(const driver_t *d, const flow_t *flow, json_t *origi
             }
         }
     }
-    snprintf(text, sizeof(text), "%s->%s", flow->source, flow->target);
-    put_default(values, "client.id", text);
     snprintf(text, sizeof(text), "%s-mm2", flow->source);
     put_default(values, "group.id", text);
     static const char *const topics[][2] = {{"offset.storage.topic", "mm2-offsets"},
@@ -506,6 +504,9 @@ static void prepare_flow(driver_t *d, flow_t *flow, size_t index)
     };
     tb_client_settings_t client;
     tb_connector_checks_t checks = tb_herder_offline_checks(&options, &client);
+    /* as the worker, distributed, will refuse a literal secret it cannot seal */
+    client.literal_unsealable =
+        tb_config_string(values, "secrets.encryption.key") == NULL;
     for (size_t c = 0; c < CONNECTOR_COUNT; c++) {
         json_t *origins = json_object();
         json_t *config = connector_config(d, flow, c, origins);
@@ -612,14 +613,21 @@ static void stop_workers(driver_t *d, const sigset_t *signals)
     }
 }
 
+/* The signals the driver waits for (blocked in every thread). */
+static void driver_signals(sigset_t *signals)
+{
+    sigemptyset(signals);
+    sigaddset(signals, SIGTERM);
+    sigaddset(signals, SIGINT);
+    sigaddset(signals, SIGHUP);
+    sigaddset(signals, SIGCHLD);
+}
+
 /* Runs the workers until a signal or the end of one of them. */
 static int supervise(driver_t *d)
 {
     sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGCHLD);
+    driver_signals(&signals);
     for (size_t i = 0; i < d->flow_count; i++) {
         if (start_worker(&d->flows[i]) != 0) {
             stop_workers(d, &signals);
@@ -634,6 +642,12 @@ static int supervise(driver_t *d)
                    strsignal(signal_number));
             stop_workers(d, &signals);
             return 0;
+        }
+        if (signal_number == SIGHUP) {
+            TB_LOG(TB_LOG_INFO, LOGGER,
+                   "SIGHUP received: tributary --mirror reads %s at start only; restart "
+                   "it to apply a change",
+                   d->path);
         }
         flow_t *ended = reap(d, &status);
         if (ended != NULL) {
@@ -722,10 +736,15 @@ int tb_mirror_driver_main(int argc, char **argv)
     int rc = 1;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--clusters") == 0) {
+            size_t before = json_array_size(targets);
             while (i + 1 < argc && argv[i + 1][0] != '-') {
                 json_t *items = split_list(argv[++i]);
                 json_array_extend(targets, items);
                 json_decref(items);
+            }
+            if (json_array_size(targets) == before) {
+                d.path = NULL;
+                break;
             }
         } else if (argv[i][0] != '-' && d.path == NULL) {
             d.path = argv[i];
@@ -740,10 +759,7 @@ int tb_mirror_driver_main(int argc, char **argv)
         return 2;
     }
     sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGCHLD);
+    driver_signals(&signals);
     sigprocmask(SIG_BLOCK, &signals, NULL);
     umask(077); /* the files hold the clusters' credentials */
     if (load(&d, targets) != 0) {
