@@ -688,11 +688,16 @@ static int load(driver_t *d, const json_t *targets)
     json_t *clusters = split_list(listed);
     size_t i;
     json_t *alias;
+    json_t *seen = json_object();
     json_array_foreach (clusters, i, alias) {
         if (json_string_length(alias) == 0) {
             report(d, "clusters", "an alias is empty");
+        } else if (json_object_get(seen, json_string_value(alias)) != NULL) {
+            report(d, "clusters", "%s is named twice", json_string_value(alias));
         }
+        json_object_set(seen, json_string_value(alias), json_true());
     }
+    json_decref(seen);
     if (json_array_size(clusters) < 2) {
         report(d, "clusters",
                "%s: name the aliases of at least two clusters "

@@ -232,6 +232,10 @@ def test_a_bad_properties_file_names_the_key_and_line(bed, tmp_path):
     assert code == 1, logs
     assert "--clusters names c" in logs
 
+    code, logs = run_bad(tmp_path, "\n" + head.replace("a, b", "a, b, a"))
+    assert code == 1, logs
+    assert "mm2.properties:2: clusters: a is named twice" in logs
+
     code, logs = run_bad(tmp_path, "a.bootstrap.servers = x:1\n")
     assert code == 1, logs
     assert "mm2.properties: clusters: is not set" in logs
