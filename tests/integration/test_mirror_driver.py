@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import struct
 import subprocess
 import uuid
 
@@ -105,7 +106,6 @@ def latest_offsets(bootstrap, topic, connector):
 def heartbeats_of(bootstrap, source, target):
     """The heartbeats' timestamps of source->target in MM2's format: key {sourceClusterAlias,
     targetClusterAlias} as INT16-length strings, value INT16 version 0 then INT64."""
-    import struct
     out = []
     for records in read_all(bootstrap, "heartbeats").values():
         for key, value, _, _ in records:
@@ -133,7 +133,7 @@ def test_dedicated_mode_replicates_and_goes_on_after_kill(bed, tmp_path, drivers
     d = Driver(tmp_path, properties)
     drivers.append(d)
     try:
-        _, _ = wait_mirrored(bed, topic, remote)
+        wait_mirrored(bed, topic, remote)
     except AssertionError:
         print(d.logs()[-8000:])
         raise
