@@ -303,9 +303,9 @@ typedef struct tb_plugin {
     /* Source: Kafka acknowledged a record that carried a source partition
      * and offset (both borrowed for the call): the partition and offset it
      * got in its topic, what Connect's SourceTask.commitRecord(record,
-     * metadata) tells. Called on the task's thread, between polls, for
-     * records written outside a transaction only (with exactly once, not
-     * at all). Optional. */
+     * metadata) tells. Called on the task's thread, between polls; with
+     * exactly once, for each record of a transaction once it committed (an
+     * aborted transaction's records never). Optional. */
     void (*record_written)(void *task, const json_t *source_partition,
                            const json_t *source_offset, int32_t partition,
                            int64_t offset);

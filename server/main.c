@@ -4,6 +4,9 @@
  *   tributary [--dev] [worker.properties [connector files...]]
  *     as connect-standalone: each connector file (properties, a JSON map, or
  *     {name,config,initial_state}) creates or updates its connector
+ *   tributary --mirror mm2.properties [--clusters ALIAS...]
+ *                                  MirrorMaker 2's dedicated mode
+ *                                  (tb_mirror_driver.h)
  *   tributary validate [worker.properties] [connector...]
  *                                  Connect's validation of each connector
  *                                  file (or of connectors.dir's), with no
@@ -48,6 +51,7 @@
 #include "server/tb_distributed.h"
 #include "server/tb_forward.h"
 #include "server/tb_http.h"
+#include "server/tb_mirror_driver.h"
 #include "server/tb_reload.h"
 #include "server/tb_validate.h"
 #include "server/tb_verbs.h"
@@ -66,6 +70,7 @@ typedef struct {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: tributary [--dev] [worker.properties [connector ...]]\n"
+                 "       tributary --mirror mm2.properties [--clusters ALIAS ...]\n"
                  "       tributary validate [worker.properties] [connector ...]\n"
                  "       tributary --config-reference\n"
                  "       tributary --routes\n"
@@ -759,6 +764,9 @@ int main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "validate") == 0) {
         return validate(argc - 2, argv + 2);
+    }
+    if (argc > 1 && strcmp(argv[1], "--mirror") == 0) {
+        return tb_mirror_driver_main(argc - 2, argv + 2);
     }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dev") == 0) {

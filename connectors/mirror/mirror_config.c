@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "connectors/mirror/tb_mirror.h"
 
@@ -165,9 +166,20 @@ static int check_patterns(const json_t *value, char *reason, size_t reason_size)
         .documentation = "Bound of each admin request (topic creation, configs)."        \
     }
 
+/* MirrorConnectorConfig's enabled, which MM2's dedicated mode sets to false
+ * for the flows that are not enabled (tb_mirror_task_configs) */
+#define ENABLED_KEY                                                                      \
+    {                                                                                    \
+        .name = "enabled", .type = TB_CONFIG_BOOLEAN, .default_value = "true",           \
+        .importance = TB_IMPORTANCE_LOW, .group = "Mirror", .order = 9,                  \
+        .documentation = "Whether the connector runs its tasks: false, none (MM2's "     \
+                         "dedicated mode sets it for a flow that is not enabled)."       \
+    }
+
 static const tb_config_def_t source_keys[] = {
     COMMON_KEYS,
     ADMIN_TIMEOUT_KEY,
+    ENABLED_KEY,
     {.name = "topics",
      .type = TB_CONFIG_LIST,
      .default_value = ".*",
@@ -368,6 +380,7 @@ static const tb_config_def_t heartbeat_keys[] = {
 static const tb_config_def_t checkpoint_keys[] = {
     COMMON_KEYS,
     ADMIN_TIMEOUT_KEY,
+    ENABLED_KEY,
     {.name = "groups",
      .type = TB_CONFIG_LIST,
      .default_value = ".*",
@@ -526,6 +539,10 @@ const tb_config_table_t tb_mirror_checkpoint_table =
 json_t *tb_mirror_task_configs(const json_t *config, int max_tasks)
 {
     json_t *tasks = json_array();
+    const char *enabled = json_string_value(json_object_get(config, "enabled"));
+    if (enabled != NULL && strcasecmp(enabled, "false") == 0) {
+        return tasks;
+    }
     for (int i = 0; i < max_tasks; i++) {
         json_t *task = json_deep_copy(config);
         char number[16];

@@ -18,8 +18,9 @@
  * copied. A poll's records borrow their bytes and headers from librdkafka's
  * messages (bytes_borrowed in tb_plugin.h), which the next poll destroys:
  * a record costs no allocation of the plugin's. Offset syncs go to the
- * offset-syncs topic as Kafka acknowledges records (record_written), as
- * MM2's OffsetSyncWriter decides; not with exactly once yet.
+ * offset-syncs topic as Kafka acknowledges records (record_written; with
+ * exactly once, once their transaction committed), as MM2's
+ * OffsetSyncWriter decides.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -104,8 +105,6 @@ typedef struct {
     rd_kafka_t *syncs;  /* producer of offset syncs (NULL: none emitted) */
     char *syncs_topic;
     bool syncs_failing; /* the last offset sync failed (logged once) */
-    bool acknowledged;  /* record_written was called */
-    bool told_no_syncs; /* that transactions get none was logged */
     mirror_partition_t **partitions;
     size_t partition_count;
     json_t *index; /* "<partition>:<topic>" -> index in partitions */
@@ -416,7 +415,6 @@ static void record_written(void *opaque, const json_t *source_partition,
                       : NULL;
     int64_t upstream = json_integer_value(json_object_get(source_offset, "offset"));
     (void)partition;
-    s->acknowledged = true;
     for (size_t i = 0; p != NULL && i < SENT_KEPT; i++) {
         if (p->sent_offset[i] == upstream) {
             tb_series_set(p->latency,
@@ -442,22 +440,11 @@ static void record_written(void *opaque, const json_t *source_partition,
     }
 }
 
-/* The source offsets were recorded: the syncs held back are written. Offsets
- * recorded before any record_written come from a transaction, whose records
- * the runtime does not report: that no syncs are written is logged once. */
+/* The source offsets were recorded: the syncs held back are written. */
 static void commit(void *opaque, const json_t *offsets)
 {
     mirror_source_t *s = opaque;
-    if (s->syncs != NULL && !s->acknowledged && !s->told_no_syncs &&
-        json_array_size(offsets) > 0) {
-        s->told_no_syncs = true;
-        TB_LOG_TASK(
-            TB_LOG_WARN, LOGGER, s->connector, s->task,
-            "no offset syncs are written to %s: with exactly once tributary does not "
-            "write them yet (docs/mirror.md), so checkpoints cannot translate the "
-            "offsets of %s->%s; records are copied all the same",
-            s->syncs_topic, s->settings.source_alias, s->settings.target_alias);
-    }
+    (void)offsets;
     for (size_t i = 0; s->syncs != NULL && i < s->partition_count; i++) {
         mirror_partition_t *p = s->partitions[i];
         if (p->sync_delayed) {

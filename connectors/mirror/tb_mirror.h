@@ -79,8 +79,9 @@ extern const tb_config_table_t tb_mirror_checkpoint_table;
 /* The tasks of a connector split its work themselves: each takes the items
  * (topic-partitions, groups) whose tb_mirror_hash falls to its index. The
  * task configs are config copied max_tasks times with "task.index" and
- * "task.count" added (a new array); tb_mirror_task_share reads them back
- * (index 0 of 1 when absent or invalid). */
+ * "task.count" added (a new array), none with enabled=false;
+ * tb_mirror_task_share reads them back (index 0 of 1 when absent or
+ * invalid). */
 json_t *tb_mirror_task_configs(const json_t *config, int max_tasks);
 void tb_mirror_task_share(const json_t *config, int *index, int *count);
 /* FNV-1a of s: stable across tasks and restarts. */

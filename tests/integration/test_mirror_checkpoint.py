@@ -11,7 +11,7 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from test_mirror import (BYTES, make_topic, mirror_config, produce, read_all,
+from test_mirror import (BYTES, EOS, make_topic, mirror_config, produce, read_all,
                          read_offset_syncs, some_records, wait_mirrored)
 from worker import wait_for
 
@@ -376,3 +376,54 @@ def test_offset_syncs_on_the_target(start_worker, bed):
              timeout=90, interval=0.5, what=f"{group}'s checkpoint")
     syncs = read_offset_syncs(bed.bootstrap, f"mm2-offset-syncs.{alias}.internal", topic)
     assert syncs[0][-1] == (99, 99)
+
+
+def test_checkpoints_behind_an_exactly_once_source(start_worker, bed):
+    """With exactly once the offset syncs follow the target's commits (each after the
+    transaction that holds its record): they map source records to committed records of the
+    remote topic, whose offsets the transactions' markers spread out, and the checkpoints
+    translate through them as without exactly once."""
+    prefix = f"mmx{uuid.uuid4().hex[:10]}"
+    alias = f"src{uuid.uuid4().hex[:6]}"
+    topic, remote = f"{prefix}-data", f"{alias}.{prefix}-data"
+    src = bed.kafka2_bootstrap
+    make_topic(src, topic, 1)
+    produce(src, topic, some_records(20, 1, "aborted"), transactional_id=f"tx-{prefix}",
+            abort=True)
+    produce(src, topic, some_records(100, 1, "x"))
+    w = start_worker({**EOS, "offset.storage.topic": bed.unique_topic("mmx-offsets")})
+    mirror = mirror_config(bed, prefix, alias, **{"offset.lag.max": "10",
+                                                  "exactly.once.support": "required"})
+    assert w.post("/connectors", json={"name": f"mm-{prefix}", "config": mirror}
+                  ).status_code == 201
+    wait_mirrored(bed, topic, remote)
+    source = read_all(src, topic, by_offset=True)[0]
+    target = read_all(bed.bootstrap, remote, by_offset=True)[0]
+    end = max(source) + 1
+    mid, whole = f"{prefix}-mid", f"{prefix}-whole"
+    committed = {mid: 80, whole: end}
+    for group, up in committed.items():
+        consume_and_commit(src, topic, group, {0: up})
+    assert w.post("/connectors", json={"name": f"mm-checkpoint-{prefix}", "config":
+                                       checkpoint_config(bed, prefix, alias)}
+                  ).status_code == 201
+
+    def latest():
+        found = {c[0]: c[4] for c in read_checkpoints(bed.bootstrap,
+                                                      f"{alias}.checkpoints.internal")
+                 if c[0] in committed and c[3] == committed[c[0]]}
+        return found if found.get(whole) == max(target) + 1 and mid in found else None
+    try:
+        checkpoints = wait_for(latest, timeout=90, interval=0.5,
+                               what="the checkpoints of both groups")
+    except AssertionError:
+        print(w.logs()[-6000:])
+        raise
+    syncs = read_offset_syncs(src, "mm2-offset-syncs.tgt.internal", topic)[0]
+    for upstream, downstream in syncs:
+        assert target.get(downstream) == source[upstream], (upstream, downstream)
+    for group, down in checkpoints.items():
+        up = committed[group]
+        assert [u for u, d in syncs if u <= up and down == d + (u < up)], (group, down)
+        if up < end:  # never past the group's next record on the target
+            assert down <= [o for o, r in target.items() if r == source[up]][0]

@@ -168,6 +168,11 @@ typedef struct {
      * batch_pos */
     json_t *txn_offsets;
     size_t txn_count;
+    /* where Kafka put each record of the open transaction, by its index in
+     * batch (offset -1: not acknowledged), told to record_written once the
+     * transaction commits */
+    int32_t txn_written_partition[POLL_BATCH];
+    int64_t txn_written_offset[POLL_BATCH];
     char txn_reason[1024]; /* why the open transaction is being aborted */
 } source_engine_t;
 

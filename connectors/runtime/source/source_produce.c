@@ -143,10 +143,15 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opa
     source_engine_t *engine = opaque;
     (void)rk;
     if (engine->transactional) {
-        /* the transaction's commit acknowledges its records, or fails */
+        /* the transaction's commit acknowledges its records, or fails; a
+         * record's opaque is its index in batch plus one (0: an offset) */
+        uintptr_t index = (uintptr_t)msg->_private;
         if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
             count_delivery_error(engine, msg->err);
             engine->txn_delivery_failed = true;
+        } else if (index > 0 && index <= POLL_BATCH) {
+            engine->txn_written_partition[index - 1] = msg->partition;
+            engine->txn_written_offset[index - 1] = msg->offset;
         }
         return;
     }

@@ -344,8 +344,9 @@ static int64_t txn_begin(source_engine_t *engine, char *errstr, size_t errstr_si
         if (engine->disposition[i] != PRODUCE) {
             continue;
         }
-        rd_kafka_resp_err_t err =
-            tb_source_produce_record(engine, r, RD_KAFKA_MSG_F_COPY, 0, NULL);
+        engine->txn_written_offset[i] = -1;
+        rd_kafka_resp_err_t err = tb_source_produce_record(engine, r, RD_KAFKA_MSG_F_COPY,
+                                                           0, (void *)(uintptr_t)(i + 1));
         if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
             snprintf(errstr, errstr_size, "producing to %s in transaction %s failed: %s",
                      r->topic, engine->txn_id, rd_kafka_err2str(err));
@@ -365,6 +366,28 @@ static int64_t txn_begin(source_engine_t *engine, char *errstr, size_t errstr_si
     return TB_POOL_RUN_AGAIN;
 }
 
+/* Tells record_written where Kafka put each record of the transaction that
+ * just committed and that carried a source offset, as Connect's
+ * commitRecord after the commit: an aborted transaction's records are never
+ * told. The reports librdkafka has not served yet are served first. */
+static void txn_tell_written(source_engine_t *engine)
+{
+    void (*written)(void *, const json_t *, const json_t *, int32_t, int64_t) =
+        engine->env->plugin->record_written;
+    if (written == NULL || engine->plugin_task == NULL) {
+        return;
+    }
+    rd_kafka_poll(engine->rk, 0);
+    for (size_t i = engine->batch_pos; i < engine->batch_pos + engine->txn_count; i++) {
+        const tb_source_record_t *r = &engine->batch[i];
+        if (engine->disposition[i] == PRODUCE && r->source_partition != NULL &&
+            engine->txn_written_offset[i] >= 0) {
+            written(engine->plugin_task, r->source_partition, r->source_offset,
+                    engine->txn_written_partition[i], engine->txn_written_offset[i]);
+        }
+    }
+}
+
 /* The open transaction committed: its offsets go to the store too (unless
  * the store is the offsets topic) before the next one begins. */
 static int64_t txn_committed(source_engine_t *engine, char *errstr, size_t errstr_size)
@@ -375,6 +398,7 @@ static int64_t txn_committed(source_engine_t *engine, char *errstr, size_t errst
                  : tb_store_offsets_put(engine->env->store, engine->env->connector,
                                         engine->txn_offsets, errstr, errstr_size);
     tb_source_txn_offsets_committed(engine, engine->txn_offsets);
+    txn_tell_written(engine);
     if (rc == 0 && engine->env->plugin->commit != NULL) {
         engine->env->plugin->commit(engine->plugin_task, engine->txn_offsets);
     }
