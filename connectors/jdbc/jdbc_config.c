@@ -779,6 +779,9 @@ int tb_jdbc_settings_init(tb_jdbc_settings_t *s, const json_t *config, char *err
     }
     s->max_retries = k.max_retries;
     s->retry_backoff_ms = k.retry_backoff_ms;
+    s->retries_key = KEY_MAX_RETRIES;
+    s->backoff_key = KEY_RETRY_BACKOFF;
+    s->reconnect = true;
     if (s->shown_url == NULL || s->table_format == NULL ||
         (k.user != NULL && s->user == NULL) ||
         (k.password != NULL && s->password == NULL)) {
