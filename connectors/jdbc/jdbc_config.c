@@ -814,6 +814,7 @@ void tb_jdbc_settings_clear(tb_jdbc_settings_t *s)
     free(s->table_format);
     json_decref(s->pk_fields);
     json_decref(s->fields_allow);
+    json_decref(s->field_filter);
     tb_zone_free(s->zone);
     *s = (tb_jdbc_settings_t){0};
 }

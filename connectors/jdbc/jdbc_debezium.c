@@ -77,12 +77,12 @@ typedef struct {
     const char *insert_mode; /* tb_jdbc_insert_modes[], in lower or upper case */
     bool delete_enabled;
     bool truncate_enabled;
-    const char *collection_format;
-    const char *table_format;
     const char *pk_mode; /* tb_jdbc_pk_modes[], in lower or upper case */
     const json_t *pk_fields;
     int evolution; /* evolutions[] */
     bool quote;
+    const json_t *include;
+    const json_t *exclude;
     int flush_retries;
     long long flush_delay_ms;
     bool restart;
@@ -129,16 +129,6 @@ static int column_naming_check(const json_t *value, char *reason, size_t reason_
 {
     return class_check(value, column_namings, "the default column naming", reason,
                        reason_size);
-}
-
-static int empty_list_check(const json_t *value, char *reason, size_t reason_size)
-{
-    if (json_array_size(value) > 0) {
-        snprintf(reason, reason_size,
-                 "not supported by tributary's JDBC sink: every field is written");
-        return -1;
-    }
-    return 0;
 }
 
 static int table_only_format_check(const json_t *value, char *reason, size_t reason_size)
@@ -311,16 +301,21 @@ static const tb_config_def_t own_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Filters",
      .order = 1,
-     .check = empty_list_check,
-     .documentation = "Not supported: must stay empty."},
+     .field = TB_CONFIG_AT(debezium_keys_t, include),
+     .documentation =
+         "The fields written, the others left out: a comma-separated list of field "
+         "names, each written field or topic:field (that topic's only). Applied "
+         "to the value's fields and to the key's when primary.key.fields is "
+         "empty. Exclusive with field.exclude.list."},
     {.name = KEY_EXCLUDE,
      .type = TB_CONFIG_LIST,
      .default_value = "",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Filters",
      .order = 2,
-     .check = empty_list_check,
-     .documentation = "Not supported: must stay empty."},
+     .field = TB_CONFIG_AT(debezium_keys_t, exclude),
+     .documentation = "The fields left out, the others written: entries as in "
+                      "field.include.list. Exclusive with it."},
     {.name = KEY_REDUCTION,
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",
@@ -395,12 +390,13 @@ static const struct {
      TB_CONFIG_AT(debezium_keys_t, delete_enabled), NULL},
     {KEY_COLLECTION_FORMAT, "table.name.format", NULL,
      "A format string for the table, which may contain '${topic}' as a placeholder for "
-     "the original topic name (its dots replaced by underscores). Debezium 3.0's "
+     "the original topic name (its dots replaced by underscores), and ${source.<field>} "
+     "for a text field of the change event's source block. Debezium 3.0's "
      "name " KEY_TABLE_FORMAT " is read when this one is not given.",
-     TB_CONFIG_AT(debezium_keys_t, collection_format), NULL},
+     NO_COLUMN, NULL},
     {KEY_TABLE_FORMAT, "table.name.format", NULL,
      "Debezium 3.0's name of " KEY_COLLECTION_FORMAT ", which wins when both are given.",
-     TB_CONFIG_AT(debezium_keys_t, table_format), KEY_COLLECTION_FORMAT},
+     NO_COLUMN, KEY_COLLECTION_FORMAT},
     {KEY_PK_MODE, "pk.mode", NULL,
      "The primary key mode: none, kafka, record_key or record_value (record_header is "
      "not supported).",
@@ -470,17 +466,10 @@ static void check_keys(const debezium_keys_t *k, json_t *errors)
         tb_config_error_add(errors, KEY_INSERT_MODE,
                             "When using UPSERT, please define '" KEY_PK_FIELDS "'.");
     }
-    const char *formats[][2] = {{KEY_COLLECTION_FORMAT, k->collection_format},
-                                {KEY_TABLE_FORMAT, k->table_format}};
-    for (size_t i = 0; i < 2; i++) {
-        if (formats[i][1] != NULL && strstr(formats[i][1], "${source.") != NULL) {
-            snprintf(message, sizeof(message),
-                     "%s: ${source.<field>} (a table named from the change event's "
-                     "source block) is not supported by tributary's JDBC sink; name "
-                     "tables with ${topic}",
-                     formats[i][1]);
-            tb_config_error_add(errors, formats[i][0], message);
-        }
+    if (json_array_size(k->include) > 0 && json_array_size(k->exclude) > 0) {
+        tb_config_error_add(errors, KEY_EXCLUDE,
+                            "Cannot define both field.exclude.list and "
+                            "field.include.list. Please specify only one.");
     }
     if (k->truncate_enabled) {
         tb_config_error_add(errors, KEY_TRUNCATE,
@@ -566,6 +555,10 @@ int tb_jdbc_debezium_settings_init(tb_jdbc_settings_t *s, const json_t *config,
     s->retries_key = KEY_FLUSH_RETRIES;
     s->backoff_key = KEY_FLUSH_DELAY;
     s->reconnect = k.restart;
+    s->field_include = json_array_size(k.include) > 0;
+    s->field_filter = json_array_size(k.include) > 0   ? json_incref((json_t *)k.include)
+                      : json_array_size(k.exclude) > 0 ? json_incref((json_t *)k.exclude)
+                                                       : NULL;
     json_decref(raw);
     json_decref(values);
     json_decref(errors);

@@ -120,6 +120,11 @@ typedef struct {
     char *table_format;   /* with ${topic} */
     json_t *pk_fields;    /* array of strings (a reference) */
     json_t *fields_allow; /* fields.whitelist, array of strings (a reference) */
+    /* Debezium's field.include.list or field.exclude.list (a reference, NULL:
+     * neither): entries "field" or "topic:field", keeping the fields they
+     * match (field_include) or the others */
+    json_t *field_filter;
+    bool field_include;
     tb_jdbc_pk_mode_t pk_mode;
     bool auto_create;
     bool auto_evolve;
