@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from kafka_io import create_topic, produce
-from test_jdbc_sink import (JSON, KEY, SETTINGS, debezium_event, envelope, metric,
+from test_jdbc_sink import (JSON, KEY, ROW, SETTINGS, debezium_event, envelope, metric,
                             pg_or_skip, pg_rows, pg_worker, sqlite_rows, task_state)
 from worker import wait_for
 
@@ -53,6 +53,81 @@ def test_collection_name_format_wins_over_its_30_name(start_worker, bed, tmp_pat
         wait_for(lambda: sqlite_rows(db, f'SELECT id FROM "{prefix}{table}" ORDER BY id')
                  == [(0,), (1,), (2,)], timeout=60, what=f"the rows in {prefix}{table}")
     assert sqlite_rows(both, f'SELECT id FROM "old_{table}"') is None  # no such table
+
+
+def test_field_include_and_exclude_lists_choose_the_columns(start_worker, bed,
+                                                            tmp_path):
+    """field.exclude.list leaves its fields out; field.include.list writes only its
+    own, an entry topic:field counting for that topic only."""
+    w = start_worker(SETTINGS)
+    topic = bed.unique_topic("srv.inv.cols")
+    create_topic(bed, topic, 1)
+    produce(bed.bootstrap, topic, debezium_records(0, 3))
+    excluded, included = str(tmp_path / "ex.db"), str(tmp_path / "in.db")
+    for name, db, extra in (
+            ("dbz36ex", excluded, {"field.exclude.list": "name"}),
+            ("dbz36in", included, {"field.include.list":
+                                   f"other.topic:name, {topic}:id"})):
+        reply = w.post("/connectors", json={
+            "name": name, "config": dbz_config(topic, f"jdbc:sqlite:{db}", **extra)})
+        assert reply.status_code == 201, reply.text
+    table = topic.replace(".", "_")
+    for db in (excluded, included):
+        wait_for(lambda: sqlite_rows(db, f'SELECT * FROM "{table}" ORDER BY id')
+                 == [(0,), (1,), (2,)], timeout=60, what="the rows, id only")
+    reply = w.put(f"/connector-plugins/{DEBEZIUM}/config/validate", json={
+        **dbz_config(topic, f"jdbc:sqlite:{excluded}"), "name": "dbz36both",
+        "field.exclude.list": "name", "field.include.list": "id"})
+    assert errors_of(reply) == {"field.exclude.list": [
+        "Cannot define both field.exclude.list and field.include.list. Please specify "
+        "only one."]}
+
+
+def sourced_event(op, after, source):
+    """A change event of ROW rows with a source block of text fields."""
+    row = {**ROW, "optional": True, "name": "srv.inv.cust.Value"}
+    block = {"type": "struct", "name": "io.debezium.connector.postgresql.Source",
+             "optional": False,
+             "fields": [{"field": f, "type": "string", "optional": False}
+                        for f in source]}
+    schema = {"type": "struct", "name": "srv.inv.cust.Envelope", "optional": False,
+              "fields": [{**row, "field": "before"}, {**row, "field": "after"},
+                         {**block, "field": "source"},
+                         {"field": "op", "type": "string", "optional": False}]}
+    return envelope(schema, {"before": None, "after": after, "source": source, "op": op})
+
+
+def test_collection_name_format_takes_the_source_block(start_worker, bed, tmp_path):
+    """${source.<field>} in collection.name.format names each event's table from its
+    source block, as Debezium's default collection naming does; the tombstone after
+    a delete is skipped (it has no source block), a flat record without one goes
+    to the dead letter path with the reason."""
+    w = start_worker(SETTINGS)
+    topic = bed.unique_topic("srv.src")
+    db = str(tmp_path / "src.db")
+    create_topic(bed, topic, 1)
+    key = lambda i: envelope(KEY, {"id": i})  # noqa: E731
+    block = lambda table: {"schema": "inv", "table": table}  # noqa: E731
+    produce(bed.bootstrap, topic, [
+        (0, key(1), sourced_event("c", {"id": 1, "name": "a"}, block("cust"))),
+        (0, key(2), sourced_event("c", {"id": 2, "name": "b"}, block("orders"))),
+        (0, key(3), sourced_event("c", {"id": 3, "name": "c"}, block("cust"))),
+        (0, key(3), sourced_event("d", None, block("cust"))),
+        (0, key(3), None),  # the tombstone after the delete
+        (0, key(4), envelope(ROW, {"id": 4, "name": "flat"})),
+        (0, key(5), sourced_event("c", {"id": 5, "name": "e"}, block("orders"))),
+    ])
+    config = dbz_config(topic, f"jdbc:sqlite:{db}", **{
+        "delete.enabled": "true", "errors.tolerance": "all", "errors.log.enable": "true",
+        "collection.name.format": "${source.schema}_${source.table}"})
+    reply = w.post("/connectors", json={"name": "dbz36src", "config": config})
+    assert reply.status_code == 201, reply.text
+    wait_for(lambda: sqlite_rows(db, 'SELECT id FROM "inv_orders" ORDER BY id')
+             == [(2,), (5,)], timeout=60, what="the rows of inv.orders")
+    assert sqlite_rows(db, 'SELECT id FROM "inv_cust" ORDER BY id') == [(1,)]
+    wait_for(lambda: "but the record is not a Debezium change event" in w.logs(),
+             timeout=30, what="the flat record's reason logged")
+    assert task_state(w, "dbz36src")[0] == "RUNNING"
 
 
 def errors_of(reply):
@@ -143,6 +218,8 @@ def test_restart_on_errors_reopens_a_terminated_session_and_loses_nothing(
     lost = [line for line in w.logs().splitlines()
             if task in line and "failed, retrying in 200 ms (flush.retry.delay.ms" in line]
     assert len(lost) == 3, "\n".join(lost)  # one per outage, not one per try
+    assert not [line for line in w.logs().splitlines()
+                if task in line and "task failed" in line]
     assert task_state(w, "dbzrestart")[0] == "RUNNING"
     assert metric(w, "tributary_jdbc_retries_total", "dbzrestart") >= 1
     assert metric(w, "tributary_jdbc_rows_written_total", "dbzrestart") == 400
