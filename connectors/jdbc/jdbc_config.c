@@ -779,6 +779,9 @@ int tb_jdbc_settings_init(tb_jdbc_settings_t *s, const json_t *config, char *err
     }
     s->max_retries = k.max_retries;
     s->retry_backoff_ms = k.retry_backoff_ms;
+    s->retries_key = KEY_MAX_RETRIES;
+    s->backoff_key = KEY_RETRY_BACKOFF;
+    s->reconnect = true;
     if (s->shown_url == NULL || s->table_format == NULL ||
         (k.user != NULL && s->user == NULL) ||
         (k.password != NULL && s->password == NULL)) {
@@ -811,6 +814,7 @@ void tb_jdbc_settings_clear(tb_jdbc_settings_t *s)
     free(s->table_format);
     json_decref(s->pk_fields);
     json_decref(s->fields_allow);
+    json_decref(s->field_filter);
     tb_zone_free(s->zone);
     *s = (tb_jdbc_settings_t){0};
 }

@@ -196,9 +196,11 @@ static tb_jdbc_rc_t classify(const char *state)
         strcmp(state, "42804") == 0) {
         return TB_JDBC_BAD_ROW;
     }
-    if (strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0 ||
-        strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0) {
+    if (strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0) {
         return TB_JDBC_LOST;
+    }
+    if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0) {
+        return TB_JDBC_CONFLICT;
     }
     return TB_JDBC_FATAL;
 }

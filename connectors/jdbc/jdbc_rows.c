@@ -3,6 +3,7 @@
  * primary key columns (pk.mode, pk.fields), and its other columns (the
  * value's fields, fields.whitelist), as Confluent's JDBC sink reads them.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,29 +14,6 @@ static const char *const kafka_names[] = {"__connect_topic", "__connect_partitio
                                           "__connect_offset"};
 static const char *const pk_mode_names[] = {"none", "kafka", "record_key",
                                             "record_value"};
-
-/* table.name.format with every ${topic} replaced (Debezium's: with the
- * topic's dots as underscores). */
-static char *table_name(const char *format, const char *topic, bool dots)
-{
-    tb_jdbc_sql_t out = {0};
-    char *name = strdup(topic);
-    for (char *c = name; dots && c != NULL && *c != '\0'; c++) {
-        *c = *c == '.' ? '_' : *c;
-    }
-    tb_jdbc_sql_append(&out, "%s", "");
-    for (const char *p = format; !out.failed && name != NULL && *p != '\0';) {
-        const char *at = strstr(p, "${topic}");
-        size_t n = at != NULL ? (size_t)(at - p) : strlen(p);
-        tb_jdbc_sql_append(&out, "%.*s%s", (int)n, p, at != NULL ? name : "");
-        p += n + (at != NULL ? strlen("${topic}") : 0);
-    }
-    if (name == NULL) {
-        tb_jdbc_sql_free(&out);
-    }
-    free(name);
-    return out.data;
-}
 
 /* Debezium's change event envelope: a struct named *.Envelope with op and
  * after. Its op, or NULL when value is none. */
@@ -50,6 +28,75 @@ static const char *envelope_op(const tb_schema_t *schema, const tb_value_t *valu
     const tb_value_t *op = tb_value_struct_get(value, "op");
     return op != NULL && tb_value_type(op) == TB_TYPE_STRING ? tb_value_text(op, NULL)
                                                              : NULL;
+}
+
+/* The text of ${source.<name>} (len bytes of name) in record, a Debezium
+ * change event: its source block's field, or NULL with the reason. */
+static const char *source_field(const tb_sink_record_t *record, const char *name,
+                                size_t len, char *reason, size_t reason_size)
+{
+    char field[128];
+    snprintf(field, sizeof(field), "%.*s", (int)len, name);
+    if (envelope_op(record->value_schema, record->value_data) == NULL) {
+        snprintf(reason, reason_size,
+                 "the table name format holds ${source.%s}, but the record is not a "
+                 "Debezium change event (a struct *.Envelope with a source block)",
+                 field);
+        return NULL;
+    }
+    const tb_value_t *source = tb_value_struct_get(record->value_data, "source");
+    const tb_value_t *value = source != NULL && tb_value_type(source) == TB_TYPE_STRUCT
+                                  ? tb_value_struct_get(source, field)
+                                  : NULL;
+    if (value == NULL || tb_value_type(value) != TB_TYPE_STRING) {
+        snprintf(reason, reason_size,
+                 "the table name format holds ${source.%s}, but the change event's "
+                 "source block has no text field '%s'",
+                 field, field);
+        return NULL;
+    }
+    return tb_value_text(value, NULL);
+}
+
+/* table.name.format with every ${topic} replaced; Debezium's: with the
+ * topic's dots as underscores, and every ${source.<field>} with that
+ * field of the change event's source block, as its default collection
+ * naming does. A new string, or NULL with the reason. */
+static char *table_name(const tb_jdbc_settings_t *s, const tb_sink_record_t *record,
+                        char *reason, size_t reason_size)
+{
+    tb_jdbc_sql_t out = {0};
+    char *topic = strdup(record->topic);
+    for (char *c = topic; s->debezium && c != NULL && *c != '\0'; c++) {
+        *c = *c == '.' ? '_' : *c;
+    }
+    tb_jdbc_sql_append(&out, "%s", "");
+    for (const char *p = s->table_format; !out.failed && topic != NULL && *p != '\0';) {
+        const char *end =
+            s->debezium && strncmp(p, "${source.", 9) == 0 ? strchr(p + 9, '}') : NULL;
+        if (strncmp(p, "${topic}", 8) == 0) {
+            tb_jdbc_sql_append(&out, "%s", topic);
+            p += 8;
+        } else if (end != NULL) {
+            const char *text =
+                source_field(record, p + 9, (size_t)(end - p - 9), reason, reason_size);
+            if (text == NULL) {
+                free(topic);
+                tb_jdbc_sql_free(&out);
+                return NULL;
+            }
+            tb_jdbc_sql_append(&out, "%s", text);
+            p = end + 1;
+        } else {
+            tb_jdbc_sql_bytes(&out, p++, 1);
+        }
+    }
+    if (topic == NULL || out.data == NULL) {
+        snprintf(reason, reason_size, "out of memory");
+        tb_jdbc_sql_free(&out);
+    }
+    free(topic);
+    return out.data;
 }
 
 /* For Debezium's sink: the record as its row sees it (the envelope's after,
@@ -78,6 +125,42 @@ static bool listed(const json_t *list, const char *name)
     return false;
 }
 
+/* text without its leading and trailing spaces equals name. */
+static bool trimmed_equal(const char *text, size_t len, const char *name)
+{
+    while (len > 0 && isspace((unsigned char)*text)) {
+        text++;
+        len--;
+    }
+    while (len > 0 && isspace((unsigned char)text[len - 1])) {
+        len--;
+    }
+    return strlen(name) == len && strncmp(text, name, len) == 0;
+}
+
+/* Whether field name of a record of topic is written, per Debezium's
+ * field.include.list / field.exclude.list: an entry "field" matches the
+ * field in every topic, "topic:field" in that topic only. */
+static bool field_kept(const tb_jdbc_settings_t *s, const char *topic, const char *name)
+{
+    size_t i;
+    json_t *item;
+    if (s->field_filter == NULL) {
+        return true;
+    }
+    json_array_foreach (s->field_filter, i, item) {
+        const char *entry = json_string_value(item);
+        const char *colon = strchr(entry, ':');
+        if ((colon == NULL && trimmed_equal(entry, strlen(entry), name)) ||
+            (colon != NULL && strchr(colon + 1, ':') == NULL &&
+             trimmed_equal(entry, (size_t)(colon - entry), topic) &&
+             trimmed_equal(colon + 1, strlen(colon + 1), name))) {
+            return s->field_include;
+        }
+    }
+    return !s->field_include;
+}
+
 /* Appends a column; the parameter is made from value. */
 static int add_column(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s, const char *name,
                       const tb_schema_t *schema, const tb_value_t *value, bool key,
@@ -100,9 +183,9 @@ static int add_column(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s, const cha
 }
 
 /* Key columns: the fields of a struct (schema st, value v) named in
- * pk.fields, or all of them when it is empty; a name that is not a field is
- * an error naming side. */
-static int key_fields(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s,
+ * pk.fields, or all of them that Debezium's field filter keeps when it is
+ * empty; a name that is not a field is an error naming side. */
+static int key_fields(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s, const char *topic,
                       const tb_schema_t *st, const tb_value_t *v, const char *side,
                       char *reason, size_t reason_size)
 {
@@ -112,6 +195,9 @@ static int key_fields(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s,
         const char *name = n > 0 ? json_string_value(json_array_get(s->pk_fields, i))
                                  : tb_schema_field_at(st, i)->name;
         const tb_field_t *f = tb_schema_field(st, name);
+        if (n == 0 && !field_kept(s, topic, name)) {
+            continue;
+        }
         if (f == NULL) {
             snprintf(reason, reason_size,
                      "PK mode for table '%s' is %s with configured PK fields, but "
@@ -128,10 +214,10 @@ static int key_fields(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s,
 }
 
 /* The other columns: the value's fields that are not key columns, all or
- * those of fields.whitelist. */
+ * those of fields.whitelist, and those Debezium's field filter keeps. */
 static int value_fields(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s,
-                        const tb_schema_t *st, const tb_value_t *v, char *reason,
-                        size_t reason_size)
+                        const char *topic, const tb_schema_t *st, const tb_value_t *v,
+                        char *reason, size_t reason_size)
 {
     for (size_t f = 0; f < tb_schema_field_count(st); f++) {
         const tb_field_t *field = tb_schema_field_at(st, f);
@@ -139,8 +225,10 @@ static int value_fields(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s,
         for (size_t k = 0; k < row->key_count && !key; k++) {
             key = strcmp(row->columns[k].name, field->name) == 0;
         }
-        if (key || (json_array_size(s->fields_allow) > 0 &&
-                    !listed(s->fields_allow, field->name))) {
+        if (key ||
+            (json_array_size(s->fields_allow) > 0 &&
+             !listed(s->fields_allow, field->name)) ||
+            !field_kept(s, topic, field->name)) {
             continue;
         }
         if (add_column(row, s, field->name, field->schema,
@@ -208,10 +296,11 @@ static int key_columns(tb_jdbc_row_t *row, const tb_jdbc_settings_t *s,
             return add_column(row, s, json_string_value(json_array_get(fields, 0)),
                               r->key_schema, r->key_data, true, reason, reason_size);
         }
-        return key_fields(row, s, r->key_schema, r->key_data, "key", reason, reason_size);
-    case TB_JDBC_PK_RECORD_VALUE:
-        return key_fields(row, s, r->value_schema, r->value_data, "value", reason,
+        return key_fields(row, s, r->topic, r->key_schema, r->key_data, "key", reason,
                           reason_size);
+    case TB_JDBC_PK_RECORD_VALUE:
+        return key_fields(row, s, r->topic, r->value_schema, r->value_data, "value",
+                          reason, reason_size);
     default:
         return 0;
     }
@@ -226,6 +315,11 @@ int tb_jdbc_row_build(const tb_jdbc_settings_t *s, const tb_jdbc_kafka_schemas_t
     *row = (tb_jdbc_row_t){0};
     if (s->debezium && unwrap(s, &seen) == 1) {
         return 1;
+    }
+    if (s->debezium && record->value_data == NULL &&
+        strstr(s->table_format, "${source.") != NULL) {
+        return 1; /* a tombstone has no source block to name its table, and its delete
+                   * event deleted the row: skipped, as Debezium skips it */
     }
     bool is_struct = r->value_schema != NULL &&
                      tb_schema_type(r->value_schema) == TB_TYPE_STRUCT &&
@@ -248,17 +342,20 @@ int tb_jdbc_row_build(const tb_jdbc_settings_t *s, const tb_jdbc_kafka_schemas_t
     size_t keys = r->key_schema != NULL && tb_schema_type(r->key_schema) == TB_TYPE_STRUCT
                       ? tb_schema_field_count(r->key_schema)
                       : 1;
-    row->table = table_name(s->table_format, r->topic, s->debezium);
+    row->table = table_name(s, record, reason, reason_size);
+    if (row->table == NULL) {
+        goto fail;
+    }
     row->columns = calloc(fields * 2 + keys + 3, sizeof(*row->columns));
-    if (row->table == NULL || row->columns == NULL) {
+    if (row->columns == NULL) {
         snprintf(reason, reason_size, "out of memory");
         goto fail;
     }
     if (key_columns(row, s, kafka, r, reason, reason_size) != 0) {
         goto fail;
     }
-    if (!row->is_delete &&
-        value_fields(row, s, r->value_schema, r->value_data, reason, reason_size) != 0) {
+    if (!row->is_delete && value_fields(row, s, r->topic, r->value_schema, r->value_data,
+                                        reason, reason_size) != 0) {
         goto fail;
     }
     return 0;

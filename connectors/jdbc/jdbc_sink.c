@@ -13,6 +13,9 @@
  * is retried: put() returns TB_RESULT_RETRY after asking the runtime to
  * wait retry.backoff.ms, at most max.retries times in a row; the retry
  * connects again and writes the same records, none of them twice.
+ * Debezium's keys name the two flush.retry.delay.ms and flush.max.retries,
+ * and retry a connection lost while writing only with
+ * connection.restart.on.errors=true: else it fails the task.
  *
  * Connecting holds no pool thread for long (jdbc_connect.c): task_start,
  * open() and put() each take one bounded step of it; while it is not done,
@@ -164,32 +167,41 @@ fail:
 /* After a failed put: a retriable failure is retried (the runtime waits
  * retry.backoff.ms and puts the same records again) until max.retries in a
  * row are spent, each retry told to the outage (which logs what the
- * operator needs) and an empty errstr to the runtime. Returns what put()
- * returns. */
+ * operator needs) and an empty errstr to the runtime. A connection lost
+ * while writing is retriable only when the settings reconnect. Returns
+ * what put() returns. */
 static int after_failure(jdbc_task_t *t, tb_jdbc_rc_t rc, const char *what, char *errstr,
                          size_t errstr_size)
 {
+    const tb_jdbc_settings_t *s = &t->settings;
+    bool writing = t->writer.conn != NULL; /* not connecting */
     char reason[1024];
     snprintf(reason, sizeof(reason), "%s", errstr);
     if (rc == TB_JDBC_FATAL) {
-        snprintf(errstr, errstr_size, "%s %s failed: %s", what, t->settings.shown_url,
-                 reason);
+        snprintf(errstr, errstr_size, "%s %s failed: %s", what, s->shown_url, reason);
         return -1;
     }
     disconnect(t);
-    if (t->retries_left <= 0) {
+    if (rc == TB_JDBC_LOST && writing && !s->reconnect) {
         snprintf(errstr, errstr_size,
-                 "%s %s failed and max.retries=%d retries are spent: %s", what,
-                 t->settings.shown_url, t->settings.max_retries, reason);
+                 "%s %s failed: the connection was lost, and "
+                 "connection.restart.on.errors=false does not open it again (true "
+                 "would, retrying up to %s=%d times): %s",
+                 what, s->shown_url, s->retries_key, s->max_retries, reason);
+        return -1;
+    }
+    if (t->retries_left <= 0) {
+        snprintf(errstr, errstr_size, "%s %s failed and %s=%d retries are spent: %s",
+                 what, s->shown_url, s->retries_key, s->max_retries, reason);
         return -1;
     }
     t->retries_left--;
     tb_series_add(t->metrics.retries, 1);
-    t->ctx->retry_after(t->ctx->runtime, t->settings.retry_backoff_ms);
+    t->ctx->retry_after(t->ctx->runtime, s->retry_backoff_ms);
     snprintf(errstr, errstr_size,
-             "%s %s failed, retrying in %lld ms (%d of max.retries=%d left): %s", what,
-             t->settings.shown_url, (long long)t->settings.retry_backoff_ms,
-             t->retries_left, t->settings.max_retries, reason);
+             "%s %s failed, retrying in %lld ms (%s; %d of %s=%d left): %s", what,
+             s->shown_url, (long long)s->retry_backoff_ms, s->backoff_key,
+             t->retries_left, s->retries_key, s->max_retries, reason);
     tb_jdbc_outage_failed(&t->outage, errstr);
     errstr[0] = '\0';
     return TB_RESULT_RETRY;
@@ -382,6 +394,7 @@ const tb_plugin_t tb_jdbc_debezium_plugin = {
     .version = "0.1.0",
     .config = &tb_jdbc_debezium_table,
     .validate = tb_jdbc_debezium_validate,
+    .refused_keys = tb_jdbc_debezium_refused_keys,
     .task_configs = jdbc_task_configs,
     .task_start = debezium_task_start,
     .typed = true,

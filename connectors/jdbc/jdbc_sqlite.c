@@ -88,7 +88,7 @@ static tb_jdbc_rc_t classify(int err)
         return TB_JDBC_BAD_ROW;
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-        return TB_JDBC_LOST;
+        return TB_JDBC_CONFLICT;
     default:
         return TB_JDBC_FATAL;
     }

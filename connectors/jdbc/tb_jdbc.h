@@ -120,6 +120,11 @@ typedef struct {
     char *table_format;   /* with ${topic} */
     json_t *pk_fields;    /* array of strings (a reference) */
     json_t *fields_allow; /* fields.whitelist, array of strings (a reference) */
+    /* Debezium's field.include.list or field.exclude.list (a reference, NULL:
+     * neither): entries "field" or "topic:field", keeping the fields they
+     * match (field_include) or the others */
+    json_t *field_filter;
+    bool field_include;
     tb_jdbc_pk_mode_t pk_mode;
     bool auto_create;
     bool auto_evolve;
@@ -127,6 +132,14 @@ typedef struct {
     tb_zone_t *zone; /* db.timezone (owned) */
     int max_retries;
     long long retry_backoff_ms;
+    /* the keys the two above come from, for messages (static strings):
+     * max.retries and retry.backoff.ms, or Debezium's flush.* */
+    const char *retries_key;
+    const char *backoff_key;
+    /* whether a connection lost while writing is opened again and the put
+     * retried (Confluent's sink always; Debezium's with
+     * connection.restart.on.errors=true), or fails the task */
+    bool reconnect;
     /* Debezium's sink: change events are unwrapped, deletes and tombstones
      * without delete.enabled are skipped, a topic's dots become
      * underscores in its table's name */
@@ -156,6 +169,8 @@ void tb_jdbc_settings_clear(tb_jdbc_settings_t *settings);
  * runs, then its own), its checks across keys, and the settings its keys
  * come to. */
 extern const tb_config_table_t tb_jdbc_debezium_table;
+/* Debezium's keys tributary refuses by name (tb_plugin_t.refused_keys). */
+extern const char *const tb_jdbc_debezium_refused_keys[];
 void tb_jdbc_debezium_validate(const json_t *values, json_t *errors);
 int tb_jdbc_debezium_settings_init(tb_jdbc_settings_t *settings, const json_t *config,
                                    char *errstr, size_t errstr_size);
@@ -263,11 +278,14 @@ typedef enum {
     TB_JDBC_OK = 0,
     TB_JDBC_FATAL = -1,  /* the task cannot go on (errstr) */
     TB_JDBC_BAD_ROW = 2, /* the data was refused: a constraint, a type */
-    TB_JDBC_LOST = 3,    /* the connection broke, or a retriable conflict */
+    TB_JDBC_LOST = 3,    /* the connection broke, or could not be made */
     TB_JDBC_PENDING = 4, /* connecting, not done yet: ask again later */
     /* a put stopped at a failed record (errors.tolerance=none): the records
      * before it are written, the task fails (errstr names the record) */
     TB_JDBC_STOPPED = 5,
+    /* the transaction met another and was rolled back (a serialization
+     * failure, a deadlock, a busy SQLite file); the connection is fine */
+    TB_JDBC_CONFLICT = 6,
 } tb_jdbc_rc_t;
 
 typedef struct tb_jdbc_conn tb_jdbc_conn_t;

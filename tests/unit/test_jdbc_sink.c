@@ -196,6 +196,97 @@ static void test_debezium_keys_are_confluents_renamed(void **state)
     assert_null(tb_config_find(debezium, 1, "pk.mode"));
 }
 
+/* The first message for key in errors, or NULL. */
+static const char *first_error(const json_t *errors, const char *key)
+{
+    return json_string_value(json_array_get(json_object_get(errors, key), 0));
+}
+
+/* Debezium 3.6's keys beside 3.0's: each refusal names its key and why. */
+static void test_debezium_36_validation_messages(void **state)
+{
+    (void)state;
+    const tb_config_table_t *tables[] = {&tb_jdbc_debezium_table};
+    json_t *raw = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "connection.url",
+        "jdbc:sqlite:/tmp/x.db", "collection.table.format", "${schema}_${table}",
+        "connection.provider", "com.zaxxer.hikari.HikariCP", "table.naming.strategy",
+        "my.Naming", "flush.max.retries", "-1", "field.include.list", "t:id",
+        "database.time_zone", "Mars/Olympus", "connection.restart.on.errors", "maybe");
+    json_object_set_new(raw, "field.exclude.list", json_string("name"));
+    json_t *errors = json_object();
+    json_t *values = tb_config_parse(tables, 1, raw, errors);
+    tb_jdbc_debezium_validate(values, errors);
+    assert_non_null(strstr(first_error(errors, "collection.table.format"),
+                           "declares this key but does not read it"));
+    assert_non_null(
+        strstr(first_error(errors, "collection.table.format"), "collection.name.format"));
+    assert_non_null(strstr(first_error(errors, "connection.provider"),
+                           "org.hibernate.agroal.internal.AgroalConnectionProvider or "
+                           "org.hibernate.c3p0.internal.C3P0ConnectionProvider)"));
+    assert_non_null(strstr(first_error(errors, "table.naming.strategy"),
+                           "the default collection naming only"));
+    assert_string_equal(first_error(errors, "flush.max.retries"),
+                        "Invalid value -1 for configuration flush.max.retries: Value "
+                        "must be at least 0");
+    assert_string_equal(first_error(errors, "field.exclude.list"),
+                        "Cannot define both field.exclude.list and field.include.list. "
+                        "Please specify only one.");
+    assert_non_null(strstr(first_error(errors, "database.time_zone"), "Mars/Olympus"));
+    assert_non_null(first_error(errors, "connection.restart.on.errors"));
+    assert_int_equal(tb_config_error_count(errors), 7);
+    json_decref(values);
+    json_decref(errors);
+    json_decref(raw);
+}
+
+/* The settings Debezium's keys come to: 3.x names win over 3.0's, which
+ * are read alone; flush.* and connection.restart.on.errors drive the
+ * retries. */
+static void test_debezium_36_settings(void **state)
+{
+    (void)state;
+    tb_jdbc_settings_t s;
+    char errstr[512] = "";
+    json_t *both =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "connection.url",
+                  "jdbc:sqlite:/tmp/x.db", "collection.name.format", "new_${topic}",
+                  "table.name.format", "old_${topic}", "flush.max.retries", "2",
+                  "flush.retry.delay.ms", "50", "connection.restart.on.errors", "true");
+    assert_int_equal(tb_jdbc_debezium_settings_init(&s, both, errstr, sizeof(errstr)), 0);
+    assert_string_equal(s.table_format, "new_${topic}");
+    assert_int_equal(s.max_retries, 2);
+    assert_int_equal(s.retry_backoff_ms, 50);
+    assert_string_equal(s.retries_key, "flush.max.retries");
+    assert_true(s.reconnect);
+    assert_true(s.debezium);
+    assert_int_equal(s.batch_size, 500);
+    tb_jdbc_settings_clear(&s);
+
+    json_t *old = json_pack("{s:s, s:s, s:s}", "connection.url", "jdbc:sqlite:/tmp/x.db",
+                            "table.name.format", "old_${topic}", "database.time_zone",
+                            "Mars/Olympus");
+    assert_int_equal(tb_jdbc_debezium_settings_init(&s, old, errstr, sizeof(errstr)), -1);
+    assert_non_null(strstr(errstr, "configuration database.time_zone"));
+    json_object_set_new(old, "database.time_zone", json_string("+02:00"));
+    assert_int_equal(tb_jdbc_debezium_settings_init(&s, old, errstr, sizeof(errstr)), 0);
+    assert_string_equal(s.table_format, "old_${topic}");
+    assert_int_equal(s.max_retries, 5); /* Debezium's defaults */
+    assert_int_equal(s.retry_backoff_ms, 1000);
+    assert_false(s.reconnect);
+    tb_jdbc_settings_clear(&s);
+
+    /* Confluent's sink always reconnects, under its own keys */
+    json_t *confluent = json_pack("{s:s}", "connection.url", "jdbc:sqlite:/tmp/x.db");
+    assert_int_equal(tb_jdbc_settings_init(&s, confluent, errstr, sizeof(errstr)), 0);
+    assert_true(s.reconnect);
+    assert_string_equal(s.retries_key, "max.retries");
+    tb_jdbc_settings_clear(&s);
+    json_decref(both);
+    json_decref(old);
+    json_decref(confluent);
+}
+
 /* ---- the plugin against SQLite ---- */
 
 typedef struct {
@@ -546,6 +637,8 @@ int main(void)
         cmocka_unit_test(test_timezones),
         cmocka_unit_test(test_validation_messages),
         cmocka_unit_test(test_debezium_keys_are_confluents_renamed),
+        cmocka_unit_test(test_debezium_36_validation_messages),
+        cmocka_unit_test(test_debezium_36_settings),
         cmocka_unit_test_setup_teardown(test_put_again_writes_nothing_twice, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_refused_row_is_reported_and_the_rest_written,
