@@ -4,23 +4,28 @@
  * ElasticsearchSinkConnector (which Aiven's OpensearchSinkConnector also
  * follows, adding topic.to.index.map).
  *
- * put() writes the records it is lent before it returns: their bulk lines
- * are split into requests of about batch.size records and bulk.size.bytes
- * (a record's id always falls in the same request, so that two writes of
- * one document keep their order), sent at most max.in.flight.requests at
- * once. flush() then has nothing left to write. A replay writes the same
- * documents again under the same ids (the offset as external version when
- * the key is the id), so a crash and replay leave each document once.
+ * put() turns the records it is lent into bulk requests of about
+ * batch.size records and bulk.size.bytes (a record's id always falls in the
+ * same request, so that two writes of one document keep their order) and
+ * returns: the client's thread sends them, at most max.in.flight.requests
+ * at once, and wakes the task when one is answered; the next put() (with
+ * no records, after that wake) or flush() handles the answer on the task's
+ * thread. Until then the request's records hold back their partitions'
+ * offsets (pending_offset). With write.method=upsert and keys, a request
+ * holding an id of an earlier one still unanswered waits for it (an update
+ * carries no version to order it). Past max.buffered.records held, put()
+ * is busy: the runtime holds the records until a wake. A replay writes the
+ * same documents again under the same ids (the offset as external version
+ * when the key is the id), so a crash and replay leave each document once.
  *
  * Failures: a request that cannot reach the cluster, times out, or gets
- * 429 or 5xx (for itself or for one of its items) makes put() ask to be
- * tried again after retry.backoff.ms, doubled per retry, up to max.retries
- * times in a row; then the task fails (nothing is skipped). Version
- * conflicts are ignored (a newer version is there). A document refused for
- * what it holds (a mapping conflict) follows behavior.on.malformed.documents:
- * fail hands it to the runtime's errors.tolerance (dead letter queue, or
- * the task fails), warn logs it, ignore drops it. Any other refusal fails
- * the task.
+ * 429 or 5xx (for itself or for one of its items) is sent again after
+ * retry.backoff.ms, doubled per retry, up to max.retries times; then the
+ * task fails (nothing is skipped). Version conflicts are ignored (a newer
+ * version is there). A document refused for what it holds (a mapping
+ * conflict) follows behavior.on.malformed.documents: fail hands it to the
+ * runtime's errors.tolerance (dead letter queue, or the task fails), warn
+ * logs it, ignore drops it. Any other refusal fails the task.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,7 +194,9 @@ static const tb_config_def_t search_keys[] = {
      .order = 6,
      .range = &in_flight_range,
      .field = AT(in_flight),
-     .documentation = "Most bulk requests a task has on the wire at once."},
+     .documentation = "Most bulk requests a task has on the wire at once; they are "
+                      "sent by the task's client thread, so that no pool thread waits "
+                      "for the cluster."},
     {.name = KEY_BUFFERED,
      .type = TB_CONFIG_INT,
      .default_value = "20000",
@@ -198,8 +205,9 @@ static const tb_config_def_t search_keys[] = {
      .order = 7,
      .range = &at_least_one,
      .field = AT(buffered),
-     .documentation = "Accepted for compatibility: a task buffers no more than the "
-                      "records of one put(), which it writes before taking more."},
+     .documentation = "Most records a task holds in bulk requests not answered yet "
+                      "(about; one poll's records more); then it takes no more until a "
+                      "request is answered."},
     {.name = KEY_LINGER,
      .type = TB_CONFIG_LONG,
      .default_value = "1",
@@ -208,8 +216,8 @@ static const tb_config_def_t search_keys[] = {
      .order = 8,
      .range = &non_negative,
      .field = AT(linger_ms),
-     .documentation = "Accepted for compatibility: the records of each put() are "
-                      "written at once, batched as they come from Kafka."},
+     .documentation = "Accepted for compatibility: the records of each put() go out "
+                      "at once, batched as they come from Kafka."},
     {.name = KEY_FLUSH_TIMEOUT,
      .type = TB_CONFIG_LONG,
      .default_value = "180000",
@@ -218,8 +226,8 @@ static const tb_config_def_t search_keys[] = {
      .order = 9,
      .range = &timeout_range,
      .field = AT(flush_timeout_ms),
-     .documentation = "Longest time one put() spends writing its records, in "
-                      "milliseconds; requests still unanswered then are retried."},
+     .documentation = "Longest time a task may stay full (max.buffered.records in "
+                      "requests not answered), in milliseconds; then it fails."},
     {.name = KEY_RETRIES,
      .type = TB_CONFIG_INT,
      .default_value = "5",
@@ -228,7 +236,7 @@ static const tb_config_def_t search_keys[] = {
      .order = 10,
      .range = &non_negative,
      .field = AT(retries),
-     .documentation = "Retries in a row of a write the cluster could not take (no "
+     .documentation = "Retries of a bulk request the cluster could not take (no "
                       "connection, timeout, 429, 5xx) before the task fails."},
     {.name = KEY_BACKOFF,
      .type = TB_CONFIG_LONG,
@@ -1094,6 +1102,9 @@ static int split(search_task_t *task, const tb_sink_record_t *records, const cha
     }
     for (size_t l = 0; rc == 0 && l < lanes; l++) {
         rc = bulk_describe(task, bulks[l], records, docs, doc_of[l]);
+        /* the copies say it from now on */
+        free(bulks[l]->request.records);
+        bulks[l]->request.records = NULL;
     }
     for (size_t l = 0; bulks != NULL && l < lanes; l++) {
         if (rc == 0 && hold(task, bulks[l]) == 0) {

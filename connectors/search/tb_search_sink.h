@@ -108,7 +108,7 @@ typedef struct {
 typedef struct {
     char *body;
     size_t body_len;
-    size_t *records;    /* for each action, the index of its record (the sink's) */
+    size_t *records;    /* for each action, its record in put() (the sink frees it) */
     size_t count;       /* actions */
     int64_t not_before; /* monotonic ms: not sent before (a retry's backoff) */
     /* set by the client's thread once the fields below are filled; until
