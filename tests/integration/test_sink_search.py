@@ -6,6 +6,7 @@ import json
 import os
 import pathlib
 import signal
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,6 +16,7 @@ import requests
 from confluent_kafka import Consumer
 
 from kafka_io import IN_ORDER, create_topic, produce
+from test_rest_security import pki  # noqa: F401 (fixture)
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -353,7 +355,7 @@ class BulkFront:
     after delay seconds, or never answered when forward is false (a node whose
     writes hang)."""
 
-    def __init__(self, upstream, forward=True, delay=0.0):
+    def __init__(self, upstream, forward=True, delay=0.0, tls=None):
         self.lock = threading.Lock()
         self.open = self.most = self.bulks = 0
         self.release = threading.Event()  # ends every held request at close
@@ -398,7 +400,15 @@ class BulkFront:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        scheme = "http"
+        if tls is not None:  # (certificate, key, CA of the clients)
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(tls[0], tls[1])
+            context.load_verify_locations(tls[2])
+            context.verify_mode = ssl.CERT_REQUIRED
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self):
@@ -468,3 +478,53 @@ def test_a_bulk_request_without_answer_holds_no_pool_thread(start_worker, bed, s
         assert w.get("/health").status_code == 200
     finally:
         front.close()
+
+
+def test_tls_with_pem_stores(start_worker, bed, search, pki, tmp_path):  # noqa: F811
+    # OpenSearch's security plugin is not in the bed: a TLS front on loopback
+    # (a CA made now, client certificates required) stands before the node
+    front = BulkFront(search.url, tls=(pki["server.pem"], pki["server.key"], pki["ca.pem"]))
+    keystore = tmp_path / "client-store.pem"
+    keystore.write_text(pathlib.Path(pki["client.pem"]).read_text() +
+                        pathlib.Path(pki["client.key"]).read_text())
+    rogue = tmp_path / "rogue-store.pem"
+    rogue.write_text(pathlib.Path(pki["rogue.pem"]).read_text() +
+                     pathlib.Path(pki["rogue.key"]).read_text())
+    tls = {"elastic.security.protocol": "SSL", "key.ignore": "true",
+           "elastic.https.ssl.truststore.location": pki["ca.pem"],
+           "elastic.https.ssl.truststore.type": "PEM",
+           "elastic.https.ssl.keystore.type": "PEM", "max.retries": "0"}
+    try:
+        w = start_worker(SETTINGS)
+        topic = bed.unique_topic("searchtls")
+        create_topic(bed, topic, 1)
+        produce(bed.bootstrap, topic, [(0, None, f'{{"i":{i}}}'.encode())
+                                       for i in range(100)])
+        sink(w, "stls", topic, Search(front.url),
+             **{**tls, "elastic.https.ssl.keystore.location": str(keystore)})
+        wait_for(lambda: search.refreshed_count(topic) == 100, timeout=60,
+                 what="the documents written over TLS")
+        assert front.bulks >= 1
+        # a client certificate of another CA is refused by the front: the
+        # task fails, saying it could not reach the node
+        other = bed.unique_topic("searchtlsrogue")
+        create_topic(bed, other, 1)
+        produce(bed.bootstrap, other, [(0, None, b'{"i":1}')])
+        sink(w, "stlsrogue", other, Search(front.url),
+             **{**tls, "elastic.https.ssl.keystore.location": str(rogue)})
+        state = wait_for(lambda: (task_state(w, "stlsrogue") or {}).get("state") == "FAILED"
+                         and task_state(w, "stlsrogue"), timeout=60,
+                         what="the task with the rogue certificate failing")
+        assert f"cannot reach {front.url}" in state["trace"], state
+        # and a trust store without the front's CA refuses the front
+        sink(w, "stlsca", other, Search(front.url),
+             **{**tls, "elastic.https.ssl.truststore.location": pki["rogue-ca.pem"],
+                "elastic.https.ssl.keystore.location": str(keystore)})
+        state = wait_for(lambda: (task_state(w, "stlsca") or {}).get("state") == "FAILED"
+                         and task_state(w, "stlsca"), timeout=60,
+                         what="the task that does not trust the front failing")
+        assert f"cannot reach {front.url}" in state["trace"], state
+        assert search.count(other.lower()) == 0
+    finally:
+        front.close()
+    search.call("DELETE", f"/{topic}")
