@@ -175,6 +175,12 @@ typedef struct {
      * JDBC sink's max.retries): errors.retry.timeout does not apply to that
      * retry. */
     void (*retry_after)(void *runtime, int64_t ms);
+    /* Sink: makes the runtime call put() soon, with no records when none
+     * wait (as Connect calls put() with an empty collection), for a plugin
+     * that writes in the background: a write of its finished, and that
+     * put() handles the outcome (its record_failed calls, its failure).
+     * Safe from any thread until task_stop returns. */
+    void (*wake)(void *runtime);
     void *runtime;
     /* What the task may reach; a plugin opens files through
      * tb_limits_fopen with it. Set by the runtime just before task_start. */
@@ -275,7 +281,15 @@ typedef struct tb_plugin {
     int (*alter_offsets)(const tb_sink_offsets_change_t *change, char *errstr,
                          size_t errstr_size);
 
-    /* Sink: writes records (may buffer them until flush). */
+    /* Sink: writes records (may buffer them until flush). A plugin that
+     * writes in the background (its own thread on the network, so that no
+     * pool thread waits for an answer) returns once its writes are started,
+     * says with pending_offset what is not durable yet, and calls wake()
+     * when one finishes. It returns TB_RESULT_BUSY, taking none of the
+     * records, when it holds as much as it may: the runtime then reads no
+     * more and calls put() again with the same records after the plugin's
+     * wake(), or within a second (the plugin bounds how long it stays
+     * busy). count may be 0 (after a wake()). */
     int (*put)(void *task, const tb_sink_record_t *records, size_t count, char *errstr,
                size_t errstr_size);
 

@@ -17,6 +17,9 @@ typedef enum {
      * that did not answer): tried again under errors.retry.* (tb_task_retry.h) */
     TB_RESULT_RETRY = 1,
     TB_RESULT_DROPPED = 2, /* a transformation dropped the record (Filter) */
+    /* not taken for now: the callee holds as much as it may (a sink's
+     * requests in flight) and wakes the caller when it has room */
+    TB_RESULT_BUSY = 3,
 } tb_result_t;
 
 #endif

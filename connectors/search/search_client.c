@@ -1,15 +1,23 @@
 /*
  * search_client.c - the search sink's side of libcurl: bulk requests sent
- * in parallel on a curl multi handle (at most max.in.flight.requests at
- * once, one reused easy handle each, so connections stay alive), with
- * failover: a URL of connection.url that cannot be reached makes the next
- * one current for the requests that follow.
+ * in the background by the client's own thread, on a curl multi handle (at
+ * most max.in.flight.requests at once, one reused easy handle each, so
+ * connections stay alive), with failover: a URL of connection.url that
+ * cannot be reached makes the next one current for the requests that
+ * follow.
  *
- * Every transfer is bounded: connection.timeout.ms to connect, and
- * connection.timeout.ms + read.timeout.ms for the whole request; a round of
- * requests also by the caller's deadline. curl_global_init() is called once
- * by the server's main, never here.
+ * Threads: the task's thread hands a request to a free lane
+ * (tb_search_client_send) and reads request->done; the client's thread
+ * alone drives the multi handle: it starts each lane's request once its
+ * not_before is past, reads its answer, sets done and calls on_done. The
+ * mutex guards the lanes' requests and the current URL. Every transfer is
+ * bounded: connection.timeout.ms to connect, and connection.timeout.ms +
+ * read.timeout.ms for the whole request; the thread waits at most a second
+ * at a time, so that a stop is seen. curl_global_init() is called once by
+ * the server's main, never here.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +49,7 @@ typedef struct {
     char *data;
     size_t len;
     tb_search_request_t *request; /* the one it carries, NULL when idle */
+    bool running;                 /* on the multi handle */
     size_t url;                   /* the URL it was sent to */
 } lane_t;
 
@@ -53,8 +62,12 @@ struct tb_search_client {
     CURLM *multi;
     lane_t *lanes;
     int lane_count;
+    lane_t call; /* tb_search_client_call's, on the task's thread */
     struct curl_slist *headers;
-    char error[CURL_ERROR_SIZE];
+    pthread_mutex_t lock;
+    pthread_t thread;
+    bool thread_started;
+    atomic_bool stopping;
 };
 
 int tb_search_urls_check(const json_t *value, char *reason, size_t reason_size)
@@ -162,6 +175,8 @@ static int lane_setup(tb_search_client_t *client, lane_t *lane)
     return refused == 0 ? lane_reset(lane) : -1;
 }
 
+static void *drive(void *arg);
+
 tb_search_client_t *tb_search_client_new(const tb_search_client_options_t *options,
                                          char *errstr, size_t errstr_size)
 {
@@ -180,6 +195,7 @@ tb_search_client_t *tb_search_client_new(const tb_search_client_options_t *optio
     client->lanes = calloc((size_t)client->lane_count, sizeof(lane_t));
     client->multi = curl_multi_init();
     client->headers = curl_slist_append(NULL, "Content-Type: application/x-ndjson");
+    pthread_mutex_init(&client->lock, NULL);
     if (client->urls == NULL || client->shown == NULL || client->lanes == NULL ||
         client->multi == NULL || client->headers == NULL) {
         goto fail;
@@ -201,8 +217,9 @@ tb_search_client_t *tb_search_client_new(const tb_search_client_options_t *optio
             goto fail;
         }
     }
-    for (int l = 0; l < client->lane_count; l++) {
-        if (lane_setup(client, &client->lanes[l]) != 0) {
+    for (int l = 0; l <= client->lane_count; l++) {
+        if (lane_setup(client,
+                       l < client->lane_count ? &client->lanes[l] : &client->call) != 0) {
             snprintf(errstr, errstr_size,
                      "libcurl refused an option of the search client (is it built "
                      "with TLS?)");
@@ -210,6 +227,12 @@ tb_search_client_t *tb_search_client_new(const tb_search_client_options_t *optio
             return NULL;
         }
     }
+    if (pthread_create(&client->thread, NULL, drive, client) != 0) {
+        snprintf(errstr, errstr_size, "cannot start the search client's thread");
+        tb_search_client_free(client);
+        return NULL;
+    }
+    client->thread_started = true;
     return client;
 
 fail:
@@ -223,14 +246,25 @@ void tb_search_client_free(tb_search_client_t *client)
     if (client == NULL) {
         return;
     }
-    for (int l = 0; client->lanes != NULL && l < client->lane_count; l++) {
-        lane_t *lane = &client->lanes[l];
+    if (client->thread_started) {
+        atomic_store(&client->stopping, true);
+        curl_multi_wakeup(client->multi);
+        pthread_join(client->thread, NULL);
+    }
+    /* what is still on the wire is abandoned: its records are not durable,
+     * and are read again */
+    for (int l = 0; client->lanes != NULL && l <= client->lane_count; l++) {
+        lane_t *lane = l < client->lane_count ? &client->lanes[l] : &client->call;
+        if (lane->running) {
+            curl_multi_remove_handle(client->multi, lane->curl);
+        }
         curl_easy_cleanup(lane->curl);
         if (lane->out != NULL) {
             fclose(lane->out);
         }
         free(lane->data);
     }
+    pthread_mutex_destroy(&client->lock);
     for (size_t i = 0; client->urls != NULL && i < client->url_count; i++) {
         free(client->urls[i]);
         free(client->shown[i]);
@@ -338,7 +372,7 @@ static int read_items(tb_search_request_t *r, const lane_t *lane, const char *sh
     return rc;
 }
 
-/* The request's outcome once its transfer is done. */
+/* The request's outcome once its transfer is done; under the lock. */
 static int finish(tb_search_client_t *client, lane_t *lane, CURLcode code)
 {
     tb_search_request_t *r = lane->request;
@@ -347,7 +381,6 @@ static int finish(tb_search_client_t *client, lane_t *lane, CURLcode code)
     char excerpt[EXCERPT_MAX + 1];
 
     fflush(lane->out);
-    lane->request = NULL;
     r->outcome = TB_SEARCH_OK;
     if (code != CURLE_OK) {
         set_reason(r, TB_SEARCH_RETRY, "cannot reach %s: %s", shown,
@@ -376,73 +409,119 @@ static int finish(tb_search_client_t *client, lane_t *lane, CURLcode code)
     return 0;
 }
 
-static int start(tb_search_client_t *client, lane_t *lane, tb_search_request_t *r)
+/* Puts the lane's request on the wire; under the lock. */
+static int start(tb_search_client_t *client, lane_t *lane)
 {
+    tb_search_request_t *r = lane->request;
     char *url = NULL;
     if (lane_reset(lane) != 0 ||
         asprintf(&url, "%s" BULK_PATH, client->urls[client->current]) < 0) {
         return -1;
     }
-    lane->request = r;
     lane->url = client->current;
     curl_easy_setopt(lane->curl, CURLOPT_URL, url);
     curl_easy_setopt(lane->curl, CURLOPT_CUSTOMREQUEST, NULL);
     curl_easy_setopt(lane->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
     curl_easy_setopt(lane->curl, CURLOPT_POSTFIELDS, r->body);
     free(url); /* curl copies the URL */
-    return curl_multi_add_handle(client->multi, lane->curl) == CURLM_OK ? 0 : -1;
+    if (curl_multi_add_handle(client->multi, lane->curl) != CURLM_OK) {
+        return -1;
+    }
+    lane->running = true;
+    return 0;
 }
 
-int tb_search_client_bulk(tb_search_client_t *client, tb_search_request_t *requests,
-                          size_t count, int64_t deadline_ms)
+/* Hands the lane's request back, its outcome set; under the lock. */
+static void done(tb_search_client_t *client, lane_t *lane)
 {
-    size_t next = 0;
-    int running = 0;
-    int rc = 0;
+    tb_search_request_t *r = lane->request;
+    lane->request = NULL;
+    lane->running = false;
+    atomic_store(&r->done, true);
+    client->options->on_done(client->options->on_done_arg);
+}
 
-    while (rc == 0 && (next < count || running > 0)) {
-        for (int l = 0; l < client->lane_count && next < count && rc == 0; l++) {
-            if (client->lanes[l].request == NULL) {
-                rc = start(client, &client->lanes[l], &requests[next++]);
-                running++;
-            }
+/* Starts the requests whose time has come; returns how long until the
+ * next one's (at most a second). Under the lock. */
+static long start_due(tb_search_client_t *client)
+{
+    int64_t now = tb_monotonic_ms();
+    long wait = 1000;
+    for (int l = 0; l < client->lane_count; l++) {
+        lane_t *lane = &client->lanes[l];
+        if (lane->request == NULL || lane->running) {
+            continue;
         }
-        int64_t left = deadline_ms - tb_monotonic_ms();
-        if (left <= 0) {
-            break;
+        if (lane->request->not_before > now) {
+            int64_t left = lane->request->not_before - now;
+            wait = left < wait ? (long)left : wait;
+        } else if (start(client, lane) != 0) {
+            lane->request->outcome = TB_SEARCH_FATAL;
+            snprintf(lane->request->reason, sizeof(lane->request->reason),
+                     "out of memory sending a bulk request");
+            done(client, lane);
         }
+    }
+    return wait;
+}
+
+/* The client's thread: drives the multi handle until the client stops. */
+static void *drive(void *arg)
+{
+    tb_search_client_t *client = arg;
+    while (!atomic_load(&client->stopping)) {
         int active = 0;
+        pthread_mutex_lock(&client->lock);
+        long wait = start_due(client);
+        pthread_mutex_unlock(&client->lock);
         curl_multi_perform(client->multi, &active);
-        curl_multi_poll(client->multi, NULL, 0, (int)(left < 200 ? left : 200), NULL);
+        curl_multi_poll(client->multi, NULL, 0, (int)wait, NULL);
         curl_multi_perform(client->multi, &active);
         CURLMsg *msg;
         int queued;
+        pthread_mutex_lock(&client->lock);
         while ((msg = curl_multi_info_read(client->multi, &queued)) != NULL) {
             for (int l = 0; msg->msg == CURLMSG_DONE && l < client->lane_count; l++) {
                 lane_t *lane = &client->lanes[l];
-                if (lane->curl == msg->easy_handle && lane->request != NULL) {
+                if (lane->curl == msg->easy_handle && lane->running) {
                     CURLcode code = msg->data.result;
                     curl_multi_remove_handle(client->multi, lane->curl);
-                    rc = finish(client, lane, code) != 0 ? -1 : rc;
-                    running--;
+                    if (finish(client, lane, code) != 0) {
+                        lane->request->outcome = TB_SEARCH_FATAL;
+                        snprintf(lane->request->reason, sizeof(lane->request->reason),
+                                 "out of memory reading a bulk response");
+                    }
+                    done(client, lane);
                 }
             }
         }
+        pthread_mutex_unlock(&client->lock);
     }
-    /* past the deadline: what is still on the wire is abandoned and retried */
-    for (int l = 0; l < client->lane_count; l++) {
-        lane_t *lane = &client->lanes[l];
-        if (lane->request != NULL) {
-            curl_multi_remove_handle(client->multi, lane->curl);
-            set_reason(lane->request, TB_SEARCH_RETRY, "%s did not answer a bulk %s",
-                       client->shown[lane->url], "request within flush.timeout.ms");
-            lane->request = NULL;
+    return NULL;
+}
+
+int tb_search_client_send(tb_search_client_t *client, tb_search_request_t *request)
+{
+    int rc = -1;
+    for (size_t i = 0; request->reasons != NULL && i < request->count; i++) {
+        free(request->reasons[i]);
+    }
+    free(request->reasons);
+    free(request->items);
+    request->reasons = NULL;
+    request->items = NULL;
+    request->outcome = TB_SEARCH_OK;
+    request->reason[0] = '\0';
+    atomic_store(&request->done, false);
+    pthread_mutex_lock(&client->lock);
+    for (int l = 0; l < client->lane_count && rc != 0; l++) {
+        if (client->lanes[l].request == NULL) {
+            client->lanes[l].request = request;
+            rc = 0;
         }
     }
-    for (size_t i = next; i < count; i++) {
-        set_reason(&requests[i], TB_SEARCH_RETRY, "%s was not sent a bulk %s",
-                   client->shown[client->current], "request within flush.timeout.ms");
-    }
+    pthread_mutex_unlock(&client->lock);
+    curl_multi_wakeup(client->multi);
     return rc;
 }
 
@@ -450,15 +529,18 @@ long tb_search_client_call(tb_search_client_t *client, const char *method,
                            const char *path, const char *body, json_t **response,
                            char *reason, size_t reason_size)
 {
-    lane_t *lane = &client->lanes[0];
+    lane_t *lane = &client->call;
     char *url = NULL;
     long status = 0;
     struct curl_slist *json_header =
         curl_slist_append(NULL, "Content-Type: application/json");
 
     *response = NULL;
+    pthread_mutex_lock(&client->lock);
+    size_t current = client->current;
+    pthread_mutex_unlock(&client->lock);
     if (json_header == NULL || lane_reset(lane) != 0 ||
-        asprintf(&url, "%s%s", client->urls[client->current], path) < 0) {
+        asprintf(&url, "%s%s", client->urls[current], path) < 0) {
         snprintf(reason, reason_size, "out of memory");
         curl_slist_free_all(json_header);
         return 0;
@@ -477,14 +559,18 @@ long tb_search_client_call(tb_search_client_t *client, const char *method,
     curl_slist_free_all(json_header);
     fflush(lane->out);
     if (code != CURLE_OK) {
-        snprintf(reason, reason_size, "cannot reach %s: %s",
-                 client->shown[client->current], curl_easy_strerror(code));
-        client->current = (client->current + 1) % client->url_count;
+        snprintf(reason, reason_size, "cannot reach %s: %s", client->shown[current],
+                 curl_easy_strerror(code));
+        pthread_mutex_lock(&client->lock);
+        if (client->current == current) {
+            client->current = (current + 1) % client->url_count;
+        }
+        pthread_mutex_unlock(&client->lock);
         return 0;
     }
     curl_easy_getinfo(lane->curl, CURLINFO_RESPONSE_CODE, &status);
     *response = json_loadb(lane->data, lane->len, 0, NULL);
     snprintf(reason, reason_size, "%s answered %s %s with HTTP %ld",
-             client->shown[client->current], method, path, status);
+             client->shown[current], method, path, status);
     return status;
 }

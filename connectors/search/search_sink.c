@@ -4,23 +4,28 @@
  * ElasticsearchSinkConnector (which Aiven's OpensearchSinkConnector also
  * follows, adding topic.to.index.map).
  *
- * put() writes the records it is lent before it returns: their bulk lines
- * are split into requests of about batch.size records and bulk.size.bytes
- * (a record's id always falls in the same request, so that two writes of
- * one document keep their order), sent at most max.in.flight.requests at
- * once. flush() then has nothing left to write. A replay writes the same
- * documents again under the same ids (the offset as external version when
- * the key is the id), so a crash and replay leave each document once.
+ * put() turns the records it is lent into bulk requests of about
+ * batch.size records and bulk.size.bytes (a record's id always falls in the
+ * same request, so that two writes of one document keep their order) and
+ * returns: the client's thread sends them, at most max.in.flight.requests
+ * at once, and wakes the task when one is answered; the next put() (with
+ * no records, after that wake) or flush() handles the answer on the task's
+ * thread. Until then the request's records hold back their partitions'
+ * offsets (pending_offset). With write.method=upsert and keys, a request
+ * holding an id of an earlier one still unanswered waits for it (an update
+ * carries no version to order it). Past max.buffered.records held, put()
+ * is busy: the runtime holds the records until a wake. A replay writes the
+ * same documents again under the same ids (the offset as external version
+ * when the key is the id), so a crash and replay leave each document once.
  *
  * Failures: a request that cannot reach the cluster, times out, or gets
- * 429 or 5xx (for itself or for one of its items) makes put() ask to be
- * tried again after retry.backoff.ms, doubled per retry, up to max.retries
- * times in a row; then the task fails (nothing is skipped). Version
- * conflicts are ignored (a newer version is there). A document refused for
- * what it holds (a mapping conflict) follows behavior.on.malformed.documents:
- * fail hands it to the runtime's errors.tolerance (dead letter queue, or
- * the task fails), warn logs it, ignore drops it. Any other refusal fails
- * the task.
+ * 429 or 5xx (for itself or for one of its items) is sent again after
+ * retry.backoff.ms, doubled per retry, up to max.retries times; then the
+ * task fails (nothing is skipped). Version conflicts are ignored (a newer
+ * version is there). A document refused for what it holds (a mapping
+ * conflict) follows behavior.on.malformed.documents: fail hands it to the
+ * runtime's errors.tolerance (dead letter queue, or the task fails), warn
+ * logs it, ignore drops it. Any other refusal fails the task.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,7 +194,9 @@ static const tb_config_def_t search_keys[] = {
      .order = 6,
      .range = &in_flight_range,
      .field = AT(in_flight),
-     .documentation = "Most bulk requests a task has on the wire at once."},
+     .documentation = "Most bulk requests a task has on the wire at once; they are "
+                      "sent by the task's client thread, so that no pool thread waits "
+                      "for the cluster."},
     {.name = KEY_BUFFERED,
      .type = TB_CONFIG_INT,
      .default_value = "20000",
@@ -198,8 +205,9 @@ static const tb_config_def_t search_keys[] = {
      .order = 7,
      .range = &at_least_one,
      .field = AT(buffered),
-     .documentation = "Accepted for compatibility: a task buffers no more than the "
-                      "records of one put(), which it writes before taking more."},
+     .documentation = "Most records a task holds in bulk requests not answered yet "
+                      "(about; one poll's records more); then it takes no more until a "
+                      "request is answered."},
     {.name = KEY_LINGER,
      .type = TB_CONFIG_LONG,
      .default_value = "1",
@@ -208,8 +216,8 @@ static const tb_config_def_t search_keys[] = {
      .order = 8,
      .range = &non_negative,
      .field = AT(linger_ms),
-     .documentation = "Accepted for compatibility: the records of each put() are "
-                      "written at once, batched as they come from Kafka."},
+     .documentation = "Accepted for compatibility: the records of each put() go out "
+                      "at once, batched as they come from Kafka."},
     {.name = KEY_FLUSH_TIMEOUT,
      .type = TB_CONFIG_LONG,
      .default_value = "180000",
@@ -218,8 +226,8 @@ static const tb_config_def_t search_keys[] = {
      .order = 9,
      .range = &timeout_range,
      .field = AT(flush_timeout_ms),
-     .documentation = "Longest time one put() spends writing its records, in "
-                      "milliseconds; requests still unanswered then are retried."},
+     .documentation = "Longest time a task may stay full (max.buffered.records in "
+                      "requests not answered), in milliseconds; then it fails."},
     {.name = KEY_RETRIES,
      .type = TB_CONFIG_INT,
      .default_value = "5",
@@ -228,7 +236,7 @@ static const tb_config_def_t search_keys[] = {
      .order = 10,
      .range = &non_negative,
      .field = AT(retries),
-     .documentation = "Retries in a row of a write the cluster could not take (no "
+     .documentation = "Retries of a bulk request the cluster could not take (no "
                       "connection, timeout, 429, 5xx) before the task fails."},
     {.name = KEY_BACKOFF,
      .type = TB_CONFIG_LONG,
@@ -602,8 +610,15 @@ typedef struct {
     tb_search_client_options_t client_options;
     tb_search_client_t *client;
     json_t *ready_indexes; /* index names made ready by this task */
-    int attempts;          /* failed writes in a row */
+    int attempts;          /* failed index readyings in a row */
+    struct bulk **bulks;   /* held, oldest first: each not written yet */
+    size_t bulk_count;
+    size_t bulk_cap;
+    size_t buffered;    /* records in them */
+    int64_t busy_since; /* monotonic ms of the first busy put() in a row; 0 */
 } search_task_t;
+
+static void bulk_free(struct bulk *b);
 
 static void search_task_stop(void *opaque)
 {
@@ -612,9 +627,22 @@ static void search_task_stop(void *opaque)
         return;
     }
     tb_search_client_free(task->client);
+    for (size_t i = 0; i < task->bulk_count; i++) {
+        bulk_free(task->bulks[i]);
+    }
+    free(task->bulks);
     json_decref(task->ready_indexes);
     json_decref(task->values);
     free(task);
+}
+
+/* A bulk request was answered: the next put() handles it. */
+static void on_done(void *arg)
+{
+    const search_task_t *task = arg;
+    if (task->ctx->wake != NULL) {
+        task->ctx->wake(task->ctx->runtime);
+    }
 }
 
 static const char *or_null(const char *s)
@@ -669,6 +697,8 @@ static int start_with(const tb_config_table_t *table, const tb_task_context_t *c
         .key_password = ssl ? or_null(s->key_password) : NULL,
         .verify_host = !ssl || nonempty(s->endpoint_id),
         .max_in_flight = s->in_flight,
+        .on_done = on_done,
+        .on_done_arg = task,
     };
     task->ready_indexes = json_object();
     task->client = tb_search_client_new(&task->client_options, errstr, errstr_size);
@@ -772,10 +802,34 @@ typedef struct {
     long end;
 } doc_t;
 
-/* What a put() came to, beside its records' own fates. */
+/* The oldest offset of a partition in a bulk. */
+typedef struct {
+    char *topic; /* the topic read from */
+    int32_t partition;
+    int64_t first;
+} span_t;
+
+/* A bulk request the task holds until its answer is handled: its records
+ * are not durable before. */
+typedef struct bulk {
+    tb_search_request_t request;
+    /* copies of its records (action i is copies[i]), for record_failed and
+     * the warnings of behavior.on.malformed.documents; NULL under ignore */
+    tb_sink_record_t *copies;
+    span_t *spans;
+    size_t span_count;
+    /* sorted hashes of the ids it updates without an external version
+     * (write.method=upsert): a bulk holding one of them waits for this one */
+    uint64_t *ids;
+    size_t id_count;
+    int attempts; /* retries so far */
+    bool sent;    /* lent to the client, its answer not handled yet */
+} bulk_t;
+
+/* What a request came to, beside its records' own fates. */
 typedef struct {
     tb_search_outcome_t outcome; /* the worst: OK < MALFORMED < RETRY < FATAL */
-    char reason[600];
+    const char *reason;
 } verdict_t;
 
 static void note(verdict_t *v, tb_search_outcome_t outcome, const char *reason)
@@ -786,7 +840,7 @@ static void note(verdict_t *v, tb_search_outcome_t outcome, const char *reason)
                                [TB_SEARCH_FATAL] = 3};
     if (rank[outcome] > rank[v->outcome]) {
         v->outcome = outcome;
-        snprintf(v->reason, sizeof(v->reason), "%s", reason ? reason : "");
+        v->reason = reason ? reason : "";
     }
 }
 
@@ -800,8 +854,20 @@ static uint64_t hash_of(const char *text)
     return h;
 }
 
+/* The backoff before retry attempts + 1: retry.backoff.ms doubled per
+ * retry. */
+static int64_t backoff_of(const search_task_t *task, int attempts)
+{
+    int64_t delay = task->s.backoff_ms;
+    for (int i = 0; i < attempts && delay < INT64_C(86400000); i++) {
+        delay *= 2;
+    }
+    return delay;
+}
+
 /* Asks for the put to be tried again after the backoff, or fails the task
- * once max.retries retries in a row are spent. */
+ * once max.retries retries in a row are spent (an index that could not be
+ * made ready). */
 static int retry_or_fail(search_task_t *task, const char *reason, char *errstr,
                          size_t errstr_size)
 {
@@ -811,10 +877,7 @@ static int retry_or_fail(search_task_t *task, const char *reason, char *errstr,
         task->attempts = 0;
         return TB_RESULT_FAILED;
     }
-    int64_t delay = task->s.backoff_ms;
-    for (int i = 0; i < task->attempts && delay < INT64_C(86400000); i++) {
-        delay *= 2;
-    }
+    int64_t delay = backoff_of(task, task->attempts);
     task->attempts++;
     TB_LOG_TASK(TB_LOG_WARN, LOGGER, ctx->connector, ctx->task,
                 "%s; retry %d of %d (" KEY_RETRIES ") in %lld ms", reason, task->attempts,
@@ -839,26 +902,166 @@ static void give_up_record(search_task_t *task, const tb_sink_record_t *record, 
     ctx->record_failed(ctx->runtime, record, reason);
 }
 
-/* Readies the index of every record with a value. */
+/* Readies the index of every record with a value (a bounded hold of the
+ * task's thread, once per index). */
 static void ready_indexes(search_task_t *task, const tb_sink_record_t *records,
-                          size_t count, verdict_t *v)
+                          size_t count, tb_search_outcome_t *outcome, char *reason,
+                          size_t reason_size)
 {
-    for (size_t i = 0; i < count && v->outcome == TB_SEARCH_OK; i++) {
-        char index[256], reason[512] = "";
+    for (size_t i = 0; i < count && *outcome == TB_SEARCH_OK; i++) {
+        char index[256];
         if (records[i].value_data == NULL) {
             continue;
         }
         tb_search_doc_index(&task->doc, records[i].topic, index, sizeof(index));
-        tb_search_outcome_t o =
-            ready_index(task, index, records[i].value_schema, reason, sizeof(reason));
-        note(v, o, reason);
+        *outcome = ready_index(task, index, records[i].value_schema, reason, reason_size);
     }
 }
 
-/* Splits the documents into requests: about batch.size records and
- * bulk.size.bytes each, a document id always in the same one. */
-static int split(search_task_t *task, const char *buf, size_t total, const doc_t *docs,
-                 size_t n, tb_search_request_t **out, size_t *out_count)
+/* ---- bulks ---- */
+
+static void record_free(tb_sink_record_t *r)
+{
+    for (size_t h = 0; r->headers != NULL && h < r->header_count; h++) {
+        free((void *)r->headers[h].name);
+        free((void *)r->headers[h].value);
+    }
+    free((void *)r->headers);
+    free((void *)r->topic);
+    free((void *)r->original_topic);
+    free((void *)r->key);
+    free((void *)r->value);
+}
+
+static void *copy_of(const void *bytes, size_t len)
+{
+    void *out = bytes != NULL ? malloc(len ? len : 1) : NULL;
+    if (out != NULL) {
+        memcpy(out, bytes, len);
+    }
+    return out;
+}
+
+/* What record_failed needs of src: its place, key, value and headers (not
+ * its Connect data). Returns 0, or -1 on no memory (dst then freeable). */
+static int record_copy(tb_sink_record_t *dst, const tb_sink_record_t *src)
+{
+    *dst = (tb_sink_record_t){.partition = src->partition,
+                              .offset = src->offset,
+                              .timestamp = src->timestamp,
+                              .key_len = src->key_len,
+                              .value_len = src->value_len};
+    tb_header_t *headers =
+        src->header_count ? calloc(src->header_count, sizeof(*headers)) : NULL;
+    dst->headers = headers;
+    dst->header_count = headers != NULL ? src->header_count : 0;
+    dst->topic = strdup(src->topic);
+    dst->original_topic = src->original_topic ? strdup(src->original_topic) : NULL;
+    dst->key = copy_of(src->key, src->key_len);
+    dst->value = copy_of(src->value, src->value_len);
+    bool ok = dst->topic != NULL &&
+              (src->original_topic == NULL) == (dst->original_topic == NULL) &&
+              (src->key == NULL) == (dst->key == NULL) &&
+              (src->value == NULL) == (dst->value == NULL) &&
+              (src->header_count == 0 || headers != NULL);
+    for (size_t h = 0; ok && h < dst->header_count; h++) {
+        headers[h].name = strdup(src->headers[h].name);
+        headers[h].value = copy_of(src->headers[h].value, src->headers[h].value_len);
+        headers[h].value_len = src->headers[h].value_len;
+        ok = headers[h].name != NULL &&
+             (src->headers[h].value == NULL) == (headers[h].value == NULL);
+    }
+    return ok ? 0 : -1;
+}
+
+static void bulk_free(bulk_t *b)
+{
+    if (b == NULL) {
+        return;
+    }
+    for (size_t i = 0; b->copies != NULL && i < b->request.count; i++) {
+        record_free(&b->copies[i]);
+    }
+    free(b->copies);
+    for (size_t i = 0; i < b->span_count; i++) {
+        free(b->spans[i].topic);
+    }
+    free(b->spans);
+    free(b->ids);
+    tb_search_request_clear(&b->request);
+    free(b);
+}
+
+static int compare_ids(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Fills b's copies, spans and ids from the records of put() its request's
+ * actions come from. Returns 0, or -1 on no memory. */
+static int bulk_describe(search_task_t *task, bulk_t *b, const tb_sink_record_t *records,
+                         const doc_t *docs, const size_t *doc_of)
+{
+    size_t n = b->request.count;
+    bool copies = task->s.malformed != MALFORMED_IGNORE;
+    bool upsert = task->doc.write_method == TB_SEARCH_UPSERT && !task->doc.key_ignore;
+    b->copies = copies ? calloc(n, sizeof(*b->copies)) : NULL;
+    b->spans = calloc(n, sizeof(*b->spans));
+    b->ids = upsert ? calloc(n, sizeof(*b->ids)) : NULL;
+    if ((copies && b->copies == NULL) || b->spans == NULL || (upsert && b->ids == NULL)) {
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const tb_sink_record_t *r = &records[b->request.records[i]];
+        const char *topic = r->original_topic ? r->original_topic : r->topic;
+        size_t k = 0;
+        while (k < b->span_count && (b->spans[k].partition != r->partition ||
+                                     strcmp(b->spans[k].topic, topic))) {
+            k++;
+        }
+        if (k == b->span_count) {
+            b->spans[k] = (span_t){
+                .topic = strdup(topic), .partition = r->partition, .first = r->offset};
+            b->span_count++;
+            if (b->spans[k].topic == NULL) {
+                return -1;
+            }
+        }
+        b->spans[k].first = r->offset < b->spans[k].first ? r->offset : b->spans[k].first;
+        if (copies && record_copy(&b->copies[i], r) != 0) {
+            return -1;
+        }
+        if (upsert) {
+            b->ids[b->id_count++] = docs[doc_of[i]].lane_key;
+        }
+    }
+    if (b->id_count > 1) {
+        qsort(b->ids, b->id_count, sizeof(*b->ids), compare_ids);
+    }
+    return 0;
+}
+
+static int hold(search_task_t *task, bulk_t *b)
+{
+    if (task->bulk_count == task->bulk_cap) {
+        size_t cap = task->bulk_cap ? task->bulk_cap * 2 : 16;
+        bulk_t **grown = realloc(task->bulks, cap * sizeof(*grown));
+        if (grown == NULL) {
+            return -1;
+        }
+        task->bulks = grown;
+        task->bulk_cap = cap;
+    }
+    task->bulks[task->bulk_count++] = b;
+    task->buffered += b->request.count;
+    return 0;
+}
+
+/* Splits the documents into bulks held by the task: about batch.size
+ * records and bulk.size.bytes each, a document id always in the same one. */
+static int split(search_task_t *task, const tb_sink_record_t *records, const char *buf,
+                 size_t total, const doc_t *docs, size_t n)
 {
     size_t lanes = (n + (size_t)task->s.batch_size - 1) / (size_t)task->s.batch_size;
     if (task->s.bulk_bytes > 0) {
@@ -867,20 +1070,29 @@ static int split(search_task_t *task, const char *buf, size_t total, const doc_t
         lanes = by_bytes > lanes ? by_bytes : lanes;
     }
     lanes = lanes > n ? n : lanes;
-    tb_search_request_t *requests = calloc(lanes, sizeof(*requests));
+    bulk_t **bulks = calloc(lanes, sizeof(*bulks));
     FILE **bodies = calloc(lanes, sizeof(*bodies));
-    int rc = requests != NULL && bodies != NULL ? 0 : -1;
+    size_t **doc_of = calloc(lanes, sizeof(*doc_of));
+    int rc = bulks != NULL && bodies != NULL && doc_of != NULL ? 0 : -1;
 
     for (size_t l = 0; rc == 0 && l < lanes; l++) {
-        requests[l].records = calloc(n, sizeof(size_t));
-        bodies[l] = open_memstream(&requests[l].body, &requests[l].body_len);
-        rc = requests[l].records != NULL && bodies[l] != NULL ? 0 : -1;
+        bulks[l] = calloc(1, sizeof(bulk_t));
+        doc_of[l] = calloc(n, sizeof(size_t));
+        tb_search_request_t *r = bulks[l] != NULL ? &bulks[l]->request : NULL;
+        if (r != NULL) {
+            r->records = calloc(n, sizeof(size_t));
+            bodies[l] = open_memstream(&r->body, &r->body_len);
+        }
+        rc = r != NULL && doc_of[l] != NULL && r->records != NULL && bodies[l] != NULL
+                 ? 0
+                 : -1;
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        tb_search_request_t *r = &requests[docs[i].lane_key % lanes];
-        FILE *body = bodies[docs[i].lane_key % lanes];
+        size_t l = docs[i].lane_key % lanes;
+        tb_search_request_t *r = &bulks[l]->request;
         size_t len = (size_t)(docs[i].end - docs[i].start);
-        rc = fwrite(buf + docs[i].start, 1, len, body) == len ? 0 : -1;
+        rc = fwrite(buf + docs[i].start, 1, len, bodies[l]) == len ? 0 : -1;
+        doc_of[l][r->count] = i;
         r->records[r->count++] = docs[i].record;
     }
     for (size_t l = 0; bodies != NULL && l < lanes; l++) {
@@ -888,64 +1100,168 @@ static int split(search_task_t *task, const char *buf, size_t total, const doc_t
             rc = -1;
         }
     }
+    for (size_t l = 0; rc == 0 && l < lanes; l++) {
+        rc = bulk_describe(task, bulks[l], records, docs, doc_of[l]);
+        /* the copies say it from now on */
+        free(bulks[l]->request.records);
+        bulks[l]->request.records = NULL;
+    }
+    for (size_t l = 0; bulks != NULL && l < lanes; l++) {
+        if (rc == 0 && hold(task, bulks[l]) == 0) {
+            bulks[l] = NULL;
+        } else {
+            rc = -1;
+        }
+        bulk_free(bulks[l]);
+        free(doc_of != NULL ? doc_of[l] : NULL);
+    }
+    free(doc_of);
     free(bodies);
-    *out = requests;
-    *out_count = lanes;
+    free(bulks);
     return rc;
 }
 
-/* Reads the requests' outcomes into v, and reports the refused documents
- * once nothing is to be retried. */
-static void judge(search_task_t *task, const tb_sink_record_t *records,
-                  tb_search_request_t *requests, size_t count, verdict_t *v)
+/* Whether b shares an id without an external version with a bulk held
+ * before it: then it waits, so that the updates of one document keep their
+ * order. */
+static bool waits_for_earlier(const search_task_t *task, size_t at)
 {
-    for (size_t l = 0; l < count; l++) {
-        const tb_search_request_t *r = &requests[l];
-        note(v, r->outcome, r->reason);
-        for (size_t i = 0; r->outcome == TB_SEARCH_OK && r->items != NULL && i < r->count;
-             i++) {
-            note(v, r->items[i], r->reasons[i]);
-        }
-    }
-    if (v->outcome != TB_SEARCH_MALFORMED) {
-        return;
-    }
-    for (size_t l = 0; l < count; l++) {
-        const tb_search_request_t *r = &requests[l];
-        for (size_t i = 0; r->items != NULL && i < r->count; i++) {
-            const tb_sink_record_t *record = &records[r->records[i]];
-            if (r->items[i] != TB_SEARCH_MALFORMED ||
-                task->s.malformed == MALFORMED_IGNORE) {
-                continue;
+    const bulk_t *b = task->bulks[at];
+    for (size_t e = 0; b->id_count > 0 && e < at; e++) {
+        const bulk_t *o = task->bulks[e];
+        size_t i = 0, j = 0;
+        while (i < b->id_count && j < o->id_count) {
+            if (b->ids[i] == o->ids[j]) {
+                return true;
             }
-            give_up_record(task, record, task->s.malformed == MALFORMED_WARN,
-                           r->reasons[i] ? r->reasons[i] : "the document was refused");
+            b->ids[i] < o->ids[j] ? i++ : j++;
         }
+    }
+    return false;
+}
+
+/* Lends the held bulks not on the wire to the client, oldest first, up to
+ * max.in.flight.requests at once. */
+static void pump(search_task_t *task)
+{
+    size_t sent = 0;
+    for (size_t i = 0; i < task->bulk_count; i++) {
+        sent += task->bulks[i]->sent;
+    }
+    for (size_t i = 0; i < task->bulk_count && sent < (size_t)task->s.in_flight; i++) {
+        bulk_t *b = task->bulks[i];
+        if (b->sent || waits_for_earlier(task, i)) {
+            continue;
+        }
+        if (tb_search_client_send(task->client, &b->request) != 0) {
+            break;
+        }
+        b->sent = true;
+        sent++;
     }
 }
 
-static int search_put(void *opaque, const tb_sink_record_t *records, size_t count,
-                      char *errstr, size_t errstr_size)
+/* Handles the answer of b: Returns 1 when b is done with (written, or its
+ * refused documents handed on), 0 when it is to be sent again, or -1 with
+ * errstr when the task fails. */
+static int handle(search_task_t *task, bulk_t *b, char *errstr, size_t errstr_size)
 {
-    search_task_t *task = opaque;
+    const tb_task_context_t *ctx = task->ctx;
+    const tb_search_request_t *r = &b->request;
     verdict_t v = {.outcome = TB_SEARCH_OK};
+    note(&v, r->outcome, r->reason);
+    for (size_t i = 0; r->outcome == TB_SEARCH_OK && r->items != NULL && i < r->count;
+         i++) {
+        note(&v, r->items[i], r->reasons[i]);
+    }
+    if (v.outcome == TB_SEARCH_FATAL) {
+        snprintf(errstr, errstr_size, "%s", v.reason);
+        return -1;
+    }
+    if (v.outcome == TB_SEARCH_RETRY) {
+        if (b->attempts >= task->s.retries) {
+            snprintf(errstr, errstr_size, "%s (after %d retries)", v.reason,
+                     task->s.retries);
+            return -1;
+        }
+        int64_t delay = backoff_of(task, b->attempts);
+        b->attempts++;
+        TB_LOG_TASK(TB_LOG_WARN, LOGGER, ctx->connector, ctx->task,
+                    "%s; retry %d of %d (" KEY_RETRIES ") in %lld ms", v.reason,
+                    b->attempts, task->s.retries, (long long)delay);
+        b->request.not_before = tb_monotonic_ms() + delay;
+        return 0;
+    }
+    for (size_t i = 0; v.outcome == TB_SEARCH_MALFORMED && b->copies != NULL &&
+                       r->items != NULL && i < r->count;
+         i++) {
+        if (r->items[i] == TB_SEARCH_MALFORMED) {
+            give_up_record(task, &b->copies[i], task->s.malformed == MALFORMED_WARN,
+                           r->reasons[i] ? r->reasons[i] : "the document was refused");
+        }
+    }
+    return 1;
+}
+
+/* Handles every answer that came, then sends what may go. Returns
+ * TB_RESULT_OK, or TB_RESULT_FAILED with errstr. */
+static int harvest(search_task_t *task, char *errstr, size_t errstr_size)
+{
+    size_t kept = 0;
+    int rc = TB_RESULT_OK;
+    for (size_t i = 0; i < task->bulk_count; i++) {
+        bulk_t *b = task->bulks[i];
+        int handled = 0;
+        if (rc == TB_RESULT_OK && b->sent && atomic_load(&b->request.done)) {
+            b->sent = false;
+            handled = handle(task, b, errstr, errstr_size);
+            rc = handled < 0 ? TB_RESULT_FAILED : rc;
+        }
+        if (handled == 1) {
+            task->buffered -= b->request.count;
+            bulk_free(b);
+            continue;
+        }
+        task->bulks[kept++] = b;
+    }
+    task->bulk_count = kept;
+    if (rc == TB_RESULT_OK) {
+        pump(task);
+    }
+    return rc;
+}
+
+/* Writes the records' bulk lines into bulks the task holds (sent by
+ * harvest), and hands on the records that cannot be documents. */
+static int take(search_task_t *task, const tb_sink_record_t *records, size_t count,
+                char *errstr, size_t errstr_size)
+{
+    tb_search_outcome_t outcome = TB_SEARCH_OK;
+    char reason[512] = "";
     char *buf = NULL;
     size_t total = 0;
     FILE *all = open_memstream(&buf, &total);
-    doc_t *docs = calloc(count ? count : 1, sizeof(*docs));
-    char **invalid = calloc(count ? count : 1, sizeof(*invalid));
-    tb_search_request_t *requests = NULL;
-    size_t request_count = 0, n = 0;
+    doc_t *docs = calloc(count, sizeof(*docs));
+    char **invalid = calloc(count, sizeof(*invalid));
+    size_t n = 0;
     int rc = TB_RESULT_FAILED;
 
     snprintf(errstr, errstr_size, "out of memory writing to the search cluster");
     if (all == NULL || docs == NULL || invalid == NULL) {
         goto fail;
     }
-    ready_indexes(task, records, count, &v);
-    for (size_t i = 0; i < count && v.outcome == TB_SEARCH_OK; i++) {
+    ready_indexes(task, records, count, &outcome, reason, sizeof(reason));
+    if (outcome == TB_SEARCH_RETRY) {
+        rc = retry_or_fail(task, reason, errstr, errstr_size);
+        goto fail;
+    }
+    if (outcome == TB_SEARCH_FATAL) {
+        snprintf(errstr, errstr_size, "%s", reason);
+        goto fail;
+    }
+    task->attempts = 0;
+    for (size_t i = 0; i < count; i++) {
         tb_search_doc_result_t result;
-        char reason[512] = "";
         char *id = NULL;
         long start = ftell(all);
         if (tb_search_doc_lines(&task->doc, &records[i], all, &result, reason,
@@ -969,26 +1285,9 @@ static int search_put(void *opaque, const tb_sink_record_t *records, size_t coun
                             .end = ftell(all)};
         free(id);
     }
-    if (fflush(all) != 0) {
+    if (fflush(all) != 0 || (n > 0 && split(task, records, buf, total, docs, n) != 0)) {
         goto fail;
     }
-    if (v.outcome == TB_SEARCH_OK && n > 0) {
-        if (split(task, buf, total, docs, n, &requests, &request_count) != 0 ||
-            tb_search_client_bulk(task->client, requests, request_count,
-                                  tb_monotonic_ms() + task->s.flush_timeout_ms) != 0) {
-            goto fail;
-        }
-        judge(task, records, requests, request_count, &v);
-    }
-    if (v.outcome == TB_SEARCH_RETRY) {
-        rc = retry_or_fail(task, v.reason, errstr, errstr_size);
-        goto fail;
-    }
-    if (v.outcome == TB_SEARCH_FATAL) {
-        snprintf(errstr, errstr_size, "%s", v.reason);
-        goto fail;
-    }
-    task->attempts = 0;
     for (size_t i = 0; i < count; i++) {
         if (invalid[i] != NULL) {
             give_up_record(task, &records[i], task->s.drop_invalid, invalid[i]);
@@ -998,10 +1297,6 @@ static int search_put(void *opaque, const tb_sink_record_t *records, size_t coun
     rc = TB_RESULT_OK;
 
 fail:
-    for (size_t l = 0; l < request_count; l++) {
-        tb_search_request_clear(&requests[l]);
-    }
-    free(requests);
     for (size_t i = 0; invalid != NULL && i < count; i++) {
         free(invalid[i]);
     }
@@ -1014,13 +1309,62 @@ fail:
     return rc;
 }
 
-/* Every record is written by the put() that took it. */
+/* Takes the records when the task holds fewer than max.buffered.records,
+ * else is busy (for at most flush.timeout.ms); the bulks go out on the
+ * client's thread, and their answers are handled by the next put() or
+ * flush(). */
+static int search_put(void *opaque, const tb_sink_record_t *records, size_t count,
+                      char *errstr, size_t errstr_size)
+{
+    search_task_t *task = opaque;
+    int rc = harvest(task, errstr, errstr_size);
+    if (rc != TB_RESULT_OK || count == 0) {
+        return rc;
+    }
+    if (task->buffered >= (size_t)task->s.buffered) {
+        int64_t now = tb_monotonic_ms();
+        task->busy_since = task->busy_since ? task->busy_since : now;
+        if (now - task->busy_since < task->s.flush_timeout_ms) {
+            return TB_RESULT_BUSY;
+        }
+        snprintf(
+            errstr, errstr_size,
+            "%zu records in %zu bulk requests were not written within " KEY_FLUSH_TIMEOUT
+            " (%lld ms)",
+            task->buffered, task->bulk_count, task->s.flush_timeout_ms);
+        return TB_RESULT_FAILED;
+    }
+    task->busy_since = 0;
+    rc = take(task, records, count, errstr, errstr_size);
+    if (rc == TB_RESULT_OK) {
+        pump(task);
+    }
+    return rc;
+}
+
+/* Handles the answers that came; what is still unanswered stays out of the
+ * offsets recorded (pending_offset), so flush() never waits. */
 static int search_flush(void *opaque, char *errstr, size_t errstr_size)
 {
-    (void)opaque;
-    (void)errstr;
-    (void)errstr_size;
-    return TB_RESULT_OK;
+    return harvest(opaque, errstr, errstr_size);
+}
+
+/* The oldest offset of the partition in a bulk not written yet. */
+static int64_t search_pending_offset(void *opaque, const char *topic, int32_t partition)
+{
+    const search_task_t *task = opaque;
+    int64_t oldest = TB_PLUGIN_NO_OFFSET;
+    for (size_t i = 0; i < task->bulk_count; i++) {
+        const bulk_t *b = task->bulks[i];
+        for (size_t k = 0; k < b->span_count; k++) {
+            const span_t *s = &b->spans[k];
+            if (s->partition == partition && strcmp(s->topic, topic) == 0 &&
+                (oldest == TB_PLUGIN_NO_OFFSET || s->first < oldest)) {
+                oldest = s->first;
+            }
+        }
+    }
+    return oldest;
 }
 
 static const char *const elastic_aliases[] = {"ElasticsearchSink", NULL};
@@ -1039,6 +1383,7 @@ const tb_plugin_t tb_search_sink_plugin = {
     .typed = true,
     .put = search_put,
     .flush = search_flush,
+    .pending_offset = search_pending_offset,
     .task_stop = search_task_stop,
 };
 
@@ -1055,5 +1400,6 @@ const tb_plugin_t tb_opensearch_sink_plugin = {
     .typed = true,
     .put = search_put,
     .flush = search_flush,
+    .pending_offset = search_pending_offset,
     .task_stop = search_task_stop,
 };

@@ -8,12 +8,14 @@
  *   search_sink.c    config table, task lifecycle, put() and its retries
  *   search_doc.c     documents: ids, index names, bulk lines, the source
  *                    from Connect data, the index mapping from a schema
- *   search_client.c  libcurl: bulk requests in parallel (curl multi) with
- *                    failover across connection.url, per-item results
+ *   search_client.c  libcurl: bulk requests in the background (its thread
+ *                    and a curl multi handle) with failover across
+ *                    connection.url, per-item results
  */
 #ifndef TB_SEARCH_SINK_H
 #define TB_SEARCH_SINK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,15 +98,22 @@ typedef struct {
     const char *key_password;
     bool verify_host;
     int max_in_flight;
+    /* called on the client's thread each time a request is done */
+    void (*on_done)(void *arg);
+    void *on_done_arg;
 } tb_search_client_options_t;
 
-/* One bulk request: its body, and after tb_search_client_bulk() its
- * outcome and per-item outcomes (items[i] for the i-th action of body). */
+/* One bulk request: its body, and once done its outcome and per-item
+ * outcomes (items[i] for the i-th action of body). */
 typedef struct {
     char *body;
     size_t body_len;
-    size_t *records; /* for each action, the index of its record in put() */
-    size_t count;    /* actions */
+    size_t *records;    /* for each action, its record in put() (the sink frees it) */
+    size_t count;       /* actions */
+    int64_t not_before; /* monotonic ms: not sent before (a retry's backoff) */
+    /* set by the client's thread once the fields below are filled; until
+     * then the request is the client's, and only done may be read */
+    atomic_bool done;
     tb_search_outcome_t outcome;
     tb_search_outcome_t *items; /* count entries, when outcome is OK */
     char **reasons;             /* per item, for MALFORMED and FATAL; owned */
@@ -113,18 +122,20 @@ typedef struct {
 
 typedef struct tb_search_client tb_search_client_t;
 
-/* A client for options (borrowed for its life). Needs curl_global_init()
- * done by the process. NULL with errstr. */
+/* A client for options (borrowed for its life), its thread started. Needs
+ * curl_global_init() done by the process. NULL with errstr. */
 tb_search_client_t *tb_search_client_new(const tb_search_client_options_t *options,
                                          char *errstr, size_t errstr_size);
+/* Stops the client's thread and frees it; requests still on the wire are
+ * abandoned (never done). */
 void tb_search_client_free(tb_search_client_t *client);
 
-/* Sends the requests, at most max.in.flight at once, each bounded by the
- * timeouts, the whole by deadline_ms (monotonic); a URL that cannot be
- * reached makes the next one of connection.url current. Fills each
- * request's outcome and items. Returns 0, or -1 on no memory. */
-int tb_search_client_bulk(tb_search_client_t *client, tb_search_request_t *requests,
-                          size_t count, int64_t deadline_ms);
+/* Lends request to the client, which sends it once its not_before is past,
+ * bounded by the timeouts; a URL that cannot be reached makes the next one
+ * of connection.url current. Its done is set, its outcome and items filled,
+ * on the client's thread, which then calls on_done. The caller keeps at
+ * most max_in_flight requests lent: -1 when every lane is taken. */
+int tb_search_client_send(tb_search_client_t *client, tb_search_request_t *request);
 
 /* One plain request (index creation, mapping) to the current URL: method,
  * path ("/index"), a JSON body or NULL. Returns the HTTP status (0 when none

@@ -3,7 +3,8 @@ rot. It starts its own Kafka test bed (not the suite's), builds tributary in Rel
 the floor programs, and runs every scenario against tributary, Kafka Connect and the floor,
 the formats' encode and decode loops against confluent-kafka's serializers, the JDBC
 sink into the bed's PostgreSQL (tributary alone: Debezium's task takes tens of seconds to
-start), and the S3 sink into moto's S3 server beside the consume-and-PUT floor.
+start), the S3 sink into moto's S3 server beside the consume-and-PUT floor, and the search
+sink into the bed's OpenSearch node beside the bare _bulk floor.
 """
 import os
 import re
@@ -83,6 +84,11 @@ def test_smoke_run_prints_every_scenario():
         assert all(NUMBER.match(f) for f in figures), f"{key}: not all numeric: {figures}"
 
     assert "## Goals" in out and "## Machine" in out
+    # the search sink's table (bench/search.py): the floor and tributary, figures numeric
+    assert re.search(r"^## Search sink into OpenSearch", out, re.M), out[-3000:]
+    for system in (r"floor \(_bulk\)", "tributary"):
+        assert re.search(rf"^\| {system} \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|$", out,
+                         re.M), f"no search row for {system}"
     # the release build runs on jemalloc, and so do the floors (docs/ARCHITECTURE.md)
     assert re.search(r"^\| tributary \| tributary .*, jemalloc \d", out, re.M), out[:3000]
     for floor in ("floor_consume", "floor_produce"):

@@ -6,13 +6,17 @@ import json
 import os
 import pathlib
 import signal
+import ssl
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
 from confluent_kafka import Consumer
 
 from kafka_io import IN_ORDER, create_topic, produce
+from test_rest_security import pki  # noqa: F401 (fixture)
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -343,3 +347,184 @@ def test_the_example_connector_runs(start_worker, bed, search):
     mapping = search.call("GET", f"/{index}/_mapping")[index]["mappings"]["properties"]
     assert mapping["customer"]["type"] == "text"
     assert mapping["order_id"]["type"] == "long"
+
+
+class BulkFront:
+    """A loopback HTTP server in front of the search node: index requests
+    pass through; a _bulk request is counted while it is open, and passed on
+    after delay seconds, or never answered when forward is false (a node whose
+    writes hang)."""
+
+    def __init__(self, upstream, forward=True, delay=0.0, tls=None):
+        self.lock = threading.Lock()
+        self.open = self.most = self.bulks = 0
+        self.release = threading.Event()  # ends every held request at close
+        front = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _relay(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                bulk = "/_bulk" in self.path
+                if bulk:
+                    with front.lock:
+                        front.open += 1
+                        front.bulks += 1
+                        front.most = max(front.most, front.open)
+                    if not forward:
+                        front.release.wait(120)
+                        self.close_connection = True
+                        return
+                    front.release.wait(delay)
+                try:
+                    reply = requests.request(
+                        self.command, upstream + self.path, data=body, timeout=60,
+                        headers={"Content-Type": self.headers.get("Content-Type",
+                                                                  "application/json")})
+                finally:
+                    if bulk:
+                        with front.lock:
+                            front.open -= 1
+                self.send_response(reply.status_code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply.content)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(reply.content)
+
+            do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _relay
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        scheme = "http"
+        if tls is not None:  # (certificate, key, CA of the clients)
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(tls[0], tls[1])
+            context.load_verify_locations(tls[2])
+            context.verify_mode = ssl.CERT_REQUIRED
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("in_flight", [1, 4])
+def test_bulk_requests_in_flight_at_once_are_bounded(start_worker, bed, search, in_flight):
+    total = 3000
+    topic = bed.unique_topic(f"searchinflight{in_flight}")
+    create_topic(bed, topic, 2)
+    produce(bed.bootstrap, topic, [(i % 2, f"f{i}".encode(), f'{{"i":{i}}}'.encode())
+                                   for i in range(total)])
+    front = BulkFront(search.url, delay=0.2)
+    try:
+        w = start_worker(SETTINGS)
+        sink(w, f"sinflight{in_flight}", topic, Search(front.url),
+             **{"key.ignore": "false", "batch.size": "50",
+                "max.in.flight.requests": str(in_flight)})
+        wait_for(lambda: search.refreshed_count(topic) == total, timeout=180, interval=1,
+                 what="every document through the counting front")
+        assert front.bulks >= total // 50
+        # the task had as many requests open as it may, never more
+        assert front.most == in_flight, (front.most, in_flight)
+        assert task_state(w, f"sinflight{in_flight}")["state"] == "RUNNING"
+    finally:
+        front.close()
+    search.call("DELETE", f"/{topic}")
+
+
+def test_a_bulk_request_without_answer_holds_no_pool_thread(start_worker, bed, search,
+                                                             tmp_path):
+    # two search tasks whose bulk requests are never answered, two pool
+    # threads: a put that waited for its answer (read.timeout.ms: a minute)
+    # would leave no thread to the file sink beside them
+    front = BulkFront(search.url, forward=False)
+    try:
+        w = start_worker({**SETTINGS, "task.threads": "2"})
+        for name in ("shang1", "shang2"):
+            topic = bed.unique_topic(name)
+            create_topic(bed, topic, 1)
+            produce(bed.bootstrap, topic, [(0, f"k{i}".encode(), f'{{"i":{i}}}'.encode())
+                                           for i in range(3000)])
+            sink(w, name, topic, Search(front.url),
+                 **{"key.ignore": "false", "batch.size": "100",
+                    "read.timeout.ms": "60000", "flush.timeout.ms": "600000",
+                    "max.buffered.records": "1000"})
+        wait_for(lambda: front.open >= 2 * 5, timeout=60,
+                 what="both search tasks with max.in.flight.requests bulks open")
+
+        topic = bed.unique_topic("fileside")
+        create_topic(bed, topic, 1)
+        out = tmp_path / "side.txt"
+        reply = w.put("/connectors/fileside/config",
+                      json={"connector.class": "FileStreamSink", "topics": topic,
+                            "file": str(out), "value.converter":
+                                "org.apache.kafka.connect.storage.StringConverter"})
+        assert reply.status_code in (200, 201), reply.text
+        for batch in range(3):
+            produce(bed.bootstrap, topic, [(0, None, f"line{batch}".encode())])
+            wait_for(lambda: out.exists() and f"line{batch}" in out.read_text(),
+                     timeout=30, what=f"the file sink's record {batch}")
+        for name in ("shang1", "shang2"):
+            assert task_state(w, name)["state"] == "RUNNING"
+        assert w.get("/health").status_code == 200
+    finally:
+        front.close()
+
+
+def test_tls_with_pem_stores(start_worker, bed, search, pki, tmp_path):  # noqa: F811
+    # OpenSearch's security plugin is not in the bed: a TLS front on loopback
+    # (a CA made now, client certificates required) stands before the node
+    front = BulkFront(search.url, tls=(pki["server.pem"], pki["server.key"], pki["ca.pem"]))
+    keystore = tmp_path / "client-store.pem"
+    keystore.write_text(pathlib.Path(pki["client.pem"]).read_text() +
+                        pathlib.Path(pki["client.key"]).read_text())
+    rogue = tmp_path / "rogue-store.pem"
+    rogue.write_text(pathlib.Path(pki["rogue.pem"]).read_text() +
+                     pathlib.Path(pki["rogue.key"]).read_text())
+    tls = {"elastic.security.protocol": "SSL", "key.ignore": "true",
+           "elastic.https.ssl.truststore.location": pki["ca.pem"],
+           "elastic.https.ssl.truststore.type": "PEM",
+           "elastic.https.ssl.keystore.type": "PEM", "max.retries": "0"}
+    try:
+        w = start_worker(SETTINGS)
+        topic = bed.unique_topic("searchtls")
+        create_topic(bed, topic, 1)
+        produce(bed.bootstrap, topic, [(0, None, f'{{"i":{i}}}'.encode())
+                                       for i in range(100)])
+        sink(w, "stls", topic, Search(front.url),
+             **{**tls, "elastic.https.ssl.keystore.location": str(keystore)})
+        wait_for(lambda: search.refreshed_count(topic) == 100, timeout=60,
+                 what="the documents written over TLS")
+        assert front.bulks >= 1
+        # a client certificate of another CA is refused by the front: the
+        # task fails, saying it could not reach the node
+        other = bed.unique_topic("searchtlsrogue")
+        create_topic(bed, other, 1)
+        produce(bed.bootstrap, other, [(0, None, b'{"i":1}')])
+        sink(w, "stlsrogue", other, Search(front.url),
+             **{**tls, "elastic.https.ssl.keystore.location": str(rogue)})
+        state = wait_for(lambda: (task_state(w, "stlsrogue") or {}).get("state") == "FAILED"
+                         and task_state(w, "stlsrogue"), timeout=60,
+                         what="the task with the rogue certificate failing")
+        assert f"cannot reach {front.url}" in state["trace"], state
+        # and a trust store without the front's CA refuses the front
+        sink(w, "stlsca", other, Search(front.url),
+             **{**tls, "elastic.https.ssl.truststore.location": pki["rogue-ca.pem"],
+                "elastic.https.ssl.keystore.location": str(keystore)})
+        state = wait_for(lambda: (task_state(w, "stlsca") or {}).get("state") == "FAILED"
+                         and task_state(w, "stlsca"), timeout=60,
+                         what="the task that does not trust the front failing")
+        assert f"cannot reach {front.url}" in state["trace"], state
+        assert search.count(other.lower()) == 0
+    finally:
+        front.close()
+    search.call("DELETE", f"/{topic}")

@@ -86,6 +86,13 @@ int tb_sink_failed_delivered(void *runtime, char *errstr, size_t errstr_size)
     return 0;
 }
 
+void tb_sink_wake(void *runtime)
+{
+    sink_engine_t *e = runtime;
+    atomic_store(&e->plugin_woken, true);
+    e->env->wake(e->env->task);
+}
+
 void tb_sink_retry_after(void *runtime, int64_t ms)
 {
     ((sink_engine_t *)runtime)->plugin_retry_ms = ms > 0 ? ms : 1;
@@ -363,8 +370,11 @@ bool tb_sink_convert_waiting(sink_engine_t *e)
  * is empty), TB_RESULT_RETRY, or -1 with errstr. */
 int tb_sink_put_batch(sink_engine_t *e, char *errstr, size_t errstr_size)
 {
+    bool woken = atomic_exchange(&e->plugin_woken, false);
     if (e->batch_len == 0) {
-        return 0;
+        return woken ? e->env->plugin->put(e->plugin_task, e->records, 0, errstr,
+                                           errstr_size)
+                     : 0;
     }
     int64_t started = tb_monotonic_us();
     int rc = e->env->plugin->put(e->plugin_task, e->records, e->batch_len, errstr,

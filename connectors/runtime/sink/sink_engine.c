@@ -268,6 +268,7 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
                                  .tolerates_errors = e->tolerate_errors,
                                  .failed_delivered = tb_sink_failed_delivered,
                                  .retry_after = tb_sink_retry_after,
+                                 .wake = tb_sink_wake,
                                  .runtime = e};
     e->log_errors = tb_config_bool(settings, "errors.log.enable");
     e->log_messages = tb_config_bool(settings, "errors.log.include.messages");
@@ -363,7 +364,7 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
         tb_sink_update_partition_metrics(e);
     }
     int64_t until_retry = e->retry_at_ms - tb_monotonic_ms();
-    if (e->held && until_retry > 0) {
+    if (e->held && until_retry > 0 && !(e->busy && atomic_load(&e->plugin_woken))) {
         return until_retry < POLL_HELD_MS ? until_retry : POLL_HELD_MS;
     }
     if (tb_sink_convert_waiting(e)) {
@@ -381,6 +382,13 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
     if (rc == 0 && e->failure[0] != '\0') {
         snprintf(errstr, errstr_size, "%s", e->failure);
         rc = -1;
+    }
+    e->busy = rc == TB_RESULT_BUSY;
+    if (e->busy) {
+        /* read nothing until the plugin has room: its wake() ends the wait */
+        tb_sink_set_held(e, true);
+        e->retry_at_ms = tb_monotonic_ms() + POLL_HELD_MS;
+        return POLL_HELD_MS;
     }
     if (rc == TB_RESULT_RETRY) {
         /* a plugin that asked for its own delay bounds its own retries */

@@ -25,6 +25,7 @@
 #define TB_SINK_ENGINE_INTERNAL_H
 
 #include <librdkafka/rdkafka.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,6 +90,11 @@ typedef struct {
     int64_t retry_at_ms; /* when the held put, flush or conversion is tried again */
     tb_task_retry_t retry;
     int64_t plugin_retry_ms; /* the plugin's own delay for its retry; 0: none */
+    /* the hold is the plugin's TB_RESULT_BUSY, which its wake() ends */
+    bool busy;
+    /* the plugin's wake() came (set from any thread): put() is called,
+     * with no records when none wait */
+    atomic_bool plugin_woken;
     /* sink_batch.c: a batch the plugin has not taken yet (retriable
      * failure); records from converted on wait for a converter's retry
      * (records[] zeroed) */
@@ -161,8 +167,9 @@ void tb_sink_consume(sink_engine_t *e);
  * are held until e->retry_at_ms. */
 bool tb_sink_convert_waiting(sink_engine_t *e);
 
-/* Hands the pending batch to the plugin. Returns 0 when it was taken (or
- * is empty), TB_RESULT_RETRY, or -1 with errstr. */
+/* Hands the pending batch to the plugin (an empty one only after the
+ * plugin's wake). Returns 0 when it was taken (or is empty),
+ * TB_RESULT_RETRY, TB_RESULT_BUSY, or -1 with errstr. */
 int tb_sink_put_batch(sink_engine_t *e, char *errstr, size_t errstr_size);
 
 /* Drops the pending records of p (revoked). */
@@ -174,6 +181,9 @@ void tb_sink_release_batch(sink_engine_t *e);
 /* Connect's SinkTaskContext.timeout: the plugin's delay for its retry
  * (tb_task_context_t.retry_after). */
 void tb_sink_retry_after(void *runtime, int64_t ms);
+
+/* tb_task_context_t's wake: the plugin asks for a put(). */
+void tb_sink_wake(void *runtime);
 
 /* tb_task_context_t's record_failed: a record the plugin could not
  * write, under errors.tolerance. */
