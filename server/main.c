@@ -75,11 +75,12 @@ static void usage(FILE *out)
 
 /* Reads the worker file and the environment; parses and validates. Prints
  * every error (naming the key) and returns NULL when invalid. */
-static json_t *load_worker_config(const cli_t *cli, json_t **raw_out)
+static json_t *load_worker_config(const cli_t *cli, json_t **raw_out,
+                                  tb_worker_settings_t *settings)
 {
     json_t *errors = json_array();
-    json_t *values =
-        tb_worker_config_load(cli->worker_file, cli->dev, environ, raw_out, errors);
+    json_t *values = tb_worker_config_load(cli->worker_file, cli->dev, environ, raw_out,
+                                           settings, errors);
     size_t i;
     json_t *message;
     json_array_foreach (errors, i, message) {
@@ -147,10 +148,10 @@ static int lock_store(const char *store_path)
     return fd;
 }
 
-/* The comma-joined items of a LIST key; NULL when it is null (unset). */
-static char *joined_list(const json_t *values, const char *key)
+/* The comma-joined items of a LIST key's value; NULL when it is null
+ * (unset). */
+static char *joined_list(const json_t *list)
 {
-    const json_t *list = tb_config_list(values, key);
     size_t i;
     json_t *item;
     char *out = NULL;
@@ -222,9 +223,9 @@ static void log_kafka_link(const tb_herder_t *herder, bool dev)
 
 /* listeners.https.ssl.key.password, a reference resolved (malloc'd into
  * *out, NULL when unset). Returns -1, logged, when it cannot be resolved. */
-static int resolve_key_password(const json_t *values, char **out)
+static int resolve_key_password(const tb_worker_settings_t *settings, char **out)
 {
-    const char *value = tb_config_string(values, "listeners.https.ssl.key.password");
+    const char *value = settings->listeners_https_ssl_key_password;
     char errstr[1024];
     if (value == NULL) {
         return 0;
@@ -240,15 +241,15 @@ static int resolve_key_password(const json_t *values, char **out)
 
 /* secrets.encryption.key: its reference resolved and the key handed to
  * tb_secret_seal.h. Returns -1, logged, when it is set and unusable. */
-static int load_encryption_key(const json_t *values, bool distributed)
+static int load_encryption_key(const tb_worker_settings_t *settings, bool distributed)
 {
-    const char *value = tb_config_string(values, "secrets.encryption.key");
+    const char *value = settings->secrets_encryption_key;
     unsigned char key[TB_SECRET_SEAL_KEY_SIZE];
     char errstr[1024];
     char *text = NULL;
     int rc = -1;
     if (value == NULL) {
-        if (distributed && tb_config_bool(values, "secrets.literal.allowed")) {
+        if (distributed && settings->secrets_literal_allowed) {
             TB_LOG(TB_LOG_INFO, "tributary.worker",
                    "secrets.encryption.key is not set: connectors' literal secrets are "
                    "refused (set it, the same on every worker, to keep them encrypted "
@@ -300,31 +301,27 @@ static int set_dumpable(bool dumpable)
  * any client key: All does (restricted by a non-empty allowlist, as
  * tributary always did), Allowlist (KIP-1188) does when its allowlist names
  * one, None does not. */
-static bool overrides_allowed(const json_t *values)
+static bool overrides_allowed(const tb_worker_settings_t *settings)
 {
-    const char *policy =
-        tb_config_string(values, "connector.client.config.override.policy");
-    return strcmp(policy, "All") == 0 ||
-           (strcmp(policy, "Allowlist") == 0 &&
-            json_array_size(tb_config_list(
-                values, "connector.client.config.override.allowlist")) > 0);
+    int policy = settings->connector_client_config_override_policy;
+    return policy == TB_OVERRIDE_POLICY_ALL ||
+           (policy == TB_OVERRIDE_POLICY_ALLOWLIST &&
+            json_array_size(settings->connector_client_config_override_allowlist) > 0);
 }
 
 /* Says, once at start, where tributary's reading of the override keys is
  * not what a Connect 4.2 user would guess. */
-static void log_override_policy(const json_t *values)
+static void log_override_policy(const tb_worker_settings_t *settings)
 {
-    const char *policy =
-        tb_config_string(values, "connector.client.config.override.policy");
-    size_t listed = json_array_size(
-        tb_config_list(values, "connector.client.config.override.allowlist"));
-    if (strcmp(policy, "All") == 0 && listed > 0) {
+    int policy = settings->connector_client_config_override_policy;
+    size_t listed = json_array_size(settings->connector_client_config_override_allowlist);
+    if (policy == TB_OVERRIDE_POLICY_ALL && listed > 0) {
         TB_LOG(TB_LOG_WARN, "tributary.worker",
                "connector.client.config.override.policy=All with a "
                "connector.client.config.override.allowlist: connectors may override "
                "only the listed keys (Connect 4.2 ignores the list under All; set the "
                "policy to Allowlist to say so)");
-    } else if (strcmp(policy, "Allowlist") == 0 && listed == 0) {
+    } else if (policy == TB_OVERRIDE_POLICY_ALLOWLIST && listed == 0) {
         TB_LOG(TB_LOG_WARN, "tributary.worker",
                "connector.client.config.override.policy=Allowlist with an empty "
                "connector.client.config.override.allowlist: connectors may override no "
@@ -334,34 +331,30 @@ static void log_override_policy(const json_t *values)
 
 /* The worker's options that its keys give; the caller sets the
  * store, the mode, the converters, the worker's id and exactly-once's
- * settings. Borrows values and kafka_props. */
-static tb_worker_options_t worker_options_of(const json_t *values,
+ * settings. Borrows settings and kafka_props. */
+static tb_worker_options_t worker_options_of(const tb_worker_settings_t *settings,
                                              const json_t *kafka_props)
 {
-    const char *store_path = tb_config_string(values, "offset.storage.file.filename");
+    const char *store_path = settings->offset_storage_file_filename;
     return (tb_worker_options_t){
         .store_path = store_path,
         .kafka_props = kafka_props,
-        .dev = tb_config_bool(values, "dev"),
-        .task_threads = (int)tb_config_int(values, "task.threads"),
-        .offset_flush_interval_ms = tb_config_int(values, "offset.flush.interval.ms"),
-        .shutdown_timeout_ms = tb_config_int(values, "task.shutdown.graceful.timeout.ms"),
-        .restart_backoff_initial_ms =
-            tb_config_int(values, "task.restart.backoff.initial.ms"),
-        .restart_backoff_max_ms = tb_config_int(values, "task.restart.backoff.max.ms"),
-        .overrides_allowed = overrides_allowed(values),
-        .override_allowlist =
-            tb_config_list(values, "connector.client.config.override.allowlist"),
-        .literal_secrets = tb_config_bool(values, "secrets.literal.allowed"),
-        .downgrade_allowed =
-            tb_config_bool(values, "connector.client.security.downgrade.allowed"),
-        .secret_policy = tb_worker_config_secret_policy(values, store_path),
-        .limits = {.allowed_dirs = tb_config_list(values, "file.allowed.dirs"),
-                   .allowed_hosts = tb_config_list(values, "http.sink.allowed.hosts"),
+        .dev = settings->dev,
+        .task_threads = settings->task_threads,
+        .offset_flush_interval_ms = settings->offset_flush_interval_ms,
+        .shutdown_timeout_ms = settings->task_shutdown_graceful_timeout_ms,
+        .restart_backoff_initial_ms = settings->task_restart_backoff_initial_ms,
+        .restart_backoff_max_ms = settings->task_restart_backoff_max_ms,
+        .overrides_allowed = overrides_allowed(settings),
+        .override_allowlist = settings->connector_client_config_override_allowlist,
+        .literal_secrets = settings->secrets_literal_allowed,
+        .downgrade_allowed = settings->connector_client_security_downgrade_allowed,
+        .secret_policy = tb_worker_config_secret_policy(settings, store_path),
+        .limits = {.allowed_dirs = settings->file_allowed_dirs,
+                   .allowed_hosts = settings->http_sink_allowed_hosts,
                    .store_path = store_path},
         .exactly_once_source =
-            strcmp(tb_config_string(values, "exactly.once.source.support"), "enabled") ==
-            0,
+            settings->exactly_once_source_support == TB_EOS_SUPPORT_ENABLED,
     };
 }
 
@@ -400,7 +393,8 @@ static int wait_for_stop(tb_reload_t *reload, tb_cluster_t *cluster)
 static int run(const cli_t *cli)
 {
     json_t *raw = NULL;
-    json_t *values = load_worker_config(cli, &raw);
+    tb_worker_settings_t settings;
+    json_t *values = load_worker_config(cli, &raw, &settings);
     tb_herder_t *herder = NULL;
     tb_cluster_t *cluster = NULL;
     tb_forward_t *forward = NULL;
@@ -425,22 +419,20 @@ static int run(const cli_t *cli)
         goto done;
     }
     tb_log_level_t root_level;
-    tb_log_level_parse(tb_config_string(values, "log.level"), &root_level);
+    tb_log_level_parse(settings.log_level, &root_level);
     json_decref(tb_log_level_set("root", root_level, -1));
-    tb_log_set_format(strcmp(tb_config_string(values, "log.format"), "json") == 0
-                          ? TB_LOG_FORMAT_JSON
-                          : TB_LOG_FORMAT_TEXT);
-    tb_metrics_ms_names_set(tb_config_bool(values, "metrics.milliseconds.names"));
+    tb_log_set_format((tb_log_format_t)settings.log_format);
+    tb_metrics_ms_names_set(settings.metrics_milliseconds_names);
 
     if (tb_worker_config_check_connect_keys(raw) != 0) {
         goto done;
     }
-    if (set_dumpable(tb_config_bool(values, "core.dumps.enable")) != 0) {
+    if (set_dumpable(settings.core_dumps_enable) != 0) {
         goto done;
     }
-    log_override_policy(values);
-    bool dev = tb_config_bool(values, "dev");
-    if (!dev && json_array_size(tb_config_list(values, "bootstrap.servers")) == 0) {
+    log_override_policy(&settings);
+    bool dev = settings.dev;
+    if (!dev && json_array_size(settings.bootstrap_servers) == 0) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker",
                "refusing to start: bootstrap.servers is not set: name the Kafka "
                "brokers (host:port,...) in the worker file or "
@@ -449,7 +441,7 @@ static int run(const cli_t *cli)
                "cluster run with --dev");
         goto done;
     }
-    const char *store_path = tb_config_string(values, "offset.storage.file.filename");
+    const char *store_path = settings.offset_storage_file_filename;
     if (make_parent_dir(store_path) != 0) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker",
                "cannot create the directory of offset.storage.file.filename %s: %s",
@@ -457,7 +449,7 @@ static int run(const cli_t *cli)
         goto done;
     }
     store_lock = lock_store(store_path);
-    if (store_lock < 0 || resolve_key_password(values, &key_password) != 0) {
+    if (store_lock < 0 || resolve_key_password(&settings, &key_password) != 0) {
         goto done;
     }
     /* before any connector can start: the worker's own files and variables */
@@ -466,35 +458,30 @@ static int run(const cli_t *cli)
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start: out of memory");
         goto done;
     }
-    listeners = joined_list(values, "listeners");
-    admin_listeners = joined_list(values, "admin.listeners");
+    listeners = joined_list(settings.listeners);
+    admin_listeners = joined_list(settings.admin_listeners);
     http_options = (tb_http_options_t){
         .listeners = listeners != NULL ? listeners : "",
         .admin_listeners = admin_listeners,
-        .body_max_bytes = (size_t)tb_config_int(values, "rest.request.body.max.bytes"),
-        .threads = (unsigned)tb_config_int(values, "rest.threads"),
-        .connections_max = (unsigned)tb_config_int(values, "rest.connections.max"),
-        .connections_per_client =
-            (unsigned)tb_config_int(values, "rest.connections.per.client.max"),
-        .connection_timeout_ms =
-            (unsigned)tb_config_int(values, "rest.connection.timeout.ms"),
-        .header_timeout_ms =
-            (unsigned)tb_config_int(values, "rest.request.header.timeout.ms"),
-        .request_timeout_ms = tb_config_int(values, "rest.request.timeout.ms"),
-        .auth_credentials_file = tb_config_string(values, "rest.auth.credentials.file"),
-        .allow_unauthenticated_remote =
-            tb_config_bool(values, "rest.allow.unauthenticated.remote"),
-        .ssl_certificate_location =
-            tb_config_string(values, "listeners.https.ssl.certificate.location"),
-        .ssl_key_location = tb_config_string(values, "listeners.https.ssl.key.location"),
+        .body_max_bytes = (size_t)settings.rest_request_body_max_bytes,
+        .threads = (unsigned)settings.rest_threads,
+        .connections_max = (unsigned)settings.rest_connections_max,
+        .connections_per_client = (unsigned)settings.rest_connections_per_client_max,
+        .connection_timeout_ms = (unsigned)settings.rest_connection_timeout_ms,
+        .header_timeout_ms = (unsigned)settings.rest_request_header_timeout_ms,
+        .request_timeout_ms = settings.rest_request_timeout_ms,
+        .auth_credentials_file = settings.rest_auth_credentials_file,
+        .allow_unauthenticated_remote = settings.rest_allow_unauthenticated_remote,
+        .ssl_certificate_location = settings.listeners_https_ssl_certificate_location,
+        .ssl_key_location = settings.listeners_https_ssl_key_location,
         .ssl_key_password = key_password,
-        .ssl_ca_location = tb_config_string(values, "listeners.https.ssl.ca.location"),
-        .cors_allow_origin = tb_config_string(values, "access.control.allow.origin"),
-        .cors_allow_methods = tb_config_string(values, "access.control.allow.methods"),
+        .ssl_ca_location = settings.listeners_https_ssl_ca_location,
+        .cors_allow_origin = settings.access_control_allow_origin,
+        .cors_allow_methods = settings.access_control_allow_methods,
         .ctx = &ctx,
     };
-    tb_auth_mode_parse(tb_config_string(values, "rest.auth"), &http_options.auth);
-    tb_http_client_auth_parse(tb_config_string(values, "listeners.https.ssl.client.auth"),
+    tb_auth_mode_parse(settings.rest_auth, &http_options.auth);
+    tb_http_client_auth_parse(settings.listeners_https_ssl_client_auth,
                               &http_options.ssl_client_auth);
     /* bound before anything starts: dev mode's in-memory cluster and the
      * Kafka clients cannot take the port, and a worker that cannot have it
@@ -504,18 +491,18 @@ static int run(const cli_t *cli)
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "refusing to start: %s", errstr);
         goto done;
     }
-    if (tb_advertised_url(values, worker_url, sizeof(worker_url), errstr,
+    if (tb_advertised_url(&settings, worker_url, sizeof(worker_url), errstr,
                           sizeof(errstr)) != 0) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "refusing to start: %s", errstr);
         goto done;
     }
     snprintf(worker_id, sizeof(worker_id), "%s", tb_advertised_worker_id(worker_url));
     kafka_props = tb_worker_config_kafka_props(raw);
-    converters = tb_worker_config_converters(raw, values);
-    bool distributed = tb_distributed_enabled(values);
+    converters = tb_worker_config_converters(raw, &settings);
+    bool distributed = tb_distributed_enabled(&settings);
     tb_store_t *store = NULL;
-    const char *connectors_dir = tb_config_string(values, "connectors.dir");
-    bool prune = tb_config_bool(values, "connectors.dir.prune");
+    const char *connectors_dir = settings.connectors_dir;
+    bool prune = settings.connectors_dir_prune;
     if (prune && connectors_dir == NULL) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker",
                "refusing to start: connectors.dir.prune=true needs connectors.dir, the "
@@ -530,23 +517,23 @@ static int run(const cli_t *cli)
                      "REST API, not named on the command line (as in Connect)");
         goto done;
     }
-    if (load_encryption_key(values, distributed) != 0) {
+    if (load_encryption_key(&settings, distributed) != 0) {
         goto done;
     }
     if (distributed) {
-        store = tb_distributed_store_open(values, kafka_props, worker_id, errstr,
+        store = tb_distributed_store_open(&settings, kafka_props, worker_id, errstr,
                                           sizeof(errstr));
         if (store == NULL) {
             TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start: %s", errstr);
             goto done;
         }
     }
-    tb_worker_options_t worker_options = worker_options_of(values, kafka_props);
+    tb_worker_options_t worker_options = worker_options_of(&settings, kafka_props);
     worker_options.store = store;
     worker_options.distributed = distributed;
     worker_options.converter_config = converters;
     worker_options.worker_id = worker_id;
-    worker_options.eos = tb_distributed_eos_settings(values, raw);
+    worker_options.eos = tb_distributed_eos_settings(&settings, raw);
     worker_options.limits.deny = deny;
     herder = tb_herder_create(&worker_options, errstr, sizeof(errstr));
     if (herder == NULL) {
@@ -561,7 +548,7 @@ static int run(const cli_t *cli)
         tb_connector_dir_apply(herder, connectors_dir, prune, &applied);
     }
     if (distributed) {
-        cluster = tb_distributed_join(values, kafka_props, herder, worker_url, errstr,
+        cluster = tb_distributed_join(&settings, kafka_props, herder, worker_url, errstr,
                                       sizeof(errstr));
         if (cluster == NULL) {
             TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot join the cluster: %s",
@@ -570,10 +557,8 @@ static int run(const cli_t *cli)
         }
         forward = tb_forward_create(&(tb_forward_options_t){
             .cluster = cluster,
-            .signature_algorithm =
-                tb_config_string(values, "inter.worker.signature.algorithm"),
-            .verification_algorithms =
-                tb_config_list(values, "inter.worker.verification.algorithms"),
+            .signature_algorithm = settings.inter_worker_signature_algorithm,
+            .verification_algorithms = settings.inter_worker_verification_algorithms,
         });
         if (forward == NULL) {
             TB_LOG(TB_LOG_FATAL, "tributary.worker", "cannot start: out of memory");
@@ -585,6 +570,7 @@ static int run(const cli_t *cli)
         .worker_file = cli->worker_file,
         .dev = cli->dev,
         .raw = raw,
+        .settings = &settings,
         .store_path = store_path,
         .herder = herder,
         .http = http,
@@ -597,8 +583,8 @@ static int run(const cli_t *cli)
     ctx = (tb_api_context_t){
         .herder = herder,
         .worker_id = worker_id,
-        .topic_tracking_disabled = !tb_config_bool(values, "topic.tracking.enable"),
-        .topic_reset_disabled = !tb_config_bool(values, "topic.tracking.allow.reset"),
+        .topic_tracking_disabled = !settings.topic_tracking_enable,
+        .topic_reset_disabled = !settings.topic_tracking_allow_reset,
         .forward = forward != NULL ? tb_forward_request : NULL,
         .forward_opaque = forward,
         .reload = tb_reload_api,
@@ -677,12 +663,11 @@ static bool is_worker_file(const char *path)
 }
 
 /* The connector files validate reads: those named, or without any the files
- * of the worker's connectors.dir. NULL (said on stderr) when there are
+ * of dir, the worker's connectors.dir (NULL: unset). NULL (said on stderr) when there are
  * none to read: *usage_error tells whether none were named. */
-static json_t *files_to_validate(char *const *files, int count, const json_t *values,
+static json_t *files_to_validate(char *const *files, int count, const char *dir,
                                  bool *usage_error)
 {
-    const char *dir = tb_config_string(values, "connectors.dir");
     json_t *paths = NULL;
     *usage_error = count == 0 && dir == NULL;
     if (count > 0) {
@@ -723,16 +708,18 @@ static int validate(int argc, char **argv)
     int first = argc > 0 && is_worker_file(argv[0]) ? 1 : 0;
     int rc = 1;
     cli.worker_file = first == 1 ? argv[0] : NULL;
-    json_t *values = load_worker_config(&cli, &raw);
+    tb_worker_settings_t settings;
+    json_t *values = load_worker_config(&cli, &raw, &settings);
     json_t *kafka_props = raw != NULL ? tb_worker_config_kafka_props(raw) : NULL;
     if (values != NULL && tb_worker_config_check_connect_keys(raw) == 0) {
-        paths = files_to_validate(argv + first, argc - first, values, &usage_error);
+        paths = files_to_validate(argv + first, argc - first, settings.connectors_dir,
+                                  &usage_error);
     }
     /* the worker's own files and variables, refused as the worker refuses them */
     tb_secret_deny_t *deny =
         paths != NULL ? tb_worker_config_deny(raw, cli.worker_file) : NULL;
     if (deny != NULL) {
-        tb_worker_options_t options = worker_options_of(values, kafka_props);
+        tb_worker_options_t options = worker_options_of(&settings, kafka_props);
         options.limits.deny = deny;
         tb_connector_checks_t checks = tb_herder_offline_checks(&options, &client);
         rc = tb_validate_files(&checks, paths, stdout, stderr) == 0 ? 0 : 1;
