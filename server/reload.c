@@ -274,7 +274,7 @@ json_t *tb_reload_run(tb_reload_t *reload, const char *cause, bool *ok)
     char msg[2048], serial[48] = "", listed[1024];
     json_t *raw = NULL;
     pthread_mutex_lock(&reload->lock);
-    tb_worker_settings_t settings;
+    tb_worker_settings_t settings = {0};
     json_t *values = prepare(reload, &raw, &settings, serial, msg, sizeof(msg));
     if (values == NULL) {
         TB_LOG(TB_LOG_ERROR, FACILITY,

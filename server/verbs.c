@@ -205,7 +205,7 @@ int tb_verbs_validate(int argc, char **argv)
     int first = argc > 0 && is_worker_file(argv[0]) ? 1 : 0;
     int rc = 1;
     args.worker_file = first == 1 ? argv[0] : NULL;
-    tb_worker_settings_t settings;
+    tb_worker_settings_t settings = {0};
     json_t *values = tb_startup_read_config(&args, &raw, &settings);
     json_t *kafka_props = raw != NULL ? tb_worker_config_kafka_props(raw) : NULL;
     if (values != NULL && tb_worker_config_check_connect_keys(raw) == 0) {
