@@ -4,18 +4,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/tb_config.h"
 #include "server/tb_http.h"
 
 /* The listener rest.advertised.listener picks, parsed. -1 with errstr. */
-static int chosen_listener(const json_t *values, char *scheme, size_t scheme_size,
-                           char *host, size_t host_size, unsigned *port, char *errstr,
-                           size_t errstr_size)
+static int chosen_listener(const tb_worker_settings_t *settings, char *scheme,
+                           size_t scheme_size, char *host, size_t host_size,
+                           unsigned *port, char *errstr, size_t errstr_size)
 {
-    const char *wanted = tb_config_string(values, "rest.advertised.listener");
+    const char *wanted = settings->rest_advertised_listener;
     size_t i;
     json_t *item;
-    json_array_foreach (tb_config_list(values, "listeners"), i, item) {
+    json_array_foreach ((json_t *)settings->listeners, i, item) {
         if (tb_http_listener_parse(json_string_value(item), scheme, scheme_size, host,
                                    host_size, port, errstr, errstr_size) != 0) {
             return -1;
@@ -39,17 +38,17 @@ static bool plain_host(const char *host)
            (bracketed || strchr(host, ':') == NULL);
 }
 
-int tb_advertised_url(const json_t *values, char *url, size_t url_size, char *errstr,
-                      size_t errstr_size)
+int tb_advertised_url(const tb_worker_settings_t *settings, char *url, size_t url_size,
+                      char *errstr, size_t errstr_size)
 {
     char scheme[16], host[256], machine[256];
     unsigned port = 0;
-    if (chosen_listener(values, scheme, sizeof(scheme), host, sizeof(host), &port, errstr,
-                        errstr_size) != 0) {
+    if (chosen_listener(settings, scheme, sizeof(scheme), host, sizeof(host), &port,
+                        errstr, errstr_size) != 0) {
         return -1;
     }
-    const char *advertised = tb_config_string(values, "rest.advertised.host.name");
-    json_t *advertised_port = json_object_get(values, "rest.advertised.port");
+    const char *advertised = settings->rest_advertised_host_name;
+    const json_t *advertised_port = settings->rest_advertised_port;
     if (advertised != NULL && !plain_host(advertised)) {
         snprintf(errstr, errstr_size,
                  "rest.advertised.host.name \"%s\" is not a host name the other workers "

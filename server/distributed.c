@@ -4,16 +4,15 @@
 #include <string.h>
 
 #include "connectors/kafka/tb_kafka_conf.h"
-#include "core/tb_config.h"
 #include "store/kafka/kafka_log.h"
 #include "store/kafka/tb_store_kafka.h"
 
 /* How long the check of the internal topics waits for the cluster. */
 #define CHECK_TIMEOUT_MS 30000
 
-bool tb_distributed_enabled(const json_t *values)
+bool tb_distributed_enabled(const tb_worker_settings_t *settings)
 {
-    const char *group = tb_config_string(values, "group.id");
+    const char *group = settings->group_id;
     return group != NULL && group[0] != '\0';
 }
 
@@ -38,11 +37,10 @@ static json_t *common_props(const json_t *kafka_props)
     return props;
 }
 
-/* The topic a key names; NULL with errstr when it is unset. */
-static const char *topic_of(const json_t *values, const char *key, char *errstr,
+/* topic, the value of key; NULL with errstr when it is unset. */
+static const char *topic_of(const char *topic, const char *key, char *errstr,
                             size_t errstr_size)
 {
-    const char *topic = tb_config_string(values, key);
     if (topic == NULL || topic[0] == '\0') {
         snprintf(errstr, errstr_size,
                  "%s is required in distributed mode (group.id is set)", key);
@@ -51,23 +49,22 @@ static const char *topic_of(const json_t *values, const char *key, char *errstr,
     return topic;
 }
 
-tb_eos_settings_t tb_distributed_eos_settings(const json_t *values, const json_t *raw)
+tb_eos_settings_t tb_distributed_eos_settings(const tb_worker_settings_t *settings,
+                                              const json_t *raw)
 {
-    const char *topic = tb_config_string(values, "offset.storage.topic");
-    bool distributed = tb_distributed_enabled(values);
+    const char *topic = settings->offset_storage_topic;
+    bool distributed = tb_distributed_enabled(settings);
     bool replication_set =
         json_object_get(raw, "offset.storage.replication.factor") != NULL;
     return (tb_eos_settings_t){
-        .transactional_id_prefix =
-            distributed ? tb_config_string(values, "group.id") : "connect",
+        .transactional_id_prefix = distributed ? settings->group_id : "connect",
         .offsets_topic =
             {
                 .name = topic != NULL && topic[0] != '\0' ? topic : "tributary-offsets",
-                .partitions = (int)tb_config_int(values, "offset.storage.partitions"),
-                .replication_factor =
-                    distributed || replication_set
-                        ? (int)tb_config_int(values, "offset.storage.replication.factor")
-                        : -1,
+                .partitions = settings->offset_storage_partitions,
+                .replication_factor = distributed || replication_set
+                                          ? settings->offset_storage_replication_factor
+                                          : -1,
                 .create = !distributed,
             },
         .offsets_topic_is_store = distributed,
@@ -79,7 +76,7 @@ tb_eos_settings_t tb_distributed_eos_settings(const json_t *values, const json_t
  * them; so does this, for the three and tributary's coordination topic.
  * Returns -1 with errstr when any is missing or the cluster did not
  * answer. */
-static int check_internal_topics(const json_t *values, const rd_kafka_conf_t *conf,
+static int check_internal_topics(const char *group_id, const rd_kafka_conf_t *conf,
                                  const char *const *topics, char *errstr,
                                  size_t errstr_size)
 {
@@ -89,8 +86,7 @@ static int check_internal_topics(const json_t *values, const rd_kafka_conf_t *co
     char names[1024] = "";
     bool missing[4];
     const char *all[4] = {topics[0], topics[1], topics[2], coordination};
-    snprintf(coordination, sizeof(coordination), "%s.tributary-cluster",
-             tb_config_string(values, "group.id"));
+    snprintf(coordination, sizeof(coordination), "%s.tributary-cluster", group_id);
     if (tb_kafka_log_find_missing(conf, all, 4, missing, CHECK_TIMEOUT_MS, errstr,
                                   errstr_size) != 0) {
         return -1;
@@ -113,41 +109,43 @@ static int check_internal_topics(const json_t *values, const rd_kafka_conf_t *co
     return -1;
 }
 
-tb_store_t *tb_distributed_store_open(const json_t *values, const json_t *kafka_props,
-                                      const char *worker_id, char *errstr,
-                                      size_t errstr_size)
+tb_store_t *tb_distributed_store_open(const tb_worker_settings_t *settings,
+                                      const json_t *kafka_props, const char *worker_id,
+                                      char *errstr, size_t errstr_size)
 {
-    const char *config = topic_of(values, "config.storage.topic", errstr, errstr_size);
-    const char *offsets =
-        config != NULL ? topic_of(values, "offset.storage.topic", errstr, errstr_size)
-                       : NULL;
-    const char *status =
-        offsets != NULL ? topic_of(values, "status.storage.topic", errstr, errstr_size)
-                        : NULL;
+    const char *config = topic_of(settings->config_storage_topic, "config.storage.topic",
+                                  errstr, errstr_size);
+    const char *offsets = config != NULL
+                              ? topic_of(settings->offset_storage_topic,
+                                         "offset.storage.topic", errstr, errstr_size)
+                              : NULL;
+    const char *status = offsets != NULL
+                             ? topic_of(settings->status_storage_topic,
+                                        "status.storage.topic", errstr, errstr_size)
+                             : NULL;
     if (status == NULL) {
         return NULL;
     }
     json_t *props = common_props(kafka_props);
     rd_kafka_conf_t *conf = tb_kafka_conf_new(props, errstr, errstr_size);
     json_decref(props);
-    bool create = tb_config_bool(values, "internal.topics.automatic.creation.enable");
+    bool create = settings->internal_topics_automatic_creation_enable;
     const char *topics[] = {config, offsets, status};
     if (conf == NULL) {
         return NULL;
     }
-    if (!create &&
-        check_internal_topics(values, conf, topics, errstr, errstr_size) != 0) {
+    if (!create && check_internal_topics(settings->group_id, conf, topics, errstr,
+                                         errstr_size) != 0) {
         rd_kafka_conf_destroy(conf);
         return NULL;
     }
     tb_store_kafka_options_t options = {
         .conf = conf,
-        .config = {config, 1,
-                   (int)tb_config_int(values, "config.storage.replication.factor")},
-        .offsets = {offsets, (int)tb_config_int(values, "offset.storage.partitions"),
-                    (int)tb_config_int(values, "offset.storage.replication.factor")},
-        .status = {status, (int)tb_config_int(values, "status.storage.partitions"),
-                   (int)tb_config_int(values, "status.storage.replication.factor")},
+        .config = {config, 1, settings->config_storage_replication_factor},
+        .offsets = {offsets, settings->offset_storage_partitions,
+                    settings->offset_storage_replication_factor},
+        .status = {status, settings->status_storage_partitions,
+                   settings->status_storage_replication_factor},
         .worker_id = worker_id,
         .generation_of_topic = true,
         .no_topic_creation = !create,
@@ -158,12 +156,13 @@ tb_store_t *tb_distributed_store_open(const json_t *values, const json_t *kafka_
 }
 
 /* Connect's check: a worker verifies what it signs itself. */
-static int check_signature_keys(const json_t *values, char *errstr, size_t errstr_size)
+static int check_signature_keys(const tb_worker_settings_t *settings, char *errstr,
+                                size_t errstr_size)
 {
-    const char *signing = tb_config_string(values, "inter.worker.signature.algorithm");
+    const char *signing = settings->inter_worker_signature_algorithm;
     size_t i;
     json_t *item;
-    json_array_foreach (tb_config_list(values, "inter.worker.verification.algorithms"), i,
+    json_array_foreach ((json_t *)settings->inter_worker_verification_algorithms, i,
                         item) {
         if (strcmp(json_string_value(item), signing) == 0) {
             return 0;
@@ -176,33 +175,31 @@ static int check_signature_keys(const json_t *values, char *errstr, size_t errst
     return -1;
 }
 
-tb_cluster_t *tb_distributed_join(const json_t *values, const json_t *kafka_props,
-                                  tb_herder_t *herder, const char *worker_url,
-                                  char *errstr, size_t errstr_size)
+tb_cluster_t *tb_distributed_join(const tb_worker_settings_t *settings,
+                                  const json_t *kafka_props, tb_herder_t *herder,
+                                  const char *worker_url, char *errstr,
+                                  size_t errstr_size)
 {
-    if (check_signature_keys(values, errstr, errstr_size) != 0) {
+    if (check_signature_keys(settings, errstr, errstr_size) != 0) {
         return NULL;
     }
     json_t *props = common_props(kafka_props);
     tb_cluster_options_t options = {
         .herder = herder,
-        .group_id = tb_config_string(values, "group.id"),
+        .group_id = settings->group_id,
         .worker_url = worker_url,
         .client_props = props,
-        .replication_factor =
-            (int)tb_config_int(values, "config.storage.replication.factor"),
-        .no_topic_creation =
-            !tb_config_bool(values, "internal.topics.automatic.creation.enable"),
-        .session_timeout_ms = (int)tb_config_int(values, "session.timeout.ms"),
-        .heartbeat_interval_ms = (int)tb_config_int(values, "heartbeat.interval.ms"),
-        .rebalance_delay_ms = tb_config_int(values, "scheduled.rebalance.max.delay.ms"),
+        .replication_factor = settings->config_storage_replication_factor,
+        .no_topic_creation = !settings->internal_topics_automatic_creation_enable,
+        .session_timeout_ms = settings->session_timeout_ms,
+        .heartbeat_interval_ms = settings->heartbeat_interval_ms,
+        .rebalance_delay_ms = settings->scheduled_rebalance_max_delay_ms,
         .session_keys =
             {
-                .config_topic = tb_config_string(values, "config.storage.topic"),
-                .algorithm =
-                    tb_config_string(values, "inter.worker.key.generation.algorithm"),
-                .key_bits = (int)tb_config_int(values, "inter.worker.key.size"),
-                .ttl_ms = tb_config_int(values, "inter.worker.key.ttl.ms"),
+                .config_topic = settings->config_storage_topic,
+                .algorithm = settings->inter_worker_key_generation_algorithm,
+                .key_bits = settings->inter_worker_key_size,
+                .ttl_ms = settings->inter_worker_key_ttl_ms,
             },
     };
     tb_cluster_t *cluster = tb_cluster_start(&options, errstr, errstr_size);

@@ -21,6 +21,7 @@
 #include "core/tb_config.h"
 #include "core/tb_log.h"
 #include "core/tb_props.h"
+#include "server/tb_startup.h"
 #include "server/tb_worker_config.h"
 
 #define LOGGER "tributary.mirror"
@@ -488,25 +489,16 @@ static void prepare_flow(driver_t *d, flow_t *flow, size_t index)
     }
     kafka_props = tb_worker_config_kafka_props(raw);
     json_decref(raw);
-    const char *store_path = tb_config_string(values, "offset.storage.file.filename");
-    tb_worker_options_t options = {
-        .kafka_props = kafka_props,
-        .literal_secrets = tb_config_bool(values, "secrets.literal.allowed"),
-        .downgrade_allowed =
-            tb_config_bool(values, "connector.client.security.downgrade.allowed"),
-        .secret_policy = tb_worker_config_secret_policy(values, store_path),
-        .limits = {.allowed_dirs = tb_config_list(values, "file.allowed.dirs"),
-                   .allowed_hosts = tb_config_list(values, "http.sink.allowed.hosts"),
-                   .store_path = store_path},
-        .exactly_once_source =
-            strcmp(tb_config_string(values, "exactly.once.source.support"), "enabled") ==
-            0,
-    };
+    tb_worker_settings_t settings;
+    if (tb_config_fill(&tb_worker_config_table, values, &settings) != 0) {
+        report(d, NULL, "the worker's settings of flow %zu cannot be read", index);
+        goto fail;
+    }
+    tb_worker_options_t options = tb_startup_worker_options(&settings, kafka_props);
     tb_client_settings_t client;
     tb_connector_checks_t checks = tb_herder_offline_checks(&options, &client);
     /* as the worker, distributed, will refuse a literal secret it cannot seal */
-    client.literal_unsealable =
-        tb_config_string(values, "secrets.encryption.key") == NULL;
+    client.literal_unsealable = settings.secrets_encryption_key == NULL;
     for (size_t c = 0; c < CONNECTOR_COUNT; c++) {
         json_t *origins = json_object();
         json_t *config = connector_config(d, flow, c, origins);

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <openssl/crypto.h>
 
@@ -70,12 +69,11 @@ tb_reload_t *tb_reload_create(const tb_reload_options_t *options)
     reload->http = options->http;
     reload->cluster = options->cluster;
     reload->running = json_deep_copy(options->raw);
-    const char *dir = json_string_value(json_object_get(options->raw, "connectors.dir"));
-    const char *prune =
-        json_string_value(json_object_get(options->raw, "connectors.dir.prune"));
+    const char *dir = options->settings->connectors_dir;
     reload->dir = dir != NULL && dir[0] != '\0' ? strdup(dir) : NULL;
-    reload->prune = prune != NULL && strcasecmp(prune, "true") == 0;
+    reload->prune = options->settings->connectors_dir_prune;
     if (reload->store_path == NULL || reload->running == NULL ||
+        (dir != NULL && dir[0] != '\0' && reload->dir == NULL) ||
         (options->worker_file != NULL && reload->worker_file == NULL)) {
         tb_reload_destroy(reload);
         return NULL;
@@ -195,14 +193,15 @@ static void join(const json_t *list, char *buf, size_t size)
 
 /* Reads the worker file and checks what a reload needs before applying
  * anything: the keys, and the listeners' new certificate, which it makes
- * current. Returns the values (new reference; *raw gets the keys), or
- * NULL with msg saying why nothing may be applied. */
-static json_t *prepare(tb_reload_t *reload, json_t **raw, char *serial, char *msg,
-                       size_t msg_size)
+ * current. Returns the values (new reference; *raw gets the keys,
+ * *settings borrows from the values), or NULL with msg saying why nothing
+ * may be applied. */
+static json_t *prepare(tb_reload_t *reload, json_t **raw, tb_worker_settings_t *settings,
+                       char *serial, char *msg, size_t msg_size)
 {
     json_t *errors = json_array();
-    json_t *values =
-        tb_worker_config_load(reload->worker_file, reload->dev, environ, raw, errors);
+    json_t *values = tb_worker_config_load(reload->worker_file, reload->dev, environ, raw,
+                                           settings, errors);
     char *password = NULL;
     const char *reference = json_string_value(
         json_object_get(reload->running, "listeners.https.ssl.key.password"));
@@ -212,8 +211,7 @@ static json_t *prepare(tb_reload_t *reload, json_t **raw, char *serial, char *ms
         join(errors, problems, sizeof(problems));
         snprintf(msg, msg_size, "worker config %s: %s",
                  reload->worker_file != NULL ? reload->worker_file : "(none)", problems);
-    } else if (tb_config_bool(values, "connectors.dir.prune") &&
-               tb_config_string(values, "connectors.dir") == NULL) {
+    } else if (settings->connectors_dir_prune && settings->connectors_dir == NULL) {
         snprintf(msg, msg_size, "connectors.dir.prune=true needs connectors.dir");
     } else if (reference != NULL &&
                (password = tb_secret_resolve(reference, msg, msg_size)) == NULL) {
@@ -235,9 +233,9 @@ static json_t *prepare(tb_reload_t *reload, json_t **raw, char *serial, char *ms
     return values;
 }
 
-/* Applies the live keys that changed (applied) from values and raw. */
-static void apply_live(tb_reload_t *reload, const json_t *applied, const json_t *values,
-                       const json_t *raw)
+/* Applies the live keys that changed (applied) from settings and raw. */
+static void apply_live(tb_reload_t *reload, const json_t *applied,
+                       const tb_worker_settings_t *settings, const json_t *raw)
 {
     size_t i;
     json_t *item;
@@ -252,25 +250,23 @@ static void apply_live(tb_reload_t *reload, const json_t *applied, const json_t 
         }
         if (strcmp(key, "log.level") == 0) {
             tb_log_level_t level;
-            tb_log_level_parse(tb_config_string(values, key), &level);
+            tb_log_level_parse(settings->log_level, &level);
             json_decref(tb_log_level_set("root", level, tb_wall_ms()));
         } else if (strcmp(key, "log.format") == 0) {
-            tb_log_set_format(strcmp(tb_config_string(values, key), "json") == 0
-                                  ? TB_LOG_FORMAT_JSON
-                                  : TB_LOG_FORMAT_TEXT);
+            tb_log_set_format((tb_log_format_t)settings->log_format);
         } else if (strncmp(key, "config.providers", 16) == 0) {
             policy = true;
         }
     }
     if (policy) {
         tb_secret_policy_t next =
-            tb_worker_config_secret_policy(values, reload->store_path);
+            tb_worker_config_secret_policy(settings, reload->store_path);
         tb_herder_secret_policy_set(reload->herder, &next);
     }
-    const char *dir = tb_config_string(values, "connectors.dir");
+    const char *dir = settings->connectors_dir;
     free(reload->dir);
     reload->dir = dir != NULL ? strdup(dir) : NULL;
-    reload->prune = tb_config_bool(values, "connectors.dir.prune");
+    reload->prune = settings->connectors_dir_prune;
 }
 
 json_t *tb_reload_run(tb_reload_t *reload, const char *cause, bool *ok)
@@ -278,7 +274,8 @@ json_t *tb_reload_run(tb_reload_t *reload, const char *cause, bool *ok)
     char msg[2048], serial[48] = "", listed[1024];
     json_t *raw = NULL;
     pthread_mutex_lock(&reload->lock);
-    json_t *values = prepare(reload, &raw, serial, msg, sizeof(msg));
+    tb_worker_settings_t settings = {0};
+    json_t *values = prepare(reload, &raw, &settings, serial, msg, sizeof(msg));
     if (values == NULL) {
         TB_LOG(TB_LOG_ERROR, FACILITY,
                "%s: cannot reload: %s; nothing reloaded, the worker runs as before",
@@ -290,7 +287,7 @@ json_t *tb_reload_run(tb_reload_t *reload, const char *cause, bool *ok)
     }
     json_t *applied = json_array(), *restart = json_array();
     diff_keys(reload->running, raw, applied, restart);
-    apply_live(reload, applied, values, raw);
+    apply_live(reload, applied, &settings, raw);
     if (json_array_size(restart) > 0) {
         join(restart, listed, sizeof(listed));
         TB_LOG(TB_LOG_WARN, FACILITY,

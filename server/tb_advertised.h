@@ -17,12 +17,12 @@
 
 #include <stddef.h>
 
-#include <jansson.h>
+#include "server/tb_worker_config.h"
 
-/* Writes the advertised URL of the worker's parsed values into url.
+/* Writes the advertised URL of the worker's settings into url.
  * Returns 0, or -1 with errstr naming the key at fault. */
-int tb_advertised_url(const json_t *values, char *url, size_t url_size, char *errstr,
-                      size_t errstr_size);
+int tb_advertised_url(const tb_worker_settings_t *settings, char *url, size_t url_size,
+                      char *errstr, size_t errstr_size);
 
 /* The worker_id of an advertised URL: the URL without its scheme. */
 const char *tb_advertised_worker_id(const char *url);

@@ -18,29 +18,32 @@
 
 #include "connectors/runtime/cluster/tb_cluster.h"
 #include "connectors/runtime/herder/tb_herder.h"
+#include "server/tb_worker_config.h"
 
-/* Whether the worker's values (parsed) make it distributed: group.id set. */
-bool tb_distributed_enabled(const json_t *values);
+/* Whether the worker's settings make it distributed: group.id set. */
+bool tb_distributed_enabled(const tb_worker_settings_t *settings);
 
-/* Opens the Kafka store over the topics the values name, for worker_id.
+/* Opens the Kafka store over the topics the settings name, for worker_id.
  * NULL with errstr (naming the key) on failure. */
-tb_store_t *tb_distributed_store_open(const json_t *values, const json_t *kafka_props,
-                                      const char *worker_id, char *errstr,
-                                      size_t errstr_size);
+tb_store_t *tb_distributed_store_open(const tb_worker_settings_t *settings,
+                                      const json_t *kafka_props, const char *worker_id,
+                                      char *errstr, size_t errstr_size);
 
 /* Where the worker's exactly-once sources keep their transactions, read
- * from its values (parsed) and raw (as written): distributed, Connect's
+ * from its settings and raw (its keys as written): distributed, Connect's
  * <group.id>-<connector>-<task> ids and the store's offset.storage.topic;
  * standalone, connect-<connector>-<task> and offset.storage.topic or
  * tributary-offsets, created by the first task that needs it, with
  * offset.storage.partitions and offset.storage.replication.factor when
- * set, else the broker's default. Its strings are borrowed from values. */
-tb_eos_settings_t tb_distributed_eos_settings(const json_t *values, const json_t *raw);
+ * set, else the broker's default. Its strings are borrowed from settings. */
+tb_eos_settings_t tb_distributed_eos_settings(const tb_worker_settings_t *settings,
+                                              const json_t *raw);
 
 /* Joins the cluster as worker_url (scheme://worker_id) for herder. NULL
  * with errstr on failure. */
-tb_cluster_t *tb_distributed_join(const json_t *values, const json_t *kafka_props,
-                                  tb_herder_t *herder, const char *worker_url,
-                                  char *errstr, size_t errstr_size);
+tb_cluster_t *tb_distributed_join(const tb_worker_settings_t *settings,
+                                  const json_t *kafka_props, tb_herder_t *herder,
+                                  const char *worker_url, char *errstr,
+                                  size_t errstr_size);
 
 #endif

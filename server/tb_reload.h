@@ -35,6 +35,7 @@
 #include "connectors/runtime/cluster/tb_cluster.h"
 #include "connectors/runtime/herder/tb_herder.h"
 #include "server/tb_http.h"
+#include "server/tb_worker_config.h"
 
 typedef struct tb_reload tb_reload_t;
 
@@ -42,10 +43,12 @@ typedef struct {
     const char *worker_file; /* borrowed; NULL: none */
     bool dev;                /* --dev */
     const json_t *raw;       /* the keys the worker started with (copied) */
-    const char *store_path;  /* offset.storage.file.filename (copied) */
-    tb_herder_t *herder;     /* borrowed */
-    tb_http_server_t *http;  /* borrowed */
-    tb_cluster_t *cluster;   /* borrowed; NULL standalone */
+    /* the settings the worker started with (read by tb_reload_create) */
+    const tb_worker_settings_t *settings;
+    const char *store_path; /* offset.storage.file.filename (copied) */
+    tb_herder_t *herder;    /* borrowed */
+    tb_http_server_t *http; /* borrowed */
+    tb_cluster_t *cluster;  /* borrowed; NULL standalone */
 } tb_reload_options_t;
 
 /* NULL when out of memory. */

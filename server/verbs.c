@@ -1,6 +1,7 @@
 /* The verbs of the command line that print and exit (tb_verbs.h). */
 #include "server/tb_verbs.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <librdkafka/rdkafka.h>
 #include <openssl/crypto.h>
 
 #include "api/tb_api.h"
@@ -15,9 +17,16 @@
 #include "connectors/runtime/config/tb_connector_config.h"
 #include "connectors/tb_plugin.h"
 #include "connectors/transforms/tb_chain.h"
+#include "core/tb_allocator.h"
 #include "core/tb_config.h"
+#include "core/tb_log.h"
+#include "core/tb_props.h"
 #include "server/tb_auth.h"
+#include "server/tb_connector_dir.h"
+#include "server/tb_startup.h"
+#include "server/tb_validate.h"
 #include "server/tb_worker_config.h"
+#include "tb_version.h"
 
 typedef struct {
     char **doc;
@@ -111,4 +120,115 @@ int tb_verbs_hash_password(void)
     }
     OPENSSL_cleanse(secret, sizeof(secret));
     return rc;
+}
+
+void tb_verbs_usage(FILE *out)
+{
+    fprintf(out, "usage: tributary [--dev] [worker.properties [connector ...]]\n"
+                 "       tributary --mirror mm2.properties [--clusters ALIAS ...]\n"
+                 "       tributary validate [worker.properties] [connector ...]\n"
+                 "       tributary --config-reference\n"
+                 "       tributary --routes\n"
+                 "       tributary --hash-password < secret\n"
+                 "       tributary --version\n");
+}
+
+int tb_verbs_version(void)
+{
+    char allocator[64];
+    printf("tributary %s (%s), Kafka Connect REST %s, librdkafka %s, %s\n", TB_VERSION,
+           TB_GIT_COMMIT, TB_CONNECT_VERSION, rd_kafka_version_str(),
+           tb_allocator_describe(allocator, sizeof(allocator)));
+    return 0;
+}
+
+/* True when path is a worker file: not JSON, and with neither name nor
+ * connector.class, which every connector file has. */
+static bool is_worker_file(const char *path)
+{
+    char errstr[512];
+    FILE *in = fopen(path, "r");
+    int first = ' ';
+    while (in != NULL &&
+           (first == ' ' || first == '\t' || first == '\r' || first == '\n')) {
+        first = fgetc(in);
+    }
+    if (in != NULL) {
+        fclose(in);
+    }
+    json_t *props = in != NULL && first != '{'
+                        ? tb_props_load_file(path, errstr, sizeof(errstr))
+                        : NULL;
+    bool worker = props != NULL && json_object_get(props, "name") == NULL &&
+                  json_object_get(props, "connector.class") == NULL;
+    json_decref(props);
+    return worker;
+}
+
+/* The connector files validate reads: those named, or without any the files
+ * of dir, the worker's connectors.dir (NULL: unset). NULL (said on stderr)
+ * when there are none to read: *usage_error tells whether none were named. */
+static json_t *files_to_validate(char *const *files, int count, const char *dir,
+                                 bool *usage_error)
+{
+    json_t *paths = NULL;
+    *usage_error = count == 0 && dir == NULL;
+    if (count > 0) {
+        paths = json_array();
+        for (int i = 0; i < count; i++) {
+            json_array_append_new(paths, json_string(files[i]));
+        }
+    } else if (dir != NULL) {
+        paths = tb_connector_dir_files(dir);
+        if (paths == NULL) {
+            fprintf(stderr, "tributary validate: cannot read connectors.dir %s: %s\n",
+                    dir, strerror(errno));
+        } else if (json_array_size(paths) == 0) {
+            fprintf(stderr,
+                    "tributary validate: connectors.dir %s holds no connector file\n",
+                    dir);
+        }
+    } else {
+        fprintf(stderr, "tributary validate: no connector file to validate (name them, "
+                        "or a worker file that sets connectors.dir)\n");
+        tb_verbs_usage(stderr);
+    }
+    return paths;
+}
+
+int tb_verbs_validate(int argc, char **argv)
+{
+    tb_startup_args_t args = {0};
+    json_t *raw = NULL;
+    json_t *paths = NULL;
+    tb_client_settings_t client;
+    bool usage_error = false;
+    int first = argc > 0 && is_worker_file(argv[0]) ? 1 : 0;
+    int rc = 1;
+    args.worker_file = first == 1 ? argv[0] : NULL;
+    tb_worker_settings_t settings = {0};
+    json_t *values = tb_startup_read_config(&args, &raw, &settings);
+    json_t *kafka_props = raw != NULL ? tb_worker_config_kafka_props(raw) : NULL;
+    if (values != NULL && tb_worker_config_check_connect_keys(raw) == 0) {
+        paths = files_to_validate(argv + first, argc - first, settings.connectors_dir,
+                                  &usage_error);
+    }
+    /* the worker's own files and variables, refused as the worker refuses them */
+    tb_secret_deny_t *deny =
+        paths != NULL ? tb_worker_config_deny(raw, args.worker_file) : NULL;
+    if (deny != NULL) {
+        tb_worker_options_t options = tb_startup_worker_options(&settings, kafka_props);
+        options.limits.deny = deny;
+        tb_connector_checks_t checks = tb_herder_offline_checks(&options, &client);
+        rc = tb_validate_files(&checks, paths, stdout, stderr) == 0 ? 0 : 1;
+    } else if (paths != NULL) {
+        fprintf(stderr, "tributary validate: out of memory\n");
+    }
+    tb_secret_deny_destroy(deny);
+    json_decref(paths);
+    json_decref(kafka_props);
+    json_decref(values);
+    json_decref(raw);
+    tb_log_shutdown();
+    return usage_error ? 2 : rc;
 }

@@ -135,6 +135,7 @@ static int check_key_bits(const json_t *value, char *reason, size_t reason_size)
 static const tb_config_def_t worker_keys[] = {
     {.name = "bootstrap.servers",
      .type = TB_CONFIG_LIST,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, bootstrap_servers),
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Kafka",
      .check = check_bootstrap_servers,
@@ -145,6 +146,7 @@ static const tb_config_def_t worker_keys[] = {
                       "dev)."},
     {.name = "dev",
      .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, dev),
      .default_value = "false",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Kafka",
@@ -157,6 +159,7 @@ static const tb_config_def_t worker_keys[] = {
                       "wrote."},
     {.name = "listeners",
      .type = TB_CONFIG_LIST,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, listeners),
      .default_value = "http://127.0.0.1:8083",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "REST",
@@ -165,6 +168,7 @@ static const tb_config_def_t worker_keys[] = {
                       "loopback unless told otherwise."},
     {.name = "rest.advertised.host.name",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, rest_advertised_host_name),
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
      .documentation = "The host the other workers of a cluster reach this one at, "
@@ -173,6 +177,7 @@ static const tb_config_def_t worker_keys[] = {
                       "listener binds every interface."},
     {.name = "rest.advertised.port",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_VALUE_AT(tb_worker_settings_t, rest_advertised_port),
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
      .range = &port_range,
@@ -180,6 +185,7 @@ static const tb_config_def_t worker_keys[] = {
                       "worker_id's port; defaults to the advertised listener's port."},
     {.name = "rest.advertised.listener",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, rest_advertised_listener),
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
      .one_of = listener_schemes,
@@ -188,6 +194,7 @@ static const tb_config_def_t worker_keys[] = {
                       "listener."},
     {.name = "rest.request.body.max.bytes",
      .type = TB_CONFIG_LONG,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, rest_request_body_max_bytes),
      .default_value = "1048576",
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
@@ -195,6 +202,7 @@ static const tb_config_def_t worker_keys[] = {
      .documentation = "Largest request body accepted; larger ones get 413."},
     {.name = "rest.threads",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, rest_threads),
      .default_value = "2",
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
@@ -202,6 +210,7 @@ static const tb_config_def_t worker_keys[] = {
      .documentation = "Threads serving REST requests, per listener."},
     {.name = "rest.connections.max",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, rest_connections_max),
      .default_value = "1000",
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
@@ -211,6 +220,7 @@ static const tb_config_def_t worker_keys[] = {
                       "closes. At least rest.threads (tributary)."},
     {.name = "rest.connections.per.client.max",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, rest_connections_per_client_max),
      .default_value = "128",
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
@@ -222,6 +232,7 @@ static const tb_config_def_t worker_keys[] = {
                       "as it is accepted (tributary)."},
     {.name = "rest.request.header.timeout.ms",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, rest_request_header_timeout_ms),
      .default_value = "10000",
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
@@ -233,6 +244,7 @@ static const tb_config_def_t worker_keys[] = {
                       "rest.connection.timeout.ms). Checked every 200 ms (tributary)."},
     {.name = "rest.request.timeout.ms",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, rest_request_timeout_ms),
      .default_value = "90000",
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
@@ -244,6 +256,7 @@ static const tb_config_def_t worker_keys[] = {
                       "(a leader, the broker) ends."},
     {.name = "rest.connection.timeout.ms",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, rest_connection_timeout_ms),
      .default_value = "30000",
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
@@ -253,6 +266,7 @@ static const tb_config_def_t worker_keys[] = {
                       "seconds, rounded up (tributary)."},
     {.name = "rest.auth",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, rest_auth),
      .default_value = "none",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "REST security",
@@ -267,6 +281,7 @@ static const tb_config_def_t worker_keys[] = {
                       "once."},
     {.name = "rest.auth.credentials.file",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, rest_auth_credentials_file),
      .importance = TB_IMPORTANCE_HIGH,
      .group = "REST security",
      .documentation = "File of credentials for rest.auth, read at start: one "
@@ -278,6 +293,7 @@ static const tb_config_def_t worker_keys[] = {
                       "stdin)."},
     {.name = "rest.allow.unauthenticated.remote",
      .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, rest_allow_unauthenticated_remote),
      .default_value = "false",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "REST security",
@@ -289,6 +305,7 @@ static const tb_config_def_t worker_keys[] = {
                       "authenticated."},
     {.name = "admin.listeners",
      .type = TB_CONFIG_LIST,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, admin_listeners),
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST security",
      .documentation = "Where the admin endpoints (/admin/...) are served. Unset: "
@@ -298,6 +315,7 @@ static const tb_config_def_t worker_keys[] = {
                       "listeners use the listeners.https.ssl.* settings."},
     {.name = "access.control.allow.origin",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, access_control_allow_origin),
      .default_value = "",
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST security",
@@ -310,6 +328,7 @@ static const tb_config_def_t worker_keys[] = {
                       "authentication."},
     {.name = "access.control.allow.methods",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, access_control_allow_methods),
      .default_value = "",
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST security",
@@ -318,24 +337,29 @@ static const tb_config_def_t worker_keys[] = {
                       "in Kafka Connect)."},
     {.name = "listeners.https.ssl.certificate.location",
      .type = TB_CONFIG_STRING,
+     .field =
+         TB_CONFIG_AT(tb_worker_settings_t, listeners_https_ssl_certificate_location),
      .importance = TB_IMPORTANCE_HIGH,
      .group = "REST security",
      .documentation = "PEM file of the certificate (chain) of the https:// "
                       "listeners and admin listeners, read at start."},
     {.name = "listeners.https.ssl.key.location",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, listeners_https_ssl_key_location),
      .importance = TB_IMPORTANCE_HIGH,
      .group = "REST security",
      .documentation = "PEM file of the private key of "
                       "listeners.https.ssl.certificate.location, read at start."},
     {.name = "listeners.https.ssl.key.password",
      .type = TB_CONFIG_PASSWORD,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, listeners_https_ssl_key_password),
      .importance = TB_IMPORTANCE_HIGH,
      .group = "REST security",
      .documentation = "Password of an encrypted listeners.https.ssl.key.location "
                       "(PKCS#8); ${env:NAME} or ${file:/path:key}, or literal."},
     {.name = "listeners.https.ssl.ca.location",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, listeners_https_ssl_ca_location),
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "REST security",
      .documentation = "PEM file of the CA certificates that client certificates "
@@ -344,6 +368,7 @@ static const tb_config_def_t worker_keys[] = {
                       "PEM."},
     {.name = "listeners.https.ssl.client.auth",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, listeners_https_ssl_client_auth),
      .default_value = "none",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "REST security",
@@ -356,6 +381,7 @@ static const tb_config_def_t worker_keys[] = {
                       "tributary's ssl.* keys configure the Kafka clients."},
     {.name = "offset.storage.file.filename",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, offset_storage_file_filename),
      .default_value = "data/tributary.db",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Store",
@@ -366,6 +392,7 @@ static const tb_config_def_t worker_keys[] = {
                       "file. Its directory is created when missing."},
     {.name = "key.converter",
      .type = TB_CONFIG_CLASS,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, key_converter),
      .default_value = "org.apache.kafka.connect.json.JsonConverter",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Converters",
@@ -374,12 +401,14 @@ static const tb_config_def_t worker_keys[] = {
                       "worker files set."},
     {.name = "value.converter",
      .type = TB_CONFIG_CLASS,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, value_converter),
      .default_value = "org.apache.kafka.connect.json.JsonConverter",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Converters",
      .documentation = "Default converter of record values (see key.converter)."},
     {.name = "header.converter",
      .type = TB_CONFIG_CLASS,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, header_converter),
      .default_value = "org.apache.kafka.connect.storage.SimpleHeaderConverter",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Converters",
@@ -390,6 +419,7 @@ static const tb_config_def_t worker_keys[] = {
                       "text, under either (see the connector's header.converter)."},
     {.name = "task.threads",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, task_threads),
      .default_value = "4",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Tasks",
@@ -398,6 +428,7 @@ static const tb_config_def_t worker_keys[] = {
                       "task holds no thread."},
     {.name = "task.shutdown.graceful.timeout.ms",
      .type = TB_CONFIG_LONG,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, task_shutdown_graceful_timeout_ms),
      .default_value = "5000",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Tasks",
@@ -405,6 +436,7 @@ static const tb_config_def_t worker_keys[] = {
      .documentation = "How long shutdown waits for tasks to flush and stop."},
     {.name = "task.restart.backoff.initial.ms",
      .type = TB_CONFIG_LONG,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, task_restart_backoff_initial_ms),
      .default_value = "1000",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Tasks",
@@ -414,6 +446,7 @@ static const tb_config_def_t worker_keys[] = {
                       "turns automatic restarts off (as in Kafka Connect)."},
     {.name = "task.restart.backoff.max.ms",
      .type = TB_CONFIG_LONG,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, task_restart_backoff_max_ms),
      .default_value = "60000",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Tasks",
@@ -423,6 +456,7 @@ static const tb_config_def_t worker_keys[] = {
                       "afresh."},
     {.name = "metadata.recovery.strategy",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, metadata_recovery_strategy),
      .default_value = "rebootstrap",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Kafka",
@@ -438,6 +472,8 @@ static const tb_config_def_t worker_keys[] = {
                       "brokers) cannot be had from librdkafka and is refused."},
     {.name = "connector.client.config.override.policy",
      .type = TB_CONFIG_STRING,
+     .field =
+         TB_CONFIG_ENUM_AT(tb_worker_settings_t, connector_client_config_override_policy),
      .default_value = "All",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Kafka",
@@ -450,6 +486,8 @@ static const tb_config_def_t worker_keys[] = {
                       "policy, deprecated in 4.2, is not offered."},
     {.name = "connector.client.config.override.allowlist",
      .type = TB_CONFIG_LIST,
+     .field =
+         TB_CONFIG_AT(tb_worker_settings_t, connector_client_config_override_allowlist),
      .default_value = "",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Kafka",
@@ -461,6 +499,7 @@ static const tb_config_def_t worker_keys[] = {
                       "bootstrap.servers is overridden only when named here."},
     {.name = "secrets.literal.allowed",
      .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, secrets_literal_allowed),
      .default_value = "true",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Kafka",
@@ -475,6 +514,7 @@ static const tb_config_def_t worker_keys[] = {
                       "every literal secret (tributary)."},
     {.name = "secrets.encryption.key",
      .type = TB_CONFIG_PASSWORD,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, secrets_encryption_key),
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Kafka",
      .documentation = "Distributed mode: the key that encrypts connectors' literal "
@@ -486,6 +526,8 @@ static const tb_config_def_t worker_keys[] = {
                       "it cannot open (tributary)."},
     {.name = "connector.client.security.downgrade.allowed",
      .type = TB_CONFIG_BOOLEAN,
+     .field =
+         TB_CONFIG_AT(tb_worker_settings_t, connector_client_security_downgrade_allowed),
      .default_value = "false",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Kafka",
@@ -496,6 +538,7 @@ static const tb_config_def_t worker_keys[] = {
                       "true (tributary)."},
     {.name = "core.dumps.enable",
      .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, core_dumps_enable),
      .default_value = "false",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Secrets",
@@ -509,6 +552,7 @@ static const tb_config_def_t worker_keys[] = {
                       "its core files then hold secrets (tributary)."},
     {.name = "config.providers",
      .type = TB_CONFIG_LIST,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, config_providers),
      .default_value = "file,env",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Secrets",
@@ -523,6 +567,8 @@ static const tb_config_def_t worker_keys[] = {
                       "own file is not limited."},
     {.name = "config.providers.file.param.allowed.paths",
      .type = TB_CONFIG_LIST,
+     .field =
+         TB_CONFIG_AT(tb_worker_settings_t, config_providers_file_param_allowed_paths),
      .default_value = "",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Secrets",
@@ -531,6 +577,8 @@ static const tb_config_def_t worker_keys[] = {
                       "worker's data directory (the store's), as in Connect."},
     {.name = "config.providers.env.param.allowlist.pattern",
      .type = TB_CONFIG_STRING,
+     .field =
+         TB_CONFIG_AT(tb_worker_settings_t, config_providers_env_param_allowlist_pattern),
      .default_value = "",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Secrets",
@@ -541,6 +589,7 @@ static const tb_config_def_t worker_keys[] = {
                       "configuration), which no reference may read."},
     {.name = "file.allowed.dirs",
      .type = TB_CONFIG_LIST,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, file_allowed_dirs),
      .default_value = "",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Connectors",
@@ -553,6 +602,7 @@ static const tb_config_def_t worker_keys[] = {
                       "says (tributary)."},
     {.name = "connectors.dir",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, connectors_dir),
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Connectors",
      .documentation = "Directory of connector files (*.json and *.properties, as on "
@@ -563,6 +613,7 @@ static const tb_config_def_t worker_keys[] = {
                       "it becomes leader (tributary)."},
     {.name = "connectors.dir.prune",
      .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, connectors_dir_prune),
      .default_value = "false",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Connectors",
@@ -574,6 +625,7 @@ static const tb_config_def_t worker_keys[] = {
                       "that cannot be read (tributary)."},
     {.name = "http.sink.allowed.hosts",
      .type = TB_CONFIG_LIST,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, http_sink_allowed_hosts),
      .default_value = "",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Connectors",
@@ -581,6 +633,7 @@ static const tb_config_def_t worker_keys[] = {
                       "(tributary)."},
     {.name = "exactly.once.source.support",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_ENUM_AT(tb_worker_settings_t, exactly_once_source_support),
      .default_value = "disabled",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Tasks",
@@ -591,6 +644,7 @@ static const tb_config_def_t worker_keys[] = {
                       "(offset.storage.topic). Not available in dev mode."},
     {.name = "offset.flush.interval.ms",
      .type = TB_CONFIG_LONG,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, offset_flush_interval_ms),
      .default_value = "60000",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Tasks",
@@ -598,6 +652,7 @@ static const tb_config_def_t worker_keys[] = {
      .documentation = "How often tasks flush and record their offsets."},
     {.name = "topic.tracking.enable",
      .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, topic_tracking_enable),
      .default_value = "true",
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
@@ -606,6 +661,7 @@ static const tb_config_def_t worker_keys[] = {
                       "requests 403, as Connect does."},
     {.name = "topic.tracking.allow.reset",
      .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, topic_tracking_allow_reset),
      .default_value = "true",
      .importance = TB_IMPORTANCE_LOW,
      .group = "REST",
@@ -613,6 +669,7 @@ static const tb_config_def_t worker_keys[] = {
                       "it 403, as Connect does."},
     {.name = "group.id",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, group_id),
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Distributed",
      .documentation = "The cluster this worker joins. Set, the worker runs distributed "
@@ -621,6 +678,8 @@ static const tb_config_def_t worker_keys[] = {
                       "connectors are created through the REST API only."},
     {.name = "internal.topics.automatic.creation.enable",
      .type = TB_CONFIG_BOOLEAN,
+     .field =
+         TB_CONFIG_AT(tb_worker_settings_t, internal_topics_automatic_creation_enable),
      .default_value = "true",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Distributed",
@@ -632,12 +691,14 @@ static const tb_config_def_t worker_keys[] = {
                       "worker, which has no internal topics."},
     {.name = "config.storage.topic",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, config_storage_topic),
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Distributed",
      .documentation = "The compacted topic of one partition holding connector configs, "
                       "in Connect's format; required with group.id."},
     {.name = "config.storage.replication.factor",
      .type = TB_CONFIG_SHORT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, config_storage_replication_factor),
      .default_value = "3",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Distributed",
@@ -647,6 +708,7 @@ static const tb_config_def_t worker_keys[] = {
                       "broker's default."},
     {.name = "offset.storage.topic",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, offset_storage_topic),
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Distributed",
      .documentation = "The compacted topic holding source offsets; required with "
@@ -655,6 +717,7 @@ static const tb_config_def_t worker_keys[] = {
                       "tributary-offsets, created when missing."},
     {.name = "offset.storage.partitions",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, offset_storage_partitions),
      .default_value = "25",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Distributed",
@@ -662,6 +725,7 @@ static const tb_config_def_t worker_keys[] = {
      .documentation = "Partitions of offset.storage.topic when the worker creates it."},
     {.name = "offset.storage.replication.factor",
      .type = TB_CONFIG_SHORT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, offset_storage_replication_factor),
      .default_value = "3",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Distributed",
@@ -671,12 +735,14 @@ static const tb_config_def_t worker_keys[] = {
                       "uses when this is not set."},
     {.name = "status.storage.topic",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, status_storage_topic),
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Distributed",
      .documentation = "The compacted topic holding connector and task statuses; "
                       "required with group.id."},
     {.name = "status.storage.partitions",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, status_storage_partitions),
      .default_value = "5",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Distributed",
@@ -684,6 +750,7 @@ static const tb_config_def_t worker_keys[] = {
      .documentation = "Partitions of status.storage.topic when the worker creates it."},
     {.name = "status.storage.replication.factor",
      .type = TB_CONFIG_SHORT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, status_storage_replication_factor),
      .default_value = "3",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Distributed",
@@ -692,6 +759,7 @@ static const tb_config_def_t worker_keys[] = {
                       "creates it; -1: the broker's default."},
     {.name = "session.timeout.ms",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, session_timeout_ms),
      .default_value = "10000",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Distributed",
@@ -700,6 +768,7 @@ static const tb_config_def_t worker_keys[] = {
                       "before it counts it as gone."},
     {.name = "heartbeat.interval.ms",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, heartbeat_interval_ms),
      .default_value = "3000",
      .importance = TB_IMPORTANCE_HIGH,
      .group = "Distributed",
@@ -707,6 +776,7 @@ static const tb_config_def_t worker_keys[] = {
      .documentation = "How often a worker tells the group's coordinator it lives."},
     {.name = "scheduled.rebalance.max.delay.ms",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, scheduled_rebalance_max_delay_ms),
      .default_value = "300000",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Distributed",
@@ -715,6 +785,7 @@ static const tb_config_def_t worker_keys[] = {
                       "and tasks for it before it gives them to the others."},
     {.name = "inter.worker.key.generation.algorithm",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, inter_worker_key_generation_algorithm),
      .default_value = "HmacSHA256",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Distributed",
@@ -724,6 +795,7 @@ static const tb_config_def_t worker_keys[] = {
                       "size is the key's default size."},
     {.name = "inter.worker.key.size",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, inter_worker_key_size),
      .importance = TB_IMPORTANCE_LOW,
      .group = "Distributed",
      .check = check_key_bits,
@@ -731,6 +803,7 @@ static const tb_config_def_t worker_keys[] = {
                       "inter.worker.key.generation.algorithm's digest."},
     {.name = "inter.worker.key.ttl.ms",
      .type = TB_CONFIG_LONG,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, inter_worker_key_ttl_ms),
      .default_value = "3600000",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Distributed",
@@ -739,6 +812,7 @@ static const tb_config_def_t worker_keys[] = {
                       "to config.storage.topic."},
     {.name = "inter.worker.signature.algorithm",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, inter_worker_signature_algorithm),
      .default_value = "HmacSHA256",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Distributed",
@@ -748,6 +822,7 @@ static const tb_config_def_t worker_keys[] = {
                       "body); one of inter.worker.verification.algorithms."},
     {.name = "inter.worker.verification.algorithms",
      .type = TB_CONFIG_LIST,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, inter_worker_verification_algorithms),
      .default_value = "HmacSHA256",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Distributed",
@@ -757,6 +832,7 @@ static const tb_config_def_t worker_keys[] = {
                       "with 403."},
     {.name = "metrics.milliseconds.names",
      .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, metrics_milliseconds_names),
      .default_value = "false",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Metrics",
@@ -768,6 +844,7 @@ static const tb_config_def_t worker_keys[] = {
                       "metric name."},
     {.name = "log.format",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_ENUM_AT(tb_worker_settings_t, log_format),
      .default_value = "text",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Logging",
@@ -775,6 +852,7 @@ static const tb_config_def_t worker_keys[] = {
      .documentation = "Log lines as plain text or as one JSON object each."},
     {.name = "log.level",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, log_level),
      .default_value = "INFO",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Logging",
@@ -1093,13 +1171,13 @@ json_t *tb_worker_config_kafka_props(const json_t *raw)
     return props;
 }
 
-json_t *tb_worker_config_converters(const json_t *raw, const json_t *values)
+json_t *tb_worker_config_converters(const json_t *raw,
+                                    const tb_worker_settings_t *settings)
 {
     static const char *const prefixes[] = {"key.converter.", "value.converter.",
                                            "header.converter.", NULL};
-    json_t *out = json_pack("{s:s, s:s}", "key.converter",
-                            tb_config_string(values, "key.converter"), "value.converter",
-                            tb_config_string(values, "value.converter"));
+    json_t *out = json_pack("{s:s, s:s}", "key.converter", settings->key_converter,
+                            "value.converter", settings->value_converter);
     const char *key;
     json_t *value;
     json_object_foreach ((json_t *)raw, key, value) {
@@ -1154,7 +1232,8 @@ tb_secret_deny_t *tb_worker_config_deny(const json_t *raw, const char *worker_fi
 }
 
 json_t *tb_worker_config_load(const char *path, bool dev, char *const *envp,
-                              json_t **raw_out, json_t *errors)
+                              json_t **raw_out, tb_worker_settings_t *settings,
+                              json_t *errors)
 {
     char errstr[512];
     json_t *raw =
@@ -1180,6 +1259,12 @@ json_t *tb_worker_config_load(const char *path, bool dev, char *const *envp,
             json_array_append(errors, message);
         }
     }
+    if (tb_config_error_count(problems) == 0 &&
+        tb_config_fill(&tb_worker_config_table, values, settings) != 0) {
+        tb_config_error_add(problems, "Worker", "a column does not fit its key's type");
+        json_array_append_new(errors,
+                              json_string("a column does not fit its key's type"));
+    }
     if (tb_config_error_count(problems) > 0) {
         json_decref(values);
         values = NULL;
@@ -1188,24 +1273,21 @@ json_t *tb_worker_config_load(const char *path, bool dev, char *const *envp,
     return values;
 }
 
-tb_secret_policy_t tb_worker_config_secret_policy(const json_t *values,
+tb_secret_policy_t tb_worker_config_secret_policy(const tb_worker_settings_t *settings,
                                                   const char *store_path)
 {
-    const json_t *providers = tb_config_list(values, "config.providers");
     bool file = false, env = false;
     size_t i;
     json_t *name;
-    json_array_foreach ((json_t *)providers, i, name) {
+    json_array_foreach ((json_t *)settings->config_providers, i, name) {
         file = file || strcmp(json_string_value(name), "file") == 0;
         env = env || strcmp(json_string_value(name), "env") == 0;
     }
     return (tb_secret_policy_t){
         .file_enabled = file,
         .env_enabled = env,
-        .allowed_paths =
-            tb_config_list(values, "config.providers.file.param.allowed.paths"),
-        .env_pattern =
-            tb_config_string(values, "config.providers.env.param.allowlist.pattern"),
+        .allowed_paths = settings->config_providers_file_param_allowed_paths,
+        .env_pattern = settings->config_providers_env_param_allowlist_pattern,
         .store_path = store_path,
     };
 }

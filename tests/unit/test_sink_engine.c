@@ -170,6 +170,7 @@ static int setup(void **state)
         .offset_flush_interval_ms = 100,
         .shutdown_timeout_ms = 1000};
     assert_int_equal(tb_config_error_count(errors), 0);
+    tb_connector_settings_fill(&counting_plugin, f.env.settings, &f.env.framework);
     json_decref(errors);
     json_decref(named);
     *state = &f;

@@ -6,12 +6,9 @@
 
 static tb_task_retry_t schedule(long long timeout_ms, long long delay_max_ms)
 {
-    json_t *settings =
-        json_pack("{s:I, s:I}", "errors.retry.timeout", (json_int_t)timeout_ms,
-                  "errors.retry.delay.max.ms", (json_int_t)delay_max_ms);
-    tb_task_retry_t retry = tb_task_retry_from(settings);
-    json_decref(settings);
-    return retry;
+    tb_connector_settings_t settings = {.errors_retry_timeout = timeout_ms,
+                                        .errors_retry_delay_max_ms = delay_max_ms};
+    return tb_task_retry_from(&settings);
 }
 
 static void test_no_timeout_gives_up_at_the_first_failure(void **state)

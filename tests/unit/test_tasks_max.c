@@ -25,13 +25,21 @@ static json_t *values_of(const char *tasks_max, const char *enforce)
     return values;
 }
 
+/* tb_connector_config_check_task_count on the settings of values. */
+static int task_count_check(const json_t *values, size_t generated, char *msg,
+                            size_t msg_size)
+{
+    tb_connector_settings_t settings;
+    tb_connector_settings_fill(tb_plugin_find("FileStreamSink"), values, &settings);
+    return tb_connector_config_check_task_count("c", &settings, generated, msg, msg_size);
+}
+
 static void test_within_tasks_max_runs_silently(void **state)
 {
     (void)state;
     char msg[1024];
     json_t *values = values_of("2", NULL);
-    assert_int_equal(
-        tb_connector_config_check_task_count("c", values, 2, msg, sizeof(msg)), 0);
+    assert_int_equal(task_count_check(values, 2, msg, sizeof(msg)), 0);
     assert_string_equal(msg, "");
     json_decref(values);
 }
@@ -42,8 +50,7 @@ static void test_too_many_fails_by_default_with_connects_message(void **state)
     char msg[1024];
     json_t *values = values_of("2", NULL);
     assert_true(tb_config_bool(values, "tasks.max.enforce"));
-    assert_int_equal(
-        tb_connector_config_check_task_count("c", values, 3, msg, sizeof(msg)), -1);
+    assert_int_equal(task_count_check(values, 3, msg, sizeof(msg)), -1);
     assert_string_equal(
         msg, "The connector c has generated 3 tasks, which is greater than 2, the "
              "maximum number of tasks it is configured to create. This behaviour should "
@@ -59,8 +66,7 @@ static void test_too_many_run_with_a_warning_when_not_enforced(void **state)
     (void)state;
     char msg[1024];
     json_t *values = values_of("1", "FALSE");
-    assert_int_equal(
-        tb_connector_config_check_task_count("c", values, 4, msg, sizeof(msg)), 0);
+    assert_int_equal(task_count_check(values, 4, msg, sizeof(msg)), 0);
     assert_non_null(strstr(msg, "The connector c has generated 4 tasks, which is "
                                 "greater than 1"));
     assert_non_null(strstr(msg, "tasks.max.enforce is false"));

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/tb_log.h"
 #include "server/tb_advertised.h"
 #include "server/tb_http.h"
 #include "server/tb_worker_config.h"
@@ -201,8 +202,10 @@ static void expect_advertised(json_t *raw, const char *expected, const char *err
     json_t *errors = json_object();
     json_t *values = tb_config_parse(tables, 1, raw, errors);
     char url[300] = "", errstr[300] = "";
+    tb_worker_settings_t settings;
     assert_int_equal(tb_config_error_count(errors), 0);
-    int rc = tb_advertised_url(values, url, sizeof(url), errstr, sizeof(errstr));
+    assert_int_equal(tb_config_fill(&tb_worker_config_table, values, &settings), 0);
+    int rc = tb_advertised_url(&settings, url, sizeof(url), errstr, sizeof(errstr));
     if (error_key != NULL) {
         assert_int_equal(rc, -1);
         assert_non_null(strstr(errstr, error_key));
@@ -248,6 +251,42 @@ static void test_advertised_url(void **state)
                       NULL, "rest.advertised.port");
 }
 
+/* tb_worker_config_load fills the settings once: typed members, the enum
+ * keys as the enums that name their one_of lists' order, a null port when
+ * unset. */
+static void test_load_fills_the_settings(void **state)
+{
+    (void)state;
+    char *env[] = {"TRIBUTARY_CONNECTOR_CLIENT_CONFIG_OVERRIDE_POLICY=allowlist",
+                   "TRIBUTARY_EXACTLY_ONCE_SOURCE_SUPPORT=Enabled",
+                   "TRIBUTARY_LOG_FORMAT=json",
+                   "TRIBUTARY_REST_THREADS=3",
+                   "TRIBUTARY_GROUP_ID=g",
+                   "TRIBUTARY_CONFIG_STORAGE_REPLICATION_FACTOR=-1",
+                   NULL};
+    json_t *raw = NULL;
+    json_t *errors = json_array();
+    tb_worker_settings_t settings;
+    json_t *values = tb_worker_config_load(NULL, true, env, &raw, &settings, errors);
+    assert_non_null(values);
+    assert_int_equal(json_array_size(errors), 0);
+    assert_true(settings.dev);
+    assert_int_equal(settings.connector_client_config_override_policy,
+                     TB_OVERRIDE_POLICY_ALLOWLIST);
+    assert_int_equal(settings.exactly_once_source_support, TB_EOS_SUPPORT_ENABLED);
+    assert_int_equal(settings.log_format, TB_LOG_FORMAT_JSON);
+    assert_int_equal(settings.rest_threads, 3);
+    assert_string_equal(settings.group_id, "g");
+    assert_int_equal(settings.config_storage_replication_factor, -1);
+    assert_int_equal(settings.offset_storage_partitions, 25);
+    assert_true(json_is_null(settings.rest_advertised_port));
+    assert_string_equal(settings.offset_storage_file_filename, "data/tributary.db");
+    assert_int_equal(json_array_size(settings.config_providers), 2);
+    json_decref(values);
+    json_decref(raw);
+    json_decref(errors);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_connect_key_find_prefers_exact_rows),
         cmocka_unit_test(test_unimplemented_distributed_and_refused_keys_stop_the_worker),
         cmocka_unit_test(test_advertised_url),
+        cmocka_unit_test(test_load_fills_the_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

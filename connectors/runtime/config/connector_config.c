@@ -135,6 +135,7 @@ static const tb_config_def_t common_keys[] = {
                       "refused, naming this key."},
     {.name = "tasks.max",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, tasks_max),
      .default_value = "1",
      .importance = TB_IMPORTANCE_HIGH,
      .group = COMMON,
@@ -145,6 +146,7 @@ static const tb_config_def_t common_keys[] = {
      .documentation = "Maximum number of tasks to use for this connector."},
     {.name = "tasks.max.enforce",
      .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, tasks_max_enforce),
      .default_value = "true",
      .importance = TB_IMPORTANCE_LOW,
      .group = COMMON,
@@ -201,6 +203,7 @@ static const tb_config_def_t common_keys[] = {
                       "range without it is refused, naming this key."},
     {.name = "header.converter",
      .type = TB_CONFIG_CLASS,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, header_converter),
      .importance = TB_IMPORTANCE_LOW,
      .group = COMMON,
      .order = 10,
@@ -247,6 +250,7 @@ static const tb_config_def_t common_keys[] = {
                       "references secrets logs this once when its tasks start."},
     {.name = "transforms",
      .type = TB_CONFIG_LIST,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, transforms),
      .default_value = "",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Transforms",
@@ -259,6 +263,7 @@ static const tb_config_def_t common_keys[] = {
                       "refused naming the class it cannot find."},
     {.name = "predicates",
      .type = TB_CONFIG_LIST,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, predicates),
      .default_value = "",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Predicates",
@@ -270,6 +275,7 @@ static const tb_config_def_t common_keys[] = {
                       "class (none exists in tributary yet)."},
     {.name = "errors.retry.timeout",
      .type = TB_CONFIG_LONG,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, errors_retry_timeout),
      .default_value = "0",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = ERRORS,
@@ -284,6 +290,7 @@ static const tb_config_def_t common_keys[] = {
                       "retries, -1 retries forever. Then errors.tolerance decides."},
     {.name = "errors.retry.delay.max.ms",
      .type = TB_CONFIG_LONG,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, errors_retry_delay_max_ms),
      .default_value = "60000",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = ERRORS,
@@ -294,6 +301,7 @@ static const tb_config_def_t common_keys[] = {
      .documentation = "The longest wait between two retries, in ms."},
     {.name = "errors.tolerance",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_ENUM_AT(tb_connector_settings_t, errors_tolerance),
      .default_value = "none",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = ERRORS,
@@ -306,6 +314,7 @@ static const tb_config_def_t common_keys[] = {
                       "queue when one is configured."},
     {.name = "errors.log.enable",
      .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, errors_log_enable),
      .default_value = "false",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = ERRORS,
@@ -315,6 +324,7 @@ static const tb_config_def_t common_keys[] = {
      .documentation = "Log each tolerated error with its context."},
     {.name = "errors.log.include.messages",
      .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, errors_log_include_messages),
      .default_value = "false",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = ERRORS,
@@ -329,6 +339,7 @@ static const tb_config_def_t common_keys[] = {
                       "the default."},
     {.name = "errors.deadletterqueue.topic.name",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, errors_deadletterqueue_topic_name),
      .default_value = "",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = ERRORS,
@@ -342,6 +353,8 @@ static const tb_config_def_t common_keys[] = {
                       "letter queue."},
     {.name = "errors.deadletterqueue.topic.replication.factor",
      .type = TB_CONFIG_SHORT,
+     .field = TB_CONFIG_AT(tb_connector_settings_t,
+                           errors_deadletterqueue_topic_replication_factor),
      .default_value = "3",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = ERRORS,
@@ -357,6 +370,8 @@ static const tb_config_def_t common_keys[] = {
                       "creates the topic at its first record instead."},
     {.name = "errors.deadletterqueue.context.headers.enable",
      .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_connector_settings_t,
+                           errors_deadletterqueue_context_headers_enable),
      .default_value = "false",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = ERRORS,
@@ -370,6 +385,7 @@ static const tb_config_def_t common_keys[] = {
 static const tb_config_def_t sink_keys[] = {
     {.name = "topics",
      .type = TB_CONFIG_LIST,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, topics),
      .default_value = "",
      .importance = TB_IMPORTANCE_HIGH,
      .group = COMMON,
@@ -380,6 +396,7 @@ static const tb_config_def_t sink_keys[] = {
                       "topics.regex must be set."},
     {.name = "topics.regex",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, topics_regex),
      .default_value = "",
      .importance = TB_IMPORTANCE_HIGH,
      .group = COMMON,
@@ -398,6 +415,7 @@ static const char *const write_modes[] = {"append", "upsert", NULL};
 static const tb_config_def_t source_keys[] = {
     {.name = "write.mode",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, write_mode),
      .default_value = "append",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Records",
@@ -410,6 +428,7 @@ static const tb_config_def_t source_keys[] = {
                       "__row_kind (tributary)."},
     {.name = "primary.key",
      .type = TB_CONFIG_LIST,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, primary_key),
      .default_value = "",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Records",
@@ -418,6 +437,7 @@ static const tb_config_def_t source_keys[] = {
                       "(tributary)."},
     {.name = "message.id.header",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, message_id_header),
      .default_value = "",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Records",
@@ -428,6 +448,7 @@ static const tb_config_def_t source_keys[] = {
                       "can drop the duplicate (tributary)."},
     {.name = "exactly.once.support",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, exactly_once_support),
      .default_value = "requested",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Exactly Once Support",
@@ -440,6 +461,7 @@ static const tb_config_def_t source_keys[] = {
                       "connector is refused where they cannot."},
     {.name = "transaction.boundary",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, transaction_boundary),
      .default_value = "poll",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Exactly Once Support",
@@ -459,6 +481,7 @@ static const tb_config_def_t source_keys[] = {
                       "null means offset.flush.interval.ms."},
     {.name = "offsets.storage.topic",
      .type = TB_CONFIG_STRING,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, offsets_storage_topic),
      .importance = TB_IMPORTANCE_LOW,
      .group = "Exactly Once Support",
      .order = 4,
@@ -479,6 +502,7 @@ static const tb_config_def_t source_keys[] = {
                       "tributary creates no topics for sources yet."},
     {.name = "exactly.once.transaction.max.records",
      .type = TB_CONFIG_INT,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, exactly_once_transaction_max_records),
      .default_value = "512",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Exactly Once Support",
@@ -487,6 +511,7 @@ static const tb_config_def_t source_keys[] = {
      .documentation = "Most records in one transaction (tributary)."},
     {.name = "exactly.once.transaction.max.bytes",
      .type = TB_CONFIG_LONG,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, exactly_once_transaction_max_bytes),
      .default_value = "1048576",
      .importance = TB_IMPORTANCE_LOW,
      .group = "Exactly Once Support",
@@ -496,6 +521,7 @@ static const tb_config_def_t source_keys[] = {
                       "goes alone (tributary)."},
     {.name = "exactly.once.allow.missing.marker",
      .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_connector_settings_t, exactly_once_allow_missing_marker),
      .default_value = "false",
      .importance = TB_IMPORTANCE_MEDIUM,
      .group = "Exactly Once Support",
@@ -512,6 +538,17 @@ const tb_config_table_t tb_connector_sink_table =
     TB_CONFIG_TABLE("Connector (sink)", sink_keys);
 const tb_config_table_t tb_connector_source_table =
     TB_CONFIG_TABLE("Connector (source)", source_keys);
+
+void tb_connector_settings_fill(const tb_plugin_t *plugin, const json_t *values,
+                                tb_connector_settings_t *out)
+{
+    const tb_config_table_t *tables[3];
+    tb_connector_config_tables(plugin, tables);
+    *out = (tb_connector_settings_t){0};
+    /* the columns fit (test_config_tables checks every table's) */
+    tb_config_fill(tables[0], values, out);
+    tb_config_fill(tables[1], values, out);
+}
 
 size_t tb_connector_config_tables(const tb_plugin_t *plugin,
                                   const tb_config_table_t *tables[3])
@@ -554,12 +591,12 @@ json_t *tb_connector_config_keys(const tb_plugin_t *plugin)
 }
 
 /* Sinks read topics or topics.regex: exactly one of them. */
-static void check_sink_topics(const json_t *values, json_t *errors)
+static void check_sink_topics(const tb_connector_settings_t *settings, json_t *errors)
 {
-    bool has_list = json_array_size(tb_config_list(values, "topics")) > 0;
-    const char *regex = tb_config_string(values, "topics.regex");
+    bool has_list = json_array_size(settings->topics) > 0;
+    const char *regex = settings->topics_regex;
     bool has_regex = regex != NULL && regex[0] != '\0';
-    const char *dlq = tb_config_string(values, "errors.deadletterqueue.topic.name");
+    const char *dlq = settings->errors_deadletterqueue_topic_name;
     size_t i;
     json_t *topic;
 
@@ -573,7 +610,7 @@ static void check_sink_topics(const json_t *values, json_t *errors)
         tb_config_error_add(errors, "topics", m);
         tb_config_error_add(errors, "topics.regex", m);
     }
-    json_array_foreach (tb_config_list(values, "topics"), i, topic) {
+    json_array_foreach ((json_t *)settings->topics, i, topic) {
         if (dlq != NULL && strcmp(dlq, json_string_value(topic)) == 0) {
             char m[512];
             snprintf(m, sizeof(m),
@@ -635,11 +672,11 @@ static void check_sink_group(const json_t *raw, json_t *errors)
 }
 
 /* Upsert mode needs to know which fields make the key. */
-static void check_write_mode(const json_t *values, json_t *errors)
+static void check_write_mode(const tb_connector_settings_t *settings, json_t *errors)
 {
-    const char *mode = tb_config_string(values, "write.mode");
+    const char *mode = settings->write_mode;
     if (mode != NULL && strcmp(mode, "upsert") == 0 &&
-        json_array_size(tb_config_list(values, "primary.key")) == 0) {
+        json_array_size(settings->primary_key) == 0) {
         tb_config_error_add(
             errors, "primary.key",
             "Missing primary.key: write.mode=upsert needs the fields that "
@@ -647,9 +684,10 @@ static void check_write_mode(const json_t *values, json_t *errors)
     }
 }
 
-bool tb_connector_config_transactional(const json_t *values, bool worker_exactly_once)
+bool tb_connector_config_transactional(const tb_connector_settings_t *settings,
+                                       bool worker_exactly_once)
 {
-    const char *support = tb_config_string(values, "exactly.once.support");
+    const char *support = settings->exactly_once_support;
     if (support == NULL) {
         return false; /* a sink */
     }
@@ -657,9 +695,10 @@ bool tb_connector_config_transactional(const json_t *values, bool worker_exactly
            (strcmp(support, "requested") == 0 && worker_exactly_once);
 }
 
-void tb_connector_config_check_transactions(const json_t *values, json_t *errors)
+void tb_connector_config_check_transactions(const tb_connector_settings_t *settings,
+                                            json_t *errors)
 {
-    const char *boundary = tb_config_string(values, "transaction.boundary");
+    const char *boundary = settings->transaction_boundary;
     if (boundary != NULL && strcmp(boundary, "poll") != 0) {
         tb_config_error_add(errors, "transaction.boundary",
                             "Invalid value for configuration transaction.boundary: "
@@ -727,12 +766,14 @@ static void check_version_key(const json_t *raw, const char *key, const char *cl
  * its plugin's version; the converters', transformations' and predicates'
  * against the Connect version tributary implements, which its built-in
  * ones have. */
-static void check_plugin_versions(const tb_plugin_t *plugin, const json_t *values,
+static void check_plugin_versions(const tb_plugin_t *plugin,
+                                  const tb_connector_settings_t *settings,
                                   const json_t *raw, json_t *errors)
 {
     static const char *const converters[] = {"key.converter", "value.converter",
                                              "header.converter"};
     static const char *const chains[] = {"transforms", "predicates"};
+    const json_t *const lists[] = {settings->transforms, settings->predicates};
     char key[512], type_key[512], worker_default[64];
     check_version_key(raw, "connector.plugin.version", plugin->class_name,
                       plugin->version, errors);
@@ -749,7 +790,7 @@ static void check_plugin_versions(const tb_plugin_t *plugin, const json_t *value
     for (size_t c = 0; c < sizeof(chains) / sizeof(chains[0]); c++) {
         size_t i;
         json_t *alias;
-        json_array_foreach (tb_config_list(values, chains[c]), i, alias) {
+        json_array_foreach ((json_t *)lists[c], i, alias) {
             snprintf(key, sizeof(key), "%s.%s.plugin.version", chains[c],
                      json_string_value(alias));
             snprintf(type_key, sizeof(type_key), "%s.%s.type", chains[c],
@@ -767,16 +808,18 @@ json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *ra
     const tb_config_table_t *tables[3];
     size_t n = tb_connector_config_tables(plugin, tables);
     json_t *values = tb_config_parse(tables, n, raw, errors);
+    tb_connector_settings_t settings;
+    tb_connector_settings_fill(plugin, values, &settings);
     if (plugin->kind == TB_PLUGIN_SINK) {
-        check_sink_topics(values, errors);
+        check_sink_topics(&settings, errors);
         check_sink_group(raw, errors);
     }
     if (plugin->kind == TB_PLUGIN_SOURCE) {
-        check_write_mode(values, errors);
+        check_write_mode(&settings, errors);
     }
     check_client_overrides(raw, errors);
-    tb_transforms_validate(values, raw, errors);
-    check_plugin_versions(plugin, values, raw, errors);
+    tb_transforms_validate(settings.transforms, settings.predicates, raw, errors);
+    check_plugin_versions(plugin, &settings, raw, errors);
     if (plugin->refused_keys != NULL) {
         check_refused_keys(plugin, raw, errors);
     }
@@ -911,15 +954,16 @@ const char *tb_connector_sink_group(const char *name, const json_t *config, char
     return buf;
 }
 
-int tb_connector_config_check_task_count(const char *name, const json_t *values,
+int tb_connector_config_check_task_count(const char *name,
+                                         const tb_connector_settings_t *settings,
                                          size_t generated, char *msg, size_t msg_size)
 {
-    long long max = tb_config_int(values, "tasks.max");
+    long long max = settings->tasks_max;
     msg[0] = '\0';
     if ((long long)generated <= max) {
         return 0;
     }
-    if (tb_config_bool(values, "tasks.max.enforce")) {
+    if (settings->tasks_max_enforce) {
         snprintf(msg, msg_size,
                  "The connector %s has generated %zu tasks, which is greater than %lld, "
                  "the maximum number of tasks it is configured to create. This "

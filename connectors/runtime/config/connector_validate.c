@@ -160,12 +160,12 @@ static void check_secrets_and_clients(const tb_connector_checks_t *checks,
 /* What a source that runs in transactions needs, of its config and of this
  * worker; exactly.once.support=required where the worker cannot is refused. */
 static void check_worker_support(const tb_connector_checks_t *checks,
-                                 const json_t *values, json_t *errors)
+                                 const tb_connector_settings_t *settings, json_t *errors)
 {
-    if (!tb_connector_config_transactional(values, checks->exactly_once_available)) {
+    if (!tb_connector_config_transactional(settings, checks->exactly_once_available)) {
         return;
     }
-    tb_connector_config_check_transactions(values, errors);
+    tb_connector_config_check_transactions(settings, errors);
     if (!checks->exactly_once_source) {
         tb_config_error_add(errors, "exactly.once.support",
                             "exactly.once.support=required needs the worker's "
@@ -184,8 +184,10 @@ json_t *tb_connector_validate_errors(const tb_connector_checks_t *checks,
 {
     json_t *errors = json_object();
     json_t *values = tb_connector_config_validate(plugin, config, errors);
+    tb_connector_settings_t settings;
+    tb_connector_settings_fill(plugin, values, &settings);
     tb_limits_check(checks->limits, plugin->config, config, errors);
-    check_worker_support(checks, values, errors);
+    check_worker_support(checks, &settings, errors);
     check_secrets_and_clients(checks, plugin, config, errors);
     json_decref(values);
     return errors;

@@ -15,10 +15,11 @@ json_t *tb_task_configs_split(const tb_plugin_t *plugin, const char *name,
     char msg[1024];
     json_t *errors = json_object();
     json_t *values = tb_connector_config_validate(plugin, config, errors);
-    json_t *task_configs =
-        plugin->task_configs(config, (int)tb_config_int(values, "tasks.max"));
+    tb_connector_settings_t settings;
+    tb_connector_settings_fill(plugin, values, &settings);
+    json_t *task_configs = plugin->task_configs(config, settings.tasks_max);
     int rc = tb_connector_config_check_task_count(
-        name, values, json_array_size(task_configs), msg, sizeof(msg));
+        name, &settings, json_array_size(task_configs), msg, sizeof(msg));
     json_decref(values);
     json_decref(errors);
     failure[0] = '\0';

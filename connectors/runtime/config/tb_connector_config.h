@@ -18,6 +18,54 @@ extern const tb_config_table_t tb_connector_common_table;
 extern const tb_config_table_t tb_connector_sink_table;
 extern const tb_config_table_t tb_connector_source_table;
 
+/* errors.tolerance, in its one_of order. */
+typedef enum {
+    TB_ERRORS_TOLERANCE_NONE = 0,
+    TB_ERRORS_TOLERANCE_ALL,
+} tb_errors_tolerance_t;
+
+/*
+ * The framework's keys of one connector, as its engines and checks read
+ * them: a member per key of tb_connector_common_table and of the sink's or
+ * the source's table, named after it ('.' spelled '_'), filled once by
+ * tb_connector_settings_fill. The other kind's members stay zero (NULL).
+ * Strings and lists are borrowed from the parsed values it was filled from.
+ */
+typedef struct {
+    /* every connector */
+    int tasks_max;
+    bool tasks_max_enforce;
+    const char *header_converter; /* NULL: the worker's */
+    const json_t *transforms;
+    const json_t *predicates;
+    long long errors_retry_timeout;
+    long long errors_retry_delay_max_ms;
+    int errors_tolerance; /* tb_errors_tolerance_t */
+    bool errors_log_enable;
+    bool errors_log_include_messages;
+    const char *errors_deadletterqueue_topic_name;
+    int errors_deadletterqueue_topic_replication_factor;
+    bool errors_deadletterqueue_context_headers_enable;
+    /* sinks */
+    const json_t *topics;
+    const char *topics_regex;
+    /* sources */
+    const char *write_mode; /* append or upsert */
+    const json_t *primary_key;
+    const char *message_id_header;
+    const char *exactly_once_support; /* requested or required */
+    const char *transaction_boundary; /* poll, interval or connector */
+    const char *offsets_storage_topic;
+    int exactly_once_transaction_max_records;
+    long long exactly_once_transaction_max_bytes;
+    bool exactly_once_allow_missing_marker;
+} tb_connector_settings_t;
+
+/* Fills *out from a connector's parsed values (tb_connector_config_validate)
+ * for plugin's kind. */
+void tb_connector_settings_fill(const tb_plugin_t *plugin, const json_t *values,
+                                tb_connector_settings_t *out);
+
 /* The tables that define a connector of plugin, in Connect's order for
  * ConfigInfos: the framework's keys (common, then sink or source), then the
  * plugin's own. Returns their count (3). */
@@ -30,24 +78,27 @@ size_t tb_connector_config_tables(const tb_plugin_t *plugin,
 json_t *tb_connector_config_validate(const tb_plugin_t *plugin, const json_t *raw,
                                      json_t *errors);
 
-/* Whether a source connector with these parsed values runs its tasks in
+/* Whether a source connector with these settings runs its tasks in
  * Kafka transactions, as in Connect: with exactly.once.support=required
  * always (the herder refuses it where the worker cannot), with requested
  * when worker_exactly_once (exactly.once.source.support=enabled on a real
  * cluster). False for a sink. */
-bool tb_connector_config_transactional(const json_t *values, bool worker_exactly_once);
+bool tb_connector_config_transactional(const tb_connector_settings_t *settings,
+                                       bool worker_exactly_once);
 
-/* Adds to errors what keeps a source connector with these parsed values from
+/* Adds to errors what keeps a source connector with these settings from
  * running in transactions: a transaction.boundary other than poll. */
-void tb_connector_config_check_transactions(const json_t *values, json_t *errors);
+void tb_connector_config_check_transactions(const tb_connector_settings_t *settings,
+                                            json_t *errors);
 
 /* Checks the count of task configs connector name's plugin generated
- * against tasks.max of its parsed values, as Connect's worker does. Returns
+ * against tasks.max of its settings, as Connect's worker does. Returns
  * 0 when they may run: msg is then empty, or holds the warning to log when
  * they exceed tasks.max and tasks.max.enforce is false. Returns -1 when
  * tasks.max.enforce refuses them, with Connect's TooManyTasksException
  * message in msg. */
-int tb_connector_config_check_task_count(const char *name, const json_t *values,
+int tb_connector_config_check_task_count(const char *name,
+                                         const tb_connector_settings_t *settings,
                                          size_t generated, char *msg, size_t msg_size);
 
 /* Connect's ConfigInfos for raw with the errors found by validating it

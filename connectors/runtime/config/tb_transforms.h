@@ -10,10 +10,11 @@
 
 #include <jansson.h>
 
-/* Checks the chains of a connector: values are the parsed framework keys
- * (`transforms` and `predicates` lists), raw the config as written (for
- * the per-alias keys). Adds each problem to errors under the key the user
- * wrote; borrows everything. */
-void tb_transforms_validate(const json_t *values, const json_t *raw, json_t *errors);
+/* Checks the chains of a connector: transforms and predicates are its
+ * parsed lists of aliases (tb_connector_settings_t's), raw the config as
+ * written (for the per-alias keys). Adds each problem to errors under the
+ * key the user wrote; borrows everything. */
+void tb_transforms_validate(const json_t *transforms, const json_t *predicates,
+                            const json_t *raw, json_t *errors);
 
 #endif

@@ -22,11 +22,11 @@ static bool has_duplicate(const json_t *aliases)
     return false;
 }
 
-void tb_transforms_validate(const json_t *values, const json_t *raw, json_t *errors)
+void tb_transforms_validate(const json_t *transforms, const json_t *predicates,
+                            const json_t *raw, json_t *errors)
 {
-    const json_t *lists[2];
+    const json_t *const lists[] = {transforms, predicates};
     for (size_t c = 0; c < sizeof(chain_keys) / sizeof(chain_keys[0]); c++) {
-        lists[c] = tb_config_list(values, chain_keys[c]);
         if (has_duplicate(lists[c])) {
             char message[1024];
             snprintf(message, sizeof(message),

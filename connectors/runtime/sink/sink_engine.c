@@ -86,8 +86,8 @@ static json_t *consumer_props(const tb_task_env_t *env, char *group, size_t grou
 
 static int subscribe(sink_engine_t *e, char *errstr, size_t errstr_size)
 {
-    const json_t *settings = e->env->settings;
-    const char *regex = tb_config_string(settings, "topics.regex");
+    const tb_connector_settings_t *settings = &e->env->framework;
+    const char *regex = settings->topics_regex;
     rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new(1);
     if (regex[0] != '\0') {
         /* librdkafka takes a topic starting with ^ as a regex and finds it
@@ -108,7 +108,7 @@ static int subscribe(sink_engine_t *e, char *errstr, size_t errstr_size)
     } else {
         size_t i;
         json_t *topic;
-        json_array_foreach (tb_config_list(settings, "topics"), i, topic) {
+        json_array_foreach ((json_t *)settings->topics, i, topic) {
             const char *name = json_string_value(topic);
             rd_kafka_topic_partition_list_add(topics, name, RD_KAFKA_PARTITION_UA);
         }
@@ -257,11 +257,10 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
 {
     sink_engine_t *e = calloc(1, sizeof(*e));
     char group[256];
-    const json_t *settings = env->settings;
+    const tb_connector_settings_t *settings = &env->framework;
 
     e->env = env;
-    e->tolerate_errors =
-        strcmp(tb_config_string(settings, "errors.tolerance"), "all") == 0;
+    e->tolerate_errors = settings->errors_tolerance == TB_ERRORS_TOLERANCE_ALL;
     e->ctx = (tb_task_context_t){.connector = env->connector,
                                  .task = env->id,
                                  .record_failed = tb_sink_record_failed,
@@ -270,8 +269,8 @@ static int sink_start(const tb_task_env_t *env, void **out, char *errstr,
                                  .retry_after = tb_sink_retry_after,
                                  .wake = tb_sink_wake,
                                  .runtime = e};
-    e->log_errors = tb_config_bool(settings, "errors.log.enable");
-    e->log_messages = tb_config_bool(settings, "errors.log.include.messages");
+    e->log_errors = settings->errors_log_enable;
+    e->log_messages = settings->errors_log_include_messages;
     e->retry = tb_task_retry_from(settings);
     e->last_flush_ms = tb_monotonic_ms();
     tb_task_metrics_take(&e->metrics, env->connector, env->id, 1);

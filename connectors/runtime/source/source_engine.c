@@ -82,7 +82,7 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     source_engine_t *engine = calloc(1, sizeof(*engine));
     json_t *props = tb_client_props_resolved(env->client, TB_CLIENT_PRODUCER,
                                              env->connector_config, errstr, errstr_size);
-    const json_t *settings = env->settings;
+    const tb_connector_settings_t *settings = &env->framework;
     char client_id[300];
 
     engine->env = env;
@@ -95,8 +95,7 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
                                       .offset_for = tb_source_stored_offset,
                                       .runtime = engine};
     engine->retry = tb_task_retry_from(settings);
-    engine->tolerate_errors =
-        strcmp(tb_config_string(settings, "errors.tolerance"), "all") == 0;
+    engine->tolerate_errors = settings->errors_tolerance == TB_ERRORS_TOLERANCE_ALL;
     engine->ring = calloc(RING_SIZE, sizeof(*engine->ring));
     engine->committable = json_object();
     engine->topics = json_object();
@@ -110,10 +109,10 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     if (json_object_get(props, "enable.idempotence") == NULL) {
         json_object_set_new(props, "enable.idempotence", json_string("true"));
     }
-    if (strcmp(tb_config_string(settings, "write.mode"), "upsert") == 0) {
-        engine->primary_key = tb_config_list(settings, "primary.key");
+    if (strcmp(settings->write_mode, "upsert") == 0) {
+        engine->primary_key = settings->primary_key;
     }
-    const char *header = tb_config_string(settings, "message.id.header");
+    const char *header = settings->message_id_header;
     engine->message_id_header = header != NULL && header[0] != '\0' ? header : NULL;
     engine->transactional =
         tb_connector_config_transactional(settings, env->exactly_once_available);

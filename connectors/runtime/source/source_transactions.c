@@ -47,7 +47,8 @@ static int64_t test_start_delay_ms(int task)
 /* Whether settings keep a task from running in transactions: a connector
  * stored before its worker enabled them may have a transaction.boundary they
  * cannot honour. errstr says why. */
-static bool transactions_refused(const json_t *settings, char *errstr, size_t errstr_size)
+static bool transactions_refused(const tb_connector_settings_t *settings, char *errstr,
+                                 size_t errstr_size)
 {
     json_t *errors = json_object();
     tb_connector_config_check_transactions(settings, errors);
@@ -62,7 +63,7 @@ static bool transactions_refused(const json_t *settings, char *errstr, size_t er
 static void offsets_topic_of(source_engine_t *engine)
 {
     const tb_task_env_t *env = engine->env;
-    const char *own = tb_config_string(env->settings, "offsets.storage.topic");
+    const char *own = env->framework.offsets_storage_topic;
     engine->offsets_topic = env->eos->offsets_topic;
     engine->offsets_in_store = env->eos->offsets_topic_is_store;
     if (own != NULL && own[0] != '\0' && strcmp(own, engine->offsets_topic.name) != 0) {
@@ -76,20 +77,18 @@ int tb_source_txn_setup(source_engine_t *engine, json_t *props, char *errstr,
                         size_t errstr_size)
 {
     const tb_task_env_t *env = engine->env;
-    const json_t *settings = env->settings;
-    if (transactions_refused(settings, errstr, errstr_size)) {
+    if (transactions_refused(&env->framework, errstr, errstr_size)) {
         return -1;
     }
     snprintf(engine->txn_id, sizeof(engine->txn_id), "%s-%s-%d",
              env->eos->transactional_id_prefix, env->connector, env->id);
     offsets_topic_of(engine);
-    const char *topic = tb_config_string(settings, "topic");
+    /* the plugin's own topic key, where a source has one */
+    const char *topic = tb_config_string(env->settings, "topic");
     engine->marker_topic = topic != NULL && topic[0] != '\0' ? topic : NULL;
     /* at most POLL_BATCH: the key's range */
-    engine->txn_max_records =
-        (size_t)tb_config_int(settings, "exactly.once.transaction.max.records");
-    engine->txn_max_bytes =
-        (size_t)tb_config_int(settings, "exactly.once.transaction.max.bytes");
+    engine->txn_max_records = (size_t)env->framework.exactly_once_transaction_max_records;
+    engine->txn_max_bytes = (size_t)env->framework.exactly_once_transaction_max_bytes;
     engine->txn_size = engine->txn_max_records;
     engine->given = json_object();
     json_object_set_new(props, "transactional.id", json_string(engine->txn_id));

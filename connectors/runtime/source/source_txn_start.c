@@ -299,7 +299,7 @@ int tb_source_txn_started(source_engine_t *engine, char *errstr, size_t errstr_s
     if (!engine->marker_missing || !engine->stored_history) {
         return 0;
     }
-    if (!tb_config_bool(env->settings, "exactly.once.allow.missing.marker")) {
+    if (!env->framework.exactly_once_allow_missing_marker) {
         snprintf(errstr, errstr_size,
                  "no committed transaction of %s is recorded in the offsets topic %s, "
                  "nor in a progress marker, so the task's stored offsets cannot be "

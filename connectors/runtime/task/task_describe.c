@@ -34,8 +34,7 @@ static void describe_use(void *opaque, const char *kind, const char *alias,
  * Connect's default. */
 static const char *header_converter(const tb_task_env_t *env)
 {
-    const char *name =
-        json_string_value(json_object_get(env->settings, "header.converter"));
+    const char *name = env->framework.header_converter;
     if (name == NULL || name[0] == '\0') {
         name = json_string_value(json_object_get(env->worker_config, "header.converter"));
     }

@@ -18,8 +18,7 @@ static int ensure_topic(const tb_task_env_t *env, const char *topic, char *errst
     if (props == NULL) {
         return -1;
     }
-    int factor = (int)tb_config_int(env->settings,
-                                    "errors.deadletterqueue.topic.replication.factor");
+    int factor = env->framework.errors_deadletterqueue_topic_replication_factor;
     int rc = tb_dlq_topic_ensure(props, topic, factor, DLQ_TOPIC_TIMEOUT_MS, errstr,
                                  errstr_size);
     json_decref(props);
@@ -42,11 +41,10 @@ static tb_dlq_t *open_dlq(const tb_task_env_t *env, const char *topic,
 int tb_task_dlq_create(const tb_task_env_t *env, tb_dlq_t **dlq, char *errstr,
                        size_t errstr_size)
 {
-    const char *topic =
-        tb_config_string(env->settings, "errors.deadletterqueue.topic.name");
+    const char *topic = env->framework.errors_deadletterqueue_topic_name;
     *dlq = NULL;
-    if (strcmp(tb_config_string(env->settings, "errors.tolerance"), "all") != 0 ||
-        topic == NULL || topic[0] == '\0') {
+    if (env->framework.errors_tolerance != TB_ERRORS_TOLERANCE_ALL || topic == NULL ||
+        topic[0] == '\0') {
         return 0;
     }
     /* dev mode's mock cluster creates the topic at its first record */
@@ -54,9 +52,8 @@ int tb_task_dlq_create(const tb_task_env_t *env, tb_dlq_t **dlq, char *errstr,
         ensure_topic(env, topic, errstr, errstr_size) != 0) {
         return -1;
     }
-    *dlq = open_dlq(
-        env, topic,
-        tb_config_bool(env->settings, "errors.deadletterqueue.context.headers.enable"),
-        errstr, errstr_size);
+    *dlq =
+        open_dlq(env, topic, env->framework.errors_deadletterqueue_context_headers_enable,
+                 errstr, errstr_size);
     return *dlq != NULL ? 0 : -1;
 }

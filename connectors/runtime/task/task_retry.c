@@ -4,16 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/tb_config.h"
 #include "core/tb_time.h"
 
 #define FIRST_DELAY_MS 100
 
-tb_task_retry_t tb_task_retry_from(const json_t *settings)
+tb_task_retry_t tb_task_retry_from(const tb_connector_settings_t *settings)
 {
     return (tb_task_retry_t){
-        .timeout_ms = tb_config_int(settings, "errors.retry.timeout"),
-        .delay_max_ms = tb_config_int(settings, "errors.retry.delay.max.ms"),
+        .timeout_ms = settings->errors_retry_timeout,
+        .delay_max_ms = settings->errors_retry_delay_max_ms,
     };
 }
 

@@ -14,6 +14,7 @@
 
 #include "connectors/converters/tb_converter.h"
 #include "connectors/kafka/tb_client_props.h"
+#include "connectors/runtime/config/tb_connector_config.h"
 #include "connectors/runtime/source/eos/tb_eos_offsets.h"
 #include "connectors/runtime/source/eos/tb_fencing.h"
 #include "connectors/runtime/task/tb_dlq.h"
@@ -31,9 +32,11 @@ typedef struct {
     json_t *config;           /* the task config */
     json_t *connector_config; /* the connector config (framework keys) */
     /* connector_config parsed by its tables (framework and plugin keys,
-     * defaults applied, enum values in their listed spelling): what the
-     * engine reads its settings from, with tb_config_string() and friends */
+     * defaults applied, enum values in their listed spelling) */
     json_t *settings;
+    /* the framework's keys of settings, typed: what the engine reads them
+     * from (borrows from settings) */
+    tb_connector_settings_t framework;
     bool exactly_once_available;  /* the worker runs sources in transactions */
     const tb_eos_settings_t *eos; /* and where (the worker's) */
     /* a transactional task's first transaction waits until

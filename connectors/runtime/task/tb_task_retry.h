@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
+#include "connectors/runtime/config/tb_connector_config.h"
 
 typedef struct {
     long long timeout_ms;   /* errors.retry.timeout: 0 no retry, -1 forever */
@@ -28,9 +28,9 @@ typedef struct {
     long long delay_ms;     /* the last delay given */
 } tb_task_retry_t;
 
-/* A schedule with nothing pending, from a task's parsed settings (its
+/* A schedule with nothing pending, from a task's settings (its
  * errors.retry.* keys). */
-tb_task_retry_t tb_task_retry_from(const json_t *settings);
+tb_task_retry_t tb_task_retry_from(const tb_connector_settings_t *settings);
 
 /* After a failure: how long to wait before the next attempt (ms), or -1
  * when errors.retry.timeout is spent (the schedule starts afresh then), and

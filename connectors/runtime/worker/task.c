@@ -225,6 +225,8 @@ static void parse_settings(tb_task_t *task)
     json_t *errors = json_object();
     json_object_set_new(named, "name", json_string(task->connector));
     task->env.settings = tb_connector_config_validate(task->env.plugin, named, errors);
+    tb_connector_settings_fill(task->env.plugin, task->env.settings,
+                               &task->env.framework);
     if (tb_config_error_count(errors) > 0) {
         tb_config_errors_join(errors, "; ", problems, sizeof(problems));
         task->invalid_config = strdup(problems);
