@@ -253,15 +253,22 @@ def test_mm2_and_tributary_write_the_same(connect, start_worker, bed):
             commit_with_metadata(src, group, topic, offsets)
     for system in aliases:
         create(system, "checkpoint")
+    # and tributary's checkpoints from MM2's offset syncs (MM2's target alias names them),
+    # under a source alias of their own
+    crossed = f"x{tag}"
+    r = w.post("/connectors", json={"name": f"crossed-checkpoint-{prefix}", "config": {
+        **configs["mm2"]["checkpoint"], "source.cluster.alias": crossed,
+        "sync.group.offsets.enabled": "false"}})
+    assert r.status_code == 201, r.text
 
-    def checkpoints(system):
+    def checkpoints(system, alias=None):
         """{(group, topic without the alias, partition): (upstream, downstream, metadata)}
         of the groups' committed offsets, once all are there."""
         found = {}
-        checkpoints_topic = f"{aliases[system][0]}.checkpoints.internal"
+        alias = alias or aliases[system][0]
         for group, name, partition, up, down, metadata in read_checkpoints(
-                bed.bootstrap, checkpoints_topic):
-            topic = name.removeprefix(aliases[system][0] + ".")
+                bed.bootstrap, f"{alias}.checkpoints.internal"):
+            topic = name.removeprefix(alias + ".")
             if group in committed and up == committed[group].get(topic, {}).get(partition):
                 found[(group, topic, partition)] = (up, down, metadata)
         return found if len(found) == 8 else None
@@ -286,6 +293,17 @@ def test_mm2_and_tributary_write_the_same(connect, start_worker, bed):
                        for u, d in all_syncs[(system, topic)][partition]), (system, key)
         if group.endswith("-whole"):  # a group at the end: the same in both
             assert got["mm2"][key][1] == got["tributary"][key][1] == exact, key
+
+    # from the same offset syncs, tributary translates every offset as MM2 does
+    def translated(alias=None):
+        found = checkpoints("mm2", alias) or {}
+        return {key: (up, down) for key, (up, down, _) in found.items()}
+    try:
+        wait_for(lambda: translated(crossed) == translated() and translated(), timeout=60,
+                 interval=0.5, what="tributary's checkpoints from MM2's syncs as MM2's")
+    except AssertionError:
+        print("MM2:", translated(), "tributary:", translated(crossed))
+        raise
 
     # the translated offsets committed to the target's groups (sync.group.offsets), then a
     # consumer of each group failing over there: it reads every record its group had not
