@@ -10,7 +10,9 @@ where MM2's MirrorSourceConnector stopped."""
 import json
 import signal
 import struct
+import subprocess
 import uuid
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
@@ -29,6 +31,7 @@ pytestmark = pytest.mark.integration
 
 HEARTBEAT = "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector"
 OFFSET_PARTITIONS = 25  # Connect's default for offset.storage.partitions
+TRANSLATE = Path(__file__).with_name("RemoteClusterTranslate.java")
 
 
 def mm2_configs(bed, prefix, source_alias, target_alias):
@@ -108,6 +111,22 @@ def high_watermarks(bootstrap, topic, partitions):
                 for p in partitions}
     finally:
         consumer.close()
+
+
+def remote_cluster_translate(bed, pairs):
+    """{(alias, group, topic, partition): offset}: what MM2's RemoteClusterUtils
+    .translateOffsets reads from the checkpoints of each (source alias, group) on the
+    target (RemoteClusterTranslate.java, on the bed's Connect classpath)."""
+    args = [a for pair in pairs for a in pair]
+    done = subprocess.run(["java", "-cp", f"{bed.facts['BED_CONNECT_LIBS']}/*", str(TRANSLATE),
+                           bed.bootstrap, *args],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = {}
+    for line in done.stdout.splitlines():
+        alias, group, topic, partition, offset = line.split()
+        out[(alias, group, topic, int(partition))] = int(offset)
+    return out
 
 
 def mirrored(bootstrap, topic, count):
@@ -293,6 +312,15 @@ def test_mm2_and_tributary_write_the_same(connect, start_worker, bed):
                        for u, d in all_syncs[(system, topic)][partition]), (system, key)
         if group.endswith("-whole"):  # a group at the end: the same in both
             assert got["mm2"][key][1] == got["tributary"][key][1] == exact, key
+
+    # MM2's own client library reads tributary's checkpoints as it reads MM2's
+    pairs = [(aliases[s][0], g) for s in aliases for g in committed]
+    read = remote_cluster_translate(bed, pairs)
+    for system in aliases:
+        alias = aliases[system][0]
+        assert {(g, t.removeprefix(alias + "."), p): o
+                for (a, g, t, p), o in read.items() if a == alias} == \
+            {key: down for key, (_, down, _) in got[system].items()}, system
 
     # from the same offset syncs, tributary translates every offset as MM2 does
     def translated(alias=None):
