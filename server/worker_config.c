@@ -414,9 +414,10 @@ static const tb_config_def_t worker_keys[] = {
      .group = "Converters",
      .check = tb_header_converter_check,
      .documentation = "Default converter of record headers: SimpleHeaderConverter "
-                      "(Connect's default) or StringConverter; any other class is "
-                      "refused. Header values reach plugins as their bytes, read as "
-                      "text, under either (see the connector's header.converter)."},
+                      "(Connect's default), StringConverter or ByteArrayConverter; any "
+                      "other class is refused. Header values reach plugins as their "
+                      "bytes, read as text, under each (see the connector's "
+                      "header.converter)."},
     {.name = "task.threads",
      .type = TB_CONFIG_INT,
      .field = TB_CONFIG_AT(tb_worker_settings_t, task_threads),
@@ -905,8 +906,8 @@ const tb_connect_key_t tb_connect_worker_keys[] = {
     {"key.converter.*", WORKER, TB_CONNECT_KEY_IMPLEMENTED, "the converter's settings"},
     {"value.converter.*", WORKER, TB_CONNECT_KEY_IMPLEMENTED, "the converter's settings"},
     {"header.converter", WORKER, TB_CONNECT_KEY_IMPLEMENTED,
-     "SimpleHeaderConverter or StringConverter, validated; header values reach "
-     "plugins as their bytes under either"},
+     "SimpleHeaderConverter, StringConverter or ByteArrayConverter, validated; "
+     "header values reach plugins as their bytes under each"},
     {"header.converter.*", WORKER, TB_CONNECT_KEY_NOOP,
      "neither header converter has settings tributary reads"},
     {"offset.storage.file.filename", STANDALONE, TB_CONNECT_KEY_IMPLEMENTED,

@@ -1,6 +1,7 @@
 /*
  * header_converter.c - the header converter classes tributary accepts:
- * Connect's default SimpleHeaderConverter and StringConverter.
+ * Connect's default SimpleHeaderConverter, StringConverter and
+ * ByteArrayConverter (what MirrorMaker 2's configs name).
  *
  * tributary's plugins see a header value as its bytes, read as text: the
  * HTTP sink writes each one as a JSON string, and sources write their
@@ -9,27 +10,26 @@
  * classes convert alike (SimpleHeaderConverter writes a string as its UTF-8
  * bytes, as StringConverter does); SimpleHeaderConverter's inferred types
  * (numbers, booleans, lists, maps) reach no plugin, since none takes typed
- * headers. So the choice is validated, not acted on.
+ * headers. ByteArrayConverter passes bytes as they are, as tributary does
+ * under every class. So the choice is validated, not acted on.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "connectors/converters/tb_converter.h"
 
-#define CONNECT_STORAGE "org.apache.kafka.connect.storage."
-
 static const char *const header_classes[] = {
-    CONNECT_STORAGE "SimpleHeaderConverter",
-    CONNECT_STORAGE "StringConverter",
+    "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+    "org.apache.kafka.connect.storage.StringConverter",
+    "org.apache.kafka.connect.converters.ByteArrayConverter",
     NULL,
 };
 
 const char *tb_header_converter_canonical_name(const char *name)
 {
-    size_t prefix = strlen(CONNECT_STORAGE);
     for (size_t i = 0; header_classes[i] != NULL; i++) {
         if (strcmp(name, header_classes[i]) == 0 ||
-            strcmp(name, header_classes[i] + prefix) == 0) {
+            strcmp(name, strrchr(header_classes[i], '.') + 1) == 0) {
             return header_classes[i];
         }
     }

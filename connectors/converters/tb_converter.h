@@ -48,10 +48,10 @@ typedef struct tb_converter tb_converter_t;
  * "JsonConverter"), or NULL when name is no converter. Static storage. */
 const char *tb_converter_canonical_name(const char *name);
 
-/* Connect's class name for a header converter (SimpleHeaderConverter or
- * StringConverter, by class name or short alias), or NULL. Static storage.
- * Header values reach plugins as their bytes under either class
- * (header_converter.c says why). */
+/* Connect's class name for a header converter (SimpleHeaderConverter,
+ * StringConverter or ByteArrayConverter, by class name or short alias), or
+ * NULL. Static storage. Header values reach plugins as their bytes under
+ * each class (header_converter.c says why). */
 const char *tb_header_converter_canonical_name(const char *name);
 
 /* A tb_config_def_t check of header.converter: Connect's "Class X could not

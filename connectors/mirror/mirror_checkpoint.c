@@ -177,10 +177,11 @@ static void checkpoint_key(char *buf, size_t size, const char *topic, int32_t pa
     snprintf(buf, size, "%" PRId32 ":%s", partition, topic);
 }
 
-/* Remembers the last checkpoint of a group's partition. */
+/* Remembers the last checkpoint of a group's partition; its commit
+ * metadata is metadata_len bytes, NULs included. */
 static void remember(mirror_checkpoint_t *c, const char *group, const char *topic,
                      int32_t partition, int64_t upstream, int64_t downstream,
-                     const char *metadata)
+                     const char *metadata, size_t metadata_len)
 {
     char key[320];
     json_t *of_group = json_object_get(c->checkpoints, group);
@@ -190,10 +191,10 @@ static void remember(mirror_checkpoint_t *c, const char *group, const char *topi
     }
     checkpoint_key(key, sizeof(key), topic, partition);
     json_object_set_new(of_group, key,
-                        json_pack("{s:s,s:i,s:I,s:I,s:s}", "topic", topic, "partition",
+                        json_pack("{s:s,s:i,s:I,s:I,s:s%}", "topic", topic, "partition",
                                   (int)partition, "upstream", (json_int_t)upstream,
                                   "downstream", (json_int_t)downstream, "metadata",
-                                  metadata));
+                                  metadata, metadata_len));
 }
 
 /* One record of the checkpoints topic read back: kept when its group is the
@@ -203,6 +204,7 @@ static void load_checkpoint(mirror_checkpoint_t *c, const rd_kafka_message_t *ms
     const uint8_t *k = msg->key, *v = msg->payload;
     const uint8_t *k_end = k + msg->key_len, *v_end = v + msg->len;
     char *group = NULL, *topic = NULL, *metadata = NULL;
+    size_t metadata_len = 0;
     int32_t partition;
     int16_t version;
     int64_t upstream, downstream;
@@ -212,12 +214,13 @@ static void load_checkpoint(mirror_checkpoint_t *c, const rd_kafka_message_t *ms
         tb_mirror_get_i16(&v, v_end, &version) && version == 0 &&
         tb_mirror_get_i64(&v, v_end, &upstream) &&
         tb_mirror_get_i64(&v, v_end, &downstream) &&
-        tb_mirror_get_string(&v, v_end, &metadata)) {
+        tb_mirror_get_stringn(&v, v_end, &metadata, &metadata_len)) {
         /* the task's groups, or, before they could be listed, those that
          * can be */
         if (c->groups_listed ? json_object_get(c->groups, group) != NULL
                              : ours(c, group)) {
-            remember(c, group, topic, partition, upstream, downstream, metadata);
+            remember(c, group, topic, partition, upstream, downstream, metadata,
+                     metadata_len);
         }
     } else {
         TB_LOG_TASK(TB_LOG_WARN, LOGGER, c->connector, c->task,
@@ -418,17 +421,17 @@ static bool newer(const json_t *last, int64_t upstream, int64_t downstream)
 /* Adds MM2's Checkpoint record to the pending ones. */
 static void add_record(mirror_checkpoint_t *c, const char *group, const char *topic,
                        int32_t partition, int64_t upstream, int64_t downstream,
-                       const char *metadata, int64_t timestamp)
+                       const char *metadata, size_t metadata_len, int64_t timestamp)
 {
     size_t key_len = 2 + strlen(group) + 2 + strlen(topic) + 4;
-    size_t value_len = 2 + 8 + 8 + 2 + strlen(metadata);
+    size_t value_len = 2 + 8 + 8 + 2 + metadata_len;
     uint8_t *key = malloc(key_len), *value = malloc(value_len);
     tb_mirror_put_i32(tb_mirror_put_string(tb_mirror_put_string(key, group), topic),
                       partition);
-    tb_mirror_put_string(
+    tb_mirror_put_stringn(
         tb_mirror_put_i64(tb_mirror_put_i64(tb_mirror_put_i16(value, 0), upstream),
                           downstream),
-        metadata);
+        metadata, metadata_len);
     c->pending = realloc(c->pending, (c->pending_count + 1) * sizeof(*c->pending));
     c->pending[c->pending_count++] = (tb_source_record_t){
         .topic = c->checkpoints_topic,
@@ -471,19 +474,20 @@ static void checkpoint_group(mirror_checkpoint_t *c, const char *group)
             continue;
         }
         char *topic = tb_mirror_checkpoint_topic(&c->names, tp->topic);
-        char *metadata = strndup(tp->metadata != NULL ? (const char *)tp->metadata : "",
-                                 tp->metadata != NULL ? tp->metadata_size : 0);
+        /* the broker's bytes, as MM2 copies them (a NUL included) */
+        const char *metadata = tp->metadata != NULL ? (const char *)tp->metadata : "";
+        size_t metadata_len = tp->metadata != NULL ? tp->metadata_size : 0;
         checkpoint_key(key, sizeof(key), topic, tp->partition);
         if (newer(json_object_get(json_object_get(c->checkpoints, group), key),
                   tp->offset, downstream)) {
-            remember(c, group, topic, tp->partition, tp->offset, downstream, metadata);
+            remember(c, group, topic, tp->partition, tp->offset, downstream, metadata,
+                     metadata_len);
             json_object_set_new(
                 json_object_get(json_object_get(c->checkpoints, group), key), "at",
                 json_integer(timestamp));
             add_record(c, group, topic, tp->partition, tp->offset, downstream, metadata,
-                       timestamp);
+                       metadata_len, timestamp);
         }
-        free(metadata);
         free(topic);
     }
     rd_kafka_topic_partition_list_destroy(offsets);
@@ -639,10 +643,11 @@ static void sync_groups(mirror_checkpoint_t *c)
             rd_kafka_topic_partition_t *tp =
                 rd_kafka_topic_partition_list_add(offsets, topic, partition);
             tp->offset = downstream;
-            const char *metadata = json_string_value(json_object_get(cp, "metadata"));
-            if (metadata[0] != '\0') {
-                tp->metadata = strdup(metadata);
-                tp->metadata_size = strlen(metadata);
+            const json_t *metadata = json_object_get(cp, "metadata");
+            size_t metadata_len = json_string_length(metadata);
+            if (metadata_len > 0 && (tp->metadata = malloc(metadata_len)) != NULL) {
+                memcpy(tp->metadata, json_string_value(metadata), metadata_len);
+                tp->metadata_size = metadata_len;
             }
         }
         if (offsets->cnt > 0) {

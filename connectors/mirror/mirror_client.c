@@ -132,24 +132,38 @@ bool tb_mirror_get_i64(const uint8_t **p, const uint8_t *end, int64_t *v)
     return true;
 }
 
-bool tb_mirror_get_string(const uint8_t **p, const uint8_t *end, char **s)
+bool tb_mirror_get_stringn(const uint8_t **p, const uint8_t *end, char **s, size_t *len)
 {
     int16_t n;
     const uint8_t *at = *p;
-    if (!tb_mirror_get_i16(&at, end, &n) || n < 0 || end - at < n) {
+    if (!tb_mirror_get_i16(&at, end, &n) || n < 0 || end - at < n ||
+        (*s = malloc((size_t)n + 1)) == NULL) {
         return false;
     }
-    *s = strndup((const char *)at, (size_t)n);
+    memcpy(*s, at, (size_t)n);
+    (*s)[n] = '\0';
+    if (len != NULL) {
+        *len = (size_t)n;
+    }
     *p = at + n;
-    return *s != NULL;
+    return true;
+}
+
+bool tb_mirror_get_string(const uint8_t **p, const uint8_t *end, char **s)
+{
+    return tb_mirror_get_stringn(p, end, s, NULL);
+}
+
+uint8_t *tb_mirror_put_stringn(uint8_t *p, const char *s, size_t len)
+{
+    p = tb_mirror_put_i16(p, (int16_t)len);
+    memcpy(p, s, len);
+    return p + len;
 }
 
 uint8_t *tb_mirror_put_string(uint8_t *p, const char *s)
 {
-    size_t n = strlen(s);
-    p = tb_mirror_put_i16(p, (int16_t)n);
-    memcpy(p, s, n);
-    return p + n;
+    return tb_mirror_put_stringn(p, s, strlen(s));
 }
 
 int tb_mirror_partition_count(rd_kafka_t *rk, const char *topic, int timeout_ms,

@@ -174,6 +174,9 @@ rd_kafka_t *tb_mirror_client(const json_t *config, const char *side, rd_kafka_ty
  * records): an INT16-length string, big-endian integers. Each writes at p
  * and returns the byte after. */
 uint8_t *tb_mirror_put_string(uint8_t *p, const char *s);
+/* The len bytes at s as such a string, NUL bytes included (commit
+ * metadata, which MM2 copies as the broker holds it). */
+uint8_t *tb_mirror_put_stringn(uint8_t *p, const char *s, size_t len);
 uint8_t *tb_mirror_put_i16(uint8_t *p, int16_t v);
 uint8_t *tb_mirror_put_i32(uint8_t *p, int32_t v);
 uint8_t *tb_mirror_put_i64(uint8_t *p, int64_t v);
@@ -185,6 +188,9 @@ bool tb_mirror_get_i16(const uint8_t **p, const uint8_t *end, int16_t *v);
 bool tb_mirror_get_i32(const uint8_t **p, const uint8_t *end, int32_t *v);
 bool tb_mirror_get_i64(const uint8_t **p, const uint8_t *end, int64_t *v);
 bool tb_mirror_get_string(const uint8_t **p, const uint8_t *end, char **s);
+/* The same, with its length in *len (len may be NULL): the bytes may hold
+ * NULs; a NUL follows them. */
+bool tb_mirror_get_stringn(const uint8_t **p, const uint8_t *end, char **s, size_t *len);
 
 /* MM2's OffsetSyncStore: the offset syncs of each source topic-partition,
  * at most TB_MIRROR_SYNC_SLOTS kept, spaced about exponentially back from

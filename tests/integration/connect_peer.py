@@ -63,8 +63,14 @@ class ConnectDistributed:
              "org.apache.kafka.connect.cli.ConnectDistributed", str(props)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env={**os.environ, **(env or {})})
-        wait_for(lambda: requests.get(f"{self.url}/connectors", timeout=5).status_code == 200,
-                 timeout=120, what="Connect's REST API")
+        try:
+            wait_for(lambda: requests.get(f"{self.url}/connectors",
+                                          timeout=5).status_code == 200,
+                     timeout=120, what="Connect's REST API")
+        except AssertionError:
+            self.proc.kill()  # no fixture knows of a peer that never answered
+            self.proc.wait()
+            raise
 
     def request(self, method, path, timeout=60, **kwargs):
         """The response to a request, sent again while Connect answers a momentary 409

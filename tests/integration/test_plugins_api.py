@@ -291,6 +291,7 @@ def test_transforms_and_predicates_are_listed_and_checked_by_class(worker, bed):
 @pytest.mark.parametrize("name,errors", [
     ("org.apache.kafka.connect.storage.SimpleHeaderConverter", []),
     ("org.apache.kafka.connect.storage.StringConverter", []),
+    ("org.apache.kafka.connect.converters.ByteArrayConverter", []),
     ("com.example.Headers", ["Invalid value com.example.Headers for configuration "
                              "header.converter: Class com.example.Headers could not be "
                              "found."])])

@@ -1,6 +1,7 @@
-/* header.converter, of a connector and of the worker: Connect's two header
- * converter classes are accepted, by class name or short name; any other
- * class is refused with Connect's message. */
+/* header.converter, of a connector and of the worker: Connect's header
+ * converter classes (SimpleHeaderConverter, StringConverter and the
+ * ByteArrayConverter MirrorMaker 2's configs name) are accepted, by class
+ * name or short name; any other class is refused with Connect's message. */
 #include "tb_test.h"
 
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #define SIMPLE "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 #define STRING "org.apache.kafka.connect.storage.StringConverter"
+#define BYTES "org.apache.kafka.connect.converters.ByteArrayConverter"
 #define UNKNOWN_MESSAGE                                                                  \
     "Invalid value com.example.Headers for configuration header.converter: Class "       \
     "com.example.Headers could not be found."
@@ -49,15 +51,18 @@ static void test_names_and_aliases(void **state)
                         SIMPLE);
     assert_string_equal(tb_header_converter_canonical_name(STRING), STRING);
     assert_string_equal(tb_header_converter_canonical_name("StringConverter"), STRING);
+    assert_string_equal(tb_header_converter_canonical_name(BYTES), BYTES);
+    assert_string_equal(tb_header_converter_canonical_name("ByteArrayConverter"), BYTES);
     assert_null(tb_header_converter_canonical_name(
         "org.apache.kafka.connect.json.JsonConverter"));
 }
 
-static void test_connector_accepts_both_and_refuses_others(void **state)
+static void test_connector_accepts_each_and_refuses_others(void **state)
 {
     (void)state;
     char joined[1024];
-    const char *accepted[] = {SIMPLE, STRING, "SimpleHeaderConverter"};
+    const char *accepted[] = {SIMPLE, STRING, BYTES, "SimpleHeaderConverter",
+                              "ByteArrayConverter"};
     for (size_t i = 0; i < sizeof(accepted) / sizeof(accepted[0]); i++) {
         connector_errors(accepted[i], joined, sizeof(joined));
         assert_string_equal(joined, "");
@@ -66,13 +71,15 @@ static void test_connector_accepts_both_and_refuses_others(void **state)
     assert_string_equal(joined, UNKNOWN_MESSAGE);
 }
 
-static void test_worker_accepts_both_and_refuses_others(void **state)
+static void test_worker_accepts_each_and_refuses_others(void **state)
 {
     (void)state;
     char joined[1024];
     worker_errors(SIMPLE, joined, sizeof(joined));
     assert_string_equal(joined, "");
     worker_errors(STRING, joined, sizeof(joined));
+    assert_string_equal(joined, "");
+    worker_errors(BYTES, joined, sizeof(joined));
     assert_string_equal(joined, "");
     worker_errors("com.example.Headers", joined, sizeof(joined));
     assert_string_equal(joined, UNKNOWN_MESSAGE);
@@ -82,8 +89,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names_and_aliases),
-        cmocka_unit_test(test_connector_accepts_both_and_refuses_others),
-        cmocka_unit_test(test_worker_accepts_both_and_refuses_others),
+        cmocka_unit_test(test_connector_accepts_each_and_refuses_others),
+        cmocka_unit_test(test_worker_accepts_each_and_refuses_others),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

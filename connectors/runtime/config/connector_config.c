@@ -212,12 +212,15 @@ static const tb_config_def_t common_keys[] = {
      .check = tb_header_converter_check,
      .documentation = "Converter of record headers; null means the worker's "
                       "header.converter. "
-                      "org.apache.kafka.connect.storage.SimpleHeaderConverter or "
-                      "org.apache.kafka.connect.storage.StringConverter (or their "
-                      "short names); any other class is refused. tributary's plugins "
-                      "read and write header values as text, so both convert them "
-                      "alike: the HTTP sink writes each value as a JSON string, and "
-                      "SimpleHeaderConverter's inferred types reach no plugin."},
+                      "org.apache.kafka.connect.storage.SimpleHeaderConverter, "
+                      "org.apache.kafka.connect.storage.StringConverter or "
+                      "org.apache.kafka.connect.converters.ByteArrayConverter (or "
+                      "their short names); any other class is refused. tributary's "
+                      "plugins read and write header values as text, so all three "
+                      "convert them alike: the HTTP sink writes each value as a JSON "
+                      "string, SimpleHeaderConverter's inferred types reach no plugin, "
+                      "and the MirrorMaker 2 connectors copy header values as they "
+                      "are under each."},
     {.name = "header.converter.plugin.version",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_LOW,
