@@ -620,7 +620,8 @@ static const char NO_REBOOTSTRAP_KEYS[] =
 static const java_key_t java_keys[] = {
     {.name = "acks", .roles = P, .rdkafka = "acks", .one_of = acks_values},
     SAME("allow.auto.create.topics", C),
-    IGNORED("auto.commit.interval.ms", C, "the sink engine commits after each flush"),
+    IGNORED("auto.commit.interval.ms", C,
+            "the sink engine commits what each flush recorded, within a second"),
     IGNORED("auto.include.jmx.reporter", PCA, NO_METRICS),
     {.name = "auto.offset.reset",
      .roles = C,
@@ -677,7 +678,8 @@ static const java_key_t java_keys[] = {
     {.name = "enable.auto.commit",
      .roles = C,
      .rdkafka = "enable.auto.commit",
-     .note = "managed: refused in overrides, off in every sink"},
+     .note = "managed: refused in overrides; a sink commits what its flushes recorded "
+             "only"},
     SAME("enable.idempotence", P),
     IGNORED("enable.metrics.push", PCA, NO_METRICS),
     IGNORED("exclude.internal.topics", C, "not configurable in librdkafka"),

@@ -591,7 +591,7 @@ static const struct {
     const char *reason;
 } managed_keys[] = {
     {"consumer.override.enable.auto.commit",
-     "offsets are committed after the plugin has flushed, never automatically"},
+     "only offsets recorded after the plugin has flushed are committed"},
     {"consumer.override.enable.auto.offset.store",
      "the runtime decides which offsets are safe to commit"},
     {"consumer.override.enable.partition.eof", "the sink engine relies on it being off"},
