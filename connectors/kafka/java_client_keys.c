@@ -32,6 +32,7 @@ struct java_key {
     const char *rdkafka;       /* what it becomes; NULL: nothing */
     translate_fn translate;    /* NULL: rdkafka = value, as written */
     const char *const *one_of; /* Java's values, checked first; NULL: any */
+    const char *why_not;       /* why a value Java takes is not in one_of; NULL */
     long long scale;           /* value divided by this, rounded up; 0: as is */
     const char *note;          /* why nothing (rdkafka NULL), or what it does */
 };
@@ -691,6 +692,8 @@ static const java_key_t java_keys[] = {
     {.name = "group.protocol",
      .roles = C,
      .one_of = group_protocols,
+     .why_not = "consumer (KIP-848) is refused: librdkafka 2.8 has it as early access, "
+                "not for production use",
      .note = "tributary's sink groups use the classic group protocol"},
     IGNORED("group.remote.assignor", C,
             "for group.protocol=consumer, which tributary does not use"),
@@ -929,8 +932,9 @@ static void translate_key(translation_t *t, const char *name, const char *value,
                                      i ? ", " : "", key->one_of[i]);
         }
         error_add(t, origin,
-                  "Invalid value %s for configuration %s: String must be one of: %s",
-                  value, origin, allowed);
+                  "Invalid value %s for configuration %s: String must be one of: %s%s%s",
+                  value, origin, allowed, key->why_not != NULL ? "; " : "",
+                  key->why_not != NULL ? key->why_not : "");
         return;
     }
     if (key->translate != NULL) {
