@@ -278,6 +278,80 @@ static void translate_partitioner(translation_t *t, const java_key_t *key,
     }
 }
 
+/* Java's assignor classes (as Java prints them, "class " first, or not) and
+ * librdkafka's names, with whether they assign cooperatively. */
+static const struct {
+    const char *java_class;
+    const char *assignor;
+    bool cooperative;
+} assignors[] = {
+    {"org.apache.kafka.clients.consumer.RangeAssignor", "range", false},
+    {"org.apache.kafka.clients.consumer.RoundRobinAssignor", "roundrobin", false},
+    {"org.apache.kafka.clients.consumer.CooperativeStickyAssignor", "cooperative-sticky",
+     true},
+};
+
+static int assignor_of(const char *name, size_t len)
+{
+    if (len > 6 && strncmp(name, "class ", 6) == 0) {
+        name += 6;
+        len -= 6;
+    }
+    for (int i = 0; i < (int)(sizeof(assignors) / sizeof(assignors[0])); i++) {
+        if ((strlen(assignors[i].java_class) == len &&
+             strncmp(name, assignors[i].java_class, len) == 0) ||
+            (strlen(assignors[i].assignor) == len &&
+             strncmp(name, assignors[i].assignor, len) == 0)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* partition.assignment.strategy: a list of Java's classes or librdkafka's
+ * names, as librdkafka's names. librdkafka cannot mix eager and cooperative
+ * assignors in one member; a list that does keeps those of its first kind,
+ * the protocol a group whose members all name that list uses in Java (its
+ * default: range, then cooperative-sticky). */
+static void translate_assignors(translation_t *t, const java_key_t *key,
+                                const char *value, const char *origin)
+{
+    char names[256] = "";
+    size_t used = 0;
+    int first = -1;
+    for (const char *at = value; *at != '\0';) {
+        at += strspn(at, ", ");
+        size_t len = strcspn(at, ",");
+        while (len > 0 && at[len - 1] == ' ') {
+            len--;
+        }
+        if (len == 0) {
+            break;
+        }
+        int i = assignor_of(at, len);
+        if (i < 0) {
+            error_add(
+                t, origin,
+                "Invalid value %s for configuration %s: %.*s is not an assignor "
+                "librdkafka has: range, roundrobin and cooperative-sticky (or Java's "
+                "RangeAssignor, RoundRobinAssignor and CooperativeStickyAssignor; "
+                "the eager StickyAssignor has none)",
+                value, origin, (int)len, at);
+            return;
+        }
+        first = first < 0 ? i : first;
+        if (assignors[i].cooperative == assignors[first].cooperative &&
+            used < sizeof(names)) {
+            used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+                                     used > 0 ? "," : "", assignors[i].assignor);
+        }
+        at += strcspn(at, ",");
+    }
+    if (first >= 0) {
+        put(t, key->rdkafka, names, origin, 0, false);
+    }
+}
+
 /* compression.<codec>.level is librdkafka's compression.level when the
  * codec is the one in use; otherwise it has no effect, as in Java. */
 static void translate_compression_level(translation_t *t, const java_key_t *key,
@@ -733,7 +807,11 @@ static const java_key_t java_keys[] = {
     {.name = "partition.assignment.strategy",
      .roles = C,
      .rdkafka = "partition.assignment.strategy",
-     .note = "managed: refused in overrides (see docs/ARCHITECTURE.md)"},
+     .translate = translate_assignors,
+     .note = "sinks: cooperative-sticky unless set; Java's RangeAssignor, "
+             "RoundRobinAssignor and CooperativeStickyAssignor by class or librdkafka's "
+             "name; a list mixing eager and cooperative ones keeps those of its first "
+             "kind, the protocol a Java group naming it uses"},
     IGNORED("partitioner.adaptive.partitioning.enable", P, "Java's partitioner only"),
     IGNORED("partitioner.availability.timeout.ms", P, "Java's partitioner only"),
     {.name = "partitioner.class",

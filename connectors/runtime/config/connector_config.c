@@ -595,8 +595,6 @@ static const struct {
     {"consumer.override.enable.auto.offset.store",
      "the runtime decides which offsets are safe to commit"},
     {"consumer.override.enable.partition.eof", "the sink engine relies on it being off"},
-    {"consumer.override.partition.assignment.strategy",
-     "the runtime chooses the assignor (see docs/ARCHITECTURE.md)"},
     {"producer.override.transactional.id",
      "exactly-once tasks derive it from the connector and task"},
 };

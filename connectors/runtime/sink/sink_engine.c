@@ -86,10 +86,12 @@ static json_t *consumer_props(const tb_task_env_t *env, char *group, size_t grou
     if (json_object_get(props, "statistics.interval.ms") == NULL) {
         json_object_set_new(props, "statistics.interval.ms", json_string(STATS_INTERVAL));
     }
-    /* cooperative-sticky (tb_group_offsets.h); the engine handles both
-     * protocols, for a group another member made eager */
-    json_object_set_new(props, "partition.assignment.strategy",
-                        json_string(TB_SINK_GROUP_ASSIGNOR));
+    /* cooperative-sticky (tb_group_offsets.h) unless the user chose; the
+     * engine handles both protocols */
+    if (json_object_get(props, "partition.assignment.strategy") == NULL) {
+        json_object_set_new(props, "partition.assignment.strategy",
+                            json_string(TB_SINK_GROUP_ASSIGNOR));
+    }
     return props;
 }
 
