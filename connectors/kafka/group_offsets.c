@@ -229,8 +229,10 @@ static rd_kafka_t *member_new(const json_t *kafka_props, const char *group, char
     json_t *props = json_deep_copy(kafka_props);
     json_object_set_new(props, "group.id", json_string(group));
     json_object_set_new(props, "enable.auto.commit", json_string("false"));
-    json_object_set_new(props, "partition.assignment.strategy",
-                        json_string(TB_SINK_GROUP_ASSIGNOR));
+    if (json_object_get(props, "partition.assignment.strategy") == NULL) {
+        json_object_set_new(props, "partition.assignment.strategy",
+                            json_string(TB_SINK_GROUP_ASSIGNOR));
+    }
     rd_kafka_conf_t *conf = tb_kafka_conf_new(props, errstr, errstr_size);
     json_decref(props);
     if (conf == NULL) {

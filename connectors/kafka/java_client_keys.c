@@ -32,6 +32,7 @@ struct java_key {
     const char *rdkafka;       /* what it becomes; NULL: nothing */
     translate_fn translate;    /* NULL: rdkafka = value, as written */
     const char *const *one_of; /* Java's values, checked first; NULL: any */
+    const char *why_not;       /* why a value Java takes is not in one_of; NULL */
     long long scale;           /* value divided by this, rounded up; 0: as is */
     const char *note;          /* why nothing (rdkafka NULL), or what it does */
 };
@@ -274,6 +275,80 @@ static void translate_partitioner(translation_t *t, const java_key_t *key,
     const char *partitioner = partitioner_of(value);
     if (partitioner != NULL) {
         put(t, key->rdkafka, partitioner, origin, 0, false);
+    }
+}
+
+/* Java's assignor classes (as Java prints them, "class " first, or not) and
+ * librdkafka's names, with whether they assign cooperatively. */
+static const struct {
+    const char *java_class;
+    const char *assignor;
+    bool cooperative;
+} assignors[] = {
+    {"org.apache.kafka.clients.consumer.RangeAssignor", "range", false},
+    {"org.apache.kafka.clients.consumer.RoundRobinAssignor", "roundrobin", false},
+    {"org.apache.kafka.clients.consumer.CooperativeStickyAssignor", "cooperative-sticky",
+     true},
+};
+
+static int assignor_of(const char *name, size_t len)
+{
+    if (len > 6 && strncmp(name, "class ", 6) == 0) {
+        name += 6;
+        len -= 6;
+    }
+    for (int i = 0; i < (int)(sizeof(assignors) / sizeof(assignors[0])); i++) {
+        if ((strlen(assignors[i].java_class) == len &&
+             strncmp(name, assignors[i].java_class, len) == 0) ||
+            (strlen(assignors[i].assignor) == len &&
+             strncmp(name, assignors[i].assignor, len) == 0)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* partition.assignment.strategy: a list of Java's classes or librdkafka's
+ * names, as librdkafka's names. librdkafka cannot mix eager and cooperative
+ * assignors in one member; a list that does keeps those of its first kind,
+ * the protocol a group whose members all name that list uses in Java (its
+ * default: range, then cooperative-sticky). */
+static void translate_assignors(translation_t *t, const java_key_t *key,
+                                const char *value, const char *origin)
+{
+    char names[256] = "";
+    size_t used = 0;
+    int first = -1;
+    for (const char *at = value; *at != '\0';) {
+        at += strspn(at, ", ");
+        size_t len = strcspn(at, ",");
+        while (len > 0 && at[len - 1] == ' ') {
+            len--;
+        }
+        if (len == 0) {
+            break;
+        }
+        int i = assignor_of(at, len);
+        if (i < 0) {
+            error_add(
+                t, origin,
+                "Invalid value %s for configuration %s: %.*s is not an assignor "
+                "librdkafka has: range, roundrobin and cooperative-sticky (or Java's "
+                "RangeAssignor, RoundRobinAssignor and CooperativeStickyAssignor; "
+                "the eager StickyAssignor has none)",
+                value, origin, (int)len, at);
+            return;
+        }
+        first = first < 0 ? i : first;
+        if (assignors[i].cooperative == assignors[first].cooperative &&
+            used < sizeof(names)) {
+            used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+                                     used > 0 ? "," : "", assignors[i].assignor);
+        }
+        at += strcspn(at, ",");
+    }
+    if (first >= 0) {
+        put(t, key->rdkafka, names, origin, 0, false);
     }
 }
 
@@ -620,7 +695,8 @@ static const char NO_REBOOTSTRAP_KEYS[] =
 static const java_key_t java_keys[] = {
     {.name = "acks", .roles = P, .rdkafka = "acks", .one_of = acks_values},
     SAME("allow.auto.create.topics", C),
-    IGNORED("auto.commit.interval.ms", C, "the sink engine commits after each flush"),
+    IGNORED("auto.commit.interval.ms", C,
+            "the sink engine commits what each flush recorded, within a second"),
     IGNORED("auto.include.jmx.reporter", PCA, NO_METRICS),
     {.name = "auto.offset.reset",
      .roles = C,
@@ -677,7 +753,8 @@ static const java_key_t java_keys[] = {
     {.name = "enable.auto.commit",
      .roles = C,
      .rdkafka = "enable.auto.commit",
-     .note = "managed: refused in overrides, off in every sink"},
+     .note = "managed: refused in overrides; a sink commits what its flushes recorded "
+             "only"},
     SAME("enable.idempotence", P),
     IGNORED("enable.metrics.push", PCA, NO_METRICS),
     IGNORED("exclude.internal.topics", C, "not configurable in librdkafka"),
@@ -689,6 +766,8 @@ static const java_key_t java_keys[] = {
     {.name = "group.protocol",
      .roles = C,
      .one_of = group_protocols,
+     .why_not = "consumer (KIP-848) is refused: librdkafka 2.8 has it as early access, "
+                "not for production use",
      .note = "tributary's sink groups use the classic group protocol"},
     IGNORED("group.remote.assignor", C,
             "for group.protocol=consumer, which tributary does not use"),
@@ -728,7 +807,11 @@ static const java_key_t java_keys[] = {
     {.name = "partition.assignment.strategy",
      .roles = C,
      .rdkafka = "partition.assignment.strategy",
-     .note = "managed: refused in overrides (see docs/ARCHITECTURE.md)"},
+     .translate = translate_assignors,
+     .note = "sinks: cooperative-sticky unless set; Java's RangeAssignor, "
+             "RoundRobinAssignor and CooperativeStickyAssignor by class or librdkafka's "
+             "name; a list mixing eager and cooperative ones keeps those of its first "
+             "kind, the protocol a Java group naming it uses"},
     IGNORED("partitioner.adaptive.partitioning.enable", P, "Java's partitioner only"),
     IGNORED("partitioner.availability.timeout.ms", P, "Java's partitioner only"),
     {.name = "partitioner.class",
@@ -927,8 +1010,9 @@ static void translate_key(translation_t *t, const char *name, const char *value,
                                      i ? ", " : "", key->one_of[i]);
         }
         error_add(t, origin,
-                  "Invalid value %s for configuration %s: String must be one of: %s",
-                  value, origin, allowed);
+                  "Invalid value %s for configuration %s: String must be one of: %s%s%s",
+                  value, origin, allowed, key->why_not != NULL ? "; " : "",
+                  key->why_not != NULL ? key->why_not : "");
         return;
     }
     if (key->translate != NULL) {

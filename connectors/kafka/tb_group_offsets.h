@@ -12,11 +12,15 @@
 
 #include <jansson.h>
 
-/* The assignor of every sink connector's consumer group, and so the
- * group's protocol: a member that joins the group (dev mode's commit)
- * names it too, since the mock cluster aborts the whole process when the
- * members it elects a leader among name different ones first. */
-#define TB_SINK_GROUP_ASSIGNOR "roundrobin"
+/* The assignor of a sink connector's consumer group whose consumer
+ * settings name none, and so the group's protocol: cooperative-sticky, so
+ * that a task that keeps its partitions through a rebalance (a task that
+ * joins or leaves the group) is not made to let go of them and read them
+ * again. A member that joins the group (dev mode's commit) names the same
+ * one (the connector's own, else this), since the mock cluster aborts the
+ * whole process when the members it elects a leader among name different
+ * ones first. */
+#define TB_SINK_GROUP_ASSIGNOR "cooperative-sticky"
 
 /* Sets (offset >= 0) or deletes (offset -1) the group's committed offset of
  * each entry of offsets, an array of {"topic","partition","offset"}, using a

@@ -191,7 +191,7 @@ def test_offsets_altered_beside_a_member_still_in_the_group(start_worker, tmp_pa
     # a short session: the cluster elects the group's leader as soon as it
     # (less a second) passed after the worker's member joined, both in it
     member = Consumer({"bootstrap.servers": bootstrap, "group.id": "connect-c1",
-                       "partition.assignment.strategy": "roundrobin",
+                       "partition.assignment.strategy": "cooperative-sticky",
                        "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
                        "enable.auto.commit": False})
     try:

@@ -340,6 +340,104 @@ def test_a_rolling_restart_under_traffic_loses_nothing(start_worker, bed, tmp_pa
              what=f"all {sent} records at the sink")
 
 
+def partition_starts(worker, connector):
+    """[(task, partition)] for each assignment of a partition to one of the connector's
+    tasks on the worker (its "starts at" log lines), in order."""
+    import re
+    pattern = re.compile(rf"\[connector:{re.escape(connector)}:(\d+)\] partition (\S+) starts at")
+    return [(int(m.group(1)), m.group(2)) for m in pattern.finditer(worker.logs())]
+
+
+def held_partitions(worker, connector):
+    """{partition: (task, starts)}: the partitions the worker's tasks of connector hold now
+    (their gauges), each with the task that started it last and how often that task did."""
+    import re
+    page = worker.get("/metrics").text
+    held = set(re.findall(rf'^tributary_sink_partition_position{{connector="{connector}",'
+                          rf'topic="([^"]+)",partition="(\d+)"}}', page, re.M))
+    starts = partition_starts(worker, connector)
+    holders = {}
+    for topic, partition in held:
+        name = f"{topic}-{partition}"
+        task = next(t for t, p in reversed(starts) if p == name)
+        holders[name] = (task, starts.count((task, name)))
+    return holders
+
+
+def test_cooperative_sink_groups_keep_partitions_through_joins_and_leaves(start_worker, bed,
+                                                                          tmp_path):
+    """Sink groups assign cooperative-sticky (librdkafka 2.0.2's aborted the process when a
+    member that never got an assignment closed; 2.3.0 fixed it). Two sinks on one topic of
+    four partitions: "coop" with six tasks, so two members have none (the old abort), and
+    "coopfull" with four, one partition each, so the tasks that move hold some. A worker
+    joins, tasks spread to it, and it leaves again: no worker aborts, no record is lost, and
+    a task that stays on its worker the whole time keeps the partition it held through every
+    rebalance: never taken from it and given again (as an eager group does at each one, and
+    as librdkafka does when an offset commit meets the group rejoining)."""
+    group = bed.unique_topic("coop")
+    settings = cluster_settings(bed, group)
+    workers = [start_worker(settings, directory=tmp_path / f"w{i}") for i in range(2)]
+    data = bed.unique_topic("data")
+    partitions = 4
+    tasks = {"coop": 6, "coopfull": 4}
+    create_topic(bed, data, partitions)
+    for name, tasks_max in tasks.items():
+        sink = {"connector.class": "FileStreamSink", "topics": data,
+                "file": str(tmp_path / f"{name}.txt"), "tasks.max": str(tasks_max)}
+        reply = workers[0].post("/connectors", json={"name": name, "config": sink})
+        assert reply.status_code == 201, reply.text
+    traffic = Traffic(bed.bootstrap, data)
+    names = list(tasks)
+    before = wait_for(lambda: agreed_placement(workers, names, tasks), timeout=90,
+                      what="the sinks RUNNING on two workers")
+
+    def settled(name):
+        """[held_partitions] of each worker once each partition is held by a task of its
+        own (the tasks that started first took them all, the others' joins spread them)."""
+        held = [held_partitions(w, name) for w in workers]
+        holders = [task for h in held for task, _ in h.values()]
+        ok = sum(map(len, held)) == partitions and len(set(holders)) == len(holders)
+        return held if ok else None
+
+    held = {name: wait_for(lambda: settled(name), timeout=60,
+                           what=f"every partition held by a task of {name} of its own")
+            for name in names}
+
+    joiner = start_worker(settings, directory=tmp_path / "w2")
+    everyone = [*workers, joiner]
+    bound = DELAY_MS / 1000 + FAILOVER_BOUND_S
+    spread = wait_for(lambda: (lambda p: p if p and worker_id(joiner) in p.values() else None)(
+        agreed_placement(everyone, names, tasks)), timeout=bound + 60,
+        what="some of the sinks' tasks on the joining worker")
+    assert joiner.stop() == 0  # leaves the group at once
+    after = wait_for(lambda: (lambda p: p if p and worker_id(joiner) not in p.values()
+                              else None)(agreed_placement(workers, names, tasks)),
+                     timeout=bound + 60, what="the sinks' tasks back on the two workers")
+    sent = traffic.stop()
+    expected = {f"r{i:06d}" for i in range(sent)}
+    for name in names:
+        wait_for(lambda: expected <= set(output_lines(tmp_path / f"{name}.txt")),
+                 timeout=120, what=f"all {sent} records at the sink {name}")
+
+    assert all(w.proc.poll() is None for w in workers), "a worker exited"
+    for worker in workers:
+        assert "lost with the consumer's group membership" not in worker.logs()
+    kept = moved = 0
+    for name in names:
+        for worker, then in zip(workers, held[name]):
+            now = held_partitions(worker, name)
+            for partition, (task, count) in then.items():
+                if before[(name, task)] == spread[(name, task)] == after[(name, task)]:
+                    assert worker.logs().count(f"[connector:{name}:{task}] starting ") == 1
+                    kept += now.get(partition) == (task, count)
+                else:
+                    moved += 1
+    # a task that stays may give up the partition it held for one a moving task let go
+    # (the assignor balances the current owners), but not every one of them does
+    assert kept > 0, f"no partition stayed with its task: {before}, {spread}"
+    assert moved > 0, f"no task with a partition moved: {before}, {spread}"
+
+
 def test_an_exactly_once_source_survives_the_kill_of_its_worker(start_worker, bed):
     """KIP-618 in a cluster: each task's transactional producer (id
     <group.id>-<connector>-<task>) writes its records and their source

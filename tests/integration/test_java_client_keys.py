@@ -50,7 +50,7 @@ public class Keys {
 
 # What tributary manages and refuses in overrides, on purpose.
 MANAGED = {"producer": {"transactional.id"},
-           "consumer": {"enable.auto.commit", "partition.assignment.strategy"},
+           "consumer": {"enable.auto.commit"},
            "admin": set()}
 # What would send the connector's credentials to another cluster: refused
 # unless the worker's allowlist names it (docs/SECURITY.md).

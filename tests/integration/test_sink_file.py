@@ -248,3 +248,35 @@ def test_json_schema_content_reads_payloads_without_envelope(start_worker, bed, 
                                          'connector="content",task="0"} 1')
                          for line in w.get("/metrics").text.splitlines()),
              what="the payload without its required id skipped and counted")
+
+
+def test_the_assignor_is_cooperative_sticky_unless_the_sink_names_its_own(start_worker, bed,
+                                                                          tmp_path):
+    """Issue 36: sink groups assign cooperative-sticky; a sink's own
+    consumer.override.partition.assignment.strategy (Java's class here) is taken, eager
+    roundrobin: both deliver every record, and the broker shows each group's assignor."""
+    from confluent_kafka.admin import AdminClient
+    w = start_worker(STRINGS)
+    topic = bed.unique_topic("assignor")
+    create_topic(bed, topic, 2)
+    produce(bed.bootstrap, topic, [(i % 2, None, f"a{i}".encode()) for i in range(100)])
+    sinks = {"coopsink": None, "eagersink": "org.apache.kafka.clients.consumer.RoundRobinAssignor"}
+    for name, assignor in sinks.items():
+        extra = {"tasks.max": "2"}
+        if assignor is not None:
+            extra["consumer.override.partition.assignment.strategy"] = assignor
+        file_sink(w, name, topic, tmp_path / f"{name}.txt", **extra)
+    for name in sinks:
+        wait_for(lambda: len(output_lines(tmp_path / f"{name}.txt")) == 100,
+                 what=f"100 lines from {name}")
+    admin = AdminClient({"bootstrap.servers": bed.bootstrap})
+    groups = [f"connect-{name}" for name in sinks]
+
+    def assignors():
+        """{group: assignor} once every group shows one (none while it rebalances)."""
+        described = {g: f.result(timeout=30).partition_assignor
+                     for g, f in admin.describe_consumer_groups(groups).items()}
+        return described if all(described.values()) else None
+
+    assert wait_for(assignors, what="both groups stable") == {
+        "connect-coopsink": "cooperative-sticky", "connect-eagersink": "roundrobin"}

@@ -380,6 +380,71 @@ static void test_kafka_4_refusals_name_the_key(void **state)
     json_decref(errors);
 }
 
+/* Issue 36: KIP-848's group protocol, which a Kafka 4.4 broker offers, is
+ * refused by the key written, with the reason (librdkafka 2.8's is early
+ * access); classic passes. */
+static void test_the_consumer_group_protocol_is_refused_with_why(void **state)
+{
+    (void)state;
+    json_t *errors = json_object();
+    assert_null(props_of(TB_CLIENT_CONSUMER, "{}",
+                         "{\"consumer.override.group.protocol\": \"consumer\"}", errors));
+    assert_string_equal(
+        first_error(errors, "consumer.override.group.protocol"),
+        "Invalid value consumer for configuration "
+        "consumer.override.group.protocol: String must be one of: "
+        "classic; consumer (KIP-848) is refused: librdkafka 2.8 has it as "
+        "early access, not for production use");
+    json_decref(errors);
+    errors = json_object();
+    json_t *props =
+        props_of(TB_CLIENT_CONSUMER, "{}",
+                 "{\"consumer.override.group.protocol\": \"classic\"}", errors);
+    assert_non_null(props);
+    assert_int_equal(json_object_size(errors), 0);
+    json_decref(props);
+    json_decref(errors);
+}
+
+/* Issue 36: a sink's own assignor, by Java's class or librdkafka's name;
+ * Java's default list (eager range, then cooperative-sticky) is the range a
+ * Java group naming it uses; the eager StickyAssignor, which librdkafka
+ * lacks, is refused by the key written. */
+static void test_assignors_by_java_class_or_name(void **state)
+{
+    (void)state;
+    static const char *const taken[][2] = {
+        {"org.apache.kafka.clients.consumer.RoundRobinAssignor", "roundrobin"},
+        {"class org.apache.kafka.clients.consumer.RangeAssignor,class "
+         "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+         "range"},
+        {"cooperative-sticky", "cooperative-sticky"},
+        {"range, roundrobin", "range,roundrobin"},
+    };
+    for (size_t i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
+        char config[512];
+        snprintf(config, sizeof(config),
+                 "{\"consumer.override.partition.assignment.strategy\": \"%s\"}",
+                 taken[i][0]);
+        json_t *errors = json_object();
+        json_t *props = props_of(TB_CLIENT_CONSUMER, "{}", config, errors);
+        assert_non_null(props);
+        assert_string_equal(prop(props, "partition.assignment.strategy"), taken[i][1]);
+        json_decref(props);
+        json_decref(errors);
+    }
+    json_t *errors = json_object();
+    assert_null(props_of(TB_CLIENT_CONSUMER, "{}",
+                         "{\"consumer.override.partition.assignment.strategy\": "
+                         "\"org.apache.kafka.clients.consumer.StickyAssignor\"}",
+                         errors));
+    const char *message =
+        first_error(errors, "consumer.override.partition.assignment.strategy");
+    assert_non_null(message);
+    assert_non_null(strstr(message, "StickyAssignor is not an assignor librdkafka has"));
+    json_decref(errors);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,6 +460,8 @@ int main(void)
         cmocka_unit_test(test_keys_without_effect_are_named),
         cmocka_unit_test(test_oidc_keys_of_kafka_4),
         cmocka_unit_test(test_kafka_4_refusals_name_the_key),
+        cmocka_unit_test(test_the_consumer_group_protocol_is_refused_with_why),
+        cmocka_unit_test(test_assignors_by_java_class_or_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

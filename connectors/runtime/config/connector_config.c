@@ -631,12 +631,10 @@ static const struct {
     const char *reason;
 } managed_keys[] = {
     {"consumer.override.enable.auto.commit",
-     "offsets are committed after the plugin has flushed, never automatically"},
+     "only offsets recorded after the plugin has flushed are committed"},
     {"consumer.override.enable.auto.offset.store",
      "the runtime decides which offsets are safe to commit"},
     {"consumer.override.enable.partition.eof", "the sink engine relies on it being off"},
-    {"consumer.override.partition.assignment.strategy",
-     "the runtime chooses the assignor (see docs/ARCHITECTURE.md)"},
     {"producer.override.transactional.id",
      "exactly-once tasks derive it from the connector and task"},
 };

@@ -37,6 +37,9 @@
  * max.poll.interval.ms a group accepts). */
 #define POLL_HELD_MS 1000
 #define STATS_INTERVAL "5000"
+/* How soon the offsets a flush stored reach the group; a round with none
+ * sends nothing. */
+#define AUTO_COMMIT_MS "1000"
 /* A partition librdkafka has not been fetching for this long is stuck (in
  * librdkafka 2.0.2, a NOT_COORDINATOR on an offset fetch can leave it so
  * forever): the task fails, and its restart makes a new consumer. */
@@ -69,18 +72,26 @@ static json_t *consumer_props(const tb_task_env_t *env, char *group, size_t grou
              env->id);
     json_object_set_new(props, "group.id", json_string(group));
     json_object_set_new(props, "client.id", json_string(client_id));
-    json_object_set_new(props, "enable.auto.commit", json_string("false"));
+    /* The group's offsets are what the engine stores after a flush
+     * (sink_offsets.c), committed by librdkafka's own timer: it commits only
+     * while the group is steady. An offset commit sent while the member
+     * rejoins waits behind its JoinGroup, comes back ILLEGAL_GENERATION, and
+     * librdkafka then takes the whole assignment as lost: under
+     * cooperative-sticky, every partition a task kept would be revoked and
+     * assigned to it again. */
+    json_object_set_new(props, "enable.auto.commit", json_string("true"));
+    json_object_set_new(props, "auto.commit.interval.ms", json_string(AUTO_COMMIT_MS));
     json_object_set_new(props, "enable.auto.offset.store", json_string("false"));
     json_object_set_new(props, "enable.partition.eof", json_string("false"));
     if (json_object_get(props, "statistics.interval.ms") == NULL) {
         json_object_set_new(props, "statistics.interval.ms", json_string(STATS_INTERVAL));
     }
-    /* Not cooperative-sticky: librdkafka 2.0.2 aborts when a member that
-     * never received an assignment (tasks.max above the partition count)
-     * is closed (rd_kafka_sticky_assignor_state_destroy, librdkafka #4312,
-     * fixed in 2.3.0). The engine handles both protocols. */
-    json_object_set_new(props, "partition.assignment.strategy",
-                        json_string(TB_SINK_GROUP_ASSIGNOR));
+    /* cooperative-sticky (tb_group_offsets.h) unless the user chose; the
+     * engine handles both protocols */
+    if (json_object_get(props, "partition.assignment.strategy") == NULL) {
+        json_object_set_new(props, "partition.assignment.strategy",
+                            json_string(TB_SINK_GROUP_ASSIGNOR));
+    }
     return props;
 }
 
@@ -214,7 +225,7 @@ static void sink_stop(void *opaque)
     /* the commit and the consumer's close share the stop's bound */
     e->stop_deadline_ms = tb_monotonic_ms() + e->env->shutdown_timeout_ms;
     if (e->rk != NULL && e->plugin_task != NULL) {
-        if (tb_sink_flush_offsets(e, true, errstr, sizeof(errstr)) != 0) {
+        if (tb_sink_flush_offsets(e, true, NULL, errstr, sizeof(errstr)) != 0) {
             TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                         "offsets not recorded at stop (records will be read again): %s",
                         errstr);
@@ -376,7 +387,7 @@ static int64_t sink_step(void *opaque, bool paused, char *errstr, size_t errstr_
     rc = tb_sink_put_batch(e, errstr, errstr_size);
     if (rc == 0 &&
         tb_monotonic_ms() - e->last_flush_ms >= e->env->offset_flush_interval_ms) {
-        rc = tb_sink_flush_offsets(e, false, errstr, errstr_size);
+        rc = tb_sink_flush_offsets(e, false, NULL, errstr, errstr_size);
     }
     if (rc == 0 && e->failure[0] != '\0') {
         snprintf(errstr, errstr_size, "%s", e->failure);

@@ -197,8 +197,11 @@ int tb_sink_failed_delivered(void *runtime, char *errstr, size_t errstr_size);
 
 /* Flushes the plugin and the dead letter queue, records the offsets that
  * moved in the store and commits to the group (sync: at once, within the
- * stop's bound). Returns 0, TB_RESULT_RETRY, or -1 with errstr. */
-int tb_sink_flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size);
+ * stop's bound), of every partition or of those in only (borrowed; NULL:
+ * every one). Returns 0, TB_RESULT_RETRY, or -1 with errstr. */
+int tb_sink_flush_offsets(sink_engine_t *e, bool sync,
+                          rd_kafka_topic_partition_list_t *only, char *errstr,
+                          size_t errstr_size);
 /* Sets Connect's sink-record-active-count (e->metrics.active): the offsets
  * read from each partition past the one last recorded, as Connect counts
  * the consumed past the committed. After a read and after a commit. */

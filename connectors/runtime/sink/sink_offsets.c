@@ -119,15 +119,21 @@ int64_t tb_sink_sync_deadline(const sink_engine_t *e)
                                     : tb_monotonic_ms() + e->env->shutdown_timeout_ms;
 }
 
-/* Commits offsets to the group: in the background (its result comes to
- * tb_sink_on_commit), or with sync within task.shutdown.graceful.timeout.ms; an
+/* Commits offsets to the group: stored for librdkafka's auto-commit timer,
+ * which sends them while the group is steady only (sink_engine.c says why;
+ * its result comes to tb_sink_on_commit), or with sync at once, within
+ * task.shutdown.graceful.timeout.ms, where the group is known steady (a
+ * revocation's callback, after the group's sync) or left (the stop); an
  * answer that does not come in time is logged and left behind (the offsets
  * are in the store). */
 static void commit_to_group(sink_engine_t *e, rd_kafka_topic_partition_list_t *offsets,
                             bool sync)
 {
     if (!sync) {
-        rd_kafka_commit(e->rk, offsets, 1);
+        rd_kafka_resp_err_t err = rd_kafka_offsets_store(e->rk, offsets);
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            tb_sink_on_commit(e->rk, err, NULL, e);
+        }
         return;
     }
     sync_commit_t commit = {.engine = e};
@@ -149,10 +155,13 @@ static void commit_to_group(sink_engine_t *e, rd_kafka_topic_partition_list_t *o
 /* Flushes the plugin and the dead letter queue, then records in the store
  * the offsets of every partition whose offset moved, and commits to the
  * group every offset the broker has not acknowledged yet (so a failed
- * commit is retried by the next flush, also on an idle partition). sync
- * commits the group at once (revocation, stop). Returns 0, TB_RESULT_RETRY,
- * or -1 with errstr. */
-static int record_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size)
+ * commit is retried by the next flush, also on an idle partition); with
+ * only, of those partitions alone (a revocation's). sync commits the group
+ * at once (revocation, stop). Returns 0, TB_RESULT_RETRY, or -1 with
+ * errstr. */
+static int record_offsets(sink_engine_t *e, bool sync,
+                          rd_kafka_topic_partition_list_t *only, char *errstr,
+                          size_t errstr_size)
 {
     if (e->env->plugin->flush != NULL) {
         int rc = e->env->plugin->flush(e->plugin_task, errstr, errstr_size);
@@ -181,7 +190,9 @@ static int record_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errs
     for (size_t i = 0; i < e->part_count; i++) {
         partition_t *p = &e->parts[i];
         int64_t offset = commit_offset_of(e, p, positions->elems[i].offset);
-        if (p->stopped || offset < 0) {
+        if (p->stopped || offset < 0 ||
+            (only != NULL &&
+             rd_kafka_topic_partition_list_find(only, p->topic, p->partition) == NULL)) {
             continue;
         }
         if (offset != p->recorded) {
@@ -221,14 +232,18 @@ static int record_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errs
 
 /* record_offsets(), counted as an offset commit, when the task has
  * partitions. */
-int tb_sink_flush_offsets(sink_engine_t *e, bool sync, char *errstr, size_t errstr_size)
+int tb_sink_flush_offsets(sink_engine_t *e, bool sync,
+                          rd_kafka_topic_partition_list_t *only, char *errstr,
+                          size_t errstr_size)
 {
-    e->last_flush_ms = tb_monotonic_ms();
+    if (only == NULL) {
+        e->last_flush_ms = tb_monotonic_ms();
+    }
     if (e->part_count == 0) {
         return 0;
     }
     int64_t started = tb_monotonic_us();
-    int rc = record_offsets(e, sync, errstr, errstr_size);
+    int rc = record_offsets(e, sync, only, errstr, errstr_size);
     tb_task_metrics_commit(&e->metrics, started, rc == 0);
     tb_sink_count_active(e);
     return rc;

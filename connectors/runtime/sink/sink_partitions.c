@@ -373,13 +373,23 @@ void tb_sink_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         apply_pauses(e);
         return;
     }
-    /* revoked or lost: record what was written before letting go; an
-     * eager group reads nothing until its next assignment */
+    /* revoked or lost: record what was written of those partitions before
+     * letting go (the others go on, as Connect's closing of revoked
+     * partitions commits theirs only); an eager group reads nothing until its
+     * next assignment */
     if (list->cnt > 0 && !cooperative) {
         e->revoked_us = tb_monotonic_us();
     }
-    if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS && !rd_kafka_assignment_lost(rk) &&
-        tb_sink_flush_offsets(e, true, errstr, sizeof(errstr)) != 0) {
+    bool lost = rd_kafka_assignment_lost(rk);
+    if (lost && list->cnt > 0) {
+        TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
+                    "%d partition(s) lost with the consumer's group membership (the "
+                    "group went on without it): what was written since the last "
+                    "offsets recorded is read again",
+                    list->cnt);
+    }
+    if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS && !lost &&
+        tb_sink_flush_offsets(e, true, list, errstr, sizeof(errstr)) != 0) {
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", e->env->connector, e->env->id,
                     "offsets not recorded at revocation (records will be read "
                     "again): %s",
