@@ -473,6 +473,8 @@ static bool field_fits(const tb_config_def_t *def, tb_config_field_kind_t kind)
         return def->type == TB_CONFIG_LIST;
     case TB_CONFIG_FIELD_ENUM:
         return def->type == TB_CONFIG_STRING && def->one_of != NULL;
+    case TB_CONFIG_FIELD_VALUE:
+        return true;
     }
     return false;
 }
@@ -534,6 +536,9 @@ int tb_config_fill(const tb_config_table_t *table, const json_t *values, void *o
             break;
         case TB_CONFIG_FIELD_ENUM:
             *(int *)at = enum_index(def->one_of, tb_config_string(values, def->name));
+            break;
+        case TB_CONFIG_FIELD_VALUE:
+            *(const json_t **)at = json_object_get(values, def->name);
             break;
         }
     }

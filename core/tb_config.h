@@ -68,8 +68,10 @@ typedef int (*tb_config_check_fn)(const json_t *value, char *reason, size_t reas
  * checked once, never a value looked up by its key's name. The field's C
  * type follows the key's type: BOOLEAN bool, INT and SHORT int, LONG long
  * long, DOUBLE double, STRING, CLASS and PASSWORD const char * (borrowed
- * from the parsed values), LIST const json_t * (borrowed), and an enum
- * (a STRING with one_of) read as its index in one_of, an int.
+ * from the parsed values), LIST const json_t * (borrowed), an enum
+ * (a STRING with one_of) read as its index in one_of, an int, and the
+ * parsed value itself (TB_CONFIG_VALUE_AT), for a key whose null means
+ * unset where the type's C value could not say so.
  */
 typedef enum {
     TB_CONFIG_FIELD_NONE = 0, /* the key has no column */
@@ -80,6 +82,7 @@ typedef enum {
     TB_CONFIG_FIELD_STRING,
     TB_CONFIG_FIELD_LIST,
     TB_CONFIG_FIELD_ENUM,
+    TB_CONFIG_FIELD_VALUE,
 } tb_config_field_kind_t;
 
 typedef struct {
@@ -107,6 +110,15 @@ typedef struct {
         .kind = _Generic(((T *)0)->member, int                                           \
                          : TB_CONFIG_FIELD_ENUM),                                        \
         .offset = offsetof(T, member)                                                    \
+    }
+
+/* The column of a key's parsed value (any type; JSON null when unset), a
+ * const json_t * member borrowed from the parsed values. */
+#define TB_CONFIG_VALUE_AT(T, member)                                                      \
+    {                                                                                      \
+        .kind = _Generic(((T *)0)->member, const json_t *                                \
+                         : TB_CONFIG_FIELD_VALUE),                                       \
+        .offset = offsetof(T, member) \
     }
 
 /* Inclusive bounds of a number. */
