@@ -38,6 +38,7 @@
 
 #include "connectors/s3/tb_parquet_pages.h"
 #include "connectors/s3/tb_s3_client.h"
+#include "connectors/s3/tb_s3_config.h"
 #include "connectors/s3/tb_s3_format.h"
 #include "connectors/s3/tb_s3_partitioner.h"
 #include "connectors/s3/tb_s3_recovery.h"
@@ -47,833 +48,6 @@
 #include "core/tb_time.h"
 
 #define LOGGER "tributary.task"
-#define GROUP_S3 "S3"
-#define GROUP_STORAGE "Storage"
-#define GROUP_PARTITIONER "Partitioner"
-#define MIN_PART_SIZE 5242880
-
-/* ---- configuration ---- */
-
-/* The views of a record an encoded partition's objects hold, as
- * Confluent's record views: with store.kafka.keys and store.kafka.headers
- * the keys and the headers in companion objects beside the values',
- * named with ".keys" or ".headers" before the extension. In the order the
- * objects are committed: the companions first, so that a value object
- * that is visible has its companions visible too (recovery reads value
- * objects only, tb_s3_partitioner.h). */
-typedef enum { VIEW_KEYS = 0, VIEW_HEADERS, VIEW_VALUE, VIEW_COUNT } s3_view_t;
-
-static const char *const compression_types[] = {"none", "gzip", NULL};
-static const char *const extractors[] = {"Record", "RecordField", "Wallclock", NULL};
-static const char *const null_behaviors[] = {"fail", "ignore", NULL};
-static const char *const parquet_codecs[] = {"none",   "snappy", "gzip", "lzo",
-                                             "brotli", "lz4",    "zstd", NULL};
-static const char *const avro_codecs[] = {"null", "deflate",   "snappy", "bzip2",
-                                          "xz",   "zstandard", NULL};
-static const char *const sse_algorithms[] = {"", "AES256", "aws:kms", NULL};
-static const char *const acls[] = {"private",
-                                   "public-read",
-                                   "public-read-write",
-                                   "authenticated-read",
-                                   "log-delivery-write",
-                                   "bucket-owner-read",
-                                   "bucket-owner-full-control",
-                                   "aws-exec-read",
-                                   NULL};
-static const char *const compatibilities[] = {"NONE", "BACKWARD", "FORWARD", "FULL",
-                                              NULL};
-
-static const tb_config_range_t at_least_one = {.has_min = true, .min = 1};
-static const tb_config_range_t part_sizes = {
-    .has_min = true, .min = MIN_PART_SIZE, .has_max = true, .max = 2147483647};
-static const tb_config_range_t not_negative = {.has_min = true, .min = 0};
-static const tb_config_range_t buffer_sizes = {.has_min = true, .min = MIN_PART_SIZE};
-static const tb_config_range_t levels = {
-    .has_min = true, .min = -1, .has_max = true, .max = 9};
-static const tb_config_range_t pad_widths = {
-    .has_min = true, .min = 0, .has_max = true, .max = 19};
-
-static int path_format_check(const json_t *value, char *reason, size_t reason_size)
-{
-    return tb_s3_path_format_check(json_string_value(value), reason, reason_size);
-}
-
-/* The keys a task and the checks across keys read, filled from s3_sink_keys
- * (tb_config_fill); strings and lists are borrowed from the parsed values. */
-typedef struct {
-    const char *bucket;
-    const char *region;
-    const char *store_url;
-    bool path_style;
-    const char *access_key;
-    const char *secret_key;
-    int part_size;
-    const char *compression;
-    int compression_level;
-    const char *sse_algorithm;
-    const char *sse_kms_key;
-    const char *sse_customer_key;
-    const char *acl;
-    int part_retries;
-    long long retry_backoff;
-    long long request_timeout;
-    long long buffer_max;
-    long long task_backoff;
-    const char *format;
-    int flush_size;
-    long long rotate_interval;
-    long long rotate_schedule;
-    const char *topics_dir;
-    const char *directory_delim;
-    const char *file_delim;
-    int zero_pad;
-    const char *separator;
-    const char *extension;
-    const char *null_values;
-    const char *schema_compatibility;
-    bool store_keys;
-    bool store_headers;
-    const char *keys_format;
-    const char *headers_format;
-    const char *avro_codec;
-    const char *parquet_codec;
-    const char *partitioner;
-    const json_t *field_name;
-    const char *path_format;
-    long long duration;
-    const char *locale;
-    const char *timezone;
-    const char *extractor;
-    const char *timestamp_field;
-} s3_sink_settings_t;
-
-static const tb_config_def_t s3_sink_keys[] = {
-    {.name = TB_S3_KEY_BUCKET,
-     .type = TB_CONFIG_STRING,
-     .required = true,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_S3,
-     .order = 1,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, bucket),
-     .documentation = "The bucket the objects are written to."},
-    {.name = TB_S3_KEY_REGION,
-     .type = TB_CONFIG_STRING,
-     .default_value = "us-west-2",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_S3,
-     .order = 2,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, region),
-     .documentation = "The region of the bucket, which requests are signed for."},
-    {.name = TB_S3_KEY_STORE_URL,
-     .type = TB_CONFIG_STRING,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_S3,
-     .order = 3,
-     .role = TB_CONFIG_ROLE_URL,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, store_url),
-     .documentation = "The store's URL, for a store that speaks S3's API (MinIO, Ceph, "
-                      "R2, ...); null: AWS's endpoint of s3.region. Subject to the "
-                      "worker's http.sink.allowed.hosts."},
-    {.name = TB_S3_KEY_PATH_STYLE,
-     .type = TB_CONFIG_BOOLEAN,
-     .default_value = "true",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 4,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, path_style),
-     .documentation = "Path-style requests (<url>/<bucket>/<key>); false: the bucket in "
-                      "the host name (<bucket>.<host>/<key>)."},
-    {.name = TB_S3_KEY_ACCESS_KEY,
-     .type = TB_CONFIG_PASSWORD,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_S3,
-     .order = 5,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, access_key),
-     .documentation =
-         "The access key id; a secret reference. Null: the worker's "
-         "AWS_ACCESS_KEY_ID environment variable (with AWS_SECRET_ACCESS_KEY "
-         "and AWS_SESSION_TOKEN), else a web identity (AWS_WEB_IDENTITY_TOKEN_FILE "
-         "and AWS_ROLE_ARN, exchanged with STS), else unsigned requests."},
-    {.name = TB_S3_KEY_SECRET_KEY,
-     .type = TB_CONFIG_PASSWORD,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_S3,
-     .order = 6,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, secret_key),
-     .documentation = "The secret access key; a secret reference."},
-    {.name = TB_S3_KEY_PART_SIZE,
-     .type = TB_CONFIG_INT,
-     .default_value = "26214400",
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_S3,
-     .order = 7,
-     .range = &part_sizes,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, part_size),
-     .documentation = "The size of a multipart upload's part, in bytes: an object's "
-                      "buffer, uploaded as a part once full. An object smaller than a "
-                      "part is written in one PutObject. Memory: about this much per "
-                      "object being written."},
-    {.name = TB_S3_KEY_COMPRESSION,
-     .type = TB_CONFIG_STRING,
-     .default_value = "none",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 8,
-     .one_of = compression_types,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, compression),
-     .documentation = "Compression of the objects: none, or gzip (the extension gets "
-                      ".gz)."},
-    {.name = TB_S3_KEY_COMPRESSION_LEVEL,
-     .type = TB_CONFIG_INT,
-     .default_value = "-1",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 9,
-     .range = &levels,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, compression_level),
-     .documentation = "The gzip level, 0 to 9; -1: zlib's default."},
-    {.name = TB_S3_KEY_SSE_ALGORITHM,
-     .type = TB_CONFIG_STRING,
-     .default_value = "",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 10,
-     .one_of = sse_algorithms,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, sse_algorithm),
-     .documentation = "Server-side encryption of the objects: AES256 or aws:kms; empty: "
-                      "the bucket's default."},
-    {.name = TB_S3_KEY_SSE_KMS_KEY,
-     .type = TB_CONFIG_STRING,
-     .default_value = "",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 11,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, sse_kms_key),
-     .documentation = "The KMS key of s3.sse.algorithm=aws:kms; empty: the account's. "
-                      "Needs libcurl 8.10 or later, which signs its header right."},
-    {.name = TB_S3_KEY_SSE_CUSTOMER_KEY,
-     .type = TB_CONFIG_PASSWORD,
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 12,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, sse_customer_key),
-     .documentation = "Encryption with a key of the customer's (SSE-C): not built in "
-                      "tributary; a config that sets it is refused."},
-    {.name = TB_S3_KEY_ACL,
-     .type = TB_CONFIG_STRING,
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 13,
-     .one_of = acls,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, acl),
-     .documentation = "A canned ACL set on each object; null: none."},
-    {.name = TB_S3_KEY_PART_RETRIES,
-     .type = TB_CONFIG_INT,
-     .default_value = "3",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_S3,
-     .order = 14,
-     .range = &not_negative,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, part_retries),
-     .documentation = "How many times a request that failed for a reason that may pass "
-                      "(a network error, a timeout, 429, 5xx, SlowDown) is tried again "
-                      "before the task waits retry.backoff.ms; 0: never."},
-    {.name = TB_S3_KEY_RETRY_BACKOFF,
-     .type = TB_CONFIG_LONG,
-     .default_value = "200",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 15,
-     .range = &not_negative,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, retry_backoff),
-     .documentation = "The wait before the first retry of a request, in ms; each next "
-                      "wait doubles."},
-    {.name = TB_S3_KEY_REQUEST_TIMEOUT,
-     .type = TB_CONFIG_LONG,
-     .default_value = "60000",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 16,
-     .range = &at_least_one,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, request_timeout),
-     .documentation = "tributary's own: how long one request may take, in ms, its "
-                      "connection included (at most 10 s of it)."},
-    {.name = TB_S3_KEY_BUFFER_MAX,
-     .type = TB_CONFIG_LONG,
-     .default_value = "1073741824",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_S3,
-     .order = 18,
-     .range = &buffer_sizes,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, buffer_max),
-     .documentation =
-         "tributary's own: the memory a task may set aside for the objects "
-         "it is writing at once, in bytes: s3.part.size for each (twice that "
-         "with ParquetFormat, which also holds a row group). A task that "
-         "would open an object past it fails, naming this key, rather than "
-         "grow without bound."},
-    {.name = TB_S3_KEY_TASK_BACKOFF,
-     .type = TB_CONFIG_LONG,
-     .default_value = "5000",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 17,
-     .range = &not_negative,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, task_backoff),
-     .documentation = "When a request's retries are spent, the wait before the task "
-                      "tries again, in ms (without limit: nothing is dropped)."},
-    {.name = TB_S3_KEY_FORMAT,
-     .type = TB_CONFIG_CLASS,
-     .required = true,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_STORAGE,
-     .order = 1,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, format),
-     .documentation =
-         "How records are written: " TB_S3_FORMAT_JSON " (.json), " TB_S3_FORMAT_AVRO
-         " (.avro) or " TB_S3_FORMAT_BYTES " (.bin) or " TB_S3_FORMAT_PARQUET
-         " (.parquet, after the codec's extension: .snappy.parquet, "
-         ".gz.parquet, .zstd.parquet)."},
-    {.name = TB_S3_KEY_FLUSH_SIZE,
-     .type = TB_CONFIG_INT,
-     .required = true,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_STORAGE,
-     .order = 2,
-     .range = &at_least_one,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, flush_size),
-     .documentation = "The records of a partition an object group holds before it is "
-                      "committed."},
-    {.name = TB_S3_KEY_ROTATE_INTERVAL,
-     .type = TB_CONFIG_LONG,
-     .default_value = "-1",
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_STORAGE,
-     .order = 3,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, rotate_interval),
-     .documentation = "Commit a partition's objects when a record's time (per "
-                      "timestamp.extractor; with a partitioner that is not time-based, "
-                      "its Kafka timestamp) is this many ms past the first record's; -1: "
-                      "never."},
-    {.name = TB_S3_KEY_ROTATE_SCHEDULE,
-     .type = TB_CONFIG_LONG,
-     .default_value = "-1",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_STORAGE,
-     .order = 4,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, rotate_schedule),
-     .documentation = "Commit open objects at each multiple of this many ms of the wall "
-                      "clock (checked as records arrive and at each offset flush); -1: "
-                      "never. Not deterministic: a restart may cut objects elsewhere."},
-    {.name = TB_S3_KEY_TOPICS_DIR,
-     .type = TB_CONFIG_STRING,
-     .default_value = "topics",
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_STORAGE,
-     .order = 5,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, topics_dir),
-     .documentation = "The top directory of the objects."},
-    {.name = TB_S3_KEY_DIRECTORY_DELIM,
-     .type = TB_CONFIG_STRING,
-     .default_value = "/",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_STORAGE,
-     .order = 6,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, directory_delim),
-     .documentation = "The delimiter between the directories of a name."},
-    {.name = TB_S3_KEY_FILE_DELIM,
-     .type = TB_CONFIG_STRING,
-     .default_value = "+",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_STORAGE,
-     .order = 7,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, file_delim),
-     .documentation =
-         "The delimiter between topic, partition and offset in a file name."},
-    {.name = TB_S3_KEY_ZERO_PAD,
-     .type = TB_CONFIG_INT,
-     .default_value = "10",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 8,
-     .range = &pad_widths,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, zero_pad),
-     .documentation = "The digits of the start offset in a file name, zero-padded."},
-    {.name = TB_S3_KEY_SEPARATOR,
-     .type = TB_CONFIG_STRING,
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 9,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, separator),
-     .documentation = "ByteArrayFormat: what follows each record; null: a newline."},
-    {.name = TB_S3_KEY_EXTENSION,
-     .type = TB_CONFIG_STRING,
-     .default_value = ".bin",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 10,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, extension),
-     .documentation = "ByteArrayFormat: the extension of the objects."},
-    {.name = TB_S3_KEY_NULL_VALUES,
-     .type = TB_CONFIG_STRING,
-     .default_value = "fail",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 11,
-     .one_of = null_behaviors,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, null_values),
-     .documentation = "A record with a null value (a tombstone): fail (the record fails, "
-                      "per errors.tolerance) or ignore (skipped)."},
-    {.name = TB_S3_KEY_SCHEMA_COMPATIBILITY,
-     .type = TB_CONFIG_STRING,
-     .default_value = "NONE",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 12,
-     .one_of = compatibilities,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, schema_compatibility),
-     .documentation = "Only NONE is built: objects are not rotated on a schema change."},
-    {.name = TB_S3_KEY_STORE_KEYS,
-     .type = TB_CONFIG_BOOLEAN,
-     .default_value = "false",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 13,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, store_keys),
-     .documentation = "Write the records' keys too, in keys.format.class, each object's "
-                      "in a companion object named with .keys before the extension "
-                      "(<topic>+<partition>+<start>.keys.avro), one key per value in "
-                      "the same order. A record with a null key then fails (per "
-                      "errors.tolerance)."},
-    {.name = TB_S3_KEY_STORE_HEADERS,
-     .type = TB_CONFIG_BOOLEAN,
-     .default_value = "false",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 14,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, store_headers),
-     .documentation = "Write the records' headers too, in headers.format.class, each "
-                      "object's in a companion object named with .headers before the "
-                      "extension: per record an array of {key, value} strings. A "
-                      "record without headers then fails (per errors.tolerance)."},
-    {.name = TB_S3_KEY_KEYS_FORMAT,
-     .type = TB_CONFIG_CLASS,
-     .default_value = TB_S3_FORMAT_AVRO,
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 15,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, keys_format),
-     .documentation = "The format of the keys of store.kafka.keys: JsonFormat, "
-                      "AvroFormat, ParquetFormat (each key in a struct RecordKey {key}) "
-                      "or ByteArrayFormat, of io.confluent.connect.s3.format."},
-    {.name = TB_S3_KEY_HEADERS_FORMAT,
-     .type = TB_CONFIG_CLASS,
-     .default_value = TB_S3_FORMAT_AVRO,
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 16,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, headers_format),
-     .documentation = "The format of the headers of store.kafka.headers: JsonFormat, "
-                      "AvroFormat or ParquetFormat (in a struct RecordHeaders "
-                      "{headers}), of io.confluent.connect.s3.format."},
-    {.name = TB_S3_KEY_AVRO_CODEC,
-     .type = TB_CONFIG_STRING,
-     .default_value = "null",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 17,
-     .one_of = avro_codecs,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, avro_codec),
-     .documentation = "AvroFormat's codec: null or deflate (snappy, bzip2, xz and "
-                      "zstandard are not built and are refused)."},
-    {.name = TB_S3_KEY_PARQUET_CODEC,
-     .type = TB_CONFIG_STRING,
-     .default_value = "snappy",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 18,
-     .one_of = parquet_codecs,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, parquet_codec),
-     .documentation =
-         "ParquetFormat's codec: none, snappy, gzip or zstd (lzo, brotli and "
-         "lz4 are not built and are refused)."},
-    {.name = TB_S3_KEY_PARTITIONER,
-     .type = TB_CONFIG_CLASS,
-     .default_value = TB_S3_PARTITIONER_PACKAGE "DefaultPartitioner",
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_PARTITIONER,
-     .order = 1,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, partitioner),
-     .documentation = "Where in the bucket records go, as Confluent's partitioners of "
-                      "io.confluent.connect.storage.partitioner: DefaultPartitioner "
-                      "(partition=<n>), FieldPartitioner, TimeBasedPartitioner, "
-                      "DailyPartitioner, HourlyPartitioner."},
-    {.name = TB_S3_KEY_FIELD_NAME,
-     .type = TB_CONFIG_LIST,
-     .default_value = "",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 2,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, field_name),
-     .documentation = "FieldPartitioner: the fields of the value, each a directory "
-                      "<field>=<value>."},
-    {.name = TB_S3_KEY_PATH_FORMAT,
-     .type = TB_CONFIG_STRING,
-     .default_value = "",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 3,
-     .check = path_format_check,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, path_format),
-     .documentation = "TimeBasedPartitioner: the directories of a time, a Joda-Time "
-                      "pattern: 'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH. Letters y Y M "
-                      "d H m s S D and 'quoted text'."},
-    {.name = TB_S3_KEY_DURATION,
-     .type = TB_CONFIG_LONG,
-     .default_value = "-1",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 4,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, duration),
-     .documentation = "TimeBasedPartitioner: the span of time of one directory, in ms."},
-    {.name = TB_S3_KEY_LOCALE,
-     .type = TB_CONFIG_STRING,
-     .default_value = "",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 5,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, locale),
-     .documentation = "The time-based partitioners' locale, required by them; month "
-                      "names (MMM) are written in English whatever it says."},
-    {.name = TB_S3_KEY_TIMEZONE,
-     .type = TB_CONFIG_STRING,
-     .default_value = "",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 6,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, timezone),
-     .documentation = "The time-based partitioners' zone, required by them: UTC, or a "
-                      "region of the tz database (Europe/Paris)."},
-    {.name = TB_S3_KEY_EXTRACTOR,
-     .type = TB_CONFIG_STRING,
-     .default_value = "Wallclock",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 7,
-     .one_of = extractors,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, extractor),
-     .documentation = "The time of a record: Record (its Kafka timestamp), RecordField "
-                      "(timestamp.field of its value: a Timestamp or a number of ms) or "
-                      "Wallclock (when it is written: not deterministic)."},
-    {.name = TB_S3_KEY_TIMESTAMP_FIELD,
-     .type = TB_CONFIG_STRING,
-     .default_value = "timestamp",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 8,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, timestamp_field),
-     .documentation = "The field of timestamp.extractor=RecordField."},
-};
-
-static const tb_config_table_t s3_sink_table = TB_CONFIG_TABLE("S3 sink", s3_sink_keys);
-
-/* A class name's simple name. */
-static const char *simple_name(const char *class_name)
-{
-    const char *dot = class_name != NULL ? strrchr(class_name, '.') : NULL;
-    return dot != NULL ? dot + 1 : class_name != NULL ? class_name : "";
-}
-
-/* The memory an object being written sets aside (s3.buffer.max.bytes):
- * its part buffer, and ParquetFormat's row group beside it. */
-static long long object_reserve(const char *format, long long part_size)
-{
-    return strcmp(simple_name(format), "ParquetFormat") == 0 ? 2 * part_size : part_size;
-}
-
-/* The format class of each view an object of a group has (tb_s3_format.h's
- * record views), in the order they are committed: the keys, the headers
- * and last the values; NULL for a view not stored. */
-static void view_formats(const s3_sink_settings_t *k, const char *formats[VIEW_COUNT])
-{
-    formats[VIEW_KEYS] = k->store_keys ? k->keys_format : NULL;
-    formats[VIEW_HEADERS] = k->store_headers ? k->headers_format : NULL;
-    formats[VIEW_VALUE] = k->format;
-}
-
-/* What the objects of one encoded partition set aside together. */
-static long long group_reserve(const s3_sink_settings_t *k)
-{
-    const char *formats[VIEW_COUNT];
-    view_formats(k, formats);
-    long long reserve = 0;
-    for (int v = 0; v < VIEW_COUNT; v++) {
-        reserve += formats[v] != NULL ? object_reserve(formats[v], k->part_size) : 0;
-    }
-    return reserve;
-}
-
-/* A string key's value, NULL when unset or empty. */
-static const char *nonempty(const char *value)
-{
-    return value != NULL && value[0] != '\0' ? value : NULL;
-}
-
-/* A codec (the value of key) one of built, which listed says in words. */
-static void check_codec(const char *key, const char *codec, const char *const *built,
-                        const char *listed, json_t *errors)
-{
-    bool known = codec == NULL;
-    for (size_t i = 0; built[i] != NULL && !known; i++) {
-        known = strcmp(codec, built[i]) == 0;
-    }
-    if (!known) {
-        char message[512];
-        snprintf(message, sizeof(message), "%s %s is not built in tributary: %s", key,
-                 codec, listed);
-        tb_config_error_add(errors, key, message);
-    }
-}
-
-static const char *const avro_codecs_built[] = {"null", "deflate", NULL};
-static const char *const parquet_codecs_built[] = {"none", "snappy", "gzip", "zstd",
-                                                   NULL};
-
-/* The format class of key, of a view (NULL: not stored) that takes the
- * formats of allowed (simple names), which listed says in words. */
-static void check_view_format(const char *key, const char *format,
-                              const char *const *allowed, const char *listed,
-                              json_t *errors)
-{
-    const char *name = simple_name(format);
-    bool known = format == NULL;
-    for (size_t i = 0; allowed[i] != NULL && !known; i++) {
-        known = strcmp(name, allowed[i]) == 0;
-    }
-    if (!known) {
-        char message[512];
-        snprintf(message, sizeof(message), "%s %s is no format of the S3 sink for %s",
-                 key, format, listed);
-        tb_config_error_add(errors, key, message);
-    }
-}
-
-static void check_format(const s3_sink_settings_t *k, json_t *errors)
-{
-    static const char *const all[] = {"JsonFormat", "AvroFormat", "ParquetFormat",
-                                      "ByteArrayFormat", NULL};
-    /* as Confluent's: ByteArrayFormat does not write headers */
-    static const char *const for_headers[] = {"JsonFormat", "AvroFormat", "ParquetFormat",
-                                              NULL};
-    const char *formats[VIEW_COUNT];
-    view_formats(k, formats);
-    check_view_format(TB_S3_KEY_FORMAT, formats[VIEW_VALUE], all,
-                      "values: JsonFormat, AvroFormat, ParquetFormat or ByteArrayFormat",
-                      errors);
-    check_view_format(TB_S3_KEY_KEYS_FORMAT, formats[VIEW_KEYS], all,
-                      "keys: JsonFormat, AvroFormat, ParquetFormat or ByteArrayFormat",
-                      errors);
-    check_view_format(TB_S3_KEY_HEADERS_FORMAT, formats[VIEW_HEADERS], for_headers,
-                      "headers: JsonFormat, AvroFormat or ParquetFormat", errors);
-    bool avro = false, parquet = false;
-    for (int v = 0; v < VIEW_COUNT; v++) {
-        avro = avro ||
-               (formats[v] != NULL && strcmp(simple_name(formats[v]), "AvroFormat") == 0);
-        parquet = parquet || (formats[v] != NULL &&
-                              strcmp(simple_name(formats[v]), "ParquetFormat") == 0);
-    }
-    if (avro) {
-        check_codec(TB_S3_KEY_AVRO_CODEC, k->avro_codec, avro_codecs_built,
-                    "null or deflate", errors);
-    }
-    if (parquet) {
-        check_codec(TB_S3_KEY_PARQUET_CODEC, k->parquet_codec, parquet_codecs_built,
-                    "none, snappy, gzip or zstd", errors);
-    }
-    /* a format that compresses itself takes no s3.compression.type; keys
-     * or headers in it beside values that are compressed are not */
-    const char *name = simple_name(k->format);
-    bool own = strcmp(name, "AvroFormat") == 0 || strcmp(name, "ParquetFormat") == 0;
-    const char *compression = k->compression;
-    if (own && compression != NULL && strcmp(compression, "none") != 0) {
-        char message[512];
-        snprintf(message, sizeof(message),
-                 TB_S3_KEY_COMPRESSION " applies to JsonFormat and ByteArrayFormat: %s "
-                                       "compresses with %s",
-                 name,
-                 strcmp(name, "AvroFormat") == 0 ? TB_S3_KEY_AVRO_CODEC
-                                                 : TB_S3_KEY_PARQUET_CODEC);
-        tb_config_error_add(errors, TB_S3_KEY_COMPRESSION, message);
-    }
-}
-
-/* values: the parsed keys k borrows from, which the partitioner reads. */
-static void check_partitioner(const s3_sink_settings_t *k, const json_t *values,
-                              json_t *errors)
-{
-    static const char *const names[] = {"DefaultPartitioner", "FieldPartitioner",
-                                        "TimeBasedPartitioner", "DailyPartitioner",
-                                        "HourlyPartitioner"};
-    const char *partitioner = k->partitioner;
-    const char *name = simple_name(partitioner);
-    size_t which = 0;
-    while (which < 5 && strcmp(name, names[which]) != 0) {
-        which++;
-    }
-    if (which == 5) {
-        char message[512];
-        snprintf(message, sizeof(message),
-                 TB_S3_KEY_PARTITIONER " %s is no partitioner tributary has: "
-                                       "DefaultPartitioner, FieldPartitioner, "
-                                       "TimeBasedPartitioner, DailyPartitioner or "
-                                       "HourlyPartitioner",
-                 partitioner != NULL ? partitioner : "");
-        tb_config_error_add(errors, TB_S3_KEY_PARTITIONER, message);
-        return;
-    }
-    if (which == 1 && json_array_size(k->field_name) == 0) {
-        tb_config_error_add(errors, TB_S3_KEY_FIELD_NAME,
-                            "FieldPartitioner needs " TB_S3_KEY_FIELD_NAME);
-    }
-    if (which < 2) {
-        return;
-    }
-    if (which == 2 && nonempty(k->path_format) == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_PATH_FORMAT,
-                            "TimeBasedPartitioner needs " TB_S3_KEY_PATH_FORMAT);
-    }
-    /* a duration that did not parse has its own error */
-    if (which == 2 && k->duration <= 0 &&
-        json_object_get(errors, TB_S3_KEY_DURATION) == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_DURATION,
-                            "TimeBasedPartitioner needs a positive " TB_S3_KEY_DURATION);
-    }
-    if (nonempty(k->locale) == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_LOCALE,
-                            "the time-based partitioners need " TB_S3_KEY_LOCALE);
-    }
-    const char *zone = nonempty(k->timezone);
-    char errstr[300];
-    tb_s3_partitioner_t *probe = NULL;
-    if (zone == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_TIMEZONE,
-                            "the time-based partitioners need " TB_S3_KEY_TIMEZONE);
-    } else if (tb_config_error_count(errors) == 0 &&
-               (probe = tb_s3_partitioner_new(values, errstr, sizeof(errstr))) == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_TIMEZONE, errstr);
-    }
-    tb_s3_partitioner_free(probe);
-}
-
-static void refuse_unbuilt(const s3_sink_settings_t *k, json_t *errors)
-{
-    if (nonempty(k->sse_customer_key) != NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_SSE_CUSTOMER_KEY,
-                            TB_S3_KEY_SSE_CUSTOMER_KEY
-                            " (SSE-C) is not built in tributary: use s3.sse.algorithm");
-    }
-    const char *compatibility = k->schema_compatibility;
-    if (compatibility != NULL && strcmp(compatibility, "NONE") != 0) {
-        tb_config_error_add(errors, TB_S3_KEY_SCHEMA_COMPATIBILITY,
-                            TB_S3_KEY_SCHEMA_COMPATIBILITY
-                            ": only NONE is built in tributary (objects are not rotated "
-                            "on a schema change)");
-    }
-}
-
-/* libcurl before 8.10 signs a request that carries both
- * x-amz-server-side-encryption and x-amz-server-side-encryption-aws-kms-
- * key-id with its headers in the wrong order (by "name:value" lines, '-'
- * before ':'), and S3 refuses every such request (403
- * SignatureDoesNotMatch): refused here rather than at the first object. */
-static void check_kms_key_signing(const s3_sink_settings_t *k, json_t *errors)
-{
-    const curl_version_info_data *curl = curl_version_info(CURLVERSION_NOW);
-    const char *algorithm = k->sse_algorithm;
-    if (nonempty(k->sse_kms_key) == NULL || algorithm == NULL ||
-        strcmp(algorithm, "aws:kms") != 0 || curl->version_num >= 0x080a00) {
-        return;
-    }
-    char message[512];
-    snprintf(message, sizeof(message),
-             TB_S3_KEY_SSE_KMS_KEY " needs libcurl 8.10 or later to sign its requests "
-                                   "(this worker has %s, whose signature S3 refuses "
-                                   "with it); leave it empty for the account's key",
-             curl->version);
-    tb_config_error_add(errors, TB_S3_KEY_SSE_KMS_KEY, message);
-}
-
-/* The checks across keys, on the keys as parsed (a key that did not parse
- * reads as unset, and has its own error). */
-static void check_keys(const s3_sink_settings_t *k, const json_t *values, json_t *errors)
-{
-    check_format(k, errors);
-    check_partitioner(k, values, errors);
-    refuse_unbuilt(k, errors);
-    check_kms_key_signing(k, errors);
-    if ((nonempty(k->access_key) == NULL) != (nonempty(k->secret_key) == NULL)) {
-        tb_config_error_add(errors, TB_S3_KEY_ACCESS_KEY,
-                            TB_S3_KEY_ACCESS_KEY " and " TB_S3_KEY_SECRET_KEY
-                                                 " are set together or not at all");
-    }
-    const char *extractor = k->extractor;
-    if (extractor != NULL && strcmp(extractor, "RecordField") == 0 &&
-        nonempty(k->timestamp_field) == NULL) {
-        tb_config_error_add(
-            errors, TB_S3_KEY_TIMESTAMP_FIELD,
-            "timestamp.extractor=RecordField needs " TB_S3_KEY_TIMESTAMP_FIELD);
-    }
-    long long reserve = group_reserve(k);
-    if (k->buffer_max > 0 && reserve > k->buffer_max) {
-        char message[512];
-        snprintf(message, sizeof(message),
-                 TB_S3_KEY_BUFFER_MAX " %lld is less than one object needs: %lld bytes "
-                                      "(" TB_S3_KEY_PART_SIZE
-                                      ", twice it with ParquetFormat, for the values "
-                                      "and each of the keys and headers stored)",
-                 k->buffer_max, reserve);
-        tb_config_error_add(errors, TB_S3_KEY_BUFFER_MAX, message);
-    }
-    if (nonempty(k->directory_delim) == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_DIRECTORY_DELIM,
-                            TB_S3_KEY_DIRECTORY_DELIM " must not be empty");
-    }
-    if (nonempty(k->file_delim) == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_FILE_DELIM,
-                            TB_S3_KEY_FILE_DELIM " must not be empty");
-    }
-}
-
-static void s3_sink_validate(const json_t *values, json_t *errors)
-{
-    s3_sink_settings_t keys;
-    if (tb_config_fill(&s3_sink_table, values, &keys) == 0) {
-        check_keys(&keys, values, errors);
-    }
-}
-
-/* Connect's keys of Confluent's S3 sink that tributary does not build. */
-static const char *const s3_refused_keys[] = {"s3.proxy.",
-                                              "s3.credentials.provider.",
-                                              "s3.object.tagging",
-                                              "s3.wan.mode",
-                                              "s3.elastic.buffer.",
-                                              "s3.ssea.name",
-                                              "s3.http.send.expect.continue.enabled",
-                                              "s3.object.behavior.on.tagging.error",
-                                              "parquet.",
-                                              "avro.",
-                                              "format.bytearray.",
-                                              NULL};
-
-static json_t *s3_sink_task_configs(const json_t *config, int max_tasks)
-{
-    json_t *list = json_array();
-    for (int i = 0; i < max_tasks; i++) {
-        json_array_append_new(list, json_deep_copy(config));
-    }
-    return list;
-}
 
 /* ---- metrics ---- */
 
@@ -910,7 +84,7 @@ typedef struct {
 /* An object being written: one view of one encoded partition of a commit
  * group. */
 typedef struct {
-    s3_view_t view;
+    tb_s3_view_t view;
     char *topic; /* as routed: the name's */
     char *encoded;
     char *key;
@@ -950,7 +124,7 @@ typedef struct {
     char *directory_delim;
     char *file_delim;
     tb_s3_layout_t layout;
-    s3_writer_t writers[VIEW_COUNT];
+    s3_writer_t writers[TB_S3_VIEW_COUNT];
     tb_s3_bytes_options_t bytes;
     tb_s3_avro_options_t avro;
     tb_s3_parquet_options_t parquet;
@@ -963,7 +137,7 @@ typedef struct {
     int64_t rotate_ms;
     int64_t schedule_ms;
     size_t part_size;
-    size_t reserve;    /* per encoded partition being written (group_reserve) */
+    size_t reserve; /* per encoded partition being written (tb_s3_config_group_reserve) */
     size_t buffer_max; /* s3.buffer.max.bytes */
     bool ignore_nulls;
     int64_t task_backoff_ms;
@@ -1246,7 +420,7 @@ static int sync_all(s3_task_t *task, char *errstr, size_t errstr_size)
 /* The object of view of tp's group for records of topic (as routed) in
  * encoded, or NULL. */
 static s3_object_t *object_find(s3_tp_t *tp, const char *topic, const char *encoded,
-                                s3_view_t view)
+                                tb_s3_view_t view)
 {
     for (size_t i = 0; i < tp->count; i++) {
         s3_object_t *o = &tp->objects[i];
@@ -1260,7 +434,7 @@ static s3_object_t *object_find(s3_tp_t *tp, const char *topic, const char *enco
 
 /* A new object of view of tp's group, begun at offset. -1 on no memory. */
 static int object_add(s3_task_t *task, s3_tp_t *tp, const char *topic,
-                      const char *encoded, int64_t offset, s3_view_t view)
+                      const char *encoded, int64_t offset, tb_s3_view_t view)
 {
     s3_object_t *grown = realloc(tp->objects, (tp->count + 1) * sizeof(*grown));
     if (grown == NULL) {
@@ -1313,7 +487,7 @@ static bool buffers_full(const s3_task_t *task, char *errstr, size_t errstr_size
     size_t open = 1;
     for (size_t i = 0; i < task->tp_count; i++) {
         for (size_t j = 0; j < task->tps[i].count; j++) {
-            open += task->tps[i].objects[j].view == VIEW_VALUE;
+            open += task->tps[i].objects[j].view == TB_S3_VIEW_VALUE;
         }
     }
     if (open * task->reserve <= task->buffer_max) {
@@ -1336,14 +510,14 @@ static bool buffers_full(const s3_task_t *task, char *errstr, size_t errstr_size
  * record, so that a format writes it as it writes values, with what was
  * made for it (views_free). */
 typedef struct {
-    tb_sink_record_t records[VIEW_COUNT];
-    tb_value_t *values[VIEW_COUNT];
-    tb_schema_t *schemas[VIEW_COUNT];
+    tb_sink_record_t records[TB_S3_VIEW_COUNT];
+    tb_value_t *values[TB_S3_VIEW_COUNT];
+    tb_schema_t *schemas[TB_S3_VIEW_COUNT];
 } s3_views_t;
 
 static void views_free(s3_views_t *views)
 {
-    for (int v = 0; v < VIEW_COUNT; v++) {
+    for (int v = 0; v < TB_S3_VIEW_COUNT; v++) {
         tb_value_free(views->values[v]);
         tb_schema_decref(views->schemas[v]);
     }
@@ -1411,20 +585,20 @@ static int views_of(const s3_task_t *task, const tb_sink_record_t *r, s3_views_t
                     char *reason, size_t reason_size)
 {
     *views = (s3_views_t){0};
-    views->records[VIEW_VALUE] = *r;
-    if (task->writers[VIEW_KEYS].format != NULL) {
+    views->records[TB_S3_VIEW_VALUE] = *r;
+    if (task->writers[TB_S3_VIEW_KEYS].format != NULL) {
         if (r->key == NULL && r->key_data == NULL) {
             snprintf(reason, reason_size,
                      "a null key, which " TB_S3_KEY_STORE_KEYS "=true cannot write");
             return -1;
         }
-        tb_sink_record_t *k = &views->records[VIEW_KEYS];
+        tb_sink_record_t *k = &views->records[TB_S3_VIEW_KEYS];
         *k = *r;
         k->value = r->key;
         k->value_len = r->key_len;
         k->value_schema = r->key_schema;
         k->value_data = r->key_data;
-        if (task->writers[VIEW_KEYS].format == &tb_s3_format_parquet) {
+        if (task->writers[TB_S3_VIEW_KEYS].format == &tb_s3_format_parquet) {
             if (r->key_schema == NULL) {
                 snprintf(reason, reason_size,
                          "a key without a schema, which " TB_S3_KEY_KEYS_FORMAT
@@ -1432,15 +606,16 @@ static int views_of(const s3_task_t *task, const tb_sink_record_t *r, s3_views_t
                 return -1;
             }
             if (envelope("RecordKey", "key", (tb_schema_t *)r->key_schema, r->key_data,
-                         &views->schemas[VIEW_KEYS], &views->values[VIEW_KEYS]) != 0) {
+                         &views->schemas[TB_S3_VIEW_KEYS],
+                         &views->values[TB_S3_VIEW_KEYS]) != 0) {
                 snprintf(reason, reason_size, "out of memory");
                 return -1;
             }
-            k->value_schema = views->schemas[VIEW_KEYS];
-            k->value_data = views->values[VIEW_KEYS];
+            k->value_schema = views->schemas[TB_S3_VIEW_KEYS];
+            k->value_data = views->values[TB_S3_VIEW_KEYS];
         }
     }
-    if (task->writers[VIEW_HEADERS].format != NULL) {
+    if (task->writers[TB_S3_VIEW_HEADERS].format != NULL) {
         if (r->header_count == 0) {
             snprintf(reason, reason_size,
                      "no headers, which " TB_S3_KEY_STORE_HEADERS "=true cannot write");
@@ -1450,21 +625,22 @@ static int views_of(const s3_task_t *task, const tb_sink_record_t *r, s3_views_t
         if (list == NULL) {
             return -1;
         }
-        tb_sink_record_t *h = &views->records[VIEW_HEADERS];
+        tb_sink_record_t *h = &views->records[TB_S3_VIEW_HEADERS];
         *h = *r;
         h->value = NULL;
         h->value_len = 0;
         h->value_schema = task->headers_schema;
-        h->value_data = views->values[VIEW_HEADERS] = list;
-        if (task->writers[VIEW_HEADERS].format == &tb_s3_format_parquet) {
-            views->values[VIEW_HEADERS] = tb_value_struct(task->headers_struct);
-            if (views->values[VIEW_HEADERS] == NULL ||
-                tb_value_struct_set(views->values[VIEW_HEADERS], "headers", list) != 0) {
+        h->value_data = views->values[TB_S3_VIEW_HEADERS] = list;
+        if (task->writers[TB_S3_VIEW_HEADERS].format == &tb_s3_format_parquet) {
+            views->values[TB_S3_VIEW_HEADERS] = tb_value_struct(task->headers_struct);
+            if (views->values[TB_S3_VIEW_HEADERS] == NULL ||
+                tb_value_struct_set(views->values[TB_S3_VIEW_HEADERS], "headers", list) !=
+                    0) {
                 snprintf(reason, reason_size, "out of memory");
                 return -1;
             }
             h->value_schema = task->headers_struct;
-            h->value_data = views->values[VIEW_HEADERS];
+            h->value_data = views->values[TB_S3_VIEW_HEADERS];
         }
     }
     return 0;
@@ -1475,10 +651,10 @@ static int views_of(const s3_task_t *task, const tb_sink_record_t *r, s3_views_t
 static bool views_fit(s3_task_t *task, s3_tp_t *tp, const char *topic,
                       const char *encoded, const s3_views_t *views)
 {
-    for (int v = 0; v < VIEW_COUNT; v++) {
+    for (int v = 0; v < TB_S3_VIEW_COUNT; v++) {
         const tb_s3_format_t *format = task->writers[v].format;
         s3_object_t *o = format != NULL && format->fits != NULL
-                             ? object_find(tp, topic, encoded, (s3_view_t)v)
+                             ? object_find(tp, topic, encoded, (tb_s3_view_t)v)
                              : NULL;
         if (o != NULL && !format->fits(o->state, &views->records[v])) {
             return false;
@@ -1497,11 +673,11 @@ static int views_write(s3_task_t *task, s3_tp_t *tp, const char *topic,
                        char *reason, size_t reason_size, char *errstr, size_t errstr_size)
 {
     size_t stored = 0;
-    for (int v = 0; v < VIEW_COUNT; v++) {
+    for (int v = 0; v < TB_S3_VIEW_COUNT; v++) {
         stored += task->writers[v].format != NULL;
     }
     /* a view that would fail after another took the record is found first */
-    for (int v = 0; !fresh && stored > 1 && v < VIEW_COUNT; v++) {
+    for (int v = 0; !fresh && stored > 1 && v < TB_S3_VIEW_COUNT; v++) {
         const tb_sink_record_t *view = &views->records[v];
         if (task->writers[v].format != NULL && view->value_schema != NULL &&
             tb_value_validate(view->value_schema, view->value_data, reason,
@@ -1510,12 +686,12 @@ static int views_write(s3_task_t *task, s3_tp_t *tp, const char *topic,
         }
     }
     size_t taken = 0;
-    for (int v = 0; v < VIEW_COUNT; v++) {
+    for (int v = 0; v < TB_S3_VIEW_COUNT; v++) {
         const s3_writer_t *w = &task->writers[v];
         if (w->format == NULL) {
             continue;
         }
-        s3_object_t *o = object_find(tp, topic, encoded, (s3_view_t)v);
+        s3_object_t *o = object_find(tp, topic, encoded, (tb_s3_view_t)v);
         char why[400];
         if (object_write(task, o, fresh, &views->records[v], why, sizeof(why)) != 0) {
             snprintf(reason, reason_size, "%s%s", w->what, why);
@@ -1528,9 +704,9 @@ static int views_write(s3_task_t *task, s3_tp_t *tp, const char *topic,
             snprintf(errstr, errstr_size,
                      "s3://%s/%s: record %s-%d at offset %lld was written to the "
                      "group's other objects but cannot be to this one: %s",
-                     task->bucket, o->key, views->records[VIEW_VALUE].topic,
-                     (int)tp->partition, (long long)views->records[VIEW_VALUE].offset,
-                     reason);
+                     task->bucket, o->key, views->records[TB_S3_VIEW_VALUE].topic,
+                     (int)tp->partition,
+                     (long long)views->records[TB_S3_VIEW_VALUE].offset, reason);
             return -1;
         }
         if (object_append(task, o, task->scratch.data, task->scratch.len, false) != 0) {
@@ -1566,7 +742,7 @@ static int take_views(s3_task_t *task, s3_tp_t *tp, const tb_sink_record_t *r,
         tp->next = r->offset + 1;
         return 0;
     }
-    bool fresh = object_find(tp, r->topic, encoded, VIEW_VALUE) == NULL;
+    bool fresh = object_find(tp, r->topic, encoded, TB_S3_VIEW_VALUE) == NULL;
     if (!fresh && !views_fit(task, tp, r->topic, encoded, views)) {
         /* a schema of its own: the objects are rotated first */
         tp->full = true;
@@ -1579,9 +755,9 @@ static int take_views(s3_task_t *task, s3_tp_t *tp, const tb_sink_record_t *r,
         rc = -1; /* the record is not taken */
         goto done;
     }
-    for (int v = 0; fresh && v < VIEW_COUNT; v++) {
+    for (int v = 0; fresh && v < TB_S3_VIEW_COUNT; v++) {
         if (task->writers[v].format != NULL &&
-            object_add(task, tp, r->topic, encoded, r->offset, (s3_view_t)v) != 0) {
+            object_add(task, tp, r->topic, encoded, r->offset, (tb_s3_view_t)v) != 0) {
             snprintf(errstr, errstr_size, "out of memory buffering records for s3://%s",
                      task->bucket);
             rc = -1;
@@ -1770,7 +946,7 @@ static void s3_sink_task_stop(void *opaque)
     free(task->directory_delim);
     free(task->file_delim);
     free(task->separator);
-    for (int v = 0; v < VIEW_COUNT; v++) {
+    for (int v = 0; v < TB_S3_VIEW_COUNT; v++) {
         free(task->writers[v].extension);
     }
     tb_schema_decref(task->header_entry);
@@ -1785,15 +961,15 @@ static void s3_sink_task_stop(void *opaque)
 
 /* How the objects of view are written, in format_class (checked);
  * codec_extension is parquet.codec's. 0, or -1 on no memory. */
-static int writer_setup(s3_task_t *task, const s3_sink_settings_t *k, s3_view_t view,
+static int writer_setup(s3_task_t *task, const tb_s3_settings_t *k, tb_s3_view_t view,
                         const char *format_class, const char *codec_extension)
 {
-    static const char *const infixes[VIEW_COUNT] = {".keys", ".headers", ""};
-    static const char *const whats[VIEW_COUNT] = {
+    static const char *const infixes[TB_S3_VIEW_COUNT] = {".keys", ".headers", ""};
+    static const char *const whats[TB_S3_VIEW_COUNT] = {
         "its key (" TB_S3_KEY_KEYS_FORMAT "): ",
         "its headers (" TB_S3_KEY_HEADERS_FORMAT "): ", ""};
     s3_writer_t *w = &task->writers[view];
-    const char *name = simple_name(format_class);
+    const char *name = tb_s3_config_simple_name(format_class);
     bool bytes = strcmp(name, "ByteArrayFormat") == 0;
     bool avro = strcmp(name, "AvroFormat") == 0;
     bool parquet = strcmp(name, "ParquetFormat") == 0;
@@ -1839,16 +1015,16 @@ static int headers_schema_setup(s3_task_t *task)
 }
 
 /* values: the parsed keys k borrows from, which the partitioner reads. */
-static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t *values,
+static int configure(s3_task_t *task, const tb_s3_settings_t *k, const json_t *values,
                      char *errstr, size_t errstr_size)
 {
     /* the chain: the connector's keys, the environment's key pair, a web
      * identity */
-    const char *access = nonempty(k->access_key);
-    const char *secret = nonempty(k->secret_key);
+    const char *access = tb_s3_config_nonempty(k->access_key);
+    const char *secret = tb_s3_config_nonempty(k->secret_key);
     const char *token = NULL;
     if (access == NULL) {
-        access = nonempty(getenv("AWS_ACCESS_KEY_ID"));
+        access = tb_s3_config_nonempty(getenv("AWS_ACCESS_KEY_ID"));
         secret = getenv("AWS_SECRET_ACCESS_KEY");
         token = getenv("AWS_SESSION_TOKEN");
     }
@@ -1857,7 +1033,7 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
         access == NULL && tb_s3_web_identity_from_env(k->region, &identity);
     long timeout = (long)k->request_timeout;
     tb_s3_client_options_t options = {
-        .endpoint = nonempty(k->store_url),
+        .endpoint = tb_s3_config_nonempty(k->store_url),
         .bucket = k->bucket,
         .region = k->region,
         .path_style = k->path_style,
@@ -1865,9 +1041,9 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
         .secret_key = secret,
         .session_token = token,
         .web_identity = web_identity ? &identity : NULL,
-        .sse_algorithm = nonempty(k->sse_algorithm),
-        .sse_kms_key_id = nonempty(k->sse_kms_key),
-        .acl_canned = nonempty(k->acl),
+        .sse_algorithm = tb_s3_config_nonempty(k->sse_algorithm),
+        .sse_kms_key_id = tb_s3_config_nonempty(k->sse_kms_key),
+        .acl_canned = tb_s3_config_nonempty(k->acl),
         .timeout_ms = timeout,
         .connect_timeout_ms = timeout < 10000 ? timeout : 10000,
         .retries = k->part_retries,
@@ -1891,10 +1067,10 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
     }
     task->parquet.codec = codecs[codec].codec;
     task->parquet.row_group_bytes = (size_t)k->part_size;
-    const char *formats[VIEW_COUNT];
-    view_formats(k, formats);
-    for (int v = 0; v < VIEW_COUNT; v++) {
-        if (formats[v] != NULL && writer_setup(task, k, (s3_view_t)v, formats[v],
+    const char *formats[TB_S3_VIEW_COUNT];
+    tb_s3_config_view_formats(k, formats);
+    for (int v = 0; v < TB_S3_VIEW_COUNT; v++) {
+        if (formats[v] != NULL && writer_setup(task, k, (tb_s3_view_t)v, formats[v],
                                                codecs[codec].extension) != 0) {
             snprintf(errstr, errstr_size, "out of memory starting the S3 sink");
             return -1;
@@ -1909,7 +1085,7 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
     task->rotate_ms = k->rotate_interval;
     task->schedule_ms = k->rotate_schedule;
     task->part_size = (size_t)k->part_size;
-    task->reserve = (size_t)group_reserve(k);
+    task->reserve = (size_t)tb_s3_config_group_reserve(k);
     task->buffer_max = (size_t)k->buffer_max;
     task->ignore_nulls = strcmp(k->null_values, "ignore") == 0;
     task->task_backoff_ms = k->task_backoff;
@@ -1941,16 +1117,16 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
 static int s3_sink_task_start(const tb_task_context_t *ctx, const json_t *config,
                               void **out, char *errstr, size_t errstr_size)
 {
-    const tb_config_table_t *tables[] = {&s3_sink_table};
+    const tb_config_table_t *tables[] = {&tb_s3_config_table};
     json_t *errors = json_object();
     json_t *values = tb_config_parse(tables, 1, config, errors);
     s3_task_t *task = NULL;
     int rc = -1;
 
-    s3_sink_settings_t keys;
-    s3_sink_validate(values, errors);
+    tb_s3_settings_t keys;
+    tb_s3_config_validate(values, errors);
     if (tb_config_error_count(errors) > 0 ||
-        tb_config_fill(&s3_sink_table, values, &keys) != 0) {
+        tb_config_fill(&tb_s3_config_table, values, &keys) != 0) {
         tb_config_errors_join(errors, "; ", errstr, errstr_size);
         goto done;
     }
@@ -1987,10 +1163,10 @@ const tb_plugin_t tb_s3_sink_plugin = {
     .aliases = s3_sink_aliases,
     .kind = TB_PLUGIN_SINK,
     .version = "0.1.0",
-    .config = &s3_sink_table,
-    .validate = s3_sink_validate,
-    .refused_keys = s3_refused_keys,
-    .task_configs = s3_sink_task_configs,
+    .config = &tb_s3_config_table,
+    .validate = tb_s3_config_validate,
+    .refused_keys = tb_s3_config_refused_keys,
+    .task_configs = tb_s3_config_task_configs,
     .task_start = s3_sink_task_start,
     .typed = true,
     .open = s3_sink_open,
