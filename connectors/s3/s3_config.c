@@ -614,9 +614,7 @@ static void check_format(const tb_s3_settings_t *k, json_t *errors)
     }
 }
 
-/* values: the parsed keys k borrows from, which the partitioner reads. */
-static void check_partitioner(const tb_s3_settings_t *k, const json_t *values,
-                              json_t *errors)
+static void check_partitioner(const tb_s3_settings_t *k, json_t *errors)
 {
     static const char *const names[] = {"DefaultPartitioner", "FieldPartitioner",
                                         "TimeBasedPartitioner", "DailyPartitioner",
@@ -666,7 +664,7 @@ static void check_partitioner(const tb_s3_settings_t *k, const json_t *values,
         tb_config_error_add(errors, TB_S3_KEY_TIMEZONE,
                             "the time-based partitioners need " TB_S3_KEY_TIMEZONE);
     } else if (tb_config_error_count(errors) == 0 &&
-               (probe = tb_s3_partitioner_new(values, errstr, sizeof(errstr))) == NULL) {
+               (probe = tb_s3_partitioner_new(k, errstr, sizeof(errstr))) == NULL) {
         tb_config_error_add(errors, TB_S3_KEY_TIMEZONE, errstr);
     }
     tb_s3_partitioner_free(probe);
@@ -712,10 +710,10 @@ static void check_kms_key_signing(const tb_s3_settings_t *k, json_t *errors)
 
 /* The checks across keys, on the keys as parsed (a key that did not parse
  * reads as unset, and has its own error). */
-static void check_keys(const tb_s3_settings_t *k, const json_t *values, json_t *errors)
+static void check_keys(const tb_s3_settings_t *k, json_t *errors)
 {
     check_format(k, errors);
-    check_partitioner(k, values, errors);
+    check_partitioner(k, errors);
     refuse_unbuilt(k, errors);
     check_kms_key_signing(k, errors);
     if ((tb_s3_config_nonempty(k->access_key) == NULL) !=
@@ -756,7 +754,7 @@ void tb_s3_config_validate(const json_t *values, json_t *errors)
 {
     tb_s3_settings_t keys;
     if (tb_config_fill(&tb_s3_config_table, values, &keys) == 0) {
-        check_keys(&keys, values, errors);
+        check_keys(&keys, errors);
     }
 }
 

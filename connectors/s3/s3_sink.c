@@ -1014,9 +1014,8 @@ static int headers_schema_setup(s3_task_t *task)
                                tb_schema_incref(task->headers_schema));
 }
 
-/* values: the parsed keys k borrows from, which the partitioner reads. */
-static int configure(s3_task_t *task, const tb_s3_settings_t *k, const json_t *values,
-                     char *errstr, size_t errstr_size)
+static int configure(s3_task_t *task, const tb_s3_settings_t *k, char *errstr,
+                     size_t errstr_size)
 {
     /* the chain: the connector's keys, the environment's key pair, a web
      * identity */
@@ -1106,7 +1105,7 @@ static int configure(s3_task_t *task, const tb_s3_settings_t *k, const json_t *v
                                     .directory_delim = task->directory_delim,
                                     .file_delim = task->file_delim,
                                     .zero_pad = k->zero_pad};
-    task->partitioner = tb_s3_partitioner_new(values, errstr, errstr_size);
+    task->partitioner = tb_s3_partitioner_new(k, errstr, errstr_size);
     if (task->partitioner == NULL) {
         return -1;
     }
@@ -1142,7 +1141,7 @@ static int s3_sink_task_start(const tb_task_context_t *ctx, const json_t *config
     task->buffered = tb_metrics_series(&buffered_bytes, labels);
     task->committed = tb_metrics_series(&objects_total, labels);
     task->requests = tb_metrics_series(&requests_total, labels);
-    if (configure(task, &keys, values, errstr, errstr_size) != 0) {
+    if (configure(task, &keys, errstr, errstr_size) != 0) {
         goto done;
     }
     *out = task;
