@@ -50,223 +50,6 @@
 
 #define LOGGER "tributary.task"
 
-/* ---- the views of a record ---- */
-
-/* A record as each stored view sees it: the view's data as the value of a
- * record, so that a format writes it as it writes values, with what was
- * made for it (views_free). */
-typedef struct {
-    tb_sink_record_t records[TB_S3_VIEW_COUNT];
-    tb_value_t *values[TB_S3_VIEW_COUNT];
-    tb_schema_t *schemas[TB_S3_VIEW_COUNT];
-} s3_views_t;
-
-static void views_free(s3_views_t *views)
-{
-    for (int v = 0; v < TB_S3_VIEW_COUNT; v++) {
-        tb_value_free(views->values[v]);
-        tb_schema_decref(views->schemas[v]);
-    }
-}
-
-/* The headers of r as Confluent's header view has them: an array of
- * {key, value}, each value the header's text. NULL with reason. */
-static tb_value_t *headers_value(const tb_s3_task_t *task, const tb_sink_record_t *r,
-                                 char *reason, size_t reason_size)
-{
-    tb_value_t *list = tb_value_array();
-    for (size_t i = 0; list != NULL && i < r->header_count; i++) {
-        const tb_header_t *h = &r->headers[i];
-        if (h->value == NULL) {
-            snprintf(reason, reason_size,
-                     "its header %s has a null value, which " TB_S3_KEY_STORE_HEADERS
-                     "=true cannot write",
-                     h->name);
-            tb_value_free(list);
-            return NULL;
-        }
-        tb_value_t *entry = tb_value_struct(task->header_entry);
-        if (entry == NULL ||
-            tb_value_struct_set(entry, "key",
-                                tb_value_string(h->name, strlen(h->name))) != 0 ||
-            tb_value_struct_set(entry, "value",
-                                tb_value_string(h->value, h->value_len)) != 0 ||
-            tb_value_array_append(list, entry) != 0) {
-            tb_value_free(list);
-            list = NULL;
-        }
-    }
-    if (list == NULL) {
-        snprintf(reason, reason_size, "out of memory");
-    }
-    return list;
-}
-
-/* A struct of one field, name, holding data of schema (ParquetFormat
- * writes structs: Confluent's envelope of a key or the headers). 0, or -1
- * on no memory. */
-static int envelope(const char *struct_name, const char *name, tb_schema_t *schema,
-                    const tb_value_t *data, tb_schema_t **out_schema,
-                    tb_value_t **out_value)
-{
-    tb_schema_t *st = tb_schema_new(TB_TYPE_STRUCT);
-    if (st == NULL || tb_schema_set_name(st, struct_name) != 0 ||
-        tb_schema_add_field(st, name, tb_schema_incref(schema)) != 0) {
-        tb_schema_decref(st);
-        return -1;
-    }
-    *out_schema = st;
-    *out_value = tb_value_struct(st);
-    tb_value_t *copy = data != NULL ? tb_value_copy(data) : NULL;
-    return *out_value != NULL && (data == NULL || copy != NULL) &&
-                   tb_value_struct_set(*out_value, name, copy) == 0
-               ? 0
-               : -1;
-}
-
-/* Fills views with r as each stored view sees it: 0, or -1 with reason
- * when r cannot be stored (a null key or no headers, as Confluent's
- * refuses them). */
-static int views_of(const tb_s3_task_t *task, const tb_sink_record_t *r,
-                    s3_views_t *views, char *reason, size_t reason_size)
-{
-    *views = (s3_views_t){0};
-    views->records[TB_S3_VIEW_VALUE] = *r;
-    if (task->writers[TB_S3_VIEW_KEYS].format != NULL) {
-        if (r->key == NULL && r->key_data == NULL) {
-            snprintf(reason, reason_size,
-                     "a null key, which " TB_S3_KEY_STORE_KEYS "=true cannot write");
-            return -1;
-        }
-        tb_sink_record_t *k = &views->records[TB_S3_VIEW_KEYS];
-        *k = *r;
-        k->value = r->key;
-        k->value_len = r->key_len;
-        k->value_schema = r->key_schema;
-        k->value_data = r->key_data;
-        if (task->writers[TB_S3_VIEW_KEYS].format == &tb_s3_format_parquet) {
-            if (r->key_schema == NULL) {
-                snprintf(reason, reason_size,
-                         "a key without a schema, which " TB_S3_KEY_KEYS_FORMAT
-                         " ParquetFormat cannot write");
-                return -1;
-            }
-            if (envelope("RecordKey", "key", (tb_schema_t *)r->key_schema, r->key_data,
-                         &views->schemas[TB_S3_VIEW_KEYS],
-                         &views->values[TB_S3_VIEW_KEYS]) != 0) {
-                snprintf(reason, reason_size, "out of memory");
-                return -1;
-            }
-            k->value_schema = views->schemas[TB_S3_VIEW_KEYS];
-            k->value_data = views->values[TB_S3_VIEW_KEYS];
-        }
-    }
-    if (task->writers[TB_S3_VIEW_HEADERS].format != NULL) {
-        if (r->header_count == 0) {
-            snprintf(reason, reason_size,
-                     "no headers, which " TB_S3_KEY_STORE_HEADERS "=true cannot write");
-            return -1;
-        }
-        tb_value_t *list = headers_value(task, r, reason, reason_size);
-        if (list == NULL) {
-            return -1;
-        }
-        tb_sink_record_t *h = &views->records[TB_S3_VIEW_HEADERS];
-        *h = *r;
-        h->value = NULL;
-        h->value_len = 0;
-        h->value_schema = task->headers_schema;
-        h->value_data = views->values[TB_S3_VIEW_HEADERS] = list;
-        if (task->writers[TB_S3_VIEW_HEADERS].format == &tb_s3_format_parquet) {
-            views->values[TB_S3_VIEW_HEADERS] = tb_value_struct(task->headers_struct);
-            if (views->values[TB_S3_VIEW_HEADERS] == NULL ||
-                tb_value_struct_set(views->values[TB_S3_VIEW_HEADERS], "headers", list) !=
-                    0) {
-                snprintf(reason, reason_size, "out of memory");
-                return -1;
-            }
-            h->value_schema = task->headers_struct;
-            h->value_data = views->values[TB_S3_VIEW_HEADERS];
-        }
-    }
-    return 0;
-}
-
-/* Whether every view of r fits the objects of tp's group in encoded (a
- * format with a schema per object: AvroFormat, ParquetFormat). */
-static bool views_fit(tb_s3_task_t *task, tb_s3_tp_t *tp, const char *topic,
-                      const char *encoded, const s3_views_t *views)
-{
-    for (int v = 0; v < TB_S3_VIEW_COUNT; v++) {
-        const tb_s3_format_t *format = task->writers[v].format;
-        tb_s3_object_t *o = format != NULL && format->fits != NULL
-                                ? tb_s3_object_find(tp, topic, encoded, (tb_s3_view_t)v)
-                                : NULL;
-        if (o != NULL && !format->fits(o->state, &views->records[v])) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* Writes every view of r to its object of tp's group in encoded (begun for
- * it when fresh), the keys and headers first: 0, 1 when r cannot be
- * written (reason says why; nothing of it stays, the fresh objects
- * dropped), or -1 with errstr when a view failed after another took r (the
- * group cannot be committed: the task fails, and writes it again). */
-static int views_write(tb_s3_task_t *task, tb_s3_tp_t *tp, const char *topic,
-                       const char *encoded, bool fresh, const s3_views_t *views,
-                       char *reason, size_t reason_size, char *errstr, size_t errstr_size)
-{
-    size_t stored = 0;
-    for (int v = 0; v < TB_S3_VIEW_COUNT; v++) {
-        stored += task->writers[v].format != NULL;
-    }
-    /* a view that would fail after another took the record is found first */
-    for (int v = 0; !fresh && stored > 1 && v < TB_S3_VIEW_COUNT; v++) {
-        const tb_sink_record_t *view = &views->records[v];
-        if (task->writers[v].format != NULL && view->value_schema != NULL &&
-            tb_value_validate(view->value_schema, view->value_data, reason,
-                              reason_size) != 0) {
-            return 1;
-        }
-    }
-    size_t taken = 0;
-    for (int v = 0; v < TB_S3_VIEW_COUNT; v++) {
-        const tb_s3_writer_t *w = &task->writers[v];
-        if (w->format == NULL) {
-            continue;
-        }
-        tb_s3_object_t *o = tb_s3_object_find(tp, topic, encoded, (tb_s3_view_t)v);
-        char why[400];
-        if (tb_s3_object_write(task, o, fresh, &views->records[v], why, sizeof(why)) !=
-            0) {
-            snprintf(reason, reason_size, "%s%s", w->what, why);
-            if (fresh) {
-                tb_s3_objects_drop_last(task, tp, stored);
-            }
-            if (fresh || taken == 0) {
-                return 1;
-            }
-            snprintf(errstr, errstr_size,
-                     "s3://%s/%s: record %s-%d at offset %lld was written to the "
-                     "group's other objects but cannot be to this one: %s",
-                     task->bucket, o->key, views->records[TB_S3_VIEW_VALUE].topic,
-                     (int)tp->partition,
-                     (long long)views->records[TB_S3_VIEW_VALUE].offset, reason);
-            return -1;
-        }
-        if (tb_s3_object_append(task, o, task->scratch.data, task->scratch.len, false) !=
-            0) {
-            snprintf(errstr, errstr_size, "out of memory buffering records for s3://%s",
-                     task->bucket);
-            return -1;
-        }
-        taken++;
-    }
-    return 0;
-}
-
 /* The first multiple of the schedule after now. */
 static int64_t schedule_deadline(const tb_s3_task_t *task, int64_t now)
 {
@@ -278,7 +61,7 @@ static int64_t schedule_deadline(const tb_s3_task_t *task, int64_t now)
  * partition: 0 (taken, or failed through record_failed), TB_RESULT_RETRY
  * or -1 with errstr. */
 static int take_views(tb_s3_task_t *task, tb_s3_tp_t *tp, const tb_sink_record_t *r,
-                      const s3_views_t *views, int64_t time, int64_t rotate_time,
+                      const tb_s3_views_t *views, int64_t time, int64_t rotate_time,
                       int64_t now, char *errstr, size_t errstr_size)
 {
     char reason[512];
@@ -291,7 +74,7 @@ static int take_views(tb_s3_task_t *task, tb_s3_tp_t *tp, const tb_sink_record_t
         return 0;
     }
     bool fresh = tb_s3_object_find(tp, r->topic, encoded, TB_S3_VIEW_VALUE) == NULL;
-    if (!fresh && !views_fit(task, tp, r->topic, encoded, views)) {
+    if (!fresh && !tb_s3_views_fit(task, tp, r->topic, encoded, views)) {
         /* a schema of its own: the objects are rotated first */
         tp->full = true;
         if ((rc = tb_s3_tp_sync(task, tp, errstr, errstr_size)) != 0) {
@@ -313,8 +96,8 @@ static int take_views(tb_s3_task_t *task, tb_s3_tp_t *tp, const tb_sink_record_t
             goto done;
         }
     }
-    rc = views_write(task, tp, r->topic, encoded, fresh, views, reason, sizeof(reason),
-                     errstr, errstr_size);
+    rc = tb_s3_views_write(task, tp, r->topic, encoded, fresh, views, reason,
+                           sizeof(reason), errstr, errstr_size);
     if (rc == 1) {
         task->ctx->record_failed(task->ctx->runtime, r, reason);
         tp->next = r->offset + 1;
@@ -364,9 +147,9 @@ static int take(tb_s3_task_t *task, const tb_sink_record_t *r, int64_t now, char
         tp->next = r->offset + 1;
         return 0;
     }
-    s3_views_t views;
-    if (views_of(task, r, &views, reason, sizeof(reason)) != 0) {
-        views_free(&views);
+    tb_s3_views_t views;
+    if (tb_s3_views_of(task, r, &views, reason, sizeof(reason)) != 0) {
+        tb_s3_views_free(&views);
         task->ctx->record_failed(task->ctx->runtime, r, reason);
         tp->next = r->offset + 1;
         return 0;
@@ -390,7 +173,7 @@ static int take(tb_s3_task_t *task, const tb_sink_record_t *r, int64_t now, char
     } else if (rc == 0) {
         rc = take_views(task, tp, r, &views, time, rotate_time, now, errstr, errstr_size);
     }
-    views_free(&views);
+    tb_s3_views_free(&views);
     return rc;
 }
 

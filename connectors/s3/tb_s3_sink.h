@@ -3,7 +3,9 @@
  * plugin itself is tb_s3_sink_plugin, listed in connectors/plugins.c):
  *
  *   s3_sink.c           the task's entry points: put, flush, open,
- *                       close, start; the views of a record
+ *                       close, start
+ *   s3_views.c          a record as each stored view sees it, written
+ *                       to its objects (tb_s3_task.h)
  *   s3_objects.c        a task's partitions, commit groups and open
  *                       objects (tb_s3_task.h)
  *   s3_upload.c         objects uploaded as parts and committed, the

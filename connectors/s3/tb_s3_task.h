@@ -1,8 +1,9 @@
 /*
  * tb_s3_task.h - an S3 sink task's state, shared by the files of its task:
  * s3_objects.c (its partitions' commit groups and the objects open in
- * them), s3_upload.c (objects' bytes uploaded, committed, the metrics) and
- * s3_sink.c (the task's entry points, the views of a record).
+ * them), s3_upload.c (objects' bytes uploaded, committed, the metrics),
+ * s3_views.c (a record as each stored view sees it, written to its
+ * objects) and s3_sink.c (the task's entry points).
  *
  * Ownership: a task owns its partitions (tps), each its objects, each its
  * buffer and format state; the strings a task keeps are its own.
@@ -160,5 +161,39 @@ void tb_s3_metrics_update(tb_s3_task_t *task);
 
 /* tb_s3_tp_sync() for every partition of the task; the first failure's result. */
 int tb_s3_sync_all(tb_s3_task_t *task, char *errstr, size_t errstr_size);
+
+/* s3_views.c */
+
+/* A record as each stored view sees it: the view's data as the value of a
+ * record, so that a format writes it as it writes values, with what was
+ * made for it (tb_s3_views_free). */
+typedef struct {
+    tb_sink_record_t records[TB_S3_VIEW_COUNT];
+    tb_value_t *values[TB_S3_VIEW_COUNT];
+    tb_schema_t *schemas[TB_S3_VIEW_COUNT];
+} tb_s3_views_t;
+
+/* Frees the values and schemas made for views (not views itself). */
+void tb_s3_views_free(tb_s3_views_t *views);
+
+/* Fills views with r as each stored view sees it: 0, or -1 with reason
+ * when r cannot be stored (a null key or no headers, as Confluent's
+ * refuses them). */
+int tb_s3_views_of(const tb_s3_task_t *task, const tb_sink_record_t *r,
+                   tb_s3_views_t *views, char *reason, size_t reason_size);
+
+/* Whether every view of r fits the objects of tp's group in encoded (a
+ * format with a schema per object: AvroFormat, ParquetFormat). */
+bool tb_s3_views_fit(tb_s3_task_t *task, tb_s3_tp_t *tp, const char *topic,
+                     const char *encoded, const tb_s3_views_t *views);
+
+/* Writes every view of r to its object of tp's group in encoded (begun for
+ * it when fresh), the keys and headers first: 0, 1 when r cannot be
+ * written (reason says why; nothing of it stays, the fresh objects
+ * dropped), or -1 with errstr when a view failed after another took r (the
+ * group cannot be committed: the task fails, and writes it again). */
+int tb_s3_views_write(tb_s3_task_t *task, tb_s3_tp_t *tp, const char *topic,
+                      const char *encoded, bool fresh, const tb_s3_views_t *views,
+                      char *reason, size_t reason_size, char *errstr, size_t errstr_size);
 
 #endif
