@@ -680,6 +680,9 @@ int tb_pg_options_parse(const json_t *config, tb_pg_options_t *out, char *errstr
     out->slot = k.slot;
     out->publication = k.publication;
     out->publication_mode = (tb_pg_publication_mode_t)k.publication_mode;
+    out->schemas = (tb_pg_list_keys_t){k.schema_include, k.schema_exclude};
+    out->tables = (tb_pg_list_keys_t){k.table_include, k.table_exclude};
+    out->columns = (tb_pg_list_keys_t){k.column_include, k.column_exclude};
     out->snapshot_mode = (tb_pg_snapshot_mode_t)k.snapshot_mode;
     out->heartbeat_ms = k.heartbeat_ms;
     out->tombstones = k.tombstones;

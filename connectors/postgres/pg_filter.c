@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "connectors/postgres/tb_pg_filter.h"
-#include "core/tb_config.h"
 
 /* One list: its compiled patterns, and whether it includes or excludes. */
 typedef struct {
@@ -28,15 +27,16 @@ static void list_free(list_t *l)
     free(l->patterns);
 }
 
-/* The include list when it has patterns, else the exclude list. */
-static int list_compile(list_t *l, const json_t *values, const char *include,
+/* The include list when it has patterns, else the exclude list; include
+ * and exclude name their keys. */
+static int list_compile(list_t *l, const tb_pg_list_keys_t *lists, const char *include,
                         const char *exclude, char *errstr, size_t errstr_size)
 {
-    const json_t *patterns = tb_config_list(values, include);
+    const json_t *patterns = lists->include;
     const char *key = include;
     l->include = json_array_size(patterns) > 0;
     if (!l->include) {
-        patterns = tb_config_list(values, exclude);
+        patterns = lists->exclude;
         key = exclude;
     }
     l->patterns = calloc(json_array_size(patterns) + 1, sizeof(*l->patterns));
@@ -73,17 +73,17 @@ static bool list_passes(const list_t *l, const char *name)
     return !l->include || l->count == 0;
 }
 
-tb_pg_filter_t *tb_pg_filter_create(const json_t *values, char *errstr,
+tb_pg_filter_t *tb_pg_filter_create(const tb_pg_options_t *o, char *errstr,
                                     size_t errstr_size)
 {
     tb_pg_filter_t *f = calloc(1, sizeof(*f));
     if (f == NULL ||
-        list_compile(&f->schemas, values, "schema.include.list", "schema.exclude.list",
+        list_compile(&f->schemas, &o->schemas, "schema.include.list",
+                     "schema.exclude.list", errstr, errstr_size) != 0 ||
+        list_compile(&f->tables, &o->tables, "table.include.list", "table.exclude.list",
                      errstr, errstr_size) != 0 ||
-        list_compile(&f->tables, values, "table.include.list", "table.exclude.list",
-                     errstr, errstr_size) != 0 ||
-        list_compile(&f->columns, values, "column.include.list", "column.exclude.list",
-                     errstr, errstr_size) != 0) {
+        list_compile(&f->columns, &o->columns, "column.include.list",
+                     "column.exclude.list", errstr, errstr_size) != 0) {
         tb_pg_filter_destroy(f);
         return NULL;
     }

@@ -184,7 +184,7 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
     s->task = ctx->task;
     s->connector = strdup(ctx->connector);
     if (tb_pg_options_parse(config, &s->o, errstr, errstr_size) != 0 ||
-        (s->filter = tb_pg_filter_create(s->o.values, errstr, errstr_size)) == NULL) {
+        (s->filter = tb_pg_filter_create(&s->o, errstr, errstr_size)) == NULL) {
         goto fail;
     }
     s->o.stopping = ctx->stopping;

@@ -60,6 +60,13 @@ typedef struct {
 #define TB_PG_SKIP_DELETE 4u
 #define TB_PG_SKIP_TRUNCATE 8u
 
+/* One of the capture filter's lists (tb_pg_filter.h): its include list
+ * and its exclude list, each an array of patterns. */
+typedef struct {
+    const json_t *include;
+    const json_t *exclude;
+} tb_pg_list_keys_t;
+
 /* A task's parsed config. Strings and lists are borrowed from values,
  * which the options own (tb_pg_options_release). */
 typedef struct {
@@ -73,6 +80,9 @@ typedef struct {
     const char *slot;
     const char *publication;
     tb_pg_publication_mode_t publication_mode;
+    tb_pg_list_keys_t schemas; /* schema.include.list, schema.exclude.list */
+    tb_pg_list_keys_t tables;  /* table.include.list, table.exclude.list */
+    tb_pg_list_keys_t columns; /* column.include.list, column.exclude.list */
     tb_pg_snapshot_mode_t snapshot_mode;
     int64_t heartbeat_ms; /* 0: no heartbeats */
     bool tombstones;

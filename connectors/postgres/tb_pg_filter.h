@@ -15,11 +15,13 @@
 
 #include <jansson.h>
 
+#include "connectors/postgres/tb_pg_config.h"
+
 typedef struct tb_pg_filter tb_pg_filter_t;
 
-/* From the parsed config values (borrowed). NULL with errstr naming the
- * key when a pattern does not compile. */
-tb_pg_filter_t *tb_pg_filter_create(const json_t *values, char *errstr,
+/* From a task's parsed config (nothing of it kept). NULL with errstr
+ * naming the key when a pattern does not compile. */
+tb_pg_filter_t *tb_pg_filter_create(const tb_pg_options_t *o, char *errstr,
                                     size_t errstr_size);
 
 /* NULL is a no-op. */

@@ -7,7 +7,6 @@
 
 #include "connectors/s3/tb_s3_partitioner.h"
 #include "connectors/s3/tb_s3_sink.h"
-#include "core/tb_config.h"
 #include "core/tb_data.h"
 #include "core/tb_time.h"
 #include "core/tb_zone.h"
@@ -156,13 +155,6 @@ void tb_s3_partitioner_format_time(const tb_s3_partitioner_t *partitioner, int64
 
 /* ---- the partitioner ---- */
 
-/* A class name without the package Confluent gives it. */
-static const char *simple_name(const char *class_name)
-{
-    const char *dot = strrchr(class_name, '.');
-    return dot != NULL ? dot + 1 : class_name;
-}
-
 static tb_zone_t *zone_of(const char *name, char *errstr, size_t errstr_size)
 {
     if (strcmp(name, "UTC") == 0 || strcmp(name, "GMT") == 0 || strcmp(name, "Z") == 0) {
@@ -178,14 +170,13 @@ static tb_zone_t *zone_of(const char *name, char *errstr, size_t errstr_size)
     return zone;
 }
 
-tb_s3_partitioner_t *tb_s3_partitioner_new(const json_t *values, char *errstr,
+tb_s3_partitioner_t *tb_s3_partitioner_new(const tb_s3_settings_t *k, char *errstr,
                                            size_t errstr_size)
 {
-    const char *name = simple_name(tb_config_string(values, TB_S3_KEY_PARTITIONER));
-    const char *extractor = tb_config_string(values, TB_S3_KEY_EXTRACTOR);
+    const char *name = tb_s3_config_simple_name(k->partitioner);
+    const char *extractor = k->extractor;
     tb_s3_partitioner_t *p = calloc(1, sizeof(*p));
-    if (p == NULL || (p->delim = strdup(
-                          tb_config_string(values, TB_S3_KEY_DIRECTORY_DELIM))) == NULL) {
+    if (p == NULL || (p->delim = strdup(k->directory_delim)) == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
         goto fail;
     }
@@ -194,7 +185,7 @@ tb_s3_partitioner_t *tb_s3_partitioner_new(const json_t *values, char *errstr,
         return p;
     }
     if (strcmp(name, "FieldPartitioner") == 0) {
-        const json_t *fields = tb_config_list(values, TB_S3_KEY_FIELD_NAME);
+        const json_t *fields = k->field_name;
         p->kind = TB_S3_PARTITION_FIELD;
         p->field_count = json_array_size(fields);
         p->fields = calloc(p->field_count + 1, sizeof(*p->fields));
@@ -208,20 +199,18 @@ tb_s3_partitioner_t *tb_s3_partitioner_new(const json_t *values, char *errstr,
         return p;
     }
     p->kind = TB_S3_PARTITION_TIME;
-    const char *format = strcmp(name, "DailyPartitioner") == 0 ? DAILY_FORMAT
-                         : strcmp(name, "HourlyPartitioner") == 0
-                             ? HOURLY_FORMAT
-                             : tb_config_string(values, TB_S3_KEY_PATH_FORMAT);
-    p->duration_ms = strcmp(name, "DailyPartitioner") == 0 ? 86400000
-                     : strcmp(name, "HourlyPartitioner") == 0
-                         ? 3600000
-                         : tb_config_int(values, TB_S3_KEY_DURATION);
+    const char *format = strcmp(name, "DailyPartitioner") == 0    ? DAILY_FORMAT
+                         : strcmp(name, "HourlyPartitioner") == 0 ? HOURLY_FORMAT
+                                                                  : k->path_format;
+    p->duration_ms = strcmp(name, "DailyPartitioner") == 0    ? 86400000
+                     : strcmp(name, "HourlyPartitioner") == 0 ? 3600000
+                                                              : k->duration;
     p->path_format = strdup(format);
-    p->timestamp_field = strdup(tb_config_string(values, TB_S3_KEY_TIMESTAMP_FIELD));
+    p->timestamp_field = strdup(k->timestamp_field);
     p->source = strcmp(extractor, "Record") == 0        ? TB_S3_TIME_RECORD
                 : strcmp(extractor, "RecordField") == 0 ? TB_S3_TIME_RECORD_FIELD
                                                         : TB_S3_TIME_WALLCLOCK;
-    p->zone = zone_of(tb_config_string(values, TB_S3_KEY_TIMEZONE), errstr, errstr_size);
+    p->zone = zone_of(k->timezone, errstr, errstr_size);
     if (p->zone == NULL) {
         goto fail;
     }

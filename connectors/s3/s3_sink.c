@@ -38,1513 +38,20 @@
 
 #include "connectors/s3/tb_parquet_pages.h"
 #include "connectors/s3/tb_s3_client.h"
+#include "connectors/s3/tb_s3_config.h"
 #include "connectors/s3/tb_s3_format.h"
 #include "connectors/s3/tb_s3_partitioner.h"
 #include "connectors/s3/tb_s3_recovery.h"
 #include "connectors/s3/tb_s3_sink.h"
+#include "connectors/s3/tb_s3_task.h"
 #include "core/tb_log.h"
 #include "core/tb_metrics.h"
 #include "core/tb_time.h"
 
 #define LOGGER "tributary.task"
-#define GROUP_S3 "S3"
-#define GROUP_STORAGE "Storage"
-#define GROUP_PARTITIONER "Partitioner"
-#define MIN_PART_SIZE 5242880
-
-/* ---- configuration ---- */
-
-/* The views of a record an encoded partition's objects hold, as
- * Confluent's record views: with store.kafka.keys and store.kafka.headers
- * the keys and the headers in companion objects beside the values',
- * named with ".keys" or ".headers" before the extension. In the order the
- * objects are committed: the companions first, so that a value object
- * that is visible has its companions visible too (recovery reads value
- * objects only, tb_s3_partitioner.h). */
-typedef enum { VIEW_KEYS = 0, VIEW_HEADERS, VIEW_VALUE, VIEW_COUNT } s3_view_t;
-
-static const char *const compression_types[] = {"none", "gzip", NULL};
-static const char *const extractors[] = {"Record", "RecordField", "Wallclock", NULL};
-static const char *const null_behaviors[] = {"fail", "ignore", NULL};
-static const char *const parquet_codecs[] = {"none",   "snappy", "gzip", "lzo",
-                                             "brotli", "lz4",    "zstd", NULL};
-static const char *const avro_codecs[] = {"null", "deflate",   "snappy", "bzip2",
-                                          "xz",   "zstandard", NULL};
-static const char *const sse_algorithms[] = {"", "AES256", "aws:kms", NULL};
-static const char *const acls[] = {"private",
-                                   "public-read",
-                                   "public-read-write",
-                                   "authenticated-read",
-                                   "log-delivery-write",
-                                   "bucket-owner-read",
-                                   "bucket-owner-full-control",
-                                   "aws-exec-read",
-                                   NULL};
-static const char *const compatibilities[] = {"NONE", "BACKWARD", "FORWARD", "FULL",
-                                              NULL};
-
-static const tb_config_range_t at_least_one = {.has_min = true, .min = 1};
-static const tb_config_range_t part_sizes = {
-    .has_min = true, .min = MIN_PART_SIZE, .has_max = true, .max = 2147483647};
-static const tb_config_range_t not_negative = {.has_min = true, .min = 0};
-static const tb_config_range_t buffer_sizes = {.has_min = true, .min = MIN_PART_SIZE};
-static const tb_config_range_t levels = {
-    .has_min = true, .min = -1, .has_max = true, .max = 9};
-static const tb_config_range_t pad_widths = {
-    .has_min = true, .min = 0, .has_max = true, .max = 19};
-
-static int path_format_check(const json_t *value, char *reason, size_t reason_size)
-{
-    return tb_s3_path_format_check(json_string_value(value), reason, reason_size);
-}
-
-/* The keys a task and the checks across keys read, filled from s3_sink_keys
- * (tb_config_fill); strings and lists are borrowed from the parsed values. */
-typedef struct {
-    const char *bucket;
-    const char *region;
-    const char *store_url;
-    bool path_style;
-    const char *access_key;
-    const char *secret_key;
-    int part_size;
-    const char *compression;
-    int compression_level;
-    const char *sse_algorithm;
-    const char *sse_kms_key;
-    const char *sse_customer_key;
-    const char *acl;
-    int part_retries;
-    long long retry_backoff;
-    long long request_timeout;
-    long long buffer_max;
-    long long task_backoff;
-    const char *format;
-    int flush_size;
-    long long rotate_interval;
-    long long rotate_schedule;
-    const char *topics_dir;
-    const char *directory_delim;
-    const char *file_delim;
-    int zero_pad;
-    const char *separator;
-    const char *extension;
-    const char *null_values;
-    const char *schema_compatibility;
-    bool store_keys;
-    bool store_headers;
-    const char *keys_format;
-    const char *headers_format;
-    const char *avro_codec;
-    const char *parquet_codec;
-    const char *partitioner;
-    const json_t *field_name;
-    const char *path_format;
-    long long duration;
-    const char *locale;
-    const char *timezone;
-    const char *extractor;
-    const char *timestamp_field;
-} s3_sink_settings_t;
-
-static const tb_config_def_t s3_sink_keys[] = {
-    {.name = TB_S3_KEY_BUCKET,
-     .type = TB_CONFIG_STRING,
-     .required = true,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_S3,
-     .order = 1,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, bucket),
-     .documentation = "The bucket the objects are written to."},
-    {.name = TB_S3_KEY_REGION,
-     .type = TB_CONFIG_STRING,
-     .default_value = "us-west-2",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_S3,
-     .order = 2,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, region),
-     .documentation = "The region of the bucket, which requests are signed for."},
-    {.name = TB_S3_KEY_STORE_URL,
-     .type = TB_CONFIG_STRING,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_S3,
-     .order = 3,
-     .role = TB_CONFIG_ROLE_URL,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, store_url),
-     .documentation = "The store's URL, for a store that speaks S3's API (MinIO, Ceph, "
-                      "R2, ...); null: AWS's endpoint of s3.region. Subject to the "
-                      "worker's http.sink.allowed.hosts."},
-    {.name = TB_S3_KEY_PATH_STYLE,
-     .type = TB_CONFIG_BOOLEAN,
-     .default_value = "true",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 4,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, path_style),
-     .documentation = "Path-style requests (<url>/<bucket>/<key>); false: the bucket in "
-                      "the host name (<bucket>.<host>/<key>)."},
-    {.name = TB_S3_KEY_ACCESS_KEY,
-     .type = TB_CONFIG_PASSWORD,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_S3,
-     .order = 5,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, access_key),
-     .documentation =
-         "The access key id; a secret reference. Null: the worker's "
-         "AWS_ACCESS_KEY_ID environment variable (with AWS_SECRET_ACCESS_KEY "
-         "and AWS_SESSION_TOKEN), else a web identity (AWS_WEB_IDENTITY_TOKEN_FILE "
-         "and AWS_ROLE_ARN, exchanged with STS), else unsigned requests."},
-    {.name = TB_S3_KEY_SECRET_KEY,
-     .type = TB_CONFIG_PASSWORD,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_S3,
-     .order = 6,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, secret_key),
-     .documentation = "The secret access key; a secret reference."},
-    {.name = TB_S3_KEY_PART_SIZE,
-     .type = TB_CONFIG_INT,
-     .default_value = "26214400",
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_S3,
-     .order = 7,
-     .range = &part_sizes,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, part_size),
-     .documentation = "The size of a multipart upload's part, in bytes: an object's "
-                      "buffer, uploaded as a part once full. An object smaller than a "
-                      "part is written in one PutObject. Memory: about this much per "
-                      "object being written."},
-    {.name = TB_S3_KEY_COMPRESSION,
-     .type = TB_CONFIG_STRING,
-     .default_value = "none",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 8,
-     .one_of = compression_types,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, compression),
-     .documentation = "Compression of the objects: none, or gzip (the extension gets "
-                      ".gz)."},
-    {.name = TB_S3_KEY_COMPRESSION_LEVEL,
-     .type = TB_CONFIG_INT,
-     .default_value = "-1",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 9,
-     .range = &levels,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, compression_level),
-     .documentation = "The gzip level, 0 to 9; -1: zlib's default."},
-    {.name = TB_S3_KEY_SSE_ALGORITHM,
-     .type = TB_CONFIG_STRING,
-     .default_value = "",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 10,
-     .one_of = sse_algorithms,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, sse_algorithm),
-     .documentation = "Server-side encryption of the objects: AES256 or aws:kms; empty: "
-                      "the bucket's default."},
-    {.name = TB_S3_KEY_SSE_KMS_KEY,
-     .type = TB_CONFIG_STRING,
-     .default_value = "",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 11,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, sse_kms_key),
-     .documentation = "The KMS key of s3.sse.algorithm=aws:kms; empty: the account's. "
-                      "Needs libcurl 8.10 or later, which signs its header right."},
-    {.name = TB_S3_KEY_SSE_CUSTOMER_KEY,
-     .type = TB_CONFIG_PASSWORD,
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 12,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, sse_customer_key),
-     .documentation = "Encryption with a key of the customer's (SSE-C): not built in "
-                      "tributary; a config that sets it is refused."},
-    {.name = TB_S3_KEY_ACL,
-     .type = TB_CONFIG_STRING,
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 13,
-     .one_of = acls,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, acl),
-     .documentation = "A canned ACL set on each object; null: none."},
-    {.name = TB_S3_KEY_PART_RETRIES,
-     .type = TB_CONFIG_INT,
-     .default_value = "3",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_S3,
-     .order = 14,
-     .range = &not_negative,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, part_retries),
-     .documentation = "How many times a request that failed for a reason that may pass "
-                      "(a network error, a timeout, 429, 5xx, SlowDown) is tried again "
-                      "before the task waits retry.backoff.ms; 0: never."},
-    {.name = TB_S3_KEY_RETRY_BACKOFF,
-     .type = TB_CONFIG_LONG,
-     .default_value = "200",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 15,
-     .range = &not_negative,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, retry_backoff),
-     .documentation = "The wait before the first retry of a request, in ms; each next "
-                      "wait doubles."},
-    {.name = TB_S3_KEY_REQUEST_TIMEOUT,
-     .type = TB_CONFIG_LONG,
-     .default_value = "60000",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 16,
-     .range = &at_least_one,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, request_timeout),
-     .documentation = "tributary's own: how long one request may take, in ms, its "
-                      "connection included (at most 10 s of it)."},
-    {.name = TB_S3_KEY_BUFFER_MAX,
-     .type = TB_CONFIG_LONG,
-     .default_value = "1073741824",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_S3,
-     .order = 18,
-     .range = &buffer_sizes,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, buffer_max),
-     .documentation =
-         "tributary's own: the memory a task may set aside for the objects "
-         "it is writing at once, in bytes: s3.part.size for each (twice that "
-         "with ParquetFormat, which also holds a row group). A task that "
-         "would open an object past it fails, naming this key, rather than "
-         "grow without bound."},
-    {.name = TB_S3_KEY_TASK_BACKOFF,
-     .type = TB_CONFIG_LONG,
-     .default_value = "5000",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_S3,
-     .order = 17,
-     .range = &not_negative,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, task_backoff),
-     .documentation = "When a request's retries are spent, the wait before the task "
-                      "tries again, in ms (without limit: nothing is dropped)."},
-    {.name = TB_S3_KEY_FORMAT,
-     .type = TB_CONFIG_CLASS,
-     .required = true,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_STORAGE,
-     .order = 1,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, format),
-     .documentation =
-         "How records are written: " TB_S3_FORMAT_JSON " (.json), " TB_S3_FORMAT_AVRO
-         " (.avro) or " TB_S3_FORMAT_BYTES " (.bin) or " TB_S3_FORMAT_PARQUET
-         " (.parquet, after the codec's extension: .snappy.parquet, "
-         ".gz.parquet, .zstd.parquet)."},
-    {.name = TB_S3_KEY_FLUSH_SIZE,
-     .type = TB_CONFIG_INT,
-     .required = true,
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_STORAGE,
-     .order = 2,
-     .range = &at_least_one,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, flush_size),
-     .documentation = "The records of a partition an object group holds before it is "
-                      "committed."},
-    {.name = TB_S3_KEY_ROTATE_INTERVAL,
-     .type = TB_CONFIG_LONG,
-     .default_value = "-1",
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_STORAGE,
-     .order = 3,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, rotate_interval),
-     .documentation = "Commit a partition's objects when a record's time (per "
-                      "timestamp.extractor; with a partitioner that is not time-based, "
-                      "its Kafka timestamp) is this many ms past the first record's; -1: "
-                      "never."},
-    {.name = TB_S3_KEY_ROTATE_SCHEDULE,
-     .type = TB_CONFIG_LONG,
-     .default_value = "-1",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_STORAGE,
-     .order = 4,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, rotate_schedule),
-     .documentation = "Commit open objects at each multiple of this many ms of the wall "
-                      "clock (checked as records arrive and at each offset flush); -1: "
-                      "never. Not deterministic: a restart may cut objects elsewhere."},
-    {.name = TB_S3_KEY_TOPICS_DIR,
-     .type = TB_CONFIG_STRING,
-     .default_value = "topics",
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_STORAGE,
-     .order = 5,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, topics_dir),
-     .documentation = "The top directory of the objects."},
-    {.name = TB_S3_KEY_DIRECTORY_DELIM,
-     .type = TB_CONFIG_STRING,
-     .default_value = "/",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_STORAGE,
-     .order = 6,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, directory_delim),
-     .documentation = "The delimiter between the directories of a name."},
-    {.name = TB_S3_KEY_FILE_DELIM,
-     .type = TB_CONFIG_STRING,
-     .default_value = "+",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_STORAGE,
-     .order = 7,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, file_delim),
-     .documentation =
-         "The delimiter between topic, partition and offset in a file name."},
-    {.name = TB_S3_KEY_ZERO_PAD,
-     .type = TB_CONFIG_INT,
-     .default_value = "10",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 8,
-     .range = &pad_widths,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, zero_pad),
-     .documentation = "The digits of the start offset in a file name, zero-padded."},
-    {.name = TB_S3_KEY_SEPARATOR,
-     .type = TB_CONFIG_STRING,
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 9,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, separator),
-     .documentation = "ByteArrayFormat: what follows each record; null: a newline."},
-    {.name = TB_S3_KEY_EXTENSION,
-     .type = TB_CONFIG_STRING,
-     .default_value = ".bin",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 10,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, extension),
-     .documentation = "ByteArrayFormat: the extension of the objects."},
-    {.name = TB_S3_KEY_NULL_VALUES,
-     .type = TB_CONFIG_STRING,
-     .default_value = "fail",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 11,
-     .one_of = null_behaviors,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, null_values),
-     .documentation = "A record with a null value (a tombstone): fail (the record fails, "
-                      "per errors.tolerance) or ignore (skipped)."},
-    {.name = TB_S3_KEY_SCHEMA_COMPATIBILITY,
-     .type = TB_CONFIG_STRING,
-     .default_value = "NONE",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 12,
-     .one_of = compatibilities,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, schema_compatibility),
-     .documentation = "Only NONE is built: objects are not rotated on a schema change."},
-    {.name = TB_S3_KEY_STORE_KEYS,
-     .type = TB_CONFIG_BOOLEAN,
-     .default_value = "false",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 13,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, store_keys),
-     .documentation = "Write the records' keys too, in keys.format.class, each object's "
-                      "in a companion object named with .keys before the extension "
-                      "(<topic>+<partition>+<start>.keys.avro), one key per value in "
-                      "the same order. A record with a null key then fails (per "
-                      "errors.tolerance)."},
-    {.name = TB_S3_KEY_STORE_HEADERS,
-     .type = TB_CONFIG_BOOLEAN,
-     .default_value = "false",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 14,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, store_headers),
-     .documentation = "Write the records' headers too, in headers.format.class, each "
-                      "object's in a companion object named with .headers before the "
-                      "extension: per record an array of {key, value} strings. A "
-                      "record without headers then fails (per errors.tolerance)."},
-    {.name = TB_S3_KEY_KEYS_FORMAT,
-     .type = TB_CONFIG_CLASS,
-     .default_value = TB_S3_FORMAT_AVRO,
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 15,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, keys_format),
-     .documentation = "The format of the keys of store.kafka.keys: JsonFormat, "
-                      "AvroFormat, ParquetFormat (each key in a struct RecordKey {key}) "
-                      "or ByteArrayFormat, of io.confluent.connect.s3.format."},
-    {.name = TB_S3_KEY_HEADERS_FORMAT,
-     .type = TB_CONFIG_CLASS,
-     .default_value = TB_S3_FORMAT_AVRO,
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 16,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, headers_format),
-     .documentation = "The format of the headers of store.kafka.headers: JsonFormat, "
-                      "AvroFormat or ParquetFormat (in a struct RecordHeaders "
-                      "{headers}), of io.confluent.connect.s3.format."},
-    {.name = TB_S3_KEY_AVRO_CODEC,
-     .type = TB_CONFIG_STRING,
-     .default_value = "null",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 17,
-     .one_of = avro_codecs,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, avro_codec),
-     .documentation = "AvroFormat's codec: null or deflate (snappy, bzip2, xz and "
-                      "zstandard are not built and are refused)."},
-    {.name = TB_S3_KEY_PARQUET_CODEC,
-     .type = TB_CONFIG_STRING,
-     .default_value = "snappy",
-     .importance = TB_IMPORTANCE_LOW,
-     .group = GROUP_STORAGE,
-     .order = 18,
-     .one_of = parquet_codecs,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, parquet_codec),
-     .documentation =
-         "ParquetFormat's codec: none, snappy, gzip or zstd (lzo, brotli and "
-         "lz4 are not built and are refused)."},
-    {.name = TB_S3_KEY_PARTITIONER,
-     .type = TB_CONFIG_CLASS,
-     .default_value = TB_S3_PARTITIONER_PACKAGE "DefaultPartitioner",
-     .importance = TB_IMPORTANCE_HIGH,
-     .group = GROUP_PARTITIONER,
-     .order = 1,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, partitioner),
-     .documentation = "Where in the bucket records go, as Confluent's partitioners of "
-                      "io.confluent.connect.storage.partitioner: DefaultPartitioner "
-                      "(partition=<n>), FieldPartitioner, TimeBasedPartitioner, "
-                      "DailyPartitioner, HourlyPartitioner."},
-    {.name = TB_S3_KEY_FIELD_NAME,
-     .type = TB_CONFIG_LIST,
-     .default_value = "",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 2,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, field_name),
-     .documentation = "FieldPartitioner: the fields of the value, each a directory "
-                      "<field>=<value>."},
-    {.name = TB_S3_KEY_PATH_FORMAT,
-     .type = TB_CONFIG_STRING,
-     .default_value = "",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 3,
-     .check = path_format_check,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, path_format),
-     .documentation = "TimeBasedPartitioner: the directories of a time, a Joda-Time "
-                      "pattern: 'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH. Letters y Y M "
-                      "d H m s S D and 'quoted text'."},
-    {.name = TB_S3_KEY_DURATION,
-     .type = TB_CONFIG_LONG,
-     .default_value = "-1",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 4,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, duration),
-     .documentation = "TimeBasedPartitioner: the span of time of one directory, in ms."},
-    {.name = TB_S3_KEY_LOCALE,
-     .type = TB_CONFIG_STRING,
-     .default_value = "",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 5,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, locale),
-     .documentation = "The time-based partitioners' locale, required by them; month "
-                      "names (MMM) are written in English whatever it says."},
-    {.name = TB_S3_KEY_TIMEZONE,
-     .type = TB_CONFIG_STRING,
-     .default_value = "",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 6,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, timezone),
-     .documentation = "The time-based partitioners' zone, required by them: UTC, or a "
-                      "region of the tz database (Europe/Paris)."},
-    {.name = TB_S3_KEY_EXTRACTOR,
-     .type = TB_CONFIG_STRING,
-     .default_value = "Wallclock",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 7,
-     .one_of = extractors,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, extractor),
-     .documentation = "The time of a record: Record (its Kafka timestamp), RecordField "
-                      "(timestamp.field of its value: a Timestamp or a number of ms) or "
-                      "Wallclock (when it is written: not deterministic)."},
-    {.name = TB_S3_KEY_TIMESTAMP_FIELD,
-     .type = TB_CONFIG_STRING,
-     .default_value = "timestamp",
-     .importance = TB_IMPORTANCE_MEDIUM,
-     .group = GROUP_PARTITIONER,
-     .order = 8,
-     .field = TB_CONFIG_AT(s3_sink_settings_t, timestamp_field),
-     .documentation = "The field of timestamp.extractor=RecordField."},
-};
-
-static const tb_config_table_t s3_sink_table = TB_CONFIG_TABLE("S3 sink", s3_sink_keys);
-
-/* A class name's simple name. */
-static const char *simple_name(const char *class_name)
-{
-    const char *dot = class_name != NULL ? strrchr(class_name, '.') : NULL;
-    return dot != NULL ? dot + 1 : class_name != NULL ? class_name : "";
-}
-
-/* The memory an object being written sets aside (s3.buffer.max.bytes):
- * its part buffer, and ParquetFormat's row group beside it. */
-static long long object_reserve(const char *format, long long part_size)
-{
-    return strcmp(simple_name(format), "ParquetFormat") == 0 ? 2 * part_size : part_size;
-}
-
-/* The format class of each view an object of a group has (tb_s3_format.h's
- * record views), in the order they are committed: the keys, the headers
- * and last the values; NULL for a view not stored. */
-static void view_formats(const s3_sink_settings_t *k, const char *formats[VIEW_COUNT])
-{
-    formats[VIEW_KEYS] = k->store_keys ? k->keys_format : NULL;
-    formats[VIEW_HEADERS] = k->store_headers ? k->headers_format : NULL;
-    formats[VIEW_VALUE] = k->format;
-}
-
-/* What the objects of one encoded partition set aside together. */
-static long long group_reserve(const s3_sink_settings_t *k)
-{
-    const char *formats[VIEW_COUNT];
-    view_formats(k, formats);
-    long long reserve = 0;
-    for (int v = 0; v < VIEW_COUNT; v++) {
-        reserve += formats[v] != NULL ? object_reserve(formats[v], k->part_size) : 0;
-    }
-    return reserve;
-}
-
-/* A string key's value, NULL when unset or empty. */
-static const char *nonempty(const char *value)
-{
-    return value != NULL && value[0] != '\0' ? value : NULL;
-}
-
-/* A codec (the value of key) one of built, which listed says in words. */
-static void check_codec(const char *key, const char *codec, const char *const *built,
-                        const char *listed, json_t *errors)
-{
-    bool known = codec == NULL;
-    for (size_t i = 0; built[i] != NULL && !known; i++) {
-        known = strcmp(codec, built[i]) == 0;
-    }
-    if (!known) {
-        char message[512];
-        snprintf(message, sizeof(message), "%s %s is not built in tributary: %s", key,
-                 codec, listed);
-        tb_config_error_add(errors, key, message);
-    }
-}
-
-static const char *const avro_codecs_built[] = {"null", "deflate", NULL};
-static const char *const parquet_codecs_built[] = {"none", "snappy", "gzip", "zstd",
-                                                   NULL};
-
-/* The format class of key, of a view (NULL: not stored) that takes the
- * formats of allowed (simple names), which listed says in words. */
-static void check_view_format(const char *key, const char *format,
-                              const char *const *allowed, const char *listed,
-                              json_t *errors)
-{
-    const char *name = simple_name(format);
-    bool known = format == NULL;
-    for (size_t i = 0; allowed[i] != NULL && !known; i++) {
-        known = strcmp(name, allowed[i]) == 0;
-    }
-    if (!known) {
-        char message[512];
-        snprintf(message, sizeof(message), "%s %s is no format of the S3 sink for %s",
-                 key, format, listed);
-        tb_config_error_add(errors, key, message);
-    }
-}
-
-static void check_format(const s3_sink_settings_t *k, json_t *errors)
-{
-    static const char *const all[] = {"JsonFormat", "AvroFormat", "ParquetFormat",
-                                      "ByteArrayFormat", NULL};
-    /* as Confluent's: ByteArrayFormat does not write headers */
-    static const char *const for_headers[] = {"JsonFormat", "AvroFormat", "ParquetFormat",
-                                              NULL};
-    const char *formats[VIEW_COUNT];
-    view_formats(k, formats);
-    check_view_format(TB_S3_KEY_FORMAT, formats[VIEW_VALUE], all,
-                      "values: JsonFormat, AvroFormat, ParquetFormat or ByteArrayFormat",
-                      errors);
-    check_view_format(TB_S3_KEY_KEYS_FORMAT, formats[VIEW_KEYS], all,
-                      "keys: JsonFormat, AvroFormat, ParquetFormat or ByteArrayFormat",
-                      errors);
-    check_view_format(TB_S3_KEY_HEADERS_FORMAT, formats[VIEW_HEADERS], for_headers,
-                      "headers: JsonFormat, AvroFormat or ParquetFormat", errors);
-    bool avro = false, parquet = false;
-    for (int v = 0; v < VIEW_COUNT; v++) {
-        avro = avro ||
-               (formats[v] != NULL && strcmp(simple_name(formats[v]), "AvroFormat") == 0);
-        parquet = parquet || (formats[v] != NULL &&
-                              strcmp(simple_name(formats[v]), "ParquetFormat") == 0);
-    }
-    if (avro) {
-        check_codec(TB_S3_KEY_AVRO_CODEC, k->avro_codec, avro_codecs_built,
-                    "null or deflate", errors);
-    }
-    if (parquet) {
-        check_codec(TB_S3_KEY_PARQUET_CODEC, k->parquet_codec, parquet_codecs_built,
-                    "none, snappy, gzip or zstd", errors);
-    }
-    /* a format that compresses itself takes no s3.compression.type; keys
-     * or headers in it beside values that are compressed are not */
-    const char *name = simple_name(k->format);
-    bool own = strcmp(name, "AvroFormat") == 0 || strcmp(name, "ParquetFormat") == 0;
-    const char *compression = k->compression;
-    if (own && compression != NULL && strcmp(compression, "none") != 0) {
-        char message[512];
-        snprintf(message, sizeof(message),
-                 TB_S3_KEY_COMPRESSION " applies to JsonFormat and ByteArrayFormat: %s "
-                                       "compresses with %s",
-                 name,
-                 strcmp(name, "AvroFormat") == 0 ? TB_S3_KEY_AVRO_CODEC
-                                                 : TB_S3_KEY_PARQUET_CODEC);
-        tb_config_error_add(errors, TB_S3_KEY_COMPRESSION, message);
-    }
-}
-
-/* values: the parsed keys k borrows from, which the partitioner reads. */
-static void check_partitioner(const s3_sink_settings_t *k, const json_t *values,
-                              json_t *errors)
-{
-    static const char *const names[] = {"DefaultPartitioner", "FieldPartitioner",
-                                        "TimeBasedPartitioner", "DailyPartitioner",
-                                        "HourlyPartitioner"};
-    const char *partitioner = k->partitioner;
-    const char *name = simple_name(partitioner);
-    size_t which = 0;
-    while (which < 5 && strcmp(name, names[which]) != 0) {
-        which++;
-    }
-    if (which == 5) {
-        char message[512];
-        snprintf(message, sizeof(message),
-                 TB_S3_KEY_PARTITIONER " %s is no partitioner tributary has: "
-                                       "DefaultPartitioner, FieldPartitioner, "
-                                       "TimeBasedPartitioner, DailyPartitioner or "
-                                       "HourlyPartitioner",
-                 partitioner != NULL ? partitioner : "");
-        tb_config_error_add(errors, TB_S3_KEY_PARTITIONER, message);
-        return;
-    }
-    if (which == 1 && json_array_size(k->field_name) == 0) {
-        tb_config_error_add(errors, TB_S3_KEY_FIELD_NAME,
-                            "FieldPartitioner needs " TB_S3_KEY_FIELD_NAME);
-    }
-    if (which < 2) {
-        return;
-    }
-    if (which == 2 && nonempty(k->path_format) == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_PATH_FORMAT,
-                            "TimeBasedPartitioner needs " TB_S3_KEY_PATH_FORMAT);
-    }
-    /* a duration that did not parse has its own error */
-    if (which == 2 && k->duration <= 0 &&
-        json_object_get(errors, TB_S3_KEY_DURATION) == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_DURATION,
-                            "TimeBasedPartitioner needs a positive " TB_S3_KEY_DURATION);
-    }
-    if (nonempty(k->locale) == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_LOCALE,
-                            "the time-based partitioners need " TB_S3_KEY_LOCALE);
-    }
-    const char *zone = nonempty(k->timezone);
-    char errstr[300];
-    tb_s3_partitioner_t *probe = NULL;
-    if (zone == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_TIMEZONE,
-                            "the time-based partitioners need " TB_S3_KEY_TIMEZONE);
-    } else if (tb_config_error_count(errors) == 0 &&
-               (probe = tb_s3_partitioner_new(values, errstr, sizeof(errstr))) == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_TIMEZONE, errstr);
-    }
-    tb_s3_partitioner_free(probe);
-}
-
-static void refuse_unbuilt(const s3_sink_settings_t *k, json_t *errors)
-{
-    if (nonempty(k->sse_customer_key) != NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_SSE_CUSTOMER_KEY,
-                            TB_S3_KEY_SSE_CUSTOMER_KEY
-                            " (SSE-C) is not built in tributary: use s3.sse.algorithm");
-    }
-    const char *compatibility = k->schema_compatibility;
-    if (compatibility != NULL && strcmp(compatibility, "NONE") != 0) {
-        tb_config_error_add(errors, TB_S3_KEY_SCHEMA_COMPATIBILITY,
-                            TB_S3_KEY_SCHEMA_COMPATIBILITY
-                            ": only NONE is built in tributary (objects are not rotated "
-                            "on a schema change)");
-    }
-}
-
-/* libcurl before 8.10 signs a request that carries both
- * x-amz-server-side-encryption and x-amz-server-side-encryption-aws-kms-
- * key-id with its headers in the wrong order (by "name:value" lines, '-'
- * before ':'), and S3 refuses every such request (403
- * SignatureDoesNotMatch): refused here rather than at the first object. */
-static void check_kms_key_signing(const s3_sink_settings_t *k, json_t *errors)
-{
-    const curl_version_info_data *curl = curl_version_info(CURLVERSION_NOW);
-    const char *algorithm = k->sse_algorithm;
-    if (nonempty(k->sse_kms_key) == NULL || algorithm == NULL ||
-        strcmp(algorithm, "aws:kms") != 0 || curl->version_num >= 0x080a00) {
-        return;
-    }
-    char message[512];
-    snprintf(message, sizeof(message),
-             TB_S3_KEY_SSE_KMS_KEY " needs libcurl 8.10 or later to sign its requests "
-                                   "(this worker has %s, whose signature S3 refuses "
-                                   "with it); leave it empty for the account's key",
-             curl->version);
-    tb_config_error_add(errors, TB_S3_KEY_SSE_KMS_KEY, message);
-}
-
-/* The checks across keys, on the keys as parsed (a key that did not parse
- * reads as unset, and has its own error). */
-static void check_keys(const s3_sink_settings_t *k, const json_t *values, json_t *errors)
-{
-    check_format(k, errors);
-    check_partitioner(k, values, errors);
-    refuse_unbuilt(k, errors);
-    check_kms_key_signing(k, errors);
-    if ((nonempty(k->access_key) == NULL) != (nonempty(k->secret_key) == NULL)) {
-        tb_config_error_add(errors, TB_S3_KEY_ACCESS_KEY,
-                            TB_S3_KEY_ACCESS_KEY " and " TB_S3_KEY_SECRET_KEY
-                                                 " are set together or not at all");
-    }
-    const char *extractor = k->extractor;
-    if (extractor != NULL && strcmp(extractor, "RecordField") == 0 &&
-        nonempty(k->timestamp_field) == NULL) {
-        tb_config_error_add(
-            errors, TB_S3_KEY_TIMESTAMP_FIELD,
-            "timestamp.extractor=RecordField needs " TB_S3_KEY_TIMESTAMP_FIELD);
-    }
-    long long reserve = group_reserve(k);
-    if (k->buffer_max > 0 && reserve > k->buffer_max) {
-        char message[512];
-        snprintf(message, sizeof(message),
-                 TB_S3_KEY_BUFFER_MAX " %lld is less than one object needs: %lld bytes "
-                                      "(" TB_S3_KEY_PART_SIZE
-                                      ", twice it with ParquetFormat, for the values "
-                                      "and each of the keys and headers stored)",
-                 k->buffer_max, reserve);
-        tb_config_error_add(errors, TB_S3_KEY_BUFFER_MAX, message);
-    }
-    if (nonempty(k->directory_delim) == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_DIRECTORY_DELIM,
-                            TB_S3_KEY_DIRECTORY_DELIM " must not be empty");
-    }
-    if (nonempty(k->file_delim) == NULL) {
-        tb_config_error_add(errors, TB_S3_KEY_FILE_DELIM,
-                            TB_S3_KEY_FILE_DELIM " must not be empty");
-    }
-}
-
-static void s3_sink_validate(const json_t *values, json_t *errors)
-{
-    s3_sink_settings_t keys;
-    if (tb_config_fill(&s3_sink_table, values, &keys) == 0) {
-        check_keys(&keys, values, errors);
-    }
-}
-
-/* Connect's keys of Confluent's S3 sink that tributary does not build. */
-static const char *const s3_refused_keys[] = {"s3.proxy.",
-                                              "s3.credentials.provider.",
-                                              "s3.object.tagging",
-                                              "s3.wan.mode",
-                                              "s3.elastic.buffer.",
-                                              "s3.ssea.name",
-                                              "s3.http.send.expect.continue.enabled",
-                                              "s3.object.behavior.on.tagging.error",
-                                              "parquet.",
-                                              "avro.",
-                                              "format.bytearray.",
-                                              NULL};
-
-static json_t *s3_sink_task_configs(const json_t *config, int max_tasks)
-{
-    json_t *list = json_array();
-    for (int i = 0; i < max_tasks; i++) {
-        json_array_append_new(list, json_deep_copy(config));
-    }
-    return list;
-}
-
-/* ---- metrics ---- */
-
-static const char *const metric_labels[] = {"connector", "task", NULL};
-static const tb_metric_def_t buffered_bytes = {
-    .name = "tributary_s3_buffered_bytes",
-    .type = TB_METRIC_GAUGE,
-    .help = "Bytes an S3 sink task holds of objects not uploaded yet: at most about "
-            "s3.part.size for each object it is writing.",
-    .labels = metric_labels};
-static const tb_metric_def_t objects_total = {
-    .name = "tributary_s3_objects_total",
-    .type = TB_METRIC_COUNTER,
-    .help = "Objects an S3 sink task made visible in its bucket.",
-    .labels = metric_labels};
-static const tb_metric_def_t requests_total = {
-    .name = "tributary_s3_requests_total",
-    .type = TB_METRIC_COUNTER,
-    .help = "Requests an S3 sink task sent to its store, retries included.",
-    .labels = metric_labels};
-
-/* ---- the task's state ---- */
-
-/* How the objects of a view are written; format NULL: the view is not
- * stored. */
-typedef struct {
-    const tb_s3_format_t *format;
-    const void *options; /* the task's bytes, avro, parquet, or NULL */
-    char *extension;     /* ".keys" or ".headers" before it, ".gz" after */
-    bool gzip;           /* s3.compression.type, for JsonFormat and ByteArrayFormat */
-    const char *what;    /* how a failure names the view: "" for the values */
-} s3_writer_t;
-
-/* An object being written: one view of one encoded partition of a commit
- * group. */
-typedef struct {
-    s3_view_t view;
-    char *topic; /* as routed: the name's */
-    char *encoded;
-    char *key;
-    int64_t start;
-    tb_buf_t buf; /* bytes not uploaded yet (compressed, with gzip) */
-    z_stream z;
-    bool z_open;
-    void *state;   /* the format's (tb_s3_format_t.open), NULL: none */
-    bool finished; /* the format's and the compressor's ends are in buf */
-    bool done;     /* visible in the bucket */
-    char *upload_id;
-    char **etags;
-    int parts;
-} s3_object_t;
-
-/* A Kafka partition of the task and its commit group. */
-typedef struct {
-    char *topic; /* as read from Kafka */
-    int32_t partition;
-    s3_object_t *objects; /* in the order they began: by start offset */
-    size_t count;
-    size_t records;      /* in the group */
-    int64_t group_start; /* the group's first offset */
-    int64_t last;        /* the group's last offset */
-    int64_t next;        /* after the last record taken; -1: none yet */
-    int64_t base_time;   /* the group's first record's time (rotate.interval.ms) */
-    int64_t deadline_ms; /* wall clock (rotate.schedule.interval.ms); 0: none */
-    bool full;           /* the group is to be committed before more is taken */
-} s3_tp_t;
-
-typedef struct {
-    const tb_task_context_t *ctx;
-    tb_s3_client_t *client;
-    tb_s3_partitioner_t *partitioner;
-    char *bucket;
-    char *topics_dir;
-    char *directory_delim;
-    char *file_delim;
-    tb_s3_layout_t layout;
-    s3_writer_t writers[VIEW_COUNT];
-    tb_s3_bytes_options_t bytes;
-    tb_s3_avro_options_t avro;
-    tb_s3_parquet_options_t parquet;
-    char *separator;
-    tb_schema_t *header_entry;   /* {key, value} of STRINGs, Confluent's */
-    tb_schema_t *headers_schema; /* an ARRAY of them */
-    tb_schema_t *headers_struct; /* RecordHeaders {headers}, for ParquetFormat */
-    int level;
-    size_t flush_size;
-    int64_t rotate_ms;
-    int64_t schedule_ms;
-    size_t part_size;
-    size_t reserve;    /* per encoded partition being written (group_reserve) */
-    size_t buffer_max; /* s3.buffer.max.bytes */
-    bool ignore_nulls;
-    int64_t task_backoff_ms;
-    s3_tp_t *tps;
-    size_t tp_count;
-    tb_buf_t scratch;       /* one record's bytes */
-    tb_series_t *buffered;  /* tributary_s3_buffered_bytes */
-    tb_series_t *committed; /* tributary_s3_objects_total */
-    tb_series_t *requests;  /* tributary_s3_requests_total */
-    uint64_t requests_seen; /* what requests was told so far */
-} s3_task_t;
-
-static void object_clear(const s3_task_t *task, s3_object_t *o)
-{
-    if (o->upload_id != NULL && !o->done) {
-        tb_s3_multipart_abort(task->client, o->key, o->upload_id);
-    }
-    if (o->state != NULL) {
-        task->writers[o->view].format->free(o->state);
-    }
-    if (o->z_open) {
-        deflateEnd(&o->z);
-    }
-    for (int i = 0; i < o->parts; i++) {
-        free(o->etags[i]);
-    }
-    free(o->etags);
-    free(o->upload_id);
-    free(o->buf.data);
-    free(o->topic);
-    free(o->encoded);
-    free(o->key);
-    memset(o, 0, sizeof(*o));
-}
-
-/* Drops tp's group (aborting its multipart uploads). */
-static void group_clear(s3_task_t *task, s3_tp_t *tp)
-{
-    for (size_t i = 0; i < tp->count; i++) {
-        object_clear(task, &tp->objects[i]);
-    }
-    free(tp->objects);
-    tp->objects = NULL;
-    tp->count = 0;
-    tp->records = 0;
-    tp->group_start = -1;
-    tp->full = false;
-    tp->deadline_ms = 0;
-}
-
-static s3_tp_t *tp_find(s3_task_t *task, const char *topic, int32_t partition)
-{
-    for (size_t i = 0; i < task->tp_count; i++) {
-        if (task->tps[i].partition == partition &&
-            strcmp(task->tps[i].topic, topic) == 0) {
-            return &task->tps[i];
-        }
-    }
-    return NULL;
-}
-
-static s3_tp_t *tp_add(s3_task_t *task, const char *topic, int32_t partition)
-{
-    s3_tp_t *grown = realloc(task->tps, (task->tp_count + 1) * sizeof(*grown));
-    if (grown == NULL) {
-        return NULL;
-    }
-    task->tps = grown;
-    s3_tp_t *tp = &task->tps[task->tp_count];
-    *tp = (s3_tp_t){.partition = partition, .group_start = -1, .next = -1};
-    if ((tp->topic = strdup(topic)) == NULL) {
-        return NULL;
-    }
-    task->tp_count++;
-    return tp;
-}
-
-static void tp_remove(s3_task_t *task, s3_tp_t *tp)
-{
-    group_clear(task, tp);
-    free(tp->topic);
-    size_t i = (size_t)(tp - task->tps);
-    memmove(&task->tps[i], &task->tps[i + 1], (task->tp_count - i - 1) * sizeof(*tp));
-    task->tp_count--;
-}
-
-/* ---- writing objects ---- */
-
-/* Appends data to o's buffer, through gzip when the task compresses.
- * Returns 0, or -1 on no memory. */
-static int object_append(s3_task_t *task, s3_object_t *o, const void *data, size_t len,
-                         bool finish)
-{
-    if (!task->writers[o->view].gzip) {
-        tb_buf_append(&o->buf, data, len);
-        return o->buf.failed ? -1 : 0;
-    }
-    if (!o->z_open) {
-        if (deflateInit2(&o->z, task->level, Z_DEFLATED, 15 + 16, 8,
-                         Z_DEFAULT_STRATEGY) != Z_OK) {
-            return -1;
-        }
-        o->z_open = true;
-    }
-    o->z.next_in = (Bytef *)data;
-    o->z.avail_in = (uInt)len;
-    int rc;
-    do {
-        if (!tb_buf_reserve(&o->buf, 65536)) {
-            return -1;
-        }
-        o->z.next_out = (Bytef *)o->buf.data + o->buf.len;
-        o->z.avail_out = (uInt)(o->buf.cap - o->buf.len - 1);
-        size_t room = o->z.avail_out;
-        rc = deflate(&o->z, finish ? Z_FINISH : Z_NO_FLUSH);
-        o->buf.len += room - o->z.avail_out;
-    } while (rc == Z_OK && (o->z.avail_in > 0 || o->z.avail_out == 0 || finish));
-    return rc == Z_OK || rc == Z_BUF_ERROR || rc == Z_STREAM_END ? 0 : -1;
-}
-
-/* The outcome of a request as put()'s or flush()'s result: a store that
- * refuses fails the task; otherwise the task asks to be called again. */
-static int result_of(s3_task_t *task, tb_s3_outcome_t outcome)
-{
-    if (outcome == TB_S3_OK) {
-        return 0;
-    }
-    if (outcome == TB_S3_REFUSED) {
-        return -1;
-    }
-    task->ctx->retry_after(task->ctx->runtime, task->task_backoff_ms);
-    return TB_RESULT_RETRY;
-}
-
-/* The metadata of o: its group's start, and for the group's last object
- * the offset after the group. */
-static size_t meta_of(const s3_tp_t *tp, bool last, tb_s3_meta_t *meta)
-{
-    meta[0].name = TB_S3_META_GROUP_START;
-    snprintf(meta[0].value, sizeof(meta[0].value), "%lld", (long long)tp->group_start);
-    if (!last) {
-        return 1;
-    }
-    meta[1].name = TB_S3_META_NEXT;
-    snprintf(meta[1].value, sizeof(meta[1].value), "%lld", (long long)(tp->last + 1));
-    return 2;
-}
-
-/* Uploads o's buffer as its next part, starting its multipart upload when
- * none is. */
-static int upload_part(s3_task_t *task, const s3_tp_t *tp, s3_object_t *o, char *errstr,
-                       size_t errstr_size)
-{
-    tb_s3_meta_t meta[2];
-    tb_s3_outcome_t outcome = TB_S3_OK;
-    if (o->upload_id == NULL) {
-        size_t n = meta_of(tp, false, meta);
-        outcome = tb_s3_multipart_start(task->client, o->key, meta, n, &o->upload_id,
-                                        errstr, errstr_size);
-    }
-    char **etags = outcome == TB_S3_OK
-                       ? realloc(o->etags, (size_t)(o->parts + 1) * sizeof(*etags))
-                       : o->etags;
-    if (etags == NULL) {
-        snprintf(errstr, errstr_size, "out of memory");
-        return -1;
-    }
-    o->etags = etags;
-    if (outcome == TB_S3_OK) {
-        outcome = tb_s3_multipart_part(task->client, o->key, o->upload_id, o->parts + 1,
-                                       o->buf.data, o->buf.len, &o->etags[o->parts],
-                                       errstr, errstr_size);
-    }
-    if (outcome == TB_S3_OK) {
-        o->parts++;
-        o->buf.len = 0;
-    }
-    return result_of(task, outcome);
-}
-
-/* Makes o visible, whole: the rest as its last part and the upload
- * completed, or all of it in one PutObject. */
-static int object_commit(s3_task_t *task, const s3_tp_t *tp, s3_object_t *o, bool last,
-                         char *errstr, size_t errstr_size)
-{
-    if (!o->finished) {
-        const tb_s3_format_t *format = task->writers[o->view].format;
-        task->scratch.len = 0;
-        if ((format->close != NULL && format->close(o->state, &task->scratch) != 0) ||
-            object_append(task, o, task->scratch.data, task->scratch.len, true) != 0) {
-            snprintf(errstr, errstr_size, "out of memory finishing s3://%s/%s",
-                     task->bucket, o->key);
-            return -1;
-        }
-        o->finished = true;
-    }
-    tb_s3_meta_t meta[2];
-    size_t n = meta_of(tp, last, meta);
-    if (o->upload_id == NULL) {
-        tb_s3_outcome_t outcome = tb_s3_put_object(
-            task->client, o->key, o->buf.data, o->buf.len, meta, n, errstr, errstr_size);
-        o->done = outcome == TB_S3_OK;
-        return result_of(task, outcome);
-    }
-    if (o->buf.len > 0) {
-        int rc = upload_part(task, tp, o, errstr, errstr_size);
-        if (rc != 0) {
-            return rc;
-        }
-    }
-    tb_s3_outcome_t outcome = tb_s3_multipart_complete(
-        task->client, o->key, o->upload_id, o->etags, o->parts, errstr, errstr_size);
-    o->done = outcome == TB_S3_OK;
-    return result_of(task, outcome);
-}
-
-/* Uploads the full parts of tp's objects, and commits its group when it is
- * full: object by object in the order of their start offsets, so that the
- * last one written is the one recovery looks at. */
-static int tp_sync(s3_task_t *task, s3_tp_t *tp, char *errstr, size_t errstr_size)
-{
-    for (size_t i = 0; i < tp->count; i++) {
-        s3_object_t *o = &tp->objects[i];
-        if (!o->done && o->buf.len >= task->part_size) {
-            int rc = upload_part(task, tp, o, errstr, errstr_size);
-            if (rc != 0) {
-                return rc;
-            }
-        }
-    }
-    if (!tp->full) {
-        return 0;
-    }
-    for (size_t i = 0; i < tp->count; i++) {
-        if (!tp->objects[i].done) {
-            int rc = object_commit(task, tp, &tp->objects[i], i + 1 == tp->count, errstr,
-                                   errstr_size);
-            if (rc != 0) {
-                return rc;
-            }
-        }
-    }
-    tb_series_add(task->committed, (double)tp->count);
-    group_clear(task, tp);
-    return 0;
-}
-
-/* The gauge of buffered bytes and the count of requests, after a put or a
- * flush. */
-static void metrics_update(s3_task_t *task)
-{
-    size_t bytes = 0;
-    for (size_t i = 0; i < task->tp_count; i++) {
-        for (size_t j = 0; j < task->tps[i].count; j++) {
-            const s3_object_t *o = &task->tps[i].objects[j];
-            bytes += o->buf.cap;
-            const tb_s3_format_t *format = task->writers[o->view].format;
-            if (o->state != NULL && format->held != NULL) {
-                bytes += format->held(o->state);
-            }
-        }
-    }
-    tb_series_set(task->buffered, (double)bytes);
-    uint64_t requests = tb_s3_client_requests(task->client);
-    tb_series_add(task->requests, (double)(requests - task->requests_seen));
-    task->requests_seen = requests;
-}
-
-static int sync_all(s3_task_t *task, char *errstr, size_t errstr_size)
-{
-    for (size_t i = 0; i < task->tp_count; i++) {
-        int rc = tp_sync(task, &task->tps[i], errstr, errstr_size);
-        if (rc != 0) {
-            return rc;
-        }
-    }
-    return 0;
-}
-
-/* The object of view of tp's group for records of topic (as routed) in
- * encoded, or NULL. */
-static s3_object_t *object_find(s3_tp_t *tp, const char *topic, const char *encoded,
-                                s3_view_t view)
-{
-    for (size_t i = 0; i < tp->count; i++) {
-        s3_object_t *o = &tp->objects[i];
-        if (o->view == view && strcmp(o->encoded, encoded) == 0 &&
-            strcmp(o->topic, topic) == 0) {
-            return o;
-        }
-    }
-    return NULL;
-}
-
-/* A new object of view of tp's group, begun at offset. -1 on no memory. */
-static int object_add(s3_task_t *task, s3_tp_t *tp, const char *topic,
-                      const char *encoded, int64_t offset, s3_view_t view)
-{
-    s3_object_t *grown = realloc(tp->objects, (tp->count + 1) * sizeof(*grown));
-    if (grown == NULL) {
-        return -1;
-    }
-    tp->objects = grown;
-    s3_object_t *o = &tp->objects[tp->count];
-    *o = (s3_object_t){.view = view, .start = offset};
-    o->topic = strdup(topic);
-    o->encoded = strdup(encoded);
-    o->key = tb_s3_object_key(&task->layout, topic, encoded, tp->partition, offset,
-                              task->writers[view].extension);
-    if (o->topic == NULL || o->encoded == NULL || o->key == NULL) {
-        object_clear(task, o);
-        return -1;
-    }
-    tp->count++;
-    return 0;
-}
-
-/* Drops the last count objects of tp's group, begun for a record that
- * could not be written. */
-static void objects_drop_last(s3_task_t *task, s3_tp_t *tp, size_t count)
-{
-    while (count-- > 0) {
-        object_clear(task, &tp->objects[--tp->count]);
-    }
-}
-
-/* Appends record (as o's view sees it) to o, begun for it when fresh,
- * through the format: 0, or -1 with reason. */
-static int object_write(s3_task_t *task, s3_object_t *o, bool fresh,
-                        const tb_sink_record_t *r, char *reason, size_t reason_size)
-{
-    const s3_writer_t *w = &task->writers[o->view];
-    task->scratch.len = 0;
-    int rc = fresh && w->format->open != NULL
-                 ? w->format->open(w->options, r, o->key, &o->state, &task->scratch,
-                                   reason, reason_size)
-                 : 0;
-    return rc == 0 ? w->format->write(w->options, o->state, r, &task->scratch, reason,
-                                      reason_size)
-                   : rc;
-}
-
-/* Whether one more encoded partition's objects would set aside more than
- * s3.buffer.max.bytes (errstr says so). */
-static bool buffers_full(const s3_task_t *task, char *errstr, size_t errstr_size)
-{
-    size_t open = 1;
-    for (size_t i = 0; i < task->tp_count; i++) {
-        for (size_t j = 0; j < task->tps[i].count; j++) {
-            open += task->tps[i].objects[j].view == VIEW_VALUE;
-        }
-    }
-    if (open * task->reserve <= task->buffer_max) {
-        return false;
-    }
-    snprintf(errstr, errstr_size,
-             "s3://%s: writing %zu objects at once would set aside %zu bytes, "
-             "over " TB_S3_KEY_BUFFER_MAX " %zu (%zu bytes each: " TB_S3_KEY_PART_SIZE
-             ", twice it with ParquetFormat, and as much for its keys and headers "
-             "objects): raise " TB_S3_KEY_BUFFER_MAX ", lower " TB_S3_KEY_PART_SIZE
-             ", or rotate objects sooner or into fewer directories (flush.size, "
-             "rotate.interval.ms, partitioner.class)",
-             task->bucket, open, open * task->reserve, task->buffer_max, task->reserve);
-    return true;
-}
-
-/* ---- the views of a record ---- */
-
-/* A record as each stored view sees it: the view's data as the value of a
- * record, so that a format writes it as it writes values, with what was
- * made for it (views_free). */
-typedef struct {
-    tb_sink_record_t records[VIEW_COUNT];
-    tb_value_t *values[VIEW_COUNT];
-    tb_schema_t *schemas[VIEW_COUNT];
-} s3_views_t;
-
-static void views_free(s3_views_t *views)
-{
-    for (int v = 0; v < VIEW_COUNT; v++) {
-        tb_value_free(views->values[v]);
-        tb_schema_decref(views->schemas[v]);
-    }
-}
-
-/* The headers of r as Confluent's header view has them: an array of
- * {key, value}, each value the header's text. NULL with reason. */
-static tb_value_t *headers_value(const s3_task_t *task, const tb_sink_record_t *r,
-                                 char *reason, size_t reason_size)
-{
-    tb_value_t *list = tb_value_array();
-    for (size_t i = 0; list != NULL && i < r->header_count; i++) {
-        const tb_header_t *h = &r->headers[i];
-        if (h->value == NULL) {
-            snprintf(reason, reason_size,
-                     "its header %s has a null value, which " TB_S3_KEY_STORE_HEADERS
-                     "=true cannot write",
-                     h->name);
-            tb_value_free(list);
-            return NULL;
-        }
-        tb_value_t *entry = tb_value_struct(task->header_entry);
-        if (entry == NULL ||
-            tb_value_struct_set(entry, "key",
-                                tb_value_string(h->name, strlen(h->name))) != 0 ||
-            tb_value_struct_set(entry, "value",
-                                tb_value_string(h->value, h->value_len)) != 0 ||
-            tb_value_array_append(list, entry) != 0) {
-            tb_value_free(list);
-            list = NULL;
-        }
-    }
-    if (list == NULL) {
-        snprintf(reason, reason_size, "out of memory");
-    }
-    return list;
-}
-
-/* A struct of one field, name, holding data of schema (ParquetFormat
- * writes structs: Confluent's envelope of a key or the headers). 0, or -1
- * on no memory. */
-static int envelope(const char *struct_name, const char *name, tb_schema_t *schema,
-                    const tb_value_t *data, tb_schema_t **out_schema,
-                    tb_value_t **out_value)
-{
-    tb_schema_t *st = tb_schema_new(TB_TYPE_STRUCT);
-    if (st == NULL || tb_schema_set_name(st, struct_name) != 0 ||
-        tb_schema_add_field(st, name, tb_schema_incref(schema)) != 0) {
-        tb_schema_decref(st);
-        return -1;
-    }
-    *out_schema = st;
-    *out_value = tb_value_struct(st);
-    tb_value_t *copy = data != NULL ? tb_value_copy(data) : NULL;
-    return *out_value != NULL && (data == NULL || copy != NULL) &&
-                   tb_value_struct_set(*out_value, name, copy) == 0
-               ? 0
-               : -1;
-}
-
-/* Fills views with r as each stored view sees it: 0, or -1 with reason
- * when r cannot be stored (a null key or no headers, as Confluent's
- * refuses them). */
-static int views_of(const s3_task_t *task, const tb_sink_record_t *r, s3_views_t *views,
-                    char *reason, size_t reason_size)
-{
-    *views = (s3_views_t){0};
-    views->records[VIEW_VALUE] = *r;
-    if (task->writers[VIEW_KEYS].format != NULL) {
-        if (r->key == NULL && r->key_data == NULL) {
-            snprintf(reason, reason_size,
-                     "a null key, which " TB_S3_KEY_STORE_KEYS "=true cannot write");
-            return -1;
-        }
-        tb_sink_record_t *k = &views->records[VIEW_KEYS];
-        *k = *r;
-        k->value = r->key;
-        k->value_len = r->key_len;
-        k->value_schema = r->key_schema;
-        k->value_data = r->key_data;
-        if (task->writers[VIEW_KEYS].format == &tb_s3_format_parquet) {
-            if (r->key_schema == NULL) {
-                snprintf(reason, reason_size,
-                         "a key without a schema, which " TB_S3_KEY_KEYS_FORMAT
-                         " ParquetFormat cannot write");
-                return -1;
-            }
-            if (envelope("RecordKey", "key", (tb_schema_t *)r->key_schema, r->key_data,
-                         &views->schemas[VIEW_KEYS], &views->values[VIEW_KEYS]) != 0) {
-                snprintf(reason, reason_size, "out of memory");
-                return -1;
-            }
-            k->value_schema = views->schemas[VIEW_KEYS];
-            k->value_data = views->values[VIEW_KEYS];
-        }
-    }
-    if (task->writers[VIEW_HEADERS].format != NULL) {
-        if (r->header_count == 0) {
-            snprintf(reason, reason_size,
-                     "no headers, which " TB_S3_KEY_STORE_HEADERS "=true cannot write");
-            return -1;
-        }
-        tb_value_t *list = headers_value(task, r, reason, reason_size);
-        if (list == NULL) {
-            return -1;
-        }
-        tb_sink_record_t *h = &views->records[VIEW_HEADERS];
-        *h = *r;
-        h->value = NULL;
-        h->value_len = 0;
-        h->value_schema = task->headers_schema;
-        h->value_data = views->values[VIEW_HEADERS] = list;
-        if (task->writers[VIEW_HEADERS].format == &tb_s3_format_parquet) {
-            views->values[VIEW_HEADERS] = tb_value_struct(task->headers_struct);
-            if (views->values[VIEW_HEADERS] == NULL ||
-                tb_value_struct_set(views->values[VIEW_HEADERS], "headers", list) != 0) {
-                snprintf(reason, reason_size, "out of memory");
-                return -1;
-            }
-            h->value_schema = task->headers_struct;
-            h->value_data = views->values[VIEW_HEADERS];
-        }
-    }
-    return 0;
-}
-
-/* Whether every view of r fits the objects of tp's group in encoded (a
- * format with a schema per object: AvroFormat, ParquetFormat). */
-static bool views_fit(s3_task_t *task, s3_tp_t *tp, const char *topic,
-                      const char *encoded, const s3_views_t *views)
-{
-    for (int v = 0; v < VIEW_COUNT; v++) {
-        const tb_s3_format_t *format = task->writers[v].format;
-        s3_object_t *o = format != NULL && format->fits != NULL
-                             ? object_find(tp, topic, encoded, (s3_view_t)v)
-                             : NULL;
-        if (o != NULL && !format->fits(o->state, &views->records[v])) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* Writes every view of r to its object of tp's group in encoded (begun for
- * it when fresh), the keys and headers first: 0, 1 when r cannot be
- * written (reason says why; nothing of it stays, the fresh objects
- * dropped), or -1 with errstr when a view failed after another took r (the
- * group cannot be committed: the task fails, and writes it again). */
-static int views_write(s3_task_t *task, s3_tp_t *tp, const char *topic,
-                       const char *encoded, bool fresh, const s3_views_t *views,
-                       char *reason, size_t reason_size, char *errstr, size_t errstr_size)
-{
-    size_t stored = 0;
-    for (int v = 0; v < VIEW_COUNT; v++) {
-        stored += task->writers[v].format != NULL;
-    }
-    /* a view that would fail after another took the record is found first */
-    for (int v = 0; !fresh && stored > 1 && v < VIEW_COUNT; v++) {
-        const tb_sink_record_t *view = &views->records[v];
-        if (task->writers[v].format != NULL && view->value_schema != NULL &&
-            tb_value_validate(view->value_schema, view->value_data, reason,
-                              reason_size) != 0) {
-            return 1;
-        }
-    }
-    size_t taken = 0;
-    for (int v = 0; v < VIEW_COUNT; v++) {
-        const s3_writer_t *w = &task->writers[v];
-        if (w->format == NULL) {
-            continue;
-        }
-        s3_object_t *o = object_find(tp, topic, encoded, (s3_view_t)v);
-        char why[400];
-        if (object_write(task, o, fresh, &views->records[v], why, sizeof(why)) != 0) {
-            snprintf(reason, reason_size, "%s%s", w->what, why);
-            if (fresh) {
-                objects_drop_last(task, tp, stored);
-            }
-            if (fresh || taken == 0) {
-                return 1;
-            }
-            snprintf(errstr, errstr_size,
-                     "s3://%s/%s: record %s-%d at offset %lld was written to the "
-                     "group's other objects but cannot be to this one: %s",
-                     task->bucket, o->key, views->records[VIEW_VALUE].topic,
-                     (int)tp->partition, (long long)views->records[VIEW_VALUE].offset,
-                     reason);
-            return -1;
-        }
-        if (object_append(task, o, task->scratch.data, task->scratch.len, false) != 0) {
-            snprintf(errstr, errstr_size, "out of memory buffering records for s3://%s",
-                     task->bucket);
-            return -1;
-        }
-        taken++;
-    }
-    return 0;
-}
 
 /* The first multiple of the schedule after now. */
-static int64_t schedule_deadline(const s3_task_t *task, int64_t now)
+static int64_t schedule_deadline(const tb_s3_task_t *task, int64_t now)
 {
     return (now / task->schedule_ms + 1) * task->schedule_ms;
 }
@@ -1553,8 +60,8 @@ static int64_t schedule_deadline(const s3_task_t *task, int64_t now)
  * rotate.interval.ms) into the objects of tp's group in its encoded
  * partition: 0 (taken, or failed through record_failed), TB_RESULT_RETRY
  * or -1 with errstr. */
-static int take_views(s3_task_t *task, s3_tp_t *tp, const tb_sink_record_t *r,
-                      const s3_views_t *views, int64_t time, int64_t rotate_time,
+static int take_views(tb_s3_task_t *task, tb_s3_tp_t *tp, const tb_sink_record_t *r,
+                      const tb_s3_views_t *views, int64_t time, int64_t rotate_time,
                       int64_t now, char *errstr, size_t errstr_size)
 {
     char reason[512];
@@ -1566,30 +73,31 @@ static int take_views(s3_task_t *task, s3_tp_t *tp, const tb_sink_record_t *r,
         tp->next = r->offset + 1;
         return 0;
     }
-    bool fresh = object_find(tp, r->topic, encoded, VIEW_VALUE) == NULL;
-    if (!fresh && !views_fit(task, tp, r->topic, encoded, views)) {
+    bool fresh = tb_s3_object_find(tp, r->topic, encoded, TB_S3_VIEW_VALUE) == NULL;
+    if (!fresh && !tb_s3_views_fit(task, tp, r->topic, encoded, views)) {
         /* a schema of its own: the objects are rotated first */
         tp->full = true;
-        if ((rc = tp_sync(task, tp, errstr, errstr_size)) != 0) {
+        if ((rc = tb_s3_tp_sync(task, tp, errstr, errstr_size)) != 0) {
             goto done; /* the record is not taken */
         }
         fresh = true;
     }
-    if (fresh && buffers_full(task, errstr, errstr_size)) {
+    if (fresh && tb_s3_buffers_full(task, errstr, errstr_size)) {
         rc = -1; /* the record is not taken */
         goto done;
     }
-    for (int v = 0; fresh && v < VIEW_COUNT; v++) {
+    for (int v = 0; fresh && v < TB_S3_VIEW_COUNT; v++) {
         if (task->writers[v].format != NULL &&
-            object_add(task, tp, r->topic, encoded, r->offset, (s3_view_t)v) != 0) {
+            tb_s3_object_add(task, tp, r->topic, encoded, r->offset, (tb_s3_view_t)v) !=
+                0) {
             snprintf(errstr, errstr_size, "out of memory buffering records for s3://%s",
                      task->bucket);
             rc = -1;
             goto done;
         }
     }
-    rc = views_write(task, tp, r->topic, encoded, fresh, views, reason, sizeof(reason),
-                     errstr, errstr_size);
+    rc = tb_s3_views_write(task, tp, r->topic, encoded, fresh, views, reason,
+                           sizeof(reason), errstr, errstr_size);
     if (rc == 1) {
         task->ctx->record_failed(task->ctx->runtime, r, reason);
         tp->next = r->offset + 1;
@@ -1608,7 +116,7 @@ static int take_views(s3_task_t *task, s3_tp_t *tp, const tb_sink_record_t *r,
     tp->last = r->offset;
     tp->next = r->offset + 1;
     tp->full = tp->records >= task->flush_size;
-    rc = tp_sync(task, tp, errstr, errstr_size);
+    rc = tb_s3_tp_sync(task, tp, errstr, errstr_size);
 
 done:
     free(encoded);
@@ -1617,12 +125,12 @@ done:
 
 /* Takes one record into its partition's group: 0 (taken, or failed
  * through record_failed), TB_RESULT_RETRY or -1 with errstr. */
-static int take(s3_task_t *task, const tb_sink_record_t *r, int64_t now, char *errstr,
+static int take(tb_s3_task_t *task, const tb_sink_record_t *r, int64_t now, char *errstr,
                 size_t errstr_size)
 {
     const char *source = r->original_topic != NULL ? r->original_topic : r->topic;
-    s3_tp_t *tp = tp_find(task, source, r->partition);
-    if (tp == NULL && (tp = tp_add(task, source, r->partition)) == NULL) {
+    tb_s3_tp_t *tp = tb_s3_tp_find(task, source, r->partition);
+    if (tp == NULL && (tp = tb_s3_tp_add(task, source, r->partition)) == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
         return -1;
     }
@@ -1639,9 +147,9 @@ static int take(s3_task_t *task, const tb_sink_record_t *r, int64_t now, char *e
         tp->next = r->offset + 1;
         return 0;
     }
-    s3_views_t views;
-    if (views_of(task, r, &views, reason, sizeof(reason)) != 0) {
-        views_free(&views);
+    tb_s3_views_t views;
+    if (tb_s3_views_of(task, r, &views, reason, sizeof(reason)) != 0) {
+        tb_s3_views_free(&views);
         task->ctx->record_failed(task->ctx->runtime, r, reason);
         tp->next = r->offset + 1;
         return 0;
@@ -1656,7 +164,8 @@ static int take(s3_task_t *task, const tb_sink_record_t *r, int64_t now, char *e
         ((task->rotate_ms > 0 && rotate_time - tp->base_time >= task->rotate_ms) ||
          (tp->deadline_ms > 0 && now >= tp->deadline_ms))) {
         tp->full = true;
-        rc = tp_sync(task, tp, errstr, errstr_size); /* else the record is not taken */
+        rc = tb_s3_tp_sync(task, tp, errstr,
+                           errstr_size); /* else the record is not taken */
     }
     if (rc == 0 && time < 0) {
         task->ctx->record_failed(task->ctx->runtime, r, reason);
@@ -1664,55 +173,55 @@ static int take(s3_task_t *task, const tb_sink_record_t *r, int64_t now, char *e
     } else if (rc == 0) {
         rc = take_views(task, tp, r, &views, time, rotate_time, now, errstr, errstr_size);
     }
-    views_free(&views);
+    tb_s3_views_free(&views);
     return rc;
 }
 
 static int s3_sink_put(void *opaque, const tb_sink_record_t *records, size_t count,
                        char *errstr, size_t errstr_size)
 {
-    s3_task_t *task = opaque;
+    tb_s3_task_t *task = opaque;
     /* what failed before goes first; while it fails, nothing is taken */
-    int rc = sync_all(task, errstr, errstr_size);
+    int rc = tb_s3_sync_all(task, errstr, errstr_size);
     int64_t now = tb_wall_ms();
     for (size_t i = 0; i < count && rc == 0; i++) {
         rc = take(task, &records[i], now, errstr, errstr_size);
     }
-    metrics_update(task);
+    tb_s3_metrics_update(task);
     return rc;
 }
 
 static int s3_sink_flush(void *opaque, char *errstr, size_t errstr_size)
 {
-    s3_task_t *task = opaque;
+    tb_s3_task_t *task = opaque;
     int64_t now = tb_wall_ms();
     for (size_t i = 0; i < task->tp_count; i++) {
-        s3_tp_t *tp = &task->tps[i];
+        tb_s3_tp_t *tp = &task->tps[i];
         if (tp->records > 0 && tp->deadline_ms > 0 && now >= tp->deadline_ms) {
             tp->full = true;
         }
     }
-    int rc = sync_all(task, errstr, errstr_size);
-    metrics_update(task);
+    int rc = tb_s3_sync_all(task, errstr, errstr_size);
+    tb_s3_metrics_update(task);
     return rc;
 }
 
 static int64_t s3_sink_pending_offset(void *opaque, const char *topic, int32_t partition)
 {
-    s3_task_t *task = opaque;
-    const s3_tp_t *tp = tp_find(task, topic, partition);
+    tb_s3_task_t *task = opaque;
+    const tb_s3_tp_t *tp = tb_s3_tp_find(task, topic, partition);
     return tp != NULL && tp->records > 0 ? tp->group_start : TB_PLUGIN_NO_OFFSET;
 }
 
 static int s3_sink_open(void *opaque, tb_sink_partition_t *partitions, size_t count,
                         char *errstr, size_t errstr_size)
 {
-    s3_task_t *task = opaque;
+    tb_s3_task_t *task = opaque;
     for (size_t i = 0; i < count; i++) {
         tb_sink_partition_t *p = &partitions[i];
-        s3_tp_t *tp = tp_find(task, p->topic, p->partition);
+        tb_s3_tp_t *tp = tb_s3_tp_find(task, p->topic, p->partition);
         if (tp != NULL) {
-            tp_remove(task, tp); /* opened again: its state starts afresh */
+            tb_s3_tp_remove(task, tp); /* opened again: its state starts afresh */
         }
         tb_s3_recovery_t found;
         tb_s3_outcome_t outcome =
@@ -1744,23 +253,24 @@ static int s3_sink_open(void *opaque, tb_sink_partition_t *partitions, size_t co
 static void s3_sink_close(void *opaque, const tb_sink_partition_t *partitions,
                           size_t count)
 {
-    s3_task_t *task = opaque;
+    tb_s3_task_t *task = opaque;
     for (size_t i = 0; i < count; i++) {
-        s3_tp_t *tp = tp_find(task, partitions[i].topic, partitions[i].partition);
+        tb_s3_tp_t *tp =
+            tb_s3_tp_find(task, partitions[i].topic, partitions[i].partition);
         if (tp != NULL) {
-            tp_remove(task, tp);
+            tb_s3_tp_remove(task, tp);
         }
     }
 }
 
 static void s3_sink_task_stop(void *opaque)
 {
-    s3_task_t *task = opaque;
+    tb_s3_task_t *task = opaque;
     if (task == NULL) {
         return;
     }
     while (task->tp_count > 0) {
-        tp_remove(task, &task->tps[task->tp_count - 1]);
+        tb_s3_tp_remove(task, &task->tps[task->tp_count - 1]);
     }
     free(task->tps);
     tb_s3_client_free(task->client);
@@ -1770,7 +280,7 @@ static void s3_sink_task_stop(void *opaque)
     free(task->directory_delim);
     free(task->file_delim);
     free(task->separator);
-    for (int v = 0; v < VIEW_COUNT; v++) {
+    for (int v = 0; v < TB_S3_VIEW_COUNT; v++) {
         free(task->writers[v].extension);
     }
     tb_schema_decref(task->header_entry);
@@ -1785,15 +295,15 @@ static void s3_sink_task_stop(void *opaque)
 
 /* How the objects of view are written, in format_class (checked);
  * codec_extension is parquet.codec's. 0, or -1 on no memory. */
-static int writer_setup(s3_task_t *task, const s3_sink_settings_t *k, s3_view_t view,
+static int writer_setup(tb_s3_task_t *task, const tb_s3_settings_t *k, tb_s3_view_t view,
                         const char *format_class, const char *codec_extension)
 {
-    static const char *const infixes[VIEW_COUNT] = {".keys", ".headers", ""};
-    static const char *const whats[VIEW_COUNT] = {
+    static const char *const infixes[TB_S3_VIEW_COUNT] = {".keys", ".headers", ""};
+    static const char *const whats[TB_S3_VIEW_COUNT] = {
         "its key (" TB_S3_KEY_KEYS_FORMAT "): ",
         "its headers (" TB_S3_KEY_HEADERS_FORMAT "): ", ""};
-    s3_writer_t *w = &task->writers[view];
-    const char *name = simple_name(format_class);
+    tb_s3_writer_t *w = &task->writers[view];
+    const char *name = tb_s3_config_simple_name(format_class);
     bool bytes = strcmp(name, "ByteArrayFormat") == 0;
     bool avro = strcmp(name, "AvroFormat") == 0;
     bool parquet = strcmp(name, "ParquetFormat") == 0;
@@ -1818,7 +328,7 @@ static int writer_setup(s3_task_t *task, const s3_sink_settings_t *k, s3_view_t 
 /* The schemas of the headers' view, as Confluent's: an array of
  * {key, value} strings, in a struct RecordHeaders {headers} for
  * ParquetFormat. 0, or -1 on no memory. */
-static int headers_schema_setup(s3_task_t *task)
+static int headers_schema_setup(tb_s3_task_t *task)
 {
     tb_schema_t *entry = tb_schema_new(TB_TYPE_STRUCT);
     if (entry == NULL ||
@@ -1838,17 +348,16 @@ static int headers_schema_setup(s3_task_t *task)
                                tb_schema_incref(task->headers_schema));
 }
 
-/* values: the parsed keys k borrows from, which the partitioner reads. */
-static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t *values,
-                     char *errstr, size_t errstr_size)
+static int configure(tb_s3_task_t *task, const tb_s3_settings_t *k, char *errstr,
+                     size_t errstr_size)
 {
     /* the chain: the connector's keys, the environment's key pair, a web
      * identity */
-    const char *access = nonempty(k->access_key);
-    const char *secret = nonempty(k->secret_key);
+    const char *access = tb_s3_config_nonempty(k->access_key);
+    const char *secret = tb_s3_config_nonempty(k->secret_key);
     const char *token = NULL;
     if (access == NULL) {
-        access = nonempty(getenv("AWS_ACCESS_KEY_ID"));
+        access = tb_s3_config_nonempty(getenv("AWS_ACCESS_KEY_ID"));
         secret = getenv("AWS_SECRET_ACCESS_KEY");
         token = getenv("AWS_SESSION_TOKEN");
     }
@@ -1857,7 +366,7 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
         access == NULL && tb_s3_web_identity_from_env(k->region, &identity);
     long timeout = (long)k->request_timeout;
     tb_s3_client_options_t options = {
-        .endpoint = nonempty(k->store_url),
+        .endpoint = tb_s3_config_nonempty(k->store_url),
         .bucket = k->bucket,
         .region = k->region,
         .path_style = k->path_style,
@@ -1865,9 +374,9 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
         .secret_key = secret,
         .session_token = token,
         .web_identity = web_identity ? &identity : NULL,
-        .sse_algorithm = nonempty(k->sse_algorithm),
-        .sse_kms_key_id = nonempty(k->sse_kms_key),
-        .acl_canned = nonempty(k->acl),
+        .sse_algorithm = tb_s3_config_nonempty(k->sse_algorithm),
+        .sse_kms_key_id = tb_s3_config_nonempty(k->sse_kms_key),
+        .acl_canned = tb_s3_config_nonempty(k->acl),
         .timeout_ms = timeout,
         .connect_timeout_ms = timeout < 10000 ? timeout : 10000,
         .retries = k->part_retries,
@@ -1891,10 +400,10 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
     }
     task->parquet.codec = codecs[codec].codec;
     task->parquet.row_group_bytes = (size_t)k->part_size;
-    const char *formats[VIEW_COUNT];
-    view_formats(k, formats);
-    for (int v = 0; v < VIEW_COUNT; v++) {
-        if (formats[v] != NULL && writer_setup(task, k, (s3_view_t)v, formats[v],
+    const char *formats[TB_S3_VIEW_COUNT];
+    tb_s3_config_view_formats(k, formats);
+    for (int v = 0; v < TB_S3_VIEW_COUNT; v++) {
+        if (formats[v] != NULL && writer_setup(task, k, (tb_s3_view_t)v, formats[v],
                                                codecs[codec].extension) != 0) {
             snprintf(errstr, errstr_size, "out of memory starting the S3 sink");
             return -1;
@@ -1909,7 +418,7 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
     task->rotate_ms = k->rotate_interval;
     task->schedule_ms = k->rotate_schedule;
     task->part_size = (size_t)k->part_size;
-    task->reserve = (size_t)group_reserve(k);
+    task->reserve = (size_t)tb_s3_config_group_reserve(k);
     task->buffer_max = (size_t)k->buffer_max;
     task->ignore_nulls = strcmp(k->null_values, "ignore") == 0;
     task->task_backoff_ms = k->task_backoff;
@@ -1930,7 +439,7 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
                                     .directory_delim = task->directory_delim,
                                     .file_delim = task->file_delim,
                                     .zero_pad = k->zero_pad};
-    task->partitioner = tb_s3_partitioner_new(values, errstr, errstr_size);
+    task->partitioner = tb_s3_partitioner_new(k, errstr, errstr_size);
     if (task->partitioner == NULL) {
         return -1;
     }
@@ -1941,16 +450,16 @@ static int configure(s3_task_t *task, const s3_sink_settings_t *k, const json_t 
 static int s3_sink_task_start(const tb_task_context_t *ctx, const json_t *config,
                               void **out, char *errstr, size_t errstr_size)
 {
-    const tb_config_table_t *tables[] = {&s3_sink_table};
+    const tb_config_table_t *tables[] = {&tb_s3_config_table};
     json_t *errors = json_object();
     json_t *values = tb_config_parse(tables, 1, config, errors);
-    s3_task_t *task = NULL;
+    tb_s3_task_t *task = NULL;
     int rc = -1;
 
-    s3_sink_settings_t keys;
-    s3_sink_validate(values, errors);
+    tb_s3_settings_t keys;
+    tb_s3_config_validate(values, errors);
     if (tb_config_error_count(errors) > 0 ||
-        tb_config_fill(&s3_sink_table, values, &keys) != 0) {
+        tb_config_fill(&tb_s3_config_table, values, &keys) != 0) {
         tb_config_errors_join(errors, "; ", errstr, errstr_size);
         goto done;
     }
@@ -1963,10 +472,10 @@ static int s3_sink_task_start(const tb_task_context_t *ctx, const json_t *config
     char id[16];
     snprintf(id, sizeof(id), "%d", ctx->task);
     const char *labels[] = {ctx->connector, id};
-    task->buffered = tb_metrics_series(&buffered_bytes, labels);
-    task->committed = tb_metrics_series(&objects_total, labels);
-    task->requests = tb_metrics_series(&requests_total, labels);
-    if (configure(task, &keys, values, errstr, errstr_size) != 0) {
+    task->buffered = tb_metrics_series(&tb_s3_buffered_bytes, labels);
+    task->committed = tb_metrics_series(&tb_s3_objects_total, labels);
+    task->requests = tb_metrics_series(&tb_s3_requests_total, labels);
+    if (configure(task, &keys, errstr, errstr_size) != 0) {
         goto done;
     }
     *out = task;
@@ -1987,10 +496,10 @@ const tb_plugin_t tb_s3_sink_plugin = {
     .aliases = s3_sink_aliases,
     .kind = TB_PLUGIN_SINK,
     .version = "0.1.0",
-    .config = &s3_sink_table,
-    .validate = s3_sink_validate,
-    .refused_keys = s3_refused_keys,
-    .task_configs = s3_sink_task_configs,
+    .config = &tb_s3_config_table,
+    .validate = tb_s3_config_validate,
+    .refused_keys = tb_s3_config_refused_keys,
+    .task_configs = tb_s3_config_task_configs,
     .task_start = s3_sink_task_start,
     .typed = true,
     .open = s3_sink_open,

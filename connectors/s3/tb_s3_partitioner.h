@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "connectors/s3/tb_s3_config.h"
 #include "connectors/tb_plugin.h"
 
 typedef enum {
@@ -38,9 +39,10 @@ typedef enum {
 
 typedef struct tb_s3_partitioner tb_s3_partitioner_t;
 
-/* The partitioner of a parsed config (its partitioner.class and the keys
- * of its kind), or NULL with errstr naming the key. */
-tb_s3_partitioner_t *tb_s3_partitioner_new(const json_t *values, char *errstr,
+/* The partitioner of a config's settings (its partitioner.class and the
+ * keys of its kind; nothing kept of k), or NULL with errstr naming the
+ * key. */
+tb_s3_partitioner_t *tb_s3_partitioner_new(const tb_s3_settings_t *k, char *errstr,
                                            size_t errstr_size);
 
 void tb_s3_partitioner_free(tb_s3_partitioner_t *partitioner);

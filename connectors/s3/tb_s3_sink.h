@@ -2,8 +2,16 @@
  * tb_s3_sink.h - the S3 sink plugin's parts, shared by its files only (the
  * plugin itself is tb_s3_sink_plugin, listed in connectors/plugins.c):
  *
- *   s3_sink.c           config table and checks, the task: put, flush,
- *                       open, close, objects rotated and committed
+ *   s3_sink.c           the task's entry points: put, flush, open,
+ *                       close, start
+ *   s3_views.c          a record as each stored view sees it, written
+ *                       to its objects (tb_s3_task.h)
+ *   s3_objects.c        a task's partitions, commit groups and open
+ *                       objects (tb_s3_task.h)
+ *   s3_upload.c         objects uploaded as parts and committed, the
+ *                       metrics (tb_s3_task.h)
+ *   s3_config.c         the config table, the typed settings and the
+ *                       checks across keys (tb_s3_config.h)
  *   s3_client.c         S3's requests, signed by libcurl (tb_s3_client.h)
  *   s3_partitioner.c    encoded partitions and object names
  *                       (tb_s3_partitioner.h)

@@ -109,11 +109,16 @@ static int parse_spec(const json_t *spec, json_t *casts, char *message, size_t s
     return 0;
 }
 
-static const char *cast_check(const json_t *values, char *message, size_t message_size)
+/* Cast's keys, filled from cast_keys. */
+typedef struct {
+    const json_t *spec;
+    bool replace_null;
+} tb_cast_keys_t;
+
+static const char *cast_check(const void *config, char *message, size_t message_size)
 {
-    return parse_spec(tb_config_list(values, "spec"), NULL, message, message_size) != 0
-               ? "spec"
-               : NULL;
+    const tb_cast_keys_t *keys = config;
+    return parse_spec(keys->spec, NULL, message, message_size) != 0 ? "spec" : NULL;
 }
 
 static void cast_destroy(void *state)
@@ -126,17 +131,18 @@ static void cast_destroy(void *state)
     }
 }
 
-static void *cast_create(const json_t *values, tb_side_t side, char *errstr,
+static void *cast_create(const void *config, tb_side_t side, char *errstr,
                          size_t errstr_size)
 {
+    const tb_cast_keys_t *keys = config;
     tb_cast_t *c = calloc(1, sizeof(*c));
     if (c == NULL || (c->casts = json_object()) == NULL ||
-        parse_spec(tb_config_list(values, "spec"), c->casts, errstr, errstr_size) != 0) {
+        parse_spec(keys->spec, c->casts, errstr, errstr_size) != 0) {
         cast_destroy(c);
         return NULL;
     }
     c->side = side;
-    c->replace_null = tb_config_bool(values, "replace.null.with.default");
+    c->replace_null = keys->replace_null;
     json_t *whole = json_object_get(c->casts, "");
     c->whole = whole != NULL;
     c->whole_type = (tb_type_t)json_integer_value(whole);
@@ -578,12 +584,13 @@ static const tb_config_def_t cast_keys[] = {
      .documentation =
          "The casts: field:type pairs for fields of a struct or map, or one type for "
          "the whole key or value. Types: int8, int16, int32, int64, float32, float64, "
-         "boolean and string; bytes cast to string only."},
-    TB_REPLACE_NULL_WITH_DEFAULT_DEF,
+         "boolean and string; bytes cast to string only.",
+     .field = TB_CONFIG_AT(tb_cast_keys_t, spec)},
+    TB_REPLACE_NULL_WITH_DEFAULT_DEF(tb_cast_keys_t),
 };
 
 static const tb_config_table_t cast_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "Cast", cast_keys);
 
-TB_SIDED_CLASSES(tb_cast, "Cast", cast_table, cast_check, cast_create, cast_destroy,
-                 cast_apply);
+TB_SIDED_CLASSES(tb_cast, "Cast", cast_table, tb_cast_keys_t, cast_check, cast_create,
+                 cast_destroy, cast_apply);

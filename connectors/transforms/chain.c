@@ -8,7 +8,12 @@
 #include "connectors/transforms/tb_chain.h"
 #include "connectors/transforms/tb_transform.h"
 
-/* The keys Connect adds to every transformation. */
+/* The keys Connect adds to every transformation, filled from use_keys. */
+typedef struct {
+    const char *predicate;
+    bool negate;
+} tb_use_keys_t;
+
 static const tb_config_def_t use_keys[] = {
     {.name = "predicate",
      .type = TB_CONFIG_STRING,
@@ -16,7 +21,8 @@ static const tb_config_def_t use_keys[] = {
      .group = "Transforms",
      .documentation =
          "Alias of the predicate (under predicates) that decides which records "
-         "this transform applies to; all records when unset."},
+         "this transform applies to; all records when unset.",
+     .field = TB_CONFIG_AT(tb_use_keys_t, predicate)},
     {.name = "negate",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",
@@ -24,14 +30,17 @@ static const tb_config_def_t use_keys[] = {
      .group = "Transforms",
      .documentation =
          "Apply the transform to the records the predicate rejects instead of "
-         "those it accepts."},
+         "those it accepts.",
+     .field = TB_CONFIG_AT(tb_use_keys_t, negate)},
 };
 
 static const tb_config_table_t use_table = TB_CONFIG_TABLE("transform", use_keys);
 
 typedef struct {
     const tb_transform_class_t *cls;
-    char *alias; /* as the config lists it */
+    char *alias;    /* as the config lists it */
+    json_t *values; /* its parsed keys, which config borrows from */
+    void *config;   /* cls's typed config, which state may point into */
     void *state;
     int predicate; /* index in the chain's predicates, -1: always applies */
     bool negate;
@@ -140,12 +149,30 @@ static bool listed(const json_t *aliases, const char *alias)
     return false;
 }
 
+/* cls's typed config filled from values (tb_config_fill), or NULL with
+ * the problem added to errors under prefix. Freed with free(). */
+static void *config_of(const tb_transform_class_t *cls, const json_t *values,
+                       const char *prefix, json_t *errors)
+{
+    void *config = calloc(1, cls->config_size > 0 ? cls->config_size : 1);
+    if (config == NULL) {
+        tb_config_error_add(errors, prefix, "out of memory");
+    } else if (tb_config_fill(cls->config, values, config) != 0) {
+        tb_config_error_add(errors, prefix, "a column does not fit its key's type");
+        free(config);
+        config = NULL;
+    }
+    return config;
+}
+
 /* Checks one alias of a chain; with use non-NULL, also makes it. */
 static int check_use(const json_t *raw, const char *chain, const char *alias,
                      tb_transform_kind_t kind, const json_t *predicates, json_t *errors,
                      tb_use_t *use, char *errstr, size_t errstr_size)
 {
     char prefix[512];
+    tb_use_keys_t keys = {0};
+    void *config = NULL;
     const tb_transform_class_t *cls = class_of(raw, chain, alias, kind, errors);
     if (cls == NULL) {
         return -1;
@@ -156,46 +183,53 @@ static int check_use(const json_t *raw, const char *chain, const char *alias,
     json_t *framework = kind == TB_TRANSFORMATION
                             ? parse_prefixed(&use_table, raw, prefix, errors)
                             : json_object();
-    if (cls->check != NULL && tb_config_error_count(errors) == before) {
+    if (tb_config_error_count(errors) == before &&
+        (config = config_of(cls, values, prefix, errors)) != NULL && cls->check != NULL) {
         char key[600];
         char message[1024];
-        const char *bad = cls->check(values, message, sizeof(message));
+        const char *bad = cls->check(config, message, sizeof(message));
         if (bad != NULL) {
             snprintf(key, sizeof(key), "%s%s", prefix, bad);
             tb_config_error_add(errors, key, message);
         }
     }
-    const char *predicate =
-        kind == TB_TRANSFORMATION ? tb_config_string(framework, "predicate") : NULL;
-    if (kind == TB_TRANSFORMATION && predicate != NULL &&
-        !listed(predicates, predicate)) {
+    if (kind == TB_TRANSFORMATION) {
+        tb_config_fill(&use_table, framework, &keys);
+    }
+    if (keys.predicate != NULL && !listed(predicates, keys.predicate)) {
         char key[600];
         char message[1200];
         snprintf(key, sizeof(key), "%spredicate", prefix);
         snprintf(message, sizeof(message),
                  "Invalid value %s for configuration %s: No predicate is defined with "
                  "alias %s (predicates lists the aliases)",
-                 predicate, key, predicate);
+                 keys.predicate, key, keys.predicate);
         tb_config_error_add(errors, key, message);
     }
     int rc = tb_config_error_count(errors) > before ? -1 : 0;
     if (rc == 0 && use != NULL) {
-        *use = (tb_use_t){.cls = cls, .predicate = -1};
-        if (kind == TB_TRANSFORMATION) {
-            use->negate = tb_config_bool(framework, "negate");
-            for (size_t i = 0; predicate != NULL && i < json_array_size(predicates);
-                 i++) {
-                if (strcmp(json_string_value(json_array_get(predicates, i)), predicate) ==
-                    0) {
-                    use->predicate = (int)i;
-                }
+        *use =
+            (tb_use_t){.cls = cls, .values = values, .config = config, .predicate = -1};
+        values = NULL; /* the use's now */
+        config = NULL;
+        use->negate = keys.negate;
+        for (size_t i = 0; keys.predicate != NULL && i < json_array_size(predicates);
+             i++) {
+            if (strcmp(json_string_value(json_array_get(predicates, i)),
+                       keys.predicate) == 0) {
+                use->predicate = (int)i;
             }
         }
-        if (cls->create != NULL &&
-            (use->state = cls->create(values, cls->side, errstr, errstr_size)) == NULL) {
+        use->state = cls->create != NULL
+                         ? cls->create(use->config, cls->side, errstr, errstr_size)
+                         : use->config;
+        if (use->state == NULL) {
+            values = use->values; /* not made: freed below */
+            config = use->config;
             rc = -1;
         }
     }
+    free(config);
     json_decref(framework);
     json_decref(values);
     return rc;
@@ -221,15 +255,25 @@ void tb_chain_validate(const json_t *transforms, const json_t *predicates,
  * Chains
  */
 
+/* The column a chain's list of aliases is filled into. */
+typedef struct {
+    const json_t *aliases;
+} tb_aliases_t;
+
 /* The aliases listed under key in raw (a comma-separated list). */
 static json_t *aliases_of(const json_t *raw, const char *key)
 {
-    tb_config_def_t def = {.name = key, .type = TB_CONFIG_LIST, .default_value = ""};
+    tb_config_def_t def = {.name = key,
+                           .type = TB_CONFIG_LIST,
+                           .default_value = "",
+                           .field = TB_CONFIG_AT(tb_aliases_t, aliases)};
     tb_config_table_t table = {.name = key, .defs = &def, .count = 1};
     const tb_config_table_t *tables[] = {&table};
+    tb_aliases_t listed = {NULL};
     json_t *errors = json_object();
     json_t *values = tb_config_parse(tables, 1, raw, errors);
-    json_t *aliases = json_incref((json_t *)tb_config_list(values, key));
+    tb_config_fill(&table, values, &listed);
+    json_t *aliases = json_incref((json_t *)listed.aliases);
     json_decref(values);
     json_decref(errors);
     return aliases;
@@ -296,6 +340,8 @@ static void release_uses(tb_use_t *uses, size_t count)
         if (uses[i].cls->destroy != NULL) {
             uses[i].cls->destroy(uses[i].state);
         }
+        free(uses[i].config); /* after the state, which may point into it */
+        json_decref(uses[i].values);
         free(uses[i].alias);
     }
     free(uses);

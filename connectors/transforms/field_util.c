@@ -12,26 +12,22 @@ static bool is_type(const tb_value_t *v, tb_type_t type)
     return v != NULL && tb_value_type(v) == type;
 }
 
-void *tb_field_use_create(const json_t *values, tb_side_t side, char *errstr,
+void *tb_field_use_create(const void *config, tb_side_t side, char *errstr,
                           size_t errstr_size)
 {
     tb_field_use_t *use = malloc(sizeof(*use));
-    if (use == NULL || (use->values = json_deep_copy(values)) == NULL) {
-        free(use);
+    if (use == NULL) {
         tb_field_oom(errstr, errstr_size);
         return NULL;
     }
     use->side = side;
+    use->config = config;
     return use;
 }
 
 void tb_field_use_destroy(void *state)
 {
-    tb_field_use_t *use = state;
-    if (use != NULL) {
-        json_decref(use->values);
-        free(use);
-    }
+    free(state);
 }
 
 tb_record_side_t *tb_field_structured(tb_record_t *record, tb_side_t side,

@@ -20,10 +20,15 @@
  * HoistField
  */
 
+/* HoistField's keys, filled from hoist_keys. */
+typedef struct {
+    const char *field;
+} tb_hoist_keys_t;
+
 static int hoist_apply(void *state, tb_record_t *record, char *errstr, size_t errstr_size)
 {
     tb_field_use_t *use = state;
-    const char *field = tb_config_string(use->values, "field");
+    const char *field = ((const tb_hoist_keys_t *)use->config)->field;
     tb_record_side_t *s = tb_record_typed(record, use->side, errstr, errstr_size);
     if (s == NULL) {
         return -1;
@@ -60,24 +65,32 @@ static const tb_config_def_t hoist_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .documentation =
          "Name of the one field of the new struct or map that holds the original"
-         " key or value."},
+         " key or value.",
+     .field = TB_CONFIG_AT(tb_hoist_keys_t, field)},
 };
 
 static const tb_config_table_t hoist_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "HoistField", hoist_keys);
 
-TB_SIDED_CLASSES(tb_hoist_field, "HoistField", hoist_table, NULL, tb_field_use_create,
-                 tb_field_use_destroy, hoist_apply);
+TB_SIDED_CLASSES(tb_hoist_field, "HoistField", hoist_table, tb_hoist_keys_t, NULL,
+                 tb_field_use_create, tb_field_use_destroy, hoist_apply);
 
 /*
  * ExtractField
  */
 
+/* ExtractField's keys, filled from extract_keys. */
+typedef struct {
+    const char *field;
+    bool replace_null;
+} tb_extract_keys_t;
+
 static int extract_apply(void *state, tb_record_t *record, char *errstr,
                          size_t errstr_size)
 {
     tb_field_use_t *use = state;
-    const char *field = tb_config_string(use->values, "field");
+    const tb_extract_keys_t *keys = use->config;
+    const char *field = keys->field;
     tb_record_side_t *s = tb_record_typed(record, use->side, errstr, errstr_size);
     if (s == NULL) {
         return -1;
@@ -99,9 +112,8 @@ static int extract_apply(void *state, tb_record_t *record, char *errstr,
         snprintf(errstr, errstr_size, "Unknown field: %s", field);
         return -1;
     }
-    bool replace_null = tb_config_bool(use->values, "replace.null.with.default");
     tb_record_set(record, use->side, tb_schema_incref(f->schema),
-                  tb_value_copy(tb_field_get(s->value, f, replace_null)));
+                  tb_value_copy(tb_field_get(s->value, f, keys->replace_null)));
     return 0;
 }
 
@@ -110,15 +122,16 @@ static const tb_config_def_t extract_keys[] = {
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Name of the field whose value replaces the whole key or value."},
-    TB_REPLACE_NULL_WITH_DEFAULT_DEF,
+     .documentation = "Name of the field whose value replaces the whole key or value.",
+     .field = TB_CONFIG_AT(tb_extract_keys_t, field)},
+    TB_REPLACE_NULL_WITH_DEFAULT_DEF(tb_extract_keys_t),
     TB_FIELD_SYNTAX_VERSION_DEF,
 };
 
 static const tb_config_table_t extract_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "ExtractField", extract_keys);
 
-TB_SIDED_CLASSES(tb_extract_field, "ExtractField", extract_table, NULL,
+TB_SIDED_CLASSES(tb_extract_field, "ExtractField", extract_table, tb_extract_keys_t, NULL,
                  tb_field_use_create, tb_field_use_destroy, extract_apply);
 
 /*
@@ -132,10 +145,21 @@ typedef struct {
     bool set;
 } tb_insert_spec_t;
 
+/* InsertField's keys, filled from insert_keys. */
+typedef struct {
+    const char *topic_field;
+    const char *partition_field;
+    const char *offset_field;
+    const char *timestamp_field;
+    const char *static_field;
+    const char *static_value;
+    bool replace_null;
+} tb_insert_keys_t;
+
 typedef struct {
     tb_side_t side;
     tb_insert_spec_t topic, partition, offset, timestamp, fixed;
-    char *fixed_value;
+    const char *fixed_value; /* the config's */
     bool replace_null;
     tb_schema_cache_t cache;
 } tb_insert_t;
@@ -155,30 +179,28 @@ static void insert_destroy(void *state)
 {
     tb_insert_t *t = state;
     if (t != NULL) {
-        free(t->fixed_value);
         tb_schema_cache_clear(&t->cache);
         free(t);
     }
 }
 
-static void *insert_create(const json_t *values, tb_side_t side, char *errstr,
+static void *insert_create(const void *config, tb_side_t side, char *errstr,
                            size_t errstr_size)
 {
+    const tb_insert_keys_t *keys = config;
     tb_insert_t *t = calloc(1, sizeof(*t));
-    const char *fixed_value = tb_config_string(values, "static.value");
-    if (t == NULL ||
-        (fixed_value != NULL && (t->fixed_value = strdup(fixed_value)) == NULL)) {
-        insert_destroy(t);
+    if (t == NULL) {
         snprintf(errstr, errstr_size, "out of memory");
         return NULL;
     }
     t->side = side;
-    t->replace_null = tb_config_bool(values, "replace.null.with.default");
-    parse_spec(&t->topic, tb_config_string(values, "topic.field"));
-    parse_spec(&t->partition, tb_config_string(values, "partition.field"));
-    parse_spec(&t->offset, tb_config_string(values, "offset.field"));
-    parse_spec(&t->timestamp, tb_config_string(values, "timestamp.field"));
-    parse_spec(&t->fixed, tb_config_string(values, "static.field"));
+    t->fixed_value = keys->static_value;
+    t->replace_null = keys->replace_null;
+    parse_spec(&t->topic, keys->topic_field);
+    parse_spec(&t->partition, keys->partition_field);
+    parse_spec(&t->offset, keys->offset_field);
+    parse_spec(&t->timestamp, keys->timestamp_field);
+    parse_spec(&t->fixed, keys->static_field);
     return t;
 }
 
@@ -323,53 +345,65 @@ static const tb_config_def_t insert_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .documentation =
          "Field that receives the record's topic; a trailing ! makes the field "
-         "required in the schema, a trailing ? (the default) optional."},
+         "required in the schema, a trailing ? (the default) optional.",
+     .field = TB_CONFIG_AT(tb_insert_keys_t, topic_field)},
     {.name = "partition.field",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
      .documentation =
          "Field that receives the record's partition; a trailing ! makes the "
-         "field required, ? (the default) optional."},
+         "field required, ? (the default) optional.",
+     .field = TB_CONFIG_AT(tb_insert_keys_t, partition_field)},
     {.name = "offset.field",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
      .documentation =
          "Field that receives the record's Kafka offset (sink connectors only); "
-         "a trailing ! makes the field required, ? (the default) optional."},
+         "a trailing ! makes the field required, ? (the default) optional.",
+     .field = TB_CONFIG_AT(tb_insert_keys_t, offset_field)},
     {.name = "timestamp.field",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
      .documentation =
          "Field that receives the record's timestamp; a trailing ! makes the "
-         "field required, ? (the default) optional."},
+         "field required, ? (the default) optional.",
+     .field = TB_CONFIG_AT(tb_insert_keys_t, timestamp_field)},
     {.name = "static.field",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
      .documentation = "Field that receives static.value; a trailing ! makes the field "
-                      "required, ? (the default) optional."},
+                      "required, ? (the default) optional.",
+     .field = TB_CONFIG_AT(tb_insert_keys_t, static_field)},
     {.name = "static.value",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "The value written into static.field."},
-    TB_REPLACE_NULL_WITH_DEFAULT_DEF,
+     .documentation = "The value written into static.field.",
+     .field = TB_CONFIG_AT(tb_insert_keys_t, static_value)},
+    TB_REPLACE_NULL_WITH_DEFAULT_DEF(tb_insert_keys_t),
 };
 
 static const tb_config_table_t insert_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "InsertField", insert_keys);
 
-TB_SIDED_CLASSES(tb_insert_field, "InsertField", insert_table, NULL, insert_create,
-                 insert_destroy, insert_apply);
+TB_SIDED_CLASSES(tb_insert_field, "InsertField", insert_table, tb_insert_keys_t, NULL,
+                 insert_create, insert_destroy, insert_apply);
 
 /*
  * ValueToKey
  */
 
+/* ValueToKey's keys, filled from value_to_key_keys. */
+typedef struct {
+    const json_t *fields;
+    bool replace_null;
+} tb_value_to_key_keys_t;
+
 static int value_to_key_apply(void *state, tb_record_t *record, char *errstr,
                               size_t errstr_size)
 {
-    tb_field_use_t *use = state;
-    const json_t *fields = tb_config_list(use->values, "fields");
-    bool replace_null = tb_config_bool(use->values, "replace.null.with.default");
+    const tb_value_to_key_keys_t *keys = ((tb_field_use_t *)state)->config;
+    const json_t *fields = keys->fields;
+    bool replace_null = keys->replace_null;
     tb_record_side_t *s = tb_field_structured(
         record, TB_SIDE_VALUE, "copying fields from value to key", errstr, errstr_size);
     if (s == NULL) {
@@ -419,8 +453,9 @@ static const tb_config_def_t value_to_key_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .documentation =
          "Fields of the value that make up the new key, a struct (or map) of "
-         "them in this order."},
-    TB_REPLACE_NULL_WITH_DEFAULT_DEF,
+         "them in this order.",
+     .field = TB_CONFIG_AT(tb_value_to_key_keys_t, fields)},
+    TB_REPLACE_NULL_WITH_DEFAULT_DEF(tb_value_to_key_keys_t),
     TB_FIELD_SYNTAX_VERSION_DEF,
 };
 
@@ -430,6 +465,7 @@ static const tb_config_table_t value_to_key_table =
 const tb_transform_class_t tb_value_to_key = {
     .name = TB_TRANSFORMS_PACKAGE "ValueToKey",
     .config = &value_to_key_table,
+    .config_size = sizeof(tb_value_to_key_keys_t),
     .create = tb_field_use_create,
     .destroy = tb_field_use_destroy,
     .apply = value_to_key_apply,

@@ -15,9 +15,14 @@
 
 #define PURPOSE "flattening"
 
+/* Flatten's keys, filled from flatten_keys. */
+typedef struct {
+    const char *delimiter;
+} tb_flatten_keys_t;
+
 typedef struct {
     tb_side_t side;
-    char *delimiter;
+    const char *delimiter; /* the config's */
     tb_schema_cache_t cache;
 } tb_flatten_t;
 
@@ -25,23 +30,21 @@ static void flatten_destroy(void *state)
 {
     tb_flatten_t *f = state;
     if (f != NULL) {
-        free(f->delimiter);
         tb_schema_cache_clear(&f->cache);
         free(f);
     }
 }
 
-static void *flatten_create(const json_t *values, tb_side_t side, char *errstr,
+static void *flatten_create(const void *config, tb_side_t side, char *errstr,
                             size_t errstr_size)
 {
     tb_flatten_t *f = calloc(1, sizeof(*f));
-    if (f == NULL ||
-        (f->delimiter = strdup(tb_config_string(values, "delimiter"))) == NULL) {
-        flatten_destroy(f);
+    if (f == NULL) {
         tb_field_oom(errstr, errstr_size);
         return NULL;
     }
     f->side = side;
+    f->delimiter = ((const tb_flatten_keys_t *)config)->delimiter;
     return f;
 }
 
@@ -233,11 +236,12 @@ static const tb_config_def_t flatten_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .documentation =
          "What joins the names on the path to a nested field into the name of "
-         "its flattened field."},
+         "its flattened field.",
+     .field = TB_CONFIG_AT(tb_flatten_keys_t, delimiter)},
 };
 
 static const tb_config_table_t flatten_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "Flatten", flatten_keys);
 
-TB_SIDED_CLASSES(tb_flatten, "Flatten", flatten_table, NULL, flatten_create,
-                 flatten_destroy, flatten_apply);
+TB_SIDED_CLASSES(tb_flatten, "Flatten", flatten_table, tb_flatten_keys_t, NULL,
+                 flatten_create, flatten_destroy, flatten_apply);

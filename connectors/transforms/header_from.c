@@ -13,21 +13,31 @@
 #include "connectors/transforms/tb_field_util.h"
 #include "connectors/transforms/tb_transform.h"
 
+/* HeaderFrom's operations, as operation lists them. */
+typedef enum { HEADER_MOVE = 0, HEADER_COPY } tb_header_operation_t;
+
+/* HeaderFrom's keys, filled from header_from_keys. */
+typedef struct {
+    const json_t *fields;
+    const json_t *headers;
+    int operation; /* tb_header_operation_t */
+    bool replace_null;
+} tb_header_from_keys_t;
+
 typedef struct {
     tb_side_t side;
-    json_t *values; /* the parsed keys */
-    const json_t *fields;
+    const json_t *fields; /* the config's */
     const json_t *headers;
     bool move;
     bool replace_null;
     tb_schema_cache_t cache;
 } tb_header_from_t;
 
-static const char *header_from_check(const json_t *values, char *message,
+static const char *header_from_check(const void *config, char *message,
                                      size_t message_size)
 {
-    if (json_array_size(tb_config_list(values, "fields")) !=
-        json_array_size(tb_config_list(values, "headers"))) {
+    const tb_header_from_keys_t *keys = config;
+    if (json_array_size(keys->fields) != json_array_size(keys->headers)) {
         snprintf(message, message_size,
                  "'fields' config must have the same number of elements as 'headers' "
                  "config.");
@@ -40,26 +50,25 @@ static void header_from_destroy(void *state)
 {
     tb_header_from_t *h = state;
     if (h != NULL) {
-        json_decref(h->values);
         tb_schema_cache_clear(&h->cache);
         free(h);
     }
 }
 
-static void *header_from_create(const json_t *values, tb_side_t side, char *errstr,
+static void *header_from_create(const void *config, tb_side_t side, char *errstr,
                                 size_t errstr_size)
 {
+    const tb_header_from_keys_t *keys = config;
     tb_header_from_t *h = calloc(1, sizeof(*h));
-    if (h == NULL || (h->values = json_deep_copy(values)) == NULL) {
-        header_from_destroy(h);
+    if (h == NULL) {
         tb_field_oom(errstr, errstr_size);
         return NULL;
     }
     h->side = side;
-    h->fields = tb_config_list(h->values, "fields");
-    h->headers = tb_config_list(h->values, "headers");
-    h->move = strcmp(tb_config_string(h->values, "operation"), "move") == 0;
-    h->replace_null = tb_config_bool(h->values, "replace.null.with.default");
+    h->fields = keys->fields;
+    h->headers = keys->headers;
+    h->move = keys->operation == HEADER_MOVE;
+    h->replace_null = keys->replace_null;
     return h;
 }
 
@@ -186,24 +195,28 @@ static const tb_config_def_t header_from_keys[] = {
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
      .check = tb_field_non_empty_list,
-     .documentation = "The fields whose values become headers, in the order of headers."},
+     .documentation = "The fields whose values become headers, in the order of headers.",
+     .field = TB_CONFIG_AT(tb_header_from_keys_t, fields)},
     {.name = "headers",
      .type = TB_CONFIG_LIST,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
      .check = tb_field_non_empty_list,
-     .documentation = "The names of the headers made, one for each of fields."},
+     .documentation = "The names of the headers made, one for each of fields.",
+     .field = TB_CONFIG_AT(tb_header_from_keys_t, headers)},
     {.name = "operation",
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
      .one_of = (const char *const[]){"move", "copy", NULL},
-     .documentation = "move removes the fields from the data; copy leaves them."},
-    TB_REPLACE_NULL_WITH_DEFAULT_DEF,
+     .documentation = "move removes the fields from the data; copy leaves them.",
+     .field = TB_CONFIG_ENUM_AT(tb_header_from_keys_t, operation)},
+    TB_REPLACE_NULL_WITH_DEFAULT_DEF(tb_header_from_keys_t),
 };
 
 static const tb_config_table_t header_from_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "HeaderFrom", header_from_keys);
 
-TB_SIDED_CLASSES(tb_header_from, "HeaderFrom", header_from_table, header_from_check,
-                 header_from_create, header_from_destroy, header_from_apply);
+TB_SIDED_CLASSES(tb_header_from, "HeaderFrom", header_from_table, tb_header_from_keys_t,
+                 header_from_check, header_from_create, header_from_destroy,
+                 header_from_apply);

@@ -13,11 +13,17 @@
 #include "connectors/transforms/tb_field_util.h"
 #include "connectors/transforms/tb_java_number.h"
 
+/* MaskField's keys, filled from mask_keys. */
+typedef struct {
+    const json_t *fields;
+    const char *replacement;
+    bool replace_null;
+} tb_mask_keys_t;
+
 typedef struct {
     tb_side_t side;
     json_t *fields;          /* name -> true */
-    const char *replacement; /* in values; NULL: type's empty value */
-    json_t *values;
+    const char *replacement; /* the config's; NULL: type's empty value */
     bool replace_null;
 } tb_mask_field_t;
 
@@ -26,29 +32,28 @@ static void mask_destroy(void *state)
     tb_mask_field_t *m = state;
     if (m != NULL) {
         json_decref(m->fields);
-        json_decref(m->values);
         free(m);
     }
 }
 
-static void *mask_create(const json_t *values, tb_side_t side, char *errstr,
+static void *mask_create(const void *config, tb_side_t side, char *errstr,
                          size_t errstr_size)
 {
+    const tb_mask_keys_t *keys = config;
     tb_mask_field_t *m = calloc(1, sizeof(*m));
     size_t i;
     json_t *item;
-    if (m == NULL || (m->fields = json_object()) == NULL ||
-        (m->values = json_deep_copy(values)) == NULL) {
+    if (m == NULL || (m->fields = json_object()) == NULL) {
         goto fail;
     }
-    json_array_foreach (tb_config_list(values, "fields"), i, item) {
+    json_array_foreach (keys->fields, i, item) {
         if (json_object_set(m->fields, json_string_value(item), json_true()) != 0) {
             goto fail;
         }
     }
     m->side = side;
-    m->replacement = tb_config_string(m->values, "replacement");
-    m->replace_null = tb_config_bool(values, "replace.null.with.default");
+    m->replacement = keys->replacement;
+    m->replace_null = keys->replace_null;
     return m;
 
 fail:
@@ -190,19 +195,21 @@ static const tb_config_def_t mask_keys[] = {
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
      .check = tb_field_non_empty_list,
-     .documentation = "The fields whose values are masked."},
+     .documentation = "The fields whose values are masked.",
+     .field = TB_CONFIG_AT(tb_mask_keys_t, fields)},
     {.name = "replacement",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_LOW,
      .check = tb_field_non_empty_string,
      .documentation =
          "Text that replaces every masked value, read as the field's type: for "
-         "number and string fields only. Unset: each type's empty value."},
-    TB_REPLACE_NULL_WITH_DEFAULT_DEF,
+         "number and string fields only. Unset: each type's empty value.",
+     .field = TB_CONFIG_AT(tb_mask_keys_t, replacement)},
+    TB_REPLACE_NULL_WITH_DEFAULT_DEF(tb_mask_keys_t),
 };
 
 static const tb_config_table_t mask_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "MaskField", mask_keys);
 
-TB_SIDED_CLASSES(tb_mask_field, "MaskField", mask_table, NULL, mask_create, mask_destroy,
-                 mask_apply);
+TB_SIDED_CLASSES(tb_mask_field, "MaskField", mask_table, tb_mask_keys_t, NULL,
+                 mask_create, mask_destroy, mask_apply);

@@ -6,17 +6,22 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "connectors/transforms/tb_regex.h"
 #include "connectors/transforms/tb_transform.h"
 
-static void *topic_matches_create(const json_t *values, tb_side_t side, char *errstr,
+/* TopicNameMatches' keys, filled from topic_matches_keys. */
+typedef struct {
+    const char *pattern;
+} tb_topic_matches_keys_t;
+
+static void *topic_matches_create(const void *config, tb_side_t side, char *errstr,
                                   size_t errstr_size)
 {
+    const tb_topic_matches_keys_t *keys = config;
     regex_t *re = malloc(sizeof(*re));
     (void)side;
-    if (re == NULL || tb_regex_compile(re, tb_config_string(values, "pattern")) != 0) {
+    if (re == NULL || tb_regex_compile(re, keys->pattern) != 0) {
         free(re);
         snprintf(errstr, errstr_size, "TopicNameMatches: the pattern does not compile");
         return NULL;
@@ -45,7 +50,8 @@ static const tb_config_def_t topic_matches_keys[] = {
      .check = tb_regex_check,
      .documentation =
          "POSIX extended regular expression; the predicate holds for a record "
-         "whose whole topic name matches it."},
+         "whose whole topic name matches it.",
+     .field = TB_CONFIG_AT(tb_topic_matches_keys_t, pattern)},
 };
 
 static const tb_config_table_t topic_matches_table =
@@ -55,25 +61,21 @@ const tb_transform_class_t tb_topic_name_matches = {
     .name = TB_PREDICATES_PACKAGE "TopicNameMatches",
     .kind = TB_PREDICATE,
     .config = &topic_matches_table,
+    .config_size = sizeof(tb_topic_matches_keys_t),
     .create = topic_matches_create,
     .destroy = topic_matches_destroy,
     .test = topic_matches_test,
 };
 
-static void *has_header_create(const json_t *values, tb_side_t side, char *errstr,
-                               size_t errstr_size)
-{
-    char *name = strdup(tb_config_string(values, "name"));
-    (void)side;
-    if (name == NULL) {
-        snprintf(errstr, errstr_size, "out of memory");
-    }
-    return name;
-}
+/* HasHeaderKey's keys, filled from has_header_keys: the state of a use. */
+typedef struct {
+    const char *name;
+} tb_has_header_keys_t;
 
 static bool has_header_test(void *state, tb_record_t *record)
 {
-    return tb_record_header(record, state) != NULL;
+    const tb_has_header_keys_t *keys = state;
+    return tb_record_header(record, keys->name) != NULL;
 }
 
 static const tb_config_def_t has_header_keys[] = {
@@ -83,7 +85,8 @@ static const tb_config_def_t has_header_keys[] = {
      .importance = TB_IMPORTANCE_MEDIUM,
      .documentation =
          "The predicate holds for a record that has at least one header of this "
-         "name."},
+         "name.",
+     .field = TB_CONFIG_AT(tb_has_header_keys_t, name)},
 };
 
 static const tb_config_table_t has_header_table =
@@ -93,8 +96,7 @@ const tb_transform_class_t tb_has_header_key = {
     .name = TB_PREDICATES_PACKAGE "HasHeaderKey",
     .kind = TB_PREDICATE,
     .config = &has_header_table,
-    .create = has_header_create,
-    .destroy = free,
+    .config_size = sizeof(tb_has_header_keys_t),
     .test = has_header_test,
 };
 

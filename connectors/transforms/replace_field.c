@@ -70,6 +70,14 @@ static int whitelist_check(const json_t *value, char *reason, size_t reason_size
     return removed("whitelist", "include", reason, reason_size);
 }
 
+/* ReplaceField's keys, filled from replace_keys. */
+typedef struct {
+    const json_t *exclude;
+    const json_t *include;
+    const json_t *renames;
+    bool replace_null;
+} tb_replace_keys_t;
+
 static void replace_destroy(void *state)
 {
     tb_replace_field_t *r = state;
@@ -83,13 +91,13 @@ static void replace_destroy(void *state)
     }
 }
 
-/* A set of the names in the list key. */
-static json_t *name_set(const json_t *values, const char *key)
+/* A set of the names in list. */
+static json_t *name_set(const json_t *list)
 {
     json_t *set = json_object();
     size_t i;
     json_t *item;
-    json_array_foreach (tb_config_list(values, key), i, item) {
+    json_array_foreach (list, i, item) {
         if (set != NULL &&
             json_object_set(set, json_string_value(item), json_true()) != 0) {
             json_decref(set);
@@ -99,21 +107,22 @@ static json_t *name_set(const json_t *values, const char *key)
     return set;
 }
 
-static void *replace_create(const json_t *values, tb_side_t side, char *errstr,
+static void *replace_create(const void *config, tb_side_t side, char *errstr,
                             size_t errstr_size)
 {
+    const tb_replace_keys_t *keys = config;
     tb_replace_field_t *r = calloc(1, sizeof(*r));
     size_t i;
     json_t *item;
     char from[256], to[256];
-    if (r == NULL || (r->exclude = name_set(values, "exclude")) == NULL ||
-        (r->include = name_set(values, "include")) == NULL ||
+    if (r == NULL || (r->exclude = name_set(keys->exclude)) == NULL ||
+        (r->include = name_set(keys->include)) == NULL ||
         (r->renames = json_object()) == NULL || (r->reverse = json_object()) == NULL) {
         goto fail;
     }
     r->side = side;
-    r->replace_null = tb_config_bool(values, "replace.null.with.default");
-    json_array_foreach (tb_config_list(values, "renames"), i, item) {
+    r->replace_null = keys->replace_null;
+    json_array_foreach (keys->renames, i, item) {
         rename_parts(json_string_value(item), from, to, sizeof(from));
         if (json_object_set_new(r->renames, from, json_string(to)) != 0 ||
             json_object_set_new(r->reverse, to, json_string(from)) != 0) {
@@ -249,7 +258,8 @@ static const tb_config_def_t replace_keys[] = {
      .type = TB_CONFIG_LIST,
      .default_value = "",
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Fields dropped, whatever include says."},
+     .documentation = "Fields dropped, whatever include says.",
+     .field = TB_CONFIG_AT(tb_replace_keys_t, exclude)},
     {.name = "blacklist",
      .type = TB_CONFIG_LIST,
      .importance = TB_IMPORTANCE_LOW,
@@ -259,7 +269,8 @@ static const tb_config_def_t replace_keys[] = {
      .type = TB_CONFIG_LIST,
      .default_value = "",
      .importance = TB_IMPORTANCE_MEDIUM,
-     .documentation = "Fields kept (all when empty), unless exclude names them."},
+     .documentation = "Fields kept (all when empty), unless exclude names them.",
+     .field = TB_CONFIG_AT(tb_replace_keys_t, include)},
     {.name = "whitelist",
      .type = TB_CONFIG_LIST,
      .importance = TB_IMPORTANCE_LOW,
@@ -270,12 +281,13 @@ static const tb_config_def_t replace_keys[] = {
      .default_value = "",
      .importance = TB_IMPORTANCE_MEDIUM,
      .check = renames_check,
-     .documentation = "Field rename mappings, as old:new pairs (foo:bar,abc:xyz)."},
-    TB_REPLACE_NULL_WITH_DEFAULT_DEF,
+     .documentation = "Field rename mappings, as old:new pairs (foo:bar,abc:xyz).",
+     .field = TB_CONFIG_AT(tb_replace_keys_t, renames)},
+    TB_REPLACE_NULL_WITH_DEFAULT_DEF(tb_replace_keys_t),
 };
 
 static const tb_config_table_t replace_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "ReplaceField", replace_keys);
 
-TB_SIDED_CLASSES(tb_replace_field, "ReplaceField", replace_table, NULL, replace_create,
-                 replace_destroy, replace_apply);
+TB_SIDED_CLASSES(tb_replace_field, "ReplaceField", replace_table, tb_replace_keys_t, NULL,
+                 replace_create, replace_destroy, replace_apply);

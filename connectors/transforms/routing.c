@@ -44,10 +44,16 @@ static int out_of_memory(char *errstr, size_t errstr_size)
  * RegexRouter
  */
 
+/* RegexRouter's keys, filled from regex_router_keys. */
+typedef struct {
+    const char *regex;
+    const char *replacement;
+} tb_regex_router_keys_t;
+
 typedef struct {
     regex_t re;
-    char *replacement;
-    json_t *routes; /* topic -> routed topic (a string) */
+    const char *replacement; /* the config's */
+    json_t *routes;          /* topic -> routed topic (a string) */
 } tb_regex_router_t;
 
 static void regex_router_destroy(void *state)
@@ -57,24 +63,24 @@ static void regex_router_destroy(void *state)
         return;
     }
     regfree(&r->re);
-    free(r->replacement);
     json_decref(r->routes);
     free(r);
 }
 
-static void *regex_router_create(const json_t *values, tb_side_t side, char *errstr,
+static void *regex_router_create(const void *config, tb_side_t side, char *errstr,
                                  size_t errstr_size)
 {
+    const tb_regex_router_keys_t *keys = config;
     tb_regex_router_t *r = calloc(1, sizeof(*r));
     (void)side;
-    if (r == NULL || tb_regex_compile(&r->re, tb_config_string(values, "regex")) != 0) {
+    if (r == NULL || tb_regex_compile(&r->re, keys->regex) != 0) {
         free(r);
         snprintf(errstr, errstr_size, "RegexRouter: the regex does not compile");
         return NULL;
     }
-    r->replacement = strdup(tb_config_string(values, "replacement"));
+    r->replacement = keys->replacement;
     r->routes = json_object();
-    if (r->replacement == NULL || r->routes == NULL) {
+    if (r->routes == NULL) {
         regex_router_destroy(r);
         snprintf(errstr, errstr_size, "out of memory");
         return NULL;
@@ -112,13 +118,15 @@ static const tb_config_def_t regex_router_keys[] = {
      .check = tb_regex_check,
      .documentation =
          "POSIX extended regular expression that the whole topic name must match"
-         " for the record to be routed."},
+         " for the record to be routed.",
+     .field = TB_CONFIG_AT(tb_regex_router_keys_t, regex)},
     {.name = "replacement",
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
      .documentation =
-         "The new topic name; $1 to $9 stand for the groups the regex captured."},
+         "The new topic name; $1 to $9 stand for the groups the regex captured.",
+     .field = TB_CONFIG_AT(tb_regex_router_keys_t, replacement)},
 };
 
 static const tb_config_table_t regex_router_table =
@@ -127,6 +135,7 @@ static const tb_config_table_t regex_router_table =
 const tb_transform_class_t tb_regex_router = {
     .name = TB_TRANSFORMS_PACKAGE "RegexRouter",
     .config = &regex_router_table,
+    .config_size = sizeof(tb_regex_router_keys_t),
     .create = regex_router_create,
     .destroy = regex_router_destroy,
     .apply = regex_router_apply,
@@ -136,10 +145,15 @@ const tb_transform_class_t tb_regex_router = {
  * TimestampRouter
  */
 
+/* TimestampRouter's keys, filled from timestamp_router_keys. */
 typedef struct {
-    char *topic_format;
-    char *timestamp_format;
-    json_t *topics; /* the topics made so far */
+    const char *topic_format;
+    const char *timestamp_format;
+} tb_timestamp_router_keys_t;
+
+typedef struct {
+    const tb_timestamp_router_keys_t *keys; /* the config */
+    json_t *topics;                         /* the topics made so far */
 } tb_timestamp_router_t;
 
 static void timestamp_router_destroy(void *state)
@@ -148,26 +162,21 @@ static void timestamp_router_destroy(void *state)
     if (t == NULL) {
         return;
     }
-    free(t->topic_format);
-    free(t->timestamp_format);
     json_decref(t->topics);
     free(t);
 }
 
-static void *timestamp_router_create(const json_t *values, tb_side_t side, char *errstr,
+static void *timestamp_router_create(const void *config, tb_side_t side, char *errstr,
                                      size_t errstr_size)
 {
     tb_timestamp_router_t *t = calloc(1, sizeof(*t));
     (void)side;
-    if (t == NULL ||
-        (t->topic_format = strdup(tb_config_string(values, "topic.format"))) == NULL ||
-        (t->timestamp_format = strdup(tb_config_string(values, "timestamp.format"))) ==
-            NULL ||
-        (t->topics = json_object()) == NULL) {
+    if (t == NULL || (t->topics = json_object()) == NULL) {
         timestamp_router_destroy(t);
         snprintf(errstr, errstr_size, "out of memory");
         return NULL;
     }
+    t->keys = config;
     return t;
 }
 
@@ -181,13 +190,13 @@ static int timestamp_router_apply(void *state, tb_record_t *record, char *errstr
                  record->topic);
         return -1;
     }
-    for (const char *p = t->topic_format; *p != '\0';) {
+    for (const char *p = t->keys->topic_format; *p != '\0';) {
         size_t used = strlen(topic);
         if (strncmp(p, "${topic}", 8) == 0) {
             snprintf(topic + used, sizeof(topic) - used, "%s", record->topic);
             p += 8;
         } else if (strncmp(p, "${timestamp}", 12) == 0) {
-            tb_date_format(t->timestamp_format, record->timestamp, topic + used,
+            tb_date_format(t->keys->timestamp_format, record->timestamp, topic + used,
                            sizeof(topic) - used);
             p += 12;
         } else if (used + 1 < sizeof(topic)) {
@@ -208,7 +217,8 @@ static const tb_config_def_t timestamp_router_keys[] = {
      .importance = TB_IMPORTANCE_HIGH,
      .documentation =
          "The new topic name, where ${topic} stands for the record's topic and "
-         "${timestamp} for its timestamp in timestamp.format."},
+         "${timestamp} for its timestamp in timestamp.format.",
+     .field = TB_CONFIG_AT(tb_timestamp_router_keys_t, topic_format)},
     {.name = "timestamp.format",
      .type = TB_CONFIG_STRING,
      .default_value = "yyyyMMdd",
@@ -216,7 +226,8 @@ static const tb_config_def_t timestamp_router_keys[] = {
      .check = tb_date_format_config_check,
      .documentation =
          "How ${timestamp} is written, in java.text.SimpleDateFormat's letters "
-         "(y M d H k h K a m s S E D Z X z and 'quoted text'), in UTC."},
+         "(y M d H k h K a m s S E D Z X z and 'quoted text'), in UTC.",
+     .field = TB_CONFIG_AT(tb_timestamp_router_keys_t, timestamp_format)},
 };
 
 static const tb_config_table_t timestamp_router_table =
@@ -225,35 +236,28 @@ static const tb_config_table_t timestamp_router_table =
 const tb_transform_class_t tb_timestamp_router = {
     .name = TB_TRANSFORMS_PACKAGE "TimestampRouter",
     .config = &timestamp_router_table,
+    .config_size = sizeof(tb_timestamp_router_keys_t),
     .create = timestamp_router_create,
     .destroy = timestamp_router_destroy,
     .apply = timestamp_router_apply,
 };
 
 /*
- * InsertHeader and DropHeaders keep their parsed keys as their state.
+ * InsertHeader and DropHeaders have their typed config as their state.
  */
 
-static void *keep_values(const json_t *values, tb_side_t side, char *errstr,
-                         size_t errstr_size)
-{
-    (void)side;
-    (void)errstr;
-    (void)errstr_size;
-    return json_deep_copy(values);
-}
-
-static void release_values(void *state)
-{
-    json_decref(state);
-}
+/* InsertHeader's keys, filled from insert_header_keys. */
+typedef struct {
+    const char *header;
+    const char *value_literal;
+} tb_insert_header_keys_t;
 
 static int insert_header_apply(void *state, tb_record_t *record, char *errstr,
                                size_t errstr_size)
 {
-    const char *literal = tb_config_string(state, "value.literal");
-    if (tb_record_header_add(record, tb_config_string(state, "header"), literal,
-                             strlen(literal)) != 0) {
+    const tb_insert_header_keys_t *keys = state;
+    if (tb_record_header_add(record, keys->header, keys->value_literal,
+                             strlen(keys->value_literal)) != 0) {
         return out_of_memory(errstr, errstr_size);
     }
     return 0;
@@ -264,12 +268,14 @@ static const tb_config_def_t insert_header_keys[] = {
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
-     .documentation = "Name of the header added to every record."},
+     .documentation = "Name of the header added to every record.",
+     .field = TB_CONFIG_AT(tb_insert_header_keys_t, header)},
     {.name = "value.literal",
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
-     .documentation = "Value of the added header, as a string."},
+     .documentation = "Value of the added header, as a string.",
+     .field = TB_CONFIG_AT(tb_insert_header_keys_t, value_literal)},
 };
 
 static const tb_config_table_t insert_header_table =
@@ -278,17 +284,22 @@ static const tb_config_table_t insert_header_table =
 const tb_transform_class_t tb_insert_header = {
     .name = TB_TRANSFORMS_PACKAGE "InsertHeader",
     .config = &insert_header_table,
-    .create = keep_values,
-    .destroy = release_values,
+    .config_size = sizeof(tb_insert_header_keys_t),
     .apply = insert_header_apply,
 };
+
+/* DropHeaders' keys, filled from drop_headers_keys. */
+typedef struct {
+    const json_t *headers;
+} tb_drop_headers_keys_t;
 
 static int drop_headers_apply(void *state, tb_record_t *record, char *errstr,
                               size_t errstr_size)
 {
+    const tb_drop_headers_keys_t *keys = state;
     size_t i;
     json_t *name;
-    json_array_foreach ((json_t *)tb_config_list(state, "headers"), i, name) {
+    json_array_foreach ((json_t *)keys->headers, i, name) {
         if (tb_record_header_remove(record, json_string_value(name)) != 0) {
             return out_of_memory(errstr, errstr_size);
         }
@@ -302,7 +313,8 @@ static const tb_config_def_t drop_headers_keys[] = {
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
      .check = tb_field_non_empty_list,
-     .documentation = "Names of the headers removed from every record."},
+     .documentation = "Names of the headers removed from every record.",
+     .field = TB_CONFIG_AT(tb_drop_headers_keys_t, headers)},
 };
 
 static const tb_config_table_t drop_headers_table =
@@ -311,8 +323,7 @@ static const tb_config_table_t drop_headers_table =
 const tb_transform_class_t tb_drop_headers = {
     .name = TB_TRANSFORMS_PACKAGE "DropHeaders",
     .config = &drop_headers_table,
-    .create = keep_values,
-    .destroy = release_values,
+    .config_size = sizeof(tb_drop_headers_keys_t),
     .apply = drop_headers_apply,
 };
 

@@ -11,11 +11,17 @@
 #include "connectors/transforms/tb_field_util.h"
 #include "connectors/transforms/tb_transform.h"
 
-static const char *metadata_check(const json_t *values, char *message,
-                                  size_t message_size)
+/* SetSchemaMetadata's keys, filled from metadata_keys. */
+typedef struct {
+    const char *name;      /* NULL: keeps its name */
+    const json_t *version; /* an integer; null: keeps its version */
+    bool replace_null;
+} tb_metadata_keys_t;
+
+static const char *metadata_check(const void *config, char *message, size_t message_size)
 {
-    if (tb_config_string(values, "schema.name") == NULL &&
-        json_is_null(json_object_get(values, "schema.version"))) {
+    const tb_metadata_keys_t *keys = config;
+    if (keys->name == NULL && json_is_null(keys->version)) {
         snprintf(message, message_size, "Neither schema name nor version configured");
         return "schema.name";
     }
@@ -26,8 +32,8 @@ static int metadata_apply(void *state, tb_record_t *record, char *errstr,
                           size_t errstr_size)
 {
     tb_field_use_t *use = state;
-    const char *name = tb_config_string(use->values, "schema.name");
-    bool has_version = !json_is_null(json_object_get(use->values, "schema.version"));
+    const tb_metadata_keys_t *keys = use->config;
+    const char *name = keys->name;
     tb_record_side_t *s = tb_record_typed(record, use->side, errstr, errstr_size);
     if (s == NULL) {
         return -1;
@@ -44,13 +50,12 @@ static int metadata_apply(void *state, tb_record_t *record, char *errstr,
         tb_schema_decref(schema);
         return tb_field_oom(errstr, errstr_size);
     }
-    if (has_version) {
-        tb_schema_set_version(schema, true,
-                              (int)tb_config_int(use->values, "schema.version"));
+    if (!json_is_null(keys->version)) {
+        tb_schema_set_version(schema, true, (int)json_integer_value(keys->version));
     }
     tb_value_t *value = NULL;
     if (s->value != NULL && tb_value_type(s->value) == TB_TYPE_STRUCT) {
-        bool replace_null = tb_config_bool(use->values, "replace.null.with.default");
+        bool replace_null = keys->replace_null;
         value = tb_value_struct(schema);
         for (size_t i = 0; value != NULL && i < tb_schema_field_count(schema); i++) {
             const tb_field_t *f = tb_schema_field_at(s->schema, i);
@@ -71,17 +76,19 @@ static const tb_config_def_t metadata_keys[] = {
     {.name = "schema.name",
      .type = TB_CONFIG_STRING,
      .importance = TB_IMPORTANCE_HIGH,
-     .documentation = "The name the schema gets; unset keeps its name."},
+     .documentation = "The name the schema gets; unset keeps its name.",
+     .field = TB_CONFIG_AT(tb_metadata_keys_t, name)},
     {.name = "schema.version",
      .type = TB_CONFIG_INT,
      .importance = TB_IMPORTANCE_HIGH,
-     .documentation = "The version the schema gets; unset keeps its version."},
-    TB_REPLACE_NULL_WITH_DEFAULT_DEF,
+     .documentation = "The version the schema gets; unset keeps its version.",
+     .field = TB_CONFIG_VALUE_AT(tb_metadata_keys_t, version)},
+    TB_REPLACE_NULL_WITH_DEFAULT_DEF(tb_metadata_keys_t),
 };
 
 static const tb_config_table_t metadata_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "SetSchemaMetadata", metadata_keys);
 
 TB_SIDED_CLASSES(tb_set_schema_metadata, "SetSchemaMetadata", metadata_table,
-                 metadata_check, tb_field_use_create, tb_field_use_destroy,
-                 metadata_apply);
+                 tb_metadata_keys_t, metadata_check, tb_field_use_create,
+                 tb_field_use_destroy, metadata_apply);

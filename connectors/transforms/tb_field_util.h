@@ -14,13 +14,14 @@
 #include "connectors/transforms/tb_transform.h"
 
 /* The replace.null.with.default key, as every Connect 3.9 transform that
- * reads a struct's fields defines it. */
-#define TB_REPLACE_NULL_WITH_DEFAULT_DEF                                                 \
+ * reads a struct's fields defines it, filled into T's bool replace_null. */
+#define TB_REPLACE_NULL_WITH_DEFAULT_DEF(T)                                              \
     {                                                                                    \
         .name = "replace.null.with.default", .type = TB_CONFIG_BOOLEAN,                  \
         .default_value = "true", .importance = TB_IMPORTANCE_MEDIUM,                     \
         .documentation = "Whether a null field whose schema has a default reads as that" \
-                         " default (true) or stays null (false)."                        \
+                         " default (true) or stays null (false).",                       \
+        .field = TB_CONFIG_AT(T, replace_null)                                           \
     }
 
 /* field.syntax.version (KIP-821) of the transformations that take it:
@@ -36,21 +37,24 @@
     }
 
 /* Defines the classes Name$Key and Name$Value (var##_key, var##_value):
- * one implementation, two sides. check_fn may be NULL. */
-#define TB_SIDED_CLASS(var, side_value, suffix, simple, table, check_fn, create_fn,      \
-                       destroy_fn, apply_fn)                                             \
+ * one implementation, two sides, whose typed config is a config_type
+ * filled from table. check_fn may be NULL. */
+#define TB_SIDED_CLASS(var, side_value, suffix, simple, table, config_type, check_fn,    \
+                       create_fn, destroy_fn, apply_fn)                                  \
     const tb_transform_class_t var = {.name = TB_TRANSFORMS_PACKAGE simple suffix,       \
                                       .side = (side_value),                              \
                                       .config = &(table),                                \
+                                      .config_size = sizeof(config_type),                \
                                       .check = (check_fn),                               \
                                       .create = (create_fn),                             \
                                       .destroy = (destroy_fn),                           \
                                       .apply = (apply_fn)}
-#define TB_SIDED_CLASSES(var, simple, table, check_fn, create_fn, destroy_fn, apply_fn)  \
-    TB_SIDED_CLASS(var##_key, TB_SIDE_KEY, "$Key", simple, table, check_fn, create_fn,   \
-                   destroy_fn, apply_fn);                                                \
-    TB_SIDED_CLASS(var##_value, TB_SIDE_VALUE, "$Value", simple, table, check_fn,        \
-                   create_fn, destroy_fn, apply_fn)
+#define TB_SIDED_CLASSES(var, simple, table, config_type, check_fn, create_fn,           \
+                         destroy_fn, apply_fn)                                           \
+    TB_SIDED_CLASS(var##_key, TB_SIDE_KEY, "$Key", simple, table, config_type, check_fn, \
+                   create_fn, destroy_fn, apply_fn);                                     \
+    TB_SIDED_CLASS(var##_value, TB_SIDE_VALUE, "$Value", simple, table, config_type,     \
+                   check_fn, create_fn, destroy_fn, apply_fn)
 
 /* The schema a transform made of the last schema it was given, so that a
  * run of records under one schema builds it once (Connect keeps such a
@@ -69,14 +73,14 @@ void tb_schema_cache_put(tb_schema_cache_t *c, tb_schema_t *in, tb_schema_t *out
 /* Drops what c holds. */
 void tb_schema_cache_clear(tb_schema_cache_t *c);
 
-/* The state of a use that needs only its side and its parsed keys. */
+/* The state of a use that needs only its side and its typed config. */
 typedef struct {
     tb_side_t side;
-    json_t *values; /* owned */
+    const void *config; /* the chain's (tb_transform_class_t.create) */
 } tb_field_use_t;
 
-/* A tb_field_use_t of values (copied); destroy frees it (NULL: no-op). */
-void *tb_field_use_create(const json_t *values, tb_side_t side, char *errstr,
+/* A tb_field_use_t of config (borrowed); destroy frees it (NULL: no-op). */
+void *tb_field_use_create(const void *config, tb_side_t side, char *errstr,
                           size_t errstr_size);
 void tb_field_use_destroy(void *state);
 

@@ -5,7 +5,9 @@
  * A class is one static const tb_transform_class_t, listed in registry.c.
  * Connect's $Key and $Value variants are two classes sharing one
  * implementation, told apart by their side. The chain parses a class's keys
- * with its config table and hands create() the typed values.
+ * with its config table, fills the class's typed config struct from the
+ * table's columns (tb_config_fill) once, and hands check() and create()
+ * that struct: no class reads a key by its name.
  */
 #ifndef TB_TRANSFORM_H
 #define TB_TRANSFORM_H
@@ -29,16 +31,19 @@ typedef struct tb_transform_class {
     tb_transform_kind_t kind;
     tb_side_t side; /* for $Key / $Value classes */
     const tb_config_table_t *config;
+    /* sizeof the struct config's columns fill (0: no columns). */
+    size_t config_size;
     /* Optional: the checks across keys that Connect makes when it
-     * configures the class, on keys that each parsed. Returns NULL, or the
-     * key (without its prefix) to report the problem under, with the
-     * message in message. */
-    const char *(*check)(const json_t *values, char *message, size_t message_size);
-    /* The state of one use from its parsed keys (borrowed), or NULL with
-     * errstr. Optional: without it the state is NULL. */
-    void *(*create)(const json_t *values, tb_side_t side, char *errstr,
-                    size_t errstr_size);
-    void (*destroy)(void *state); /* required with create */
+     * configures the class, on its filled config (keys that each parsed).
+     * Returns NULL, or the key (without its prefix) to report the problem
+     * under, with the message in message. */
+    const char *(*check)(const void *config, char *message, size_t message_size);
+    /* The state of one use from its filled config, or NULL with errstr.
+     * config (and the strings and lists it borrows) is the chain's and
+     * outlives the state: the state may keep pointers into it. Optional:
+     * without it the state is the config itself. */
+    void *(*create)(const void *config, tb_side_t side, char *errstr, size_t errstr_size);
+    void (*destroy)(void *state); /* NULL: the state needs no freeing */
     /* Transformations: changes record; TB_RESULT_OK (the record goes on),
      * TB_RESULT_DROPPED, or TB_RESULT_FAILED with errstr. */
     int (*apply)(void *state, tb_record_t *record, char *errstr, size_t errstr_size);

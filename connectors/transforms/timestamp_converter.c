@@ -25,34 +25,32 @@ static const char *const kinds[] = {"string", "unix", "Date", "Time", "Timestamp
 static const char *const precisions[] = {"nanoseconds", "microseconds", "milliseconds",
                                          "seconds", NULL};
 
+/* TimestampConverter's keys, filled from ts_keys. */
+typedef struct {
+    const char *field;
+    int target;    /* tb_ts_kind_t, the index in kinds */
+    int precision; /* the index in precisions */
+    const char *format;
+    bool replace_null;
+} tb_ts_keys_t;
+
 typedef struct {
     tb_side_t side;
-    json_t *values;
-    const char *field; /* "" : the whole key or value */
+    const char *field; /* the config's; "" : the whole key or value */
     tb_ts_kind_t target;
-    const char *format;
+    const char *format;      /* the config's */
     int64_t unit_per_ms_num; /* unix time = ms * num / den */
     int64_t unit_per_ms_den;
     bool replace_null;
     tb_schema_cache_t cache;
 } tb_ts_converter_t;
 
-static int index_of(const char *const *names, const char *name)
+static const char *ts_check(const void *config, char *message, size_t message_size)
 {
-    for (int i = 0; names[i] != NULL; i++) {
-        if (strcmp(names[i], name) == 0) {
-            return i;
-        }
-    }
-    return -1;
-}
-
-static const char *ts_check(const json_t *values, char *message, size_t message_size)
-{
-    const char *format = tb_config_string(values, "format");
+    const tb_ts_keys_t *keys = config;
+    const char *format = keys->format;
     char reason[128];
-    if (strcmp(tb_config_string(values, "target.type"), "string") == 0 &&
-        strspn(format, " \t\r\n") == strlen(format)) {
+    if (keys->target == TS_STRING && strspn(format, " \t\r\n") == strlen(format)) {
         snprintf(message, message_size,
                  "TimestampConverter requires format option to be specified when using "
                  "string timestamps");
@@ -72,31 +70,29 @@ static void ts_destroy(void *state)
 {
     tb_ts_converter_t *t = state;
     if (t != NULL) {
-        json_decref(t->values);
         tb_schema_cache_clear(&t->cache);
         free(t);
     }
 }
 
-static void *ts_create(const json_t *values, tb_side_t side, char *errstr,
+static void *ts_create(const void *config, tb_side_t side, char *errstr,
                        size_t errstr_size)
 {
     static const int64_t num[] = {1000000, 1000, 1, 1};
     static const int64_t den[] = {1, 1, 1, 1000};
+    const tb_ts_keys_t *keys = config;
     tb_ts_converter_t *t = calloc(1, sizeof(*t));
-    if (t == NULL || (t->values = json_deep_copy(values)) == NULL) {
-        ts_destroy(t);
+    if (t == NULL) {
         tb_field_oom(errstr, errstr_size);
         return NULL;
     }
-    int precision = index_of(precisions, tb_config_string(values, "unix.precision"));
     t->side = side;
-    t->field = tb_config_string(t->values, "field");
-    t->format = tb_config_string(t->values, "format");
-    t->target = (tb_ts_kind_t)index_of(kinds, tb_config_string(values, "target.type"));
-    t->unit_per_ms_num = num[precision];
-    t->unit_per_ms_den = den[precision];
-    t->replace_null = tb_config_bool(values, "replace.null.with.default");
+    t->field = keys->field;
+    t->format = keys->format;
+    t->target = (tb_ts_kind_t)keys->target;
+    t->unit_per_ms_num = num[keys->precision];
+    t->unit_per_ms_den = den[keys->precision];
+    t->replace_null = keys->replace_null;
     return t;
 }
 
@@ -351,21 +347,24 @@ static const tb_config_def_t ts_keys[] = {
      .default_value = "",
      .importance = TB_IMPORTANCE_HIGH,
      .documentation =
-         "The field holding the timestamp; empty for the whole key or value."},
+         "The field holding the timestamp; empty for the whole key or value.",
+     .field = TB_CONFIG_AT(tb_ts_keys_t, field)},
     {.name = "target.type",
      .type = TB_CONFIG_STRING,
      .required = true,
      .importance = TB_IMPORTANCE_HIGH,
      .one_of = kinds,
      .documentation =
-         "What the timestamp becomes: string, unix, Date, Time or Timestamp."},
+         "What the timestamp becomes: string, unix, Date, Time or Timestamp.",
+     .field = TB_CONFIG_ENUM_AT(tb_ts_keys_t, target)},
     {.name = "format",
      .type = TB_CONFIG_STRING,
      .default_value = "",
      .importance = TB_IMPORTANCE_MEDIUM,
      .documentation =
          "The java.text.SimpleDateFormat pattern (in UTC) that strings are read "
-         "and written with; required for target.type=string or string sources."},
+         "and written with; required for target.type=string or string sources.",
+     .field = TB_CONFIG_AT(tb_ts_keys_t, format)},
     {.name = "unix.precision",
      .type = TB_CONFIG_STRING,
      .default_value = "milliseconds",
@@ -373,12 +372,13 @@ static const tb_config_def_t ts_keys[] = {
      .one_of = precisions,
      .documentation =
          "The unit of Unix times read and written: seconds, milliseconds, "
-         "microseconds or nanoseconds (finer than milliseconds is truncated)."},
-    TB_REPLACE_NULL_WITH_DEFAULT_DEF,
+         "microseconds or nanoseconds (finer than milliseconds is truncated).",
+     .field = TB_CONFIG_ENUM_AT(tb_ts_keys_t, precision)},
+    TB_REPLACE_NULL_WITH_DEFAULT_DEF(tb_ts_keys_t),
 };
 
 static const tb_config_table_t ts_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "TimestampConverter", ts_keys);
 
-TB_SIDED_CLASSES(tb_timestamp_converter, "TimestampConverter", ts_table, ts_check,
-                 ts_create, ts_destroy, ts_apply);
+TB_SIDED_CLASSES(tb_timestamp_converter, "TimestampConverter", ts_table, tb_ts_keys_t,
+                 ts_check, ts_create, ts_destroy, ts_apply);

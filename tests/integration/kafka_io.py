@@ -55,8 +55,10 @@ def create_topic(bed, topic, partitions):
 
 
 def produce(bootstrap, topic, records, transactional_id=None, abort=False):
-    """Produces (partition, key, value) records; with transactional_id, in one
-    transaction that is committed, or aborted when abort is set."""
+    """Produces (partition, key, value) records, or (partition, key, value, headers,
+    timestamp) ones (headers: a list of (name, bytes) or None; timestamp: ms, or None for
+    now); with transactional_id, in one transaction that is committed, or aborted when
+    abort is set."""
     config = {"bootstrap.servers": bootstrap, **IN_ORDER}
     if transactional_id:
         config["transactional.id"] = transactional_id
@@ -64,8 +66,10 @@ def produce(bootstrap, topic, records, transactional_id=None, abort=False):
     if transactional_id:
         producer.init_transactions(30)
         producer.begin_transaction()
-    for partition, key, value in records:
-        producer.produce(topic, value=value, key=key, partition=partition)
+    for partition, key, value, *rest in records:
+        headers, timestamp = (*rest, None, None)[:2]
+        producer.produce(topic, value=value, key=key, partition=partition,
+                         headers=headers, timestamp=timestamp or 0)
     # written to the log first: an abort would otherwise just drop them
     assert producer.flush(30) == 0
     if transactional_id:

@@ -10,10 +10,10 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
 
-from kafka_io import IN_ORDER
+from kafka_io import produce
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -38,24 +38,6 @@ def mirror_config(bed, prefix, alias, **extra):
 def make_topic(bootstrap, topic, partitions, config=None):
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, partitions, 1, config=config or {})])[topic].result(30)
-
-
-def produce(bootstrap, topic, records, transactional_id=None, abort=False):
-    """records: (partition, key, value, headers, timestamp); in one transaction with
-    transactional_id, aborted when abort is set."""
-    config = {"bootstrap.servers": bootstrap, **IN_ORDER}
-    if transactional_id:
-        config["transactional.id"] = transactional_id
-    producer = Producer(config)
-    if transactional_id:
-        producer.init_transactions(30)
-        producer.begin_transaction()
-    for partition, key, value, headers, timestamp in records:
-        producer.produce(topic, value=value, key=key, partition=partition,
-                         headers=headers, timestamp=timestamp)
-    assert producer.flush(30) == 0
-    if transactional_id:
-        (producer.abort_transaction if abort else producer.commit_transaction)(30)
 
 
 def read_all(bootstrap, topic, by_offset=False):
@@ -149,6 +131,8 @@ def test_mirror_copies_four_topics_exactly(start_worker, bed):
     for topic in (compacted, txn, headed):
         source, target = wait_mirrored(bed, topic, f"{alias}.{topic}")
         assert_same(source, target, topic)
+    # the last one, headed, was produced with headers: they are there to compare
+    assert any(headers for records in source.values() for _, _, headers, _ in records)
     assert not any(b"aborted" in (v or b"") for r in target.values() for _, v, _, _ in r)
 
     # the remote topic got the source topic's configs

@@ -244,6 +244,35 @@ static void test_a_table_that_cannot_be_read_names_its_keys(void **state)
     json_decref(raw);
 }
 
+/* A key whose null means unset: its column holds the parsed value. */
+static void test_a_value_column_tells_unset_from_a_number(void **state)
+{
+    (void)state;
+    typedef struct {
+        const json_t *version;
+    } versioned_t;
+    static const tb_config_def_t defs[] = {
+        {.name = "version",
+         .type = TB_CONFIG_INT,
+         .field = TB_CONFIG_VALUE_AT(versioned_t, version)},
+    };
+    static const tb_config_table_t table = TB_CONFIG_TABLE("versioned", defs);
+    char errstr[256] = "";
+    json_t *unset = json_object();
+    json_t *zero = json_pack("{s:s}", "version", "0");
+    versioned_t a = {NULL};
+    versioned_t b = {NULL};
+    json_t *values_a = tb_config_load(&table, unset, &a, errstr, sizeof(errstr));
+    json_t *values_b = tb_config_load(&table, zero, &b, errstr, sizeof(errstr));
+    assert_true(json_is_null(a.version));
+    assert_true(json_is_integer(b.version));
+    assert_int_equal(json_integer_value(b.version), 0);
+    json_decref(values_a);
+    json_decref(values_b);
+    json_decref(unset);
+    json_decref(zero);
+}
+
 static void test_a_column_of_another_type_is_found(void **state)
 {
     (void)state;
@@ -265,6 +294,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_table_fills_its_typed_struct),
         cmocka_unit_test(test_a_table_that_cannot_be_read_names_its_keys),
+        cmocka_unit_test(test_a_value_column_tells_unset_from_a_number),
         cmocka_unit_test(test_a_column_of_another_type_is_found),
         cmocka_unit_test(test_defaults_and_types),
         cmocka_unit_test(test_every_error_is_collected_with_connect_texts),

@@ -534,7 +534,7 @@ static tb_pg_filter_t *filter_of(const char *config)
     if (tb_pg_options_parse(raw, &o, errstr, sizeof(errstr)) != 0) {
         fail_msg("%s", errstr);
     }
-    tb_pg_filter_t *f = tb_pg_filter_create(o.values, errstr, sizeof(errstr));
+    tb_pg_filter_t *f = tb_pg_filter_create(&o, errstr, sizeof(errstr));
     tb_pg_options_release(&o);
     json_decref(raw);
     return f;
@@ -823,7 +823,7 @@ static void test_events_and_offsets(void **state)
     assert_int_equal(tb_pg_options_parse(raw, &o, errstr, sizeof(errstr)), 0);
     assert_true(o.tombstones);
     assert_int_equal(o.skipped, TB_PG_SKIP_TRUNCATE); /* Debezium skips truncates */
-    tb_pg_filter_t *filter = tb_pg_filter_create(o.values, errstr, sizeof(errstr));
+    tb_pg_filter_t *filter = tb_pg_filter_create(&o, errstr, sizeof(errstr));
     tb_schema_t *source = tb_pg_source_schema();
     tb_pg_relation_t *r = items(source, filter, &o.modes);
     assert_int_equal(tb_schema_field_count(r->value_schema), 2); /* price excluded */

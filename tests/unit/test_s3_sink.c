@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "connectors/s3/tb_s3_client.h"
+#include "connectors/s3/tb_s3_config.h"
 #include "connectors/s3/tb_s3_partitioner.h"
 #include "connectors/s3/tb_s3_text.h"
 #include "connectors/tb_plugin.h"
@@ -266,8 +267,10 @@ static tb_s3_partitioner_t *partitioner_of(const char *raw_extra)
     const tb_config_table_t *tables[] = {tb_s3_sink_plugin.config};
     json_t *errors = json_object();
     json_t *values = tb_config_parse(tables, 1, raw, errors);
+    tb_s3_settings_t settings;
+    assert_int_equal(tb_config_fill(&tb_s3_config_table, values, &settings), 0);
     char errstr[256];
-    tb_s3_partitioner_t *p = tb_s3_partitioner_new(values, errstr, sizeof(errstr));
+    tb_s3_partitioner_t *p = tb_s3_partitioner_new(&settings, errstr, sizeof(errstr));
     assert_non_null(p);
     json_decref(values);
     json_decref(errors);
