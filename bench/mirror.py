@@ -17,7 +17,8 @@ settings. A watcher (floor_consume --end-offsets --first) polls the remote topic
 offsets every 20 ms: records/s count from the first record there to the N-th, and the CPU
 time (utime + stime from /proc) of the system's process, and of the two brokers, over
 the same span (the floor measures its own span: first delivery report to the N-th).
-Systems run R times in alternating order; the table gives medians and the spread.
+Before the first, one floor_mirror pass, not counted, warms the brokers up. Systems run
+R times in alternating order; the table gives medians and the spread.
 """
 import argparse
 import glob
@@ -150,10 +151,10 @@ def run_worker(ctx, system: str, run: int) -> dict:
     return result
 
 
-def run_floor(ctx, run: int) -> dict:
-    remote = f"afloor{run}.{ctx.topic}"
-    watcher = Watcher(ctx, remote, f"mirror-floor{run}")
-    log_path = ctx.work / f"mirror-floor{run}.log"
+def run_floor(ctx, tag: str) -> dict:
+    remote = f"afloor{tag}.{ctx.topic}"
+    watcher = Watcher(ctx, remote, f"mirror-floor{tag}")
+    log_path = ctx.work / f"mirror-floor{tag}.log"
     background = Background(None, ctx.broker_pids)
     with open(log_path, "ab") as err:
         proc = subprocess.Popen(
@@ -330,12 +331,17 @@ def main() -> int:
     if any(s.startswith("mm2") for s in systems) and not jars:
         raise BenchError(f"no connect-mirror jar in {libs}: the bed has no MM2")
     preload(ctx)
+    # The brokers are JVMs too: their first heavy fetches and produces run interpreted,
+    # and the first system measured paid for it (about twice the CPU per record).
+    log("warming the brokers up: one floor_mirror pass, not counted")
+    run_floor(ctx, "warmup")
     ctx.load_before = load_average()
     results = {s: [] for s in systems}
     for run in range(args.reps):
         for system in systems if run % 2 == 0 else reversed(systems):
             log(f"run {run + 1} of {args.reps}: {system}")
-            result = run_floor(ctx, run) if system == "floor" else run_worker(ctx, system, run)
+            result = (run_floor(ctx, str(run)) if system == "floor"
+                      else run_worker(ctx, system, run))
             log(f"{system}: {ctx.records / result['seconds']:.0f} records/s, "
                 f"{result['cpu'] / ctx.records * 1e6:.2f} CPU µs/record")
             results[system].append(result)
