@@ -158,10 +158,12 @@ def own_seconds(extra_pids) -> float:
 class Background:
     """How many cores processes outside the benchmark kept busy during a measurement: the
     machine's busy time minus the benchmark's own (harness, its children, the broker), per
-    second. About 0 on a quiet machine; other jobs on a shared machine show here."""
+    second. About 0 on a quiet machine; other jobs on a shared machine show here. pids:
+    the brokers, when not ctx's one (bench/mirror.py's two clusters)."""
 
-    def __init__(self, ctx: "Context"):
-        self.pids = {ctx.broker_pid} if ctx.broker_pid else set()
+    def __init__(self, ctx: "Context | None", pids=None):
+        self.pids = set(pids) if pids is not None else (
+            {ctx.broker_pid} if ctx.broker_pid else set())
         self.t0, self.busy0, self.own0 = time.monotonic(), busy_seconds(), own_seconds(self.pids)
 
     def cores(self) -> float:
@@ -1565,6 +1567,22 @@ def fmt(value, digits=3) -> str:
 
 def ratio(a, b):
     return a / b if a is not None and b not in (None, 0) else None
+
+
+def spread(values: list, digits: int) -> str:
+    """The median and range of the values measured; a ratio whose floor measured zero
+    (a run too short for the clock's tick) is left out, and none at all reads "–"."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return "–"
+    median = statistics.median(values)
+    if len(values) == 1:
+        return f"{median:.{digits}f}"
+    return f"{median:.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def median_interval(values: list[float]) -> tuple[float, float] | None:

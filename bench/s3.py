@@ -22,7 +22,6 @@ import json
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,8 +32,8 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "integration"))
-from harness import (BenchError, Tributary, cpu_seconds, log, ratio, run_script,  # noqa: E402
-                     status_number)
+from harness import (BenchError, Tributary, cpu_seconds, load_average, log,  # noqa: E402
+                     ratio, run_script, spread, status_number)
 from jdbc import bed_env, preload  # noqa: E402
 from s3_server import MotoS3  # noqa: E402
 
@@ -104,22 +103,6 @@ def run_floor(ctx, moto: MotoS3, run: int) -> dict:
         raise BenchError(f"floor_consume -p wrote {result['objects']} objects")
     return {"seconds": result["seconds"], "cpu": result["cpu_seconds"],
             "hwm_mb": result["hwm_kb"] / 1024}
-
-
-def spread(values: list, digits: int) -> str:
-    """The median and range of the values measured; a ratio whose floor measured zero
-    (a run too short for the clock's tick) is left out, and none at all reads "–"."""
-    values = [v for v in values if v is not None]
-    if not values:
-        return "–"
-    median = statistics.median(values)
-    if len(values) == 1:
-        return f"{median:.{digits}f}"
-    return f"{median:.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
-
-
-def load_average() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def table(ctx, results: dict) -> str:

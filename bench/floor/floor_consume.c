@@ -30,7 +30,7 @@
  * sink's JsonFormat of raw values, without a connector runtime.
  *
  *   floor_consume --end-offsets -b BOOTSTRAP -t TOPIC -n N [-T TIMEOUT_S]
- *                 [-i INTERVAL_MS] [-c PARTITIONS]
+ *                 [-i INTERVAL_MS] [-c PARTITIONS] [--first]
  *
  * Watches the topic instead: asks for the end offsets of all its partitions
  * every INTERVAL_MS (default 20) until their sum reaches N. With -c, first
@@ -38,6 +38,8 @@
  * is kept). Prints "ready P" once the topic's partitions are known, then a JSON
  * line {"end_offsets":S,"seconds":T}. Exits 0 when the sum reached N, 1 at the
  * timeout. The harness uses it to see when a source has written N records.
+ * With --first, also prints "first T" (seconds since its start) as soon as
+ * the sum is above 0: bench/mirror.py takes a replicator's CPU time then.
  */
 #include <curl/curl.h>
 #include <librdkafka/rdkafka.h>
@@ -56,7 +58,7 @@ static void usage(void)
         "usage: floor_consume -b BOOTSTRAP -t TOPIC -n N [-T TIMEOUT_S] [-g GROUP] "
         "[-o FILE | -p BUCKET_URL -f FLUSH] [--flush-each] [--check] [-X key=value]...\n"
         "       floor_consume --end-offsets -b BOOTSTRAP -t TOPIC -n N [-T TIMEOUT_S] "
-        "[-i INTERVAL_MS] [-c PARTITIONS]\n");
+        "[-i INTERVAL_MS] [-c PARTITIONS] [--first]\n");
     exit(2);
 }
 
@@ -269,7 +271,7 @@ static bool create_topic(rd_kafka_t *rk, const char *topic, int partitions)
 }
 
 static int watch_end_offsets(rd_kafka_conf_t *conf, const char *topic, long long n,
-                             double timeout, int interval_ms, int create)
+                             double timeout, int interval_ms, int create, bool first)
 {
     char errstr[512];
     double start = floor_now(), deadline = start + timeout;
@@ -314,6 +316,11 @@ static int watch_end_offsets(rd_kafka_conf_t *conf, const char *topic, long long
             }
             sum = s;
         }
+        if (first && sum > 0) {
+            printf("first %.6f\n", floor_now() - start);
+            fflush(stdout);
+            first = false;
+        }
         rd_kafka_topic_partition_list_destroy(list);
         if (sum >= n) {
             rc = 0;
@@ -338,13 +345,15 @@ int main(int argc, char **argv)
     long long n = -1;
     double timeout = 300;
     int interval_ms = 20, create = 0;
-    bool end_offsets = false;
+    bool end_offsets = false, first = false;
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     char errstr[512];
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--end-offsets") == 0) {
             end_offsets = true;
+        } else if (strcmp(argv[i], "--first") == 0) {
+            first = true;
         } else if (strcmp(argv[i], "--check") == 0) {
             check = true;
         } else if (strcmp(argv[i], "--flush-each") == 0) {
@@ -406,7 +415,7 @@ int main(int argc, char **argv)
     }
     set(conf, "bootstrap.servers", bootstrap);
     if (end_offsets) {
-        return watch_end_offsets(conf, topic, n, timeout, interval_ms, create);
+        return watch_end_offsets(conf, topic, n, timeout, interval_ms, create, first);
     }
 
     char fresh[128];

@@ -3,8 +3,10 @@ rot. It starts its own Kafka test bed (not the suite's), builds tributary in Rel
 the floor programs, and runs every scenario against tributary, Kafka Connect and the floor,
 the formats' encode and decode loops against confluent-kafka's serializers, the JDBC
 sink into the bed's PostgreSQL (tributary alone: Debezium's task takes tens of seconds to
-start), the S3 sink into moto's S3 server beside the consume-and-PUT floor, and the search
-sink into the bed's OpenSearch node beside the bare _bulk floor.
+start), the S3 sink into moto's S3 server beside the consume-and-PUT floor, the search
+sink into the bed's OpenSearch node beside the bare _bulk floor, and the MirrorMaker 2
+source between the bed's two clusters beside the consume-and-produce floor (without
+MM2 itself: Connect's start takes tens of seconds).
 """
 import os
 import re
@@ -46,7 +48,8 @@ EXPECTED = [("sink", "floor"), ("sink", "floor-write"), ("sink", "tributary"),
             ("protobuf", "tributary"), ("protobuf", "confluent-kafka"),
             ("json_schema", "tributary"), ("json_schema", "confluent-kafka"),
             ("jdbc-insert", "tributary"), ("jdbc-upsert", "tributary"),
-            ("s3", "floor"), ("s3-json", "tributary"), ("s3-parquet", "tributary")]
+            ("s3", "floor"), ("s3-json", "tributary"), ("s3-parquet", "tributary"),
+            ("mirror", "floor"), ("mirror", "tributary")]
 NUMBER = re.compile(r"^-?\d[\d ]*(\.\d+)?(e[+-]?\d+)?$")
 
 
@@ -91,7 +94,7 @@ def test_smoke_run_prints_every_scenario():
                          re.M), f"no search row for {system}"
     # the release build runs on jemalloc, and so do the floors (docs/ARCHITECTURE.md)
     assert re.search(r"^\| tributary \| tributary .*, jemalloc \d", out, re.M), out[:3000]
-    for floor in ("floor_consume", "floor_produce"):
+    for floor in ("floor_consume", "floor_produce", "floor_mirror"):
         needed = subprocess.run(["readelf", "-d", str(ROOT / "build/bench/floor" / floor)],
                                 capture_output=True, text=True, check=True).stdout
         assert "libjemalloc" in needed, f"{floor} is not linked with jemalloc"
