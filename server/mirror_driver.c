@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "connectors/kafka/tb_java_client_keys.h"
 #include "connectors/runtime/config/tb_connector_config.h"
 #include "connectors/runtime/config/tb_connector_validate.h"
 #include "connectors/runtime/herder/tb_herder.h"
@@ -149,14 +150,6 @@ static bool starts_with(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* The keys MirrorClientConfig takes for a cluster's clients. */
-static bool is_client_key(const char *key)
-{
-    return strcmp(key, "bootstrap.servers") == 0 ||
-           strcmp(key, "security.protocol") == 0 || starts_with(key, "ssl.") ||
-           starts_with(key, "sasl.");
-}
-
 static bool is_worker_key(const char *key)
 {
     const tb_config_table_t *tables[] = {&tb_worker_config_table};
@@ -212,7 +205,8 @@ static void cluster_props(const driver_t *d, const char *alias, json_t *values,
         }
     }
     json_object_foreach (d->props, key, value) {
-        if (is_client_key(key) && json_object_get(values, key) == NULL) {
+        if (tb_java_client_key_is_connection(key) &&
+            json_object_get(values, key) == NULL) {
             put(values, origins, key, json_string_value(value), key);
         }
     }

@@ -1057,6 +1057,13 @@ static const char *const other_role_notes[] = {
     "not a consumer key: the consumer does not use it",
     "not an admin client key: the admin client does not use it"};
 
+bool tb_java_client_key_is_connection(const char *key)
+{
+    return strcmp(key, "bootstrap.servers") == 0 ||
+           strcmp(key, "security.protocol") == 0 || strncmp(key, "ssl.", 4) == 0 ||
+           strncmp(key, "sasl.", 5) == 0;
+}
+
 const char *tb_java_client_key_ignored(const char *config_key, const char *value)
 {
     tb_client_role_t role = TB_CLIENT_PRODUCER;

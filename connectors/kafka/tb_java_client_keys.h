@@ -16,6 +16,7 @@
 #define TB_JAVA_CLIENT_KEYS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "connectors/kafka/tb_client_props.h"
 
@@ -38,6 +39,11 @@ int tb_java_client_keys_translate(tb_client_role_t role, json_t *props,
  * string), or NULL when it is used. config_key carries its prefix:
  * "<role>.override.", the worker's "<role>." or none (any client). */
 const char *tb_java_client_key_ignored(const char *config_key, const char *value);
+
+/* Whether key (unprefixed) is one of the connection keys MM2's
+ * MirrorClientConfig defines, the only keys MM2 takes from a cluster's
+ * keys: bootstrap.servers, security.protocol, ssl.* and sasl.*. */
+bool tb_java_client_key_is_connection(const char *key);
 
 /* Appends the Markdown section of the Java client keys to *doc (realloc'd;
  * the caller frees it). Returns 0, or -1 when out of memory. */

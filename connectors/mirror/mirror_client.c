@@ -11,9 +11,12 @@
 
 /* Copies the client keys of config under prefix into props, the prefix
  * taken off (MM2's own keys there, source.cluster.alias, aside), and
- * records where each came from in origins. */
-static void take_prefixed(const json_t *config, const char *prefix, json_t *props,
-                          json_t *origins)
+ * records where each came from in origins. With connection_only, as MM2
+ * does under <side>.cluster., only the connection keys: MM2's dedicated
+ * mode writes there the cluster's worker keys as well, which its clients
+ * leave out. */
+static void take_prefixed(const json_t *config, const char *prefix, bool connection_only,
+                          json_t *props, json_t *origins)
 {
     const char *key;
     const json_t *value;
@@ -23,7 +26,8 @@ static void take_prefixed(const json_t *config, const char *prefix, json_t *prop
     json_object_foreach ((json_t *)config, key, value) {
         if (strncmp(key, prefix, n) == 0 && key[n] != '\0' && json_is_string(value) &&
             (strcmp(key + n, "bootstrap.servers") == 0 ||
-             tb_config_find(tables, 3, key) == NULL)) {
+             tb_config_find(tables, 3, key) == NULL) &&
+            (!connection_only || tb_java_client_key_is_connection(key + n))) {
             json_object_set(props, key + n, (json_t *)value);
             json_object_set_new(origins, key + n, json_string(key));
         }
@@ -44,9 +48,9 @@ rd_kafka_t *tb_mirror_client(const json_t *config, const char *side, rd_kafka_ty
     rd_kafka_conf_t *conf = NULL;
 
     snprintf(prefix, sizeof(prefix), "%s.cluster.", side);
-    take_prefixed(config, prefix, props, origins);
+    take_prefixed(config, prefix, true, props, origins);
     snprintf(prefix, sizeof(prefix), "%s.%s.", side, role);
-    take_prefixed(config, prefix, props, origins);
+    take_prefixed(config, prefix, false, props, origins);
     if (tb_java_client_keys_translate(client_role, props, origins, errors) != 0) {
         tb_config_errors_join(errors, "; ", errstr, errstr_size);
         goto fail;

@@ -113,10 +113,12 @@ static int check_patterns(const json_t *value, char *reason, size_t reason_size)
          .group = "Mirror",                                                              \
          .order = 3,                                                                     \
          .field = TB_CONFIG_AT(S, source_bootstrap),                                     \
-         .documentation = "Brokers of the source cluster. Other source.cluster.* keys "  \
-                          "(Java client names, security included) set every client of "  \
-                          "it; source.consumer.* the consumer's alone (admin requests "  \
-                          "go through the same clients)."},                              \
+         .documentation = "Brokers of the source cluster. source.cluster.* "             \
+                          "connection keys (security.protocol, ssl.*, sasl.*; Java "     \
+                          "names) set every client of it, the other keys there are "     \
+                          "left out as MM2 leaves them out; source.consumer.* (any "     \
+                          "client key) the consumer's alone (admin requests go "         \
+                          "through the same clients)."},                                 \
         {.name = "target.cluster.bootstrap.servers",                                     \
          .type = TB_CONFIG_STRING,                                                       \
          .required = true,                                                               \

@@ -3,7 +3,8 @@ properties file, on the bed's two clusters (the second, bed.kafka2_bootstrap, th
 A flow A->B replicates a topic (records, headers, timestamps), writes heartbeats and
 checkpoints under MM2's names, keeps its worker's store in the target's topics MM2's
 dedicated mode names (mm2-configs.<source>.internal, ...), and after kill -9 goes on from
-there without copying a record twice. A bad file fails naming the key and its line."""
+there without copying a record twice; it also goes on where the real MM2's dedicated driver,
+killed, stopped. A bad file fails naming the key and its line."""
 import json
 import os
 import re
@@ -18,6 +19,7 @@ from confluent_kafka import Consumer, TopicPartition
 from test_mirror import assert_same, make_topic, produce, read_all, some_records, \
     wait_mirrored
 from test_mirror_checkpoint import consume_and_commit, read_checkpoints
+from test_mirror_interop import assert_taken_over, mirrored
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -197,6 +199,72 @@ def test_dedicated_mode_replicates_and_goes_on_after_kill(bed, tmp_path, drivers
     # its files (the worker's, with the clusters' credentials) are removed at the stop
     files = re.search(r"files in (\S+)", logs).group(1)
     assert files.startswith(str(tmp_path)) and not os.path.exists(files)
+
+
+def test_takes_over_from_a_stopped_dedicated_mm2(bed, tmp_path, drivers):
+    """The real MM2's dedicated driver (BED_CONNECT_VERSION's MirrorMaker) copies a topic
+    from the same properties file and is killed (kill -9: it may have copied records after
+    its last offset commit); tributary --mirror goes on from MM2's last committed offsets in
+    mm2-offsets.<source>.internal, within assert_taken_over's bound."""
+    prefix = f"mmt{uuid.uuid4().hex[:10]}"
+    source, target = f"s{uuid.uuid4().hex[:6]}", f"t{uuid.uuid4().hex[:6]}"
+    topic, remote = f"{prefix}-data", f"{source}.{prefix}-data"
+    src = bed.kafka2_bootstrap
+    make_topic(src, topic, 3)
+    produce(src, topic, some_records(3000, 3, "a"))
+    properties = mm2_properties(bed, tmp_path / "mm2.properties", source, target, prefix)
+    offsets_topic = f"mm2-offsets.{source}.internal"
+
+    def committed():
+        """MM2's next offset of each partition of topic, as its offsets topic holds them."""
+        try:
+            found = latest_offsets(bed.bootstrap, offsets_topic, "MirrorSourceConnector")
+        except KeyError:
+            return {}  # not made yet
+        return {p: o + 1 for (t, p), o in found.items() if t == topic}
+
+    log = tmp_path / "mm2.log"
+    with open(tmp_path / "mm2.out", "w") as out:
+        mm2 = subprocess.Popen(
+            ["java", "-Xms128M", "-Xmx512M", bed.facts["BED_CONNECT_LOG_OPTION"],
+             f"-Dtributary.connect.log={log}", "-cp", f"{bed.facts['BED_CONNECT_LIBS']}/*",
+             "org.apache.kafka.connect.mirror.MirrorMaker", str(properties)],
+            stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path)
+    try:
+        wait_for(committed, timeout=240, interval=0.5,
+                 what="MM2's first committed source offsets")
+    except AssertionError:
+        print(log.read_text(errors="replace")[-8000:] if log.exists() else "no MM2 log")
+        raise
+    finally:
+        mm2.kill()
+        mm2.wait(timeout=30)
+    at_stop = committed()
+    mm2_wrote = read_all(bed.bootstrap, remote)
+    # records produced while neither runs: only tributary can copy them
+    produce(src, topic, some_records(1500, 3, "b", age_s=1800))
+    source_records = read_all(src, topic)
+    total = sum(len(r) for r in source_records.values())
+
+    d = Driver(tmp_path, properties)
+    drivers.append(d)
+    try:
+        wait_for(lambda: mirrored(bed.bootstrap, remote, total), timeout=180, interval=0.5,
+                 what=f"{total} records in {remote}")
+    except AssertionError:
+        print(d.logs()[-8000:])
+        raise
+    assert_taken_over(source_records, read_all(bed.bootstrap, remote), at_stop, mm2_wrote)
+    # tributary's offsets go on from MM2's in the same topic, in MM2's form
+    last = {p: len(r) for p, r in source_records.items()}
+    wait_for(lambda: committed() == last, timeout=60, interval=0.5,
+             what="tributary's offsets at the end")
+    assert d.stop() == 0
+    logs = d.logs()
+    assert not any(s in logs for s in SANITIZER), logs[-4000:]
+    # the tasks MM2 left in the configs topic start: their target.cluster.* keys hold the
+    # target's worker keys (offset.flush.interval.ms), which MM2's clients leave out
+    assert "task failed" not in logs, logs[-4000:]
 
 
 def run_bad(tmp_path, text, *args):

@@ -385,15 +385,35 @@ def exact_downstream(source, target, upstream):
     return next(o for o, r in sorted(target.items()) if r == later[0])
 
 
+def assert_taken_over(source, target, committed, mm2_wrote):
+    """Each target partition holds the source's records, in order: MM2's, then tributary's
+    from the record after MM2's last committed offset. So none is missing, and the only ones
+    copied twice are those MM2 copied after its last commit, which MM2 itself would copy
+    again when restarted: with w records copied by MM2 and c its committed next offset
+    (committed[p]), the partition is source[:w] + source[c:], c <= w. source, target and
+    mm2_wrote (the target when MM2 stopped) are read_all's; returns the count copied twice."""
+    twice = 0
+    for p, records in source.items():
+        got = target[p]
+        c = committed.get(p, 0)
+        w = len(got) - (len(records) - c)
+        print(f"partition {p}: MM2 committed {c}, copied {len(mm2_wrote.get(p, []))}; "
+              f"{w - c} copied twice")
+        assert len(mm2_wrote.get(p, [])) == w, (p, w, len(mm2_wrote.get(p, [])))
+        assert c <= w <= len(records), (p, c, w)
+        assert got[:w] == records[:w], p  # MM2's, each once
+        assert got[w:] == records[c:], p  # tributary's, from MM2's last committed offset
+        twice += w - c
+    assert sum(len(r) for r in target.values()) == \
+        sum(len(r) for r in source.values()) + twice
+    return twice
+
+
 def test_tributary_takes_over_from_a_stopped_mm2(connect, start_worker, bed):
     """MM2's MirrorSourceConnector in Connect copies part of a topic and is killed
     (kill -9, so that it may have copied records after its last offset commit); tributary
     workers on that Connect's three topics and group.id run the same connector from MM2's
-    last committed source offsets. Each target partition must hold the source's records, in
-    order: MM2's, then tributary's from the record after MM2's last committed offset. So none
-    is missing, and the only ones copied twice are those MM2 copied after its last commit,
-    which MM2 itself would copy again when restarted: with w records copied by MM2 and c its
-    committed next offset, the partition is source[:w] + source[c:], c <= w."""
+    last committed source offsets, within assert_taken_over's bound."""
     prefix = f"mmk{uuid.uuid4().hex[:10]}"
     alias = f"k{uuid.uuid4().hex[:6]}"
     src = bed.kafka2_bootstrap
@@ -432,20 +452,7 @@ def test_tributary_takes_over_from_a_stopped_mm2(connect, start_worker, bed):
     assert workers[0].get(f"/connectors/{name}/config").json()["connector.class"] == MIRROR
     wait_for(lambda: mirrored(bed.bootstrap, remote, total), timeout=120, interval=0.5,
              what=f"{total} records in {remote}")
-    target = read_all(bed.bootstrap, remote)
-    twice = 0
-    for p, records in source.items():
-        got = target[p]
-        c = committed.get(p, 0)
-        w = len(got) - (len(records) - c)
-        print(f"partition {p}: MM2 committed {c}, copied {len(mm2_wrote.get(p, []))}; "
-              f"{w - c} copied twice")
-        assert len(mm2_wrote.get(p, [])) == w, (p, w, len(mm2_wrote.get(p, [])))
-        assert c <= w <= len(records), (p, c, w)
-        assert got[:w] == records[:w], p  # MM2's, each once
-        assert got[w:] == records[c:], p  # tributary's, from MM2's last committed offset
-        twice += w - c
-    assert sum(len(r) for r in target.values()) == total + twice
+    assert_taken_over(source, read_all(bed.bootstrap, remote), committed, mm2_wrote)
     # tributary's source offsets go on from MM2's, in MM2's form
     last = {p: len(r) - 1 for p, r in source.items()}
     wait_for(lambda: {o["partition"]["partition"]: o["offset"]["offset"] for o in
