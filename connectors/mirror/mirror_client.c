@@ -8,6 +8,7 @@
 #include "connectors/kafka/tb_java_client_keys.h"
 #include "connectors/kafka/tb_kafka_conf.h"
 #include "connectors/mirror/tb_mirror.h"
+#include "core/tb_log.h"
 
 /* Copies the client keys of config under prefix into props, the prefix
  * taken off (MM2's own keys there, source.cluster.alias, aside), and
@@ -23,14 +24,32 @@ static void take_prefixed(const json_t *config, const char *prefix, bool connect
     size_t n = strlen(prefix);
     const tb_config_table_t *const tables[] = {
         &tb_mirror_source_table, &tb_mirror_heartbeat_table, &tb_mirror_checkpoint_table};
+    char left_out[512] = "";
+    size_t used = 0;
     json_object_foreach ((json_t *)config, key, value) {
-        if (strncmp(key, prefix, n) == 0 && key[n] != '\0' && json_is_string(value) &&
-            (strcmp(key + n, "bootstrap.servers") == 0 ||
-             tb_config_find(tables, 3, key) == NULL) &&
-            (!connection_only || tb_java_client_key_is_connection(key + n))) {
-            json_object_set(props, key + n, (json_t *)value);
-            json_object_set_new(origins, key + n, json_string(key));
+        if (strncmp(key, prefix, n) != 0 || key[n] == '\0' || !json_is_string(value) ||
+            (strcmp(key + n, "bootstrap.servers") != 0 &&
+             tb_config_find(tables, 3, key) != NULL)) {
+            continue;
         }
+        if (connection_only && !tb_java_client_key_is_connection(key + n)) {
+            if (used < sizeof(left_out)) {
+                used += (size_t)snprintf(left_out + used, sizeof(left_out) - used, "%s%s",
+                                         used > 0 ? ", " : "", key);
+            }
+            continue;
+        }
+        json_object_set(props, key + n, (json_t *)value);
+        json_object_set_new(origins, key + n, json_string(key));
+    }
+    if (used > 0) {
+        TB_LOG(
+            TB_LOG_WARN, "tributary.mirror",
+            "%s left out of the client: under %s* only the connection keys "
+            "(bootstrap.servers, security.protocol, ssl.*, sasl.*) reach the clients, as "
+            "in MirrorMaker 2; a client key goes under the consumer.* or producer.* "
+            "prefix of that side",
+            left_out, prefix);
     }
 }
 

@@ -240,6 +240,8 @@ def test_mirror_heartbeats_in_mm2_format(start_worker, bed):
               "target.cluster.bootstrap.servers": bed.bootstrap,
               "emit.heartbeats.interval.seconds": "1",
               "heartbeats.topic.replication.factor": "1",
+              # not a connection key: left out, as MM2 leaves it out, and said so
+              "target.cluster.client.id": f"{src}-client",
               "key.converter": BYTES, "value.converter": BYTES}
     assert worker.post("/connectors", json={"name": name, "config": config}).status_code == 201
     key = struct.pack(">h", len(src)) + src.encode() + struct.pack(">h", len(tgt)) + tgt.encode()
@@ -262,6 +264,8 @@ def test_mirror_heartbeats_in_mm2_format(start_worker, bed):
         assert version == 0 and at == timestamp
     stamps = [r[3] for _, r in beats]
     assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
+    assert "target.cluster.client.id left out of the client: under target.cluster.* only " \
+        "the connection keys" in worker.logs()
 
     admin = AdminClient({"bootstrap.servers": bed.bootstrap})
     assert len(admin.list_topics("heartbeats", timeout=30).topics["heartbeats"].partitions) == 1
