@@ -39,6 +39,8 @@ typedef struct {
     /* A histogram that also keeps the largest value observed in the window
      * (below), for TB_WINDOW_MAX: one more clock read per observation. */
     bool keep_max;
+    /* The same for the smallest value, for TB_WINDOW_MIN. */
+    bool keep_min;
     /* A gauge or untyped family whose series each show the share (0 to 1)
      * of the time since it was created that it spent set to a non-zero
      * value, as Kafka Connect's running-ratio: tb_series_set() turns it on
@@ -94,6 +96,9 @@ typedef enum {
     /* The largest value histogram a (its def keeps_max) observed in the
      * current sample or the one before; NaN when none. */
     TB_WINDOW_MAX,
+    /* The smallest value histogram a (its def keeps_min) observed in the
+     * current sample or the one before; NaN when none. */
+    TB_WINDOW_MIN,
 } tb_window_kind_t;
 
 typedef struct {
@@ -107,8 +112,8 @@ typedef struct {
 /* The windowed series of def (not a histogram) with these label values, over
  * window's sources; it takes a reference on each, dropped with its last one.
  * Updating it has no visible effect. NULL on out-of-memory, or when a source
- * it needs is NULL or does not fit (TB_WINDOW_MAX over anything but a
- * histogram that keeps its max). */
+ * it needs is NULL or does not fit (TB_WINDOW_MAX or TB_WINDOW_MIN over
+ * anything but a histogram that keeps its max or min). */
 tb_series_t *tb_metrics_window(const tb_metric_def_t *def, const char *const *values,
                                const tb_window_t *window);
 

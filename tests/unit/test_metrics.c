@@ -360,10 +360,11 @@ static const tb_metric_def_t windowed_def = {
 static const tb_metric_def_t max_latency_def = {
     .name = "tb_test_max_latency_seconds",
     .type = TB_METRIC_HISTOGRAM,
-    .help = "Time to answer, with its maximum.",
+    .help = "Time to answer, with its maximum and minimum.",
     .buckets = latency_buckets,
     .bucket_count = 3,
     .keep_max = true,
+    .keep_min = true,
 };
 
 static void test_rate_is_the_increase_per_second_over_the_last_minute(void **state)
@@ -390,13 +391,14 @@ static void test_rate_is_the_increase_per_second_over_the_last_minute(void **sta
     assert_page("");
 }
 
-static void test_ratio_and_max_over_a_histogram(void **state)
+static void test_ratio_max_and_min_over_a_histogram(void **state)
 {
     (void)state;
     tb_series_t *plain = latency("/");
     tb_series_t *timed = tb_metrics_series(&max_latency_def, NULL);
     const char *avg_label[] = {"avg"};
     const char *max_label[] = {"max"};
+    const char *min_label[] = {"min"};
     static const char *const which[] = {"which", NULL};
     static const tb_metric_def_t labelled = {
         .name = "tb_test_windowed", .type = TB_METRIC_UNTYPED, .labels = which};
@@ -405,27 +407,38 @@ static void test_ratio_and_max_over_a_histogram(void **state)
         &(tb_window_t){.kind = TB_WINDOW_RATIO, .a = timed, .b = timed, .none = NAN});
     tb_series_t *max = tb_metrics_window(
         &labelled, max_label, &(tb_window_t){.kind = TB_WINDOW_MAX, .a = timed});
+    tb_series_t *min = tb_metrics_window(
+        &labelled, min_label, &(tb_window_t){.kind = TB_WINDOW_MIN, .a = timed});
     assert_non_null(avg);
     assert_non_null(max);
-    /* a maximum needs a histogram that keeps it */
+    assert_non_null(min);
+    /* a maximum or minimum needs a histogram that keeps it */
     assert_null(tb_metrics_window(&labelled, max_label,
                                   &(tb_window_t){.kind = TB_WINDOW_MAX, .a = plain}));
+    assert_null(tb_metrics_window(&labelled, min_label,
+                                  &(tb_window_t){.kind = TB_WINDOW_MIN, .a = plain}));
     assert_true(isnan(value_of("tb_test_windowed{which=\"avg\"}")));
     assert_true(isnan(value_of("tb_test_windowed{which=\"max\"}")));
+    assert_true(isnan(value_of("tb_test_windowed{which=\"min\"}")));
     tb_series_observe(timed, 1);
     tb_series_observe(timed, 3);
     assert_true(value_of("tb_test_windowed{which=\"avg\"}") == 2);
     assert_true(value_of("tb_test_windowed{which=\"max\"}") == 3);
+    assert_true(value_of("tb_test_windowed{which=\"min\"}") == 1);
     fake_now_ms = 35000; /* the previous sample still counts */
     tb_series_observe(timed, 2);
     assert_true(value_of("tb_test_windowed{which=\"max\"}") == 3);
+    assert_true(value_of("tb_test_windowed{which=\"min\"}") == 1);
     fake_now_ms = 65000;
     assert_true(value_of("tb_test_windowed{which=\"max\"}") == 2);
+    assert_true(value_of("tb_test_windowed{which=\"min\"}") == 2);
     fake_now_ms = 95000;
     assert_true(isnan(value_of("tb_test_windowed{which=\"max\"}")));
+    assert_true(isnan(value_of("tb_test_windowed{which=\"min\"}")));
     tb_series_release(plain);
     tb_series_release(avg);
     tb_series_release(max);
+    tb_series_release(min);
     tb_series_release(timed);
     assert_page("");
 }
@@ -767,7 +780,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_rate_is_the_increase_per_second_over_the_last_minute, with_fake_clock,
             real_clock),
-        cmocka_unit_test_setup_teardown(test_ratio_and_max_over_a_histogram,
+        cmocka_unit_test_setup_teardown(test_ratio_max_and_min_over_a_histogram,
                                         with_fake_clock, real_clock),
         cmocka_unit_test_setup_teardown(
             test_share_is_one_outcome_among_both_in_the_window, with_fake_clock,
