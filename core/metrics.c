@@ -946,23 +946,28 @@ void tb_metrics_ms_names_set(bool on)
     atomic_store(&ms_names, on);
 }
 
-/* family's ms_name twin, when it has one and the names are on: <base>_ms
- * sorts before <base>_seconds, and no other family's name between them. A
- * window read twice in one render shows the same value: the second read
- * measures from the same reading and takes none (its clock has not
- * moved a quarter window). */
+/* family's ms_name twin, when it has one and the names are on: the name
+ * with its last _seconds as _ms (<base>_seconds, or <base>_seconds_max as
+ * MM2 names a -max), rendered just before the family. A window read twice
+ * in one render shows the same value: the second read measures from the
+ * same reading and takes none (its clock has not moved a quarter window). */
 static void put_ms_twin(FILE *out, const family_t *family, int64_t now_ms)
 {
-    static const char suffix[] = "_seconds";
+    static const char unit[] = "_seconds";
     const char *name = family->def->name;
-    size_t length = strlen(name);
-    size_t base = length - (sizeof(suffix) - 1);
+    const char *at = NULL;
     char twin[256];
-    if (!family->def->ms_name || !atomic_load(&ms_names) || length < sizeof(suffix) ||
-        strcmp(name + base, suffix) != 0 || base + sizeof("_ms") > sizeof(twin)) {
+    for (const char *next = strstr(name, unit); next != NULL;
+         next = strstr(next + 1, unit)) {
+        at = next;
+    }
+    if (!family->def->ms_name || !atomic_load(&ms_names) || at == NULL ||
+        (at[sizeof(unit) - 1] != '\0' && at[sizeof(unit) - 1] != '_') ||
+        strlen(name) + sizeof("_ms") > sizeof(twin)) {
         return;
     }
-    snprintf(twin, sizeof(twin), "%.*s_ms", (int)base, name);
+    snprintf(twin, sizeof(twin), "%.*s_ms%s", (int)(at - name), name,
+             at + sizeof(unit) - 1);
     put_family(out, family, twin, 1000, now_ms);
 }
 

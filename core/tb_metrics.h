@@ -47,8 +47,10 @@ typedef struct {
      * or off (one compare-and-swap), the share is worked out at render.
      * tb_series_add() leaves it alone; it is no window's source. */
     bool time_share;
-    /* A gauge or untyped family named <base>_seconds that is also served
-     * as <base>_ms, each value times 1000, while tb_metrics_ms_names_set()
+    /* A gauge or untyped family named <base>_seconds (or
+     * <base>_seconds_<suffix>, as MM2's record-age-ms-max) that is also
+     * served as <base>_ms (<base>_ms_<suffix>), each value times 1000,
+     * while tb_metrics_ms_names_set()
      * has it on: Kafka Connect's name for a time in ms, which promtool's
      * lint refuses (an abbreviated unit), so it stays off by default. The
      * twin reads the same series at render; it costs the updaters nothing. */

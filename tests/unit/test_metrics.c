@@ -729,6 +729,12 @@ static void test_ms_name_serves_a_seconds_family_in_ms_when_on(void **state)
         .help = "A mean time.",
         .ms_name = true,
     };
+    static const tb_metric_def_t max_def = {
+        .name = "tb_test_time_seconds_max", /* as MM2 names a -max */
+        .type = TB_METRIC_UNTYPED,
+        .help = "A longest time.",
+        .ms_name = true,
+    };
     tb_series_t *time = tb_metrics_series(&time_def, NULL);
     tb_series_set(time, 0.25);
     assert_page("# HELP tb_test_time_seconds A time.\n"
@@ -745,6 +751,8 @@ static void test_ms_name_serves_a_seconds_family_in_ms_when_on(void **state)
     tb_series_t *avg = tb_metrics_window(
         &avg_def, NULL,
         &(tb_window_t){.kind = TB_WINDOW_RATIO, .a = timed, .b = timed, .none = NAN});
+    tb_series_t *max = tb_metrics_window(
+        &max_def, NULL, &(tb_window_t){.kind = TB_WINDOW_MAX, .a = timed});
     for (int step = 1; step <= 12; step++) {
         fake_now_ms = step * 15000;
         tb_series_observe(timed, step);
@@ -753,6 +761,8 @@ static void test_ms_name_serves_a_seconds_family_in_ms_when_on(void **state)
         double seconds = page_value(page, "tb_test_avg_time_seconds");
         assert_true(seconds > 0);
         assert_true(page_value(page, "tb_test_avg_time_ms") == seconds * 1000);
+        assert_true(page_value(page, "tb_test_time_seconds_max") == step);
+        assert_true(page_value(page, "tb_test_time_ms_max") == step * 1000);
         free(page);
     }
     tb_metrics_ms_names_set(false);
@@ -761,6 +771,7 @@ static void test_ms_name_serves_a_seconds_family_in_ms_when_on(void **state)
     assert_null(strstr(page, "_ms"));
     free(page);
     tb_series_release(avg);
+    tb_series_release(max);
     tb_series_release(timed);
     tb_series_release(time);
     assert_page("");
