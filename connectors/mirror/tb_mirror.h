@@ -246,7 +246,8 @@ int tb_mirror_partition_count(rd_kafka_t *rk, const char *topic, int timeout_ms,
 /* MM2's sensor of a time (record-age-ms, replication-latency-ms,
  * checkpoint-latency-ms) in seconds, as every Connect time in ms is served
  * (docs/OPERATIONS.md): the last value under MM2's name, its -max, -min and
- * -avg over the last minute under MM2's names with _ms as _seconds, all
+ * -avg over the last minute under MM2's names with _ms as _seconds (and
+ * under MM2's _ms names in ms with metrics.milliseconds.names), all
  * windows over one histogram of tributary's own that keeps its extremes. */
 typedef struct {
     tb_metric_def_t last, max, min, avg;
@@ -258,7 +259,8 @@ extern const double tb_mirror_timing_buckets[TB_MIRROR_TIMING_BUCKET_COUNT];
 
 #define TB_MIRROR_TIMING_DEF(metric, labelled, text)                                     \
     {                                                                                    \
-        .name = metric, .type = TB_METRIC_UNTYPED, .help = text, .labels = labelled      \
+        .name = metric, .type = TB_METRIC_UNTYPED, .help = text, .labels = labelled,     \
+        .ms_name = true                                                                  \
     }
 /* The defs of MM2's <attribute>-ms of the MBean kafka.connect.mirror
  * <group> (e.g. "source_connector", "record_age"), what describes it. */
