@@ -39,7 +39,8 @@
  * maximum cannot be made from readings: a histogram whose def keeps_max
  * also keeps, per 30 s sample, its largest observation (one atomic
  * maximum per observation), and TB_WINDOW_MAX shows the larger of the
- * current and the previous sample's, as Kafka's Max does.
+ * current and the previous sample's, as Kafka's Max does; keep_min and
+ * TB_WINDOW_MIN the same for the smallest, as Kafka's Min.
  */
 #include "core/tb_metrics.h"
 
@@ -78,6 +79,13 @@ typedef struct {
     size_t reading_count;
 } window_t;
 
+/* A histogram's largest or smallest observation per sample (a double's
+ * bits), and the sample each slot holds (its start / SAMPLE_MS). */
+typedef struct {
+    _Atomic uint64_t bits[2];
+    _Atomic int64_t sample[2];
+} extreme_t;
+
 typedef struct family {
     const tb_metric_def_t *def; /* the first definition seen of this name */
     size_t label_count;
@@ -98,10 +106,8 @@ struct tb_series {
     int64_t created_ms; /* when it was made, by the metrics clock */
     /* A counter's or gauge's value, a histogram's sum: a double's bits. */
     _Atomic uint64_t value;
-    /* A keep_max histogram's largest observation per sample (a double's
-     * bits), and the sample each slot holds (its start / SAMPLE_MS). */
-    _Atomic uint64_t max_bits[2];
-    _Atomic int64_t max_sample[2];
+    extreme_t max; /* a keep_max histogram's */
+    extreme_t min; /* a keep_min histogram's */
     /* A histogram's observations per finite bound, then over the last. */
     _Atomic uint64_t counts[];
 };
@@ -208,24 +214,30 @@ void tb_series_set(tb_series_t *series, double value)
     atomic_store_explicit(&series->value, double_bits(value), memory_order_relaxed);
 }
 
-/* Folds value into the maximum of the current sample, starting the sample
- * over when its slot still holds the one two samples back. Concurrent
- * observers of one series may lose one value at a sample's start; a task
- * observes its series from one thread at a time. */
-static void keep_max(tb_series_t *series, double value)
+/* Whether value goes past kept: above it for a maximum, below for a
+ * minimum. */
+static bool beyond(double value, double kept, bool largest)
 {
-    int64_t sample = atomic_load(&clock_ms)() / SAMPLE_MS;
+    return largest ? value > kept : value < kept;
+}
+
+/* Folds value into the maximum (largest) or minimum of sample, starting the
+ * sample over when its slot still holds the one two samples back.
+ * Concurrent observers of one series may lose one value at a sample's
+ * start; a task observes its series from one thread at a time. */
+static void keep_extreme(extreme_t *extreme, double value, int64_t sample, bool largest)
+{
     size_t slot = (size_t)(sample & 1);
-    if (atomic_load_explicit(&series->max_sample[slot], memory_order_relaxed) != sample) {
-        atomic_store_explicit(&series->max_bits[slot], double_bits(value),
+    if (atomic_load_explicit(&extreme->sample[slot], memory_order_relaxed) != sample) {
+        atomic_store_explicit(&extreme->bits[slot], double_bits(value),
                               memory_order_relaxed);
-        atomic_store_explicit(&series->max_sample[slot], sample, memory_order_relaxed);
+        atomic_store_explicit(&extreme->sample[slot], sample, memory_order_relaxed);
         return;
     }
-    uint64_t seen = atomic_load_explicit(&series->max_bits[slot], memory_order_relaxed);
-    while (value > bits_double(seen) &&
+    uint64_t seen = atomic_load_explicit(&extreme->bits[slot], memory_order_relaxed);
+    while (beyond(value, bits_double(seen), largest) &&
            !atomic_compare_exchange_weak_explicit(
-               &series->max_bits[slot], &seen, double_bits(value), memory_order_relaxed,
+               &extreme->bits[slot], &seen, double_bits(value), memory_order_relaxed,
                memory_order_relaxed)) {
     }
 }
@@ -249,8 +261,14 @@ void tb_series_observe_many(tb_series_t *series, double value, uint64_t count)
     }
     atomic_fetch_add_explicit(&series->counts[bucket], count, memory_order_relaxed);
     atomic_double_add(&series->value, value * (double)count);
-    if (family->def->keep_max) {
-        keep_max(series, value);
+    if (family->def->keep_max || family->def->keep_min) {
+        int64_t sample = atomic_load(&clock_ms)() / SAMPLE_MS;
+        if (family->def->keep_max) {
+            keep_extreme(&series->max, value, sample, true);
+        }
+        if (family->def->keep_min) {
+            keep_extreme(&series->min, value, sample, false);
+        }
     }
 }
 
@@ -341,8 +359,10 @@ static tb_series_t *series_create(family_t *family, const char *const *values)
     /* 0.0's bits are 0: a time_share series starts off, 0 ms spent on */
     atomic_init(&series->value, double_bits(0.0));
     for (size_t i = 0; i < 2; i++) {
-        atomic_init(&series->max_bits[i], double_bits(NAN));
-        atomic_init(&series->max_sample[i], INT64_MIN);
+        atomic_init(&series->max.bits[i], double_bits(NAN));
+        atomic_init(&series->max.sample[i], INT64_MIN);
+        atomic_init(&series->min.bits[i], double_bits(NAN));
+        atomic_init(&series->min.sample[i], INT64_MIN);
     }
     for (size_t i = 0; i < slots; i++) {
         atomic_init(&series->counts[i], 0);
@@ -483,6 +503,8 @@ static bool window_fits(const tb_window_t *window)
                window->b->family->def->type != TB_METRIC_HISTOGRAM;
     case TB_WINDOW_MAX:
         return a != NULL && a->type == TB_METRIC_HISTOGRAM && a->keep_max;
+    case TB_WINDOW_MIN:
+        return a != NULL && a->type == TB_METRIC_HISTOGRAM && a->keep_min;
     }
     return false;
 }
@@ -826,21 +848,22 @@ static double reading_of(tb_series_t *series, bool numerator)
     return atomic_double_load(&series->value);
 }
 
-/* The larger of the current and the previous sample's maximum of a
- * keep_max histogram; NaN when neither has an observation. */
-static double window_max(tb_series_t *series, int64_t now_ms)
+/* The larger (largest) or smaller of the current and the previous sample's
+ * maximum or minimum; NaN when neither has an observation. */
+static double window_extreme(extreme_t *extreme, int64_t now_ms, bool largest)
 {
     int64_t sample = now_ms / SAMPLE_MS;
-    double max = NAN;
+    double found = NAN;
     for (size_t i = 0; i < 2; i++) {
-        int64_t held = atomic_load_explicit(&series->max_sample[i], memory_order_relaxed);
+        int64_t held = atomic_load_explicit(&extreme->sample[i], memory_order_relaxed);
         double value =
-            bits_double(atomic_load_explicit(&series->max_bits[i], memory_order_relaxed));
-        if (held >= sample - 1 && held <= sample && !(value <= max)) {
-            max = value;
+            bits_double(atomic_load_explicit(&extreme->bits[i], memory_order_relaxed));
+        if (held >= sample - 1 && held <= sample &&
+            (isnan(found) || beyond(value, found, largest))) {
+            found = value;
         }
     }
-    return max;
+    return found;
 }
 
 /* A rate reads a's increase as b; a ratio or a share reads a and its b. */
@@ -896,7 +919,10 @@ static double series_value(tb_series_t *series, int64_t now_ms)
                                                : atomic_double_load(&source->value);
     }
     if (series->window->kind == TB_WINDOW_MAX) {
-        return window_max(series->source, now_ms);
+        return window_extreme(&series->source->max, now_ms, true);
+    }
+    if (series->window->kind == TB_WINDOW_MIN) {
+        return window_extreme(&series->source->min, now_ms, false);
     }
     return window_change(series->window, series->source, now_ms);
 }
@@ -920,23 +946,28 @@ void tb_metrics_ms_names_set(bool on)
     atomic_store(&ms_names, on);
 }
 
-/* family's ms_name twin, when it has one and the names are on: <base>_ms
- * sorts before <base>_seconds, and no other family's name between them. A
- * window read twice in one render shows the same value: the second read
- * measures from the same reading and takes none (its clock has not
- * moved a quarter window). */
+/* family's ms_name twin, when it has one and the names are on: the name
+ * with its last _seconds as _ms (<base>_seconds, or <base>_seconds_max as
+ * MM2 names a -max), rendered just before the family. A window read twice
+ * in one render shows the same value: the second read measures from the
+ * same reading and takes none (its clock has not moved a quarter window). */
 static void put_ms_twin(FILE *out, const family_t *family, int64_t now_ms)
 {
-    static const char suffix[] = "_seconds";
+    static const char unit[] = "_seconds";
     const char *name = family->def->name;
-    size_t length = strlen(name);
-    size_t base = length - (sizeof(suffix) - 1);
+    const char *at = NULL;
     char twin[256];
-    if (!family->def->ms_name || !atomic_load(&ms_names) || length < sizeof(suffix) ||
-        strcmp(name + base, suffix) != 0 || base + sizeof("_ms") > sizeof(twin)) {
+    for (const char *next = strstr(name, unit); next != NULL;
+         next = strstr(next + 1, unit)) {
+        at = next;
+    }
+    if (!family->def->ms_name || !atomic_load(&ms_names) || at == NULL ||
+        (at[sizeof(unit) - 1] != '\0' && at[sizeof(unit) - 1] != '_') ||
+        strlen(name) + sizeof("_ms") > sizeof(twin)) {
         return;
     }
-    snprintf(twin, sizeof(twin), "%.*s_ms", (int)base, name);
+    snprintf(twin, sizeof(twin), "%.*s_ms%s", (int)(at - name), name,
+             at + sizeof(unit) - 1);
     put_family(out, family, twin, 1000, now_ms);
 }
 

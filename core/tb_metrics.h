@@ -39,14 +39,18 @@ typedef struct {
     /* A histogram that also keeps the largest value observed in the window
      * (below), for TB_WINDOW_MAX: one more clock read per observation. */
     bool keep_max;
+    /* The same for the smallest value, for TB_WINDOW_MIN. */
+    bool keep_min;
     /* A gauge or untyped family whose series each show the share (0 to 1)
      * of the time since it was created that it spent set to a non-zero
      * value, as Kafka Connect's running-ratio: tb_series_set() turns it on
      * or off (one compare-and-swap), the share is worked out at render.
      * tb_series_add() leaves it alone; it is no window's source. */
     bool time_share;
-    /* A gauge or untyped family named <base>_seconds that is also served
-     * as <base>_ms, each value times 1000, while tb_metrics_ms_names_set()
+    /* A gauge or untyped family named <base>_seconds (or
+     * <base>_seconds_<suffix>, as MM2's record-age-ms-max) that is also
+     * served as <base>_ms (<base>_ms_<suffix>), each value times 1000,
+     * while tb_metrics_ms_names_set()
      * has it on: Kafka Connect's name for a time in ms, which promtool's
      * lint refuses (an abbreviated unit), so it stays off by default. The
      * twin reads the same series at render; it costs the updaters nothing. */
@@ -94,6 +98,9 @@ typedef enum {
     /* The largest value histogram a (its def keeps_max) observed in the
      * current sample or the one before; NaN when none. */
     TB_WINDOW_MAX,
+    /* The smallest value histogram a (its def keeps_min) observed in the
+     * current sample or the one before; NaN when none. */
+    TB_WINDOW_MIN,
 } tb_window_kind_t;
 
 typedef struct {
@@ -107,8 +114,8 @@ typedef struct {
 /* The windowed series of def (not a histogram) with these label values, over
  * window's sources; it takes a reference on each, dropped with its last one.
  * Updating it has no visible effect. NULL on out-of-memory, or when a source
- * it needs is NULL or does not fit (TB_WINDOW_MAX over anything but a
- * histogram that keeps its max). */
+ * it needs is NULL or does not fit (TB_WINDOW_MAX or TB_WINDOW_MIN over
+ * anything but a histogram that keeps its max or min). */
 tb_series_t *tb_metrics_window(const tb_metric_def_t *def, const char *const *values,
                                const tb_window_t *window);
 

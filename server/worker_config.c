@@ -839,7 +839,9 @@ static const tb_config_def_t worker_keys[] = {
      .group = "Metrics",
      .documentation = "Also serve each Connect time that /metrics gives in seconds "
                       "(..._time_seconds, ..._time_since_last_rebalance_seconds, "
-                      "..._start_time_seconds) under Connect's own _ms name, in ms, "
+                      "..._start_time_seconds, and MirrorMaker 2's "
+                      "..._record_age_seconds, ..._latency_seconds and their _max, "
+                      "_min, _avg) under Connect's own _ms name, in ms, "
                       "for dashboards that query those names (Confluent's). Off by "
                       "default: promtool's lint refuses an abbreviated unit in a "
                       "metric name."},

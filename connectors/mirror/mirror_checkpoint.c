@@ -38,18 +38,17 @@
 #define LOADING_WAKE_MS 20 /* how soon a task reading its topics back looks again */
 #define IDLE_WAKE_MS 500   /* the longest the offset syncs wait to be read */
 #define BATCH 1000         /* messages taken from a consumer at once */
-/* MM2's checkpoint-latency-ms of a group's partition, the last checkpoint's
- * time from its creation to Kafka's acknowledgement: the name a JMX
- * exporter's rules for MM2 (Strimzi's) give it, in seconds as every
- * Connect time in ms is served (docs/OPERATIONS.md). */
+/* MM2's checkpoint-latency-ms (and -max, -min, -avg) of a group's
+ * partition, a checkpoint's time from its creation to Kafka's
+ * acknowledgement: the names a JMX exporter's rules for MM2 (Strimzi's)
+ * give them, in seconds as every Connect time in ms is served
+ * (docs/OPERATIONS.md). */
 static const char *const latency_labels[] = {"source", "target",    "group",
                                              "topic",  "partition", NULL};
-static const tb_metric_def_t checkpoint_latency = {
-    .name = "kafka_connect_mirror_checkpoint_connector_checkpoint_latency_seconds",
-    .type = TB_METRIC_UNTYPED,
-    .help = "Time it takes consumer group offsets to replicate from source to target "
-            "cluster (the last checkpoint's).",
-    .labels = latency_labels};
+static const tb_mirror_timing_defs_t checkpoint_latency =
+    TB_MIRROR_TIMING_DEFS("checkpoint_connector", "checkpoint_latency", latency_labels,
+                          "Time it takes consumer group offsets to replicate from source "
+                          "to target cluster");
 
 #define RETRY_REFRESH_MS                                                                 \
     2000 /* a listing of the groups that failed is tried again after */
@@ -89,7 +88,7 @@ typedef struct {
     int64_t next_sync_ms;
     rd_kafka_message_t **messages;
     json_t *latency_index; /* "<group>\n<partition>:<topic>" -> index in latency */
-    tb_series_t **latency;
+    tb_mirror_timing_t *latency;
     size_t latency_count;
 } mirror_checkpoint_t;
 
@@ -838,16 +837,17 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
 }
 
 /* The checkpoint latency series of a group's partition, made on first use. */
-static tb_series_t *latency_series(mirror_checkpoint_t *c, const char *group,
-                                   const char *topic, int32_t partition)
+static tb_mirror_timing_t *latency_series(mirror_checkpoint_t *c, const char *group,
+                                          const char *topic, int32_t partition)
 {
     char key[640], number[16];
     snprintf(key, sizeof(key), "%s\n%" PRId32 ":%s", group, partition, topic);
     json_t *at = json_object_get(c->latency_index, key);
     if (at != NULL) {
-        return c->latency[json_integer_value(at)];
+        return &c->latency[json_integer_value(at)];
     }
-    tb_series_t **grown = realloc(c->latency, (c->latency_count + 1) * sizeof(*grown));
+    tb_mirror_timing_t *grown =
+        realloc(c->latency, (c->latency_count + 1) * sizeof(*grown));
     if (grown == NULL) {
         return NULL;
     }
@@ -855,10 +855,10 @@ static tb_series_t *latency_series(mirror_checkpoint_t *c, const char *group,
     snprintf(number, sizeof(number), "%" PRId32, partition);
     const char *values[] = {c->settings.source_alias, c->settings.target_alias, group,
                             topic, number};
-    c->latency[c->latency_count] = tb_metrics_series(&checkpoint_latency, values);
+    tb_mirror_timing_start(&c->latency[c->latency_count], &checkpoint_latency, values);
     json_object_set_new(c->latency_index, key,
                         json_integer((json_int_t)c->latency_count));
-    return c->latency[c->latency_count++];
+    return &c->latency[c->latency_count++];
 }
 
 /* Kafka acknowledged a checkpoint: its latency (MM2's commitRecord). */
@@ -880,9 +880,11 @@ static void record_written(void *opaque, const json_t *source_partition,
     checkpoint_key(key, sizeof(key), topic, of);
     json_t *at = json_object_get(
         json_object_get(json_object_get(c->checkpoints, group), key), "at");
-    if (json_is_integer(at)) {
-        tb_series_set(latency_series(c, group, topic, of),
-                      (double)(tb_wall_ms() - json_integer_value(at)) / 1000.0);
+    tb_mirror_timing_t *latency =
+        json_is_integer(at) ? latency_series(c, group, topic, of) : NULL;
+    if (latency != NULL) {
+        tb_mirror_timing_record(latency,
+                                (double)(tb_wall_ms() - json_integer_value(at)) / 1000.0);
     }
 }
 
@@ -906,7 +908,7 @@ static void task_stop(void *opaque)
     free(c->pending);
     free(c->messages);
     for (size_t i = 0; i < c->latency_count; i++) {
-        tb_series_release(c->latency[i]);
+        tb_mirror_timing_stop(&c->latency[i]);
     }
     free(c->latency);
     json_decref(c->latency_index);

@@ -43,23 +43,30 @@
  * every Connect time in ms is served (docs/OPERATIONS.md). */
 static const char *const partition_labels[] = {"source", "target", "topic", "partition",
                                                NULL};
-static const tb_metric_def_t record_age = {
-    .name = "kafka_connect_mirror_source_connector_record_age_seconds",
-    .type = TB_METRIC_UNTYPED,
-    .help = "The age of incoming source records when replicated to the target cluster "
-            "(the last record's).",
-    .labels = partition_labels};
-static const tb_metric_def_t byte_count = {
-    .name = "kafka_connect_mirror_source_connector_byte_count",
-    .type = TB_METRIC_UNTYPED,
-    .help = "Number of bytes replicated to the target cluster (record values).",
-    .labels = partition_labels};
-static const tb_metric_def_t replication_latency = {
-    .name = "kafka_connect_mirror_source_connector_replication_latency_seconds",
-    .type = TB_METRIC_UNTYPED,
-    .help = "Time it takes records to replicate from source to target cluster (the last "
-            "acknowledged record's).",
-    .labels = partition_labels};
+#define SOURCE_FAMILY(var, metric, text)                                                 \
+    static const tb_metric_def_t var = {                                                 \
+        .name = "kafka_connect_mirror_source_connector_" metric,                         \
+        .type = TB_METRIC_UNTYPED,                                                       \
+        .help = text,                                                                    \
+        .labels = partition_labels}
+SOURCE_FAMILY(record_count, "record_count",
+              "Number of source records replicated to the target cluster (acknowledged "
+              "by it).");
+SOURCE_FAMILY(record_rate, "record_rate",
+              "Average number of source records replicated to the target cluster per "
+              "second (last minute).");
+SOURCE_FAMILY(byte_count, "byte_count",
+              "Number of bytes replicated to the target cluster (record values).");
+SOURCE_FAMILY(byte_rate, "byte_rate",
+              "Average number of bytes replicated per second (last minute).");
+static const tb_mirror_timing_defs_t record_age =
+    TB_MIRROR_TIMING_DEFS("source_connector", "record_age", partition_labels,
+                          "The age of incoming source records when replicated to the "
+                          "target cluster");
+static const tb_mirror_timing_defs_t replication_latency =
+    TB_MIRROR_TIMING_DEFS("source_connector", "replication_latency", partition_labels,
+                          "Time it takes records to replicate from source to target "
+                          "cluster (of the last record of each batch)");
 
 /* One topic-partition the task copies. */
 typedef struct {
@@ -70,16 +77,22 @@ typedef struct {
     uint64_t stamp;           /* the poll that last had its records */
     size_t last_index;        /* of that poll's last record of it */
     int64_t last_offset;      /* and that record's offset */
-    int64_t last_timestamp;   /* and its timestamp */
     size_t poll_bytes;        /* the bytes of its values in that poll */
+    uint64_t handed;          /* records handed to the runtime */
+    uint64_t acknowledged;    /* of them, up to the last acknowledged one */
     /* the offsets and timestamps of its last records that carried a source
-     * offset, for their replication latency when acknowledged */
+     * offset, for their replication latency when acknowledged, and the
+     * records handed up to each, for the count acknowledged */
     int64_t sent_offset[SENT_KEPT];
     int64_t sent_timestamp[SENT_KEPT];
+    uint64_t sent_handed[SENT_KEPT];
     size_t sent_next;
-    tb_series_t *age;
+    tb_series_t *records;
+    tb_series_t *records_rate;
     tb_series_t *bytes;
-    tb_series_t *latency;
+    tb_series_t *bytes_rate;
+    tb_mirror_timing_t age;
+    tb_mirror_timing_t latency;
     /* MM2's offset-sync state of the partition (its OffsetSyncWriter's) */
     int64_t previous_upstream;
     int64_t previous_downstream;
@@ -152,9 +165,12 @@ static mirror_partition_t *find_partition(mirror_source_t *s, const char *topic,
 
 static void partition_free(mirror_partition_t *p)
 {
-    tb_series_release(p->age);
+    tb_series_release(p->records_rate);
+    tb_series_release(p->records);
+    tb_series_release(p->bytes_rate);
     tb_series_release(p->bytes);
-    tb_series_release(p->latency);
+    tb_mirror_timing_stop(&p->age);
+    tb_mirror_timing_stop(&p->latency);
     json_decref(p->source_partition);
     free(p->topic);
     free(p->remote);
@@ -248,9 +264,14 @@ static void add_partition(mirror_source_t *s, const char *topic, int32_t partiti
     snprintf(number, sizeof(number), "%" PRId32, partition);
     const char *values[] = {s->settings.source_alias, s->settings.target_alias, p->remote,
                             number};
-    p->age = tb_metrics_series(&record_age, values);
+    p->records = tb_metrics_series(&record_count, values);
+    p->records_rate = tb_metrics_window(
+        &record_rate, values, &(tb_window_t){.kind = TB_WINDOW_RATE, .a = p->records});
     p->bytes = tb_metrics_series(&byte_count, values);
-    p->latency = tb_metrics_series(&replication_latency, values);
+    p->bytes_rate = tb_metrics_window(
+        &byte_rate, values, &(tb_window_t){.kind = TB_WINDOW_RATE, .a = p->bytes});
+    tb_mirror_timing_start(&p->age, &record_age, values);
+    tb_mirror_timing_start(&p->latency, &replication_latency, values);
     rd_kafka_topic_partition_list_add(list, topic, partition)->offset = start;
     s->partitions =
         realloc(s->partitions, (s->partition_count + 1) * sizeof(*s->partitions));
@@ -417,8 +438,14 @@ static void record_written(void *opaque, const json_t *source_partition,
     (void)partition;
     for (size_t i = 0; p != NULL && i < SENT_KEPT; i++) {
         if (p->sent_offset[i] == upstream) {
-            tb_series_set(p->latency,
-                          (double)(tb_wall_ms() - p->sent_timestamp[i]) / 1000.0);
+            tb_mirror_timing_record(
+                &p->latency, (double)(tb_wall_ms() - p->sent_timestamp[i]) / 1000.0);
+            /* Kafka acknowledges a partition's records in order: this one's
+             * acknowledgement is every earlier one's too */
+            if (p->sent_handed[i] > p->acknowledged) {
+                p->acknowledged = p->sent_handed[i];
+                tb_series_set(p->records, (double)p->acknowledged);
+            }
             break;
         }
     }
@@ -537,11 +564,13 @@ static void release_messages(mirror_source_t *s)
 }
 
 /* Sets r's source partition and offset, and keeps its time for its
- * replication latency. */
-static void set_offset(mirror_partition_t *p, tb_source_record_t *r, int64_t offset)
+ * replication latency and the records handed up to it (handed of them). */
+static void set_offset(mirror_partition_t *p, tb_source_record_t *r, int64_t offset,
+                       uint64_t handed)
 {
     p->sent_offset[p->sent_next] = offset;
     p->sent_timestamp[p->sent_next] = r->timestamp;
+    p->sent_handed[p->sent_next] = handed;
     p->sent_next = (p->sent_next + 1) % SENT_KEPT;
     r->source_partition = json_incref(p->source_partition);
     r->source_offset = json_pack("{s:I}", "offset", (json_int_t)offset);
@@ -626,6 +655,7 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
     }
     tb_header_t *next_header = s->headers;
     size_t touched = 0;
+    int64_t now_ms = s->message_count > 0 ? tb_wall_ms() : 0;
     s->poll_seq++;
     for (size_t i = 0; i < s->message_count; i++) {
         rd_kafka_message_t *msg = s->messages[i];
@@ -649,8 +679,9 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         r->bytes_borrowed = true;
         r->timestamp = rd_kafka_message_timestamp(msg, NULL);
         borrow_headers(msg, r, &next_header);
+        p->handed++;
         if (s->offset_every_record) {
-            set_offset(p, r, msg->offset);
+            set_offset(p, r, msg->offset, p->handed);
         }
         if (p->stamp != s->poll_seq) {
             p->stamp = s->poll_seq;
@@ -659,16 +690,14 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         }
         p->poll_bytes += msg->len;
         p->last_offset = msg->offset;
-        p->last_timestamp = r->timestamp;
         p->last_index = n++;
+        tb_mirror_timing_record(&p->age, (double)(now_ms - r->timestamp) / 1000.0);
     }
-    int64_t now_ms = touched > 0 ? tb_wall_ms() : 0;
     for (size_t i = 0; i < touched; i++) {
         mirror_partition_t *p = s->touched[i];
         if (!s->offset_every_record) {
-            set_offset(p, &out[p->last_index], p->last_offset);
+            set_offset(p, &out[p->last_index], p->last_offset, p->handed);
         }
-        tb_series_set(p->age, (double)(now_ms - p->last_timestamp) / 1000.0);
         tb_series_add(p->bytes, (double)p->poll_bytes);
     }
     *count = n;

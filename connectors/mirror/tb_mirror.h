@@ -21,6 +21,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "core/tb_config.h"
+#include "core/tb_metrics.h"
 
 #define TB_MIRROR_VERSION "3.9.2"
 #define TB_MIRROR_HEARTBEATS_TOPIC "heartbeats"
@@ -241,5 +242,66 @@ int tb_mirror_ensure_topic(rd_kafka_t *rk, const char *topic, int partitions,
  * -1 with errstr when the cluster does not answer. */
 int tb_mirror_partition_count(rd_kafka_t *rk, const char *topic, int timeout_ms,
                               char *errstr, size_t errstr_size);
+
+/* MM2's sensor of a time (record-age-ms, replication-latency-ms,
+ * checkpoint-latency-ms) in seconds, as every Connect time in ms is served
+ * (docs/OPERATIONS.md): the last value under MM2's name, its -max, -min and
+ * -avg over the last minute under MM2's names with _ms as _seconds (and
+ * under MM2's _ms names in ms with metrics.milliseconds.names), all
+ * windows over one histogram of tributary's own that keeps its extremes. */
+typedef struct {
+    tb_metric_def_t last, max, min, avg;
+    tb_metric_def_t observed; /* the histogram */
+} tb_mirror_timing_defs_t;
+
+#define TB_MIRROR_TIMING_BUCKET_COUNT 10
+extern const double tb_mirror_timing_buckets[TB_MIRROR_TIMING_BUCKET_COUNT];
+
+#define TB_MIRROR_TIMING_DEF(metric, labelled, text)                                     \
+    {                                                                                    \
+        .name = metric, .type = TB_METRIC_UNTYPED, .help = text, .labels = labelled,     \
+        .ms_name = true                                                                  \
+    }
+/* The defs of MM2's <attribute>-ms of the MBean kafka.connect.mirror
+ * <group> (e.g. "source_connector", "record_age"), what describes it. */
+#define TB_MIRROR_TIMING_DEFS(group, attribute, labelled, what)                          \
+    {                                                                                    \
+        .last =                                                                          \
+            TB_MIRROR_TIMING_DEF("kafka_connect_mirror_" group "_" attribute "_seconds", \
+                                 labelled, what " (the last one's)."),                   \
+        .max = TB_MIRROR_TIMING_DEF("kafka_connect_mirror_" group "_" attribute          \
+                                    "_seconds_max",                                      \
+                                    labelled, what " (the largest, last minute)."),      \
+        .min = TB_MIRROR_TIMING_DEF("kafka_connect_mirror_" group "_" attribute          \
+                                    "_seconds_min",                                      \
+                                    labelled, what " (the smallest, last minute)."),     \
+        .avg = TB_MIRROR_TIMING_DEF("kafka_connect_mirror_" group "_" attribute          \
+                                    "_seconds_avg",                                      \
+                                    labelled, what " (the mean, last minute)."),         \
+        .observed = {.name = "tributary_mirror_" attribute "_seconds",                   \
+                     .type = TB_METRIC_HISTOGRAM,                                        \
+                     .help = what ".",                                                   \
+                     .labels = labelled,                                                 \
+                     .buckets = tb_mirror_timing_buckets,                                \
+                     .bucket_count = TB_MIRROR_TIMING_BUCKET_COUNT,                      \
+                     .keep_max = true,                                                   \
+                     .keep_min = true},                                                  \
+    }
+
+/* The series of one sensor; owned, released by tb_mirror_timing_stop(). */
+typedef struct {
+    tb_series_t *last, *observed, *max, *min, *avg;
+} tb_mirror_timing_t;
+
+/* Makes the series of defs with these label values (NULL ones out of
+ * memory: their updates are no-ops). */
+void tb_mirror_timing_start(tb_mirror_timing_t *timing,
+                            const tb_mirror_timing_defs_t *defs,
+                            const char *const *values);
+
+/* One time, in seconds: lock-free, no allocation. */
+void tb_mirror_timing_record(tb_mirror_timing_t *timing, double seconds);
+
+void tb_mirror_timing_stop(tb_mirror_timing_t *timing);
 
 #endif

@@ -14,6 +14,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
 
 from kafka_io import produce
+from test_observability import promtool_check
 from worker import wait_for
 
 pytestmark = pytest.mark.integration
@@ -358,7 +359,9 @@ def test_mirror_writes_mm2_offset_syncs(start_worker, bed):
     # MM2's partition metrics, as a JMX exporter names them (times in seconds)
     def metrics():
         found = {}
-        for line in w.get("/metrics").text.splitlines():
+        text = w.get("/metrics").text
+        promtool_check(text)  # the new names pass Prometheus' lint
+        for line in text.splitlines():
             if line.startswith("kafka_connect_mirror_source_connector_"):
                 name, rest = line.split("{", 1)
                 labels, value = rest.rsplit("} ", 1)
@@ -369,10 +372,23 @@ def test_mirror_writes_mm2_offset_syncs(start_worker, bed):
     for partition in source:
         labels = (f'source="{alias}",target="tgt",topic="{alias}.{topic}",'
                   f'partition="{partition}"')
-        assert page[("byte_count", labels)] == sum(len(r[1] or b"")
-                                                   for r in source[partition].values())
-        assert page[("record_age_seconds", labels)] > 0  # the records are an hour old
-        assert page[("replication_latency_seconds", labels)] > 0
+        byte_count = sum(len(r[1] or b"") for r in source[partition].values())
+        assert page[("byte_count", labels)] == byte_count
+        # every record copied is counted once Kafka acknowledged it (the last offset
+        # sync follows the last acknowledgement); the rates are over at least 30 s
+        assert page[("record_count", labels)] == len(source[partition])
+        assert 0 < page[("record_rate", labels)] <= len(source[partition]) / 30
+        assert 0 < page[("byte_rate", labels)] <= byte_count / 30
+        # the records are an hour old, one second apart: the ages of the last minute
+        # spread, and so do the latencies of the batches' last records
+        for time_ in ("record_age_seconds", "replication_latency_seconds"):
+            last = page[(time_, labels)]
+            low, mean, high = (page[(f"{time_}_{k}", labels)]
+                               for k in ("min", "avg", "max"))
+            assert 3000 < low <= mean <= high, (time_, low, mean, high)
+            assert low <= last <= high, (time_, low, last, high)
+        age = [page[(f"record_age_seconds_{k}", labels)] for k in ("min", "avg", "max")]
+        assert age[0] < age[1] < age[2]
     resource = ConfigResource("topic", syncs_topic)
     assert admin.describe_configs([resource])[resource].result(30)[
         "cleanup.policy"].value == "compact"

@@ -144,20 +144,24 @@ def test_checkpoints_translate_offsets_and_a_consumer_fails_over(start_worker, b
         sync_used[(group, partition)] = max(base)
     # MM2's checkpoint-latency-ms of each group's partition, as a JMX exporter names it (in
     # seconds, as tributary serves every Connect time in ms)
-    def latencies():
+    # and its -min, -avg, -max over the last minute
+    def latencies(suffix=""):
         found = {}
+        start = ("kafka_connect_mirror_checkpoint_connector_checkpoint_latency_seconds"
+                 f"{suffix}{{")
         for line in w.get("/metrics").text.splitlines():
-            if line.startswith(
-                    "kafka_connect_mirror_checkpoint_connector_checkpoint_latency_seconds{"):
+            if line.startswith(start):
                 labels, value = line[line.index("{") + 1:].rsplit("} ", 1)
                 found[labels] = float(value)
         return found
     page = wait_for(lambda: len(latencies()) >= 4 and latencies(), timeout=30,
                     interval=0.5, what="the checkpoint latencies")
+    low, mean, high = (latencies(f"_{k}") for k in ("min", "avg", "max"))
     for group, partition in checkpoints:
         labels = (f'source="{alias}",target="tgt",group="{group}",topic="{remote}",'
                   f'partition="{partition}"')
         assert page[labels] >= 0, page
+        assert 0 <= low[labels] <= mean[labels] <= high[labels], (low, mean, high)
     # a group at the end of the topic goes on at the end of the remote topic
     for partition in (0, 1):
         assert translated[(whole, partition)] == max(target[partition]) + 1

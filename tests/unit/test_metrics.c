@@ -360,10 +360,11 @@ static const tb_metric_def_t windowed_def = {
 static const tb_metric_def_t max_latency_def = {
     .name = "tb_test_max_latency_seconds",
     .type = TB_METRIC_HISTOGRAM,
-    .help = "Time to answer, with its maximum.",
+    .help = "Time to answer, with its maximum and minimum.",
     .buckets = latency_buckets,
     .bucket_count = 3,
     .keep_max = true,
+    .keep_min = true,
 };
 
 static void test_rate_is_the_increase_per_second_over_the_last_minute(void **state)
@@ -390,13 +391,14 @@ static void test_rate_is_the_increase_per_second_over_the_last_minute(void **sta
     assert_page("");
 }
 
-static void test_ratio_and_max_over_a_histogram(void **state)
+static void test_ratio_max_and_min_over_a_histogram(void **state)
 {
     (void)state;
     tb_series_t *plain = latency("/");
     tb_series_t *timed = tb_metrics_series(&max_latency_def, NULL);
     const char *avg_label[] = {"avg"};
     const char *max_label[] = {"max"};
+    const char *min_label[] = {"min"};
     static const char *const which[] = {"which", NULL};
     static const tb_metric_def_t labelled = {
         .name = "tb_test_windowed", .type = TB_METRIC_UNTYPED, .labels = which};
@@ -405,27 +407,38 @@ static void test_ratio_and_max_over_a_histogram(void **state)
         &(tb_window_t){.kind = TB_WINDOW_RATIO, .a = timed, .b = timed, .none = NAN});
     tb_series_t *max = tb_metrics_window(
         &labelled, max_label, &(tb_window_t){.kind = TB_WINDOW_MAX, .a = timed});
+    tb_series_t *min = tb_metrics_window(
+        &labelled, min_label, &(tb_window_t){.kind = TB_WINDOW_MIN, .a = timed});
     assert_non_null(avg);
     assert_non_null(max);
-    /* a maximum needs a histogram that keeps it */
+    assert_non_null(min);
+    /* a maximum or minimum needs a histogram that keeps it */
     assert_null(tb_metrics_window(&labelled, max_label,
                                   &(tb_window_t){.kind = TB_WINDOW_MAX, .a = plain}));
+    assert_null(tb_metrics_window(&labelled, min_label,
+                                  &(tb_window_t){.kind = TB_WINDOW_MIN, .a = plain}));
     assert_true(isnan(value_of("tb_test_windowed{which=\"avg\"}")));
     assert_true(isnan(value_of("tb_test_windowed{which=\"max\"}")));
+    assert_true(isnan(value_of("tb_test_windowed{which=\"min\"}")));
     tb_series_observe(timed, 1);
     tb_series_observe(timed, 3);
     assert_true(value_of("tb_test_windowed{which=\"avg\"}") == 2);
     assert_true(value_of("tb_test_windowed{which=\"max\"}") == 3);
+    assert_true(value_of("tb_test_windowed{which=\"min\"}") == 1);
     fake_now_ms = 35000; /* the previous sample still counts */
     tb_series_observe(timed, 2);
     assert_true(value_of("tb_test_windowed{which=\"max\"}") == 3);
+    assert_true(value_of("tb_test_windowed{which=\"min\"}") == 1);
     fake_now_ms = 65000;
     assert_true(value_of("tb_test_windowed{which=\"max\"}") == 2);
+    assert_true(value_of("tb_test_windowed{which=\"min\"}") == 2);
     fake_now_ms = 95000;
     assert_true(isnan(value_of("tb_test_windowed{which=\"max\"}")));
+    assert_true(isnan(value_of("tb_test_windowed{which=\"min\"}")));
     tb_series_release(plain);
     tb_series_release(avg);
     tb_series_release(max);
+    tb_series_release(min);
     tb_series_release(timed);
     assert_page("");
 }
@@ -716,6 +729,12 @@ static void test_ms_name_serves_a_seconds_family_in_ms_when_on(void **state)
         .help = "A mean time.",
         .ms_name = true,
     };
+    static const tb_metric_def_t max_def = {
+        .name = "tb_test_time_seconds_max", /* as MM2 names a -max */
+        .type = TB_METRIC_UNTYPED,
+        .help = "A longest time.",
+        .ms_name = true,
+    };
     tb_series_t *time = tb_metrics_series(&time_def, NULL);
     tb_series_set(time, 0.25);
     assert_page("# HELP tb_test_time_seconds A time.\n"
@@ -732,6 +751,8 @@ static void test_ms_name_serves_a_seconds_family_in_ms_when_on(void **state)
     tb_series_t *avg = tb_metrics_window(
         &avg_def, NULL,
         &(tb_window_t){.kind = TB_WINDOW_RATIO, .a = timed, .b = timed, .none = NAN});
+    tb_series_t *max = tb_metrics_window(
+        &max_def, NULL, &(tb_window_t){.kind = TB_WINDOW_MAX, .a = timed});
     for (int step = 1; step <= 12; step++) {
         fake_now_ms = step * 15000;
         tb_series_observe(timed, step);
@@ -740,6 +761,8 @@ static void test_ms_name_serves_a_seconds_family_in_ms_when_on(void **state)
         double seconds = page_value(page, "tb_test_avg_time_seconds");
         assert_true(seconds > 0);
         assert_true(page_value(page, "tb_test_avg_time_ms") == seconds * 1000);
+        assert_true(page_value(page, "tb_test_time_seconds_max") == step);
+        assert_true(page_value(page, "tb_test_time_ms_max") == step * 1000);
         free(page);
     }
     tb_metrics_ms_names_set(false);
@@ -748,6 +771,7 @@ static void test_ms_name_serves_a_seconds_family_in_ms_when_on(void **state)
     assert_null(strstr(page, "_ms"));
     free(page);
     tb_series_release(avg);
+    tb_series_release(max);
     tb_series_release(timed);
     tb_series_release(time);
     assert_page("");
@@ -767,7 +791,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_rate_is_the_increase_per_second_over_the_last_minute, with_fake_clock,
             real_clock),
-        cmocka_unit_test_setup_teardown(test_ratio_and_max_over_a_histogram,
+        cmocka_unit_test_setup_teardown(test_ratio_max_and_min_over_a_histogram,
                                         with_fake_clock, real_clock),
         cmocka_unit_test_setup_teardown(
             test_share_is_one_outcome_among_both_in_the_window, with_fake_clock,
