@@ -88,7 +88,7 @@ def test_smoke_run_prints_every_scenario():
 
     assert "## Goals" in out and "## Machine" in out
     # the search sink's table (bench/search.py): the floor and tributary, figures numeric
-    assert re.search(r"^## Search sink into OpenSearch", out, re.M), out[-3000:]
+    assert re.search(r"^#{1,2} Search sink into OpenSearch", out, re.M), out[-3000:]
     for system in (r"floor \(_bulk\)", "tributary"):
         assert re.search(rf"^\| {system} \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|$", out,
                          re.M), f"no search row for {system}"
