@@ -1,3 +1,9 @@
+/*
+ * mirror_driver.c - `tributary --mirror`, MirrorMaker 2's dedicated mode:
+ * reads MM2's properties file, decides the flows and each worker's and
+ * connector's keys as MM2 does, and runs and watches a worker process per
+ * flow (see tb_mirror_driver.h).
+ */
 #include "server/tb_mirror_driver.h"
 
 #include <errno.h>
