@@ -37,7 +37,9 @@ KNOWN_DEVIATIONS = {
         "why": f"still served, as 3.9 did; Connect 4.0 removed it (KIP-970) ({README}: "
                "tasks-config)",
         "codes": (404, 200), "bodies differ": True},
-    **{step: {"why": RESTARTS, "drop": ["tasks.*.restarts"]}
+    # "may": the count shows once the task has restarted, which the restart under way
+    # may not have done yet when the answer is made, so the step may answer as Connect's
+    **{step: {"why": RESTARTS, "drop": ["tasks.*.restarts"], "may": True}
        for step in ("restart with tasks", "restart only failed")},
 }
 
@@ -390,5 +392,6 @@ def test_the_rest_sequence_answers_as_connect_does(peers):
             deviating.add(name)
         found += compare(name, peers, *answers, KNOWN_DEVIATIONS.get(name))
     assert not found, "answers that differ (Connect's / tributary's):\n" + "\n".join(found)
-    stale = set(KNOWN_DEVIATIONS) - deviating
+    stale = {step for step in set(KNOWN_DEVIATIONS) - deviating
+             if not KNOWN_DEVIATIONS[step].get("may")}
     assert not stale, f"known deviations that no longer differ: {sorted(stale)}"

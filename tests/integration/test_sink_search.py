@@ -263,10 +263,10 @@ def test_invalid_configs_name_the_key(start_worker, search):
 @pytest.mark.disrupts("opensearch")
 def test_node_frozen_20s_loses_nothing(start_worker, bed, search):
     total = 20_000
+    records = [(i % 2, f"f{i}".encode(), f'{{"i":{i}}}'.encode()) for i in range(total)]
     topic = bed.unique_topic("searchfreeze")
     create_topic(bed, topic, 2)
-    produce(bed.bootstrap, topic, [(i % 2, f"f{i}".encode(), f'{{"i":{i}}}'.encode())
-                                   for i in range(total)])
+    produce(bed.bootstrap, topic, records[:total // 2])
     w = start_worker(SETTINGS)
     sink(w, "sfreeze", topic, search, **{"key.ignore": "false", "batch.size": "200",
                                          "max.retries": "20", "read.timeout.ms": "2000",
@@ -275,6 +275,9 @@ def test_node_frozen_20s_loses_nothing(start_worker, bed, search):
     os.kill(bed.opensearch.pid, signal.SIGSTOP)
     try:
         frozen_until = time.monotonic() + 20
+        # the other half arrives while the node is frozen, so that the sink has requests
+        # to send then, however fast it took the first half
+        produce(bed.bootstrap, topic, records[total // 2:])
         # the task keeps retrying while the node is frozen: it does not fail
         while time.monotonic() < frozen_until:
             state = task_state(w, "sfreeze")
