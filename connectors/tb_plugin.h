@@ -231,6 +231,13 @@ typedef struct tb_plugin {
      * configs: returns a new JSON array of objects of strings. */
     json_t *(*task_configs)(const json_t *config, int max_tasks);
 
+    /* Source: the one topic every record of a task goes to, when its config
+     * names one, read from values (the parsed plugin and framework keys)
+     * and borrowed from them; NULL when records name their own topics.
+     * An exactly-once task looks there for the progress marker of earlier
+     * releases (tb_progress_marker.h). Optional. */
+    const char *(*config_topic)(const json_t *values);
+
     /* Starts a task from its config; *task receives the plugin's state. */
     int (*task_start)(const tb_task_context_t *ctx, const json_t *config, void **task,
                       char *errstr, size_t errstr_size);

@@ -545,6 +545,19 @@ int tb_config_fill(const tb_config_table_t *table, const json_t *values, void *o
     return 0;
 }
 
+bool tb_config_given(const tb_config_table_t *table, const json_t *raw, const void *out,
+                     const void *member)
+{
+    size_t offset = (size_t)((const char *)member - (const char *)out);
+    for (size_t i = 0; i < table->count; i++) {
+        const tb_config_def_t *def = &table->defs[i];
+        if (def->field.kind != TB_CONFIG_FIELD_NONE && def->field.offset == offset) {
+            return json_object_get(raw, def->name) != NULL;
+        }
+    }
+    return false;
+}
+
 json_t *tb_config_load(const tb_config_table_t *table, const json_t *raw, void *out,
                        char *errstr, size_t errstr_size)
 {

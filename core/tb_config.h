@@ -220,6 +220,14 @@ const json_t *tb_config_list(const json_t *values, const char *name);
  * tb_config_fields_check finds first). */
 int tb_config_fill(const tb_config_table_t *table, const json_t *values, void *out);
 
+/* Whether raw (the keys as written) gives the key whose column in out, a
+ * struct filled from table, is member: set by the user rather than left to
+ * its default. The key is found by its column, never by its name, so a
+ * member without a key does not compile into a silent false: it is a
+ * programming error (false, caught by unit tests). */
+bool tb_config_given(const tb_config_table_t *table, const json_t *raw, const void *out,
+                     const void *member);
+
 /* Parses raw against table and fills out (tb_config_fill): the one call a
  * component reads its config with. Returns the parsed values, which out's
  * strings and lists borrow from (the caller keeps them as long as out and

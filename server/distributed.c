@@ -54,8 +54,8 @@ tb_eos_settings_t tb_distributed_eos_settings(const tb_worker_settings_t *settin
 {
     const char *topic = settings->offset_storage_topic;
     bool distributed = tb_distributed_enabled(settings);
-    bool replication_set =
-        json_object_get(raw, "offset.storage.replication.factor") != NULL;
+    bool replication_set = tb_config_given(&tb_worker_config_table, raw, settings,
+                                           &settings->offset_storage_replication_factor);
     return (tb_eos_settings_t){
         .transactional_id_prefix = distributed ? settings->group_id : "connect",
         .offsets_topic =

@@ -423,6 +423,13 @@ static void task_stop(void *opaque)
 
 static const char *const datagen_aliases[] = {"datagen", "DatagenConnector", NULL};
 
+/* The topic every record goes to (tb_plugin_t.config_topic). */
+static const char *config_topic(const json_t *values)
+{
+    datagen_settings_t settings = {0};
+    return tb_config_fill(&datagen_table, values, &settings) == 0 ? settings.topic : NULL;
+}
+
 const tb_plugin_t tb_datagen_plugin = {
     .class_name = "io.tributary.connect.datagen.DatagenConnector",
     .aliases = datagen_aliases,
@@ -430,6 +437,7 @@ const tb_plugin_t tb_datagen_plugin = {
     .version = "0.1.0",
     .config = &datagen_table,
     .task_configs = task_configs,
+    .config_topic = config_topic,
     .task_start = task_start,
     .poll = poll,
     .task_stop = task_stop,

@@ -294,6 +294,14 @@ static void task_stop(void *opaque)
 static const char *const file_source_aliases[] = {"FileStreamSource",
                                                   "FileStreamSourceConnector", NULL};
 
+/* The topic every record goes to (tb_plugin_t.config_topic). */
+static const char *config_topic(const json_t *values)
+{
+    file_source_settings_t settings = {0};
+    return tb_config_fill(&file_source_table, values, &settings) == 0 ? settings.topic
+                                                                      : NULL;
+}
+
 const tb_plugin_t tb_file_source_plugin = {
     .class_name = "org.apache.kafka.connect.file.FileStreamSourceConnector",
     .aliases = file_source_aliases,
@@ -301,6 +309,7 @@ const tb_plugin_t tb_file_source_plugin = {
     .version = "3.9.0",
     .config = &file_source_table,
     .task_configs = task_configs,
+    .config_topic = config_topic,
     .task_start = task_start,
     .poll = poll,
     .task_stop = task_stop,

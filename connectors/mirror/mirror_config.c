@@ -281,6 +281,7 @@ static const tb_config_def_t source_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Mirror",
      .order = 20,
+     .field = TB_CONFIG_AT(S, sync_acls),
      .documentation =
          "Copying topic ACLs is not built: true is refused (MM2's default is "
          "true, tributary's false)."},
@@ -461,6 +462,7 @@ static const tb_config_def_t checkpoint_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Mirror",
      .order = 18,
+     .field = TB_CONFIG_AT(S, emit_checkpoints),
      .documentation = "Whether checkpoints are written: false is refused, as MM2 "
                       "refuses it."},
     {.name = "emit.checkpoints.interval.seconds",
@@ -517,6 +519,7 @@ static const tb_config_def_t checkpoint_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Mirror",
      .order = 24,
+     .field = TB_CONFIG_AT(S, emit_offset_syncs),
      .documentation = "The MirrorSourceConnector's key, often shared with it: false is "
                       "refused, as MM2 refuses it (checkpoints need the offset syncs)."},
     {.name = "consumer.poll.timeout.ms",
@@ -578,27 +581,28 @@ uint32_t tb_mirror_hash(const char *s)
     return h;
 }
 
-void tb_mirror_validate(const json_t *values, json_t *errors)
+/* Fills settings from values by the connector's table and checks the keys
+ * every connector has. */
+static void validate_common(const tb_config_table_t *table, const json_t *values,
+                            tb_mirror_settings_t *settings, json_t *errors)
 {
-    if (json_is_true(json_object_get(values, "sync.topic.acls.enabled"))) {
-        tb_config_error_add(errors, "sync.topic.acls.enabled",
-                            "sync.topic.acls.enabled=true is refused: tributary does not "
-                            "copy topic ACLs to the target cluster; set it to false and "
-                            "manage the remote topics' ACLs on the target");
-    }
-    const char *const aliases[] = {"source.cluster.alias", "target.cluster.alias"};
+    *settings = (tb_mirror_settings_t){0};
+    tb_config_fill(table, values, settings);
+    const struct {
+        const char *key;
+        const char *alias;
+    } aliases[] = {{"source.cluster.alias", settings->source_alias},
+                   {"target.cluster.alias", settings->target_alias}};
     for (size_t i = 0; i < 2; i++) {
-        const char *alias = tb_config_string(values, aliases[i]);
-        if (alias != NULL && strlen(alias) > TB_MIRROR_ALIAS_MAX) {
+        if (aliases[i].alias != NULL && strlen(aliases[i].alias) > TB_MIRROR_ALIAS_MAX) {
             char message[160];
             snprintf(message, sizeof(message),
                      "%s is longer than MirrorMaker 2's records can hold (%d bytes)",
-                     aliases[i], TB_MIRROR_ALIAS_MAX);
-            tb_config_error_add(errors, aliases[i], message);
+                     aliases[i].key, TB_MIRROR_ALIAS_MAX);
+            tb_config_error_add(errors, aliases[i].key, message);
         }
     }
-    const char *separator = tb_config_string(values, "replication.policy.separator");
-    if (separator != NULL && separator[0] == '\0') {
+    if (settings->separator != NULL && settings->separator[0] == '\0') {
         tb_config_error_add(
             errors, "replication.policy.separator",
             "replication.policy.separator must not be empty: remote topic "
@@ -606,16 +610,35 @@ void tb_mirror_validate(const json_t *values, json_t *errors)
     }
 }
 
+void tb_mirror_source_validate(const json_t *values, json_t *errors)
+{
+    tb_mirror_settings_t settings;
+    validate_common(&tb_mirror_source_table, values, &settings, errors);
+    if (settings.sync_acls) {
+        tb_config_error_add(errors, "sync.topic.acls.enabled",
+                            "sync.topic.acls.enabled=true is refused: tributary does not "
+                            "copy topic ACLs to the target cluster; set it to false and "
+                            "manage the remote topics' ACLs on the target");
+    }
+}
+
+void tb_mirror_heartbeat_validate(const json_t *values, json_t *errors)
+{
+    tb_mirror_settings_t settings;
+    validate_common(&tb_mirror_heartbeat_table, values, &settings, errors);
+}
+
 void tb_mirror_checkpoint_validate(const json_t *values, json_t *errors)
 {
-    tb_mirror_validate(values, errors);
-    if (json_is_false(json_object_get(values, "emit.checkpoints.enabled"))) {
+    tb_mirror_settings_t settings;
+    validate_common(&tb_mirror_checkpoint_table, values, &settings, errors);
+    if (!settings.emit_checkpoints) {
         tb_config_error_add(errors, "emit.checkpoints.enabled",
                             "MirrorCheckpointConnector cannot run with "
                             "emit.checkpoints.enabled=false (as in MirrorMaker 2): leave "
                             "the connector out instead");
     }
-    if (json_is_false(json_object_get(values, "emit.offset-syncs.enabled"))) {
+    if (!settings.emit_offset_syncs) {
         tb_config_error_add(errors, "emit.offset-syncs.enabled",
                             "MirrorCheckpointConnector cannot run without offset syncs "
                             "(emit.offset-syncs.enabled=false): it translates group "

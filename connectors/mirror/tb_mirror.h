@@ -51,6 +51,7 @@ typedef struct {
     bool refresh_topics;
     long long refresh_topics_s;
     bool sync_configs;
+    bool sync_acls; /* refused when true: not built */
     bool emit_offset_syncs;
     int offset_syncs_location; /* 0: source cluster, 1: target */
     int offset_syncs_rf;
@@ -66,6 +67,7 @@ typedef struct {
     const json_t *groups_exclude;
     bool refresh_groups;
     long long refresh_groups_s;
+    bool emit_checkpoints; /* refused when false, as MM2 refuses it */
     long long emit_checkpoints_s;
     bool sync_group_offsets;
     long long sync_group_offsets_s;
@@ -88,10 +90,13 @@ void tb_mirror_task_share(const json_t *config, int *index, int *count);
 /* FNV-1a of s: stable across tasks and restarts. */
 uint32_t tb_mirror_hash(const char *s);
 
-/* Checks across keys shared by the connectors (tb_plugin_t.validate). */
-void tb_mirror_validate(const json_t *values, json_t *errors);
-/* Those, and MM2's refusals of a MirrorCheckpointConnector that could not
- * run: emit.checkpoints.enabled or emit.offset-syncs.enabled false. */
+/* Each connector's checks across keys (tb_plugin_t.validate): the aliases'
+ * length and a non-empty separator for all three; the source refuses
+ * sync.topic.acls.enabled=true, the checkpoint connector, as MM2 does, runs
+ * with neither emit.checkpoints.enabled nor emit.offset-syncs.enabled
+ * false. */
+void tb_mirror_source_validate(const json_t *values, json_t *errors);
+void tb_mirror_heartbeat_validate(const json_t *values, json_t *errors);
 void tb_mirror_checkpoint_validate(const json_t *values, json_t *errors);
 
 /* A replication policy with its aliases. Borrows settings' strings. */

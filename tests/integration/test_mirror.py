@@ -228,6 +228,23 @@ def test_mirror_refuses_acl_sync_and_names_its_keys(worker):
     assert r.json()["error_count"] == 0, r.text
 
 
+@pytest.mark.parametrize("plugin", ["MirrorSourceConnector", "MirrorHeartbeatConnector",
+                                    "MirrorCheckpointConnector"])
+def test_every_mirror_connector_checks_its_aliases_and_separator(worker, plugin):
+    body = {"name": f"mm-names-{uuid.uuid4().hex[:8]}", "connector.class": plugin,
+            "source.cluster.bootstrap.servers": "127.0.0.1:1",
+            "target.cluster.bootstrap.servers": "127.0.0.1:1",
+            "source.cluster.alias": "s" * 40000, "replication.policy.separator": ""}
+    r = worker.put(f"/connector-plugins/{plugin}/config/validate", json=body)
+    assert r.status_code == 200, r.text
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in r.json()["configs"]
+              if c["value"]["errors"]}
+    assert "longer than MirrorMaker 2's records can hold" in \
+        " ".join(errors["source.cluster.alias"]), errors
+    assert "must not be empty" in " ".join(errors["replication.policy.separator"]), errors
+    assert "target.cluster.alias" not in errors
+
+
 def test_mirror_heartbeats_in_mm2_format(start_worker, bed):
     """MirrorHeartbeatConnector writes MM2's heartbeat records to "heartbeats" on the
     worker's cluster: key Struct {sourceClusterAlias, targetClusterAlias} (INT16-length

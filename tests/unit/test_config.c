@@ -273,6 +273,23 @@ static void test_a_value_column_tells_unset_from_a_number(void **state)
     json_decref(zero);
 }
 
+/* A key written is told from one left to its default by its column. */
+static void test_a_column_tells_whether_its_key_was_given(void **state)
+{
+    (void)state;
+    char errstr[256] = "";
+    json_t *raw = json_pack("{s:s, s:s}", "name", "n", "count", "3");
+    typed_t typed = {0};
+    json_t *values = tb_config_load(&typed_table, raw, &typed, errstr, sizeof(errstr));
+    assert_non_null(values);
+    assert_true(tb_config_given(&typed_table, raw, &typed, &typed.count));
+    assert_true(tb_config_given(&typed_table, raw, &typed, &typed.name));
+    assert_false(tb_config_given(&typed_table, raw, &typed, &typed.big));
+    assert_false(tb_config_given(&typed_table, raw, &typed, &typed.flag));
+    json_decref(values);
+    json_decref(raw);
+}
+
 static void test_a_column_of_another_type_is_found(void **state)
 {
     (void)state;
@@ -295,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_a_table_fills_its_typed_struct),
         cmocka_unit_test(test_a_table_that_cannot_be_read_names_its_keys),
         cmocka_unit_test(test_a_value_column_tells_unset_from_a_number),
+        cmocka_unit_test(test_a_column_tells_whether_its_key_was_given),
         cmocka_unit_test(test_a_column_of_another_type_is_found),
         cmocka_unit_test(test_defaults_and_types),
         cmocka_unit_test(test_every_error_is_collected_with_connect_texts),

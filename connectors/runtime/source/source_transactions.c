@@ -83,8 +83,10 @@ int tb_source_txn_setup(source_engine_t *engine, json_t *props, char *errstr,
     snprintf(engine->txn_id, sizeof(engine->txn_id), "%s-%s-%d",
              env->eos->transactional_id_prefix, env->connector, env->id);
     offsets_topic_of(engine);
-    /* the plugin's own topic key, where a source has one */
-    const char *topic = tb_config_string(env->settings, "topic");
+    /* the one topic the plugin's config names, where a source has one */
+    const char *topic = env->plugin->config_topic != NULL
+                            ? env->plugin->config_topic(env->settings)
+                            : NULL;
     engine->marker_topic = topic != NULL && topic[0] != '\0' ? topic : NULL;
     /* at most POLL_BATCH: the key's range */
     engine->txn_max_records = (size_t)env->framework.exactly_once_transaction_max_records;
