@@ -929,6 +929,11 @@ static void task_stop(void *opaque)
 static const char *const mirror_checkpoint_aliases[] = {"MirrorCheckpointConnector",
                                                         "MirrorCheckpoint", NULL};
 
+static json_t *task_configs(const json_t *config, int max_tasks)
+{
+    return tb_mirror_task_configs(&tb_mirror_checkpoint_table, config, max_tasks);
+}
+
 const tb_plugin_t tb_mirror_checkpoint_plugin = {
     .class_name = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
     .aliases = mirror_checkpoint_aliases,
@@ -936,7 +941,7 @@ const tb_plugin_t tb_mirror_checkpoint_plugin = {
     .version = TB_MIRROR_VERSION,
     .config = &tb_mirror_checkpoint_table,
     .validate = tb_mirror_checkpoint_validate,
-    .task_configs = tb_mirror_task_configs,
+    .task_configs = task_configs,
     .task_start = task_start,
     .poll = poll,
     .record_written = record_written,

@@ -174,6 +174,7 @@ static int check_patterns(const json_t *value, char *reason, size_t reason_size)
     {                                                                                    \
         .name = "enabled", .type = TB_CONFIG_BOOLEAN, .default_value = "true",           \
         .importance = TB_IMPORTANCE_LOW, .group = "Mirror", .order = 9,                  \
+        .field = TB_CONFIG_AT(S, enabled),                                               \
         .documentation = "Whether the connector runs its tasks: false, none (MM2's "     \
                          "dedicated mode sets it for a flow that is not enabled)."       \
     }
@@ -359,6 +360,7 @@ static const tb_config_def_t heartbeat_keys[] = {
      .importance = TB_IMPORTANCE_LOW,
      .group = "Mirror",
      .order = 10,
+     .field = TB_CONFIG_AT(S, emit_heartbeats),
      .documentation = "Whether heartbeats are written."},
     {.name = "emit.heartbeats.interval.seconds",
      .type = TB_CONFIG_LONG,
@@ -541,11 +543,15 @@ const tb_config_table_t tb_mirror_heartbeat_table =
 const tb_config_table_t tb_mirror_checkpoint_table =
     TB_CONFIG_TABLE("MirrorCheckpointConnector", checkpoint_keys);
 
-json_t *tb_mirror_task_configs(const json_t *config, int max_tasks)
+json_t *tb_mirror_task_configs(const tb_config_table_t *table, const json_t *config,
+                               int max_tasks)
 {
     json_t *tasks = json_array();
-    const char *enabled = json_string_value(json_object_get(config, "enabled"));
-    if (enabled != NULL && strcasecmp(enabled, "false") == 0) {
+    tb_mirror_settings_t settings = {.enabled = true};
+    char errstr[256];
+    json_t *values = tb_config_load(table, config, &settings, errstr, sizeof(errstr));
+    json_decref(values); /* only the boolean is read */
+    if (!settings.enabled) {
         return tasks;
     }
     for (int i = 0; i < max_tasks; i++) {

@@ -40,10 +40,13 @@ typedef struct {
 static json_t *task_configs(const json_t *config, int max_tasks)
 {
     json_t *tasks = json_array();
-    const char *enabled =
-        json_string_value(json_object_get(config, "emit.heartbeats.enabled"));
+    tb_mirror_settings_t settings = {.emit_heartbeats = true};
+    char errstr[256];
+    json_t *values = tb_config_load(&tb_mirror_heartbeat_table, config, &settings, errstr,
+                                    sizeof(errstr));
+    json_decref(values); /* only the boolean is read */
     (void)max_tasks;
-    if (enabled == NULL || strcasecmp(enabled, "false") != 0) {
+    if (settings.emit_heartbeats) {
         json_array_append_new(tasks, json_deep_copy(config));
     }
     return tasks;

@@ -746,6 +746,11 @@ static void task_stop(void *opaque)
 static const char *const mirror_source_aliases[] = {"MirrorSourceConnector",
                                                     "MirrorSource", NULL};
 
+static json_t *task_configs(const json_t *config, int max_tasks)
+{
+    return tb_mirror_task_configs(&tb_mirror_source_table, config, max_tasks);
+}
+
 const tb_plugin_t tb_mirror_source_plugin = {
     .class_name = "org.apache.kafka.connect.mirror.MirrorSourceConnector",
     .aliases = mirror_source_aliases,
@@ -753,7 +758,7 @@ const tb_plugin_t tb_mirror_source_plugin = {
     .version = TB_MIRROR_VERSION,
     .config = &tb_mirror_source_table,
     .validate = tb_mirror_source_validate,
-    .task_configs = tb_mirror_task_configs,
+    .task_configs = task_configs,
     .task_start = task_start,
     .poll = poll,
     .commit = commit,

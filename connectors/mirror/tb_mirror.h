@@ -43,6 +43,7 @@ typedef struct {
     const char *policy_class;
     const char *separator;
     bool internal_separator; /* internal topics use separator too */
+    bool enabled;            /* false: the connector runs no task (dedicated mode) */
     /* MirrorSourceConnector */
     const json_t *topics;
     const json_t *topics_exclude;
@@ -59,6 +60,7 @@ typedef struct {
     bool heartbeats_replication;
     long long admin_timeout_ms;
     /* MirrorHeartbeatConnector */
+    bool emit_heartbeats;
     long long emit_heartbeats_s;
     int heartbeats_rf;
     /* MirrorCheckpointConnector (topics, topics.exclude and
@@ -81,11 +83,13 @@ extern const tb_config_table_t tb_mirror_checkpoint_table;
 
 /* The tasks of a connector split its work themselves: each takes the items
  * (topic-partitions, groups) whose tb_mirror_hash falls to its index. The
- * task configs are config copied max_tasks times with "task.index" and
- * "task.count" added (a new array), none with enabled=false;
+ * task configs are config (read by the connector's table) copied max_tasks
+ * times with "task.index" and "task.count" added (a new array), none with
+ * enabled=false;
  * tb_mirror_task_share reads them back (index 0 of 1 when absent or
  * invalid). */
-json_t *tb_mirror_task_configs(const json_t *config, int max_tasks);
+json_t *tb_mirror_task_configs(const tb_config_table_t *table, const json_t *config,
+                               int max_tasks);
 void tb_mirror_task_share(const json_t *config, int *index, int *count);
 /* FNV-1a of s: stable across tasks and restarts. */
 uint32_t tb_mirror_hash(const char *s);
