@@ -188,9 +188,10 @@ tb_secret_deny_t *tb_worker_config_deny(const json_t *raw, const char *worker_fi
  * client security keys given in raw. New reference. */
 json_t *tb_worker_config_kafka_props(const json_t *raw);
 
-/* The worker's converter settings: key.converter and value.converter (from
- * settings, defaults applied) and every key.converter.* / value.converter.*
- * key of raw. New reference. */
+/* The worker's converter settings: key.converter, value.converter and
+ * header.converter (from settings, defaults applied) and every
+ * key.converter.* / value.converter.* / header.converter.* key of raw. New
+ * reference. */
 json_t *tb_worker_config_converters(const json_t *raw,
                                     const tb_worker_settings_t *settings);
 

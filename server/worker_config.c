@@ -1179,8 +1179,9 @@ json_t *tb_worker_config_converters(const json_t *raw,
 {
     static const char *const prefixes[] = {"key.converter.", "value.converter.",
                                            "header.converter.", NULL};
-    json_t *out = json_pack("{s:s, s:s}", "key.converter", settings->key_converter,
-                            "value.converter", settings->value_converter);
+    json_t *out = json_pack("{s:s, s:s, s:s}", "key.converter", settings->key_converter,
+                            "value.converter", settings->value_converter,
+                            "header.converter", settings->header_converter);
     const char *key;
     json_t *value;
     json_object_foreach ((json_t *)raw, key, value) {

@@ -413,6 +413,21 @@ def test_task_tags_and_chain_groups_of_connect_4_1(start_worker, bed, tmp_path):
                   connector=sink, task="0", predicate="tomb",
                   predicate_version=connect_version) == [1]
 
+
+def test_a_task_without_its_own_header_converter_is_tagged_with_the_workers(
+        start_worker, bed, tmp_path):
+    bytes_class = "org.apache.kafka.connect.converters.ByteArrayConverter"
+    w = start_worker({**STRINGS, "header.converter": bytes_class})
+    topic = bed.unique_topic("wtags")
+    create_topic(bed, topic, 1)
+    sink = bed.unique_topic("wtagsink")
+    create(w, sink, file_sink(topic, tmp_path / "out.txt"))
+    wait_until(lambda: series(w.get("/metrics").text,
+                              "kafka_connect_connector_task_header_converter_class",
+                              connector=sink, task="0",
+                              header_converter_class=bytes_class) == [1],
+               "the worker's header converter as the task's tag", timeout=60, interval=0.2)
+
     assert w.delete(f"/connectors/{sink}").status_code == 204
     wait_for(lambda: f'connector="{sink}"' not in w.get("/metrics").text, timeout=30,
              what="the deleted sink's tags gone")
