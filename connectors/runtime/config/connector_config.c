@@ -924,13 +924,18 @@ void tb_connector_config_release(json_t *resolved)
     json_decref(resolved);
 }
 
-bool tb_connector_config_reload_unwatched(const json_t *config)
+bool tb_connector_config_restarts_on_reload(const json_t *config)
 {
     const char *action =
         json_string_value(json_object_get(config, "config.action.reload"));
+    return action == NULL || strcasecmp(action, "none") != 0;
+}
+
+bool tb_connector_config_reload_unwatched(const json_t *config)
+{
     const char *key;
     json_t *value;
-    if (action != NULL && strcasecmp(action, "restart") != 0) {
+    if (!tb_connector_config_restarts_on_reload(config)) {
         return false;
     }
     json_object_foreach ((json_t *)config, key, value) {

@@ -139,6 +139,11 @@ void tb_connector_config_release(json_t *resolved);
 
 /* The consumer group of sink connector name: consumer.override.group.id,
  * else connect-<name>. Written into buf, which is returned. */
+/* Whether config (raw, as given; its secrets unresolved, so it is read
+ * before any table could parse it) has config.action.reload=restart, the
+ * default, in any case; none is the one other value validation accepts. */
+bool tb_connector_config_restarts_on_reload(const json_t *config);
+
 /* True when config (raw, as given) has config.action.reload=restart (the
  * default, in any case) and a value that references a secret: Connect would
  * restart the connector when that secret changes, which tributary does not

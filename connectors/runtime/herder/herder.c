@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
+#include "connectors/runtime/config/tb_connector_config.h"
 #include "connectors/runtime/config/tb_task_configs.h"
 #include "connectors/runtime/herder/herder_internal.h"
 #include "connectors/tb_plugin.h"
@@ -378,9 +378,7 @@ json_t *tb_herder_secrets_reload(tb_herder_t *herder)
     pthread_mutex_lock(&herder->lock);
     for (tb_known_connector_t *c = tb_config_state_first(herder->config_state); c != NULL;
          c = c->next) {
-        const char *action =
-            json_string_value(json_object_get(c->config, "config.action.reload"));
-        if (action == NULL || strcasecmp(action, "none") != 0) {
+        if (tb_connector_config_restarts_on_reload(c->config)) {
             tb_worker_secrets_reload(herder->worker, c->name, restarted);
         }
     }
