@@ -247,6 +247,33 @@ void tb_series_observe(tb_series_t *series, double value)
     tb_series_observe_many(series, value, 1);
 }
 
+/* The bucket of value among a histogram's bound_count finite bounds:
+ * upper bounds are inclusive; NaN lands in the +Inf bucket (bound_count). */
+static size_t bucket_of(const double *bounds, size_t bound_count, double value)
+{
+    size_t bucket = 0;
+    while (bucket < bound_count && !(value <= bounds[bucket])) {
+        bucket++;
+    }
+    return bucket;
+}
+
+/* Folds the smallest and largest of observations just counted into the
+ * extremes a keep_max or keep_min histogram keeps: one clock read. */
+static void keep_extremes(tb_series_t *series, double min, double max)
+{
+    const tb_metric_def_t *def = series->family->def;
+    if (def->keep_max || def->keep_min) {
+        int64_t sample = atomic_load(&clock_ms)() / SAMPLE_MS;
+        if (def->keep_max) {
+            keep_extreme(&series->max, max, sample, true);
+        }
+        if (def->keep_min) {
+            keep_extreme(&series->min, min, sample, false);
+        }
+    }
+}
+
 void tb_series_observe_many(tb_series_t *series, double value, uint64_t count)
 {
     if (series == NULL || series->family->def->type != TB_METRIC_HISTOGRAM ||
@@ -254,22 +281,46 @@ void tb_series_observe_many(tb_series_t *series, double value, uint64_t count)
         return;
     }
     const family_t *family = series->family;
-    size_t bucket = 0;
-    /* Upper bounds are inclusive; NaN lands in the +Inf bucket. */
-    while (bucket < family->bound_count && !(value <= family->def->buckets[bucket])) {
-        bucket++;
-    }
+    size_t bucket = bucket_of(family->def->buckets, family->bound_count, value);
     atomic_fetch_add_explicit(&series->counts[bucket], count, memory_order_relaxed);
     atomic_double_add(&series->value, value * (double)count);
-    if (family->def->keep_max || family->def->keep_min) {
-        int64_t sample = atomic_load(&clock_ms)() / SAMPLE_MS;
-        if (family->def->keep_max) {
-            keep_extreme(&series->max, value, sample, true);
-        }
-        if (family->def->keep_min) {
-            keep_extreme(&series->min, value, sample, false);
-        }
+    keep_extremes(series, value, value);
+}
+
+static size_t finite_bounds(const tb_metric_def_t *def);
+
+void tb_observations_add(tb_observations_t *batch, const tb_metric_def_t *def,
+                         double value)
+{
+    size_t bounds = finite_bounds(def);
+    if (bounds > TB_OBSERVATIONS_BOUNDS) {
+        bounds = TB_OBSERVATIONS_BOUNDS; /* refused by tb_series_observe_batch */
     }
+    batch->counts[bucket_of(def->buckets, bounds, value)]++;
+    batch->sum += value;
+    if (batch->count == 0 || value < batch->min) {
+        batch->min = value;
+    }
+    if (batch->count == 0 || value > batch->max) {
+        batch->max = value;
+    }
+    batch->count++;
+}
+
+void tb_series_observe_batch(tb_series_t *series, tb_observations_t *batch)
+{
+    if (series != NULL && series->family->def->type == TB_METRIC_HISTOGRAM &&
+        batch->count > 0 && series->family->bound_count <= TB_OBSERVATIONS_BOUNDS) {
+        for (size_t i = 0; i <= series->family->bound_count; i++) {
+            if (batch->counts[i] > 0) {
+                atomic_fetch_add_explicit(&series->counts[i], batch->counts[i],
+                                          memory_order_relaxed);
+            }
+        }
+        atomic_double_add(&series->value, batch->sum);
+        keep_extremes(series, batch->min, batch->max);
+    }
+    memset(batch, 0, sizeof(*batch));
 }
 
 /* ---- the registry ---- */

@@ -139,6 +139,28 @@ void tb_series_observe(tb_series_t *series, double value);
  * (the same page as count tb_series_observe calls); 0 is a no-op. */
 void tb_series_observe_many(tb_series_t *series, double value, uint64_t count);
 
+/* A histogram's observations gathered by one thread, without atomics or a
+ * clock read (tb_observations_add), and published at once at the cost of one
+ * observation (tb_series_observe_batch): a batch's worth of values costs the
+ * page's readers and the updater one update. For families of at most
+ * TB_OBSERVATIONS_BOUNDS finite bounds. Zero it before the first add. */
+#define TB_OBSERVATIONS_BOUNDS 16
+typedef struct {
+    uint64_t count;
+    double sum, min, max;
+    uint64_t counts[TB_OBSERVATIONS_BOUNDS + 1]; /* per bound, then over the last */
+} tb_observations_t;
+
+/* Adds value to batch, in the bucket of histogram family def. */
+void tb_observations_add(tb_observations_t *batch, const tb_metric_def_t *def,
+                         double value);
+/* Publishes batch's observations to series (a histogram of the family the
+ * batch was gathered for): the same page as one tb_series_observe call per
+ * value, but for the extremes' sample, which is the publication's; then
+ * empties batch. An empty batch, a NULL series, or a family of more than
+ * TB_OBSERVATIONS_BOUNDS finite bounds is a no-op (the batch is emptied). */
+void tb_series_observe_batch(tb_series_t *series, tb_observations_t *batch);
+
 /* Whether the page also serves each ms_name family under its _ms name
  * (metrics.milliseconds.names); off until set. Thread-safe. */
 void tb_metrics_ms_names_set(bool on);

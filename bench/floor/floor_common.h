@@ -71,6 +71,49 @@ static inline long floor_hwm_kb(void)
     return kb;
 }
 
+/* What a producing floor program tells at the end of its run (floor_report). */
+typedef struct {
+    const char *program; /* its name, for the messages */
+    long long n;         /* the records it was to deliver */
+    long long delivered, failed;
+    long long errors;            /* failed deliveries and any other errors */
+    long long bytes;             /* of the values */
+    double seconds, cpu_seconds; /* the measured span's */
+    /* from the program's start; printed only when total_seconds >= 0 */
+    double total_seconds, total_cpu_seconds;
+    const char *first_error; /* the first failed delivery's reason */
+} floor_run_t;
+
+/*
+ * Ends a producing floor program's run: one JSON line on stdout (records:
+ * delivered, errors, bytes, seconds, cpu_seconds, total_seconds and
+ * total_cpu_seconds when given, hwm_kb), then on stderr the failed
+ * deliveries with the first one's reason, and how many were delivered of n
+ * when fewer. Returns the exit status: 0 when n were delivered and none
+ * failed, else 1.
+ */
+static inline int floor_report(const floor_run_t *run)
+{
+    printf("{\"records\":%lld,\"errors\":%lld,\"bytes\":%lld,\"seconds\":%.6f,"
+           "\"cpu_seconds\":%.3f,",
+           run->delivered, run->errors, run->bytes, run->seconds, run->cpu_seconds);
+    if (run->total_seconds >= 0) {
+        printf("\"total_seconds\":%.6f,\"total_cpu_seconds\":%.3f,", run->total_seconds,
+               run->total_cpu_seconds);
+    }
+    printf("\"hwm_kb\":%ld}\n", floor_hwm_kb());
+    fflush(stdout);
+    if (run->failed > 0) {
+        fprintf(stderr, "%s: %lld deliveries failed, first: %s\n", run->program,
+                run->failed, run->first_error);
+    }
+    if (run->delivered < run->n) {
+        fprintf(stderr, "%s: %lld of %lld delivered before the timeout\n", run->program,
+                run->delivered, run->n);
+    }
+    return run->delivered >= run->n && run->failed == 0 ? 0 : 1;
+}
+
 /*
  * Pads the value whose first n bytes buf holds (a JSON object up to its open
  * "note" string) with 'x' to exactly size bytes and closes it. Returns size.

@@ -264,25 +264,23 @@ int main(int argc, char **argv)
         seconds = floor_now() - first_delivered;
         cpu = floor_cpu_seconds() - cpu_first_delivered;
     }
-    printf("{\"records\":%lld,\"errors\":%lld,\"bytes\":%lld,\"seconds\":%.6f,"
-           "\"cpu_seconds\":%.3f,\"total_seconds\":%.6f,\"total_cpu_seconds\":%.3f,"
-           "\"hwm_kb\":%ld}\n",
-           delivered, failed + errors, bytes, seconds, cpu, floor_now() - start,
-           floor_cpu_seconds() - cpu_start, floor_hwm_kb());
-    fflush(stdout);
-    if (failed > 0) {
-        fprintf(stderr, "floor_mirror: %lld deliveries failed, first: %s\n", failed,
-                first_error);
-    }
-    if (delivered < n) {
-        fprintf(stderr, "floor_mirror: %lld of %lld delivered before the timeout\n",
-                delivered, n);
-    }
+    int status =
+        floor_report(&(floor_run_t){.program = "floor_mirror",
+                                    .n = n,
+                                    .delivered = delivered,
+                                    .failed = failed,
+                                    .errors = failed + errors,
+                                    .bytes = bytes,
+                                    .seconds = seconds,
+                                    .cpu_seconds = cpu,
+                                    .total_seconds = floor_now() - start,
+                                    .total_cpu_seconds = floor_cpu_seconds() - cpu_start,
+                                    .first_error = first_error});
     rd_kafka_queue_destroy(queue);
     rd_kafka_consumer_close(consumer);
     rd_kafka_destroy(consumer);
     rd_kafka_topic_destroy(rkt);
     rd_kafka_flush(producer, 1000);
     rd_kafka_destroy(producer);
-    return delivered >= n && failed == 0 ? 0 : 1;
+    return status;
 }

@@ -229,25 +229,20 @@ int main(int argc, char **argv)
     while (delivered + failed < n && floor_now() < deadline) {
         rd_kafka_flush(rk, 100);
     }
-    double seconds = floor_now() - start;
-    double cpu = floor_cpu_seconds() - cpu_start;
-    long hwm = floor_hwm_kb();
-
-    printf("{\"records\":%lld,\"errors\":%lld,\"bytes\":%lld,\"seconds\":%.6f,"
-           "\"cpu_seconds\":%.3f,\"hwm_kb\":%ld}\n",
-           delivered, failed, bytes, seconds, cpu, hwm);
-    fflush(stdout);
-    if (failed > 0) {
-        fprintf(stderr, "floor_produce: %lld deliveries failed, first: %s\n", failed,
-                first_error);
-    }
-    if (delivered < n) {
-        fprintf(stderr, "floor_produce: %lld of %lld delivered before the timeout\n",
-                delivered, n);
-    }
+    int status =
+        floor_report(&(floor_run_t){.program = "floor_produce",
+                                    .n = n,
+                                    .delivered = delivered,
+                                    .failed = failed,
+                                    .errors = failed,
+                                    .bytes = bytes,
+                                    .seconds = floor_now() - start,
+                                    .cpu_seconds = floor_cpu_seconds() - cpu_start,
+                                    .total_seconds = -1,
+                                    .first_error = first_error});
     rd_kafka_topic_destroy(rkt);
     rd_kafka_flush(rk, 1000);
     rd_kafka_destroy(rk);
     free(value);
-    return delivered == n ? 0 : 1;
+    return status;
 }

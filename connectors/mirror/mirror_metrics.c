@@ -1,7 +1,8 @@
 /*
  * mirror_metrics.c - MM2's sensors of a time (tb_mirror.h): the last value
  * is set, the histogram observes, and the -max, -min and -avg are windows
- * over the histogram, worked out when the page is rendered.
+ * over the histogram, worked out when the page is rendered. A batch's times
+ * are gathered in the sensor and published once.
  */
 #include <math.h>
 
@@ -15,6 +16,7 @@ void tb_mirror_timing_start(tb_mirror_timing_t *timing,
                             const tb_mirror_timing_defs_t *defs,
                             const char *const *values)
 {
+    *timing = (tb_mirror_timing_t){.def = &defs->observed};
     timing->last = tb_metrics_series(&defs->last, values);
     timing->observed = tb_metrics_series(&defs->observed, values);
     timing->max = tb_metrics_window(
@@ -30,8 +32,22 @@ void tb_mirror_timing_start(tb_mirror_timing_t *timing,
 
 void tb_mirror_timing_record(tb_mirror_timing_t *timing, double seconds)
 {
-    tb_series_set(timing->last, seconds);
-    tb_series_observe(timing->observed, seconds);
+    tb_mirror_timing_add(timing, seconds);
+    tb_mirror_timing_publish(timing);
+}
+
+void tb_mirror_timing_add(tb_mirror_timing_t *timing, double seconds)
+{
+    tb_observations_add(&timing->batch, timing->def, seconds);
+    timing->latest = seconds;
+}
+
+void tb_mirror_timing_publish(tb_mirror_timing_t *timing)
+{
+    if (timing->batch.count > 0) {
+        tb_series_set(timing->last, timing->latest);
+        tb_series_observe_batch(timing->observed, &timing->batch);
+    }
 }
 
 void tb_mirror_timing_stop(tb_mirror_timing_t *timing)

@@ -691,7 +691,7 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
         p->poll_bytes += msg->len;
         p->last_offset = msg->offset;
         p->last_index = n++;
-        tb_mirror_timing_record(&p->age, (double)(now_ms - r->timestamp) / 1000.0);
+        tb_mirror_timing_add(&p->age, (double)(now_ms - r->timestamp) / 1000.0);
     }
     for (size_t i = 0; i < touched; i++) {
         mirror_partition_t *p = s->touched[i];
@@ -699,6 +699,7 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
             set_offset(p, &out[p->last_index], p->last_offset, p->handed);
         }
         tb_series_add(p->bytes, (double)p->poll_bytes);
+        tb_mirror_timing_publish(&p->age);
     }
     *count = n;
     if (n == 0) {

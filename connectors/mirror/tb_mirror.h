@@ -297,9 +297,14 @@ extern const double tb_mirror_timing_buckets[TB_MIRROR_TIMING_BUCKET_COUNT];
                      .keep_min = true},                                                  \
     }
 
-/* The series of one sensor; owned, released by tb_mirror_timing_stop(). */
+/* The series of one sensor; owned, released by tb_mirror_timing_stop().
+ * With the times gathered since the last publication, by the one thread
+ * that updates it. */
 typedef struct {
     tb_series_t *last, *observed, *max, *min, *avg;
+    const tb_metric_def_t *def; /* of observed */
+    tb_observations_t batch;
+    double latest; /* the batch's last time */
 } tb_mirror_timing_t;
 
 /* Makes the series of defs with these label values (NULL ones out of
@@ -308,8 +313,17 @@ void tb_mirror_timing_start(tb_mirror_timing_t *timing,
                             const tb_mirror_timing_defs_t *defs,
                             const char *const *values);
 
-/* One time, in seconds: lock-free, no allocation. */
+/* One time, in seconds, published at once: lock-free, no allocation. */
 void tb_mirror_timing_record(tb_mirror_timing_t *timing, double seconds);
+
+/* One time, in seconds, gathered for the next tb_mirror_timing_publish():
+ * no atomic, no clock read, no allocation. */
+void tb_mirror_timing_add(tb_mirror_timing_t *timing, double seconds);
+
+/* Publishes the times gathered since the last call, as that many
+ * tb_mirror_timing_record() calls would (the last value the last one's);
+ * none gathered: a no-op. */
+void tb_mirror_timing_publish(tb_mirror_timing_t *timing);
 
 void tb_mirror_timing_stop(tb_mirror_timing_t *timing);
 

@@ -379,7 +379,10 @@ def test_mirror_writes_mm2_offset_syncs(start_worker, bed):
         text = w.get("/metrics").text
         promtool_check(text)  # the new names pass Prometheus' lint
         for line in text.splitlines():
-            if line.startswith("kafka_connect_mirror_source_connector_"):
+            if line.startswith("tributary_mirror_record_age_seconds_count{"):
+                labels, value = line[line.index("{") + 1:].rsplit("} ", 1)
+                found[("age_observed", labels)] = float(value)
+            elif line.startswith("kafka_connect_mirror_source_connector_"):
                 name, rest = line.split("{", 1)
                 labels, value = rest.rsplit("} ", 1)
                 found[(name[len("kafka_connect_mirror_source_connector_"):], labels)] = \
@@ -406,6 +409,9 @@ def test_mirror_writes_mm2_offset_syncs(start_worker, bed):
             assert low <= last <= high, (time_, low, last, high)
         age = [page[(f"record_age_seconds_{k}", labels)] for k in ("min", "avg", "max")]
         assert age[0] < age[1] < age[2]
+        # each record read is observed once: the ages a poll gathers per partition
+        # are published together
+        assert page[("age_observed", labels)] == len(source[partition])
     resource = ConfigResource("topic", syncs_topic)
     assert admin.describe_configs([resource])[resource].result(30)[
         "cleanup.policy"].value == "compact"

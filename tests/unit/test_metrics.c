@@ -118,20 +118,29 @@ static void test_counter_gauge_histogram_render_exactly(void **state)
     assert_page("");
 }
 
-/* count observations at once render as count observations one by one. */
+/* count observations at once, and a batch of them gathered apart, render as
+ * count observations one by one. */
 static void test_observe_many_counts_each_observation(void **state)
 {
     (void)state;
     tb_series_t *one_by_one = latency("/one");
     tb_series_t *at_once = latency("/many");
+    tb_series_t *batched = latency("/batch");
+    tb_observations_t batch = {0};
     for (int i = 0; i < 3; i++) {
         tb_series_observe(one_by_one, 0.5);
+        tb_observations_add(&batch, &latency_def, 0.5);
     }
     tb_series_observe(one_by_one, 3);
+    tb_observations_add(&batch, &latency_def, 3);
     tb_series_observe_many(at_once, 0.5, 3);
     tb_series_observe_many(at_once, 3, 1);
     tb_series_observe_many(at_once, 2, 0); /* nothing */
     tb_series_observe_many(NULL, 1, 2);
+    tb_series_observe_batch(batched, &batch);
+    assert_int_equal(batch.count, 0); /* emptied: published once */
+    tb_series_observe_batch(batched, &batch);
+    tb_series_observe_batch(NULL, &batch);
     char *page = tb_metrics_render_series();
     assert_non_null(page);
     /* each line of the histogram: name suffix, le label, value */
@@ -141,9 +150,9 @@ static void test_observe_many_counts_each_observation(void **state)
                                  {"_bucket", ",le=\"+Inf\"", "4"},
                                  {"_sum", "", "4.5"},
                                  {"_count", "", "4"}};
-    const char *routes[] = {"/one", "/many"};
+    const char *routes[] = {"/one", "/many", "/batch"};
     for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++) {
-        for (size_t r = 0; r < 2; r++) {
+        for (size_t r = 0; r < 3; r++) {
             char line[160];
             snprintf(line, sizeof(line), "tb_test_latency_seconds%s{route=\"%s\"%s} %s\n",
                      expected[i][0], routes[r], expected[i][1], expected[i][2]);
@@ -153,6 +162,7 @@ static void test_observe_many_counts_each_observation(void **state)
     free(page);
     tb_series_release(one_by_one);
     tb_series_release(at_once);
+    tb_series_release(batched);
 }
 
 static void test_label_values_and_help_are_escaped(void **state)
@@ -435,6 +445,15 @@ static void test_ratio_max_and_min_over_a_histogram(void **state)
     fake_now_ms = 95000;
     assert_true(isnan(value_of("tb_test_windowed{which=\"max\"}")));
     assert_true(isnan(value_of("tb_test_windowed{which=\"min\"}")));
+    /* a batch's extremes are its smallest and largest, in the sample of its
+     * publication */
+    tb_observations_t batch = {0};
+    tb_observations_add(&batch, &max_latency_def, 0.5);
+    tb_observations_add(&batch, &max_latency_def, 4);
+    tb_observations_add(&batch, &max_latency_def, 0.75);
+    tb_series_observe_batch(timed, &batch);
+    assert_true(value_of("tb_test_windowed{which=\"max\"}") == 4);
+    assert_true(value_of("tb_test_windowed{which=\"min\"}") == 0.5);
     tb_series_release(plain);
     tb_series_release(avg);
     tb_series_release(max);
