@@ -265,6 +265,9 @@ typedef struct {
 
 #define TB_MIRROR_TIMING_BUCKET_COUNT 10
 extern const double tb_mirror_timing_buckets[TB_MIRROR_TIMING_BUCKET_COUNT];
+/* a poll's times are gathered in a tb_observations_t, which holds this many */
+_Static_assert(TB_MIRROR_TIMING_BUCKET_COUNT <= TB_OBSERVATIONS_BOUNDS,
+               "a mirror timing's buckets fit a batch of observations");
 
 #define TB_MIRROR_TIMING_DEF(metric, labelled, text)                                     \
     {                                                                                    \
