@@ -318,6 +318,7 @@ def run_system(ctx, system: str, rep: int) -> dict:
         # task): a leader's successor assigns its tasks at once, without the delay
         leader = leader_port(members[0])
         victim = [m for m in members if m.port != leader][-1]
+        survivors = [m for m in members if m is not victim]  # members[0] among them
         victim.proc.kill()
         killed = time.monotonic()
         wait(lambda: (lambda p: p if p and worker_id(victim) not in p.values() else None)(
@@ -337,7 +338,7 @@ def run_system(ctx, system: str, rep: int) -> dict:
         joined = time.monotonic()
         joining.wait_ready()
         ready = time.monotonic()
-        live = {worker_id(m) for m in members[:2]} | {worker_id(joining)}
+        live = {worker_id(m) for m in survivors + [joining]}
         wait(lambda: (lambda p: p if p and set(p.values()) == live else None)(
             placement(members[0], sink)), 120, f"{system}: tasks spread again")
         spread = time.monotonic()
@@ -348,7 +349,7 @@ def run_system(ctx, system: str, rep: int) -> dict:
         return {"system": system, "rep": rep, "failover_s": failover,
                 "spawn_spread_s": spread - joined, "join_spread_s": spread - ready,
                 "join_pause_s": pause, "steady_gap_s": steady,
-                **throughput(ctx, system, group, [members[0], members[1], joining])}
+                **throughput(ctx, system, group, survivors + [joining])}
     finally:
         for m in members:
             m.stop()
