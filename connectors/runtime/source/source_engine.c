@@ -137,14 +137,7 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     engine->bytes_as_polled = engine->primary_key == NULL && engine->chain == NULL &&
                               tb_converter_passthrough(engine->key_converter) &&
                               tb_converter_passthrough(engine->value_converter);
-    /* at-least-once tasks of equal producer properties share one producer
-     * when the worker allows it (source_shared.c) */
-    if (engine->transactional || !env->client->producers_shared) {
-        engine->rk = tb_source_producer_create(engine, props, errstr, errstr_size);
-    } else if (tb_source_shared_join(engine, props, errstr, errstr_size) != 0) {
-        goto fail;
-    }
-    if (engine->rk == NULL ||
+    if (tb_source_producer_open(engine, props, errstr, errstr_size) != 0 ||
         (engine->transactional &&
          tb_source_txn_producer_ready(engine, errstr, errstr_size) != 0)) {
         goto fail;

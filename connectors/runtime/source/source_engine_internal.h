@@ -217,10 +217,12 @@ int tb_source_start_plugin(source_engine_t *engine, char *errstr, size_t errstr_
 
 /* source_produce.c */
 
-/* The task's producer, its delivery reports, errors and queue event
- * routed to engine. NULL with errstr. */
-rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
-                                      char *errstr, size_t errstr_size);
+/* Sets engine->rk: the task's own producer, its delivery reports, errors
+ * and queue event routed to engine; or for an at-least-once task on a
+ * worker that shares producers, the shared one of props
+ * (tb_source_shared_join). -1 with errstr. */
+int tb_source_producer_open(source_engine_t *engine, json_t *props, char *errstr,
+                            size_t errstr_size);
 
 /* Destroys engine->rk (set to NULL) within tb_kafka_destroy_within's
  * bound, its queue event routed nowhere first: a destroy that does not

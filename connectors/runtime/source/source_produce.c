@@ -239,11 +239,11 @@ static bool spreads_keyless(const char *partitioner)
     return false;
 }
 
-rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
-                                      char *errstr, size_t errstr_size)
+/* The task's own producer, its delivery reports, errors and queue event
+ * routed to engine. NULL with errstr. */
+static rd_kafka_t *producer_create(source_engine_t *engine, json_t *props, char *errstr,
+                                   size_t errstr_size)
 {
-    engine->spread_keyless =
-        spreads_keyless(json_string_value(json_object_get(props, "partitioner")));
     rd_kafka_conf_t *conf = tb_kafka_conf_new(props, errstr, errstr_size);
     if (conf == NULL) {
         return NULL;
@@ -260,6 +260,20 @@ rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
     rd_kafka_queue_cb_event_enable(main_queue, on_queue_event, (void *)engine->env);
     rd_kafka_queue_destroy(main_queue);
     return rk;
+}
+
+int tb_source_producer_open(source_engine_t *engine, json_t *props, char *errstr,
+                            size_t errstr_size)
+{
+    engine->spread_keyless =
+        spreads_keyless(json_string_value(json_object_get(props, "partitioner")));
+    /* at-least-once tasks of equal producer properties share one when the
+     * worker allows it (source_shared.c) */
+    if (!engine->transactional && engine->env->client->producers_shared) {
+        return tb_source_shared_join(engine, props, errstr, errstr_size);
+    }
+    engine->rk = producer_create(engine, props, errstr, errstr_size);
+    return engine->rk != NULL ? 0 : -1;
 }
 
 bool tb_source_producer_destroy(source_engine_t *engine, int64_t deadline_ms)
