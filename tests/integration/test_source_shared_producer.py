@@ -104,3 +104,23 @@ def test_a_refused_record_reaches_its_own_task_only(start_worker, bed, tmp_path)
         assert metric(w, family, "good") == 0, family
     refusals = [line for line in w.logs().splitlines() if "Kafka refused record" in line]
     assert refusals and all(bad in line and REASON in line for line in refusals)
+
+
+def test_a_final_error_of_the_shared_producer_fails_every_task_on_it(
+        start_worker, bed, tmp_path):
+    """Failed authentication is the producer's, not a record's: both tasks on it fail."""
+    wrong = {**bed.client_config("SCRAM-SHA-256"), "sasl.password": "not-the-password"}
+    w = start_worker({**SETTINGS, "connector.client.config.override.allowlist":
+                      ",".join(wrong)})
+    overrides = {f"producer.override.{k}": v for k, v in wrong.items()}
+    topic = bed.unique_topic("shauth")
+    for name in ("autha", "authb"):
+        path, _ = lines_file(tmp_path, name, 5)
+        file_source(w, name, topic, path, **overrides)
+
+    def failed(name):
+        tasks = w.get(f"/connectors/{name}/status").json().get("tasks", [])
+        return tasks and tasks[0]["state"] == "FAILED" and tasks[0]["trace"]
+    for name in ("autha", "authb"):
+        trace = wait_for(lambda: failed(name), timeout=60, what=f"{name}-0 FAILED")
+        assert "connector-producer-shared-" in trace and "uthentication" in trace, trace
