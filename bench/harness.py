@@ -1099,19 +1099,30 @@ def scale(ctx: Context) -> None:
     """How cost grows with connectors: a fresh worker per system, FileStreamSource
     connectors on one empty file added in steps; at each step, once all are RUNNING and
     after the settle, the worker's resident memory and thread count. Connect stops at
-    --connect-scale-max."""
+    --connect-scale-max. Then tributary's FileStreamSink connectors on one empty topic
+    (each its own consumer group), up to --scale-sink-max."""
     steps = [int(x) for x in ctx.args.scale_steps.split(",")]
-    for kind in ("tributary", "connect"):
-        top = steps[-1] if kind == "tributary" else min(steps[-1], ctx.args.connect_scale_max)
-        log(f"scenario scale: {kind}, up to {top} connectors")
+    topic = f"bench-scale-sinks-{ctx.run_id}"
+    for kind, system, top in (
+            ("tributary", "tributary", steps[-1]),
+            ("connect", "connect", min(steps[-1], ctx.args.connect_scale_max)),
+            ("tributary", "tributary sinks", min(steps[-1], ctx.args.scale_sink_max))):
+        if top <= 0:
+            continue
+        log(f"scenario scale: {system}, up to {top} connectors")
         worker = WORKERS[kind](ctx, "scale").start()
         try:
             worker.wait_ready()
-            empty = worker.dir / "empty.txt"
-            empty.write_text("")
-            config = {"connector.class": "FileStreamSource", "file": str(empty),
-                      "topic": f"bench-scale-{kind}-{ctx.run_id}", "key.converter": STRING,
-                      "value.converter": STRING}
+            if system.endswith("sinks"):
+                config = {"connector.class": "FileStreamSink", "topics": topic,
+                          "file": str(worker.dir / "out.txt"), "key.converter": STRING,
+                          "value.converter": STRING}
+            else:
+                empty = worker.dir / "empty.txt"
+                empty.write_text("")
+                config = {"connector.class": "FileStreamSource", "file": str(empty),
+                          "topic": f"bench-scale-{kind}-{ctx.run_id}",
+                          "key.converter": STRING, "value.converter": STRING}
             created, seconds = 0, 0.0
             for step in [0] + [n for n in steps if n <= top]:
                 t0 = time.monotonic()
@@ -1121,7 +1132,7 @@ def scale(ctx: Context) -> None:
                 worker.wait_running(names, timeout=max(120, step))
                 seconds, created = time.monotonic() - t0, step
                 time.sleep(ctx.args.settle)
-                row(ctx, "scale", kind, connectors=step, seconds=seconds,
+                row(ctx, "scale", system, connectors=step, seconds=seconds,
                     rss_mb=status_number(worker.pid, "VmRSS") / 1024,
                     threads=status_number(worker.pid, "Threads"))
         finally:
@@ -1838,7 +1849,7 @@ def render(ctx, goals, profile_lines, wall) -> str:
     L += ["## How cost grows: connectors", "",
           "| scenario | system | connectors | RSS MB | MB per connector | threads "
           "| seconds to RUNNING |", "|---|---|---:|---:|---:|---:|---:|"]
-    for system in ("tributary", "connect"):
+    for system in ("tributary", "connect", "tributary sinks"):
         idle = next((e for e in scaled if e["system"] == system and e["connectors"] == 0),
                     None)
         for e in (e for e in scaled if e["system"] == system):
@@ -1850,7 +1861,8 @@ def render(ctx, goals, profile_lines, wall) -> str:
           "added in steps, each step measured once all are RUNNING and after "
           f"{ctx.args.settle:g} s. MB per connector: above the idle worker. Connect is "
           f"measured up to {ctx.args.connect_scale_max} connectors, to bound the run's "
-          "time.", "",
+          "time. tributary sinks: FileStreamSink connectors on one empty topic, each its "
+          f"own consumer, up to {ctx.args.scale_sink_max}.", "",
           "## How cost grows: tasks", "",
           "| scenario | system | records | seconds | records/s | CPU s per M records "
           "| cores used | peak RSS MB | background cores |",
@@ -2105,6 +2117,9 @@ def main() -> int:
                    help="connector counts of the scale scenario")
     p.add_argument("--connect-scale-max", type=int, default=100,
                    help="the most connectors the scale scenario gives Connect")
+    p.add_argument("--scale-sink-max", type=int, default=1000,
+                   help="the most FileStreamSink connectors the scale scenario gives "
+                   "tributary (0: none)")
     p.add_argument("--latency-rate", type=float, default=10000,
                    help="records/s the latency scenario offers")
     p.add_argument("--latency-seconds", type=float, default=10,

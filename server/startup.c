@@ -300,6 +300,7 @@ tb_worker_options_t tb_startup_worker_options(const tb_worker_settings_t *settin
         .override_allowlist = settings->connector_client_config_override_allowlist,
         .literal_secrets = settings->secrets_literal_allowed,
         .downgrade_allowed = settings->connector_client_security_downgrade_allowed,
+        .producers_shared = settings->connector_producer_sharing_enabled,
         .secret_policy = tb_worker_config_secret_policy(settings, store_path),
         .limits = {.allowed_dirs = settings->file_allowed_dirs,
                    .allowed_hosts = settings->http_sink_allowed_hosts,

@@ -77,6 +77,7 @@ typedef struct {
     bool secrets_literal_allowed;
     const char *secrets_encryption_key;
     bool connector_client_security_downgrade_allowed;
+    bool connector_producer_sharing_enabled;
     bool core_dumps_enable;
     const json_t *config_providers;
     const json_t *config_providers_file_param_allowed_paths;

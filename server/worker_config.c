@@ -537,6 +537,20 @@ static const tb_config_def_t worker_keys[] = {
                       "security.protocol, enable.ssl.certificate.verification=false "
                       "or ssl.endpoint.identification.algorithm=none unless this is "
                       "true (tributary)."},
+    {.name = "connector.producer.sharing.enabled",
+     .type = TB_CONFIG_BOOLEAN,
+     .field = TB_CONFIG_AT(tb_worker_settings_t, connector_producer_sharing_enabled),
+     .default_value = "true",
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Kafka",
+     .documentation = "At-least-once source tasks whose final producer properties are "
+                      "equal (worker keys, producer.override.*, resolved secrets; "
+                      "client.id aside) share one idempotent producer, with client.id "
+                      "connector-producer-shared-<n>, instead of one each: an idle "
+                      "connector then costs no producer threads or buffers of its own. "
+                      "Exactly-once tasks and tasks of other properties keep their "
+                      "own. They share its buffer (queue.buffering.max.*) and its "
+                      "fatal errors; false gives every task its own (tributary)."},
     {.name = "core.dumps.enable",
      .type = TB_CONFIG_BOOLEAN,
      .field = TB_CONFIG_AT(tb_worker_settings_t, core_dumps_enable),

@@ -37,6 +37,8 @@ typedef struct {
     bool literal_unsealable;    /* distributed, without secrets.encryption.key:
                                    a connector's literal secret cannot be kept */
     bool downgrade_allowed;     /* connector.client.security.downgrade.allowed */
+    bool producers_shared;      /* connector.producer.sharing.enabled: at-least-once
+                                   sources of equal producer properties share one */
 } tb_client_settings_t;
 
 /* Builds a client's properties for a connector config. With resolve, secret

@@ -1,6 +1,7 @@
 """A worker with a few hundred connectors still answers its REST API. Each
-connector's Kafka client holds descriptors, so the worker's open files pass
-1024, the most select() can watch: the listeners must not depend on it."""
+connector's Kafka client holds descriptors (each its own producer here:
+sources share one by default), so the worker's open files pass 1024, the most
+select() can watch: the listeners must not depend on it."""
 import os
 
 import pytest
@@ -17,7 +18,8 @@ def open_files(pid):
 
 
 def test_rest_answers_with_more_open_files_than_select_takes(start_worker, bed, tmp_path):
-    w = start_worker({"value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    w = start_worker({"value.converter": "org.apache.kafka.connect.storage.StringConverter",
+                      "connector.producer.sharing.enabled": "false"})
     empty = tmp_path / "empty.txt"
     empty.write_text("")
     topic = bed.unique_topic("many")

@@ -137,8 +137,7 @@ static int source_start(const tb_task_env_t *env, void **out, char *errstr,
     engine->bytes_as_polled = engine->primary_key == NULL && engine->chain == NULL &&
                               tb_converter_passthrough(engine->key_converter) &&
                               tb_converter_passthrough(engine->value_converter);
-    engine->rk = tb_source_producer_create(engine, props, errstr, errstr_size);
-    if (engine->rk == NULL ||
+    if (tb_source_producer_open(engine, props, errstr, errstr_size) != 0 ||
         (engine->transactional &&
          tb_source_txn_producer_ready(engine, errstr, errstr_size) != 0)) {
         goto fail;
@@ -366,8 +365,7 @@ static int64_t source_step(void *opaque, bool paused, char *errstr, size_t errst
     if (engine->transactional) {
         return tb_source_transactional_step(engine, paused, errstr, errstr_size);
     }
-    engine->served_us = tb_monotonic_us();
-    rd_kafka_poll(engine->rk, 0);
+    tb_source_serve_reports(engine);
     tb_source_count_delivered(engine);
     if (engine->failure[0] != '\0') {
         snprintf(errstr, errstr_size, "%s", engine->failure);
@@ -434,10 +432,15 @@ static void source_stop(void *opaque)
      * exactly-once task's open transaction is aborted by the next instance,
      * so it is not flushed */
     int64_t deadline_ms = tb_monotonic_ms() + engine->env->shutdown_timeout_ms;
-    if (engine->rk != NULL && !engine->transactional) {
+    if (engine->lane != NULL) {
+        /* its own records only: the shared producer goes on for the others */
+        tb_source_shared_wait(engine, deadline_ms);
+    } else if (engine->rk != NULL && !engine->transactional) {
         engine->served_us =
             tb_monotonic_us(); /* the flush's reports: timed at its start */
         rd_kafka_flush(engine->rk, (int)engine->env->shutdown_timeout_ms);
+    }
+    if (engine->rk != NULL && !engine->transactional) {
         tb_source_count_delivered(engine);
         tb_source_advance_head(engine);
         if (tb_source_flush_offsets(engine, errstr, sizeof(errstr)) != 0) {
@@ -463,7 +466,11 @@ static void source_stop(void *opaque)
     if (engine->rkt != NULL) {
         rd_kafka_topic_destroy(engine->rkt);
     }
-    if (engine->rk != NULL && !tb_source_producer_destroy(engine, deadline_ms)) {
+    bool destroyed = engine->lane != NULL ? tb_source_shared_leave(engine, deadline_ms)
+                     : engine->rk != NULL
+                         ? tb_source_producer_destroy(engine, deadline_ms)
+                         : true;
+    if (!destroyed) {
         TB_LOG_TASK(TB_LOG_WARN, "tributary.task", engine->env->connector,
                     engine->env->id,
                     "destroying the producer was cut short after "

@@ -8,6 +8,8 @@
  *                          transforms, converters)
  *   source_produce.c       the producer and its delivery reports; refused
  *                          records under errors.tolerance
+ *   source_shared.c        the worker's shared producers, for at-least-once
+ *                          tasks of equal producer properties
  *   source_offsets.c       the ring of source offsets in flight and their
  *                          recording in the store
  *   source_transactions.c  exactly-once: one transaction per batch with
@@ -19,9 +21,12 @@
  * engine's own unless its comment says otherwise.
  *
  * Threads: one pool thread at a time runs the engine's start, steps and
- * stop; librdkafka's callbacks (delivery reports, errors) run inside
- * rd_kafka_poll and rd_kafka_flush on that thread, except on_queue_event,
- * which only wakes the task. Nothing here takes a lock.
+ * stop; librdkafka's callbacks (delivery reports, errors) of a task's own
+ * producer run inside rd_kafka_poll and rd_kafka_flush on that thread,
+ * except on_queue_event, which only wakes the task. A shared producer's
+ * run on its poller thread, which only fills the task's inbox under the
+ * producer's lock (source_shared.c); the task applies the reports on its
+ * own thread. Nothing else here takes a lock.
  */
 #ifndef TB_SOURCE_ENGINE_INTERNAL_H
 #define TB_SOURCE_ENGINE_INTERNAL_H
@@ -59,6 +64,20 @@ typedef struct {
     bool delivered;      /* done with: acknowledged, or let go by errors.tolerance */
 } in_flight_t;
 
+/* A task's place on a shared producer (source_shared.c). */
+typedef struct tb_source_lane tb_source_lane_t;
+
+/* A delivery report of a shared producer, for its task. */
+typedef struct {
+    uint32_t slot; /* the record's number, modulo RING_SIZE */
+    rd_kafka_resp_err_t err;
+    int32_t partition;
+    int64_t offset;
+    const rd_kafka_topic_t *rkt; /* only compared, never used */
+    /* a failed record, copied (tb_source_report_free); NULL when delivered */
+    tb_sink_record_t *refused;
+} tb_source_report_t;
+
 /* What becomes of a polled record. Only a record that failed without
  * errors.tolerance=all holds its source offset back. */
 typedef enum {
@@ -72,9 +91,11 @@ typedef struct {
     const tb_task_env_t *env; /* the task's (borrowed) */
     tb_task_context_t ctx;    /* the plugin may keep a pointer to it */
     void *plugin_task;
-    rd_kafka_t *rk;
-    rd_kafka_topic_t *rkt; /* the last record's topic (source_produce.c), or NULL */
-    const char *rkt_topic; /* the record topic string rkt was last given for */
+    rd_kafka_t *rk;         /* the task's own producer, or the shared one of lane */
+    tb_source_lane_t *lane; /* on a shared producer (source_shared.c); or NULL */
+    uint64_t awaiting;      /* records librdkafka took whose report is to come */
+    rd_kafka_topic_t *rkt;  /* the last record's topic (source_produce.c), or NULL */
+    const char *rkt_topic;  /* the record topic string rkt was last given for */
     /* Runs of records without a key go to one partition each, the next run
      * to the next partition (source_produce.c), once a record reached rkt's
      * topic (librdkafka knows its partitions then); only where the
@@ -196,16 +217,33 @@ int tb_source_start_plugin(source_engine_t *engine, char *errstr, size_t errstr_
 
 /* source_produce.c */
 
-/* The task's producer, its delivery reports, errors and queue event
- * routed to engine. NULL with errstr. */
-rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
-                                      char *errstr, size_t errstr_size);
+/* Sets engine->rk: the task's own producer, its delivery reports, errors
+ * and queue event routed to engine; or for an at-least-once task on a
+ * worker that shares producers, the shared one of props
+ * (tb_source_shared_join). -1 with errstr. */
+int tb_source_producer_open(source_engine_t *engine, json_t *props, char *errstr,
+                            size_t errstr_size);
 
 /* Destroys engine->rk (set to NULL) within tb_kafka_destroy_within's
  * bound, its queue event routed nowhere first: a destroy that does not
  * finish by deadline_ms goes on in the background, and never calls into
  * the task. Returns whether it finished. */
 bool tb_source_producer_destroy(source_engine_t *engine, int64_t deadline_ms);
+
+/* Serves the delivery reports waiting: rd_kafka_poll of the task's own
+ * producer, or its inbox on a shared one. */
+void tb_source_serve_reports(source_engine_t *engine);
+
+/* Applies the delivery report of record seq (not transactional): the ring
+ * entry marked delivered, or the refused record failed or let go. */
+void tb_source_apply_report(source_engine_t *engine, uint64_t seq,
+                            const tb_source_report_t *report);
+
+/* The record of a failed delivery report, borrowed from msg. *headers gets
+ * an array of its headers, borrowed from msg (free() the array; NULL:
+ * none). */
+tb_sink_record_t tb_source_refused_record(const rd_kafka_message_t *msg,
+                                          tb_header_t **headers);
 
 /* Hands one record to librdkafka (flags: F_FREE or F_COPY) with its
  * headers: the ones the chain left, then its message id when
@@ -225,6 +263,34 @@ bool tb_source_produce_batch(source_engine_t *engine);
  * each rd_kafka_poll and rd_kafka_flush, so that a report costs no atomic
  * update of its own. */
 void tb_source_count_delivered(source_engine_t *engine);
+
+/* source_shared.c */
+
+/* Joins engine (at-least-once) to the worker's shared producer of props
+ * (the task's final producer properties; client.id aside), made on first
+ * use: sets engine->rk and engine->lane. -1 with errstr. */
+int tb_source_shared_join(source_engine_t *engine, json_t *props, char *errstr,
+                          size_t errstr_size);
+
+/* The opaque of record seq of lane: its lane and place in the ring. */
+void *tb_source_shared_opaque(const tb_source_lane_t *lane, uint64_t seq);
+
+/* Applies the reports waiting in the task's inbox, and a final error of the
+ * shared producer (engine->failure). */
+void tb_source_shared_serve(source_engine_t *engine);
+
+/* Serves the task's reports until none of its records awaits one, a
+ * failure, or deadline_ms. */
+void tb_source_shared_wait(source_engine_t *engine, int64_t deadline_ms);
+
+/* Leaves the shared producer (engine->rk and lane set to NULL); the last
+ * task to leave destroys it within deadline_ms. Reports of the task's
+ * records that come later are dropped. Returns whether a destroy, if any,
+ * finished. */
+bool tb_source_shared_leave(source_engine_t *engine, int64_t deadline_ms);
+
+/* Frees what a report holds (its refused record). */
+void tb_source_report_free(tb_source_report_t *report);
 
 /* source_offsets.c */
 

@@ -93,11 +93,8 @@ static bool let_go_refused(source_engine_t *engine, uint64_t seq,
     return true;
 }
 
-/* The record of a failed delivery report, for let_go_refused(). *headers
- * gets an array of its headers, borrowed from msg (free() the array; NULL:
- * none). */
-static tb_sink_record_t refused_record(const rd_kafka_message_t *msg,
-                                       tb_header_t **headers)
+tb_sink_record_t tb_source_refused_record(const rd_kafka_message_t *msg,
+                                          tb_header_t **headers)
 {
     rd_kafka_headers_t *hdrs = NULL;
     tb_header_t *h = NULL;
@@ -155,31 +152,55 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opa
         }
         return;
     }
-    uint64_t seq = (uint64_t)(uintptr_t)msg->_private;
+    tb_header_t *headers = NULL;
+    tb_sink_record_t refused;
+    tb_source_report_t report = {.err = msg->err,
+                                 .partition = msg->partition,
+                                 .offset = msg->offset,
+                                 .rkt = msg->rkt};
+    if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        refused = tb_source_refused_record(msg, &headers);
+        report.refused = &refused;
+    }
+    tb_source_apply_report(engine, (uint64_t)(uintptr_t)msg->_private, &report);
+    free(headers);
+}
+
+void tb_source_apply_report(source_engine_t *engine, uint64_t seq,
+                            const tb_source_report_t *report)
+{
     in_flight_t *entry = &engine->ring[seq % RING_SIZE];
     int64_t latency_us = engine->served_us - entry->produced_us;
+    engine->awaiting--;
     if (latency_us != engine->run_latency_us) {
         observe_run(engine);
         engine->run_latency_us = latency_us;
     }
     engine->run_count++;
-    if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (report->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
         engine->acknowledged++;
         entry->delivered = true;
-        engine->rkt_delivered |= msg->rkt == engine->rkt;
+        engine->rkt_delivered |= report->rkt == engine->rkt;
         if (entry->partition != NULL && engine->plugin_task != NULL &&
             engine->env->plugin->record_written != NULL) {
             engine->env->plugin->record_written(engine->plugin_task, entry->partition,
-                                                entry->offset, msg->partition,
-                                                msg->offset);
+                                                entry->offset, report->partition,
+                                                report->offset);
         }
         return;
     }
-    count_delivery_error(engine, msg->err);
-    tb_header_t *headers;
-    tb_sink_record_t record = refused_record(msg, &headers);
-    entry->delivered = let_go_refused(engine, seq, &record, msg->err);
-    free(headers);
+    count_delivery_error(engine, report->err);
+    entry->delivered = let_go_refused(engine, seq, report->refused, report->err);
+}
+
+void tb_source_serve_reports(source_engine_t *engine)
+{
+    if (engine->lane != NULL) {
+        tb_source_shared_serve(engine);
+        return;
+    }
+    engine->served_us = tb_monotonic_us();
+    rd_kafka_poll(engine->rk, 0);
 }
 
 /* librdkafka's errors are mostly transient and retried by itself; failed
@@ -218,11 +239,11 @@ static bool spreads_keyless(const char *partitioner)
     return false;
 }
 
-rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
-                                      char *errstr, size_t errstr_size)
+/* The task's own producer, its delivery reports, errors and queue event
+ * routed to engine. NULL with errstr. */
+static rd_kafka_t *producer_create(source_engine_t *engine, json_t *props, char *errstr,
+                                   size_t errstr_size)
 {
-    engine->spread_keyless =
-        spreads_keyless(json_string_value(json_object_get(props, "partitioner")));
     rd_kafka_conf_t *conf = tb_kafka_conf_new(props, errstr, errstr_size);
     if (conf == NULL) {
         return NULL;
@@ -239,6 +260,20 @@ rd_kafka_t *tb_source_producer_create(source_engine_t *engine, json_t *props,
     rd_kafka_queue_cb_event_enable(main_queue, on_queue_event, (void *)engine->env);
     rd_kafka_queue_destroy(main_queue);
     return rk;
+}
+
+int tb_source_producer_open(source_engine_t *engine, json_t *props, char *errstr,
+                            size_t errstr_size)
+{
+    engine->spread_keyless =
+        spreads_keyless(json_string_value(json_object_get(props, "partitioner")));
+    /* at-least-once tasks of equal producer properties share one when the
+     * worker allows it (source_shared.c) */
+    if (!engine->transactional && engine->env->client->producers_shared) {
+        return tb_source_shared_join(engine, props, errstr, errstr_size);
+    }
+    engine->rk = producer_create(engine, props, errstr, errstr_size);
+    return engine->rk != NULL ? 0 : -1;
 }
 
 bool tb_source_producer_destroy(source_engine_t *engine, int64_t deadline_ms)
@@ -325,6 +360,14 @@ rd_kafka_resp_err_t tb_source_produce_record(source_engine_t *engine,
     return err;
 }
 
+/* The opaque of record seq: its number, or on a shared producer its lane
+ * too (source_shared.c). */
+static void *record_opaque(const source_engine_t *engine, uint64_t seq)
+{
+    return engine->lane != NULL ? tb_source_shared_opaque(engine->lane, seq)
+                                : (void *)(uintptr_t)seq;
+}
+
 /* Numbers record in the ring as handed to librdkafka at now_us, which
  * answered err (on success it keeps a value given with F_FREE), and lets go
  * of what the record held: the next record is next. */
@@ -352,8 +395,11 @@ static void settle(source_engine_t *engine, tb_source_record_t *record,
                                     .headers = record->headers,
                                     .header_count = record->header_count};
         entry->delivered = let_go_refused(engine, seq, &refused, err);
-    } else if (flags == RD_KAFKA_MSG_F_FREE) {
-        record->value = NULL; /* librdkafka's now */
+    } else {
+        engine->awaiting++;
+        if (flags == RD_KAFKA_MSG_F_FREE) {
+            record->value = NULL; /* librdkafka's now */
+        }
     }
     tb_source_free_record(record);
     engine->next_seq++;
@@ -427,7 +473,7 @@ static void hand_over(source_engine_t *engine, rd_kafka_topic_t *rkt, int32_t pa
             .len = records[i].value_len,
             .key = (void *)records[i].key,
             .key_len = records[i].key_len,
-            ._private = (void *)(uintptr_t)(engine->next_seq + i)};
+            ._private = record_opaque(engine, engine->next_seq + i)};
     }
     if (rkt != NULL) {
         rd_kafka_produce_batch(rkt, partition, RD_KAFKA_MSG_F_COPY, engine->run, (int)n);
@@ -502,7 +548,7 @@ bool tb_source_produce_batch(source_engine_t *engine)
         /* a value the runtime owns is handed over, a borrowed one copied */
         int flags = record->bytes_borrowed ? RD_KAFKA_MSG_F_COPY : RD_KAFKA_MSG_F_FREE;
         rd_kafka_resp_err_t err = tb_source_produce_record(
-            engine, record, flags, timestamp_ms, (void *)(uintptr_t)engine->next_seq);
+            engine, record, flags, timestamp_ms, record_opaque(engine, engine->next_seq));
         if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
             return false;
         }

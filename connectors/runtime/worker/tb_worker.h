@@ -62,6 +62,7 @@ typedef struct {
                                          are sealed under the key tb_secret_seal.h
                                          keeps (refused without one) */
     bool downgrade_allowed;           /* connector.client.security.downgrade.allowed */
+    bool producers_shared;            /* connector.producer.sharing.enabled */
     tb_secret_policy_t secret_policy; /* config.providers.*, what references reach */
     tb_limits_t limits;               /* file.allowed.dirs, http.sink.allowed.hosts */
     const json_t *converter_config;   /* worker key.converter, value.converter and

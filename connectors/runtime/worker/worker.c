@@ -147,6 +147,7 @@ tb_client_settings_t tb_worker_client_settings(const tb_worker_options_t *option
         .literal_secrets = options->literal_secrets,
         .literal_unsealable = options->distributed && !tb_secret_seal_key_present(),
         .downgrade_allowed = options->downgrade_allowed,
+        .producers_shared = options->producers_shared,
     };
 }
 
