@@ -264,7 +264,9 @@ static const tb_config_def_t source_keys[] = {
      .group = "Mirror",
      .order = 18,
      .field = TB_CONFIG_AT(S, sync_configs),
-     .documentation = "Whether the remote topics get the source topics' configs."},
+     .documentation = "Whether the remote topics' configs are synced from the source "
+                      "topics' every sync.topic.configs.interval.seconds (a remote topic "
+                      "is made with them either way, as in MM2)."},
     {.name = "sync.topic.configs.interval.seconds",
      .type = TB_CONFIG_LONG,
      .default_value = "600",
@@ -272,9 +274,11 @@ static const tb_config_def_t source_keys[] = {
      .group = "Mirror",
      .order = 19,
      .range = &positive,
+     .field = TB_CONFIG_AT(S, sync_configs_s),
      .documentation =
-         "How often topic configs are copied again in MM2. tributary copies them when "
-         "it creates a remote topic only, so this is accepted and unused."},
+         "How often the remote topics' configs are synced from the source topics' "
+         "(at the task's start, then every interval), by the task that copies "
+         "partition 0 of the topic."},
     {.name = "sync.topic.acls.enabled",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",
