@@ -231,6 +231,18 @@ static const tb_config_def_t source_keys[] = {
      .check = check_filter_class,
      .documentation =
          "The config property filter: MM2's DefaultConfigPropertyFilter only."},
+    {.name = "use.defaults.from",
+     .type = TB_CONFIG_STRING,
+     .default_value = "target",
+     .one_of = locations,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Mirror",
+     .order = 14,
+     .field = TB_CONFIG_ENUM_AT(S, defaults_from),
+     .documentation =
+         "For a topic config at its default on the source: target, the remote topic "
+         "has the target cluster's default (a value set on it is deleted); source, it "
+         "gets the source cluster's default value."},
     {.name = "replication.factor",
      .type = TB_CONFIG_INT,
      .default_value = "2",

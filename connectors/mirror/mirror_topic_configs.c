@@ -142,13 +142,17 @@ static bool entry_copied(const tb_mirror_settings_t *settings,
                                    rd_kafka_ConfigEntry_name(e));
 }
 
-/* Whether the entry is the broker's default (nothing set for the topic or
- * the cluster): MM2's isDefault. */
-static bool entry_default(const rd_kafka_ConfigEntry_t *e)
+#define DEFAULTS_FROM_TARGET 1 /* use.defaults.from=target */
+
+/* Whether the remote topic is to have the target's default for the entry:
+ * at its default on the source (MM2's isDefault: nothing set for the topic
+ * or the cluster) with use.defaults.from=target. */
+static bool entry_unset(const tb_mirror_settings_t *settings,
+                        const rd_kafka_ConfigEntry_t *e)
 {
-    return rd_kafka_ConfigEntry_is_default(e) ||
-           rd_kafka_ConfigEntry_source(e) == RD_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG ||
-           rd_kafka_ConfigEntry_value(e) == NULL;
+    return settings->defaults_from == DEFAULTS_FROM_TARGET &&
+           (rd_kafka_ConfigEntry_is_default(e) ||
+            rd_kafka_ConfigEntry_source(e) == RD_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG);
 }
 
 json_t *tb_mirror_topic_configs_create(tb_mirror_topic_configs_t *tc, const char *topic)
@@ -172,7 +176,9 @@ json_t *tb_mirror_topic_configs_create(tb_mirror_topic_configs_t *tc, const char
         const rd_kafka_ConfigEntry_t **list =
             rd_kafka_ConfigResource_configs(resource, &entries);
         for (size_t i = 0; i < entries; i++) {
-            if (!entry_default(list[i]) && entry_copied(tc->settings, list[i])) {
+            if (rd_kafka_ConfigEntry_value(list[i]) != NULL &&
+                !entry_unset(tc->settings, list[i]) &&
+                entry_copied(tc->settings, list[i])) {
                 json_object_set_new(configs, rd_kafka_ConfigEntry_name(list[i]),
                                     json_string(rd_kafka_ConfigEntry_value(list[i])));
             }
@@ -224,8 +230,9 @@ static void list_add(char *buf, size_t size, const char *name, const char *value
  * target) MM2's targetConfig of the source topic's (in source): each
  * config copied and set on the source topic is set where the remote topic
  * has it otherwise; each one at its default on the source is deleted where
- * the remote topic has it set, which gives it the target's default (MM2's
- * use.defaults.from=target). NULL when nothing is to change; else a new
+ * the remote topic has it set, which gives it the target's default (with
+ * use.defaults.from=target, MM2's default; with source, it is set to the
+ * source's default value). NULL when nothing is to change; else a new
  * resource (destroy it) and what changes in changes. */
 static rd_kafka_ConfigResource_t *operations(tb_mirror_topic_configs_t *tc,
                                              const char *remote,
@@ -243,8 +250,8 @@ static rd_kafka_ConfigResource_t *operations(tb_mirror_topic_configs_t *tc,
         const char *name = rd_kafka_ConfigEntry_name(list[i]);
         const char *value = rd_kafka_ConfigEntry_value(list[i]);
         const char *have = json_string_value(json_object_get(set, name));
-        bool unset = entry_default(list[i]);
-        if (!entry_copied(tc->settings, list[i]) ||
+        bool unset = entry_unset(tc->settings, list[i]);
+        if (!entry_copied(tc->settings, list[i]) || (!unset && value == NULL) ||
             (unset ? have == NULL : have != NULL && strcmp(have, value) == 0)) {
             continue;
         }

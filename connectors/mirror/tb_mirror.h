@@ -47,6 +47,7 @@ typedef struct {
     const json_t *topics;
     const json_t *topics_exclude;
     const json_t *config_exclude;
+    int defaults_from; /* use.defaults.from, 0: source cluster, 1: target */
     int replication_factor;
     bool refresh_topics;
     long long refresh_topics_s;
@@ -184,9 +185,9 @@ void tb_mirror_topic_configs_init(tb_mirror_topic_configs_t *tc, rd_kafka_t *sou
 void tb_mirror_topic_configs_free(tb_mirror_topic_configs_t *tc);
 
 /* The configs a remote topic is made with: those set on the source topic
- * (not defaults, not read-only or sensitive, not the broker's static ones,
- * not those config.properties.exclude names), a new object of strings;
- * NULL when they cannot be read (logged: the topic is made without). */
+ * (not defaults unless use.defaults.from=source, not read-only or sensitive, not the
+ * broker's static ones, not those config.properties.exclude names), a new object of
+ * strings; NULL when they cannot be read (logged: the topic is made without). */
 json_t *tb_mirror_topic_configs_create(tb_mirror_topic_configs_t *tc, const char *topic);
 
 /* MM2's syncTopicConfigs for count source topics and their remote topics
@@ -194,7 +195,8 @@ json_t *tb_mirror_topic_configs_create(tb_mirror_topic_configs_t *tc, const char
  * that MM2 copies and that is set on the source topic is set on the
  * remote topic where it differs, every one at its default on the source
  * is deleted from the remote topic where set there (which then has the
- * target's default, MM2's use.defaults.from=target). One DescribeConfigs
+ * target's default; with use.defaults.from=source, set to the source's
+ * default value instead). One DescribeConfigs
  * per cluster and one IncrementalAlterConfigs, each bounded by
  * admin.timeout.ms; what changes is logged, and each failure once, naming
  * the topic and its configs; none stops the replication. */

@@ -98,3 +98,26 @@ def test_mirror_does_not_sync_topic_configs_when_disabled(start_worker, bed):
             "retention.ms") == "7654321", timeout=60, interval=0.5,
             what=f"{alias}.{prefix}-{later} made")
     assert set_on_topic(bed.bootstrap, remote) == {"retention.ms": "12345678"}
+
+
+def test_mirror_topic_configs_use_source_defaults(start_worker, bed):
+    """use.defaults.from=source (MM2's DefaultConfigPropertyFilter): the remote topic gets
+    the source's defaults as configs of its own; another value is refused, naming it."""
+    prefix = f"mms{uuid.uuid4().hex[:10]}"
+    alias = f"src{uuid.uuid4().hex[:6]}"
+    topic, remote = f"{prefix}-t", f"{alias}.{prefix}-t"
+    src = bed.kafka2_bootstrap
+    make_topic(src, topic, 1)
+    w = start_worker()
+    config = mirror_config(bed, prefix, alias, **{"use.defaults.from": "elsewhere"})
+    r = w.put("/connector-plugins/MirrorSourceConnector/config/validate", json=config)
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in r.json()["configs"]}
+    assert errors["use.defaults.from"], errors["use.defaults.from"]
+    config["use.defaults.from"] = "source"
+    assert w.post("/connectors", json={"name": f"mirror-{prefix}",
+                                       "config": config}).status_code == 201
+    admin = AdminClient({"bootstrap.servers": src})
+    resource = ConfigResource("topic", topic)
+    want = admin.describe_configs([resource])[resource].result(30)["segment.bytes"].value
+    wait_for(lambda: set_on_topic(bed.bootstrap, remote).get("segment.bytes") == want,
+             timeout=60, interval=0.5, what=f"{remote} with the source's segment.bytes")
