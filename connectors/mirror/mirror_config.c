@@ -962,17 +962,21 @@ void tb_mirror_filter_free(tb_mirror_filter_t *filter)
     filter->include_count = filter->exclude_count = 0;
 }
 
-bool tb_mirror_config_copied(const json_t *exclude, const char *property)
+int tb_mirror_config_filter_init(tb_mirror_filter_t *filter,
+                                 const tb_mirror_settings_t *settings, char *errstr,
+                                 size_t errstr_size)
 {
-    regex_t *patterns;
-    size_t count;
-    char errstr[256];
-    bool copied = compile_list(exclude, "config.properties.exclude", &patterns, &count,
-                               errstr, sizeof(errstr)) == 0 &&
-                  !any_matches(patterns, count, property);
-    for (size_t i = 0; i < count; i++) {
-        regfree(&patterns[i]);
+    *filter = (tb_mirror_filter_t){0};
+    if (compile_list(settings->config_exclude, "config.properties.exclude",
+                     &filter->exclude, &filter->exclude_count, errstr,
+                     errstr_size) != 0) {
+        tb_mirror_filter_free(filter);
+        return -1;
     }
-    free(patterns);
-    return copied;
+    return 0;
+}
+
+bool tb_mirror_config_copied(const tb_mirror_filter_t *filter, const char *property)
+{
+    return !any_matches(filter->exclude, filter->exclude_count, property);
 }

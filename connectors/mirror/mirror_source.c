@@ -503,8 +503,10 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
                  s->settings.target_alias, reason);
         goto fail;
     }
-    tb_mirror_topic_configs_init(&s->configs, s->consumer, s->target, &s->settings,
-                                 s->connector, s->task);
+    if (tb_mirror_topic_configs_init(&s->configs, s->consumer, s->target, &s->settings,
+                                     s->connector, s->task, errstr, errstr_size) != 0) {
+        goto fail;
+    }
     if (s->settings.emit_offset_syncs &&
         start_offset_syncs(s, reason, sizeof(reason)) != 0) {
         snprintf(errstr, errstr_size, "cannot start the offset syncs of %s->%s: %s",

@@ -15,10 +15,10 @@
 #define LOGGER "tributary.mirror"
 #define ANSWER_GRACE_MS 5000 /* beyond the request timeout, for librdkafka's answer */
 
-void tb_mirror_topic_configs_init(tb_mirror_topic_configs_t *tc, rd_kafka_t *source,
-                                  rd_kafka_t *target,
-                                  const tb_mirror_settings_t *settings,
-                                  const char *connector, int task)
+int tb_mirror_topic_configs_init(tb_mirror_topic_configs_t *tc, rd_kafka_t *source,
+                                 rd_kafka_t *target, const tb_mirror_settings_t *settings,
+                                 const char *connector, int task, char *errstr,
+                                 size_t errstr_size)
 {
     *tc = (tb_mirror_topic_configs_t){.source = source,
                                       .target = target,
@@ -26,10 +26,12 @@ void tb_mirror_topic_configs_init(tb_mirror_topic_configs_t *tc, rd_kafka_t *sou
                                       .connector = connector,
                                       .task = task,
                                       .failing = json_object()};
+    return tb_mirror_config_filter_init(&tc->filter, settings, errstr, errstr_size);
 }
 
 void tb_mirror_topic_configs_free(tb_mirror_topic_configs_t *tc)
 {
+    tb_mirror_filter_free(&tc->filter);
     json_decref(tc->failing);
     tc->failing = NULL;
 }
@@ -131,15 +133,14 @@ find_resource(const rd_kafka_ConfigResource_t **resources, size_t count,
 /* Whether MM2 copies a source topic's config entry, set or default (its
  * targetConfig): not read-only or sensitive, not the broker's static
  * config, not named by config.properties.exclude. */
-static bool entry_copied(const tb_mirror_settings_t *settings,
+static bool entry_copied(const tb_mirror_topic_configs_t *tc,
                          const rd_kafka_ConfigEntry_t *e)
 {
     return !rd_kafka_ConfigEntry_is_read_only(e) &&
            !rd_kafka_ConfigEntry_is_sensitive(e) &&
            rd_kafka_ConfigEntry_source(e) !=
                RD_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG &&
-           tb_mirror_config_copied(settings->config_exclude,
-                                   rd_kafka_ConfigEntry_name(e));
+           tb_mirror_config_copied(&tc->filter, rd_kafka_ConfigEntry_name(e));
 }
 
 #define DEFAULTS_FROM_TARGET 1 /* use.defaults.from=target */
@@ -177,8 +178,7 @@ json_t *tb_mirror_topic_configs_create(tb_mirror_topic_configs_t *tc, const char
             rd_kafka_ConfigResource_configs(resource, &entries);
         for (size_t i = 0; i < entries; i++) {
             if (rd_kafka_ConfigEntry_value(list[i]) != NULL &&
-                !entry_unset(tc->settings, list[i]) &&
-                entry_copied(tc->settings, list[i])) {
+                !entry_unset(tc->settings, list[i]) && entry_copied(tc, list[i])) {
                 json_object_set_new(configs, rd_kafka_ConfigEntry_name(list[i]),
                                     json_string(rd_kafka_ConfigEntry_value(list[i])));
             }
@@ -251,7 +251,7 @@ static rd_kafka_ConfigResource_t *operations(tb_mirror_topic_configs_t *tc,
         const char *value = rd_kafka_ConfigEntry_value(list[i]);
         const char *have = json_string_value(json_object_get(set, name));
         bool unset = entry_unset(tc->settings, list[i]);
-        if (!entry_copied(tc->settings, list[i]) || (!unset && value == NULL) ||
+        if (!entry_copied(tc, list[i]) || (!unset && value == NULL) ||
             (unset ? have == NULL : have != NULL && strcmp(have, value) == 0)) {
             continue;
         }

@@ -160,27 +160,34 @@ int tb_mirror_group_filter_init(tb_mirror_filter_t *filter,
                                 size_t errstr_size);
 void tb_mirror_filter_free(tb_mirror_filter_t *filter);
 
-/* Whether a topic config property is copied to the remote topic
- * (config.properties.exclude). Patterns compiled per call: configs are
- * synced seldom. */
-bool tb_mirror_config_copied(const json_t *exclude, const char *property);
+/* The config property filter: config.properties.exclude (MM2's
+ * DefaultConfigPropertyFilter), read with tb_mirror_config_copied. -1 with
+ * errstr naming the key. */
+int tb_mirror_config_filter_init(tb_mirror_filter_t *filter,
+                                 const tb_mirror_settings_t *settings, char *errstr,
+                                 size_t errstr_size);
+/* Whether a topic config property is copied to the remote topic. */
+bool tb_mirror_config_copied(const tb_mirror_filter_t *filter, const char *property);
 
 /* The topic configs MM2 copies (mirror_topic_configs.c): a task's clients
  * of the two clusters (borrowed), its settings (borrowed), and the
- * failures it logged (owned: logged once while they last). */
+ * config.properties.exclude compiled and the failures it logged (owned;
+ * each failure logged once while it lasts). */
 typedef struct {
     rd_kafka_t *source;
     rd_kafka_t *target;
     const tb_mirror_settings_t *settings;
     const char *connector;
     int task;
-    json_t *failing; /* a topic or request -> the reason logged */
+    tb_mirror_filter_t filter; /* config.properties.exclude */
+    json_t *failing;           /* a topic or request -> the reason logged */
 } tb_mirror_topic_configs_t;
 
-void tb_mirror_topic_configs_init(tb_mirror_topic_configs_t *tc, rd_kafka_t *source,
-                                  rd_kafka_t *target,
-                                  const tb_mirror_settings_t *settings,
-                                  const char *connector, int task);
+/* -1 with errstr naming the key whose pattern is invalid. */
+int tb_mirror_topic_configs_init(tb_mirror_topic_configs_t *tc, rd_kafka_t *source,
+                                 rd_kafka_t *target, const tb_mirror_settings_t *settings,
+                                 const char *connector, int task, char *errstr,
+                                 size_t errstr_size);
 /* Accepts one never initialized (zeroed) or freed already. */
 void tb_mirror_topic_configs_free(tb_mirror_topic_configs_t *tc);
 

@@ -121,3 +121,36 @@ def test_mirror_topic_configs_use_source_defaults(start_worker, bed):
     want = admin.describe_configs([resource])[resource].result(30)["segment.bytes"].value
     wait_for(lambda: set_on_topic(bed.bootstrap, remote).get("segment.bytes") == want,
              timeout=60, interval=0.5, what=f"{remote} with the source's segment.bytes")
+
+
+def test_mirror_topic_config_sync_failure_logged_once(start_worker, bed):
+    """A source topic deleted while copied: the sync cannot read its configs, logged once
+    naming it however many intervals pass, while the other topic's configs go on being
+    synced and the task runs."""
+    prefix = f"mmf{uuid.uuid4().hex[:10]}"
+    alias = f"src{uuid.uuid4().hex[:6]}"
+    gone, kept = f"{prefix}-gone", f"{prefix}-kept"
+    src = bed.kafka2_bootstrap
+    make_topic(src, gone, 1)
+    make_topic(src, kept, 1)
+    w = start_worker()
+    config = mirror_config(bed, prefix, alias, **{"sync.topic.configs.interval.seconds": "1"})
+    name = f"mirror-{prefix}"
+    assert w.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    target = AdminClient({"bootstrap.servers": bed.bootstrap})
+    wait_for(lambda: {f"{alias}.{gone}", f"{alias}.{kept}"} <= set(
+        target.list_topics(timeout=30).topics), timeout=60, interval=0.5,
+        what="the remote topics made")
+    source = AdminClient({"bootstrap.servers": src})
+    source.delete_topics([gone])[gone].result(30)
+    failure = f"cannot read the configs of topic {gone} on cluster {alias}"
+    wait_for(lambda: failure in w.logs(), timeout=60, interval=0.5, what=failure)
+
+    for value in ("23456789", "34567890"):
+        alter_topic(src, kept, {"retention.ms": value})
+        wait_for(lambda: set_on_topic(bed.bootstrap, f"{alias}.{kept}").get(
+            "retention.ms") == value, timeout=60, interval=0.5,
+            what=f"{alias}.{kept} with retention.ms={value}")
+    assert w.logs().count(failure) == 1
+    tasks = w.get(f"/connectors/{name}/status").json()["tasks"]
+    assert [t["state"] for t in tasks] == ["RUNNING"], tasks
