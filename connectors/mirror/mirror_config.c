@@ -232,6 +232,18 @@ static const tb_config_def_t source_keys[] = {
      .check = check_filter_class,
      .documentation =
          "The config property filter: MM2's DefaultConfigPropertyFilter only."},
+    {.name = "use.defaults.from",
+     .type = TB_CONFIG_STRING,
+     .default_value = "target",
+     .one_of = locations,
+     .importance = TB_IMPORTANCE_MEDIUM,
+     .group = "Mirror",
+     .order = 14,
+     .field = TB_CONFIG_ENUM_AT(S, defaults_from),
+     .documentation =
+         "For a topic config at its default on the source: target, the remote topic "
+         "has the target cluster's default (a value set on it is deleted); source, it "
+         "gets the source cluster's default value."},
     {.name = "replication.factor",
      .type = TB_CONFIG_INT,
      .default_value = "2",
@@ -265,7 +277,9 @@ static const tb_config_def_t source_keys[] = {
      .group = "Mirror",
      .order = 18,
      .field = TB_CONFIG_AT(S, sync_configs),
-     .documentation = "Whether the remote topics get the source topics' configs."},
+     .documentation = "Whether the remote topics' configs are synced from the source "
+                      "topics' every sync.topic.configs.interval.seconds (a remote topic "
+                      "is made with them either way, as in MM2)."},
     {.name = "sync.topic.configs.interval.seconds",
      .type = TB_CONFIG_LONG,
      .default_value = "600",
@@ -273,9 +287,11 @@ static const tb_config_def_t source_keys[] = {
      .group = "Mirror",
      .order = 19,
      .range = &positive,
+     .field = TB_CONFIG_AT(S, sync_configs_s),
      .documentation =
-         "How often topic configs are copied again in MM2. tributary copies them when "
-         "it creates a remote topic only, so this is accepted and unused."},
+         "How often the remote topics' configs are synced from the source topics' "
+         "(at the task's start, then every interval), by the task that copies "
+         "partition 0 of the topic."},
     {.name = "sync.topic.acls.enabled",
      .type = TB_CONFIG_BOOLEAN,
      .default_value = "false",
@@ -975,17 +991,21 @@ void tb_mirror_filter_free(tb_mirror_filter_t *filter)
     filter->include_count = filter->exclude_count = 0;
 }
 
-bool tb_mirror_config_copied(const json_t *exclude, const char *property)
+int tb_mirror_config_filter_init(tb_mirror_filter_t *filter,
+                                 const tb_mirror_settings_t *settings, char *errstr,
+                                 size_t errstr_size)
 {
-    regex_t *patterns;
-    size_t count;
-    char errstr[256];
-    bool copied = compile_list(exclude, "config.properties.exclude", &patterns, &count,
-                               errstr, sizeof(errstr)) == 0 &&
-                  !any_matches(patterns, count, property);
-    for (size_t i = 0; i < count; i++) {
-        regfree(&patterns[i]);
+    *filter = (tb_mirror_filter_t){0};
+    if (compile_list(settings->config_exclude, "config.properties.exclude",
+                     &filter->exclude, &filter->exclude_count, errstr,
+                     errstr_size) != 0) {
+        tb_mirror_filter_free(filter);
+        return -1;
     }
-    free(patterns);
-    return copied;
+    return 0;
+}
+
+bool tb_mirror_config_copied(const tb_mirror_filter_t *filter, const char *property)
+{
+    return !any_matches(filter->exclude, filter->exclude_count, property);
 }

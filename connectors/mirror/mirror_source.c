@@ -13,6 +13,9 @@
  * remote topics (the source's partition count, the source topic's configs
  * but the excluded ones) or adds their new partitions, and assigns them to
  * its consumer from the offset after the one stored, or the beginning.
+ * With sync.topic.configs.enabled, the task that copies a topic's
+ * partition 0 syncs its remote topic's configs from it at start and every
+ * sync.topic.configs.interval.seconds (mirror_topic_configs.c).
  *
  * The consumer reads read_committed, so that aborted transactions are not
  * copied. A poll's records borrow their bytes and headers from librdkafka's
@@ -130,6 +133,8 @@ typedef struct {
     mirror_partition_t **touched; /* partitions with records in this poll */
     uint64_t poll_seq;
     int64_t next_refresh_ms;
+    tb_mirror_topic_configs_t configs; /* the source topics' configs copied */
+    int64_t next_configs_ms;
     bool offset_every_record;
     json_t *(*offset_for)(void *runtime, const json_t *source_partition);
     void *runtime;
@@ -175,67 +180,6 @@ static void partition_free(mirror_partition_t *p)
     free(p->topic);
     free(p->remote);
     free(p);
-}
-
-/* The source topic's configs that MM2 copies: set (not defaults), not
- * read-only or sensitive, not the broker's static ones, not excluded.
- * NULL when they cannot be read (logged): the topic is made without. */
-static json_t *source_configs(mirror_source_t *s, const char *topic)
-{
-    rd_kafka_ConfigResource_t *resource =
-        rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic);
-    rd_kafka_queue_t *queue = rd_kafka_queue_new(s->consumer);
-    rd_kafka_AdminOptions_t *options =
-        rd_kafka_AdminOptions_new(s->consumer, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
-    int timeout = (int)s->settings.admin_timeout_ms;
-    json_t *configs = NULL;
-    rd_kafka_AdminOptions_set_request_timeout(options, timeout, NULL, 0);
-    rd_kafka_DescribeConfigs(s->consumer, &resource, 1, options, queue);
-    rd_kafka_event_t *ev = rd_kafka_queue_poll(queue, timeout + 5000);
-    const rd_kafka_DescribeConfigs_result_t *result =
-        ev != NULL ? rd_kafka_event_DescribeConfigs_result(ev) : NULL;
-    size_t count = 0, entries = 0;
-    const rd_kafka_ConfigResource_t **resources =
-        result != NULL && rd_kafka_event_error(ev) == RD_KAFKA_RESP_ERR_NO_ERROR
-            ? rd_kafka_DescribeConfigs_result_resources(result, &count)
-            : NULL;
-    if (count == 1 && rd_kafka_ConfigResource_error(resources[0]) == 0) {
-        configs = json_object();
-        const rd_kafka_ConfigEntry_t **list =
-            rd_kafka_ConfigResource_configs(resources[0], &entries);
-        for (size_t i = 0; i < entries; i++) {
-            const rd_kafka_ConfigEntry_t *e = list[i];
-            const char *name = rd_kafka_ConfigEntry_name(e);
-            const char *value = rd_kafka_ConfigEntry_value(e);
-            if (value == NULL || rd_kafka_ConfigEntry_is_default(e) ||
-                rd_kafka_ConfigEntry_is_read_only(e) ||
-                rd_kafka_ConfigEntry_is_sensitive(e) ||
-                rd_kafka_ConfigEntry_source(e) ==
-                    RD_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG ||
-                rd_kafka_ConfigEntry_source(e) == RD_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG ||
-                !tb_mirror_config_copied(s->settings.config_exclude, name)) {
-                continue;
-            }
-            json_object_set_new(configs, name, json_string(value));
-        }
-    } else {
-        TB_LOG_TASK(TB_LOG_WARN, LOGGER, s->connector, s->task,
-                    "cannot read the configs of topic %s on cluster %s (%s); its remote "
-                    "topic is made without them",
-                    topic, s->settings.source_alias,
-                    ev == NULL ? "no answer in time"
-                    : rd_kafka_event_error(ev) != 0
-                        ? rd_kafka_event_error_string(ev)
-                        : (count == 1 ? rd_kafka_ConfigResource_error_string(resources[0])
-                                      : "no result"));
-    }
-    if (ev != NULL) {
-        rd_kafka_event_destroy(ev);
-    }
-    rd_kafka_AdminOptions_destroy(options);
-    rd_kafka_queue_destroy(queue);
-    rd_kafka_ConfigResource_destroy(resource);
-    return configs;
 }
 
 /* Adds partition of topic to the task, from the offset after the stored
@@ -288,7 +232,9 @@ static bool prepare_remote(mirror_source_t *s, const char *topic, int partitions
 {
     char errstr[512];
     char *remote = tb_mirror_remote_topic(&s->names, topic);
-    json_t *configs = s->settings.sync_configs ? source_configs(s, topic) : NULL;
+    /* made with the source topic's configs whatever sync.topic.configs.enabled
+     * says, as MM2 makes it */
+    json_t *configs = tb_mirror_topic_configs_create(&s->configs, topic);
     int rc = tb_mirror_ensure_topic(
         s->target, remote, partitions, s->settings.replication_factor, configs,
         (int)s->settings.admin_timeout_ms, errstr, sizeof(errstr));
@@ -365,6 +311,25 @@ static void refresh(mirror_source_t *s)
                          : s->settings.refresh_topics
                              ? now + s->settings.refresh_topics_s * 1000
                              : INT64_MAX;
+}
+
+/* MM2's sync of topic configs, by one task per topic: the one that copies
+ * its partition 0. Then again in sync.topic.configs.interval.seconds. */
+static void sync_configs(mirror_source_t *s)
+{
+    const char **topics = calloc(s->partition_count + 1, sizeof(*topics));
+    const char **remotes = calloc(s->partition_count + 1, sizeof(*remotes));
+    size_t count = 0;
+    for (size_t i = 0; topics != NULL && remotes != NULL && i < s->partition_count; i++) {
+        if (s->partitions[i]->partition == 0) {
+            topics[count] = s->partitions[i]->topic;
+            remotes[count++] = s->partitions[i]->remote;
+        }
+    }
+    tb_mirror_topic_configs_sync(&s->configs, topics, remotes, count);
+    free(topics);
+    free(remotes);
+    s->next_configs_ms = tb_monotonic_ms() + s->settings.sync_configs_s * 1000;
 }
 
 /* The offset-syncs producer and topic (MM2 makes it: one compacted
@@ -538,6 +503,10 @@ static int task_start(const tb_task_context_t *ctx, const json_t *config, void *
                  s->settings.target_alias, reason);
         goto fail;
     }
+    if (tb_mirror_topic_configs_init(&s->configs, s->consumer, s->target, &s->settings,
+                                     s->connector, s->task, errstr, errstr_size) != 0) {
+        goto fail;
+    }
     if (s->settings.emit_offset_syncs &&
         start_offset_syncs(s, reason, sizeof(reason)) != 0) {
         snprintf(errstr, errstr_size, "cannot start the offset syncs of %s->%s: %s",
@@ -640,6 +609,9 @@ static int poll(void *opaque, tb_source_record_t *out, size_t max, size_t *count
     if (tb_monotonic_ms() >= s->next_refresh_ms) {
         refresh(s);
     }
+    if (s->settings.sync_configs && tb_monotonic_ms() >= s->next_configs_ms) {
+        sync_configs(s);
+    }
     if (max > s->message_cap) {
         s->messages = realloc(s->messages, max * sizeof(*s->messages));
         s->message_cap = max;
@@ -732,6 +704,7 @@ static void task_stop(void *opaque)
         partition_free(s->partitions[i]);
     }
     tb_mirror_filter_free(&s->filter);
+    tb_mirror_topic_configs_free(&s->configs);
     free(s->partitions);
     free(s->touched);
     free(s->messages);

@@ -48,10 +48,12 @@ typedef struct {
     const json_t *topics;
     const json_t *topics_exclude;
     const json_t *config_exclude;
+    int defaults_from; /* use.defaults.from, 0: source cluster, 1: target */
     int replication_factor;
     bool refresh_topics;
     long long refresh_topics_s;
     bool sync_configs;
+    long long sync_configs_s;
     bool sync_acls; /* refused when true: not built */
     bool emit_offset_syncs;
     int offset_syncs_location; /* 0: source cluster, 1: target */
@@ -167,10 +169,56 @@ int tb_mirror_group_filter_init(tb_mirror_filter_t *filter,
                                 size_t errstr_size);
 void tb_mirror_filter_free(tb_mirror_filter_t *filter);
 
-/* Whether a topic config property is copied to the remote topic
- * (config.properties.exclude). Patterns compiled per call: configs are
- * synced seldom. */
-bool tb_mirror_config_copied(const json_t *exclude, const char *property);
+/* The config property filter: config.properties.exclude (MM2's
+ * DefaultConfigPropertyFilter), read with tb_mirror_config_copied. -1 with
+ * errstr naming the key. */
+int tb_mirror_config_filter_init(tb_mirror_filter_t *filter,
+                                 const tb_mirror_settings_t *settings, char *errstr,
+                                 size_t errstr_size);
+/* Whether a topic config property is copied to the remote topic. */
+bool tb_mirror_config_copied(const tb_mirror_filter_t *filter, const char *property);
+
+/* The topic configs MM2 copies (mirror_topic_configs.c): a task's clients
+ * of the two clusters (borrowed), its settings (borrowed), and the
+ * config.properties.exclude compiled and the failures it logged (owned;
+ * each failure logged once while it lasts). */
+typedef struct {
+    rd_kafka_t *source;
+    rd_kafka_t *target;
+    const tb_mirror_settings_t *settings;
+    const char *connector;
+    int task;
+    tb_mirror_filter_t filter; /* config.properties.exclude */
+    json_t *failing;           /* a topic or request -> the reason logged */
+} tb_mirror_topic_configs_t;
+
+/* -1 with errstr naming the key whose pattern is invalid. */
+int tb_mirror_topic_configs_init(tb_mirror_topic_configs_t *tc, rd_kafka_t *source,
+                                 rd_kafka_t *target, const tb_mirror_settings_t *settings,
+                                 const char *connector, int task, char *errstr,
+                                 size_t errstr_size);
+/* Accepts one never initialized (zeroed) or freed already. */
+void tb_mirror_topic_configs_free(tb_mirror_topic_configs_t *tc);
+
+/* The configs a remote topic is made with: those set on the source topic
+ * (not defaults unless use.defaults.from=source, not read-only or sensitive, not the
+ * broker's static ones, not those config.properties.exclude names), a new object of
+ * strings; NULL when they cannot be read (logged: the topic is made without). */
+json_t *tb_mirror_topic_configs_create(tb_mirror_topic_configs_t *tc, const char *topic);
+
+/* MM2's syncTopicConfigs for count source topics and their remote topics
+ * (remotes[i] of topics[i]), each existing on its cluster: every config
+ * that MM2 copies and that is set on the source topic is set on the
+ * remote topic where it differs, every one at its default on the source
+ * is deleted from the remote topic where set there (which then has the
+ * target's default; with use.defaults.from=source, set to the source's
+ * default value instead). One DescribeConfigs
+ * per cluster and one IncrementalAlterConfigs, each bounded by
+ * admin.timeout.ms; what changes is logged, and each failure once, naming
+ * the topic and its configs; none stops the replication. */
+void tb_mirror_topic_configs_sync(tb_mirror_topic_configs_t *tc,
+                                  const char *const *topics, const char *const *remotes,
+                                  size_t count);
 
 /* A librdkafka handle of one cluster: "source" or "target", from
  * <side>.cluster.bootstrap.servers and the <side>.cluster.* client keys

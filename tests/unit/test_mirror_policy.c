@@ -129,13 +129,17 @@ static void test_topic_configs_excluded_as_mm2s(void **state)
 {
     (void)state;
     policy_t p;
+    tb_mirror_filter_t filter;
+    char errstr[256];
     policy_load(&p, "{}");
-    assert_true(tb_mirror_config_copied(p.settings.config_exclude, "cleanup.policy"));
-    assert_true(tb_mirror_config_copied(p.settings.config_exclude, "retention.ms"));
+    assert_int_equal(
+        tb_mirror_config_filter_init(&filter, &p.settings, errstr, sizeof(errstr)), 0);
+    assert_true(tb_mirror_config_copied(&filter, "cleanup.policy"));
+    assert_true(tb_mirror_config_copied(&filter, "retention.ms"));
+    assert_false(tb_mirror_config_copied(&filter, "min.insync.replicas"));
     assert_false(
-        tb_mirror_config_copied(p.settings.config_exclude, "min.insync.replicas"));
-    assert_false(tb_mirror_config_copied(p.settings.config_exclude,
-                                         "leader.replication.throttled.replicas"));
+        tb_mirror_config_copied(&filter, "leader.replication.throttled.replicas"));
+    tb_mirror_filter_free(&filter);
     policy_free(&p);
 }
 
