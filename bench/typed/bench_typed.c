@@ -107,8 +107,8 @@ static void transforms(long n)
         tb_sink_record_t out = {0};
         bool converted[2] = {false, false};
         tb_transform_failure_t failure = {0};
-        if (tb_sink_transform(chain, converters, &record, &out, converted, &failure) !=
-            0) {
+        if (tb_sink_transform(chain, converters, &record, &out, true, converted,
+                              &failure) != 0) {
             die("transform", failure.reason);
         }
         if (first == NULL) {

@@ -137,11 +137,17 @@ fail:
     return NULL;
 }
 
+/* Whether the field called name[0..len) stays. */
+static bool kept_n(const tb_replace_field_t *r, const char *name, size_t len)
+{
+    return json_object_getn(r->exclude, name, len) == NULL &&
+           (json_object_size(r->include) == 0 ||
+            json_object_getn(r->include, name, len) != NULL);
+}
+
 static bool kept(const tb_replace_field_t *r, const char *name)
 {
-    return json_object_get(r->exclude, name) == NULL &&
-           (json_object_size(r->include) == 0 ||
-            json_object_get(r->include, name) != NULL);
+    return kept_n(r, name, strlen(name));
 }
 
 static const char *renamed(const json_t *map, const char *name)
@@ -191,6 +197,35 @@ static int replace_schemaless(tb_replace_field_t *r, tb_record_t *record, tb_val
         return tb_field_oom(errstr, errstr_size);
     }
     tb_record_set(record, r->side, NULL, out);
+    return 0;
+}
+
+/* replace_schemaless() on a JSON object held as text: the kept members
+ * move up in place, renamed, a rename onto a name already kept replacing
+ * that member's value. */
+static int replace_edit(void *state, tb_record_t *record, tb_json_object_t *object,
+                        char *errstr, size_t errstr_size)
+{
+    tb_replace_field_t *r = state;
+    size_t count = object->count;
+    (void)record;
+    (void)errstr;
+    (void)errstr_size;
+    object->count = 0;
+    for (size_t i = 0; i < count; i++) {
+        tb_json_member_t m = object->members[i];
+        if (!kept_n(r, m.name, m.name_len)) {
+            continue;
+        }
+        const char *to =
+            json_string_value(json_object_getn(r->renames, m.name, m.name_len));
+        if (to != NULL) {
+            m.name = to;
+            m.name_len = strlen(to);
+        }
+        long at = tb_json_object_find(object, m.name, m.name_len);
+        object->members[at >= 0 ? (size_t)at : object->count++] = m;
+    }
     return 0;
 }
 
@@ -290,4 +325,4 @@ static const tb_config_table_t replace_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "ReplaceField", replace_keys);
 
 TB_SIDED_CLASSES(tb_replace_field, "ReplaceField", replace_table, tb_replace_keys_t, NULL,
-                 replace_create, replace_destroy, replace_apply);
+                 replace_create, replace_destroy, replace_apply, replace_edit);
