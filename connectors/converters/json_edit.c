@@ -140,6 +140,10 @@ static tb_scan_result_t scan_number(tb_scan_t *sc)
     }
     size_t len = sc->pos - start;
     char text[EDIT_MAX_NUMBER + 1];
+    if (integer && len < 19) { /* 18 digits or fewer fit */
+        return len == 2 && sc->s[start] == '-' && sc->s[start + 1] == '0' ? SCAN_DECLINED
+                                                                          : SCAN_VERBATIM;
+    }
     if (len > EDIT_MAX_NUMBER) {
         return SCAN_DECLINED;
     }
@@ -294,6 +298,7 @@ bool tb_json_object_read(tb_json_object_t *o, const char *text, size_t len)
             tb_json_member_t *m = &o->members[o->count++];
             *m = (tb_json_member_t){.name = key.s,
                                     .name_len = key.n,
+                                    .name_plain = true,
                                     .value = sc.s + start,
                                     .value_off = SIZE_MAX,
                                     .value_len = sc.pos - start};
@@ -386,8 +391,14 @@ void tb_json_object_write(const tb_json_object_t *o, tb_buf_t *out)
         if (i > 0) {
             tb_buf_append(out, ",", 1);
         }
-        tb_json_put_string(out, m->name, m->name_len);
-        tb_buf_append(out, ":", 1);
+        if (m->name_plain) {
+            tb_buf_append(out, "\"", 1);
+            tb_buf_append(out, m->name, m->name_len);
+            tb_buf_append(out, "\":", 2);
+        } else {
+            tb_json_put_string(out, m->name, m->name_len);
+            tb_buf_append(out, ":", 1);
+        }
         tb_buf_append(out,
                       m->value_off == SIZE_MAX ? m->value : o->values.data + m->value_off,
                       m->value_len);

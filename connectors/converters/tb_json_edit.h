@@ -30,12 +30,14 @@
 #include "core/tb_buf.h"
 
 /* One member: its name (raw text, no quotes: a piece of the input, or a
- * string the caller keeps alive until the object is written) and its
+ * string the caller keeps alive until the object is written; a caller
+ * that sets another name clears name_plain) and its
  * value's JSON text (a piece of the input when value_off is SIZE_MAX,
  * else value_len bytes at value_off in the object's own buffer). */
 typedef struct {
     const char *name;
     size_t name_len;
+    bool name_plain; /* read: written as it is, between quotes */
     const char *value;
     size_t value_off;
     size_t value_len;

@@ -222,6 +222,7 @@ static int replace_edit(void *state, tb_record_t *record, tb_json_object_t *obje
         if (to != NULL) {
             m.name = to;
             m.name_len = strlen(to);
+            m.name_plain = false;
         }
         long at = tb_json_object_find(object, m.name, m.name_len);
         object->members[at >= 0 ? (size_t)at : object->count++] = m;
