@@ -374,15 +374,6 @@ int tb_json_object_put_int(tb_json_object_t *o, const char *name, int64_t i)
     return put_written(o, name, start);
 }
 
-void tb_json_object_remove_at(tb_json_object_t *o, size_t i)
-{
-    if (i < o->count) {
-        memmove(o->members + i, o->members + i + 1,
-                (o->count - i - 1) * sizeof(*o->members));
-        o->count--;
-    }
-}
-
 void tb_json_object_write(const tb_json_object_t *o, tb_buf_t *out)
 {
     tb_buf_append(out, "{", 1);

@@ -1,7 +1,8 @@
 /*
  * tb_json_edit.h - a schemaless JSON object edited as text: its members
- * held as pieces of the input, changed (put, removed, renamed), and written
- * back, the untouched members' values copied as they are.
+ * held as pieces of the input, changed (put; a caller drops or renames
+ * members in members[] itself), and written back, the untouched members'
+ * values copied as they are.
  *
  * This is the fast path of a chain of transforms on a value that
  * JsonConverter without schemas reads as a map (tb_chain.h,
@@ -12,10 +13,12 @@
  * no duplicate keys, keys without escapes, string values with no escape
  * but \" \\ \b \t \n \f \r, valid UTF-8, integers as the writer writes
  * int64 (not -0, in range), reals as it writes doubles (1.5, 1.0E10,
- * -0.0; not 1e5, 1.50 or 1E400), and nested objects and arrays written
- * without whitespace of the same. Whitespace between the top level's
- * tokens is fine (the writer writes none and neither does this).
- * Everything else is declined; the caller then takes the tree path.
+ * -0.0), and nested objects and arrays written without whitespace of the
+ * same. Two exceptions, which the writer's own text replaces: a top-level
+ * member's finite real written otherwise (1e5, 1.50; not 1E400) is
+ * written again as the writer writes that double, and whitespace between
+ * the top level's tokens is dropped. Everything else is declined; the
+ * caller then takes the tree path.
  *
  * A tb_json_object_t is reused from record to record: its arrays and
  * buffer grow once and stay.
@@ -66,9 +69,6 @@ int tb_json_object_put_string(tb_json_object_t *o, const char *name, const char 
 
 /* The same with an integer value. */
 int tb_json_object_put_int(tb_json_object_t *o, const char *name, int64_t i);
-
-/* Removes member i, the later ones moving up. */
-void tb_json_object_remove_at(tb_json_object_t *o, size_t i);
 
 /* Appends o as compact JSON to out. */
 void tb_json_object_write(const tb_json_object_t *o, tb_buf_t *out);
