@@ -13,10 +13,12 @@
 
 typedef struct {
     tb_side_t side;
-    json_t *exclude; /* name -> true */
-    json_t *include; /* name -> true; empty: every field */
-    json_t *renames; /* old name -> new name */
-    json_t *reverse; /* new name -> old name */
+    /* The config's lists of names (borrowed), searched in turn: a list is
+     * short, and comparing a few names costs less than hashing one. */
+    const json_t *exclude;
+    const json_t *include; /* empty: every field */
+    json_t *renames;       /* old name -> new name */
+    json_t *reverse;       /* new name -> old name */
     bool replace_null;
     tb_schema_cache_t cache;
 } tb_replace_field_t;
@@ -82,29 +84,11 @@ static void replace_destroy(void *state)
 {
     tb_replace_field_t *r = state;
     if (r != NULL) {
-        json_decref(r->exclude);
-        json_decref(r->include);
         json_decref(r->renames);
         json_decref(r->reverse);
         tb_schema_cache_clear(&r->cache);
         free(r);
     }
-}
-
-/* A set of the names in list. */
-static json_t *name_set(const json_t *list)
-{
-    json_t *set = json_object();
-    size_t i;
-    json_t *item;
-    json_array_foreach (list, i, item) {
-        if (set != NULL &&
-            json_object_set(set, json_string_value(item), json_true()) != 0) {
-            json_decref(set);
-            set = NULL;
-        }
-    }
-    return set;
 }
 
 static void *replace_create(const void *config, tb_side_t side, char *errstr,
@@ -115,11 +99,12 @@ static void *replace_create(const void *config, tb_side_t side, char *errstr,
     size_t i;
     json_t *item;
     char from[256], to[256];
-    if (r == NULL || (r->exclude = name_set(keys->exclude)) == NULL ||
-        (r->include = name_set(keys->include)) == NULL ||
-        (r->renames = json_object()) == NULL || (r->reverse = json_object()) == NULL) {
+    if (r == NULL || (r->renames = json_object()) == NULL ||
+        (r->reverse = json_object()) == NULL) {
         goto fail;
     }
+    r->exclude = keys->exclude;
+    r->include = keys->include;
     r->side = side;
     r->replace_null = keys->replace_null;
     json_array_foreach (keys->renames, i, item) {
@@ -137,12 +122,25 @@ fail:
     return NULL;
 }
 
+/* Whether list names name[0..len). */
+static bool listed(const json_t *list, const char *name, size_t len)
+{
+    size_t i;
+    json_t *item;
+    json_array_foreach (list, i, item) {
+        if (json_string_length(item) == len &&
+            memcmp(json_string_value(item), name, len) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Whether the field called name[0..len) stays. */
 static bool kept_n(const tb_replace_field_t *r, const char *name, size_t len)
 {
-    return json_object_getn(r->exclude, name, len) == NULL &&
-           (json_object_size(r->include) == 0 ||
-            json_object_getn(r->include, name, len) != NULL);
+    return !listed(r->exclude, name, len) &&
+           (json_array_size(r->include) == 0 || listed(r->include, name, len));
 }
 
 static bool kept(const tb_replace_field_t *r, const char *name)
@@ -218,7 +216,9 @@ static int replace_edit(void *state, tb_record_t *record, tb_json_object_t *obje
             continue;
         }
         const char *to =
-            json_string_value(json_object_getn(r->renames, m.name, m.name_len));
+            json_object_size(r->renames) == 0
+                ? NULL
+                : json_string_value(json_object_getn(r->renames, m.name, m.name_len));
         if (to != NULL) {
             m.name = to;
             m.name_len = strlen(to);
