@@ -5,8 +5,9 @@
  *   bench_typed transforms N   the transforms scenario's per-record work:
  *       the 100-byte JSON values (JsonConverter, schemas.enable=false) through
  *       the chain RegexRouter, InsertField$Value, ReplaceField$Value, as a
- *       sink task runs it (tb_sink_transform: parse, transform, write the
- *       plugin's JSON text);
+ *       sink task whose plugin takes text runs it (tb_sink_transform: the
+ *       chain on the value's text, tb_chain_apply_json, where it can, else
+ *       parse, transform, write the plugin's JSON text);
  *   bench_typed cdc N          a CDC source's typed records: a change
  *       event envelope struct (before, after, source, op, ts_ms), its schema
  *       built once as a CDC source builds it per table, written by
@@ -107,8 +108,8 @@ static void transforms(long n)
         tb_sink_record_t out = {0};
         bool converted[2] = {false, false};
         tb_transform_failure_t failure = {0};
-        if (tb_sink_transform(chain, converters, &record, &out, converted, &failure) !=
-            0) {
+        if (tb_sink_transform(chain, converters, &record, &out, true, converted,
+                              &failure) != 0) {
             die("transform", failure.reason);
         }
         if (first == NULL) {

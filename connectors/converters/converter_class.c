@@ -141,6 +141,11 @@ bool tb_converter_passthrough(const tb_converter_t *c)
     return c->cls->to_plugin == NULL;
 }
 
+bool tb_converter_json_schemaless(const tb_converter_t *c)
+{
+    return c->cls->json_schemaless != NULL && c->cls->json_schemaless(c->state);
+}
+
 int tb_converter_to_plugin(tb_converter_t *c, const void *data, size_t len,
                            const void **out, size_t *out_len, bool *owned, char *errstr,
                            size_t errstr_size)

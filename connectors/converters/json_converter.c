@@ -630,6 +630,12 @@ static int json_from_typed(void *state, const char *topic, const tb_schema_t *sc
     return 0;
 }
 
+static bool json_schemaless(const void *state)
+{
+    const tb_json_converter_t *jc = state;
+    return !jc->schemas_enable && jc->content == NULL;
+}
+
 const tb_converter_class_t tb_json_converter = {
     .name = "org.apache.kafka.connect.json.JsonConverter",
     .alias = "JsonConverter",
@@ -640,4 +646,5 @@ const tb_converter_class_t tb_json_converter = {
     .from_plugin = json_from_plugin,
     .to_typed = json_to_typed,
     .from_typed = json_from_typed,
+    .json_schemaless = json_schemaless,
 };

@@ -77,6 +77,12 @@ const char *tb_converter_class_name(const tb_converter_t *c);
  * path may skip the call. */
 bool tb_converter_passthrough(const tb_converter_t *c);
 
+/* True when c's typed form of Kafka bytes is their JSON read without a
+ * schema (JsonConverter without schemas.enable or schema.content): an
+ * object is a map of its members, so that a chain may edit the object's
+ * text instead (tb_chain_apply_json()). */
+bool tb_converter_json_schemaless(const tb_converter_t *c);
+
 /*
  * Sink side: Kafka bytes (data NULL = null) -> what a sink plugin gets. On
  * success returns 0 and sets *out, *out_len and *owned: *out points into

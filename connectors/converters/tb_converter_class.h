@@ -38,6 +38,9 @@ typedef struct {
     int (*from_typed)(void *state, const char *topic, const tb_schema_t *schema,
                       const tb_value_t *value, void **out, size_t *out_len, char *errstr,
                       size_t errstr_size);
+    /* Optional: whether to_typed() reads JSON text with no schema, an
+     * object as a map (tb_converter_json_schemaless()). */
+    bool (*json_schemaless)(const void *state);
 } tb_converter_class_t;
 
 extern const tb_converter_class_t tb_string_converter;

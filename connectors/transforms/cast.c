@@ -593,4 +593,4 @@ static const tb_config_table_t cast_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "Cast", cast_keys);
 
 TB_SIDED_CLASSES(tb_cast, "Cast", cast_table, tb_cast_keys_t, cast_check, cast_create,
-                 cast_destroy, cast_apply);
+                 cast_destroy, cast_apply, NULL);

@@ -51,7 +51,25 @@ struct tb_chain {
     size_t predicate_count;
     tb_use_t *steps;
     size_t step_count;
+    bool edits_json;         /* tb_chain_apply_json() may edit the value's text */
+    tb_json_object_t object; /* the value it edits, reused */
 };
+
+/* Whether every step of chain either keeps the data or edits a $Value as
+ * JSON text, with no predicate, and one does edit. */
+static bool edits_json(const tb_chain_t *chain)
+{
+    bool edits = false;
+    for (size_t i = 0; i < chain->step_count; i++) {
+        const tb_use_t *step = &chain->steps[i];
+        bool edit = step->cls->edit != NULL && step->cls->side == TB_SIDE_VALUE;
+        if (step->predicate >= 0 || !(edit || step->cls->keeps_data)) {
+            return false;
+        }
+        edits = edits || edit;
+    }
+    return edits;
+}
 
 /*
  * Keys
@@ -325,6 +343,7 @@ tb_chain_t *tb_chain_create(const json_t *raw, char *errstr, size_t errstr_size)
     }
     json_decref(transforms);
     json_decref(predicates);
+    chain->edits_json = edits_json(chain);
     return chain;
 
 fail:
@@ -368,6 +387,7 @@ void tb_chain_destroy(tb_chain_t *chain)
     }
     release_uses(chain->steps, chain->step_count);
     release_uses(chain->predicates, chain->predicate_count);
+    tb_json_object_release(&chain->object);
     free(chain);
 }
 
@@ -396,6 +416,32 @@ int tb_chain_apply(tb_chain_t *chain, tb_record_t *record, const char **failed_c
             return -1;
         }
     }
+    return 0;
+}
+
+int tb_chain_apply_json(tb_chain_t *chain, tb_record_t *record, tb_buf_t *out,
+                        const char **failed_class, char *errstr, size_t errstr_size)
+{
+    const tb_record_side_t *value = tb_record_side(record, TB_SIDE_VALUE);
+    if (!chain->edits_json || value->typed || value->bytes == NULL ||
+        !tb_json_object_read(&chain->object, value->bytes, value->len)) {
+        return TB_CHAIN_DECLINED;
+    }
+    for (size_t i = 0; i < chain->step_count; i++) {
+        tb_use_t *step = &chain->steps[i];
+        int rc = step->cls->edit != NULL
+                     ? step->cls->edit(step->state, record, &chain->object, errstr,
+                                       errstr_size)
+                     : step->cls->apply(step->state, record, errstr, errstr_size);
+        if (rc == TB_RESULT_DROPPED) {
+            return TB_RESULT_DROPPED;
+        }
+        if (rc != 0) {
+            *failed_class = step->cls->name;
+            return -1;
+        }
+    }
+    tb_json_object_write(&chain->object, out);
     return 0;
 }
 

@@ -73,7 +73,7 @@ static const tb_config_table_t hoist_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "HoistField", hoist_keys);
 
 TB_SIDED_CLASSES(tb_hoist_field, "HoistField", hoist_table, tb_hoist_keys_t, NULL,
-                 tb_field_use_create, tb_field_use_destroy, hoist_apply);
+                 tb_field_use_create, tb_field_use_destroy, hoist_apply, NULL);
 
 /*
  * ExtractField
@@ -132,7 +132,7 @@ static const tb_config_table_t extract_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "ExtractField", extract_keys);
 
 TB_SIDED_CLASSES(tb_extract_field, "ExtractField", extract_table, tb_extract_keys_t, NULL,
-                 tb_field_use_create, tb_field_use_destroy, extract_apply);
+                 tb_field_use_create, tb_field_use_destroy, extract_apply, NULL);
 
 /*
  * InsertField
@@ -290,6 +290,15 @@ static tb_schema_t *inserted_schema(const tb_schema_t *from, const tb_insertion_
     return schema;
 }
 
+/* A source record has no offset to insert, as Connect says. */
+static int offset_refused(char *errstr, size_t errstr_size)
+{
+    snprintf(errstr, errstr_size,
+             "Only SinkRecord supported for [field insertion], found: "
+             "org.apache.kafka.connect.source.SourceRecord");
+    return -1;
+}
+
 static int insert_apply(void *state, tb_record_t *record, char *errstr,
                         size_t errstr_size)
 {
@@ -304,10 +313,7 @@ static int insert_apply(void *state, tb_record_t *record, char *errstr,
         return 0; /* a tombstone passes unchanged */
     }
     if (t->offset.set && record->offset < 0) {
-        snprintf(errstr, errstr_size,
-                 "Only SinkRecord supported for [field insertion], found: "
-                 "org.apache.kafka.connect.source.SourceRecord");
-        return -1;
+        return offset_refused(errstr, errstr_size);
     }
     if ((s = tb_field_structured(record, t->side, "field insertion", errstr,
                                  errstr_size)) == NULL) {
@@ -337,6 +343,30 @@ static int insert_apply(void *state, tb_record_t *record, char *errstr,
         tb_value_struct_set_at(st, kept + i, insertion_value(&ins[i]));
     }
     return tb_field_set_checked(record, t->side, schema, st, errstr, errstr_size);
+}
+
+/* insert_apply() on a schemaless JSON object held as text. */
+static int insert_edit(void *state, tb_record_t *record, tb_json_object_t *object,
+                       char *errstr, size_t errstr_size)
+{
+    tb_insert_t *t = state;
+    tb_insertion_t ins[5];
+    size_t n = insertions(t, record, ins);
+    if (t->offset.set && record->offset < 0) {
+        return offset_refused(errstr, errstr_size);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *name = ins[i].spec->name;
+        int rc = !ins[i].present || ins[i].type == TB_TYPE_STRING
+                     ? tb_json_object_put_string(object, name,
+                                                 ins[i].present ? ins[i].text : NULL,
+                                                 ins[i].present ? strlen(ins[i].text) : 0)
+                     : tb_json_object_put_int(object, name, ins[i].number);
+        if (rc != 0) {
+            return tb_field_oom(errstr, errstr_size);
+        }
+    }
+    return 0;
 }
 
 static const tb_config_def_t insert_keys[] = {
@@ -386,7 +416,7 @@ static const tb_config_table_t insert_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "InsertField", insert_keys);
 
 TB_SIDED_CLASSES(tb_insert_field, "InsertField", insert_table, tb_insert_keys_t, NULL,
-                 insert_create, insert_destroy, insert_apply);
+                 insert_create, insert_destroy, insert_apply, insert_edit);
 
 /*
  * ValueToKey

@@ -244,4 +244,4 @@ static const tb_config_table_t flatten_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "Flatten", flatten_keys);
 
 TB_SIDED_CLASSES(tb_flatten, "Flatten", flatten_table, tb_flatten_keys_t, NULL,
-                 flatten_create, flatten_destroy, flatten_apply);
+                 flatten_create, flatten_destroy, flatten_apply, NULL);

@@ -219,4 +219,4 @@ static const tb_config_table_t header_from_table =
 
 TB_SIDED_CLASSES(tb_header_from, "HeaderFrom", header_from_table, tb_header_from_keys_t,
                  header_from_check, header_from_create, header_from_destroy,
-                 header_from_apply);
+                 header_from_apply, NULL);

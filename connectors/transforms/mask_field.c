@@ -212,4 +212,4 @@ static const tb_config_table_t mask_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "MaskField", mask_keys);
 
 TB_SIDED_CLASSES(tb_mask_field, "MaskField", mask_table, tb_mask_keys_t, NULL,
-                 mask_create, mask_destroy, mask_apply);
+                 mask_create, mask_destroy, mask_apply, NULL);

@@ -13,10 +13,12 @@
 
 typedef struct {
     tb_side_t side;
-    json_t *exclude; /* name -> true */
-    json_t *include; /* name -> true; empty: every field */
-    json_t *renames; /* old name -> new name */
-    json_t *reverse; /* new name -> old name */
+    /* The config's lists of names (borrowed), searched in turn: a list is
+     * short, and comparing a few names costs less than hashing one. */
+    const json_t *exclude;
+    const json_t *include; /* empty: every field */
+    json_t *renames;       /* old name -> new name */
+    json_t *reverse;       /* new name -> old name */
     bool replace_null;
     tb_schema_cache_t cache;
 } tb_replace_field_t;
@@ -82,29 +84,11 @@ static void replace_destroy(void *state)
 {
     tb_replace_field_t *r = state;
     if (r != NULL) {
-        json_decref(r->exclude);
-        json_decref(r->include);
         json_decref(r->renames);
         json_decref(r->reverse);
         tb_schema_cache_clear(&r->cache);
         free(r);
     }
-}
-
-/* A set of the names in list. */
-static json_t *name_set(const json_t *list)
-{
-    json_t *set = json_object();
-    size_t i;
-    json_t *item;
-    json_array_foreach (list, i, item) {
-        if (set != NULL &&
-            json_object_set(set, json_string_value(item), json_true()) != 0) {
-            json_decref(set);
-            set = NULL;
-        }
-    }
-    return set;
 }
 
 static void *replace_create(const void *config, tb_side_t side, char *errstr,
@@ -115,11 +99,12 @@ static void *replace_create(const void *config, tb_side_t side, char *errstr,
     size_t i;
     json_t *item;
     char from[256], to[256];
-    if (r == NULL || (r->exclude = name_set(keys->exclude)) == NULL ||
-        (r->include = name_set(keys->include)) == NULL ||
-        (r->renames = json_object()) == NULL || (r->reverse = json_object()) == NULL) {
+    if (r == NULL || (r->renames = json_object()) == NULL ||
+        (r->reverse = json_object()) == NULL) {
         goto fail;
     }
+    r->exclude = keys->exclude;
+    r->include = keys->include;
     r->side = side;
     r->replace_null = keys->replace_null;
     json_array_foreach (keys->renames, i, item) {
@@ -137,11 +122,30 @@ fail:
     return NULL;
 }
 
+/* Whether list names name[0..len). */
+static bool listed(const json_t *list, const char *name, size_t len)
+{
+    size_t i;
+    json_t *item;
+    json_array_foreach (list, i, item) {
+        if (json_string_length(item) == len &&
+            memcmp(json_string_value(item), name, len) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether the field called name[0..len) stays. */
+static bool kept_n(const tb_replace_field_t *r, const char *name, size_t len)
+{
+    return !listed(r->exclude, name, len) &&
+           (json_array_size(r->include) == 0 || listed(r->include, name, len));
+}
+
 static bool kept(const tb_replace_field_t *r, const char *name)
 {
-    return json_object_get(r->exclude, name) == NULL &&
-           (json_object_size(r->include) == 0 ||
-            json_object_get(r->include, name) != NULL);
+    return kept_n(r, name, strlen(name));
 }
 
 static const char *renamed(const json_t *map, const char *name)
@@ -191,6 +195,38 @@ static int replace_schemaless(tb_replace_field_t *r, tb_record_t *record, tb_val
         return tb_field_oom(errstr, errstr_size);
     }
     tb_record_set(record, r->side, NULL, out);
+    return 0;
+}
+
+/* replace_schemaless() on a JSON object held as text: the kept members
+ * move up in place, renamed, a rename onto a name already kept replacing
+ * that member's value. */
+static int replace_edit(void *state, tb_record_t *record, tb_json_object_t *object,
+                        char *errstr, size_t errstr_size)
+{
+    tb_replace_field_t *r = state;
+    size_t count = object->count;
+    (void)record;
+    (void)errstr;
+    (void)errstr_size;
+    object->count = 0;
+    for (size_t i = 0; i < count; i++) {
+        tb_json_member_t m = object->members[i];
+        if (!kept_n(r, m.name, m.name_len)) {
+            continue;
+        }
+        const char *to =
+            json_object_size(r->renames) == 0
+                ? NULL
+                : json_string_value(json_object_getn(r->renames, m.name, m.name_len));
+        if (to != NULL) {
+            m.name = to;
+            m.name_len = strlen(to);
+            m.name_plain = false;
+        }
+        long at = tb_json_object_find(object, m.name, m.name_len);
+        object->members[at >= 0 ? (size_t)at : object->count++] = m;
+    }
     return 0;
 }
 
@@ -290,4 +326,4 @@ static const tb_config_table_t replace_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "ReplaceField", replace_keys);
 
 TB_SIDED_CLASSES(tb_replace_field, "ReplaceField", replace_table, tb_replace_keys_t, NULL,
-                 replace_create, replace_destroy, replace_apply);
+                 replace_create, replace_destroy, replace_apply, replace_edit);

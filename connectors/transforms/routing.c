@@ -139,6 +139,7 @@ const tb_transform_class_t tb_regex_router = {
     .create = regex_router_create,
     .destroy = regex_router_destroy,
     .apply = regex_router_apply,
+    .keeps_data = true,
 };
 
 /*
@@ -240,6 +241,7 @@ const tb_transform_class_t tb_timestamp_router = {
     .create = timestamp_router_create,
     .destroy = timestamp_router_destroy,
     .apply = timestamp_router_apply,
+    .keeps_data = true,
 };
 
 /*
@@ -286,6 +288,7 @@ const tb_transform_class_t tb_insert_header = {
     .config = &insert_header_table,
     .config_size = sizeof(tb_insert_header_keys_t),
     .apply = insert_header_apply,
+    .keeps_data = true,
 };
 
 /* DropHeaders' keys, filled from drop_headers_keys. */
@@ -325,6 +328,7 @@ const tb_transform_class_t tb_drop_headers = {
     .config = &drop_headers_table,
     .config_size = sizeof(tb_drop_headers_keys_t),
     .apply = drop_headers_apply,
+    .keeps_data = true,
 };
 
 /*
@@ -348,4 +352,5 @@ const tb_transform_class_t tb_filter = {
     .name = TB_TRANSFORMS_PACKAGE "Filter",
     .config = &filter_table,
     .apply = filter_apply,
+    .keeps_data = true,
 };

@@ -91,4 +91,4 @@ static const tb_config_table_t metadata_table =
 
 TB_SIDED_CLASSES(tb_set_schema_metadata, "SetSchemaMetadata", metadata_table,
                  tb_metadata_keys_t, metadata_check, tb_field_use_create,
-                 tb_field_use_destroy, metadata_apply);
+                 tb_field_use_destroy, metadata_apply, NULL);

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "core/tb_buf.h"
 #include "core/tb_config.h"
 #include "core/tb_record.h"
 
@@ -44,6 +45,23 @@ bool tb_chain_empty(const tb_chain_t *chain);
  */
 int tb_chain_apply(tb_chain_t *chain, tb_record_t *record, const char **failed_class,
                    char *errstr, size_t errstr_size);
+
+/*
+ * tb_chain_apply() for a sink whose value converter reads JSON without a
+ * schema (tb_converter_json_schemaless()) and whose plugin takes text: when
+ * every transformation of chain either leaves the data alone (routers,
+ * Filter, header transforms) or changes a $Value in a way it can make on
+ * the text (InsertField, ReplaceField), none under a predicate, and the
+ * record's value is a JSON object that tb_json_object_read() accepts, the
+ * chain edits that text and appends to out exactly what
+ * tb_typed_to_plugin() would write of the value tb_chain_apply() makes,
+ * without reading it into Connect data. Returns as tb_chain_apply(), or
+ * TB_CHAIN_DECLINED with record untouched: run tb_chain_apply() instead.
+ * The value's bytes are borrowed until it returns.
+ */
+#define TB_CHAIN_DECLINED 100
+int tb_chain_apply_json(tb_chain_t *chain, tb_record_t *record, tb_buf_t *out,
+                        const char **failed_class, char *errstr, size_t errstr_size);
 
 /* Checks the chains of a connector config as Connect validates them,
  * adding each problem to errors under the key the user wrote

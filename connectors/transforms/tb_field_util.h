@@ -38,9 +38,10 @@
 
 /* Defines the classes Name$Key and Name$Value (var##_key, var##_value):
  * one implementation, two sides, whose typed config is a config_type
- * filled from table. check_fn may be NULL. */
+ * filled from table. check_fn and edit_fn may be NULL; the chain uses
+ * edit_fn on the $Value side only. */
 #define TB_SIDED_CLASS(var, side_value, suffix, simple, table, config_type, check_fn,    \
-                       create_fn, destroy_fn, apply_fn)                                  \
+                       create_fn, destroy_fn, apply_fn, edit_fn)                         \
     const tb_transform_class_t var = {.name = TB_TRANSFORMS_PACKAGE simple suffix,       \
                                       .side = (side_value),                              \
                                       .config = &(table),                                \
@@ -48,13 +49,14 @@
                                       .check = (check_fn),                               \
                                       .create = (create_fn),                             \
                                       .destroy = (destroy_fn),                           \
-                                      .apply = (apply_fn)}
+                                      .apply = (apply_fn),                               \
+                                      .edit = (edit_fn)}
 #define TB_SIDED_CLASSES(var, simple, table, config_type, check_fn, create_fn,           \
-                         destroy_fn, apply_fn)                                           \
+                         destroy_fn, apply_fn, edit_fn)                                  \
     TB_SIDED_CLASS(var##_key, TB_SIDE_KEY, "$Key", simple, table, config_type, check_fn, \
-                   create_fn, destroy_fn, apply_fn);                                     \
+                   create_fn, destroy_fn, apply_fn, edit_fn);                            \
     TB_SIDED_CLASS(var##_value, TB_SIDE_VALUE, "$Value", simple, table, config_type,     \
-                   check_fn, create_fn, destroy_fn, apply_fn)
+                   check_fn, create_fn, destroy_fn, apply_fn, edit_fn)
 
 /* The schema a transform made of the last schema it was given, so that a
  * run of records under one schema builds it once (Connect keeps such a

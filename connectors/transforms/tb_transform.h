@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "connectors/converters/tb_json_edit.h"
 #include "core/tb_config.h"
 #include "core/tb_record.h"
 #include "core/tb_result.h"
@@ -47,6 +48,16 @@ typedef struct tb_transform_class {
     /* Transformations: changes record; TB_RESULT_OK (the record goes on),
      * TB_RESULT_DROPPED, or TB_RESULT_FAILED with errstr. */
     int (*apply)(void *state, tb_record_t *record, char *errstr, size_t errstr_size);
+    /* Transformations that never read nor change the key or value (they
+     * route, filter, or change headers): the chain runs them as they are
+     * on a record whose value it edits as text (tb_chain_apply_json()). */
+    bool keeps_data;
+    /* Optional, for a $Value class: apply()'s change made on a schemaless
+     * value that is a JSON object held as text (tb_json_edit.h), exactly
+     * the change apply() makes on the map JsonConverter reads of it, with
+     * the same results and messages. */
+    int (*edit)(void *state, tb_record_t *record, tb_json_object_t *object, char *errstr,
+                size_t errstr_size);
     /* Predicates: whether the predicate holds for record. */
     bool (*test)(void *state, tb_record_t *record);
 } tb_transform_class_t;

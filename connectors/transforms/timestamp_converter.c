@@ -381,4 +381,4 @@ static const tb_config_table_t ts_table =
     TB_CONFIG_TABLE(TB_TRANSFORMS_PACKAGE "TimestampConverter", ts_keys);
 
 TB_SIDED_CLASSES(tb_timestamp_converter, "TimestampConverter", ts_table, tb_ts_keys_t,
-                 ts_check, ts_create, ts_destroy, ts_apply);
+                 ts_check, ts_create, ts_destroy, ts_apply, NULL);

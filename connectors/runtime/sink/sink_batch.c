@@ -190,8 +190,8 @@ static int transform(sink_engine_t *e, size_t i, rd_kafka_message_t *msg,
                                       .header_count = r->header_count,
                                       .key = {.bytes = msg->key, .len = msg->key_len},
                                       .value = {.bytes = msg->payload, .len = msg->len}};
-    int rc = tb_sink_transform(e->chain, converters, &e->transformed[i], r, converted,
-                               &failure);
+    int rc = tb_sink_transform(e->chain, converters, &e->transformed[i], r,
+                               !e->env->plugin->typed, converted, &failure);
     e->key_owned[i] = converted[TB_SIDE_KEY];
     e->value_owned[i] = converted[TB_SIDE_VALUE];
     if (e->transformed[i].headers_owned) {

@@ -137,14 +137,51 @@ int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
     return rc;
 }
 
+/* The chain on a schemaless JSON value's text (tb_chain_apply_json()): as
+ * tb_sink_transform(), or TB_CHAIN_DECLINED. */
+static int edit_chain(tb_chain_t *chain, tb_record_t *record, tb_sink_record_t *out,
+                      bool converted[2], tb_transform_failure_t *failure)
+{
+    tb_buf_t text = {0};
+    const char *failed_class = NULL;
+    tb_buf_reserve(&text, record->value.len + 64);
+    int rc = tb_chain_apply_json(chain, record, &text, &failed_class, failure->reason,
+                                 sizeof(failure->reason));
+    if (rc == 0 && (out->value = tb_buf_take(&text, &out->value_len)) == NULL) {
+        snprintf(failure->reason, sizeof(failure->reason), "out of memory");
+        failed_class = "tributary";
+        rc = -1;
+    }
+    if (rc != 0) {
+        tb_buf_release(&text);
+    }
+    if (rc == -1) {
+        failure->stage = "TRANSFORMATION";
+        failure->class_name = failed_class;
+    }
+    converted[TB_SIDE_KEY] = false;
+    converted[TB_SIDE_VALUE] = rc == 0;
+    return rc;
+}
+
 int tb_sink_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
-                      tb_record_t *record, tb_sink_record_t *out, bool converted[2],
-                      tb_transform_failure_t *failure)
+                      tb_record_t *record, tb_sink_record_t *out, bool text_out,
+                      bool converted[2], tb_transform_failure_t *failure)
 {
     tb_typing_t typing = {.converters = converters, .failed_side = -1};
+    int rc = TB_CHAIN_DECLINED;
+    if (text_out && tb_converter_json_schemaless(converters[TB_SIDE_VALUE])) {
+        rc = edit_chain(chain, record, out, converted, failure);
+    }
+    if (rc != TB_CHAIN_DECLINED) {
+        out->topic = record->topic;
+        out->headers = record->headers;
+        out->header_count = record->header_count;
+        return rc;
+    }
     record->typer = sink_typer;
     record->typer_opaque = &typing;
-    int rc = run_chain(chain, record, &typing, converters, failure);
+    rc = run_chain(chain, record, &typing, converters, failure);
     record->typer_opaque = NULL;
     out->topic = record->topic;
     out->headers = record->headers;

@@ -68,11 +68,14 @@ int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
  * bytes of key and value) and stays the caller's until put() returns
  * (tb_record_release). On 0, out gets the routed topic and the headers, and
  * for each side the chain changed its plugin form (converted[side] set, a
- * malloc'd buffer the caller frees).
+ * malloc'd buffer the caller frees). text_out: the plugin takes text, not
+ * Connect data (tb_sink_type() will not be called), so that a chain of
+ * edits on a schemaless JSON value may run on its text
+ * (tb_chain_apply_json(); the value side of record then stays untyped).
  */
 int tb_sink_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
-                      tb_record_t *record, tb_sink_record_t *out, bool converted[2],
-                      tb_transform_failure_t *failure);
+                      tb_record_t *record, tb_sink_record_t *out, bool text_out,
+                      bool converted[2], tb_transform_failure_t *failure);
 
 /*
  * Sink, for a plugin that takes Connect data (tb_plugin_t.typed): types both
