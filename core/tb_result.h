@@ -20,6 +20,10 @@ typedef enum {
     /* not taken for now: the callee holds as much as it may (a sink's
      * requests in flight) and wakes the caller when it has room */
     TB_RESULT_BUSY = 3,
+    /* a fast path that does not apply here, having changed nothing: the
+     * caller takes the general one (a chain that cannot edit a value's
+     * JSON text, tb_chain_apply_json) */
+    TB_RESULT_DECLINED = 4,
 } tb_result_t;
 
 #endif

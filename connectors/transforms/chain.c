@@ -425,7 +425,7 @@ int tb_chain_apply_json(tb_chain_t *chain, tb_record_t *record, tb_buf_t *out,
     const tb_record_side_t *value = tb_record_side(record, TB_SIDE_VALUE);
     if (!chain->edits_json || value->typed || value->bytes == NULL ||
         !tb_json_object_read(&chain->object, value->bytes, value->len)) {
-        return TB_CHAIN_DECLINED;
+        return TB_RESULT_DECLINED;
     }
     for (size_t i = 0; i < chain->step_count; i++) {
         tb_use_t *step = &chain->steps[i];

@@ -12,6 +12,7 @@
 #include "core/tb_buf.h"
 #include "core/tb_config.h"
 #include "core/tb_record.h"
+#include "core/tb_result.h"
 
 typedef struct tb_chain tb_chain_t;
 
@@ -56,10 +57,9 @@ int tb_chain_apply(tb_chain_t *chain, tb_record_t *record, const char **failed_c
  * chain edits that text and appends to out exactly what
  * tb_typed_to_plugin() would write of the value tb_chain_apply() makes,
  * without reading it into Connect data. Returns as tb_chain_apply(), or
- * TB_CHAIN_DECLINED with record untouched: run tb_chain_apply() instead.
+ * TB_RESULT_DECLINED with record untouched: run tb_chain_apply() instead.
  * The value's bytes are borrowed until it returns.
  */
-#define TB_CHAIN_DECLINED 100
 int tb_chain_apply_json(tb_chain_t *chain, tb_record_t *record, tb_buf_t *out,
                         const char **failed_class, char *errstr, size_t errstr_size);
 

@@ -98,7 +98,7 @@ static bool edited(tb_chain_t *chain, const char *text)
         tb_chain_apply_json(chain, &record, &out, &failed_class, errstr, sizeof(errstr));
     tb_buf_release(&out);
     tb_record_release(&record);
-    return rc != TB_CHAIN_DECLINED;
+    return rc != TB_RESULT_DECLINED;
 }
 
 static void assert_cases(const char *config_json, const tb_case_t *cases, size_t n)

@@ -138,7 +138,7 @@ int tb_source_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
 }
 
 /* The chain on a schemaless JSON value's text (tb_chain_apply_json()): as
- * tb_sink_transform(), or TB_CHAIN_DECLINED. */
+ * tb_sink_transform(), or TB_RESULT_DECLINED. */
 static int edit_chain(tb_chain_t *chain, tb_record_t *record, tb_sink_record_t *out,
                       bool converted[2], tb_transform_failure_t *failure)
 {
@@ -169,11 +169,11 @@ int tb_sink_transform(tb_chain_t *chain, tb_converter_t *const converters[2],
                       bool converted[2], tb_transform_failure_t *failure)
 {
     tb_typing_t typing = {.converters = converters, .failed_side = -1};
-    int rc = TB_CHAIN_DECLINED;
+    int rc = TB_RESULT_DECLINED;
     if (text_out && tb_converter_json_schemaless(converters[TB_SIDE_VALUE])) {
         rc = edit_chain(chain, record, out, converted, failure);
     }
-    if (rc != TB_CHAIN_DECLINED) {
+    if (rc != TB_RESULT_DECLINED) {
         out->topic = record->topic;
         out->headers = record->headers;
         out->header_count = record->header_count;
