@@ -90,6 +90,13 @@ static bool commit_answered(rd_kafka_t *rk, const void *commit)
     return ((const sync_commit_t *)commit)->answered;
 }
 
+/* How long one wait of tb_sink_serve_until lasts: a consume returns on a
+ * record or at its timeout only, not once it served a callback, so the
+ * answer that ends the wait is seen at the end of the slice it came in. A
+ * revocation's commit holds the partitions the task keeps (librdkafka pauses
+ * them during the callback) for that long. */
+#define SERVE_SLICE_MS 5
+
 /* Serves queue's callbacks until done(rk, arg) or deadline_ms (monotonic).
  * Returns whether done came true. Records that reach the queue (a closing
  * consumer forwards its own queue to it) are dropped: they lie past what was
@@ -103,8 +110,8 @@ bool tb_sink_serve_until(rd_kafka_t *rk, rd_kafka_queue_t *queue,
         /* Not rd_kafka_queue_poll_callback: librdkafka 2.0.2 aborts when a
          * callback server meets a fetched record (rd_kafka_q_serve asserts).
          * Consuming serves every other op as a callback and returns records. */
-        rd_kafka_message_t *record =
-            rd_kafka_consume_queue(queue, (int)(left < 100 ? left : 100));
+        rd_kafka_message_t *record = rd_kafka_consume_queue(
+            queue, (int)(left < SERVE_SLICE_MS ? left : SERVE_SLICE_MS));
         if (record != NULL) {
             rd_kafka_message_destroy(record);
         }

@@ -340,6 +340,35 @@ static void apply_pauses(sink_engine_t *e)
     rd_kafka_topic_partition_list_destroy(paused);
 }
 
+/* After a cooperative rebalance's callback: librdkafka paused every assigned
+ * partition before the callback and resumed them in the incremental assign
+ * or unassign, but a resume does not wake the broker thread that fetches
+ * them; one that found all its partitions paused meanwhile sleeps up to a
+ * second (librdkafka 2.8.0's longest block) before it fetches again, and the
+ * partitions the task kept stall that long at every rebalance. A request to
+ * the broker wakes its thread: the end offsets of the partitions read, asked
+ * once apply_pauses has resumed them synchronously (after librdkafka's own
+ * resume), wake each of their leaders, which then fetch at once. An answer
+ * that does not come changes nothing but the wait. */
+static void wake_fetchers(sink_engine_t *e)
+{
+    rd_kafka_topic_partition_list_t *read = rd_kafka_topic_partition_list_new(1);
+    for (size_t i = 0; i < e->part_count && !e->paused && !e->held; i++) {
+        if (!e->parts[i].stopped) {
+            rd_kafka_topic_partition_list_add(read, e->parts[i].topic,
+                                              e->parts[i].partition)
+                ->offset = RD_KAFKA_OFFSET_END;
+        }
+    }
+    if (read->cnt > 0) {
+        rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(e->rk, read, QUERY_STEP_MS);
+        TB_LOG_TASK(TB_LOG_DEBUG, "tributary.task", e->env->connector, e->env->id,
+                    "%d partition(s) kept through the rebalance, fetchers woken: %s",
+                    read->cnt, rd_kafka_err2str(err));
+    }
+    rd_kafka_topic_partition_list_destroy(read);
+}
+
 void tb_sink_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                           rd_kafka_topic_partition_list_t *list, void *opaque)
 {
@@ -371,6 +400,9 @@ void tb_sink_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
             rd_kafka_error_destroy(error);
         }
         apply_pauses(e);
+        if (cooperative) {
+            wake_fetchers(e);
+        }
         return;
     }
     /* revoked or lost: record what was written of those partitions before
@@ -410,6 +442,8 @@ void tb_sink_on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         if (error != NULL) {
             rd_kafka_error_destroy(error);
         }
+        apply_pauses(e);
+        wake_fetchers(e);
     } else {
         rd_kafka_assign(rk, NULL);
     }
