@@ -15,9 +15,15 @@
  * registry mutex.
  *
  * The registry. Families form a list sorted by name, each holding its
- * series sorted by label values, behind one mutex that tb_metrics_series(),
- * tb_series_release() and rendering take - updaters never do. The reference
- * count of a series changes under that mutex; the last release unlinks and
+ * series in a hash table by label values and in a list that a render sorts
+ * by them when a series came since the last, behind one mutex that
+ * tb_metrics_series(), tb_series_release() and rendering take - updaters
+ * never do. Finding, adding or dropping a series costs the same with ten
+ * series in its family as with ten thousand: each connector and task
+ * takes some tens of series, and a sorted list walked on every take made
+ * creating connectors slow down as they grew (issue 41; a render's sort
+ * is n log n, and only after a change). The reference count of a series
+ * changes under that mutex; the last release unlinks and
  * frees the series, and its family when it was the family's last. Rendering
  * holds the mutex while it walks and formats, so it can never read a freed
  * series. The price is that creating or releasing a series waits for a
@@ -89,16 +95,24 @@ typedef struct {
 typedef struct family {
     const tb_metric_def_t *def; /* the first definition seen of this name */
     size_t label_count;
-    size_t bound_count;  /* a histogram's finite bucket bounds */
-    tb_series_t *series; /* sorted by label values; never empty when linked */
+    size_t bound_count; /* a histogram's finite bucket bounds */
+    /* Never empty when linked; sorted by label values when sorted is set
+     * (a new series goes first and clears it, a render sorts). */
+    tb_series_t *series;
+    bool sorted;
+    tb_series_t **buckets; /* bucket_count chains through series->chain */
+    size_t bucket_count;   /* a power of two; 0 before the first series */
+    size_t series_count;
     struct family *next;
 } family_t;
 
 struct tb_series {
     family_t *family;
-    tb_series_t *next;
-    size_t refs;   /* under registry_lock */
-    char **values; /* label_count copies */
+    tb_series_t *next, *prev; /* in family->series */
+    tb_series_t *chain;       /* the next in its hash bucket */
+    uint64_t hash;            /* of its label values */
+    size_t refs;              /* under registry_lock */
+    char **values;            /* label_count copies */
     /* An alias's: the series its value is read from (one reference held);
      * NULL for a series with a value of its own. */
     tb_series_t *source;
@@ -113,7 +127,8 @@ struct tb_series {
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static family_t *families; /* sorted by name */
+static family_t *families;    /* sorted by name */
+static size_t label_compares; /* under registry_lock */
 static int64_t (*_Atomic clock_ms)(void) = tb_monotonic_ms;
 static atomic_bool ms_names;
 
@@ -356,6 +371,7 @@ static family_t **family_link(const char *name)
 
 static int compare_values(char *const *stored, const char *const *values, size_t n)
 {
+    label_compares++;
     for (size_t i = 0; i < n; i++) {
         int order = strcmp(stored[i], values[i]);
         if (order != 0) {
@@ -365,16 +381,159 @@ static int compare_values(char *const *stored, const char *const *values, size_t
     return 0;
 }
 
-/* The link that holds, or would hold, the series of family with values.
- * Call locked. */
-static tb_series_t **series_link(family_t *family, const char *const *values)
+/* FNV-1a over the values, each with its terminating NUL so that ("ab", "")
+ * and ("a", "b") differ. */
+static uint64_t hash_values(const char *const *values, size_t n)
 {
-    tb_series_t **link = &family->series;
-    while (*link != NULL &&
-           compare_values((*link)->values, values, family->label_count) < 0) {
-        link = &(*link)->next;
+    uint64_t hash = UINT64_C(14695981039346656037);
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *at = (const unsigned char *)values[i];
+        do {
+            hash = (hash ^ *at) * UINT64_C(1099511628211);
+        } while (*at++ != '\0');
     }
-    return link;
+    return hash;
+}
+
+/* The series of family with values (of that hash), or NULL. Call locked. */
+static tb_series_t *series_find(const family_t *family, const char *const *values,
+                                uint64_t hash)
+{
+    if (family->bucket_count == 0) {
+        return NULL;
+    }
+    tb_series_t *series = family->buckets[hash & (family->bucket_count - 1)];
+    while (series != NULL &&
+           (series->hash != hash ||
+            compare_values(series->values, values, family->label_count) != 0)) {
+        series = series->chain;
+    }
+    return series;
+}
+
+/* Makes room in family's table for one more series, doubling it at one
+ * series per bucket; false on no memory for a first table (a full one
+ * still works, with longer chains). Call locked. */
+static bool buckets_reserve(family_t *family)
+{
+    if (family->series_count < family->bucket_count) {
+        return true;
+    }
+    size_t count = family->bucket_count != 0 ? 2 * family->bucket_count : 8;
+    tb_series_t **buckets = calloc(count, sizeof(buckets[0]));
+    if (buckets == NULL) {
+        return family->bucket_count != 0;
+    }
+    for (tb_series_t *series = family->series; series != NULL; series = series->next) {
+        size_t at = series->hash & (count - 1);
+        series->chain = buckets[at];
+        buckets[at] = series;
+    }
+    free(family->buckets);
+    family->buckets = buckets;
+    family->bucket_count = count;
+    return true;
+}
+
+/* Links series into family's table (room reserved) and at the head of its
+ * list, which is then no longer known sorted. Call locked. */
+static void series_link(family_t *family, tb_series_t *series)
+{
+    tb_series_t **bucket = &family->buckets[series->hash & (family->bucket_count - 1)];
+    series->chain = *bucket;
+    *bucket = series;
+    series->prev = NULL;
+    series->next = family->series;
+    if (family->series != NULL) {
+        family->series->prev = series;
+    }
+    family->series = series;
+    family->series_count++;
+    family->sorted = false;
+}
+
+/* Unlinks series from family's table and list. Call locked. */
+static void series_unlink(family_t *family, tb_series_t *series)
+{
+    tb_series_t **link = &family->buckets[series->hash & (family->bucket_count - 1)];
+    while (*link != series) {
+        link = &(*link)->chain;
+    }
+    *link = series->chain;
+    if (series->prev != NULL) {
+        series->prev->next = series->next;
+    } else {
+        family->series = series->next;
+    }
+    if (series->next != NULL) {
+        series->next->prev = series->prev;
+    }
+    family->series_count--;
+}
+
+/* Sorts family's list by label values: a bottom-up merge sort of runs of
+ * width 1, 2, 4, ... (n log n compares, no memory), then the prev links
+ * set again. Call locked. */
+static void family_sort(family_t *family)
+{
+    if (family->sorted) {
+        return;
+    }
+    tb_series_t *list = family->series;
+    for (size_t width = 1;; width *= 2) {
+        tb_series_t *merged = NULL;
+        tb_series_t **tail = &merged;
+        size_t merges = 0;
+        while (list != NULL) {
+            tb_series_t *a = list;
+            tb_series_t *b = list;
+            size_t a_left = 0;
+            while (b != NULL && a_left < width) {
+                b = b->next;
+                a_left++;
+            }
+            size_t b_left = width;
+            while (a_left > 0 || (b_left > 0 && b != NULL)) {
+                bool take_a = a_left > 0 &&
+                              (b_left == 0 || b == NULL ||
+                               compare_values(a->values, (const char *const *)b->values,
+                                              family->label_count) <= 0);
+                tb_series_t *taken;
+                if (take_a) {
+                    taken = a;
+                    a = a->next;
+                    a_left--;
+                } else {
+                    taken = b;
+                    b = b->next;
+                    b_left--;
+                }
+                *tail = taken;
+                tail = &taken->next;
+            }
+            list = b;
+            merges++;
+        }
+        *tail = NULL;
+        list = merged;
+        if (merges <= 1) {
+            break;
+        }
+    }
+    family->series = list;
+    for (tb_series_t *series = list, *prev = NULL; series != NULL;
+         prev = series, series = series->next) {
+        series->prev = prev;
+    }
+    family->sorted = true;
+}
+
+size_t tb_metrics_label_compares(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    size_t count = label_compares;
+    pthread_mutex_unlock(&registry_lock);
+    return count;
 }
 
 static void series_unref(tb_series_t *series);
@@ -460,6 +619,7 @@ static family_t *family_acquire(const tb_metric_def_t *def)
 static void family_remove(family_t *family)
 {
     *family_link(family->def->name) = family->next;
+    free(family->buckets);
     free(family);
 }
 
@@ -467,16 +627,19 @@ static void family_remove(family_t *family)
  * and created if needed; NULL on no memory. Call locked. */
 static tb_series_t *series_acquire(family_t *family, const char *const *values)
 {
-    tb_series_t **link = series_link(family, values);
-    if (*link != NULL &&
-        compare_values((*link)->values, values, family->label_count) == 0) {
-        (*link)->refs++;
-        return *link;
-    }
-    tb_series_t *series = series_create(family, values);
+    uint64_t hash = hash_values(values, family->label_count);
+    tb_series_t *series = series_find(family, values, hash);
     if (series != NULL) {
-        series->next = *link;
-        *link = series;
+        series->refs++;
+        return series;
+    }
+    if (!buckets_reserve(family)) {
+        return NULL;
+    }
+    series = series_create(family, values);
+    if (series != NULL) {
+        series->hash = hash;
+        series_link(family, series);
     }
     return series;
 }
@@ -511,7 +674,7 @@ static void series_unref(tb_series_t *series)
 {
     if (--series->refs == 0) {
         family_t *family = series->family;
-        *series_link(family, (const char *const *)series->values) = series->next;
+        series_unlink(family, series);
         series_free(series);
         if (family->series == NULL) {
             family_remove(family);
@@ -615,6 +778,7 @@ void tb_metrics_reset(void)
             series_free(series);
         }
         families = family->next;
+        free(family->buckets);
         free(family);
     }
     pthread_mutex_unlock(&registry_lock);
@@ -1040,11 +1204,12 @@ static void put_page(FILE *out, const readings_t *readings)
     builtin_t next = 0;
     pthread_mutex_lock(&registry_lock);
     int64_t now_ms = atomic_load(&clock_ms)();
-    for (const family_t *family = families; family != NULL; family = family->next) {
+    for (family_t *family = families; family != NULL; family = family->next) {
         while (next < BUILTIN_COUNT &&
                strcmp(builtin_defs[next].name, family->def->name) < 0) {
             put_builtin(out, readings, next++);
         }
+        family_sort(family);
         put_ms_twin(out, family, now_ms);
         put_family(out, family, family->def->name, 1, now_ms);
     }

@@ -175,6 +175,12 @@ char *tb_metrics_render(void);
  * Returns a malloc'd string ("" when no series is live), NULL on no memory. */
 char *tb_metrics_render_series(void);
 
+/* How many times the registry has compared one series' label values with
+ * another's (to find a series, or to sort a family for a render): the work
+ * a test counts to see that finding or adding a series does not grow with
+ * the number of series. */
+size_t tb_metrics_label_compares(void);
+
 /* Forgets every series (tests and process exit). */
 void tb_metrics_reset(void);
 

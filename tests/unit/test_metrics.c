@@ -261,6 +261,88 @@ static void test_release_removes_the_series_then_the_family(void **state)
     tb_series_release(NULL);
 }
 
+/* Label value comparisons made to take one series of records_def that is
+ * there already and one that is not, then to release that one. */
+static size_t compares_for_one_take(const char *connector)
+{
+    size_t before = tb_metrics_label_compares();
+    tb_series_t *old = records("held-0", "0");
+    tb_series_t *fresh = records(connector, "0");
+    assert_non_null(old);
+    assert_non_null(fresh);
+    tb_series_release(fresh);
+    tb_series_release(old);
+    return tb_metrics_label_compares() - before;
+}
+
+/* Issue 41: each connector takes tens of series; a take that compared the
+ * new labels with every series of the family made creating the n-th
+ * connector cost n. Counts comparisons, not time. */
+static void test_take_and_release_cost_does_not_grow_with_series(void **state)
+{
+    (void)state;
+    enum { FEW = 10, MANY = 20000 };
+    tb_series_t **held = calloc(MANY, sizeof(held[0]));
+    assert_non_null(held);
+    char name[32];
+    for (size_t i = 0; i < MANY; i++) {
+        snprintf(name, sizeof(name), "held-%zu", i);
+        held[i] = records(name, "0");
+        assert_non_null(held[i]);
+        if (i + 1 == FEW) {
+            /* one compare finds the old series; the new one needs none */
+            assert_true(compares_for_one_take("new-few") <= 2);
+        }
+    }
+    assert_true(compares_for_one_take("new-many") <= 2);
+    for (size_t i = 0; i < MANY; i++) {
+        tb_series_release(held[i]);
+    }
+    free(held);
+    assert_page("");
+}
+
+/* Series taken and released in any order render sorted by label values,
+ * also after a render sorted the family and more came. */
+static void test_series_render_sorted_whatever_order_they_came_in(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"m", "c", "x", "a", "q", "b", "z", "k"};
+    enum { COUNT = sizeof(names) / sizeof(names[0]) };
+    tb_series_t *series[COUNT];
+    for (size_t i = 0; i < COUNT; i++) {
+        series[i] = records(names[i], "0");
+        assert_non_null(series[i]);
+        tb_series_add(series[i], (double)i);
+    }
+    tb_series_release(series[2]); /* x */
+    tb_series_release(series[3]); /* a */
+    assert_page("# HELP tb_test_records_total Records moved.\n"
+                "# TYPE tb_test_records_total counter\n"
+                "tb_test_records_total{connector=\"b\",task=\"0\"} 5\n"
+                "tb_test_records_total{connector=\"c\",task=\"0\"} 1\n"
+                "tb_test_records_total{connector=\"k\",task=\"0\"} 7\n"
+                "tb_test_records_total{connector=\"m\",task=\"0\"} 0\n"
+                "tb_test_records_total{connector=\"q\",task=\"0\"} 4\n"
+                "tb_test_records_total{connector=\"z\",task=\"0\"} 6\n");
+    series[2] = records("d", "1");
+    series[3] = records("d", "0");
+    tb_series_release(series[7]); /* k */
+    tb_series_release(series[0]); /* m */
+    assert_page("# HELP tb_test_records_total Records moved.\n"
+                "# TYPE tb_test_records_total counter\n"
+                "tb_test_records_total{connector=\"b\",task=\"0\"} 5\n"
+                "tb_test_records_total{connector=\"c\",task=\"0\"} 1\n"
+                "tb_test_records_total{connector=\"d\",task=\"0\"} 0\n"
+                "tb_test_records_total{connector=\"d\",task=\"1\"} 0\n"
+                "tb_test_records_total{connector=\"q\",task=\"0\"} 4\n"
+                "tb_test_records_total{connector=\"z\",task=\"0\"} 6\n");
+    for (size_t i = 1; i < 7; i++) {
+        tb_series_release(series[i]);
+    }
+    assert_page("");
+}
+
 static const char *const task_label[] = {"task", NULL};
 static const tb_metric_def_t read_alias_def = {
     .name = "kafka_test_read_total",
@@ -806,6 +888,10 @@ int main(void)
         cmocka_unit_test_setup(test_numbers_are_spelled_the_prometheus_way, reset),
         cmocka_unit_test_setup(test_same_key_gives_same_handle, reset),
         cmocka_unit_test_setup(test_release_removes_the_series_then_the_family, reset),
+        cmocka_unit_test_setup(test_take_and_release_cost_does_not_grow_with_series,
+                               reset),
+        cmocka_unit_test_setup(test_series_render_sorted_whatever_order_they_came_in,
+                               reset),
         cmocka_unit_test_setup(test_calls_that_do_not_fit_the_type_are_ignored, reset),
         cmocka_unit_test_setup_teardown(
             test_rate_is_the_increase_per_second_over_the_last_minute, with_fake_clock,
