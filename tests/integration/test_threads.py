@@ -45,6 +45,8 @@ def test_idle_connectors_hold_no_threads(start_worker, bed):
     baseline = own_threads(w.proc.pid)
     assert baseline.count("tb-pool-0") == 1 and "tb-pool-2" in baseline
     assert not any(n.startswith("tb-pool-3") for n in baseline)
+    # the idle sources share one producer, whose reports one thread serves
+    assert baseline.count("tb-shared-dr") == 1
 
     for i in range(1, CONNECTORS):
         create(i)

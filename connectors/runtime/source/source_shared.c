@@ -257,6 +257,8 @@ static shared_producer_t *producer_create(json_t *props, char *key, char *errstr
         rd_kafka_destroy(producer->rk);
         goto fail;
     }
+    /* named, or it would carry the name of the pool thread that made it */
+    pthread_setname_np(producer->poller, "tb-shared-dr"); /* cosmetic: failure ignored */
     const char *values[] = {producer->client_id};
     producer->tasks = tb_metrics_series(&shared_tasks, values);
     TB_LOG(TB_LOG_INFO, "tributary.source", "shared producer %s created",
