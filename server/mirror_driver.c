@@ -366,6 +366,10 @@ static json_t *worker_props(const driver_t *d, const flow_t *flow, json_t *origi
     put_default(values, "key.converter", BYTE_ARRAY);
     put_default(values, "value.converter", BYTE_ARRAY);
     put_default(values, "listeners", "http://127.0.0.1:0");
+    /* a worker's id is its advertised URL, whose port is the kernel's pick
+     * and differs at each start: a departed worker never comes back to take
+     * its tasks again, so they move at once */
+    put_default(values, "scheduled.rebalance.max.delay.ms", "0");
     snprintf(text, sizeof(text), "%s/store.db", flow->dir);
     put(values, origins, "offset.storage.file.filename", text, NULL);
     snprintf(text, sizeof(text), "%s/connectors", flow->dir);
