@@ -6,9 +6,10 @@
 
 #include "server/tb_http.h"
 
-/* The listener rest.advertised.listener picks, parsed. -1 with errstr. */
-static int chosen_listener(const tb_worker_settings_t *settings, char *scheme,
-                           size_t scheme_size, char *host, size_t host_size,
+/* The listener rest.advertised.listener picks (*chosen), parsed. -1 with
+ * errstr. */
+static int chosen_listener(const tb_worker_settings_t *settings, const char **chosen,
+                           char *scheme, size_t scheme_size, char *host, size_t host_size,
                            unsigned *port, char *errstr, size_t errstr_size)
 {
     const char *wanted = settings->rest_advertised_listener;
@@ -20,6 +21,7 @@ static int chosen_listener(const tb_worker_settings_t *settings, char *scheme,
             return -1;
         }
         if (wanted == NULL || strcmp(scheme, wanted) == 0) {
+            *chosen = json_string_value(item);
             return 0;
         }
     }
@@ -38,14 +40,19 @@ static bool plain_host(const char *host)
            (bracketed || strchr(host, ':') == NULL);
 }
 
-int tb_advertised_url(const tb_worker_settings_t *settings, char *url, size_t url_size,
+int tb_advertised_url(const tb_worker_settings_t *settings,
+                      const tb_http_server_t *server, char *url, size_t url_size,
                       char *errstr, size_t errstr_size)
 {
     char scheme[16], host[256], machine[256];
     unsigned port = 0;
-    if (chosen_listener(settings, scheme, sizeof(scheme), host, sizeof(host), &port,
-                        errstr, errstr_size) != 0) {
+    const char *listener = NULL;
+    if (chosen_listener(settings, &listener, scheme, sizeof(scheme), host, sizeof(host),
+                        &port, errstr, errstr_size) != 0) {
         return -1;
+    }
+    if (port == 0 && server != NULL) {
+        port = tb_http_port(server, listener);
     }
     const char *advertised = settings->rest_advertised_host_name;
     const json_t *advertised_port = settings->rest_advertised_port;

@@ -55,6 +55,7 @@ typedef struct {
     MHD_socket socket;         /* bound and listening; the daemon's once served */
     char url[300];             /* as configured */
     char base_url[300];
+    unsigned port; /* bound: the kernel's pick for a configured port 0 */
     bool ipv6;
     bool tls;
     bool admin_only;          /* an admin.listeners entry */
@@ -913,6 +914,18 @@ static int listener_bind(tb_http_server_t *server, listener_t *listener, const c
                  strerror(errno));
         return -1;
     }
+    struct sockaddr_storage bound;
+    socklen_t bound_size = sizeof(bound);
+    if (getsockname(listener->socket, (struct sockaddr *)&bound, &bound_size) != 0) {
+        snprintf(errstr, errstr_size, "listener %s: cannot read its port: %s", url,
+                 strerror(errno));
+        close(listener->socket);
+        return -1;
+    }
+    port = ntohs(bound.ss_family == AF_INET6
+                     ? ((const struct sockaddr_in6 *)&bound)->sin6_port
+                     : ((const struct sockaddr_in *)&bound)->sin_port);
+    listener->port = port;
     listener->tls = strcmp(scheme, "https") == 0;
     if (!listener->tls && server->auth != NULL && !tb_http_host_is_loopback(host)) {
         TB_LOG(TB_LOG_WARN, "tributary.http",
@@ -1027,7 +1040,8 @@ static int listener_serve(tb_http_server_t *server, listener_t *listener, char *
                  listener->url);
         return -1;
     }
-    TB_LOG(TB_LOG_INFO, "tributary.http", "REST API listening on %s%s", listener->url,
+    TB_LOG(TB_LOG_INFO, "tributary.http", "REST API listening on %s (port %u)%s",
+           listener->url, listener->port,
            listener->admin_only ? " (admin endpoints only)" : "");
     return 0;
 }
@@ -1036,6 +1050,17 @@ typedef struct {
     tb_http_server_t *server;
     bool admin_only;
 } bind_arg_t;
+
+unsigned tb_http_port(const tb_http_server_t *server, const char *listener)
+{
+    for (size_t i = 0; i < server->count; i++) {
+        if (!server->listeners[i].admin_only &&
+            strcmp(server->listeners[i].url, listener) == 0) {
+            return server->listeners[i].port;
+        }
+    }
+    return 0;
+}
 
 static int bind_url(void *arg, const char *url, char *errstr, size_t errstr_size)
 {

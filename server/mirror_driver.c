@@ -50,6 +50,11 @@ static const char *const worker_prefixes[] = {
     "value.converter",    "header.converter", "task",           "worker",
     "replication.policy", "config.providers"};
 
+/* The top-level keys of MM2's internal REST server
+ * (dedicated.mode.enable.internal.rest), which also go to every worker
+ * when that is true: each worker is the REST server of its flow here. */
+static const char *const rest_prefixes[] = {"listeners", "rest.advertised"};
+
 /* One flow source->target MM2 would run, and its worker. */
 typedef struct {
     char *source;
@@ -66,7 +71,8 @@ typedef struct {
     int errors;
     flow_t *flows;
     size_t flow_count;
-    char *dir; /* the driver's private directory, or NULL */
+    char *dir;          /* the driver's private directory, or NULL */
+    bool internal_rest; /* dedicated.mode.enable.internal.rest */
 } driver_t;
 
 static void usage(FILE *out)
@@ -321,7 +327,8 @@ static void plan_flows(driver_t *d, const json_t *clusters, const json_t *target
 }
 
 /* MirrorMakerConfig.workerConfig for flow, with tributary's keys: REST on
- * loopback at a port the kernel picks, the store's lock file and the
+ * loopback at a port the kernel picks unless listeners is set (<target>.,
+ * or top-level with internal_rest), the store's lock file and the
  * connectors.dir in the flow's directory. Fills origins (worker key ->
  * file key). New reference. */
 static json_t *worker_props(const driver_t *d, const flow_t *flow, json_t *origins)
@@ -334,6 +341,13 @@ static json_t *worker_props(const driver_t *d, const flow_t *flow, json_t *origi
     json_object_foreach (d->props, key, value) {
         for (size_t i = 0; i < sizeof(worker_prefixes) / sizeof(*worker_prefixes); i++) {
             if (starts_with(key, worker_prefixes[i]) && !is_connector_key(key)) {
+                put(values, origins, key, json_string_value(value), key);
+            }
+        }
+        for (size_t i = 0;
+             d->internal_rest && i < sizeof(rest_prefixes) / sizeof(*rest_prefixes);
+             i++) {
+            if (starts_with(key, rest_prefixes[i])) {
                 put(values, origins, key, json_string_value(value), key);
             }
         }
@@ -352,6 +366,10 @@ static json_t *worker_props(const driver_t *d, const flow_t *flow, json_t *origi
     put_default(values, "key.converter", BYTE_ARRAY);
     put_default(values, "value.converter", BYTE_ARRAY);
     put_default(values, "listeners", "http://127.0.0.1:0");
+    /* a worker's id is its advertised URL, whose port is the kernel's pick
+     * and differs at each start: a departed worker never comes back to take
+     * its tasks again, so they move at once */
+    put_default(values, "scheduled.rebalance.max.delay.ms", "0");
     snprintf(text, sizeof(text), "%s/store.db", flow->dir);
     put(values, origins, "offset.storage.file.filename", text, NULL);
     snprintf(text, sizeof(text), "%s/connectors", flow->dir);
@@ -696,11 +714,7 @@ static int load(driver_t *d, const json_t *targets)
                "(clusters = A, B)",
                listed == NULL ? "is not set" : "names fewer than two clusters");
     }
-    if (read_bool(d, "dedicated.mode.enable.internal.rest", false)) {
-        report(d, "dedicated.mode.enable.internal.rest",
-               "true is refused: MirrorMaker nodes that share flows are not built; run "
-               "one tributary --mirror per set of target clusters (--clusters)");
-    }
+    d->internal_rest = read_bool(d, "dedicated.mode.enable.internal.rest", false);
     if (d->errors == 0) {
         plan_flows(d, clusters, targets);
     }

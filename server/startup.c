@@ -410,7 +410,7 @@ int tb_startup_bind(tb_startup_t *s)
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "refusing to start: %s", errstr);
         return -1;
     }
-    if (tb_advertised_url(settings, s->worker_url, sizeof(s->worker_url), errstr,
+    if (tb_advertised_url(settings, s->http, s->worker_url, sizeof(s->worker_url), errstr,
                           sizeof(errstr)) != 0) {
         TB_LOG(TB_LOG_FATAL, "tributary.worker", "refusing to start: %s", errstr);
         return -1;

@@ -101,6 +101,10 @@ int tb_http_check_exposure(const tb_http_options_t *options, char *errstr,
 tb_http_server_t *tb_http_bind(const tb_http_options_t *options, char *errstr,
                                size_t errstr_size);
 
+/* The port listener (a URL of listeners, as configured) is bound to: the
+ * kernel's pick when it names port 0; 0 when server has no such listener. */
+unsigned tb_http_port(const tb_http_server_t *server, const char *listener);
+
 /* Starts answering on the bound listeners. Returns -1 and fills errstr,
  * naming the listener, when one cannot start (its TLS key rejected). */
 int tb_http_serve(tb_http_server_t *server, char *errstr, size_t errstr_size);

@@ -309,3 +309,111 @@ def test_a_bad_properties_file_names_the_key_and_line(bed, tmp_path):
     assert "mm2.properties: clusters: is not set" in logs
     for text in (logs,):
         assert not any(s in text for s in SANITIZER), text
+
+
+def task_workers(bootstrap, status_topic, connector=""):
+    """{task: worker_id} of connector's RUNNING tasks (every connector's when ""), as the
+    flow's status topic says in the last record of each task's latest generation
+    (Connect's records: key status-task-<connector>-<n>, value {state, worker_id,
+    generation})."""
+    found = {}
+    for records in read_all(bootstrap, status_topic).values():
+        for key, value, _, _ in records:
+            name = (key or b"").decode()
+            if name.startswith(f"status-task-{connector}") and value:
+                state = json.loads(value)
+                generation = state.get("generation", 0)
+                if name not in found or generation >= found[name][0]:
+                    found[name] = (generation, state.get("worker_id")
+                                   if state.get("state") == "RUNNING" else None)
+    return {k: w for k, (_, w) in found.items() if w is not None}
+
+
+def test_two_nodes_share_the_flows_and_survive_a_kill(bed, tmp_path, drivers):
+    """Two tributary --mirror nodes on the same file (dedicated.mode.enable.internal.rest
+    set, as MM2's nodes need it) form one cluster per flow: the source connector's tasks
+    run on both, and after kill -9 of one node the other takes its tasks and copies every
+    record (at-least-once: a record may be copied twice only before the kill); a node
+    started later takes a share of the tasks."""
+    prefix = f"mmn{uuid.uuid4().hex[:10]}"
+    source, target = f"s{uuid.uuid4().hex[:6]}", f"t{uuid.uuid4().hex[:6]}"
+    topic, remote = f"{prefix}-data", f"{source}.{prefix}-data"
+    src = bed.kafka2_bootstrap
+    make_topic(src, topic, 4)
+    produce(src, topic, some_records(200, 4, "a", headers=True))
+    properties = mm2_properties(bed, tmp_path / "mm2.properties", source, target, prefix)
+    with open(properties, "a") as f:
+        f.write("dedicated.mode.enable.internal.rest = true\n"
+                "tasks.max = 4\n")
+    nodes = []
+    for n in range(2):
+        folder = tmp_path / f"node{n}"
+        folder.mkdir()
+        nodes.append(Driver(folder, properties))
+        drivers.append(nodes[-1])
+    status_topic = f"mm2-status.{source}.internal"
+    try:
+        wait_mirrored(bed, topic, remote)
+        wait_for(lambda: len(set(task_workers(bed.bootstrap, status_topic,
+                                              "MirrorSourceConnector").values())) == 2,
+                 timeout=120, interval=1, what="the source tasks on both nodes")
+    except AssertionError:
+        for d in nodes:
+            print(d.logs()[-6000:])
+        raise
+    assert_same(read_all(src, topic), read_all(bed.bootstrap, remote), topic)
+    before = task_workers(bed.bootstrap, status_topic, "MirrorSourceConnector")
+    at_kill = read_all(src, topic)
+
+    # kill -9 of the first node (its workers die with it), records produced after
+    nodes[0].stop(signal.SIGKILL)
+    produce(src, topic, some_records(200, 4, "b", headers=True))
+    want = read_all(src, topic)
+    total = sum(len(r) for r in want.values())
+    try:
+        wait_for(lambda: mirrored(bed.bootstrap, remote, total), timeout=120, interval=0.5,
+                 what=f"{total} records in {remote}")
+        wait_for(lambda: len(set(task_workers(bed.bootstrap, status_topic,
+                                              "MirrorSourceConnector").values())) == 1
+                 and len(task_workers(bed.bootstrap, status_topic,
+                                      "MirrorSourceConnector")) == len(before),
+                 timeout=60, interval=1, what="every source task on the node left")
+    except AssertionError:
+        print(nodes[1].logs()[-8000:])
+        raise
+    def hashable(records):
+        return [(k, v, tuple(h), ts) for k, v, h, ts in records]
+
+    got = read_all(bed.bootstrap, remote)
+    for p, records in want.items():
+        # every record, in order once repeats are left out; the ones produced after the
+        # kill exactly once
+        copied, records = hashable(got[p]), hashable(records)
+        assert list(dict.fromkeys(copied)) == records, f"{remote} [{p}]: not the source's"
+        for r in records[len(at_kill[p]):]:
+            assert copied.count(r) == 1, f"{remote} [{p}]: {r} copied twice after the kill"
+
+    # a node started later joins: the tasks spread again, and nothing is lost
+    folder = tmp_path / "node2"
+    folder.mkdir()
+    nodes.append(Driver(folder, properties))
+    drivers.append(nodes[-1])
+    produce(src, topic, some_records(200, 4, "c", headers=True))
+    want = read_all(src, topic)
+    total = sum(len(r) for r in want.values())
+    try:
+        wait_for(lambda: len(set(task_workers(bed.bootstrap, status_topic).values())) == 2,
+                 timeout=120, interval=1, what="tasks on the node that joined")
+        wait_for(lambda: mirrored(bed.bootstrap, remote, total), timeout=120, interval=0.5,
+                 what=f"{total} records in {remote}")
+    except AssertionError:
+        print(nodes[2].logs()[-8000:])
+        raise
+    got = read_all(bed.bootstrap, remote)
+    for p, records in want.items():
+        assert list(dict.fromkeys(hashable(got[p]))) == hashable(records), \
+            f"{remote} [{p}]: not the source's"
+    for d in nodes[1:]:
+        assert d.stop() == 0
+        logs = d.logs()
+        assert not any(s in logs for s in SANITIZER), logs[-4000:]

@@ -88,6 +88,28 @@ static void test_a_connection_made_before_serving_is_answered_once_served(void *
     tb_http_stop(server);
 }
 
+/* Port 0 is the kernel's pick: tb_http_port gives the port bound (which
+ * the worker advertises), and the server answers there. */
+static void test_port_0_gives_the_port_the_kernel_picked(void **state)
+{
+    (void)state;
+    char errstr[512], reply[256] = "";
+    tb_http_options_t options = options_for("http://127.0.0.1:0");
+    tb_http_server_t *server = tb_http_bind(&options, errstr, sizeof(errstr));
+    assert_non_null(server);
+    unsigned port = tb_http_port(server, "http://127.0.0.1:0");
+    assert_true(port > 0);
+    assert_int_equal(tb_http_port(server, "http://127.0.0.1:1"), 0);
+    assert_int_equal(tb_http_serve(server, errstr, sizeof(errstr)), 0);
+    int client = connect_to(port);
+    assert_true(client >= 0);
+    send_request(client, GET_UNKNOWN);
+    read_reply(client, reply, sizeof(reply));
+    assert_true(strncmp(reply, "HTTP/1.1 404", 12) == 0);
+    close(client);
+    tb_http_stop(server);
+}
+
 static void test_a_taken_port_fails_the_bind_naming_the_listener(void **state)
 {
     (void)state;
@@ -201,6 +223,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_connection_made_before_serving_is_answered_once_served),
+        cmocka_unit_test(test_port_0_gives_the_port_the_kernel_picked),
         cmocka_unit_test(test_a_taken_port_fails_the_bind_naming_the_listener),
         cmocka_unit_test(test_a_server_bound_and_never_served_gives_its_port_back),
         cmocka_unit_test(test_a_connection_in_the_backlog_at_the_stop_is_answered),

@@ -205,7 +205,7 @@ static void expect_advertised(json_t *raw, const char *expected, const char *err
     tb_worker_settings_t settings;
     assert_int_equal(tb_config_error_count(errors), 0);
     assert_int_equal(tb_config_fill(&tb_worker_config_table, values, &settings), 0);
-    int rc = tb_advertised_url(&settings, url, sizeof(url), errstr, sizeof(errstr));
+    int rc = tb_advertised_url(&settings, NULL, url, sizeof(url), errstr, sizeof(errstr));
     if (error_key != NULL) {
         assert_int_equal(rc, -1);
         assert_non_null(strstr(errstr, error_key));
