@@ -327,6 +327,10 @@ static bool grow(tb_json_object_t *o)
 bool tb_json_object_read(tb_json_object_t *o, const char *text, size_t len)
 {
     tb_scan_t sc = {.s = text, .n = len, .number = &o->number};
+    if (o->cap > TB_JSON_OBJECT_KEEP_MEMBERS ||
+        o->values.cap > TB_JSON_OBJECT_KEEP_BYTES) {
+        tb_json_object_release(o); /* grown for one large object: not kept */
+    }
     o->count = 0;
     o->values.len = 0;
     o->values.failed = false;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "connectors/converters/tb_converter.h"
+#include "connectors/converters/tb_json_edit.h"
 #include "connectors/runtime/task/tb_task_transforms.h"
 
 /*
@@ -310,6 +311,47 @@ static void test_plain_decimals(void **state)
     assert_cases(bench_chain, cases, EDGES + RANDOM);
 }
 
+/* What grew for one large object is freed when the next is read: the
+ * chain's object stays small for the records after it. */
+static void test_large_object_not_kept(void **state)
+{
+    (void)state;
+    enum { MEMBERS = 1000, LONG_VALUE = 100 * 1024 };
+    tb_buf_t large = {0};
+    tb_buf_append(&large, "{", 1);
+    for (int i = 0; i < MEMBERS; i++) {
+        char member[32];
+        int n = snprintf(member, sizeof(member), "%s\"m%d\":%d", i > 0 ? "," : "", i, i);
+        tb_buf_append(&large, member, (size_t)n);
+    }
+    tb_buf_append(&large, "}", 1);
+    assert_false(large.failed);
+    char *long_value = malloc(LONG_VALUE);
+    assert_non_null(long_value);
+    memset(long_value, 'v', LONG_VALUE);
+
+    tb_json_object_t o = {0};
+    assert_true(tb_json_object_read(&o, large.data, large.len));
+    assert_int_equal(o.count, MEMBERS);
+    assert_int_equal(tb_json_object_put_string(&o, "long", long_value, LONG_VALUE), 0);
+    assert_true(o.cap >= MEMBERS);
+    assert_true(o.values.cap >= LONG_VALUE);
+
+    const char small[] = "{\"a\":1.5}";
+    assert_true(tb_json_object_read(&o, small, strlen(small)));
+    assert_true(o.cap <= TB_JSON_OBJECT_KEEP_MEMBERS);
+    assert_true(o.values.cap <= TB_JSON_OBJECT_KEEP_BYTES);
+    tb_buf_t out = {0};
+    tb_json_object_write(&o, &out);
+    assert_int_equal(out.len, strlen(small));
+    assert_memory_equal(out.data, small, out.len);
+
+    tb_buf_release(&out);
+    tb_json_object_release(&o);
+    free(long_value);
+    tb_buf_release(&large);
+}
+
 /* ReplaceField's renames and include: a rename onto a kept name replaces
  * its value where that name first stands. */
 static void test_renames(void **state)
@@ -390,6 +432,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tricky_values),
         cmocka_unit_test(test_plain_decimals),
+        cmocka_unit_test(test_large_object_not_kept),
         cmocka_unit_test(test_renames),
         cmocka_unit_test(test_declined_chains),
     };
