@@ -102,6 +102,57 @@ typedef enum {
     SCAN_REWRITTEN /* a real the writer writes otherwise: as in sc->number */
 } tb_scan_result_t;
 
+/*
+ * Whether a real's text, [-]I.F without an exponent (I without a leading
+ * zero unless it is 0), is what the writer's Double.toString writes of the
+ * double it reads as, with no need for strtod and the writer to find out.
+ * It is when I has at most 7 digits, the value is at least 0.001 (I is 0:
+ * at most two zeros lead F, and F is not all zeros), F ends in a digit
+ * other than 0 unless F is that one 0, and at most 15 digits follow the
+ * first non-zero one. Proof: two decimals of at most 15 significant digits
+ * that differ read as different doubles (DBL_DIG is 15), so no text shorter
+ * than the value's own digits reads back as the double d it reads as, and
+ * its own digits do: they are the shortest the writer looks for. d is in
+ * the writer's plain range [1e-3, 1e7): rounding is monotone, 0.001 reads
+ * as a double above 1e-3, and 9999999.99999999, the greatest such text
+ * below 1e7, reads as a double below it (the doubles there are 2^-29
+ * apart). The writer then writes the digits as I.F: I's digits (0 when
+ * below 1), a point, the zeros that lead F and its digits up to the last
+ * non-zero one, or 0 when there is none: the text itself. Zero is left to
+ * the writer (its sign).
+ */
+static bool java_plain_decimal(const char *text, size_t len)
+{
+    size_t point = 0;
+    size_t i = text[0] == '-' ? 1 : 0;
+    size_t significant = 0;
+    bool nonzero = false;
+    for (size_t j = i; j < len; j++) {
+        if (text[j] == '.') {
+            point = j;
+        } else if (nonzero || text[j] != '0') {
+            nonzero = true;
+            significant++;
+        }
+    }
+    size_t integer_digits = point - i;
+    size_t fraction_digits = len - point - 1;
+    if (!nonzero || significant > 15 || integer_digits > 7) {
+        return false;
+    }
+    if (text[len - 1] == '0' && fraction_digits > 1) {
+        return false;
+    }
+    if (text[i] == '0') { /* below 1: at least 0.001, a non-zero digit in F's first 3 */
+        size_t first = point + 1;
+        while (text[first] == '0') {
+            first++;
+        }
+        return first <= point + 3;
+    }
+    return true;
+}
+
 /* A number at pos: verbatim when written as the writer writes what
  * JsonConverter reads of it (an int64 in plain decimal, a double as Java's
  * Double.toString), rewritten for a double written otherwise (1e5, 1.50),
@@ -128,8 +179,10 @@ static tb_scan_result_t scan_number(tb_scan_t *sc)
         }
         skip_digits(sc);
     }
+    bool exponent = false;
     if (accept(sc, 'e') || accept(sc, 'E')) {
         integer = false;
+        exponent = true;
         if (!accept(sc, '+')) {
             accept(sc, '-');
         }
@@ -143,6 +196,9 @@ static tb_scan_result_t scan_number(tb_scan_t *sc)
     if (integer && len < 19) { /* 18 digits or fewer fit */
         return len == 2 && sc->s[start] == '-' && sc->s[start + 1] == '0' ? SCAN_DECLINED
                                                                           : SCAN_VERBATIM;
+    }
+    if (!integer && !exponent && java_plain_decimal(sc->s + start, len)) {
+        return SCAN_VERBATIM;
     }
     if (len > EDIT_MAX_NUMBER) {
         return SCAN_DECLINED;
@@ -271,6 +327,10 @@ static bool grow(tb_json_object_t *o)
 bool tb_json_object_read(tb_json_object_t *o, const char *text, size_t len)
 {
     tb_scan_t sc = {.s = text, .n = len, .number = &o->number};
+    if (o->cap > TB_JSON_OBJECT_KEEP_MEMBERS ||
+        o->values.cap > TB_JSON_OBJECT_KEEP_BYTES) {
+        tb_json_object_release(o); /* grown for one large object: not kept */
+    }
     o->count = 0;
     o->values.len = 0;
     o->values.failed = false;

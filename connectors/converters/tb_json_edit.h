@@ -21,7 +21,8 @@
  * caller then takes the tree path.
  *
  * A tb_json_object_t is reused from record to record: its arrays and
- * buffer grow once and stay.
+ * buffer grow once and stay, up to the bounds below; what grew past them
+ * for one large object is freed when the next is read.
  */
 #ifndef TB_JSON_EDIT_H
 #define TB_JSON_EDIT_H
@@ -45,6 +46,11 @@ typedef struct {
     size_t value_off;
     size_t value_len;
 } tb_json_member_t;
+
+/* What a tb_json_object_t keeps from one object to the next: members[]
+ * of this many members, a values buffer of this many bytes. */
+#define TB_JSON_OBJECT_KEEP_MEMBERS 256
+#define TB_JSON_OBJECT_KEEP_BYTES (64 * 1024)
 
 typedef struct {
     tb_json_member_t *members;

@@ -11,14 +11,23 @@
 
 #include "connectors/transforms/tb_field_util.h"
 
+/* A config's list of names: the names borrowed from it, searched in turn
+ * (a list is short, and comparing a few names costs less than hashing
+ * one); the array is the list's own. */
+typedef struct {
+    struct {
+        const char *s;
+        size_t n;
+    } * names;
+    size_t count;
+} tb_name_list_t;
+
 typedef struct {
     tb_side_t side;
-    /* The config's lists of names (borrowed), searched in turn: a list is
-     * short, and comparing a few names costs less than hashing one. */
-    const json_t *exclude;
-    const json_t *include; /* empty: every field */
-    json_t *renames;       /* old name -> new name */
-    json_t *reverse;       /* new name -> old name */
+    tb_name_list_t exclude;
+    tb_name_list_t include; /* empty: every field */
+    json_t *renames;        /* old name -> new name */
+    json_t *reverse;        /* new name -> old name */
     bool replace_null;
     tb_schema_cache_t cache;
 } tb_replace_field_t;
@@ -86,9 +95,28 @@ static void replace_destroy(void *state)
     if (r != NULL) {
         json_decref(r->renames);
         json_decref(r->reverse);
+        free(r->exclude.names);
+        free(r->include.names);
         tb_schema_cache_clear(&r->cache);
         free(r);
     }
+}
+
+/* Fills l with list's names; -1 out of memory. */
+static int name_list_init(tb_name_list_t *l, const json_t *list)
+{
+    size_t i;
+    json_t *item;
+    l->count = json_array_size(list);
+    l->names = l->count > 0 ? calloc(l->count, sizeof(*l->names)) : NULL;
+    if (l->count > 0 && l->names == NULL) {
+        return -1;
+    }
+    json_array_foreach (list, i, item) {
+        l->names[i].s = json_string_value(item);
+        l->names[i].n = json_string_length(item);
+    }
+    return 0;
 }
 
 static void *replace_create(const void *config, tb_side_t side, char *errstr,
@@ -103,8 +131,10 @@ static void *replace_create(const void *config, tb_side_t side, char *errstr,
         (r->reverse = json_object()) == NULL) {
         goto fail;
     }
-    r->exclude = keys->exclude;
-    r->include = keys->include;
+    if (name_list_init(&r->exclude, keys->exclude) != 0 ||
+        name_list_init(&r->include, keys->include) != 0) {
+        goto fail;
+    }
     r->side = side;
     r->replace_null = keys->replace_null;
     json_array_foreach (keys->renames, i, item) {
@@ -123,13 +153,10 @@ fail:
 }
 
 /* Whether list names name[0..len). */
-static bool listed(const json_t *list, const char *name, size_t len)
+static bool listed(const tb_name_list_t *list, const char *name, size_t len)
 {
-    size_t i;
-    json_t *item;
-    json_array_foreach (list, i, item) {
-        if (json_string_length(item) == len &&
-            memcmp(json_string_value(item), name, len) == 0) {
+    for (size_t i = 0; i < list->count; i++) {
+        if (list->names[i].n == len && memcmp(list->names[i].s, name, len) == 0) {
             return true;
         }
     }
@@ -139,8 +166,8 @@ static bool listed(const json_t *list, const char *name, size_t len)
 /* Whether the field called name[0..len) stays. */
 static bool kept_n(const tb_replace_field_t *r, const char *name, size_t len)
 {
-    return !listed(r->exclude, name, len) &&
-           (json_array_size(r->include) == 0 || listed(r->include, name, len));
+    return !listed(&r->exclude, name, len) &&
+           (r->include.count == 0 || listed(&r->include, name, len));
 }
 
 static bool kept(const tb_replace_field_t *r, const char *name)
@@ -209,6 +236,7 @@ static int replace_edit(void *state, tb_record_t *record, tb_json_object_t *obje
     (void)record;
     (void)errstr;
     (void)errstr_size;
+    bool renames = json_object_size(r->renames) > 0;
     object->count = 0;
     for (size_t i = 0; i < count; i++) {
         tb_json_member_t m = object->members[i];
@@ -216,15 +244,16 @@ static int replace_edit(void *state, tb_record_t *record, tb_json_object_t *obje
             continue;
         }
         const char *to =
-            json_object_size(r->renames) == 0
-                ? NULL
-                : json_string_value(json_object_getn(r->renames, m.name, m.name_len));
+            renames ? json_string_value(json_object_getn(r->renames, m.name, m.name_len))
+                    : NULL;
         if (to != NULL) {
             m.name = to;
             m.name_len = strlen(to);
             m.name_plain = false;
         }
-        long at = tb_json_object_find(object, m.name, m.name_len);
+        /* the object's names are distinct (tb_json_object_read): only a
+         * rename can meet a name already kept */
+        long at = renames ? tb_json_object_find(object, m.name, m.name_len) : -1;
         object->members[at >= 0 ? (size_t)at : object->count++] = m;
     }
     return 0;

@@ -1,10 +1,12 @@
 #include "tb_test.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "connectors/converters/tb_converter.h"
+#include "connectors/converters/tb_json_edit.h"
 #include "connectors/runtime/task/tb_task_transforms.h"
 
 /*
@@ -228,6 +230,128 @@ static void test_tricky_values(void **state)
     assert_cases(bench_chain, cases, sizeof(cases) / sizeof(cases[0]));
 }
 
+/* Reals without an exponent, which the text path takes as they are when
+ * they are what Double.toString writes (json_edit.c, java_plain_decimal):
+ * the edges of that test and a spread of random ones, each against the
+ * tree path. */
+static void test_plain_decimals(void **state)
+{
+    (void)state;
+    static const char *const edges[] = {"0.001",
+                                        "0.0009999",
+                                        "0.00099999999999999",
+                                        "0.01",
+                                        "0.1",
+                                        "0.10",
+                                        "0.0",
+                                        "-0.0",
+                                        "0.00",
+                                        "5.0",
+                                        "5.00",
+                                        "50.0",
+                                        "-5.25",
+                                        "1.5",
+                                        "1.50",
+                                        "9999999.0",
+                                        "9999999.99",
+                                        "9999999.99999999",
+                                        "9999999.999999999",
+                                        "10000000.0",
+                                        "1234567.12345678",
+                                        "1234567.123456789",
+                                        "123456789012345.0",
+                                        "0.123456789012345",
+                                        "0.1234567890123456",
+                                        "0.30000000000000004",
+                                        "0.3",
+                                        "100.001",
+                                        "-0.001",
+                                        "-9999999.99999999",
+                                        "18916.04",
+                                        "0.00100",
+                                        "0.0010",
+                                        "1000000.5",
+                                        "3.0000001"};
+    enum { RANDOM = 3000, EDGES = sizeof(edges) / sizeof(edges[0]) };
+    static char texts[EDGES + RANDOM][64];
+    static tb_case_t cases[EDGES + RANDOM];
+    uint64_t seed = 41;
+    for (size_t i = 0; i < EDGES + RANDOM; i++) {
+        if (i < EDGES) {
+            snprintf(texts[i], sizeof(texts[i]), "{\"a\":%s}", edges[i]);
+        } else {
+            char number[40];
+            size_t n = 0;
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            size_t integer_digits = (size_t)(seed >> 60) % 9; /* 0: the number is 0.F */
+            size_t fraction_digits = 1 + (size_t)(seed >> 40) % 16;
+            if (seed >> 63) {
+                number[n++] = '-';
+            }
+            for (size_t d = 0; d < integer_digits; d++) {
+                seed = seed * 6364136223846793005u + 1442695040888963407u;
+                number[n++] =
+                    (char)('0' + (d == 0 ? 1 + (seed >> 33) % 9 : (seed >> 33) % 10));
+            }
+            if (integer_digits == 0) {
+                number[n++] = '0';
+            }
+            number[n++] = '.';
+            for (size_t d = 0; d < fraction_digits; d++) {
+                seed = seed * 6364136223846793005u + 1442695040888963407u;
+                /* zeros often, for the leading and trailing zero rules */
+                number[n++] =
+                    (char)((seed >> 33) % 3 == 0 ? '0' : '0' + (seed >> 35) % 10);
+            }
+            number[n] = '\0';
+            snprintf(texts[i], sizeof(texts[i]), "{\"a\":%s}", number);
+        }
+        cases[i] = (tb_case_t){texts[i], true};
+    }
+    assert_cases(bench_chain, cases, EDGES + RANDOM);
+}
+
+/* What grew for one large object is freed when the next is read: the
+ * chain's object stays small for the records after it. */
+static void test_large_object_not_kept(void **state)
+{
+    (void)state;
+    enum { MEMBERS = 1000, LONG_VALUE = 100 * 1024 };
+    tb_buf_t large = {0};
+    tb_buf_append(&large, "{", 1);
+    for (int i = 0; i < MEMBERS; i++) {
+        char member[32];
+        int n = snprintf(member, sizeof(member), "%s\"m%d\":%d", i > 0 ? "," : "", i, i);
+        tb_buf_append(&large, member, (size_t)n);
+    }
+    tb_buf_append(&large, "}", 1);
+    assert_false(large.failed);
+    char *long_value = malloc(LONG_VALUE);
+    assert_non_null(long_value);
+    memset(long_value, 'v', LONG_VALUE);
+
+    tb_json_object_t o = {0};
+    assert_true(tb_json_object_read(&o, large.data, large.len));
+    assert_int_equal(o.count, MEMBERS);
+    assert_int_equal(tb_json_object_put_string(&o, "long", long_value, LONG_VALUE), 0);
+    assert_true(o.cap >= MEMBERS);
+    assert_true(o.values.cap >= LONG_VALUE);
+
+    const char small[] = "{\"a\":1.5}";
+    assert_true(tb_json_object_read(&o, small, strlen(small)));
+    assert_true(o.cap <= TB_JSON_OBJECT_KEEP_MEMBERS);
+    assert_true(o.values.cap <= TB_JSON_OBJECT_KEEP_BYTES);
+    tb_buf_t out = {0};
+    tb_json_object_write(&o, &out);
+    assert_int_equal(out.len, strlen(small));
+    assert_memory_equal(out.data, small, out.len);
+
+    tb_buf_release(&out);
+    tb_json_object_release(&o);
+    free(long_value);
+    tb_buf_release(&large);
+}
+
 /* ReplaceField's renames and include: a rename onto a kept name replaces
  * its value where that name first stands. */
 static void test_renames(void **state)
@@ -307,6 +431,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tricky_values),
+        cmocka_unit_test(test_plain_decimals),
+        cmocka_unit_test(test_large_object_not_kept),
         cmocka_unit_test(test_renames),
         cmocka_unit_test(test_declined_chains),
     };
